@@ -1,0 +1,303 @@
+//! Element types (XLA's `PrimitiveType`), with their names and bit formats.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The format of a binary floating-point type: widths and which specials it has.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FloatFormat {
+    /// Exponent field width in bits.
+    pub exponent_bits: u32,
+    /// Explicit mantissa (fraction) field width in bits.
+    pub mantissa_bits: u32,
+    /// Whether the all-ones exponent encodes infinities (false for `f8e4m3fn`).
+    pub has_inf: bool,
+    /// Exponent bias.
+    pub bias: i32,
+    /// Largest finite value.
+    pub max: f64,
+}
+
+impl FloatFormat {
+    /// Total storage width in bits.
+    pub const fn bit_width(&self) -> u32 {
+        1 + self.exponent_bits + self.mantissa_bits
+    }
+    /// Smallest positive normal value.
+    pub fn min_normal(&self) -> f64 {
+        2f64.powi(1 - self.bias)
+    }
+    /// Smallest positive subnormal value.
+    pub fn min_subnormal(&self) -> f64 {
+        2f64.powi(1 - self.bias - self.mantissa_bits as i32)
+    }
+    /// Unit roundoff-ish machine epsilon: the gap between 1 and the next value.
+    pub fn epsilon(&self) -> f64 {
+        2f64.powi(-(self.mantissa_bits as i32))
+    }
+}
+
+macro_rules! element_types {
+    ($($variant:ident => $name:literal, $bits:expr, $kind:ident;)*) => {
+        /// An HLO element type.
+        ///
+        /// ```
+        /// use xla_props::hlo::ElementType;
+        /// let t: ElementType = "bf16".parse().unwrap();
+        /// assert_eq!(t, ElementType::Bf16);
+        /// assert_eq!(t.bit_width(), 16);
+        /// assert!(t.is_float());
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+        pub enum ElementType {
+            $(#[doc = $name] $variant,)*
+        }
+
+        impl ElementType {
+            /// Every element type, in declaration order.
+            pub const ALL: &'static [ElementType] = &[$(ElementType::$variant,)*];
+
+            /// The HLO text name, e.g. `f32`.
+            pub const fn name(self) -> &'static str {
+                match self { $(ElementType::$variant => $name,)* }
+            }
+
+            /// Storage width in bits (pred is 8 bits wide in memory but one logical bit; we say 8).
+            pub const fn bit_width(self) -> u32 {
+                match self { $(ElementType::$variant => $bits,)* }
+            }
+
+            /// The broad kind of the type.
+            pub const fn kind(self) -> TypeKind {
+                match self { $(ElementType::$variant => TypeKind::$kind,)* }
+            }
+        }
+
+        impl FromStr for ElementType {
+            type Err = UnknownElementType;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($name => Ok(ElementType::$variant),)*
+                    _ => Err(UnknownElementType(s.to_string())),
+                }
+            }
+        }
+    };
+}
+
+element_types! {
+    Pred => "pred", 8, Pred;
+    S4 => "s4", 4, Signed;
+    S8 => "s8", 8, Signed;
+    S16 => "s16", 16, Signed;
+    S32 => "s32", 32, Signed;
+    S64 => "s64", 64, Signed;
+    U4 => "u4", 4, Unsigned;
+    U8 => "u8", 8, Unsigned;
+    U16 => "u16", 16, Unsigned;
+    U32 => "u32", 32, Unsigned;
+    U64 => "u64", 64, Unsigned;
+    F16 => "f16", 16, Float;
+    Bf16 => "bf16", 16, Float;
+    F32 => "f32", 32, Float;
+    F64 => "f64", 64, Float;
+    F8E4M3Fn => "f8e4m3fn", 8, Float;
+    F8E5M2 => "f8e5m2", 8, Float;
+    C64 => "c64", 64, Complex;
+    C128 => "c128", 128, Complex;
+}
+
+/// The broad kind of an element type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TypeKind {
+    /// `pred`.
+    Pred,
+    /// Two's complement signed integers.
+    Signed,
+    /// Unsigned integers.
+    Unsigned,
+    /// Binary floating point.
+    Float,
+    /// Complex numbers (parse-only in this tool).
+    Complex,
+}
+
+/// The error for a type name that is not an HLO element type.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown element type `{0}`")]
+pub struct UnknownElementType(pub String);
+
+impl ElementType {
+    /// The real (non-complex) types this tool evaluates.
+    pub const REAL: &'static [ElementType] = &[
+        ElementType::Pred,
+        ElementType::S4,
+        ElementType::S8,
+        ElementType::S16,
+        ElementType::S32,
+        ElementType::S64,
+        ElementType::U4,
+        ElementType::U8,
+        ElementType::U16,
+        ElementType::U32,
+        ElementType::U64,
+        ElementType::F16,
+        ElementType::Bf16,
+        ElementType::F32,
+        ElementType::F64,
+        ElementType::F8E4M3Fn,
+        ElementType::F8E5M2,
+    ];
+    /// Floating-point types.
+    pub const FLOATS: &'static [ElementType] = &[
+        ElementType::F16,
+        ElementType::Bf16,
+        ElementType::F32,
+        ElementType::F64,
+        ElementType::F8E4M3Fn,
+        ElementType::F8E5M2,
+    ];
+    /// Integer types (signed and unsigned, not pred).
+    pub const INTEGERS: &'static [ElementType] = &[
+        ElementType::S4,
+        ElementType::S8,
+        ElementType::S16,
+        ElementType::S32,
+        ElementType::S64,
+        ElementType::U4,
+        ElementType::U8,
+        ElementType::U16,
+        ElementType::U32,
+        ElementType::U64,
+    ];
+
+    /// True for binary floating-point types.
+    pub const fn is_float(self) -> bool {
+        matches!(self.kind(), TypeKind::Float)
+    }
+    /// True for signed integer types.
+    pub const fn is_signed_int(self) -> bool {
+        matches!(self.kind(), TypeKind::Signed)
+    }
+    /// True for unsigned integer types.
+    pub const fn is_unsigned_int(self) -> bool {
+        matches!(self.kind(), TypeKind::Unsigned)
+    }
+    /// True for signed or unsigned integer types (not pred).
+    pub const fn is_integer(self) -> bool {
+        matches!(self.kind(), TypeKind::Signed | TypeKind::Unsigned)
+    }
+    /// True for `pred`.
+    pub const fn is_pred(self) -> bool {
+        matches!(self.kind(), TypeKind::Pred)
+    }
+    /// True for complex types.
+    pub const fn is_complex(self) -> bool {
+        matches!(self.kind(), TypeKind::Complex)
+    }
+    /// Bytes per element in a dense host buffer (s4/u4 take a whole byte, as PJRT's unpacked form).
+    pub const fn byte_size(self) -> usize {
+        let bits = self.bit_width();
+        if bits < 8 {
+            1
+        } else {
+            (bits / 8) as usize
+        }
+    }
+
+    /// The float format, for float types.
+    pub const fn float_format(self) -> Option<FloatFormat> {
+        match self {
+            ElementType::F16 => Some(FloatFormat {
+                exponent_bits: 5,
+                mantissa_bits: 10,
+                has_inf: true,
+                bias: 15,
+                max: 65504.0,
+            }),
+            ElementType::Bf16 => Some(FloatFormat {
+                exponent_bits: 8,
+                mantissa_bits: 7,
+                has_inf: true,
+                bias: 127,
+                max: 3.3895313892515355e38,
+            }),
+            ElementType::F32 => Some(FloatFormat {
+                exponent_bits: 8,
+                mantissa_bits: 23,
+                has_inf: true,
+                bias: 127,
+                max: f32::MAX as f64,
+            }),
+            ElementType::F64 => Some(FloatFormat {
+                exponent_bits: 11,
+                mantissa_bits: 52,
+                has_inf: true,
+                bias: 1023,
+                max: f64::MAX,
+            }),
+            ElementType::F8E4M3Fn => Some(FloatFormat {
+                exponent_bits: 4,
+                mantissa_bits: 3,
+                has_inf: false,
+                bias: 7,
+                max: 448.0,
+            }),
+            ElementType::F8E5M2 => Some(FloatFormat {
+                exponent_bits: 5,
+                mantissa_bits: 2,
+                has_inf: true,
+                bias: 15,
+                max: 57344.0,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The inclusive value range of an integer type, as i128.
+    pub const fn int_range(self) -> Option<(i128, i128)> {
+        let bits = self.bit_width();
+        match self.kind() {
+            TypeKind::Signed => Some((-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)),
+            TypeKind::Unsigned => Some((0, (1i128 << bits) - 1)),
+            TypeKind::Pred => Some((0, 1)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ElementType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for &t in ElementType::ALL {
+            assert_eq!(t.name().parse::<ElementType>().unwrap(), t);
+        }
+        assert!("f17".parse::<ElementType>().is_err());
+    }
+
+    #[test]
+    fn float_formats_are_consistent() {
+        for &t in ElementType::FLOATS {
+            let f = t.float_format().unwrap();
+            assert_eq!(f.bit_width(), t.bit_width());
+        }
+        let f16 = ElementType::F16.float_format().unwrap();
+        assert_eq!(f16.min_normal(), 6.103515625e-05);
+        assert_eq!(f16.min_subnormal(), 5.960464477539063e-08);
+    }
+
+    #[test]
+    fn int_ranges() {
+        assert_eq!(ElementType::S4.int_range(), Some((-8, 7)));
+        assert_eq!(ElementType::U64.int_range(), Some((0, u64::MAX as i128)));
+    }
+}

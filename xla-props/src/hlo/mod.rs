@@ -1,0 +1,15 @@
+//! HLO: element types, shapes, the opcode table, the IR, and its text form.
+
+mod dtype;
+mod ir;
+mod opcode;
+mod shape;
+
+pub use dtype::{ElementType, FloatFormat, TypeKind, UnknownElementType};
+pub use ir::{
+    Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData, ConvDims,
+    DotDims, FusionKind, GatherDims, InstrId, Instruction, Module, PadDim, ScatterDims, SliceDim,
+    WindowDim,
+};
+pub use opcode::{Arity, Category, Opcode, UnknownOpcode};
+pub use shape::{ArrayShape, Layout, Shape};
