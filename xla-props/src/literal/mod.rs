@@ -1,0 +1,9 @@
+//! Literals: typed array values with exact dtype conversions.
+
+mod float;
+mod storage;
+
+pub use float::{
+    bf16_from_f64, bits_to_f64, f16_from_f64, round_to_bits, round_to_type, F8E4M3Fn, F8E5M2,
+};
+pub use storage::{check_size, set_size_budget, size_budget, ArrayData, Literal, LiteralError};
