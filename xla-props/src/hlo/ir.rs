@@ -383,7 +383,12 @@ pub struct Instruction {
 
 impl Instruction {
     /// An instruction with no attributes.
-    pub fn new(name: impl Into<String>, opcode: Opcode, shape: Shape, operands: Vec<InstrId>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        opcode: Opcode,
+        shape: Shape,
+        operands: Vec<InstrId>,
+    ) -> Self {
         Instruction {
             name: name.into(),
             opcode,

@@ -59,7 +59,7 @@ pub fn round_to_bits(x: f64, fmt: &FloatFormat) -> u64 {
     // binade of a: floor(log2 a)
     let top = 63 - m.leading_zeros() as i32 + e;
     let min_exp = 1 - fmt.bias; // exponent of the smallest normal
-    // quantum exponent k: the value of one unit in the last place at a's binade
+                                // quantum exponent k: the value of one unit in the last place at a's binade
     let k = top.max(min_exp) - mb as i32;
     // n = round_half_even(m * 2^(e - k))
     let shift = k - e;

@@ -377,7 +377,7 @@ impl Literal {
     pub fn set_i128(&mut self, i: usize, v: i128) {
         match &mut self.data {
             ArrayData::Pred(a) => *flat_mut(a, i) = v != 0,
-            ArrayData::S4(a) => *flat_mut(a, i) = (((v as i8) << 4) >> 4) as i8,
+            ArrayData::S4(a) => *flat_mut(a, i) = ((v as i8) << 4) >> 4,
             ArrayData::S8(a) => *flat_mut(a, i) = v as i8,
             ArrayData::S16(a) => *flat_mut(a, i) = v as i16,
             ArrayData::S32(a) => *flat_mut(a, i) = v as i32,
@@ -423,12 +423,16 @@ impl Literal {
 
     /// All elements as integers (see [`Literal::get_i128`]).
     pub fn to_i128_vec(&self) -> Vec<i128> {
-        (0..self.element_count()).map(|i| self.get_i128(i)).collect()
+        (0..self.element_count())
+            .map(|i| self.get_i128(i))
+            .collect()
     }
 
     /// All elements' bit patterns.
     pub fn to_bits_vec(&self) -> Vec<u64> {
-        (0..self.element_count()).map(|i| self.get_bits(i)).collect()
+        (0..self.element_count())
+            .map(|i| self.get_bits(i))
+            .collect()
     }
 }
 
