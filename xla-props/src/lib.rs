@@ -6,5 +6,6 @@
 
 #![warn(missing_docs)]
 
+pub mod cli;
 pub mod hlo;
 pub mod literal;

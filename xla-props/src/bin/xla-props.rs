@@ -1,6 +1,5 @@
-//! The `xla-props` command-line tool.
+//! The `xla-props` command-line tool (see `xla_props::cli`).
 
 fn main() -> std::process::ExitCode {
-    eprintln!("xla-props: no commands yet");
-    std::process::ExitCode::from(2)
+    xla_props::cli::main()
 }

@@ -1,0 +1,66 @@
+//! The `xla-props` command line: argument parsing only; the work is in the library.
+//!
+//! Exit codes: 0 success (or agreement), 1 disagreement, 2 error (bad input,
+//! unknown backend, missing plugin).
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// A failure to report to the user: one line, and an exit code.
+#[derive(Debug)]
+pub struct CliError {
+    /// The message (may span lines when it quotes source with a caret).
+    pub message: String,
+    /// The process exit code.
+    pub code: u8,
+}
+
+impl CliError {
+    /// A usage or input error (exit 2).
+    pub fn input(message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            code: 2,
+        }
+    }
+}
+
+/// Property tests for XLA-like tensor compilers.
+#[derive(Parser, Debug)]
+#[command(name = "xla-props", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse an HLO text file and print it back as canonical HLO text.
+    Parse(ParseArgs),
+}
+
+/// Arguments of `xla-props parse`.
+#[derive(clap::Args, Debug)]
+pub struct ParseArgs {
+    /// The HLO text file.
+    pub file: std::path::PathBuf,
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Parse(args) => run_parse(&args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("{}", e.message);
+            ExitCode::from(e.code)
+        }
+    }
+}
+
+fn run_parse(_args: &ParseArgs) -> Result<u8, CliError> {
+    Err(CliError::input("xla-props parse: not built yet"))
+}
