@@ -2,8 +2,10 @@
 
 mod float;
 mod storage;
+mod value;
 
 pub use float::{
     bf16_from_f64, bits_to_f64, f16_from_f64, round_to_bits, round_to_type, F8E4M3Fn, F8E5M2,
 };
 pub use storage::{check_size, set_size_budget, size_budget, ArrayData, Literal, LiteralError};
+pub use value::Value;
