@@ -277,7 +277,7 @@ pub(crate) fn scatter(
         .attrs
         .to_apply
         .ok_or_else(|| bad("scatter without to_apply"))?;
-    if ops.len() < 3 || ops.len() % 2 == 0 {
+    if ops.len() < 3 || ops.len() & 1 == 0 {
         return Err(bad("scatter takes N operands, indices and N updates"));
     }
     let n = (ops.len() - 1) / 2;
@@ -349,13 +349,13 @@ pub(crate) fn scatter(
             for (&w, &ud_) in map.window_dims.iter().zip(&uwd) {
                 flat += u[ud_] * st[w];
             }
-            for j in 0..n {
-                acc[j] = res[j][flat];
-                x[j] = ub[j][k];
+            for ((a, xj), (r, u)) in acc.iter_mut().zip(x.iter_mut()).zip(res.iter().zip(&ub)) {
+                *a = r[flat];
+                *xj = u[k];
             }
-            let r = comb.apply(run, &acc, &x, &types)?;
-            for j in 0..n {
-                res[j][flat] = r[j];
+            let combined = comb.apply(run, &acc, &x, &types)?;
+            for (r, v) in res.iter_mut().zip(combined) {
+                r[flat] = v;
             }
         }
         next_index(&mut u, &ud);

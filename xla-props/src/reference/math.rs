@@ -7,7 +7,7 @@
 
 use crate::hlo::Opcode;
 
-const TWO_OVER_SQRT_PI: f64 = 1.128_379_167_095_512_6;
+const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
 
 /// The f64 value of a float unary op, or None when the op is not a float op.
 pub(crate) fn unary(op: Opcode, x: f64) -> Option<f64> {

@@ -18,3 +18,6 @@ mod shape_ops;
 
 pub use eval::{evaluate, evaluate_values, EvalError, Evaluator, FusionValues, DEFAULT_FUEL};
 pub(crate) use eval::{OpError, Run};
+
+#[cfg(test)]
+mod tests;

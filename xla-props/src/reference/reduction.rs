@@ -175,8 +175,8 @@ pub(crate) fn exact_sum(xs: &[f64], t: ElementType) -> f64 {
     if xs.iter().any(|x| x.is_nan()) {
         return f64::NAN;
     }
-    let pinf = xs.iter().any(|&x| x == f64::INFINITY);
-    let ninf = xs.iter().any(|&x| x == f64::NEG_INFINITY);
+    let pinf = xs.contains(&f64::INFINITY);
+    let ninf = xs.contains(&f64::NEG_INFINITY);
     match (pinf, ninf) {
         (true, true) => return f64::NAN,
         (true, false) => return f64::INFINITY,
@@ -373,7 +373,7 @@ impl Folder {
 
 /// Splits reduce-like operands `[x1..xN, init1..initN]`.
 fn halves<'l>(ops: &[&'l Literal]) -> Result<(Vec<&'l Literal>, Vec<&'l Literal>), OpError> {
-    if ops.len() % 2 != 0 || ops.is_empty() {
+    if ops.len() & 1 == 1 || ops.is_empty() {
         return Err(bad("expected operands followed by as many init values"));
     }
     let n = ops.len() / 2;
@@ -611,7 +611,7 @@ pub(crate) fn select_and_scatter(
     let mut res = vec![bits(init)[0]; xb.len()];
     let mut o = vec![0usize; sd.len()];
     let mut buf = Vec::new();
-    for k in 0..sb.len() {
+    for &source in &sb {
         window_elements(&o, win, &xd, &st, &mut buf);
         let mut chosen: Option<usize> = None;
         for &i in &buf {
@@ -625,7 +625,7 @@ pub(crate) fn select_and_scatter(
             };
         }
         if let Some(c) = chosen {
-            res[c] = comb.apply(run, &[res[c]], &[sb[k]], &[t])?[0];
+            res[c] = comb.apply(run, &[res[c]], &[source], &[t])?[0];
         }
         next_index(&mut o, &sd);
     }
