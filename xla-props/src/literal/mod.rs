@@ -2,6 +2,8 @@
 //! `.npy` I/O, physical layouts, and the 16-byte fingerprint.
 
 mod bytes;
+#[cfg(test)]
+mod conversion_tests;
 mod fingerprint;
 mod float;
 mod layout;
