@@ -119,9 +119,19 @@ mod tests {
             let s = shape(t, &[2, 3]);
             // bit patterns 0..6 scaled to touch high bytes, masked to the width
             let width = t.bit_width().min(64);
-            let mask = if width == 64 { u64::MAX } else { (1 << width) - 1 };
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                (1 << width) - 1
+            };
             let bits: Vec<u64> = (0..6u64)
-                .map(|i| if t == ElementType::Pred { i & 1 } else { (i.wrapping_mul(0x0123_4567_89ab_cdef)) & mask })
+                .map(|i| {
+                    if t == ElementType::Pred {
+                        i & 1
+                    } else {
+                        (i.wrapping_mul(0x0123_4567_89ab_cdef)) & mask
+                    }
+                })
                 .collect();
             let lit = Literal::from_bits(&s, &bits).unwrap();
             let bytes = lit.to_le_bytes();
@@ -135,7 +145,9 @@ mod tests {
     fn float_specials_in_raw_bytes() {
         let s = shape(ElementType::F16, &[6]);
         // -0, +inf, -inf, smallest subnormal, +qNaN, -qNaN
-        let bytes = [0x00, 0x80, 0x00, 0x7c, 0x00, 0xfc, 0x01, 0x00, 0x00, 0x7e, 0x00, 0xfe];
+        let bytes = [
+            0x00, 0x80, 0x00, 0x7c, 0x00, 0xfc, 0x01, 0x00, 0x00, 0x7e, 0x00, 0xfe,
+        ];
         let lit = Literal::from_le_bytes(&s, &bytes).unwrap();
         let v = lit.to_f64_vec();
         assert!(v[0] == 0.0 && v[0].is_sign_negative());
@@ -156,12 +168,23 @@ mod tests {
         let ext = Literal::from_le_bytes(&s4, &[0xff, 0xf8, 0x07, 0x00]).unwrap();
         assert_eq!(ext.to_i128_vec(), vec![-1, -8, 7, 0]);
         let err = Literal::from_le_bytes(&s4, &[0x10, 0, 0, 0]).unwrap_err();
-        assert_eq!(err.to_string(), "bad element data: byte 0x10 at element 0 is not an s4 value");
+        assert_eq!(
+            err.to_string(),
+            "bad element data: byte 0x10 at element 0 is not an s4 value"
+        );
         let u4 = shape(ElementType::U4, &[2]);
-        assert_eq!(Literal::from_le_bytes(&u4, &[15, 3]).unwrap().to_i128_vec(), vec![15, 3]);
+        assert_eq!(
+            Literal::from_le_bytes(&u4, &[15, 3]).unwrap().to_i128_vec(),
+            vec![15, 3]
+        );
         assert!(Literal::from_le_bytes(&u4, &[16, 3]).is_err());
         let pred = shape(ElementType::Pred, &[2]);
-        assert_eq!(Literal::from_le_bytes(&pred, &[1, 0]).unwrap().to_i128_vec(), vec![1, 0]);
+        assert_eq!(
+            Literal::from_le_bytes(&pred, &[1, 0])
+                .unwrap()
+                .to_i128_vec(),
+            vec![1, 0]
+        );
         assert!(matches!(
             Literal::from_le_bytes(&pred, &[2, 0]),
             Err(LiteralError::BadElement(_))
@@ -173,10 +196,17 @@ mod tests {
         let s = shape(ElementType::S32, &[3]);
         assert_eq!(
             Literal::from_le_bytes(&s, &[0; 13]),
-            Err(LiteralError::ByteSizeMismatch { shape: "s32[3]".into(), expected: 12, actual: 13 })
+            Err(LiteralError::ByteSizeMismatch {
+                shape: "s32[3]".into(),
+                expected: 12,
+                actual: 13
+            })
         );
         // checked before the byte count: no allocation for an absurd shape
         let huge = shape(ElementType::F64, &[1 << 40]);
-        assert!(matches!(Literal::from_le_bytes(&huge, &[]), Err(LiteralError::TooLarge { .. })));
+        assert!(matches!(
+            Literal::from_le_bytes(&huge, &[]),
+            Err(LiteralError::TooLarge { .. })
+        ));
     }
 }

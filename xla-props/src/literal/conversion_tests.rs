@@ -35,7 +35,12 @@ fn once_rounding_beats_double_rounding() {
         (ElementType::F16, 1.0 + p2(-11) + p2(-40), 0x3c01, 0x3c00),
         // just below the midpoint between 1+2^-10 (odd) and 1+2^-9 (even):
         // correct rounds down to 0xbc01, the detour ties up to even 0xbc02.
-        (ElementType::F16, -(1.0 + 3.0 * p2(-11) - p2(-40)), 0xbc01, 0xbc02),
+        (
+            ElementType::F16,
+            -(1.0 + 3.0 * p2(-11) - p2(-40)),
+            0xbc01,
+            0xbc02,
+        ),
         // ulp 1 in [1024, 2048): 1024.5 + 2^-20 -> 1025 (0x6401), detour -> 1024 (0x6400)
         (ElementType::F16, 1024.5 + p2(-20), 0x6401, 0x6400),
         // subnormal: 2^-25 is half the smallest subnormal 2^-24; 2^-50 above it
@@ -45,7 +50,12 @@ fn once_rounding_beats_double_rounding() {
         (ElementType::Bf16, 1.0 + p2(-8) + p2(-40), 0x3f81, 0x3f80),
         // -2^100 (1 + 2^-8) - 2^60: exponent field 127+100 = 0xe3, so
         // -2^100 = 0xf180; correct -2^100 (1 + 2^-7) = 0xf181
-        (ElementType::Bf16, -(p2(100) * (1.0 + p2(-8)) + p2(60)), 0xf181, 0xf180),
+        (
+            ElementType::Bf16,
+            -(p2(100) * (1.0 + p2(-8)) + p2(60)),
+            0xf181,
+            0xf180,
+        ),
         // f8e4m3fn ulp at 1 is 2^-3: 1 + 2^-4 + 2^-40 -> 1.125 = 0x39, detour -> 1.0 = 0x38
         (ElementType::F8E4M3Fn, 1.0 + p2(-4) + p2(-40), 0x39, 0x38),
         // 464 is the tie between 448 (0x7e) and the NaN encoding 480: a hair above
@@ -113,15 +123,38 @@ fn every_f8_pattern_round_trips_through_literal() {
 
 #[test]
 fn specials_in_from_f64s() {
-    let vals = [f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 0.0];
+    let vals = [
+        f64::NAN,
+        -f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -0.0,
+        0.0,
+    ];
     // (type, bits for each value) by hand: quiet NaN has the top mantissa bit
     let cases: [(ElementType, [u64; 6]); 5] = [
-        (ElementType::F16, [0x7e00, 0xfe00, 0x7c00, 0xfc00, 0x8000, 0]),
-        (ElementType::Bf16, [0x7fc0, 0xffc0, 0x7f80, 0xff80, 0x8000, 0]),
+        (
+            ElementType::F16,
+            [0x7e00, 0xfe00, 0x7c00, 0xfc00, 0x8000, 0],
+        ),
+        (
+            ElementType::Bf16,
+            [0x7fc0, 0xffc0, 0x7f80, 0xff80, 0x8000, 0],
+        ),
         // no infinities in e4m3fn: they become NaN (0x7f), keeping the sign
         (ElementType::F8E4M3Fn, [0x7f, 0xff, 0x7f, 0xff, 0x80, 0]),
         (ElementType::F8E5M2, [0x7e, 0xfe, 0x7c, 0xfc, 0x80, 0]),
-        (ElementType::F32, [0x7fc0_0000, 0xffc0_0000, 0x7f80_0000, 0xff80_0000, 0x8000_0000, 0]),
+        (
+            ElementType::F32,
+            [
+                0x7fc0_0000,
+                0xffc0_0000,
+                0x7f80_0000,
+                0xff80_0000,
+                0x8000_0000,
+                0,
+            ],
+        ),
     ];
     for (t, want) in cases {
         let lit = Literal::from_f64s(&ArrayShape::new(t, vec![6]), &vals).unwrap();

@@ -93,7 +93,10 @@ impl Fingerprint {
             (sum / n as f64, sum_abs / n as f64)
         } else {
             // f64 overflow (only near f64::MAX): the scaled sums cannot overflow
-            (sum_s / n as f64 / SCALE_DOWN, sum_abs_s / n as f64 / SCALE_DOWN)
+            (
+                sum_s / n as f64 / SCALE_DOWN,
+                sum_abs_s / n as f64 / SCALE_DOWN,
+            )
         };
         let tag = (nan as u32)
             .wrapping_mul(NAN_MUL)
@@ -149,7 +152,12 @@ impl Fingerprint {
     pub fn from_bytes(bytes: [u8; 16]) -> Fingerprint {
         let mut lanes = [0u32; 4];
         for (k, l) in lanes.iter_mut().enumerate() {
-            *l = u32::from_le_bytes([bytes[4 * k], bytes[4 * k + 1], bytes[4 * k + 2], bytes[4 * k + 3]]);
+            *l = u32::from_le_bytes([
+                bytes[4 * k],
+                bytes[4 * k + 1],
+                bytes[4 * k + 2],
+                bytes[4 * k + 3],
+            ]);
         }
         Fingerprint { lanes }
     }
@@ -223,7 +231,10 @@ mod tests {
         assert_eq!(g.nonfinite_tag(), 0x60EA_27EE);
         assert_eq!(g.to_bytes()[0], 0xEE);
         assert_eq!(g.to_bytes()[12], 0x60);
-        assert_eq!((g.min(), g.max(), g.mean(), g.mean_abs()), (-2.0, 5.0, 1.5, 3.5));
+        assert_eq!(
+            (g.min(), g.max(), g.mean(), g.mean_abs()),
+            (-2.0, 5.0, 1.5, 3.5)
+        );
     }
 
     #[test]
@@ -252,7 +263,10 @@ mod tests {
         assert_eq!(empty.to_bytes(), [0; 16]);
         let nans = fp(&[f64::NAN; 3]);
         assert_ne!(nans, empty);
-        assert_eq!((nans.min(), nans.max(), nans.mean(), nans.mean_abs()), (0.0, 0.0, 0.0, 0.0));
+        assert_eq!(
+            (nans.min(), nans.max(), nans.mean(), nans.mean_abs()),
+            (0.0, 0.0, 0.0, 0.0)
+        );
         assert_eq!(nans.nonfinite_tag(), 3u32.wrapping_mul(0x9E37_79B1));
         assert!(!nans.close_to(&empty, 1.0));
     }
@@ -272,7 +286,9 @@ mod tests {
         assert_eq!(f, fp(&rev));
         assert_eq!(f, fp(&rot));
         // arbitrary floats: min/max exact, means close
-        let wild: Vec<f64> = (1..500).map(|i| (i as f64 * 0.7).sin() * 1e3 / i as f64).collect();
+        let wild: Vec<f64> = (1..500)
+            .map(|i| (i as f64 * 0.7).sin() * 1e3 / i as f64)
+            .collect();
         let mut wild_rev = wild.clone();
         wild_rev.reverse();
         let (a, b) = (fp(&wild), fp(&wild_rev));
@@ -311,12 +327,18 @@ mod tests {
 
     #[test]
     fn literal_fingerprint_reads_every_dtype() {
-        let lit = Literal::from_i128s(&ArrayShape::new(ElementType::U8, vec![2, 2]), &[0, 255, 1, 0])
-            .unwrap();
+        let lit = Literal::from_i128s(
+            &ArrayShape::new(ElementType::U8, vec![2, 2]),
+            &[0, 255, 1, 0],
+        )
+        .unwrap();
         let f = lit.fingerprint();
         assert_eq!((f.min(), f.max(), f.mean()), (0.0, 255.0, 64.0));
-        let h = Literal::from_f64s(&ArrayShape::new(ElementType::F16, vec![3]), &[1.0, f64::INFINITY, -1.0])
-            .unwrap();
+        let h = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F16, vec![3]),
+            &[1.0, f64::INFINITY, -1.0],
+        )
+        .unwrap();
         assert_eq!(h.fingerprint().nonfinite_tag(), 0x85EB_CA77);
         assert_eq!(
             h.fingerprint().to_string(),

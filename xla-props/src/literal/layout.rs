@@ -57,7 +57,9 @@ impl LayoutMap {
         for &d in &layout.minor_to_major {
             let ok = usize::try_from(d).ok().filter(|&d| d < rank && !seen[d]);
             let Some(d) = ok else {
-                return Err(bad("minor_to_major is not a permutation of the dimensions".into()));
+                return Err(bad(
+                    "minor_to_major is not a permutation of the dimensions".into()
+                ));
             };
             seen[d] = true;
             m2m.push(d);
@@ -89,24 +91,29 @@ impl LayoutMap {
         self.dims.iter().product()
     }
 
-    /// The physical position of the element at row-major index `logical`.
+    /// The physical position of the element at row-major index `logical`
+    /// (which must be below [`LayoutMap::element_count`]; otherwise the result is
+    /// unspecified, but there is no panic).
     pub fn logical_to_physical(&self, logical: usize) -> usize {
         let mut rest = logical;
         let mut phys = 0;
         for (d, &n) in self.dims.iter().enumerate().rev() {
+            let n = n.max(1);
             phys += (rest % n) * self.strides[d];
             rest /= n;
         }
         phys
     }
 
-    /// The row-major index of the element at physical position `physical`.
+    /// The row-major index of the element at physical position `physical`
+    /// (which must be below [`LayoutMap::element_count`], as above).
     pub fn physical_to_logical(&self, physical: usize) -> usize {
         let mut rest = physical;
         let mut logical = 0;
         for &d in &self.minor_to_major {
-            logical += (rest % self.dims[d]) * self.row_strides[d];
-            rest /= self.dims[d];
+            let n = self.dims[d].max(1);
+            logical += (rest % n) * self.row_strides[d];
+            rest /= n;
         }
         logical
     }
@@ -272,6 +279,8 @@ mod tests {
         assert_eq!(map.physical_positions(), (0..6).collect::<Vec<_>>());
         let map = LayoutMap::new(&[3, 0, 2], &layout(&[0, 1, 2])).unwrap();
         assert!(map.physical_positions().is_empty());
+        // out-of-range indices into an empty array do not panic
+        let _ = (map.logical_to_physical(5), map.physical_to_logical(5));
         let scalar = LayoutMap::new(&[], &layout(&[])).unwrap();
         assert_eq!(scalar.physical_positions(), vec![0]);
     }
@@ -310,10 +319,52 @@ mod tests {
         let back = Literal::from_physical_bits(&shape, &l, &phys).unwrap();
         assert_eq!(back, lit);
         assert!(Literal::from_physical_bits(&shape, &l, &phys[..11]).is_err());
-        assert!(lit.bitcast(&ArrayShape::new(ElementType::F16, vec![13])).is_err());
-        assert!(lit.bitcast(&ArrayShape::new(ElementType::Bf16, vec![12])).is_err());
+        assert!(lit
+            .bitcast(&ArrayShape::new(ElementType::F16, vec![13]))
+            .is_err());
+        assert!(lit
+            .bitcast(&ArrayShape::new(ElementType::Bf16, vec![12]))
+            .is_err());
         // row-major to row-major bitcast is a reshape
-        let flat = lit.bitcast(&ArrayShape::new(ElementType::F16, vec![12])).unwrap();
+        let flat = lit
+            .bitcast(&ArrayShape::new(ElementType::F16, vec![12]))
+            .unwrap();
         assert_eq!(flat.to_bits_vec(), bits);
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use crate::hlo::ElementType;
+    use proptest::prelude::*;
+
+    fn dims_and_layout() -> impl Strategy<Value = (Vec<usize>, Vec<i64>)> {
+        proptest::collection::vec(0usize..5, 0..5).prop_flat_map(|dims| {
+            let rank = dims.len();
+            let perm = Just((0..rank as i64).collect::<Vec<_>>()).prop_shuffle();
+            (Just(dims), perm)
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn physical_order_is_a_bijection((dims, m2m) in dims_and_layout()) {
+            let layout = Layout { minor_to_major: m2m, extra: None };
+            let map = LayoutMap::new(&dims, &layout).unwrap();
+            let pos = map.physical_positions();
+            let mut seen = vec![false; pos.len()];
+            for (i, &p) in pos.iter().enumerate() {
+                prop_assert!(!seen[p]);
+                seen[p] = true;
+                prop_assert_eq!(map.logical_to_physical(i), p);
+                prop_assert_eq!(map.physical_to_logical(p), i);
+            }
+            let shape = ArrayShape::new(ElementType::U16, dims.iter().map(|&d| d as i64).collect::<Vec<_>>());
+            let bits: Vec<u64> = (0..pos.len() as u64).collect();
+            let lit = Literal::from_bits(&shape, &bits).unwrap();
+            let phys = lit.to_physical_bits(&layout).unwrap();
+            prop_assert_eq!(Literal::from_physical_bits(&shape, &layout, &phys).unwrap(), lit);
+        }
     }
 }

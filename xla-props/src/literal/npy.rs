@@ -60,8 +60,10 @@ fn header_err(msg: impl Into<String>) -> LiteralError {
 enum Descr {
     /// A type we can name from the descr alone.
     Known(ElementType),
-    /// Raw bytes of this size (`V2`), or ml_dtypes' `f1`: needs an expected type.
+    /// Raw bytes of this size (`V2`): needs an expected type.
     Opaque(usize),
+    /// ml_dtypes' `f1` (its float8_e5m2 says this): needs an expected f8 type.
+    Float8,
 }
 
 #[derive(Clone, Debug)]
@@ -131,11 +133,11 @@ impl Literal {
         };
         let file_dtype = match header.descr {
             Descr::Known(t) => t,
-            Descr::Opaque(_) => dtype,
+            Descr::Opaque(_) | Descr::Float8 => dtype,
         };
         let item = file_dtype.byte_size();
         let total = count as u64 * item as u64;
-        let chunk_elems = (1usize << 16).max(1);
+        let chunk_elems = 1usize << 16;
         let mut buf = vec![0u8; chunk_elems.min(count.max(1)) * item];
         let mut k = 0usize;
         while k < count {
@@ -231,13 +233,27 @@ impl Literal {
         expected: &ArrayShape,
     ) -> Result<Literal, LiteralError> {
         let path = path.as_ref();
-        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+        {
             return Literal::read_npy_file(path, Some(expected));
         }
-        // Check the budget before reading a file of any size.
-        check_size(expected).map_err(|e| with_path(e, path))?;
-        let bytes = std::fs::read(path)
-            .map_err(|e| LiteralError::Io(format!("failed to read {}: {e}", path.display())))?;
+        // Check the budget and the size before reading a file of any size.
+        let count = check_size(expected).map_err(|e| with_path(e, path))?;
+        let want = count as u64 * expected.dtype.byte_size() as u64;
+        let io =
+            |e: std::io::Error| LiteralError::Io(format!("failed to read {}: {e}", path.display()));
+        let len = std::fs::metadata(path).map_err(io)?.len();
+        if len != want {
+            let e = LiteralError::ByteSizeMismatch {
+                shape: expected.to_string(),
+                expected: want,
+                actual: len,
+            };
+            return Err(with_path(e, path));
+        }
+        let bytes = std::fs::read(path).map_err(io)?;
         Literal::from_le_bytes(expected, &bytes).map_err(|e| with_path(e, path))
     }
 
@@ -265,7 +281,10 @@ impl Literal {
             [d] => format!("({d},)"),
             _ => format!(
                 "({})",
-                dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+                dims.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         };
         let mut dict = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': {shape}, }}");
@@ -294,8 +313,11 @@ impl Literal {
 
 fn with_path(e: LiteralError, path: &Path) -> LiteralError {
     match e {
-        LiteralError::Io(_) => e,
-        other => LiteralError::Io(format!("{}: {other}", path.display())),
+        LiteralError::Io(_) | LiteralError::InFile { .. } => e,
+        other => LiteralError::InFile {
+            path: path.display().to_string(),
+            error: Box::new(other),
+        },
     }
 }
 
@@ -315,7 +337,12 @@ fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<usize, LiteralError> 
 
 /// Converts a value read as `file` into `target` when they differ (s8 data for
 /// an s4 parameter, u8 for u4), checking the range.
-fn narrow(file: ElementType, target: ElementType, bits: u64, index: usize) -> Result<u64, LiteralError> {
+fn narrow(
+    file: ElementType,
+    target: ElementType,
+    bits: u64,
+    index: usize,
+) -> Result<u64, LiteralError> {
     match (file, target) {
         (ElementType::S8, ElementType::S4) => {
             let v = bits as u8 as i8;
@@ -339,7 +366,7 @@ fn resolve_dtype(h: &Header, expected: Option<&ArrayShape>) -> Result<ElementTyp
     let Some(e) = expected else {
         return match h.descr {
             Descr::Known(t) => Ok(t),
-            Descr::Opaque(_) => Err(header_err(format!(
+            Descr::Opaque(_) | Descr::Float8 => Err(header_err(format!(
                 "descr {} does not name an element type (ml_dtypes writes bfloat16, float8 and \
                  int4 arrays this way); read it with the expected shape",
                 h.descr_text
@@ -353,14 +380,22 @@ fn resolve_dtype(h: &Header, expected: Option<&ArrayShape>) -> Result<ElementTyp
                 || (t == ElementType::U8 && e.dtype == ElementType::U4)
         }
         Descr::Opaque(n) => n == e.dtype.byte_size() && !e.dtype.is_complex(),
+        Descr::Float8 => matches!(e.dtype, ElementType::F8E4M3Fn | ElementType::F8E5M2),
     };
     if ok {
         Ok(e.dtype)
     } else {
-        let dims = h.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+        let dims = h
+            .dims
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
         let found = match h.descr {
             Descr::Known(t) => format!(".npy array {t}[{dims}]"),
-            Descr::Opaque(_) => format!(".npy array with descr {} and dims [{dims}]", h.descr_text),
+            Descr::Opaque(_) | Descr::Float8 => {
+                format!(".npy array with descr {} and dims [{dims}]", h.descr_text)
+            }
         };
         Err(LiteralError::ShapeMismatch {
             expected: e.to_string(),
@@ -382,7 +417,11 @@ fn read_header<R: Read>(r: &mut R) -> Result<Header, LiteralError> {
     let len_bytes = match major {
         1 => 2,
         2 | 3 => 4,
-        _ => return Err(header_err(format!("unsupported format version {major}.{minor}"))),
+        _ => {
+            return Err(header_err(format!(
+                "unsupported format version {major}.{minor}"
+            )))
+        }
     };
     let mut lb = [0u8; 4];
     if read_full(r, &mut lb[..len_bytes])? < len_bytes {
@@ -396,7 +435,9 @@ fn read_header<R: Read>(r: &mut R) -> Result<Header, LiteralError> {
     }
     let mut raw = vec![0u8; len];
     if read_full(r, &mut raw)? < len {
-        return Err(header_err(format!("truncated inside the {len}-byte header")));
+        return Err(header_err(format!(
+            "truncated inside the {len}-byte header"
+        )));
     }
     let text: String = if major == 3 {
         String::from_utf8(raw).map_err(|_| header_err("header is not valid utf-8"))?
@@ -429,14 +470,22 @@ fn parse_header_dict(text: &str) -> Result<Header, LiteralError> {
             Py::Str(k) if k == "descr" => descr = Some(v),
             Py::Str(k) if k == "fortran_order" => fortran = Some(v),
             Py::Str(k) if k == "shape" => shape = Some(v),
-            other => return Err(header_err(format!("unexpected key {other} in the header dict"))),
+            other => {
+                return Err(header_err(format!(
+                    "unexpected key {other} in the header dict"
+                )))
+            }
         }
     }
     let missing = |k: &str| header_err(format!("the header dict has no '{k}'"));
     let descr = descr.ok_or_else(|| missing("descr"))?;
     let fortran_order = match fortran.ok_or_else(|| missing("fortran_order"))? {
         Py::Bool(b) => b,
-        other => return Err(header_err(format!("fortran_order is {other}, not True or False"))),
+        other => {
+            return Err(header_err(format!(
+                "fortran_order is {other}, not True or False"
+            )))
+        }
     };
     let dims = match shape.ok_or_else(|| missing("shape"))? {
         Py::Tuple(items) => items
@@ -446,7 +495,9 @@ fn parse_header_dict(text: &str) -> Result<Header, LiteralError> {
                     .ok()
                     .filter(|&n| n >= 0)
                     .ok_or_else(|| header_err(format!("shape dimension {n} is out of range"))),
-                other => Err(header_err(format!("shape dimension {other} is not an integer"))),
+                other => Err(header_err(format!(
+                    "shape dimension {other} is not an integer"
+                ))),
             })
             .collect::<Result<Vec<_>, _>>()?,
         other => return Err(header_err(format!("shape is {other}, not a tuple"))),
@@ -487,6 +538,7 @@ fn parse_descr(d: &Py) -> Result<(Descr, bool), LiteralError> {
                     let size = match inner {
                         Descr::Known(k) => k.byte_size(),
                         Descr::Opaque(n) => n,
+                        Descr::Float8 => 1,
                     };
                     if size != t.byte_size() {
                         return Err(header_err(format!(
@@ -499,7 +551,9 @@ fn parse_descr(d: &Py) -> Result<(Descr, bool), LiteralError> {
                 None => Ok((inner, big)),
             }
         }
-        other => Err(header_err(format!("descr {other} is not a string or a list"))),
+        other => Err(header_err(format!(
+            "descr {other} is not a string or a list"
+        ))),
     }
 }
 
@@ -529,7 +583,7 @@ fn parse_typestr(s: &str) -> Result<(Descr, bool), LiteralError> {
         ('f', 4) => ElementType::F32,
         ('f', 8) => ElementType::F64,
         // ml_dtypes' float8_e5m2 reports itself as 'f1'
-        ('f', 1) => return Ok((Descr::Opaque(1), false)),
+        ('f', 1) => return Ok((Descr::Float8, false)),
         ('V', 1 | 2 | 4 | 8) => return Ok((Descr::Opaque(size), false)),
         _ => return Err(unsupported()),
     };
@@ -650,7 +704,11 @@ impl PyParser<'_> {
                         if open == b'(' && items.len() == 1 && !trailing_comma {
                             return Ok(items.remove(0));
                         }
-                        return Ok(if open == b'(' { Py::Tuple(items) } else { Py::List(items) });
+                        return Ok(if open == b'(' {
+                            Py::Tuple(items)
+                        } else {
+                            Py::List(items)
+                        });
                     }
                     items.push(self.value(depth + 1)?);
                     trailing_comma = false;
@@ -687,9 +745,9 @@ impl PyParser<'_> {
                     self.pos += 1;
                 }
                 let text = std::str::from_utf8(&self.s[start..self.pos]).unwrap_or("");
-                let n: i128 = text
-                    .parse()
-                    .map_err(|_| header_err(format!("integer {text} is out of range or malformed")))?;
+                let n: i128 = text.parse().map_err(|_| {
+                    header_err(format!("integer {text} is out of range or malformed"))
+                })?;
                 // Python 2 longs: 3L
                 if matches!(self.s.get(self.pos), Some(b'L' | b'l')) {
                     self.pos += 1;

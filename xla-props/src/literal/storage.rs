@@ -73,6 +73,14 @@ pub enum LiteralError {
     /// An I/O failure, with the path or stream it concerned.
     #[error("{0}")]
     Io(String),
+    /// An error about the contents of a file, with its path.
+    #[error("{path}: {error}")]
+    InFile {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        error: Box<LiteralError>,
+    },
     /// Anything else, described.
     #[error("{0}")]
     Other(String),

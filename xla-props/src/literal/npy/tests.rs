@@ -36,7 +36,11 @@ fn data_file_as(name: &str, expected: &ArrayShape) -> Literal {
 /// Deterministic bit patterns covering the whole width (and every f8 pattern).
 fn patterns(t: ElementType, n: usize) -> Vec<u64> {
     let width = t.bit_width();
-    let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+    let mask = if width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
     (0..n as u64)
         .map(|i| match t {
             ElementType::Pred => i & 1,
@@ -92,7 +96,9 @@ fn written_descrs_are_the_documented_ones() {
     }
     let scalar = Literal::scalar(ElementType::F32, 1.0).to_npy_bytes();
     assert!(String::from_utf8_lossy(&scalar).contains("'shape': (), }"));
-    let vector = Literal::zeros(&shape(ElementType::F32, &[7])).unwrap().to_npy_bytes();
+    let vector = Literal::zeros(&shape(ElementType::F32, &[7]))
+        .unwrap()
+        .to_npy_bytes();
     assert!(String::from_utf8_lossy(&vector).contains("'shape': (7,), }"));
 }
 
@@ -102,7 +108,15 @@ fn float_specials_survive_npy() {
     for &t in ElementType::FLOATS {
         let s = shape(t, &[7]);
         let min_sub = t.float_format().unwrap().min_subnormal();
-        let vals = [f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, min_sub, -min_sub];
+        let vals = [
+            f64::NAN,
+            -f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -0.0,
+            min_sub,
+            -min_sub,
+        ];
         let lit = Literal::from_f64s(&s, &vals).unwrap();
         let back = Literal::read_npy(&lit.to_npy_bytes()[..], None).unwrap();
         assert_eq!(back.to_bits_vec(), lit.to_bits_vec(), "{t}");
@@ -144,19 +158,37 @@ fn reads_numpy_reference_files() {
     assert_eq!(l.shape(), shape(ElementType::S32, &[2, 3, 2]));
     assert_eq!(l.to_i128_vec(), (0..12).collect::<Vec<i128>>());
 
-    assert_eq!(data_file("u16_be.npy").to_i128_vec(), vec![1, 0x1234, 0xffff]);
-    assert_eq!(data_file("u64_max.npy").to_i128_vec(), vec![0, u64::MAX as i128]);
-    assert_eq!(data_file("i64_min.npy").to_i128_vec(), vec![i64::MIN as i128, -1]);
+    assert_eq!(
+        data_file("u16_be.npy").to_i128_vec(),
+        vec![1, 0x1234, 0xffff]
+    );
+    assert_eq!(
+        data_file("u64_max.npy").to_i128_vec(),
+        vec![0, u64::MAX as i128]
+    );
+    assert_eq!(
+        data_file("i64_min.npy").to_i128_vec(),
+        vec![i64::MIN as i128, -1]
+    );
     let b = data_file("bool_2x2.npy");
     assert_eq!(b.shape(), shape(ElementType::Pred, &[2, 2]));
     assert_eq!(b.to_i128_vec(), vec![1, 0, 0, 1]);
     let s = data_file("i8_scalar.npy");
-    assert_eq!((s.shape(), s.get_i128(0)), (shape(ElementType::S8, &[]), -7));
+    assert_eq!(
+        (s.shape(), s.get_i128(0)),
+        (shape(ElementType::S8, &[]), -7)
+    );
     let z = data_file("f32_0x3.npy");
-    assert_eq!((z.shape(), z.element_count()), (shape(ElementType::F32, &[0, 3]), 0));
+    assert_eq!(
+        (z.shape(), z.element_count()),
+        (shape(ElementType::F32, &[0, 3]), 0)
+    );
     // the structured form we also write
     let n = data_file("bf16_named.npy");
-    assert_eq!((n.dtype(), n.to_f64_vec()), (ElementType::Bf16, vec![3.0, -1.0]));
+    assert_eq!(
+        (n.dtype(), n.to_f64_vec()),
+        (ElementType::Bf16, vec![3.0, -1.0])
+    );
 }
 
 #[test]
@@ -170,6 +202,8 @@ fn reads_ml_dtypes_files_given_the_expected_type() {
     let e5 = data_file_as("f8e5m2_mldtypes.npy", &shape(ElementType::F8E5M2, &[4]));
     // 57344 = 0x7b, -inf = 0xfc, 1.5 = 0x3e, 2^-16 (smallest subnormal) = 0x01
     assert_eq!(e5.to_bits_vec(), vec![0x7b, 0xfc, 0x3e, 0x01]);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/npy/f8e5m2_mldtypes.npy");
+    assert!(Literal::read_npy_file(&path, Some(&shape(ElementType::U8, &[4]))).is_err());
     let s4 = data_file_as("s4_mldtypes.npy", &shape(ElementType::S4, &[4]));
     assert_eq!(s4.to_i128_vec(), vec![-8, -1, 0, 7]);
     let u4 = data_file_as("u4_mldtypes.npy", &shape(ElementType::U4, &[3]));
@@ -178,11 +212,18 @@ fn reads_ml_dtypes_files_given_the_expected_type() {
     // without the expected type a bare void descr is refused, saying why
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/npy/bf16_mldtypes.npy");
     let err = Literal::read_npy_file(&path, None).unwrap_err().to_string();
-    assert!(err.contains("bad .npy header: descr '<V2' does not name an element type"), "{err}");
+    assert!(
+        err.contains("bad .npy header: descr '<V2' does not name an element type"),
+        "{err}"
+    );
     assert!(err.contains("bf16_mldtypes.npy"), "{err}");
     // and a bare void of the wrong size for the expected type is a mismatch
     let err = Literal::read_npy_file(&path, Some(&shape(ElementType::F32, &[4]))).unwrap_err();
-    assert!(err.to_string().contains("does not match the expected shape f32[4]"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("does not match the expected shape f32[4]"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -192,37 +233,81 @@ fn fortran_order_rank2_by_hand() {
         .iter()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    let f = npy(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }\n", &data);
+    let f = npy(
+        1,
+        "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }\n",
+        &data,
+    );
     let l = Literal::read_npy(&f[..], None).unwrap();
     assert_eq!(l.to_f64_vec(), vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
 }
 
 #[test]
 fn versions_endianness_and_spellings() {
-    let be: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_be_bytes()).collect();
+    let be: Vec<u8> = [1.5f32, -2.0]
+        .iter()
+        .flat_map(|v| v.to_be_bytes())
+        .collect();
     for major in [1u8, 2, 3] {
-        let f = npy(major, "{\"descr\": \">f4\", \"shape\": (2L,), \"fortran_order\": False}\n", &be);
+        let f = npy(
+            major,
+            "{\"descr\": \">f4\", \"shape\": (2L,), \"fortran_order\": False}\n",
+            &be,
+        );
         let l = Literal::read_npy(&f[..], None).unwrap();
         assert_eq!(l.to_f64_vec(), vec![1.5, -2.0], "version {major}");
     }
-    let f = npy(1, "{'descr': '?', 'fortran_order': False, 'shape': (1,)}", &[1]);
-    assert_eq!(Literal::read_npy(&f[..], None).unwrap().dtype(), ElementType::Pred);
+    let f = npy(
+        1,
+        "{'descr': '?', 'fortran_order': False, 'shape': (1,)}",
+        &[1],
+    );
+    assert_eq!(
+        Literal::read_npy(&f[..], None).unwrap().dtype(),
+        ElementType::Pred
+    );
     // a bare void read as the expected type, e.g. f16 saved as '<V2'
-    let f = npy(1, "{'descr': '<V2', 'fortran_order': False, 'shape': (1,)}", &[0x00, 0x3c]);
+    let f = npy(
+        1,
+        "{'descr': '<V2', 'fortran_order': False, 'shape': (1,)}",
+        &[0x00, 0x3c],
+    );
     let l = Literal::read_npy(&f[..], Some(&shape(ElementType::F16, &[1]))).unwrap();
     assert_eq!(l.get_f64(0), 1.0);
     // s8 data for an s4 parameter, in range and out of range
-    let f = npy(1, "{'descr': '|i1', 'fortran_order': False, 'shape': (2,)}", &[0xf8, 0x07]);
+    let f = npy(
+        1,
+        "{'descr': '|i1', 'fortran_order': False, 'shape': (2,)}",
+        &[0xf8, 0x07],
+    );
     let l = Literal::read_npy(&f[..], Some(&shape(ElementType::S4, &[2]))).unwrap();
     assert_eq!(l.to_i128_vec(), vec![-8, 7]);
-    let f = npy(1, "{'descr': '|i1', 'fortran_order': False, 'shape': (2,)}", &[0xf7, 0x07]);
+    let f = npy(
+        1,
+        "{'descr': '|i1', 'fortran_order': False, 'shape': (2,)}",
+        &[0xf7, 0x07],
+    );
     let err = Literal::read_npy(&f[..], Some(&shape(ElementType::S4, &[2]))).unwrap_err();
-    assert_eq!(err.to_string(), "bad element data: value -9 at element 0 is not an s4 value");
-    let f = npy(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (1,)}", &[16]);
+    assert_eq!(
+        err.to_string(),
+        "bad element data: value -9 at element 0 is not an s4 value"
+    );
+    let f = npy(
+        1,
+        "{'descr': '|u1', 'fortran_order': False, 'shape': (1,)}",
+        &[16],
+    );
     assert!(Literal::read_npy(&f[..], Some(&shape(ElementType::U4, &[1]))).is_err());
     // bad pred byte
-    let f = npy(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (1,)}", &[2]);
-    assert!(matches!(Literal::read_npy(&f[..], None), Err(LiteralError::BadElement(_))));
+    let f = npy(
+        1,
+        "{'descr': '|b1', 'fortran_order': False, 'shape': (1,)}",
+        &[2],
+    );
+    assert!(matches!(
+        Literal::read_npy(&f[..], None),
+        Err(LiteralError::BadElement(_))
+    ));
 }
 
 #[test]
@@ -264,13 +349,22 @@ fn malformed_headers_are_errors() {
         header_error(b"PK\x03\x04 not npy"),
         "bad .npy header: missing the \\x93NUMPY magic (not a .npy file)"
     );
-    assert_eq!(header_error(b""), "bad .npy header: missing the \\x93NUMPY magic (not a .npy file)");
-    assert_eq!(header_error(b"\x93NUMPY\x01"), "bad .npy header: truncated before the format version");
+    assert_eq!(
+        header_error(b""),
+        "bad .npy header: missing the \\x93NUMPY magic (not a .npy file)"
+    );
+    assert_eq!(
+        header_error(b"\x93NUMPY\x01"),
+        "bad .npy header: truncated before the format version"
+    );
     assert_eq!(
         header_error(b"\x93NUMPY\x04\x00\x10\x00"),
         "bad .npy header: unsupported format version 4.0"
     );
-    assert_eq!(header_error(b"\x93NUMPY\x01\x00\x10"), "bad .npy header: truncated before the header length");
+    assert_eq!(
+        header_error(b"\x93NUMPY\x01\x00\x10"),
+        "bad .npy header: truncated before the header length"
+    );
     assert_eq!(
         header_error(b"\x93NUMPY\x01\x00\x10\x00{'descr'"),
         "bad .npy header: truncated inside the 16-byte header"
@@ -338,7 +432,10 @@ fn bad_data_is_an_error() {
         "bad .npy data: data too short: the header promises 16 bytes for f32[2,2] but the file has 15"
     );
     let err = Literal::read_npy(&npy(1, dict, &[0; 17])[..], None).unwrap_err();
-    assert_eq!(err.to_string(), "bad .npy data: trailing bytes after the 16 bytes of f32[2,2]");
+    assert_eq!(
+        err.to_string(),
+        "bad .npy data: trailing bytes after the 16 bytes of f32[2,2]"
+    );
     assert!(Literal::read_npy(&npy(1, dict, &[0; 16])[..], None).is_ok());
 }
 
@@ -358,21 +455,34 @@ fn header_shapes_are_checked_against_the_budget_before_allocating() {
     ));
     // a zero dim makes any other dim cheap
     let dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 9223372036854775807), }";
-    assert_eq!(Literal::read_npy(&npy(1, dict, &[])[..], None).unwrap().element_count(), 0);
+    assert_eq!(
+        Literal::read_npy(&npy(1, dict, &[])[..], None)
+            .unwrap()
+            .element_count(),
+        0
+    );
 }
 
 #[test]
 fn corrupted_files_never_panic() {
-    let lit = Literal::from_f64s(&shape(ElementType::Bf16, &[2, 3]), &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
-        .unwrap();
+    let lit = Literal::from_f64s(
+        &shape(ElementType::Bf16, &[2, 3]),
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+    )
+    .unwrap();
     let good = lit.to_npy_bytes();
     // every truncation is an error
     for len in 0..good.len() {
-        assert!(Literal::read_npy(&good[..len], None).is_err(), "prefix {len}");
+        assert!(
+            Literal::read_npy(&good[..len], None).is_err(),
+            "prefix {len}"
+        );
     }
     // every single-byte corruption is an error or a literal (never a panic)
     for i in 0..good.len() {
-        for v in [0x00, 0x20, 0x27, 0x28, 0x29, 0x2c, 0x31, 0x39, 0x5b, 0x7b, 0x80, 0xff] {
+        for v in [
+            0x00, 0x20, 0x27, 0x28, 0x29, 0x2c, 0x31, 0x39, 0x5b, 0x7b, 0x80, 0xff,
+        ] {
             let mut bad = good.clone();
             bad[i] = v;
             let _ = Literal::read_npy(&bad[..], None);
@@ -395,11 +505,34 @@ fn file_helpers_name_the_path() {
     let err = Literal::read_arg_file(&bin_path, &shape(ElementType::F16, &[3])).unwrap_err();
     assert_eq!(
         err.to_string(),
-        format!("{}: shape f16[3] needs 6 bytes but 3 bytes were given", bin_path.display())
+        format!(
+            "{}: shape f16[3] needs 6 bytes but 3 bytes were given",
+            bin_path.display()
+        )
     );
+    assert!(matches!(
+        err,
+        LiteralError::InFile { ref error, .. } if matches!(**error, LiteralError::ByteSizeMismatch { expected: 6, actual: 3, .. })
+    ));
+    // the inner variant survives the path wrapper
+    let huge = dir.path().join("huge.npy");
+    let dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (1099511627776,), }";
+    std::fs::write(&huge, npy(1, dict, &[])).unwrap();
+    match Literal::read_npy_file(&huge, None) {
+        Err(LiteralError::InFile { path, error }) => {
+            assert_eq!(path, huge.display().to_string());
+            assert!(matches!(*error, LiteralError::TooLarge { .. }));
+        }
+        other => panic!("expected InFile(TooLarge), got {other:?}"),
+    }
     let missing = dir.path().join("missing.npy");
-    let err = Literal::read_npy_file(&missing, None).unwrap_err().to_string();
-    assert!(err.starts_with(&format!("failed to open {}", missing.display())), "{err}");
+    let err = Literal::read_npy_file(&missing, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(&format!("failed to open {}", missing.display())),
+        "{err}"
+    );
 }
 
 #[test]
@@ -412,3 +545,27 @@ fn fingerprint_survives_npy() {
     assert_eq!((fp.min(), fp.max()), (-3.0, 1.0));
 }
 
+proptest::proptest! {
+    #[test]
+    fn arbitrary_headers_never_panic(dict in "[{}()\\[\\]',: 0-9a-zA-Z<>|?_-]{0,80}", data in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
+        let _ = Literal::read_npy(&npy(1, &dict, &data)[..], None);
+        let _ = Literal::read_npy(&npy(1, &dict, &data)[..], Some(&shape(ElementType::Bf16, &[2])));
+    }
+
+    #[test]
+    fn plausible_headers_never_panic(
+        descr in "'[<>|=]?[bifuVc?][0-9]'",
+        fortran in proptest::bool::ANY,
+        dims in proptest::collection::vec(0u64..5, 0..4),
+        extra in 0usize..3,
+    ) {
+        let shape_text = format!("({})", dims.iter().map(|d| format!("{d},")).collect::<String>());
+        let dict = format!(
+            "{{'descr': {descr}, 'fortran_order': {}, 'shape': {shape_text}}}",
+            if fortran { "True" } else { "False" }
+        );
+        let n: u64 = dims.iter().product();
+        let data = vec![1u8; (n * 8) as usize + extra];
+        let _ = Literal::read_npy(&npy(1, &dict, &data)[..], None);
+    }
+}
