@@ -5,7 +5,7 @@ use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
 
 use super::OpError;
-use crate::hlo::{ArrayShape, ElementType, Layout};
+use crate::hlo::{ArrayShape, ElementType};
 use crate::literal::{
     bits_to_f64, check_size, round_to_bits, ArrayData, F8E4M3Fn, Literal, F8E5M2,
 };
@@ -322,53 +322,4 @@ pub(crate) fn take(
         }
     }
     from_bits(shape, &out)
-}
-
-/// For a shape with a layout, the logical row-major flat index of the element
-/// stored at each physical position (minor_to_major order).
-pub(crate) fn physical_order(
-    dims: &[usize],
-    layout: Option<&Layout>,
-) -> Result<Vec<usize>, OpError> {
-    let rank = dims.len();
-    let m2m: Vec<usize> = match layout {
-        Some(l) if l.minor_to_major.len() == rank => {
-            let m: Vec<usize> = l.minor_to_major.iter().map(|&d| d as usize).collect();
-            let mut seen = vec![false; rank];
-            for &d in &m {
-                if d >= rank || std::mem::replace(&mut seen[d], true) {
-                    return Err(OpError::Invalid(format!("bad layout {l}")));
-                }
-            }
-            m
-        }
-        Some(l) if !l.minor_to_major.is_empty() => {
-            return Err(OpError::Invalid(format!(
-                "layout {l} does not match rank {rank}"
-            )))
-        }
-        _ => (0..rank).rev().collect(),
-    };
-    let st = strides(dims);
-    let n: usize = dims.iter().product();
-    let mut out = Vec::with_capacity(n);
-    // iterate physical positions: the major-most dim is m2m[rank-1]
-    let major_to_minor: Vec<usize> = m2m.iter().rev().copied().collect();
-    let pdims: Vec<usize> = major_to_minor.iter().map(|&d| dims[d]).collect();
-    if n == 0 {
-        return Ok(out);
-    }
-    let mut idx = vec![0usize; rank];
-    loop {
-        out.push(
-            idx.iter()
-                .zip(&major_to_minor)
-                .map(|(&i, &d)| i * st[d])
-                .sum(),
-        );
-        if !next_index(&mut idx, &pdims) {
-            break;
-        }
-    }
-    Ok(out)
 }

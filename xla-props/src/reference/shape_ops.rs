@@ -4,9 +4,7 @@
 //! Results are built in logical order; layouts are metadata, except for
 //! `bitcast`, which reinterprets the physical order.
 
-use super::data::{
-    bits, dims_of, from_bits, from_bools, from_f64s, from_i128s, physical_order, strides, take,
-};
+use super::data::{bits, dims_of, from_bits, from_bools, from_f64s, from_i128s, strides, take};
 use super::OpError;
 use crate::hlo::{ArrayShape, ConstantData, Instruction, PadDim, Shape, SliceDim};
 use crate::literal::{Literal, Value};
@@ -129,29 +127,9 @@ pub(crate) fn copy(v: &Value, shape: &Shape) -> Result<Value, OpError> {
 }
 
 /// bitcast: reads the operand's elements in its physical order and lays them
-/// out in the result's physical order.
+/// out in the result's physical order (same element type and count).
 pub(crate) fn bitcast(x: &Literal, out: &ArrayShape) -> Result<Literal, OpError> {
-    if x.dtype().bit_width() != out.dtype.bit_width() {
-        return Err(bad(format!(
-            "bitcast of {} to {out} changes the element width",
-            x.shape()
-        )));
-    }
-    let odims = dims_of(out)?;
-    let from = physical_order(x.dims(), x.layout())?;
-    let to = physical_order(&odims, out.layout.as_ref())?;
-    if from.len() != to.len() {
-        return Err(bad(format!(
-            "bitcast of {} to {out} changes the element count",
-            x.shape()
-        )));
-    }
-    let b = bits(x);
-    let mut z = vec![0u64; to.len()];
-    for (&f, &t) in from.iter().zip(&to) {
-        z[t] = b[f];
-    }
-    from_bits(out, &z)
+    Ok(x.bitcast(out)?)
 }
 
 /// broadcast: operand dim i becomes output dim `dimensions[i]`.
