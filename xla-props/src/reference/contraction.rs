@@ -22,10 +22,13 @@ struct Acc {
 }
 
 impl Acc {
+    /// Adds `a * b`; `exact` says the f64 product is exact (both factors
+    /// have at most 26 significant bits: every type narrower than f64), so
+    /// the fused error term is skipped.
     #[inline]
-    fn add_product(&mut self, a: f64, b: f64) {
+    fn add_product(&mut self, a: f64, b: f64, exact: bool) {
         let p = a * b;
-        let pe = a.mul_add(b, -p);
+        let pe = if exact { 0.0 } else { a.mul_add(b, -p) };
         let s = self.s + p;
         let z = s - self.s;
         let e = (self.s - (s - z)) + (p - z);
@@ -45,6 +48,15 @@ fn is_float(l: &Literal, r: &Literal, o: &ArrayShape) -> bool {
     l.dtype().is_float()
         || r.dtype().is_float()
         || (o.dtype.is_float() && !(l.dtype().is_integer() || l.dtype().is_pred()))
+}
+
+/// True when every product of an element of `l` and one of `r` is exact in f64.
+fn exact_products(l: &Literal, r: &Literal) -> bool {
+    let bits = |t: crate::hlo::ElementType| match t.float_format() {
+        Some(f) => f.mantissa_bits + 1,
+        None => t.bit_width(),
+    };
+    bits(l.dtype()) + bits(r.dtype()) <= 53
 }
 
 fn check_dims(v: &[i64], rank: usize, used: &mut [bool]) -> Result<Vec<usize>, OpError> {
@@ -127,6 +139,7 @@ pub(crate) fn dot(
     let (lco, rco) = (offsets(&lc, &ld, &ls), offsets(&rc, &rd, &rs));
     let (m, n, k) = (lfo.len(), rfo.len(), lco.len());
     if is_float(l, r, o) {
+        let exact = exact_products(l, r);
         let (lv, rv) = (f64s(l), f64s(r));
         let mut res = Vec::with_capacity(lbo.len() * m * n);
         let mut lrow = vec![0.0; k];
@@ -141,10 +154,28 @@ pub(crate) fn dot(
                 for (q, &lc0) in lco.iter().enumerate() {
                     lrow[q] = lv[lb0 + lf0 + lc0];
                 }
-                for j in 0..n {
+                // four independent accumulation chains at a time, for throughput
+                let mut j = 0;
+                while j + 4 <= n {
+                    let mut acc = [Acc::default(); 4];
+                    let cols = [
+                        &rmat[j * k..],
+                        &rmat[(j + 1) * k..],
+                        &rmat[(j + 2) * k..],
+                        &rmat[(j + 3) * k..],
+                    ];
+                    for (q, &a) in lrow.iter().enumerate() {
+                        for (c, col) in acc.iter_mut().zip(&cols) {
+                            c.add_product(a, col[q], exact);
+                        }
+                    }
+                    res.extend(acc.iter().map(Acc::value));
+                    j += 4;
+                }
+                for j in j..n {
                     let mut acc = Acc::default();
                     for (&a, &b) in lrow.iter().zip(&rmat[j * k..(j + 1) * k]) {
-                        acc.add_product(a, b);
+                        acc.add_product(a, b, exact);
                     }
                     res.push(acc.value());
                 }
@@ -259,6 +290,7 @@ pub(crate) fn convolution(
     let ksp: Vec<usize> = (0..ns).map(|s| rd[rin[2 + s]]).collect();
     let n_k: usize = ksp.iter().product();
     let float = is_float(l, r, o);
+    let exact = exact_products(l, r);
     let (lf, rf) = if float {
         (f64s(l), f64s(r))
     } else {
@@ -316,7 +348,7 @@ pub(crate) fn convolution(
                         let lx = lflat + (fg * kin + kf) * ls[lin[1]];
                         let rx = rflat + kf * rs[rin[0]];
                         if float {
-                            acc.add_product(lf[lx], rf[rx]);
+                            acc.add_product(lf[lx], rf[rx], exact);
                         } else {
                             iacc = iacc.wrapping_add(li[lx].wrapping_mul(ri[rx]));
                         }

@@ -242,6 +242,20 @@ pub(crate) fn from_bits(shape: &ArrayShape, v: &[u64]) -> Result<Literal, OpErro
     }
 }
 
+/// The contiguous data of an f32 literal.
+pub(crate) fn f32_slice(l: &Literal) -> Option<&[f32]> {
+    match l.data() {
+        ArrayData::F32(a) => a.as_slice(),
+        _ => None,
+    }
+}
+
+/// Builds an f32 literal from already rounded values.
+pub(crate) fn from_f32s(shape: &ArrayShape, v: Vec<f32>) -> Result<Literal, OpError> {
+    check_len(shape, v.len())?;
+    build(shape, v, ArrayData::F32)
+}
+
 /// Builds a pred literal.
 pub(crate) fn from_bools(shape: &ArrayShape, v: Vec<bool>) -> Result<Literal, OpError> {
     check_len(shape, v.len())?;

@@ -4,7 +4,9 @@
 //! into the output dtype. Integers are computed in i128 and wrapped to the
 //! output width.
 
-use super::data::{bits, f64s, from_bits, from_bools, from_f64s, from_i128s, i128s};
+use super::data::{
+    bits, f32_slice, f64s, from_bits, from_bools, from_f32s, from_f64s, from_i128s, i128s,
+};
 use super::{math, OpError};
 use crate::hlo::{ArrayShape, Attrs, ComparisonDirection, ComparisonType, ElementType, Opcode};
 use crate::literal::Literal;
@@ -103,6 +105,17 @@ pub(crate) fn binary(
     let n = pair_len(a.element_count(), b.element_count())?;
     if t.is_float() {
         let f = math::binary(op).ok_or_else(|| unsupported_for(op, t))?;
+        if let (Some(xs), Some(ys)) = (f32_slice(a), f32_slice(b)) {
+            if xs.len() == ys.len() && out.dtype == ElementType::F32 {
+                // f64 then one rounding is exact for + - * / of f32 operands
+                let z: Vec<f32> = xs
+                    .iter()
+                    .zip(ys)
+                    .map(|(&p, &q)| f(p as f64, q as f64) as f32)
+                    .collect();
+                return from_f32s(out, z);
+            }
+        }
         let (x, y) = (f64s(a), f64s(b));
         let z: Vec<f64> = if x.len() == n && y.len() == n {
             x.iter().zip(&y).map(|(&p, &q)| f(p, q)).collect()

@@ -503,11 +503,12 @@ fn parameter(ins: &Instruction, args: &mut [Option<Value>]) -> Result<Value, Eva
         .attrs
         .parameter_number
         .ok_or_else(|| bad("parameter without a number".into()))?;
+    // each argument is moved into its (single) parameter instruction
     let v = usize::try_from(n)
         .ok()
-        .and_then(|k| args.get(k))
-        .and_then(Option::clone)
-        .ok_or_else(|| bad(format!("parameter {n} has no argument")))?;
+        .and_then(|k| args.get_mut(k))
+        .and_then(Option::take)
+        .ok_or_else(|| bad(format!("parameter {n} has no argument (or is bound twice)")))?;
     if !v.shape().compatible(&ins.shape) {
         return Err(bad(format!(
             "parameter {n} expects {} but got {}",
