@@ -99,11 +99,8 @@ pub(crate) fn dot(
     dims: Option<&DotDims>,
     o: &ArrayShape,
 ) -> Result<Literal, OpError> {
-    let default = DotDims {
-        lhs_contracting: vec![l.dims().len() as i64 - 1],
-        rhs_contracting: vec![0],
-        ..DotDims::default()
-    };
+    // no dimension numbers at all: nothing is contracted (an outer product)
+    let default = DotDims::default();
     let dd = dims.unwrap_or(&default);
     let (ld, rd) = (l.dims().to_vec(), r.dims().to_vec());
     let (mut lu, mut ru) = (vec![false; ld.len()], vec![false; rd.len()]);

@@ -317,6 +317,12 @@ pub(crate) fn take(
     fill: u64,
     mut f: impl FnMut(&[usize]) -> Option<usize>,
 ) -> Result<Literal, OpError> {
+    if src.dtype() != shape.dtype {
+        return Err(OpError::Invalid(format!(
+            "a {} operand cannot give a {shape}",
+            src.dtype()
+        )));
+    }
     let dims = dims_of(shape)?;
     let n = check_size(shape)?;
     let sb = bits(src);

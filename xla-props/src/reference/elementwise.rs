@@ -294,6 +294,13 @@ pub(crate) fn select(
             p.dtype()
         )));
     }
+    if t.dtype() != out.dtype || f.dtype() != out.dtype {
+        return Err(OpError::Invalid(format!(
+            "select of {} and {} cannot give {out}",
+            t.dtype(),
+            f.dtype()
+        )));
+    }
     let n = pair_len(
         pair_len(p.element_count(), t.element_count())?,
         f.element_count(),
@@ -319,7 +326,7 @@ pub(crate) fn clamp(
     out: &ArrayShape,
 ) -> Result<Literal, OpError> {
     let t = x.dtype();
-    if lo.dtype() != t || hi.dtype() != t {
+    if lo.dtype() != t || hi.dtype() != t || out.dtype != t {
         return Err(OpError::Invalid("clamp operands differ in type".into()));
     }
     let n = pair_len(

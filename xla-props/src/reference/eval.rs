@@ -179,32 +179,23 @@ impl<'h> Evaluator<'h> {
             .get(module.entry.index())
             .ok_or_else(|| invalid_module(module, "entry computation does not exist"))?;
         let params = entry.parameters();
-        if params.len() != args.len() {
+        let leaves: usize = params
+            .iter()
+            .map(|&p| entry.instr(p).shape.leaves().len())
+            .sum();
+        if args.len() != leaves {
             return Err(EvalError::BadArguments(format!(
-                "entry computation `{}` takes {} parameters but {} arguments were given",
+                "entry computation `{}` takes {} parameters ({leaves} arrays) but {} arguments were given",
                 entry.name,
                 params.len(),
                 args.len()
             )));
         }
-        let mut values = Vec::with_capacity(args.len());
-        for (k, (&p, arg)) in params.iter().zip(args).enumerate() {
+        let mut next = args.iter();
+        let mut values = Vec::with_capacity(params.len());
+        for (k, &p) in params.iter().enumerate() {
             let ins = entry.instr(p);
-            let want = ins.shape.as_array().ok_or_else(|| {
-                EvalError::BadArguments(format!(
-                    "parameter {k} (`{}`) has non-array shape {}; pass tuple parameters as values",
-                    ins.name, ins.shape
-                ))
-            })?;
-            if !arg.shape().compatible(want) {
-                return Err(EvalError::BadArguments(format!(
-                    "parameter {k} (`{}`) expects {} but the argument is {}",
-                    ins.name,
-                    want,
-                    arg.shape()
-                )));
-            }
-            values.push(Value::Array(arg.clone()));
+            values.push(argument_value(&ins.shape, &mut next, k, &ins.name)?);
         }
         let mut run = Run {
             module,
@@ -214,6 +205,36 @@ impl<'h> Evaluator<'h> {
             hook: self.hook.as_deref_mut(),
         };
         run.computation(module.entry, values)
+    }
+}
+
+/// Builds the value of entry parameter `k` from the next arguments: one
+/// literal per array leaf of its shape (tuple parameters take their leaves in order).
+fn argument_value<'l>(
+    shape: &Shape,
+    next: &mut impl Iterator<Item = &'l Literal>,
+    k: usize,
+    name: &str,
+) -> Result<Value, EvalError> {
+    match shape {
+        Shape::Array(want) => {
+            let arg = next.next().ok_or_else(|| {
+                EvalError::BadArguments(format!("parameter {k} (`{name}`) has no argument"))
+            })?;
+            if !arg.shape().compatible(want) {
+                return Err(EvalError::BadArguments(format!(
+                    "parameter {k} (`{name}`) expects {want} but the argument is {}",
+                    arg.shape()
+                )));
+            }
+            Ok(Value::Array(arg.clone()))
+        }
+        Shape::Tuple(items) => items
+            .iter()
+            .map(|s| argument_value(s, next, k, name))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Tuple),
+        Shape::Token => Ok(Value::Token),
     }
 }
 

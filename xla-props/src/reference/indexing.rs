@@ -64,7 +64,11 @@ pub(crate) fn dynamic_update_slice(
 ) -> Result<Literal, OpError> {
     let xd = x.dims().to_vec();
     let ud = upd.dims().to_vec();
-    if ud.len() != xd.len() || ud.iter().zip(&xd).any(|(u, d)| u > d) || upd.dtype() != x.dtype() {
+    if ud.len() != xd.len()
+        || ud.iter().zip(&xd).any(|(u, d)| u > d)
+        || upd.dtype() != x.dtype()
+        || o.dtype != x.dtype()
+    {
         return Err(bad(format!(
             "update {} does not fit {}",
             upd.shape(),
@@ -365,8 +369,10 @@ pub(crate) fn scatter(
         Shape::Array(_) => vec![out(ins)?],
         Shape::Token => vec![],
     };
-    if shapes.len() != n {
-        return Err(bad("scatter result does not have one array per operand"));
+    if shapes.len() != n || shapes.iter().zip(&types).any(|(s, &t)| s.dtype != t) {
+        return Err(bad(
+            "scatter result needs one array per operand, of its type",
+        ));
     }
     let lits = shapes
         .iter()

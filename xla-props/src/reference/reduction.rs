@@ -404,8 +404,12 @@ fn out_shapes(ins: &Instruction, n: usize) -> Result<Vec<&ArrayShape>, OpError> 
 fn assemble(
     ins: &Instruction,
     shapes: &[&ArrayShape],
+    types: &[ElementType],
     cols: Vec<Vec<u64>>,
 ) -> Result<Value, OpError> {
+    if shapes.iter().zip(types).any(|(s, &t)| s.dtype != t) {
+        return Err(bad("result element types differ from the operands'"));
+    }
     let lits = shapes
         .iter()
         .zip(&cols)
@@ -485,7 +489,7 @@ pub(crate) fn reduce(
         }
         next_index(&mut k, &kdims);
     }
-    assemble(ins, &shapes, cols)
+    assemble(ins, &shapes, &folder.types, cols)
 }
 
 /// The input flat indices one window covers, in row-major window order
@@ -569,7 +573,7 @@ pub(crate) fn reduce_window(
         }
         next_index(&mut o, &od);
     }
-    assemble(ins, &shapes, cols)
+    assemble(ins, &shapes, &folder.types, cols)
 }
 
 /// select-and-scatter: for each source element, the `select` winner of its
@@ -605,6 +609,13 @@ pub(crate) fn select_and_scatter(
         return Err(bad("source rank differs from the operand's"));
     }
     let comb = Combiner::of(run.module, sc, t);
+    let result = out(ins)?;
+    if result.dtype != t || dims_of(result)? != xd {
+        return Err(bad(format!(
+            "select-and-scatter of {} cannot give {result}",
+            x.shape()
+        )));
+    }
     let xb = bits(x);
     let sb = bits(src);
     let st = strides(&xd);
@@ -629,7 +640,7 @@ pub(crate) fn select_and_scatter(
         }
         next_index(&mut o, &sd);
     }
-    from_bits(out(ins)?, &res)
+    from_bits(result, &res)
 }
 
 /// sort along `dimensions[0]`, several operands, with a comparator
@@ -686,7 +697,7 @@ pub(crate) fn sort(
         }
         next_index(&mut o, &outer_dims);
     }
-    assemble(ins, &shapes, outc)
+    assemble(ins, &shapes, &types, outc)
 }
 
 /// A stable merge sort with a fallible `less`; never panics on an

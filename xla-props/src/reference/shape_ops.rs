@@ -160,6 +160,9 @@ pub(crate) fn broadcast(
 
 /// reshape: the same row-major element sequence.
 pub(crate) fn reshape(x: &Literal, out: &ArrayShape) -> Result<Literal, OpError> {
+    if x.dtype() != out.dtype {
+        return Err(bad(format!("reshape of {} cannot give {out}", x.shape())));
+    }
     from_bits(out, &bits(x))
 }
 

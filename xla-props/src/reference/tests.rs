@@ -1274,3 +1274,40 @@ fn errors_are_typed_not_panics() {
     let i = ilit(T::S32, &[1], &[4]);
     assert!(run1(O::Sqrt, sh(T::S32, &[1]), &[&i], |_| {}).is_err());
 }
+
+#[test]
+fn tuple_parameters_take_their_leaves_in_order() {
+    let mut b = B::default();
+    let ts = Shape::Tuple(vec![sh(T::F32, &[]), sh(T::S32, &[2])]);
+    let p = b.param(0, ts);
+    let g = b.op(O::GetTupleElement, sh(T::S32, &[2]), &[p], |a| {
+        a.index = Some(1)
+    });
+    let e = b.comp("main", g);
+    let m = b.module(e);
+    let out = evaluate(&m, &[lit(T::F32, &[], &[1.0]), ilit(T::S32, &[2], &[4, 5])]).unwrap();
+    assert_eq!(out[0].to_i128_vec(), vec![4, 5]);
+    let err = evaluate(&m, &[ilit(T::S32, &[2], &[4, 5]), lit(T::F32, &[], &[1.0])]).unwrap_err();
+    assert!(matches!(err, EvalError::BadArguments(_)), "{err}");
+}
+
+#[test]
+fn dot_without_dimension_numbers_is_an_outer_product() {
+    let a = ilit(T::S32, &[2], &[1, 2]);
+    let b = ilit(T::S32, &[3], &[3, 4, 5]);
+    assert_eq!(
+        ints(O::Dot, sh(T::S32, &[2, 3]), &[&a, &b]),
+        vec![3, 4, 5, 6, 8, 10]
+    );
+}
+
+#[test]
+fn element_type_mismatches_are_invalid() {
+    let x = lit(T::F32, &[2], &[1.0, 2.0]);
+    let r = run1(O::Broadcast, sh(T::S32, &[2, 2]), &[&x], |a| {
+        a.dimensions = Some(vec![0])
+    });
+    assert!(matches!(r, Err(EvalError::Invalid { .. })));
+    let r = run1(O::Reshape, sh(T::F16, &[2]), &[&x], |_| {});
+    assert!(matches!(r, Err(EvalError::Invalid { .. })));
+}
