@@ -14,6 +14,7 @@ mod eval;
 mod indexing;
 mod math;
 mod reduction;
+mod scalar;
 mod shape_ops;
 
 pub use eval::{evaluate, evaluate_values, EvalError, Evaluator, FusionValues, DEFAULT_FUEL};
