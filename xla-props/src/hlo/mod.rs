@@ -1,10 +1,14 @@
 //! HLO: element types, shapes, the opcode table, the IR, and its text form.
 
+mod builder;
 mod dtype;
 mod ir;
 mod opcode;
 mod shape;
+mod shape_inference;
+mod verifier;
 
+pub use builder::{BuildError, ComputationBuilder, ModuleBuilder};
 pub use dtype::{ElementType, FloatFormat, TypeKind, UnknownElementType};
 pub use ir::{
     Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData, ConvDims,
@@ -13,3 +17,8 @@ pub use ir::{
 };
 pub use opcode::{Arity, Category, Opcode, UnknownOpcode};
 pub use shape::{ArrayShape, Layout, Shape};
+pub use shape_inference::{
+    check_constant, default_comparison_type, infer, infer_shape, signature, ShapeError,
+    ShapeErrorKind, Signature,
+};
+pub use verifier::{verify, VerifyError};
