@@ -1755,3 +1755,6 @@ pub fn check_constant(data: &ConstantData, shape: &Shape) -> std::result::Result
         _ => Err(format!("constant data does not match shape {shape}")),
     }
 }
+
+#[cfg(test)]
+mod tests;
