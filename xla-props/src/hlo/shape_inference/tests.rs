@@ -22,11 +22,8 @@ fn err(op: Opcode, ops: &[&Shape], attrs: &Attrs, declared: Option<&Shape>) -> S
     match infer(op, ops, attrs, &[], declared) {
         Ok(s) => panic!("{op} should fail, inferred {s}"),
         Err(e) => {
-            assert_eq!(
-                e.message,
-                e.message.to_lowercase(),
-                "messages are lowercase"
-            );
+            // messages start lowercase (hlo keywords like SIGNED keep their case)
+            assert!(!e.message.starts_with(char::is_uppercase), "{e}");
             e
         }
     }
