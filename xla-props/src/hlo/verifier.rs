@@ -441,3 +441,6 @@ fn check_shapes(module: &Module, c: &Computation) -> Result<(), VerifyError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;
