@@ -822,3 +822,6 @@ impl ComputationBuilder<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;
