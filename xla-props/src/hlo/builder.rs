@@ -46,7 +46,7 @@ pub enum BuildError {
     },
     /// The finished module failed verification.
     #[error("built module is invalid: {0}")]
-    Verify(#[from] VerifyError),
+    Verify(Box<VerifyError>),
 }
 
 /// Builds a [`Module`] one computation at a time.
@@ -192,7 +192,7 @@ impl ModuleBuilder {
             entry: CompId(self.computations.len() as u32 - 1),
             computations: self.computations,
         };
-        verify(&module)?;
+        verify(&module).map_err(|e| BuildError::Verify(Box::new(e)))?;
         Ok(module)
     }
 }
@@ -346,8 +346,10 @@ impl ComputationBuilder<'_> {
 
     /// A parameter of `shape` (layout kept), numbered in call order from 0.
     pub fn parameter(&mut self, shape: Shape) -> Result<InstrId, BuildError> {
-        let mut attrs = Attrs::default();
-        attrs.parameter_number = Some(self.next_parameter);
+        let attrs = Attrs {
+            parameter_number: Some(self.next_parameter),
+            ..Attrs::default()
+        };
         let id = self.add(Opcode::Parameter, &[], attrs, Some(&shape))?;
         self.next_parameter += 1;
         Ok(id)
@@ -355,8 +357,10 @@ impl ComputationBuilder<'_> {
 
     /// A constant of `shape` holding `data` (elements row-major).
     pub fn constant(&mut self, shape: Shape, data: ConstantData) -> Result<InstrId, BuildError> {
-        let mut attrs = Attrs::default();
-        attrs.constant = Some(data);
+        let attrs = Attrs {
+            constant: Some(data),
+            ..Attrs::default()
+        };
         self.add(Opcode::Constant, &[], attrs, Some(&shape))
     }
 
@@ -401,8 +405,10 @@ impl ComputationBuilder<'_> {
         dims: &[i64],
         dimension: i64,
     ) -> Result<InstrId, BuildError> {
-        let mut attrs = Attrs::default();
-        attrs.iota_dimension = Some(dimension);
+        let attrs = Attrs {
+            iota_dimension: Some(dimension),
+            ..Attrs::default()
+        };
         self.add(
             Opcode::Iota,
             &[],
@@ -533,8 +539,10 @@ impl ComputationBuilder<'_> {
             }
             other => other,
         };
-        let mut attrs = Attrs::default();
-        attrs.dimensions = Some(dimensions.to_vec());
+        let attrs = Attrs {
+            dimensions: Some(dimensions.to_vec()),
+            ..Attrs::default()
+        };
         self.add(Opcode::Broadcast, &[x], attrs, Some(&s))
     }
 
@@ -739,8 +747,10 @@ impl ComputationBuilder<'_> {
         dims: DotDims,
         result: Option<ElementType>,
     ) -> Result<InstrId, BuildError> {
-        let mut attrs = Attrs::default();
-        attrs.dot_dims = Some(dims);
+        let attrs = Attrs {
+            dot_dims: Some(dims),
+            ..Attrs::default()
+        };
         let declared = result.map(Shape::scalar);
         let id = self.add(Opcode::Dot, &[lhs, rhs], attrs, declared.as_ref())?;
         Ok(id)
@@ -761,11 +771,13 @@ impl ComputationBuilder<'_> {
         batch_group_count: i64,
         result: Option<ElementType>,
     ) -> Result<InstrId, BuildError> {
-        let mut attrs = Attrs::default();
-        attrs.conv_dims = Some(dims);
-        attrs.window = Some(window.to_vec());
-        attrs.feature_group_count = Some(feature_group_count);
-        attrs.batch_group_count = Some(batch_group_count);
+        let attrs = Attrs {
+            conv_dims: Some(dims),
+            window: Some(window.to_vec()),
+            feature_group_count: Some(feature_group_count),
+            batch_group_count: Some(batch_group_count),
+            ..Attrs::default()
+        };
         let declared = result.map(Shape::scalar);
         self.add(
             Opcode::Convolution,

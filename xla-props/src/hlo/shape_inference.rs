@@ -1029,7 +1029,7 @@ impl<'a> Infer<'a> {
     fn scatter(&self) -> Result<Shape> {
         let op = self.op;
         let n_ops = self.operands.len();
-        if n_ops % 2 == 0 {
+        if n_ops.is_multiple_of(2) {
             return Err(ShapeError::new(
                 ShapeErrorKind::Arity,
                 format!(
@@ -1219,7 +1219,7 @@ impl<'a> Infer<'a> {
     fn inputs_and_inits(&self) -> Result<(Vec<&'a ArrayShape>, Vec<ElementType>)> {
         let op = self.op;
         let total = self.operands.len();
-        if total % 2 != 0 {
+        if !total.is_multiple_of(2) {
             return Err(ShapeError::new(
                 ShapeErrorKind::Arity,
                 format!("{op}: expects N inputs and N init values (an even count), got {total}"),

@@ -154,7 +154,7 @@ pub enum VerifyError {
         /// The instruction.
         instruction: String,
         /// The shape.
-        shape: Shape,
+        shape: Box<Shape>,
         /// What is wrong.
         message: String,
     },
@@ -170,9 +170,9 @@ pub enum VerifyError {
         /// The operand shapes, comma separated.
         operands: String,
         /// The declared shape.
-        declared: Shape,
+        declared: Box<Shape>,
         /// The inferred shape.
-        inferred: Shape,
+        inferred: Box<Shape>,
     },
 }
 
@@ -219,7 +219,7 @@ fn shape_problem(s: &Shape) -> Option<String> {
 /// bad.computations[0].instructions[1].shape = Shape::array(ElementType::F32, vec![2]);
 /// assert_eq!(
 ///     verify(&bad).unwrap_err().to_string(),
-///     "computation 'main', instruction 'add.1': declared shape f32[2] but add of f32[3], f32[3] gives f32[3]"
+///     "computation 'main', instruction 'add.2': declared shape f32[2] but add of f32[3], f32[3] gives f32[3]"
 /// );
 /// ```
 pub fn verify(module: &Module) -> Result<(), VerifyError> {
@@ -302,7 +302,7 @@ fn check_structure(module: &Module, c: &Computation) -> Result<(), VerifyError> 
             return Err(VerifyError::BadShape {
                 computation,
                 instruction,
-                shape: i.shape.clone(),
+                shape: Box::new(i.shape.clone()),
                 message,
             });
         }
@@ -434,8 +434,8 @@ fn check_shapes(module: &Module, c: &Computation) -> Result<(), VerifyError> {
                 instruction: instruction(),
                 opcode: i.opcode,
                 operands: operands.join(", "),
-                declared: i.shape.clone(),
-                inferred,
+                declared: Box::new(i.shape.clone()),
+                inferred: Box::new(inferred),
             });
         }
     }
