@@ -21,4 +21,4 @@ pub use shape_inference::{
     check_constant, default_comparison_type, infer, infer_shape, signature, ShapeError,
     ShapeErrorKind, Signature,
 };
-pub use verifier::{verify, VerifyError};
+pub use verifier::{uniquify_names, verify, VerifyError};

@@ -682,7 +682,12 @@ impl<'a> Infer<'a> {
         let op = self.op;
         let a = self.arr(0)?;
         let d = self.declared_array()?;
-        let dims = req(op, &self.attrs.dimensions, "dimensions")?;
+        // like XLA's parser, `dimensions` may be omitted when broadcasting a scalar
+        let dims: &[i64] = match &self.attrs.dimensions {
+            Some(d) => d,
+            None if a.rank() == 0 => &[],
+            None => return Err(missing(op, "dimensions")),
+        };
         if dims.len() != a.rank() {
             return Err(attr_err(
                 op,

@@ -1,7 +1,7 @@
 //! The module verifier: structure (names, indices, parameters, call graph)
 //! and shapes (every declared shape equals the inferred one, layouts ignored).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::ir::{CompId, Computation, Module};
 use super::opcode::Opcode;
@@ -256,6 +256,48 @@ pub fn verify(module: &Module) -> Result<(), VerifyError> {
         check_shapes(module, c)?;
     }
     Ok(())
+}
+
+/// Renames instructions so that names are unique module-wide, the way XLA's
+/// text parser does: the first use of a name keeps it, later ones get the
+/// first free `name.N`. HLO text may reuse a name in different computations
+/// (XLA's own tests do); [`verify`] requires module-wide unique names, so call
+/// this on a parsed module first. Returns how many instructions were renamed.
+///
+/// ```
+/// use xla_props::hlo::{uniquify_names, verify, ElementType, ModuleBuilder, Shape};
+/// let mut m = ModuleBuilder::new("m");
+/// m.computation("f", |b| b.parameter(Shape::scalar(ElementType::F32))).unwrap();
+/// let mut module = m
+///     .build("main", |b| b.parameter(Shape::scalar(ElementType::F32)))
+///     .unwrap();
+/// module.computations[1].instructions[0].name = "p".into();
+/// module.computations[0].instructions[0].name = "p".into();
+/// assert!(verify(&module).is_err());
+/// assert_eq!(uniquify_names(&mut module), 1);
+/// assert_eq!(module.computations[1].instructions[0].name, "p.1");
+/// verify(&module).unwrap();
+/// ```
+pub fn uniquify_names(module: &mut Module) -> usize {
+    let mut taken: HashSet<String> = HashSet::new();
+    let mut dups = Vec::new();
+    for (c, comp) in module.computations.iter().enumerate() {
+        for (i, instr) in comp.instructions.iter().enumerate() {
+            if !taken.insert(instr.name.clone()) {
+                dups.push((c, i));
+            }
+        }
+    }
+    for &(c, i) in &dups {
+        let instr = &mut module.computations[c].instructions[i];
+        let fresh = (1u64..)
+            .map(|k| format!("{}.{k}", instr.name))
+            .find(|n| !taken.contains(n))
+            .unwrap_or_default();
+        taken.insert(fresh.clone());
+        instr.name = fresh;
+    }
+    dups.len()
 }
 
 fn check_structure(module: &Module, c: &Computation) -> Result<(), VerifyError> {

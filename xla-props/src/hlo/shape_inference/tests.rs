@@ -300,6 +300,15 @@ fn broadcast_maps_operand_dims() {
         Some(&a(F32, &[2, 3])),
     );
     err(Opcode::Broadcast, &[&x], &dims(&[]), Some(&a(F32, &[2, 3])));
+    // `dimensions` may be omitted for a scalar operand only
+    assert_eq!(
+        ok(Opcode::Broadcast, &[&sc(F32)], &none(), Some(&a(F32, &[2]))),
+        a(F32, &[2])
+    );
+    assert_eq!(
+        err(Opcode::Broadcast, &[&x], &none(), Some(&a(F32, &[3]))).kind,
+        ShapeErrorKind::MissingAttribute
+    );
     assert_eq!(
         ok(
             Opcode::Broadcast,

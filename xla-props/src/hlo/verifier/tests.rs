@@ -88,6 +88,23 @@ fn duplicate_names() {
         msg(&m),
         format!("duplicate instruction name '{first}' in computations 'add_f32' and 'main'")
     );
+    // renaming fixes it, and keeps the first use
+    let mut fixed = m.clone();
+    assert_eq!(uniquify_names(&mut fixed), 1);
+    assert_eq!(fixed.computations[0].instructions[0].name, first);
+    assert_eq!(
+        main_mut(&mut fixed).instructions[0].name,
+        format!("{first}.1")
+    );
+    verify(&fixed).unwrap();
+    // two instructions of one computation
+    let mut m = base();
+    let c = main_mut(&mut m);
+    c.instructions[1].name = c.instructions[0].name.clone();
+    assert!(
+        matches!(verify(&m), Err(VerifyError::DuplicateInstruction { first, second, .. }) if first == second)
+    );
+
     let mut m = base();
     m.computations[0].name = "main".into();
     assert!(matches!(verify(&m), Err(VerifyError::DuplicateComputation(n)) if n == "main"));
