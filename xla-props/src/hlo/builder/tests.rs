@@ -19,9 +19,8 @@ fn window(size: i64, stride: i64) -> WindowDim {
     }
 }
 
-#[test]
-fn elementwise_and_conversions() {
-    let m = ModuleBuilder::new("ew")
+fn elementwise_and_conversions_module() -> Module {
+    ModuleBuilder::new("ew")
         .build("main", |b| {
             let x = b.parameter(a(F32, &[2, 3]))?;
             let y = b.parameter(a(F32, &[2, 3]))?;
@@ -40,7 +39,12 @@ fn elementwise_and_conversions() {
             let n = b.unary(Opcode::Not, bits)?;
             b.tuple(&[n, halves])
         })
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn elementwise_and_conversions() {
+    let m = elementwise_and_conversions_module();
     assert_eq!(
         root_shape(&m),
         Shape::Tuple(vec![a(ElementType::U16, &[2, 3]), a(F16, &[2, 3, 2])])
@@ -78,9 +82,8 @@ fn names_are_generated_and_unique() {
     assert_eq!(comp_names, ["add_f32", "add_f32.1", "main"]);
 }
 
-#[test]
-fn shape_ops() {
-    let m = ModuleBuilder::new("shapes")
+fn shape_ops_module() -> Module {
+    ModuleBuilder::new("shapes")
         .build("main", |b| {
             let x = b.parameter(a(F32, &[2, 3]))?;
             let bc = b.broadcast(x, &[4, 2, 3], &[1, 2])?;
@@ -107,52 +110,59 @@ fn shape_ops() {
             let cp = b.copy(sum)?;
             b.bitcast(cp, a(S32, &[44]))
         })
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn shape_ops() {
+    let m = shape_ops_module();
     assert_eq!(root_shape(&m), a(S32, &[44]));
+}
+
+fn indexing_ops_module() -> Module {
+    let mut mb = ModuleBuilder::new("indexing");
+    let add = mb.scalar_reducer(Opcode::Add, F32).unwrap();
+    mb.build("main", |b| {
+        let x = b.parameter(a(F32, &[5, 4]))?;
+        let idx = b.parameter(a(S32, &[3, 1]))?;
+        let g = b.gather(
+            x,
+            idx,
+            GatherDims {
+                offset_dims: vec![1],
+                collapsed_slice_dims: vec![0],
+                start_index_map: vec![0],
+                index_vector_dim: 1,
+                slice_sizes: vec![1, 4],
+                ..GatherDims::default()
+            },
+            false,
+        )?;
+        assert_eq!(b.shape(g), Some(&a(F32, &[3, 4])));
+        b.scatter(
+            &[x],
+            idx,
+            &[g],
+            ScatterDims {
+                update_window_dims: vec![1],
+                inserted_window_dims: vec![0],
+                scatter_dims_to_operand_dims: vec![0],
+                index_vector_dim: 1,
+                ..ScatterDims::default()
+            },
+            add,
+        )
+    })
+    .unwrap()
 }
 
 #[test]
 fn indexing_ops() {
-    let mut mb = ModuleBuilder::new("indexing");
-    let add = mb.scalar_reducer(Opcode::Add, F32).unwrap();
-    let m = mb
-        .build("main", |b| {
-            let x = b.parameter(a(F32, &[5, 4]))?;
-            let idx = b.parameter(a(S32, &[3, 1]))?;
-            let g = b.gather(
-                x,
-                idx,
-                GatherDims {
-                    offset_dims: vec![1],
-                    collapsed_slice_dims: vec![0],
-                    start_index_map: vec![0],
-                    index_vector_dim: 1,
-                    slice_sizes: vec![1, 4],
-                    ..GatherDims::default()
-                },
-                false,
-            )?;
-            assert_eq!(b.shape(g), Some(&a(F32, &[3, 4])));
-            b.scatter(
-                &[x],
-                idx,
-                &[g],
-                ScatterDims {
-                    update_window_dims: vec![1],
-                    inserted_window_dims: vec![0],
-                    scatter_dims_to_operand_dims: vec![0],
-                    index_vector_dim: 1,
-                    ..ScatterDims::default()
-                },
-                add,
-            )
-        })
-        .unwrap();
+    let m = indexing_ops_module();
     assert_eq!(root_shape(&m), a(F32, &[5, 4]));
 }
 
-#[test]
-fn reductions() {
+fn reductions_module() -> Module {
     let mut mb = ModuleBuilder::new("reductions");
     let add = mb.scalar_reducer(Opcode::Add, F32).unwrap();
     let max = mb.scalar_reducer(Opcode::Maximum, F32).unwrap();
@@ -174,22 +184,26 @@ fn reductions() {
             b.tuple(&[v, i])
         })
         .unwrap();
-    let m = mb
-        .build("main", |b| {
-            let x = b.parameter(a(F32, &[4, 6]))?;
-            let zero = b.constant_f64(F32, &[], &[0.0])?;
-            let r = b.reduce(&[x], &[zero], &[1], add)?;
-            let io = b.iota(S32, &[4, 6], 1)?;
-            let izero = b.constant_i128(S32, &[], &[0])?;
-            let am = b.reduce(&[x, io], &[zero, izero], &[1], argmax)?;
-            let w = [window(2, 2), window(3, 3)];
-            let rw = b.reduce_window(&[x], &[zero], &w, max)?;
-            let sas = b.select_and_scatter(x, rw, zero, &w, ge, add)?;
-            let sorted = b.sort(&[x, io], 1, true, by_key)?;
-            let mapped = b.map(&[x, sas], add)?;
-            b.tuple(&[r, am, rw, sas, sorted, mapped])
-        })
-        .unwrap();
+    mb.build("main", |b| {
+        let x = b.parameter(a(F32, &[4, 6]))?;
+        let zero = b.constant_f64(F32, &[], &[0.0])?;
+        let r = b.reduce(&[x], &[zero], &[1], add)?;
+        let io = b.iota(S32, &[4, 6], 1)?;
+        let izero = b.constant_i128(S32, &[], &[0])?;
+        let am = b.reduce(&[x, io], &[zero, izero], &[1], argmax)?;
+        let w = [window(2, 2), window(3, 3)];
+        let rw = b.reduce_window(&[x], &[zero], &w, max)?;
+        let sas = b.select_and_scatter(x, rw, zero, &w, ge, add)?;
+        let sorted = b.sort(&[x, io], 1, true, by_key)?;
+        let mapped = b.map(&[x, sas], add)?;
+        b.tuple(&[r, am, rw, sas, sorted, mapped])
+    })
+    .unwrap()
+}
+
+#[test]
+fn reductions() {
+    let m = reductions_module();
     let t = m.result_shape().as_tuple().unwrap().to_vec();
     assert_eq!(t[0], a(F32, &[4]));
     assert_eq!(t[1], Shape::Tuple(vec![a(F32, &[4]), a(S32, &[4])]));
@@ -199,9 +213,8 @@ fn reductions() {
     assert_eq!(t[5], a(F32, &[4, 6]));
 }
 
-#[test]
-fn contractions() {
-    let m = ModuleBuilder::new("contractions")
+fn contractions_module() -> Module {
+    ModuleBuilder::new("contractions")
         .build("main", |b| {
             let l = b.parameter(a(S8, &[5, 2, 3]))?;
             let r = b.parameter(a(S8, &[5, 3, 4]))?;
@@ -237,15 +250,19 @@ fn contractions() {
             let c = b.convolution(img, k, dims, &w, 1, 1, None)?;
             b.tuple(&[d, c])
         })
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn contractions() {
+    let m = contractions_module();
     assert_eq!(
         root_shape(&m),
         Shape::Tuple(vec![a(S32, &[5, 2, 4]), a(F32, &[1, 16, 8, 8])])
     );
 }
 
-#[test]
-fn control_flow() {
+fn control_flow_module() -> Module {
     let mut mb = ModuleBuilder::new("control");
     let fused = mb
         .computation("fused", |b| {
@@ -280,18 +297,22 @@ fn control_flow() {
             b.unary(Opcode::Negate, x)
         })
         .unwrap();
-    let m = mb
-        .build("main", |b| {
-            let x = b.parameter(a(F32, &[3]))?;
-            let f = b.fusion(FusionKind::Loop, fused, &[x, x])?;
-            let zero = b.constant_i128(S32, &[], &[0])?;
-            let init = b.tuple(&[zero, f])?;
-            let w = b.while_loop(cond, body, init)?;
-            let v = b.get_tuple_element(w, 1)?;
-            let p = b.parameter(Shape::scalar(Pred))?;
-            b.conditional(p, &[neg, neg], &[v, v])
-        })
-        .unwrap();
+    mb.build("main", |b| {
+        let x = b.parameter(a(F32, &[3]))?;
+        let f = b.fusion(FusionKind::Loop, fused, &[x, x])?;
+        let zero = b.constant_i128(S32, &[], &[0])?;
+        let init = b.tuple(&[zero, f])?;
+        let w = b.while_loop(cond, body, init)?;
+        let v = b.get_tuple_element(w, 1)?;
+        let p = b.parameter(Shape::scalar(Pred))?;
+        b.conditional(p, &[neg, neg], &[v, v])
+    })
+    .unwrap()
+}
+
+#[test]
+fn control_flow() {
+    let m = control_flow_module();
     assert_eq!(root_shape(&m), a(F32, &[3]));
     assert_eq!(m.parameter_shapes().len(), 2);
 }
@@ -362,4 +383,76 @@ fn invalid_programs_are_errors() {
         })
         .unwrap_err();
     assert!(e.to_string().contains("reducer 'add_s32'"), "{e}");
+}
+
+/// Every module above, mutated one declared shape at a time, must be rejected:
+/// a wrong first dimension or element type anywhere is caught, except where
+/// the declared shape is authoritative (listed below with the reason).
+#[test]
+fn verifier_catches_every_single_shape_mutation() {
+    let modules = [
+        elementwise_and_conversions_module(),
+        shape_ops_module(),
+        indexing_ops_module(),
+        reductions_module(),
+        contractions_module(),
+        control_flow_module(),
+    ];
+    let mut checked = 0;
+    for m in &modules {
+        verify(m).unwrap();
+        for (c, comp) in m.computations.iter().enumerate() {
+            for (i, instr) in comp.instructions.iter().enumerate() {
+                // parameters declare the signature; nothing to infer from
+                if instr.opcode == Opcode::Parameter {
+                    continue;
+                }
+                for mutate_dtype in [false, true] {
+                    // convert and dot take the declared element type (the preferred element
+                    // type of dot); bitcast may reinterpret s32[44] as f32[44]
+                    let dtype_is_declared = matches!(
+                        instr.opcode,
+                        Opcode::Convert | Opcode::Dot | Opcode::Bitcast
+                    );
+                    if mutate_dtype && dtype_is_declared {
+                        continue;
+                    }
+                    let mut bad = m.clone();
+                    let shape = &mut bad.computations[c].instructions[i].shape;
+                    let Some(arr) = first_leaf(shape) else {
+                        continue;
+                    };
+                    if mutate_dtype {
+                        arr.dtype = if arr.dtype == F32 { S8 } else { F32 };
+                    } else if let Some(d) = arr.dims.first_mut() {
+                        *d += 1;
+                    } else {
+                        continue;
+                    }
+                    checked += 1;
+                    assert!(
+                        verify(&bad).is_err(),
+                        "mutating {} of '{}' in '{}' went unnoticed",
+                        if mutate_dtype {
+                            "the dtype"
+                        } else {
+                            "dimension 0"
+                        },
+                        instr.name,
+                        comp.name
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} mutations");
+}
+
+/// The first array inside a shape (tuples included).
+fn first_leaf(s: &mut Shape) -> Option<&mut crate::hlo::ArrayShape> {
+    match s {
+        Shape::Array(a) => Some(a),
+        Shape::Tuple(t) => t.iter_mut().find_map(first_leaf),
+        Shape::Token => None,
+    }
 }
