@@ -16,6 +16,21 @@ use super::shape_inference::{default_comparison_type, infer, ShapeError};
 use super::verifier::{verify, VerifyError};
 
 /// Why a builder call failed.
+///
+/// ```
+/// use xla_props::hlo::{BuildError, ElementType::F32, ModuleBuilder, Shape};
+/// let err = ModuleBuilder::new("m")
+///     .build("main", |b| {
+///         let x = b.parameter(Shape::array(F32, vec![4]))?;
+///         b.reshape(x, &[3])
+///     })
+///     .unwrap_err();
+/// assert!(matches!(err, BuildError::Shape { .. }));
+/// assert_eq!(
+///     err.to_string(),
+///     "computation 'main': cannot add reshape: reshape: cannot reshape f32[4] to dims {3} (element counts differ)"
+/// );
+/// ```
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum BuildError {
     /// Shape inference rejected an instruction.
@@ -200,7 +215,28 @@ impl ModuleBuilder {
 /// Builds one computation; handed to the closures of [`ModuleBuilder`].
 ///
 /// Every method adds one instruction (named `opcode.N`, unique in the
-/// module), infers its shape, and returns its id.
+/// module), infers its shape, and returns its id; an ill-typed instruction is
+/// an error at the call that adds it.
+///
+/// ```
+/// use xla_props::hlo::{ElementType::{F32, S32}, ModuleBuilder, Opcode, Shape};
+/// let module = ModuleBuilder::new("m")
+///     .build("main", |b| {
+///         let x = b.parameter(Shape::array(F32, vec![2, 3]))?;
+///         b.set_layout(x, &[0, 1])?; // column-major
+///         let t = b.transpose(x, &[1, 0])?;
+///         assert_eq!(b.shape(t), Some(&Shape::array(F32, vec![3, 2])));
+///         // adding f32[3,2] to s32[3,2] is rejected right here
+///         let i = b.iota(S32, &[3, 2], 0)?;
+///         assert!(b.binary(Opcode::Add, t, i).is_err());
+///         let f = b.convert(i, F32)?;
+///         b.binary(Opcode::Add, t, f)
+///     })
+///     .unwrap();
+/// let root = module.entry_computation().root;
+/// // a rejected instruction uses up no name
+/// assert_eq!(module.entry_computation().instr(root).name, "add.5");
+/// ```
 #[derive(Debug)]
 pub struct ComputationBuilder<'m> {
     name: String,
@@ -531,14 +567,8 @@ impl ComputationBuilder<'_> {
         result_dims: &[i64],
         dimensions: &[i64],
     ) -> Result<InstrId, BuildError> {
-        let s = self.with_dtype(x, ElementType::Pred)?;
-        let s = match s {
-            Shape::Array(mut a) => {
-                a.dims = result_dims.to_vec();
-                Shape::Array(a)
-            }
-            other => other,
-        };
+        // the element type comes from the operand; the declared shape only gives dims
+        let s = Shape::array(ElementType::Pred, result_dims.to_vec());
         let attrs = Attrs {
             dimensions: Some(dimensions.to_vec()),
             ..Attrs::default()

@@ -475,7 +475,11 @@ fn check_shapes(module: &Module, c: &Computation) -> Result<(), VerifyError> {
                 computation: computation(),
                 instruction: instruction(),
                 opcode: i.opcode,
-                operands: operands.join(", "),
+                operands: if operands.is_empty() {
+                    "no operands".into()
+                } else {
+                    operands.join(", ")
+                },
                 declared: Box::new(i.shape.clone()),
                 inferred: Box::new(inferred),
             });
