@@ -1363,3 +1363,130 @@ fn control_flow_shapes() {
     );
     errc(Opcode::Conditional, &[&sc(S32), &a(F32, &[3])], &cond(&[9]));
 }
+
+/// Attributes with every field set to `v` (or derived from it).
+fn hostile_attrs(v: i64, comp: u32) -> Attrs {
+    let w = WindowDim {
+        size: v,
+        stride: v,
+        pad_low: v,
+        pad_high: v,
+        base_dilation: v,
+        window_dilation: v,
+        reversal: true,
+    };
+    let vs = vec![v, v.wrapping_add(1), 0];
+    Attrs {
+        parameter_number: Some(v),
+        index: Some(v),
+        dimensions: Some(vs.clone()),
+        iota_dimension: Some(v),
+        slice: Some(vec![
+            SliceDim {
+                start: v,
+                limit: v.wrapping_mul(2),
+                stride: v
+            };
+            2
+        ]),
+        dynamic_slice_sizes: Some(vs.clone()),
+        padding: Some(vec![
+            PadDim {
+                low: v,
+                high: v,
+                interior: v
+            };
+            2
+        ]),
+        window: Some(vec![w; 2]),
+        conv_dims: Some(ConvDims {
+            input_batch: v,
+            input_feature: 0,
+            input_spatial: vec![1, v],
+            kernel_input_feature: v,
+            kernel_output_feature: 1,
+            kernel_spatial: vec![v, 0],
+            output_batch: 0,
+            output_feature: v,
+            output_spatial: vec![2, 3],
+        }),
+        feature_group_count: Some(v),
+        batch_group_count: Some(v),
+        dot_dims: Some(DotDims {
+            lhs_batch: vec![v],
+            lhs_contracting: vec![0],
+            rhs_batch: vec![0],
+            rhs_contracting: vec![v],
+        }),
+        gather_dims: Some(GatherDims {
+            offset_dims: vs.clone(),
+            collapsed_slice_dims: vec![v],
+            start_index_map: vec![0, v],
+            index_vector_dim: v,
+            operand_batching_dims: vec![v],
+            start_indices_batching_dims: vec![v],
+            slice_sizes: vs.clone(),
+        }),
+        scatter_dims: Some(ScatterDims {
+            update_window_dims: vs.clone(),
+            inserted_window_dims: vec![v],
+            scatter_dims_to_operand_dims: vec![v, 0],
+            index_vector_dim: v,
+            input_batching_dims: vec![v],
+            scatter_indices_batching_dims: vec![v],
+        }),
+        direction: Some(ComparisonDirection::Eq),
+        comparison_type: Some(ComparisonType::Unsigned),
+        exponent_bits: Some(v),
+        mantissa_bits: Some(v),
+        fusion_kind: Some(FusionKind::Loop),
+        calls: vec![CompId(comp)],
+        to_apply: Some(CompId(comp)),
+        condition: Some(CompId(comp)),
+        body: Some(CompId(comp)),
+        branch_computations: vec![CompId(comp); 2],
+        select: Some(CompId(comp)),
+        scatter: Some(CompId(comp)),
+        constant: Some(ConstantData::Int(vec![v as i128])),
+        ..Attrs::default()
+    }
+}
+
+/// No opcode panics on hostile attributes and odd operands: it returns a result.
+#[test]
+fn hostile_inputs_never_panic() {
+    let comps = comps();
+    let pool = [
+        sc(F32),
+        sc(S32),
+        a(F32, &[2, 3]),
+        a(S32, &[3, 1]),
+        a(F32, &[1, 2, 2, 3]),
+        a(F32, &[0, 4]),
+        a(F32, &[-1, 4]),
+        a(F32, &[i64::MAX, 2]),
+        Shape::Tuple(vec![sc(S32), a(F32, &[2])]),
+        Shape::Token,
+    ];
+    let values = [-1, 0, 1, 2, 3, 1 << 40, i64::MAX, i64::MIN];
+    let mut results = 0usize;
+    for &op in Opcode::ALL {
+        for &v in &values {
+            for comp in [0u32, 5, 9, u32::MAX] {
+                let attrs = hostile_attrs(v, comp);
+                for n in 0..5usize {
+                    for start in 0..pool.len() {
+                        let ops: Vec<&Shape> = (0..n)
+                            .map(|k| &pool[(start + k * 3) % pool.len()])
+                            .collect();
+                        for declared in [None, Some(&pool[start]), Some(&pool[2])] {
+                            let _ = infer(op, &ops, &attrs, &comps, declared);
+                            results += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(results > 100_000);
+}
