@@ -1672,8 +1672,9 @@ impl<'a> Infer<'a> {
             ));
         }
         let index = self.arr(0)?;
+        // `true_computation=`/`false_computation=` is the pred form only
         let index_ok = index.rank() == 0
-            && (index.dtype == ElementType::S32
+            && ((index.dtype == ElementType::S32 && !self.attrs.pred_branches)
                 || (index.dtype == ElementType::Pred && branches.len() == 2));
         if !index_ok {
             return Err(operand_err(

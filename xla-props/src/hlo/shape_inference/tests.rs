@@ -1352,6 +1352,13 @@ fn control_flow_shapes() {
         &cond(&[9, 9, 9]),
     );
     errc(Opcode::Conditional, &[&sc(S32), &two], &cond(&[9, 9]));
+    let mut pred_form = cond(&[9, 9]);
+    pred_form.pred_branches = true;
+    assert_eq!(
+        okc(Opcode::Conditional, &[&sc(Pred), &two, &two], &pred_form),
+        two
+    );
+    errc(Opcode::Conditional, &[&sc(S32), &two, &two], &pred_form);
     assert_eq!(
         errc(
             Opcode::Conditional,
