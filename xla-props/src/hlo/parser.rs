@@ -975,6 +975,11 @@ impl<'a> Parser<'a> {
         a: &mut Attrs,
         refs: &mut Vec<(Slot, NameRef)>,
     ) -> PResult<()> {
+        // a rank-0 pad prints as `padding=` with nothing after it
+        if attr == "padding" && !matches!(self.peek(), Some(b'-' | b'0'..=b'9')) {
+            a.padding = Some(Vec::new());
+            return Ok(());
+        }
         self.skip_ws()?;
         let at = self.pos;
         match attr {
