@@ -14,6 +14,9 @@ pub use ir::{
     WindowDim,
 };
 pub use opcode::{Arity, Category, Opcode, UnknownOpcode};
-pub use parser::{parse_module, parse_module_bytes, ParseError, MAX_NESTING, MAX_SPLAT_ELEMENTS};
+pub use parser::{
+    parse_module, parse_module_bytes, ParseError, MAX_NESTING, MAX_OPERAND_NESTING,
+    MAX_SPLAT_ELEMENTS,
+};
 pub use printer::print_module;
 pub use shape::{ArrayShape, Layout, Shape};

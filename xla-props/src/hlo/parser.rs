@@ -21,6 +21,11 @@ use super::shape::{ArrayShape, Layout, Shape};
 /// How deeply tuple shapes, tuple constants and array literals may nest.
 pub const MAX_NESTING: usize = 200;
 
+/// How deeply instructions may nest inside operand lists
+/// (`add(f32[] negate(f32[] parameter(0)), ...)`); each level costs far more
+/// stack than a level of a shape or a literal.
+pub const MAX_OPERAND_NESTING: usize = 32;
+
 /// The most elements a single-value constant of an array shape
 /// (`f32[9] constant(0)`) may expand to.
 pub const MAX_SPLAT_ELEMENTS: u64 = 1 << 20;
@@ -135,6 +140,7 @@ pub fn parse_module(text: &str) -> Result<Module, ParseError> {
         depth: 0,
         nested: Vec::new(),
         nested_count: 0,
+        operand_depth: 0,
     };
     p.module().map_err(|e| ParseError::at(text, e.pos, e.msg))
 }
@@ -227,6 +233,8 @@ struct Parser<'a> {
     nested: Vec<PendingInstr>,
     /// How many nested instructions have been read (for unique temporary names).
     nested_count: usize,
+    /// How deeply the instruction being read is nested in operand lists.
+    operand_depth: usize,
 }
 
 fn is_ident_byte(c: u8) -> bool {
@@ -882,7 +890,13 @@ impl<'a> Parser<'a> {
         if !nested {
             return self.name("an operand name");
         }
-        self.nest(at)?;
+        if self.operand_depth >= MAX_OPERAND_NESTING {
+            return fail(
+                at,
+                format!("instructions nested deeper than {MAX_OPERAND_NESTING} levels"),
+            );
+        }
+        self.operand_depth += 1;
         // a name no source text can spell; replaced when names are resolved
         let temp = NameRef {
             name: format!("\0{}", self.nested_count),
@@ -899,7 +913,7 @@ impl<'a> Parser<'a> {
         )?;
         instr.synthetic = true;
         self.nested.push(instr);
-        self.unnest();
+        self.operand_depth -= 1;
         Ok(temp)
     }
 
@@ -1300,30 +1314,13 @@ impl<'a> Parser<'a> {
                     if k > 0 {
                         self.expect(b',')?;
                     }
-                    // each element may be written with its shape first
-                    self.skip_ws()?;
-                    let save = self.pos;
-                    let word = self.raw_ident();
-                    let shaped = self.peek() == Some(b'[')
-                        || (word.is_empty() && self.peek() == Some(b'(') && e.is_tuple() && {
-                            // `(shape, ...) (values)` vs `(values)`: look for a type name
-                            let mut q = self.pos + 1;
-                            while self.b.get(q).is_some_and(|c| c.is_ascii_whitespace()) {
-                                q += 1;
-                            }
-                            self.b.get(q).is_some_and(|c| c.is_ascii_alphabetic())
-                                && !self.b[q..].starts_with(b"true")
-                                && !self.b[q..].starts_with(b"false")
-                                && !self.b[q..].starts_with(b"nan")
-                                && !self.b[q..].starts_with(b"inf")
-                        });
-                    self.pos = save;
-                    if shaped {
-                        let at = self.pos;
-                        let s = self.shape()?;
+                    // each element may be written with its shape first;
+                    // `(s32[] 1, ...)` is a value and `(s32[], ...) (1, ...)`
+                    // a shape and a value, so try a shape and back off
+                    if let Some(s) = self.try_element_shape(e)? {
                         if !s.compatible(e) {
                             return fail(
-                                at,
+                                self.pos,
                                 format!("tuple constant element {k} has shape {s}, expected {e}"),
                             );
                         }
@@ -1357,6 +1354,32 @@ impl<'a> Parser<'a> {
                     self.nested(a, 0, &mut sink)?;
                 }
                 Ok(sink.finish())
+            }
+        }
+    }
+
+    /// A shape written before a tuple constant's element, if there is one.
+    fn try_element_shape(&mut self, elem: &Shape) -> PResult<Option<Shape>> {
+        self.skip_ws()?;
+        let (save, depth) = (self.pos, self.depth);
+        let word = self.raw_ident();
+        let shaped = self.peek() == Some(b'[');
+        self.pos = save;
+        if shaped {
+            return self.shape().map(Some);
+        }
+        if !(word.is_empty() && self.peek() == Some(b'(') && elem.is_tuple()) {
+            return Ok(None);
+        }
+        match self.shape() {
+            Ok(s) if self.eat(b'(')? => {
+                self.pos -= 1;
+                Ok(Some(s))
+            }
+            _ => {
+                self.pos = save;
+                self.depth = depth;
+                Ok(None)
             }
         }
     }
@@ -1943,3 +1966,7 @@ fn infer_shape(op: Opcode, attrs: &Attrs, ops: &[&Shape]) -> Option<Shape> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+#[path = "parser_tests.rs"]
+mod tests;

@@ -402,7 +402,12 @@ fn write_constant(f: &mut fmt::Formatter<'_>, shape: &Shape, data: &ConstantData
                 if k > 0 {
                     f.write_str(", ")?;
                 }
-                write!(f, "{s} ")?;
+                // array elements carry their shape, as XLA prints them; a
+                // nested tuple's shape is left out (the parser knows it, and
+                // it would double the nesting)
+                if !s.is_tuple() {
+                    write!(f, "{s} ")?;
+                }
                 write_constant(f, s, v)?;
             }
             f.write_str(")")
