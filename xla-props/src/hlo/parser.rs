@@ -38,7 +38,7 @@ const STACK_FRAME_TABLES: &[&str] = &["FileNames", "FunctionNames", "FileLocatio
 /// ```
 /// let err = xla_props::hlo::parse_module("HloModule m\nENTRY e {\n  ROOT x = f32[] frob()\n}\n")
 ///     .unwrap_err();
-/// assert_eq!((err.line, err.col), (3, 17));
+/// assert_eq!((err.line, err.col), (3, 18));
 /// assert_eq!(err.message, "unknown opcode `frob`");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,7 +69,7 @@ impl ParseError {
     /// let text = err.render("m.hlo", src);
     /// assert_eq!(
     ///     text,
-    ///     "m.hlo:3:17: unknown opcode `frob`\n  ROOT x = f32[] frob()\n                ^"
+    ///     "m.hlo:3:18: unknown opcode `frob`\n  ROOT x = f32[] frob()\n                 ^"
     /// );
     /// ```
     pub fn render(&self, file_name: &str, source: &str) -> String {
