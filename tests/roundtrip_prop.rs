@@ -180,7 +180,7 @@ fn conv_dims(r: &mut Rng) -> ConvDims {
 /// Sets the attributes the opcode table lists for `op`, at random.
 fn attrs(r: &mut Rng, op: Opcode, n_comps: usize) -> Attrs {
     let mut a = Attrs::default();
-    let mut comp = |r: &mut Rng| CompId(r.below(n_comps) as u32);
+    let comp = |r: &mut Rng| CompId(r.below(n_comps) as u32);
     for &name in op.attributes() {
         if !r.chance(70) {
             continue;

@@ -1648,7 +1648,7 @@ pub(crate) fn is_typed(op: Opcode, attr: &str) -> bool {
 /// Positions of the two named letters and the spatial digits of one dim-label group.
 fn labels(s: &str, a: u8, b: u8) -> Option<(i64, i64, Vec<i64>)> {
     let n = s.len();
-    if n < 2 || n > 12 {
+    if !(2..=12).contains(&n) {
         return None;
     }
     let (mut pa, mut pb) = (None, None);
@@ -1932,7 +1932,7 @@ fn infer_shape(op: Opcode, attrs: &Attrs, ops: &[&Shape]) -> Option<Shape> {
         Opcode::Reduce => {
             let dims = attrs.dimensions.as_ref()?;
             let half = ops.len() / 2;
-            if half == 0 || ops.len() % 2 != 0 {
+            if half == 0 || half * 2 != ops.len() {
                 return None;
             }
             let results: Option<Vec<Shape>> = (0..half)

@@ -448,7 +448,7 @@ fn write_nested(f: &mut fmt::Formatter<'_>, dims: &[i64], items: &[String]) -> f
         f.write_str(&items.join(", "))?;
     } else {
         let d = usize::try_from(d).unwrap_or(0);
-        let chunk = if d == 0 { 0 } else { items.len() / d };
+        let chunk = items.len().checked_div(d).unwrap_or(0);
         for k in 0..d {
             if k > 0 {
                 f.write_str(", ")?;
