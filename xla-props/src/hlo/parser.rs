@@ -1337,14 +1337,16 @@ impl<'a> Parser<'a> {
                     self.element(a.dtype, &mut sink)?;
                 } else if self.peek() != Some(b'{') {
                     // `f32[9] constant(0)`: one value for every element
+                    // every dim at least 1, so no prefix of the shape is
+                    // larger than the element count (which bounds printing)
                     let count = match a.element_count() {
-                        Some(n) if n <= MAX_SPLAT_ELEMENTS => n as usize,
+                        Some(n) if (1..=MAX_SPLAT_ELEMENTS).contains(&n) => n as usize,
                         _ => {
                             return fail(
                                 start,
                                 format!(
-                                    "a single value can fill at most {MAX_SPLAT_ELEMENTS} elements"
-                                ),
+                                "a single value can fill from 1 to {MAX_SPLAT_ELEMENTS} elements"
+                            ),
                             )
                         }
                     };
@@ -1865,10 +1867,15 @@ fn infer_shapes(c: &PendingComp, operands: &[Vec<InstrId>]) -> PResult<Vec<Shape
         if shapes[start].is_some() {
             continue;
         }
-        let mut stack = vec![start];
+        // (instruction, how many of its operands have been looked at)
+        let mut stack = vec![(start, 0usize)];
         on_stack[start] = true;
-        while let Some(&k) = stack.last() {
-            if let Some(&o) = operands[k].iter().find(|o| shapes[o.index()].is_none()) {
+        while let Some(&mut (k, ref mut next)) = stack.last_mut() {
+            if let Some(&o) = operands[k].get(*next) {
+                *next += 1;
+                if shapes[o.index()].is_some() {
+                    continue;
+                }
                 if on_stack[o.index()] {
                     let i = &c.instrs[k];
                     return fail(
@@ -1880,7 +1887,7 @@ fn infer_shapes(c: &PendingComp, operands: &[Vec<InstrId>]) -> PResult<Vec<Shape
                     );
                 }
                 on_stack[o.index()] = true;
-                stack.push(o.index());
+                stack.push((o.index(), 0));
                 continue;
             }
             let i = &c.instrs[k];

@@ -513,3 +513,58 @@ fn constants_of_every_kind() {
         Some(ConstantData::Float(vec![]))
     );
 }
+
+#[test]
+fn single_value_fill_is_bounded() {
+    assert!(
+        err(&entry("  ROOT c = f32[4611686018427387904,0] constant(0)"))
+            .2
+            .starts_with("a single value can fill from 1 to")
+    );
+    assert!(err(&entry("  ROOT c = f32[100000,100000] constant(0)"))
+        .2
+        .starts_with("a single value can fill from 1 to"));
+}
+
+#[test]
+fn shapes_left_out_are_inferred() {
+    let m = ok(&entry(
+        "  ROOT t = tuple(s, c, g)\n  s = add(a, b)\n  c = compare(a, b), direction=LT\n  \
+         g = get-tuple-element(w), index=1\n  w = while(u), condition=e, body=e\n  \
+         u = (f32[], s32[2]{0}) parameter(2)\n  a = f32[3]{0} parameter(0)\n  b = f32[3]{0} parameter(1)",
+    ));
+    let c = m.entry_computation();
+    assert_eq!(
+        c.instr(c.root).shape.to_string(),
+        "(f32[3]{0}, pred[3]{0}, s32[2]{0})"
+    );
+    assert_eq!(
+        err(&entry("  ROOT d = dot(a, a)\n  a = f32[3] parameter(0)")),
+        (
+            3,
+            8,
+            "cannot infer the shape of `d` (dot); write it explicitly".into()
+        )
+    );
+    assert_eq!(
+        err(&entry("  ROOT x = add(y, y)\n  y = negate(x)")).2,
+        "cannot infer the shape of `y`: it depends on itself"
+    );
+}
+
+#[test]
+fn a_long_chain_of_inferred_shapes_is_linear() {
+    // written last-to-first, so every shape depends on one further down
+    let n = 100_000;
+    let mut body = String::new();
+    for k in 0..n {
+        body.push_str(&format!("  x{k} = negate(x{})\n", k + 1));
+    }
+    body.push_str(&format!("  x{n} = f32[] parameter(0)"));
+    let m = ok(&entry(&body));
+    assert!(m
+        .entry_computation()
+        .instructions
+        .iter()
+        .all(|i| i.shape.to_string() == "f32[]"));
+}
