@@ -458,7 +458,7 @@ impl<'a> Parser<'a> {
                 b'{' | b'[' | b'(' => open.push((c, self.pos)),
                 b'}' | b']' | b')' => match open.last() {
                     None => break,
-                    Some(&(o, at)) => {
+                    Some(&(o, _)) => {
                         let want = match o {
                             b'{' => b'}',
                             b'[' => b']',
@@ -468,7 +468,7 @@ impl<'a> Parser<'a> {
                             return fail(
                                 self.pos,
                                 format!(
-                                    "expected `{}` to close `{}` at byte {at}, found `{}`",
+                                    "expected `{}` to close `{}`, found `{}`",
                                     want as char, o as char, c as char
                                 ),
                             );

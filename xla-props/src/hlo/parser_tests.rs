@@ -568,3 +568,13 @@ fn a_long_chain_of_inferred_shapes_is_linear() {
         .iter()
         .all(|i| i.shape.to_string() == "f32[]"));
 }
+
+#[test]
+fn mismatched_bracket_in_a_verbatim_attribute() {
+    let line = "  ROOT p = f32[] parameter(0), foo={a[1)}";
+    let col = line.rfind(')').unwrap() + 1;
+    assert_eq!(
+        err(&entry(line)),
+        (3, col, "expected `]` to close `[`, found `)`".into())
+    );
+}
