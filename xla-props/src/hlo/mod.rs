@@ -4,6 +4,8 @@ mod builder;
 mod dtype;
 mod ir;
 mod opcode;
+mod parser;
+mod printer;
 mod shape;
 mod shape_inference;
 mod verifier;
@@ -16,6 +18,11 @@ pub use ir::{
     WindowDim,
 };
 pub use opcode::{Arity, Category, Opcode, UnknownOpcode};
+pub use parser::{
+    parse_module, parse_module_bytes, ParseError, MAX_NESTING, MAX_OPERAND_NESTING,
+    MAX_SPLAT_ELEMENTS,
+};
+pub use printer::print_module;
 pub use shape::{ArrayShape, Layout, Shape};
 pub use shape_inference::{
     check_constant, default_comparison_type, infer, infer_shape, signature, ShapeError,
