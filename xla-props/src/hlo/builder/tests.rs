@@ -456,3 +456,23 @@ fn first_leaf(s: &mut Shape) -> Option<&mut crate::hlo::ArrayShape> {
         Shape::Token => None,
     }
 }
+
+/// Built modules print as HLO text that parses back to the same module, which verifies.
+#[test]
+fn built_modules_round_trip_through_text() {
+    for m in [
+        elementwise_and_conversions_module(),
+        shape_ops_module(),
+        indexing_ops_module(),
+        reductions_module(),
+        contractions_module(),
+        control_flow_module(),
+    ] {
+        let text = crate::hlo::print_module(&m);
+        let back = crate::hlo::parse_module(&text)
+            .unwrap_or_else(|e| panic!("printed module does not parse: {e}\n{text}"));
+        verify(&back).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(back.result_shape(), m.result_shape(), "{text}");
+        assert_eq!(back, m, "{text}");
+    }
+}
