@@ -3,6 +3,7 @@
 mod builder;
 mod dtype;
 mod ir;
+mod load;
 mod opcode;
 mod parser;
 mod printer;
@@ -17,6 +18,7 @@ pub use ir::{
     DotDims, FusionKind, GatherDims, InstrId, Instruction, Module, PadDim, ScatterDims, SliceDim,
     WindowDim,
 };
+pub use load::{load_module_bytes, load_module_file, LoadError};
 pub use opcode::{Arity, Category, Opcode, UnknownOpcode};
 pub use parser::{
     parse_module, parse_module_bytes, ParseError, MAX_NESTING, MAX_OPERAND_NESTING,
