@@ -8,7 +8,7 @@ use crate::literal::{Literal, LiteralError, Value};
 pub const DEFAULT_FUEL: u64 = 1_000_000;
 
 /// Calls nested deeper than this are reported as invalid (a call cycle).
-const MAX_CALL_DEPTH: usize = 256;
+const MAX_CALL_DEPTH: usize = 64;
 
 /// Why an evaluation failed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -145,6 +145,9 @@ impl<'h> Evaluator<'h> {
     }
 
     /// Evaluates the entry computation; returns its outputs, tuples flattened.
+    ///
+    /// `args` holds one literal per array of the entry parameters, in
+    /// parameter order (a tuple parameter takes one literal per leaf).
     pub fn evaluate(
         &mut self,
         module: &Module,
@@ -238,8 +241,9 @@ fn argument_value<'l>(
     }
 }
 
-/// Evaluates `module` on `args` with default options; returns the entry
-/// outputs, tuples flattened.
+/// Evaluates `module` on `args` (one literal per entry parameter array, see
+/// [`Evaluator::evaluate`]) with default options; returns the entry outputs,
+/// tuples flattened.
 ///
 /// ```
 /// use xla_props::hlo::{ArrayShape, Computation, ElementType, InstrId, Instruction, Module, CompId, Opcode, Shape};
