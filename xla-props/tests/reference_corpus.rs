@@ -46,12 +46,28 @@ const HEAVY: &[(&str, &str)] = &[
         "sorts 64 rows of 8732 with a 17-instruction comparator",
     ),
     (
+        "091_onednn_matmul_matmul_test_bf16.hlo",
+        "bf16[1024,256] matmul and elementwise tail",
+    ),
+    (
+        "092_onednn_matmul_matmul_test_bf16.hlo",
+        "bf16[1024,256] matmul and elementwise tail",
+    ),
+    (
+        "093_onednn_matmul_matmul_bias_relu6_test_bf16.hlo",
+        "bf16[1024,256] matmul, bias and clamp",
+    ),
+    (
         "116_gpu_fused_mha_jit_unnamed_wrapped_function.hlo",
         "attention over bf16[2,4,1024,1024]: 2G multiply-adds",
     ),
     (
         "117_gpu_fused_mha_jit_unnamed_wrapped_function.hlo",
         "attention over bf16[2,4,1024,1024]: 2G multiply-adds",
+    ),
+    (
+        "122_cublas_gemm_rewriter_multiple_maximum_users.hlo",
+        "f32[3,896,54] batched matmul",
     ),
 ];
 
