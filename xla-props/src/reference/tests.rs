@@ -1398,7 +1398,7 @@ ENTRY main {
     .unwrap();
     // 0.1 in f16 is 0.0999755859375; 1 + 2^-12 rounds to 1 in f16
     let x = lit(T::F32, &[4], &[0.1, 1.0 + 2f64.powi(-12), 2.0, -0.5]);
-    let out = evaluate(&m, &[x.clone()]).unwrap();
+    let out = evaluate(&m, std::slice::from_ref(&x)).unwrap();
     let r = out[0].to_f64_vec();
     assert_eq!(r[0], (0.1f32 as f64 - 0.0999755859375) as f32 as f64);
     assert_eq!(r[1], 2f64.powi(-12));
