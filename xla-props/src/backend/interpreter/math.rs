@@ -128,7 +128,16 @@ pub(crate) fn erf_f32(x: f32) -> f32 {
     if x.is_nan() {
         return x;
     }
-    let x = x.clamp(-4.0, 4.0);
+    let a = x.abs();
+    if a < 1e-4 {
+        // erf(x) = 2/sqrt(pi) * x * (1 - x^2/3 + ...), and x^2/3 < 2^-26 here;
+        // the rational form would lose subnormal bits in `x * p`.
+        return x * std::f32::consts::FRAC_2_SQRT_PI;
+    }
+    if a >= 3.9 {
+        // erfc(3.9) < 2^-25: erf rounds to +-1 in f32 (the rational form gives 1 - 2^-23 at 4).
+        return 1f32.copysign(x);
+    }
     const ALPHA: [f32; 7] = [
         -2.726_142_3e-10,
         2.770_681_4e-8,
