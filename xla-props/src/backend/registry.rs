@@ -80,12 +80,14 @@ pub fn known_backends() -> Vec<BackendInfo> {
 /// }
 /// ```
 pub fn create(name: &str) -> Result<Box<dyn Backend>, BackendError> {
-    let entry = ENTRIES.iter().find(|e| e.name == name).ok_or_else(|| {
-        BackendError::UnknownBackend {
-            name: name.to_string(),
-            known: ENTRIES.iter().map(|e| e.name.to_string()).collect(),
-        }
-    })?;
+    let entry =
+        ENTRIES
+            .iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| BackendError::UnknownBackend {
+                name: name.to_string(),
+                known: ENTRIES.iter().map(|e| e.name.to_string()).collect(),
+            })?;
     (entry.make)().map_err(|reason| BackendError::Unavailable {
         backend: name.to_string(),
         reason,
@@ -112,7 +114,10 @@ mod tests {
                 assert_eq!(backend, "xla-cpu");
                 assert!(reason.contains("not built yet"));
             }
-            other => panic!("expected unavailable, got {:?}", other.map(|b| b.name().to_string())),
+            other => panic!(
+                "expected unavailable, got {:?}",
+                other.map(|b| b.name().to_string())
+            ),
         }
         let infos = known_backends();
         let xla = infos.iter().find(|b| b.name == "xla-cpu").unwrap();

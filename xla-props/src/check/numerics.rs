@@ -104,7 +104,8 @@ impl Numerics {
     ) -> Numerics {
         self.approximations
             .retain(|a| !(a.op == op && a.dtype == dtype));
-        self.approximations.push(Approximation { op, dtype, budget });
+        self.approximations
+            .push(Approximation { op, dtype, budget });
         self
     }
 
@@ -163,7 +164,11 @@ mod tests {
             reassociates_reductions: true,
             ..Numerics::exact()
         }
-        .with_approximation(Opcode::Tanh, ElementType::F16, ErrorBudget::ulp_or_abs(1, 1e-6));
+        .with_approximation(
+            Opcode::Tanh,
+            ElementType::F16,
+            ErrorBudget::ulp_or_abs(1, 1e-6),
+        );
         let json = serde_json::to_string(&n).unwrap();
         assert!(json.contains("\"tanh\""), "{json}");
         let back: Numerics = serde_json::from_str(&json).unwrap();
@@ -177,7 +182,10 @@ mod tests {
             .with_approximation(Opcode::Log, ElementType::F32, ErrorBudget::ulp(1))
             .with_approximation(Opcode::Log, ElementType::F32, ErrorBudget::ulp(3));
         assert_eq!(n.approximations.len(), 1);
-        assert_eq!(n.budget(Opcode::Log, ElementType::F32), Some(ErrorBudget::ulp(3)));
+        assert_eq!(
+            n.budget(Opcode::Log, ElementType::F32),
+            Some(ErrorBudget::ulp(3))
+        );
         assert_eq!(n.budget(Opcode::Log, ElementType::F16), None);
         assert!(Numerics::exact().is_exact());
         assert!(!n.is_exact());

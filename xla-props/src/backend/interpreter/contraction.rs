@@ -99,9 +99,21 @@ fn read_as<A: Acc>(x: &Literal) -> Res<Vec<A>> {
 
 fn finish<A: Acc>(v: Vec<A>, dims: &[usize], out: ElementType) -> Res<Literal> {
     let lit = match A::DTYPE {
-        ElementType::F32 => make(ElementType::F32, dims, v.iter().map(|&a| a.to_f64() as f32).collect::<Vec<f32>>())?,
-        ElementType::F64 => make(ElementType::F64, dims, v.iter().map(|&a| a.to_f64()).collect::<Vec<f64>>())?,
-        _ => make(ElementType::S64, dims, v.iter().map(|&a| a.to_i64()).collect::<Vec<i64>>())?,
+        ElementType::F32 => make(
+            ElementType::F32,
+            dims,
+            v.iter().map(|&a| a.to_f64() as f32).collect::<Vec<f32>>(),
+        )?,
+        ElementType::F64 => make(
+            ElementType::F64,
+            dims,
+            v.iter().map(|&a| a.to_f64()).collect::<Vec<f64>>(),
+        )?,
+        _ => make(
+            ElementType::S64,
+            dims,
+            v.iter().map(|&a| a.to_i64()).collect::<Vec<i64>>(),
+        )?,
     };
     if out == A::DTYPE {
         Ok(lit)
@@ -126,7 +138,9 @@ fn acc_kind(out: ElementType, a: ElementType, b: ElementType) -> Res<AccKind> {
         })
     } else if out.is_integer() || out.is_pred() {
         if a.is_float() || b.is_float() {
-            return Err(BackendError::unsupported(format!("integer result from {a} and {b} operands")));
+            return Err(BackendError::unsupported(format!(
+                "integer result from {a} and {b} operands"
+            )));
         }
         Ok(AccKind::I64)
     } else {
@@ -148,7 +162,12 @@ fn dims_list(v: &[i64], rank: usize, what: &str) -> Res<Vec<usize>> {
 }
 
 /// `dot` with batch and contracting dimensions.
-pub(crate) fn dot(lhs: &Literal, rhs: &Literal, dd: Option<&DotDims>, out: &ArrayShape) -> Res<Literal> {
+pub(crate) fn dot(
+    lhs: &Literal,
+    rhs: &Literal,
+    dd: Option<&DotDims>,
+    out: &ArrayShape,
+) -> Res<Literal> {
     let default = DotDims {
         lhs_contracting: vec![lhs.dims().len() as i64 - 1],
         rhs_contracting: vec![0],
@@ -161,20 +180,40 @@ pub(crate) fn dot(lhs: &Literal, rhs: &Literal, dd: Option<&DotDims>, out: &Arra
     let rb = dims_list(&dd.rhs_batch, rr, "rhs_batch_dims")?;
     let rc = dims_list(&dd.rhs_contracting, rr, "rhs_contracting_dims")?;
     let (ld, rd) = (lhs.dims(), rhs.dims());
-    if lb.len() != rb.len() || lc.len() != rc.len() || lb.iter().zip(&rb).any(|(&a, &b)| ld[a] != rd[b]) || lc.iter().zip(&rc).any(|(&a, &b)| ld[a] != rd[b]) {
-        return err(format!("dot: batch or contracting dimensions of {} and {} do not match", lhs.shape(), rhs.shape()));
+    if lb.len() != rb.len()
+        || lc.len() != rc.len()
+        || lb.iter().zip(&rb).any(|(&a, &b)| ld[a] != rd[b])
+        || lc.iter().zip(&rc).any(|(&a, &b)| ld[a] != rd[b])
+    {
+        return err(format!(
+            "dot: batch or contracting dimensions of {} and {} do not match",
+            lhs.shape(),
+            rhs.shape()
+        ));
     }
-    let lf: Vec<usize> = (0..lr).filter(|d| !lb.contains(d) && !lc.contains(d)).collect();
-    let rf: Vec<usize> = (0..rr).filter(|d| !rb.contains(d) && !rc.contains(d)).collect();
+    let lf: Vec<usize> = (0..lr)
+        .filter(|d| !lb.contains(d) && !lc.contains(d))
+        .collect();
+    let rf: Vec<usize> = (0..rr)
+        .filter(|d| !rb.contains(d) && !rc.contains(d))
+        .collect();
     let lperm: Vec<i64> = lb.iter().chain(&lf).chain(&lc).map(|&d| d as i64).collect();
     let rperm: Vec<i64> = rb.iter().chain(&rc).chain(&rf).map(|&d| d as i64).collect();
     let b: usize = lb.iter().map(|&d| ld[d]).product();
     let m: usize = lf.iter().map(|&d| ld[d]).product();
     let k: usize = lc.iter().map(|&d| ld[d]).product();
     let n: usize = rf.iter().map(|&d| rd[d]).product();
-    let out_dims: Vec<usize> = lb.iter().map(|&d| ld[d]).chain(lf.iter().map(|&d| ld[d])).chain(rf.iter().map(|&d| rd[d])).collect();
+    let out_dims: Vec<usize> = lb
+        .iter()
+        .map(|&d| ld[d])
+        .chain(lf.iter().map(|&d| ld[d]))
+        .chain(rf.iter().map(|&d| rd[d]))
+        .collect();
     if udims(&out.dims, "dot")? != out_dims {
-        return err(format!("dot: result dims {out_dims:?} differ from the declared {}", out));
+        return err(format!(
+            "dot: result dims {out_dims:?} differ from the declared {}",
+            out
+        ));
     }
     let lt = transpose(lhs, &lperm)?;
     let rt = transpose(rhs, &rperm)?;
@@ -195,9 +234,21 @@ pub(crate) fn dot(lhs: &Literal, rhs: &Literal, dd: Option<&DotDims>, out: &Arra
         o
     }
     match acc_kind(out.dtype, lhs.dtype(), rhs.dtype())? {
-        AccKind::F32 => finish(kernel::<f32>(&read_as(&lt)?, &read_as(&rt)?, b, m, k, n), &out_dims, out.dtype),
-        AccKind::F64 => finish(kernel::<f64>(&read_as(&lt)?, &read_as(&rt)?, b, m, k, n), &out_dims, out.dtype),
-        AccKind::I64 => finish(kernel::<Wrapping>(&read_as(&lt)?, &read_as(&rt)?, b, m, k, n), &out_dims, out.dtype),
+        AccKind::F32 => finish(
+            kernel::<f32>(&read_as(&lt)?, &read_as(&rt)?, b, m, k, n),
+            &out_dims,
+            out.dtype,
+        ),
+        AccKind::F64 => finish(
+            kernel::<f64>(&read_as(&lt)?, &read_as(&rt)?, b, m, k, n),
+            &out_dims,
+            out.dtype,
+        ),
+        AccKind::I64 => finish(
+            kernel::<Wrapping>(&read_as(&lt)?, &read_as(&rt)?, b, m, k, n),
+            &out_dims,
+            out.dtype,
+        ),
     }
 }
 
@@ -217,15 +268,31 @@ struct ConvGeom {
 
 /// `convolution` with dim labels, window (stride, padding, dilations,
 /// reversal), feature and batch groups.
-pub(crate) fn convolution(lhs: &Literal, rhs: &Literal, a: &Attrs, out: &ArrayShape) -> Res<Literal> {
-    let cd = a.conv_dims.as_ref().ok_or_else(|| BackendError::Execute("convolution: missing dim_labels".into()))?;
+pub(crate) fn convolution(
+    lhs: &Literal,
+    rhs: &Literal,
+    a: &Attrs,
+    out: &ArrayShape,
+) -> Res<Literal> {
+    let cd = a
+        .conv_dims
+        .as_ref()
+        .ok_or_else(|| BackendError::Execute("convolution: missing dim_labels".into()))?;
     let (ld, kd) = (lhs.dims().to_vec(), rhs.dims().to_vec());
     let od = udims(&out.dims, "convolution")?;
     let nsp = cd.input_spatial.len();
     let idx = |v: i64, dims: &[usize]| -> Res<usize> {
-        usize::try_from(v).ok().filter(|&v| v < dims.len()).map_or_else(|| err("convolution: dim_labels out of range"), Ok)
+        usize::try_from(v)
+            .ok()
+            .filter(|&v| v < dims.len())
+            .map_or_else(|| err("convolution: dim_labels out of range"), Ok)
     };
-    if cd.kernel_spatial.len() != nsp || cd.output_spatial.len() != nsp || ld.len() != nsp + 2 || kd.len() != nsp + 2 || od.len() != nsp + 2 {
+    if cd.kernel_spatial.len() != nsp
+        || cd.output_spatial.len() != nsp
+        || ld.len() != nsp + 2
+        || kd.len() != nsp + 2
+        || od.len() != nsp + 2
+    {
         return err("convolution: dim_labels do not match the operand ranks");
     }
     let window = match &a.window {
@@ -234,11 +301,26 @@ pub(crate) fn convolution(lhs: &Literal, rhs: &Literal, a: &Attrs, out: &ArraySh
         _ => return err("convolution: window does not match the spatial rank"),
     };
     let (ib, ifd) = (idx(cd.input_batch, &ld)?, idx(cd.input_feature, &ld)?);
-    let (kif, kof) = (idx(cd.kernel_input_feature, &kd)?, idx(cd.kernel_output_feature, &kd)?);
+    let (kif, kof) = (
+        idx(cd.kernel_input_feature, &kd)?,
+        idx(cd.kernel_output_feature, &kd)?,
+    );
     let (ob, of) = (idx(cd.output_batch, &od)?, idx(cd.output_feature, &od)?);
-    let isp: Vec<usize> = cd.input_spatial.iter().map(|&d| idx(d, &ld)).collect::<Res<_>>()?;
-    let ksp: Vec<usize> = cd.kernel_spatial.iter().map(|&d| idx(d, &kd)).collect::<Res<_>>()?;
-    let osp: Vec<usize> = cd.output_spatial.iter().map(|&d| idx(d, &od)).collect::<Res<_>>()?;
+    let isp: Vec<usize> = cd
+        .input_spatial
+        .iter()
+        .map(|&d| idx(d, &ld))
+        .collect::<Res<_>>()?;
+    let ksp: Vec<usize> = cd
+        .kernel_spatial
+        .iter()
+        .map(|&d| idx(d, &kd))
+        .collect::<Res<_>>()?;
+    let osp: Vec<usize> = cd
+        .output_spatial
+        .iter()
+        .map(|&d| idx(d, &od))
+        .collect::<Res<_>>()?;
     let fgc = a.feature_group_count.unwrap_or(1).max(1) as usize;
     let bgc = a.batch_group_count.unwrap_or(1).max(1) as usize;
     let g = ConvGeom {
@@ -254,8 +336,18 @@ pub(crate) fn convolution(lhs: &Literal, rhs: &Literal, a: &Attrs, out: &ArraySh
         k_st: strides(&kd),
         out_st: strides(&od),
     };
-    if ld[ifd] != g.i_feat * fgc || kd[kof] != g.o_feat || g.o_feat % fgc != 0 || g.o_feat % bgc != 0 || ld[ib] != g.n_out * bgc {
-        return err(format!("convolution: feature or batch sizes of {}, {} and {} do not match the groups", lhs.shape(), rhs.shape(), out));
+    if ld[ifd] != g.i_feat * fgc
+        || kd[kof] != g.o_feat
+        || g.o_feat % fgc != 0
+        || g.o_feat % bgc != 0
+        || ld[ib] != g.n_out * bgc
+    {
+        return err(format!(
+            "convolution: feature or batch sizes of {}, {} and {} do not match the groups",
+            lhs.shape(),
+            rhs.shape(),
+            out
+        ));
     }
     for w in &window {
         if w.stride <= 0 || w.base_dilation <= 0 || w.window_dilation <= 0 {
@@ -263,7 +355,24 @@ pub(crate) fn convolution(lhs: &Literal, rhs: &Literal, a: &Attrs, out: &ArraySh
         }
     }
     let total: usize = od.iter().product();
-    fn kernel<A: Acc>(l: &[A], k: &[A], g: &ConvGeom, w: &[crate::hlo::WindowDim], dims: (usize, usize, usize, usize, usize, usize, &[usize], &[usize], &[usize]), total: usize) -> Vec<A> {
+    fn kernel<A: Acc>(
+        l: &[A],
+        k: &[A],
+        g: &ConvGeom,
+        w: &[crate::hlo::WindowDim],
+        dims: (
+            usize,
+            usize,
+            usize,
+            usize,
+            usize,
+            usize,
+            &[usize],
+            &[usize],
+            &[usize],
+        ),
+        total: usize,
+    ) -> Vec<A> {
         let (ib, ifd, kif, kof, ob, of, isp, ksp, osp) = dims;
         let mut out = vec![A::default(); total];
         let nsp = isp.len();
@@ -290,13 +399,22 @@ pub(crate) fn convolution(lhs: &Literal, rhs: &Literal, a: &Attrs, out: &ArraySh
                             let mut inside = true;
                             for s in 0..nsp {
                                 let wd = &w[s];
-                                let pos = opos[s] as i64 * wd.stride + kpos[s] as i64 * wd.window_dilation - wd.pad_low;
-                                if pos < 0 || pos % wd.base_dilation != 0 || (pos / wd.base_dilation) as usize >= g.in_spatial[s] {
+                                let pos = opos[s] as i64 * wd.stride
+                                    + kpos[s] as i64 * wd.window_dilation
+                                    - wd.pad_low;
+                                if pos < 0
+                                    || pos % wd.base_dilation != 0
+                                    || (pos / wd.base_dilation) as usize >= g.in_spatial[s]
+                                {
                                     inside = false;
                                     break;
                                 }
                                 li += (pos / wd.base_dilation) as usize * g.in_st[isp[s]];
-                                let kk = if wd.reversal { g.k_spatial[s] - 1 - kpos[s] } else { kpos[s] };
+                                let kk = if wd.reversal {
+                                    g.k_spatial[s] - 1 - kpos[s]
+                                } else {
+                                    kpos[s]
+                                };
                                 ki += kk * g.k_st[ksp[s]];
                             }
                             if inside {
@@ -316,16 +434,46 @@ pub(crate) fn convolution(lhs: &Literal, rhs: &Literal, a: &Attrs, out: &ArraySh
         }
         out
     }
-    let dims = (ib, ifd, kif, kof, ob, of, isp.as_slice(), ksp.as_slice(), osp.as_slice());
+    let dims = (
+        ib,
+        ifd,
+        kif,
+        kof,
+        ob,
+        of,
+        isp.as_slice(),
+        ksp.as_slice(),
+        osp.as_slice(),
+    );
     match acc_kind(out.dtype, lhs.dtype(), rhs.dtype())? {
-        AccKind::F32 => finish(kernel::<f32>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, dims, total), &od, out.dtype),
-        AccKind::F64 => finish(kernel::<f64>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, dims, total), &od, out.dtype),
-        AccKind::I64 => finish(kernel::<Wrapping>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, dims, total), &od, out.dtype),
+        AccKind::F32 => finish(
+            kernel::<f32>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, dims, total),
+            &od,
+            out.dtype,
+        ),
+        AccKind::F64 => finish(
+            kernel::<f64>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, dims, total),
+            &od,
+            out.dtype,
+        ),
+        AccKind::I64 => finish(
+            kernel::<Wrapping>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, dims, total),
+            &od,
+            out.dtype,
+        ),
     }
 }
 
 fn ksp_sizes_default(ks: &[i64], kd: &[usize]) -> Vec<crate::hlo::WindowDim> {
     ks.iter()
-        .map(|&d| crate::hlo::WindowDim::new(usize::try_from(d).ok().and_then(|d| kd.get(d)).copied().unwrap_or(1) as i64))
+        .map(|&d| {
+            crate::hlo::WindowDim::new(
+                usize::try_from(d)
+                    .ok()
+                    .and_then(|d| kd.get(d))
+                    .copied()
+                    .unwrap_or(1) as i64,
+            )
+        })
         .collect()
 }

@@ -6,7 +6,7 @@ use ndarray::{ArrayD, IxDyn};
 use super::math::Compute;
 use crate::backend::BackendError;
 use crate::hlo::ElementType;
-use crate::literal::{ArrayData, F8E4M3Fn, F8E5M2, Literal, Value};
+use crate::literal::{ArrayData, F8E4M3Fn, Literal, Value, F8E5M2};
 
 /// Shorthand for the interpreter's results.
 pub(crate) type Res<T> = Result<T, BackendError>;
@@ -96,21 +96,66 @@ fn normalize_narrow_ints(data: &mut ArrayData) {
 macro_rules! dispatch {
     ($data:expr, $a:ident : $t:ident => $body:expr) => {
         match $data {
-            ArrayData::Pred($a) => { type $t = bool; $body }
-            ArrayData::S4($a) | ArrayData::S8($a) => { type $t = i8; $body }
-            ArrayData::S16($a) => { type $t = i16; $body }
-            ArrayData::S32($a) => { type $t = i32; $body }
-            ArrayData::S64($a) => { type $t = i64; $body }
-            ArrayData::U4($a) | ArrayData::U8($a) => { type $t = u8; $body }
-            ArrayData::U16($a) => { type $t = u16; $body }
-            ArrayData::U32($a) => { type $t = u32; $body }
-            ArrayData::U64($a) => { type $t = u64; $body }
-            ArrayData::F16($a) => { type $t = half::f16; $body }
-            ArrayData::Bf16($a) => { type $t = half::bf16; $body }
-            ArrayData::F32($a) => { type $t = f32; $body }
-            ArrayData::F64($a) => { type $t = f64; $body }
-            ArrayData::F8E4M3Fn($a) => { type $t = $crate::literal::F8E4M3Fn; $body }
-            ArrayData::F8E5M2($a) => { type $t = $crate::literal::F8E5M2; $body }
+            ArrayData::Pred($a) => {
+                type $t = bool;
+                $body
+            }
+            ArrayData::S4($a) | ArrayData::S8($a) => {
+                type $t = i8;
+                $body
+            }
+            ArrayData::S16($a) => {
+                type $t = i16;
+                $body
+            }
+            ArrayData::S32($a) => {
+                type $t = i32;
+                $body
+            }
+            ArrayData::S64($a) => {
+                type $t = i64;
+                $body
+            }
+            ArrayData::U4($a) | ArrayData::U8($a) => {
+                type $t = u8;
+                $body
+            }
+            ArrayData::U16($a) => {
+                type $t = u16;
+                $body
+            }
+            ArrayData::U32($a) => {
+                type $t = u32;
+                $body
+            }
+            ArrayData::U64($a) => {
+                type $t = u64;
+                $body
+            }
+            ArrayData::F16($a) => {
+                type $t = half::f16;
+                $body
+            }
+            ArrayData::Bf16($a) => {
+                type $t = half::bf16;
+                $body
+            }
+            ArrayData::F32($a) => {
+                type $t = f32;
+                $body
+            }
+            ArrayData::F64($a) => {
+                type $t = f64;
+                $body
+            }
+            ArrayData::F8E4M3Fn($a) => {
+                type $t = $crate::literal::F8E4M3Fn;
+                $body
+            }
+            ArrayData::F8E5M2($a) => {
+                type $t = $crate::literal::F8E5M2;
+                $body
+            }
         }
     };
 }
@@ -213,12 +258,30 @@ impl FloatElem for F8E5M2 {
 macro_rules! dispatch_float {
     ($data:expr, $a:ident : $t:ident => $body:expr, _ => $other:expr) => {
         match $data {
-            ArrayData::F16($a) => { type $t = half::f16; $body }
-            ArrayData::Bf16($a) => { type $t = half::bf16; $body }
-            ArrayData::F32($a) => { type $t = f32; $body }
-            ArrayData::F64($a) => { type $t = f64; $body }
-            ArrayData::F8E4M3Fn($a) => { type $t = $crate::literal::F8E4M3Fn; $body }
-            ArrayData::F8E5M2($a) => { type $t = $crate::literal::F8E5M2; $body }
+            ArrayData::F16($a) => {
+                type $t = half::f16;
+                $body
+            }
+            ArrayData::Bf16($a) => {
+                type $t = half::bf16;
+                $body
+            }
+            ArrayData::F32($a) => {
+                type $t = f32;
+                $body
+            }
+            ArrayData::F64($a) => {
+                type $t = f64;
+                $body
+            }
+            ArrayData::F8E4M3Fn($a) => {
+                type $t = $crate::literal::F8E4M3Fn;
+                $body
+            }
+            ArrayData::F8E5M2($a) => {
+                type $t = $crate::literal::F8E5M2;
+                $body
+            }
             _ => $other,
         }
     };
@@ -247,14 +310,38 @@ int_elem!(i8, i16, i32, i64, u8, u16, u32, u64);
 macro_rules! dispatch_int {
     ($data:expr, $a:ident : $t:ident => $body:expr, _ => $other:expr) => {
         match $data {
-            ArrayData::S4($a) | ArrayData::S8($a) => { type $t = i8; $body }
-            ArrayData::S16($a) => { type $t = i16; $body }
-            ArrayData::S32($a) => { type $t = i32; $body }
-            ArrayData::S64($a) => { type $t = i64; $body }
-            ArrayData::U4($a) | ArrayData::U8($a) => { type $t = u8; $body }
-            ArrayData::U16($a) => { type $t = u16; $body }
-            ArrayData::U32($a) => { type $t = u32; $body }
-            ArrayData::U64($a) => { type $t = u64; $body }
+            ArrayData::S4($a) | ArrayData::S8($a) => {
+                type $t = i8;
+                $body
+            }
+            ArrayData::S16($a) => {
+                type $t = i16;
+                $body
+            }
+            ArrayData::S32($a) => {
+                type $t = i32;
+                $body
+            }
+            ArrayData::S64($a) => {
+                type $t = i64;
+                $body
+            }
+            ArrayData::U4($a) | ArrayData::U8($a) => {
+                type $t = u8;
+                $body
+            }
+            ArrayData::U16($a) => {
+                type $t = u16;
+                $body
+            }
+            ArrayData::U32($a) => {
+                type $t = u32;
+                $body
+            }
+            ArrayData::U64($a) => {
+                type $t = u64;
+                $body
+            }
             _ => $other,
         }
     };
@@ -281,7 +368,9 @@ impl<'a> ValRef<'a> {
     pub(crate) fn array(self, what: &str) -> Res<&'a Literal> {
         match self {
             ValRef::Array(l) => Ok(l),
-            _ => err(format!("{what}: expected an array operand, got a tuple or token")),
+            _ => err(format!(
+                "{what}: expected an array operand, got a tuple or token"
+            )),
         }
     }
     /// An owned copy.
@@ -318,23 +407,29 @@ pub(crate) fn next_index(idx: &mut [usize], dims: &[usize]) -> bool {
 /// Converts i64 dims to usize, rejecting negative ones.
 pub(crate) fn udims(dims: &[i64], what: &str) -> Res<Vec<usize>> {
     dims.iter()
-        .map(|&d| usize::try_from(d).map_err(|_| BackendError::Execute(format!("{what}: negative dimension {d}"))))
+        .map(|&d| {
+            usize::try_from(d)
+                .map_err(|_| BackendError::Execute(format!("{what}: negative dimension {d}")))
+        })
         .collect()
 }
 
 /// Reads every element of an integer (or pred) literal as i64.
 pub(crate) fn int_values(lit: &Literal, what: &str) -> Res<Vec<i64>> {
     dispatch_int!(lit.data(), a: T => Ok(a.iter().map(|&v: &T| v.to_i64()).collect()),
-        _ => match lit.data() {
-            ArrayData::Pred(a) => Ok(a.iter().map(|&b| b as i64).collect()),
-            _ => err(format!("{what}: expected an integer operand, got {}", lit.dtype())),
-        })
+    _ => match lit.data() {
+        ArrayData::Pred(a) => Ok(a.iter().map(|&b| b as i64).collect()),
+        _ => err(format!("{what}: expected an integer operand, got {}", lit.dtype())),
+    })
 }
 
 /// Reads a scalar integer operand.
 pub(crate) fn scalar_int(lit: &Literal, what: &str) -> Res<i64> {
     if lit.element_count() != 1 {
-        return err(format!("{what}: expected a scalar index, got {}", lit.shape()));
+        return err(format!(
+            "{what}: expected a scalar index, got {}",
+            lit.shape()
+        ));
     }
     Ok(int_values(lit, what)?[0])
 }
@@ -343,12 +438,30 @@ pub(crate) fn scalar_int(lit: &Literal, what: &str) -> Res<i64> {
 macro_rules! with_float_type {
     ($dt:expr, $t:ident => $body:expr, _ => $other:expr) => {
         match $dt {
-            ElementType::F16 => { type $t = half::f16; $body }
-            ElementType::Bf16 => { type $t = half::bf16; $body }
-            ElementType::F32 => { type $t = f32; $body }
-            ElementType::F64 => { type $t = f64; $body }
-            ElementType::F8E4M3Fn => { type $t = $crate::literal::F8E4M3Fn; $body }
-            ElementType::F8E5M2 => { type $t = $crate::literal::F8E5M2; $body }
+            ElementType::F16 => {
+                type $t = half::f16;
+                $body
+            }
+            ElementType::Bf16 => {
+                type $t = half::bf16;
+                $body
+            }
+            ElementType::F32 => {
+                type $t = f32;
+                $body
+            }
+            ElementType::F64 => {
+                type $t = f64;
+                $body
+            }
+            ElementType::F8E4M3Fn => {
+                type $t = $crate::literal::F8E4M3Fn;
+                $body
+            }
+            ElementType::F8E5M2 => {
+                type $t = $crate::literal::F8E5M2;
+                $body
+            }
             _ => $other,
         }
     };
@@ -359,14 +472,38 @@ pub(crate) use with_float_type;
 macro_rules! with_int_type {
     ($dt:expr, $t:ident => $body:expr, _ => $other:expr) => {
         match $dt {
-            ElementType::S4 | ElementType::S8 => { type $t = i8; $body }
-            ElementType::S16 => { type $t = i16; $body }
-            ElementType::S32 => { type $t = i32; $body }
-            ElementType::S64 => { type $t = i64; $body }
-            ElementType::U4 | ElementType::U8 => { type $t = u8; $body }
-            ElementType::U16 => { type $t = u16; $body }
-            ElementType::U32 => { type $t = u32; $body }
-            ElementType::U64 => { type $t = u64; $body }
+            ElementType::S4 | ElementType::S8 => {
+                type $t = i8;
+                $body
+            }
+            ElementType::S16 => {
+                type $t = i16;
+                $body
+            }
+            ElementType::S32 => {
+                type $t = i32;
+                $body
+            }
+            ElementType::S64 => {
+                type $t = i64;
+                $body
+            }
+            ElementType::U4 | ElementType::U8 => {
+                type $t = u8;
+                $body
+            }
+            ElementType::U16 => {
+                type $t = u16;
+                $body
+            }
+            ElementType::U32 => {
+                type $t = u32;
+                $body
+            }
+            ElementType::U64 => {
+                type $t = u64;
+                $body
+            }
             _ => $other,
         }
     };

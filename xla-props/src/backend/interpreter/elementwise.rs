@@ -2,7 +2,8 @@
 //! tight typed loop. Narrow floats compute in f32 and round after each op.
 
 use super::elem::{
-    dispatch, dispatch_float, dispatch_int, err, make, slice_of, with_float_type, with_int_type, FloatElem, IntElem, Res,
+    dispatch, dispatch_float, dispatch_int, err, make, slice_of, with_float_type, with_int_type,
+    FloatElem, IntElem, Res,
 };
 use super::math::Compute;
 use crate::backend::BackendError;
@@ -92,7 +93,11 @@ fn float_unary<T: FloatElem>(op: Opcode, a: &[T]) -> Res<Vec<T>> {
         Opcode::Rsqrt => m!(|x| one / x.sqrt()),
         Opcode::Cbrt => m!(|x| x.cbrt()),
         Opcode::Erf => m!(|x| x.erf()),
-        _ => return Err(BackendError::unsupported(format!("{op} on floating-point operands"))),
+        _ => {
+            return Err(BackendError::unsupported(format!(
+                "{op} on floating-point operands"
+            )))
+        }
     })
 }
 
@@ -131,7 +136,11 @@ fn int_unary<T: IntElem>(op: Opcode, a: &[T], bits: u32, signed: bool) -> Res<Ve
         Opcode::CountLeadingZeros => {
             m!(|x| (((x as u64) & mk).leading_zeros() - (64 - bits)) as i64)
         }
-        _ => return Err(BackendError::unsupported(format!("{op} on integer operands"))),
+        _ => {
+            return Err(BackendError::unsupported(format!(
+                "{op} on integer operands"
+            )))
+        }
     })
 }
 
@@ -170,10 +179,18 @@ fn int_binary<T: IntElem>(op: Opcode, a: &[T], b: &[T], bits: u32, signed: bool)
         Opcode::Multiply => m!(|x, y| x.wrapping_mul(y)),
         Opcode::Divide if signed => m!(|x, y| if y == 0 { -1 } else { x.wrapping_div(y) }),
         Opcode::Divide => {
-            m!(|x, y| if y == 0 { -1 } else { ((x as u64) / (y as u64)) as i64 })
+            m!(|x, y| if y == 0 {
+                -1
+            } else {
+                ((x as u64) / (y as u64)) as i64
+            })
         }
         Opcode::Remainder if signed => m!(|x, y| if y == 0 { x } else { x.wrapping_rem(y) }),
-        Opcode::Remainder => m!(|x, y| if y == 0 { x } else { ((x as u64) % (y as u64)) as i64 }),
+        Opcode::Remainder => m!(|x, y| if y == 0 {
+            x
+        } else {
+            ((x as u64) % (y as u64)) as i64
+        }),
         Opcode::Maximum if signed => m!(|x, y| x.max(y)),
         Opcode::Maximum => m!(|x, y| (x as u64).max(y as u64) as i64),
         Opcode::Minimum if signed => m!(|x, y| x.min(y)),
@@ -211,7 +228,11 @@ fn int_binary<T: IntElem>(op: Opcode, a: &[T], b: &[T], bits: u32, signed: bool)
                 v >> s
             }
         }),
-        _ => return Err(BackendError::unsupported(format!("{op} on integer operands"))),
+        _ => {
+            return Err(BackendError::unsupported(format!(
+                "{op} on integer operands"
+            )))
+        }
     })
 }
 
@@ -235,7 +256,11 @@ fn float_binary<T: FloatElem>(op: Opcode, a: &[T], b: &[T]) -> Res<Vec<T>> {
         Opcode::Maximum => m!(|x, y| fmax(x, y)),
         Opcode::Minimum => m!(|x, y| fmin(x, y)),
         Opcode::Atan2 => m!(|x, y| x.atan2(y)),
-        _ => return Err(BackendError::unsupported(format!("{op} on floating-point operands"))),
+        _ => {
+            return Err(BackendError::unsupported(format!(
+                "{op} on floating-point operands"
+            )))
+        }
     })
 }
 
@@ -259,10 +284,14 @@ pub(crate) fn unary(op: Opcode, x: &Literal, out: ElementType) -> Res<Literal> {
         return make(ElementType::Pred, &dims, v);
     }
     if out != dt {
-        return err(format!("{op}: result type {out} differs from operand type {dt}"));
+        return err(format!(
+            "{op}: result type {out} differs from operand type {dt}"
+        ));
     }
     if let ArrayData::Pred(a) = x.data() {
-        let s = a.as_slice().ok_or_else(|| BackendError::Execute("non-contiguous".into()))?;
+        let s = a
+            .as_slice()
+            .ok_or_else(|| BackendError::Execute("non-contiguous".into()))?;
         return match op {
             Opcode::Not => make(dt, &dims, map1(s, |v| !v)),
             _ => Err(BackendError::unsupported(format!("{op} on pred operands"))),
@@ -330,7 +359,11 @@ fn ord_test<O: PartialOrd>(d: ComparisonDirection, a: O, b: O) -> bool {
 /// Compares two scalars of the same float storage type.
 pub(crate) fn float_cmp<T: FloatElem>(d: ComparisonDirection, total: bool, a: T, b: T) -> bool {
     if total {
-        ord_test(d, total_key(a.bits(), T::BITS), total_key(b.bits(), T::BITS))
+        ord_test(
+            d,
+            total_key(a.bits(), T::BITS),
+            total_key(b.bits(), T::BITS),
+        )
     } else {
         ord_test(d, a.up(), b.up())
     }
@@ -348,7 +381,10 @@ pub(crate) fn compare(
     let dt = x.dtype();
     let total = ty == Some(ComparisonType::TotalOrder);
     let v: Vec<bool> = if let (ArrayData::Pred(a), ArrayData::Pred(b)) = (x.data(), y.data()) {
-        a.iter().zip(b.iter()).map(|(&p, &q)| ord_test(d, p, q)).collect()
+        a.iter()
+            .zip(b.iter())
+            .map(|(&p, &q)| ord_test(d, p, q))
+            .collect()
     } else {
         dispatch_float!(x.data(), _a: T => {
             map2(slice_of::<T>(x, "compare")?, slice_of::<T>(y, "compare")?, |p: T, q: T| float_cmp(d, total, p, q))
@@ -385,7 +421,11 @@ pub(crate) fn select(p: &Literal, t: &Literal, f: &Literal) -> Res<Literal> {
     same_shape("select", t, f)?;
     let pv: &[bool] = slice_of::<bool>(p, "select predicate")?;
     if pv.len() != 1 && p.dims() != t.dims() {
-        return err(format!("select: predicate shape {} does not match {}", p.shape(), t.shape()));
+        return err(format!(
+            "select: predicate shape {} does not match {}",
+            p.shape(),
+            t.shape()
+        ));
     }
     let dims = t.dims().to_vec();
     let n = t.element_count();
@@ -401,7 +441,11 @@ pub(crate) fn clamp(lo: &Literal, x: &Literal, hi: &Literal) -> Res<Literal> {
     let dt = x.dtype();
     for (name, b) in [("min", lo), ("max", hi)] {
         if b.dtype() != dt || (b.element_count() != 1 && b.dims() != x.dims()) {
-            return err(format!("clamp: {name} operand {} does not match {}", b.shape(), x.shape()));
+            return err(format!(
+                "clamp: {name} operand {} does not match {}",
+                b.shape(),
+                x.shape()
+            ));
         }
     }
     let dims = x.dims().to_vec();
@@ -447,7 +491,7 @@ fn read_all(x: &Literal) -> Res<Vec<Scalar>> {
                 let w = v.to_i64();
                 Scalar::I(if unsigned { w as u64 as i128 } else { w as i128 })
             }).collect()
-        }, _ => return err(format!("convert from {} is not supported", x.dtype()))))
+        }, _ => return err(format!("convert from {} is not supported", x.dtype())))),
     })
 }
 
@@ -552,7 +596,11 @@ pub(crate) fn bitcast_convert(x: &Literal, out: ElementType, out_dims: &[usize])
         let k = (wo / wi) as usize;
         bits_in
             .chunks(k)
-            .map(|c| c.iter().enumerate().fold(0u64, |acc, (j, &b)| acc | (b << (j as u32 * wi))))
+            .map(|c| {
+                c.iter()
+                    .enumerate()
+                    .fold(0u64, |acc, (j, &b)| acc | (b << (j as u32 * wi)))
+            })
             .collect()
     } else {
         return Err(BackendError::unsupported(format!(
@@ -560,11 +608,19 @@ pub(crate) fn bitcast_convert(x: &Literal, out: ElementType, out_dims: &[usize])
             x.dtype()
         )));
     };
-    let shape = crate::hlo::ArrayShape::new(out, out_dims.iter().map(|&d| d as i64).collect::<Vec<_>>());
-    Literal::from_bits(&shape, &bits_out).map_err(|e| BackendError::Execute(format!("bitcast-convert: {e}")))
+    let shape =
+        crate::hlo::ArrayShape::new(out, out_dims.iter().map(|&d| d as i64).collect::<Vec<_>>());
+    Literal::from_bits(&shape, &bits_out)
+        .map_err(|e| BackendError::Execute(format!("bitcast-convert: {e}")))
 }
 
-fn reduce_precision_bits(x: u64, nexp: u32, nmant: u32, exponent_bits: u32, mantissa_bits: u32) -> u64 {
+fn reduce_precision_bits(
+    x: u64,
+    nexp: u32,
+    nmant: u32,
+    exponent_bits: u32,
+    mantissa_bits: u32,
+) -> u64 {
     let nbits = 1 + nexp + nmant;
     let mut v = x;
     if mantissa_bits < nmant {
@@ -596,7 +652,11 @@ fn reduce_precision_bits(x: u64, nexp: u32, nmant: u32, exponent_bits: u32, mant
 /// `reduce-precision` to `exponent_bits`/`mantissa_bits` (round to nearest
 /// even, overflow to infinity, values below the reduced normal range to
 /// signed zero, NaN kept).
-pub(crate) fn reduce_precision(x: &Literal, exponent_bits: i64, mantissa_bits: i64) -> Res<Literal> {
+pub(crate) fn reduce_precision(
+    x: &Literal,
+    exponent_bits: i64,
+    mantissa_bits: i64,
+) -> Res<Literal> {
     if !(1..=11).contains(&exponent_bits) || !(0..=52).contains(&mantissa_bits) {
         return err(format!(
             "reduce-precision: bad exponent_bits={exponent_bits} mantissa_bits={mantissa_bits}"
@@ -608,7 +668,13 @@ pub(crate) fn reduce_precision(x: &Literal, exponent_bits: i64, mantissa_bits: i
     if let ArrayData::F64(a) = x.data() {
         let v: Vec<f64> = a
             .iter()
-            .map(|&f| if f.is_nan() { f } else { f64::from_bits(reduce_precision_bits(f.to_bits(), 11, 52, eb, mb)) })
+            .map(|&f| {
+                if f.is_nan() {
+                    f
+                } else {
+                    f64::from_bits(reduce_precision_bits(f.to_bits(), 11, 52, eb, mb))
+                }
+            })
             .collect();
         return make(dt, &dims, v);
     }
@@ -625,7 +691,10 @@ pub(crate) fn reduce_precision(x: &Literal, exponent_bits: i64, mantissa_bits: i
 /// `iota` along `dim` of `dims`, of type `dt`.
 pub(crate) fn iota(dt: ElementType, dims: &[usize], dim: usize) -> Res<Literal> {
     if dim >= dims.len() {
-        return err(format!("iota: iota_dimension {dim} out of range for rank {}", dims.len()));
+        return err(format!(
+            "iota: iota_dimension {dim} out of range for rank {}",
+            dims.len()
+        ));
     }
     let n: usize = dims.iter().product();
     let inner: usize = dims[dim + 1..].iter().product();

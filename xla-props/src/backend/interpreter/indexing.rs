@@ -8,7 +8,14 @@ fn to_usizes(v: &[i64], bound: usize, what: &str) -> Res<Vec<usize>> {
     v.iter()
         .map(|&d| usize::try_from(d).ok().filter(|&d| d < bound))
         .collect::<Option<Vec<_>>>()
-        .map_or_else(|| err(format!("{what}: dimension list {v:?} out of range (rank {bound})")), Ok)
+        .map_or_else(
+            || {
+                err(format!(
+                    "{what}: dimension list {v:?} out of range (rank {bound})"
+                ))
+            },
+            Ok,
+        )
 }
 
 /// Reads start index vectors: `indices` with the index vector along `ivd`
@@ -26,10 +33,13 @@ impl StartIndices {
     fn new(indices: &Literal, ivd: i64, what: &str) -> Res<StartIndices> {
         let dims = indices.dims().to_vec();
         let rank = dims.len();
-        let ivd = usize::try_from(ivd).ok().filter(|&d| d <= rank).map_or_else(
-            || err(format!("{what}: index_vector_dim {ivd} out of range")),
-            Ok,
-        )?;
+        let ivd = usize::try_from(ivd)
+            .ok()
+            .filter(|&d| d <= rank)
+            .map_or_else(
+                || err(format!("{what}: index_vector_dim {ivd} out of range")),
+                Ok,
+            )?;
         let batch_dims = (0..rank).filter(|&d| d != ivd).map(|d| dims[d]).collect();
         Ok(StartIndices {
             vals: int_values(indices, what)?,
@@ -84,8 +94,16 @@ pub(crate) fn gather_indices(
     let out_rank = out_dims.len();
     let offset_dims = to_usizes(&g.offset_dims, out_rank, "gather offset_dims")?;
     let collapsed = to_usizes(&g.collapsed_slice_dims, rank, "gather collapsed_slice_dims")?;
-    let op_batching = to_usizes(&g.operand_batching_dims, rank, "gather operand_batching_dims")?;
-    let idx_batching = to_usizes(&g.start_indices_batching_dims, si.rank, "gather start_indices_batching_dims")?;
+    let op_batching = to_usizes(
+        &g.operand_batching_dims,
+        rank,
+        "gather operand_batching_dims",
+    )?;
+    let idx_batching = to_usizes(
+        &g.start_indices_batching_dims,
+        si.rank,
+        "gather start_indices_batching_dims",
+    )?;
     let start_map = to_usizes(&g.start_index_map, rank, "gather start_index_map")?;
     let sizes: Vec<usize> = g
         .slice_sizes
@@ -94,7 +112,16 @@ pub(crate) fn gather_indices(
         .map(|(&z, &d)| usize::try_from(z).ok().filter(|&z| z <= d))
         .collect::<Option<_>>()
         .filter(|v: &Vec<usize>| v.len() == rank)
-        .map_or_else(|| err(format!("gather: slice_sizes {:?} do not fit {}", g.slice_sizes, x.shape())), Ok)?;
+        .map_or_else(
+            || {
+                err(format!(
+                    "gather: slice_sizes {:?} do not fit {}",
+                    g.slice_sizes,
+                    x.shape()
+                ))
+            },
+            Ok,
+        )?;
     let offset_operand: Vec<usize> = (0..rank)
         .filter(|d| !collapsed.contains(d) && !op_batching.contains(d))
         .collect();
@@ -156,10 +183,22 @@ pub(crate) fn scatter_pairs(
     let si = StartIndices::new(indices, s.index_vector_dim, "scatter")?;
     let up_rank = up_dims.len();
     let window_dims = to_usizes(&s.update_window_dims, up_rank, "scatter update_window_dims")?;
-    let inserted = to_usizes(&s.inserted_window_dims, rank, "scatter inserted_window_dims")?;
+    let inserted = to_usizes(
+        &s.inserted_window_dims,
+        rank,
+        "scatter inserted_window_dims",
+    )?;
     let in_batching = to_usizes(&s.input_batching_dims, rank, "scatter input_batching_dims")?;
-    let idx_batching = to_usizes(&s.scatter_indices_batching_dims, si.rank, "scatter scatter_indices_batching_dims")?;
-    let to_operand = to_usizes(&s.scatter_dims_to_operand_dims, rank, "scatter scatter_dims_to_operand_dims")?;
+    let idx_batching = to_usizes(
+        &s.scatter_indices_batching_dims,
+        si.rank,
+        "scatter scatter_indices_batching_dims",
+    )?;
+    let to_operand = to_usizes(
+        &s.scatter_dims_to_operand_dims,
+        rank,
+        "scatter scatter_dims_to_operand_dims",
+    )?;
     let window_operand: Vec<usize> = (0..rank)
         .filter(|d| !inserted.contains(d) && !in_batching.contains(d))
         .collect();
@@ -193,7 +232,8 @@ pub(crate) fn scatter_pairs(
         for (&od, &idd) in in_batching.iter().zip(&idx_batching) {
             start[od] = gvec[si.batch_pos(idd)] as i64;
         }
-        let in_bounds = (0..rank).all(|d| start[d] >= 0 && start[d] as u64 + wsize[d] as u64 <= op_dims[d] as u64);
+        let in_bounds = (0..rank)
+            .all(|d| start[d] >= 0 && start[d] as u64 + wsize[d] as u64 <= op_dims[d] as u64);
         if in_bounds {
             let mut flat = 0usize;
             for d in 0..rank {

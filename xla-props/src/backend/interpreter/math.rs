@@ -233,10 +233,16 @@ mod tests {
         ];
         for (x, want) in cases {
             let got = erf_f64(x);
-            assert!((got - want).abs() <= 4.0 * f64::EPSILON * want, "erf_f64({x}) = {got}");
+            assert!(
+                (got - want).abs() <= 4.0 * f64::EPSILON * want,
+                "erf_f64({x}) = {got}"
+            );
             assert_eq!(erf_f64(-x), -got);
             let got32 = erf_f32(x as f32);
-            assert!((got32 as f64 - want).abs() <= 3e-7 * want, "erf_f32({x}) = {got32}");
+            assert!(
+                (got32 as f64 - want).abs() <= 3e-7 * want,
+                "erf_f32({x}) = {got32}"
+            );
         }
         assert_eq!(erf_f64(0.0), 0.0);
         assert!(erf_f64(-0.0).is_sign_negative());

@@ -170,7 +170,13 @@ fn classify_reducer(comp: &crate::hlo::Computation) -> Reducer {
     }
     let commutative = matches!(
         root.opcode,
-        Opcode::Add | Opcode::Multiply | Opcode::Maximum | Opcode::Minimum | Opcode::And | Opcode::Or | Opcode::Xor
+        Opcode::Add
+            | Opcode::Multiply
+            | Opcode::Maximum
+            | Opcode::Minimum
+            | Opcode::And
+            | Opcode::Or
+            | Opcode::Xor
     );
     let scalar = |id: InstrId| {
         comp.instr(id)
@@ -194,7 +200,8 @@ fn classify_reducer(comp: &crate::hlo::Computation) -> Reducer {
 fn classify_compare(comp: &crate::hlo::Computation) -> Option<SimpleCompare> {
     let params = comp.parameters();
     let root = comp.instr(comp.root);
-    if root.opcode != Opcode::Compare || params.len() < 2 || root.operands != [params[0], params[1]] {
+    if root.opcode != Opcode::Compare || params.len() < 2 || root.operands != [params[0], params[1]]
+    {
         return None;
     }
     Some(SimpleCompare {
@@ -214,14 +221,23 @@ impl Compiled {
         for (ci, comp) in module.computations.iter().enumerate() {
             let n = comp.instructions.len();
             if comp.root.index() >= n {
-                return compile_err(format!("computation `{}` has no root instruction", comp.name));
+                return compile_err(format!(
+                    "computation `{}` has no root instruction",
+                    comp.name
+                ));
             }
             for ins in &comp.instructions {
                 if ins.opcode.is_parse_only() {
-                    return Err(BackendError::unsupported(format!("opcode `{}`", ins.opcode)));
+                    return Err(BackendError::unsupported(format!(
+                        "opcode `{}`",
+                        ins.opcode
+                    )));
                 }
                 if has_complex(&ins.shape) {
-                    return Err(BackendError::unsupported(format!("complex type in `{}`", ins.name)));
+                    return Err(BackendError::unsupported(format!(
+                        "complex type in `{}`",
+                        ins.name
+                    )));
                 }
                 if !ins.opcode.arity().accepts(ins.operands.len()) {
                     return compile_err(format!(
@@ -241,9 +257,9 @@ impl Compiled {
                     fusions.insert(ins.name.clone(), (CompId(ci as u32), InstrId(0)));
                 }
             }
-            let order = comp
-                .post_order()
-                .ok_or_else(|| BackendError::Compile(format!("computation `{}` has a cycle", comp.name)))?;
+            let order = comp.post_order().ok_or_else(|| {
+                BackendError::Compile(format!("computation `{}` has a cycle", comp.name))
+            })?;
             for (k, ins) in comp.instructions.iter().enumerate() {
                 if ins.opcode == Opcode::Fusion {
                     fusions.insert(ins.name.clone(), (CompId(ci as u32), InstrId(k as u32)));
@@ -282,10 +298,9 @@ impl Compiled {
                     let data = ins.attrs.constant.as_ref().ok_or_else(|| {
                         BackendError::Compile(format!("constant `{}` has no value", ins.name))
                     })?;
-                    constants[k] = Some(
-                        constant_value(data, &ins.shape)
-                            .map_err(|e| BackendError::Compile(format!("constant `{}`: {e}", ins.name)))?,
-                    );
+                    constants[k] = Some(constant_value(data, &ins.shape).map_err(|e| {
+                        BackendError::Compile(format!("constant `{}`: {e}", ins.name))
+                    })?);
                 }
             }
             comps.push(CompPlan {
@@ -301,7 +316,12 @@ impl Compiled {
         let mut state = vec![0u8; ncomp];
         fn visit(m: &Module, c: usize, state: &mut [u8]) -> Result<(), BackendError> {
             match state[c] {
-                1 => return compile_err(format!("computation `{}` calls itself", m.computations[c].name)),
+                1 => {
+                    return compile_err(format!(
+                        "computation `{}` calls itself",
+                        m.computations[c].name
+                    ))
+                }
                 2 => return Ok(()),
                 _ => {}
             }
@@ -431,10 +451,9 @@ impl Compiled {
             }
         };
         let out_shape = || -> Res<(&ArrayShape, Vec<usize>)> {
-            let a = ins
-                .shape
-                .as_array()
-                .ok_or_else(|| BackendError::Execute(format!("{name}: expected an array result shape")))?;
+            let a = ins.shape.as_array().ok_or_else(|| {
+                BackendError::Execute(format!("{name}: expected an array result shape"))
+            })?;
             Ok((a, udims(&a.dims, name)?))
         };
         let attr = |v: Option<&Vec<i64>>, what: &str| -> Res<Vec<i64>> {
@@ -448,7 +467,9 @@ impl Compiled {
         let array = |l: Literal| Ok(Value::Array(l));
         let comp = self.module.comp(cid);
         match op {
-            Opcode::Parameter | Opcode::Constant => err("internal error: parameter or constant evaluated"),
+            Opcode::Parameter | Opcode::Constant => {
+                err("internal error: parameter or constant evaluated")
+            }
             Opcode::Tuple => Ok(Value::Tuple(ops.iter().map(|r| r.to_value()).collect())),
             Opcode::GetTupleElement => match ops.first() {
                 Some(ValRef::Tuple(t)) => {
@@ -457,23 +478,38 @@ impl Compiled {
                         .ok()
                         .and_then(|i| t.get(i))
                         .cloned()
-                        .ok_or_else(|| BackendError::Execute(format!("get-tuple-element: index {i} out of range")))
+                        .ok_or_else(|| {
+                            BackendError::Execute(format!(
+                                "get-tuple-element: index {i} out of range"
+                            ))
+                        })
                 }
                 _ => err("get-tuple-element: operand is not a tuple"),
             },
             Opcode::Copy => array(so::copy(arr(0)?)),
             Opcode::Bitcast => {
                 let (to, dims) = out_shape()?;
-                let from = comp.instr(ins.operands[0]).shape.as_array().cloned().unwrap_or_else(|| arr(0).map(|l| l.shape()).unwrap_or_else(|_| to.clone()));
+                let from = comp
+                    .instr(ins.operands[0])
+                    .shape
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_else(|| arr(0).map(|l| l.shape()).unwrap_or_else(|_| to.clone()));
                 array(so::bitcast(arr(0)?, &from, to, &dims)?)
             }
             Opcode::Iota => {
                 let (s, dims) = out_shape()?;
                 let d = a.iota_dimension.unwrap_or(0);
-                array(ew::iota(s.dtype, &dims, usize::try_from(d).unwrap_or(usize::MAX))?)
+                array(ew::iota(
+                    s.dtype,
+                    &dims,
+                    usize::try_from(d).unwrap_or(usize::MAX),
+                )?)
             }
             Opcode::Compare => {
-                let d = a.direction.ok_or_else(|| BackendError::Execute("compare: missing direction".into()))?;
+                let d = a
+                    .direction
+                    .ok_or_else(|| BackendError::Execute("compare: missing direction".into()))?;
                 array(ew::compare(arr(0)?, arr(1)?, d, a.comparison_type)?)
             }
             Opcode::Select => array(ew::select(arr(0)?, arr(1)?, arr(2)?)?),
@@ -488,35 +524,64 @@ impl Compiled {
                 a.exponent_bits.unwrap_or(-1),
                 a.mantissa_bits.unwrap_or(-1),
             )?),
-            _ if op.category() == Category::ElementwiseUnary => array(ew::unary(op, arr(0)?, out_shape()?.0.dtype)?),
-            _ if op.category() == Category::ElementwiseBinary => array(ew::binary(op, arr(0)?, arr(1)?)?),
-            Opcode::Broadcast => array(so::broadcast(arr(0)?, &out_shape()?.1, &attr(a.dimensions.as_ref(), "dimensions")?)?),
+            _ if op.category() == Category::ElementwiseUnary => {
+                array(ew::unary(op, arr(0)?, out_shape()?.0.dtype)?)
+            }
+            _ if op.category() == Category::ElementwiseBinary => {
+                array(ew::binary(op, arr(0)?, arr(1)?)?)
+            }
+            Opcode::Broadcast => array(so::broadcast(
+                arr(0)?,
+                &out_shape()?.1,
+                &attr(a.dimensions.as_ref(), "dimensions")?,
+            )?),
             Opcode::Reshape => array(so::reshape(arr(0)?, &out_shape()?.1)?),
-            Opcode::Transpose => array(so::transpose(arr(0)?, &attr(a.dimensions.as_ref(), "dimensions")?)?),
+            Opcode::Transpose => array(so::transpose(
+                arr(0)?,
+                &attr(a.dimensions.as_ref(), "dimensions")?,
+            )?),
             Opcode::Slice => {
-                let sl = a.slice.as_ref().ok_or_else(|| BackendError::Execute("slice: missing attribute slice".into()))?;
+                let sl = a.slice.as_ref().ok_or_else(|| {
+                    BackendError::Execute("slice: missing attribute slice".into())
+                })?;
                 array(so::slice(arr(0)?, sl)?)
             }
             Opcode::Concatenate => {
                 let d = attr(a.dimensions.as_ref(), "dimensions")?;
                 let xs: Vec<&Literal> = (0..ops.len()).map(arr).collect::<Res<_>>()?;
-                array(so::concatenate(&xs, d.first().and_then(|&d| usize::try_from(d).ok()).unwrap_or(usize::MAX))?)
+                array(so::concatenate(
+                    &xs,
+                    d.first()
+                        .and_then(|&d| usize::try_from(d).ok())
+                        .unwrap_or(usize::MAX),
+                )?)
             }
             Opcode::Pad => {
-                let p = a.padding.as_ref().ok_or_else(|| BackendError::Execute("pad: missing attribute padding".into()))?;
+                let p = a.padding.as_ref().ok_or_else(|| {
+                    BackendError::Execute("pad: missing attribute padding".into())
+                })?;
                 array(so::pad(arr(0)?, arr(1)?, p)?)
             }
-            Opcode::Reverse => array(so::reverse(arr(0)?, &attr(a.dimensions.as_ref(), "dimensions")?)?),
+            Opcode::Reverse => array(so::reverse(
+                arr(0)?,
+                &attr(a.dimensions.as_ref(), "dimensions")?,
+            )?),
             Opcode::DynamicSlice => {
                 let starts = self.start_indices(ops, 1)?;
-                array(so::dynamic_slice(arr(0)?, &starts, &attr(a.dynamic_slice_sizes.as_ref(), "dynamic_slice_sizes")?)?)
+                array(so::dynamic_slice(
+                    arr(0)?,
+                    &starts,
+                    &attr(a.dynamic_slice_sizes.as_ref(), "dynamic_slice_sizes")?,
+                )?)
             }
             Opcode::DynamicUpdateSlice => {
                 let starts = self.start_indices(ops, 2)?;
                 array(so::dynamic_update_slice(arr(0)?, arr(1)?, &starts)?)
             }
             Opcode::Gather => {
-                let g = a.gather_dims.as_ref().ok_or_else(|| BackendError::Execute("gather: missing dimension numbers".into()))?;
+                let g = a.gather_dims.as_ref().ok_or_else(|| {
+                    BackendError::Execute("gather: missing dimension numbers".into())
+                })?;
                 let dims = out_shape()?.1;
                 let idx = indexing::gather_indices(arr(0)?, arr(1)?, g, &dims)?;
                 array(so::gather_flat(arr(0)?, &idx, &dims, None)?)
@@ -527,14 +592,32 @@ impl Compiled {
             Opcode::SelectAndScatter => self.select_and_scatter(ins, ops),
             Opcode::Sort => self.sort(ins, ops),
             Opcode::Map => self.map(ins, ops),
-            Opcode::Dot => array(contraction::dot(arr(0)?, arr(1)?, a.dot_dims.as_ref(), out_shape()?.0)?),
-            Opcode::Convolution => array(contraction::convolution(arr(0)?, arr(1)?, a, out_shape()?.0)?),
+            Opcode::Dot => array(contraction::dot(
+                arr(0)?,
+                arr(1)?,
+                a.dot_dims.as_ref(),
+                out_shape()?.0,
+            )?),
+            Opcode::Convolution => array(contraction::convolution(
+                arr(0)?,
+                arr(1)?,
+                a,
+                out_shape()?.0,
+            )?),
             Opcode::Fusion => {
-                let c = a.calls.first().copied().ok_or_else(|| BackendError::Execute("fusion: missing calls".into()))?;
+                let c = a
+                    .calls
+                    .first()
+                    .copied()
+                    .ok_or_else(|| BackendError::Execute("fusion: missing calls".into()))?;
                 self.run(c, ops, None)
             }
             Opcode::Call => self.run(callee(a.to_apply, "to_apply")?, ops, None),
-            Opcode::While => self.run_while(callee(a.condition, "condition")?, callee(a.body, "body")?, ops),
+            Opcode::While => self.run_while(
+                callee(a.condition, "condition")?,
+                callee(a.body, "body")?,
+                ops,
+            ),
             Opcode::Conditional => self.conditional(ins, ops),
             _ => Err(BackendError::unsupported(format!("opcode `{op}`"))),
         }
@@ -563,14 +646,21 @@ impl Compiled {
         loop {
             let c = self.run(cond, &[ValRef::of(&state)], None)?;
             let go = match &c {
-                Value::Array(l) if l.element_count() == 1 && l.dtype() == crate::hlo::ElementType::Pred => l.get_bits(0) != 0,
+                Value::Array(l)
+                    if l.element_count() == 1 && l.dtype() == crate::hlo::ElementType::Pred =>
+                {
+                    l.get_bits(0) != 0
+                }
                 _ => return err("while: condition did not return a pred scalar"),
             };
             if !go {
                 return Ok(state);
             }
             if n >= self.while_limit {
-                return err(format!("while loop exceeded the iteration limit of {}", self.while_limit));
+                return err(format!(
+                    "while loop exceeded the iteration limit of {}",
+                    self.while_limit
+                ));
             }
             state = self.run(body, &[ValRef::of(&state)], None)?;
             n += 1;
@@ -619,7 +709,9 @@ impl Compiled {
 
 fn in_instruction(e: BackendError, name: &str) -> BackendError {
     match e {
-        BackendError::Execute(m) if !m.starts_with("in `") => BackendError::Execute(format!("in `{name}`: {m}")),
+        BackendError::Execute(m) if !m.starts_with("in `") => {
+            BackendError::Execute(format!("in `{name}`: {m}"))
+        }
         other => other,
     }
 }
@@ -635,14 +727,28 @@ fn check_declared(v: Value, ins: &Instruction) -> Res<Value> {
         ));
     }
     Ok(match (v, &ins.shape) {
-        (Value::Array(l), Shape::Array(a)) if a.layout.is_some() => Value::Array(l.with_layout(a.layout.clone())),
+        (Value::Array(l), Shape::Array(a)) if a.layout.is_some() => {
+            Value::Array(l.with_layout(a.layout.clone()))
+        }
         (v, _) => v,
     })
 }
 
 /// Checks one argument against its parameter.
-fn check_argument(k: usize, p: &Instruction, shape: &ArrayShape, arg: &Literal) -> Result<(), BackendError> {
-    if arg.dtype() != shape.dtype || arg.dims().len() != shape.dims.len() || arg.dims().iter().zip(&shape.dims).any(|(&a, &b)| a as i64 != b) {
+fn check_argument(
+    k: usize,
+    p: &Instruction,
+    shape: &ArrayShape,
+    arg: &Literal,
+) -> Result<(), BackendError> {
+    if arg.dtype() != shape.dtype
+        || arg.dims().len() != shape.dims.len()
+        || arg
+            .dims()
+            .iter()
+            .zip(&shape.dims)
+            .any(|(&a, &b)| a as i64 != b)
+    {
         return Err(BackendError::BadArguments(format!(
             "parameter {k} (`{}`) expects {}, got {}",
             p.name,
@@ -654,14 +760,28 @@ fn check_argument(k: usize, p: &Instruction, shape: &ArrayShape, arg: &Literal) 
 }
 
 /// Builds a parameter's value from flat arguments (tuple parameters take one argument per leaf).
-fn build_param(shape: &Shape, args: &mut std::slice::Iter<'_, Literal>, k: usize, p: &Instruction) -> Result<Value, BackendError> {
+fn build_param(
+    shape: &Shape,
+    args: &mut std::slice::Iter<'_, Literal>,
+    k: usize,
+    p: &Instruction,
+) -> Result<Value, BackendError> {
     match shape {
         Shape::Array(a) => {
-            let arg = args.next().ok_or_else(|| BackendError::BadArguments(format!("parameter {k} (`{}`): missing argument", p.name)))?;
+            let arg = args.next().ok_or_else(|| {
+                BackendError::BadArguments(format!(
+                    "parameter {k} (`{}`): missing argument",
+                    p.name
+                ))
+            })?;
             check_argument(k, p, a, arg)?;
             Ok(Value::Array(arg.clone()))
         }
-        Shape::Tuple(t) => Ok(Value::Tuple(t.iter().map(|s| build_param(s, args, k, p)).collect::<Result<_, _>>()?)),
+        Shape::Tuple(t) => Ok(Value::Tuple(
+            t.iter()
+                .map(|s| build_param(s, args, k, p))
+                .collect::<Result<_, _>>()?,
+        )),
         Shape::Token => Ok(Value::Token),
     }
 }
@@ -704,18 +824,18 @@ impl Executable for Compiled {
 }
 
 impl FusionProbe for Compiled {
-    fn probe_fusion(&self, fusion: &str, operands: &[Value]) -> Result<Vec<ProbedValue>, BackendError> {
-        let &(cid, iid) = self
-            .fusions
-            .get(fusion)
-            .ok_or_else(|| BackendError::Execute(format!("no fusion instruction named `{fusion}`")))?;
+    fn probe_fusion(
+        &self,
+        fusion: &str,
+        operands: &[Value],
+    ) -> Result<Vec<ProbedValue>, BackendError> {
+        let &(cid, iid) = self.fusions.get(fusion).ok_or_else(|| {
+            BackendError::Execute(format!("no fusion instruction named `{fusion}`"))
+        })?;
         let ins = self.module.comp(cid).instr(iid);
-        let callee = ins
-            .attrs
-            .calls
-            .first()
-            .copied()
-            .ok_or_else(|| BackendError::Execute(format!("fusion `{fusion}` calls no computation")))?;
+        let callee = ins.attrs.calls.first().copied().ok_or_else(|| {
+            BackendError::Execute(format!("fusion `{fusion}` calls no computation"))
+        })?;
         let refs: Vec<ValRef<'_>> = operands.iter().map(ValRef::of).collect();
         let mut trace = Vec::new();
         self.run(callee, &refs, Some(&mut trace))?;

@@ -3,7 +3,8 @@
 //! f32 for f16/bf16/f32), else the computation runs element by element.
 
 use super::elem::{
-    dispatch_float, dispatch_int, err, make, slice_of, strides, udims, FloatElem, IntElem, Res, ValRef,
+    dispatch_float, dispatch_int, err, make, slice_of, strides, udims, FloatElem, IntElem, Res,
+    ValRef,
 };
 use super::elementwise::{fmax, fmin};
 use super::indexing::scatter_pairs;
@@ -11,7 +12,9 @@ use super::math::Compute;
 use super::shape_ops::gather_flat;
 use super::{Compiled, Reducer};
 use crate::backend::BackendError;
-use crate::hlo::{ArrayShape, CompId, ComparisonDirection, ElementType, Instruction, Opcode, WindowDim};
+use crate::hlo::{
+    ArrayShape, CompId, ComparisonDirection, ElementType, Instruction, Opcode, WindowDim,
+};
 use crate::literal::{ArrayData, Literal, Value};
 
 fn float_fn<C: Compute>(op: Opcode) -> Option<fn(C, C) -> C> {
@@ -78,7 +81,12 @@ struct WindowGroups {
 }
 
 impl WindowGroups {
-    fn new(in_dims: &[usize], window: &[WindowDim], out_dims: &[usize], check: bool) -> Res<WindowGroups> {
+    fn new(
+        in_dims: &[usize],
+        window: &[WindowDim],
+        out_dims: &[usize],
+        check: bool,
+    ) -> Res<WindowGroups> {
         if window.len() != in_dims.len() || out_dims.len() != in_dims.len() {
             return err("window rank does not match the operand");
         }
@@ -88,12 +96,27 @@ impl WindowGroups {
             }
             if check {
                 let d = in_dims[k] as i64;
-                let dilated = if d == 0 { 0 } else { (d - 1) * w.base_dilation + 1 };
+                let dilated = if d == 0 {
+                    0
+                } else {
+                    (d - 1) * w.base_dilation + 1
+                };
                 let padded = dilated + w.pad_low + w.pad_high;
-                let win = if w.size == 0 { 0 } else { (w.size - 1) * w.window_dilation + 1 };
-                let expect = if padded < win { 0 } else { (padded - win) / w.stride + 1 };
+                let win = if w.size == 0 {
+                    0
+                } else {
+                    (w.size - 1) * w.window_dilation + 1
+                };
+                let expect = if padded < win {
+                    0
+                } else {
+                    (padded - win) / w.stride + 1
+                };
                 if expect != out_dims[k] as i64 {
-                    return err(format!("window gives {expect} outputs in dimension {k}, the result declares {}", out_dims[k]));
+                    return err(format!(
+                        "window gives {expect} outputs in dimension {k}, the result declares {}",
+                        out_dims[k]
+                    ));
                 }
             }
         }
@@ -163,7 +186,11 @@ fn scalar_at(l: &Literal, i: usize) -> Res<Literal> {
 fn filled(dtype: ElementType, dims: &[usize], init: &Literal) -> Res<Literal> {
     let n: usize = dims.iter().product();
     let shape = ArrayShape::new(dtype, dims.iter().map(|&d| d as i64).collect::<Vec<_>>());
-    let b = if init.element_count() == 1 { init.get_bits(0) } else { 0 };
+    let b = if init.element_count() == 1 {
+        init.get_bits(0)
+    } else {
+        0
+    };
     Literal::from_bits(&shape, &vec![b; n]).map_err(|e| BackendError::Execute(e.to_string()))
 }
 
@@ -245,7 +272,8 @@ impl Compiled {
             .collect::<Res<_>>()?;
         for g in 0..n {
             groups.fill(g, &mut buf);
-            let mut acc: Vec<Literal> = inits.iter().map(|i| scalar_at(i, 0)).collect::<Res<_>>()?;
+            let mut acc: Vec<Literal> =
+                inits.iter().map(|i| scalar_at(i, 0)).collect::<Res<_>>()?;
             for &k in &buf {
                 let mut args = acc;
                 for x in inputs {
@@ -266,9 +294,15 @@ impl Compiled {
         Ok(outs)
     }
 
-    fn split_inputs<'b>(&self, ops: &[ValRef<'b>], name: &str) -> Res<(Vec<&'b Literal>, Vec<&'b Literal>)> {
+    fn split_inputs<'b>(
+        &self,
+        ops: &[ValRef<'b>],
+        name: &str,
+    ) -> Res<(Vec<&'b Literal>, Vec<&'b Literal>)> {
         if ops.len() % 2 != 0 || ops.is_empty() {
-            return err(format!("{name}: expected inputs followed by as many init values"));
+            return err(format!(
+                "{name}: expected inputs followed by as many init values"
+            ));
         }
         let n = ops.len() / 2;
         let xs = ops[..n].iter().map(|r| r.array(name)).collect::<Res<_>>()?;
@@ -280,13 +314,19 @@ impl Compiled {
         if ins.shape.is_tuple() {
             Value::Tuple(outs.into_iter().map(Value::Array).collect())
         } else {
-            outs.into_iter().next().map(Value::Array).unwrap_or(Value::Tuple(vec![]))
+            outs.into_iter()
+                .next()
+                .map(Value::Array)
+                .unwrap_or(Value::Tuple(vec![]))
         }
     }
 
     pub(super) fn reduce(&self, ins: &Instruction, ops: &[ValRef<'_>]) -> Res<Value> {
         let (xs, inits) = self.split_inputs(ops, "reduce")?;
-        let to_apply = ins.attrs.to_apply.ok_or_else(|| BackendError::Execute("reduce: missing to_apply".into()))?;
+        let to_apply = ins
+            .attrs
+            .to_apply
+            .ok_or_else(|| BackendError::Execute("reduce: missing to_apply".into()))?;
         let dims = ins.attrs.dimensions.clone().unwrap_or_default();
         let in_dims = xs[0].dims().to_vec();
         let rank = in_dims.len();
@@ -322,9 +362,21 @@ impl Compiled {
 
     pub(super) fn reduce_window(&self, ins: &Instruction, ops: &[ValRef<'_>]) -> Res<Value> {
         let (xs, inits) = self.split_inputs(ops, "reduce-window")?;
-        let to_apply = ins.attrs.to_apply.ok_or_else(|| BackendError::Execute("reduce-window: missing to_apply".into()))?;
-        let window = ins.attrs.window.clone().ok_or_else(|| BackendError::Execute("reduce-window: missing window".into()))?;
-        let out_shape = ins.shape.leaves().first().map(|a| a.dims.clone()).unwrap_or_default();
+        let to_apply = ins
+            .attrs
+            .to_apply
+            .ok_or_else(|| BackendError::Execute("reduce-window: missing to_apply".into()))?;
+        let window = ins
+            .attrs
+            .window
+            .clone()
+            .ok_or_else(|| BackendError::Execute("reduce-window: missing window".into()))?;
+        let out_shape = ins
+            .shape
+            .leaves()
+            .first()
+            .map(|a| a.dims.clone())
+            .unwrap_or_default();
         let out_dims = udims(&out_shape, "reduce-window")?;
         let groups = WindowGroups::new(xs[0].dims(), &window, &out_dims, true)?;
         let outs = self.fold(to_apply, &xs, &inits, &groups, &out_dims)?;
@@ -338,7 +390,8 @@ impl Compiled {
             _ => return err("select-and-scatter: expected 3 operands"),
         };
         let a = &ins.attrs;
-        let (Some(select), Some(scatter), Some(window)) = (a.select, a.scatter, a.window.as_ref()) else {
+        let (Some(select), Some(scatter), Some(window)) = (a.select, a.scatter, a.window.as_ref())
+        else {
             return err("select-and-scatter: missing select, scatter or window");
         };
         if source.dtype() != x.dtype() || init.dtype() != x.dtype() {
@@ -355,13 +408,18 @@ impl Compiled {
             let mut best = first;
             for &k in rest {
                 let keep = self.call_scalars(select, &[scalar_at(x, best)?, scalar_at(x, k)?])?;
-                let keep = keep.first().map(|l| l.get_bits(0) != 0).ok_or_else(|| BackendError::Execute("select returned nothing".into()))?;
+                let keep = keep
+                    .first()
+                    .map(|l| l.get_bits(0) != 0)
+                    .ok_or_else(|| BackendError::Execute("select returned nothing".into()))?;
                 if !keep {
                     best = k;
                 }
             }
             let r = self.call_scalars(scatter, &[scalar_at(&out, best)?, scalar_at(source, g)?])?;
-            let r = r.first().ok_or_else(|| BackendError::Execute("scatter returned nothing".into()))?;
+            let r = r
+                .first()
+                .ok_or_else(|| BackendError::Execute("scatter returned nothing".into()))?;
             out.set_bits(best, r.get_bits(0));
         }
         Ok(Value::Array(out))
@@ -375,9 +433,18 @@ impl Compiled {
         let n = (ops.len() - 1) / 2;
         let xs: Vec<&Literal> = ops[..n].iter().map(|r| r.array(name)).collect::<Res<_>>()?;
         let indices = ops[n].array(name)?;
-        let ups: Vec<&Literal> = ops[n + 1..].iter().map(|r| r.array(name)).collect::<Res<_>>()?;
-        let to_apply = ins.attrs.to_apply.ok_or_else(|| BackendError::Execute("scatter: missing to_apply".into()))?;
-        let sd = ins.attrs.scatter_dims.as_ref().ok_or_else(|| BackendError::Execute("scatter: missing dimension numbers".into()))?;
+        let ups: Vec<&Literal> = ops[n + 1..]
+            .iter()
+            .map(|r| r.array(name))
+            .collect::<Res<_>>()?;
+        let to_apply = ins
+            .attrs
+            .to_apply
+            .ok_or_else(|| BackendError::Execute("scatter: missing to_apply".into()))?;
+        let sd =
+            ins.attrs.scatter_dims.as_ref().ok_or_else(|| {
+                BackendError::Execute("scatter: missing dimension numbers".into())
+            })?;
         for (x, u) in xs.iter().zip(&ups) {
             if x.dtype() != u.dtype() || x.dims() != xs[0].dims() || u.dims() != ups[0].dims() {
                 return err("scatter: operand and update types or shapes differ");
@@ -394,13 +461,16 @@ impl Compiled {
             }
             _ => {
                 for &(t, s) in &pairs {
-                    let mut args: Vec<Literal> = outs.iter().map(|o| scalar_at(o, t)).collect::<Res<_>>()?;
+                    let mut args: Vec<Literal> =
+                        outs.iter().map(|o| scalar_at(o, t)).collect::<Res<_>>()?;
                     for u in &ups {
                         args.push(scalar_at(u, s)?);
                     }
                     let r = self.call_scalars(to_apply, &args)?;
                     if r.len() != n {
-                        return err("scatter: update computation returned the wrong number of values");
+                        return err(
+                            "scatter: update computation returned the wrong number of values",
+                        );
                     }
                     for (o, v) in outs.iter_mut().zip(&r) {
                         if v.dtype() != o.dtype() {
@@ -423,17 +493,27 @@ impl Compiled {
         if xs.iter().any(|x| x.dims() != dims.as_slice()) {
             return err("sort: operands have different shapes");
         }
-        let d = ins.attrs.dimensions.as_ref().and_then(|v| v.first().copied()).unwrap_or(0);
+        let d = ins
+            .attrs
+            .dimensions
+            .as_ref()
+            .and_then(|v| v.first().copied())
+            .unwrap_or(0);
         let Some(d) = usize::try_from(d).ok().filter(|&d| d < dims.len().max(1)) else {
             return err(format!("sort: dimension {d} out of range"));
         };
-        let cmp = ins.attrs.to_apply.ok_or_else(|| BackendError::Execute("sort: missing to_apply".into()))?;
+        let cmp = ins
+            .attrs
+            .to_apply
+            .ok_or_else(|| BackendError::Execute("sort: missing to_apply".into()))?;
         let n = first.element_count();
         let len = if dims.is_empty() { 1 } else { dims[d] };
         let st = strides(&dims);
         let step = if dims.is_empty() { 1 } else { st[d] };
         let simple = self.simple_compare(cmp);
-        let keys = simple.map(|s| SortKeys::new(first, s.total_order)).transpose()?;
+        let keys = simple
+            .map(|s| SortKeys::new(first, s.total_order))
+            .transpose()?;
         let mut idx = vec![0usize; n];
         let mut perm: Vec<usize> = Vec::with_capacity(len);
         for base in 0..n {
@@ -466,14 +546,23 @@ impl Compiled {
                 idx[at(k)] = at(p);
             }
         }
-        let outs: Vec<Literal> = xs.iter().map(|x| gather_flat(x, &idx, &dims, None)).collect::<Res<_>>()?;
+        let outs: Vec<Literal> = xs
+            .iter()
+            .map(|x| gather_flat(x, &idx, &dims, None))
+            .collect::<Res<_>>()?;
         Ok(Self::pack(outs, ins))
     }
 
     pub(super) fn map(&self, ins: &Instruction, ops: &[ValRef<'_>]) -> Res<Value> {
         let xs: Vec<&Literal> = ops.iter().map(|r| r.array("map")).collect::<Res<_>>()?;
-        let to_apply = ins.attrs.to_apply.ok_or_else(|| BackendError::Execute("map: missing to_apply".into()))?;
-        let out = ins.shape.as_array().ok_or_else(|| BackendError::Execute("map: result is not an array".into()))?;
+        let to_apply = ins
+            .attrs
+            .to_apply
+            .ok_or_else(|| BackendError::Execute("map: missing to_apply".into()))?;
+        let out = ins
+            .shape
+            .as_array()
+            .ok_or_else(|| BackendError::Execute("map: result is not an array".into()))?;
         let dims = udims(&out.dims, "map")?;
         let n: usize = dims.iter().product();
         if xs.iter().any(|x| x.dims() != dims.as_slice()) {
@@ -574,4 +663,3 @@ fn merge_sort(v: &mut Vec<usize>, less: &mut dyn FnMut(usize, usize) -> Res<bool
     }
     Ok(())
 }
-

@@ -12,7 +12,12 @@ use super::elem::Elem;
 const FILL: usize = usize::MAX;
 
 /// Builds the output from source indices (`FILL` takes `fill`'s only element).
-pub(crate) fn gather_flat(x: &Literal, idx: &[usize], out_dims: &[usize], fill: Option<&Literal>) -> Res<Literal> {
+pub(crate) fn gather_flat(
+    x: &Literal,
+    idx: &[usize],
+    out_dims: &[usize],
+    fill: Option<&Literal>,
+) -> Res<Literal> {
     dispatch!(x.data(), _a: T => {
         let s = slice_of::<T>(x, "data movement")?;
         let f: T = match fill {
@@ -63,7 +68,10 @@ fn istrides(dims: &[usize]) -> Vec<i64> {
 pub(crate) fn broadcast(x: &Literal, out_dims: &[usize], dims: &[i64]) -> Res<Literal> {
     let in_dims = x.dims();
     if dims.len() != in_dims.len() {
-        return err(format!("broadcast: dimensions={dims:?} has the wrong length for operand {}", x.shape()));
+        return err(format!(
+            "broadcast: dimensions={dims:?} has the wrong length for operand {}",
+            x.shape()
+        ));
     }
     let s = istrides(in_dims);
     let mut step = vec![0i64; out_dims.len()];
@@ -72,7 +80,12 @@ pub(crate) fn broadcast(x: &Literal, out_dims: &[usize], dims: &[i64]) -> Res<Li
         match d {
             Some(d) if out_dims[d] == in_dims[j] => step[d] = s[j],
             Some(d) if in_dims[j] == 1 => step[d] = 0,
-            _ => return err(format!("broadcast: dimensions={dims:?} does not fit operand {} into {out_dims:?}", x.shape())),
+            _ => {
+                return err(format!(
+                    "broadcast: dimensions={dims:?} does not fit operand {} into {out_dims:?}",
+                    x.shape()
+                ))
+            }
         }
     }
     gather_flat(x, &affine(out_dims, 0, &step), out_dims, None)
@@ -81,7 +94,11 @@ pub(crate) fn broadcast(x: &Literal, out_dims: &[usize], dims: &[i64]) -> Res<Li
 /// `reshape` (row-major, data unchanged).
 pub(crate) fn reshape(x: &Literal, out_dims: &[usize]) -> Res<Literal> {
     if out_dims.iter().product::<usize>() != x.element_count() {
-        return err(format!("reshape: {} has {} elements, {out_dims:?} needs a different count", x.shape(), x.element_count()));
+        return err(format!(
+            "reshape: {} has {} elements, {out_dims:?} needs a different count",
+            x.shape(),
+            x.element_count()
+        ));
     }
     dispatch!(x.data(), _a: T => make(x.dtype(), out_dims, slice_of::<T>(x, "reshape")?.to_vec()))
 }
@@ -94,11 +111,17 @@ pub(crate) fn transpose(x: &Literal, perm: &[i64]) -> Res<Literal> {
     for &p in perm {
         match usize::try_from(p).ok().filter(|&p| p < rank) {
             Some(p) if !seen[p] => seen[p] = true,
-            _ => return err(format!("transpose: dimensions={perm:?} is not a permutation of rank {rank}")),
+            _ => {
+                return err(format!(
+                    "transpose: dimensions={perm:?} is not a permutation of rank {rank}"
+                ))
+            }
         }
     }
     if perm.len() != rank {
-        return err(format!("transpose: dimensions={perm:?} is not a permutation of rank {rank}"));
+        return err(format!(
+            "transpose: dimensions={perm:?} is not a permutation of rank {rank}"
+        ));
     }
     let s = istrides(in_dims);
     let out_dims: Vec<usize> = perm.iter().map(|&p| in_dims[p as usize]).collect();
@@ -110,7 +133,11 @@ pub(crate) fn transpose(x: &Literal, perm: &[i64]) -> Res<Literal> {
 pub(crate) fn slice(x: &Literal, sl: &[SliceDim]) -> Res<Literal> {
     let in_dims = x.dims();
     if sl.len() != in_dims.len() {
-        return err(format!("slice: {} dims given for operand {}", sl.len(), x.shape()));
+        return err(format!(
+            "slice: {} dims given for operand {}",
+            sl.len(),
+            x.shape()
+        ));
     }
     let s = istrides(in_dims);
     let mut out_dims = Vec::new();
@@ -118,7 +145,13 @@ pub(crate) fn slice(x: &Literal, sl: &[SliceDim]) -> Res<Literal> {
     let mut base = 0i64;
     for (k, d) in sl.iter().enumerate() {
         if d.stride <= 0 || d.start < 0 || d.start > d.limit || d.limit > in_dims[k] as i64 {
-            return err(format!("slice: [{}:{}:{}] is out of range for dimension {k} of {}", d.start, d.limit, d.stride, x.shape()));
+            return err(format!(
+                "slice: [{}:{}:{}] is out of range for dimension {k} of {}",
+                d.start,
+                d.limit,
+                d.stride,
+                x.shape()
+            ));
         }
         out_dims.push(((d.limit - d.start + d.stride - 1) / d.stride) as usize);
         step.push(s[k] * d.stride);
@@ -134,7 +167,10 @@ pub(crate) fn reverse(x: &Literal, dims: &[i64]) -> Res<Literal> {
     let mut base = 0i64;
     for &d in dims {
         let Some(d) = usize::try_from(d).ok().filter(|&d| d < in_dims.len()) else {
-            return err(format!("reverse: dimension {d} out of range for {}", x.shape()));
+            return err(format!(
+                "reverse: dimension {d} out of range for {}",
+                x.shape()
+            ));
         };
         if in_dims[d] > 0 {
             base += (in_dims[d] as i64 - 1) * step[d];
@@ -151,7 +187,10 @@ pub(crate) fn concatenate(xs: &[&Literal], dim: usize) -> Res<Literal> {
     };
     let rank = first.dims().len();
     if dim >= rank {
-        return err(format!("concatenate: dimension {dim} out of range for {}", first.shape()));
+        return err(format!(
+            "concatenate: dimension {dim} out of range for {}",
+            first.shape()
+        ));
     }
     let mut out_dims = first.dims().to_vec();
     out_dims[dim] = 0;
@@ -160,7 +199,11 @@ pub(crate) fn concatenate(xs: &[&Literal], dim: usize) -> Res<Literal> {
             && x.dims().len() == rank
             && (0..rank).all(|k| k == dim || x.dims()[k] == first.dims()[k]);
         if !ok {
-            return err(format!("concatenate: operand {} does not match {}", x.shape(), first.shape()));
+            return err(format!(
+                "concatenate: operand {} does not match {}",
+                x.shape(),
+                first.shape()
+            ));
         }
         out_dims[dim] += x.dims()[dim];
     }
@@ -182,7 +225,10 @@ pub(crate) fn concatenate(xs: &[&Literal], dim: usize) -> Res<Literal> {
 pub(crate) fn pad(x: &Literal, value: &Literal, cfg: &[PadDim]) -> Res<Literal> {
     let in_dims = x.dims().to_vec();
     if cfg.len() != in_dims.len() || value.element_count() != 1 || value.dtype() != x.dtype() {
-        return err(format!("pad: padding config or value does not match {}", x.shape()));
+        return err(format!(
+            "pad: padding config or value does not match {}",
+            x.shape()
+        ));
     }
     let mut out_dims = Vec::new();
     for (k, p) in cfg.iter().enumerate() {
@@ -226,11 +272,17 @@ fn physical_positions(dims: &[usize], layout: &Layout) -> Res<Vec<usize>> {
     for &d in m2m {
         match usize::try_from(d).ok().filter(|&d| d < rank) {
             Some(d) if !seen[d] => seen[d] = true,
-            _ => return err(format!("layout {layout} is not a permutation of rank {rank}")),
+            _ => {
+                return err(format!(
+                    "layout {layout} is not a permutation of rank {rank}"
+                ))
+            }
         }
     }
     if m2m.len() != rank {
-        return err(format!("layout {layout} is not a permutation of rank {rank}"));
+        return err(format!(
+            "layout {layout} is not a permutation of rank {rank}"
+        ));
     }
     // physical stride of each logical dim
     let mut pstride = vec![0usize; rank];
@@ -239,19 +291,33 @@ fn physical_positions(dims: &[usize], layout: &Layout) -> Res<Vec<usize>> {
         pstride[d as usize] = acc;
         acc *= dims[d as usize];
     }
-    Ok(affine(dims, 0, &pstride.iter().map(|&s| s as i64).collect::<Vec<_>>()))
+    Ok(affine(
+        dims,
+        0,
+        &pstride.iter().map(|&s| s as i64).collect::<Vec<_>>(),
+    ))
 }
 
 /// `bitcast`: the bytes stay where they are; their logical meaning follows the
 /// operand's and the result's layouts (row-major when absent).
-pub(crate) fn bitcast(x: &Literal, from: &ArrayShape, to: &ArrayShape, out_dims: &[usize]) -> Res<Literal> {
+pub(crate) fn bitcast(
+    x: &Literal,
+    from: &ArrayShape,
+    to: &ArrayShape,
+    out_dims: &[usize],
+) -> Res<Literal> {
     let n = x.element_count();
     if out_dims.iter().product::<usize>() != n {
-        return err(format!("bitcast: {} and {} have different element counts", from, to));
+        return err(format!(
+            "bitcast: {} and {} have different element counts",
+            from, to
+        ));
     }
     let x = if to.dtype != x.dtype() {
         if to.dtype.bit_width() != x.dtype().bit_width() {
-            return Err(crate::backend::BackendError::unsupported(format!("bitcast from {from} to {to} changes the element width")));
+            return Err(crate::backend::BackendError::unsupported(format!(
+                "bitcast from {from} to {to} changes the element width"
+            )));
         }
         super::elementwise::bitcast_convert(x, to.dtype, x.dims())?
     } else {
@@ -281,14 +347,22 @@ pub(crate) fn clamp_starts(starts: &[i64], dims: &[usize], sizes: &[usize]) -> V
 pub(crate) fn dynamic_slice(x: &Literal, starts: &[i64], sizes: &[i64]) -> Res<Literal> {
     let in_dims = x.dims().to_vec();
     if starts.len() != in_dims.len() || sizes.len() != in_dims.len() {
-        return err(format!("dynamic-slice: index count or sizes do not match {}", x.shape()));
+        return err(format!(
+            "dynamic-slice: index count or sizes do not match {}",
+            x.shape()
+        ));
     }
     let sizes: Vec<usize> = sizes
         .iter()
         .zip(&in_dims)
         .map(|(&z, &d)| usize::try_from(z).ok().filter(|&z| z <= d))
         .collect::<Option<_>>()
-        .ok_or_else(|| crate::backend::BackendError::Execute(format!("dynamic-slice: sizes {sizes:?} do not fit {}", x.shape())))?;
+        .ok_or_else(|| {
+            crate::backend::BackendError::Execute(format!(
+                "dynamic-slice: sizes {sizes:?} do not fit {}",
+                x.shape()
+            ))
+        })?;
     let st = clamp_starts(starts, &in_dims, &sizes);
     let s = istrides(&in_dims);
     let base: i64 = st.iter().zip(&s).map(|(&a, &b)| a as i64 * b).sum();
@@ -304,7 +378,11 @@ pub(crate) fn dynamic_update_slice(x: &Literal, update: &Literal, starts: &[i64]
         || up_dims.iter().zip(&in_dims).any(|(u, d)| u > d)
         || update.dtype() != x.dtype()
     {
-        return err(format!("dynamic-update-slice: update {} does not fit {}", update.shape(), x.shape()));
+        return err(format!(
+            "dynamic-update-slice: update {} does not fit {}",
+            update.shape(),
+            x.shape()
+        ));
     }
     let st = clamp_starts(starts, &in_dims, &up_dims);
     let s = istrides(&in_dims);
@@ -324,4 +402,3 @@ pub(crate) fn dynamic_update_slice(x: &Literal, update: &Literal, starts: &[i64]
 pub(crate) fn copy(x: &Literal) -> Literal {
     x.clone()
 }
-

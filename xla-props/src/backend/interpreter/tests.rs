@@ -3,7 +3,7 @@
 use super::*;
 use crate::backend::{Backend, BackendError};
 use crate::hlo::{
-    Attrs, Computation, ComparisonDirection, ComparisonType, ConvDims, DotDims, ElementType,
+    Attrs, ComparisonDirection, ComparisonType, Computation, ConvDims, DotDims, ElementType,
     FusionKind, GatherDims, Layout, PadDim, ScatterDims, SliceDim, WindowDim,
 };
 use ElementType::*;
@@ -27,7 +27,13 @@ impl B {
     pub(super) fn op(&mut self, op: Opcode, s: Shape, ops: &[InstrId]) -> InstrId {
         self.op_with(op, s, ops, Attrs::default())
     }
-    pub(super) fn op_with(&mut self, op: Opcode, s: Shape, ops: &[InstrId], attrs: Attrs) -> InstrId {
+    pub(super) fn op_with(
+        &mut self,
+        op: Opcode,
+        s: Shape,
+        ops: &[InstrId],
+        attrs: Attrs,
+    ) -> InstrId {
         let name = format!("{}.{}", op.name(), self.ins.len());
         let mut i = Instruction::new(name, op, s, ops.to_vec());
         i.attrs = attrs;
@@ -70,7 +76,11 @@ pub(super) fn binary_comp(name: &str, op: Opcode, dt: ElementType) -> Computatio
     let mut b = B::default();
     let x = b.param(0, sh(dt, &[]));
     let y = b.param(1, sh(dt, &[]));
-    let r = b.op(op, sh(if op == Opcode::Compare { Pred } else { dt }, &[]), &[x, y]);
+    let r = b.op(
+        op,
+        sh(if op == Opcode::Compare { Pred } else { dt }, &[]),
+        &[x, y],
+    );
     b.build(name, r)
 }
 
@@ -89,7 +99,11 @@ pub(super) fn run(m: &Module, args: &[Literal]) -> Result<Vec<Literal>, BackendE
 /// One op on parameters of the given shapes.
 fn single(op: Opcode, params: &[Shape], out: Shape, attrs: Attrs) -> Module {
     let mut b = B::default();
-    let ps: Vec<InstrId> = params.iter().enumerate().map(|(k, s)| b.param(k as i64, s.clone())).collect();
+    let ps: Vec<InstrId> = params
+        .iter()
+        .enumerate()
+        .map(|(k, s)| b.param(k as i64, s.clone()))
+        .collect();
     let r = b.op_with(op, out, &ps, attrs);
     module(vec![b.build("main", r)])
 }
@@ -105,17 +119,60 @@ fn f32_elementwise_basics() {
     let x = lit(F32, &[4], &[1.5, -2.0, 0.25, 3.0]);
     let y = lit(F32, &[4], &[0.5, 4.0, -0.25, 2.0]);
     let s = sh(F32, &[4]);
-    assert_eq!(run1(Opcode::Add, &[x.clone(), y.clone()], s.clone(), Attrs::default()).to_f64_vec(), vec![2.0, 2.0, 0.0, 5.0]);
-    assert_eq!(run1(Opcode::Divide, &[x.clone(), y.clone()], s.clone(), Attrs::default()).to_f64_vec(), vec![3.0, -0.5, -1.0, 1.5]);
-    assert_eq!(run1(Opcode::Remainder, &[lit(F32, &[2], &[-7.0, 7.0]), lit(F32, &[2], &[3.0, -3.0])], sh(F32, &[2]), Attrs::default()).to_f64_vec(), vec![-1.0, 1.0]);
-    assert_eq!(run1(Opcode::Abs, &[x.clone()], s.clone(), Attrs::default()).to_f64_vec(), vec![1.5, 2.0, 0.25, 3.0]);
-    assert_eq!(run1(Opcode::Sqrt, &[y.clone()], s.clone(), Attrs::default()).to_f64_vec()[1], 2.0);
-    let sign = run1(Opcode::Sign, &[lit(F32, &[4], &[-0.0, 3.0, -2.0, f64::NAN])], s.clone(), Attrs::default());
+    assert_eq!(
+        run1(
+            Opcode::Add,
+            &[x.clone(), y.clone()],
+            s.clone(),
+            Attrs::default()
+        )
+        .to_f64_vec(),
+        vec![2.0, 2.0, 0.0, 5.0]
+    );
+    assert_eq!(
+        run1(
+            Opcode::Divide,
+            &[x.clone(), y.clone()],
+            s.clone(),
+            Attrs::default()
+        )
+        .to_f64_vec(),
+        vec![3.0, -0.5, -1.0, 1.5]
+    );
+    assert_eq!(
+        run1(
+            Opcode::Remainder,
+            &[lit(F32, &[2], &[-7.0, 7.0]), lit(F32, &[2], &[3.0, -3.0])],
+            sh(F32, &[2]),
+            Attrs::default()
+        )
+        .to_f64_vec(),
+        vec![-1.0, 1.0]
+    );
+    assert_eq!(
+        run1(Opcode::Abs, &[x.clone()], s.clone(), Attrs::default()).to_f64_vec(),
+        vec![1.5, 2.0, 0.25, 3.0]
+    );
+    assert_eq!(
+        run1(Opcode::Sqrt, &[y.clone()], s.clone(), Attrs::default()).to_f64_vec()[1],
+        2.0
+    );
+    let sign = run1(
+        Opcode::Sign,
+        &[lit(F32, &[4], &[-0.0, 3.0, -2.0, f64::NAN])],
+        s.clone(),
+        Attrs::default(),
+    );
     let v = sign.to_f64_vec();
     assert!(v[0] == 0.0 && v[0].is_sign_negative());
     assert_eq!(&v[1..3], &[1.0, -1.0]);
     assert!(v[3].is_nan());
-    let fin = run1(Opcode::IsFinite, &[lit(F32, &[3], &[1.0, f64::INFINITY, f64::NAN])], sh(Pred, &[3]), Attrs::default());
+    let fin = run1(
+        Opcode::IsFinite,
+        &[lit(F32, &[3], &[1.0, f64::INFINITY, f64::NAN])],
+        sh(Pred, &[3]),
+        Attrs::default(),
+    );
     assert_eq!(fin.to_i128_vec(), vec![1, 0, 0]);
 }
 
@@ -123,10 +180,37 @@ fn f32_elementwise_basics() {
 fn rounding_afz_vs_even() {
     let x = lit(F32, &[5], &[2.5, -2.5, 3.5, 0.5, -0.4]);
     let s = sh(F32, &[5]);
-    assert_eq!(run1(Opcode::RoundNearestAfz, &[x.clone()], s.clone(), Attrs::default()).to_f64_vec(), vec![3.0, -3.0, 4.0, 1.0, -0.0]);
-    assert_eq!(run1(Opcode::RoundNearestEven, &[x.clone()], s.clone(), Attrs::default()).to_f64_vec(), vec![2.0, -2.0, 4.0, 0.0, -0.0]);
+    assert_eq!(
+        run1(
+            Opcode::RoundNearestAfz,
+            &[x.clone()],
+            s.clone(),
+            Attrs::default()
+        )
+        .to_f64_vec(),
+        vec![3.0, -3.0, 4.0, 1.0, -0.0]
+    );
+    assert_eq!(
+        run1(
+            Opcode::RoundNearestEven,
+            &[x.clone()],
+            s.clone(),
+            Attrs::default()
+        )
+        .to_f64_vec(),
+        vec![2.0, -2.0, 4.0, 0.0, -0.0]
+    );
     let f16 = lit(F16, &[2], &[2.5, -1.5]);
-    assert_eq!(run1(Opcode::RoundNearestEven, &[f16], sh(F16, &[2]), Attrs::default()).to_f64_vec(), vec![2.0, -2.0]);
+    assert_eq!(
+        run1(
+            Opcode::RoundNearestEven,
+            &[f16],
+            sh(F16, &[2]),
+            Attrs::default()
+        )
+        .to_f64_vec(),
+        vec![2.0, -2.0]
+    );
 }
 
 #[test]
@@ -134,7 +218,12 @@ fn max_min_propagate_nan_and_order_signed_zeros() {
     let x = lit(F32, &[4], &[-0.0, 0.0, f64::NAN, 1.0]);
     let y = lit(F32, &[4], &[0.0, -0.0, 1.0, f64::NAN]);
     let s = sh(F32, &[4]);
-    let mx = run1(Opcode::Maximum, &[x.clone(), y.clone()], s.clone(), Attrs::default());
+    let mx = run1(
+        Opcode::Maximum,
+        &[x.clone(), y.clone()],
+        s.clone(),
+        Attrs::default(),
+    );
     let mn = run1(Opcode::Minimum, &[x, y], s, Attrs::default());
     let (mx, mn) = (mx.to_f64_vec(), mn.to_f64_vec());
     assert!(mx[0] == 0.0 && !mx[0].is_sign_negative());
@@ -149,11 +238,33 @@ fn integer_division_edge_cases() {
     let s = sh(S32, &[5]);
     let x = ilit(S32, &[5], &[7, -7, i32::MIN as i128, 5, i32::MIN as i128]);
     let y = ilit(S32, &[5], &[0, 2, -1, -3, 0]);
-    assert_eq!(run1(Opcode::Divide, &[x.clone(), y.clone()], s.clone(), Attrs::default()).to_i128_vec(), vec![-1, -3, i32::MIN as i128, -1, -1]);
-    assert_eq!(run1(Opcode::Remainder, &[x, y], s, Attrs::default()).to_i128_vec(), vec![7, -1, 0, 2, i32::MIN as i128]);
-    let u = run1(Opcode::Divide, &[ilit(U8, &[2], &[9, 200]), ilit(U8, &[2], &[0, 7])], sh(U8, &[2]), Attrs::default());
+    assert_eq!(
+        run1(
+            Opcode::Divide,
+            &[x.clone(), y.clone()],
+            s.clone(),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![-1, -3, i32::MIN as i128, -1, -1]
+    );
+    assert_eq!(
+        run1(Opcode::Remainder, &[x, y], s, Attrs::default()).to_i128_vec(),
+        vec![7, -1, 0, 2, i32::MIN as i128]
+    );
+    let u = run1(
+        Opcode::Divide,
+        &[ilit(U8, &[2], &[9, 200]), ilit(U8, &[2], &[0, 7])],
+        sh(U8, &[2]),
+        Attrs::default(),
+    );
     assert_eq!(u.to_i128_vec(), vec![255, 28]);
-    let r = run1(Opcode::Remainder, &[ilit(U8, &[1], &[9]), ilit(U8, &[1], &[0])], sh(U8, &[1]), Attrs::default());
+    let r = run1(
+        Opcode::Remainder,
+        &[ilit(U8, &[1], &[9]), ilit(U8, &[1], &[0])],
+        sh(U8, &[1]),
+        Attrs::default(),
+    );
     assert_eq!(r.to_i128_vec(), vec![9]);
 }
 
@@ -162,23 +273,140 @@ fn integer_wrapping_shifts_and_bits() {
     let s8 = sh(S8, &[4]);
     let x = ilit(S8, &[4], &[1, -128, -1, 64]);
     let amt = ilit(S8, &[4], &[8, 9, 1, 1]);
-    assert_eq!(run1(Opcode::ShiftLeft, &[x.clone(), amt.clone()], s8.clone(), Attrs::default()).to_i128_vec(), vec![0, 0, -2, -128]);
-    assert_eq!(run1(Opcode::ShiftRightArithmetic, &[x.clone(), amt.clone()], s8.clone(), Attrs::default()).to_i128_vec(), vec![0, -1, -1, 32]);
-    assert_eq!(run1(Opcode::ShiftRightLogical, &[x.clone(), amt.clone()], s8.clone(), Attrs::default()).to_i128_vec(), vec![0, 0, 127, 32]);
+    assert_eq!(
+        run1(
+            Opcode::ShiftLeft,
+            &[x.clone(), amt.clone()],
+            s8.clone(),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![0, 0, -2, -128]
+    );
+    assert_eq!(
+        run1(
+            Opcode::ShiftRightArithmetic,
+            &[x.clone(), amt.clone()],
+            s8.clone(),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![0, -1, -1, 32]
+    );
+    assert_eq!(
+        run1(
+            Opcode::ShiftRightLogical,
+            &[x.clone(), amt.clone()],
+            s8.clone(),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![0, 0, 127, 32]
+    );
     // a negative shift amount is a huge unsigned one
-    let neg = run1(Opcode::ShiftLeft, &[ilit(S8, &[1], &[3]), ilit(S8, &[1], &[-1])], sh(S8, &[1]), Attrs::default());
+    let neg = run1(
+        Opcode::ShiftLeft,
+        &[ilit(S8, &[1], &[3]), ilit(S8, &[1], &[-1])],
+        sh(S8, &[1]),
+        Attrs::default(),
+    );
     assert_eq!(neg.to_i128_vec(), vec![0]);
-    assert_eq!(run1(Opcode::Add, &[ilit(S8, &[1], &[127]), ilit(S8, &[1], &[1])], sh(S8, &[1]), Attrs::default()).to_i128_vec(), vec![-128]);
-    assert_eq!(run1(Opcode::Add, &[ilit(S4, &[2], &[7, -8]), ilit(S4, &[2], &[1, -1])], sh(S4, &[2]), Attrs::default()).to_i128_vec(), vec![-8, 7]);
-    assert_eq!(run1(Opcode::Multiply, &[ilit(U4, &[1], &[5]), ilit(U4, &[1], &[4])], sh(U4, &[1]), Attrs::default()).to_i128_vec(), vec![4]);
-    assert_eq!(run1(Opcode::Abs, &[ilit(S8, &[2], &[-128, -5])], sh(S8, &[2]), Attrs::default()).to_i128_vec(), vec![-128, 5]);
-    assert_eq!(run1(Opcode::Popcnt, &[ilit(S8, &[2], &[-1, 6])], sh(S8, &[2]), Attrs::default()).to_i128_vec(), vec![8, 2]);
-    assert_eq!(run1(Opcode::CountLeadingZeros, &[ilit(S32, &[3], &[0, 1, -1])], sh(S32, &[3]), Attrs::default()).to_i128_vec(), vec![32, 31, 0]);
-    assert_eq!(run1(Opcode::CountLeadingZeros, &[ilit(U4, &[2], &[1, 8])], sh(U4, &[2]), Attrs::default()).to_i128_vec(), vec![3, 0]);
-    assert_eq!(run1(Opcode::Not, &[ilit(U8, &[1], &[0x0f])], sh(U8, &[1]), Attrs::default()).to_i128_vec(), vec![0xf0]);
-    let p = run1(Opcode::Power, &[ilit(S32, &[5], &[2, 2, 1, -1, 3]), ilit(S32, &[5], &[10, -1, -5, -1, 0])], sh(S32, &[5]), Attrs::default());
+    assert_eq!(
+        run1(
+            Opcode::Add,
+            &[ilit(S8, &[1], &[127]), ilit(S8, &[1], &[1])],
+            sh(S8, &[1]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![-128]
+    );
+    assert_eq!(
+        run1(
+            Opcode::Add,
+            &[ilit(S4, &[2], &[7, -8]), ilit(S4, &[2], &[1, -1])],
+            sh(S4, &[2]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![-8, 7]
+    );
+    assert_eq!(
+        run1(
+            Opcode::Multiply,
+            &[ilit(U4, &[1], &[5]), ilit(U4, &[1], &[4])],
+            sh(U4, &[1]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![4]
+    );
+    assert_eq!(
+        run1(
+            Opcode::Abs,
+            &[ilit(S8, &[2], &[-128, -5])],
+            sh(S8, &[2]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![-128, 5]
+    );
+    assert_eq!(
+        run1(
+            Opcode::Popcnt,
+            &[ilit(S8, &[2], &[-1, 6])],
+            sh(S8, &[2]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![8, 2]
+    );
+    assert_eq!(
+        run1(
+            Opcode::CountLeadingZeros,
+            &[ilit(S32, &[3], &[0, 1, -1])],
+            sh(S32, &[3]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![32, 31, 0]
+    );
+    assert_eq!(
+        run1(
+            Opcode::CountLeadingZeros,
+            &[ilit(U4, &[2], &[1, 8])],
+            sh(U4, &[2]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![3, 0]
+    );
+    assert_eq!(
+        run1(
+            Opcode::Not,
+            &[ilit(U8, &[1], &[0x0f])],
+            sh(U8, &[1]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![0xf0]
+    );
+    let p = run1(
+        Opcode::Power,
+        &[
+            ilit(S32, &[5], &[2, 2, 1, -1, 3]),
+            ilit(S32, &[5], &[10, -1, -5, -1, 0]),
+        ],
+        sh(S32, &[5]),
+        Attrs::default(),
+    );
     assert_eq!(p.to_i128_vec(), vec![1024, 0, 1, 0, 1]);
-    let mx = run1(Opcode::Maximum, &[ilit(U32, &[1], &[u32::MAX as i128]), ilit(U32, &[1], &[1])], sh(U32, &[1]), Attrs::default());
+    let mx = run1(
+        Opcode::Maximum,
+        &[ilit(U32, &[1], &[u32::MAX as i128]), ilit(U32, &[1], &[1])],
+        sh(U32, &[1]),
+        Attrs::default(),
+    );
     assert_eq!(mx.to_i128_vec(), vec![u32::MAX as i128]);
 }
 
@@ -195,61 +423,218 @@ fn compare_float_and_total_order() {
     let x = lit(F32, &[4], &[-0.0, f64::NAN, f64::NAN, 1.0]);
     let y = lit(F32, &[4], &[0.0, f64::NAN, f64::INFINITY, 2.0]);
     let p = sh(Pred, &[4]);
-    let eq = run1(Opcode::Compare, &[x.clone(), y.clone()], p.clone(), cmp_attrs(ComparisonDirection::Eq, None));
+    let eq = run1(
+        Opcode::Compare,
+        &[x.clone(), y.clone()],
+        p.clone(),
+        cmp_attrs(ComparisonDirection::Eq, None),
+    );
     assert_eq!(eq.to_i128_vec(), vec![1, 0, 0, 0]);
-    let ne = run1(Opcode::Compare, &[x.clone(), y.clone()], p.clone(), cmp_attrs(ComparisonDirection::Ne, None));
+    let ne = run1(
+        Opcode::Compare,
+        &[x.clone(), y.clone()],
+        p.clone(),
+        cmp_attrs(ComparisonDirection::Ne, None),
+    );
     assert_eq!(ne.to_i128_vec(), vec![0, 1, 1, 1]);
-    let lt = run1(Opcode::Compare, &[x.clone(), y.clone()], p.clone(), cmp_attrs(ComparisonDirection::Lt, Some(ComparisonType::TotalOrder)));
+    let lt = run1(
+        Opcode::Compare,
+        &[x.clone(), y.clone()],
+        p.clone(),
+        cmp_attrs(ComparisonDirection::Lt, Some(ComparisonType::TotalOrder)),
+    );
     assert_eq!(lt.to_i128_vec(), vec![1, 0, 0, 1]);
-    let gt = run1(Opcode::Compare, &[x, y], p, cmp_attrs(ComparisonDirection::Gt, Some(ComparisonType::TotalOrder)));
+    let gt = run1(
+        Opcode::Compare,
+        &[x, y],
+        p,
+        cmp_attrs(ComparisonDirection::Gt, Some(ComparisonType::TotalOrder)),
+    );
     assert_eq!(gt.to_i128_vec(), vec![0, 0, 1, 0]);
-    let u = run1(Opcode::Compare, &[ilit(U8, &[1], &[200]), ilit(U8, &[1], &[100])], sh(Pred, &[1]), cmp_attrs(ComparisonDirection::Gt, Some(ComparisonType::Unsigned)));
+    let u = run1(
+        Opcode::Compare,
+        &[ilit(U8, &[1], &[200]), ilit(U8, &[1], &[100])],
+        sh(Pred, &[1]),
+        cmp_attrs(ComparisonDirection::Gt, Some(ComparisonType::Unsigned)),
+    );
     assert_eq!(u.to_i128_vec(), vec![1]);
-    let s = run1(Opcode::Compare, &[ilit(S8, &[1], &[-56]), ilit(S8, &[1], &[100])], sh(Pred, &[1]), cmp_attrs(ComparisonDirection::Gt, Some(ComparisonType::Signed)));
+    let s = run1(
+        Opcode::Compare,
+        &[ilit(S8, &[1], &[-56]), ilit(S8, &[1], &[100])],
+        sh(Pred, &[1]),
+        cmp_attrs(ComparisonDirection::Gt, Some(ComparisonType::Signed)),
+    );
     assert_eq!(s.to_i128_vec(), vec![0]);
 }
 
 #[test]
 fn select_and_clamp() {
     let p = ilit(Pred, &[3], &[1, 0, 1]);
-    let r = run1(Opcode::Select, &[p, lit(F32, &[3], &[1.0, 2.0, 3.0]), lit(F32, &[3], &[-1.0, -2.0, -3.0])], sh(F32, &[3]), Attrs::default());
+    let r = run1(
+        Opcode::Select,
+        &[
+            p,
+            lit(F32, &[3], &[1.0, 2.0, 3.0]),
+            lit(F32, &[3], &[-1.0, -2.0, -3.0]),
+        ],
+        sh(F32, &[3]),
+        Attrs::default(),
+    );
     assert_eq!(r.to_f64_vec(), vec![1.0, -2.0, 3.0]);
-    let c = run1(Opcode::Clamp, &[lit(F32, &[], &[0.0]), lit(F32, &[4], &[-1.0, 0.5, 2.0, f64::NAN]), lit(F32, &[], &[1.0])], sh(F32, &[4]), Attrs::default());
+    let c = run1(
+        Opcode::Clamp,
+        &[
+            lit(F32, &[], &[0.0]),
+            lit(F32, &[4], &[-1.0, 0.5, 2.0, f64::NAN]),
+            lit(F32, &[], &[1.0]),
+        ],
+        sh(F32, &[4]),
+        Attrs::default(),
+    );
     let v = c.to_f64_vec();
     assert_eq!(&v[..3], &[0.0, 0.5, 1.0]);
     assert!(v[3].is_nan());
-    let ci = run1(Opcode::Clamp, &[ilit(S32, &[], &[-2]), ilit(S32, &[3], &[-5, 0, 9]), ilit(S32, &[], &[3])], sh(S32, &[3]), Attrs::default());
+    let ci = run1(
+        Opcode::Clamp,
+        &[
+            ilit(S32, &[], &[-2]),
+            ilit(S32, &[3], &[-5, 0, 9]),
+            ilit(S32, &[], &[3]),
+        ],
+        sh(S32, &[3]),
+        Attrs::default(),
+    );
     assert_eq!(ci.to_i128_vec(), vec![-2, 0, 3]);
 }
 
 #[test]
 fn convert_saturates_and_rounds_once() {
-    let x = lit(F32, &[6], &[f64::NAN, 1e10, f64::NEG_INFINITY, -3.7, 3.7, -0.5]);
-    assert_eq!(run1(Opcode::Convert, &[x.clone()], sh(S32, &[6]), Attrs::default()).to_i128_vec(), vec![0, i32::MAX as i128, i32::MIN as i128, -3, 3, 0]);
-    assert_eq!(run1(Opcode::Convert, &[x.clone()], sh(U8, &[6]), Attrs::default()).to_i128_vec(), vec![0, 255, 0, 0, 3, 0]);
-    assert_eq!(run1(Opcode::Convert, &[x], sh(Pred, &[6]), Attrs::default()).to_i128_vec(), vec![1, 1, 1, 1, 1, 1]);
+    let x = lit(
+        F32,
+        &[6],
+        &[f64::NAN, 1e10, f64::NEG_INFINITY, -3.7, 3.7, -0.5],
+    );
+    assert_eq!(
+        run1(
+            Opcode::Convert,
+            &[x.clone()],
+            sh(S32, &[6]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![0, i32::MAX as i128, i32::MIN as i128, -3, 3, 0]
+    );
+    assert_eq!(
+        run1(
+            Opcode::Convert,
+            &[x.clone()],
+            sh(U8, &[6]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![0, 255, 0, 0, 3, 0]
+    );
+    assert_eq!(
+        run1(Opcode::Convert, &[x], sh(Pred, &[6]), Attrs::default()).to_i128_vec(),
+        vec![1, 1, 1, 1, 1, 1]
+    );
     // f64 -> f16 rounds once: 1 + 2^-11 + 2^-40 goes up (through f32 it would tie to even, down)
     let y = lit(F64, &[1], &[1.0 + 2f64.powi(-11) + 2f64.powi(-40)]);
-    assert_eq!(run1(Opcode::Convert, &[y], sh(F16, &[1]), Attrs::default()).to_f64_vec(), vec![1.0 + 2f64.powi(-10)]);
-    assert_eq!(run1(Opcode::Convert, &[ilit(S32, &[2], &[70000, -3])], sh(F16, &[2]), Attrs::default()).to_f64_vec(), vec![f64::INFINITY, -3.0]);
-    assert_eq!(run1(Opcode::Convert, &[ilit(S32, &[1], &[300])], sh(S8, &[1]), Attrs::default()).to_i128_vec(), vec![44]);
-    assert_eq!(run1(Opcode::Convert, &[lit(F16, &[1], &[0.1])], sh(Bf16, &[1]), Attrs::default()).to_f64_vec(), vec![0.10009765625]);
-    assert!(run1(Opcode::Convert, &[lit(F32, &[1], &[500.0])], sh(F8E4M3Fn, &[1]), Attrs::default()).to_f64_vec()[0].is_nan());
+    assert_eq!(
+        run1(Opcode::Convert, &[y], sh(F16, &[1]), Attrs::default()).to_f64_vec(),
+        vec![1.0 + 2f64.powi(-10)]
+    );
+    assert_eq!(
+        run1(
+            Opcode::Convert,
+            &[ilit(S32, &[2], &[70000, -3])],
+            sh(F16, &[2]),
+            Attrs::default()
+        )
+        .to_f64_vec(),
+        vec![f64::INFINITY, -3.0]
+    );
+    assert_eq!(
+        run1(
+            Opcode::Convert,
+            &[ilit(S32, &[1], &[300])],
+            sh(S8, &[1]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![44]
+    );
+    assert_eq!(
+        run1(
+            Opcode::Convert,
+            &[lit(F16, &[1], &[0.1])],
+            sh(Bf16, &[1]),
+            Attrs::default()
+        )
+        .to_f64_vec(),
+        vec![0.10009765625]
+    );
+    assert!(run1(
+        Opcode::Convert,
+        &[lit(F32, &[1], &[500.0])],
+        sh(F8E4M3Fn, &[1]),
+        Attrs::default()
+    )
+    .to_f64_vec()[0]
+        .is_nan());
 }
 
 #[test]
 fn bitcast_convert_and_reduce_precision() {
     let x = lit(F32, &[1], &[1.0]);
-    assert_eq!(run1(Opcode::BitcastConvert, &[x.clone()], sh(U32, &[1]), Attrs::default()).to_i128_vec(), vec![0x3f80_0000]);
-    assert_eq!(run1(Opcode::BitcastConvert, &[x], sh(U8, &[1, 4]), Attrs::default()).to_i128_vec(), vec![0, 0, 0x80, 0x3f]);
-    let back = run1(Opcode::BitcastConvert, &[ilit(U8, &[4], &[0, 0, 0x80, 0x3f])], sh(F32, &[]), Attrs::default());
+    assert_eq!(
+        run1(
+            Opcode::BitcastConvert,
+            &[x.clone()],
+            sh(U32, &[1]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![0x3f80_0000]
+    );
+    assert_eq!(
+        run1(
+            Opcode::BitcastConvert,
+            &[x],
+            sh(U8, &[1, 4]),
+            Attrs::default()
+        )
+        .to_i128_vec(),
+        vec![0, 0, 0x80, 0x3f]
+    );
+    let back = run1(
+        Opcode::BitcastConvert,
+        &[ilit(U8, &[4], &[0, 0, 0x80, 0x3f])],
+        sh(F32, &[]),
+        Attrs::default(),
+    );
     assert_eq!(back.to_f64_vec(), vec![1.0]);
     let a = Attrs {
         exponent_bits: Some(5),
         mantissa_bits: Some(10),
         ..Attrs::default()
     };
-    let r = run1(Opcode::ReducePrecision, &[lit(F32, &[5], &[1.0 + 2f64.powi(-11), 1e6, 1e-8, f64::NAN, -1.0 - 3.0 * 2f64.powi(-11)])], sh(F32, &[5]), a);
+    let r = run1(
+        Opcode::ReducePrecision,
+        &[lit(
+            F32,
+            &[5],
+            &[
+                1.0 + 2f64.powi(-11),
+                1e6,
+                1e-8,
+                f64::NAN,
+                -1.0 - 3.0 * 2f64.powi(-11),
+            ],
+        )],
+        sh(F32, &[5]),
+        a,
+    );
     let v = r.to_f64_vec();
     assert_eq!(v[0], 1.0);
     assert_eq!(v[1], f64::INFINITY);
@@ -297,35 +682,111 @@ fn f16_rounds_after_every_op_in_a_fusion() {
         .unwrap();
     let names: Vec<&str> = trace.iter().map(|p| p.instruction.as_str()).collect();
     assert_eq!(names, vec!["p0", "p1", "add.2", "subtract.3"]);
-    assert_eq!(trace[2].value.as_array().unwrap().to_f64_vec(), vec![1.0, 1.0 + 2f64.powi(-9)]);
+    assert_eq!(
+        trace[2].value.as_array().unwrap().to_f64_vec(),
+        vec![1.0, 1.0 + 2f64.powi(-9)]
+    );
     assert!(probe.probe_fusion("nope", &[]).is_err());
 }
 
 #[test]
 fn shape_ops() {
     let x = lit(F32, &[2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
-    let t = run1(Opcode::Transpose, &[x.clone()], sh(F32, &[3, 2]), Attrs { dimensions: Some(vec![1, 0]), ..Attrs::default() });
+    let t = run1(
+        Opcode::Transpose,
+        &[x.clone()],
+        sh(F32, &[3, 2]),
+        Attrs {
+            dimensions: Some(vec![1, 0]),
+            ..Attrs::default()
+        },
+    );
     assert_eq!(t.to_f64_vec(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
-    let r = run1(Opcode::Reshape, &[x.clone()], sh(F32, &[3, 2]), Attrs::default());
+    let r = run1(
+        Opcode::Reshape,
+        &[x.clone()],
+        sh(F32, &[3, 2]),
+        Attrs::default(),
+    );
     assert_eq!(r.to_f64_vec(), x.to_f64_vec());
-    let rev = run1(Opcode::Reverse, &[x.clone()], sh(F32, &[2, 3]), Attrs { dimensions: Some(vec![1]), ..Attrs::default() });
+    let rev = run1(
+        Opcode::Reverse,
+        &[x.clone()],
+        sh(F32, &[2, 3]),
+        Attrs {
+            dimensions: Some(vec![1]),
+            ..Attrs::default()
+        },
+    );
     assert_eq!(rev.to_f64_vec(), vec![2.0, 1.0, 0.0, 5.0, 4.0, 3.0]);
-    let sl = run1(Opcode::Slice, &[x.clone()], sh(F32, &[2, 2]), Attrs {
-        slice: Some(vec![SliceDim { start: 0, limit: 2, stride: 1 }, SliceDim { start: 0, limit: 3, stride: 2 }]),
-        ..Attrs::default()
-    });
+    let sl = run1(
+        Opcode::Slice,
+        &[x.clone()],
+        sh(F32, &[2, 2]),
+        Attrs {
+            slice: Some(vec![
+                SliceDim {
+                    start: 0,
+                    limit: 2,
+                    stride: 1,
+                },
+                SliceDim {
+                    start: 0,
+                    limit: 3,
+                    stride: 2,
+                },
+            ]),
+            ..Attrs::default()
+        },
+    );
     assert_eq!(sl.to_f64_vec(), vec![0.0, 2.0, 3.0, 5.0]);
-    let bc = run1(Opcode::Broadcast, &[lit(F32, &[2], &[7.0, 8.0])], sh(F32, &[2, 3]), Attrs { dimensions: Some(vec![0]), ..Attrs::default() });
+    let bc = run1(
+        Opcode::Broadcast,
+        &[lit(F32, &[2], &[7.0, 8.0])],
+        sh(F32, &[2, 3]),
+        Attrs {
+            dimensions: Some(vec![0]),
+            ..Attrs::default()
+        },
+    );
     assert_eq!(bc.to_f64_vec(), vec![7.0, 7.0, 7.0, 8.0, 8.0, 8.0]);
-    let cat = run1(Opcode::Concatenate, &[x.clone(), lit(F32, &[2, 1], &[9.0, 10.0])], sh(F32, &[2, 4]), Attrs { dimensions: Some(vec![1]), ..Attrs::default() });
-    assert_eq!(cat.to_f64_vec(), vec![0.0, 1.0, 2.0, 9.0, 3.0, 4.0, 5.0, 10.0]);
+    let cat = run1(
+        Opcode::Concatenate,
+        &[x.clone(), lit(F32, &[2, 1], &[9.0, 10.0])],
+        sh(F32, &[2, 4]),
+        Attrs {
+            dimensions: Some(vec![1]),
+            ..Attrs::default()
+        },
+    );
+    assert_eq!(
+        cat.to_f64_vec(),
+        vec![0.0, 1.0, 2.0, 9.0, 3.0, 4.0, 5.0, 10.0]
+    );
     // pad: low 1, high -1, interior 1 on [1,2,3] -> [p,1,p,2,p] (the 3 is cut)
-    let pd = run1(Opcode::Pad, &[lit(F32, &[3], &[1.0, 2.0, 3.0]), lit(F32, &[], &[-1.0])], sh(F32, &[5]), Attrs {
-        padding: Some(vec![PadDim { low: 1, high: -1, interior: 1 }]),
-        ..Attrs::default()
-    });
+    let pd = run1(
+        Opcode::Pad,
+        &[lit(F32, &[3], &[1.0, 2.0, 3.0]), lit(F32, &[], &[-1.0])],
+        sh(F32, &[5]),
+        Attrs {
+            padding: Some(vec![PadDim {
+                low: 1,
+                high: -1,
+                interior: 1,
+            }]),
+            ..Attrs::default()
+        },
+    );
     assert_eq!(pd.to_f64_vec(), vec![-1.0, 1.0, -1.0, 2.0, -1.0]);
-    let io = run1(Opcode::Iota, &[], sh(S32, &[2, 3]), Attrs { iota_dimension: Some(1), ..Attrs::default() });
+    let io = run1(
+        Opcode::Iota,
+        &[],
+        sh(S32, &[2, 3]),
+        Attrs {
+            iota_dimension: Some(1),
+            ..Attrs::default()
+        },
+    );
     assert_eq!(io.to_i128_vec(), vec![0, 1, 2, 0, 1, 2]);
 }
 
@@ -337,7 +798,10 @@ fn bitcast_follows_layouts_and_copy_keeps_values() {
     let out = Shape::Array(ArrayShape {
         dtype: F32,
         dims: vec![3, 2],
-        layout: Some(Layout { minor_to_major: vec![0, 1], extra: None }),
+        layout: Some(Layout {
+            minor_to_major: vec![0, 1],
+            extra: None,
+        }),
     });
     let bc = b.op(Opcode::Bitcast, out.clone(), &[p]);
     let cp = b.op(Opcode::Copy, out, &[bc]);
@@ -345,7 +809,10 @@ fn bitcast_follows_layouts_and_copy_keeps_values() {
     let x = lit(F32, &[2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
     let r = run(&m, &[x]).unwrap().remove(0);
     assert_eq!(r.to_f64_vec(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
-    assert_eq!(r.layout().map(|l| l.minor_to_major.clone()), Some(vec![0, 1]));
+    assert_eq!(
+        r.layout().map(|l| l.minor_to_major.clone()),
+        Some(vec![0, 1])
+    );
 }
 
 #[test]
@@ -354,9 +821,21 @@ fn dynamic_slices_clamp() {
     let mut b = B::default();
     let p = b.param(0, sh(F32, &[5]));
     let i = b.param(1, sh(S32, &[]));
-    let ds = b.op_with(Opcode::DynamicSlice, sh(F32, &[3]), &[p, i], Attrs { dynamic_slice_sizes: Some(vec![3]), ..Attrs::default() });
+    let ds = b.op_with(
+        Opcode::DynamicSlice,
+        sh(F32, &[3]),
+        &[p, i],
+        Attrs {
+            dynamic_slice_sizes: Some(vec![3]),
+            ..Attrs::default()
+        },
+    );
     let m = module(vec![b.build("main", ds)]);
-    for (start, want) in [(4, [2.0, 3.0, 4.0]), (-3, [0.0, 1.0, 2.0]), (1, [1.0, 2.0, 3.0])] {
+    for (start, want) in [
+        (4, [2.0, 3.0, 4.0]),
+        (-3, [0.0, 1.0, 2.0]),
+        (1, [1.0, 2.0, 3.0]),
+    ] {
         let r = run(&m, &[x.clone(), ilit(S32, &[], &[start])]).unwrap();
         assert_eq!(r[0].to_f64_vec(), want.to_vec(), "start {start}");
     }
@@ -383,7 +862,15 @@ fn gather_clamps_start_indices() {
         slice_sizes: vec![1, 2],
         ..GatherDims::default()
     };
-    let r = run1(Opcode::Gather, &[x, idx], sh(F32, &[3, 2]), Attrs { gather_dims: Some(g), ..Attrs::default() });
+    let r = run1(
+        Opcode::Gather,
+        &[x, idx],
+        sh(F32, &[3, 2]),
+        Attrs {
+            gather_dims: Some(g),
+            ..Attrs::default()
+        },
+    );
     assert_eq!(r.to_f64_vec(), vec![20.0, 21.0, 20.0, 21.0, 0.0, 1.0]);
 }
 
@@ -399,40 +886,93 @@ fn scatter_module(to_apply: Computation) -> Module {
         index_vector_dim: 1,
         ..ScatterDims::default()
     };
-    let s = b.op_with(Opcode::Scatter, sh(F32, &[5]), &[o, i, u], Attrs { scatter_dims: Some(sd), to_apply: Some(CompId(0)), ..Attrs::default() });
+    let s = b.op_with(
+        Opcode::Scatter,
+        sh(F32, &[5]),
+        &[o, i, u],
+        Attrs {
+            scatter_dims: Some(sd),
+            to_apply: Some(CompId(0)),
+            ..Attrs::default()
+        },
+    );
     module(vec![to_apply, b.build("main", s)])
 }
 
 #[test]
 fn scatter_drops_out_of_bounds_updates() {
-    let args = [lit(F32, &[5], &[1.0; 5]), ilit(S32, &[4, 1], &[1, 7, 4, -1]), lit(F32, &[4], &[10.0, 20.0, 30.0, 40.0])];
+    let args = [
+        lit(F32, &[5], &[1.0; 5]),
+        ilit(S32, &[4, 1], &[1, 7, 4, -1]),
+        lit(F32, &[4], &[10.0, 20.0, 30.0, 40.0]),
+    ];
     let add = scatter_module(binary_comp("add", Opcode::Add, F32));
-    assert_eq!(run(&add, &args).unwrap()[0].to_f64_vec(), vec![1.0, 11.0, 1.0, 1.0, 31.0]);
+    assert_eq!(
+        run(&add, &args).unwrap()[0].to_f64_vec(),
+        vec![1.0, 11.0, 1.0, 1.0, 31.0]
+    );
     // overwrite: root is the update parameter
     let mut b = B::default();
     b.param(0, sh(F32, &[]));
     let y = b.param(1, sh(F32, &[]));
     let set = scatter_module(b.build("set", y));
-    assert_eq!(run(&set, &args).unwrap()[0].to_f64_vec(), vec![1.0, 10.0, 1.0, 1.0, 30.0]);
+    assert_eq!(
+        run(&set, &args).unwrap()[0].to_f64_vec(),
+        vec![1.0, 10.0, 1.0, 1.0, 30.0]
+    );
 }
 
-fn reduce_module(dt: ElementType, dims_in: &[i64], dims: Vec<i64>, out: &[i64], reducer: Computation) -> Module {
+fn reduce_module(
+    dt: ElementType,
+    dims_in: &[i64],
+    dims: Vec<i64>,
+    out: &[i64],
+    reducer: Computation,
+) -> Module {
     let mut b = B::default();
     let x = b.param(0, sh(dt, dims_in));
     let z = b.param(1, sh(dt, &[]));
-    let r = b.op_with(Opcode::Reduce, sh(dt, out), &[x, z], Attrs { dimensions: Some(dims), to_apply: Some(CompId(0)), ..Attrs::default() });
+    let r = b.op_with(
+        Opcode::Reduce,
+        sh(dt, out),
+        &[x, z],
+        Attrs {
+            dimensions: Some(dims),
+            to_apply: Some(CompId(0)),
+            ..Attrs::default()
+        },
+    );
     module(vec![reducer, b.build("main", r)])
 }
 
 #[test]
 fn reduce_accumulates_narrow_types_in_f32() {
-    let m = reduce_module(F16, &[3], vec![0], &[], binary_comp("add", Opcode::Add, F16));
+    let m = reduce_module(
+        F16,
+        &[3],
+        vec![0],
+        &[],
+        binary_comp("add", Opcode::Add, F16),
+    );
     let x = lit(F16, &[3], &[1.0, 2f64.powi(-11), 2f64.powi(-11)]);
     // rounding to f16 after each add would give 1.0
     let r = run(&m, &[x, lit(F16, &[], &[0.0])]).unwrap();
     assert_eq!(r[0].to_f64_vec(), vec![1.0 + 2f64.powi(-10)]);
-    let m = reduce_module(S32, &[2, 3], vec![1], &[2], binary_comp("add", Opcode::Add, S32));
-    let r = run(&m, &[ilit(S32, &[2, 3], &[1, 2, 3, 4, 5, 6]), ilit(S32, &[], &[10])]).unwrap();
+    let m = reduce_module(
+        S32,
+        &[2, 3],
+        vec![1],
+        &[2],
+        binary_comp("add", Opcode::Add, S32),
+    );
+    let r = run(
+        &m,
+        &[
+            ilit(S32, &[2, 3], &[1, 2, 3, 4, 5, 6]),
+            ilit(S32, &[], &[10]),
+        ],
+    )
+    .unwrap();
     assert_eq!(r[0].to_i128_vec(), vec![16, 25]);
 }
 
@@ -445,7 +985,14 @@ fn reduce_with_a_generic_reducer_runs_it_in_order() {
     let two = b.op(Opcode::Add, sh(F32, &[]), &[a, a]);
     let r = b.op(Opcode::Add, sh(F32, &[]), &[two, x]);
     let m = reduce_module(F32, &[2, 3], vec![1], &[2], b.build("horner", r));
-    let out = run(&m, &[lit(F32, &[2, 3], &[1.0, 0.0, 1.0, 1.0, 1.0, 0.0]), lit(F32, &[], &[0.0])]).unwrap();
+    let out = run(
+        &m,
+        &[
+            lit(F32, &[2, 3], &[1.0, 0.0, 1.0, 1.0, 1.0, 0.0]),
+            lit(F32, &[], &[0.0]),
+        ],
+    )
+    .unwrap();
     assert_eq!(out[0].to_f64_vec(), vec![5.0, 6.0]);
 }
 
@@ -454,18 +1001,60 @@ fn reduce_window_with_padding() {
     let mut b = B::default();
     let x = b.param(0, sh(F32, &[4]));
     let z = b.param(1, sh(F32, &[]));
-    let w = WindowDim { pad_low: 1, pad_high: 1, ..WindowDim::new(2) };
-    let r = b.op_with(Opcode::ReduceWindow, sh(F32, &[5]), &[x, z], Attrs { window: Some(vec![w]), to_apply: Some(CompId(0)), ..Attrs::default() });
-    let m = module(vec![binary_comp("add", Opcode::Add, F32), b.build("main", r)]);
-    let out = run(&m, &[lit(F32, &[4], &[1.0, 2.0, 3.0, 4.0]), lit(F32, &[], &[0.0])]).unwrap();
+    let w = WindowDim {
+        pad_low: 1,
+        pad_high: 1,
+        ..WindowDim::new(2)
+    };
+    let r = b.op_with(
+        Opcode::ReduceWindow,
+        sh(F32, &[5]),
+        &[x, z],
+        Attrs {
+            window: Some(vec![w]),
+            to_apply: Some(CompId(0)),
+            ..Attrs::default()
+        },
+    );
+    let m = module(vec![
+        binary_comp("add", Opcode::Add, F32),
+        b.build("main", r),
+    ]);
+    let out = run(
+        &m,
+        &[lit(F32, &[4], &[1.0, 2.0, 3.0, 4.0]), lit(F32, &[], &[0.0])],
+    )
+    .unwrap();
     assert_eq!(out[0].to_f64_vec(), vec![1.0, 3.0, 5.0, 7.0, 4.0]);
     let mut b = B::default();
     let x = b.param(0, sh(F32, &[4]));
     let z = b.param(1, sh(F32, &[]));
-    let w = WindowDim { stride: 2, ..WindowDim::new(2) };
-    let r = b.op_with(Opcode::ReduceWindow, sh(F32, &[2]), &[x, z], Attrs { window: Some(vec![w]), to_apply: Some(CompId(0)), ..Attrs::default() });
-    let m = module(vec![binary_comp("max", Opcode::Maximum, F32), b.build("main", r)]);
-    let out = run(&m, &[lit(F32, &[4], &[1.0, 5.0, 3.0, 2.0]), lit(F32, &[], &[f64::NEG_INFINITY])]).unwrap();
+    let w = WindowDim {
+        stride: 2,
+        ..WindowDim::new(2)
+    };
+    let r = b.op_with(
+        Opcode::ReduceWindow,
+        sh(F32, &[2]),
+        &[x, z],
+        Attrs {
+            window: Some(vec![w]),
+            to_apply: Some(CompId(0)),
+            ..Attrs::default()
+        },
+    );
+    let m = module(vec![
+        binary_comp("max", Opcode::Maximum, F32),
+        b.build("main", r),
+    ]);
+    let out = run(
+        &m,
+        &[
+            lit(F32, &[4], &[1.0, 5.0, 3.0, 2.0]),
+            lit(F32, &[], &[f64::NEG_INFINITY]),
+        ],
+    )
+    .unwrap();
     assert_eq!(out[0].to_f64_vec(), vec![5.0, 3.0]);
 }
 
@@ -475,14 +1064,44 @@ fn select_and_scatter_picks_the_window_max() {
     let x = b.param(0, sh(F32, &[4]));
     let s = b.param(1, sh(F32, &[2]));
     let z = b.param(2, sh(F32, &[]));
-    let w = WindowDim { stride: 2, ..WindowDim::new(2) };
-    let r = b.op_with(Opcode::SelectAndScatter, sh(F32, &[4]), &[x, s, z], Attrs { window: Some(vec![w]), select: Some(CompId(0)), scatter: Some(CompId(1)), ..Attrs::default() });
+    let w = WindowDim {
+        stride: 2,
+        ..WindowDim::new(2)
+    };
+    let r = b.op_with(
+        Opcode::SelectAndScatter,
+        sh(F32, &[4]),
+        &[x, s, z],
+        Attrs {
+            window: Some(vec![w]),
+            select: Some(CompId(0)),
+            scatter: Some(CompId(1)),
+            ..Attrs::default()
+        },
+    );
     let mut ge = B::default();
     let a = ge.param(0, sh(F32, &[]));
     let c = ge.param(1, sh(F32, &[]));
-    let g = ge.op_with(Opcode::Compare, sh(Pred, &[]), &[a, c], cmp_attrs(ComparisonDirection::Ge, None));
-    let m = module(vec![ge.build("ge", g), binary_comp("add", Opcode::Add, F32), b.build("main", r)]);
-    let out = run(&m, &[lit(F32, &[4], &[1.0, 5.0, 3.0, 3.0]), lit(F32, &[2], &[10.0, 20.0]), lit(F32, &[], &[0.0])]).unwrap();
+    let g = ge.op_with(
+        Opcode::Compare,
+        sh(Pred, &[]),
+        &[a, c],
+        cmp_attrs(ComparisonDirection::Ge, None),
+    );
+    let m = module(vec![
+        ge.build("ge", g),
+        binary_comp("add", Opcode::Add, F32),
+        b.build("main", r),
+    ]);
+    let out = run(
+        &m,
+        &[
+            lit(F32, &[4], &[1.0, 5.0, 3.0, 3.0]),
+            lit(F32, &[2], &[10.0, 20.0]),
+            lit(F32, &[], &[0.0]),
+        ],
+    )
+    .unwrap();
     // ties keep the first element
     assert_eq!(out[0].to_f64_vec(), vec![0.0, 10.0, 20.0, 0.0]);
 }
@@ -491,7 +1110,17 @@ fn sort_module(comparator: Computation, n: i64) -> Module {
     let mut b = B::default();
     let k = b.param(0, sh(F32, &[n]));
     let v = b.param(1, sh(S32, &[n]));
-    let s = b.op_with(Opcode::Sort, Shape::Tuple(vec![sh(F32, &[n]), sh(S32, &[n])]), &[k, v], Attrs { dimensions: Some(vec![0]), is_stable: true, to_apply: Some(CompId(0)), ..Attrs::default() });
+    let s = b.op_with(
+        Opcode::Sort,
+        Shape::Tuple(vec![sh(F32, &[n]), sh(S32, &[n])]),
+        &[k, v],
+        Attrs {
+            dimensions: Some(vec![0]),
+            is_stable: true,
+            to_apply: Some(CompId(0)),
+            ..Attrs::default()
+        },
+    );
     module(vec![comparator, b.build("main", s)])
 }
 
@@ -505,9 +1134,19 @@ fn lt_comparator(generic: bool) -> Computation {
         // -a > -c  is  a < c, but not a single compare of the parameters
         let na = b.op(Opcode::Negate, sh(F32, &[]), &[a]);
         let nc = b.op(Opcode::Negate, sh(F32, &[]), &[c]);
-        b.op_with(Opcode::Compare, sh(Pred, &[]), &[na, nc], cmp_attrs(ComparisonDirection::Gt, None))
+        b.op_with(
+            Opcode::Compare,
+            sh(Pred, &[]),
+            &[na, nc],
+            cmp_attrs(ComparisonDirection::Gt, None),
+        )
     } else {
-        b.op_with(Opcode::Compare, sh(Pred, &[]), &[a, c], cmp_attrs(ComparisonDirection::Lt, None))
+        b.op_with(
+            Opcode::Compare,
+            sh(Pred, &[]),
+            &[a, c],
+            cmp_attrs(ComparisonDirection::Lt, None),
+        )
     };
     b.build("lt", r)
 }
@@ -519,8 +1158,16 @@ fn sort_is_stable_with_comparator() {
     for generic in [false, true] {
         let m = sort_module(lt_comparator(generic), 6);
         let out = run(&m, &[keys.clone(), vals.clone()]).unwrap();
-        assert_eq!(out[0].to_f64_vec(), vec![0.0, 1.0, 1.0, 2.0, 3.0, 3.0], "generic={generic}");
-        assert_eq!(out[1].to_i128_vec(), vec![5, 1, 3, 2, 0, 4], "generic={generic}");
+        assert_eq!(
+            out[0].to_f64_vec(),
+            vec![0.0, 1.0, 1.0, 2.0, 3.0, 3.0],
+            "generic={generic}"
+        );
+        assert_eq!(
+            out[1].to_i128_vec(),
+            vec![5, 1, 3, 2, 0, 4],
+            "generic={generic}"
+        );
     }
 }
 
@@ -528,17 +1175,64 @@ fn sort_is_stable_with_comparator() {
 fn dot_general_and_f32_accumulation() {
     let a = lit(F32, &[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let b = lit(F32, &[3, 2], &[7.0, 8.0, 9.0, 10.0, 11.0, 12.0]);
-    let dd = DotDims { lhs_contracting: vec![1], rhs_contracting: vec![0], ..DotDims::default() };
-    let r = run1(Opcode::Dot, &[a, b], sh(F32, &[2, 2]), Attrs { dot_dims: Some(dd.clone()), ..Attrs::default() });
+    let dd = DotDims {
+        lhs_contracting: vec![1],
+        rhs_contracting: vec![0],
+        ..DotDims::default()
+    };
+    let r = run1(
+        Opcode::Dot,
+        &[a, b],
+        sh(F32, &[2, 2]),
+        Attrs {
+            dot_dims: Some(dd.clone()),
+            ..Attrs::default()
+        },
+    );
     assert_eq!(r.to_f64_vec(), vec![58.0, 64.0, 139.0, 154.0]);
     // batch dot: [2,1,2] x [2,2,1]
-    let bd = DotDims { lhs_batch: vec![0], rhs_batch: vec![0], lhs_contracting: vec![2], rhs_contracting: vec![1] };
-    let r = run1(Opcode::Dot, &[lit(F32, &[2, 1, 2], &[1.0, 2.0, 3.0, 4.0]), lit(F32, &[2, 2, 1], &[5.0, 6.0, 7.0, 8.0])], sh(F32, &[2, 1, 1]), Attrs { dot_dims: Some(bd), ..Attrs::default() });
+    let bd = DotDims {
+        lhs_batch: vec![0],
+        rhs_batch: vec![0],
+        lhs_contracting: vec![2],
+        rhs_contracting: vec![1],
+    };
+    let r = run1(
+        Opcode::Dot,
+        &[
+            lit(F32, &[2, 1, 2], &[1.0, 2.0, 3.0, 4.0]),
+            lit(F32, &[2, 2, 1], &[5.0, 6.0, 7.0, 8.0]),
+        ],
+        sh(F32, &[2, 1, 1]),
+        Attrs {
+            dot_dims: Some(bd),
+            ..Attrs::default()
+        },
+    );
     assert_eq!(r.to_f64_vec(), vec![17.0, 53.0]);
     // f16 operands accumulate in f32: 1 + 2^-11 + 2^-11 = 1 + 2^-10 exactly
-    let h = run1(Opcode::Dot, &[lit(F16, &[1, 3], &[1.0, 2f64.powi(-11), 2f64.powi(-11)]), lit(F16, &[3, 1], &[1.0, 1.0, 1.0])], sh(F16, &[1, 1]), Attrs { dot_dims: Some(dd.clone()), ..Attrs::default() });
+    let h = run1(
+        Opcode::Dot,
+        &[
+            lit(F16, &[1, 3], &[1.0, 2f64.powi(-11), 2f64.powi(-11)]),
+            lit(F16, &[3, 1], &[1.0, 1.0, 1.0]),
+        ],
+        sh(F16, &[1, 1]),
+        Attrs {
+            dot_dims: Some(dd.clone()),
+            ..Attrs::default()
+        },
+    );
     assert_eq!(h.to_f64_vec(), vec![1.0 + 2f64.powi(-10)]);
-    let i = run1(Opcode::Dot, &[ilit(S8, &[1, 2], &[100, 100]), ilit(S8, &[2, 1], &[2, 2])], sh(S32, &[1, 1]), Attrs { dot_dims: Some(dd), ..Attrs::default() });
+    let i = run1(
+        Opcode::Dot,
+        &[ilit(S8, &[1, 2], &[100, 100]), ilit(S8, &[2, 1], &[2, 2])],
+        sh(S32, &[1, 1]),
+        Attrs {
+            dot_dims: Some(dd),
+            ..Attrs::default()
+        },
+    );
     assert_eq!(i.to_i128_vec(), vec![400]);
 }
 
@@ -562,14 +1256,27 @@ fn convolution_with_padding_and_feature_groups() {
     // 1 batch, 4 positions, 1 feature; kernel [1, 1] size 2; pad 1 each side
     let x = lit(F32, &[1, 4, 1], &[1.0, 2.0, 3.0, 4.0]);
     let k = lit(F32, &[2, 1, 1], &[1.0, 10.0]);
-    let w = WindowDim { pad_low: 1, pad_high: 1, ..WindowDim::new(2) };
-    let a = Attrs { conv_dims: Some(conv_dims_1d()), window: Some(vec![w]), ..Attrs::default() };
+    let w = WindowDim {
+        pad_low: 1,
+        pad_high: 1,
+        ..WindowDim::new(2)
+    };
+    let a = Attrs {
+        conv_dims: Some(conv_dims_1d()),
+        window: Some(vec![w]),
+        ..Attrs::default()
+    };
     let r = run1(Opcode::Convolution, &[x, k], sh(F32, &[1, 5, 1]), a);
     assert_eq!(r.to_f64_vec(), vec![10.0, 21.0, 32.0, 43.0, 4.0]);
     // two feature groups: input features [a, b], kernel i=1, o=2; out0 uses a, out1 uses b
     let x = lit(F32, &[1, 2, 2], &[1.0, 100.0, 2.0, 200.0]);
     let k = lit(F32, &[1, 1, 2], &[3.0, 5.0]);
-    let a = Attrs { conv_dims: Some(conv_dims_1d()), window: Some(vec![WindowDim::new(1)]), feature_group_count: Some(2), ..Attrs::default() };
+    let a = Attrs {
+        conv_dims: Some(conv_dims_1d()),
+        window: Some(vec![WindowDim::new(1)]),
+        feature_group_count: Some(2),
+        ..Attrs::default()
+    };
     let r = run1(Opcode::Convolution, &[x, k], sh(F32, &[1, 2, 2]), a);
     assert_eq!(r.to_f64_vec(), vec![3.0, 500.0, 6.0, 1000.0]);
 }
@@ -580,9 +1287,19 @@ fn counting_loop(limit_cond: bool) -> Module {
     let p = c.param(0, sh(S32, &[]));
     let ten = c.constant_i(sh(S32, &[]), &[10]);
     let cond_root = if limit_cond {
-        c.op_with(Opcode::Compare, sh(Pred, &[]), &[ten, ten], cmp_attrs(ComparisonDirection::Eq, None))
+        c.op_with(
+            Opcode::Compare,
+            sh(Pred, &[]),
+            &[ten, ten],
+            cmp_attrs(ComparisonDirection::Eq, None),
+        )
     } else {
-        c.op_with(Opcode::Compare, sh(Pred, &[]), &[p, ten], cmp_attrs(ComparisonDirection::Lt, None))
+        c.op_with(
+            Opcode::Compare,
+            sh(Pred, &[]),
+            &[p, ten],
+            cmp_attrs(ComparisonDirection::Lt, None),
+        )
     };
     let cond = c.build("cond", cond_root);
     let mut b = B::default();
@@ -592,7 +1309,16 @@ fn counting_loop(limit_cond: bool) -> Module {
     let body = b.build("body", r);
     let mut e = B::default();
     let x = e.param(0, sh(S32, &[]));
-    let w = e.op_with(Opcode::While, sh(S32, &[]), &[x], Attrs { condition: Some(CompId(0)), body: Some(CompId(1)), ..Attrs::default() });
+    let w = e.op_with(
+        Opcode::While,
+        sh(S32, &[]),
+        &[x],
+        Attrs {
+            condition: Some(CompId(0)),
+            body: Some(CompId(1)),
+            ..Attrs::default()
+        },
+    );
     module(vec![cond, body, e.build("main", w)])
 }
 
@@ -600,9 +1326,14 @@ fn counting_loop(limit_cond: bool) -> Module {
 fn while_loops_and_their_limit() {
     let out = run(&counting_loop(false), &[ilit(S32, &[], &[3])]).unwrap();
     assert_eq!(out[0].to_i128_vec(), vec![10]);
-    let exe = Interpreter::with_while_limit(100).compile(&counting_loop(true)).unwrap();
+    let exe = Interpreter::with_while_limit(100)
+        .compile(&counting_loop(true))
+        .unwrap();
     let e = exe.execute(&[ilit(S32, &[], &[0])]).unwrap_err();
-    assert!(matches!(&e, BackendError::Execute(m) if m.contains("iteration limit of 100")), "{e}");
+    assert!(
+        matches!(&e, BackendError::Execute(m) if m.contains("iteration limit of 100")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -616,8 +1347,20 @@ fn conditional_picks_branches_and_clamps_the_index() {
     let mut e = B::default();
     let i = e.param(0, sh(S32, &[]));
     let x = e.param(1, sh(F32, &[]));
-    let c = e.op_with(Opcode::Conditional, sh(F32, &[]), &[i, x, x], Attrs { branch_computations: vec![CompId(0), CompId(1)], ..Attrs::default() });
-    let m = module(vec![branch("neg", Opcode::Negate), branch("abs", Opcode::Abs), e.build("main", c)]);
+    let c = e.op_with(
+        Opcode::Conditional,
+        sh(F32, &[]),
+        &[i, x, x],
+        Attrs {
+            branch_computations: vec![CompId(0), CompId(1)],
+            ..Attrs::default()
+        },
+    );
+    let m = module(vec![
+        branch("neg", Opcode::Negate),
+        branch("abs", Opcode::Abs),
+        e.build("main", c),
+    ]);
     for (idx, want) in [(0, 2.0), (1, 2.0), (7, 2.0), (-1, 2.0)] {
         let _ = want;
         let r = run(&m, &[ilit(S32, &[], &[idx]), lit(F32, &[], &[-2.0])]).unwrap();
@@ -627,7 +1370,11 @@ fn conditional_picks_branches_and_clamps_the_index() {
     let r = run(&m, &[ilit(S32, &[], &[0]), lit(F32, &[], &[3.0])]).unwrap();
     assert_eq!(r[0].to_f64_vec(), vec![-3.0]);
     let r = run(&m, &[ilit(S32, &[], &[5]), lit(F32, &[], &[3.0])]).unwrap();
-    assert_eq!(r[0].to_f64_vec(), vec![3.0], "out of range runs the last branch");
+    assert_eq!(
+        r[0].to_f64_vec(),
+        vec![3.0],
+        "out of range runs the last branch"
+    );
 }
 
 #[test]
@@ -635,9 +1382,28 @@ fn map_runs_the_computation_per_element() {
     let mut b = B::default();
     let x = b.param(0, sh(F32, &[3]));
     let y = b.param(1, sh(F32, &[3]));
-    let r = b.op_with(Opcode::Map, sh(F32, &[3]), &[x, y], Attrs { dimensions: Some(vec![0]), to_apply: Some(CompId(0)), ..Attrs::default() });
-    let m = module(vec![binary_comp("mul", Opcode::Multiply, F32), b.build("main", r)]);
-    let out = run(&m, &[lit(F32, &[3], &[1.0, 2.0, 3.0]), lit(F32, &[3], &[4.0, 5.0, 6.0])]).unwrap();
+    let r = b.op_with(
+        Opcode::Map,
+        sh(F32, &[3]),
+        &[x, y],
+        Attrs {
+            dimensions: Some(vec![0]),
+            to_apply: Some(CompId(0)),
+            ..Attrs::default()
+        },
+    );
+    let m = module(vec![
+        binary_comp("mul", Opcode::Multiply, F32),
+        b.build("main", r),
+    ]);
+    let out = run(
+        &m,
+        &[
+            lit(F32, &[3], &[1.0, 2.0, 3.0]),
+            lit(F32, &[3], &[4.0, 5.0, 6.0]),
+        ],
+    )
+    .unwrap();
     assert_eq!(out[0].to_f64_vec(), vec![4.0, 10.0, 18.0]);
 }
 
@@ -646,7 +1412,11 @@ fn tuples_flatten_and_compile_once_runs_many() {
     let mut b = B::default();
     let x = b.param(0, sh(F32, &[2]));
     let n = b.op(Opcode::Negate, sh(F32, &[2]), &[x]);
-    let t = b.op(Opcode::Tuple, Shape::Tuple(vec![sh(F32, &[2]), sh(F32, &[2])]), &[x, n]);
+    let t = b.op(
+        Opcode::Tuple,
+        Shape::Tuple(vec![sh(F32, &[2]), sh(F32, &[2])]),
+        &[x, n],
+    );
     let m = module(vec![b.build("main", t)]);
     let exe = Interpreter::default().compile(&m).unwrap();
     for k in 0..3 {
@@ -666,43 +1436,119 @@ fn bad_arguments_name_the_parameter() {
     let m = module(vec![b.build("main", s)]);
     let exe = Interpreter::default().compile(&m).unwrap();
     let e = exe.execute(&[lit(F32, &[2], &[1.0, 2.0])]).unwrap_err();
-    assert_eq!(e.to_string(), "bad arguments: the entry computation takes 2 arguments, got 1");
-    let e = exe.execute(&[lit(F32, &[2], &[1.0, 2.0]), lit(F16, &[2], &[1.0, 2.0])]).unwrap_err();
-    assert_eq!(e.to_string(), "bad arguments: parameter 1 (`p1`) expects f32[2], got f16[2]");
-    let e = exe.execute(&[lit(F32, &[3], &[1.0, 2.0, 3.0]), lit(F32, &[2], &[1.0, 2.0])]).unwrap_err();
-    assert_eq!(e.to_string(), "bad arguments: parameter 0 (`p0`) expects f32[2], got f32[3]");
+    assert_eq!(
+        e.to_string(),
+        "bad arguments: the entry computation takes 2 arguments, got 1"
+    );
+    let e = exe
+        .execute(&[lit(F32, &[2], &[1.0, 2.0]), lit(F16, &[2], &[1.0, 2.0])])
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "bad arguments: parameter 1 (`p1`) expects f32[2], got f16[2]"
+    );
+    let e = exe
+        .execute(&[
+            lit(F32, &[3], &[1.0, 2.0, 3.0]),
+            lit(F32, &[2], &[1.0, 2.0]),
+        ])
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "bad arguments: parameter 0 (`p0`) expects f32[2], got f32[3]"
+    );
 }
 
 #[test]
 fn unsupported_and_malformed_modules_are_errors_not_panics() {
-    let m = single(Opcode::CustomCall, &[sh(F32, &[2])], sh(F32, &[2]), Attrs::default());
+    let m = single(
+        Opcode::CustomCall,
+        &[sh(F32, &[2])],
+        sh(F32, &[2]),
+        Attrs::default(),
+    );
     let e = Interpreter::default().compile(&m).err().unwrap();
     assert!(e.is_unsupported(), "{e}");
     // a result shape that does not match what the op computes
-    let m = single(Opcode::Add, &[sh(F32, &[2]), sh(F32, &[2])], sh(F32, &[3]), Attrs::default());
-    let e = run(&m, &[lit(F32, &[2], &[1.0, 2.0]), lit(F32, &[2], &[1.0, 2.0])]).unwrap_err();
+    let m = single(
+        Opcode::Add,
+        &[sh(F32, &[2]), sh(F32, &[2])],
+        sh(F32, &[3]),
+        Attrs::default(),
+    );
+    let e = run(
+        &m,
+        &[lit(F32, &[2], &[1.0, 2.0]), lit(F32, &[2], &[1.0, 2.0])],
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("declares f32[3]"), "{e}");
     // mismatched operand types
-    let m = single(Opcode::Add, &[sh(F32, &[2]), sh(F16, &[2])], sh(F32, &[2]), Attrs::default());
-    assert!(run(&m, &[lit(F32, &[2], &[1.0, 2.0]), lit(F16, &[2], &[1.0, 2.0])]).is_err());
+    let m = single(
+        Opcode::Add,
+        &[sh(F32, &[2]), sh(F16, &[2])],
+        sh(F32, &[2]),
+        Attrs::default(),
+    );
+    assert!(run(
+        &m,
+        &[lit(F32, &[2], &[1.0, 2.0]), lit(F16, &[2], &[1.0, 2.0])]
+    )
+    .is_err());
     // bad attributes
-    let m = single(Opcode::Transpose, &[sh(F32, &[2, 2])], sh(F32, &[2, 2]), Attrs { dimensions: Some(vec![0, 0]), ..Attrs::default() });
+    let m = single(
+        Opcode::Transpose,
+        &[sh(F32, &[2, 2])],
+        sh(F32, &[2, 2]),
+        Attrs {
+            dimensions: Some(vec![0, 0]),
+            ..Attrs::default()
+        },
+    );
     assert!(run(&m, &[lit(F32, &[2, 2], &[1.0; 4])]).is_err());
-    let m = single(Opcode::Slice, &[sh(F32, &[2])], sh(F32, &[2]), Attrs { slice: Some(vec![SliceDim { start: 0, limit: 9, stride: 1 }]), ..Attrs::default() });
+    let m = single(
+        Opcode::Slice,
+        &[sh(F32, &[2])],
+        sh(F32, &[2]),
+        Attrs {
+            slice: Some(vec![SliceDim {
+                start: 0,
+                limit: 9,
+                stride: 1,
+            }]),
+            ..Attrs::default()
+        },
+    );
     assert!(run(&m, &[lit(F32, &[2], &[1.0; 2])]).is_err());
     // a computation that calls itself
     let mut b = B::default();
     let p = b.param(0, sh(F32, &[]));
-    let c = b.op_with(Opcode::Call, sh(F32, &[]), &[p], Attrs { to_apply: Some(CompId(0)), ..Attrs::default() });
+    let c = b.op_with(
+        Opcode::Call,
+        sh(F32, &[]),
+        &[p],
+        Attrs {
+            to_apply: Some(CompId(0)),
+            ..Attrs::default()
+        },
+    );
     let m = module(vec![b.build("main", c)]);
-    assert!(matches!(Interpreter::default().compile(&m).err(), Some(BackendError::Compile(_))));
+    assert!(matches!(
+        Interpreter::default().compile(&m).err(),
+        Some(BackendError::Compile(_))
+    ));
 }
 
 #[test]
 fn f32_transcendentals_match_hand_values() {
     let x = lit(F32, &[3], &[0.0, 1.0, -1.0]);
     let s = sh(F32, &[3]);
-    let e = run1(Opcode::Exponential, &[x.clone()], s.clone(), Attrs::default()).to_f64_vec();
+    let e = run1(
+        Opcode::Exponential,
+        &[x.clone()],
+        s.clone(),
+        Attrs::default(),
+    )
+    .to_f64_vec();
     assert_eq!(e[0], 1.0);
     assert!((e[1] - std::f64::consts::E).abs() < 3e-7);
     let l = run1(Opcode::Logistic, &[x.clone()], s.clone(), Attrs::default()).to_f64_vec();
@@ -711,7 +1557,13 @@ fn f32_transcendentals_match_hand_values() {
     let erf = run1(Opcode::Erf, &[x], s, Attrs::default()).to_f64_vec();
     assert!((erf[1] - 0.842_700_792_949_714_9).abs() < 2e-7);
     assert_eq!(erf[2], -erf[1]);
-    let r = run1(Opcode::Rsqrt, &[lit(F32, &[2], &[4.0, -0.0])], sh(F32, &[2]), Attrs::default()).to_f64_vec();
+    let r = run1(
+        Opcode::Rsqrt,
+        &[lit(F32, &[2], &[4.0, -0.0])],
+        sh(F32, &[2]),
+        Attrs::default(),
+    )
+    .to_f64_vec();
     assert_eq!(r, vec![0.5, f64::NEG_INFINITY]);
 }
 
@@ -793,12 +1645,18 @@ fn f16_oracle_sweep_within_declared_budgets() {
     let numerics = interpreter_numerics();
     for &op in ORACLE_OPS {
         let bytes = std::fs::read(dir.join(format!("{}.bin", op.name()))).unwrap();
-        let want: Vec<u64> = bytes.chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64).collect();
+        let want: Vec<u64> = bytes
+            .chunks(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]) as u64)
+            .collect();
         assert_eq!(want.len(), 65536);
         let got = sweep16(op, F16);
         let (worst, at, nans) = max_ulp16(F16, &got, &want);
         let budget = numerics.budget(op, F16).map_or(0, |b| b.ulp);
-        assert_eq!(nans, 0, "{op}: NaN where the oracle has a number or vice versa");
+        assert_eq!(
+            nans, 0,
+            "{op}: NaN where the oracle has a number or vice versa"
+        );
         assert!(
             worst <= budget,
             "{op}: {worst} ulp at input {at:#06x} (got {:#06x}, want {:#06x}), budget {budget}",
@@ -837,34 +1695,59 @@ fn measure_budgets() {
     if let Some(dir) = oracle_dir() {
         for &op in ORACLE_OPS {
             let bytes = std::fs::read(dir.join(format!("{}.bin", op.name()))).unwrap();
-            let want: Vec<u64> = bytes.chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64).collect();
+            let want: Vec<u64> = bytes
+                .chunks(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]) as u64)
+                .collect();
             let (w, at, n) = max_ulp16(F16, &sweep16(op, F16), &want);
             let f = F16.float_format().unwrap();
             let wrong = sweep16(op, F16)
                 .iter()
                 .zip(&want)
-                .filter(|(&g, &w)| g != w && !(crate::literal::bits_to_f64(g, &f).is_nan() && crate::literal::bits_to_f64(w, &f).is_nan()))
+                .filter(|(&g, &w)| {
+                    g != w
+                        && !(crate::literal::bits_to_f64(g, &f).is_nan()
+                            && crate::literal::bits_to_f64(w, &f).is_nan())
+                })
                 .count();
-            println!("f16  {:24} max {w} ulp (at {at:#06x}), {wrong} words differ, {n} nan mismatches", op.name());
+            println!(
+                "f16  {:24} max {w} ulp (at {at:#06x}), {wrong} words differ, {n} nan mismatches",
+                op.name()
+            );
         }
     }
     let bf = Bf16.float_format().unwrap();
     for &op in ORACLE_OPS {
         let want: Vec<u64> = (0..=u16::MAX as u64)
-            .map(|b| crate::literal::round_to_bits(f64_reference(op, crate::literal::bits_to_f64(b, &bf)), &bf))
+            .map(|b| {
+                crate::literal::round_to_bits(
+                    f64_reference(op, crate::literal::bits_to_f64(b, &bf)),
+                    &bf,
+                )
+            })
             .collect();
         let got = sweep16(op, Bf16);
-        let abs = interpreter_numerics().budget(op, Bf16).map_or(0.0, |b| b.abs);
+        let abs = interpreter_numerics()
+            .budget(op, Bf16)
+            .map_or(0.0, |b| b.abs);
         let got: Vec<u64> = got
             .iter()
             .zip(&want)
             .map(|(&g, &w)| {
-                let d = (crate::literal::bits_to_f64(g, &bf) - crate::literal::bits_to_f64(w, &bf)).abs();
-                if d <= abs { w } else { g }
+                let d = (crate::literal::bits_to_f64(g, &bf) - crate::literal::bits_to_f64(w, &bf))
+                    .abs();
+                if d <= abs {
+                    w
+                } else {
+                    g
+                }
             })
             .collect();
         let (w, at, n) = max_ulp16(Bf16, &got, &want);
-        println!("bf16 {:24} max {w} ulp (at {at:#06x}), {n} nan mismatches", op.name());
+        println!(
+            "bf16 {:24} max {w} ulp (at {at:#06x}), {n} nan mismatches",
+            op.name()
+        );
     }
     for &op in ORACLE_OPS {
         let xs: Vec<f64> = (0..200_000u64)
@@ -874,7 +1757,9 @@ fn measure_budgets() {
         let x = lit(F32, &[xs.len() as i64], &xs);
         let got = run1(op, &[x], sh(F32, &[xs.len() as i64]), Attrs::default()).to_bits_vec();
         let mut worst = (0u64, 0.0);
-        let abs = interpreter_numerics().budget(op, F32).map_or(0.0, |b| b.abs);
+        let abs = interpreter_numerics()
+            .budget(op, F32)
+            .map_or(0.0, |b| b.abs);
         for (k, &xv) in xs.iter().enumerate() {
             let w = f64_reference(op, xv) as f32;
             let g = f32::from_bits(got[k] as u32);
@@ -886,6 +1771,11 @@ fn measure_budgets() {
                 worst = (d, xv);
             }
         }
-        println!("f32  {:24} max {} ulp (at x = {:e})", op.name(), worst.0, worst.1);
+        println!(
+            "f32  {:24} max {} ulp (at x = {:e})",
+            op.name(),
+            worst.0,
+            worst.1
+        );
     }
 }
