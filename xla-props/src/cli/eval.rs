@@ -264,7 +264,8 @@ mod tests {
         .write_npy_file(&wrong_type)
         .unwrap();
         let m = add_module();
-        let e = eval_module(&m, "m.hlo", "interpreter", &[good.clone()], &[]).unwrap_err();
+        let e =
+            eval_module(&m, "m.hlo", "interpreter", std::slice::from_ref(&good), &[]).unwrap_err();
         assert_eq!(e.code, 2);
         assert!(
             e.message.contains("takes 2 arguments")

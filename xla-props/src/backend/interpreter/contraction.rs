@@ -264,6 +264,16 @@ struct ConvGeom {
     in_st: Vec<usize>,
     k_st: Vec<usize>,
     out_st: Vec<usize>,
+    /// Positions of batch/feature/spatial dims: input, kernel, output.
+    ib: usize,
+    ifd: usize,
+    kif: usize,
+    kof: usize,
+    ob: usize,
+    of: usize,
+    isp: Vec<usize>,
+    ksp: Vec<usize>,
+    osp: Vec<usize>,
 }
 
 /// `convolution` with dim labels, window (stride, padding, dilations,
@@ -335,11 +345,20 @@ pub(crate) fn convolution(
         in_st: strides(&ld),
         k_st: strides(&kd),
         out_st: strides(&od),
+        ib,
+        ifd,
+        kif,
+        kof,
+        ob,
+        of,
+        isp,
+        ksp,
+        osp,
     };
     if ld[ifd] != g.i_feat * fgc
         || kd[kof] != g.o_feat
-        || g.o_feat % fgc != 0
-        || g.o_feat % bgc != 0
+        || !g.o_feat.is_multiple_of(fgc)
+        || !g.o_feat.is_multiple_of(bgc)
         || ld[ib] != g.n_out * bgc
     {
         return err(format!(
@@ -360,20 +379,10 @@ pub(crate) fn convolution(
         k: &[A],
         g: &ConvGeom,
         w: &[crate::hlo::WindowDim],
-        dims: (
-            usize,
-            usize,
-            usize,
-            usize,
-            usize,
-            usize,
-            &[usize],
-            &[usize],
-            &[usize],
-        ),
         total: usize,
     ) -> Vec<A> {
-        let (ib, ifd, kif, kof, ob, of, isp, ksp, osp) = dims;
+        let (ib, ifd, kif, kof, ob, of) = (g.ib, g.ifd, g.kif, g.kof, g.ob, g.of);
+        let (isp, ksp, osp) = (&g.isp, &g.ksp, &g.osp);
         let mut out = vec![A::default(); total];
         let nsp = isp.len();
         let mut opos = vec![0usize; nsp];
@@ -434,30 +443,19 @@ pub(crate) fn convolution(
         }
         out
     }
-    let dims = (
-        ib,
-        ifd,
-        kif,
-        kof,
-        ob,
-        of,
-        isp.as_slice(),
-        ksp.as_slice(),
-        osp.as_slice(),
-    );
     match acc_kind(out.dtype, lhs.dtype(), rhs.dtype())? {
         AccKind::F32 => finish(
-            kernel::<f32>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, dims, total),
+            kernel::<f32>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, total),
             &od,
             out.dtype,
         ),
         AccKind::F64 => finish(
-            kernel::<f64>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, dims, total),
+            kernel::<f64>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, total),
             &od,
             out.dtype,
         ),
         AccKind::I64 => finish(
-            kernel::<Wrapping>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, dims, total),
+            kernel::<Wrapping>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, total),
             &od,
             out.dtype,
         ),

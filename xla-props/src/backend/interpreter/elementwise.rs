@@ -26,9 +26,7 @@ pub(crate) fn fmax<C: Compute>(a: C, b: C) -> C {
         b
     } else if a > b {
         a
-    } else if b > a {
-        b
-    } else if a.is_sign_negative() {
+    } else if b > a || a.is_sign_negative() {
         b
     } else {
         a

@@ -147,7 +147,7 @@ impl Groups for WindowGroups {
             r /= d;
         }
         let wdims = self.window_dims();
-        if wdims.iter().any(|&d| d == 0) {
+        if wdims.contains(&0) {
             return;
         }
         let mut w = vec![0usize; rank];
@@ -299,7 +299,7 @@ impl Compiled {
         ops: &[ValRef<'b>],
         name: &str,
     ) -> Res<(Vec<&'b Literal>, Vec<&'b Literal>)> {
-        if ops.len() % 2 != 0 || ops.is_empty() {
+        if !ops.len().is_multiple_of(2) || ops.is_empty() {
             return err(format!(
                 "{name}: expected inputs followed by as many init values"
             ));

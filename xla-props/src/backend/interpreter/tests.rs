@@ -150,11 +150,23 @@ fn f32_elementwise_basics() {
         vec![-1.0, 1.0]
     );
     assert_eq!(
-        run1(Opcode::Abs, &[x.clone()], s.clone(), Attrs::default()).to_f64_vec(),
+        run1(
+            Opcode::Abs,
+            std::slice::from_ref(&x),
+            s.clone(),
+            Attrs::default()
+        )
+        .to_f64_vec(),
         vec![1.5, 2.0, 0.25, 3.0]
     );
     assert_eq!(
-        run1(Opcode::Sqrt, &[y.clone()], s.clone(), Attrs::default()).to_f64_vec()[1],
+        run1(
+            Opcode::Sqrt,
+            std::slice::from_ref(&y),
+            s.clone(),
+            Attrs::default()
+        )
+        .to_f64_vec()[1],
         2.0
     );
     let sign = run1(
@@ -183,7 +195,7 @@ fn rounding_afz_vs_even() {
     assert_eq!(
         run1(
             Opcode::RoundNearestAfz,
-            &[x.clone()],
+            std::slice::from_ref(&x),
             s.clone(),
             Attrs::default()
         )
@@ -193,7 +205,7 @@ fn rounding_afz_vs_even() {
     assert_eq!(
         run1(
             Opcode::RoundNearestEven,
-            &[x.clone()],
+            std::slice::from_ref(&x),
             s.clone(),
             Attrs::default()
         )
@@ -517,7 +529,7 @@ fn convert_saturates_and_rounds_once() {
     assert_eq!(
         run1(
             Opcode::Convert,
-            &[x.clone()],
+            std::slice::from_ref(&x),
             sh(S32, &[6]),
             Attrs::default()
         )
@@ -527,7 +539,7 @@ fn convert_saturates_and_rounds_once() {
     assert_eq!(
         run1(
             Opcode::Convert,
-            &[x.clone()],
+            std::slice::from_ref(&x),
             sh(U8, &[6]),
             Attrs::default()
         )
@@ -590,7 +602,7 @@ fn bitcast_convert_and_reduce_precision() {
     assert_eq!(
         run1(
             Opcode::BitcastConvert,
-            &[x.clone()],
+            std::slice::from_ref(&x),
             sh(U32, &[1]),
             Attrs::default()
         )
@@ -694,7 +706,7 @@ fn shape_ops() {
     let x = lit(F32, &[2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
     let t = run1(
         Opcode::Transpose,
-        &[x.clone()],
+        std::slice::from_ref(&x),
         sh(F32, &[3, 2]),
         Attrs {
             dimensions: Some(vec![1, 0]),
@@ -704,14 +716,14 @@ fn shape_ops() {
     assert_eq!(t.to_f64_vec(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
     let r = run1(
         Opcode::Reshape,
-        &[x.clone()],
+        std::slice::from_ref(&x),
         sh(F32, &[3, 2]),
         Attrs::default(),
     );
     assert_eq!(r.to_f64_vec(), x.to_f64_vec());
     let rev = run1(
         Opcode::Reverse,
-        &[x.clone()],
+        std::slice::from_ref(&x),
         sh(F32, &[2, 3]),
         Attrs {
             dimensions: Some(vec![1]),
@@ -721,7 +733,7 @@ fn shape_ops() {
     assert_eq!(rev.to_f64_vec(), vec![2.0, 1.0, 0.0, 5.0, 4.0, 3.0]);
     let sl = run1(
         Opcode::Slice,
-        &[x.clone()],
+        std::slice::from_ref(&x),
         sh(F32, &[2, 2]),
         Attrs {
             slice: Some(vec![
@@ -1361,12 +1373,6 @@ fn conditional_picks_branches_and_clamps_the_index() {
         branch("abs", Opcode::Abs),
         e.build("main", c),
     ]);
-    for (idx, want) in [(0, 2.0), (1, 2.0), (7, 2.0), (-1, 2.0)] {
-        let _ = want;
-        let r = run(&m, &[ilit(S32, &[], &[idx]), lit(F32, &[], &[-2.0])]).unwrap();
-        let expect = if idx == 0 { 2.0 } else { 2.0 };
-        assert_eq!(r[0].to_f64_vec(), vec![expect]);
-    }
     let r = run(&m, &[ilit(S32, &[], &[0]), lit(F32, &[], &[3.0])]).unwrap();
     assert_eq!(r[0].to_f64_vec(), vec![-3.0]);
     let r = run(&m, &[ilit(S32, &[], &[5]), lit(F32, &[], &[3.0])]).unwrap();
@@ -1544,14 +1550,20 @@ fn f32_transcendentals_match_hand_values() {
     let s = sh(F32, &[3]);
     let e = run1(
         Opcode::Exponential,
-        &[x.clone()],
+        std::slice::from_ref(&x),
         s.clone(),
         Attrs::default(),
     )
     .to_f64_vec();
     assert_eq!(e[0], 1.0);
     assert!((e[1] - std::f64::consts::E).abs() < 3e-7);
-    let l = run1(Opcode::Logistic, &[x.clone()], s.clone(), Attrs::default()).to_f64_vec();
+    let l = run1(
+        Opcode::Logistic,
+        std::slice::from_ref(&x),
+        s.clone(),
+        Attrs::default(),
+    )
+    .to_f64_vec();
     assert_eq!(l[0], 0.5);
     assert!((l[1] - 0.731_058_578_630_004_9).abs() < 1e-7);
     let erf = run1(Opcode::Erf, &[x], s, Attrs::default()).to_f64_vec();
