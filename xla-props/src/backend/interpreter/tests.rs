@@ -1791,3 +1791,86 @@ fn measure_budgets() {
         );
     }
 }
+
+#[test]
+fn conditional_with_a_pred_selector() {
+    let branch = |name: &str, op: Opcode| {
+        let mut b = B::default();
+        let p = b.param(0, sh(F32, &[]));
+        let r = b.op(op, sh(F32, &[]), &[p]);
+        b.build(name, r)
+    };
+    let mut e = B::default();
+    let i = e.param(0, sh(Pred, &[]));
+    let x = e.param(1, sh(F32, &[]));
+    let c = e.op_with(
+        Opcode::Conditional,
+        sh(F32, &[]),
+        &[i, x, x],
+        Attrs {
+            branch_computations: vec![CompId(0), CompId(1)],
+            pred_branches: true,
+            ..Attrs::default()
+        },
+    );
+    let m = module(vec![
+        branch("neg", Opcode::Negate),
+        branch("ceil", Opcode::Ceil),
+        e.build("main", c),
+    ]);
+    let r = run(&m, &[ilit(Pred, &[], &[1]), lit(F32, &[], &[1.5])]).unwrap();
+    assert_eq!(r[0].to_f64_vec(), vec![-1.5]);
+    let r = run(&m, &[ilit(Pred, &[], &[0]), lit(F32, &[], &[1.5])]).unwrap();
+    assert_eq!(r[0].to_f64_vec(), vec![2.0]);
+}
+
+/// Times the benchmark workloads (1M-element f32 add, exp on f16[65536],
+/// 256x256 f32 dot). Run in release:
+/// `cargo test --release -p xla-props --lib -- --ignored perf_smoke --nocapture`.
+#[test]
+#[ignore = "timing, not a correctness test"]
+fn perf_smoke() {
+    let time = |what: &str, m: &Module, args: &[Literal]| {
+        let exe = Interpreter::default().compile(m).unwrap();
+        exe.execute(args).unwrap();
+        let t = std::time::Instant::now();
+        let reps = 10;
+        for _ in 0..reps {
+            exe.execute(args).unwrap();
+        }
+        println!("{what}: {:?} per run", t.elapsed() / reps);
+    };
+    let n = 1 << 20;
+    let x = lit(F32, &[n], &vec![1.5; n as usize]);
+    let m = single(
+        Opcode::Add,
+        &[sh(F32, &[n]), sh(F32, &[n])],
+        sh(F32, &[n]),
+        Attrs::default(),
+    );
+    time("f32[1M] add", &m, &[x.clone(), x]);
+    let h = lit(F16, &[65536], &vec![0.5; 65536]);
+    let m = single(
+        Opcode::Exponential,
+        &[sh(F16, &[65536])],
+        sh(F16, &[65536]),
+        Attrs::default(),
+    );
+    time("f16[65536] exp", &m, &[h]);
+    let a = lit(F32, &[256, 256], &vec![0.25; 65536]);
+    let dd = DotDims {
+        lhs_contracting: vec![1],
+        rhs_contracting: vec![0],
+        ..DotDims::default()
+    };
+    let m = single(
+        Opcode::Dot,
+        &[sh(F32, &[256, 256]), sh(F32, &[256, 256])],
+        sh(F32, &[256, 256]),
+        Attrs {
+            dot_dims: Some(dd),
+            ..Attrs::default()
+        },
+    );
+    time("f32[256,256] dot", &m, &[a.clone(), a]);
+}
