@@ -133,6 +133,14 @@ pub(crate) fn gather_indices(
     {
         return err("gather: dimension numbers are inconsistent with the operand, indices and result shapes");
     }
+    if batch_out
+        .iter()
+        .zip(&si.batch_dims)
+        .any(|(&d, &n)| out_dims[d] != n)
+        || idx_batching.iter().any(|&d| d == si.ivd)
+    {
+        return err("gather: result batch dimensions do not match the start indices");
+    }
     let op_strides = strides(&op_dims);
     let n: usize = out_dims.iter().product();
     let mut out = Vec::with_capacity(n);
@@ -209,6 +217,14 @@ pub(crate) fn scatter_pairs(
         || in_batching.len() != idx_batching.len()
     {
         return err("scatter: dimension numbers are inconsistent with the operand, indices and updates shapes");
+    }
+    if scatter_up
+        .iter()
+        .zip(&si.batch_dims)
+        .any(|(&d, &n)| up_dims[d] != n)
+        || idx_batching.iter().any(|&d| d == si.ivd)
+    {
+        return err("scatter: update scatter dimensions do not match the indices");
     }
     // window size per operand dim
     let mut wsize = vec![1usize; rank];

@@ -253,9 +253,6 @@ impl Compiled {
                 if ins.called_computations().iter().any(|c| c.index() >= ncomp) {
                     return compile_err(format!("`{}` calls a missing computation", ins.name));
                 }
-                if ins.opcode == Opcode::Fusion {
-                    fusions.insert(ins.name.clone(), (CompId(ci as u32), InstrId(0)));
-                }
             }
             let order = comp.post_order().ok_or_else(|| {
                 BackendError::Compile(format!("computation `{}` has a cycle", comp.name))
@@ -388,6 +385,12 @@ impl Compiled {
                     }
                 }
                 _ => {
+                    // refuse results over the literal size budget before allocating anything
+                    for leaf in ins.shape.leaves() {
+                        crate::literal::check_size(leaf).map_err(|e| {
+                            BackendError::Execute(format!("in `{}`: {e}", ins.name))
+                        })?;
+                    }
                     let ops: Vec<ValRef<'_>> = ins
                         .operands
                         .iter()

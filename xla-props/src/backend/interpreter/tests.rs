@@ -1874,3 +1874,130 @@ fn perf_smoke() {
     );
     time("f32[256,256] dot", &m, &[a.clone(), a]);
 }
+
+#[test]
+fn oversized_results_are_refused_not_allocated() {
+    let m = single(
+        Opcode::Broadcast,
+        &[sh(F32, &[])],
+        sh(F32, &[1 << 20, 1 << 20]),
+        Attrs {
+            dimensions: Some(vec![]),
+            ..Attrs::default()
+        },
+    );
+    let e = run(&m, &[lit(F32, &[], &[1.0])]).unwrap_err();
+    assert!(e.to_string().contains("budget"), "{e}");
+    // a gather whose result batch dims disagree with the indices
+    let g = GatherDims {
+        offset_dims: vec![1],
+        collapsed_slice_dims: vec![0],
+        start_index_map: vec![0],
+        index_vector_dim: 1,
+        slice_sizes: vec![1, 2],
+        ..GatherDims::default()
+    };
+    let m = single(
+        Opcode::Gather,
+        &[sh(F32, &[3, 2]), sh(S32, &[2, 1])],
+        sh(F32, &[5, 2]),
+        Attrs {
+            gather_dims: Some(g),
+            ..Attrs::default()
+        },
+    );
+    assert!(run(
+        &m,
+        &[lit(F32, &[3, 2], &[0.0; 6]), ilit(S32, &[2, 1], &[0, 1])]
+    )
+    .is_err());
+}
+
+#[test]
+fn every_op_with_missing_attributes_or_odd_operands_errors_without_panicking() {
+    use crate::hlo::Arity;
+    let shapes = [
+        sh(F32, &[2]),
+        sh(S32, &[]),
+        sh(Pred, &[2, 1]),
+        sh(F16, &[0]),
+    ];
+    for &op in Opcode::ALL.iter().filter(|o| !o.is_parse_only()) {
+        let counts: Vec<usize> = match op.arity() {
+            Arity::Fixed(k) => vec![k],
+            Arity::AtLeast(k) => vec![k, k + 1, k + 2],
+        };
+        for n in counts {
+            for s in &shapes {
+                for out in [s.clone(), Shape::Tuple(vec![s.clone()])] {
+                    let params: Vec<Shape> = vec![s.clone(); n];
+                    let m = single(op, &params, out, Attrs::default());
+                    let args: Vec<Literal> = params
+                        .iter()
+                        .map(|p| Literal::zeros(p.as_array().unwrap()).unwrap())
+                        .collect();
+                    // Ok or Err, never a panic.
+                    let _ = Interpreter::default()
+                        .compile(&m)
+                        .and_then(|e| e.execute(&args));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn while_with_tuple_state_and_get_tuple_element() {
+    // (i, acc) -> (i + 1, acc + i) while i < 5; from (0, 100) gives (5, 110)
+    let st = Shape::Tuple(vec![sh(S32, &[]), sh(S32, &[])]);
+    let gte = |b: &mut B, t: InstrId, k: i64| {
+        b.op_with(
+            Opcode::GetTupleElement,
+            sh(S32, &[]),
+            &[t],
+            Attrs {
+                index: Some(k),
+                ..Attrs::default()
+            },
+        )
+    };
+    let mut c = B::default();
+    let p = c.param(0, st.clone());
+    let i = gte(&mut c, p, 0);
+    let five = c.constant_i(sh(S32, &[]), &[5]);
+    let lt = c.op_with(
+        Opcode::Compare,
+        sh(Pred, &[]),
+        &[i, five],
+        cmp_attrs(ComparisonDirection::Lt, None),
+    );
+    let cond = c.build("cond", lt);
+    let mut b = B::default();
+    let p = b.param(0, st.clone());
+    let i = gte(&mut b, p, 0);
+    let acc = gte(&mut b, p, 1);
+    let one = b.constant_i(sh(S32, &[]), &[1]);
+    let i1 = b.op(Opcode::Add, sh(S32, &[]), &[i, one]);
+    let acc1 = b.op(Opcode::Add, sh(S32, &[]), &[acc, i]);
+    let t = b.op(Opcode::Tuple, st.clone(), &[i1, acc1]);
+    let body = b.build("body", t);
+    let mut e = B::default();
+    let x = e.param(0, sh(S32, &[]));
+    let y = e.param(1, sh(S32, &[]));
+    let init = e.op(Opcode::Tuple, st.clone(), &[x, y]);
+    let w = e.op_with(
+        Opcode::While,
+        st,
+        &[init],
+        Attrs {
+            condition: Some(CompId(0)),
+            body: Some(CompId(1)),
+            ..Attrs::default()
+        },
+    );
+    let m = module(vec![cond, body, e.build("main", w)]);
+    let out = run(&m, &[ilit(S32, &[], &[0]), ilit(S32, &[], &[100])]).unwrap();
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[0].to_i128_vec(), vec![5]);
+    assert_eq!(out[1].to_i128_vec(), vec![110]);
+}
