@@ -416,6 +416,13 @@ pub(crate) fn udims(dims: &[i64], what: &str) -> Res<Vec<usize>> {
 
 /// Reads every element of an integer (or pred) literal as i64.
 pub(crate) fn int_values(lit: &Literal, what: &str) -> Res<Vec<i64>> {
+    if let ArrayData::U64(a) = lit.data() {
+        // indices past i64::MAX are just as out of range
+        return Ok(a
+            .iter()
+            .map(|&v| i64::try_from(v).unwrap_or(i64::MAX))
+            .collect());
+    }
     dispatch_int!(lit.data(), a: T => Ok(a.iter().map(|&v: &T| v.to_i64()).collect()),
     _ => match lit.data() {
         ArrayData::Pred(a) => Ok(a.iter().map(|&b| b as i64).collect()),

@@ -523,11 +523,16 @@ fn write_float<T: FloatElem>(vals: &[Scalar], dt: ElementType) -> Vec<T> {
     vals.iter()
         .map(|&s| {
             let v = to_float_value(s);
-            match (dt, fmt) {
-                (ElementType::F64, _) => T::down(<<T as FloatElem>::C as Compute>::from_f64(v)),
-                (ElementType::F32, _) => T::down(<<T as FloatElem>::C as Compute>::from_f64(v)),
+            match (dt, s, fmt) {
+                // integers round once, directly (through f64 they could round twice)
+                (ElementType::F32, Scalar::I(i), _) => {
+                    T::down(<<T as FloatElem>::C as Compute>::from_f64(i as f32 as f64))
+                }
+                (ElementType::F64 | ElementType::F32, _, _) => {
+                    T::down(<<T as FloatElem>::C as Compute>::from_f64(v))
+                }
                 // Narrow types round once, directly from the exact value.
-                (_, Some(fmt)) => {
+                (_, _, Some(fmt)) => {
                     let bits = round_to_bits(v, &fmt);
                     let exact = crate::literal::bits_to_f64(bits, &fmt);
                     T::down(<<T as FloatElem>::C as Compute>::from_f64(exact))

@@ -2001,3 +2001,39 @@ fn while_with_tuple_state_and_get_tuple_element() {
     assert_eq!(out[0].to_i128_vec(), vec![5]);
     assert_eq!(out[1].to_i128_vec(), vec![110]);
 }
+
+#[test]
+fn integer_to_f32_rounds_once_and_u64_indices_stay_out_of_range() {
+    // 2^53 + 2^29 + 1 is just above the midpoint between two f32 values; through f64 it
+    // would lose the +1 and tie to even (down)
+    let v: i128 = (1 << 53) + (1 << 29) + 1;
+    let r = run1(
+        Opcode::Convert,
+        &[ilit(S64, &[1], &[v])],
+        sh(F32, &[1]),
+        Attrs::default(),
+    );
+    assert_eq!(r.to_f64_vec(), vec![((1u64 << 53) + (1 << 30)) as f64]);
+    let mut b = B::default();
+    let p = b.param(0, sh(F32, &[4]));
+    let i = b.param(1, sh(U64, &[]));
+    let ds = b.op_with(
+        Opcode::DynamicSlice,
+        sh(F32, &[2]),
+        &[p, i],
+        Attrs {
+            dynamic_slice_sizes: Some(vec![2]),
+            ..Attrs::default()
+        },
+    );
+    let m = module(vec![b.build("main", ds)]);
+    let r = run(
+        &m,
+        &[
+            lit(F32, &[4], &[0.0, 1.0, 2.0, 3.0]),
+            ilit(U64, &[], &[u64::MAX as i128]),
+        ],
+    )
+    .unwrap();
+    assert_eq!(r[0].to_f64_vec(), vec![2.0, 3.0]);
+}
