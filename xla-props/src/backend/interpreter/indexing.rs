@@ -137,7 +137,7 @@ pub(crate) fn gather_indices(
         .iter()
         .zip(&si.batch_dims)
         .any(|(&d, &n)| out_dims[d] != n)
-        || idx_batching.iter().any(|&d| d == si.ivd)
+        || idx_batching.contains(&si.ivd)
     {
         return err("gather: result batch dimensions do not match the start indices");
     }
@@ -222,7 +222,7 @@ pub(crate) fn scatter_pairs(
         .iter()
         .zip(&si.batch_dims)
         .any(|(&d, &n)| up_dims[d] != n)
-        || idx_batching.iter().any(|&d| d == si.ivd)
+        || idx_batching.contains(&si.ivd)
     {
         return err("scatter: update scatter dimensions do not match the indices");
     }
