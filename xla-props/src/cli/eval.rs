@@ -162,13 +162,13 @@ pub fn eval_module(
     }
 }
 
-/// Reads and parses an HLO file.
+/// Reads and parses an HLO file; errors are `FILE:LINE:COL: message`.
 fn load_module(path: &Path) -> Result<Module, CliError> {
-    // PARSER: replace with `crate::hlo::parse_module_bytes` once the parser is on main.
-    Err(CliError::input(format!(
-        "{}: cannot evaluate: the hlo parser is not built yet",
-        path.display()
-    )))
+    let file = path.display().to_string();
+    let bytes =
+        std::fs::read(path).map_err(|e| CliError::input(format!("{file}: cannot read: {e}")))?;
+    crate::hlo::parse_module_bytes(&bytes)
+        .map_err(|e| CliError::input(e.render(&file, &String::from_utf8_lossy(&bytes))))
 }
 
 pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, CliError> {
