@@ -1,0 +1,304 @@
+//! The case context a property body receives, and the typed outcome it returns.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
+
+use super::catalogue::{build_case, BuiltCase};
+use super::compare::{compare, Verdict};
+use super::contract::{run_module, Backend, BackendError};
+use super::id::{CaseId, CaseKey};
+use super::inputs::{generate, SplitMix};
+use super::spec::PropertySpec;
+use crate::hlo::Module;
+use crate::literal::Literal;
+
+/// What a failing case reports.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// One line: what went wrong.
+    pub summary: String,
+    /// The verdict, when the failure is a comparison.
+    pub verdict: Option<Verdict>,
+}
+
+/// The outcome of one case: never a bool, never a panic.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// The property holds.
+    Pass,
+    /// The property does not hold.
+    Fail(Box<Failure>),
+    /// The case does not apply (unsupported op or dtype, a known limitation), with the reason.
+    Skip(String),
+}
+
+impl Outcome {
+    /// A failure with a one-line summary.
+    pub fn fail(summary: impl Into<String>) -> Outcome {
+        Outcome::Fail(Box::new(Failure {
+            summary: summary.into(),
+            verdict: None,
+        }))
+    }
+    /// The outcome of a verdict: agreement passes, anything else fails.
+    pub fn from_verdict(what: &str, verdict: Verdict) -> Outcome {
+        if verdict.agrees() {
+            Outcome::Pass
+        } else {
+            Outcome::Fail(Box::new(Failure {
+                summary: format!("{what}: {}", first_line(&verdict.to_string())),
+                verdict: Some(verdict),
+            }))
+        }
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+type RefResult = Result<Arc<Vec<Literal>>, String>;
+
+/// Reference results by case key, shared by every backend's run of the case.
+/// An entry is dropped after its last expected user has taken it.
+#[derive(Default)]
+pub struct ReferenceCache {
+    map: Mutex<HashMap<CaseKey, (Arc<OnceLock<RefResult>>, usize)>>,
+    computed: std::sync::atomic::AtomicU64,
+}
+
+impl ReferenceCache {
+    /// An empty cache.
+    pub fn new() -> ReferenceCache {
+        ReferenceCache::default()
+    }
+    /// How many reference results were computed (not served from the cache).
+    pub fn computed(&self) -> u64 {
+        self.computed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    fn get_or_compute(
+        &self,
+        key: CaseKey,
+        users: usize,
+        compute: impl FnOnce() -> RefResult,
+    ) -> RefResult {
+        let cell = {
+            let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+            let entry = map
+                .entry(key)
+                .or_insert_with(|| (Arc::new(OnceLock::new()), users.max(1)));
+            entry.1 -= 1;
+            let cell = entry.0.clone();
+            if entry.1 == 0 {
+                map.remove(&key);
+            }
+            cell
+        };
+        cell.get_or_init(|| {
+            self.computed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            compute()
+        })
+        .clone()
+    }
+}
+
+/// Everything a property body needs for one case.
+pub struct CaseContext<'a> {
+    /// The case.
+    pub case: CaseId,
+    /// The property.
+    pub spec: &'static PropertySpec,
+    /// The backend under test.
+    pub backend: &'a dyn Backend,
+    /// The reference (the oracle).
+    pub reference: &'a dyn Backend,
+    cache: &'a ReferenceCache,
+    cache_users: usize,
+    run_seed: u64,
+    built: Option<BuiltCase>,
+    inputs: Option<Vec<Literal>>,
+    pub(crate) max_ulp: Option<u64>,
+    pub(crate) last_verdict: Option<Verdict>,
+    draws: u64,
+}
+
+impl<'a> CaseContext<'a> {
+    /// A context for `case` on `backend`.
+    pub fn new(
+        case: CaseId,
+        backend: &'a dyn Backend,
+        reference: &'a dyn Backend,
+        cache: &'a ReferenceCache,
+        cache_users: usize,
+        run_seed: u64,
+    ) -> CaseContext<'a> {
+        CaseContext {
+            case,
+            spec: case.key.spec(),
+            backend,
+            reference,
+            cache,
+            cache_users,
+            run_seed,
+            built: None,
+            inputs: None,
+            max_ulp: None,
+            last_verdict: None,
+            draws: 0,
+        }
+    }
+
+    /// The deterministic seed of this case (the same on every backend).
+    pub fn seed(&self) -> u64 {
+        self.case.key.seed(self.run_seed)
+    }
+
+    fn built(&mut self) -> Result<&BuiltCase, Outcome> {
+        if self.built.is_none() {
+            let b = build_case(&self.case.key).map_err(|e| Outcome::fail(e.to_string()))?;
+            self.built = Some(b);
+        }
+        self.built
+            .as_ref()
+            .ok_or_else(|| Outcome::fail("catalogue produced no case"))
+    }
+
+    /// The module of this case, built by the catalogue from the case key.
+    pub fn module(&mut self) -> Result<&Module, Outcome> {
+        Ok(&self.built()?.module)
+    }
+
+    /// Replaces the module (a property that builds its own program); inputs are regenerated.
+    pub fn set_module(&mut self, built: BuiltCase) {
+        self.built = Some(built);
+        self.inputs = None;
+    }
+
+    /// The generated inputs: seeded from the case key, in each parameter's safe range.
+    pub fn inputs(&mut self) -> Result<&[Literal], Outcome> {
+        if self.inputs.is_none() {
+            let seed = self.seed();
+            let dist = self.case.key.dist;
+            let built = self.built()?;
+            let mut rng = SplitMix::new(seed);
+            let mut v = Vec::new();
+            for (shape, role) in built
+                .module
+                .parameter_shapes()
+                .into_iter()
+                .zip(&built.roles)
+            {
+                let Some(a) = shape.as_array() else {
+                    return Err(Outcome::fail("tuple parameters are not generated"));
+                };
+                v.push(
+                    generate(a, *role, dist, &mut rng).map_err(|e| Outcome::fail(e.to_string()))?,
+                );
+            }
+            self.inputs = Some(v);
+        }
+        Ok(self.inputs.as_deref().unwrap_or(&[]))
+    }
+
+    /// The module and inputs (cloned) for a reproducer.
+    pub fn artifacts(&self) -> Option<(Module, Vec<Literal>)> {
+        Some((self.built.as_ref()?.module.clone(), self.inputs.clone()?))
+    }
+
+    /// The reference result of this case's module and inputs, computed once per case key.
+    pub fn reference_result(&mut self) -> Result<Arc<Vec<Literal>>, Outcome> {
+        self.inputs()?;
+        let (Some(built), Some(inputs)) = (&self.built, &self.inputs) else {
+            return Err(Outcome::fail("no module"));
+        };
+        let reference = self.reference;
+        let r = self
+            .cache
+            .get_or_compute(self.case.key, self.cache_users, || {
+                run_module(reference, &built.module, inputs)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            });
+        r.map_err(|e| Outcome::Skip(format!("reference: {e}")))
+    }
+
+    /// Runs a module on a backend; an unsupported or unavailable backend becomes a skip,
+    /// any other error a failure.
+    pub fn run_on(
+        &self,
+        backend: &dyn Backend,
+        module: &Module,
+        inputs: &[Literal],
+    ) -> Result<Vec<Literal>, Outcome> {
+        run_module(backend, module, inputs).map_err(|e| match e {
+            e @ (BackendError::Unsupported(_) | BackendError::Unavailable(_)) => {
+                Outcome::Skip(format!("{}: {e}", backend.name()))
+            }
+            e => Outcome::fail(format!("{}: {e}", backend.name())),
+        })
+    }
+
+    /// Compares with the property's tolerance; remembers the worst ULP for reports.
+    pub fn check(&mut self, expected: &[Literal], actual: &[Literal]) -> Verdict {
+        let inputs = self.inputs.as_deref().unwrap_or(&[]);
+        let v = compare(
+            expected,
+            actual,
+            inputs,
+            self.spec.tolerance,
+            self.spec.strict_rounding,
+        );
+        if let Some(u) = v.max_ulp() {
+            self.max_ulp = Some(self.max_ulp.map_or(u, |m| m.max(u)));
+        }
+        self.last_verdict = Some(v.clone());
+        v
+    }
+
+    /// The common body: run the case's module on the backend and compare with the reference.
+    pub fn compare_with_reference(&mut self) -> Outcome {
+        let expected = match self.reference_result() {
+            Ok(r) => r,
+            Err(o) => return o,
+        };
+        let (Some(built), Some(inputs)) = (&self.built, &self.inputs) else {
+            return Outcome::fail("no module");
+        };
+        let actual = match self.run_on(self.backend, &built.module, inputs) {
+            Ok(a) => a,
+            Err(o) => return o,
+        };
+        let verdict = self.check(&expected, &actual);
+        Outcome::from_verdict("backend vs reference", verdict)
+    }
+
+    /// Draws an extra parameter from a proptest strategy, seeded from the case.
+    ///
+    /// ```
+    /// # use xla_props::property::*;
+    /// let case: CaseId = "vs_reference::add::f32::f32[7]{0}::uniform::interpreter".parse().unwrap();
+    /// let b = Unavailable::new("interpreter", "test");
+    /// let cache = ReferenceCache::new();
+    /// let mut ctx = CaseContext::new(case, &b, &b, &cache, 1, 0);
+    /// let (x, y) = (ctx.draw(0u32..1000), ctx.draw(0u32..1000));
+    /// let mut again = CaseContext::new(case, &b, &b, &cache, 1, 0);
+    /// assert_eq!((x, y), (again.draw(0u32..1000), again.draw(0u32..1000)));
+    /// ```
+    pub fn draw<S: Strategy>(&mut self, strategy: S) -> S::Value {
+        let mut seed = [0u8; 32];
+        seed[..8].copy_from_slice(&self.seed().to_le_bytes());
+        seed[8..16].copy_from_slice(&self.draws.to_le_bytes());
+        self.draws += 1;
+        let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
+        let mut runner = TestRunner::new_with_rng(proptest::test_runner::Config::default(), rng);
+        loop {
+            if let Ok(tree) = strategy.new_tree(&mut runner) {
+                return tree.current();
+            }
+        }
+    }
+}
