@@ -86,7 +86,10 @@ impl fmt::Display for Verdict {
                 worst,
                 max_ulp,
             } => {
-                write!(f, "mismatch: {count} element(s) differ, max {max_ulp} ulp")?;
+                write!(f, "mismatch: {count} element(s) differ")?;
+                if *max_ulp > 0 {
+                    write!(f, ", max {max_ulp} ulp")?;
+                }
                 for m in worst {
                     write!(f, "\n  {m}")?;
                 }

@@ -50,8 +50,8 @@ impl SplitMix {
             return lo;
         }
         let span = (hi - lo + 1) as u128;
-        lo + (u128::from(self.next_u64()) * (1u128 << 64 | u128::from(self.next_u64())) % span)
-            as i128
+        let wide = (u128::from(self.next_u64()) << 64) | u128::from(self.next_u64());
+        lo + (wide % span) as i128
     }
 }
 

@@ -65,6 +65,9 @@ pub fn write_reproducer(
             &format!("input{i}.txt"),
             format!("{}\n{}\n", lit.shape(), values.join("\n")),
         )?;
+        let npy = case_dir.join(format!("input{i}.npy"));
+        lit.write_npy_file(&npy)
+            .map_err(|e| format!("failed to write {}: {e}", npy.display()))?;
     }
     write("report.txt", format!("{report}\n"))?;
     Ok(case_dir)
