@@ -32,13 +32,19 @@ impl Backend for TinyEval {
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         let entry = module.entry_computation();
         let op = entry.instr(entry.root).opcode;
-        if !matches!(op, Opcode::Add | Opcode::Subtract | Opcode::Negate | Opcode::Abs) {
+        if !matches!(
+            op,
+            Opcode::Add | Opcode::Subtract | Opcode::Negate | Opcode::Abs
+        ) {
             return Err(BackendError::Unsupported(format!("op {op}")));
         }
         if self.bugs == Bugs::Some && op == Opcode::Abs {
             return Err(BackendError::Unsupported("abs is not implemented".into()));
         }
-        Ok(Box::new(Exe { op, bugs: self.bugs }))
+        Ok(Box::new(Exe {
+            op,
+            bugs: self.bugs,
+        }))
     }
 }
 

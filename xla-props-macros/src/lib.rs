@@ -210,19 +210,20 @@ fn limitation(e: &Expr, checks: &mut Vec<TokenStream2>) -> syn::Result<TokenStre
             .get_ident()
             .map(|i| i.to_string())
             .unwrap_or_default();
-        let slot =
-            match key.as_str() {
-                "op" => &mut op,
-                "dtype" => &mut dtype,
-                "backend" => &mut backend,
-                "reason" => &mut reason,
-                other => return Err(syn::Error::new(
+        let slot = match key.as_str() {
+            "op" => &mut op,
+            "dtype" => &mut dtype,
+            "backend" => &mut backend,
+            "reason" => &mut reason,
+            other => {
+                return Err(syn::Error::new(
                     a.left.span(),
                     format!(
                         "unknown limitation key `{other}`; expected op, dtype, backend or reason"
                     ),
-                )),
-            };
+                ))
+            }
+        };
         if slot.is_some() {
             return Err(syn::Error::new(
                 a.left.span(),

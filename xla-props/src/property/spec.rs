@@ -35,7 +35,8 @@ pub enum Tolerance {
 pub enum LimitationKind {
     /// The case is not run; it is reported as ignored with the reason.
     Skip,
-    /// The case runs and is expected to fail; a pass is reported as a failure.
+    /// The case runs and is expected to fail: a failure is reported as ignored with the
+    /// reason; a pass stays a pass, noted as `xpass` in the JSON report.
     XFail,
 }
 

@@ -406,12 +406,10 @@ fn run_case(
             Ok(Completion::Completed)
         }
         (Outcome::Pass, Some(l)) => {
-            let msg = format!(
-                "backend: {backend_name}\nexpected to fail ({}), but passed",
-                l.reason
-            );
-            record(CaseStatus::Failed, Some(msg.clone()), max_ulp, worst);
-            Err(msg.into())
+            // non-strict, like pytest: a case that cannot show the bug (e.g. no elements) passes
+            let note = format!("xpass: expected to fail ({}), but passed", l.reason);
+            record(CaseStatus::Passed, Some(note), max_ulp, worst);
+            Ok(Completion::Completed)
         }
         (Outcome::Skip(why), _) => {
             record(CaseStatus::Skipped, Some(why.clone()), max_ulp, worst);
