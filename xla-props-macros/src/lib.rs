@@ -62,6 +62,28 @@ fn name_of(e: &Expr, what: &str) -> syn::Result<(String, Span)> {
     }
 }
 
+/// What each compile-time check says when the name is unknown.
+fn check_message(check: &str, name: &str) -> String {
+    let what = match check {
+        "op" => "unknown op",
+        "op_group" => "unknown op group",
+        "dtype" => "unknown dtype",
+        "dtype_group" => "unknown dtype group",
+        "distribution" => "unknown distribution",
+        _ => "unknown shape set",
+    };
+    format!("{what} `{name}` in #[xla_property]")
+}
+
+/// A `const` item that fails to evaluate, at the name's span, when the name is unknown.
+fn check_call(check: &str, lit: &syn::LitStr, span: Span) -> TokenStream2 {
+    let f = syn::Ident::new(check, span);
+    let msg = syn::LitStr::new(&check_message(check, &lit.value()), span);
+    quote_spanned! {span=>
+        const _: () = ::xla_props::property::check::#f(#lit, #msg);
+    }
+}
+
 /// `GROUP` or `[a, b, ...]`: returns (is_list, names).
 fn selection(e: &Expr, what: &str) -> syn::Result<(bool, Vec<(String, Span)>)> {
     match e {
@@ -91,17 +113,12 @@ fn selection_tokens(
     group_check: &str,
     checks: &mut Vec<TokenStream2>,
 ) -> TokenStream2 {
-    let check = syn::Ident::new(
-        if is_list { item_check } else { group_check },
-        Span::call_site(),
-    );
+    let check_name = if is_list { item_check } else { group_check };
     let mut lits = Vec::new();
     for (n, span) in names {
         let value = if is_list { map(n) } else { n.clone() };
         let lit = syn::LitStr::new(&value, *span);
-        checks.push(quote_spanned! {*span=>
-            const _: () = ::xla_props::property::check::#check(#lit);
-        });
+        checks.push(check_call(check_name, &lit, *span));
         lits.push(lit);
     }
     if is_list {
@@ -248,8 +265,7 @@ fn limitation(e: &Expr, checks: &mut Vec<TokenStream2>) -> syn::Result<TokenStre
         Some((n, span)) => {
             let lit = syn::LitStr::new(&map(n), *span);
             if let Some(check) = check {
-                let check = syn::Ident::new(check, Span::call_site());
-                checks.push(quote_spanned! {*span=> const _: () = ::xla_props::property::check::#check(#lit); });
+                checks.push(check_call(check, &lit, *span));
             }
             quote! { ::core::option::Option::Some(#lit) }
         }
@@ -373,7 +389,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
             "shapes" => {
                 let (name, span) = name_of(v, "shape set")?;
                 let lit = syn::LitStr::new(&name, span);
-                checks.push(quote_spanned! {span=> const _: () = ::xla_props::property::check::shapes(#lit); });
+                checks.push(check_call("shapes", &lit, span));
                 shapes = quote! { #lit };
             }
             "layouts" => {

@@ -314,8 +314,8 @@ pub mod check {
         false
     }
 
-    /// Panics (at compile time) unless `name` is an opcode name.
-    pub const fn op(name: &str) {
+    /// Panics (at compile time) with `msg` unless `name` is an opcode name.
+    pub const fn op(name: &str, msg: &str) {
         let mut i = 0;
         while i < Opcode::ALL.len() {
             if eq(Opcode::ALL[i].name(), name) {
@@ -323,16 +323,16 @@ pub mod check {
             }
             i += 1;
         }
-        panic!("unknown op name in #[xla_property(ops = [...])]");
+        panic!("{}", msg);
     }
-    /// Panics unless `name` is an op group.
-    pub const fn op_group(name: &str) {
+    /// Panics with `msg` unless `name` is an op group.
+    pub const fn op_group(name: &str, msg: &str) {
         if !any(super::OP_GROUPS, name) {
-            panic!("unknown op group in #[xla_property(ops = ...)]");
+            panic!("{}", msg);
         }
     }
-    /// Panics unless `name` is an element type name.
-    pub const fn dtype(name: &str) {
+    /// Panics with `msg` unless `name` is a real element type name.
+    pub const fn dtype(name: &str, msg: &str) {
         let mut i = 0;
         while i < crate::hlo::ElementType::REAL.len() {
             if eq(crate::hlo::ElementType::REAL[i].name(), name) {
@@ -340,24 +340,24 @@ pub mod check {
             }
             i += 1;
         }
-        panic!("unknown dtype name in #[xla_property(dtypes = [...])]");
+        panic!("{}", msg);
     }
-    /// Panics unless `name` is a dtype group.
-    pub const fn dtype_group(name: &str) {
+    /// Panics with `msg` unless `name` is a dtype group.
+    pub const fn dtype_group(name: &str, msg: &str) {
         if !any(super::DTYPE_GROUPS, name) {
-            panic!("unknown dtype group in #[xla_property(dtypes = ...)]");
+            panic!("{}", msg);
         }
     }
-    /// Panics unless `name` is a distribution or distribution group.
-    pub const fn distribution(name: &str) {
+    /// Panics with `msg` unless `name` is a distribution or distribution group.
+    pub const fn distribution(name: &str, msg: &str) {
         if !any(super::DISTRIBUTION_GROUPS, name) {
-            panic!("unknown distribution in #[xla_property(distributions = ...)]");
+            panic!("{}", msg);
         }
     }
-    /// Panics unless `name` is a shape set.
-    pub const fn shapes(name: &str) {
+    /// Panics with `msg` unless `name` is a shape set.
+    pub const fn shapes(name: &str, msg: &str) {
         if !any(super::super::space::SHAPE_SETS, name) {
-            panic!("unknown shape set in #[xla_property(shapes = ...)]");
+            panic!("{}", msg);
         }
     }
 }
