@@ -83,6 +83,27 @@ const INTEGERS: DtypeRule = DtypeRule {
     dtypes: ElementType::INTEGERS,
     reason: "bit counting and shifts are defined on integers only",
 };
+const BITCASTABLE: DtypeRule = DtypeRule {
+    dtypes: &[
+        T::S4,
+        T::S8,
+        T::S16,
+        T::S32,
+        T::S64,
+        T::U4,
+        T::U8,
+        T::U16,
+        T::U32,
+        T::U64,
+        T::F16,
+        T::Bf16,
+        T::F32,
+        T::F64,
+        T::F8E4M3Fn,
+        T::F8E5M2,
+    ],
+    reason: "bitcast-convert needs another type of the same width; pred has none",
+};
 const NONE: DtypeRule = DtypeRule {
     dtypes: &[],
     reason: "the catalogue does not build this op",
@@ -131,7 +152,8 @@ pub fn accepted_dtypes(op: Opcode) -> DtypeRule {
         O::Add | O::Subtract | O::Multiply | O::Divide | O::Remainder | O::Power | O::Clamp => {
             NUMERIC
         }
-        O::Maximum | O::Minimum | O::Compare | O::Select | O::Convert | O::BitcastConvert => REAL,
+        O::Maximum | O::Minimum | O::Compare | O::Select | O::Convert => REAL,
+        O::BitcastConvert => BITCASTABLE,
         O::Broadcast
         | O::Reshape
         | O::Transpose

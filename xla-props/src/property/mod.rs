@@ -29,3 +29,6 @@ pub use spec::{
     find_property, registry, LayoutSelection, Limitation, LimitationKind, PropertySpec, Selection,
     Template, Tolerance,
 };
+
+#[cfg(test)]
+mod tests;
