@@ -2,6 +2,8 @@
 //! (Display <-> FromStr), the lazy case space, the catalogue that builds a
 //! case's module, simple seeded inputs, and the simple checker.
 
+#[cfg(feature = "quickcheck")]
+mod arbitrary;
 mod catalogue;
 mod compare;
 mod context;
