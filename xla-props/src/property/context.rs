@@ -61,12 +61,14 @@ fn first_line(s: &str) -> &str {
 }
 
 type RefResult = Result<Arc<Vec<Literal>>, String>;
+/// A shared slot for one reference result and how many runs still need it.
+type RefSlot = (Arc<OnceLock<RefResult>>, usize);
 
 /// Reference results by case key, shared by every backend's run of the case.
 /// An entry is dropped after its last expected user has taken it.
 #[derive(Default)]
 pub struct ReferenceCache {
-    map: Mutex<HashMap<CaseKey, (Arc<OnceLock<RefResult>>, usize)>>,
+    map: Mutex<HashMap<CaseKey, RefSlot>>,
     computed: std::sync::atomic::AtomicU64,
 }
 

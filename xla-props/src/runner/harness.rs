@@ -31,7 +31,7 @@ use crate::property::{
 /// ```
 pub struct Harness {
     args: Vec<String>,
-    env: Box<dyn Fn(&str) -> Option<String>>,
+    env: Box<EnvLookup>,
     backends: Vec<Arc<dyn Backend>>,
     reference: Option<Arc<dyn Backend>>,
     builtins: bool,
@@ -53,6 +53,9 @@ pub struct RunReport {
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct HarnessError(pub String);
+
+/// Looks up an environment variable.
+type EnvLookup = dyn Fn(&str) -> Option<String>;
 
 struct RunState {
     backends: Vec<(BackendId, Arc<dyn Backend>)>,
@@ -329,16 +332,11 @@ fn finish(
 
 fn trial(state: &Arc<RunState>, id: CaseId, name: String, users: usize) -> Trial {
     let state = state.clone();
-    let trial_name = name.clone();
-    Trial::ignorable_test(trial_name, move || run_case(&state, id, name, users))
+    // the closure keeps only the small id; the name is rebuilt for failure reports
+    Trial::ignorable_test(name, move || run_case(&state, id, users))
 }
 
-fn run_case(
-    state: &RunState,
-    id: CaseId,
-    name: String,
-    users: usize,
-) -> Result<Completion, Failed> {
+fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Failed> {
     let start = Instant::now();
     let spec = id.key.spec();
     let backend_name = id.backend.name();
@@ -421,6 +419,7 @@ fn run_case(
             Ok(Completion::ignored_with(why))
         }
         (Outcome::Fail(f), None) => {
+            let name = id.to_string();
             let mut msg = format!("backend: {backend_name}\nverdict: {}", f.summary);
             if let Some(v) = &f.verdict {
                 msg = format!("backend: {backend_name}\nverdict: {v}");
