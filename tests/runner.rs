@@ -366,7 +366,7 @@ fn failures_print_backend_verdict_rerun_and_reproducer_and_run_first_next_time()
         .unwrap();
     for f in [
         "case.txt",
-        "module.txt",
+        "module.hlo",
         "input0.npy",
         "input1.npy",
         "report.txt",
