@@ -125,7 +125,11 @@ impl Builder {
         );
         self.sub(b, format!("compare_{}_{}", dtype, dir.name()), r)
     }
-    fn sub(&mut self, b: Builder, name: String, root: InstrId) -> CompId {
+    fn sub(&mut self, mut b: Builder, name: String, root: InstrId) -> CompId {
+        // instruction names are unique module-wide
+        for instr in &mut b.instrs {
+            instr.name = format!("{name}.{}", instr.name);
+        }
         let mut comps = b.comps;
         let id = CompId((self.comps.len() + comps.len()) as u32);
         self.comps.append(&mut comps);
