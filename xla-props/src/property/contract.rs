@@ -1,36 +1,82 @@
 //! The backend contract of DESIGN.md, as the runner uses it.
 //!
-//! Stand-in until `crate::backend` lands on main: the same trait names and
-//! signatures, so that switching is a change of `use` lines. Keep in sync
-//! with DESIGN.md's "Backend" section.
+//! STAND-IN until `crate::backend`, `crate::check` and `crate::reference` land
+//! on main: the same names, signatures and error variants as those modules
+//! (`Backend`, `Executable`, `BackendError`, `Numerics`), so that switching is
+//! replacing this file with re-exports (`pub use crate::backend::{...}`) and
+//! wiring `ReferenceBackend` to `reference::evaluate`. Nothing else in the
+//! runner names those modules.
 
-use crate::hlo::Module;
+use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::Literal;
 
-/// Why a backend could not compile or run a module.
+/// Why a backend could not compile or run a module (mirrors `backend::BackendError`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BackendError {
-    /// The backend lacks an op or dtype: the case is skipped, not failed.
-    #[error("unsupported: {0}")]
-    Unsupported(String),
-    /// The backend is not compiled in or not installed.
-    #[error("unavailable: {0}")]
-    Unavailable(String),
+    /// The backend cannot express this module: the case is skipped, not failed.
+    #[error("unsupported: {what}")]
+    Unsupported {
+        /// What is missing.
+        what: String,
+    },
+    /// The backend exists but cannot be used in this build or on this machine.
+    #[error("backend `{backend}` is unavailable: {reason}")]
+    Unavailable {
+        /// The backend's name.
+        backend: String,
+        /// Why.
+        reason: String,
+    },
     /// Compilation failed.
-    #[error("compile failed: {0}")]
+    #[error("compile error: {0}")]
     Compile(String),
     /// Execution failed.
-    #[error("execution failed: {0}")]
+    #[error("execution error: {0}")]
     Execute(String),
+    /// The arguments do not match the entry computation's parameters.
+    #[error("bad arguments: {0}")]
+    BadArguments(String),
 }
 
 impl BackendError {
-    /// True for errors that make a case a skip rather than a failure.
-    pub fn is_skip(&self) -> bool {
-        matches!(
-            self,
-            BackendError::Unsupported(_) | BackendError::Unavailable(_)
-        )
+    /// An `Unsupported` error.
+    pub fn unsupported(what: impl Into<String>) -> BackendError {
+        BackendError::Unsupported { what: what.into() }
+    }
+}
+
+/// A per-op error budget (mirrors `check::ErrorBudget`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ErrorBudget {
+    /// Allowed distance in units in the last place.
+    pub ulp: u64,
+    /// Allowed absolute difference.
+    pub abs: f64,
+}
+
+/// What a backend promises about its arithmetic (mirrors the fields of
+/// `check::Numerics` that the runner reads).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Numerics {
+    /// Approximate functions: (op, result type, budget).
+    pub approximations: Vec<(Opcode, ElementType, ErrorBudget)>,
+    /// Intermediates inside fusions may be kept wider than declared.
+    pub excess_precision_in_fusions: bool,
+    /// Float reductions may be computed in any order.
+    pub reassociates_reductions: bool,
+}
+
+impl Numerics {
+    /// Promises nothing approximate.
+    pub fn exact() -> Numerics {
+        Numerics::default()
+    }
+    /// The budget of `op` at result type `dtype`, or None when it is exact.
+    pub fn budget(&self, op: Opcode, dtype: ElementType) -> Option<ErrorBudget> {
+        self.approximations
+            .iter()
+            .find(|a| a.0 == op && a.1 == dtype)
+            .map(|a| a.2)
     }
 }
 
@@ -38,6 +84,10 @@ impl BackendError {
 pub trait Backend: Send + Sync {
     /// Stable short name used in case names and filters.
     fn name(&self) -> &str;
+    /// The numerics this backend promises.
+    fn numerics(&self) -> Numerics {
+        Numerics::exact()
+    }
     /// Compile once.
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError>;
 }
@@ -48,12 +98,20 @@ pub trait Executable: Send + Sync {
     fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError>;
 }
 
+/// True for errors that make a case a skip rather than a failure.
+pub fn is_skip(e: &BackendError) -> bool {
+    matches!(
+        e,
+        BackendError::Unsupported { .. } | BackendError::Unavailable { .. }
+    )
+}
+
 /// A backend that exists but cannot run anything, and says why.
 ///
 /// ```
 /// use xla_props::property::{Backend, Unavailable};
-/// let b = Unavailable::new("reference", "the reference evaluator is not built yet");
-/// assert_eq!(b.name(), "reference");
+/// let b = Unavailable::new("my-compiler", "not installed here");
+/// assert_eq!(b.name(), "my-compiler");
 /// ```
 #[derive(Clone, Debug)]
 pub struct Unavailable {
@@ -76,8 +134,51 @@ impl Backend for Unavailable {
         &self.name
     }
     fn compile(&self, _module: &Module) -> Result<Box<dyn Executable>, BackendError> {
-        Err(BackendError::Unavailable(self.why.clone()))
+        Err(BackendError::Unavailable {
+            backend: self.name.clone(),
+            reason: self.why.clone(),
+        })
     }
+}
+
+/// The exact reference evaluator as a backend named `reference` (wired to
+/// `reference::evaluate` once the reference lands; until then it says so).
+///
+/// ```
+/// use xla_props::property::{Backend, ReferenceBackend};
+/// assert_eq!(ReferenceBackend.name(), "reference");
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReferenceBackend;
+
+impl Backend for ReferenceBackend {
+    fn name(&self) -> &str {
+        "reference"
+    }
+    fn compile(&self, _module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        Err(reference_pending())
+    }
+}
+
+fn reference_pending() -> BackendError {
+    BackendError::Unavailable {
+        backend: "reference".to_string(),
+        reason: "the reference evaluator is not merged on this branch yet".to_string(),
+    }
+}
+
+/// Evaluates with the reference, with backend errors.
+pub(crate) fn evaluate_reference(
+    _module: &Module,
+    _args: &[Literal],
+) -> Result<Vec<Literal>, BackendError> {
+    Err(reference_pending())
+}
+
+/// Every backend of the built-in registry that is available in this build
+/// (none until `backend::registry` lands).
+pub fn registry_backends() -> Vec<Box<dyn Backend>> {
+    Vec::new()
 }
 
 /// Runs a module on a backend: compile, then execute once.
