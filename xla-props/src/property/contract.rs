@@ -1,14 +1,15 @@
 //! The backend contract of DESIGN.md, as the runner uses it.
 //!
-//! STAND-IN until `crate::backend`, `crate::check` and `crate::reference` land
-//! on main: the same names, signatures and error variants as those modules
-//! (`Backend`, `Executable`, `BackendError`, `Numerics`), so that switching is
-//! replacing this file with re-exports (`pub use crate::backend::{...}`) and
-//! wiring `ReferenceBackend` to `reference::evaluate`. Nothing else in the
-//! runner names those modules.
+//! STAND-IN until `crate::backend` and `crate::check` land on main: the same
+//! names, signatures and error variants as those modules (`Backend`,
+//! `Executable`, `BackendError`, `Numerics`), so that switching is replacing
+//! the stand-in types with re-exports (`pub use crate::backend::{...}`).
+//! Nothing else in the runner names those modules. `ReferenceBackend` is the
+//! real reference evaluator.
 
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::Literal;
+use crate::reference::{evaluate, EvalError};
 
 /// Why a backend could not compile or run a module (mirrors `backend::BackendError`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -141,38 +142,49 @@ impl Backend for Unavailable {
     }
 }
 
-/// The exact reference evaluator as a backend named `reference` (wired to
-/// `reference::evaluate` once the reference lands; until then it says so).
+/// The exact reference evaluator as a backend named `reference`: the oracle of
+/// every comparison, and a backend under test of its own (determinism).
 ///
 /// ```
-/// use xla_props::property::{Backend, ReferenceBackend};
-/// assert_eq!(ReferenceBackend.name(), "reference");
+/// use xla_props::property::{build_case, run_module, CaseKey, ReferenceBackend};
+/// use xla_props::literal::Literal;
+/// use xla_props::hlo::{ArrayShape, ElementType};
+/// let key: CaseKey = "vs_reference::negate::f32::f32[7]{0}::uniform".parse().unwrap();
+/// let module = build_case(&key).unwrap().module;
+/// let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![7]), &[1.0; 7]).unwrap();
+/// let out = run_module(&ReferenceBackend, &module, &[x]).unwrap();
+/// assert_eq!(out[0].to_f64_vec(), vec![-1.0; 7]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReferenceBackend;
+
+struct ReferenceExecutable(Module);
 
 impl Backend for ReferenceBackend {
     fn name(&self) -> &str {
         "reference"
     }
-    fn compile(&self, _module: &Module) -> Result<Box<dyn Executable>, BackendError> {
-        Err(reference_pending())
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        Ok(Box::new(ReferenceExecutable(module.clone())))
     }
 }
 
-fn reference_pending() -> BackendError {
-    BackendError::Unavailable {
-        backend: "reference".to_string(),
-        reason: "the reference evaluator is not merged on this branch yet".to_string(),
+impl Executable for ReferenceExecutable {
+    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+        evaluate_reference(&self.0, args)
     }
 }
 
-/// Evaluates with the reference, with backend errors.
+/// Evaluates with the reference, with backend errors (no compiled copy of the module).
 pub(crate) fn evaluate_reference(
-    _module: &Module,
-    _args: &[Literal],
+    module: &Module,
+    args: &[Literal],
 ) -> Result<Vec<Literal>, BackendError> {
-    Err(reference_pending())
+    evaluate(module, args).map_err(|e| match e {
+        EvalError::Unsupported { .. } => BackendError::unsupported(e.to_string()),
+        EvalError::BadArguments(m) => BackendError::BadArguments(m),
+        other => BackendError::Execute(other.to_string()),
+    })
 }
 
 /// Every backend of the built-in registry that is available in this build
