@@ -5,16 +5,13 @@
 //! works, plus `--op`, `--dtype`, `--backend`, `--shard K/N`, `--seed`,
 //! `--junit`, `--json` and `--summary` (see the README).
 
-use xla_props::property::{ReferenceBackend, Unavailable};
+use xla_props::backend::Interpreter;
+use xla_props::property::ReferenceBackend;
 
 fn main() -> std::process::ExitCode {
-    // `backend::Interpreter` replaces the stand-in once the interpreter lands.
     xla_props::Harness::from_args()
         .backend(ReferenceBackend)
-        .backend(Unavailable::new(
-            "interpreter",
-            "the interpreter backend is not merged on this branch yet",
-        ))
+        .backend(Interpreter::default())
         .available_backends()
         .run()
 }

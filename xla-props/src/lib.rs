@@ -9,6 +9,8 @@
 // The `#[xla_property]` expansion names `::xla_props`, also inside this crate.
 extern crate self as xla_props;
 
+pub mod backend;
+pub mod check;
 pub mod cli;
 pub mod hlo;
 pub mod literal;

@@ -1,103 +1,12 @@
-//! The backend contract of DESIGN.md, as the runner uses it.
-//!
-//! STAND-IN until `crate::backend` and `crate::check` land on main: the same
-//! names, signatures and error variants as those modules (`Backend`,
-//! `Executable`, `BackendError`, `Numerics`), so that switching is replacing
-//! the stand-in types with re-exports (`pub use crate::backend::{...}`).
-//! Nothing else in the runner names those modules. `ReferenceBackend` is the
-//! real reference evaluator.
+//! The backend contract of DESIGN.md (`crate::backend`), and two backends the
+//! runner needs itself: the reference evaluator as a backend, and a backend
+//! that exists but says why it cannot run.
 
-use crate::hlo::{ElementType, Module, Opcode};
+pub use crate::backend::{Backend, BackendError, Executable};
+pub use crate::check::Numerics;
+use crate::hlo::Module;
 use crate::literal::Literal;
 use crate::reference::{evaluate, EvalError};
-
-/// Why a backend could not compile or run a module (mirrors `backend::BackendError`).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum BackendError {
-    /// The backend cannot express this module: the case is skipped, not failed.
-    #[error("unsupported: {what}")]
-    Unsupported {
-        /// What is missing.
-        what: String,
-    },
-    /// The backend exists but cannot be used in this build or on this machine.
-    #[error("backend `{backend}` is unavailable: {reason}")]
-    Unavailable {
-        /// The backend's name.
-        backend: String,
-        /// Why.
-        reason: String,
-    },
-    /// Compilation failed.
-    #[error("compile error: {0}")]
-    Compile(String),
-    /// Execution failed.
-    #[error("execution error: {0}")]
-    Execute(String),
-    /// The arguments do not match the entry computation's parameters.
-    #[error("bad arguments: {0}")]
-    BadArguments(String),
-}
-
-impl BackendError {
-    /// An `Unsupported` error.
-    pub fn unsupported(what: impl Into<String>) -> BackendError {
-        BackendError::Unsupported { what: what.into() }
-    }
-}
-
-/// A per-op error budget (mirrors `check::ErrorBudget`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ErrorBudget {
-    /// Allowed distance in units in the last place.
-    pub ulp: u64,
-    /// Allowed absolute difference.
-    pub abs: f64,
-}
-
-/// What a backend promises about its arithmetic (mirrors the fields of
-/// `check::Numerics` that the runner reads).
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct Numerics {
-    /// Approximate functions: (op, result type, budget).
-    pub approximations: Vec<(Opcode, ElementType, ErrorBudget)>,
-    /// Intermediates inside fusions may be kept wider than declared.
-    pub excess_precision_in_fusions: bool,
-    /// Float reductions may be computed in any order.
-    pub reassociates_reductions: bool,
-}
-
-impl Numerics {
-    /// Promises nothing approximate.
-    pub fn exact() -> Numerics {
-        Numerics::default()
-    }
-    /// The budget of `op` at result type `dtype`, or None when it is exact.
-    pub fn budget(&self, op: Opcode, dtype: ElementType) -> Option<ErrorBudget> {
-        self.approximations
-            .iter()
-            .find(|a| a.0 == op && a.1 == dtype)
-            .map(|a| a.2)
-    }
-}
-
-/// A compiler under test (DESIGN.md contract).
-pub trait Backend: Send + Sync {
-    /// Stable short name used in case names and filters.
-    fn name(&self) -> &str;
-    /// The numerics this backend promises.
-    fn numerics(&self) -> Numerics {
-        Numerics::exact()
-    }
-    /// Compile once.
-    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError>;
-}
-
-/// A compiled module (DESIGN.md contract).
-pub trait Executable: Send + Sync {
-    /// Run; returns the entry computation's outputs, tuples flattened.
-    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError>;
-}
 
 /// True for errors that make a case a skip rather than a failure.
 pub fn is_skip(e: &BackendError) -> bool {
@@ -187,10 +96,13 @@ pub(crate) fn evaluate_reference(
     })
 }
 
-/// Every backend of the built-in registry that is available in this build
-/// (none until `backend::registry` lands).
+/// Every backend of the built-in registry that is available in this build.
 pub fn registry_backends() -> Vec<Box<dyn Backend>> {
-    Vec::new()
+    crate::backend::known_backends()
+        .into_iter()
+        .filter(|info| info.availability == crate::backend::Availability::Available)
+        .filter_map(|info| crate::backend::create(info.name).ok())
+        .collect()
 }
 
 /// Runs a module on a backend: compile, then execute once.
