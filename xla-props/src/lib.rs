@@ -6,6 +6,8 @@
 
 #![warn(missing_docs)]
 
+pub mod check_model;
 pub mod cli;
 pub mod hlo;
+pub mod inputs;
 pub mod literal;
