@@ -536,11 +536,10 @@ pub fn magnitude_sums_for_reduce(input: &Literal, init: f64, dims: &[i64]) -> Ma
         .collect();
     let out_dims: Vec<usize> = kept.iter().map(|&d| in_dims[d]).collect();
     let out_count: usize = out_dims.iter().product();
-    let terms = if out_count == 0 {
-        0
-    } else {
-        input.element_count() / out_count
-    };
+    let terms = input
+        .element_count()
+        .checked_div(out_count)
+        .unwrap_or_default();
     let mut sums = vec![init.abs(); out_count];
     for i in 0..input.element_count() {
         let idx = ElementIndex::new(i, in_dims);

@@ -106,7 +106,7 @@ impl Numerics {
     pub fn approx_budget(&self, op: Opcode, dtype: ElementType) -> Option<(u64, f64)> {
         self.approximate
             .iter()
-            .find(|a| a.op == op && a.dtype.map_or(true, |d| d == dtype))
+            .find(|a| a.op == op && a.dtype.is_none_or(|d| d == dtype))
             .map(|a| (a.ulp, a.abs))
     }
 }
