@@ -452,8 +452,8 @@ fn compare_output(
         first_index: ElementIndex::new(first, expected.dims()),
         worst,
         histogram,
-        expected_fingerprint: fingerprint_hex(expected),
-        actual_fingerprint: fingerprint_hex(actual),
+        expected_fingerprint: expected.fingerprint(),
+        actual_fingerprint: actual.fingerprint(),
     })
 }
 
@@ -479,40 +479,6 @@ fn inputs_at(ctx: &CompareContext<'_>, i: usize, n: usize) -> Vec<ElementValue> 
             1 => Some(element_value(l, 0)),
             _ => None,
         })
-        .collect()
-}
-
-/// A 16-byte summary of a literal, as 32 hex digits: four little-endian f32
-/// lanes (min, max, mean, mean of |x|) over finite values, with the NaN and
-/// infinity counts added to the last lane so that they change the print.
-///
-/// Placeholder until `Literal::fingerprint()` (literal-io) is on main.
-pub fn fingerprint_hex(lit: &Literal) -> String {
-    let (mut min, mut max, mut sum, mut sum_abs) = (f64::INFINITY, f64::NEG_INFINITY, 0.0, 0.0);
-    let (mut finite, mut nonfinite) = (0u64, 0u64);
-    for i in 0..lit.element_count() {
-        let v = lit.get_f64(i);
-        if v.is_finite() {
-            min = min.min(v);
-            max = max.max(v);
-            sum += v;
-            sum_abs += v.abs();
-            finite += 1;
-        } else {
-            nonfinite += 1;
-        }
-    }
-    let k = finite.max(1) as f64;
-    let lanes = [
-        min as f32,
-        max as f32,
-        (sum / k) as f32,
-        (sum_abs / k + nonfinite as f64) as f32,
-    ];
-    lanes
-        .iter()
-        .flat_map(|l| l.to_le_bytes())
-        .map(|b| format!("{b:02x}"))
         .collect()
 }
 

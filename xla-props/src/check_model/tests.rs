@@ -299,13 +299,20 @@ fn report_worst_histogram_and_fingerprints() {
         .collect();
     assert_eq!(hist, vec![("0", 1), ("1", 1), ("5-8", 1), ("257-512", 1)]);
     assert_ne!(o.expected_fingerprint, o.actual_fingerprint);
-    assert_eq!(o.expected_fingerprint.len(), 32);
+    assert_eq!(o.expected_fingerprint, e.fingerprint());
     let text = v.to_string();
     assert!(text.contains("2 of 4 elements differ"), "{text}");
     let json = serde_json::to_value(&v).unwrap();
     assert_eq!(json["verdict"], "mismatch");
     assert_eq!(json["count"], 2);
     assert_eq!(json["outputs"][0]["worst"][0]["ulp"], 300);
+    assert_eq!(
+        json["outputs"][0]["expected_fingerprint"]["hex"]
+            .as_str()
+            .unwrap()
+            .len(),
+        32
+    );
 }
 
 #[test]

@@ -6,6 +6,17 @@ use std::fmt;
 
 use super::error_spec::ElementFailure;
 use crate::hlo::ElementType;
+use crate::literal::Fingerprint;
+
+/// A fingerprint in JSON: its 16 bytes in hex, and its lanes in words.
+fn serialize_fingerprint<S: serde::Serializer>(fp: &Fingerprint, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let hex: String = fp.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    let mut st = s.serialize_struct("Fingerprint", 2)?;
+    st.serialize_field("hex", &hex)?;
+    st.serialize_field("summary", &fp.to_string())?;
+    st.end()
+}
 
 /// The outcome of one differential comparison.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -240,10 +251,12 @@ pub struct OutputMismatch {
     pub worst: Vec<ElementMismatch>,
     /// ULP distances over every element of this output.
     pub histogram: Vec<HistogramBucket>,
-    /// Fingerprint of the reference's output (hex).
-    pub expected_fingerprint: String,
-    /// Fingerprint of the backend's output (hex).
-    pub actual_fingerprint: String,
+    /// Fingerprint of the reference's output.
+    #[serde(serialize_with = "serialize_fingerprint")]
+    pub expected_fingerprint: Fingerprint,
+    /// Fingerprint of the backend's output.
+    #[serde(serialize_with = "serialize_fingerprint")]
+    pub actual_fingerprint: Fingerprint,
 }
 
 /// What a mismatch verdict carries.
@@ -313,11 +326,8 @@ impl fmt::Display for MismatchReport {
                 o.elements,
                 o.first_index
             )?;
-            writeln!(
-                f,
-                "  fingerprints: expected {} actual {}",
-                o.expected_fingerprint, o.actual_fingerprint
-            )?;
+            writeln!(f, "  expected fingerprint: {}", o.expected_fingerprint)?;
+            writeln!(f, "  actual fingerprint:   {}", o.actual_fingerprint)?;
             writeln!(f, "  worst:")?;
             for m in &o.worst {
                 let ulp = m.ulp.map_or("-".to_string(), |u| u.to_string());
