@@ -611,3 +611,115 @@ pub fn magnitude_sums_for_dot(
         sum_abs: sums,
     })
 }
+
+/// The comparison context for `module` run on `args`: the ops whose
+/// approximation budgets apply (every op in the module), whether inputs line
+/// up with outputs element by element (for reporting inputs), and magnitude
+/// sums when the entry root is an add-reduce or a dot of parameters.
+///
+/// ```
+/// use xla_props::check_model::context_for_module;
+/// use xla_props::hlo::{CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape};
+/// use xla_props::literal::Literal;
+/// let s = Shape::array(ElementType::F32, vec![3]);
+/// let mut p = Instruction::new("p", Opcode::Parameter, s.clone(), vec![]);
+/// p.attrs.parameter_number = Some(0);
+/// let e = Instruction::new("e", Opcode::Exponential, s.clone(), vec![InstrId(0)]);
+/// let comp = Computation { name: "main".into(), instructions: vec![p, e], root: InstrId(1), other: vec![] };
+/// let m = Module { name: "m".into(), attrs: vec![], computations: vec![comp], entry: CompId(0) };
+/// let args = [Literal::zeros(s.as_array().unwrap()).unwrap()];
+/// let ctx = context_for_module(&m, &args);
+/// assert!(ctx.elementwise);
+/// assert!(ctx.approximate_ops.contains(&Opcode::Exponential));
+/// ```
+pub fn context_for_module<'a>(
+    module: &crate::hlo::Module,
+    args: &'a [Literal],
+) -> CompareContext<'a> {
+    let mut ops: Vec<Opcode> = module
+        .computations
+        .iter()
+        .flat_map(|c| c.instructions.iter().map(|i| i.opcode))
+        .collect();
+    ops.sort();
+    ops.dedup();
+    let entry = module.entry_computation();
+    let root = entry.instr(entry.root);
+    let out_count = root
+        .shape
+        .as_array()
+        .and_then(|a| a.element_count())
+        .unwrap_or(0) as usize;
+    let shape_free = ops.iter().all(|&op| {
+        op.is_elementwise()
+            || matches!(
+                op,
+                Opcode::Parameter
+                    | Opcode::Constant
+                    | Opcode::Broadcast
+                    | Opcode::Fusion
+                    | Opcode::Call
+                    | Opcode::Copy
+            )
+    });
+    let elementwise = shape_free
+        && root.shape.as_array().is_some()
+        && args
+            .iter()
+            .all(|a| a.element_count() == out_count || a.element_count() == 1);
+    let mut ctx = CompareContext::new()
+        .with_inputs(args, elementwise)
+        .with_approximate_ops(ops);
+    let param_arg = |id: crate::hlo::InstrId| -> Option<&'a Literal> {
+        let i = entry.instructions.get(id.index())?;
+        if i.opcode != Opcode::Parameter {
+            return None;
+        }
+        args.get(usize::try_from(i.attrs.parameter_number?).ok()?)
+    };
+    let scalar_of = |id: crate::hlo::InstrId| -> Option<f64> {
+        let i = entry.instructions.get(id.index())?;
+        match (i.opcode, i.attrs.constant.as_ref()) {
+            (Opcode::Constant, Some(crate::hlo::ConstantData::Float(v))) if v.len() == 1 => {
+                Some(v[0])
+            }
+            (Opcode::Constant, Some(crate::hlo::ConstantData::Int(v))) if v.len() == 1 => {
+                Some(v[0] as f64)
+            }
+            (Opcode::Parameter, _) => param_arg(id)
+                .filter(|l| l.element_count() == 1)
+                .map(|l| l.get_f64(0)),
+            _ => None,
+        }
+    };
+    let sums = match (root.opcode, root.operands.as_slice()) {
+        (Opcode::Reduce, [x, init]) => {
+            let is_add = root.attrs.to_apply.is_some_and(|c| {
+                module
+                    .computations
+                    .get(c.index())
+                    .is_some_and(|c| c.instr(c.root).opcode == Opcode::Add)
+            });
+            match (
+                is_add,
+                param_arg(*x),
+                scalar_of(*init),
+                &root.attrs.dimensions,
+            ) {
+                (true, Some(x), Some(init), Some(dims)) => {
+                    Some(magnitude_sums_for_reduce(x, init, dims))
+                }
+                _ => None,
+            }
+        }
+        (Opcode::Dot, [a, b]) => match (param_arg(*a), param_arg(*b), &root.attrs.dot_dims) {
+            (Some(a), Some(b), Some(d)) => magnitude_sums_for_dot(a, b, d).ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(s) = sums.filter(|s| s.sum_abs.len() == out_count) {
+        ctx = ctx.with_magnitude_sums(0, s);
+    }
+    ctx
+}

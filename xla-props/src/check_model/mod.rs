@@ -15,8 +15,8 @@ mod verdict;
 mod tests;
 
 pub use compare::{
-    compare, judge, magnitude_sums_for_dot, magnitude_sums_for_reduce, Alternative,
-    AlternativeKind, CompareContext, MagnitudeSums, Outcome,
+    compare, context_for_module, judge, magnitude_sums_for_dot, magnitude_sums_for_reduce,
+    Alternative, AlternativeKind, CompareContext, MagnitudeSums, Outcome,
 };
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use numerics::{ApproxFunction, Ftz, Numerics};

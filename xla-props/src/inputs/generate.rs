@@ -355,6 +355,7 @@ pub fn generate_inputs(
             .as_array()
             .cloned()
             .expect("checked array parameter");
+        crate::literal::check_size(&shape)?;
         let values: Vec<f64> = (0..count).map(|_| sampler.draw(&mut rng)).collect();
         args.push(Literal::from_f64s(&shape, &values)?);
         samplers.push(sampler);
@@ -449,4 +450,25 @@ pub fn generate_inputs(
         }
     }
     Ok(out)
+}
+
+/// Every bit pattern of a float type of at most 16 bits, as a rank-1 literal
+/// in bit-pattern order (NaNs included): the input of an exhaustive sweep.
+///
+/// ```
+/// use xla_props::hlo::ElementType;
+/// use xla_props::inputs::exhaustive_bits;
+/// let all = exhaustive_bits(ElementType::F8E5M2).unwrap();
+/// assert_eq!(all.element_count(), 256);
+/// assert_eq!(all.get_bits(0x3c), 0x3c); // 1.0
+/// assert!(exhaustive_bits(ElementType::F32).is_none());
+/// ```
+pub fn exhaustive_bits(dtype: ElementType) -> Option<Literal> {
+    if !dtype.is_float() || dtype.bit_width() > 16 {
+        return None;
+    }
+    let n = 1u64 << dtype.bit_width();
+    let shape = crate::hlo::ArrayShape::new(dtype, vec![n as i64]);
+    let bits: Vec<u64> = (0..n).collect();
+    Literal::from_bits(&shape, &bits).ok()
 }

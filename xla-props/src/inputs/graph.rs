@@ -37,7 +37,9 @@ pub(crate) struct Node {
 
 impl Node {
     pub fn element_count(&self) -> usize {
-        self.dims.iter().map(|&d| d.max(0) as usize).product()
+        self.dims
+            .iter()
+            .fold(1usize, |acc, &d| acc.saturating_mul(d.max(0) as usize))
     }
 }
 

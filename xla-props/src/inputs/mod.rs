@@ -21,7 +21,7 @@ pub use distribution::{
 };
 pub use domain::{Constraint, DomainRule, Resolved, DOMAIN_RULES, INDEX_OPERANDS};
 pub use generate::{
-    generate_inputs, legal_intervals, GeneratedInputs, InputError, LegalIntervals,
+    exhaustive_bits, generate_inputs, legal_intervals, GeneratedInputs, InputError, LegalIntervals,
     MAX_REJECTION_ROUNDS,
 };
 pub use interval::Interval;

@@ -8,14 +8,28 @@ use super::graph::{Graph, Node, Reducer};
 use crate::hlo::{ComparisonDirection, ConstantData, ElementType, Module, Opcode};
 use crate::literal::{round_to_type, Literal};
 
+/// The most elements one node may have for the point check to evaluate it.
+pub(crate) const MAX_POINT_ELEMENTS: usize = 1 << 22;
+
 /// Values per node, row-major; None where the point check cannot evaluate.
 pub(crate) fn evaluate(module: &Module, g: &Graph, args: &[Literal]) -> Vec<Option<Vec<f64>>> {
     let mut vals: Vec<Option<Vec<f64>>> = Vec::with_capacity(g.nodes.len());
     for n in &g.nodes {
-        let v = eval_node(module, g, n, args, &vals);
+        let count = n.element_count();
+        let v = if count > MAX_POINT_ELEMENTS {
+            None
+        } else {
+            // a malformed module (bad attributes) makes its values unknown, never a panic
+            eval_node(module, g, n, args, &vals).filter(|v| v.len() == count)
+        };
         vals.push(v);
     }
     vals
+}
+
+/// `x[i]`, or None when out of range.
+fn get(x: &[f64], i: usize) -> Option<f64> {
+    x.get(i).copied()
 }
 
 fn index_of(flat: usize, dims: &[usize]) -> Vec<usize> {
@@ -71,6 +85,9 @@ fn eval_node(
     let count = n.element_count();
     let instr = module.comp(n.comp).instr(n.instr);
     let operand = |k: usize| -> Option<&Vec<f64>> { vals.get(*n.operands.get(k)?)?.as_ref() };
+    // elementwise operands must match the result's element count (or be scalars)
+    let same =
+        |k: usize| -> Option<&Vec<f64>> { operand(k).filter(|v| v.len() == count || v.len() == 1) };
     let at = |v: &Vec<f64>, i: usize| -> f64 {
         if v.len() == 1 {
             v[0]
@@ -79,7 +96,7 @@ fn eval_node(
         }
     };
     let unary = |f: &dyn Fn(f64) -> f64| -> Option<Vec<f64>> {
-        let x = operand(0)?;
+        let x = same(0)?;
         Some((0..count).map(|i| round(f(at(x, i)), dtype)).collect())
     };
     let binary = |f: &dyn Fn(f64, f64) -> f64| -> Option<Vec<f64>> {
@@ -114,7 +131,7 @@ fn eval_node(
                     .collect(),
             )
         }
-        Opcode::Reshape | Opcode::Copy => operand(0).cloned(),
+        Opcode::Reshape | Opcode::Copy => same(0).filter(|v| v.len() == count).cloned(),
         Opcode::Bitcast => {
             let o = &g.nodes[*n.operands.first()?];
             (o.dtype == Some(dtype))
@@ -122,7 +139,7 @@ fn eval_node(
                 .flatten()
         }
         Opcode::Convert => {
-            let x = operand(0)?;
+            let x = same(0)?;
             Some(
                 (0..count)
                     .map(|i| {
@@ -146,69 +163,83 @@ fn eval_node(
             let map = instr.attrs.dimensions.clone().unwrap_or_default();
             let dims = udims(n);
             let in_dims = udims(&g.nodes[n.operands[0]]);
-            Some(
-                (0..count)
-                    .map(|i| {
-                        let idx = index_of(i, &dims);
-                        let src: Vec<usize> = map.iter().map(|&d| idx[d as usize]).collect();
-                        at(x, flat_of(&src, &in_dims))
-                    })
-                    .collect(),
-            )
+            if map.len() != in_dims.len() {
+                return None;
+            }
+            (0..count)
+                .map(|i| {
+                    let idx = index_of(i, &dims);
+                    let src: Option<Vec<usize>> = map
+                        .iter()
+                        .map(|&d| usize::try_from(d).ok().and_then(|d| idx.get(d).copied()))
+                        .collect();
+                    get(x, flat_of(&src?, &in_dims))
+                })
+                .collect()
         }
         Opcode::Transpose => {
             let x = operand(0)?;
             let perm = instr.attrs.dimensions.clone()?;
             let dims = udims(n);
             let in_dims = udims(&g.nodes[n.operands[0]]);
-            Some(
-                (0..count)
-                    .map(|i| {
-                        let idx = index_of(i, &dims);
-                        let mut src = vec![0; in_dims.len()];
-                        for (k, &p) in perm.iter().enumerate() {
-                            src[p as usize] = idx[k];
-                        }
-                        x[flat_of(&src, &in_dims)]
-                    })
-                    .collect(),
-            )
+            if perm.len() != in_dims.len() || perm.len() != dims.len() {
+                return None;
+            }
+            (0..count)
+                .map(|i| {
+                    let idx = index_of(i, &dims);
+                    let mut src = vec![0; in_dims.len()];
+                    for (k, &p) in perm.iter().enumerate() {
+                        *src.get_mut(usize::try_from(p).ok()?)? = idx[k];
+                    }
+                    get(x, flat_of(&src, &in_dims))
+                })
+                .collect()
         }
         Opcode::Slice => {
             let x = operand(0)?;
             let sl = instr.attrs.slice.clone()?;
             let dims = udims(n);
             let in_dims = udims(&g.nodes[n.operands[0]]);
-            Some(
-                (0..count)
-                    .map(|i| {
-                        let idx = index_of(i, &dims);
-                        let src: Vec<usize> = idx
-                            .iter()
-                            .zip(&sl)
-                            .map(|(&j, s)| (s.start + j as i64 * s.stride) as usize)
-                            .collect();
-                        x[flat_of(&src, &in_dims)]
-                    })
-                    .collect(),
-            )
+            if sl.len() != dims.len() || in_dims.len() != dims.len() {
+                return None;
+            }
+            (0..count)
+                .map(|i| {
+                    let idx = index_of(i, &dims);
+                    let src: Option<Vec<usize>> = idx
+                        .iter()
+                        .zip(&sl)
+                        .zip(&in_dims)
+                        .map(|((&j, s), &d)| {
+                            let k = s.start.checked_add((j as i64).checked_mul(s.stride)?)?;
+                            usize::try_from(k).ok().filter(|&k| k < d)
+                        })
+                        .collect();
+                    get(x, flat_of(&src?, &in_dims))
+                })
+                .collect()
         }
         Opcode::Reverse => {
             let x = operand(0)?;
             let rev = instr.attrs.dimensions.clone().unwrap_or_default();
             let dims = udims(n);
-            Some(
-                (0..count)
-                    .map(|i| {
-                        let mut idx = index_of(i, &dims);
-                        for &d in &rev {
-                            let d = d as usize;
-                            idx[d] = dims[d] - 1 - idx[d];
-                        }
-                        x[flat_of(&idx, &dims)]
-                    })
-                    .collect(),
-            )
+            if rev
+                .iter()
+                .any(|&d| usize::try_from(d).map_or(true, |d| d >= dims.len()))
+            {
+                return None;
+            }
+            (0..count)
+                .map(|i| {
+                    let mut idx = index_of(i, &dims);
+                    for &d in &rev {
+                        let d = d as usize;
+                        idx[d] = dims[d] - 1 - idx[d];
+                    }
+                    get(x, flat_of(&idx, &dims))
+                })
+                .collect()
         }
         Opcode::Negate => unary(&|x| -x),
         Opcode::Abs => unary(&f64::abs),
@@ -257,7 +288,7 @@ fn eval_node(
             }
         }),
         Opcode::Select => {
-            let (p, a, b) = (operand(0)?, operand(1)?, operand(2)?);
+            let (p, a, b) = (same(0)?, same(1)?, same(2)?);
             Some(
                 (0..count)
                     .map(|i| if at(p, i) != 0.0 { at(a, i) } else { at(b, i) })
@@ -265,7 +296,7 @@ fn eval_node(
             )
         }
         Opcode::Clamp => {
-            let (lo, x, hi) = (operand(0)?, operand(1)?, operand(2)?);
+            let (lo, x, hi) = (same(0)?, same(1)?, same(2)?);
             Some(
                 (0..count)
                     .map(|i| at(x, i).max(at(lo, i)).min(at(hi, i)))
@@ -274,7 +305,7 @@ fn eval_node(
         }
         Opcode::Compare => {
             let dir = instr.attrs.direction?;
-            let (x, y) = (operand(0)?, operand(1)?);
+            let (x, y) = (same(0)?, same(1)?);
             Some(
                 (0..count)
                     .map(|i| {
@@ -308,12 +339,17 @@ fn eval_node(
                 .filter(|d| !reduced.contains(&(*d as i64)))
                 .collect();
             let out_dims: Vec<usize> = kept.iter().map(|&d| in_dims[d]).collect();
-            let mut acc = vec![init[0]; count.max(1)];
+            if x.len() != in_dims.iter().product::<usize>()
+                || out_dims.iter().product::<usize>() != count
+            {
+                return None;
+            }
+            let mut acc = vec![*init.first()?; count];
             for (i, &v) in x.iter().enumerate() {
                 let idx = index_of(i, &in_dims);
                 let o: Vec<usize> = kept.iter().map(|&d| idx[d]).collect();
-                let k = flat_of(&o, &out_dims);
-                acc[k] = round(f(acc[k], v), dtype);
+                let slot = acc.get_mut(flat_of(&o, &out_dims))?;
+                *slot = round(f(*slot, v), dtype);
             }
             Some(acc)
         }
