@@ -18,7 +18,7 @@ pub enum AlternativeKind {
     /// Accepted only when the backend's `Numerics` flushes some input type.
     FlushedInputs,
     /// The reference evaluated without rounding the intermediates of fusions.
-    /// Accepted only when `Numerics::excess_precision` holds and the property
+    /// Accepted only when `Numerics::excess_precision_in_fusions` holds and the property
     /// is not `strict_rounding`.
     ExcessPrecision,
     /// Any other legal result the caller vouches for, named.
@@ -274,7 +274,7 @@ impl Judge<'_, '_> {
                 }
             }
         }
-        if self.numerics.reassociation
+        if self.numerics.reassociates_reductions
             && matches!(
                 failure,
                 ElementFailure::OutOfTolerance | ElementFailure::SignedZero
@@ -291,7 +291,7 @@ impl Judge<'_, '_> {
             let reason = match alt.kind {
                 AlternativeKind::FlushedInputs if self.flushes_inputs => LegalReason::FlushedInputs,
                 AlternativeKind::ExcessPrecision
-                    if self.numerics.excess_precision && !self.ctx.strict_rounding =>
+                    if self.numerics.excess_precision_in_fusions && !self.ctx.strict_rounding =>
                 {
                     LegalReason::ExcessPrecision
                 }
@@ -359,13 +359,14 @@ fn compare_output(
     let approx = ctx
         .approximate_ops
         .iter()
-        .filter_map(|&op| numerics.approx_budget(op, dtype))
+        .filter_map(|&op| numerics.budget(op, dtype))
+        .map(|b| (b.ulp, b.abs))
         .reduce(|(u1, a1), (u2, a2)| (u1 + u2, a1.max(a2)));
     let flushes_inputs = ctx
         .inputs
         .iter()
         .any(|l| numerics.flushes_inputs(l.dtype()))
-        || (ctx.inputs.is_empty() && numerics.ftz.iter().any(|f| f.inputs));
+        || (ctx.inputs.is_empty() && !numerics.flush_inputs.is_empty());
     let judge = Judge {
         out,
         dtype,

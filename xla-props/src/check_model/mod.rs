@@ -19,7 +19,7 @@ pub use compare::{
     Alternative, AlternativeKind, CompareContext, MagnitudeSums, Outcome,
 };
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
-pub use numerics::{ApproxFunction, Ftz, Numerics};
+pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use tolerances::{
     default_error_spec, default_error_spec_for_module, tolerance_rule, Dtypes, Tolerance,
     ToleranceRule, DEFAULT_TOLERANCES,

@@ -164,12 +164,20 @@ fn approximate_budget() {
     let e = bits(ElementType::F32, &[0x3f80_0000]);
     let a = bits(ElementType::F32, &[0x3f80_0003]);
     let ctx = CompareContext::new().with_approximate_ops([Opcode::Exponential]);
-    let n2 = Numerics::exact().with_approx(Opcode::Exponential, None, 2, 0.0);
+    let n2 = Numerics::exact().with_approximation(
+        Opcode::Exponential,
+        ElementType::F32,
+        ErrorBudget::ulp(2),
+    );
     assert_eq!(
         mismatch(&run(&e, &a, ErrorSpec::exact(), &n2, &ctx)).count,
         1
     );
-    let n3 = Numerics::exact().with_approx(Opcode::Exponential, Some(ElementType::F32), 3, 0.0);
+    let n3 = Numerics::exact().with_approximation(
+        Opcode::Exponential,
+        ElementType::F32,
+        ErrorBudget::ulp(3),
+    );
     let v = run(&e, &a, ErrorSpec::exact(), &n3, &ctx);
     assert_eq!(
         agree(&v).legal.get(&LegalReason::ApproximateFunction),
