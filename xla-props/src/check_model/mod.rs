@@ -7,6 +7,7 @@
 mod compare;
 mod error_spec;
 mod numerics;
+mod sweep;
 mod tolerances;
 mod ulp;
 mod verdict;
@@ -20,6 +21,7 @@ pub use compare::{
 };
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use numerics::{Approximation, ErrorBudget, Numerics};
+pub use sweep::{ulp_stats, UlpStats};
 pub use tolerances::{
     default_error_spec, default_error_spec_for_module, tolerance_rule, Dtypes, Tolerance,
     ToleranceRule, DEFAULT_TOLERANCES,
