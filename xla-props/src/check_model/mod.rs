@@ -4,6 +4,7 @@
 //! Temporary module path: it moves under `check/` once the interpreter
 //! branch (which owns `check/mod.rs` and `check/numerics.rs`) is on main.
 
+mod alternatives;
 mod compare;
 mod error_spec;
 mod numerics;
@@ -15,6 +16,7 @@ mod verdict;
 #[cfg(test)]
 mod tests;
 
+pub use alternatives::{excess_precision_variant, flush_subnormal_inputs};
 pub use compare::{
     compare, context_for_module, judge, magnitude_sums_for_dot, magnitude_sums_for_reduce,
     Alternative, AlternativeKind, CompareContext, MagnitudeSums, Outcome,
