@@ -70,6 +70,9 @@ pub struct CompareContext<'a> {
     pub strict_rounding: bool,
     /// How many worst mismatches to report per output.
     pub worst: usize,
+    /// Per-output specs overriding the one passed to [`compare`] (outputs of
+    /// different types need bounds in their own units).
+    pub output_specs: Vec<Option<ErrorSpec>>,
 }
 
 impl Default for CompareContext<'_> {
@@ -82,6 +85,7 @@ impl Default for CompareContext<'_> {
             approximate_ops: Vec::new(),
             strict_rounding: false,
             worst: 8,
+            output_specs: Vec::new(),
         }
     }
 }
@@ -113,6 +117,14 @@ impl<'a> CompareContext<'a> {
     /// Sets the ops whose approximation budgets apply.
     pub fn with_approximate_ops(mut self, ops: impl IntoIterator<Item = Opcode>) -> Self {
         self.approximate_ops = ops.into_iter().collect();
+        self
+    }
+    /// Sets the spec of output `output`, overriding the common one.
+    pub fn with_output_spec(mut self, output: usize, spec: ErrorSpec) -> Self {
+        if self.output_specs.len() <= output {
+            self.output_specs.resize(output + 1, None);
+        }
+        self.output_specs[output] = Some(spec);
         self
     }
     /// Marks the property `strict_rounding`.
@@ -199,7 +211,7 @@ pub fn judge(
 pub fn compare(
     expected: &[Literal],
     actual: &[Literal],
-    spec: &ErrorSpec,
+    spec_all: &ErrorSpec,
     numerics: &Numerics,
     ctx: &CompareContext<'_>,
 ) -> Verdict {
@@ -227,6 +239,8 @@ pub fn compare(
     let mut outputs = Vec::new();
     let mut count = 0u64;
     for (out, (e, a)) in expected.iter().zip(actual).enumerate() {
+        let spec = ctx.output_specs.get(out).copied().flatten();
+        let spec = spec.as_ref().unwrap_or(spec_all);
         if let Some(m) = compare_output(out, e, a, spec, numerics, ctx, &mut agreement) {
             count += m.count;
             outputs.push(m);

@@ -386,3 +386,21 @@ fn dot_magnitude_sums_with_batch() {
     assert_eq!(s.sum_abs, vec![17.0, 53.0]);
     assert_eq!(s.terms, 2);
 }
+
+#[test]
+fn per_output_specs() {
+    // two outputs off by one ULP: only the second is allowed one ULP
+    let e = bits(ElementType::F16, &[0x3c00]);
+    let a = bits(ElementType::F16, &[0x3c01]);
+    let ctx = CompareContext::new().with_output_spec(1, ErrorSpec::exact().with_ulp(1));
+    let v = compare(
+        &[e.clone(), e],
+        &[a.clone(), a],
+        &ErrorSpec::exact(),
+        &Numerics::exact(),
+        &ctx,
+    );
+    let r = mismatch(&v);
+    assert_eq!(r.count, 1);
+    assert_eq!(r.outputs[0].output, 0);
+}
