@@ -377,11 +377,14 @@ pub fn generate_inputs(
         return Ok(out);
     }
     let deps = g.param_dependencies();
+    // a requirement on a value no parameter influences (a constant index, say)
+    // cannot be met by choosing inputs: it is reported, not enforced
     let enforced: Vec<&Site> = a
         .unguaranteed
         .iter()
         .map(|&k| &a.sites[k])
         .filter(|s| !(s.is_index && distribution == Distribution::OutOfRangeIndices))
+        .filter(|s| !deps[s.node].is_empty())
         .collect();
     for round in 0..=MAX_REJECTION_ROUNDS {
         let vals = point::evaluate(module, g, &out.args);
