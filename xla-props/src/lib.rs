@@ -6,8 +6,11 @@
 
 #![warn(missing_docs)]
 
+pub mod backend;
+pub mod check;
 pub mod check_model;
 pub mod cli;
 pub mod hlo;
 pub mod inputs;
 pub mod literal;
+pub mod reference;
