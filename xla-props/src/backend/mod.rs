@@ -4,9 +4,11 @@
 mod api;
 mod error;
 pub mod interpreter;
+mod reference_backend;
 mod registry;
 
 pub use api::{Backend, Executable, FusionProbe, ProbedValue};
 pub use error::BackendError;
 pub use interpreter::Interpreter;
+pub use reference_backend::ReferenceBackend;
 pub use registry::{create, known_backends, Availability, BackendInfo};

@@ -34,7 +34,11 @@ struct Entry {
 
 /// The registry. Adding a built-in backend means adding one entry here.
 const ENTRIES: &[Entry] = &[
-    // `reference` (the exact evaluator wrapped as a backend) is registered here by the integrator.
+    Entry {
+        name: "reference",
+        description: "the exact reference evaluator (every float op rounded once from an exact or f64 result)",
+        make: || Ok(Box::new(super::ReferenceBackend::default())),
+    },
     Entry {
         name: "interpreter",
         description: "native-dtype evaluation the way a simple cpu compiler computes (f32 math for narrow floats)",
