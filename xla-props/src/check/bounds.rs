@@ -22,13 +22,24 @@ use crate::literal::{Literal, Value};
 ///
 /// ```
 /// use xla_props::check::reassociation_error_bounds;
-/// use xla_props::hlo::parse_module;
+/// use xla_props::hlo::{parse_module, ArrayShape, ElementType};
 /// use xla_props::literal::Literal;
-/// use xla_props::hlo::{ArrayShape, ElementType};
-/// let m = parse_module("HloModule m\\nENTRY e {\\n  x = f32[4] parameter(0)\\n  ROOT n = f32[4] negate(x)\\n}\\n").unwrap();
-/// let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![4]), &[1.0, 2.0, 3.0, 4.0]).unwrap();
-/// // no reduction: no legal error
-/// assert_eq!(reassociation_error_bounds(&m, &[x]), vec![Some(0.0)]);
+/// let text = "HloModule m
+/// add {
+///   a = f32[] parameter(0)
+///   b = f32[] parameter(1)
+///   ROOT s = f32[] add(a, b)
+/// }
+/// ENTRY e {
+///   x = f32[4] parameter(0)
+///   z = f32[] constant(0)
+///   ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add
+/// }
+/// ";
+/// let m = parse_module(text).unwrap();
+/// let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![4]), &[1.0, -2.0, 3.0, -4.0]).unwrap();
+/// // 4 terms, sum |x| = 10: 4 * eps * 10
+/// assert_eq!(reassociation_error_bounds(&m, &[x]), vec![Some(40.0 * f32::EPSILON as f64)]);
 /// ```
 pub fn reassociation_error_bounds(module: &Module, args: &[Literal]) -> Vec<Option<f64>> {
     let errs: Vec<Option<f64>> = args.iter().map(|_| Some(0.0)).collect();
