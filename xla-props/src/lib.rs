@@ -15,6 +15,7 @@ pub mod cli;
 pub mod hlo;
 pub mod inputs;
 pub mod literal;
+pub mod programs;
 pub mod property;
 mod props;
 pub mod reference;
