@@ -2,4 +2,5 @@
 
 mod fusion_invariance;
 mod layout_invariance;
+mod templates;
 mod vs_reference;

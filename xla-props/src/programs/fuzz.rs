@@ -1,0 +1,364 @@
+//! The random-program fuzzer: grow a program, make its inputs legal, judge
+//! the backend against the reference, minimize each failure (guarded by its
+//! signature), and write one `.hlotest` reproducer per unique signature.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::differential::differential;
+use super::random::random_program;
+use crate::backend::Backend;
+use crate::check::{ElementFailure, Verdict};
+use crate::hlo::{verify, Computation, InstrId, Module, Opcode};
+use crate::inputs::{generate_inputs, Distribution};
+use crate::literal::Literal;
+
+/// What the fuzzer is asked to do.
+#[derive(Clone, Debug)]
+pub struct FuzzOptions {
+    /// Stop after this long.
+    pub time: Duration,
+    /// The run seed: program `i` is grown from a seed derived from it.
+    pub seed: u64,
+    /// Where reproducers are written (created if missing).
+    pub out: PathBuf,
+    /// At most this many steps per program.
+    pub max_ops: usize,
+    /// Stop after this many programs, if set (for tests).
+    pub max_programs: Option<u64>,
+    /// Stop at the first failure (for detection measurements).
+    pub stop_at_first_failure: bool,
+}
+
+impl FuzzOptions {
+    /// Options for `time`, seed 0, writing to `out`.
+    pub fn new(time: Duration, out: impl Into<PathBuf>) -> FuzzOptions {
+        FuzzOptions {
+            time,
+            seed: 0,
+            out: out.into(),
+            max_ops: 8,
+            max_programs: None,
+            stop_at_first_failure: false,
+        }
+    }
+}
+
+/// A failure's signature: the culprit opcode and the kind of mismatch.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FailureSignature {
+    /// The instruction the disagreement starts at.
+    pub culprit: Opcode,
+    /// `values`, `non-finite`, `shape`, `backend-failed`, `reference-failed`, `both-failed-differently`.
+    pub kind: &'static str,
+}
+
+impl std::fmt::Display for FailureSignature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.culprit, self.kind)
+    }
+}
+
+/// Counters, as the progress line shows them.
+#[derive(Clone, Debug, Default)]
+pub struct FuzzProgress {
+    /// Programs grown.
+    pub programs: u64,
+    /// Programs judged (the others were skipped: no legal inputs, or unsupported).
+    pub judged: u64,
+    /// Programs that disagreed.
+    pub failures: u64,
+    /// Unique failure signatures.
+    pub unique: u64,
+    /// Time since the start.
+    pub elapsed: Duration,
+}
+
+impl FuzzProgress {
+    /// Programs per second so far.
+    pub fn rate(&self) -> f64 {
+        self.programs as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+impl std::fmt::Display for FuzzProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "fuzz: {} programs ({:.0}/s), {} judged, {} failures, {} unique signatures",
+            self.programs,
+            self.rate(),
+            self.judged,
+            self.failures,
+            self.unique
+        )
+    }
+}
+
+/// What a fuzz run found.
+#[derive(Clone, Debug, Default)]
+pub struct FuzzReport {
+    /// The final counters.
+    pub progress: FuzzProgress,
+    /// Each unique signature and the reproducer written for it.
+    pub found: Vec<(FailureSignature, PathBuf)>,
+    /// Time to the first failure, if any.
+    pub first_failure: Option<Duration>,
+}
+
+/// Why a fuzz run could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum FuzzError {
+    /// The output directory could not be created or written.
+    #[error("{path}: cannot write: {source}")]
+    Write {
+        /// The path.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// The mismatch kind of a disagreeing verdict (the names `.hlotest` expectations use).
+pub fn mismatch_kind(verdict: &Verdict) -> Option<&'static str> {
+    match verdict {
+        Verdict::Mismatch(r) => {
+            let non_finite = r.outputs.iter().flat_map(|o| &o.worst).any(|w| {
+                matches!(
+                    w.failure,
+                    ElementFailure::NanClass | ElementFailure::Infinity
+                )
+            });
+            Some(if non_finite { "non-finite" } else { "values" })
+        }
+        Verdict::ShapeMismatch { .. } => Some("shape"),
+        Verdict::OnlyOneFailed { failed, .. } => Some(match failed {
+            crate::check::Side::Backend => "backend-failed",
+            crate::check::Side::Reference => "reference-failed",
+        }),
+        Verdict::BothFailedDifferently { .. } => Some("both-failed-differently"),
+        Verdict::Agree(_) | Verdict::BothFailedAlike { .. } | Verdict::Skipped { .. } => None,
+    }
+}
+
+/// The seed of program `i` of a run.
+fn program_seed(run: u64, i: u64) -> u64 {
+    let mut z = run ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z ^ (z >> 27)
+}
+
+/// Judges `module` with legal inputs from `seed`: the mismatch kind, or None
+/// (agreement, or it could not be judged).
+fn failure_kind(backend: &dyn Backend, module: &Module, seed: u64) -> Option<&'static str> {
+    let args = generate_inputs(module, Distribution::Uniform, seed)
+        .ok()?
+        .args;
+    mismatch_kind(&differential(backend, module, &args, false).verdict)
+}
+
+/// The sub-program computing `root` of the entry computation, with each
+/// instruction of `cut` replaced by a parameter; unused instructions dropped.
+fn extract(module: &Module, root: InstrId, cut: &HashSet<InstrId>) -> Option<Module> {
+    let entry = module.entry_computation();
+    let mut keep = vec![false; entry.instructions.len()];
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(keep.get_mut(id.index())?, true) {
+            continue;
+        }
+        if !cut.contains(&id) {
+            stack.extend(entry.instr(id).operands.iter().copied());
+        }
+    }
+    let mut new_id = vec![None; entry.instructions.len()];
+    let mut instructions = Vec::new();
+    let mut params = 0i64;
+    for (i, ins) in entry.instructions.iter().enumerate() {
+        if !keep[i] {
+            continue;
+        }
+        let mut ins = ins.clone();
+        if cut.contains(&InstrId(i as u32)) || ins.opcode == Opcode::Parameter {
+            let shape = ins.shape.clone();
+            ins = crate::hlo::Instruction::new(ins.name, Opcode::Parameter, shape, Vec::new());
+            ins.attrs.parameter_number = Some(params);
+            params += 1;
+        } else {
+            ins.operands = ins
+                .operands
+                .iter()
+                .map(|o| new_id[o.index()].map(InstrId))
+                .collect::<Option<Vec<_>>>()?;
+        }
+        new_id[i] = Some(instructions.len() as u32);
+        instructions.push(ins);
+    }
+    let mut out = module.clone();
+    let e = out.entry.index();
+    out.computations[e] = Computation {
+        name: entry.name.clone(),
+        instructions,
+        root: InstrId(new_id[root.index()]?),
+        other: entry.other.clone(),
+    };
+    verify(&out).ok()?;
+    Some(out)
+}
+
+/// A minimized failure.
+struct Minimized {
+    module: Module,
+    signature: FailureSignature,
+}
+
+/// Minimizes a failing program: moves the root to the first instruction that
+/// fails the same way (the culprit), then cuts the culprit's operands into
+/// parameters while the failure keeps its kind and culprit opcode.
+fn minimize(backend: &dyn Backend, module: &Module, seed: u64, kind: &'static str) -> Minimized {
+    let entry = module.entry_computation();
+    let same = |m: &Module| failure_kind(backend, m, seed) == Some(kind);
+    let none = HashSet::new();
+    // pass 1, move-root: the earliest instruction that already fails
+    let mut best = (module.clone(), entry.root);
+    for (i, ins) in entry.instructions.iter().enumerate() {
+        if matches!(ins.opcode, Opcode::Parameter | Opcode::Constant) {
+            continue;
+        }
+        if let Some(m) = extract(module, InstrId(i as u32), &none) {
+            if same(&m) {
+                best = (m, InstrId(i as u32));
+                break;
+            }
+        }
+    }
+    let (mut reduced, _) = best;
+    let culprit = {
+        let e = reduced.entry_computation();
+        e.instr(e.root).opcode
+    };
+    // pass 2, cut-operands: replace what feeds the culprit by parameters
+    loop {
+        let e = reduced.entry_computation();
+        let root = e.root;
+        let candidates: Vec<InstrId> = e
+            .instr(root)
+            .operands
+            .iter()
+            .copied()
+            .filter(|o| !matches!(e.instr(*o).opcode, Opcode::Parameter | Opcode::Constant))
+            .collect();
+        let mut progressed = false;
+        for c in candidates {
+            let cut: HashSet<InstrId> = [c].into_iter().collect();
+            if let Some(m) = extract(&reduced, root, &cut) {
+                if m.instruction_count() < reduced.instruction_count() && same(&m) {
+                    reduced = m;
+                    progressed = true;
+                    break;
+                }
+            }
+        }
+        if !progressed {
+            break;
+        }
+    }
+    Minimized {
+        module: reduced,
+        signature: FailureSignature { culprit, kind },
+    }
+}
+
+/// The `.hlotest` text of a reproducer.
+pub fn hlotest_text(
+    module: &Module,
+    backend: &str,
+    seed: u64,
+    signature: &FailureSignature,
+    note: &str,
+) -> String {
+    format!(
+        "// fuzz: {note}\n// run: backends={backend} tolerance=default inputs=seed:{seed}\n// expect: mismatch {}\n{module}",
+        signature.kind
+    )
+}
+
+fn write(path: &Path, text: &str) -> Result<(), FuzzError> {
+    std::fs::write(path, text).map_err(|source| FuzzError::Write {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Runs the fuzzer against `backend` (named `backend_name` in reproducers);
+/// `progress` is called about once a second and at the end.
+pub fn fuzz(
+    backend: &dyn Backend,
+    backend_name: &str,
+    options: &FuzzOptions,
+    progress: &mut dyn FnMut(&FuzzProgress),
+) -> Result<FuzzReport, FuzzError> {
+    std::fs::create_dir_all(&options.out).map_err(|source| FuzzError::Write {
+        path: options.out.display().to_string(),
+        source,
+    })?;
+    let start = Instant::now();
+    let mut report = FuzzReport::default();
+    let mut seen: BTreeSet<FailureSignature> = BTreeSet::new();
+    let mut last_progress = Instant::now();
+    let mut i = 0u64;
+    while start.elapsed() < options.time && options.max_programs.is_none_or(|n| i < n) {
+        let seed = program_seed(options.seed, i);
+        i += 1;
+        report.progress.programs += 1;
+        let Ok(module) = random_program(seed, options.max_ops) else {
+            continue;
+        };
+        let Ok(inputs) = generate_inputs(&module, Distribution::Uniform, seed) else {
+            continue;
+        };
+        let args: Vec<Literal> = inputs.args;
+        let d = differential(backend, &module, &args, false);
+        if !d.verdict.is_agreement() && !d.verdict.is_disagreement() {
+            continue;
+        }
+        report.progress.judged += 1;
+        if let Some(kind) = mismatch_kind(&d.verdict) {
+            report.progress.failures += 1;
+            report.first_failure.get_or_insert(start.elapsed());
+            let min = minimize(backend, &module, seed, kind);
+            if seen.insert(min.signature.clone()) {
+                let name = format!(
+                    "{}-{}-{seed:016x}.hlotest",
+                    min.signature.culprit.name(),
+                    min.signature.kind
+                );
+                let path = options.out.join(name);
+                let note = format!(
+                    "program seed {seed:#x}, culprit {}, minimized from {} to {} instructions",
+                    min.signature,
+                    module.instruction_count(),
+                    min.module.instruction_count()
+                );
+                write(
+                    &path,
+                    &hlotest_text(&min.module, backend_name, seed, &min.signature, &note),
+                )?;
+                report.found.push((min.signature, path));
+                report.progress.unique = seen.len() as u64;
+            }
+            if options.stop_at_first_failure {
+                break;
+            }
+        }
+        if last_progress.elapsed() >= Duration::from_secs(1) {
+            report.progress.elapsed = start.elapsed();
+            progress(&report.progress);
+            last_progress = Instant::now();
+        }
+    }
+    report.progress.elapsed = start.elapsed();
+    progress(&report.progress);
+    Ok(report)
+}
