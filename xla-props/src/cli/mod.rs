@@ -6,10 +6,12 @@
 mod backends;
 mod compare;
 mod eval;
+mod fuzz;
 
 pub use backends::backends_listing;
 pub use compare::CompareArgs;
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
+pub use fuzz::FuzzArgs;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -52,6 +54,8 @@ enum Command {
     Eval(EvalArgs),
     /// List the backends this build knows and whether each is available.
     Backends,
+    /// Grow random programs, judge a backend against the reference, write minimized reproducers.
+    Fuzz(FuzzArgs),
 }
 
 /// Arguments of `xla-props parse`.
@@ -69,6 +73,7 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::run(&args),
         Command::Eval(args) => eval::run_eval(&args),
         Command::Backends => backends::run_backends(),
+        Command::Fuzz(args) => fuzz::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -362,3 +362,6 @@ pub fn fuzz(
     progress(&report.progress);
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests;

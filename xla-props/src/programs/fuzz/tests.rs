@@ -1,0 +1,181 @@
+use super::*;
+use crate::backend::{BackendError, Executable, Interpreter};
+
+/// A test-only miscompilation: rewrites every instruction of one opcode into another.
+struct Rewrite {
+    inner: Interpreter,
+    from: Opcode,
+    to: Opcode,
+}
+
+impl Backend for Rewrite {
+    fn name(&self) -> &str {
+        "rewrite"
+    }
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        let mut m = module.clone();
+        for c in &mut m.computations {
+            for i in &mut c.instructions {
+                if i.opcode == self.from {
+                    i.opcode = self.to;
+                }
+            }
+        }
+        self.inner.compile(&m)
+    }
+}
+
+/// A test-only miscompilation: `convert(convert(x, narrow), wide)` becomes `x`.
+struct ElideRoundTrip(Interpreter);
+
+impl Backend for ElideRoundTrip {
+    fn name(&self) -> &str {
+        "elide-round-trip"
+    }
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        let mut m = module.clone();
+        for c in &mut m.computations {
+            for k in 0..c.instructions.len() {
+                let ins = &c.instructions[k];
+                if ins.opcode != Opcode::Convert {
+                    continue;
+                }
+                let inner = &c.instructions[ins.operands[0].index()];
+                if inner.opcode == Opcode::Convert
+                    && c.instructions[inner.operands[0].index()].shape == ins.shape
+                {
+                    let x = inner.operands[0];
+                    c.instructions[k].opcode = Opcode::Copy;
+                    c.instructions[k].operands = vec![x];
+                }
+            }
+        }
+        self.0.compile(&m)
+    }
+}
+
+fn options(dir: &Path, time: Duration) -> FuzzOptions {
+    FuzzOptions {
+        seed: 1,
+        ..FuzzOptions::new(time, dir)
+    }
+}
+
+#[test]
+fn interpreter_has_no_false_alarm() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut calls = 0;
+    let r = fuzz(
+        &Interpreter::default(),
+        "interpreter",
+        &FuzzOptions {
+            max_programs: Some(400),
+            ..options(dir.path(), Duration::from_secs(10))
+        },
+        &mut |_| calls += 1,
+    )
+    .unwrap();
+    assert!(calls >= 1);
+    assert!(r.progress.judged > 100, "{}", r.progress);
+    assert_eq!(r.progress.failures, 0, "{:?}", r.found);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+fn finds(backend: &dyn Backend, culprits: &[Opcode]) -> FuzzReport {
+    let dir = tempfile::tempdir().unwrap();
+    let r = fuzz(
+        backend,
+        backend.name(),
+        &FuzzOptions {
+            stop_at_first_failure: true,
+            ..options(dir.path(), Duration::from_secs(60))
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    let (sig, path) = r
+        .found
+        .first()
+        .expect("the injected bug is found within 60 s");
+    assert!(culprits.contains(&sig.culprit), "{sig}");
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(&format!(
+        "// run: backends={} tolerance=default inputs=seed:",
+        backend.name()
+    )));
+    assert!(text.contains("// expect: mismatch "));
+    // the reproducer parses, and still fails the same way
+    let body: String = text
+        .lines()
+        .filter(|l| !l.starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let m = crate::hlo::parse_module(&body).unwrap();
+    let seed: u64 = text
+        .split("inputs=seed:")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    assert_eq!(failure_kind(backend, &m, seed), Some(sig.kind));
+    r
+}
+
+#[test]
+fn finds_an_injected_maximum_bug() {
+    let r = finds(
+        &Rewrite {
+            inner: Interpreter::default(),
+            from: Opcode::Maximum,
+            to: Opcode::Minimum,
+        },
+        &[Opcode::Maximum, Opcode::Reduce],
+    );
+    assert!(r.first_failure.unwrap() < Duration::from_secs(60));
+}
+
+#[test]
+fn finds_an_elided_round_trip() {
+    finds(&ElideRoundTrip(Interpreter::default()), &[Opcode::Convert]);
+}
+
+#[test]
+fn minimizing_shrinks_to_the_culprit() {
+    let buggy = Rewrite {
+        inner: Interpreter::default(),
+        from: Opcode::Tanh,
+        to: Opcode::Sine,
+    };
+    let m = crate::hlo::ModuleBuilder::new("m")
+        .build("main", |b| {
+            let x = b.parameter(crate::hlo::Shape::array(
+                crate::hlo::ElementType::F32,
+                vec![8],
+            ))?;
+            let e = b.unary(Opcode::Exponential, x)?;
+            let n = b.unary(Opcode::Negate, e)?;
+            let t = b.unary(Opcode::Tanh, n)?;
+            let a = b.binary(Opcode::Add, t, x)?;
+            b.unary(Opcode::Abs, a)
+        })
+        .unwrap();
+    let kind = failure_kind(&buggy, &m, 3).unwrap();
+    let min = minimize(&buggy, &m, 3, kind);
+    assert_eq!(min.signature.culprit, Opcode::Tanh);
+    assert_eq!(
+        min.module.entry_computation().instructions.len(),
+        2,
+        "{}",
+        min.module
+    );
+}
+
+#[test]
+fn random_programs_are_well_typed_and_deterministic() {
+    for seed in 0..200 {
+        if let Ok(m) = random_program(seed, 8) {
+            verify(&m).unwrap();
+            assert_eq!(m, random_program(seed, 8).unwrap());
+        }
+    }
+}
