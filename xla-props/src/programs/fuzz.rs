@@ -2,15 +2,15 @@
 //! the backend against the reference, minimize each failure (guarded by its
 //! signature), and write one `.hlotest` reproducer per unique signature.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::differential::differential;
+use super::differential::{differential, judge_outputs, run_backend, run_reference};
 use super::random::random_program;
 use crate::backend::Backend;
 use crate::check::{ElementFailure, Verdict};
-use crate::hlo::{verify, Computation, InstrId, Module, Opcode};
+use crate::hlo::{verify, Computation, InstrId, Instruction, Module, Opcode};
 use crate::inputs::{generate_inputs, Distribution};
 use crate::literal::Literal;
 
@@ -67,8 +67,10 @@ pub struct FuzzProgress {
     pub programs: u64,
     /// Programs judged (the others were skipped: no legal inputs, or unsupported).
     pub judged: u64,
-    /// Programs that disagreed.
+    /// Programs that disagreed, with an instruction wrong given its own operands.
     pub failures: u64,
+    /// Programs that disagreed only by amplified rounding (no instruction wrong locally).
+    pub amplified: u64,
     /// Unique failure signatures.
     pub unique: u64,
     /// Time since the start.
@@ -86,12 +88,13 @@ impl std::fmt::Display for FuzzProgress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "fuzz: {} programs ({:.0}/s), {} judged, {} failures, {} unique signatures",
+            "fuzz: {} programs ({:.0}/s), {} judged, {} failures, {} unique signatures, {} amplified-only",
             self.programs,
             self.rate(),
             self.judged,
             self.failures,
-            self.unique
+            self.unique,
+            self.amplified
         )
     }
 }
@@ -149,18 +152,9 @@ fn program_seed(run: u64, i: u64) -> u64 {
     z ^ (z >> 27)
 }
 
-/// Judges `module` with legal inputs from `seed`: the mismatch kind, or None
-/// (agreement, or it could not be judged).
-fn failure_kind(backend: &dyn Backend, module: &Module, seed: u64) -> Option<&'static str> {
-    let args = generate_inputs(module, Distribution::Uniform, seed)
-        .ok()?
-        .args;
-    mismatch_kind(&differential(backend, module, &args, false).verdict)
-}
-
-/// The sub-program computing `root` of the entry computation, with each
-/// instruction of `cut` replaced by a parameter; unused instructions dropped.
-fn extract(module: &Module, root: InstrId, cut: &HashSet<InstrId>) -> Option<Module> {
+/// The sub-program computing `root` of the entry computation: unused
+/// instructions dropped, every parameter kept (so the same arguments fit).
+fn with_root(module: &Module, root: InstrId) -> Option<Module> {
     let entry = module.entry_computation();
     let mut keep = vec![false; entry.instructions.len()];
     let mut stack = vec![root];
@@ -168,30 +162,20 @@ fn extract(module: &Module, root: InstrId, cut: &HashSet<InstrId>) -> Option<Mod
         if std::mem::replace(keep.get_mut(id.index())?, true) {
             continue;
         }
-        if !cut.contains(&id) {
-            stack.extend(entry.instr(id).operands.iter().copied());
-        }
+        stack.extend(entry.instr(id).operands.iter().copied());
     }
     let mut new_id = vec![None; entry.instructions.len()];
     let mut instructions = Vec::new();
-    let mut params = 0i64;
     for (i, ins) in entry.instructions.iter().enumerate() {
-        if !keep[i] {
+        if !keep[i] && ins.opcode != Opcode::Parameter {
             continue;
         }
         let mut ins = ins.clone();
-        if cut.contains(&InstrId(i as u32)) || ins.opcode == Opcode::Parameter {
-            let shape = ins.shape.clone();
-            ins = crate::hlo::Instruction::new(ins.name, Opcode::Parameter, shape, Vec::new());
-            ins.attrs.parameter_number = Some(params);
-            params += 1;
-        } else {
-            ins.operands = ins
-                .operands
-                .iter()
-                .map(|o| new_id[o.index()].map(InstrId))
-                .collect::<Option<Vec<_>>>()?;
-        }
+        ins.operands = ins
+            .operands
+            .iter()
+            .map(|o| new_id[o.index()].map(InstrId))
+            .collect::<Option<Vec<_>>>()?;
         new_id[i] = Some(instructions.len() as u32);
         instructions.push(ins);
     }
@@ -207,66 +191,119 @@ fn extract(module: &Module, root: InstrId, cut: &HashSet<InstrId>) -> Option<Mod
     Some(out)
 }
 
+/// One instruction of the entry computation alone, its operands made parameters.
+fn single_op(module: &Module, id: InstrId) -> Option<Module> {
+    let entry = module.entry_computation();
+    let ins = entry.instr(id);
+    let mut instructions = Vec::new();
+    for (k, o) in ins.operands.iter().enumerate() {
+        let mut p = Instruction::new(
+            format!("operand.{k}"),
+            Opcode::Parameter,
+            entry.instr(*o).shape.clone(),
+            Vec::new(),
+        );
+        p.attrs.parameter_number = Some(k as i64);
+        instructions.push(p);
+    }
+    let mut op = ins.clone();
+    op.operands = (0..ins.operands.len() as u32).map(InstrId).collect();
+    instructions.push(op);
+    let mut out = module.clone();
+    let e = out.entry.index();
+    out.computations[e] = Computation {
+        name: entry.name.clone(),
+        root: InstrId(instructions.len() as u32 - 1),
+        instructions,
+        other: entry.other.clone(),
+    };
+    verify(&out).ok()?;
+    Some(out)
+}
+
+/// Where a disagreement starts: the first instruction whose value on the
+/// backend differs from the reference applied to the backend's own operand
+/// values (so an error inherited from its operands and amplified, e.g. by `tan`
+/// near a pole, is not blamed on it). None: no instruction is wrong locally.
+fn local_culprit(
+    backend: &dyn Backend,
+    module: &Module,
+    args: &[Literal],
+) -> Option<(InstrId, FailureSignature)> {
+    let entry = module.entry_computation();
+    let numerics = backend.numerics();
+    let mut values: Vec<Option<Literal>> = vec![None; entry.instructions.len()];
+    for (i, ins) in entry.instructions.iter().enumerate() {
+        let id = InstrId(i as u32);
+        if ins.opcode == Opcode::Parameter {
+            values[i] = ins
+                .attrs
+                .parameter_number
+                .and_then(|n| args.get(n as usize).cloned());
+            continue;
+        }
+        let prefix = with_root(module, id)?;
+        let actual = run_backend(backend, &prefix, args);
+        let operands: Option<Vec<Literal>> = ins
+            .operands
+            .iter()
+            .map(|o| values[o.index()].clone())
+            .collect();
+        let (Some(operands), Some(single)) = (operands, single_op(module, id)) else {
+            return None;
+        };
+        let expected = run_reference(&single, &operands);
+        let verdict = judge_outputs(&single, &operands, &expected, &actual, &numerics, false);
+        if let Some(kind) = mismatch_kind(&verdict) {
+            let signature = FailureSignature {
+                culprit: ins.opcode,
+                kind,
+            };
+            return Some((id, signature));
+        }
+        // a tuple-shaped value is not an operand of a later local check
+        values[i] = actual
+            .outputs()
+            .and_then(|o| (o.len() == 1).then(|| o[0].clone()));
+    }
+    None
+}
+
+/// Judges `module` with legal inputs from `seed` locally: the culprit's signature, if any.
+fn failure_signature(
+    backend: &dyn Backend,
+    module: &Module,
+    seed: u64,
+) -> Option<FailureSignature> {
+    let args = generate_inputs(module, Distribution::Uniform, seed)
+        .ok()?
+        .args;
+    let whole = differential(backend, module, &args, false);
+    mismatch_kind(&whole.verdict)?;
+    local_culprit(backend, module, &args).map(|(_, s)| s)
+}
+
 /// A minimized failure.
 struct Minimized {
     module: Module,
     signature: FailureSignature,
 }
 
-/// Minimizes a failing program: moves the root to the first instruction that
-/// fails the same way (the culprit), then cuts the culprit's operands into
-/// parameters while the failure keeps its kind and culprit opcode.
-fn minimize(backend: &dyn Backend, module: &Module, seed: u64, kind: &'static str) -> Minimized {
-    let entry = module.entry_computation();
-    let same = |m: &Module| failure_kind(backend, m, seed) == Some(kind);
-    let none = HashSet::new();
-    // pass 1, move-root: the earliest instruction that already fails
-    let mut best = (module.clone(), entry.root);
-    for (i, ins) in entry.instructions.iter().enumerate() {
-        if matches!(ins.opcode, Opcode::Parameter | Opcode::Constant) {
-            continue;
-        }
-        if let Some(m) = extract(module, InstrId(i as u32), &none) {
-            if same(&m) {
-                best = (m, InstrId(i as u32));
-                break;
-            }
-        }
-    }
-    let (mut reduced, _) = best;
-    let culprit = {
-        let e = reduced.entry_computation();
-        e.instr(e.root).opcode
-    };
-    // pass 2, cut-operands: replace what feeds the culprit by parameters
-    loop {
-        let e = reduced.entry_computation();
-        let root = e.root;
-        let candidates: Vec<InstrId> = e
-            .instr(root)
-            .operands
-            .iter()
-            .copied()
-            .filter(|o| !matches!(e.instr(*o).opcode, Opcode::Parameter | Opcode::Constant))
-            .collect();
-        let mut progressed = false;
-        for c in candidates {
-            let cut: HashSet<InstrId> = [c].into_iter().collect();
-            if let Some(m) = extract(&reduced, root, &cut) {
-                if m.instruction_count() < reduced.instruction_count() && same(&m) {
-                    reduced = m;
-                    progressed = true;
-                    break;
-                }
-            }
-        }
-        if !progressed {
-            break;
-        }
-    }
+/// Minimizes a failing program by moving its root to the culprit and dropping
+/// what no longer feeds it; the reduction is kept only when the reduced
+/// program fails with the same signature on inputs from the same seed.
+fn minimize(
+    backend: &dyn Backend,
+    module: &Module,
+    seed: u64,
+    culprit: InstrId,
+    signature: FailureSignature,
+) -> Minimized {
+    let reduced = with_root(module, culprit)
+        .filter(|m| failure_signature(backend, m, seed).as_ref() == Some(&signature));
     Minimized {
-        module: reduced,
-        signature: FailureSignature { culprit, kind },
+        module: reduced.unwrap_or_else(|| module.clone()),
+        signature,
     }
 }
 
@@ -324,10 +361,15 @@ pub fn fuzz(
             continue;
         }
         report.progress.judged += 1;
-        if let Some(kind) = mismatch_kind(&d.verdict) {
+        if mismatch_kind(&d.verdict).is_some() {
+            let Some((culprit, signature)) = local_culprit(backend, &module, &args) else {
+                // every instruction is right given its operands: rounding amplified
+                report.progress.amplified += 1;
+                continue;
+            };
             report.progress.failures += 1;
             report.first_failure.get_or_insert(start.elapsed());
-            let min = minimize(backend, &module, seed, kind);
+            let min = minimize(backend, &module, seed, culprit, signature);
             if seen.insert(min.signature.clone()) {
                 let name = format!(
                     "{}-{}-{seed:016x}.hlotest",
