@@ -856,7 +856,7 @@ fn conv_bias_relu(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildErro
                 output_feature: 3,
                 output_spatial: vec![1, 2],
             },
-            &[same.clone(), same],
+            &[same, same],
             1,
             1,
             Some(acc(dtype)),
