@@ -118,7 +118,37 @@ fn finds(backend: &dyn Backend, culprits: &[Opcode]) -> FuzzReport {
         .and_then(|s| s.parse().ok())
         .unwrap();
     assert_eq!(failure_signature(backend, &m, seed).as_ref(), Some(sig));
+    println!(
+        "{}: found {sig} after {} programs in {:?}",
+        backend.name(),
+        r.progress.programs,
+        r.first_failure.unwrap_or_default()
+    );
     r
+}
+
+#[test]
+fn finds_each_rewrite_of_a_small_catalogue() {
+    // (from, to, culprits the signature may name)
+    let catalogue: &[(Opcode, Opcode, &[Opcode])] = &[
+        (Opcode::Add, Opcode::Subtract, &[Opcode::Add, Opcode::Reduce, Opcode::Dot]),
+        (Opcode::Divide, Opcode::Multiply, &[Opcode::Divide]),
+        (Opcode::Exponential, Opcode::ExponentialMinusOne, &[Opcode::Exponential]),
+        (Opcode::Tanh, Opcode::Logistic, &[Opcode::Tanh]),
+        (Opcode::Minimum, Opcode::Maximum, &[Opcode::Minimum]),
+        (Opcode::Sqrt, Opcode::Rsqrt, &[Opcode::Sqrt]),
+        (Opcode::Floor, Opcode::Ceil, &[Opcode::Floor]),
+    ];
+    for &(from, to, culprits) in catalogue {
+        finds(
+            &Rewrite {
+                inner: Interpreter::default(),
+                from,
+                to,
+            },
+            culprits,
+        );
+    }
 }
 
 #[test]
