@@ -1,0 +1,477 @@
+//! `XlaBackend`: the `Backend` for XLA through a PJRT plugin in a worker process.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::backend_api::{Backend, BackendError, Executable};
+use super::error::XlaError;
+use super::lower::{lower_module, LowerError, Lowered};
+use super::pjrt::HostArray;
+use super::process::{find_worker_program, Worker};
+use super::protocol::{Request, Response};
+use crate::hlo::{ArrayShape, Module};
+use crate::literal::Literal;
+
+/// Default per-call timeout (compile or execute).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Time allowed for the worker to start and load the plugin.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Which pinned XLA build a backend loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XlaPlugin {
+    /// `xla-cpu`: lammps-jax-pjrt-cpu 0.11.2, PJRT C API 0.115, StableHLO 1.20.
+    Cpu,
+    /// `xla-cpu-0.81`: xla-cpu-pjrt 0.0.1, PJRT C API 0.81, StableHLO 1.13.
+    Cpu081,
+}
+
+impl XlaPlugin {
+    /// The backend name.
+    pub fn backend_name(self) -> &'static str {
+        match self {
+            XlaPlugin::Cpu => "xla-cpu",
+            XlaPlugin::Cpu081 => "xla-cpu-0.81",
+        }
+    }
+    /// The environment variable that overrides the plugin path.
+    pub fn env_var(self) -> &'static str {
+        match self {
+            XlaPlugin::Cpu => "XLA_PJRT_PLUGIN",
+            XlaPlugin::Cpu081 => "XLA_PJRT_PLUGIN_0_81",
+        }
+    }
+    /// The file name `scripts/fetch-xla-plugin.sh` unpacks into the cache.
+    pub fn cache_file(self) -> &'static str {
+        match self {
+            XlaPlugin::Cpu => "xla-cpu.so",
+            XlaPlugin::Cpu081 => "xla-cpu-0.81.so",
+        }
+    }
+    /// The argument of `scripts/fetch-xla-plugin.sh` that fetches it.
+    pub fn fetch_arg(self) -> &'static str {
+        self.backend_name()
+    }
+
+    /// Finds the plugin: the environment variable, then the cache
+    /// (`$XLA_PLUGIN_CACHE`, or `.cache/xla-plugin` in the current directory or
+    /// an ancestor, or in this workspace).
+    pub fn locate(self) -> Result<PathBuf, String> {
+        if let Some(p) = std::env::var_os(self.env_var()) {
+            let p = PathBuf::from(p);
+            return if p.is_file() {
+                Ok(p)
+            } else {
+                Err(format!("{}={} is not a file", self.env_var(), p.display()))
+            };
+        }
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if let Some(c) = std::env::var_os("XLA_PLUGIN_CACHE") {
+            dirs.push(PathBuf::from(c));
+        }
+        if let Ok(cwd) = std::env::current_dir() {
+            dirs.extend(cwd.ancestors().map(|a| a.join(".cache/xla-plugin")));
+        }
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/xla-plugin");
+        dirs.push(workspace);
+        for d in &dirs {
+            let f = d.join(self.cache_file());
+            if f.is_file() {
+                return Ok(f);
+            }
+        }
+        Err(format!(
+            "the {} pjrt plugin was not found: run `scripts/fetch-xla-plugin.sh {}` or set {}",
+            self.backend_name(),
+            self.fetch_arg(),
+            self.env_var()
+        ))
+    }
+}
+
+/// Compile-cache counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Compiles answered from the cache.
+    pub hits: u64,
+    /// Compiles that went to XLA.
+    pub misses: u64,
+    /// Worker restarts after a crash or timeout.
+    pub restarts: u64,
+}
+
+impl CacheStats {
+    /// hits / (hits + misses), or 0 when nothing was compiled.
+    pub fn hit_rate(&self) -> f64 {
+        let total = self.hits + self.misses;
+        if total == 0 {
+            0.0
+        } else {
+            self.hits as f64 / total as f64
+        }
+    }
+}
+
+struct State {
+    worker: Option<Worker>,
+    /// Bumped whenever a worker dies; executables of older generations are gone.
+    generation: u64,
+    /// MLIR text -> (executable id, generation).
+    cache: HashMap<String, (u64, u64)>,
+}
+
+struct Shared {
+    name: String,
+    setup: Result<(PathBuf, PathBuf), String>,
+    timeout: Duration,
+    state: Mutex<State>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    restarts: AtomicU64,
+}
+
+/// XLA through a PJRT C API plugin, crash-isolated in a worker process.
+///
+/// Without the plugin the backend still exists and says why it is unavailable:
+///
+/// ```
+/// use xla_props::xla_backend::{XlaBackend, XlaPlugin};
+/// let b = XlaBackend::with_plugin_path(XlaPlugin::Cpu, "/nonexistent/plugin.so".into());
+/// assert!(b.availability().is_err());
+/// ```
+pub struct XlaBackend {
+    shared: Arc<Shared>,
+}
+
+impl XlaBackend {
+    /// The backend for a pinned plugin, located through its env var or the cache.
+    pub fn new(plugin: XlaPlugin) -> XlaBackend {
+        Self::build(plugin.backend_name(), plugin.locate())
+    }
+
+    /// `xla-cpu`.
+    pub fn cpu() -> XlaBackend {
+        Self::new(XlaPlugin::Cpu)
+    }
+
+    /// `xla-cpu-0.81`.
+    pub fn cpu_0_81() -> XlaBackend {
+        Self::new(XlaPlugin::Cpu081)
+    }
+
+    /// The backend for `plugin`'s name with an explicit plugin path.
+    pub fn with_plugin_path(plugin: XlaPlugin, path: PathBuf) -> XlaBackend {
+        let located = if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!("pjrt plugin {} does not exist", path.display()))
+        };
+        Self::build(plugin.backend_name(), located)
+    }
+
+    fn build(name: &str, plugin: Result<PathBuf, String>) -> XlaBackend {
+        let setup = plugin.and_then(|p| find_worker_program().map(|w| (w, p)));
+        let timeout = std::env::var("XLA_PROPS_XLA_TIMEOUT_SECS")
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|s| *s > 0.0)
+            .map(Duration::from_secs_f64)
+            .unwrap_or(DEFAULT_TIMEOUT);
+        XlaBackend {
+            shared: Arc::new(Shared {
+                name: name.to_string(),
+                setup,
+                timeout,
+                state: Mutex::new(State {
+                    worker: None,
+                    generation: 0,
+                    cache: HashMap::new(),
+                }),
+                hits: AtomicU64::new(0),
+                misses: AtomicU64::new(0),
+                restarts: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Sets the per-call timeout (compile or execute); a call past it kills the worker.
+    pub fn with_timeout(self, timeout: Duration) -> XlaBackend {
+        match Arc::try_unwrap(self.shared) {
+            Ok(mut shared) => {
+                shared.timeout = timeout;
+                XlaBackend {
+                    shared: Arc::new(shared),
+                }
+            }
+            Err(shared) => XlaBackend { shared },
+        }
+    }
+
+    /// `Ok` when the plugin and the worker binary were found (loading is
+    /// checked when the worker starts), else the reason it is unavailable.
+    pub fn availability(&self) -> Result<(), String> {
+        self.shared.setup.as_ref().map(|_| ()).map_err(Clone::clone)
+    }
+
+    /// Starts the worker if needed and returns its description of the plugin
+    /// (PJRT API version, XLA and StableHLO versions).
+    pub fn describe(&self) -> Result<String, XlaError> {
+        let mut state = self.shared.lock();
+        self.shared.worker(&mut state)?;
+        Ok(state
+            .worker
+            .as_ref()
+            .map(|w| w.description.clone())
+            .unwrap_or_default())
+    }
+
+    /// Compile-cache and restart counters.
+    pub fn cache_stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.shared.hits.load(Ordering::Relaxed),
+            misses: self.shared.misses.load(Ordering::Relaxed),
+            restarts: self.shared.restarts.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Lowers and compiles a module, returning the typed error.
+    pub fn compile_module(&self, module: &Module) -> Result<XlaExecutable, XlaError> {
+        let lowered = lower_module(module)?;
+        self.compile_lowered(lowered)
+    }
+
+    /// Compiles already-lowered StableHLO text.
+    pub fn compile_lowered(&self, lowered: Lowered) -> Result<XlaExecutable, XlaError> {
+        let mut state = self.shared.lock();
+        self.shared.compiled(&mut state, &lowered.mlir)?;
+        Ok(XlaExecutable {
+            shared: Arc::clone(&self.shared),
+            lowered: Arc::new(lowered),
+        })
+    }
+
+    /// Debug hook: asks the worker to compile with EMPTY compile options, which
+    /// makes XLA abort the worker process (`replica_count > 0`). Used to test
+    /// crash isolation.
+    #[doc(hidden)]
+    pub fn debug_compile_without_options(&self, mlir: &str) -> Result<(), XlaError> {
+        let mut state = self.shared.lock();
+        let request = Request::DebugCompileWithoutOptions {
+            mlir: mlir.to_string(),
+        };
+        match self.shared.call(&mut state, &request, "compiling")? {
+            Response::Ok => Ok(()),
+            Response::Error(e) => Err(XlaError::Compile(e)),
+            other => Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
+        }
+    }
+
+    /// Debug hook: makes the worker sleep, to test the per-call timeout.
+    #[doc(hidden)]
+    pub fn debug_sleep(&self, millis: u64) -> Result<(), XlaError> {
+        let mut state = self.shared.lock();
+        match self
+            .shared
+            .call(&mut state, &Request::DebugSleep { millis }, "sleeping")?
+        {
+            Response::Ok => Ok(()),
+            other => Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves the state consistent enough:
+        // at worst a dead worker, which the next call replaces.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn worker<'s>(&self, state: &'s mut State) -> Result<&'s mut Worker, XlaError> {
+        if state.worker.is_none() {
+            let (program, plugin) = self.setup.clone().map_err(XlaError::Unavailable)?;
+            state.worker = Some(Worker::spawn(&program, &plugin, STARTUP_TIMEOUT)?);
+        }
+        state
+            .worker
+            .as_mut()
+            .ok_or_else(|| XlaError::Protocol("worker missing".into()))
+    }
+
+    /// Sends a request; a crash or timeout retires the worker (next call restarts it).
+    fn call(
+        &self,
+        state: &mut State,
+        request: &Request,
+        during: &'static str,
+    ) -> Result<Response, XlaError> {
+        let timeout = self.timeout;
+        let result = self.worker(state)?.call(request, during, timeout);
+        if matches!(
+            result,
+            Err(XlaError::Crashed { .. } | XlaError::Timeout { .. } | XlaError::Protocol(_))
+        ) {
+            state.worker = None;
+            state.generation += 1;
+            state.cache.clear();
+            self.restarts.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+
+    /// The executable id for `mlir` in the live worker, compiling on a miss.
+    fn compiled(&self, state: &mut State, mlir: &str) -> Result<u64, XlaError> {
+        if let Some(&(id, generation)) = state.cache.get(mlir) {
+            if generation == state.generation && state.worker.is_some() {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(id);
+            }
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let request = Request::Compile {
+            mlir: mlir.to_string(),
+        };
+        match self.call(state, &request, "compiling")? {
+            Response::Compiled { exe_id, .. } => {
+                let generation = state.generation;
+                state.cache.insert(mlir.to_string(), (exe_id, generation));
+                Ok(exe_id)
+            }
+            Response::Error(e) => Err(XlaError::Compile(e)),
+            other => Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
+        }
+    }
+}
+
+impl Backend for XlaBackend {
+    fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        if let Err(reason) = self.availability() {
+            return Err(BackendError::Unavailable(reason));
+        }
+        Ok(Box::new(
+            self.compile_module(module).map_err(to_backend_error)?,
+        ))
+    }
+}
+
+/// Maps the typed XLA error onto the backend contract's error.
+pub fn to_backend_error(e: XlaError) -> BackendError {
+    match e {
+        XlaError::Unavailable(m) => BackendError::Unavailable(m),
+        XlaError::Lowering(LowerError::Unsupported(m)) => BackendError::Unsupported(m),
+        other => BackendError::Failed(other.to_string()),
+    }
+}
+
+/// A module compiled by XLA. Survives worker restarts (it recompiles from its text).
+pub struct XlaExecutable {
+    shared: Arc<Shared>,
+    lowered: Arc<Lowered>,
+}
+
+impl XlaExecutable {
+    /// The StableHLO text XLA compiled.
+    pub fn mlir(&self) -> &str {
+        &self.lowered.mlir
+    }
+
+    /// Runs with arguments given as the entry's parameter leaves, returning
+    /// the root's leaves; dtypes and shapes are checked both ways.
+    pub fn run(&self, args: &[Literal]) -> Result<Vec<Literal>, XlaError> {
+        let params = &self.lowered.params;
+        if args.len() != params.len() {
+            return Err(XlaError::Signature(format!(
+                "{} arguments given, the entry takes {}",
+                args.len(),
+                params.len()
+            )));
+        }
+        let mut host = Vec::with_capacity(args.len());
+        for (k, (arg, p)) in args.iter().zip(params).enumerate() {
+            let shape = arg.shape();
+            if !shape.compatible(p) {
+                return Err(XlaError::Signature(format!(
+                    "argument {k} is {shape}, the entry expects {p}"
+                )));
+            }
+            host.push(to_host(arg));
+        }
+        let mut state = self.shared.lock();
+        let exe_id = self.shared.compiled(&mut state, &self.lowered.mlir)?;
+        let request = Request::Execute { exe_id, args: host };
+        let outputs = match self.shared.call(&mut state, &request, "executing")? {
+            Response::Outputs(o) => o,
+            Response::Error(e) => return Err(XlaError::Execute(e)),
+            other => return Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
+        };
+        drop(state);
+        let results = &self.lowered.results;
+        if outputs.len() != results.len() {
+            return Err(XlaError::Signature(format!(
+                "xla returned {} outputs, the entry has {}",
+                outputs.len(),
+                results.len()
+            )));
+        }
+        outputs
+            .into_iter()
+            .zip(results)
+            .enumerate()
+            .map(|(k, (o, r))| from_host(o, r, k))
+            .collect()
+    }
+}
+
+impl Executable for XlaExecutable {
+    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+        self.run(args).map_err(to_backend_error)
+    }
+}
+
+fn to_host(l: &Literal) -> HostArray {
+    let dtype = l.dtype();
+    let width = dtype.byte_size();
+    let mut bytes = Vec::with_capacity(l.element_count() * width);
+    for i in 0..l.element_count() {
+        bytes.extend_from_slice(&l.get_bits(i).to_le_bytes()[..width]);
+    }
+    HostArray {
+        dtype,
+        dims: l.dims().iter().map(|&d| d as i64).collect(),
+        bytes,
+    }
+}
+
+fn from_host(o: HostArray, expected: &ArrayShape, k: usize) -> Result<Literal, XlaError> {
+    if o.dtype != expected.dtype || o.dims != expected.dims {
+        return Err(XlaError::Signature(format!(
+            "output {k} is {}{:?}, the entry declares {expected}",
+            o.dtype, o.dims
+        )));
+    }
+    let width = o.dtype.byte_size();
+    if Some(o.bytes.len()) != o.expected_bytes() {
+        return Err(XlaError::Signature(format!(
+            "output {k} has {} bytes for {expected}",
+            o.bytes.len()
+        )));
+    }
+    let bits: Vec<u64> = o
+        .bytes
+        .chunks_exact(width)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..width].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        })
+        .collect();
+    let shape = ArrayShape::new(expected.dtype, expected.dims.clone());
+    Literal::from_bits(&shape, &bits).map_err(|e| XlaError::Signature(e.to_string()))
+}
