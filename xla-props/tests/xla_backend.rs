@@ -445,6 +445,7 @@ fn an_abort_in_the_worker_fails_one_call_and_the_next_succeeds() {
         .compile_module(&binary_module(Opcode::Add, F32, &[2]))
         .unwrap();
     let err = b.debug_compile_without_options(exe.mlir()).unwrap_err();
+    eprintln!("the expected crash: {err}");
     match &err {
         XlaError::Crashed { status, stderr, .. } => {
             assert!(status.contains("signal"), "status: {status}");

@@ -148,21 +148,32 @@ impl Worker {
         }
     }
 
-    /// The last lines the worker wrote to stderr.
+    /// What the worker last wrote to stderr: the fatal-log line (`F... Check
+    /// failed: ...`) when there is one, else the last few lines.
     pub fn stderr_tail(&self) -> String {
         let bytes: Vec<u8> = match self.stderr.lock() {
             Ok(t) => t.iter().copied().collect(),
             Err(_) => Vec::new(),
         };
-        let text = String::from_utf8_lossy(&bytes);
-        // Skip glog's stack dump (`@ 0x...` frames, `*** ...` banners) so the
-        // check-failure line itself survives into the tail.
-        let lines: Vec<&str> = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with("@ ") && !l.starts_with("***"))
-            .collect();
-        lines[lines.len().saturating_sub(6)..].join("\n")
+        summarize_stderr(&String::from_utf8_lossy(&bytes))
+    }
+}
+
+/// Picks the informative lines out of a dying worker's stderr.
+fn summarize_stderr(text: &str) -> String {
+    // Skip glog's stack dump (`@ 0x...` frames, `*** ...` banners).
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("@ ") && !l.starts_with("***"))
+        .collect();
+    let is_fatal = |l: &str| {
+        l.contains("Check failed")
+            || (l.starts_with('F') && l[1..].starts_with(|c: char| c.is_ascii_digit()))
+    };
+    match lines.iter().rposition(|l| is_fatal(l)) {
+        Some(k) => lines[k..(k + 2).min(lines.len())].join(" | "),
+        None => lines[lines.len().saturating_sub(4)..].join(" | "),
     }
 }
 
@@ -216,4 +227,21 @@ pub fn find_worker_program() -> Result<PathBuf, String> {
          (build it with `cargo build --bin xla-props`, or set XLA_PROPS_WORKER)"
             .into(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summarize_stderr;
+
+    #[test]
+    fn the_check_failure_line_is_kept() {
+        let text = "WARNING: All log messages before absl::InitializeLog()\n\
+            F0000 00:00:1 pjrt.cc:12] Check failed: replica_count > 0\n\
+            *** Check failure stack trace: ***\n    @ 0x7f (unknown)\n";
+        let s = summarize_stderr(text);
+        assert!(s.starts_with("F0000"), "{s}");
+        assert!(s.contains("replica_count > 0"), "{s}");
+        assert!(!s.contains("0x7f"), "{s}");
+        assert_eq!(summarize_stderr("a\nb\nc\nd\ne\n"), "b | c | d | e");
+    }
 }
