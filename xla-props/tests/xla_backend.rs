@@ -490,3 +490,50 @@ fn a_missing_plugin_is_unavailable_not_a_failure() {
         err.err()
     );
 }
+
+#[test]
+fn an_xla_compile_error_is_typed_and_keeps_the_plugin_message() {
+    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
+        return;
+    };
+    let lowered = xla_props::xla_backend::lower::Lowered {
+        mlir: "module { func.func @main( }".into(),
+        params: vec![],
+        results: vec![],
+    };
+    match b.compile_lowered(lowered) {
+        Err(XlaError::Compile(message)) => assert!(!message.is_empty()),
+        other => panic!("expected a compile error, got {:?}", other.err()),
+    }
+    // The worker survived the error: the next compile works without a restart.
+    assert_eq!(b.cache_stats().restarts, 0);
+    b.compile_module(&binary_module(Opcode::Add, F32, &[1]))
+        .unwrap();
+}
+
+#[test]
+fn both_xla_versions_agree_on_a_sort() {
+    let (Some(new), Some(old)) = (
+        backend_or_skip(XlaPlugin::Cpu),
+        backend_or_skip(XlaPlugin::Cpu081),
+    ) else {
+        return;
+    };
+    let cmp = scalar_binary("lt", F32, Opcode::Compare, Some(ComparisonDirection::Lt));
+    let mut c = Comp::default();
+    let x = c.param(0, arr(F32, &[5]));
+    let attrs = Attrs {
+        dimensions: Some(vec![0]),
+        to_apply: Some(CompId(0)),
+        ..Attrs::default()
+    };
+    let r = c.push(Opcode::Sort, arr(F32, &[5]), &[x], attrs);
+    let m = module(vec![cmp, c.finish("main", r)]);
+    let input = [lit(F32, &[5], &[3.0, -0.5, 9.0, 0.0, -7.25])];
+    let a = new.compile_module(&m).unwrap().run(&input).unwrap();
+    let b = old.compile_module(&m).unwrap().run(&input).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a[0].to_f64_vec(), vec![-7.25, -0.5, 0.0, 3.0, 9.0]);
+    assert!(new.describe().unwrap().contains("0.115"));
+    assert!(old.describe().unwrap().contains("0.81"));
+}

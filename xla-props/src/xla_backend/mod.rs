@@ -9,6 +9,7 @@ mod backend;
 pub mod backend_api;
 mod error;
 pub mod lower;
+pub mod numerics;
 pub mod pjrt;
 mod process;
 pub mod protocol;

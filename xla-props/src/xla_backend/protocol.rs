@@ -87,8 +87,16 @@ pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
             "frame too large",
         ));
     }
-    let mut buf = vec![0u8; len];
-    r.read_exact(&mut buf)?;
+    // Grow with the data actually received, so a corrupt length cannot make
+    // us allocate gigabytes up front.
+    let mut buf = Vec::with_capacity(len.min(1 << 20));
+    r.take(len as u64).read_to_end(&mut buf)?;
+    if buf.len() < len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "truncated frame",
+        ));
+    }
     Ok(Some(buf))
 }
 
@@ -327,10 +335,28 @@ mod tests {
         let mut r = &buf[..];
         assert_eq!(read_frame(&mut r).unwrap().unwrap(), b"hello");
         assert_eq!(read_frame(&mut r).unwrap(), None);
+        // A length far beyond the data is an error, not a huge allocation.
+        let mut r = &[0xff, 0xff, 0xff, 0x7f, 1, 2][..];
+        assert!(read_frame(&mut r).is_err());
         assert!(Request::decode(&[9]).is_err());
         assert!(Request::decode(&[1, 200]).is_err());
         let mut trailing = Request::Release { exe_id: 1 }.encode();
         trailing.push(0);
         assert!(Request::decode(&trailing).is_err());
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn decoding_garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let _ = Request::decode(&bytes);
+            let _ = Response::decode(&bytes);
+            let _ = read_frame(&mut &bytes[..]);
+        }
     }
 }
