@@ -805,7 +805,14 @@ impl<'m> Lowerer<'m> {
                 )
             }
             Opcode::Broadcast => {
-                let dims = need(&a.dimensions, "dimensions")?;
+                // `dimensions={}` may be left out for a scalar operand.
+                let scalar_operand = operand_shape(c, instr, 0)?
+                    .as_array()
+                    .is_some_and(|s| s.rank() == 0);
+                let dims = match &a.dimensions {
+                    None if scalar_operand => Vec::new(),
+                    d => need(d, "dimensions")?,
+                };
                 let attrs = [format!("broadcast_dimensions = {}", array_attr(&dims))];
                 let ops = arrays()?;
                 self.op(
