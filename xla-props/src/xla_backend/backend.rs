@@ -246,7 +246,7 @@ impl XlaBackend {
     /// Compiles already-lowered StableHLO text.
     pub fn compile_lowered(&self, lowered: Lowered) -> Result<XlaExecutable, XlaError> {
         let mut state = self.shared.lock();
-        self.shared.compiled(&mut state, &lowered.mlir)?;
+        self.shared.compiled(&mut state, &lowered.mlir, true)?;
         Ok(XlaExecutable {
             shared: Arc::clone(&self.shared),
             lowered: Arc::new(lowered),
@@ -323,14 +323,20 @@ impl Shared {
     }
 
     /// The executable id for `mlir` in the live worker, compiling on a miss.
-    fn compiled(&self, state: &mut State, mlir: &str) -> Result<u64, XlaError> {
+    /// Only compile requests (`count`) feed the hit-rate counters; an execute
+    /// looks its executable up here too, and recompiles after a restart.
+    fn compiled(&self, state: &mut State, mlir: &str, count: bool) -> Result<u64, XlaError> {
         if let Some(&(id, generation)) = state.cache.get(mlir) {
             if generation == state.generation && state.worker.is_some() {
-                self.hits.fetch_add(1, Ordering::Relaxed);
+                if count {
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                }
                 return Ok(id);
             }
         }
-        self.misses.fetch_add(1, Ordering::Relaxed);
+        if count {
+            self.misses.fetch_add(1, Ordering::Relaxed);
+        }
         let request = Request::Compile {
             mlir: mlir.to_string(),
         };
@@ -404,7 +410,9 @@ impl XlaExecutable {
             host.push(to_host(arg));
         }
         let mut state = self.shared.lock();
-        let exe_id = self.shared.compiled(&mut state, &self.lowered.mlir)?;
+        let exe_id = self
+            .shared
+            .compiled(&mut state, &self.lowered.mlir, false)?;
         let request = Request::Execute { exe_id, args: host };
         let outputs = match self.shared.call(&mut state, &request, "executing")? {
             Response::Outputs(o) => o,
