@@ -4,6 +4,7 @@
 //! unknown backend, missing plugin).
 
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::process::ExitCode;
 
 /// A failure to report to the user: one line, and an exit code.
@@ -61,6 +62,17 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run_parse(_args: &ParseArgs) -> Result<u8, CliError> {
-    Err(CliError::input("xla-props parse: not built yet"))
+fn run_parse(args: &ParseArgs) -> Result<u8, CliError> {
+    let file = args.file.display().to_string();
+    let module =
+        crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
+    let text = module.to_string();
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        // a closed pipe (`| head`) is the reader's choice, not an error
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::input(format!("{file}: cannot write output: {e}")))
+        }
+        _ => Ok(0),
+    }
 }

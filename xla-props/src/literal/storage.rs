@@ -33,6 +33,54 @@ pub enum LiteralError {
         /// Values given.
         actual: u64,
     },
+    /// Raw bytes whose length does not match the shape.
+    #[error("shape {shape} needs {expected} bytes but {actual} bytes were given")]
+    ByteSizeMismatch {
+        /// The shape.
+        shape: String,
+        /// Bytes the shape needs.
+        expected: u64,
+        /// Bytes given.
+        actual: u64,
+    },
+    /// A value that the element type cannot hold, in raw or `.npy` data.
+    #[error("bad element data: {0}")]
+    BadElement(String),
+    /// A malformed `.npy` header (magic, version, header dict, descr, shape).
+    #[error("bad .npy header: {0}")]
+    NpyHeader(String),
+    /// `.npy` data that does not match its header (too short, trailing bytes).
+    #[error("bad .npy data: {0}")]
+    NpyData(String),
+    /// A file holding another dtype or shape than the one expected.
+    #[error("{found} does not match the expected shape {expected}")]
+    ShapeMismatch {
+        /// The expected shape (e.g. the parameter's).
+        expected: String,
+        /// What the file holds.
+        found: String,
+    },
+    /// A layout that cannot be applied to a shape (wrong rank, not a permutation, tiled).
+    #[error("bad layout {layout} for dims {dims}: {reason}")]
+    BadLayout {
+        /// The layout.
+        layout: String,
+        /// The logical dims, e.g. `[2,3]`.
+        dims: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An I/O failure, with the path or stream it concerned.
+    #[error("{0}")]
+    Io(String),
+    /// An error about the contents of a file, with its path.
+    #[error("{path}: {error}")]
+    InFile {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        error: Box<LiteralError>,
+    },
     /// Anything else, described.
     #[error("{0}")]
     Other(String),
