@@ -537,3 +537,14 @@ fn both_xla_versions_agree_on_a_sort() {
     assert!(new.describe().unwrap().contains("0.115"));
     assert!(old.describe().unwrap().contains("0.81"));
 }
+
+#[test]
+fn xla_gpu_without_a_gpu_says_why() {
+    if std::path::Path::new("/dev/nvidiactl").exists()
+        || std::env::var_os("XLA_PJRT_PLUGIN_GPU").is_some()
+    {
+        return;
+    }
+    let reason = XlaBackend::gpu().availability().unwrap_err();
+    assert!(reason.contains("no nvidia gpu"), "{reason}");
+}

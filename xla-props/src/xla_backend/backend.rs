@@ -27,6 +27,9 @@ pub enum XlaPlugin {
     Cpu,
     /// `xla-cpu-0.81`: xla-cpu-pjrt 0.0.1, PJRT C API 0.81, StableHLO 1.13.
     Cpu081,
+    /// `xla-gpu`: jax's CUDA PJRT plugin (`jax-cuda12-pjrt`/`jax-cuda13-pjrt`),
+    /// found in site-packages beside its CUDA libraries; needs an NVIDIA GPU.
+    Gpu,
 }
 
 impl XlaPlugin {
@@ -35,6 +38,7 @@ impl XlaPlugin {
         match self {
             XlaPlugin::Cpu => "xla-cpu",
             XlaPlugin::Cpu081 => "xla-cpu-0.81",
+            XlaPlugin::Gpu => "xla-gpu",
         }
     }
     /// The environment variable that overrides the plugin path.
@@ -42,6 +46,7 @@ impl XlaPlugin {
         match self {
             XlaPlugin::Cpu => "XLA_PJRT_PLUGIN",
             XlaPlugin::Cpu081 => "XLA_PJRT_PLUGIN_0_81",
+            XlaPlugin::Gpu => "XLA_PJRT_PLUGIN_GPU",
         }
     }
     /// The file name `scripts/fetch-xla-plugin.sh` unpacks into the cache.
@@ -49,6 +54,7 @@ impl XlaPlugin {
         match self {
             XlaPlugin::Cpu => "xla-cpu.so",
             XlaPlugin::Cpu081 => "xla-cpu-0.81.so",
+            XlaPlugin::Gpu => "xla-gpu.so",
         }
     }
     /// The argument of `scripts/fetch-xla-plugin.sh` that fetches it.
@@ -67,6 +73,9 @@ impl XlaPlugin {
             } else {
                 Err(format!("{}={} is not a file", self.env_var(), p.display()))
             };
+        }
+        if self == XlaPlugin::Gpu {
+            return locate_cuda_plugin();
         }
         let mut dirs: Vec<PathBuf> = Vec::new();
         if let Some(c) = std::env::var_os("XLA_PLUGIN_CACHE") {
@@ -90,6 +99,46 @@ impl XlaPlugin {
             self.env_var()
         ))
     }
+}
+
+/// Finds jax's CUDA plugin in the usual site-packages directories, if this
+/// machine has an NVIDIA GPU.
+fn locate_cuda_plugin() -> Result<PathBuf, String> {
+    if !Path::new("/dev/nvidiactl").exists() {
+        return Err("no nvidia gpu on this machine (no /dev/nvidiactl); set XLA_PJRT_PLUGIN_GPU to force a plugin".into());
+    }
+    let mut roots: Vec<PathBuf> = vec![PathBuf::from("/usr/lib"), PathBuf::from("/usr/local/lib")];
+    if let Some(home) = std::env::var_os("HOME") {
+        roots.push(Path::new(&home).join(".local/lib"));
+    }
+    if let Some(venv) = std::env::var_os("VIRTUAL_ENV") {
+        roots.push(Path::new(&venv).join("lib"));
+    }
+    for root in roots {
+        let Ok(entries) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            if !name.to_string_lossy().starts_with("python3") {
+                continue;
+            }
+            for sub in ["site-packages", "dist-packages"] {
+                for cuda in ["xla_cuda13", "xla_cuda12"] {
+                    let p = e
+                        .path()
+                        .join(sub)
+                        .join("jax_plugins")
+                        .join(cuda)
+                        .join("xla_cuda_plugin.so");
+                    if p.is_file() {
+                        return Ok(p);
+                    }
+                }
+            }
+        }
+    }
+    Err("jax's cuda pjrt plugin (jax_plugins/xla_cuda1{2,3}/xla_cuda_plugin.so) was not found in site-packages; install jax-cuda12-pjrt or set XLA_PJRT_PLUGIN_GPU".into())
 }
 
 /// Compile-cache counters.
@@ -160,6 +209,11 @@ impl XlaBackend {
     /// `xla-cpu-0.81`.
     pub fn cpu_0_81() -> XlaBackend {
         Self::new(XlaPlugin::Cpu081)
+    }
+
+    /// `xla-gpu` (unavailable without an NVIDIA GPU and jax's CUDA plugin).
+    pub fn gpu() -> XlaBackend {
+        Self::new(XlaPlugin::Gpu)
     }
 
     /// The backend for `plugin`'s name with an explicit plugin path.
