@@ -548,3 +548,31 @@ fn xla_gpu_without_a_gpu_says_why() {
     let reason = XlaBackend::gpu().availability().unwrap_err();
     assert!(reason.contains("no nvidia gpu"), "{reason}");
 }
+
+#[test]
+fn concurrent_executions_share_the_worker_pool() {
+    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
+        return;
+    };
+    let exe = b
+        .compile_module(&binary_module(Opcode::Multiply, F32, &[3]))
+        .unwrap();
+    std::thread::scope(|s| {
+        for k in 0..4 {
+            let exe = &exe;
+            s.spawn(move || {
+                let x = k as f64;
+                for _ in 0..5 {
+                    let out = exe
+                        .run(&[
+                            lit(F32, &[3], &[x, 1.0, -2.0]),
+                            lit(F32, &[3], &[2.0, x, 0.5]),
+                        ])
+                        .unwrap();
+                    assert_eq!(out[0].to_f64_vec(), vec![2.0 * x, x, -1.0]);
+                }
+            });
+        }
+    });
+    assert_eq!(b.cache_stats().misses, 1);
+}

@@ -1,8 +1,8 @@
 //! `XlaBackend`: the `Backend` for XLA through a PJRT plugin in a worker process.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -164,6 +164,7 @@ impl CacheStats {
     }
 }
 
+/// One worker process and what it has compiled.
 struct State {
     worker: Option<Worker>,
     /// Bumped whenever a worker dies; executables of older generations are gone.
@@ -176,7 +177,11 @@ struct Shared {
     name: String,
     setup: Result<(PathBuf, PathBuf), String>,
     timeout: Duration,
-    state: Mutex<State>,
+    /// A small pool of workers; a call takes any idle one.
+    slots: Vec<Mutex<State>>,
+    next_slot: AtomicUsize,
+    /// Module texts compiled so far (for the hit rate; executables live per worker).
+    seen: Mutex<HashSet<String>>,
     hits: AtomicU64,
     misses: AtomicU64,
     restarts: AtomicU64,
@@ -228,6 +233,17 @@ impl XlaBackend {
 
     fn build(name: &str, plugin: Result<PathBuf, String>) -> XlaBackend {
         let setup = plugin.and_then(|p| find_worker_program().map(|w| (w, p)));
+        // Worker processes: one per core up to 4, or XLA_PROPS_XLA_WORKERS.
+        let workers = std::env::var("XLA_PROPS_XLA_WORKERS")
+            .ok()
+            .and_then(|s| s.parse::<usize>().ok())
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+                    .min(4)
+            })
+            .max(1);
         let timeout = std::env::var("XLA_PROPS_XLA_TIMEOUT_SECS")
             .ok()
             .and_then(|s| s.parse::<f64>().ok())
@@ -239,11 +255,17 @@ impl XlaBackend {
                 name: name.to_string(),
                 setup,
                 timeout,
-                state: Mutex::new(State {
-                    worker: None,
-                    generation: 0,
-                    cache: HashMap::new(),
-                }),
+                slots: (0..workers)
+                    .map(|_| {
+                        Mutex::new(State {
+                            worker: None,
+                            generation: 0,
+                            cache: HashMap::new(),
+                        })
+                    })
+                    .collect(),
+                next_slot: AtomicUsize::new(0),
+                seen: Mutex::new(HashSet::new()),
                 hits: AtomicU64::new(0),
                 misses: AtomicU64::new(0),
                 restarts: AtomicU64::new(0),
@@ -299,8 +321,23 @@ impl XlaBackend {
 
     /// Compiles already-lowered StableHLO text.
     pub fn compile_lowered(&self, lowered: Lowered) -> Result<XlaExecutable, XlaError> {
+        let seen_before = {
+            let seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.contains(&lowered.mlir)
+        };
+        let counter = if seen_before {
+            &self.shared.hits
+        } else {
+            &self.shared.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
         let mut state = self.shared.lock();
-        self.shared.compiled(&mut state, &lowered.mlir, true)?;
+        self.shared.compiled(&mut state, &lowered.mlir)?;
+        drop(state);
+        if !seen_before {
+            let mut seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.insert(lowered.mlir.clone());
+        }
         Ok(XlaExecutable {
             shared: Arc::clone(&self.shared),
             lowered: Arc::new(lowered),
@@ -338,10 +375,20 @@ impl XlaBackend {
 }
 
 impl Shared {
+    /// Takes an idle worker slot, or waits for one. A panic while a slot was
+    /// held leaves it consistent enough: at worst a dead worker, which the
+    /// next call replaces.
     fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock leaves the state consistent enough:
-        // at worst a dead worker, which the next call replaces.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        let n = self.slots.len();
+        let start = self.next_slot.fetch_add(1, Ordering::Relaxed) % n;
+        for k in 0..n {
+            match self.slots[(start + k) % n].try_lock() {
+                Ok(g) => return g,
+                Err(std::sync::TryLockError::Poisoned(p)) => return p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+        }
+        self.slots[start].lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn worker<'s>(&self, state: &'s mut State) -> Result<&'s mut Worker, XlaError> {
@@ -376,20 +423,13 @@ impl Shared {
         result
     }
 
-    /// The executable id for `mlir` in the live worker, compiling on a miss.
-    /// Only compile requests (`count`) feed the hit-rate counters; an execute
-    /// looks its executable up here too, and recompiles after a restart.
-    fn compiled(&self, state: &mut State, mlir: &str, count: bool) -> Result<u64, XlaError> {
+    /// The executable id for `mlir` in this slot's live worker, compiling it
+    /// there on a miss (after a restart, or in a worker that has not seen it).
+    fn compiled(&self, state: &mut State, mlir: &str) -> Result<u64, XlaError> {
         if let Some(&(id, generation)) = state.cache.get(mlir) {
             if generation == state.generation && state.worker.is_some() {
-                if count {
-                    self.hits.fetch_add(1, Ordering::Relaxed);
-                }
                 return Ok(id);
             }
-        }
-        if count {
-            self.misses.fetch_add(1, Ordering::Relaxed);
         }
         let request = Request::Compile {
             mlir: mlir.to_string(),
@@ -464,9 +504,7 @@ impl XlaExecutable {
             host.push(to_host(arg));
         }
         let mut state = self.shared.lock();
-        let exe_id = self
-            .shared
-            .compiled(&mut state, &self.lowered.mlir, false)?;
+        let exe_id = self.shared.compiled(&mut state, &self.lowered.mlir)?;
         let request = Request::Execute { exe_id, args: host };
         let outputs = match self.shared.call(&mut state, &request, "executing")? {
             Response::Outputs(o) => o,
