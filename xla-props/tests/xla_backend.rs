@@ -16,7 +16,7 @@ use xla_props::xla_backend::{XlaBackend, XlaError, XlaPlugin};
 use ElementType::{F16, F32, S32};
 
 fn backend_or_skip(plugin: XlaPlugin) -> Option<XlaBackend> {
-    let b = XlaBackend::new(plugin);
+    let b = XlaBackend::isolated(plugin);
     match b.availability() {
         Ok(()) => Some(b),
         Err(reason) if std::env::var_os("CI").is_some() => {
@@ -575,4 +575,22 @@ fn concurrent_executions_share_the_worker_pool() {
         }
     });
     assert_eq!(b.cache_stats().misses, 1);
+}
+
+#[test]
+fn backends_made_with_new_share_one_pool_and_cache() {
+    if backend_or_skip(XlaPlugin::Cpu).is_none() {
+        return;
+    }
+    let (a, b) = (
+        XlaBackend::new(XlaPlugin::Cpu),
+        XlaBackend::new(XlaPlugin::Cpu),
+    );
+    // A module no other test compiles.
+    let m = binary_module(Opcode::Maximum, F32, &[7, 3]);
+    let before = b.cache_stats();
+    a.compile_module(&m).unwrap();
+    b.compile_module(&m).unwrap();
+    let after = b.cache_stats();
+    assert!(after.hits > before.hits, "{before:?} -> {after:?}");
 }

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use super::backend_api::{Backend, BackendError, Executable};
@@ -141,6 +141,15 @@ fn locate_cuda_plugin() -> Result<PathBuf, String> {
     Err("jax's cuda pjrt plugin (jax_plugins/xla_cuda1{2,3}/xla_cuda_plugin.so) was not found in site-packages; install jax-cuda12-pjrt or set XLA_PJRT_PLUGIN_GPU".into())
 }
 
+fn timeout_from_env() -> Duration {
+    std::env::var("XLA_PROPS_XLA_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(DEFAULT_TIMEOUT)
+}
+
 /// Compile-cache counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CacheStats {
@@ -176,7 +185,6 @@ struct State {
 struct Shared {
     name: String,
     setup: Result<(PathBuf, PathBuf), String>,
-    timeout: Duration,
     /// A small pool of workers; a call takes any idle one.
     slots: Vec<Mutex<State>>,
     next_slot: AtomicUsize,
@@ -198,11 +206,32 @@ struct Shared {
 /// ```
 pub struct XlaBackend {
     shared: Arc<Shared>,
+    timeout: Duration,
 }
 
+/// The process-wide worker pools of [`XlaBackend::new`], one per plugin.
+static POOLS: OnceLock<Mutex<HashMap<&'static str, Arc<Shared>>>> = OnceLock::new();
+
 impl XlaBackend {
-    /// The backend for a pinned plugin, located through its env var or the cache.
+    /// The backend for a pinned plugin, located through its env var or the
+    /// cache. Every backend made this way for the same plugin shares one pool
+    /// of worker processes and one compile cache in this process.
     pub fn new(plugin: XlaPlugin) -> XlaBackend {
+        let pools = POOLS.get_or_init(|| Mutex::new(HashMap::new()));
+        let mut pools = pools.lock().unwrap_or_else(|p| p.into_inner());
+        let shared = pools
+            .entry(plugin.backend_name())
+            .or_insert_with(|| Self::build(plugin.backend_name(), plugin.locate()).shared)
+            .clone();
+        XlaBackend {
+            shared,
+            timeout: timeout_from_env(),
+        }
+    }
+
+    /// Like [`XlaBackend::new`], but with its own worker pool and cache
+    /// (counters and restarts are this backend's alone).
+    pub fn isolated(plugin: XlaPlugin) -> XlaBackend {
         Self::build(plugin.backend_name(), plugin.locate())
     }
 
@@ -244,17 +273,11 @@ impl XlaBackend {
                     .min(4)
             })
             .max(1);
-        let timeout = std::env::var("XLA_PROPS_XLA_TIMEOUT_SECS")
-            .ok()
-            .and_then(|s| s.parse::<f64>().ok())
-            .filter(|s| *s > 0.0)
-            .map(Duration::from_secs_f64)
-            .unwrap_or(DEFAULT_TIMEOUT);
         XlaBackend {
+            timeout: timeout_from_env(),
             shared: Arc::new(Shared {
                 name: name.to_string(),
                 setup,
-                timeout,
                 slots: (0..workers)
                     .map(|_| {
                         Mutex::new(State {
@@ -274,16 +297,9 @@ impl XlaBackend {
     }
 
     /// Sets the per-call timeout (compile or execute); a call past it kills the worker.
+    /// It applies to this backend and its executables only.
     pub fn with_timeout(self, timeout: Duration) -> XlaBackend {
-        match Arc::try_unwrap(self.shared) {
-            Ok(mut shared) => {
-                shared.timeout = timeout;
-                XlaBackend {
-                    shared: Arc::new(shared),
-                }
-            }
-            Err(shared) => XlaBackend { shared },
-        }
+        XlaBackend { timeout, ..self }
     }
 
     /// `Ok` when the plugin and the worker binary were found (loading is
@@ -332,13 +348,15 @@ impl XlaBackend {
         };
         counter.fetch_add(1, Ordering::Relaxed);
         let mut state = self.shared.lock();
-        self.shared.compiled(&mut state, &lowered.mlir)?;
+        self.shared
+            .compiled(&mut state, &lowered.mlir, self.timeout)?;
         drop(state);
         if !seen_before {
             let mut seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner());
             seen.insert(lowered.mlir.clone());
         }
         Ok(XlaExecutable {
+            timeout: self.timeout,
             shared: Arc::clone(&self.shared),
             lowered: Arc::new(lowered),
         })
@@ -353,7 +371,10 @@ impl XlaBackend {
         let request = Request::DebugCompileWithoutOptions {
             mlir: mlir.to_string(),
         };
-        match self.shared.call(&mut state, &request, "compiling")? {
+        match self
+            .shared
+            .call(&mut state, &request, "compiling", self.timeout)?
+        {
             Response::Ok => Ok(()),
             Response::Error(e) => Err(XlaError::Compile(e)),
             other => Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
@@ -364,10 +385,12 @@ impl XlaBackend {
     #[doc(hidden)]
     pub fn debug_sleep(&self, millis: u64) -> Result<(), XlaError> {
         let mut state = self.shared.lock();
-        match self
-            .shared
-            .call(&mut state, &Request::DebugSleep { millis }, "sleeping")?
-        {
+        match self.shared.call(
+            &mut state,
+            &Request::DebugSleep { millis },
+            "sleeping",
+            self.timeout,
+        )? {
             Response::Ok => Ok(()),
             other => Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
         }
@@ -408,8 +431,8 @@ impl Shared {
         state: &mut State,
         request: &Request,
         during: &'static str,
+        timeout: Duration,
     ) -> Result<Response, XlaError> {
-        let timeout = self.timeout;
         let result = self.worker(state)?.call(request, during, timeout);
         if matches!(
             result,
@@ -425,7 +448,7 @@ impl Shared {
 
     /// The executable id for `mlir` in this slot's live worker, compiling it
     /// there on a miss (after a restart, or in a worker that has not seen it).
-    fn compiled(&self, state: &mut State, mlir: &str) -> Result<u64, XlaError> {
+    fn compiled(&self, state: &mut State, mlir: &str, timeout: Duration) -> Result<u64, XlaError> {
         if let Some(&(id, generation)) = state.cache.get(mlir) {
             if generation == state.generation && state.worker.is_some() {
                 return Ok(id);
@@ -434,7 +457,7 @@ impl Shared {
         let request = Request::Compile {
             mlir: mlir.to_string(),
         };
-        match self.call(state, &request, "compiling")? {
+        match self.call(state, &request, "compiling", timeout)? {
             Response::Compiled { exe_id, .. } => {
                 let generation = state.generation;
                 state.cache.insert(mlir.to_string(), (exe_id, generation));
@@ -472,6 +495,7 @@ pub fn to_backend_error(e: XlaError) -> BackendError {
 
 /// A module compiled by XLA. Survives worker restarts (it recompiles from its text).
 pub struct XlaExecutable {
+    timeout: Duration,
     shared: Arc<Shared>,
     lowered: Arc<Lowered>,
 }
@@ -504,9 +528,14 @@ impl XlaExecutable {
             host.push(to_host(arg));
         }
         let mut state = self.shared.lock();
-        let exe_id = self.shared.compiled(&mut state, &self.lowered.mlir)?;
+        let exe_id = self
+            .shared
+            .compiled(&mut state, &self.lowered.mlir, self.timeout)?;
         let request = Request::Execute { exe_id, args: host };
-        let outputs = match self.shared.call(&mut state, &request, "executing")? {
+        let outputs = match self
+            .shared
+            .call(&mut state, &request, "executing", self.timeout)?
+        {
             Response::Outputs(o) => o,
             Response::Error(e) => return Err(XlaError::Execute(e)),
             other => return Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
