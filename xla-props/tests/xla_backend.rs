@@ -594,3 +594,30 @@ fn backends_made_with_new_share_one_pool_and_cache() {
     let after = b.cache_stats();
     assert!(after.hits > before.hits, "{before:?} -> {after:?}");
 }
+
+#[test]
+fn a_batch_of_cases_runs_as_one_module_and_splits_back() {
+    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
+        return;
+    };
+    let add = binary_module(Opcode::Add, F32, &[2]);
+    let mul = binary_module(Opcode::Multiply, F16, &[3]);
+    let a1 = [lit(F32, &[2], &[1.0, 2.0]), lit(F32, &[2], &[3.0, 4.0])];
+    let a2 = [
+        lit(F16, &[3], &[2.0, 3.0, 0.5]),
+        lit(F16, &[3], &[4.0, -1.0, 0.5]),
+    ];
+    let a3 = [lit(F32, &[2], &[-1.0, 0.5]), lit(F32, &[2], &[1.0, 0.25])];
+    let cases: Vec<(&Module, &[Literal])> = vec![(&add, &a1), (&mul, &a2), (&add, &a3)];
+    let before = b.cache_stats().misses;
+    let out = b.run_batch(&cases).unwrap();
+    assert_eq!(
+        b.cache_stats().misses - before,
+        1,
+        "one compile for the batch"
+    );
+    assert_eq!(out.len(), 3);
+    assert_eq!(out[0][0].to_f64_vec(), vec![4.0, 6.0]);
+    assert_eq!(out[1][0].to_f64_vec(), vec![8.0, -3.0, 0.25]);
+    assert_eq!(out[2][0].to_f64_vec(), vec![0.0, 0.75]);
+}

@@ -362,6 +362,24 @@ impl XlaBackend {
         })
     }
 
+    /// Runs many small independent cases as ONE module (one compile), each
+    /// case a module and its arguments; returns each case's outputs. A failure
+    /// fails the whole batch: rerun its cases one by one to find the culprit,
+    /// and confirm any batched disagreement unbatched before reporting it.
+    pub fn run_batch(
+        &self,
+        cases: &[(&Module, &[Literal])],
+    ) -> Result<Vec<Vec<Literal>>, XlaError> {
+        let modules: Vec<&Module> = cases.iter().map(|(m, _)| *m).collect();
+        let batch = super::batch::batch_modules(&modules);
+        let exe = self.compile_module(&batch.module)?;
+        let args: Vec<Literal> = cases.iter().flat_map(|(_, a)| a.iter().cloned()).collect();
+        let outputs = exe.run(&args)?;
+        batch.split(&outputs).ok_or_else(|| {
+            XlaError::Protocol("batched outputs do not split back into cases".into())
+        })
+    }
+
     /// Debug hook: asks the worker to compile with EMPTY compile options, which
     /// makes XLA abort the worker process (`replica_count > 0`). Used to test
     /// crash isolation.

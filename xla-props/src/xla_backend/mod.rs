@@ -7,6 +7,7 @@
 
 mod backend;
 pub mod backend_api;
+pub mod batch;
 mod error;
 pub mod lower;
 pub mod numerics;
