@@ -40,6 +40,7 @@ pub const XLA_CPU_BUDGETS: &[MeasuredBudget] = &[
     (Tanh, F32, 4, 0.0),
     (Rsqrt, F32, 1, 0.0),
     (Cbrt, F32, 1, 0.0),
+    (Erf, F32, 5, 0.0),
 ];
 
 /// The same for xla-cpu-0.81 (PJRT 0.81), where it differs.
@@ -66,4 +67,5 @@ pub const XLA_CPU_0_81_BUDGETS: &[MeasuredBudget] = &[
     (Tanh, F32, 4, 0.0),
     (Rsqrt, F32, 1, 0.0),
     (Cbrt, F32, 15, 0.0),
+    (Erf, F32, 5, 0.0),
 ];
