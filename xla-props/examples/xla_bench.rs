@@ -8,11 +8,11 @@
 
 use std::time::Instant;
 
+use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 use xla_props::hlo::{
     ArrayShape, CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
 };
 use xla_props::literal::Literal;
-use xla_props::xla_backend::{XlaBackend, XlaPlugin};
 
 const OPS: &[Opcode] = &[
     Opcode::Add,

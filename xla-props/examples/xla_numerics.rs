@@ -13,11 +13,11 @@
 
 use std::path::PathBuf;
 
+use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 use xla_props::hlo::{
     ArrayShape, CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
 };
 use xla_props::literal::{round_to_type, Literal};
-use xla_props::xla_backend::{XlaBackend, XlaPlugin};
 
 const OPS: &[(&str, Opcode)] = &[
     ("exponential", Opcode::Exponential),

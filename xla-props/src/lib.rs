@@ -11,4 +11,3 @@ pub mod check;
 pub mod cli;
 pub mod hlo;
 pub mod literal;
-pub mod xla_backend;

@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
+use xla_props::backend::xla::{XlaBackend, XlaError, XlaPlugin};
 use xla_props::hlo::{
     ArrayShape, Attrs, CompId, ComparisonDirection, Computation, ConstantData, DotDims,
     ElementType, GatherDims, InstrId, Instruction, Module, Opcode, Shape,
 };
 use xla_props::literal::Literal;
-use xla_props::xla_backend::{XlaBackend, XlaError, XlaPlugin};
 
 use ElementType::{F16, F32, S32};
 
@@ -496,7 +496,7 @@ fn an_xla_compile_error_is_typed_and_keeps_the_plugin_message() {
     let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
         return;
     };
-    let lowered = xla_props::xla_backend::lower::Lowered {
+    let lowered = xla_props::backend::xla::lower::Lowered {
         mlir: "module { func.func @main( }".into(),
         params: vec![],
         results: vec![],
@@ -620,4 +620,38 @@ fn a_batch_of_cases_runs_as_one_module_and_splits_back() {
     assert_eq!(out[0][0].to_f64_vec(), vec![4.0, 6.0]);
     assert_eq!(out[1][0].to_f64_vec(), vec![8.0, -3.0, 0.25]);
     assert_eq!(out[2][0].to_f64_vec(), vec![0.0, 0.75]);
+}
+
+#[test]
+fn xla_cpu_through_the_registry_and_the_backend_trait() {
+    use xla_props::backend::{create, BackendError};
+    if backend_or_skip(XlaPlugin::Cpu).is_none() {
+        return;
+    }
+    let b = create("xla-cpu").unwrap();
+    assert_eq!(b.name(), "xla-cpu");
+    let n = b.numerics();
+    assert!(n.flushes_inputs(F32) && n.flushes_outputs(ElementType::Bf16));
+    assert!(!n.flushes_inputs(F16), "f16 subnormals are kept");
+    assert_eq!(n.budget(Opcode::Exponential, F16).map(|e| e.ulp), Some(1));
+    assert_eq!(
+        n.budget(Opcode::Sqrt, F32),
+        None,
+        "sqrt is correctly rounded"
+    );
+    let exe = b
+        .compile(&binary_module(Opcode::Divide, F32, &[2]))
+        .unwrap();
+    let out = exe
+        .execute(&[lit(F32, &[2], &[1.0, 3.0]), lit(F32, &[2], &[4.0, -2.0])])
+        .unwrap();
+    assert_eq!(out[0].to_f64_vec(), vec![0.25, -1.5]);
+    let bad = exe.execute(&[lit(F32, &[1], &[1.0]), lit(F32, &[2], &[1.0, 2.0])]);
+    assert!(matches!(bad, Err(BackendError::BadArguments(_))), "{bad:?}");
+    // An op StableHLO cannot express is a skip, not a failure.
+    let mut c = Comp::default();
+    let p = c.param(0, arr(F32, &[2]));
+    let r = c.op(Opcode::CustomCall, arr(F32, &[2]), &[p]);
+    let err = b.compile(&module(vec![c.finish("main", r)])).err().unwrap();
+    assert!(err.is_unsupported(), "{err}");
 }

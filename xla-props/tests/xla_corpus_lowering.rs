@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
+use xla_props::backend::xla::lower::{lower_module, LowerError};
+use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 use xla_props::hlo::load_module_file;
-use xla_props::xla_backend::lower::{lower_module, LowerError};
-use xla_props::xla_backend::{XlaBackend, XlaPlugin};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/xla-hlo");
 

@@ -2,9 +2,9 @@
 //! found in: each test reproduces the wrong result exactly, so the finding
 //! stays true (and a plugin upgrade that fixes it shows up here).
 
+use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 use xla_props::hlo::{parse_module, ArrayShape, ElementType};
 use xla_props::literal::Literal;
-use xla_props::xla_backend::{XlaBackend, XlaPlugin};
 
 fn backend(plugin: XlaPlugin) -> Option<XlaBackend> {
     let b = XlaBackend::new(plugin);

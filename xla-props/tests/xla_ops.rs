@@ -1,13 +1,13 @@
 //! One module per lowered op family, run on xla-cpu and checked against
 //! hand-worked values. Skips without the plugin unless `CI` is set.
 
+use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 use xla_props::hlo::{
     ArrayShape, Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData,
     ConvDims, ElementType, InstrId, Instruction, Module, Opcode, PadDim, ScatterDims, Shape,
     SliceDim, WindowDim,
 };
 use xla_props::literal::Literal;
-use xla_props::xla_backend::{XlaBackend, XlaPlugin};
 
 use ElementType::{Pred, F16, F32, S32, U32};
 

@@ -6,7 +6,6 @@
 //! - `XlaBackend`: compile cache, worker restarts, typed errors.
 
 mod backend;
-pub mod backend_api;
 pub mod batch;
 mod error;
 pub mod lower;

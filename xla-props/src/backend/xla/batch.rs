@@ -45,7 +45,7 @@ fn remap(id: CompId, offset: u32) -> CompId {
 ///
 /// ```
 /// use xla_props::hlo::{CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape};
-/// use xla_props::xla_backend::batch::batch_modules;
+/// use xla_props::backend::xla::batch::batch_modules;
 /// let s = Shape::array(ElementType::F32, vec![2]);
 /// let mut p = Instruction::new("p", Opcode::Parameter, s.clone(), vec![]);
 /// p.attrs.parameter_number = Some(0);

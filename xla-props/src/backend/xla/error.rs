@@ -15,9 +15,12 @@ pub enum XlaError {
     /// XLA failed to run the program (the plugin's message).
     #[error("xla execute failed: {0}")]
     Execute(String),
-    /// Arguments or outputs that do not match the entry signature.
+    /// Arguments that do not match the entry signature.
     #[error("{0}")]
     Signature(String),
+    /// XLA returned outputs that do not match the entry's result shapes.
+    #[error("xla output mismatch: {0}")]
+    Output(String),
     /// The worker process died (abort, segfault); it is restarted on the next call.
     #[error("xla worker crashed while {during}: {status}; stderr: {stderr}")]
     Crashed {

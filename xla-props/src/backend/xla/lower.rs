@@ -46,7 +46,7 @@ pub struct Lowered {
 ///
 /// ```
 /// use xla_props::hlo::{ElementType, Instruction, Computation, InstrId, CompId, Module, Opcode, Shape};
-/// use xla_props::xla_backend::lower::lower_module;
+/// use xla_props::backend::xla::lower::lower_module;
 /// let s = Shape::array(ElementType::F32, vec![2]);
 /// let mut p0 = Instruction::new("p0", Opcode::Parameter, s.clone(), vec![]);
 /// p0.attrs.parameter_number = Some(0);

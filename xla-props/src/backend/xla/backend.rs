@@ -6,12 +6,14 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use super::backend_api::{Backend, BackendError, Executable};
 use super::error::XlaError;
 use super::lower::{lower_module, LowerError, Lowered};
+use super::numerics::{MeasuredBudget, XLA_CPU_0_81_BUDGETS, XLA_CPU_BUDGETS, XLA_CPU_FLUSHED};
 use super::pjrt::HostArray;
 use super::process::{find_worker_program, Worker};
 use super::protocol::{Request, Response};
+use crate::backend::{Backend, BackendError, Executable};
+use crate::check::{ErrorBudget, Numerics};
 use crate::hlo::{ArrayShape, Module};
 use crate::literal::Literal;
 
@@ -200,7 +202,7 @@ struct Shared {
 /// Without the plugin the backend still exists and says why it is unavailable:
 ///
 /// ```
-/// use xla_props::xla_backend::{XlaBackend, XlaPlugin};
+/// use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 /// let b = XlaBackend::with_plugin_path(XlaPlugin::Cpu, "/nonexistent/plugin.so".into());
 /// assert!(b.availability().is_err());
 /// ```
@@ -375,9 +377,9 @@ impl XlaBackend {
         let exe = self.compile_module(&batch.module)?;
         let args: Vec<Literal> = cases.iter().flat_map(|(_, a)| a.iter().cloned()).collect();
         let outputs = exe.run(&args)?;
-        batch.split(&outputs).ok_or_else(|| {
-            XlaError::Protocol("batched outputs do not split back into cases".into())
-        })
+        batch
+            .split(&outputs)
+            .ok_or_else(|| XlaError::Output("batched outputs do not split back into cases".into()))
     }
 
     /// Debug hook: asks the worker to compile with EMPTY compile options, which
@@ -492,22 +494,49 @@ impl Backend for XlaBackend {
         &self.shared.name
     }
 
-    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
-        if let Err(reason) = self.availability() {
-            return Err(BackendError::Unavailable(reason));
+    /// What XLA CPU was measured to do (docs/numerics.md): subnormals of
+    /// f32/f64/bf16 flushed, transcendentals within their measured budgets,
+    /// reductions and dots reassociated, fusions free to keep excess precision.
+    fn numerics(&self) -> Numerics {
+        let budgets: &[MeasuredBudget] = match self.shared.name.as_str() {
+            "xla-cpu-0.81" => XLA_CPU_0_81_BUDGETS,
+            _ => XLA_CPU_BUDGETS,
+        };
+        let mut n = Numerics {
+            flush_inputs: XLA_CPU_FLUSHED.to_vec(),
+            flush_outputs: XLA_CPU_FLUSHED.to_vec(),
+            excess_precision_in_fusions: true,
+            reassociates_reductions: true,
+            ..Numerics::exact()
+        };
+        for &(op, dtype, ulp, abs) in budgets {
+            n = n.with_approximation(op, dtype, ErrorBudget::ulp_or_abs(ulp, abs));
         }
-        Ok(Box::new(
-            self.compile_module(module).map_err(to_backend_error)?,
-        ))
+        n
+    }
+
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        match self.compile_module(module) {
+            Ok(exe) => Ok(Box::new(exe)),
+            Err(e) => Err(to_backend_error(&self.shared.name, e)),
+        }
     }
 }
 
-/// Maps the typed XLA error onto the backend contract's error.
-pub fn to_backend_error(e: XlaError) -> BackendError {
+/// Maps the typed XLA error onto the backend contract's error: an
+/// unavailable plugin and an op the lowering cannot express are skips,
+/// everything else fails the case.
+pub fn to_backend_error(backend: &str, e: XlaError) -> BackendError {
     match e {
-        XlaError::Unavailable(m) => BackendError::Unavailable(m),
-        XlaError::Lowering(LowerError::Unsupported(m)) => BackendError::Unsupported(m),
-        other => BackendError::Failed(other.to_string()),
+        XlaError::Unavailable(reason) => BackendError::Unavailable {
+            backend: backend.to_string(),
+            reason,
+        },
+        XlaError::Lowering(LowerError::Unsupported(what)) => BackendError::Unsupported { what },
+        XlaError::Lowering(e @ LowerError::Invalid(_)) => BackendError::Compile(e.to_string()),
+        XlaError::Compile(m) => BackendError::Compile(m),
+        XlaError::Signature(m) => BackendError::BadArguments(m),
+        other => BackendError::Execute(other.to_string()),
     }
 }
 
@@ -561,7 +590,7 @@ impl XlaExecutable {
         drop(state);
         let results = &self.lowered.results;
         if outputs.len() != results.len() {
-            return Err(XlaError::Signature(format!(
+            return Err(XlaError::Output(format!(
                 "xla returned {} outputs, the entry has {}",
                 outputs.len(),
                 results.len()
@@ -578,7 +607,8 @@ impl XlaExecutable {
 
 impl Executable for XlaExecutable {
     fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
-        self.run(args).map_err(to_backend_error)
+        self.run(args)
+            .map_err(|e| to_backend_error(&self.shared.name, e))
     }
 }
 
@@ -598,14 +628,14 @@ fn to_host(l: &Literal) -> HostArray {
 
 fn from_host(o: HostArray, expected: &ArrayShape, k: usize) -> Result<Literal, XlaError> {
     if o.dtype != expected.dtype || o.dims != expected.dims {
-        return Err(XlaError::Signature(format!(
+        return Err(XlaError::Output(format!(
             "output {k} is {}{:?}, the entry declares {expected}",
             o.dtype, o.dims
         )));
     }
     let width = o.dtype.byte_size();
     if Some(o.bytes.len()) != o.expected_bytes() {
-        return Err(XlaError::Signature(format!(
+        return Err(XlaError::Output(format!(
             "output {k} has {} bytes for {expected}",
             o.bytes.len()
         )));
@@ -620,5 +650,5 @@ fn from_host(o: HostArray, expected: &ArrayShape, k: usize) -> Result<Literal, X
         })
         .collect();
     let shape = ArrayShape::new(expected.dtype, expected.dims.clone());
-    Literal::from_bits(&shape, &bits).map_err(|e| XlaError::Signature(e.to_string()))
+    Literal::from_bits(&shape, &bits).map_err(|e| XlaError::Output(e.to_string()))
 }
