@@ -11,3 +11,4 @@ pub mod check;
 pub mod cli;
 pub mod hlo;
 pub mod literal;
+pub mod reference;
