@@ -1,5 +1,5 @@
-//! Runs every module of the shared corpus on an XLA backend and on a
-//! reference backend (`reference` once registered, else `interpreter`), with
+//! Runs every module of the shared corpus on an XLA backend and on the exact
+//! reference evaluator (or any registered backend named as REFERENCE), with
 //! deterministic small inputs, and prints a markdown triage table (for
 //! `docs/findings.md`). With a file instead of a directory, prints the
 //! arguments, both outputs and the StableHLO text of that one module.
@@ -112,20 +112,24 @@ fn main() -> std::process::ExitCode {
         eprintln!("xla_corpus: {reason}");
         return std::process::ExitCode::from(2);
     }
-    let reference = match args.get(2) {
-        Some(name) => create(name),
-        None => create("reference").or_else(|_| create("interpreter")),
+    // Default: the exact reference evaluator; or any registered backend by name.
+    let reference: Option<Box<dyn Backend>> = match args.get(2).map(String::as_str) {
+        None | Some("reference") => None,
+        Some(name) => match create(name) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("xla_corpus: {e}");
+                return std::process::ExitCode::from(2);
+            }
+        },
     };
-    let reference = match reference {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("xla_corpus: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    eprintln!("reference backend: {}", reference.name());
+    let reference = reference.as_deref();
+    eprintln!(
+        "reference: {}",
+        reference.map_or("the exact reference evaluator", |r| r.name())
+    );
     if dir.is_file() {
-        show(&b, reference.as_ref(), &dir);
+        show(&b, reference, &dir);
         return std::process::ExitCode::SUCCESS;
     }
     let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
@@ -146,7 +150,7 @@ fn main() -> std::process::ExitCode {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let (outcome, detail) = run_one(&b, reference.as_ref(), f);
+        let (outcome, detail) = run_one(&b, reference, f);
         println!(
             "| {name} | {outcome} | {} |",
             detail.replace('|', "\\|").replace('\n', " ")
@@ -160,13 +164,17 @@ fn main() -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
-fn evaluate(r: &dyn Backend, m: &Module, args: &[Literal]) -> Result<Vec<Literal>, String> {
-    r.compile(m)
-        .and_then(|e| e.execute(args))
-        .map_err(|e| e.to_string())
+fn evaluate(r: Option<&dyn Backend>, m: &Module, args: &[Literal]) -> Result<Vec<Literal>, String> {
+    match r {
+        Some(r) => r
+            .compile(m)
+            .and_then(|e| e.execute(args))
+            .map_err(|e| e.to_string()),
+        None => xla_props::reference::evaluate(m, args).map_err(|e| e.to_string()),
+    }
 }
 
-fn run_one(b: &XlaBackend, r: &dyn Backend, f: &std::path::Path) -> (&'static str, String) {
+fn run_one(b: &XlaBackend, r: Option<&dyn Backend>, f: &std::path::Path) -> (&'static str, String) {
     let module = match load_module_file(f) {
         Ok(m) => m,
         Err(e) => return ("parse-error", e.to_string()),
@@ -223,7 +231,7 @@ fn run_one(b: &XlaBackend, r: &dyn Backend, f: &std::path::Path) -> (&'static st
 }
 
 /// Prints arguments, reference and XLA outputs of one module (small ones).
-fn show(b: &XlaBackend, r: &dyn Backend, f: &std::path::Path) {
+fn show(b: &XlaBackend, r: Option<&dyn Backend>, f: &std::path::Path) {
     let module = match load_module_file(f) {
         Ok(m) => m,
         Err(e) => return println!("parse error: {e}"),
