@@ -10,5 +10,6 @@ pub mod backend;
 pub mod check;
 pub mod cli;
 pub mod hlo;
+pub mod inputs;
 pub mod literal;
 pub mod reference;
