@@ -13,6 +13,7 @@ pub mod backend;
 pub mod check;
 pub mod cli;
 pub mod hlo;
+pub mod inputs;
 pub mod literal;
 pub mod property;
 mod props;
