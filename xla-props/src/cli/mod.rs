@@ -4,6 +4,7 @@
 //! unknown backend, missing plugin).
 
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::process::ExitCode;
 
 /// A failure to report to the user: one line, and an exit code.
@@ -61,6 +62,24 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run_parse(_args: &ParseArgs) -> Result<u8, CliError> {
-    Err(CliError::input("xla-props parse: not built yet"))
+fn run_parse(args: &ParseArgs) -> Result<u8, CliError> {
+    let file = args.file.display().to_string();
+    let bytes = std::fs::read(&args.file)
+        .map_err(|e| CliError::input(format!("{file}: cannot read: {e}")))?;
+    let module = crate::hlo::parse_module_bytes(&bytes).map_err(|e| {
+        // invalid UTF-8 is reported at the first bad byte; the lossy text
+        // agrees with the bytes up to there
+        CliError::input(e.render(&file, &String::from_utf8_lossy(&bytes)))
+    })?;
+    // VERIFIER: call `crate::hlo::verify(&module)` here once it lands, and
+    // report its error as `FILE: message` with exit code 2.
+    let text = module.to_string();
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        // a closed pipe (`| head`) is the reader's choice, not an error
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::input(format!("{file}: cannot write output: {e}")))
+        }
+        _ => Ok(0),
+    }
 }

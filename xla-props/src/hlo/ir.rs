@@ -276,8 +276,16 @@ impl FusionKind {
 /// The payload of a `constant(...)`, elements in logical row-major order.
 ///
 /// Floats are kept as f64: every value of every float type up to f64 is
-/// exactly representable, including the sign of zero and of NaN.
-#[derive(Clone, Debug, PartialEq)]
+/// exactly representable, including the sign of zero and of NaN. Equality
+/// compares floats by their bits, so a constant equals itself even when it
+/// holds NaN, and `-0` differs from `+0`.
+///
+/// ```
+/// use xla_props::hlo::ConstantData;
+/// assert_eq!(ConstantData::Float(vec![f64::NAN]), ConstantData::Float(vec![f64::NAN]));
+/// assert_ne!(ConstantData::Float(vec![-0.0]), ConstantData::Float(vec![0.0]));
+/// ```
+#[derive(Clone, Debug)]
 pub enum ConstantData {
     /// `pred` elements.
     Pred(Vec<bool>),
@@ -289,6 +297,28 @@ pub enum ConstantData {
     Complex(Vec<(f64, f64)>),
     /// A tuple constant.
     Tuple(Vec<ConstantData>),
+}
+
+impl PartialEq for ConstantData {
+    fn eq(&self, other: &Self) -> bool {
+        use ConstantData as C;
+        let bits = |a: &f64, b: &f64| a.to_bits() == b.to_bits();
+        match (self, other) {
+            (C::Pred(a), C::Pred(b)) => a == b,
+            (C::Int(a), C::Int(b)) => a == b,
+            (C::Float(a), C::Float(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| bits(x, y))
+            }
+            (C::Complex(a), C::Complex(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|(x, y)| bits(&x.0, &y.0) && bits(&x.1, &y.1))
+            }
+            (C::Tuple(a), C::Tuple(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// Typed attributes. Only the ones an opcode uses are set; everything else

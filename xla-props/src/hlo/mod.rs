@@ -3,6 +3,8 @@
 mod dtype;
 mod ir;
 mod opcode;
+mod parser;
+mod printer;
 mod shape;
 
 pub use dtype::{ElementType, FloatFormat, TypeKind, UnknownElementType};
@@ -12,4 +14,9 @@ pub use ir::{
     WindowDim,
 };
 pub use opcode::{Arity, Category, Opcode, UnknownOpcode};
+pub use parser::{
+    parse_module, parse_module_bytes, ParseError, MAX_NESTING, MAX_OPERAND_NESTING,
+    MAX_SPLAT_ELEMENTS,
+};
+pub use printer::print_module;
 pub use shape::{ArrayShape, Layout, Shape};

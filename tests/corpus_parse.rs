@@ -1,0 +1,106 @@
+//! The parser on XLA's own HLO text: `../shared/corpus/xla-hlo/*.hlo`.
+//!
+//! At least 95% of the files must parse, every file that does not is listed
+//! in [`EXPECTED_REJECTS`] with the reason, and print -> parse is the identity
+//! on every accepted module.
+
+use std::path::{Path, PathBuf};
+
+use xla_props::hlo::{parse_module, print_module};
+
+/// Corpus files the parser rejects on purpose, with the message it gives
+/// (a prefix) and why.
+const EXPECTED_REJECTS: &[(&str, &str, &str)] = &[
+    (
+        "035_sample_text_axpy_module.hlo",
+        "expected a computation name, found `:`",
+        "pre-2018 header syntax `HloModule name:` that current XLA no longer accepts",
+    ),
+    (
+        "066_hlo_dce.hlo",
+        "inline computations are not supported",
+        "`to_apply={ ... }` with an anonymous inline computation body",
+    ),
+];
+
+fn corpus_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/xla-hlo");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("{} is missing, and CI is set", dir.display());
+    }
+    eprintln!(
+        "skipping: {} is missing (the corpus lives next to the project; set CI to make this fail)",
+        dir.display()
+    );
+    None
+}
+
+fn corpus_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read corpus dir")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn corpus_parses_and_round_trips() {
+    let Some(dir) = corpus_dir() else { return };
+    let files = corpus_files(&dir);
+    assert!(
+        files.len() >= 100,
+        "corpus looks truncated: {} files",
+        files.len()
+    );
+
+    let mut rejected = Vec::new();
+    let mut accepted = 0usize;
+    for path in &files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(path).expect("read corpus file");
+        match parse_module(&text) {
+            Err(e) => rejected.push((name, e.render(&path.display().to_string(), &text))),
+            Ok(module) => {
+                accepted += 1;
+                let printed = print_module(&module);
+                let back = parse_module(&printed).unwrap_or_else(|e| {
+                    panic!(
+                        "{name}: printed text does not parse:\n{}",
+                        e.render("printed", &printed)
+                    )
+                });
+                assert_eq!(back, module, "{name}: print -> parse changed the module");
+                // and printing is a fixed point
+                assert_eq!(
+                    print_module(&back),
+                    printed,
+                    "{name}: printing is not stable"
+                );
+            }
+        }
+    }
+
+    let got: Vec<&str> = rejected.iter().map(|(n, _)| n.as_str()).collect();
+    let want: Vec<&str> = EXPECTED_REJECTS.iter().map(|r| r.0).collect();
+    assert_eq!(
+        got,
+        want,
+        "the set of rejected files changed; rejections:\n{}",
+        rejected
+            .iter()
+            .map(|r| r.1.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    for ((_, msg), (file, want_msg, _why)) in rejected.iter().zip(EXPECTED_REJECTS) {
+        assert!(msg.contains(want_msg), "{file}: unexpected error:\n{msg}");
+    }
+    let rate = accepted as f64 / files.len() as f64;
+    eprintln!("accepted {accepted}/{} ({:.1}%)", files.len(), rate * 100.0);
+    assert!(rate >= 0.95, "only {accepted}/{} accepted", files.len());
+}

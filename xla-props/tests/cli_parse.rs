@@ -1,0 +1,149 @@
+//! `xla-props parse FILE` through the built binary: canonical output on
+//! success; `FILE:LINE:COL: message`, the line and a caret, and exit code 2
+//! on bad input.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn parse_file(path: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xla-props"))
+        .arg("parse")
+        .arg(path)
+        .output()
+        .expect("run xla-props")
+}
+
+fn write(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).expect("write test file");
+    path
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn prints_canonical_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        &dir,
+        "ok.hlo",
+        b"HloModule m, is_scheduled=true\nENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n  ROOT %n = f32[2]{0} negate(f32[2]{0} %p)\n}\n",
+    );
+    let out = parse_file(&path);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "HloModule m, is_scheduled=true\n\nENTRY e {\n  p = f32[2]{0} parameter(0)\n  ROOT n = f32[2]{0} negate(p)\n}\n"
+    );
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn unknown_opcode_exits_2_with_location_and_caret() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        &dir,
+        "bad.hlo",
+        b"HloModule m\nENTRY e {\n  ROOT x = f32[] frob()\n}\n",
+    );
+    let out = parse_file(&path);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let want = format!(
+        "{}:3:18: unknown opcode `frob`\n  ROOT x = f32[] frob()\n                 ^\n",
+        path.display()
+    );
+    assert_eq!(stderr(&out), want);
+}
+
+#[test]
+fn undefined_operand_points_at_the_operand() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        &dir,
+        "undef.hlo",
+        b"HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] add(p, q)\n}\n",
+    );
+    let out = parse_file(&path);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    let first = err.lines().next().unwrap();
+    assert_eq!(
+        first,
+        format!(
+            "{}:5:25: instruction `a` uses undefined operand `q`",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn invalid_utf8_exits_2_at_the_first_bad_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        &dir,
+        "bin.hlo",
+        b"HloModule m\nENTRY e {\n  ab\xc3\x28 = \n}\n",
+    );
+    let out = parse_file(&path);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!(
+            "{}:3:5: invalid utf-8 byte 0xc3\n",
+            path.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn empty_file_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(&dir, "empty.hlo", b"");
+    let out = parse_file(&path);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "{}:1:1: expected `HloModule`, found end of file",
+            path.display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn deep_nesting_exits_2_without_crashing() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = format!(
+        "HloModule m\nENTRY e {{\n  ROOT t = {}\n}}\n",
+        "(".repeat(1_000_000)
+    );
+    let path = write(&dir, "deep.hlo", src.as_bytes());
+    let out = parse_file(&path);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "{}:3:212: nesting deeper than 200 levels",
+            path.display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn unreadable_file_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing.hlo");
+    let out = parse_file(&path);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!("{}: cannot read: ", path.display())),
+        "{err}"
+    );
+}
