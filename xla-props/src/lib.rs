@@ -14,6 +14,7 @@ pub mod hlo;
 pub mod literal;
 pub mod property;
 mod props;
+pub mod report;
 pub mod runner;
 
 pub use runner::Harness;

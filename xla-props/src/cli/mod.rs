@@ -38,6 +38,8 @@ pub struct Cli {
 enum Command {
     /// Parse an HLO text file and print it back as canonical HLO text.
     Parse(ParseArgs),
+    /// Render a run's `--json` results as one self-contained HTML page.
+    Report(ReportArgs),
 }
 
 /// Arguments of `xla-props parse`.
@@ -47,11 +49,35 @@ pub struct ParseArgs {
     pub file: std::path::PathBuf,
 }
 
+/// Arguments of `xla-props report`.
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// The runner's `--json` output.
+    pub results: std::path::PathBuf,
+    /// Where to write the HTML page.
+    #[arg(short = 'o', long = "out", default_value = "report.html")]
+    pub out: std::path::PathBuf,
+    /// An earlier run's results: marks new failures, fixed cases and changed ULP maxima.
+    #[arg(long)]
+    pub compare: Option<std::path::PathBuf>,
+    /// An isolation report (`report.json` of `xla-props isolate`) to include; repeatable.
+    #[arg(long = "isolation")]
+    pub isolations: Vec<std::path::PathBuf>,
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Parse(args) => run_parse(&args),
+        Command::Report(args) => crate::report::write_report(
+            &args.results,
+            &args.out,
+            args.compare.as_deref(),
+            &args.isolations,
+        )
+        .map(|()| 0)
+        .map_err(|e| CliError::input(e.0)),
     };
     match result {
         Ok(code) => ExitCode::from(code),
