@@ -6,6 +6,8 @@ mod html;
 mod model;
 mod plot;
 mod results;
+#[cfg(test)]
+mod tests;
 
 pub use html::{cell_anchor, escape, render_html, ReportOptions, MAX_FAILURES_PER_CELL};
 pub use model::{

@@ -85,9 +85,28 @@ pub fn ulp_bucket_order(label: &str) -> (u8, u64, String) {
     }
 }
 
-fn sorted_buckets(m: HashMap<String, u64>) -> Vec<(String, u64)> {
-    let mut v: Vec<(String, u64)> = m.into_iter().collect();
-    v.sort_by_key(|(l, _)| ulp_bucket_order(l));
+/// The comparator's numeric buckets in order: `0`, `1`, `2`, `3-4`, ..., `>2^31`.
+fn standard_buckets() -> impl Iterator<Item = String> {
+    (0..33)
+        .map(|k| ulp_bucket_label(if k == 0 { 0 } else { 1u64 << (k - 1) }))
+        .chain(std::iter::once(ulp_bucket_label(u64::MAX)))
+}
+
+/// Buckets in distance order, with the empty standard buckets from `0` up to
+/// the largest present one filled in, so the axis has no gaps.
+fn sorted_buckets(mut m: HashMap<String, u64>) -> Vec<(String, u64)> {
+    let standard: Vec<String> = standard_buckets().collect();
+    let last = standard.iter().rposition(|l| m.contains_key(l));
+    let mut v: Vec<(String, u64)> = match last {
+        Some(last) => standard[..=last]
+            .iter()
+            .map(|l| (l.clone(), m.remove(l).unwrap_or(0)))
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut rest: Vec<(String, u64)> = m.into_iter().collect();
+    rest.sort_by_key(|(l, _)| ulp_bucket_order(l));
+    v.extend(rest);
     v
 }
 

@@ -45,7 +45,7 @@ pub(crate) fn ulp_histogram_svg(
             .x_label_area_size(if n > 8 { 46 } else { 30 })
             .y_label_area_size(48)
             .build_cartesian_2d(
-                (0u32..n.max(1)).into_segmented(),
+                (0u32..n.max(1) - 1).into_segmented(),
                 (0.5f64..max * 2.0).log_scale(),
             )
             .map_err(draw_error)?;
