@@ -334,6 +334,12 @@ impl RunResults {
     /// assert!(RunResults::parse("{", "results.json").is_err());
     /// ```
     pub fn parse(text: &str, origin: &str) -> Result<RunResults, ReportError> {
+        // serde would also take a JSON array, field by field
+        if !text.trim_start().starts_with('{') {
+            return Err(ReportError(format!(
+                "{origin}: not a results file: expected a json object"
+            )));
+        }
         let doc: RunResults = serde_json::from_str(text)
             .map_err(|e| ReportError(format!("{origin}: not a results file: {e}")))?;
         for (i, c) in doc.cases.iter().enumerate() {
@@ -365,6 +371,11 @@ impl Isolation {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| ReportError(format!("{origin}: cannot read: {e}")))?;
+        if !text.trim_start().starts_with('{') {
+            return Err(ReportError(format!(
+                "{origin}: not an isolation report: expected a json object"
+            )));
+        }
         serde_json::from_str(&text)
             .map_err(|e| ReportError(format!("{origin}: not an isolation report: {e}")))
     }

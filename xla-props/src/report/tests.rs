@@ -215,6 +215,7 @@ fn bad_input_is_a_one_line_lowercase_error() {
         ),
         (r#"{"cases": 3}"#, "not a results file"),
         (r#"[1, 2]"#, "not a results file"),
+        ("[]", "expected a json object"),
     ];
     for (text, want) in bad {
         let e = RunResults::parse(text, "r.json").unwrap_err().0;
