@@ -155,10 +155,10 @@ pub fn render_html(
     );
     let _ = writeln!(h, "<pre id=\"console-errors\" hidden></pre>");
     metadata(&mut h, run, &model, options);
+    heatmaps(&mut h, &model, cmp.as_ref());
     if let (Some(c), Some(old)) = (&cmp, old) {
         comparison(&mut h, c, old, run, options);
     }
-    heatmaps(&mut h, &model, cmp.as_ref());
     failures(&mut h, run, &model, cmp.as_ref());
     histograms(&mut h, &model)?;
     let isolations: Vec<&Isolation> = run.isolations.iter().chain(extra_isolations).collect();
