@@ -15,8 +15,14 @@ fn fixture() -> PathBuf {
     static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     PATH.get_or_init(|| {
         if let Ok(cargo) = std::env::var("CARGO") {
+            let release = std::env::current_exe()
+                .is_ok_and(|e| e.components().any(|c| c.as_os_str() == "release"));
+            let mut args = vec!["build", "--test", "fixture", "--message-format=json", "-q"];
+            if release {
+                args.push("--release");
+            }
             let out = Command::new(cargo)
-                .args(["build", "--test", "fixture", "--message-format=json", "-q"])
+                .args(&args)
                 .current_dir(env!("CARGO_MANIFEST_DIR"))
                 .output()
                 .expect("cargo runs");
@@ -366,7 +372,7 @@ fn failures_print_backend_verdict_rerun_and_reproducer_and_run_first_next_time()
         .unwrap();
     for f in [
         "case.txt",
-        "module.txt",
+        "module.hlo",
         "input0.npy",
         "input1.npy",
         "report.txt",

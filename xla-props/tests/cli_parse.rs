@@ -147,3 +147,18 @@ fn unreadable_file_exits_2() {
         "{err}"
     );
 }
+
+#[test]
+fn shape_mismatch_exits_2_naming_the_instruction() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        &dir,
+        "bad_shape.hlo",
+        b"HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT wrong = f32[3] negate(p)\n}\n",
+    );
+    let out = parse_file(&path);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("bad_shape.hlo: "), "{err}");
+    assert!(err.contains("'wrong'"), "{err}");
+}

@@ -90,15 +90,8 @@ pub fn main() -> ExitCode {
 
 fn run_parse(args: &ParseArgs) -> Result<u8, CliError> {
     let file = args.file.display().to_string();
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| CliError::input(format!("{file}: cannot read: {e}")))?;
-    let module = crate::hlo::parse_module_bytes(&bytes).map_err(|e| {
-        // invalid UTF-8 is reported at the first bad byte; the lossy text
-        // agrees with the bytes up to there
-        CliError::input(e.render(&file, &String::from_utf8_lossy(&bytes)))
-    })?;
-    // VERIFIER: call `crate::hlo::verify(&module)` here once it lands, and
-    // report its error as `FILE: message` with exit code 2.
+    let module =
+        crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
     let text = module.to_string();
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

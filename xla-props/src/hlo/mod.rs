@@ -1,18 +1,24 @@
 //! HLO: element types, shapes, the opcode table, the IR, and its text form.
 
+mod builder;
 mod dtype;
 mod ir;
+mod load;
 mod opcode;
 mod parser;
 mod printer;
 mod shape;
+mod shape_inference;
+mod verifier;
 
+pub use builder::{BuildError, ComputationBuilder, ModuleBuilder};
 pub use dtype::{ElementType, FloatFormat, TypeKind, UnknownElementType};
 pub use ir::{
     Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData, ConvDims,
     DotDims, FusionKind, GatherDims, InstrId, Instruction, Module, PadDim, ScatterDims, SliceDim,
     WindowDim,
 };
+pub use load::{load_module_bytes, load_module_file, LoadError};
 pub use opcode::{Arity, Category, Opcode, UnknownOpcode};
 pub use parser::{
     parse_module, parse_module_bytes, ParseError, MAX_NESTING, MAX_OPERAND_NESTING,
@@ -20,3 +26,8 @@ pub use parser::{
 };
 pub use printer::print_module;
 pub use shape::{ArrayShape, Layout, Shape};
+pub use shape_inference::{
+    check_constant, default_comparison_type, infer, infer_shape, signature, ShapeError,
+    ShapeErrorKind, Signature,
+};
+pub use verifier::{uniquify_names, verify, VerifyError};

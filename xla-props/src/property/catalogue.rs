@@ -89,13 +89,14 @@ impl Builder {
             },
         )
     }
-    fn scalar_const(&mut self, dtype: ElementType, v: f64) -> InstrId {
-        let data = if dtype.is_float() {
-            ConstantData::Float(vec![v])
-        } else if dtype.is_pred() {
-            ConstantData::Pred(vec![v != 0.0])
-        } else {
-            ConstantData::Int(vec![v as i128])
+    fn scalar_const(&mut self, dtype: ElementType, v: Init) -> InstrId {
+        let data = match v {
+            Init::F(x) if dtype.is_float() => ConstantData::Float(vec![x]),
+            Init::I(i) if dtype.is_float() => ConstantData::Float(vec![i as f64]),
+            Init::F(x) if dtype.is_pred() => ConstantData::Pred(vec![x != 0.0]),
+            Init::I(i) if dtype.is_pred() => ConstantData::Pred(vec![i != 0]),
+            Init::F(x) => ConstantData::Int(vec![x as i128]),
+            Init::I(i) => ConstantData::Int(vec![i]),
         };
         self.constant(scalar(dtype), data)
     }
@@ -124,7 +125,11 @@ impl Builder {
         );
         self.sub(b, format!("compare_{}_{}", dtype, dir.name()), r)
     }
-    fn sub(&mut self, b: Builder, name: String, root: InstrId) -> CompId {
+    fn sub(&mut self, mut b: Builder, name: String, root: InstrId) -> CompId {
+        // instruction names are unique module-wide
+        for instr in &mut b.instrs {
+            instr.name = format!("{name}.{}", instr.name);
+        }
         let mut comps = b.comps;
         let id = CompId((self.comps.len() + comps.len()) as u32);
         self.comps.append(&mut comps);
@@ -185,19 +190,26 @@ pub fn elementwise_role(op: Opcode, i: usize) -> Role {
     }
 }
 
-fn lowest(dtype: ElementType) -> f64 {
+/// An init value: a float (exact in f64) or an integer (exact in i128).
+#[derive(Clone, Copy)]
+enum Init {
+    F(f64),
+    I(i128),
+}
+
+fn lowest(dtype: ElementType) -> Init {
     match dtype.float_format() {
-        Some(f) if f.has_inf => f64::NEG_INFINITY,
-        Some(f) => -f.max,
-        None => dtype.int_range().map_or(0, |r| r.0) as f64,
+        Some(f) if f.has_inf => Init::F(f64::NEG_INFINITY),
+        Some(f) => Init::F(-f.max),
+        None => Init::I(dtype.int_range().map_or(0, |r| r.0)),
     }
 }
 
-fn highest(dtype: ElementType) -> f64 {
+fn highest(dtype: ElementType) -> Init {
     match dtype.float_format() {
-        Some(f) if f.has_inf => f64::INFINITY,
-        Some(f) => f.max,
-        None => dtype.int_range().map_or(0, |r| r.1) as f64,
+        Some(f) if f.has_inf => Init::F(f64::INFINITY),
+        Some(f) => Init::F(f.max),
+        None => Init::I(dtype.int_range().map_or(0, |r| r.1)),
     }
 }
 
@@ -584,11 +596,11 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
         }
         Form::Reduce => {
             let (op, init, which) = match param {
-                "add-all" => (Opcode::Add, 0.0, "all"),
-                "add-first" => (Opcode::Add, 0.0, "first"),
+                "add-all" => (Opcode::Add, Init::I(0), "all"),
+                "add-first" => (Opcode::Add, Init::I(0), "first"),
                 "max-last" => (Opcode::Maximum, lowest(t), "last"),
                 "min-all" => (Opcode::Minimum, highest(t), "all"),
-                _ => (Opcode::Multiply, 1.0, "first"),
+                _ => (Opcode::Multiply, Init::I(1), "first"),
             };
             let comp = b.binary_comp(op, t);
             let x = b.param(operand, Role::Data);
@@ -616,8 +628,8 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
         Form::ReduceWindow => {
             let (op, init, stride, pad) = match param {
                 "max-w2" => (Opcode::Maximum, lowest(t), 1, 0),
-                "add-w2s2" => (Opcode::Add, 0.0, 2, 0),
-                _ => (Opcode::Add, 0.0, 1, 1),
+                "add-w2s2" => (Opcode::Add, Init::I(0), 2, 0),
+                _ => (Opcode::Add, Init::I(0), 1, 1),
             };
             let comp = b.binary_comp(op, t);
             let x = b.param(operand, Role::Data);

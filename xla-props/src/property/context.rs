@@ -61,14 +61,25 @@ fn first_line(s: &str) -> &str {
 }
 
 type RefResult = Result<Arc<Vec<Literal>>, String>;
-/// A shared slot for one reference result and how many runs still need it.
-type RefSlot = (Arc<OnceLock<RefResult>>, usize);
 
-/// Reference results by case key, shared by every backend's run of the case.
-/// An entry is dropped after its last expected user has taken it.
+/// What every backend's run of one case shares: its module, its inputs and
+/// the reference result, each computed once.
+#[derive(Default)]
+struct SharedCase {
+    built: OnceLock<Result<Arc<BuiltCase>, String>>,
+    inputs: OnceLock<Result<Arc<Vec<Literal>>, String>>,
+    reference: OnceLock<RefResult>,
+}
+
+/// A shared case and how many runs still need it.
+type Slot = (Arc<SharedCase>, usize);
+
+/// Per-case work shared by every backend's run of the case (module, inputs,
+/// reference result), keyed by the case without its backend. An entry is
+/// dropped after its last expected user has taken it, so memory stays flat.
 #[derive(Default)]
 pub struct ReferenceCache {
-    map: Mutex<HashMap<CaseKey, RefSlot>>,
+    map: Mutex<HashMap<CaseKey, Slot>>,
     computed: std::sync::atomic::AtomicU64,
 }
 
@@ -81,30 +92,18 @@ impl ReferenceCache {
     pub fn computed(&self) -> u64 {
         self.computed.load(std::sync::atomic::Ordering::Relaxed)
     }
-    fn get_or_compute(
-        &self,
-        key: CaseKey,
-        users: usize,
-        compute: impl FnOnce() -> RefResult,
-    ) -> RefResult {
-        let cell = {
-            let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-            let entry = map
-                .entry(key)
-                .or_insert_with(|| (Arc::new(OnceLock::new()), users.max(1)));
-            entry.1 -= 1;
-            let cell = entry.0.clone();
-            if entry.1 == 0 {
-                map.remove(&key);
-            }
-            cell
-        };
-        cell.get_or_init(|| {
-            self.computed
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            compute()
-        })
-        .clone()
+    fn take(&self, key: CaseKey, users: usize) -> Arc<SharedCase> {
+        if users <= 1 {
+            return Arc::default();
+        }
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = map.entry(key).or_insert_with(|| (Arc::default(), users));
+        entry.1 -= 1;
+        let shared = entry.0.clone();
+        if entry.1 == 0 {
+            map.remove(&key);
+        }
+        shared
     }
 }
 
@@ -119,17 +118,39 @@ pub struct CaseContext<'a> {
     /// The reference (the oracle).
     pub reference: &'a dyn Backend,
     cache: &'a ReferenceCache,
-    cache_users: usize,
+    shared: Arc<SharedCase>,
     run_seed: u64,
-    built: Option<BuiltCase>,
-    inputs: Option<Vec<Literal>>,
+    /// A module the property set itself (not shared with other backends).
+    local: Option<(Arc<BuiltCase>, Option<Arc<Vec<Literal>>>)>,
     pub(crate) max_ulp: Option<u64>,
     pub(crate) last_verdict: Option<Verdict>,
     draws: u64,
 }
 
+fn generate_inputs(
+    built: &BuiltCase,
+    seed: u64,
+    dist: super::Distribution,
+) -> Result<Vec<Literal>, String> {
+    let mut rng = SplitMix::new(seed);
+    let mut v = Vec::new();
+    for (shape, role) in built
+        .module
+        .parameter_shapes()
+        .into_iter()
+        .zip(&built.roles)
+    {
+        let a = shape
+            .as_array()
+            .ok_or_else(|| "tuple parameters are not generated".to_string())?;
+        v.push(generate(a, *role, dist, &mut rng).map_err(|e| e.to_string())?);
+    }
+    Ok(v)
+}
+
 impl<'a> CaseContext<'a> {
-    /// A context for `case` on `backend`.
+    /// A context for `case` on `backend`; `cache_users` is how many runs
+    /// (backends) of this case share its module, inputs and reference result.
     pub fn new(
         case: CaseId,
         backend: &'a dyn Backend,
@@ -144,10 +165,9 @@ impl<'a> CaseContext<'a> {
             backend,
             reference,
             cache,
-            cache_users,
+            shared: cache.take(case.key, cache_users),
             run_seed,
-            built: None,
-            inputs: None,
+            local: None,
             max_ulp: None,
             last_verdict: None,
             draws: 0,
@@ -159,72 +179,103 @@ impl<'a> CaseContext<'a> {
         self.case.key.seed(self.run_seed)
     }
 
-    fn built(&mut self) -> Result<&BuiltCase, Outcome> {
-        if self.built.is_none() {
-            let b = build_case(&self.case.key).map_err(|e| Outcome::fail(e.to_string()))?;
-            self.built = Some(b);
+    fn built(&self) -> Result<Arc<BuiltCase>, Outcome> {
+        if let Some((b, _)) = &self.local {
+            return Ok(b.clone());
         }
-        self.built
-            .as_ref()
-            .ok_or_else(|| Outcome::fail("catalogue produced no case"))
+        let key = self.case.key;
+        self.shared
+            .built
+            .get_or_init(|| build_case(&key).map(Arc::new).map_err(|e| e.to_string()))
+            .clone()
+            .map_err(Outcome::fail)
     }
 
     /// The module of this case, built by the catalogue from the case key.
     pub fn module(&mut self) -> Result<&Module, Outcome> {
-        Ok(&self.built()?.module)
+        self.built()?;
+        match &self.local {
+            Some((b, _)) => Ok(&b.module),
+            None => match self.shared.built.get() {
+                Some(Ok(b)) => Ok(&b.module),
+                _ => Err(Outcome::fail("no module")),
+            },
+        }
     }
 
     /// Replaces the module (a property that builds its own program); inputs are regenerated.
     pub fn set_module(&mut self, built: BuiltCase) {
-        self.built = Some(built);
-        self.inputs = None;
+        self.local = Some((Arc::new(built), None));
+    }
+
+    fn inputs_arc(&mut self) -> Result<Arc<Vec<Literal>>, Outcome> {
+        let (seed, dist) = (self.seed(), self.case.key.dist);
+        if let Some((b, inputs)) = &mut self.local {
+            if inputs.is_none() {
+                *inputs = Some(Arc::new(
+                    generate_inputs(b, seed, dist).map_err(Outcome::fail)?,
+                ));
+            }
+            return inputs.clone().ok_or_else(|| Outcome::fail("no inputs"));
+        }
+        let built = self.built()?;
+        self.shared
+            .inputs
+            .get_or_init(|| generate_inputs(&built, seed, dist).map(Arc::new))
+            .clone()
+            .map_err(Outcome::fail)
     }
 
     /// The generated inputs: seeded from the case key, in each parameter's safe range.
     pub fn inputs(&mut self) -> Result<&[Literal], Outcome> {
-        if self.inputs.is_none() {
-            let seed = self.seed();
-            let dist = self.case.key.dist;
-            let built = self.built()?;
-            let mut rng = SplitMix::new(seed);
-            let mut v = Vec::new();
-            for (shape, role) in built
-                .module
-                .parameter_shapes()
-                .into_iter()
-                .zip(&built.roles)
-            {
-                let Some(a) = shape.as_array() else {
-                    return Err(Outcome::fail("tuple parameters are not generated"));
-                };
-                v.push(
-                    generate(a, *role, dist, &mut rng).map_err(|e| Outcome::fail(e.to_string()))?,
-                );
-            }
-            self.inputs = Some(v);
-        }
-        Ok(self.inputs.as_deref().unwrap_or(&[]))
+        self.inputs_arc()?;
+        let inputs = match &self.local {
+            Some((_, Some(i))) => i,
+            _ => match self.shared.inputs.get() {
+                Some(Ok(i)) => i,
+                _ => return Err(Outcome::fail("no inputs")),
+            },
+        };
+        Ok(inputs.as_slice())
+    }
+
+    /// The case's module and inputs, shared (no copies).
+    pub fn prepared(&mut self) -> Result<(Arc<BuiltCase>, Arc<Vec<Literal>>), Outcome> {
+        let inputs = self.inputs_arc()?;
+        Ok((self.built()?, inputs))
     }
 
     /// The module and inputs (cloned) for a reproducer.
     pub fn artifacts(&self) -> Option<(Module, Vec<Literal>)> {
-        Some((self.built.as_ref()?.module.clone(), self.inputs.clone()?))
+        let (built, inputs) = match &self.local {
+            Some((b, Some(i))) => (b.clone(), i.clone()),
+            Some((_, None)) => return None,
+            None => match (self.shared.built.get(), self.shared.inputs.get()) {
+                (Some(Ok(b)), Some(Ok(i))) => (b.clone(), i.clone()),
+                _ => return None,
+            },
+        };
+        Some((built.module.clone(), inputs.to_vec()))
     }
 
-    /// The reference result of this case's module and inputs, computed once per case key.
+    /// The reference result of this case's module and inputs, computed once per case key
+    /// (when the property did not replace the module).
     pub fn reference_result(&mut self) -> Result<Arc<Vec<Literal>>, Outcome> {
-        self.inputs()?;
-        let (Some(built), Some(inputs)) = (&self.built, &self.inputs) else {
-            return Err(Outcome::fail("no module"));
+        let inputs = self.inputs_arc()?;
+        let built = self.built()?;
+        let compute = || {
+            self.cache
+                .computed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            run_module(self.reference, &built.module, &inputs)
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
         };
-        let reference = self.reference;
-        let r = self
-            .cache
-            .get_or_compute(self.case.key, self.cache_users, || {
-                run_module(reference, &built.module, inputs)
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
-            });
+        let r = if self.local.is_some() {
+            compute()
+        } else {
+            self.shared.reference.get_or_init(compute).clone()
+        };
         r.map_err(|e| Outcome::Skip(format!("reference: {e}")))
     }
 
@@ -246,11 +297,11 @@ impl<'a> CaseContext<'a> {
 
     /// Compares with the property's tolerance; remembers the worst ULP for reports.
     pub fn check(&mut self, expected: &[Literal], actual: &[Literal]) -> Verdict {
-        let inputs = self.inputs.as_deref().unwrap_or(&[]);
+        let inputs = self.inputs_arc().unwrap_or_default();
         let v = compare(
             expected,
             actual,
-            inputs,
+            &inputs,
             self.spec.tolerance,
             self.spec.strict_rounding,
         );
@@ -267,10 +318,11 @@ impl<'a> CaseContext<'a> {
             Ok(r) => r,
             Err(o) => return o,
         };
-        let (Some(built), Some(inputs)) = (&self.built, &self.inputs) else {
-            return Outcome::fail("no module");
+        let (built, inputs) = match (self.built(), self.inputs_arc()) {
+            (Ok(b), Ok(i)) => (b, i),
+            (Err(o), _) | (_, Err(o)) => return o,
         };
-        let actual = match self.run_on(self.backend, &built.module, inputs) {
+        let actual = match self.run_on(self.backend, &built.module, &inputs) {
             Ok(a) => a,
             Err(o) => return o,
         };

@@ -75,6 +75,12 @@ fn every_section_builds_well_formed_modules_and_inputs() {
             let built = build_case(&key).unwrap_or_else(|e| panic!("{e}"));
             check_module(&built.module, &key.to_string());
             assert_eq!(built.module.parameter_shapes().len(), built.roles.len());
+            // the catalogue writes valid HLO: it prints and parses back to the same module
+            let text = crate::hlo::print_module(&built.module);
+            let parsed =
+                crate::hlo::parse_module(&text).unwrap_or_else(|e| panic!("{key}: {e}\n{text}"));
+            assert_eq!(crate::hlo::print_module(&parsed), text, "{key}");
+            crate::hlo::verify(&built.module).unwrap_or_else(|e| panic!("{key}: {e}\n{text}"));
             let b = Unavailable::new("x", "test");
             let cache = ReferenceCache::new();
             let mut ctx = CaseContext::new(key.on(BackendId::intern("x")), &b, &b, &cache, 1, 0);
@@ -94,6 +100,7 @@ fn every_section_builds_well_formed_modules_and_inputs() {
                 let fused = build_chain(&key, true).unwrap();
                 check_module(&fused.module, &key.to_string());
                 assert_eq!(fused.module.result_shape(), built.module.result_shape());
+                crate::hlo::verify(&fused.module).unwrap_or_else(|e| panic!("{key} fused: {e}"));
             }
             i += 37;
         }

@@ -20,15 +20,11 @@ pub fn fusion_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
         Ok(b) => b.module,
         Err(e) => return Outcome::fail(e.to_string()),
     };
-    let unfused = match ctx.module() {
-        Ok(m) => m.clone(),
+    let (unfused, inputs) = match ctx.prepared() {
+        Ok(p) => p,
         Err(o) => return o,
     };
-    let inputs = match ctx.inputs() {
-        Ok(i) => i.to_vec(),
-        Err(o) => return o,
-    };
-    let expected = match ctx.run_on(ctx.backend, &unfused, &inputs) {
+    let expected = match ctx.run_on(ctx.backend, &unfused.module, &inputs) {
         Ok(r) => r,
         Err(o) => return o,
     };

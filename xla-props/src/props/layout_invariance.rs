@@ -22,12 +22,8 @@ pub fn layout_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
         Ok(b) => b,
         Err(e) => return Outcome::fail(e.to_string()),
     };
-    let permuted = match ctx.module() {
-        Ok(m) => m.clone(),
-        Err(o) => return o,
-    };
-    let inputs = match ctx.inputs() {
-        Ok(i) => i.to_vec(),
+    let (permuted, inputs) = match ctx.prepared() {
+        Ok(p) => p,
         Err(o) => return o,
     };
     // the same logical values, with the default layout's metadata
@@ -43,7 +39,7 @@ pub fn layout_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
         Ok(r) => r,
         Err(o) => return o,
     };
-    let actual = match ctx.run_on(ctx.backend, &permuted, &inputs) {
+    let actual = match ctx.run_on(ctx.backend, &permuted.module, &inputs) {
         Ok(r) => r,
         Err(o) => return o,
     };

@@ -56,7 +56,7 @@ pub fn write_reproducer(
             .map_err(|e| format!("failed to write {}: {e}", case_dir.join(file).display()))
     };
     write("case.txt", format!("{name}\n"))?;
-    write("module.txt", format!("{module:#?}\n"))?;
+    write("module.hlo", crate::hlo::print_module(module))?;
     for (i, lit) in inputs.iter().enumerate() {
         let values: Vec<String> = (0..lit.element_count())
             .map(|k| element_text(lit, k))

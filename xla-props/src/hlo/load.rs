@@ -1,0 +1,71 @@
+//! Loading a module from a file: read, parse, make names unique, verify.
+
+use std::path::Path;
+
+use super::ir::Module;
+use super::parser::parse_module_bytes;
+use super::verifier::{uniquify_names, verify};
+
+/// Why a module file could not be loaded. `Display` gives the one-line (or,
+/// for syntax errors, caret-annotated) message a user sees.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("{file}: cannot read: {message}")]
+    Read {
+        /// The file.
+        file: String,
+        /// The OS error.
+        message: String,
+    },
+    /// The text is not HLO: `FILE:LINE:COL: message`, the line, and a caret.
+    #[error("{rendered}")]
+    Syntax {
+        /// The rendered error.
+        rendered: String,
+    },
+    /// The module parses but is not valid (shapes, names, call graph).
+    #[error("{file}: {error}")]
+    Invalid {
+        /// The file.
+        file: String,
+        /// The verifier's error, naming the instruction.
+        error: Box<super::verifier::VerifyError>,
+    },
+}
+
+/// Parses `bytes` (named `file` in messages), makes instruction names unique
+/// across computations as XLA's parser does, and verifies the module.
+///
+/// ```
+/// let text = "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p)\n}\n";
+/// let m = xla_props::hlo::load_module_bytes("m.hlo", text.as_bytes()).unwrap();
+/// assert_eq!(m.entry_computation().instructions.len(), 2);
+/// let bad = "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT n = f32[3] negate(p)\n}\n";
+/// let err = xla_props::hlo::load_module_bytes("m.hlo", bad.as_bytes()).unwrap_err();
+/// assert!(err.to_string().starts_with("m.hlo: "), "{err}");
+/// ```
+pub fn load_module_bytes(file: &str, bytes: &[u8]) -> Result<Module, LoadError> {
+    let mut module = parse_module_bytes(bytes).map_err(|e| LoadError::Syntax {
+        // invalid UTF-8 is reported at the first bad byte; the lossy text
+        // agrees with the bytes up to there
+        rendered: e.render(file, &String::from_utf8_lossy(bytes)),
+    })?;
+    uniquify_names(&mut module);
+    verify(&module).map_err(|error| LoadError::Invalid {
+        file: file.to_string(),
+        error: Box::new(error),
+    })?;
+    Ok(module)
+}
+
+/// Reads, parses and verifies an HLO text file (see [`load_module_bytes`]).
+pub fn load_module_file(path: impl AsRef<Path>) -> Result<Module, LoadError> {
+    let path = path.as_ref();
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| LoadError::Read {
+        file: file.clone(),
+        message: e.to_string(),
+    })?;
+    load_module_bytes(&file, &bytes)
+}
