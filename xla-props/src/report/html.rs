@@ -247,10 +247,14 @@ fn metadata(h: &mut String, run: &RunResults, model: &RunModel, options: &Report
     h.push_str("</table>\n");
 }
 
-fn id_list(h: &mut String, ids: &std::collections::BTreeSet<String>, link: Option<&RunResults>) {
+fn id_list(
+    h: &mut String,
+    ids: &std::collections::BTreeSet<String>,
+    link: Option<&std::collections::HashMap<&str, usize>>,
+) {
     h.push_str("<ul>\n");
     for id in ids.iter().take(MAX_LISTED_IDS) {
-        let index = link.and_then(|r| r.cases.iter().position(|c| &c.id == id));
+        let index = link.and_then(|r| r.get(id.as_str()));
         match index {
             Some(i) => {
                 let _ = writeln!(
@@ -303,7 +307,13 @@ fn comparison(
     );
     if !c.new_failures.is_empty() {
         let _ = writeln!(h, "<h3>New failures</h3>");
-        id_list(h, &c.new_failures, Some(run));
+        let index: std::collections::HashMap<&str, usize> = run
+            .cases
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id.as_str(), i))
+            .collect();
+        id_list(h, &c.new_failures, Some(&index));
     }
     if !c.fixed.is_empty() {
         let _ = writeln!(h, "<h3>Fixed</h3>");

@@ -94,6 +94,24 @@ fn message_line<'a>(message: Option<&'a str>, key: &str) -> Option<&'a str> {
 }
 
 impl CaseResult {
+    /// Sets the property, op, dtype and backend the runner left out from the
+    /// id, once, so the accessors need not split the id again.
+    fn fill_from_id(&mut self) {
+        let parts: Vec<&str> = self.id.split("::").collect();
+        if parts.len() < 4 {
+            return;
+        }
+        let fill = |f: &mut Option<String>, v: &str| {
+            if f.is_none() {
+                *f = Some(v.to_string());
+            }
+        };
+        fill(&mut self.property, parts[0]);
+        fill(&mut self.op, parts[1]);
+        fill(&mut self.dtype, parts[2]);
+        fill(&mut self.backend, parts[parts.len() - 1]);
+    }
+
     /// The property, from the field or the id.
     pub fn property(&self) -> &str {
         self.property
@@ -340,9 +358,9 @@ impl RunResults {
                 "{origin}: not a results file: expected a json object"
             )));
         }
-        let doc: RunResults = serde_json::from_str(text)
+        let mut doc: RunResults = serde_json::from_str(text)
             .map_err(|e| ReportError(format!("{origin}: not a results file: {e}")))?;
-        for (i, c) in doc.cases.iter().enumerate() {
+        for (i, c) in doc.cases.iter_mut().enumerate() {
             if c.id.is_empty() {
                 return Err(ReportError(format!("{origin}: case {i} has no `id`")));
             }
@@ -352,6 +370,7 @@ impl RunResults {
                     c.id
                 )));
             }
+            c.fill_from_id();
         }
         Ok(doc)
     }
