@@ -84,7 +84,7 @@ td.cell.skip{background:#bdbdbd}td.cell.fail{background:#e53935;color:#fff;font-
 td.cell.partfail{background:#ef9a9a;font-weight:bold}
 td.cell.new{outline:3px solid #6a1b9a;outline-offset:-3px}td.cell.fixed{outline:3px dashed #2e7d32;outline-offset:-3px}
 td.nocell{background:#fafafa}
-.legend span{display:inline-block;padding:1px 8px;margin-right:6px;font-size:12px}
+.legend span{display:inline-block;padding:1px 8px;margin-right:6px;font-size:12px;border:1px solid #ddd}
 tr.group td{background:#fafafa;font-weight:bold}
 tr.new td:first-child{border-left:4px solid #6a1b9a}
 .badge{font-size:11px;padding:0 4px;border-radius:3px;background:#6a1b9a;color:#fff;margin-left:4px}
@@ -419,8 +419,12 @@ fn heatmaps(h: &mut String, model: &RunModel, cmp: Option<&Comparison>) {
                     .max_ulp
                     .map(|u| format!(", max {u} ulp"))
                     .unwrap_or_default();
+                let was = cmp
+                    .and_then(|x| x.ulp_changes.iter().find(|u| u.key == key))
+                    .map(|u| format!(" (was {} ulp)", u.old))
+                    .unwrap_or_default();
                 let tip = format!(
-                    "{backend} {op} {d}: {} passed, {} failed, {} skipped{ulp}",
+                    "{backend} {op} {d}: {} passed, {} failed, {} skipped{ulp}{was}",
                     c.passed, c.failed, c.skipped
                 );
                 let body = if c.failed > 0 {

@@ -279,6 +279,7 @@ fn page_links_every_failing_cell_to_its_failures() {
     assert_eq!(html.matches("class=\"cell partfail new\"").count(), 1);
     assert_eq!(html.matches(" fixed\"").count(), 1);
     assert!(html.contains("1536 (worse)"));
+    assert!(html.contains("max 1536 ulp (was 0 ulp)"));
     // isolation graph with the culprit in red, drawn by plotters
     assert!(html.contains("convert.2 = convert"));
     // self-contained: nothing to fetch
