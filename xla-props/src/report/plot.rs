@@ -105,6 +105,8 @@ const NODE_H: i32 = 34;
 const GAP_X: i32 = 24;
 const GAP_Y: i32 = 40;
 const PAD: i32 = 12;
+/// Horizontal room for each edge routed around the boxes.
+const LANE: i32 = 10;
 /// Graphs larger than this are listed, not drawn: a drawing of hundreds of
 /// boxes is unreadable at report size.
 pub(crate) const MAX_DRAWN_NODES: usize = 80;
@@ -162,12 +164,29 @@ pub(crate) fn fusion_graph_svg(iso: &Isolation) -> Result<Option<String>, Report
         rows.entry(layer[n]).or_default().push(n);
     }
     let widest = rows.values().map(Vec::len).max().unwrap_or(1) as i32;
-    let width = 2 * PAD + widest * NODE_W + (widest - 1) * GAP_X;
+    // edges that skip a row go around the boxes, each in its own lane on the right
+    let is_long = |a: &str, b: &str| layer[b].abs_diff(layer[a]) > 1;
+    let long_edges = iso
+        .edges
+        .iter()
+        .filter(|e| {
+            let (a, b) = e.ends();
+            is_long(a, b)
+        })
+        .count() as i32;
+    let boxes_w = widest * NODE_W + (widest - 1) * GAP_X;
+    let width = 2 * PAD
+        + boxes_w
+        + if long_edges > 0 {
+            8 + LANE * long_edges
+        } else {
+            0
+        };
     let height = 2 * PAD + rows.len() as i32 * (NODE_H + GAP_Y) - GAP_Y;
     let mut pos: HashMap<&str, (i32, i32)> = HashMap::new();
     for (r, (_, row)) in rows.iter().enumerate() {
         let row_w = row.len() as i32 * NODE_W + (row.len() as i32 - 1) * GAP_X;
-        let x0 = (width - row_w) / 2;
+        let x0 = PAD + (boxes_w - row_w) / 2;
         for (k, n) in row.iter().enumerate() {
             let x = x0 + k as i32 * (NODE_W + GAP_X);
             let y = PAD + r as i32 * (NODE_H + GAP_Y);
@@ -187,14 +206,22 @@ pub(crate) fn fusion_graph_svg(iso: &Isolation) -> Result<Option<String>, Report
         let root =
             SVGBackend::with_string(&mut svg, (width as u32, height as u32)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_error)?;
+        let mut lane = 0;
         for e in &iso.edges {
             let (a, b) = e.ends();
             let (Some(&(ax, ay)), Some(&(bx, by))) = (pos.get(a), pos.get(b)) else {
                 continue;
             };
-            let from = (ax + NODE_W / 2, ay + NODE_H);
-            let to = (bx + NODE_W / 2, by);
-            root.draw(&PathElement::new(vec![from, to], grey.stroke_width(1)))
+            let path = if is_long(a, b) {
+                lane += 1;
+                let x = PAD + boxes_w + 8 + LANE * lane - LANE / 2;
+                let (y0, y1) = (ay + NODE_H / 2, by + NODE_H / 2);
+                vec![(ax + NODE_W, y0), (x, y0), (x, y1), (bx + NODE_W, y1)]
+            } else {
+                vec![(ax + NODE_W / 2, ay + NODE_H), (bx + NODE_W / 2, by)]
+            };
+            let (from, to) = (path[path.len() - 2], path[path.len() - 1]);
+            root.draw(&PathElement::new(path, grey.stroke_width(1)))
                 .map_err(draw_error)?;
             // the arrowhead, pointing along the edge
             let (dx, dy) = ((to.0 - from.0) as f64, (to.1 - from.1) as f64);
