@@ -18,6 +18,7 @@ pub mod literal;
 pub mod property;
 mod props;
 pub mod reference;
+pub mod report;
 pub mod runner;
 
 pub use runner::Harness;
