@@ -9,3 +9,4 @@
 pub mod cli;
 pub mod hlo;
 pub mod literal;
+pub mod reference;
