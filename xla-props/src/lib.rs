@@ -8,7 +8,9 @@
 
 pub mod backend;
 pub mod check;
+pub mod check_model;
 pub mod cli;
 pub mod hlo;
+pub mod inputs;
 pub mod literal;
 pub mod reference;
