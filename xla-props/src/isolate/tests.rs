@@ -1,0 +1,253 @@
+//! Isolation tests: injected miscompilations (one fusion, one bug) found,
+//! named, and minimized.
+
+use super::testing::{transformer, Bug, Buggy};
+use super::*;
+use crate::backend::{Backend, Interpreter};
+use crate::filetest::{observe, Expectation, HloTest};
+use crate::hlo::{ElementType::F32, FusionKind, Module, ModuleBuilder, Opcode, Shape};
+
+/// `y = p + (x - f32(f16(x)))` with the residual in its own fusion.
+fn quant_residual_module() -> Module {
+    let mut m = ModuleBuilder::new("quant");
+    let fused = m
+        .computation("residual", |b| {
+            let x = b.parameter(Shape::array(F32, vec![64]))?;
+            let h = b.convert(x, crate::hlo::ElementType::F16)?;
+            let back = b.convert(h, F32)?;
+            b.binary(Opcode::Subtract, x, back)
+        })
+        .unwrap();
+    m.build("main", |b| {
+        let x = b.parameter(Shape::array(F32, vec![64]))?;
+        let p = b.parameter(Shape::array(F32, vec![64]))?;
+        let e = b.unary(Opcode::Negate, x)?;
+        let r = b.fusion(FusionKind::Loop, fused, &[e])?;
+        b.binary(Opcode::Add, p, r)
+    })
+    .unwrap()
+}
+
+fn isolated(module: &Module, backend: &dyn Backend, seed: u64) -> Isolated {
+    let options = Options {
+        seed,
+        ..Options::default()
+    };
+    match isolate(module, backend, &Oracle::Exact, &options).unwrap() {
+        Isolation::Isolated(i) => *i,
+        Isolation::Agree { verdict, .. } => panic!("expected a disagreement, got {verdict}"),
+    }
+}
+
+/// The reproducer, written and read back, fails on `buggy` and agrees on the interpreter.
+fn check_reproducer(iso: &mut Isolated, buggy: &Buggy) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_results(iso, dir.path(), &["interpreter".to_string()]).unwrap();
+    let test = HloTest::load(&path).unwrap();
+    let on_bug = observe(&test, buggy).unwrap();
+    assert_eq!(
+        on_bug.outcome,
+        Expectation::Mismatch(iso.report.mismatch),
+        "{}",
+        on_bug.detail
+    );
+    assert_eq!(test.expectation(buggy.name()), on_bug.outcome);
+    let on_good = observe(&test, &Interpreter::default()).unwrap();
+    assert_eq!(on_good.outcome, Expectation::Agree, "{}", on_good.detail);
+    assert_eq!(test.expectation("interpreter"), Expectation::Agree);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    for key in [
+        "culprit",
+        "local",
+        "vanishes_when_split",
+        "backend_runs",
+        "seconds",
+        "reproducer",
+    ] {
+        assert!(json.get(key).is_some(), "report.json lacks {key}: {json}");
+    }
+    assert!(std::fs::read_to_string(dir.path().join("report.md"))
+        .unwrap()
+        .contains(&iso.report.culprit.instruction));
+}
+
+#[test]
+fn the_correct_interpreter_agrees_and_nothing_is_isolated() {
+    let m = quant_residual_module();
+    let out = isolate(
+        &m,
+        &Interpreter::default(),
+        &Oracle::Exact,
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(matches!(out, Isolation::Agree { .. }));
+}
+
+#[test]
+fn elided_round_trip_is_isolated_to_the_convert_pair_and_vanishes_when_split() {
+    let m = quant_residual_module();
+    let buggy = Buggy::new(Bug::ElideRoundTrip, "residual");
+    let mut iso = isolated(&m, &buggy, 1);
+    let r = &iso.report;
+    assert_eq!(r.culprit.fusion.as_deref(), Some("fusion.8"));
+    assert_eq!(r.culprit.computation, "residual");
+    assert_eq!(r.culprit.opcode, "convert");
+    // the f32 convert of the pair, whose operand is the f16 convert
+    assert_eq!(r.culprit.instruction, "convert.3");
+    assert_eq!(r.culprit.operands, vec!["convert.2 (convert)".to_string()]);
+    assert!(r.local);
+    assert!(r.vanishes_when_split);
+    assert_eq!(r.inside, Some(InsideMethod::Probe));
+    assert_eq!(r.mismatch, MismatchKind::Values);
+    assert!(
+        r.reproducer_instructions <= 10,
+        "{}",
+        r.reproducer_instructions
+    );
+    check_reproducer(&mut iso, &buggy);
+}
+
+#[test]
+fn without_a_probe_moving_the_root_finds_the_same_instruction() {
+    let m = quant_residual_module();
+    let buggy = Buggy::new(Bug::ElideRoundTrip, "residual");
+    let x = extract_instruction(&m, m.entry_computation().find("fusion.8").unwrap());
+    let args = crate::inputs::generate_inputs(&x.module, crate::inputs::Distribution::Uniform, 3)
+        .unwrap()
+        .args;
+    let tested = Tested::new(&buggy);
+    let root = x.module.entry_computation().root;
+    let id = by_moved_root(&x.module, root, &args, &Oracle::Exact, &tested).unwrap();
+    let fused = x.module.comp(crate::hlo::CompId(0));
+    assert_eq!(fused.instr(id).name, "convert.3");
+    assert!(tested.runs() <= 3, "bisection took {} runs", tested.runs());
+}
+
+#[test]
+fn transformer_bugs_are_named_by_fusion_and_instruction() {
+    let t = transformer(600).unwrap();
+    assert!(t.module.instruction_count() >= 600);
+    let cases = [
+        (Bug::ElideRoundTrip, 1, "quant_residual", "convert"),
+        (Bug::WrongConstant, 2, "query", "multiply"),
+        (Bug::SliceOffByOne, 3, "key", "slice"),
+        (Bug::WrongConstant, 4, "layernorm", "multiply"),
+    ];
+    for (bug, layer, role, opcode) in cases {
+        let layer = layer % t.layers;
+        let (comp, fusion) = t.fusion(layer, role).unwrap();
+        let buggy = Buggy::new(bug, comp);
+        let mut iso = isolated(&t.module, &buggy, layer as u64);
+        let r = &iso.report;
+        assert_eq!(r.culprit.fusion.as_deref(), Some(fusion), "{bug:?}");
+        assert_eq!(r.culprit.computation, comp);
+        assert_eq!(r.culprit.opcode, opcode, "{bug:?}");
+        assert!(r.local);
+        assert!(
+            r.reproducer_instructions <= 10,
+            "{bug:?}: {}",
+            r.reproducer_instructions
+        );
+        check_reproducer(&mut iso, &buggy);
+    }
+}
+
+#[test]
+#[ignore = "diagnostic: prints how far the correct interpreter is from the reference"]
+fn transformer_error_stats() {
+    let t = transformer(2000).unwrap();
+    let args = crate::inputs::generate_inputs(&t.module, crate::inputs::Distribution::Uniform, 1)
+        .unwrap()
+        .args;
+    let e = crate::reference::evaluate(&t.module, &args).unwrap();
+    let report = |name: &str, a: &[crate::literal::Literal]| {
+        let (mut ulp, mut rel) = (0u128, 0f64);
+        let scale = (0..e[0].element_count())
+            .map(|i| e[0].get_f64(i).abs())
+            .fold(0f64, f64::max);
+        for i in 0..e[0].element_count() {
+            let (x, y) = (e[0].get_f64(i), a[0].get_f64(i));
+            ulp = ulp.max(
+                crate::check_model::ulp_distance(e[0].get_bits(i), a[0].get_bits(i), F32)
+                    .unwrap_or(0),
+            );
+            rel = rel.max((x - y).abs() / scale);
+        }
+        eprintln!(
+            "{name}: max ulp {ulp}, max err/scale {rel:e} (eps {:e})",
+            f32::EPSILON
+        );
+    };
+    let good = Interpreter::default()
+        .compile(&t.module)
+        .unwrap()
+        .execute(&args)
+        .unwrap();
+    report("interpreter", &good);
+    for (bug, role) in [
+        (Bug::ElideRoundTrip, "quant_residual"),
+        (Bug::WrongConstant, "query"),
+        (Bug::SliceOffByOne, "key"),
+        (Bug::WrongConstant, "layernorm"),
+    ] {
+        let (comp, _) = t.fusion(3, role).unwrap();
+        let a = Buggy::new(bug, comp)
+            .compile(&t.module)
+            .unwrap()
+            .execute(&args)
+            .unwrap();
+        report(&format!("{bug:?} in {comp}"), &a);
+    }
+}
+
+#[test]
+fn buggy_rewrites_only_the_target_fusion() {
+    let t = transformer(300).unwrap();
+    let (comp, _) = t.fusion(0, "query").unwrap();
+    let m2 = Buggy::new(Bug::WrongConstant, comp).miscompile(&t.module);
+    let changed: Vec<&str> = t
+        .module
+        .computations
+        .iter()
+        .zip(&m2.computations)
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| a.name.as_str())
+        .collect();
+    assert_eq!(changed, vec![comp]);
+}
+
+#[test]
+fn buggy_changes_the_transformer_output() {
+    let t = transformer(300).unwrap();
+    let args =
+        crate::inputs::generate_inputs(&t.module, crate::inputs::Distribution::Uniform, 1).unwrap();
+    // no parameter is narrowed to (almost) a point: every layer matters
+    assert!(args.intervals.iter().all(|i| i.width() >= 1.0));
+    let args = args.args;
+    let good = Interpreter::default()
+        .compile(&t.module)
+        .unwrap()
+        .execute(&args)
+        .unwrap();
+    for (bug, role) in [
+        (Bug::WrongConstant, "query"),
+        (Bug::WrongConstant, "layernorm"),
+        (Bug::ElideRoundTrip, "quant_residual"),
+        (Bug::SliceOffByOne, "value"),
+    ] {
+        let (comp, _) = t.fusion(0, role).unwrap();
+        let bad = Buggy::new(bug, comp)
+            .compile(&t.module)
+            .unwrap()
+            .execute(&args)
+            .unwrap();
+        assert_ne!(
+            good[0].to_bits_vec(),
+            bad[0].to_bits_vec(),
+            "{bug:?} in {role}"
+        );
+    }
+}
