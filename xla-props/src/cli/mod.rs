@@ -5,9 +5,11 @@
 
 mod backends;
 mod eval;
+mod isolate;
 
 pub use backends::backends_listing;
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
+pub use isolate::IsolateArgs;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -48,6 +50,8 @@ enum Command {
     Eval(EvalArgs),
     /// List the backends this build knows and whether each is available.
     Backends,
+    /// From a disagreeing module down to the culprit fusion and instruction; writes a reproducer and a report.
+    Isolate(IsolateArgs),
 }
 
 /// Arguments of `xla-props parse`.
@@ -64,6 +68,7 @@ pub fn main() -> ExitCode {
         Command::Parse(args) => run_parse(&args),
         Command::Eval(args) => eval::run_eval(&args),
         Command::Backends => backends::run_backends(),
+        Command::Isolate(args) => isolate::run_isolate(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -193,8 +193,9 @@ impl HloTest {
             } else if let Some(rest) = body.strip_prefix("expect:") {
                 expect = Some(rest.parse().map_err(|m| err(line, m))?);
             } else if let Some(rest) = body.strip_prefix("expect@") {
+                // backend names may contain ':' (`buggy:BUG@COMP`); expectations do not
                 let (backend, e) = rest
-                    .split_once(':')
+                    .rsplit_once(':')
                     .ok_or_else(|| err(line, "expected `expect@BACKEND: ...`".into()))?;
                 expect_for.push((
                     backend.trim().to_string(),

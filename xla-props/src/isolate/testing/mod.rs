@@ -80,6 +80,27 @@ impl Buggy {
         let bug = Bug::ALL.into_iter().find(|b| b.name() == bug)?;
         Some(Buggy::new(bug, comp))
     }
+    /// The instructions of the target computation this backend computes
+    /// wrongly, operands before users (empty when it is not a fused computation of `module`).
+    pub fn corrupted(&self, module: &Module) -> Vec<String> {
+        let bad = self.miscompile(module);
+        let (Some(a), Some(b)) = (
+            module.find_computation(&self.computation),
+            bad.find_computation(&self.computation),
+        ) else {
+            return Vec::new();
+        };
+        let (old, new) = (module.comp(a), bad.comp(b));
+        old.post_order()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|&i| {
+                let name = &old.instr(i).name;
+                new.find(name).map(|j| new.instr(j)) != Some(old.instr(i))
+            })
+            .map(|i| old.instr(i).name.clone())
+            .collect()
+    }
     /// The module as this backend miscompiles it (names kept, so probes still line up).
     pub fn miscompile(&self, module: &Module) -> Module {
         let mut m = module.clone();

@@ -248,6 +248,7 @@ fn build(layers: usize) -> Result<Transformer, BuildError> {
     let mut fusion_ids: Vec<Vec<(String, String, InstrId)>> = Vec::new();
     let module = m.build("main", |b| {
         let mut x = scaled(b, &[SEQ, HIDDEN], 1.0 / 64.0)?;
+
         for (l, c) in comps.iter().enumerate() {
             let mut ids = Vec::new();
             let mut fuse = |b: &mut ComputationBuilder<'_>,
@@ -264,6 +265,7 @@ fn build(layers: usize) -> Result<Transformer, BuildError> {
             let y = fuse(b, 0, "layernorm", &[x, gamma, beta])?;
             let r = fuse(b, 1, "quant_residual", &[y])?;
             let y2 = fuse(b, 2, "dequant", &[y, r])?;
+
             let wqkv = scaled(b, &[HIDDEN, 3 * HIDDEN], W / 4.0)?;
             let qkv = b.dot(y2, wqkv, dims(1, 0), None)?;
             let q = fuse(b, 3, "query", &[qkv])?;
@@ -283,7 +285,15 @@ fn build(layers: usize) -> Result<Transformer, BuildError> {
             let g = fuse(b, 7, "gelu", &[h])?;
             let w2 = scaled(b, &[2 * HIDDEN, HIDDEN], W / 4.0 / std::f64::consts::SQRT_2)?;
             let mlp = b.dot(g, w2, dims(1, 0), None)?;
-            x = b.binary(Opcode::Add, x1, mlp)?;
+            let x2 = b.binary(Opcode::Add, x1, mlp)?;
+            // activation clipping keeps the residual stream's interval from
+            // compounding over layers, so input generation has no reason to
+            // narrow a later layer's weights to zero
+            let lo = b.constant_f64(F32, &[], &[-64.0])?;
+            let lob = b.broadcast(lo, &[SEQ, HIDDEN], &[])?;
+            let hi = b.constant_f64(F32, &[], &[64.0])?;
+            let hib = b.broadcast(hi, &[SEQ, HIDDEN], &[])?;
+            x = b.clamp(lob, x2, hib)?;
             fusion_ids.push(ids);
         }
         Ok(x)
