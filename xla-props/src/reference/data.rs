@@ -270,6 +270,13 @@ pub(crate) fn float_format(t: ElementType) -> Result<crate::hlo::FloatFormat, Op
 
 /// The exact value of a bit pattern of float type `t`.
 pub(crate) fn bits_value(b: u64, t: ElementType) -> f64 {
+    match t {
+        ElementType::F32 => return f32::from_bits(b as u32) as f64,
+        ElementType::F64 => return f64::from_bits(b),
+        ElementType::F16 => return f16::from_bits(b as u16).to_f64(),
+        ElementType::Bf16 => return bf16::from_bits(b as u16).to_f64(),
+        _ => {}
+    }
     match t.float_format() {
         Some(f) => bits_to_f64(b, &f),
         None => b as f64,

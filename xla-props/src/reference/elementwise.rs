@@ -57,17 +57,22 @@ pub(crate) fn unary(op: Opcode, x: &Literal, out: &ArrayShape) -> Result<Literal
     }
     let w = t.bit_width();
     let signed = t.is_signed_int();
-    let f: fn(i128, u32, bool) -> i128 = match op {
+    let f = int_unary(op).ok_or_else(|| unsupported_for(op, t))?;
+    let ys: Vec<i128> = i128s(x).into_iter().map(|v| f(v, w, signed)).collect();
+    from_i128s(out, &ys)
+}
+
+/// Integer unary semantics (wrapping is done when the result is stored).
+pub(crate) fn int_unary(op: Opcode) -> Option<fn(i128, u32, bool) -> i128> {
+    Some(match op {
         Opcode::Abs => |v, _, _| v.abs(),
         Opcode::Negate => |v, _, _| -v,
         Opcode::Sign => |v, _, _| v.signum(),
         Opcode::Not => |v, _, _| !v,
         Opcode::Popcnt => |v, w, _| zext(v, w).count_ones() as i128,
         Opcode::CountLeadingZeros => |v, w, _| (w - (128 - zext(v, w).leading_zeros())) as i128,
-        _ => return Err(unsupported_for(op, t)),
-    };
-    let ys: Vec<i128> = i128s(x).into_iter().map(|v| f(v, w, signed)).collect();
-    from_i128s(out, &ys)
+        _ => return None,
+    })
 }
 
 /// The element count of the result and an index function that broadcasts scalars.
@@ -210,7 +215,7 @@ fn int_pow(a: i128, b: i128, w: u32, signed: bool) -> i128 {
 
 /// The total-order key of a float bit pattern of width `w`:
 /// -NaN < -inf < ... < -0 < +0 < ... < inf < +NaN.
-fn total_order_key(bits: u64, w: u32) -> i128 {
+pub(crate) fn total_order_key(bits: u64, w: u32) -> i128 {
     let sign = 1u64 << (w - 1);
     let mag = (bits & (sign - 1)) as i128;
     if bits & sign != 0 {
@@ -220,7 +225,7 @@ fn total_order_key(bits: u64, w: u32) -> i128 {
     }
 }
 
-fn direction_holds(d: ComparisonDirection, o: Option<std::cmp::Ordering>) -> bool {
+pub(crate) fn direction_holds(d: ComparisonDirection, o: Option<std::cmp::Ordering>) -> bool {
     use std::cmp::Ordering::*;
     use ComparisonDirection as D;
     match (d, o) {

@@ -8,7 +8,7 @@ use crate::literal::{Literal, LiteralError, Value};
 pub const DEFAULT_FUEL: u64 = 1_000_000;
 
 /// Calls nested deeper than this are reported as invalid (a call cycle).
-const MAX_CALL_DEPTH: usize = 256;
+const MAX_CALL_DEPTH: usize = 64;
 
 /// Why an evaluation failed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -145,6 +145,9 @@ impl<'h> Evaluator<'h> {
     }
 
     /// Evaluates the entry computation; returns its outputs, tuples flattened.
+    ///
+    /// `args` holds one literal per array of the entry parameters, in
+    /// parameter order (a tuple parameter takes one literal per leaf).
     pub fn evaluate(
         &mut self,
         module: &Module,
@@ -238,28 +241,26 @@ fn argument_value<'l>(
     }
 }
 
-/// Evaluates `module` on `args` with default options; returns the entry
-/// outputs, tuples flattened.
+/// Evaluates `module` on `args` (one literal per entry parameter array, see
+/// [`Evaluator::evaluate`]) with default options; returns the entry outputs,
+/// tuples flattened.
 ///
 /// ```
-/// use xla_props::hlo::{ArrayShape, Computation, ElementType, InstrId, Instruction, Module, CompId, Opcode, Shape};
+/// use xla_props::hlo::{parse_module, ArrayShape, ElementType};
 /// use xla_props::literal::Literal;
 /// use xla_props::reference::evaluate;
-/// // f16 add of two parameters: computed exactly, rounded once.
-/// let s = Shape::array(ElementType::F16, vec![2]);
-/// let mut a = Instruction::new("a", Opcode::Parameter, s.clone(), vec![]);
-/// a.attrs.parameter_number = Some(0);
-/// let mut b = Instruction::new("b", Opcode::Parameter, s.clone(), vec![]);
-/// b.attrs.parameter_number = Some(1);
-/// let add = Instruction::new("sum", Opcode::Add, s, vec![InstrId(0), InstrId(1)]);
-/// let comp = Computation { name: "main".into(), instructions: vec![a, b, add], root: InstrId(2), other: vec![] };
-/// let module = Module { name: "m".into(), attrs: vec![], computations: vec![comp], entry: CompId(0) };
-/// let shape = ArrayShape::new(ElementType::F16, vec![2]);
-/// let x = Literal::from_f64s(&shape, &[1.0, 65504.0]).unwrap();
-/// let y = Literal::from_f64s(&shape, &[2f64.powi(-11), 16.0]).unwrap();
+/// let module = parse_module(
+///     "HloModule m\nENTRY main {\n  a = f16[3] parameter(0)\n  b = f16[3] parameter(1)\n  ROOT s = f16[3] add(a, b)\n}\n",
+/// )
+/// .unwrap();
+/// // f16 adds, computed exactly and rounded once to nearest even
+/// let shape = ArrayShape::new(ElementType::F16, vec![3]);
+/// let x = Literal::from_f64s(&shape, &[1.0, 65504.0, 65504.0]).unwrap();
+/// let y = Literal::from_f64s(&shape, &[2f64.powi(-11), 8.0, 16.0]).unwrap();
 /// let out = evaluate(&module, &[x, y]).unwrap();
-/// assert_eq!(out[0].get_f64(0), 1.0); // tie goes to even
-/// assert_eq!(out[0].get_f64(1), 65504.0); // 65520 would overflow; 65520 is not reached
+/// assert_eq!(out[0].get_f64(0), 1.0); // 1 + 2^-11 is a tie: to even
+/// assert_eq!(out[0].get_f64(1), 65504.0); // below the overflow tie
+/// assert_eq!(out[0].get_f64(2), f64::INFINITY); // 65520 is the tie with 2^16: overflows
 /// ```
 pub fn evaluate(module: &Module, args: &[Literal]) -> Result<Vec<Literal>, EvalError> {
     Evaluator::new().evaluate(module, args)

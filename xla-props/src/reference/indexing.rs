@@ -6,6 +6,7 @@
 use super::data::{bits, dims_of, from_bits, i128s, next_index, strides, take};
 use super::eval::out;
 use super::reduction::Combiner;
+use super::scalar::ScalarFn;
 use super::{OpError, Run};
 use crate::hlo::{ArrayShape, ElementType, GatherDims, Instruction, Shape};
 use crate::literal::{Literal, Value};
@@ -328,7 +329,7 @@ pub(crate) fn scatter(
     let comb = if n == 1 {
         Combiner::of(run.module, comp, types[0])
     } else {
-        Combiner::Computation(comp)
+        Combiner::Computation(ScalarFn::new(run.module, comp))
     };
     let st = strides(&xd);
     let mut res: Vec<Vec<u64>> = xs.iter().map(|x| bits(x)).collect();

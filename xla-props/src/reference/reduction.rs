@@ -11,6 +11,7 @@
 use super::data::{bits, bits_value, dims_of, f64s, from_bits, next_index, strides};
 use super::elementwise::{binary, int_binary};
 use super::eval::out;
+use super::scalar::ScalarFn;
 use super::{math, OpError, Run};
 use crate::hlo::{ArrayShape, CompId, ElementType, Instruction, Module, Opcode, Shape, WindowDim};
 use crate::literal::{round_to_bits, Literal, Value};
@@ -64,18 +65,18 @@ pub(crate) fn call_scalars(
 }
 
 /// A scalar combiner `f(acc, x)`: a recognized plain binary op, or a computation.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Combiner {
     /// The computation is `op(p0, p1)` (or `op(p1, p0)` for a commutative op) on scalars of one type.
     Plain(Opcode, ElementType),
     /// Any other computation.
-    Computation(CompId),
+    Computation(ScalarFn),
 }
 
 impl Combiner {
     /// Recognizes `comp` as a plain binary op on scalars of `t`.
     pub(crate) fn of(module: &Module, comp: CompId, t: ElementType) -> Combiner {
-        let generic = Combiner::Computation(comp);
+        let generic = Combiner::Computation(ScalarFn::new(module, comp));
         let Some(c) = module.computations.get(comp.index()) else {
             return generic;
         };
@@ -127,21 +128,21 @@ impl Combiner {
     ) -> Result<Vec<u64>, OpError> {
         match *self {
             Combiner::Plain(op, t) => Ok(vec![plain(op, t, acc[0], x[0])?]),
-            Combiner::Computation(c) => {
+            Combiner::Computation(ref f) => {
                 let args: Vec<(ElementType, u64)> = types
                     .iter()
                     .zip(acc)
                     .chain(types.iter().zip(x))
                     .map(|(&t, &b)| (t, b))
                     .collect();
-                call_scalars(run, c, &args, types)
+                f.apply(run, &args, types, &mut Vec::new())
             }
         }
     }
 }
 
 /// A plain binary op on scalar bits, with the elementwise semantics.
-fn plain(op: Opcode, t: ElementType, a: u64, b: u64) -> Result<u64, OpError> {
+pub(crate) fn plain(op: Opcode, t: ElementType, a: u64, b: u64) -> Result<u64, OpError> {
     if t.is_float() {
         let f = math::binary(op).ok_or_else(|| bad(format!("{op} on {t}")))?;
         return Ok(round_bits(f(bits_value(a, t), bits_value(b, t)), t));
@@ -311,7 +312,7 @@ impl Folder {
         let comb = if xs.len() == 1 {
             Combiner::of(module, comp, types[0])
         } else {
-            Combiner::Computation(comp)
+            Combiner::Computation(ScalarFn::new(module, comp))
         };
         let floats = match comb {
             Combiner::Plain(Opcode::Add | Opcode::Multiply, t) if t.is_float() => f64s(xs[0]),
@@ -355,6 +356,13 @@ impl Folder {
                     }
                 });
                 Ok(vec![r & mask])
+            }
+            Combiner::Plain(op, t) => {
+                let mut acc = self.init[0];
+                for &i in idx {
+                    acc = plain(op, t, acc, self.inputs[0][i])?;
+                }
+                Ok(vec![acc])
             }
             _ => {
                 let mut acc = self.init.clone();
@@ -619,6 +627,8 @@ pub(crate) fn select_and_scatter(
     let xb = bits(x);
     let sb = bits(src);
     let st = strides(&xd);
+    let select = ScalarFn::new(run.module, sel);
+    let mut regs = Vec::new();
     let mut res = vec![bits(init)[0]; xb.len()];
     let mut o = vec![0usize; sd.len()];
     let mut buf = Vec::new();
@@ -629,8 +639,12 @@ pub(crate) fn select_and_scatter(
             chosen = match chosen {
                 None => Some(i),
                 Some(c) => {
-                    let keep =
-                        call_scalars(run, sel, &[(t, xb[c]), (t, xb[i])], &[ElementType::Pred])?;
+                    let keep = select.apply(
+                        run,
+                        &[(t, xb[c]), (t, xb[i])],
+                        &[ElementType::Pred],
+                        &mut regs,
+                    )?;
                     Some(if keep[0] & 1 == 1 { c } else { i })
                 }
             };
@@ -677,17 +691,22 @@ pub(crate) fn sort(
     let mut outer_dims = xd.clone();
     outer_dims[d] = 1;
     let n_outer: usize = outer_dims.iter().product();
+    let less_fn = ScalarFn::new(run.module, cmp);
+    let mut regs = Vec::new();
+    let mut args: Vec<(ElementType, u64)> = Vec::with_capacity(2 * types.len());
     let mut o = vec![0usize; xd.len()];
     for _ in 0..n_outer {
         let base: usize = o.iter().zip(&st).map(|(&i, &s)| i * s).sum();
         let pos: Vec<usize> = (0..len).map(|j| base + j * st[d]).collect();
         let mut less = |a: usize, b: usize| -> Result<bool, OpError> {
-            let args: Vec<(ElementType, u64)> = types
-                .iter()
-                .zip(&cols)
-                .flat_map(|(&t, c)| [(t, c[a]), (t, c[b])])
-                .collect();
-            Ok(call_scalars(run, cmp, &args, &[ElementType::Pred])?[0] & 1 == 1)
+            args.clear();
+            args.extend(
+                types
+                    .iter()
+                    .zip(&cols)
+                    .flat_map(|(&t, c)| [(t, c[a]), (t, c[b])]),
+            );
+            Ok(less_fn.apply(run, &args, &[ElementType::Pred], &mut regs)?[0] & 1 == 1)
         };
         let sorted = merge_sort(pos.clone(), &mut less)?;
         for (c, oc) in cols.iter().zip(outc.iter_mut()) {
@@ -760,11 +779,13 @@ pub(crate) fn map(
     let types: Vec<ElementType> = ops.iter().map(|x| x.dtype()).collect();
     let cols: Vec<Vec<u64>> = ops.iter().map(|x| bits(x)).collect();
     let n = first.element_count();
+    let body = ScalarFn::new(run.module, comp);
+    let mut regs = Vec::new();
     let mut res = Vec::with_capacity(n);
     for i in 0..n {
         let args: Vec<(ElementType, u64)> =
             types.iter().zip(&cols).map(|(&t, c)| (t, c[i])).collect();
-        res.push(call_scalars(run, comp, &args, &[o.dtype])?[0]);
+        res.push(body.apply(run, &args, &[o.dtype], &mut regs)?[0]);
     }
     from_bits(o, &res)
 }

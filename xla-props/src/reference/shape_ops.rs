@@ -139,7 +139,12 @@ pub(crate) fn broadcast(
     out: &ArrayShape,
 ) -> Result<Literal, OpError> {
     let odims = dims_of(out)?;
-    let map = dim_list(dims, odims.len(), "broadcast dimension")?;
+    // a scalar broadcast may omit `dimensions={}`
+    let map = dim_list(
+        Some(dims.unwrap_or_default()),
+        odims.len(),
+        "broadcast dimension",
+    )?;
     let xd = x.dims().to_vec();
     if map.len() != xd.len() || map.iter().zip(&xd).any(|(&o, &s)| s != odims[o] && s != 1) {
         return Err(bad(format!(

@@ -1311,3 +1311,99 @@ fn element_type_mismatches_are_invalid() {
     let r = run1(O::Reshape, sh(T::F16, &[2]), &[&x], |_| {});
     assert!(matches!(r, Err(EvalError::Invalid { .. })));
 }
+
+#[test]
+fn reducers_that_do_not_compile_to_scalar_programs_are_called() {
+    // rsub with a (scalar) reshape in it: not a scalar program, so each step is a full call;
+    // same fold as `reduce_with_a_generic_reducer_folds_in_row_major_order`
+    let m = reduce_module(sh(T::S32, &[2, 3]), T::S32, &[1], sh(T::S32, &[2]), |b| {
+        let (p, q) = (b.param(0, sh(T::S32, &[])), b.param(1, sh(T::S32, &[])));
+        let r = b.op(O::Subtract, sh(T::S32, &[]), &[q, p], |_| {});
+        let r = b.op(O::Reshape, sh(T::S32, &[]), &[r], |_| {});
+        b.comp("rsub", r)
+    });
+    assert!(scalar::Program::compile(&m, CompId(0)).is_none());
+    let out = evaluate(&m, &[ilit(T::S32, &[2, 3], &[1, 2, 3, 4, 5, 6])]).unwrap();
+    assert_eq!(out[0].to_i128_vec(), vec![2, 5]);
+}
+
+#[test]
+fn scalar_programs_match_the_array_kernels() {
+    // a comparator-like body: convert, bitcast-free total order via select/compare, clamp
+    let mut b = B::default();
+    let p = b.param(0, sh(T::F16, &[]));
+    let q = b.param(1, sh(T::S32, &[]));
+    let c = b.op(O::Convert, sh(T::S32, &[]), &[p], |_| {});
+    let lt = b.op(O::Compare, sh(T::Pred, &[]), &[c, q], |a| {
+        a.direction = Some(Dir::Lt)
+    });
+    let s = b.op(O::Select, sh(T::S32, &[]), &[lt, c, q], |_| {});
+    let k = b.op(O::Constant, sh(T::S32, &[]), &[], |a| {
+        a.constant = Some(ConstantData::Int(vec![-3]))
+    });
+    let d = b.op(O::Divide, sh(T::S32, &[]), &[s, k], |_| {});
+    let e = b.op(O::Exponential, sh(T::F16, &[]), &[p], |_| {});
+    let t = b.op(
+        O::Tuple,
+        Shape::Tuple(vec![sh(T::S32, &[]), sh(T::F16, &[])]),
+        &[d, e],
+        |_| {},
+    );
+    let comp = b.comp("f", t);
+    let m = b.module(comp);
+    let prog = scalar::Program::compile(&m, comp).expect("compiles");
+    let f16 = |x: f64| crate::literal::f16_from_f64(x).to_bits() as u64;
+    let mut regs = Vec::new();
+    // convert(2.5) = 2 < 7: select 2; 2 / -3 = 0; exp(2.5) in f16 = 12.1875
+    let r = prog
+        .run(&[(T::F16, f16(2.5)), (T::S32, 7)], &mut regs)
+        .unwrap();
+    assert_eq!(r[0], 0);
+    assert_eq!(r[1], f16(2.5f64.exp()));
+    // convert(-9.75) = -9 < -1: -9 / -3 = 3
+    let r = prog
+        .run(
+            &[(T::F16, f16(-9.75)), (T::S32, u32::MAX as u64)],
+            &mut regs,
+        )
+        .unwrap();
+    assert_eq!(r[0], 3);
+    // whole-module evaluation agrees
+    let out = evaluate(&m, &[lit(T::F16, &[], &[-9.75]), ilit(T::S32, &[], &[-1])]).unwrap();
+    assert_eq!(out[0].to_i128_vec(), vec![3]);
+    assert_eq!(out[1].get_bits(0), f16((-9.75f64).exp()));
+}
+
+#[test]
+fn hlo_text_fusion_keeps_the_f16_round_trip_and_bitcast_reads_layouts() {
+    let m = crate::hlo::parse_module(
+        r#"HloModule residual
+
+fused {
+  p = f32[4]{0} parameter(0)
+  h = f16[4]{0} convert(p)
+  back = f32[4]{0} convert(h)
+  ROOT r = f32[4]{0} subtract(p, back)
+}
+
+ENTRY main {
+  x = f32[4]{0} parameter(0)
+  res = f32[4]{0} fusion(x), kind=kLoop, calls=fused
+  t = f32[2,2]{0,1} reshape(x)
+  b = f32[2,2]{1,0} bitcast(t)
+  ROOT out = (f32[4]{0}, f32[2,2]{1,0}) tuple(res, b)
+}
+"#,
+    )
+    .unwrap();
+    // 0.1 in f16 is 0.0999755859375; 1 + 2^-12 rounds to 1 in f16
+    let x = lit(T::F32, &[4], &[0.1, 1.0 + 2f64.powi(-12), 2.0, -0.5]);
+    let out = evaluate(&m, std::slice::from_ref(&x)).unwrap();
+    let r = out[0].to_f64_vec();
+    assert_eq!(r[0], (0.1f32 as f64 - 0.0999755859375) as f32 as f64);
+    assert_eq!(r[1], 2f64.powi(-12));
+    assert_eq!(&r[2..], &[0.0, 0.0]);
+    // t is logically [[a, b], [c, d]] stored column-major (a c b d); read row-major: a c b d
+    let v = x.to_f64_vec();
+    assert_eq!(out[1].to_f64_vec(), vec![v[0], v[2], v[1], v[3]]);
+}
