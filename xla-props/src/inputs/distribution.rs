@@ -39,6 +39,11 @@ pub enum Distribution {
     /// Like uniform, but index operands (gather, dynamic-slice) are out of
     /// range half the time, to test clamping on purpose.
     OutOfRangeIndices,
+    /// Every bit pattern, in order: element `i` of a float parameter of at
+    /// most 16 bits is pattern `i mod 2^bits` (a parameter of `2^bits`
+    /// elements is an exhaustive sweep). Other parameters are uniform. Specials
+    /// included; the legal domain is not applied.
+    Exhaustive,
 }
 
 impl Distribution {
@@ -50,6 +55,7 @@ impl Distribution {
         Distribution::IntegerEdges,
         Distribution::Duplicates,
         Distribution::OutOfRangeIndices,
+        Distribution::Exhaustive,
     ];
 
     /// The name used in case names.
@@ -61,13 +67,17 @@ impl Distribution {
             Distribution::IntegerEdges => "int-edge",
             Distribution::Duplicates => "duplicates",
             Distribution::OutOfRangeIndices => "out-of-range-indices",
+            Distribution::Exhaustive => "exhaustive",
         }
     }
 
     /// Whether generated inputs must give finite results everywhere (the
     /// edge distributions feed specials on purpose).
     pub fn wants_finite(self) -> bool {
-        !matches!(self, Distribution::EdgeValues | Distribution::IntegerEdges)
+        !matches!(
+            self,
+            Distribution::EdgeValues | Distribution::IntegerEdges | Distribution::Exhaustive
+        )
     }
 
     /// Whether the legal domain is enforced by checking and resampling.
@@ -84,7 +94,7 @@ impl fmt::Display for Distribution {
 
 /// The error for an unknown distribution name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown distribution `{0}` (expected one of: uniform, log-uniform, edge, int-edge, duplicates, out-of-range-indices)")]
+#[error("unknown distribution `{0}` (expected one of: uniform, log-uniform, edge, int-edge, duplicates, out-of-range-indices, exhaustive)")]
 pub struct UnknownDistribution(pub String);
 
 impl FromStr for Distribution {

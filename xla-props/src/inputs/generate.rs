@@ -222,6 +222,7 @@ impl Sampler {
                     uniform(rng, i, self.dtype)
                 }
             }
+            Distribution::Exhaustive => uniform(rng, i, self.dtype),
             Distribution::OutOfRangeIndices => {
                 if self.index_param && rng.random::<bool>() {
                     let (min, max) = self.dtype.int_range().unwrap_or((i128::MIN, i128::MAX));
@@ -356,8 +357,14 @@ pub fn generate_inputs(
             .cloned()
             .expect("checked array parameter");
         crate::literal::check_size(&shape)?;
-        let values: Vec<f64> = (0..count).map(|_| sampler.draw(&mut rng)).collect();
-        args.push(Literal::from_f64s(&shape, &values)?);
+        if distribution == Distribution::Exhaustive && dtype.is_float() && dtype.bit_width() <= 16 {
+            let patterns = 1u64 << dtype.bit_width();
+            let bits: Vec<u64> = (0..count as u64).map(|i| i % patterns).collect();
+            args.push(Literal::from_bits(&shape, &bits)?);
+        } else {
+            let values: Vec<f64> = (0..count).map(|_| sampler.draw(&mut rng)).collect();
+            args.push(Literal::from_f64s(&shape, &values)?);
+        }
         samplers.push(sampler);
     }
     let mut out = GeneratedInputs {
@@ -377,11 +384,14 @@ pub fn generate_inputs(
         return Ok(out);
     }
     let deps = g.param_dependencies();
+    // a requirement on a value no parameter influences (a constant index, say)
+    // cannot be met by choosing inputs: it is reported, not enforced
     let enforced: Vec<&Site> = a
         .unguaranteed
         .iter()
         .map(|&k| &a.sites[k])
         .filter(|s| !(s.is_index && distribution == Distribution::OutOfRangeIndices))
+        .filter(|s| !deps[s.node].is_empty())
         .collect();
     for round in 0..=MAX_REJECTION_ROUNDS {
         let vals = point::evaluate(module, g, &out.args);

@@ -285,6 +285,10 @@ impl<'m> Propagation<'m> {
             Opcode::Dot => op(0).times(op(1)).scale(self.dot_terms(n)),
             _ => full,
         };
+        if !dtype.is_float() && !full.contains_interval(raw) {
+            // the exact result may leave the integer range and wrap
+            return full;
+        }
         let r = raw.round_outward(dtype);
         if r.is_empty() || dtype.is_float() {
             r
@@ -337,7 +341,9 @@ impl<'m> Propagation<'m> {
     fn project(&self, id: NodeId, want: &mut [Interval]) {
         let n = &self.g.nodes[id];
         let z = want[id];
-        if z.is_empty() || n.operands.is_empty() || wraps(n) {
+        let may_wrap = n.dtype.is_some_and(|t| !t.is_float())
+            && self.fwd[id] == n.dtype.map_or(Interval::ALL, Interval::of_type);
+        if z.is_empty() || n.operands.is_empty() || wraps(n) || may_wrap {
             return;
         }
         let x = n.operands[0];
@@ -677,8 +683,11 @@ impl<'m> Propagation<'m> {
     }
 }
 
-/// Integer arithmetic wraps around, so interval bounds do not pass through it:
-/// such nodes take their type's whole range and narrow nothing.
+/// Integer ops whose values intervals do not follow: bitwise ops, shifts,
+/// division, and reductions (which may wrap anywhere along the way). The
+/// linear ops (add, subtract, multiply, negate, abs) are followed as long as
+/// their exact result fits the type; where it may not, they wrap, and the node
+/// takes the whole range of its type.
 fn wraps(n: &Node) -> bool {
     let int = n.dtype.is_some_and(|t| t.is_integer());
     int && (matches!(
@@ -693,6 +702,11 @@ fn wraps(n: &Node) -> bool {
                 | Opcode::Maximum
                 | Opcode::Minimum
                 | Opcode::Compare
+                | Opcode::Add
+                | Opcode::Subtract
+                | Opcode::Multiply
+                | Opcode::Negate
+                | Opcode::Abs
         )))
 }
 
