@@ -222,41 +222,20 @@ pub fn isolate(
     let (culprit, inside, vanishes) = if top.opcode == Opcode::Fusion {
         let found = look_inside(&cmod, croot, &cargs, oracle, &tested);
         let vanishes = vanishes_when_split(&cmod, croot, &cargs, oracle, &tested);
-        let callee = top.attrs.calls.first().copied();
-        let comp = callee.map(|c| module.comp(c));
-        match (found, comp) {
-            (Some(found), Some(comp)) => {
-                // the extracted module keeps the fused computation's names
-                let fused = cmod.comp(
-                    *cmod
-                        .entry_computation()
-                        .instr(croot)
-                        .attrs
-                        .calls
-                        .first()
-                        .unwrap_or(&crate::hlo::CompId(0)),
-                );
-                let ins = fused.instr(found.id);
-                let operands = ins
-                    .operands
-                    .iter()
-                    .map(|&o| {
-                        let x = fused.instr(o);
-                        format!("{} ({})", x.name, x.opcode)
-                    })
-                    .collect();
-                (
-                    CulpritLocation {
-                        computation: comp.name.clone(),
-                        fusion: Some(top.name.clone()),
-                        instruction: ins.name.clone(),
-                        opcode: ins.opcode.name().to_string(),
-                        operands,
-                    },
-                    Some(found.method),
-                    vanishes,
-                )
-            }
+        // the extracted module keeps the fused computation and its names
+        let fused = cmod
+            .entry_computation()
+            .instr(croot)
+            .attrs
+            .calls
+            .first()
+            .map(|&c| cmod.comp(c));
+        match (found, fused) {
+            (Some(found), Some(fused)) => (
+                fused_location(fused, &top.name, found.id),
+                Some(found.method),
+                vanishes,
+            ),
             _ => (plain_location(module, located.id), None, vanishes),
         }
     } else {
@@ -311,6 +290,25 @@ pub fn isolate(
         report,
         reproducer,
     })))
+}
+
+fn fused_location(
+    fused: &crate::hlo::Computation,
+    fusion: &str,
+    id: crate::hlo::InstrId,
+) -> CulpritLocation {
+    let ins = fused.instr(id);
+    CulpritLocation {
+        computation: fused.name.clone(),
+        fusion: Some(fusion.to_string()),
+        instruction: ins.name.clone(),
+        opcode: ins.opcode.name().to_string(),
+        operands: ins
+            .operands
+            .iter()
+            .map(|&o| format!("{} ({})", fused.instr(o).name, fused.instr(o).opcode))
+            .collect(),
+    }
 }
 
 fn plain_location(module: &Module, id: crate::hlo::InstrId) -> CulpritLocation {
