@@ -289,14 +289,6 @@ fn to_parameter_variants(
         if matches!(ins.opcode, Opcode::Parameter | Opcode::Constant) || id == comp.root {
             continue;
         }
-        // only worth it when something upstream goes away
-        if ins
-            .operands
-            .iter()
-            .all(|&o| comp.instr(o).opcode == Opcode::Parameter)
-        {
-            continue;
-        }
         let Some(Value::Array(value)) = values.get(&ins.name) else {
             continue;
         };
@@ -375,6 +367,7 @@ fn to_constant_variants(case: &Case, callee: CompId, values: &HashMap<String, Va
         let c = &mut m.computations[callee.index()];
         let x = &mut c.instructions[k];
         x.opcode = Opcode::Constant;
+        x.name = format!("{}.constant", ins.name);
         x.operands.clear();
         x.attrs = Attrs {
             constant: Some(data),
@@ -508,6 +501,16 @@ fn shrink(case: &Case, from: i64, to: i64) -> Option<Case> {
                 };
             }
             ins.shape = new_shape;
+        }
+        // a slice that took the whole shrunk dimension takes the whole new one
+        for ins in &mut c.instructions {
+            if let Some(slice) = ins.attrs.slice.as_mut() {
+                for d in slice.iter_mut() {
+                    if d.start == 0 && d.limit == from && d.stride == 1 {
+                        d.limit = to;
+                    }
+                }
+            }
         }
     }
     let mut args = Vec::with_capacity(case.args.len());
