@@ -1,6 +1,6 @@
 //! Looking inside the culprit fusion without splitting it: through the
 //! executable's probe when it has one, otherwise by moving the fusion's root
-//! to each internal instruction (bisecting over them). Also: whether
+//! to each internal instruction in turn. Also: whether
 //! splitting the fusion makes the disagreement vanish.
 
 use std::collections::HashMap;
@@ -127,9 +127,13 @@ pub(crate) fn probe_values(
     )
 }
 
-/// Bisects over the fused instructions (topological order) for the first
-/// root position at which the fusion, kept whole, disagrees; then checks
-/// the instructions before it one by one, so the answer is the first.
+/// Moves the fusion's root (the fusion kept whole) to each fused
+/// instruction in topological order and returns the first at which the
+/// fusion disagrees. A linear scan, not a bisection: the instructions of a
+/// fused computation form a DAG, and a variant rooted at an instruction
+/// that does not depend on the culprit agrees even after the culprit, so
+/// "disagrees at position k" is not monotone in k. Fused computations are
+/// small, and the scan stops at the first disagreement.
 pub fn by_moved_root(
     module: &Module,
     fusion: InstrId,
@@ -138,25 +142,11 @@ pub fn by_moved_root(
     tested: &Tested<'_>,
 ) -> Option<InstrId> {
     let (_, order) = internal_order(module, fusion)?;
-    let disagrees = |id: InstrId| -> bool {
+    order.into_iter().find(|&id| {
         move_fusion_root(module, fusion, id)
             .map(|m| judge_module(&m, args, oracle, tested).is_disagreement())
             .unwrap_or(false)
-    };
-    // invariant: order[hi] disagrees (the root does, or the search would not be here)
-    let (mut lo, mut hi) = (0usize, order.len().checked_sub(1)?);
-    if !disagrees(order[hi]) {
-        return None;
-    }
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        if disagrees(order[mid]) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    Some(order[hi])
+    })
 }
 
 /// True when the fusion at `fusion`, split into its instructions (every

@@ -126,7 +126,7 @@ fn without_a_probe_moving_the_root_finds_the_same_instruction() {
     let id = by_moved_root(&x.module, root, &args, &Oracle::Exact, &tested).unwrap();
     let fused = x.module.comp(crate::hlo::CompId(0));
     assert_eq!(fused.instr(id).name, "convert.3");
-    assert!(tested.runs() <= 3, "bisection took {} runs", tested.runs());
+    assert!(tested.runs() <= 3, "the scan took {} runs", tested.runs());
 }
 
 #[test]
@@ -278,4 +278,137 @@ fn the_correct_interpreter_agrees_on_a_large_transformer() {
         Isolation::Agree { backend_runs, .. } => assert_eq!(backend_runs, 1),
         Isolation::Isolated(i) => panic!("false alarm: {:?}", i.report.culprit),
     }
+}
+
+/// The interpreter, except that the entry instruction `target` comes out
+/// larger by a factor `1 + 2^-22` (two ulp): within an approximate
+/// function's budget, so the instruction itself passes.
+struct Nudged {
+    inner: Interpreter,
+    target: String,
+}
+
+impl Backend for Nudged {
+    fn name(&self) -> &str {
+        "nudged"
+    }
+    fn numerics(&self) -> crate::check::Numerics {
+        self.inner.numerics()
+    }
+    fn compile(
+        &self,
+        module: &Module,
+    ) -> Result<Box<dyn crate::backend::Executable>, crate::backend::BackendError> {
+        use crate::hlo::{ConstantData, InstrId, Instruction};
+        let mut m = module.clone();
+        let entry = m.entry.index();
+        let comp = &mut m.computations[entry];
+        if let Some(k) = comp.find(&self.target) {
+            let ins = comp.instr(k).clone();
+            let mut inner = ins.clone();
+            inner.name = format!("{}.inner", ins.name);
+            comp.instructions.push(inner);
+            let i = InstrId(comp.instructions.len() as u32 - 1);
+            let mut f = Instruction::new(
+                format!("{}.factor", ins.name),
+                Opcode::Constant,
+                Shape::scalar(F32),
+                vec![],
+            );
+            f.attrs.constant = Some(ConstantData::Float(vec![1.0 + 2f64.powi(-22)]));
+            comp.instructions.push(f);
+            let f = InstrId(comp.instructions.len() as u32 - 1);
+            let mut b = Instruction::new(
+                format!("{}.broadcast", ins.name),
+                Opcode::Broadcast,
+                ins.shape.clone(),
+                vec![f],
+            );
+            b.attrs.dimensions = Some(vec![]);
+            comp.instructions.push(b);
+            let b = InstrId(comp.instructions.len() as u32 - 1);
+            let x = &mut comp.instructions[k.index()];
+            x.opcode = Opcode::Multiply;
+            x.operands = vec![i, b];
+            x.attrs = Default::default();
+        }
+        self.inner.compile(&m)
+    }
+}
+
+#[test]
+fn an_error_that_needs_upstream_errors_is_reported_as_not_local() {
+    // exp(x) - exp(x): the two exps agree with the reference within their
+    // budget, and the subtract is exact on the reference's values; only the
+    // small legal error of the first exp, cancelled against the second,
+    // makes the subtract's output wrong
+    let m = ModuleBuilder::new("cancel")
+        .build("main", |b| {
+            let x = b.parameter(Shape::array(F32, vec![16]))?;
+            let e1 = b.unary(Opcode::Exponential, x)?;
+            let c = b.copy(x)?;
+            let e2 = b.unary(Opcode::Exponential, c)?;
+            b.binary(Opcode::Subtract, e1, e2)
+        })
+        .unwrap();
+    let entry = m.entry_computation();
+    let e1 = entry.instructions[1].name.clone();
+    let sub = entry.instr(entry.root).name.clone();
+    let backend = Nudged {
+        inner: Interpreter::default(),
+        target: e1,
+    };
+    let iso = isolated(&m, &backend, 5);
+    let r = &iso.report;
+    assert_eq!(r.culprit.instruction, sub);
+    assert_eq!(r.culprit.fusion, None);
+    assert!(!r.local);
+    assert!(!r.vanishes_when_split);
+}
+
+/// A backend without a fusion probe: its executables only execute.
+struct NoProbe(Buggy);
+
+struct Plain(Box<dyn crate::backend::Executable>);
+
+impl crate::backend::Executable for Plain {
+    fn execute(
+        &self,
+        args: &[crate::literal::Literal],
+    ) -> Result<Vec<crate::literal::Literal>, crate::backend::BackendError> {
+        self.0.execute(args)
+    }
+}
+
+impl Backend for NoProbe {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn numerics(&self) -> crate::check::Numerics {
+        self.0.numerics()
+    }
+    fn compile(
+        &self,
+        module: &Module,
+    ) -> Result<Box<dyn crate::backend::Executable>, crate::backend::BackendError> {
+        Ok(Box::new(Plain(self.0.compile(module)?)))
+    }
+}
+
+#[test]
+fn without_a_probe_the_whole_isolation_moves_the_root_instead() {
+    let t = transformer(600).unwrap();
+    let (comp, fusion) = t.fusion(2, "layernorm").unwrap();
+    let buggy = Buggy::new(Bug::WrongConstant, comp);
+    let corrupted = buggy.corrupted(&t.module);
+    let iso = isolated(&t.module, &NoProbe(buggy), 4);
+    let r = &iso.report;
+    assert_eq!(r.inside, Some(InsideMethod::MovedRoot));
+    assert_eq!(r.culprit.fusion.as_deref(), Some(fusion));
+    assert_eq!(r.culprit.instruction, corrupted[0]);
+    assert!(
+        r.reproducer_instructions <= 10,
+        "{}",
+        r.reproducer_instructions
+    );
 }
