@@ -8,7 +8,6 @@
 
 pub mod backend;
 pub mod check;
-pub mod check_model;
 pub mod cli;
 pub mod filetest;
 pub mod hlo;

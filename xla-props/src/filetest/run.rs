@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use super::format::{Expectation, HloTest, Tolerance};
 use crate::backend::Backend;
-use crate::check_model::{compare, CompareContext, ErrorSpec, Verdict};
+use crate::check::{compare, CompareContext, ErrorSpec, Verdict};
 use crate::isolate::{judge_module, MismatchKind, Oracle, Tested};
 
 /// The environment variable that makes failing expectations rewrite themselves.

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use rand::{Rng, RngExt};
 
 use super::interval::Interval;
-use crate::check_model::{next_down, next_up};
+use crate::check::{next_down, next_up};
 use crate::hlo::ElementType;
 use crate::literal::round_to_type;
 

@@ -6,7 +6,7 @@
 //! into an interval, a hole around zero, or a relation between operands.
 
 use super::interval::Interval;
-use crate::check_model::next_up;
+use crate::check::next_up;
 use crate::hlo::{ElementType, Instruction, Opcode};
 
 /// What an operand must satisfy.

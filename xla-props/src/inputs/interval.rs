@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::check_model::{round_down, round_up};
+use crate::check::{round_down, round_up};
 use crate::hlo::ElementType;
 
 /// A closed interval `[lo, hi]` of values; empty when `lo > hi`. NaN is never

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::backend::{Backend, BackendError, Executable};
-use crate::check_model::{
+use crate::check::{
     compare, context_for_module, default_error_spec_for_module, ElementFailure, ErrorSpec,
     Numerics, Side, Verdict,
 };
@@ -274,9 +274,9 @@ impl<'b> Tested<'b> {
         self.count();
         exe.execute(args)
     }
-    /// The backend's numerics, in the comparator's terms.
+    /// The backend's numerics.
     pub fn numerics(&self) -> Numerics {
-        model_numerics(&self.backend.numerics())
+        self.backend.numerics()
     }
 }
 
@@ -411,30 +411,5 @@ pub(crate) fn judge_results(
             error: a.to_string(),
         },
         (Ok(e), Ok(a)) => judge_outputs(module, args, &e, &a, numerics),
-    }
-}
-
-/// The backend contract's `check::Numerics` as the comparator's
-/// `check_model::Numerics` (the two mirror each other field for field until
-/// the tolerance model moves under `check/`).
-pub(crate) fn model_numerics(n: &crate::check::Numerics) -> Numerics {
-    use crate::check_model::{Approximation, ErrorBudget};
-    Numerics {
-        flush_inputs: n.flush_inputs.clone(),
-        flush_outputs: n.flush_outputs.clone(),
-        approximations: n
-            .approximations
-            .iter()
-            .map(|a| Approximation {
-                op: a.op,
-                dtype: a.dtype,
-                budget: ErrorBudget {
-                    ulp: a.budget.ulp,
-                    abs: a.budget.abs,
-                },
-            })
-            .collect(),
-        excess_precision_in_fusions: n.excess_precision_in_fusions,
-        reassociates_reductions: n.reassociates_reductions,
     }
 }

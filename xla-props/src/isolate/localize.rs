@@ -13,7 +13,7 @@
 use super::extract::{expose_values, extract_batch, extract_instruction};
 use super::judge::{judge_outputs, rebuild, MismatchKind, Tested};
 use crate::backend::BackendError;
-use crate::check_model::Verdict;
+use crate::check::Verdict;
 use crate::hlo::{InstrId, Module, Opcode, Shape};
 use crate::literal::{Literal, Value};
 
@@ -143,7 +143,7 @@ fn scan_batch(
     chunk: &[InstrId],
     reference: &[Option<Value>],
     tested: &Tested<'_>,
-    numerics: &crate::check_model::Numerics,
+    numerics: &crate::check::Numerics,
     tick: &mut dyn FnMut(u64),
 ) -> Option<Located> {
     if chunk.is_empty() {
@@ -187,7 +187,7 @@ fn scan_batch(
                 return None;
             }
             let verdict = Verdict::OnlyOneFailed {
-                failed: crate::check_model::Side::Backend,
+                failed: crate::check::Side::Backend,
                 error: e.to_string(),
             };
             Some(Located {
@@ -212,13 +212,13 @@ fn confirm(
     cargs: Vec<Literal>,
     expected: &Value,
     tested: &Tested<'_>,
-    numerics: &crate::check_model::Numerics,
+    numerics: &crate::check::Numerics,
 ) -> Option<Located> {
     let verdict = match tested.run(cand, &cargs) {
         Ok(actual) => judge_outputs(cand, &cargs, &expected.flatten(), &actual, numerics),
         Err(BackendError::Unsupported { .. }) => return None,
         Err(e) => Verdict::OnlyOneFailed {
-            failed: crate::check_model::Side::Backend,
+            failed: crate::check::Side::Backend,
             error: e.to_string(),
         },
     };

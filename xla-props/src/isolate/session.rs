@@ -11,7 +11,7 @@ use super::judge::{judge_module, MismatchKind, Oracle, Tested};
 use super::localize::{candidates, localize, LocalizeError};
 use super::minimize::{Case, Minimizer, Signature, Step};
 use crate::backend::Backend;
-use crate::check_model::Verdict;
+use crate::check::Verdict;
 use crate::hlo::{Module, Opcode};
 use crate::inputs::{generate_inputs, Distribution, InputError};
 

@@ -69,7 +69,7 @@ pub fn classify(bits: u64, fmt: &FloatFormat) -> FloatClass {
 ///
 /// ```
 /// use xla_props::hlo::ElementType;
-/// use xla_props::check_model::ordinal;
+/// use xla_props::check::ordinal;
 /// let f16 = ElementType::F16.float_format().unwrap();
 /// assert_eq!(ordinal(0x8000, &f16), Some(0)); // -0
 /// assert_eq!(ordinal(0x0001, &f16), Some(1)); // smallest subnormal
@@ -109,7 +109,7 @@ pub fn from_ordinal(ord: i128, fmt: &FloatFormat) -> u64 {
 ///
 /// ```
 /// use xla_props::hlo::ElementType;
-/// use xla_props::check_model::ulp_distance;
+/// use xla_props::check::ulp_distance;
 /// // 1.0 and the next f16 above it (1 + 2^-10)
 /// assert_eq!(ulp_distance(0x3c00, 0x3c01, ElementType::F16), Some(1));
 /// // the largest negative subnormal and the smallest positive one: -1 .. 1

@@ -62,14 +62,12 @@ impl Verdict {
     pub fn is_agreement(&self) -> bool {
         matches!(self, Verdict::Agree(_) | Verdict::BothFailedAlike { .. })
     }
-    /// True for outcomes that indicate a bug on one side.
+    /// True for outcomes that indicate a bug on one side (both sides failing,
+    /// even with different messages, more likely means the program is invalid).
     pub fn is_disagreement(&self) -> bool {
         matches!(
             self,
-            Verdict::Mismatch(_)
-                | Verdict::ShapeMismatch { .. }
-                | Verdict::OnlyOneFailed { .. }
-                | Verdict::BothFailedDifferently { .. }
+            Verdict::Mismatch(_) | Verdict::ShapeMismatch { .. } | Verdict::OnlyOneFailed { .. }
         )
     }
 }

@@ -16,7 +16,7 @@ use crate::hlo::ElementType;
 /// - with `strict_signed_zeros`, `+0` and `-0` differ.
 ///
 /// ```
-/// use xla_props::check_model::ErrorSpec;
+/// use xla_props::check::ErrorSpec;
 /// use xla_props::hlo::ElementType;
 /// let spec = ErrorSpec::exact().with_ulp(1);
 /// // f16 1.0 (0x3c00) vs the next value up (0x3c01): 1 ULP, accepted

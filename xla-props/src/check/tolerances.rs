@@ -214,7 +214,7 @@ pub fn tolerance_rule(op: Opcode, dtype: ElementType) -> Option<&'static Toleran
 /// The default error spec of one op producing `dtype` (exact when no rule names it).
 ///
 /// ```
-/// use xla_props::check_model::default_error_spec;
+/// use xla_props::check::default_error_spec;
 /// use xla_props::hlo::{ElementType, Opcode};
 /// assert_eq!(default_error_spec(Opcode::Add, ElementType::F16).ulp, 0);
 /// let sin = default_error_spec(Opcode::Sine, ElementType::F32);

@@ -10,7 +10,7 @@ use crate::literal::Literal;
 /// replaced by the zero of the same sign; None when nothing changes.
 ///
 /// ```
-/// use xla_props::check_model::{flush_subnormal_inputs, Numerics};
+/// use xla_props::check::{flush_subnormal_inputs, Numerics};
 /// use xla_props::hlo::{ArrayShape, ElementType};
 /// use xla_props::literal::Literal;
 /// let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![2]), &[-1e-40, 1.0]).unwrap();

@@ -22,7 +22,7 @@ pub struct UlpStats {
 /// Computes [`UlpStats`]; None when the two literals differ in type or element count.
 ///
 /// ```
-/// use xla_props::check_model::ulp_stats;
+/// use xla_props::check::ulp_stats;
 /// use xla_props::hlo::{ArrayShape, ElementType};
 /// use xla_props::literal::Literal;
 /// let s = ArrayShape::new(ElementType::F16, vec![3]);

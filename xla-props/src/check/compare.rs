@@ -70,6 +70,10 @@ pub struct CompareContext<'a> {
     pub strict_rounding: bool,
     /// How many worst mismatches to report per output.
     pub worst: usize,
+    /// Per-output absolute error bounds that reassociated reductions may legally
+    /// cause (one bound for all elements of an output; see
+    /// `reassociation_error_bounds`), used where no magnitude sums are given.
+    pub error_bounds: Vec<Option<f64>>,
     /// Per-output specs overriding the one passed to [`compare`] (outputs of
     /// different types need bounds in their own units).
     pub output_specs: Vec<Option<ErrorSpec>>,
@@ -86,6 +90,7 @@ impl Default for CompareContext<'_> {
             strict_rounding: false,
             worst: 8,
             output_specs: Vec::new(),
+            error_bounds: Vec::new(),
         }
     }
 }
@@ -119,6 +124,14 @@ impl<'a> CompareContext<'a> {
         self.approximate_ops = ops.into_iter().collect();
         self
     }
+    /// Sets the reassociation error bound of output `output` (all its elements).
+    pub fn with_error_bound(mut self, output: usize, bound: f64) -> Self {
+        if self.error_bounds.len() <= output {
+            self.error_bounds.resize(output + 1, None);
+        }
+        self.error_bounds[output] = Some(bound);
+        self
+    }
     /// Sets the spec of output `output`, overriding the common one.
     pub fn with_output_spec(mut self, output: usize, spec: ErrorSpec) -> Self {
         if self.output_specs.len() <= output {
@@ -148,7 +161,7 @@ pub enum Outcome<'a> {
 /// Judges two outcomes: failures on either side first, then [`compare`].
 ///
 /// ```
-/// use xla_props::check_model::{judge, CompareContext, ErrorSpec, Numerics, Outcome, Side, Verdict};
+/// use xla_props::check::{judge, CompareContext, ErrorSpec, Numerics, Outcome, Side, Verdict};
 /// let v = judge(Outcome::Ok(&[]), Outcome::Failed("boom"), &ErrorSpec::exact(),
 ///               &Numerics::exact(), &CompareContext::new());
 /// assert!(matches!(v, Verdict::OnlyOneFailed { failed: Side::Backend, .. }));
@@ -194,7 +207,7 @@ pub fn judge(
 /// reassociation bound, or a match with an admissible alternative result.
 ///
 /// ```
-/// use xla_props::check_model::{compare, CompareContext, ErrorSpec, Numerics, Verdict};
+/// use xla_props::check::{compare, CompareContext, ErrorSpec, Numerics, Verdict};
 /// use xla_props::hlo::{ArrayShape, ElementType};
 /// use xla_props::literal::Literal;
 /// let shape = ArrayShape::new(ElementType::F32, vec![2]);
@@ -294,8 +307,12 @@ impl Judge<'_, '_> {
                 ElementFailure::OutOfTolerance | ElementFailure::SignedZero
             )
         {
-            if let Some(Some(sums)) = self.ctx.magnitude_sums.get(self.out) {
-                let bound = sums.bound(flat, self.dtype).max(self.spec.abs);
+            let bound = match self.ctx.magnitude_sums.get(self.out) {
+                Some(Some(sums)) => Some(sums.bound(flat, self.dtype)),
+                _ => self.ctx.error_bounds.get(self.out).copied().flatten(),
+            };
+            if let Some(bound) = bound.filter(|b| *b > 0.0) {
+                let bound = bound.max(self.spec.abs);
                 if abs_error(e, a, self.dtype).is_some_and(|x| x <= bound) {
                     return Ok(Some(LegalReason::Reassociation));
                 }
@@ -501,7 +518,7 @@ fn inputs_at(ctx: &CompareContext<'_>, i: usize, n: usize) -> Vec<ElementValue> 
 /// reducer: per output element, `|init| + sum |x|` over its terms.
 ///
 /// ```
-/// use xla_props::check_model::magnitude_sums_for_reduce;
+/// use xla_props::check::magnitude_sums_for_reduce;
 /// use xla_props::hlo::{ArrayShape, ElementType};
 /// use xla_props::literal::Literal;
 /// let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![2, 3]),
@@ -541,7 +558,7 @@ pub fn magnitude_sums_for_reduce(input: &Literal, init: f64, dims: &[i64]) -> Ma
 /// dims, then rhs free dims (XLA's dot output order).
 ///
 /// ```
-/// use xla_props::check_model::magnitude_sums_for_dot;
+/// use xla_props::check::magnitude_sums_for_dot;
 /// use xla_props::hlo::{ArrayShape, DotDims, ElementType};
 /// use xla_props::literal::Literal;
 /// let a = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![1, 2]), &[1.0, -2.0]).unwrap();
@@ -630,10 +647,12 @@ pub fn magnitude_sums_for_dot(
 /// The comparison context for `module` run on `args`: the ops whose
 /// approximation budgets apply (every op in the module), whether inputs line
 /// up with outputs element by element (for reporting inputs), and magnitude
-/// sums when the entry root is an add-reduce or a dot of parameters.
+/// sums when the result is an add-reduce or a dot (reached from the entry
+/// root through fusions and calls; its operands' values come from the
+/// reference).
 ///
 /// ```
-/// use xla_props::check_model::context_for_module;
+/// use xla_props::check::context_for_module;
 /// use xla_props::hlo::{CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape};
 /// use xla_props::literal::Literal;
 /// let s = Shape::array(ElementType::F32, vec![3]);
@@ -685,56 +704,79 @@ pub fn context_for_module<'a>(
     let mut ctx = CompareContext::new()
         .with_inputs(args, elementwise)
         .with_approximate_ops(ops);
-    let param_arg = |id: crate::hlo::InstrId| -> Option<&'a Literal> {
-        let i = entry.instructions.get(id.index())?;
-        if i.opcode != Opcode::Parameter {
-            return None;
-        }
-        args.get(usize::try_from(i.attrs.parameter_number?).ok()?)
-    };
-    let scalar_of = |id: crate::hlo::InstrId| -> Option<f64> {
-        let i = entry.instructions.get(id.index())?;
-        match (i.opcode, i.attrs.constant.as_ref()) {
-            (Opcode::Constant, Some(crate::hlo::ConstantData::Float(v))) if v.len() == 1 => {
-                Some(v[0])
-            }
-            (Opcode::Constant, Some(crate::hlo::ConstantData::Int(v))) if v.len() == 1 => {
-                Some(v[0] as f64)
-            }
-            (Opcode::Parameter, _) => param_arg(id)
-                .filter(|l| l.element_count() == 1)
-                .map(|l| l.get_f64(0)),
-            _ => None,
-        }
-    };
-    let sums = match (root.opcode, root.operands.as_slice()) {
-        (Opcode::Reduce, [x, init]) => {
-            let is_add = root.attrs.to_apply.is_some_and(|c| {
-                module
-                    .computations
-                    .get(c.index())
-                    .is_some_and(|c| c.instr(c.root).opcode == Opcode::Add)
-            });
-            match (
-                is_add,
-                param_arg(*x),
-                scalar_of(*init),
-                &root.attrs.dimensions,
-            ) {
-                (true, Some(x), Some(init), Some(dims)) => {
-                    Some(magnitude_sums_for_reduce(x, init, dims))
-                }
-                _ => None,
-            }
-        }
-        (Opcode::Dot, [a, b]) => match (param_arg(*a), param_arg(*b), &root.attrs.dot_dims) {
-            (Some(a), Some(b), Some(d)) => magnitude_sums_for_dot(a, b, d).ok(),
-            _ => None,
-        },
-        _ => None,
-    };
+    let sums = root_reduction_sums(module, args);
     if let Some(s) = sums.filter(|s| s.sum_abs.len() == out_count) {
         ctx = ctx.with_magnitude_sums(0, s);
     }
+    for (k, b) in super::bounds::reassociation_error_bounds(module, args)
+        .into_iter()
+        .enumerate()
+    {
+        if let Some(b) = b {
+            ctx = ctx.with_error_bound(k, b);
+        }
+    }
     ctx
+}
+
+/// The value of instruction `id` of computation `comp` when that computation
+/// runs on `frame`, by the reference.
+fn value_of(
+    module: &crate::hlo::Module,
+    comp: crate::hlo::CompId,
+    id: crate::hlo::InstrId,
+    frame: &[Literal],
+) -> Option<Literal> {
+    let mut m = module.clone();
+    m.entry = comp;
+    m.computations.get_mut(comp.index())?.root = id;
+    let mut out = crate::reference::evaluate(&m, frame).ok()?;
+    (out.len() == 1).then(|| out.pop()).flatten()
+}
+
+/// Magnitude sums of the add-reduce or dot that produces the module's result,
+/// following fusions and calls from the entry root.
+fn root_reduction_sums(module: &crate::hlo::Module, args: &[Literal]) -> Option<MagnitudeSums> {
+    let mut comp = module.entry;
+    let mut frame: Vec<Literal> = args.to_vec();
+    let mut id = module.entry_computation().root;
+    for _depth in 0..8 {
+        let c = module.computations.get(comp.index())?;
+        let instr = c.instructions.get(id.index())?;
+        match (instr.opcode, instr.operands.as_slice()) {
+            (Opcode::Fusion | Opcode::Call, ops) => {
+                let callee = if instr.opcode == Opcode::Fusion {
+                    instr.attrs.calls.first().copied()?
+                } else {
+                    instr.attrs.to_apply?
+                };
+                frame = ops
+                    .iter()
+                    .map(|&o| value_of(module, comp, o, &frame))
+                    .collect::<Option<Vec<_>>>()?;
+                comp = callee;
+                id = module.computations.get(callee.index())?.root;
+            }
+            (Opcode::Reduce, [x, init]) => {
+                let reducer = module.computations.get(instr.attrs.to_apply?.index())?;
+                if reducer.instr(reducer.root).opcode != Opcode::Add {
+                    return None;
+                }
+                let x = value_of(module, comp, *x, &frame)?;
+                let init = value_of(module, comp, *init, &frame)?;
+                if init.element_count() != 1 {
+                    return None;
+                }
+                let dims = instr.attrs.dimensions.as_ref()?;
+                return Some(magnitude_sums_for_reduce(&x, init.get_f64(0), dims));
+            }
+            (Opcode::Dot, [a, b]) => {
+                let a = value_of(module, comp, *a, &frame)?;
+                let b = value_of(module, comp, *b, &frame)?;
+                return magnitude_sums_for_dot(&a, &b, instr.attrs.dot_dims.as_ref()?).ok();
+            }
+            _ => return None,
+        }
+    }
+    None
 }
