@@ -76,9 +76,11 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
                 CliError::input(format!("cannot write to {}: {e}", args.out.display()))
             })?;
             let r = &iso.report;
+            // the first line of the verdict; report.md has all of it
+            let summary = r.verdict.lines().next().unwrap_or_default();
             println!(
-                "{file}: `{}` disagrees with `{}`: {}",
-                r.backend, r.reference, r.verdict
+                "{file}: `{}` disagrees with `{}`: {summary}",
+                r.backend, r.reference
             );
             match &r.culprit.fusion {
                 Some(f) => println!(
