@@ -6,10 +6,12 @@
 mod backends;
 mod compare;
 mod eval;
+mod isolate;
 
 pub use backends::backends_listing;
 pub use compare::CompareArgs;
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
+pub use isolate::IsolateArgs;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -54,6 +56,8 @@ enum Command {
     Backends,
     /// Render a run's `--json` results as one self-contained HTML page.
     Report(ReportArgs),
+    /// From a disagreeing module down to the culprit fusion and instruction; writes a reproducer and a report.
+    Isolate(IsolateArgs),
 }
 
 /// Arguments of `xla-props parse`.
@@ -95,6 +99,7 @@ pub fn main() -> ExitCode {
         )
         .map(|()| 0)
         .map_err(|e| CliError::input(e.0)),
+        Command::Isolate(args) => isolate::run_isolate(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
