@@ -12,13 +12,16 @@ extern crate self as xla_props;
 pub mod backend;
 pub mod check;
 pub mod cli;
+pub mod filetest;
 pub mod hlo;
 pub mod inputs;
+pub mod isolate;
 pub mod literal;
 pub mod programs;
 pub mod property;
 mod props;
 pub mod reference;
+pub mod report;
 pub mod runner;
 
 pub use runner::Harness;

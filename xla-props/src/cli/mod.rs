@@ -7,11 +7,13 @@ mod backends;
 mod compare;
 mod eval;
 mod fuzz;
+mod isolate;
 
 pub use backends::backends_listing;
 pub use compare::CompareArgs;
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
 pub use fuzz::FuzzArgs;
+pub use isolate::IsolateArgs;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -56,6 +58,10 @@ enum Command {
     Backends,
     /// Grow random programs, judge a backend against the reference, write minimized reproducers.
     Fuzz(FuzzArgs),
+    /// Render a run's `--json` results as one self-contained HTML page.
+    Report(ReportArgs),
+    /// From a disagreeing module down to the culprit fusion and instruction; writes a reproducer and a report.
+    Isolate(IsolateArgs),
 }
 
 /// Arguments of `xla-props parse`.
@@ -63,6 +69,22 @@ enum Command {
 pub struct ParseArgs {
     /// The HLO text file.
     pub file: std::path::PathBuf,
+}
+
+/// Arguments of `xla-props report`.
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// The runner's `--json` output.
+    pub results: std::path::PathBuf,
+    /// Where to write the HTML page.
+    #[arg(short = 'o', long = "out", default_value = "report.html")]
+    pub out: std::path::PathBuf,
+    /// An earlier run's results: marks new failures, fixed cases and changed ULP maxima.
+    #[arg(long)]
+    pub compare: Option<std::path::PathBuf>,
+    /// An isolation report (`report.json` of `xla-props isolate`) to include; repeatable.
+    #[arg(long = "isolation")]
+    pub isolations: Vec<std::path::PathBuf>,
 }
 
 /// Runs the command line and returns the process exit code.
@@ -74,6 +96,15 @@ pub fn main() -> ExitCode {
         Command::Eval(args) => eval::run_eval(&args),
         Command::Backends => backends::run_backends(),
         Command::Fuzz(args) => fuzz::run(&args),
+        Command::Report(args) => crate::report::write_report(
+            &args.results,
+            &args.out,
+            args.compare.as_deref(),
+            &args.isolations,
+        )
+        .map(|()| 0)
+        .map_err(|e| CliError::input(e.0)),
+        Command::Isolate(args) => isolate::run_isolate(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
