@@ -50,7 +50,10 @@ fn a_short_run_on_the_interpreter_finds_nothing_and_reports_progress() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     let last = stdout.lines().last().unwrap_or("");
     assert!(last.starts_with("fuzz: "), "{stdout}");
-    assert!(last.contains("/s)") && last.contains("0 failures"), "{last}");
+    assert!(
+        last.contains("/s)") && last.contains("0 failures"),
+        "{last}"
+    );
     assert!(stderr.contains("unique signatures"), "{stderr}");
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
 }

@@ -12,6 +12,10 @@ use crate::backend::Backend;
 use crate::check::{ElementFailure, Verdict};
 use crate::hlo::{verify, Computation, InstrId, Instruction, Module, Opcode};
 use crate::inputs::{generate_inputs, Distribution};
+use crate::isolate::{
+    judge_module, render_arg, Case, Minimizer, MismatchKind, Oracle, Signature as IsolateSignature,
+    Tested,
+};
 use crate::literal::Literal;
 
 /// What the fuzzer is asked to do.
@@ -286,7 +290,6 @@ fn failure_signature(
 /// A minimized failure.
 struct Minimized {
     module: Module,
-    signature: FailureSignature,
 }
 
 /// Minimizes a failing program by moving its root to the culprit and dropping
@@ -303,8 +306,57 @@ fn minimize(
         .filter(|m| failure_signature(backend, m, seed).as_ref() == Some(&signature));
     Minimized {
         module: reduced.unwrap_or_else(|| module.clone()),
-        signature,
     }
+}
+
+/// Minimizes with the isolation minimizer (its reduction passes, guarded by
+/// its signature) starting from the program cut at the culprit, on the
+/// program's own arguments. None when the isolation judge does not see the
+/// cut program fail with the culprit at its root.
+fn isolate_minimized(
+    backend: &dyn Backend,
+    prefix: &Module,
+    args: &[Literal],
+    culprit: Opcode,
+) -> Option<(Case, MismatchKind)> {
+    let oracle = Oracle::Exact;
+    let tested = Tested::new(backend);
+    let kind = MismatchKind::of(&judge_module(prefix, args, &oracle, &tested))?;
+    let minimizer = Minimizer {
+        oracle: &oracle,
+        tested: &tested,
+        signature: IsolateSignature {
+            opcode: culprit,
+            kind,
+            fusion: None,
+        },
+    };
+    let case = Case {
+        module: prefix.clone(),
+        args: args.to_vec(),
+    };
+    if !minimizer.fails_same_way(&case) {
+        return None;
+    }
+    Some((minimizer.minimize(case, &mut |_| {}).case, kind))
+}
+
+/// The `.hlotest` text of a reproducer with inline arguments (`// arg:` lines).
+pub fn hlotest_inline_text(
+    module: &Module,
+    args: &[Literal],
+    backend: &str,
+    kind: &str,
+    note: &str,
+) -> String {
+    let mut s = format!(
+        "// fuzz: {note}\n// run: backends={backend} tolerance=default inputs=inline\n// expect: mismatch {kind}\n"
+    );
+    for a in args {
+        s.push_str(&format!("// arg: {}\n", render_arg(a)));
+    }
+    s.push_str(&module.to_string());
+    s
 }
 
 /// The `.hlotest` text of a reproducer.
@@ -369,25 +421,38 @@ pub fn fuzz(
             };
             report.progress.failures += 1;
             report.first_failure.get_or_insert(start.elapsed());
-            let min = minimize(backend, &module, seed, culprit, signature);
-            if seen.insert(min.signature.clone()) {
+            if seen.insert(signature.clone()) {
                 let name = format!(
                     "{}-{}-{seed:016x}.hlotest",
-                    min.signature.culprit.name(),
-                    min.signature.kind
+                    signature.culprit.name(),
+                    signature.kind
                 );
                 let path = options.out.join(name);
-                let note = format!(
-                    "program seed {seed:#x}, culprit {}, minimized from {} to {} instructions",
-                    min.signature,
-                    module.instruction_count(),
-                    min.module.instruction_count()
-                );
-                write(
-                    &path,
-                    &hlotest_text(&min.module, backend_name, seed, &min.signature, &note),
-                )?;
-                report.found.push((min.signature, path));
+                let before = module.instruction_count();
+                let isolated = with_root(&module, culprit)
+                    .and_then(|p| isolate_minimized(backend, &p, &args, signature.culprit));
+                let text = match isolated {
+                    Some((case, kind)) => hlotest_inline_text(
+                        &case.module,
+                        &case.args,
+                        backend_name,
+                        kind.name(),
+                        &format!(
+                            "program seed {seed:#x}, culprit {signature}, minimized by the isolation minimizer from {before} to {} instructions",
+                            case.module.instruction_count()
+                        ),
+                    ),
+                    None => {
+                        let min = minimize(backend, &module, seed, culprit, signature.clone());
+                        let note = format!(
+                            "program seed {seed:#x}, culprit {signature}, cut at the culprit: {before} to {} instructions",
+                            min.module.instruction_count()
+                        );
+                        hlotest_text(&min.module, backend_name, seed, &signature, &note)
+                    }
+                };
+                write(&path, &text)?;
+                report.found.push((signature, path));
                 report.progress.unique = seen.len() as u64;
             }
             if options.stop_at_first_failure {
