@@ -6,6 +6,8 @@
 
 #![warn(missing_docs)]
 
+pub mod backend;
+pub mod check;
 pub mod cli;
 pub mod hlo;
 pub mod literal;

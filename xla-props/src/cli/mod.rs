@@ -3,6 +3,12 @@
 //! Exit codes: 0 success (or agreement), 1 disagreement, 2 error (bad input,
 //! unknown backend, missing plugin).
 
+mod backends;
+mod eval;
+
+pub use backends::backends_listing;
+pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
+
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
@@ -38,6 +44,10 @@ pub struct Cli {
 enum Command {
     /// Parse an HLO text file and print it back as canonical HLO text.
     Parse(ParseArgs),
+    /// Run an HLO module on a backend with given arguments; write or summarize the outputs.
+    Eval(EvalArgs),
+    /// List the backends this build knows and whether each is available.
+    Backends,
 }
 
 /// Arguments of `xla-props parse`.
@@ -52,6 +62,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Parse(args) => run_parse(&args),
+        Command::Eval(args) => eval::run_eval(&args),
+        Command::Backends => backends::run_backends(),
     };
     match result {
         Ok(code) => ExitCode::from(code),

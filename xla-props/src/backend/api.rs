@@ -1,0 +1,90 @@
+//! The backend contract: `Backend::compile` once, `Executable::execute` many times.
+
+use super::error::BackendError;
+use crate::check::Numerics;
+use crate::hlo::{Module, Shape};
+use crate::literal::{Literal, Value};
+
+/// A compiler under test.
+///
+/// ```
+/// use xla_props::backend::{Backend, Interpreter};
+/// use xla_props::hlo::{ElementType, Instruction, Module, Computation, InstrId, CompId, Opcode, Shape};
+/// use xla_props::literal::Literal;
+///
+/// // y = p0 + p0, f32[2]
+/// let s = Shape::array(ElementType::F32, vec![2]);
+/// let mut p = Instruction::new("p0", Opcode::Parameter, s.clone(), vec![]);
+/// p.attrs.parameter_number = Some(0);
+/// let add = Instruction::new("y", Opcode::Add, s.clone(), vec![InstrId(0), InstrId(0)]);
+/// let module = Module {
+///     name: "m".into(),
+///     attrs: vec![],
+///     computations: vec![Computation { name: "main".into(), instructions: vec![p, add], root: InstrId(1), other: vec![] }],
+///     entry: CompId(0),
+/// };
+/// let backend = Interpreter::default();
+/// let exe = backend.compile(&module).unwrap();
+/// let x = Literal::from_f64s(s.as_array().unwrap(), &[1.5, -2.0]).unwrap();
+/// let out = exe.execute(&[x]).unwrap();
+/// assert_eq!(out[0].to_f64_vec(), vec![3.0, -4.0]);
+/// ```
+pub trait Backend: Send + Sync {
+    /// Stable short name used in case names and filters, e.g. "interpreter", "xla-cpu".
+    fn name(&self) -> &str;
+    /// The numerics this backend promises (ftz per dtype, approximate functions, excess precision).
+    fn numerics(&self) -> Numerics {
+        Numerics::exact()
+    }
+    /// Compile once; `BackendError::Unsupported` (an op or dtype it lacks) makes the case a skip, not a failure.
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError>;
+}
+
+/// A compiled module, run many times.
+///
+/// ```
+/// use xla_props::backend::{BackendError, Executable};
+/// use xla_props::literal::Literal;
+///
+/// // A trivial executable that returns its arguments.
+/// struct Echo;
+/// impl Executable for Echo {
+///     fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+///         Ok(args.to_vec())
+///     }
+/// }
+/// assert!(Echo.probe().is_none());
+/// ```
+pub trait Executable: Send + Sync {
+    /// Run many times. Returns the entry computation's outputs, tuples flattened.
+    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError>;
+    /// A look inside fusions, for backends that can give one (default: none).
+    fn probe(&self) -> Option<&dyn FusionProbe> {
+        None
+    }
+}
+
+/// The value of one instruction inside a fused computation, as the backend computed it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbedValue {
+    /// The instruction's name in the fused computation.
+    pub instruction: String,
+    /// Its declared shape.
+    pub shape: Shape,
+    /// Its value, in its declared type.
+    pub value: Value,
+}
+
+/// The optional extension of an [`Executable`] that returns the intermediate
+/// values of a fused computation, so that isolation can look inside a fusion
+/// without splitting it (splitting re-rounds intermediates to memory).
+pub trait FusionProbe {
+    /// Runs the fusion instruction named `fusion` (in any computation of the
+    /// compiled module) on `operands`, its operand values, and returns every
+    /// instruction of its fused computation with its value, operands before users.
+    fn probe_fusion(
+        &self,
+        fusion: &str,
+        operands: &[Value],
+    ) -> Result<Vec<ProbedValue>, BackendError>;
+}

@@ -1,0 +1,518 @@
+//! Typed element access: one generic kernel per op, one dtype dispatch per op.
+
+use half::{bf16, f16};
+use ndarray::{ArrayD, IxDyn};
+
+use super::math::Compute;
+use crate::backend::BackendError;
+use crate::hlo::ElementType;
+use crate::literal::{ArrayData, F8E4M3Fn, Literal, Value, F8E5M2};
+
+/// Shorthand for the interpreter's results.
+pub(crate) type Res<T> = Result<T, BackendError>;
+
+/// An execution error.
+pub(crate) fn err<T>(msg: impl Into<String>) -> Res<T> {
+    Err(BackendError::Execute(msg.into()))
+}
+
+/// A storage element type of [`ArrayData`].
+pub(crate) trait Elem: Copy + Default + PartialEq + Send + Sync + 'static {
+    /// The storage array of `d` when it holds this element type.
+    fn view(d: &ArrayData) -> Option<&ArrayD<Self>>;
+    /// Wraps storage as the variant for `dtype` (s4 and s8 share i8, u4 and u8 share u8).
+    fn wrap(dtype: ElementType, a: ArrayD<Self>) -> Option<ArrayData>;
+}
+
+macro_rules! elem {
+    ($t:ty, $($variant:ident),+) => {
+        impl Elem for $t {
+            fn view(d: &ArrayData) -> Option<&ArrayD<Self>> {
+                match d {
+                    $(ArrayData::$variant(a) => Some(a),)+
+                    _ => None,
+                }
+            }
+            fn wrap(dtype: ElementType, a: ArrayD<Self>) -> Option<ArrayData> {
+                match dtype {
+                    $(ElementType::$variant => Some(ArrayData::$variant(a)),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+elem!(bool, Pred);
+elem!(i8, S4, S8);
+elem!(i16, S16);
+elem!(i32, S32);
+elem!(i64, S64);
+elem!(u8, U4, U8);
+elem!(u16, U16);
+elem!(u32, U32);
+elem!(u64, U64);
+elem!(f16, F16);
+elem!(bf16, Bf16);
+elem!(f32, F32);
+elem!(f64, F64);
+elem!(F8E4M3Fn, F8E4M3Fn);
+elem!(F8E5M2, F8E5M2);
+
+/// The contiguous row-major elements of `lit` as `T`, or an error naming `what`.
+pub(crate) fn slice_of<'a, T: Elem>(lit: &'a Literal, what: &str) -> Res<&'a [T]> {
+    T::view(lit.data())
+        .and_then(|a| a.as_slice())
+        .ok_or_else(|| {
+            BackendError::Execute(format!(
+                "{what}: operand of type {} does not match the operation's type",
+                lit.dtype()
+            ))
+        })
+}
+
+/// Builds a literal of `dtype` and `dims` from row-major values.
+pub(crate) fn make<T: Elem>(dtype: ElementType, dims: &[usize], v: Vec<T>) -> Res<Literal> {
+    let a = ArrayD::from_shape_vec(IxDyn(dims), v)
+        .map_err(|e| BackendError::Execute(format!("internal shape mismatch: {e}")))?;
+    let mut data = T::wrap(dtype, a).ok_or_else(|| {
+        BackendError::Execute(format!("internal error: storage does not match {dtype}"))
+    })?;
+    normalize_narrow_ints(&mut data);
+    Ok(Literal::new(data))
+}
+
+/// Keeps s4 values sign-extended and u4 values masked in their byte storage.
+fn normalize_narrow_ints(data: &mut ArrayData) {
+    match data {
+        ArrayData::S4(a) => a.mapv_inplace(|v| (v << 4) >> 4),
+        ArrayData::U4(a) => a.mapv_inplace(|v| v & 0xf),
+        _ => {}
+    }
+}
+
+/// Applies a generic body to the typed storage of an `ArrayData`, binding the
+/// element type as `$t` and the array as `$a`.
+macro_rules! dispatch {
+    ($data:expr, $a:ident : $t:ident => $body:expr) => {
+        match $data {
+            ArrayData::Pred($a) => {
+                type $t = bool;
+                $body
+            }
+            ArrayData::S4($a) | ArrayData::S8($a) => {
+                type $t = i8;
+                $body
+            }
+            ArrayData::S16($a) => {
+                type $t = i16;
+                $body
+            }
+            ArrayData::S32($a) => {
+                type $t = i32;
+                $body
+            }
+            ArrayData::S64($a) => {
+                type $t = i64;
+                $body
+            }
+            ArrayData::U4($a) | ArrayData::U8($a) => {
+                type $t = u8;
+                $body
+            }
+            ArrayData::U16($a) => {
+                type $t = u16;
+                $body
+            }
+            ArrayData::U32($a) => {
+                type $t = u32;
+                $body
+            }
+            ArrayData::U64($a) => {
+                type $t = u64;
+                $body
+            }
+            ArrayData::F16($a) => {
+                type $t = half::f16;
+                $body
+            }
+            ArrayData::Bf16($a) => {
+                type $t = half::bf16;
+                $body
+            }
+            ArrayData::F32($a) => {
+                type $t = f32;
+                $body
+            }
+            ArrayData::F64($a) => {
+                type $t = f64;
+                $body
+            }
+            ArrayData::F8E4M3Fn($a) => {
+                type $t = $crate::literal::F8E4M3Fn;
+                $body
+            }
+            ArrayData::F8E5M2($a) => {
+                type $t = $crate::literal::F8E5M2;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use dispatch;
+
+/// A float storage type and the type it computes in (f32 for f32 and narrower, f64 for f64).
+pub(crate) trait FloatElem: Elem {
+    /// The compute type.
+    type C: Compute;
+    /// Widens exactly.
+    fn up(self) -> Self::C;
+    /// Rounds once, to nearest even.
+    fn down(c: Self::C) -> Self;
+    /// The bit pattern (for total order).
+    fn bits(self) -> u64;
+    /// Width in bits.
+    const BITS: u32;
+}
+
+impl FloatElem for f32 {
+    type C = f32;
+    fn up(self) -> f32 {
+        self
+    }
+    fn down(c: f32) -> f32 {
+        c
+    }
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+    const BITS: u32 = 32;
+}
+impl FloatElem for f64 {
+    type C = f64;
+    fn up(self) -> f64 {
+        self
+    }
+    fn down(c: f64) -> f64 {
+        c
+    }
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+    const BITS: u32 = 64;
+}
+impl FloatElem for f16 {
+    type C = f32;
+    fn up(self) -> f32 {
+        self.to_f32()
+    }
+    fn down(c: f32) -> f16 {
+        f16::from_f32(c)
+    }
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+    const BITS: u32 = 16;
+}
+impl FloatElem for bf16 {
+    type C = f32;
+    fn up(self) -> f32 {
+        self.to_f32()
+    }
+    fn down(c: f32) -> bf16 {
+        bf16::from_f32(c)
+    }
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+    const BITS: u32 = 16;
+}
+impl FloatElem for F8E4M3Fn {
+    type C = f32;
+    fn up(self) -> f32 {
+        self.to_f64() as f32
+    }
+    fn down(c: f32) -> F8E4M3Fn {
+        F8E4M3Fn::from_f64(c as f64)
+    }
+    fn bits(self) -> u64 {
+        self.0 as u64
+    }
+    const BITS: u32 = 8;
+}
+impl FloatElem for F8E5M2 {
+    type C = f32;
+    fn up(self) -> f32 {
+        self.to_f64() as f32
+    }
+    fn down(c: f32) -> F8E5M2 {
+        F8E5M2::from_f64(c as f64)
+    }
+    fn bits(self) -> u64 {
+        self.0 as u64
+    }
+    const BITS: u32 = 8;
+}
+
+/// Applies a body to float storage, binding the element type; other types run `$other`.
+macro_rules! dispatch_float {
+    ($data:expr, $a:ident : $t:ident => $body:expr, _ => $other:expr) => {
+        match $data {
+            ArrayData::F16($a) => {
+                type $t = half::f16;
+                $body
+            }
+            ArrayData::Bf16($a) => {
+                type $t = half::bf16;
+                $body
+            }
+            ArrayData::F32($a) => {
+                type $t = f32;
+                $body
+            }
+            ArrayData::F64($a) => {
+                type $t = f64;
+                $body
+            }
+            ArrayData::F8E4M3Fn($a) => {
+                type $t = $crate::literal::F8E4M3Fn;
+                $body
+            }
+            ArrayData::F8E5M2($a) => {
+                type $t = $crate::literal::F8E5M2;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+pub(crate) use dispatch_float;
+
+/// An integer storage type, computed in 64 bits.
+pub(crate) trait IntElem: Elem {
+    /// Sign- or zero-extends to 64 bits.
+    fn to_i64(self) -> i64;
+    /// Truncates to this width.
+    fn from_i64(v: i64) -> Self;
+}
+
+macro_rules! int_elem {
+    ($($t:ty),*) => {$(
+        impl IntElem for $t {
+            fn to_i64(self) -> i64 { self as i64 }
+            fn from_i64(v: i64) -> Self { v as $t }
+        }
+    )*};
+}
+int_elem!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// Applies a body to integer storage, binding the element type; other types run `$other`.
+macro_rules! dispatch_int {
+    ($data:expr, $a:ident : $t:ident => $body:expr, _ => $other:expr) => {
+        match $data {
+            ArrayData::S4($a) | ArrayData::S8($a) => {
+                type $t = i8;
+                $body
+            }
+            ArrayData::S16($a) => {
+                type $t = i16;
+                $body
+            }
+            ArrayData::S32($a) => {
+                type $t = i32;
+                $body
+            }
+            ArrayData::S64($a) => {
+                type $t = i64;
+                $body
+            }
+            ArrayData::U4($a) | ArrayData::U8($a) => {
+                type $t = u8;
+                $body
+            }
+            ArrayData::U16($a) => {
+                type $t = u16;
+                $body
+            }
+            ArrayData::U32($a) => {
+                type $t = u32;
+                $body
+            }
+            ArrayData::U64($a) => {
+                type $t = u64;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+pub(crate) use dispatch_int;
+
+/// A borrowed view of an instruction's value.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ValRef<'a> {
+    Array(&'a Literal),
+    Tuple(&'a [Value]),
+    Token,
+}
+
+impl<'a> ValRef<'a> {
+    pub(crate) fn of(v: &'a Value) -> ValRef<'a> {
+        match v {
+            Value::Array(l) => ValRef::Array(l),
+            Value::Tuple(t) => ValRef::Tuple(t),
+            Value::Token => ValRef::Token,
+        }
+    }
+    /// The array, or an error saying what needed one.
+    pub(crate) fn array(self, what: &str) -> Res<&'a Literal> {
+        match self {
+            ValRef::Array(l) => Ok(l),
+            _ => err(format!(
+                "{what}: expected an array operand, got a tuple or token"
+            )),
+        }
+    }
+    /// An owned copy.
+    pub(crate) fn to_value(self) -> Value {
+        match self {
+            ValRef::Array(l) => Value::Array(l.clone()),
+            ValRef::Tuple(t) => Value::Tuple(t.to_vec()),
+            ValRef::Token => Value::Token,
+        }
+    }
+}
+
+/// Row-major strides of `dims`.
+pub(crate) fn strides(dims: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; dims.len()];
+    for k in (0..dims.len().saturating_sub(1)).rev() {
+        s[k] = s[k + 1] * dims[k + 1];
+    }
+    s
+}
+
+/// Advances a row-major multi-index; returns false after the last one.
+pub(crate) fn next_index(idx: &mut [usize], dims: &[usize]) -> bool {
+    for k in (0..dims.len()).rev() {
+        idx[k] += 1;
+        if idx[k] < dims[k] {
+            return true;
+        }
+        idx[k] = 0;
+    }
+    false
+}
+
+/// Converts i64 dims to usize, rejecting negative ones.
+pub(crate) fn udims(dims: &[i64], what: &str) -> Res<Vec<usize>> {
+    dims.iter()
+        .map(|&d| {
+            usize::try_from(d)
+                .map_err(|_| BackendError::Execute(format!("{what}: negative dimension {d}")))
+        })
+        .collect()
+}
+
+/// Reads every element of an integer (or pred) literal as i64.
+pub(crate) fn int_values(lit: &Literal, what: &str) -> Res<Vec<i64>> {
+    if let ArrayData::U64(a) = lit.data() {
+        // indices past i64::MAX are just as out of range
+        return Ok(a
+            .iter()
+            .map(|&v| i64::try_from(v).unwrap_or(i64::MAX))
+            .collect());
+    }
+    dispatch_int!(lit.data(), a: T => Ok(a.iter().map(|&v: &T| v.to_i64()).collect()),
+    _ => match lit.data() {
+        ArrayData::Pred(a) => Ok(a.iter().map(|&b| b as i64).collect()),
+        _ => err(format!("{what}: expected an integer operand, got {}", lit.dtype())),
+    })
+}
+
+/// Reads a scalar integer operand.
+pub(crate) fn scalar_int(lit: &Literal, what: &str) -> Res<i64> {
+    if lit.element_count() != 1 {
+        return err(format!(
+            "{what}: expected a scalar index, got {}",
+            lit.shape()
+        ));
+    }
+    Ok(int_values(lit, what)?[0])
+}
+
+/// Binds `$t` to the storage type of a float `ElementType`; other types run `$other`.
+macro_rules! with_float_type {
+    ($dt:expr, $t:ident => $body:expr, _ => $other:expr) => {
+        match $dt {
+            ElementType::F16 => {
+                type $t = half::f16;
+                $body
+            }
+            ElementType::Bf16 => {
+                type $t = half::bf16;
+                $body
+            }
+            ElementType::F32 => {
+                type $t = f32;
+                $body
+            }
+            ElementType::F64 => {
+                type $t = f64;
+                $body
+            }
+            ElementType::F8E4M3Fn => {
+                type $t = $crate::literal::F8E4M3Fn;
+                $body
+            }
+            ElementType::F8E5M2 => {
+                type $t = $crate::literal::F8E5M2;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+pub(crate) use with_float_type;
+
+/// Binds `$t` to the storage type of an integer `ElementType`; other types run `$other`.
+macro_rules! with_int_type {
+    ($dt:expr, $t:ident => $body:expr, _ => $other:expr) => {
+        match $dt {
+            ElementType::S4 | ElementType::S8 => {
+                type $t = i8;
+                $body
+            }
+            ElementType::S16 => {
+                type $t = i16;
+                $body
+            }
+            ElementType::S32 => {
+                type $t = i32;
+                $body
+            }
+            ElementType::S64 => {
+                type $t = i64;
+                $body
+            }
+            ElementType::U4 | ElementType::U8 => {
+                type $t = u8;
+                $body
+            }
+            ElementType::U16 => {
+                type $t = u16;
+                $body
+            }
+            ElementType::U32 => {
+                type $t = u32;
+                $body
+            }
+            ElementType::U64 => {
+                type $t = u64;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+pub(crate) use with_int_type;

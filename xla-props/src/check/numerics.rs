@@ -1,0 +1,193 @@
+//! `Numerics`: what a backend promises about how it computes.
+//!
+//! The comparator accepts exactly the differences a backend declares here
+//! (approximate functions within their budget, flushed subnormals, reassociated
+//! reductions) and reports everything else.
+
+use serde::{Deserialize, Serialize};
+
+use crate::hlo::{ElementType, Opcode};
+
+/// How far an approximate result may be from the correctly rounded one.
+///
+/// A result is accepted when it is within `ulp` units in the last place of the
+/// result type OR within `abs` absolutely (an absolute allowance matters near
+/// the zeros of a function, where a relative budget means nothing).
+///
+/// ```
+/// use xla_props::check::ErrorBudget;
+/// let b = ErrorBudget::ulp(2);
+/// assert_eq!(b.ulp, 2);
+/// assert_eq!(b.abs, 0.0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBudget {
+    /// Allowed distance in units in the last place of the result type.
+    pub ulp: u64,
+    /// Allowed absolute difference (0 for none).
+    pub abs: f64,
+}
+
+impl ErrorBudget {
+    /// A budget of `ulp` units in the last place and no absolute allowance.
+    pub const fn ulp(ulp: u64) -> ErrorBudget {
+        ErrorBudget { ulp, abs: 0.0 }
+    }
+    /// A budget of `ulp` units in the last place, or `abs` absolutely.
+    pub const fn ulp_or_abs(ulp: u64, abs: f64) -> ErrorBudget {
+        ErrorBudget { ulp, abs }
+    }
+}
+
+/// One approximate function: an opcode at a result type, with its budget.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Approximation {
+    /// The opcode (e.g. `exponential`), serialized by its HLO name.
+    #[serde(with = "opcode_by_name")]
+    pub op: Opcode,
+    /// The result element type the budget applies to.
+    pub dtype: ElementType,
+    /// How far from correctly rounded the result may be.
+    pub budget: ErrorBudget,
+}
+
+/// What a backend promises about its arithmetic.
+///
+/// `Numerics::exact()` promises nothing approximate: every result is the
+/// correctly rounded result of the exact operation, subnormals are kept, and
+/// reductions are computed as if exactly and rounded once.
+///
+/// ```
+/// use xla_props::check::{ErrorBudget, Numerics};
+/// use xla_props::hlo::{ElementType, Opcode};
+/// let exact = Numerics::exact();
+/// assert_eq!(exact.budget(Opcode::Exponential, ElementType::F32), None);
+/// let n = Numerics::exact().with_approximation(Opcode::Exponential, ElementType::F32, ErrorBudget::ulp(1));
+/// assert_eq!(n.budget(Opcode::Exponential, ElementType::F32), Some(ErrorBudget::ulp(1)));
+/// assert!(!n.is_exact());
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Numerics {
+    /// Types whose subnormal inputs the backend may treat as (signed) zero.
+    pub flush_inputs: Vec<ElementType>,
+    /// Types whose subnormal results the backend may flush to (signed) zero.
+    pub flush_outputs: Vec<ElementType>,
+    /// Approximate functions, each with a budget per result type.
+    pub approximations: Vec<Approximation>,
+    /// Whether intermediates inside a fusion may be kept in a wider type than declared
+    /// (skipping the rounding to the declared narrow type).
+    pub excess_precision_in_fusions: bool,
+    /// Whether reductions (reduce, reduce-window, dot, convolution) may be computed in
+    /// any order, or in a wider/narrower accumulation type than exact, so that their
+    /// results carry the rounding error of some summation order.
+    pub reassociates_reductions: bool,
+}
+
+impl Numerics {
+    /// Promises nothing approximate.
+    pub fn exact() -> Numerics {
+        Numerics {
+            flush_inputs: Vec::new(),
+            flush_outputs: Vec::new(),
+            approximations: Vec::new(),
+            excess_precision_in_fusions: false,
+            reassociates_reductions: false,
+        }
+    }
+
+    /// Adds (or replaces) the budget of `op` at result type `dtype`.
+    pub fn with_approximation(
+        mut self,
+        op: Opcode,
+        dtype: ElementType,
+        budget: ErrorBudget,
+    ) -> Numerics {
+        self.approximations
+            .retain(|a| !(a.op == op && a.dtype == dtype));
+        self.approximations
+            .push(Approximation { op, dtype, budget });
+        self
+    }
+
+    /// The budget of `op` at result type `dtype`, or None when it is exact.
+    pub fn budget(&self, op: Opcode, dtype: ElementType) -> Option<ErrorBudget> {
+        self.approximations
+            .iter()
+            .find(|a| a.op == op && a.dtype == dtype)
+            .map(|a| a.budget)
+    }
+
+    /// True when nothing approximate is promised.
+    pub fn is_exact(&self) -> bool {
+        *self == Numerics::exact()
+    }
+
+    /// Whether subnormal inputs of `dtype` may be flushed.
+    pub fn flushes_inputs(&self, dtype: ElementType) -> bool {
+        self.flush_inputs.contains(&dtype)
+    }
+
+    /// Whether subnormal results of `dtype` may be flushed.
+    pub fn flushes_outputs(&self, dtype: ElementType) -> bool {
+        self.flush_outputs.contains(&dtype)
+    }
+}
+
+impl Default for Numerics {
+    fn default() -> Numerics {
+        Numerics::exact()
+    }
+}
+
+mod opcode_by_name {
+    use crate::hlo::Opcode;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(op: &Opcode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(op.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Opcode, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_round_trip_uses_opcode_names() {
+        let n = Numerics {
+            flush_inputs: vec![ElementType::F32],
+            reassociates_reductions: true,
+            ..Numerics::exact()
+        }
+        .with_approximation(
+            Opcode::Tanh,
+            ElementType::F16,
+            ErrorBudget::ulp_or_abs(1, 1e-6),
+        );
+        let json = serde_json::to_string(&n).unwrap();
+        assert!(json.contains("\"tanh\""), "{json}");
+        let back: Numerics = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, n);
+        assert!(serde_json::from_str::<Numerics>(&json.replace("tanh", "tahn")).is_err());
+    }
+
+    #[test]
+    fn replacing_a_budget_keeps_one_entry() {
+        let n = Numerics::exact()
+            .with_approximation(Opcode::Log, ElementType::F32, ErrorBudget::ulp(1))
+            .with_approximation(Opcode::Log, ElementType::F32, ErrorBudget::ulp(3));
+        assert_eq!(n.approximations.len(), 1);
+        assert_eq!(
+            n.budget(Opcode::Log, ElementType::F32),
+            Some(ErrorBudget::ulp(3))
+        );
+        assert_eq!(n.budget(Opcode::Log, ElementType::F16), None);
+        assert!(Numerics::exact().is_exact());
+        assert!(!n.is_exact());
+    }
+}
