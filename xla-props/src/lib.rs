@@ -6,8 +6,20 @@
 
 #![warn(missing_docs)]
 
+// The `#[xla_property]` expansion names `::xla_props`, also inside this crate.
+extern crate self as xla_props;
+
 pub mod backend;
 pub mod check;
 pub mod cli;
 pub mod hlo;
 pub mod literal;
+pub mod property;
+mod props;
+pub mod runner;
+
+pub use runner::Harness;
+pub use xla_props_macros::xla_property;
+
+#[doc(hidden)]
+pub use inventory;

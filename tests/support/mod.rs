@@ -1,0 +1,127 @@
+//! A small fixture for the runner tests: two properties over a few ops, a
+//! tiny exact evaluator as the reference, a correct backend and a buggy one.
+#![allow(dead_code)]
+
+use xla_props::hlo::{ElementType, Module, Opcode};
+use xla_props::literal::Literal;
+use xla_props::property::{Backend, BackendError, CaseContext, Executable, Outcome};
+use xla_props::xla_property;
+
+/// What the buggy backend gets wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bugs {
+    None,
+    /// s8 subtract computes add; f32 add is off by one; f32 negate panics; abs is unsupported.
+    Some,
+}
+
+pub struct TinyEval {
+    pub name: &'static str,
+    pub bugs: Bugs,
+}
+
+struct Exe {
+    op: Opcode,
+    bugs: Bugs,
+}
+
+impl Backend for TinyEval {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        let entry = module.entry_computation();
+        let op = entry.instr(entry.root).opcode;
+        if !matches!(
+            op,
+            Opcode::Add | Opcode::Subtract | Opcode::Negate | Opcode::Abs
+        ) {
+            return Err(BackendError::Unsupported(format!("op {op}")));
+        }
+        if self.bugs == Bugs::Some && op == Opcode::Abs {
+            return Err(BackendError::Unsupported("abs is not implemented".into()));
+        }
+        Ok(Box::new(Exe {
+            op,
+            bugs: self.bugs,
+        }))
+    }
+}
+
+impl Executable for Exe {
+    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+        let x = &args[0];
+        let t = x.dtype();
+        let mut out = x.clone();
+        for i in 0..x.element_count() {
+            let buggy = self.bugs == Bugs::Some;
+            if t == ElementType::S8 {
+                let a = x.get_i128(i);
+                let v = match self.op {
+                    Opcode::Add => a + args[1].get_i128(i),
+                    Opcode::Subtract if buggy => a + args[1].get_i128(i),
+                    Opcode::Subtract => a - args[1].get_i128(i),
+                    Opcode::Negate => -a,
+                    _ => a.abs(),
+                };
+                out.set_i128(i, v);
+            } else {
+                let a = x.get_f64(i);
+                let v = match self.op {
+                    Opcode::Add if buggy => a + args[1].get_f64(i) + 1.0,
+                    Opcode::Add => a + args[1].get_f64(i),
+                    Opcode::Subtract => a - args[1].get_f64(i),
+                    Opcode::Negate if buggy => panic!("negate exploded"),
+                    Opcode::Negate => -a,
+                    _ => a.abs(),
+                };
+                // f32 arithmetic of f32 inputs is exact in f64 and rounds once
+                out.set_f64(i, v);
+            }
+        }
+        Ok(vec![out])
+    }
+}
+
+#[xla_property(
+    ops = [add, subtract, negate, "abs"],
+    dtypes = [f32, s8],
+    shapes = small,
+    distributions = [uniform],
+    layouts = default,
+    tolerance = exact,
+    limitations = [
+        skip(op = negate, dtype = s8, backend = "buggy", reason = "fixture: skipped by limitation"),
+        xfail(op = add, dtype = f32, backend = "buggy", reason = "fixture: known off-by-one"),
+    ]
+)]
+pub fn fixture_vs_ref(ctx: &mut CaseContext<'_>) -> Outcome {
+    ctx.compare_with_reference()
+}
+
+#[xla_property(ops = [add], dtypes = [f32], shapes = small, distributions = default, budget = 4)]
+pub fn fixture_draw(ctx: &mut CaseContext<'_>) -> Outcome {
+    let n = ctx.draw(1u32..10);
+    if (1..10).contains(&n) {
+        Outcome::Pass
+    } else {
+        Outcome::fail(format!("drew {n} outside 1..10"))
+    }
+}
+
+pub fn harness(args: impl IntoIterator<Item = String>) -> xla_props::Harness {
+    xla_props::Harness::from_iter(args, |k| std::env::var(k).ok())
+        .without_builtins()
+        .reference(TinyEval {
+            name: "reference",
+            bugs: Bugs::None,
+        })
+        .backend(TinyEval {
+            name: "good",
+            bugs: Bugs::None,
+        })
+        .backend(TinyEval {
+            name: "buggy",
+            bugs: Bugs::Some,
+        })
+}

@@ -1,0 +1,10 @@
+#![allow(unused_imports)]
+use xla_props::property::{CaseContext, Outcome};
+use xla_props::xla_property;
+
+#[xla_property(ops = [add], limitations = [skip(op = add, backend = "x")])]
+fn p(ctx: &mut CaseContext<'_>) -> Outcome {
+    ctx.compare_with_reference()
+}
+
+fn main() {}

@@ -1,0 +1,36 @@
+//! Properties: `PropertySpec` (what `#[xla_property]` emits), `CaseId`
+//! (Display <-> FromStr), the lazy case space, the catalogue that builds a
+//! case's module, simple seeded inputs, and the simple checker.
+
+#[cfg(feature = "quickcheck")]
+mod arbitrary;
+mod catalogue;
+mod compare;
+mod context;
+mod contract;
+mod groups;
+mod id;
+mod inputs;
+mod space;
+mod spec;
+
+pub use catalogue::{
+    build_case, build_chain, elementwise_role, fuse_entry, BuiltCase, CatalogueError,
+};
+pub use compare::{compare, element_text, Mismatch, Verdict, WORST};
+pub use context::{CaseContext, Failure, Outcome, ReferenceCache};
+pub use contract::{run_module, Backend, BackendError, Executable, Unavailable};
+pub use groups::{
+    accepted_dtypes, bitcast_targets, catalogue_ops, check, distribution_group, dtype_group,
+    op_group, Distribution, DtypeRule, DISTRIBUTION_GROUPS, DTYPE_GROUPS, OP_GROUPS,
+};
+pub use id::{BackendId, CaseId, CaseKey, Fnv, ParseCaseIdError};
+pub use inputs::{generate, Role, SplitMix};
+pub use space::{layouts, params, shapes, CaseSpace, Form, SpaceError, SpaceFilter, SHAPE_SETS};
+pub use spec::{
+    find_property, registry, LayoutSelection, Limitation, LimitationKind, PropertySpec, Selection,
+    Template, Tolerance,
+};
+
+#[cfg(test)]
+mod tests;

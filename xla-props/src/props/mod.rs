@@ -1,0 +1,5 @@
+//! Built-in properties, declared with the same `#[xla_property]` users write.
+
+mod fusion_invariance;
+mod layout_invariance;
+mod vs_reference;

@@ -1,0 +1,230 @@
+//! The flags the runner adds to libtest's, with their environment twins.
+//! They are stripped before the rest is handed to libtest-mimic.
+
+use std::path::PathBuf;
+
+use crate::hlo::{ElementType, Opcode};
+
+/// A shard: this process runs the cases whose name hash is `index` modulo `total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// 0-based shard index.
+    pub index: u64,
+    /// Number of shards.
+    pub total: u64,
+}
+
+impl Shard {
+    /// Parses `K/N` with 1-based K (as `--shard 1/4` .. `--shard 4/4`).
+    ///
+    /// ```
+    /// use xla_props::runner::Shard;
+    /// assert_eq!(Shard::parse("2/4").unwrap(), Shard { index: 1, total: 4 });
+    /// assert!(Shard::parse("0/4").is_err());
+    /// assert!(Shard::parse("5/4").is_err());
+    /// ```
+    pub fn parse(s: &str) -> Result<Shard, ArgError> {
+        let bad = || {
+            ArgError(format!(
+                "invalid shard `{s}`: expected K/N with 1 <= K <= N"
+            ))
+        };
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (k, n): (u64, u64) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if k == 0 || n == 0 || k > n {
+            return Err(bad());
+        }
+        Ok(Shard {
+            index: k - 1,
+            total: n,
+        })
+    }
+    /// True when the name belongs to this shard (a stable hash of the name).
+    pub fn contains(&self, name: &str) -> bool {
+        crate::property::Fnv::hash_str(name) % self.total == self.index
+    }
+}
+
+/// A bad runner flag or environment value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ArgError(pub String);
+
+/// The runner's own settings (everything that is not a libtest flag).
+#[derive(Clone, Debug, Default)]
+pub struct RunnerArgs {
+    /// `--op` / `XLA_PROPS_OPS`.
+    pub ops: Vec<Opcode>,
+    /// `--dtype` / `XLA_PROPS_DTYPES`.
+    pub dtypes: Vec<ElementType>,
+    /// `--backend` / `XLA_PROPS_BACKENDS`.
+    pub backends: Vec<String>,
+    /// `--shard K/N` / `XLA_PROPS_SHARD` / Bazel's `TEST_SHARD_INDEX` + `TEST_TOTAL_SHARDS`.
+    pub shard: Option<Shard>,
+    /// Bazel's `TEST_SHARD_STATUS_FILE`, touched when sharding is understood.
+    pub shard_status_file: Option<PathBuf>,
+    /// `--seed` / `XLA_PROPS_SEED`.
+    pub seed: u64,
+    /// `--junit PATH` / `XLA_PROPS_JUNIT` / Bazel's `XML_OUTPUT_FILE`.
+    pub junit: Option<PathBuf>,
+    /// `--json PATH` / `XLA_PROPS_JSON`.
+    pub json: Option<PathBuf>,
+    /// `--summary`: print the case space composition and exit.
+    pub summary: bool,
+    /// Bazel's `TESTBRIDGE_TEST_ONLY`, used as the filter when none is given.
+    pub test_only: Option<String>,
+}
+
+const VALUE_FLAGS: &[&str] = &[
+    "--op",
+    "--dtype",
+    "--backend",
+    "--shard",
+    "--seed",
+    "--junit",
+    "--json",
+];
+
+fn list(s: &str) -> impl Iterator<Item = &str> {
+    s.split(',').map(str::trim).filter(|x| !x.is_empty())
+}
+
+impl RunnerArgs {
+    fn apply(&mut self, flag: &str, value: &str) -> Result<(), ArgError> {
+        match flag {
+            "--op" => {
+                for name in list(value) {
+                    let op = name
+                        .parse::<Opcode>()
+                        .map_err(|_| ArgError(format!("unknown op `{name}` in --op")))?;
+                    self.ops.push(op);
+                }
+            }
+            "--dtype" => {
+                for name in list(value) {
+                    let t = name
+                        .parse::<ElementType>()
+                        .map_err(|_| ArgError(format!("unknown dtype `{name}` in --dtype")))?;
+                    self.dtypes.push(t);
+                }
+            }
+            "--backend" => self.backends.extend(list(value).map(str::to_string)),
+            "--shard" => self.shard = Some(Shard::parse(value)?),
+            "--seed" => {
+                self.seed = value.parse().map_err(|_| {
+                    ArgError(format!(
+                        "invalid seed `{value}`: expected an unsigned integer"
+                    ))
+                })?
+            }
+            "--junit" => self.junit = Some(PathBuf::from(value)),
+            "--json" => self.json = Some(PathBuf::from(value)),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Splits the command line into the runner's flags and libtest's, reading
+    /// environment twins through `env` (flags win over the environment).
+    ///
+    /// ```
+    /// use xla_props::runner::RunnerArgs;
+    /// let args: Vec<String> = ["prog", "--op", "add,subtract", "--quiet", "--shard=2/3", "add"]
+    ///     .iter().map(|s| s.to_string()).collect();
+    /// let (ours, rest) = RunnerArgs::split(args, |_| None).unwrap();
+    /// assert_eq!(ours.ops.len(), 2);
+    /// assert_eq!(ours.shard.unwrap().index, 1);
+    /// assert_eq!(rest, vec!["prog", "--quiet", "add"]);
+    /// ```
+    pub fn split(
+        args: Vec<String>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<(RunnerArgs, Vec<String>), ArgError> {
+        let mut ours = RunnerArgs::default();
+        let env_twins = [
+            ("XLA_PROPS_OPS", "--op"),
+            ("XLA_PROPS_DTYPES", "--dtype"),
+            ("XLA_PROPS_BACKENDS", "--backend"),
+            ("XLA_PROPS_SHARD", "--shard"),
+            ("XLA_PROPS_SEED", "--seed"),
+            ("XML_OUTPUT_FILE", "--junit"),
+            ("XLA_PROPS_JUNIT", "--junit"),
+            ("XLA_PROPS_JSON", "--json"),
+        ];
+        let mut from_flags = RunnerArgs::default();
+        let mut rest = Vec::new();
+        let mut given: Vec<&'static str> = Vec::new();
+        let mut it = args.into_iter();
+        if let Some(prog) = it.next() {
+            rest.push(prog);
+        }
+        while let Some(arg) = it.next() {
+            if arg == "--summary" {
+                from_flags.summary = true;
+                continue;
+            }
+            let (flag, inline) = match arg.split_once('=') {
+                Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+                _ => (arg.clone(), None),
+            };
+            if let Some(&known) = VALUE_FLAGS.iter().find(|f| **f == flag) {
+                let value = match inline {
+                    Some(v) => v,
+                    None => it
+                        .next()
+                        .ok_or_else(|| ArgError(format!("{known} needs a value")))?,
+                };
+                from_flags.apply(known, &value)?;
+                given.push(known);
+            } else {
+                rest.push(arg);
+            }
+        }
+        for (var, flag) in env_twins {
+            if given.contains(&flag) {
+                continue;
+            }
+            if let Some(v) = env(var).filter(|v| !v.is_empty()) {
+                ours.apply(flag, &v)
+                    .map_err(|e| ArgError(format!("{var}: {}", e.0)))?;
+            }
+        }
+        if !given.contains(&"--shard") && ours.shard.is_none() {
+            if let (Some(i), Some(n)) = (env("TEST_SHARD_INDEX"), env("TEST_TOTAL_SHARDS")) {
+                let i: u64 = i
+                    .parse()
+                    .map_err(|_| ArgError(format!("TEST_SHARD_INDEX: invalid index `{i}`")))?;
+                ours.shard = Some(Shard::parse(&format!("{}/{n}", i + 1))?);
+            }
+        }
+        ours.shard_status_file = env("TEST_SHARD_STATUS_FILE").map(PathBuf::from);
+        ours.test_only = env("TESTBRIDGE_TEST_ONLY").filter(|s| !s.is_empty());
+        // flags override the environment
+        if given.contains(&"--op") {
+            ours.ops = from_flags.ops;
+        }
+        if given.contains(&"--dtype") {
+            ours.dtypes = from_flags.dtypes;
+        }
+        if given.contains(&"--backend") {
+            ours.backends = from_flags.backends;
+        }
+        if given.contains(&"--shard") {
+            ours.shard = from_flags.shard;
+        }
+        if given.contains(&"--seed") {
+            ours.seed = from_flags.seed;
+        }
+        if given.contains(&"--junit") {
+            ours.junit = from_flags.junit;
+        }
+        if given.contains(&"--json") {
+            ours.json = from_flags.json;
+        }
+        ours.summary = from_flags.summary;
+        Ok((ours, rest))
+    }
+}

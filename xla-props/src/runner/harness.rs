@@ -1,0 +1,454 @@
+//! `Harness`: collects properties, expands them into named cases per backend,
+//! and runs them through libtest-mimic.
+
+use std::collections::{BTreeSet, HashSet};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+use super::args::RunnerArgs;
+use super::persist;
+use super::report::{self, CaseRecord, CaseStatus, Totals};
+use crate::property::{
+    registry, Backend, BackendId, CaseContext, CaseId, CaseSpace, LimitationKind, Outcome,
+    ReferenceCache, SpaceFilter, Unavailable, Verdict,
+};
+
+/// The conformance harness: a builder over backends, then `run`.
+///
+/// ```no_run
+/// // tests/conformance.rs, with `harness = false` in Cargo.toml
+/// use xla_props::property::Unavailable;
+/// fn main() -> std::process::ExitCode {
+///     xla_props::Harness::from_args()
+///         .backend(Unavailable::new("my-compiler", "not installed here"))
+///         .run()
+/// }
+/// ```
+pub struct Harness {
+    args: Vec<String>,
+    env: Box<EnvLookup>,
+    backends: Vec<Arc<dyn Backend>>,
+    reference: Option<Arc<dyn Backend>>,
+    builtins: bool,
+    failures_dir: Option<PathBuf>,
+}
+
+/// The result of a harness run, for callers that want more than an exit code.
+#[derive(Debug)]
+pub struct RunReport {
+    /// libtest-mimic's conclusion.
+    pub conclusion: libtest_mimic::Conclusion,
+    /// Totals from the runner's own records (match the conclusion's counts).
+    pub totals: Totals,
+    /// Reference results computed (each shared by every backend of the case).
+    pub reference_runs: u64,
+}
+
+/// Why the harness could not start.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct HarnessError(pub String);
+
+/// Looks up an environment variable.
+type EnvLookup = dyn Fn(&str) -> Option<String>;
+
+struct RunState {
+    backends: Vec<(BackendId, Arc<dyn Backend>)>,
+    reference: Arc<dyn Backend>,
+    cache: ReferenceCache,
+    records: Mutex<Vec<CaseRecord>>,
+    seed: u64,
+    failures_dir: PathBuf,
+    rerun_prefix: String,
+}
+
+impl Harness {
+    /// A harness reading the process's command line and environment.
+    pub fn from_args() -> Harness {
+        Harness::from_iter(std::env::args(), |k| std::env::var(k).ok())
+    }
+
+    /// A harness over explicit arguments (the first is the program name) and environment.
+    pub fn from_iter(
+        args: impl IntoIterator<Item = String>,
+        env: impl Fn(&str) -> Option<String> + 'static,
+    ) -> Harness {
+        Harness {
+            args: args.into_iter().collect(),
+            env: Box::new(env),
+            backends: Vec::new(),
+            reference: None,
+            builtins: true,
+            failures_dir: None,
+        }
+    }
+
+    /// Adds a backend under test.
+    pub fn backend(mut self, backend: impl Backend + 'static) -> Harness {
+        self.backends.push(Arc::new(backend));
+        self
+    }
+
+    /// Adds a shared backend under test.
+    pub fn backend_arc(mut self, backend: Arc<dyn Backend>) -> Harness {
+        self.backends.push(backend);
+        self
+    }
+
+    /// Sets the reference (the oracle). Without one, cases that need it are skipped with the reason.
+    pub fn reference(mut self, reference: impl Backend + 'static) -> Harness {
+        self.reference = Some(Arc::new(reference));
+        self
+    }
+
+    /// Runs only properties declared outside the xla-props library.
+    pub fn without_builtins(mut self) -> Harness {
+        self.builtins = false;
+        self
+    }
+
+    /// Writes reproducers and the failing list under `dir` instead of `target/xla-props/failures`.
+    pub fn failures_dir(mut self, dir: impl Into<PathBuf>) -> Harness {
+        self.failures_dir = Some(dir.into());
+        self
+    }
+
+    /// Runs and returns the process exit code (0 all passed, 101 failures, 2 bad arguments).
+    pub fn run(self) -> ExitCode {
+        match self.run_to_report() {
+            Ok(r) => r.conclusion.exit_code(),
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        }
+    }
+
+    /// Runs and returns the report.
+    pub fn run_to_report(self) -> Result<RunReport, HarnessError> {
+        let (ours, rest) =
+            RunnerArgs::split(self.args, &self.env).map_err(|e| HarnessError(e.0))?;
+        let mut libtest = Arguments::from_iter(rest);
+        if libtest.filter.is_none() {
+            libtest.filter = ours.test_only.clone();
+        }
+        let reference: Arc<dyn Backend> = self.reference.unwrap_or_else(|| {
+            Arc::new(Unavailable::new(
+                "reference",
+                "no reference evaluator registered with the harness",
+            ))
+        });
+        let mut all_backends = self.backends;
+        if all_backends.is_empty() {
+            all_backends.push(reference.clone());
+        }
+        for b in &ours.backends {
+            if !all_backends.iter().any(|x| x.name() == b) {
+                let known: Vec<&str> = all_backends.iter().map(|x| x.name()).collect();
+                return Err(HarnessError(format!(
+                    "unknown backend `{b}` in --backend (known: {})",
+                    known.join(", ")
+                )));
+            }
+        }
+        let backends: Vec<(BackendId, Arc<dyn Backend>)> = all_backends
+            .into_iter()
+            .filter(|b| ours.backends.is_empty() || ours.backends.iter().any(|n| n == b.name()))
+            .map(|b| (BackendId::intern(b.name()), b))
+            .collect();
+        let filter = SpaceFilter {
+            ops: ours.ops.clone(),
+            dtypes: ours.dtypes.clone(),
+        };
+        let mut spaces = Vec::new();
+        for (i, spec) in registry().iter().enumerate() {
+            if !self.builtins && spec.is_builtin() {
+                continue;
+            }
+            spaces.push(
+                CaseSpace::new(i as u16, spec, &filter).map_err(|e| HarnessError(e.to_string()))?,
+            );
+        }
+        if ours.summary {
+            let ids: Vec<BackendId> = backends.iter().map(|b| b.0).collect();
+            print!("{}", report::composition(&spaces, &ids));
+            return Ok(RunReport {
+                conclusion: libtest_mimic::Conclusion {
+                    num_filtered_out: 0,
+                    num_passed: 0,
+                    num_failed: 0,
+                    num_ignored: 0,
+                    num_measured: 0,
+                },
+                totals: Totals::default(),
+                reference_runs: 0,
+            });
+        }
+        if ours.shard.is_some() {
+            if let Some(f) = &ours.shard_status_file {
+                let _ = std::fs::write(f, b"");
+            }
+        }
+        let failures_dir = self.failures_dir.unwrap_or_else(persist::failures_dir);
+        let state = Arc::new(RunState {
+            backends: backends.clone(),
+            reference,
+            cache: ReferenceCache::new(),
+            records: Mutex::new(Vec::new()),
+            seed: ours.seed,
+            failures_dir: failures_dir.clone(),
+            rerun_prefix: rerun_prefix(),
+        });
+        let previous = if libtest.list {
+            BTreeSet::new()
+        } else {
+            persist::load_failed(&failures_dir)
+        };
+        let keep = |id: &CaseId, name: &str| {
+            (filter.ops.is_empty() || filter.ops.contains(&id.key.op))
+                && (filter.dtypes.is_empty() || filter.dtypes.contains(&id.key.dtype))
+                && ours.shard.is_none_or(|s| s.contains(name))
+        };
+        let mut trials = Vec::new();
+        // `--exact NAME` (what nextest runs): build only that case.
+        let exact = libtest
+            .filter
+            .as_deref()
+            .filter(|_| libtest.exact)
+            .and_then(|f| f.parse::<CaseId>().ok());
+        if let Some(id) = exact {
+            let known = backends.iter().any(|b| b.0 == id.backend)
+                && spaces.iter().any(|s| s.property_index() == id.key.property);
+            let name = id.to_string();
+            if known && keep(&id, &name) {
+                trials.push(trial(&state, id, name, 1));
+            }
+        } else {
+            // reference results are shared by the backends of one case: the
+            // backends of a key are adjacent, and the cache knows how many use it
+            let mut first = Vec::new();
+            let mut group: Vec<(CaseId, String)> = Vec::with_capacity(backends.len());
+            for space in &spaces {
+                for key in space.iter() {
+                    group.clear();
+                    for &(b, _) in &backends {
+                        let id = key.on(b);
+                        let name = id.to_string();
+                        if ours.shard.is_none_or(|s| s.contains(&name)) {
+                            group.push((id, name));
+                        }
+                    }
+                    let users = group.len();
+                    for (id, name) in group.drain(..) {
+                        let failed_before = !previous.is_empty() && previous.contains(&name);
+                        let t = trial(&state, id, name, users);
+                        if failed_before {
+                            first.push(t);
+                        } else {
+                            trials.push(t);
+                        }
+                    }
+                }
+            }
+            first.append(&mut trials);
+            trials = first;
+        }
+        finish(trials, &libtest, &state, previous, &ours)
+    }
+}
+
+fn rerun_prefix() -> String {
+    let exe = std::env::current_exe().ok();
+    // cargo test binaries live in target/<profile>/deps/<name>-<hash>
+    if let Some(exe) = &exe {
+        let in_deps = exe
+            .parent()
+            .and_then(|p| p.file_name())
+            .is_some_and(|n| n == "deps");
+        if let (true, Some(stem)) = (in_deps, exe.file_stem().and_then(|s| s.to_str())) {
+            if let Some((name, hash)) = stem.rsplit_once('-') {
+                if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) {
+                    return format!("cargo test --test {name} --");
+                }
+            }
+        }
+    }
+    exe.map(|e| e.display().to_string())
+        .unwrap_or_else(|| "<test binary>".to_string())
+}
+
+fn finish(
+    trials: Vec<Trial>,
+    libtest: &Arguments,
+    state: &Arc<RunState>,
+    previous: BTreeSet<String>,
+    ours: &RunnerArgs,
+) -> Result<RunReport, HarnessError> {
+    let conclusion = libtest_mimic::run(libtest, trials);
+    if libtest.list {
+        return Ok(RunReport {
+            conclusion,
+            totals: Totals::default(),
+            reference_runs: 0,
+        });
+    }
+    let records = std::mem::take(&mut *state.records.lock().unwrap_or_else(|e| e.into_inner()));
+    let totals = report::totals(&records);
+    if !records.is_empty() {
+        print!("{}", report::summary_table(&records));
+    }
+    let mut errors = Vec::new();
+    if let Some(p) = &ours.junit {
+        errors.extend(report::write_junit(p, &records).err());
+    }
+    if let Some(p) = &ours.json {
+        errors.extend(report::write_json(p, &records).err());
+    }
+    // the failing list: previous ones that ran and passed drop out
+    let prev_ids: HashSet<CaseId> = previous.iter().filter_map(|n| n.parse().ok()).collect();
+    let ran_ok = records
+        .iter()
+        .filter(|r| r.status != CaseStatus::Failed && prev_ids.contains(&r.id))
+        .map(|r| r.id.to_string());
+    let failed = records
+        .iter()
+        .filter(|r| r.status == CaseStatus::Failed)
+        .map(|r| r.id.to_string());
+    errors.extend(persist::store_failed(&state.failures_dir, previous, ran_ok, failed).err());
+    for e in &errors {
+        eprintln!("warning: {e}");
+    }
+    Ok(RunReport {
+        conclusion,
+        totals,
+        reference_runs: state.cache.computed(),
+    })
+}
+
+fn trial(state: &Arc<RunState>, id: CaseId, name: String, users: usize) -> Trial {
+    let state = state.clone();
+    // the closure keeps only the small id; the name is rebuilt for failure reports
+    Trial::ignorable_test(name, move || run_case(&state, id, users))
+}
+
+fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Failed> {
+    let start = Instant::now();
+    let spec = id.key.spec();
+    let backend_name = id.backend.name();
+    let limitation = spec
+        .limitation(id.key.op, id.key.dtype, backend_name)
+        .copied();
+    let record = |status, message: Option<String>, max_ulp, worst| {
+        state
+            .records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(CaseRecord {
+                id,
+                status,
+                message,
+                max_ulp,
+                worst_mismatch: worst,
+                duration: start.elapsed(),
+            });
+    };
+    if let Some(l) = limitation.filter(|l| l.kind == LimitationKind::Skip) {
+        let why = format!("limitation: {}", l.reason);
+        record(CaseStatus::Skipped, Some(why.clone()), None, None);
+        return Ok(Completion::ignored_with(why));
+    }
+    let Some(backend) = state
+        .backends
+        .iter()
+        .find(|b| b.0 == id.backend)
+        .map(|b| b.1.clone())
+    else {
+        record(
+            CaseStatus::Skipped,
+            Some("backend not registered".into()),
+            None,
+            None,
+        );
+        return Ok(Completion::ignored_with("backend not registered"));
+    };
+    let mut ctx = CaseContext::new(
+        id,
+        backend.as_ref(),
+        state.reference.as_ref(),
+        &state.cache,
+        users,
+        state.seed,
+    );
+    let outcome = catch_unwind(AssertUnwindSafe(|| (spec.body)(&mut ctx))).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_string());
+        Outcome::fail(format!("panicked: {msg}"))
+    });
+    let worst = match &ctx.last_verdict {
+        Some(Verdict::Mismatch { worst, .. }) => worst.first().map(|m| m.to_string()),
+        _ => None,
+    };
+    let max_ulp = ctx.max_ulp;
+    let xfail = limitation.filter(|l| l.kind == LimitationKind::XFail);
+    match (outcome, xfail) {
+        (Outcome::Pass, None) => {
+            record(CaseStatus::Passed, None, max_ulp, worst);
+            Ok(Completion::Completed)
+        }
+        (Outcome::Pass, Some(l)) => {
+            // non-strict, like pytest: a case that cannot show the bug (e.g. no elements) passes
+            let note = format!("xpass: expected to fail ({}), but passed", l.reason);
+            record(CaseStatus::Passed, Some(note), max_ulp, worst);
+            Ok(Completion::Completed)
+        }
+        (Outcome::Skip(why), _) => {
+            record(CaseStatus::Skipped, Some(why.clone()), max_ulp, worst);
+            Ok(Completion::ignored_with(why))
+        }
+        (Outcome::Fail(_), Some(l)) => {
+            let why = format!("expected failure: {}", l.reason);
+            record(CaseStatus::Skipped, Some(why.clone()), max_ulp, worst);
+            Ok(Completion::ignored_with(why))
+        }
+        (Outcome::Fail(f), None) => {
+            let name = id.to_string();
+            let mut msg = format!("backend: {backend_name}\nverdict: {}", f.summary);
+            if let Some(v) = &f.verdict {
+                msg = format!("backend: {backend_name}\nverdict: {v}");
+            }
+            msg.push_str(&format!("\nrerun: {} --exact '{name}'", state.rerun_prefix));
+            if let Some((module, inputs)) = ctx.artifacts() {
+                match persist::write_reproducer(&state.failures_dir, &name, &module, &inputs, &msg)
+                {
+                    Ok(dir) => msg.push_str(&format!("\nreproducer: {}", dir.display())),
+                    Err(e) => msg.push_str(&format!("\nreproducer not written: {e}")),
+                }
+            }
+            record(CaseStatus::Failed, Some(msg.clone()), max_ulp, worst);
+            Err(msg.into())
+        }
+    }
+}
+
+/// Declares `main` running the harness over the given backends.
+///
+/// ```no_run
+/// use xla_props::property::Unavailable;
+/// xla_props::main!(Unavailable::new("my-compiler", "not installed here"));
+/// ```
+#[macro_export]
+macro_rules! main {
+    ($($backend:expr),* $(,)?) => {
+        fn main() -> ::std::process::ExitCode {
+            $crate::Harness::from_args()$(.backend($backend))*.run()
+        }
+    };
+}

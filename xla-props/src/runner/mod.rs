@@ -1,0 +1,12 @@
+//! The runner: libtest-mimic trials from case ids (nothing generated at list
+//! time), filters, shards, reports (terminal, JUnit, JSON) and failure persistence.
+
+mod args;
+mod harness;
+mod persist;
+mod report;
+
+pub use args::{ArgError, RunnerArgs, Shard};
+pub use harness::{Harness, HarnessError, RunReport};
+pub use persist::{failures_dir, load_failed, sanitize, write_reproducer};
+pub use report::{composition, family, summary_table, totals, CaseRecord, CaseStatus, Totals};

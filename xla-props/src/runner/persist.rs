@@ -1,0 +1,106 @@
+//! Failure persistence: reproducers under `target/xla-props/failures/`, and the
+//! list of failing cases that run first next time.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::hlo::Module;
+use crate::literal::Literal;
+use crate::property::element_text;
+
+/// Where failures are written: `$XLA_PROPS_FAILURES_DIR`, else
+/// `<target>/xla-props/failures` for the `target` directory holding the test
+/// binary, else `target/xla-props/failures`.
+pub fn failures_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("XLA_PROPS_FAILURES_DIR") {
+        return PathBuf::from(d);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let exe = std::env::current_exe().ok()?;
+            exe.ancestors()
+                .find(|a| a.file_name().is_some_and(|n| n == "target"))
+                .map(Path::to_path_buf)
+        })
+        .unwrap_or_else(|| PathBuf::from("target"));
+    target.join("xla-props").join("failures")
+}
+
+/// A file-system-safe directory name for a case name.
+pub fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Writes a reproducer (the module and its inputs) for a failing case; returns its directory.
+pub fn write_reproducer(
+    dir: &Path,
+    name: &str,
+    module: &Module,
+    inputs: &[Literal],
+    report: &str,
+) -> Result<PathBuf, String> {
+    let case_dir = dir.join(sanitize(name));
+    std::fs::create_dir_all(&case_dir)
+        .map_err(|e| format!("failed to create {}: {e}", case_dir.display()))?;
+    let write = |file: &str, text: String| {
+        std::fs::write(case_dir.join(file), text)
+            .map_err(|e| format!("failed to write {}: {e}", case_dir.join(file).display()))
+    };
+    write("case.txt", format!("{name}\n"))?;
+    write("module.hlo", crate::hlo::print_module(module))?;
+    for (i, lit) in inputs.iter().enumerate() {
+        let values: Vec<String> = (0..lit.element_count())
+            .map(|k| element_text(lit, k))
+            .collect();
+        write(
+            &format!("input{i}.txt"),
+            format!("{}\n{}\n", lit.shape(), values.join("\n")),
+        )?;
+        let npy = case_dir.join(format!("input{i}.npy"));
+        lit.write_npy_file(&npy)
+            .map_err(|e| format!("failed to write {}: {e}", npy.display()))?;
+    }
+    write("report.txt", format!("{report}\n"))?;
+    Ok(case_dir)
+}
+
+const LAST_FAILED: &str = "last-failed.txt";
+
+/// The case names that failed last time.
+pub fn load_failed(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_to_string(dir.join(LAST_FAILED))
+        .map(|s| {
+            s.lines()
+                .map(str::to_string)
+                .filter(|l| !l.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Records the failing set: the old one, less cases that ran and passed, plus new failures.
+pub fn store_failed(
+    dir: &Path,
+    mut previous: BTreeSet<String>,
+    ran_ok: impl Iterator<Item = String>,
+    failed: impl Iterator<Item = String>,
+) -> Result<(), String> {
+    for n in ran_ok {
+        previous.remove(&n);
+    }
+    previous.extend(failed);
+    if previous.is_empty() && !dir.join(LAST_FAILED).exists() {
+        return Ok(());
+    }
+    let text: String = previous.iter().map(|n| format!("{n}\n")).collect();
+    super::report::write_file(&dir.join(LAST_FAILED), text.as_bytes())
+}
