@@ -23,3 +23,4 @@ pub use xla_props_macros::xla_property;
 
 #[doc(hidden)]
 pub use inventory;
+pub mod reference;

@@ -1,0 +1,149 @@
+//! convert, bitcast-convert, reduce-precision.
+
+use super::data::{bits, f64s, float_format, from_bits, from_f64s, from_i128s, i128s};
+use super::OpError;
+use crate::hlo::{ArrayShape, Attrs};
+use crate::literal::Literal;
+
+/// convert: float -> float rounds once; float -> int truncates toward zero and
+/// saturates, NaN -> 0; int -> float rounds once (exactly, even past 2^53);
+/// int -> int wraps; anything -> pred is `!= 0` (NaN -> true); pred -> 0/1.
+pub(crate) fn convert(x: &Literal, out: &ArrayShape) -> Result<Literal, OpError> {
+    let (from, to) = (x.dtype(), out.dtype);
+    if from.is_complex() || to.is_complex() {
+        return Err(OpError::Unsupported(format!(
+            "convert {from} to {to}: complex types"
+        )));
+    }
+    if from.is_float() {
+        let v = f64s(x);
+        if to.is_float() || to.is_pred() {
+            return from_f64s(out, &v);
+        }
+        let (lo, hi) = to
+            .int_range()
+            .ok_or_else(|| OpError::Invalid(format!("cannot convert to {to}")))?;
+        let ints: Vec<i128> = v
+            .into_iter()
+            .map(|f| {
+                if f.is_nan() {
+                    0
+                } else if f <= lo as f64 {
+                    lo
+                } else if f >= hi as f64 {
+                    hi
+                } else {
+                    f.trunc() as i128
+                }
+            })
+            .collect();
+        return from_i128s(out, &ints);
+    }
+    from_i128s(out, &i128s(x))
+}
+
+/// bitcast-convert: reinterprets bits. Between widths, the narrower side has
+/// one more (minor-most) dimension of size `wide / narrow`, and element 0 of
+/// that dimension holds the least significant bits (little-endian, as XLA
+/// lays the bytes out).
+pub(crate) fn bitcast_convert(x: &Literal, out: &ArrayShape) -> Result<Literal, OpError> {
+    let (from, to) = (x.dtype(), out.dtype);
+    if from.is_complex() || to.is_complex() {
+        return Err(OpError::Unsupported(
+            "bitcast-convert of complex types".into(),
+        ));
+    }
+    let (wi, wo) = (from.bit_width(), to.bit_width());
+    let b = bits(x);
+    if wi == wo {
+        return from_bits(out, &b);
+    }
+    let mask = |w: u32| if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+    if wi > wo {
+        let r = (wi / wo) as usize;
+        if wi % wo != 0 || out.dims.last().copied() != Some(r as i64) {
+            return Err(OpError::Invalid(format!(
+                "cannot bitcast-convert {} to {out}",
+                x.shape()
+            )));
+        }
+        let z: Vec<u64> = b
+            .iter()
+            .flat_map(|&v| (0..r).map(move |j| (v >> (j as u32 * wo)) & mask(wo)))
+            .collect();
+        from_bits(out, &z)
+    } else {
+        let r = (wo / wi) as usize;
+        if wo % wi != 0 || x.dims().last().copied() != Some(r) {
+            return Err(OpError::Invalid(format!(
+                "cannot bitcast-convert {} to {out}",
+                x.shape()
+            )));
+        }
+        let z: Vec<u64> = b
+            .chunks(r)
+            .map(|c| {
+                c.iter().enumerate().fold(0u64, |acc, (j, &v)| {
+                    acc | ((v & mask(wi)) << (j as u32 * wi))
+                })
+            })
+            .collect();
+        from_bits(out, &z)
+    }
+}
+
+/// reduce-precision to `exponent_bits`/`mantissa_bits`, on the operand's own
+/// bits as XLA's `ReducePrecision` does: round the mantissa to nearest even;
+/// exponents above the reduced range become ±inf; exponents at or below the
+/// reduced minimum normal's predecessor flush to ±0 (no reduced denormals);
+/// NaN stays NaN unless `mantissa_bits` is 0, where it becomes +inf.
+pub(crate) fn reduce_precision(
+    x: &Literal,
+    attrs: &Attrs,
+    out: &ArrayShape,
+) -> Result<Literal, OpError> {
+    let t = x.dtype();
+    let fmt = float_format(t)?;
+    let (eb, mb) = match (attrs.exponent_bits, attrs.mantissa_bits) {
+        (Some(e), Some(m)) if e >= 1 && m >= 0 => (e as u32, m as u32),
+        _ => {
+            return Err(OpError::Invalid(
+                "reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0".into(),
+            ))
+        }
+    };
+    let w = fmt.bit_width();
+    let (seb, smb) = (fmt.exponent_bits, fmt.mantissa_bits);
+    let width_mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+    let exp_mask = ((1u64 << seb) - 1) << smb;
+    let is_nan = |v: u64| v & exp_mask == exp_mask && v & ((1u64 << smb) - 1) != 0;
+    let inf = exp_mask;
+    let z: Vec<u64> = bits(x)
+        .into_iter()
+        .map(|input| {
+            if is_nan(input) {
+                return if mb > 0 { input } else { inf };
+            }
+            let mut v = input;
+            if mb < smb {
+                let shift = smb - mb;
+                let last_bit = 1u64 << shift;
+                let bias = ((v & last_bit) >> shift) + ((last_bit >> 1) - 1);
+                v = (v.wrapping_add(bias) & !(last_bit - 1)) & width_mask;
+            }
+            if eb < seb {
+                let sign = v & (1u64 << (w - 1));
+                let src_bias = (1u64 << (seb - 1)) - 1;
+                let red_bias = (1u64 << (eb - 1)) - 1;
+                let e = v & exp_mask;
+                if e > (src_bias + red_bias) << smb {
+                    v = sign | exp_mask;
+                } else if e <= (src_bias - red_bias) << smb {
+                    v = sign;
+                }
+            }
+            v
+        })
+        .collect();
+    from_bits(out, &z)
+}

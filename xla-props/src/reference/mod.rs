@@ -1,0 +1,53 @@
+//! The exact reference evaluator.
+//!
+//! Every instruction computes its exact result (or an f64 result where f64
+//! is exact enough) and rounds ONCE to its output dtype, to nearest even.
+//! The state is a value per instruction ([`Evaluator::evaluate_all`] returns
+//! it); the semantics are one `match` on the opcode (in `eval.rs`) calling
+//! small typed kernels split by op family.
+//!
+//! Choices worth knowing (each follows XLA's semantics where XLA defines one):
+//!
+//! - Floats: `+ - * / sqrt` and conversions are correctly rounded for every
+//!   type up to f32 (computed in f64, rounded once; no f32 step for f16, bf16
+//!   or f8). Transcendentals use the platform libm in f64 (erf and logistic
+//!   are computed here without cancellation) and round once: every f16 word
+//!   of the 13 unary ops in `../shared/oracle/f16` is reproduced exactly. For
+//!   f64 operands the results are libm's.
+//! - Integers wrap. `x / 0 = -1` (all bits set), `x % 0 = x`,
+//!   `INT_MIN / -1 = INT_MIN`, `INT_MIN % -1 = 0`; shifts by the width or
+//!   more give 0 (or the sign fill for arithmetic right shifts); a negative
+//!   integer power gives 1 for a base of 1 and 0 otherwise.
+//! - Reductions: a plain float `add` reducer is summed exactly (order does not
+//!   matter) and rounded once; a plain float `multiply` is a row-major f64
+//!   product rounded once; `max`/`min`/logical reducers are order-independent;
+//!   any other reducer is a left fold from the init value in row-major order
+//!   of the reduced elements. Reduce-window folds each window in row-major
+//!   window order the same way, skipping padding.
+//! - dot and convolution: exact i128 accumulation for integers; compensated
+//!   f64 accumulation (error-free products) for floats, rounded once.
+//! - sort is always stable (valid for `is_stable=false` too). Scatter applies
+//!   updates in row-major update order, one at a time, and drops an update
+//!   whose window does not fit; gather and dynamic slices clamp their starts.
+//! - while loops share a fuel budget of iterations ([`DEFAULT_FUEL`]); a loop
+//!   that never ends is [`EvalError::FuelExhausted`], not a hang.
+//! - Parse-only ops and complex types are [`EvalError::Unsupported`]; a
+//!   malformed module is [`EvalError::Invalid`] (never a panic).
+
+mod contraction;
+mod control;
+mod conversion;
+mod data;
+mod elementwise;
+mod eval;
+mod indexing;
+mod math;
+mod reduction;
+mod scalar;
+mod shape_ops;
+
+pub use eval::{evaluate, evaluate_values, EvalError, Evaluator, FusionValues, DEFAULT_FUEL};
+pub(crate) use eval::{OpError, Run};
+
+#[cfg(test)]
+mod tests;

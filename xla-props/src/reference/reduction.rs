@@ -1,0 +1,791 @@
+//! reduce, reduce-window, select-and-scatter, sort, map, and the scalar
+//! combiners they (and scatter) apply.
+//!
+//! Order: a recognized plain float `add` reducer is summed EXACTLY (order
+//! does not matter) and rounded once; a plain float `multiply` is multiplied
+//! in f64 in row-major order and rounded once; `maximum`/`minimum`/`and`/
+//! `or`/`xor` and integer reducers are order-independent. Any other reducer
+//! computation is applied as a left fold, starting from the init value, over
+//! the reduced elements in row-major order of the operand.
+
+use super::data::{bits, bits_value, dims_of, f64s, from_bits, next_index, strides};
+use super::elementwise::{binary, int_binary};
+use super::eval::out;
+use super::scalar::ScalarFn;
+use super::{math, OpError, Run};
+use crate::hlo::{ArrayShape, CompId, ElementType, Instruction, Module, Opcode, Shape, WindowDim};
+use crate::literal::{round_to_bits, Literal, Value};
+
+fn bad(msg: impl Into<String>) -> OpError {
+    OpError::Invalid(msg.into())
+}
+
+/// Rounds an exact (or round-to-odd) value into `t`'s bits.
+pub(crate) fn round_bits(v: f64, t: ElementType) -> u64 {
+    match t {
+        ElementType::F64 => v.to_bits(),
+        ElementType::F32 => (v as f32).to_bits() as u64,
+        _ => t.float_format().map_or(0, |f| round_to_bits(v, &f)),
+    }
+}
+
+/// Calls a scalar computation on scalar arguments; checks the result types.
+pub(crate) fn call_scalars(
+    run: &mut Run<'_, '_>,
+    comp: CompId,
+    args: &[(ElementType, u64)],
+    want: &[ElementType],
+) -> Result<Vec<u64>, OpError> {
+    let vals = args
+        .iter()
+        .map(|&(t, b)| from_bits(&ArrayShape::new(t, vec![]), &[b]).map(Value::Array))
+        .collect::<Result<Vec<_>, _>>()?;
+    let leaves = run.call(comp, vals)?.into_flat();
+    if leaves.len() != want.len() {
+        return Err(bad(format!(
+            "called computation returned {} values, expected {}",
+            leaves.len(),
+            want.len()
+        )));
+    }
+    leaves
+        .iter()
+        .zip(want)
+        .map(|(l, &t)| {
+            if l.element_count() == 1 && l.dtype() == t {
+                Ok(l.get_bits(0))
+            } else {
+                Err(bad(format!(
+                    "called computation returned {}, expected a {t} scalar",
+                    l.shape()
+                )))
+            }
+        })
+        .collect()
+}
+
+/// A scalar combiner `f(acc, x)`: a recognized plain binary op, or a computation.
+#[derive(Clone, Debug)]
+pub(crate) enum Combiner {
+    /// The computation is `op(p0, p1)` (or `op(p1, p0)` for a commutative op) on scalars of one type.
+    Plain(Opcode, ElementType),
+    /// Any other computation.
+    Computation(ScalarFn),
+}
+
+impl Combiner {
+    /// Recognizes `comp` as a plain binary op on scalars of `t`.
+    pub(crate) fn of(module: &Module, comp: CompId, t: ElementType) -> Combiner {
+        let generic = Combiner::Computation(ScalarFn::new(module, comp));
+        let Some(c) = module.computations.get(comp.index()) else {
+            return generic;
+        };
+        let params = c.parameters();
+        let Some(root) = c.instructions.get(c.root.index()) else {
+            return generic;
+        };
+        let scalar_t = |s: &Shape| {
+            s.as_array()
+                .is_some_and(|a| a.dims.is_empty() && a.dtype == t)
+        };
+        if params.len() != 2
+            || !params.iter().all(|&p| scalar_t(&c.instr(p).shape))
+            || !scalar_t(&root.shape)
+        {
+            return generic;
+        }
+        let commutative = matches!(
+            root.opcode,
+            Opcode::Add
+                | Opcode::Multiply
+                | Opcode::Maximum
+                | Opcode::Minimum
+                | Opcode::And
+                | Opcode::Or
+                | Opcode::Xor
+        );
+        let known = if t.is_float() {
+            math::binary(root.opcode).is_some()
+        } else {
+            int_binary(root.opcode).is_some() || t.is_pred()
+        };
+        let in_order = root.operands == [params[0], params[1]];
+        let swapped = root.operands == [params[1], params[0]];
+        if known && (in_order || (swapped && commutative)) && (!t.is_pred() || commutative) {
+            Combiner::Plain(root.opcode, t)
+        } else {
+            generic
+        }
+    }
+
+    /// `f(acc, x)` on bits of one type (plain combiners only have one operand).
+    pub(crate) fn apply(
+        &self,
+        run: &mut Run<'_, '_>,
+        acc: &[u64],
+        x: &[u64],
+        types: &[ElementType],
+    ) -> Result<Vec<u64>, OpError> {
+        match *self {
+            Combiner::Plain(op, t) => Ok(vec![plain(op, t, acc[0], x[0])?]),
+            Combiner::Computation(ref f) => {
+                let args: Vec<(ElementType, u64)> = types
+                    .iter()
+                    .zip(acc)
+                    .chain(types.iter().zip(x))
+                    .map(|(&t, &b)| (t, b))
+                    .collect();
+                f.apply(run, &args, types, &mut Vec::new())
+            }
+        }
+    }
+}
+
+/// A plain binary op on scalar bits, with the elementwise semantics.
+pub(crate) fn plain(op: Opcode, t: ElementType, a: u64, b: u64) -> Result<u64, OpError> {
+    if t.is_float() {
+        let f = math::binary(op).ok_or_else(|| bad(format!("{op} on {t}")))?;
+        return Ok(round_bits(f(bits_value(a, t), bits_value(b, t)), t));
+    }
+    let w = t.bit_width();
+    let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+    if t.is_pred() {
+        return Ok(match op {
+            Opcode::And | Opcode::Minimum | Opcode::Multiply => a & b,
+            Opcode::Xor => a ^ b,
+            _ => a | b,
+        } & 1);
+    }
+    let f = int_binary(op).ok_or_else(|| bad(format!("{op} on {t}")))?;
+    let val = |v: u64| {
+        let v = v as i128;
+        if t.is_signed_int() {
+            let s = 128 - w;
+            (v << s) >> s
+        } else {
+            v
+        }
+    };
+    Ok((f(val(a), val(b), w, t.is_signed_int()) as u64) & mask)
+}
+
+/// The exact sum of `xs`, as an f64 that rounds ONCE into `t` correctly:
+/// the correctly rounded f64 sum for f64, and the sum rounded to odd (a
+/// sticky last bit) for narrower types. NaN and opposite infinities give NaN.
+pub(crate) fn exact_sum(xs: &[f64], t: ElementType) -> f64 {
+    if xs.iter().any(|x| x.is_nan()) {
+        return f64::NAN;
+    }
+    let pinf = xs.contains(&f64::INFINITY);
+    let ninf = xs.contains(&f64::NEG_INFINITY);
+    match (pinf, ninf) {
+        (true, true) => return f64::NAN,
+        (true, false) => return f64::INFINITY,
+        (false, true) => return f64::NEG_INFINITY,
+        _ => {}
+    }
+    let mut partials: Vec<f64> = Vec::new();
+    for &x in xs {
+        msum_add(&mut partials, x);
+    }
+    if partials.iter().any(|p| !p.is_finite()) {
+        // only f64 inputs near f64::MAX get here: the sum overflows
+        return xs.iter().sum();
+    }
+    let hi = fsum_round(&partials);
+    if hi == 0.0 {
+        return if xs.iter().all(|&x| x == 0.0 && x.is_sign_negative()) && !xs.is_empty() {
+            -0.0
+        } else {
+            0.0
+        };
+    }
+    if t == ElementType::F64 {
+        return hi;
+    }
+    // sign of the residual exact - hi
+    let mut rest = partials.clone();
+    msum_add(&mut rest, -hi);
+    let residual = rest
+        .iter()
+        .rev()
+        .copied()
+        .find(|&p| p != 0.0)
+        .unwrap_or(0.0);
+    if residual == 0.0 {
+        return hi;
+    }
+    // truncation toward zero, then force the last bit odd
+    let toward_zero = |v: f64| f64::from_bits(v.to_bits() - 1);
+    let away = |v: f64| f64::from_bits(v.to_bits() + 1);
+    let trunc = if (residual > 0.0) == (hi > 0.0) {
+        hi
+    } else {
+        toward_zero(hi)
+    };
+    if trunc.to_bits() & 1 == 1 {
+        trunc
+    } else {
+        away(trunc)
+    }
+}
+
+/// Shewchuk's exact addition into non-overlapping partials (increasing magnitude).
+fn msum_add(partials: &mut Vec<f64>, mut x: f64) {
+    let mut i = 0;
+    for j in 0..partials.len() {
+        let mut y = partials[j];
+        if x.abs() < y.abs() {
+            std::mem::swap(&mut x, &mut y);
+        }
+        let hi = x + y;
+        let lo = y - (hi - x);
+        if lo != 0.0 {
+            partials[i] = lo;
+            i += 1;
+        }
+        x = hi;
+    }
+    partials.truncate(i);
+    partials.push(x);
+}
+
+/// The correctly rounded f64 value of a partials expansion (Python's fsum ending).
+fn fsum_round(partials: &[f64]) -> f64 {
+    let mut n = partials.len();
+    if n == 0 {
+        return 0.0;
+    }
+    n -= 1;
+    let mut hi = partials[n];
+    let mut lo = 0.0;
+    while n > 0 {
+        let x = hi;
+        n -= 1;
+        let y = partials[n];
+        hi = x + y;
+        let yr = hi - x;
+        lo = y - yr;
+        if lo != 0.0 {
+            break;
+        }
+    }
+    if n > 0 && ((lo < 0.0 && partials[n - 1] < 0.0) || (lo > 0.0 && partials[n - 1] > 0.0)) {
+        let y = lo * 2.0;
+        let x = hi + y;
+        let yr = x - hi;
+        if y == yr {
+            hi = x;
+        }
+    }
+    hi
+}
+
+/// What folds a group of elements into one result per operand.
+struct Folder {
+    comb: Combiner,
+    types: Vec<ElementType>,
+    inputs: Vec<Vec<u64>>,
+    floats: Vec<f64>,
+    init: Vec<u64>,
+}
+
+impl Folder {
+    fn new(
+        module: &Module,
+        comp: Option<CompId>,
+        xs: &[&Literal],
+        inits: &[&Literal],
+    ) -> Result<Folder, OpError> {
+        let comp = comp.ok_or_else(|| bad("missing to_apply"))?;
+        if xs.len() != inits.len() || xs.is_empty() {
+            return Err(bad("operands and init values do not pair up"));
+        }
+        let types: Vec<ElementType> = xs.iter().map(|x| x.dtype()).collect();
+        for (x, i) in xs.iter().zip(inits) {
+            if i.element_count() != 1 || i.dtype() != x.dtype() || x.dims() != xs[0].dims() {
+                return Err(bad(
+                    "init values must be scalars of the operands' types, operands of one shape",
+                ));
+            }
+        }
+        let comb = if xs.len() == 1 {
+            Combiner::of(module, comp, types[0])
+        } else {
+            Combiner::Computation(ScalarFn::new(module, comp))
+        };
+        let floats = match comb {
+            Combiner::Plain(Opcode::Add | Opcode::Multiply, t) if t.is_float() => f64s(xs[0]),
+            _ => Vec::new(),
+        };
+        Ok(Folder {
+            comb,
+            types,
+            inputs: xs.iter().map(|x| bits(x)).collect(),
+            floats,
+            init: inits.iter().map(|i| bits(i)[0]).collect(),
+        })
+    }
+
+    /// Folds the elements at flat indices `idx` (in this order) into the init values.
+    fn fold(&self, run: &mut Run<'_, '_>, idx: &[usize]) -> Result<Vec<u64>, OpError> {
+        match self.comb {
+            Combiner::Plain(Opcode::Add, t) if t.is_float() => {
+                let mut v = Vec::with_capacity(idx.len() + 1);
+                v.push(bits_value(self.init[0], t));
+                v.extend(idx.iter().map(|&i| self.floats[i]));
+                Ok(vec![round_bits(exact_sum(&v, t), t)])
+            }
+            Combiner::Plain(Opcode::Multiply, t) if t.is_float() => {
+                let p = idx
+                    .iter()
+                    .fold(bits_value(self.init[0], t), |acc, &i| acc * self.floats[i]);
+                Ok(vec![round_bits(p, t)])
+            }
+            Combiner::Plain(op, t)
+                if t.is_integer() && matches!(op, Opcode::Add | Opcode::Multiply) =>
+            {
+                let w = t.bit_width();
+                let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+                let r = idx.iter().fold(self.init[0], |acc, &i| {
+                    let x = self.inputs[0][i];
+                    if op == Opcode::Add {
+                        acc.wrapping_add(x)
+                    } else {
+                        acc.wrapping_mul(x)
+                    }
+                });
+                Ok(vec![r & mask])
+            }
+            Combiner::Plain(op, t) => {
+                let mut acc = self.init[0];
+                for &i in idx {
+                    acc = plain(op, t, acc, self.inputs[0][i])?;
+                }
+                Ok(vec![acc])
+            }
+            _ => {
+                let mut acc = self.init.clone();
+                let mut x = vec![0u64; self.inputs.len()];
+                for &i in idx {
+                    for (k, input) in self.inputs.iter().enumerate() {
+                        x[k] = input[i];
+                    }
+                    acc = self.comb.apply(run, &acc, &x, &self.types)?;
+                }
+                Ok(acc)
+            }
+        }
+    }
+}
+
+/// Splits reduce-like operands `[x1..xN, init1..initN]`.
+fn halves<'l>(ops: &[&'l Literal]) -> Result<(Vec<&'l Literal>, Vec<&'l Literal>), OpError> {
+    if ops.len() & 1 == 1 || ops.is_empty() {
+        return Err(bad("expected operands followed by as many init values"));
+    }
+    let n = ops.len() / 2;
+    Ok((ops[..n].to_vec(), ops[n..].to_vec()))
+}
+
+/// The output array shapes of a (possibly variadic) result.
+fn out_shapes(ins: &Instruction, n: usize) -> Result<Vec<&ArrayShape>, OpError> {
+    let shapes: Vec<&ArrayShape> = match &ins.shape {
+        Shape::Tuple(t) => t
+            .iter()
+            .map(|s| s.as_array())
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad("nested tuple result"))?,
+        Shape::Array(a) => vec![a],
+        Shape::Token => vec![],
+    };
+    if shapes.len() != n {
+        return Err(bad(format!(
+            "result has {} arrays, expected {n}",
+            shapes.len()
+        )));
+    }
+    Ok(shapes)
+}
+
+/// Builds the (possibly tuple) result from bits per operand.
+fn assemble(
+    ins: &Instruction,
+    shapes: &[&ArrayShape],
+    types: &[ElementType],
+    cols: Vec<Vec<u64>>,
+) -> Result<Value, OpError> {
+    if shapes.iter().zip(types).any(|(s, &t)| s.dtype != t) {
+        return Err(bad("result element types differ from the operands'"));
+    }
+    let lits = shapes
+        .iter()
+        .zip(&cols)
+        .map(|(s, c)| from_bits(s, c).map(Value::Array))
+        .collect::<Result<Vec<_>, _>>()?;
+    if ins.shape.is_tuple() {
+        Ok(Value::Tuple(lits))
+    } else {
+        lits.into_iter().next().ok_or_else(|| bad("empty result"))
+    }
+}
+
+/// reduce over `dimensions`, variadic.
+pub(crate) fn reduce(
+    run: &mut Run<'_, '_>,
+    ins: &Instruction,
+    ops: &[&Literal],
+) -> Result<Value, OpError> {
+    let (xs, inits) = halves(ops)?;
+    let folder = Folder::new(run.module, ins.attrs.to_apply, &xs, &inits)?;
+    let xd = xs[0].dims().to_vec();
+    let red = ins
+        .attrs
+        .dimensions
+        .as_deref()
+        .ok_or_else(|| bad("reduce without dimensions"))?;
+    let mut is_red = vec![false; xd.len()];
+    for &d in red {
+        let d = usize::try_from(d)
+            .ok()
+            .filter(|&d| d < xd.len())
+            .ok_or_else(|| bad(format!("reduce dimension {d} out of range")))?;
+        is_red[d] = true;
+    }
+    let kept: Vec<usize> = (0..xd.len()).filter(|&d| !is_red[d]).collect();
+    let reduced: Vec<usize> = (0..xd.len()).filter(|&d| is_red[d]).collect();
+    let shapes = out_shapes(ins, xs.len())?;
+    for s in &shapes {
+        if dims_of(s)? != kept.iter().map(|&d| xd[d]).collect::<Vec<_>>() {
+            return Err(bad(format!(
+                "reduce of {} over {red:?} does not give {s}",
+                xs[0].shape()
+            )));
+        }
+    }
+    let st = strides(&xd);
+    let kdims: Vec<usize> = kept.iter().map(|&d| xd[d]).collect();
+    let rdims: Vec<usize> = reduced.iter().map(|&d| xd[d]).collect();
+    let n_out: usize = kdims.iter().product();
+    let n_red: usize = rdims.iter().product();
+    // flat offsets of the reduced elements in row-major order of the reduced dims
+    let mut offs = Vec::with_capacity(n_red);
+    if n_red > 0 {
+        let mut r = vec![0usize; rdims.len()];
+        loop {
+            offs.push(
+                r.iter()
+                    .zip(&reduced)
+                    .map(|(&i, &d)| i * st[d])
+                    .sum::<usize>(),
+            );
+            if !next_index(&mut r, &rdims) {
+                break;
+            }
+        }
+    }
+    let mut cols = vec![Vec::with_capacity(n_out); xs.len()];
+    let mut k = vec![0usize; kdims.len()];
+    let mut group = vec![0usize; n_red];
+    for _ in 0..n_out {
+        let base: usize = k.iter().zip(&kept).map(|(&i, &d)| i * st[d]).sum();
+        for (g, &o) in group.iter_mut().zip(&offs) {
+            *g = base + o;
+        }
+        for (c, v) in cols.iter_mut().zip(folder.fold(run, &group)?) {
+            c.push(v);
+        }
+        next_index(&mut k, &kdims);
+    }
+    assemble(ins, &shapes, &folder.types, cols)
+}
+
+/// The input flat indices one window covers, in row-major window order
+/// (positions in padding or between dilated elements are skipped).
+fn window_elements(
+    out_idx: &[usize],
+    win: &[WindowDim],
+    xd: &[usize],
+    st: &[usize],
+    buf: &mut Vec<usize>,
+) {
+    buf.clear();
+    let wdims: Vec<usize> = win.iter().map(|w| w.size.max(0) as usize).collect();
+    if wdims.contains(&0) {
+        return;
+    }
+    let mut w = vec![0usize; win.len()];
+    loop {
+        let mut flat = 0;
+        let mut ok = true;
+        for d in 0..win.len() {
+            let wd = &win[d];
+            let p = out_idx[d] as i64 * wd.stride + w[d] as i64 * wd.window_dilation - wd.pad_low;
+            if p < 0 || p % wd.base_dilation != 0 || p / wd.base_dilation >= xd[d] as i64 {
+                ok = false;
+                break;
+            }
+            flat += (p / wd.base_dilation) as usize * st[d];
+        }
+        if ok {
+            buf.push(flat);
+        }
+        if !next_index(&mut w, &wdims) {
+            break;
+        }
+    }
+}
+
+fn check_window(win: &[WindowDim], rank: usize) -> Result<(), OpError> {
+    if win.len() != rank
+        || win
+            .iter()
+            .any(|w| w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1 || w.size < 0)
+    {
+        return Err(bad(
+            "window does not match the operand rank or has non-positive strides/dilations",
+        ));
+    }
+    Ok(())
+}
+
+/// reduce-window, variadic, with padding and base/window dilation.
+pub(crate) fn reduce_window(
+    run: &mut Run<'_, '_>,
+    ins: &Instruction,
+    ops: &[&Literal],
+) -> Result<Value, OpError> {
+    let (xs, inits) = halves(ops)?;
+    let folder = Folder::new(run.module, ins.attrs.to_apply, &xs, &inits)?;
+    let xd = xs[0].dims().to_vec();
+    let win = ins
+        .attrs
+        .window
+        .as_deref()
+        .ok_or_else(|| bad("reduce-window without a window"))?;
+    check_window(win, xd.len())?;
+    let shapes = out_shapes(ins, xs.len())?;
+    let od = dims_of(shapes[0])?;
+    if od.len() != xd.len() {
+        return Err(bad("reduce-window result rank differs from the operand's"));
+    }
+    let st = strides(&xd);
+    let n_out: usize = od.iter().product();
+    let mut cols = vec![Vec::with_capacity(n_out); xs.len()];
+    let mut o = vec![0usize; od.len()];
+    let mut buf = Vec::new();
+    for _ in 0..n_out {
+        window_elements(&o, win, &xd, &st, &mut buf);
+        for (c, v) in cols.iter_mut().zip(folder.fold(run, &buf)?) {
+            c.push(v);
+        }
+        next_index(&mut o, &od);
+    }
+    assemble(ins, &shapes, &folder.types, cols)
+}
+
+/// select-and-scatter: for each source element, the `select` winner of its
+/// window (first valid element, replaced by each later one the selector does
+/// not prefer) gets the source value scattered into it (row-major source order).
+pub(crate) fn select_and_scatter(
+    run: &mut Run<'_, '_>,
+    ins: &Instruction,
+    ops: &[&Literal],
+) -> Result<Literal, OpError> {
+    let [x, src, init] = ops else {
+        return Err(bad(
+            "select-and-scatter takes operand, source and init value",
+        ));
+    };
+    let (sel, sc) = (
+        ins.attrs.select.ok_or_else(|| bad("missing select"))?,
+        ins.attrs.scatter.ok_or_else(|| bad("missing scatter"))?,
+    );
+    let t = x.dtype();
+    if src.dtype() != t || init.dtype() != t || init.element_count() != 1 {
+        return Err(bad("select-and-scatter operand types differ"));
+    }
+    let xd = x.dims().to_vec();
+    let win = ins
+        .attrs
+        .window
+        .as_deref()
+        .ok_or_else(|| bad("select-and-scatter without a window"))?;
+    check_window(win, xd.len())?;
+    let sd = src.dims().to_vec();
+    if sd.len() != xd.len() {
+        return Err(bad("source rank differs from the operand's"));
+    }
+    let comb = Combiner::of(run.module, sc, t);
+    let result = out(ins)?;
+    if result.dtype != t || dims_of(result)? != xd {
+        return Err(bad(format!(
+            "select-and-scatter of {} cannot give {result}",
+            x.shape()
+        )));
+    }
+    let xb = bits(x);
+    let sb = bits(src);
+    let st = strides(&xd);
+    let select = ScalarFn::new(run.module, sel);
+    let mut regs = Vec::new();
+    let mut res = vec![bits(init)[0]; xb.len()];
+    let mut o = vec![0usize; sd.len()];
+    let mut buf = Vec::new();
+    for &source in &sb {
+        window_elements(&o, win, &xd, &st, &mut buf);
+        let mut chosen: Option<usize> = None;
+        for &i in &buf {
+            chosen = match chosen {
+                None => Some(i),
+                Some(c) => {
+                    let keep = select.apply(
+                        run,
+                        &[(t, xb[c]), (t, xb[i])],
+                        &[ElementType::Pred],
+                        &mut regs,
+                    )?;
+                    Some(if keep[0] & 1 == 1 { c } else { i })
+                }
+            };
+        }
+        if let Some(c) = chosen {
+            res[c] = comb.apply(run, &[res[c]], &[source], &[t])?[0];
+        }
+        next_index(&mut o, &sd);
+    }
+    from_bits(result, &res)
+}
+
+/// sort along `dimensions[0]`, several operands, with a comparator
+/// computation. The sort is always stable (a merge sort), which is a valid
+/// result for `is_stable=false` too.
+pub(crate) fn sort(
+    run: &mut Run<'_, '_>,
+    ins: &Instruction,
+    ops: &[&Literal],
+) -> Result<Value, OpError> {
+    let cmp = ins
+        .attrs
+        .to_apply
+        .ok_or_else(|| bad("sort without a comparator"))?;
+    let first = ops.first().ok_or_else(|| bad("sort of nothing"))?;
+    let xd = first.dims().to_vec();
+    if ops.iter().any(|o| o.dims() != xd.as_slice()) {
+        return Err(bad("sort operands differ in shape"));
+    }
+    let d = ins
+        .attrs
+        .dimensions
+        .as_deref()
+        .and_then(|d| d.first())
+        .and_then(|&d| usize::try_from(d).ok())
+        .filter(|&d| d < xd.len())
+        .ok_or_else(|| bad("sort dimension missing or out of range"))?;
+    let shapes = out_shapes(ins, ops.len())?;
+    let types: Vec<ElementType> = ops.iter().map(|o| o.dtype()).collect();
+    let cols: Vec<Vec<u64>> = ops.iter().map(|o| bits(o)).collect();
+    let mut outc = cols.clone();
+    let st = strides(&xd);
+    let len = xd[d];
+    let mut outer_dims = xd.clone();
+    outer_dims[d] = 1;
+    let n_outer: usize = outer_dims.iter().product();
+    let less_fn = ScalarFn::new(run.module, cmp);
+    let mut regs = Vec::new();
+    let mut args: Vec<(ElementType, u64)> = Vec::with_capacity(2 * types.len());
+    let mut o = vec![0usize; xd.len()];
+    for _ in 0..n_outer {
+        let base: usize = o.iter().zip(&st).map(|(&i, &s)| i * s).sum();
+        let pos: Vec<usize> = (0..len).map(|j| base + j * st[d]).collect();
+        let mut less = |a: usize, b: usize| -> Result<bool, OpError> {
+            args.clear();
+            args.extend(
+                types
+                    .iter()
+                    .zip(&cols)
+                    .flat_map(|(&t, c)| [(t, c[a]), (t, c[b])]),
+            );
+            Ok(less_fn.apply(run, &args, &[ElementType::Pred], &mut regs)?[0] & 1 == 1)
+        };
+        let sorted = merge_sort(pos.clone(), &mut less)?;
+        for (c, oc) in cols.iter().zip(outc.iter_mut()) {
+            for (&dst, &src) in pos.iter().zip(&sorted) {
+                oc[dst] = c[src];
+            }
+        }
+        next_index(&mut o, &outer_dims);
+    }
+    assemble(ins, &shapes, &types, outc)
+}
+
+/// A stable merge sort with a fallible `less`; never panics on an
+/// inconsistent comparator (it just produces some permutation).
+fn merge_sort(
+    mut v: Vec<usize>,
+    less: &mut dyn FnMut(usize, usize) -> Result<bool, OpError>,
+) -> Result<Vec<usize>, OpError> {
+    let n = v.len();
+    let mut buf = vec![0usize; n];
+    let mut width = 1;
+    while width < n {
+        let mut lo = 0;
+        while lo < n {
+            let mid = (lo + width).min(n);
+            let hi = (lo + 2 * width).min(n);
+            let (mut i, mut j, mut k) = (lo, mid, lo);
+            while i < mid && j < hi {
+                // take from the right only when it is strictly less: stable
+                if less(v[j], v[i])? {
+                    buf[k] = v[j];
+                    j += 1;
+                } else {
+                    buf[k] = v[i];
+                    i += 1;
+                }
+                k += 1;
+            }
+            buf[k..k + (mid - i)].copy_from_slice(&v[i..mid]);
+            k += mid - i;
+            buf[k..k + (hi - j)].copy_from_slice(&v[j..hi]);
+            lo = hi;
+        }
+        std::mem::swap(&mut v, &mut buf);
+        width *= 2;
+    }
+    Ok(v)
+}
+
+/// map: applies `to_apply` to the operands elementwise.
+pub(crate) fn map(
+    run: &mut Run<'_, '_>,
+    ins: &Instruction,
+    ops: &[&Literal],
+) -> Result<Literal, OpError> {
+    let comp = ins
+        .attrs
+        .to_apply
+        .ok_or_else(|| bad("map without to_apply"))?;
+    let o = out(ins)?;
+    let first = ops.first().ok_or_else(|| bad("map of nothing"))?;
+    if ops.iter().any(|x| x.dims() != first.dims()) {
+        return Err(bad("map operands differ in shape"));
+    }
+    if let ([a, b], Combiner::Plain(op, t)) = (ops, Combiner::of(run.module, comp, first.dtype())) {
+        if b.dtype() == t && o.dtype == t {
+            return binary(op, a, b, o);
+        }
+    }
+    let types: Vec<ElementType> = ops.iter().map(|x| x.dtype()).collect();
+    let cols: Vec<Vec<u64>> = ops.iter().map(|x| bits(x)).collect();
+    let n = first.element_count();
+    let body = ScalarFn::new(run.module, comp);
+    let mut regs = Vec::new();
+    let mut res = Vec::with_capacity(n);
+    for i in 0..n {
+        let args: Vec<(ElementType, u64)> =
+            types.iter().zip(&cols).map(|(&t, c)| (t, c[i])).collect();
+        res.push(body.apply(run, &args, &[o.dtype], &mut regs)?[0]);
+    }
+    from_bits(o, &res)
+}
