@@ -4,6 +4,7 @@
 mod api;
 mod error;
 pub mod interpreter;
+pub mod mutant;
 mod registry;
 
 pub use api::{Backend, Executable, FusionProbe, ProbedValue};
