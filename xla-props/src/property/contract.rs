@@ -38,6 +38,10 @@ impl BackendError {
 pub trait Backend: Send + Sync {
     /// Stable short name used in case names and filters.
     fn name(&self) -> &str;
+    /// The numerics this backend promises (DESIGN.md); exact unless declared.
+    fn numerics(&self) -> crate::check::Numerics {
+        crate::check::Numerics::exact()
+    }
     /// Compile once.
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError>;
 }

@@ -218,21 +218,17 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
         M::ReduceIgnoresInit => {
             let t = c.op(1)?.dtype();
             let mut init = scalar_like(t)?;
-            let lowest = t.float_format().map_or(
-                t.int_range().map_or(0.0, |r| r.0 as f64),
-                |f| if f.has_inf { f64::NEG_INFINITY } else { -f.max },
-            );
-            let identity = match reducer(c) {
-                Some(Opcode::Multiply | Opcode::And) => 1.0,
-                Some(Opcode::Maximum) => lowest,
-                Some(Opcode::Minimum) => -lowest,
-                _ => 0.0,
-            };
-            if t.is_integer() && identity.abs() > 1.0 {
-                let (lo, hi) = t.int_range().unwrap_or((0, 0));
-                init.set_i128(0, if identity < 0.0 { lo } else { hi });
-            } else {
-                init.set_f64(0, identity);
+            let (lo, hi) = t.int_range().unwrap_or((0, 1));
+            let far = t
+                .float_format()
+                .map_or(0.0, |f| if f.has_inf { f64::INFINITY } else { f.max });
+            match (reducer(c), t.is_float()) {
+                (Some(Opcode::Multiply | Opcode::And), _) => init.set_i128(0, 1),
+                (Some(Opcode::Maximum), true) => init.set_f64(0, -far),
+                (Some(Opcode::Minimum), true) => init.set_f64(0, far),
+                (Some(Opcode::Maximum), false) => init.set_i128(0, lo),
+                (Some(Opcode::Minimum), false) => init.set_i128(0, hi),
+                _ => init.set_i128(0, 0),
             }
             return c.base_on(c.instr, vec![c.op(0)?.clone(), init]);
         }

@@ -1,0 +1,265 @@
+//! Measuring the suite itself: run the built-in properties on a mutant
+//! backend, case by case, until the first case that fails on the mutant and
+//! passes on its base (a detection), or count such cases for a benign
+//! variant (false alarms).
+
+use std::time::Instant;
+
+use crate::backend::mutant::{Mutant, Mutation};
+use crate::backend::{self, Interpreter};
+use crate::hlo::{Module, Opcode};
+use crate::literal::Literal;
+use crate::property::{
+    self, registry, BackendId, CaseContext, CaseSpace, Outcome, ReferenceCache, SpaceFilter,
+};
+
+/// A `crate::backend::Backend` seen through the runner's backend contract.
+pub struct CaseBackend(pub Box<dyn backend::Backend>);
+
+fn to_case_error(e: backend::BackendError) -> property::BackendError {
+    use backend::BackendError as B;
+    match e {
+        B::Unsupported { what } => property::BackendError::Unsupported(what),
+        e @ (B::Unavailable { .. } | B::UnknownBackend { .. }) => {
+            property::BackendError::Unavailable(e.to_string())
+        }
+        B::Compile(m) => property::BackendError::Compile(m),
+        e => property::BackendError::Execute(e.to_string()),
+    }
+}
+
+struct CaseExecutable(Box<dyn backend::Executable>);
+
+impl property::Executable for CaseExecutable {
+    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, property::BackendError> {
+        self.0.execute(args).map_err(to_case_error)
+    }
+}
+
+impl property::Backend for CaseBackend {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn numerics(&self) -> crate::check::Numerics {
+        self.0.numerics()
+    }
+    fn compile(
+        &self,
+        module: &Module,
+    ) -> Result<Box<dyn property::Executable>, property::BackendError> {
+        Ok(Box::new(CaseExecutable(
+            self.0.compile(module).map_err(to_case_error)?,
+        )))
+    }
+}
+
+/// The exact reference evaluator as the runner's oracle.
+pub struct ReferenceOracle;
+
+struct ReferenceExecutable(Module);
+
+impl property::Executable for ReferenceExecutable {
+    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, property::BackendError> {
+        crate::reference::evaluate(&self.0, args).map_err(|e| match e {
+            crate::reference::EvalError::Unsupported { .. } => {
+                property::BackendError::Unsupported(e.to_string())
+            }
+            e => property::BackendError::Execute(e.to_string()),
+        })
+    }
+}
+
+impl property::Backend for ReferenceOracle {
+    fn name(&self) -> &str {
+        "reference"
+    }
+    fn compile(
+        &self,
+        module: &Module,
+    ) -> Result<Box<dyn property::Executable>, property::BackendError> {
+        Ok(Box::new(ReferenceExecutable(module.clone())))
+    }
+}
+
+/// The ops a mutation touches: their cases run first, so detection comes fast.
+pub fn relevant_ops(mutation: Mutation) -> &'static [Opcode] {
+    use Mutation as M;
+    use Opcode as O;
+    match mutation {
+        M::ElideConvertPair | M::Bf16ConvertTruncates | M::ConvertFloatIntWraps => &[O::Convert],
+        M::UndeclaredFtz | M::DeclaredFtz => &[O::Negate, O::Abs, O::Add, O::Multiply],
+        M::ExpLowPrecision | M::ApproxExpDeclared => &[O::Exponential],
+        M::DotBf16Accumulate | M::DotBatchContractSwap => &[O::Dot],
+        M::MaxMinDropNan => &[O::Maximum, O::Minimum],
+        M::CompareNanEqual => &[O::Compare],
+        M::IntAddSaturates => &[O::Add],
+        M::ShiftRightLogicalAsArithmetic => &[O::ShiftRightLogical],
+        M::SliceLimitOffByOne => &[O::Slice],
+        M::ReduceIgnoresInit | M::PairwiseReduction | M::ReverseOrderReduction => &[O::Reduce],
+        M::ReduceWindowIgnoresPadding => &[O::ReduceWindow],
+        M::DynamicSliceNoClamp => &[O::DynamicSlice],
+        M::SortUnstable => &[O::Sort],
+        M::PadNegativeAsZero => &[O::Pad],
+        M::IotaWrongDimension => &[O::Iota],
+        M::ConcatOffsetWrong => &[O::Concatenate],
+        M::RoundAfzAsEven => &[O::RoundNearestAfz],
+        M::IntDivideByZeroZero | M::ReciprocalDivide => &[O::Divide],
+        M::TransposeInversePermutation => &[O::Transpose],
+        M::BroadcastDimsReversed => &[O::Broadcast],
+        M::SelectSwappedOnBroadcastPred => &[O::Select],
+        M::GatherNoClamp => &[O::Gather],
+        M::ScatterDropsDuplicates => &[O::Scatter],
+        M::ConvIgnoresFeatureGroups => &[O::Convolution],
+        M::FmaContraction => &[O::Multiply, O::Add],
+        M::ExcessPrecisionInFusion => &[O::Add, O::Multiply, O::Subtract, O::Divide],
+    }
+}
+
+/// The first case that caught a mutation.
+#[derive(Clone, Debug)]
+pub struct Catch {
+    /// The property that caught it.
+    pub property: &'static str,
+    /// The case's name (on the mutant).
+    pub case: String,
+    /// Its one-line failure.
+    pub summary: String,
+}
+
+/// What one mutation's run found.
+#[derive(Clone, Debug)]
+pub struct Detection {
+    /// The mutation.
+    pub mutation: Mutation,
+    /// The first catch (for a benign variant: its first false alarm).
+    pub first: Option<Catch>,
+    /// Cases run until the first catch (or in all, when none).
+    pub cases: u64,
+    /// Seconds until the first catch (or in all).
+    pub seconds: f64,
+    /// For benign variants: every failing case (false alarms).
+    pub false_alarms: u64,
+}
+
+/// How much of the case space to run per mutation.
+#[derive(Clone, Debug)]
+pub struct DetectionOptions {
+    /// Only the ops the mutation touches ([`relevant_ops`]); otherwise all ops after them.
+    pub relevant_only: bool,
+    /// At most this many cases per property and pass.
+    pub max_cases_per_property: u64,
+    /// Stop a benign run at its first false alarm.
+    pub stop_at_first_false_alarm: bool,
+    /// Only these properties (empty: every built-in property).
+    pub properties: Vec<String>,
+    /// Only these dtypes (empty: all).
+    pub dtypes: Vec<crate::hlo::ElementType>,
+}
+
+impl Default for DetectionOptions {
+    fn default() -> DetectionOptions {
+        DetectionOptions {
+            relevant_only: true,
+            max_cases_per_property: u64::MAX,
+            stop_at_first_false_alarm: false,
+            properties: Vec::new(),
+            dtypes: Vec::new(),
+        }
+    }
+}
+
+fn run_case(
+    spec: &'static property::PropertySpec,
+    id: property::CaseId,
+    on: &dyn property::Backend,
+    reference: &dyn property::Backend,
+    cache: &ReferenceCache,
+) -> Outcome {
+    let mut ctx = CaseContext::new(id, on, reference, cache, 1, 0);
+    let body = spec.body;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&mut ctx)))
+        .unwrap_or_else(|_| Outcome::fail("the property body panicked"))
+}
+
+/// Runs the suite's properties on `mutation` (wrapping the interpreter) until the first detection.
+///
+/// ```no_run
+/// use xla_props::backend::mutant::Mutation;
+/// use xla_props::detection::{detect, DetectionOptions};
+/// let d = detect(Mutation::RoundAfzAsEven, &DetectionOptions::default());
+/// assert!(d.first.is_some());
+/// ```
+pub fn detect(mutation: Mutation, options: &DetectionOptions) -> Detection {
+    let mutant = CaseBackend(Box::new(Mutant::new(Interpreter::default(), mutation)));
+    let base = CaseBackend(Box::new(Interpreter::default()));
+    let reference = ReferenceOracle;
+    let cache = ReferenceCache::new();
+    let start = Instant::now();
+    let mut cases = 0u64;
+    let mut first = None;
+    let mut false_alarms = 0u64;
+    let mutant_id = BackendId::intern(property::Backend::name(&mutant));
+    let relevant = relevant_ops(mutation).to_vec();
+    let mut passes = vec![SpaceFilter {
+        ops: relevant.clone(),
+        dtypes: options.dtypes.clone(),
+    }];
+    if !options.relevant_only {
+        passes.push(SpaceFilter {
+            ops: vec![],
+            dtypes: options.dtypes.clone(),
+        });
+    }
+    'outer: for (pass, filter) in passes.iter().enumerate() {
+        for (i, spec) in registry().iter().enumerate() {
+            if !spec.is_builtin()
+                || (!options.properties.is_empty()
+                    && !options.properties.iter().any(|p| p == spec.name))
+            {
+                continue;
+            }
+            let Ok(space) = CaseSpace::new(i as u16, spec, filter) else {
+                continue;
+            };
+            for (n, key) in space.iter().enumerate() {
+                if n as u64 >= options.max_cases_per_property {
+                    break;
+                }
+                if pass > 0 && relevant.contains(&key.op) {
+                    continue;
+                }
+                let id = key.on(mutant_id);
+                cases += 1;
+                let Outcome::Fail(f) = run_case(spec, id, &mutant, &reference, &cache) else {
+                    continue;
+                };
+                // a failure the base shares is the suite's or the base's, not the mutation's
+                let base_id = key.on(BackendId::intern("interpreter"));
+                if matches!(
+                    run_case(spec, base_id, &base, &reference, &cache),
+                    Outcome::Fail(_)
+                ) {
+                    continue;
+                }
+                false_alarms += 1;
+                if first.is_none() {
+                    first = Some(Catch {
+                        property: spec.name,
+                        case: id.to_string(),
+                        summary: f.summary.clone(),
+                    });
+                }
+                if !mutation.is_benign() || options.stop_at_first_false_alarm {
+                    break 'outer;
+                }
+            }
+        }
+    }
+    Detection {
+        mutation,
+        first,
+        cases,
+        seconds: start.elapsed().as_secs_f64(),
+        false_alarms: if mutation.is_benign() { false_alarms } else { 0 },
+    }
+}
