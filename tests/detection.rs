@@ -24,7 +24,9 @@ fn subset(m: Mutation) -> (&'static str, T) {
         | M::DotBatchContractSwap => ("vs_reference", T::F32),
         M::DotBf16Accumulate => ("vs_reference", T::Bf16),
         M::IntAddSaturates | M::ShiftRightLogicalAsArithmetic => ("vs_reference", T::S8),
-        M::DynamicSliceNoClamp | M::IotaWrongDimension | M::GatherNoClamp => ("vs_reference", T::S32),
+        M::DynamicSliceNoClamp | M::IotaWrongDimension | M::GatherNoClamp => {
+            ("vs_reference", T::S32)
+        }
         M::ReduceIgnoresInit => ("reduce_with_init", T::F32),
         M::SortUnstable => ("stable_sort_pairs", T::S32),
         M::IntDivideByZeroZero => ("integer_division_edges", T::S32),
@@ -48,8 +50,15 @@ fn every_mutation_is_detected() {
         };
         let d = detect(m, &options);
         match &d.first {
-            Some(c) => assert!(c.case.ends_with(&format!("mutant:{}", m.name())), "{}", c.case),
-            None => missed.push(format!("{m} ({} cases of {property} on {dtype:?})", d.cases)),
+            Some(c) => assert!(
+                c.case.ends_with(&format!("mutant:{}", m.name())),
+                "{}",
+                c.case
+            ),
+            None => missed.push(format!(
+                "{m} ({} cases of {property} on {dtype:?})",
+                d.cases
+            )),
         }
     }
     assert!(missed.is_empty(), "missed: {missed:?}");

@@ -181,6 +181,21 @@ fn run_case(
         .unwrap_or_else(|_| Outcome::fail("the property body panicked"))
 }
 
+/// A step coprime with `len`, so that `i * step mod len` visits every case once, scattered.
+fn scatter_step(len: u64) -> u64 {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    [7919u64, 7927, 7933, 7937, 7949, 7951]
+        .into_iter()
+        .find(|&p| len == 0 || gcd(p, len) == 1)
+        .unwrap_or(1)
+}
+
 /// Runs the suite's properties on `mutation` (wrapping the interpreter) until the first detection.
 ///
 /// ```no_run
@@ -211,20 +226,33 @@ pub fn detect(mutation: Mutation, options: &DetectionOptions) -> Detection {
         });
     }
     'outer: for (pass, filter) in passes.iter().enumerate() {
-        for (i, spec) in registry().iter().enumerate() {
-            if !spec.is_builtin()
-                || (!options.properties.is_empty()
-                    && !options.properties.iter().any(|p| p == spec.name))
-            {
-                continue;
-            }
-            let Ok(space) = CaseSpace::new(i as u16, spec, filter) else {
-                continue;
-            };
-            for (n, key) in space.iter().enumerate() {
-                if n as u64 >= options.max_cases_per_property {
-                    break;
+        // properties take turns, and each walks its cases in a scattered
+        // order, so that every op, dtype and distribution comes up early
+        let spaces: Vec<(&'static property::PropertySpec, CaseSpace, u64, u64)> = registry()
+            .iter()
+            .enumerate()
+            .filter(|(_, spec)| {
+                spec.is_builtin()
+                    && (options.properties.is_empty()
+                        || options.properties.iter().any(|p| p == spec.name))
+            })
+            .filter_map(|(i, spec)| {
+                let space = CaseSpace::new(i as u16, spec, filter).ok()?;
+                let len = space.len();
+                let limit = len.min(options.max_cases_per_property);
+                Some((*spec, space, limit, scatter_step(len)))
+            })
+            .collect();
+        let rounds = spaces.iter().map(|s| s.2).max().unwrap_or(0);
+        for n in 0..rounds {
+            for (spec, space, limit, step) in &spaces {
+                if n >= *limit {
+                    continue;
                 }
+                let index = ((u128::from(n) * u128::from(*step)) % u128::from(space.len())) as u64;
+                let Some(key) = space.get(index) else {
+                    continue;
+                };
                 if pass > 0 && relevant.contains(&key.op) {
                     continue;
                 }
@@ -260,6 +288,10 @@ pub fn detect(mutation: Mutation, options: &DetectionOptions) -> Detection {
         first,
         cases,
         seconds: start.elapsed().as_secs_f64(),
-        false_alarms: if mutation.is_benign() { false_alarms } else { 0 },
+        false_alarms: if mutation.is_benign() {
+            false_alarms
+        } else {
+            0
+        },
     }
 }

@@ -35,7 +35,10 @@ fn registry_makes_mutants_by_name() {
             assert_eq!(known.len(), Mutation::ALL.len());
             assert!(known.contains(&"mutant:elide-convert-pair".to_string()));
         }
-        other => panic!("expected an unknown mutation, got {:?}", other.map(|b| b.name().to_string())),
+        other => panic!(
+            "expected an unknown mutation, got {:?}",
+            other.map(|b| b.name().to_string())
+        ),
     }
     assert!(matches!(
         create("mutant:sort-unstable@tpu"),
@@ -47,7 +50,11 @@ fn registry_makes_mutants_by_name() {
 fn eval_with_an_unknown_mutation_exits_2_and_lists_the_catalogue() {
     let dir = tempfile::tempdir().unwrap();
     let hlo = dir.path().join("m.hlo");
-    std::fs::write(&hlo, "HloModule m\nENTRY main {\n  ROOT c = f32[] constant(1)\n}\n").unwrap();
+    std::fs::write(
+        &hlo,
+        "HloModule m\nENTRY main {\n  ROOT c = f32[] constant(1)\n}\n",
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
         .arg("eval")
         .arg(&hlo)
@@ -64,7 +71,12 @@ fn eval_with_an_unknown_mutation_exits_2_and_lists_the_catalogue() {
         .args(["--backend", "mutant:round-afz-as-even"])
         .output()
         .unwrap();
-    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
 }
 
 #[test]
@@ -73,26 +85,52 @@ fn rewrites_and_kernels_change_exactly_what_they_model() {
     let x = lit(ElementType::F32, &[0.5, 2.5, -1.5]);
     let good = run(&Interpreter::default(), round, &[x.clone()]);
     assert_eq!(good[0].to_f64_vec(), vec![1.0, 3.0, -2.0]);
-    let bad = run(&Mutant::new(Interpreter::default(), Mutation::RoundAfzAsEven), round, &[x]);
+    let bad = run(
+        &Mutant::new(Interpreter::default(), Mutation::RoundAfzAsEven),
+        round,
+        &[x],
+    );
     assert_eq!(bad[0].to_f64_vec(), vec![0.0, 2.0, -2.0]);
 
     let div = "HloModule m\nENTRY main {\n  x = s32[2] parameter(0)\n  y = s32[2] parameter(1)\n  ROOT d = s32[2] divide(x, y)\n}\n";
-    let args = [lit(ElementType::S32, &[7.0, 9.0]), lit(ElementType::S32, &[0.0, 2.0])];
+    let args = [
+        lit(ElementType::S32, &[7.0, 9.0]),
+        lit(ElementType::S32, &[0.0, 2.0]),
+    ];
     let good = run(&Interpreter::default(), div, &args);
     assert_eq!(good[0].to_f64_vec(), vec![-1.0, 4.0]);
-    let bad = run(&Mutant::new(Interpreter::default(), Mutation::IntDivideByZeroZero), div, &args);
+    let bad = run(
+        &Mutant::new(Interpreter::default(), Mutation::IntDivideByZeroZero),
+        div,
+        &args,
+    );
     assert_eq!(bad[0].to_f64_vec(), vec![0.0, 4.0]);
 
     let pair = "HloModule m\nENTRY main {\n  x = f32[1] parameter(0)\n  n = f16[1] convert(x)\n  b = f32[1] convert(n)\n  ROOT r = f32[1] subtract(x, b)\n}\n";
     let x = lit(ElementType::F32, &[0.1]);
-    assert_ne!(run(&Interpreter::default(), pair, &[x.clone()])[0].get_f64(0), 0.0);
-    let elided = run(&Mutant::new(Interpreter::default(), Mutation::ElideConvertPair), pair, &[x]);
+    assert_ne!(
+        run(&Interpreter::default(), pair, &[x.clone()])[0].get_f64(0),
+        0.0
+    );
+    let elided = run(
+        &Mutant::new(Interpreter::default(), Mutation::ElideConvertPair),
+        pair,
+        &[x],
+    );
     assert_eq!(elided[0].get_f64(0), 0.0);
 
-    let add = "HloModule m\nENTRY main {\n  x = s8[1] parameter(0)\n  ROOT r = s8[1] add(x, x)\n}\n";
+    let add =
+        "HloModule m\nENTRY main {\n  x = s8[1] parameter(0)\n  ROOT r = s8[1] add(x, x)\n}\n";
     let x = lit(ElementType::S8, &[100.0]);
-    assert_eq!(run(&Interpreter::default(), add, &[x.clone()])[0].get_f64(0), -56.0);
-    let sat = run(&Mutant::new(Interpreter::default(), Mutation::IntAddSaturates), add, &[x]);
+    assert_eq!(
+        run(&Interpreter::default(), add, &[x.clone()])[0].get_f64(0),
+        -56.0
+    );
+    let sat = run(
+        &Mutant::new(Interpreter::default(), Mutation::IntAddSaturates),
+        add,
+        &[x],
+    );
     assert_eq!(sat[0].get_f64(0), 127.0);
 }
 
@@ -100,8 +138,14 @@ fn rewrites_and_kernels_change_exactly_what_they_model() {
 fn excess_precision_keeps_fused_intermediates_but_honours_explicit_converts() {
     // (a + b) - a in f16: rounding the sum matters; 1 + 2^-12 is not an f16
     let fused = "HloModule m\nfused {\n  a = f16[1] parameter(0)\n  b = f16[1] parameter(1)\n  c = f16[1] add(a, b)\n  ROOT d = f16[1] subtract(c, a)\n}\nENTRY main {\n  x = f16[1] parameter(0)\n  y = f16[1] parameter(1)\n  ROOT f = f16[1] fusion(x, y), kind=kLoop, calls=fused\n}\n";
-    let args = [lit(ElementType::F16, &[1.0]), lit(ElementType::F16, &[1.0 / 4096.0])];
-    assert_eq!(run(&Interpreter::default(), fused, &args)[0].get_f64(0), 0.0);
+    let args = [
+        lit(ElementType::F16, &[1.0]),
+        lit(ElementType::F16, &[1.0 / 4096.0]),
+    ];
+    assert_eq!(
+        run(&Interpreter::default(), fused, &args)[0].get_f64(0),
+        0.0
+    );
     let wide = Mutant::new(Interpreter::default(), Mutation::ExcessPrecisionInFusion);
     assert!(wide.numerics().excess_precision_in_fusions);
     assert_eq!(run(&wide, fused, &args)[0].get_f64(0), 1.0 / 4096.0);
@@ -116,9 +160,14 @@ fn excess_precision_keeps_fused_intermediates_but_honours_explicit_converts() {
 
 #[test]
 fn ftz_flushes_subnormals_at_the_boundary() {
-    let neg = "HloModule m\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] negate(x)\n}\n";
+    let neg =
+        "HloModule m\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] negate(x)\n}\n";
     let x = lit(ElementType::F32, &[1e-40, 1.0]);
-    let out = run(&Mutant::new(Interpreter::default(), Mutation::UndeclaredFtz), neg, &[x.clone()]);
+    let out = run(
+        &Mutant::new(Interpreter::default(), Mutation::UndeclaredFtz),
+        neg,
+        &[x.clone()],
+    );
     assert_eq!(out[0].get_bits(0), 0x8000_0000);
     assert_eq!(out[0].get_f64(1), -1.0);
     let plain = run(&Interpreter::default(), neg, &[x]);

@@ -88,7 +88,11 @@ fn reduction_terms(module: &Module, inputs: &[Literal]) -> Option<f64> {
         Opcode::Convolution => {
             let cd = root.attrs.conv_dims.as_ref()?;
             let k = shape_of(1)?;
-            let outf = k.dims.get(cd.kernel_output_feature as usize).copied()?.max(1) as f64;
+            let outf = k
+                .dims
+                .get(cd.kernel_output_feature as usize)
+                .copied()?
+                .max(1) as f64;
             Some(count(1) / outf)
         }
         Opcode::ReduceWindow => Some(
@@ -129,7 +133,13 @@ fn accepted_as_declared(
     if inputs.iter().any(|l| n.flushes_inputs(l.dtype())) {
         let flushed: Vec<Literal> = inputs
             .iter()
-            .map(|l| if n.flushes_inputs(l.dtype()) { flush(l) } else { l.clone() })
+            .map(|l| {
+                if n.flushes_inputs(l.dtype()) {
+                    flush(l)
+                } else {
+                    l.clone()
+                }
+            })
             .collect();
         if let Ok(r) = ctx.run_on(ctx.reference, module, &flushed) {
             candidates.push(r);

@@ -9,9 +9,7 @@ use super::kernels;
 use super::mutation::Mutation;
 use crate::backend::api::Backend;
 use crate::backend::error::BackendError;
-use crate::hlo::{
-    CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
-};
+use crate::hlo::{CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape};
 use crate::literal::{Literal, Value};
 
 pub(crate) type Res<T> = Result<T, BackendError>;
@@ -37,7 +35,12 @@ fn reducer_root(module: &Module, instr: &Instruction) -> Option<Opcode> {
 }
 
 /// True when `mutation` replaces how `instr` (in `comp`) is computed.
-pub(crate) fn targets(mutation: Mutation, module: &Module, comp: &Computation, instr: &Instruction) -> bool {
+pub(crate) fn targets(
+    mutation: Mutation,
+    module: &Module,
+    comp: &Computation,
+    instr: &Instruction,
+) -> bool {
     let t = dtype(&instr.shape);
     let is_f = t.is_some_and(float);
     let is_int = t.is_some_and(|t| t.is_integer());
@@ -65,7 +68,8 @@ pub(crate) fn targets(mutation: Mutation, module: &Module, comp: &Computation, i
             instr.operands.len() == 2
                 && instr.attrs.window.as_ref().is_some_and(|w| {
                     w.iter().any(|d| d.pad_low > 0 || d.pad_high > 0)
-                        && w.iter().all(|d| d.pad_low >= 0 && d.pad_high >= 0 && d.base_dilation == 1)
+                        && w.iter()
+                            .all(|d| d.pad_low >= 0 && d.pad_high >= 0 && d.base_dilation == 1)
                 })
         }
         (M::DynamicSliceNoClamp, O::DynamicSlice) => true,
@@ -90,10 +94,11 @@ pub(crate) fn targets(mutation: Mutation, module: &Module, comp: &Computation, i
             instr.attrs.feature_group_count.is_some_and(|g| g > 1)
         }
         (M::FmaContraction, O::Add) => {
-            is_f && instr
-                .operands
-                .iter()
-                .any(|o| comp.instructions.get(o.index()).is_some_and(|i| i.opcode == O::Multiply))
+            is_f && instr.operands.iter().any(|o| {
+                comp.instructions
+                    .get(o.index())
+                    .is_some_and(|i| i.opcode == O::Multiply)
+            })
         }
         (M::PairwiseReduction | M::ReverseOrderReduction, O::Reduce) => {
             is_f && instr.operands.len() == 2 && reducer_root(module, instr) == Some(O::Add)
@@ -117,7 +122,10 @@ impl<'a> Stepper<'a> {
             && comp.instructions.iter().any(|i| {
                 targets(self.mutation, self.module, comp, i)
                     || (i.opcode == Opcode::Fusion
-                        && i.attrs.calls.iter().any(|&f| self.touches_depth(f, depth + 1)))
+                        && i.attrs
+                            .calls
+                            .iter()
+                            .any(|&f| self.touches_depth(f, depth + 1)))
             })
     }
 
@@ -128,14 +136,13 @@ impl<'a> Stepper<'a> {
     }
 
     fn eval(&self, c: CompId, args: Vec<Value>, depth: usize) -> Res<Value> {
-        let comp = self
-            .module
-            .computations
-            .get(c.index())
-            .ok_or_else(|| BackendError::Compile("a computation index is out of range".into()))?;
-        let order = comp
-            .post_order()
-            .ok_or_else(|| BackendError::Compile(format!("computation `{}` has a cycle", comp.name)))?;
+        let comp =
+            self.module.computations.get(c.index()).ok_or_else(|| {
+                BackendError::Compile("a computation index is out of range".into())
+            })?;
+        let order = comp.post_order().ok_or_else(|| {
+            BackendError::Compile(format!("computation `{}` has a cycle", comp.name))
+        })?;
         let mut values: HashMap<InstrId, Value> = HashMap::new();
         for id in order {
             let instr = comp.instr(id);
@@ -144,7 +151,9 @@ impl<'a> Stepper<'a> {
                 .iter()
                 .map(|o| values.get(o).cloned())
                 .collect::<Option<_>>()
-                .ok_or_else(|| BackendError::Compile(format!("`{}` uses a missing operand", instr.name)))?;
+                .ok_or_else(|| {
+                    BackendError::Compile(format!("`{}` uses a missing operand", instr.name))
+                })?;
             let v = match instr.opcode {
                 Opcode::Parameter => {
                     let n = instr.attrs.parameter_number.unwrap_or(0);
@@ -152,7 +161,9 @@ impl<'a> Stepper<'a> {
                         .ok()
                         .and_then(|n| args.get(n))
                         .cloned()
-                        .ok_or_else(|| BackendError::BadArguments(format!("no argument for parameter {n}")))?
+                        .ok_or_else(|| {
+                            BackendError::BadArguments(format!("no argument for parameter {n}"))
+                        })?
                 }
                 Opcode::Tuple => Value::Tuple(operands),
                 Opcode::GetTupleElement => {
@@ -162,7 +173,9 @@ impl<'a> Stepper<'a> {
                         .and_then(Value::as_tuple)
                         .and_then(|t| t.get(usize::try_from(k).ok()?))
                         .cloned()
-                        .ok_or_else(|| BackendError::Compile(format!("`{}`: bad tuple index", instr.name)))?
+                        .ok_or_else(|| {
+                            BackendError::Compile(format!("`{}`: bad tuple index", instr.name))
+                        })?
                 }
                 Opcode::Fusion
                     if depth < 16 && instr.attrs.calls.iter().any(|&f| self.touches(f)) =>
@@ -191,7 +204,12 @@ impl<'a> Stepper<'a> {
 
     /// Runs one instruction on the base backend, on these operand values;
     /// `extra` is a computation appended to the module (its id replaces `to_apply`).
-    pub fn single(&self, instr: &Instruction, operands: &[Value], extra: Option<Computation>) -> Res<Value> {
+    pub fn single(
+        &self,
+        instr: &Instruction,
+        operands: &[Value],
+        extra: Option<Computation>,
+    ) -> Res<Value> {
         let arrays = arrays(operands, instr)?;
         let mut m = self.module.clone();
         let mut step = instr.clone();

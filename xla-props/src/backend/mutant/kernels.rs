@@ -29,16 +29,18 @@ impl Ctx<'_, '_> {
         array(self.base()?)
     }
     fn op(&self, k: usize) -> Res<&Literal> {
-        self.operands
-            .get(k)
-            .ok_or_else(|| BackendError::Compile(format!("`{}` lacks operand {k}", self.instr.name)))
+        self.operands.get(k).ok_or_else(|| {
+            BackendError::Compile(format!("`{}` lacks operand {k}", self.instr.name))
+        })
     }
 }
 
 fn array(v: Value) -> Res<Literal> {
     match v {
         Value::Array(l) => Ok(l),
-        _ => Err(BackendError::unsupported("mutant: a tuple where an array was expected")),
+        _ => Err(BackendError::unsupported(
+            "mutant: a tuple where an array was expected",
+        )),
     }
 }
 
@@ -72,8 +74,11 @@ fn scalar_like(t: ElementType) -> Res<Literal> {
 }
 
 fn literal(t: ElementType, dims: &[usize]) -> Res<Literal> {
-    Literal::zeros(&ArrayShape::new(t, dims.iter().map(|&d| d as i64).collect::<Vec<i64>>()))
-        .map_err(|e| BackendError::Execute(e.to_string()))
+    Literal::zeros(&ArrayShape::new(
+        t,
+        dims.iter().map(|&d| d as i64).collect::<Vec<i64>>(),
+    ))
+    .map_err(|e| BackendError::Execute(e.to_string()))
 }
 
 fn is_subnormal(v: f64, t: ElementType) -> bool {
@@ -202,7 +207,14 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
         M::ConcatOffsetWrong => {
             let mut out = c.base_array()?;
             let d = dims(&out);
-            let k = c.instr.attrs.dimensions.as_ref().and_then(|v| v.first()).copied().unwrap_or(0) as usize;
+            let k = c
+                .instr
+                .attrs
+                .dimensions
+                .as_ref()
+                .and_then(|v| v.first())
+                .copied()
+                .unwrap_or(0) as usize;
             let (a, b) = (c.op(0)?, c.op(1)?);
             let off = a.dims().get(k).copied().unwrap_or(0);
             let bd = dims(b);
@@ -266,7 +278,12 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
         }
         M::DynamicSliceNoClamp => {
             let x = c.op(0)?;
-            let sizes = c.instr.attrs.dynamic_slice_sizes.clone().unwrap_or_default();
+            let sizes = c
+                .instr
+                .attrs
+                .dynamic_slice_sizes
+                .clone()
+                .unwrap_or_default();
             let mut ops = vec![x.clone()];
             for (k, s) in c.operands[1..].iter().enumerate() {
                 let mut s = s.clone();
@@ -294,7 +311,9 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
                     .ok()
                     .and_then(|v| at.get(v).copied())
                     .unwrap_or(0);
-                let Some(&dim) = g.start_index_map.get(k) else { continue };
+                let Some(&dim) = g.start_index_map.get(k) else {
+                    continue;
+                };
                 let dim = dim as usize;
                 let bound = x.dims().get(dim).copied().unwrap_or(1) as i128
                     - g.slice_sizes.get(dim).copied().unwrap_or(1) as i128
@@ -310,9 +329,18 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
         M::SortUnstable => {
             let v = c.base()?;
             let mut outs: Vec<Literal> = v.clone().into_flat();
-            let Some(keys) = outs.first().cloned() else { return Ok(v) };
+            let Some(keys) = outs.first().cloned() else {
+                return Ok(v);
+            };
             let d = dims(&keys);
-            let k = c.instr.attrs.dimensions.as_ref().and_then(|v| v.first()).copied().unwrap_or(0) as usize;
+            let k = c
+                .instr
+                .attrs
+                .dimensions
+                .as_ref()
+                .and_then(|v| v.first())
+                .copied()
+                .unwrap_or(0) as usize;
             if k >= d.len() {
                 return Ok(v);
             }
@@ -353,7 +381,12 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
             let t = x.dtype();
             let name = format!("mutant.take_second.{}", c.instr.name);
             let scalar = Shape::Array(ArrayShape::new(t, vec![]));
-            let mut p0 = Instruction::new(format!("{name}.p0"), Opcode::Parameter, scalar.clone(), vec![]);
+            let mut p0 = Instruction::new(
+                format!("{name}.p0"),
+                Opcode::Parameter,
+                scalar.clone(),
+                vec![],
+            );
             p0.attrs.parameter_number = Some(0);
             let mut p1 = Instruction::new(format!("{name}.p1"), Opcode::Parameter, scalar, vec![]);
             p1.attrs.parameter_number = Some(1);
@@ -364,7 +397,10 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
                 other: vec![],
             };
             let zeros = literal(t, &dims(x))?.with_layout(x.layout().cloned());
-            let ops: Vec<Value> = [zeros, idx.clone(), upd.clone()].into_iter().map(Value::Array).collect();
+            let ops: Vec<Value> = [zeros, idx.clone(), upd.clone()]
+                .into_iter()
+                .map(Value::Array)
+                .collect();
             let z = array(c.stepper.single(c.instr, &ops, Some(take_second))?)?;
             let mut out = c.base_array()?;
             for i in 0..out.element_count() {
@@ -397,7 +433,12 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
         M::ConvIgnoresFeatureGroups => {
             let (x, w) = (c.op(0)?, c.op(1)?);
             let g = c.instr.attrs.feature_group_count.unwrap_or(1).max(1) as usize;
-            let f = c.instr.attrs.conv_dims.as_ref().map_or(0, |d| d.input_feature as usize);
+            let f = c
+                .instr
+                .attrs
+                .conv_dims
+                .as_ref()
+                .map_or(0, |d| d.input_feature as usize);
             let xd = dims(x);
             let per = xd.get(f).copied().unwrap_or(0) / g;
             if per == 0 {
@@ -429,7 +470,11 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
             let addend = c.op(1 - m)?;
             for i in 0..out.element_count() {
                 let (x, y, z) = (a.get_f64(i), b.get_f64(i), addend.get_f64(i));
-                let v = if t == ElementType::F64 { x.mul_add(y, z) } else { x * y + z };
+                let v = if t == ElementType::F64 {
+                    x.mul_add(y, z)
+                } else {
+                    x * y + z
+                };
                 out.set_f64(i, v);
             }
             out
@@ -451,7 +496,10 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
             let mut groups: Vec<Vec<f64>> = vec![Vec::new(); out.element_count()];
             for j in 0..x.element_count() {
                 let idx = unravel(j, &xd);
-                let o: Vec<usize> = (0..xd.len()).filter(|k| !reduced.contains(k)).map(|k| idx[k]).collect();
+                let o: Vec<usize> = (0..xd.len())
+                    .filter(|k| !reduced.contains(k))
+                    .map(|k| idx[k])
+                    .collect();
                 if let Some(g) = groups.get_mut(ravel(&o, &od)) {
                     g.push(x.get_f64(j));
                 }
@@ -483,7 +531,11 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
 }
 
 fn reducer(c: &Ctx<'_, '_>) -> Option<Opcode> {
-    let comp = c.stepper.module.computations.get(c.instr.attrs.to_apply?.index())?;
+    let comp = c
+        .stepper
+        .module
+        .computations
+        .get(c.instr.attrs.to_apply?.index())?;
     Some(comp.instr(comp.root).opcode)
 }
 
@@ -500,7 +552,11 @@ fn pairwise(v: &[f64], wide: bool) -> f64 {
     match v.len() {
         0 => 0.0,
         1 => v[0],
-        n => acc_add(pairwise(&v[..n / 2], wide), pairwise(&v[n / 2..], wide), wide),
+        n => acc_add(
+            pairwise(&v[..n / 2], wide),
+            pairwise(&v[n / 2..], wide),
+            wide,
+        ),
     }
 }
 
@@ -511,9 +567,18 @@ fn dot_bf16(c: &Ctx<'_, '_>) -> Res<Literal> {
     let dd = c.instr.attrs.dot_dims.clone().unwrap_or_default();
     let (ld, rd, od) = (dims(lhs), dims(rhs), dims(&out));
     let u = |v: &[i64]| v.iter().map(|&d| d as usize).collect::<Vec<_>>();
-    let (lb, lc, rb, rc) = (u(&dd.lhs_batch), u(&dd.lhs_contracting), u(&dd.rhs_batch), u(&dd.rhs_contracting));
-    let lf: Vec<usize> = (0..ld.len()).filter(|k| !lb.contains(k) && !lc.contains(k)).collect();
-    let rf: Vec<usize> = (0..rd.len()).filter(|k| !rb.contains(k) && !rc.contains(k)).collect();
+    let (lb, lc, rb, rc) = (
+        u(&dd.lhs_batch),
+        u(&dd.lhs_contracting),
+        u(&dd.rhs_batch),
+        u(&dd.rhs_contracting),
+    );
+    let lf: Vec<usize> = (0..ld.len())
+        .filter(|k| !lb.contains(k) && !lc.contains(k))
+        .collect();
+    let rf: Vec<usize> = (0..rd.len())
+        .filter(|k| !rb.contains(k) && !rc.contains(k))
+        .collect();
     let cdims: Vec<usize> = lc.iter().map(|&k| ld[k]).collect();
     let ccount: usize = cdims.iter().product();
     for o in 0..out.element_count() {

@@ -260,6 +260,9 @@ mod tests {
     fn unknown_name_lists_the_catalogue() {
         let e = "nope".parse::<Mutation>().unwrap_err().to_string();
         assert!(e.starts_with("unknown mutation `nope`"), "{e}");
-        assert!(e.contains("sort-unstable") && e.contains("declared-ftz"), "{e}");
+        assert!(
+            e.contains("sort-unstable") && e.contains("declared-ftz"),
+            "{e}"
+        );
     }
 }
