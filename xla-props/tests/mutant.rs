@@ -83,7 +83,7 @@ fn eval_with_an_unknown_mutation_exits_2_and_lists_the_catalogue() {
 fn rewrites_and_kernels_change_exactly_what_they_model() {
     let round = "HloModule m\nENTRY main {\n  x = f32[3] parameter(0)\n  ROOT r = f32[3] round-nearest-afz(x)\n}\n";
     let x = lit(ElementType::F32, &[0.5, 2.5, -1.5]);
-    let good = run(&Interpreter::default(), round, &[x.clone()]);
+    let good = run(&Interpreter::default(), round, std::slice::from_ref(&x));
     assert_eq!(good[0].to_f64_vec(), vec![1.0, 3.0, -2.0]);
     let bad = run(
         &Mutant::new(Interpreter::default(), Mutation::RoundAfzAsEven),
@@ -109,7 +109,7 @@ fn rewrites_and_kernels_change_exactly_what_they_model() {
     let pair = "HloModule m\nENTRY main {\n  x = f32[1] parameter(0)\n  n = f16[1] convert(x)\n  b = f32[1] convert(n)\n  ROOT r = f32[1] subtract(x, b)\n}\n";
     let x = lit(ElementType::F32, &[0.1]);
     assert_ne!(
-        run(&Interpreter::default(), pair, &[x.clone()])[0].get_f64(0),
+        run(&Interpreter::default(), pair, std::slice::from_ref(&x))[0].get_f64(0),
         0.0
     );
     let elided = run(
@@ -123,7 +123,7 @@ fn rewrites_and_kernels_change_exactly_what_they_model() {
         "HloModule m\nENTRY main {\n  x = s8[1] parameter(0)\n  ROOT r = s8[1] add(x, x)\n}\n";
     let x = lit(ElementType::S8, &[100.0]);
     assert_eq!(
-        run(&Interpreter::default(), add, &[x.clone()])[0].get_f64(0),
+        run(&Interpreter::default(), add, std::slice::from_ref(&x))[0].get_f64(0),
         -56.0
     );
     let sat = run(
@@ -166,7 +166,7 @@ fn ftz_flushes_subnormals_at_the_boundary() {
     let out = run(
         &Mutant::new(Interpreter::default(), Mutation::UndeclaredFtz),
         neg,
-        &[x.clone()],
+        std::slice::from_ref(&x),
     );
     assert_eq!(out[0].get_bits(0), 0x8000_0000);
     assert_eq!(out[0].get_f64(1), -1.0);

@@ -107,6 +107,9 @@ impl ReferenceCache {
     }
 }
 
+/// A module a property set itself, with its inputs once generated.
+type LocalCase = (Arc<BuiltCase>, Option<Arc<Vec<Literal>>>);
+
 /// Everything a property body needs for one case.
 pub struct CaseContext<'a> {
     /// The case.
@@ -121,7 +124,7 @@ pub struct CaseContext<'a> {
     shared: Arc<SharedCase>,
     run_seed: u64,
     /// A module the property set itself (not shared with other backends).
-    local: Option<(Arc<BuiltCase>, Option<Arc<Vec<Literal>>>)>,
+    local: Option<LocalCase>,
     pub(crate) max_ulp: Option<u64>,
     pub(crate) last_verdict: Option<Verdict>,
     draws: u64,
