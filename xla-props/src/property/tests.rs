@@ -25,7 +25,18 @@ fn default_settings_give_at_least_200k_cases_per_backend() {
     let names: Vec<&str> = builtin_spaces().iter().map(|s| s.spec().name).collect();
     assert_eq!(
         names,
-        ["fusion_invariance", "layout_invariance", "vs_reference"]
+        [
+            "fusion_invariance",
+            "grouped_convolution",
+            "integer_division_edges",
+            "layout_invariance",
+            "reduce_with_init",
+            "round_trip_residual",
+            "scatter_duplicate_indices",
+            "select_broadcast_pred",
+            "stable_sort_pairs",
+            "vs_reference"
+        ]
     );
 }
 
