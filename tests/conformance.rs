@@ -1,28 +1,17 @@
 //! The conformance suite: every built-in property on the reference and the
-//! interpreter, plus any other backend this build can run.
+//! interpreter, plus any other backend of the registry that is available here.
 //!
-//! `cargo test --test conformance` runs it; every libtest flag works, plus
-//! `--op`, `--dtype`, `--backend`, `--shard K/N`, `--seed`, `--junit`,
-//! `--json` and `--summary` (see DESIGN.md).
+//! `cargo test --release --test conformance` runs it; every libtest flag
+//! works, plus `--op`, `--dtype`, `--backend`, `--shard K/N`, `--seed`,
+//! `--junit`, `--json` and `--summary` (see the README).
 
-use xla_props::property::Unavailable;
+use xla_props::backend::Interpreter;
+use xla_props::property::ReferenceBackend;
 
 fn main() -> std::process::ExitCode {
-    // The reference evaluator and the interpreter backend are wired here once
-    // they land (`reference::evaluate`, `backend::Interpreter`); until then
-    // they exist and say why they cannot run.
     xla_props::Harness::from_args()
-        .reference(Unavailable::new(
-            "reference",
-            "the reference evaluator is not merged yet",
-        ))
-        .backend(Unavailable::new(
-            "reference",
-            "the reference evaluator is not merged yet",
-        ))
-        .backend(Unavailable::new(
-            "interpreter",
-            "the interpreter backend is not merged yet",
-        ))
+        .backend(ReferenceBackend)
+        .backend(Interpreter::default())
+        .available_backends()
         .run()
 }

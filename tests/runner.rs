@@ -62,6 +62,7 @@ fn fixture() -> PathBuf {
 fn run(args: &[&str], env: &[(&str, &str)], dir: &Path) -> Output {
     let mut cmd = Command::new(fixture());
     cmd.args(args)
+        .env("XLA_PROPS_FIXTURE", "1")
         .env("XLA_PROPS_FAILURES_DIR", dir.join("failures"));
     for var in [
         "XLA_PROPS_OPS",

@@ -36,10 +36,10 @@ impl Backend for TinyEval {
             op,
             Opcode::Add | Opcode::Subtract | Opcode::Negate | Opcode::Abs
         ) {
-            return Err(BackendError::Unsupported(format!("op {op}")));
+            return Err(BackendError::unsupported(format!("op {op}")));
         }
         if self.bugs == Bugs::Some && op == Opcode::Abs {
-            return Err(BackendError::Unsupported("abs is not implemented".into()));
+            return Err(BackendError::unsupported("abs is not implemented"));
         }
         Ok(Box::new(Exe {
             op,

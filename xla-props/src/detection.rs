@@ -6,80 +6,12 @@
 use std::time::Instant;
 
 use crate::backend::mutant::{Mutant, Mutation};
-use crate::backend::{self, Interpreter};
-use crate::hlo::{Module, Opcode};
-use crate::literal::Literal;
+use crate::backend::{Backend, Interpreter};
+use crate::hlo::Opcode;
 use crate::property::{
-    self, registry, BackendId, CaseContext, CaseSpace, Outcome, ReferenceCache, SpaceFilter,
+    self, registry, BackendId, CaseContext, CaseSpace, Outcome, ReferenceBackend, ReferenceCache,
+    SpaceFilter,
 };
-
-/// A `crate::backend::Backend` seen through the runner's backend contract.
-pub struct CaseBackend(pub Box<dyn backend::Backend>);
-
-fn to_case_error(e: backend::BackendError) -> property::BackendError {
-    use backend::BackendError as B;
-    match e {
-        B::Unsupported { what } => property::BackendError::Unsupported(what),
-        e @ (B::Unavailable { .. } | B::UnknownBackend { .. }) => {
-            property::BackendError::Unavailable(e.to_string())
-        }
-        B::Compile(m) => property::BackendError::Compile(m),
-        e => property::BackendError::Execute(e.to_string()),
-    }
-}
-
-struct CaseExecutable(Box<dyn backend::Executable>);
-
-impl property::Executable for CaseExecutable {
-    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, property::BackendError> {
-        self.0.execute(args).map_err(to_case_error)
-    }
-}
-
-impl property::Backend for CaseBackend {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn numerics(&self) -> crate::check::Numerics {
-        self.0.numerics()
-    }
-    fn compile(
-        &self,
-        module: &Module,
-    ) -> Result<Box<dyn property::Executable>, property::BackendError> {
-        Ok(Box::new(CaseExecutable(
-            self.0.compile(module).map_err(to_case_error)?,
-        )))
-    }
-}
-
-/// The exact reference evaluator as the runner's oracle.
-pub struct ReferenceOracle;
-
-struct ReferenceExecutable(Module);
-
-impl property::Executable for ReferenceExecutable {
-    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, property::BackendError> {
-        crate::reference::evaluate(&self.0, args).map_err(|e| match e {
-            crate::reference::EvalError::Unsupported { .. } => {
-                property::BackendError::Unsupported(e.to_string())
-            }
-            e => property::BackendError::Execute(e.to_string()),
-        })
-    }
-}
-
-impl property::Backend for ReferenceOracle {
-    fn name(&self) -> &str {
-        "reference"
-    }
-    fn compile(
-        &self,
-        module: &Module,
-    ) -> Result<Box<dyn property::Executable>, property::BackendError> {
-        Ok(Box::new(ReferenceExecutable(module.clone())))
-    }
-}
 
 /// The ops a mutation touches: their cases run first, so detection comes fast.
 pub fn relevant_ops(mutation: Mutation) -> &'static [Opcode] {
@@ -171,8 +103,8 @@ impl Default for DetectionOptions {
 fn run_case(
     spec: &'static property::PropertySpec,
     id: property::CaseId,
-    on: &dyn property::Backend,
-    reference: &dyn property::Backend,
+    on: &dyn Backend,
+    reference: &dyn Backend,
     cache: &ReferenceCache,
 ) -> Outcome {
     let mut ctx = CaseContext::new(id, on, reference, cache, 1, 0);
@@ -205,15 +137,15 @@ fn scatter_step(len: u64) -> u64 {
 /// assert!(d.first.is_some());
 /// ```
 pub fn detect(mutation: Mutation, options: &DetectionOptions) -> Detection {
-    let mutant = CaseBackend(Box::new(Mutant::new(Interpreter::default(), mutation)));
-    let base = CaseBackend(Box::new(Interpreter::default()));
-    let reference = ReferenceOracle;
+    let mutant = Mutant::new(Interpreter::default(), mutation);
+    let base = Interpreter::default();
+    let reference = ReferenceBackend;
     let cache = ReferenceCache::new();
     let start = Instant::now();
     let mut cases = 0u64;
     let mut first = None;
     let mut false_alarms = 0u64;
-    let mutant_id = BackendId::intern(property::Backend::name(&mutant));
+    let mutant_id = BackendId::intern(mutant.name());
     let relevant = relevant_ops(mutation).to_vec();
     let mut passes = vec![SpaceFilter {
         ops: relevant.clone(),

@@ -14,9 +14,11 @@ pub mod check;
 pub mod cli;
 pub mod detection;
 pub mod hlo;
+pub mod inputs;
 pub mod literal;
 pub mod property;
 mod props;
+pub mod reference;
 pub mod runner;
 
 pub use runner::Harness;
@@ -24,4 +26,3 @@ pub use xla_props_macros::xla_property;
 
 #[doc(hidden)]
 pub use inventory;
-pub mod reference;

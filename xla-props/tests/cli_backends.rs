@@ -19,11 +19,35 @@ fn backends_lists_availability() {
         interp.ends_with("available") && !interp.contains("unavailable"),
         "{text}"
     );
+    for name in ["xla-cpu ", "xla-cpu-0.81 ", "xla-gpu "] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("a {name}line in {text}"));
+        assert!(
+            line.ends_with(" available") || line.contains("unavailable: "),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn backends_says_why_xla_cpu_is_unavailable() {
+    let out = xla_props()
+        .arg("backends")
+        .env("XLA_PJRT_PLUGIN", "/nonexistent/plugin.so")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
     let xla = text
         .lines()
         .find(|l| l.starts_with("xla-cpu "))
         .expect("an xla-cpu line");
-    assert!(xla.contains("unavailable: not built yet"), "{text}");
+    assert!(
+        xla.contains("unavailable: XLA_PJRT_PLUGIN=/nonexistent/plugin.so is not a file"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -46,6 +70,7 @@ fn eval_with_an_unknown_backend_exits_2_and_lists_backends() {
 fn eval_with_an_unavailable_backend_exits_2_and_says_why() {
     let out = xla_props()
         .args(["eval", "no-such-file.hlo", "--backend", "xla-cpu"])
+        .env("XLA_PJRT_PLUGIN", "/nonexistent/plugin.so")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

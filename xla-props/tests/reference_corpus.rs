@@ -172,3 +172,139 @@ fn reference_evaluates_the_corpus() {
     );
     assert!(total >= 100, "only {total} corpus files were found");
 }
+
+/// Whether `actual` is within a simple tolerance of `expected`: integers and
+/// preds exact, non-finite values by class, finite floats within
+/// `8·eps·(|e| + max|e|)` (the interpreter rounds after every op and
+/// accumulates in f32, so a few ULP of the largest value are legal here; the
+/// full tolerance model lives in `check`).
+fn close_enough(expected: &Literal, actual: &Literal, widen: f64) -> Result<(), String> {
+    if expected.shape().dims != actual.shape().dims || expected.dtype() != actual.dtype() {
+        return Err(format!("shape {} vs {}", expected.shape(), actual.shape()));
+    }
+    let t = expected.dtype();
+    let n = expected.element_count();
+    if !t.is_float() {
+        return match (0..n).find(|&i| expected.get_i128(i) != actual.get_i128(i)) {
+            Some(i) => Err(format!(
+                "element {i}: expected {} got {}",
+                expected.get_i128(i),
+                actual.get_i128(i)
+            )),
+            None => Ok(()),
+        };
+    }
+    let eps = t.float_format().map_or(1e-6, |f| f.epsilon());
+    let e = expected.to_f64_vec();
+    let a = actual.to_f64_vec();
+    let scale = e
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0f64, |m, v| m.max(v.abs()));
+    for i in 0..n {
+        let (x, y) = (e[i], a[i]);
+        let ok = if x.is_nan() || y.is_nan() {
+            x.is_nan() && y.is_nan()
+        } else if !x.is_finite() || !y.is_finite() {
+            x == y
+        } else {
+            (x - y).abs() <= 8.0 * widen * eps * (x.abs() + scale)
+        };
+        if !ok {
+            return Err(format!("element {i}: expected {x} got {y}"));
+        }
+    }
+    Ok(())
+}
+
+/// Files whose outputs are long float sums: the interpreter accumulates them
+/// sequentially in f32, so the legal error grows with the length (n·eps·Σ|x|)
+/// and the bound is widened by the given factor (about the sum's length).
+const LONG_SUMS: &[(&str, f64, &str)] = &[(
+    "058_constant_deferring.hlo",
+    262_144.0,
+    "reduces f32[1,2,1,512,256] (262144 elements) with an add reducer",
+)];
+
+#[test]
+fn interpreter_agrees_with_the_reference_on_the_corpus() {
+    let Some(dir) = corpus_dir() else {
+        if std::env::var_os("CI").is_some() {
+            panic!("../shared/corpus/xla-hlo is missing under CI");
+        }
+        eprintln!("skipping: ../shared/corpus/xla-hlo not found (set CI to make this a failure)");
+        return;
+    };
+    let interpreter = xla_props::backend::Interpreter::with_while_limit(100_000);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("corpus dir readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
+        .collect();
+    files.sort();
+    let (mut agreed, mut compared) = (0, 0);
+    let mut problems = Vec::new();
+    for path in &files {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if HEAVY.iter().any(|(f, _)| *f == name)
+            || EXPECTED_FAILURES.iter().any(|(f, _, _)| *f == name)
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        let Ok(module) = parse_module(&text) else {
+            continue;
+        };
+        let args = arguments(&module.parameter_shapes());
+        let Ok(expected) = Evaluator::new()
+            .with_fuel_limit(100_000)
+            .evaluate(&module, &args)
+        else {
+            continue;
+        };
+        compared += 1;
+        let widen = LONG_SUMS
+            .iter()
+            .find(|(f, _, _)| *f == name)
+            .map_or(1.0, |(_, w, _)| *w);
+        use xla_props::backend::Backend;
+        let actual = interpreter
+            .compile(&module)
+            .and_then(|exe| exe.execute(&args));
+        match actual {
+            Err(e) => problems.push(format!("{name}: interpreter failed: {e}")),
+            Ok(actual) if actual.len() != expected.len() => problems.push(format!(
+                "{name}: {} outputs vs {}",
+                actual.len(),
+                expected.len()
+            )),
+            Ok(actual) => {
+                let bad: Vec<String> = expected
+                    .iter()
+                    .zip(&actual)
+                    .enumerate()
+                    .filter_map(|(k, (e, a))| {
+                        close_enough(e, a, widen)
+                            .err()
+                            .map(|m| format!("output {k}: {m}"))
+                    })
+                    .collect();
+                if bad.is_empty() {
+                    agreed += 1;
+                } else {
+                    problems.push(format!("{name}: {}", bad.join("; ")));
+                }
+            }
+        }
+    }
+    eprintln!("interpreter agreed with the reference on {agreed} of {compared} corpus files");
+    assert!(
+        problems.is_empty(),
+        "disagreements:\n{}",
+        problems.join("\n")
+    );
+    assert!(
+        compared >= 100,
+        "only {compared} corpus files were compared"
+    );
+}

@@ -1,13 +1,18 @@
 //! Backends: compilers under test behind a two-level trait (compile once,
-//! execute many), the registry of built-in backends, and the interpreter.
+//! execute many), the registry of built-in backends, the interpreter, and
+//! XLA through a PJRT plugin (`xla`).
 
 mod api;
 mod error;
 pub mod interpreter;
 pub mod mutant;
+mod reference_backend;
 mod registry;
+pub mod xla;
 
 pub use api::{Backend, Executable, FusionProbe, ProbedValue};
 pub use error::BackendError;
 pub use interpreter::Interpreter;
+pub use reference_backend::ReferenceBackend;
 pub use registry::{create, known_backends, Availability, BackendInfo};
+pub use xla::{XlaBackend, XlaPlugin};

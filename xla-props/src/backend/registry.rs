@@ -4,6 +4,7 @@ use super::api::Backend;
 use super::error::BackendError;
 use super::interpreter::Interpreter;
 use super::mutant::{Mutant, Mutation};
+use super::xla::{XlaBackend, XlaPlugin};
 
 /// Whether a backend can be used in this build on this machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,7 +36,11 @@ struct Entry {
 
 /// The registry. Adding a built-in backend means adding one entry here.
 const ENTRIES: &[Entry] = &[
-    // `reference` (the exact evaluator wrapped as a backend) is registered here by the integrator.
+    Entry {
+        name: "reference",
+        description: "the exact reference evaluator (every float op rounded once from an exact or f64 result)",
+        make: || Ok(Box::new(super::ReferenceBackend::default())),
+    },
     Entry {
         name: "interpreter",
         description: "native-dtype evaluation the way a simple cpu compiler computes (f32 math for narrow floats)",
@@ -43,10 +48,27 @@ const ENTRIES: &[Entry] = &[
     },
     Entry {
         name: "xla-cpu",
-        description: "the xla cpu compiler through a pjrt c api plugin",
-        make: || Err("not built yet: the PJRT plugin backend arrives with the XLA issue".to_string()),
+        description: "the xla cpu compiler through a pjrt c api plugin (pjrt 0.115, in a worker process)",
+        make: || make_xla(XlaPlugin::Cpu),
+    },
+    Entry {
+        name: "xla-cpu-0.81",
+        description: "an older xla cpu build (pjrt 0.81), to compare two xla versions",
+        make: || make_xla(XlaPlugin::Cpu081),
+    },
+    Entry {
+        name: "xla-gpu",
+        description: "the xla gpu compiler through jax's cuda pjrt plugin",
+        make: || make_xla(XlaPlugin::Gpu),
     },
 ];
+
+/// An XLA backend, or why it is unavailable (plugin or worker binary missing).
+fn make_xla(plugin: XlaPlugin) -> Result<Box<dyn Backend>, String> {
+    let backend = XlaBackend::new(plugin);
+    backend.availability()?;
+    Ok(Box::new(backend))
+}
 
 /// Every backend this build knows, with its availability.
 ///
@@ -126,20 +148,26 @@ mod tests {
     }
 
     #[test]
-    fn unavailable_backend_says_why() {
-        match create("xla-cpu") {
-            Err(BackendError::Unavailable { backend, reason }) => {
-                assert_eq!(backend, "xla-cpu");
-                assert!(reason.contains("not built yet"));
-            }
-            other => panic!(
-                "expected unavailable, got {:?}",
-                other.map(|b| b.name().to_string())
-            ),
-        }
+    fn xla_backends_are_registered_and_say_why_when_unavailable() {
         let infos = known_backends();
-        let xla = infos.iter().find(|b| b.name == "xla-cpu").unwrap();
-        assert!(matches!(xla.availability, Availability::Unavailable(_)));
+        for name in ["xla-cpu", "xla-cpu-0.81", "xla-gpu"] {
+            let info = infos.iter().find(|b| b.name == name).unwrap();
+            match (&info.availability, create(name)) {
+                (Availability::Available, Ok(b)) => assert_eq!(b.name(), name),
+                (
+                    Availability::Unavailable(why),
+                    Err(BackendError::Unavailable { backend, reason }),
+                ) => {
+                    assert_eq!(backend, name);
+                    assert_eq!(&reason, why);
+                    assert!(!reason.is_empty());
+                }
+                (a, b) => panic!(
+                    "{name}: listing says {a:?}, create says {:?}",
+                    b.map(|b| b.name().to_string())
+                ),
+            }
+        }
     }
 
     #[test]

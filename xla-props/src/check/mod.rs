@@ -1,6 +1,38 @@
-//! Judging results: what a backend promises about its numerics (and, later,
-//! the comparator and its verdicts).
+//! Judging results: what a backend promises about its numerics (`Numerics`),
+//! how far a result may be from the reference (`ErrorSpec` and the default
+//! tolerances), ULP distance, and the comparator with its `Verdict`.
 
+mod alternatives;
+mod bounds;
+mod compare;
+mod error_spec;
 mod numerics;
+mod sweep;
+mod tolerances;
+mod ulp;
+mod verdict;
 
+#[cfg(test)]
+mod comparator_tests;
+
+pub use alternatives::{excess_precision_variant, flush_subnormal_inputs};
+pub use bounds::reassociation_error_bounds;
+pub use compare::{
+    compare, context_for_module, judge, magnitude_sums_for_dot, magnitude_sums_for_reduce,
+    Alternative, AlternativeKind, CompareContext, MagnitudeSums, Outcome,
+};
+pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use numerics::{Approximation, ErrorBudget, Numerics};
+pub use sweep::{ulp_stats, UlpStats};
+pub use tolerances::{
+    default_error_spec, default_error_spec_for_module, tolerance_rule, Dtypes, Tolerance,
+    ToleranceRule, DEFAULT_TOLERANCES,
+};
+pub use ulp::{
+    classify, float_bits, from_ordinal, int_value, next_down, next_up, ordinal, round_down,
+    round_up, ulp_distance, FloatClass,
+};
+pub use verdict::{
+    Agreement, ElementIndex, ElementMismatch, ElementValue, HistogramBucket, LegalReason,
+    MismatchReport, OutputMismatch, Side, Verdict,
+};

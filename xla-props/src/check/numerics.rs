@@ -122,6 +122,36 @@ impl Numerics {
         *self == Numerics::exact()
     }
 
+    /// Declares flushing of subnormal inputs and/or outputs of `dtype`.
+    ///
+    /// ```
+    /// use xla_props::check::Numerics;
+    /// use xla_props::hlo::ElementType;
+    /// let n = Numerics::exact().with_ftz(ElementType::F32, false, true);
+    /// assert!(n.flushes_outputs(ElementType::F32) && !n.flushes_inputs(ElementType::F32));
+    /// ```
+    pub fn with_ftz(mut self, dtype: ElementType, inputs: bool, outputs: bool) -> Numerics {
+        if inputs && !self.flush_inputs.contains(&dtype) {
+            self.flush_inputs.push(dtype);
+        }
+        if outputs && !self.flush_outputs.contains(&dtype) {
+            self.flush_outputs.push(dtype);
+        }
+        self
+    }
+
+    /// Allows excess precision inside fusions.
+    pub fn with_excess_precision(mut self) -> Numerics {
+        self.excess_precision_in_fusions = true;
+        self
+    }
+
+    /// Allows reassociated reductions.
+    pub fn with_reassociation(mut self) -> Numerics {
+        self.reassociates_reductions = true;
+        self
+    }
+
     /// Whether subnormal inputs of `dtype` may be flushed.
     pub fn flushes_inputs(&self, dtype: ElementType) -> bool {
         self.flush_inputs.contains(&dtype)

@@ -4,9 +4,11 @@
 //! unknown backend, missing plugin).
 
 mod backends;
+mod compare;
 mod eval;
 
 pub use backends::backends_listing;
+pub use compare::CompareArgs;
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
 
 use clap::{Parser, Subcommand};
@@ -44,6 +46,8 @@ pub struct Cli {
 enum Command {
     /// Parse an HLO text file and print it back as canonical HLO text.
     Parse(ParseArgs),
+    /// Generate legal inputs, run the reference and a backend, judge with the tolerance model.
+    Compare(CompareArgs),
     /// Run an HLO module on a backend with given arguments; write or summarize the outputs.
     Eval(EvalArgs),
     /// List the backends this build knows and whether each is available.
@@ -62,6 +66,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Parse(args) => run_parse(&args),
+        Command::Compare(args) => compare::run(&args),
         Command::Eval(args) => eval::run_eval(&args),
         Command::Backends => backends::run_backends(),
     };

@@ -8,11 +8,11 @@ use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 
 use super::catalogue::{build_case, BuiltCase};
 use super::compare::{compare, Verdict};
-use super::contract::{run_module, Backend, BackendError};
+use super::contract::{evaluate_reference, is_skip, run_module, Backend, Numerics};
 use super::id::{CaseId, CaseKey};
 use super::inputs::{generate, SplitMix};
-use super::spec::PropertySpec;
-use crate::hlo::Module;
+use super::spec::{PropertySpec, Tolerance};
+use crate::hlo::{Module, Opcode};
 use crate::literal::Literal;
 
 /// What a failing case reports.
@@ -71,6 +71,9 @@ struct SharedCase {
     reference: OnceLock<RefResult>,
 }
 
+/// A module set by the property itself, and its inputs once generated.
+type LocalCase = (Arc<BuiltCase>, Option<Arc<Vec<Literal>>>);
+
 /// A shared case and how many runs still need it.
 type Slot = (Arc<SharedCase>, usize);
 
@@ -107,9 +110,6 @@ impl ReferenceCache {
     }
 }
 
-/// A module a property set itself, with its inputs once generated.
-type LocalCase = (Arc<BuiltCase>, Option<Arc<Vec<Literal>>>);
-
 /// Everything a property body needs for one case.
 pub struct CaseContext<'a> {
     /// The case.
@@ -125,6 +125,8 @@ pub struct CaseContext<'a> {
     run_seed: u64,
     /// A module the property set itself (not shared with other backends).
     local: Option<LocalCase>,
+    numerics: OnceLock<Arc<Numerics>>,
+    direct_reference: bool,
     pub(crate) max_ulp: Option<u64>,
     pub(crate) last_verdict: Option<Verdict>,
     draws: u64,
@@ -171,10 +173,31 @@ impl<'a> CaseContext<'a> {
             shared: cache.take(case.key, cache_users),
             run_seed,
             local: None,
+            numerics: OnceLock::new(),
+            direct_reference: false,
             max_ulp: None,
             last_verdict: None,
             draws: 0,
         }
+    }
+
+    /// Uses `numerics` as the backend's promises (the runner computes them once per backend).
+    pub fn with_numerics(self, numerics: Arc<Numerics>) -> CaseContext<'a> {
+        let _ = self.numerics.set(numerics);
+        self
+    }
+
+    /// Calls the reference evaluator directly for expected results (when the
+    /// reference is [`super::ReferenceBackend`]), skipping its compiled copy.
+    pub(crate) fn with_direct_reference(mut self, direct: bool) -> CaseContext<'a> {
+        self.direct_reference = direct;
+        self
+    }
+
+    /// What the backend under test promises about its arithmetic.
+    pub fn numerics(&self) -> &Numerics {
+        self.numerics
+            .get_or_init(|| Arc::new(self.backend.numerics()))
     }
 
     /// The deterministic seed of this case (the same on every backend).
@@ -270,9 +293,12 @@ impl<'a> CaseContext<'a> {
             self.cache
                 .computed
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            run_module(self.reference, &built.module, &inputs)
-                .map(Arc::new)
-                .map_err(|e| e.to_string())
+            let result = if self.direct_reference {
+                evaluate_reference(&built.module, &inputs)
+            } else {
+                run_module(self.reference, &built.module, &inputs)
+            };
+            result.map(Arc::new).map_err(|e| e.to_string())
         };
         let r = if self.local.is_some() {
             compute()
@@ -290,11 +316,12 @@ impl<'a> CaseContext<'a> {
         module: &Module,
         inputs: &[Literal],
     ) -> Result<Vec<Literal>, Outcome> {
-        run_module(backend, module, inputs).map_err(|e| match e {
-            e @ (BackendError::Unsupported(_) | BackendError::Unavailable(_)) => {
+        run_module(backend, module, inputs).map_err(|e| {
+            if is_skip(&e) {
                 Outcome::Skip(format!("{}: {e}", backend.name()))
+            } else {
+                Outcome::fail(format!("{}: {e}", backend.name()))
             }
-            e => Outcome::fail(format!("{}: {e}", backend.name())),
         })
     }
 
@@ -305,7 +332,7 @@ impl<'a> CaseContext<'a> {
             expected,
             actual,
             &inputs,
-            self.spec.tolerance,
+            self.tolerance(),
             self.spec.strict_rounding,
         );
         if let Some(u) = v.max_ulp() {
@@ -313,6 +340,36 @@ impl<'a> CaseContext<'a> {
         }
         self.last_verdict = Some(v.clone());
         v
+    }
+
+    /// The property's tolerance, widened by the backend's declared budget for
+    /// this op (an approximate function may be that many ULP off).
+    pub fn tolerance(&self) -> Tolerance {
+        let budget = self
+            .numerics()
+            .budget(self.case.key.op, self.case.key.dtype);
+        match (self.spec.tolerance, budget) {
+            (t, None) => t,
+            (Tolerance::Exact, Some(b)) => Tolerance::Ulp(b.ulp),
+            (Tolerance::Ulp(n), Some(b)) => Tolerance::Ulp(n.max(b.ulp)),
+            (t, Some(_)) => t,
+        }
+    }
+
+    /// Why the simple checker cannot judge this case on this backend, if it cannot:
+    /// a float sum in a backend that declares it reassociates reductions.
+    pub fn reassociated(&self) -> Option<&'static str> {
+        let key = self.case.key;
+        let sums = match key.op {
+            Opcode::Dot | Opcode::Convolution => true,
+            Opcode::Reduce | Opcode::ReduceWindow => key
+                .param()
+                .is_some_and(|p| p.starts_with("add") || p.starts_with("mul")),
+            _ => false,
+        };
+        (sums && key.dtype.is_float() && self.numerics().reassociates_reductions).then_some(
+            "the backend reassociates float reductions; their tolerance comes with the full tolerance model",
+        )
     }
 
     /// The common body: run the case's module on the backend and compare with the reference.
@@ -329,6 +386,10 @@ impl<'a> CaseContext<'a> {
             Ok(a) => a,
             Err(o) => return o,
         };
+        if let Some(why) = self.reassociated() {
+            // it ran; only the judgement waits for the full tolerance model
+            return Outcome::Skip(why.to_string());
+        }
         let verdict = self.check(&expected, &actual);
         Outcome::from_verdict("backend vs reference", verdict)
     }

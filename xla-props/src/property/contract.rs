@@ -1,63 +1,27 @@
-//! The backend contract of DESIGN.md, as the runner uses it.
-//!
-//! Stand-in until `crate::backend` lands on main: the same trait names and
-//! signatures, so that switching is a change of `use` lines. Keep in sync
-//! with DESIGN.md's "Backend" section.
+//! The backend contract of DESIGN.md (`crate::backend`), and two backends the
+//! runner needs itself: the reference evaluator as a backend, and a backend
+//! that exists but says why it cannot run.
 
+pub use crate::backend::{Backend, BackendError, Executable};
+pub use crate::check::Numerics;
 use crate::hlo::Module;
 use crate::literal::Literal;
+use crate::reference::{evaluate, EvalError};
 
-/// Why a backend could not compile or run a module.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum BackendError {
-    /// The backend lacks an op or dtype: the case is skipped, not failed.
-    #[error("unsupported: {0}")]
-    Unsupported(String),
-    /// The backend is not compiled in or not installed.
-    #[error("unavailable: {0}")]
-    Unavailable(String),
-    /// Compilation failed.
-    #[error("compile failed: {0}")]
-    Compile(String),
-    /// Execution failed.
-    #[error("execution failed: {0}")]
-    Execute(String),
-}
-
-impl BackendError {
-    /// True for errors that make a case a skip rather than a failure.
-    pub fn is_skip(&self) -> bool {
-        matches!(
-            self,
-            BackendError::Unsupported(_) | BackendError::Unavailable(_)
-        )
-    }
-}
-
-/// A compiler under test (DESIGN.md contract).
-pub trait Backend: Send + Sync {
-    /// Stable short name used in case names and filters.
-    fn name(&self) -> &str;
-    /// The numerics this backend promises (DESIGN.md); exact unless declared.
-    fn numerics(&self) -> crate::check::Numerics {
-        crate::check::Numerics::exact()
-    }
-    /// Compile once.
-    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError>;
-}
-
-/// A compiled module (DESIGN.md contract).
-pub trait Executable: Send + Sync {
-    /// Run; returns the entry computation's outputs, tuples flattened.
-    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError>;
+/// True for errors that make a case a skip rather than a failure.
+pub fn is_skip(e: &BackendError) -> bool {
+    matches!(
+        e,
+        BackendError::Unsupported { .. } | BackendError::Unavailable { .. }
+    )
 }
 
 /// A backend that exists but cannot run anything, and says why.
 ///
 /// ```
 /// use xla_props::property::{Backend, Unavailable};
-/// let b = Unavailable::new("reference", "the reference evaluator is not built yet");
-/// assert_eq!(b.name(), "reference");
+/// let b = Unavailable::new("my-compiler", "not installed here");
+/// assert_eq!(b.name(), "my-compiler");
 /// ```
 #[derive(Clone, Debug)]
 pub struct Unavailable {
@@ -80,8 +44,65 @@ impl Backend for Unavailable {
         &self.name
     }
     fn compile(&self, _module: &Module) -> Result<Box<dyn Executable>, BackendError> {
-        Err(BackendError::Unavailable(self.why.clone()))
+        Err(BackendError::Unavailable {
+            backend: self.name.clone(),
+            reason: self.why.clone(),
+        })
     }
+}
+
+/// The exact reference evaluator as a backend named `reference`: the oracle of
+/// every comparison, and a backend under test of its own (determinism).
+///
+/// ```
+/// use xla_props::property::{build_case, run_module, CaseKey, ReferenceBackend};
+/// use xla_props::literal::Literal;
+/// use xla_props::hlo::{ArrayShape, ElementType};
+/// let key: CaseKey = "vs_reference::negate::f32::f32[7]{0}::uniform".parse().unwrap();
+/// let module = build_case(&key).unwrap().module;
+/// let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![7]), &[1.0; 7]).unwrap();
+/// let out = run_module(&ReferenceBackend, &module, &[x]).unwrap();
+/// assert_eq!(out[0].to_f64_vec(), vec![-1.0; 7]);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReferenceBackend;
+
+struct ReferenceExecutable(Module);
+
+impl Backend for ReferenceBackend {
+    fn name(&self) -> &str {
+        "reference"
+    }
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        Ok(Box::new(ReferenceExecutable(module.clone())))
+    }
+}
+
+impl Executable for ReferenceExecutable {
+    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+        evaluate_reference(&self.0, args)
+    }
+}
+
+/// Evaluates with the reference, with backend errors (no compiled copy of the module).
+pub(crate) fn evaluate_reference(
+    module: &Module,
+    args: &[Literal],
+) -> Result<Vec<Literal>, BackendError> {
+    evaluate(module, args).map_err(|e| match e {
+        EvalError::Unsupported { .. } => BackendError::unsupported(e.to_string()),
+        EvalError::BadArguments(m) => BackendError::BadArguments(m),
+        other => BackendError::Execute(other.to_string()),
+    })
+}
+
+/// Every backend of the built-in registry that is available in this build.
+pub fn registry_backends() -> Vec<Box<dyn Backend>> {
+    crate::backend::known_backends()
+        .into_iter()
+        .filter(|info| info.availability == crate::backend::Availability::Available)
+        .filter_map(|info| crate::backend::create(info.name).ok())
+        .collect()
 }
 
 /// Runs a module on a backend: compile, then execute once.

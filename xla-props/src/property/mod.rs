@@ -19,7 +19,10 @@ pub use catalogue::{
 };
 pub use compare::{compare, element_text, Mismatch, Verdict, WORST};
 pub use context::{CaseContext, Failure, Outcome, ReferenceCache};
-pub use contract::{run_module, Backend, BackendError, Executable, Unavailable};
+pub use contract::{
+    is_skip, registry_backends, run_module, Backend, BackendError, Executable, Numerics,
+    ReferenceBackend, Unavailable,
+};
 pub use groups::{
     accepted_dtypes, bitcast_targets, catalogue_ops, check, distribution_group, dtype_group,
     op_group, Distribution, DtypeRule, DISTRIBUTION_GROUPS, DTYPE_GROUPS, OP_GROUPS,

@@ -119,7 +119,7 @@ fn accepted_as_declared(
     expected: &[Literal],
     actual: &[Literal],
 ) -> bool {
-    let n: Numerics = ctx.backend.numerics();
+    let n: Numerics = ctx.numerics().clone();
     if n.is_exact() || ctx.spec.strict_rounding || expected.len() != actual.len() {
         return false;
     }

@@ -246,24 +246,21 @@ fn argument_value<'l>(
 /// tuples flattened.
 ///
 /// ```
-/// use xla_props::hlo::{ArrayShape, Computation, ElementType, InstrId, Instruction, Module, CompId, Opcode, Shape};
+/// use xla_props::hlo::{parse_module, ArrayShape, ElementType};
 /// use xla_props::literal::Literal;
 /// use xla_props::reference::evaluate;
-/// // f16 add of two parameters: computed exactly, rounded once.
-/// let s = Shape::array(ElementType::F16, vec![2]);
-/// let mut a = Instruction::new("a", Opcode::Parameter, s.clone(), vec![]);
-/// a.attrs.parameter_number = Some(0);
-/// let mut b = Instruction::new("b", Opcode::Parameter, s.clone(), vec![]);
-/// b.attrs.parameter_number = Some(1);
-/// let add = Instruction::new("sum", Opcode::Add, s, vec![InstrId(0), InstrId(1)]);
-/// let comp = Computation { name: "main".into(), instructions: vec![a, b, add], root: InstrId(2), other: vec![] };
-/// let module = Module { name: "m".into(), attrs: vec![], computations: vec![comp], entry: CompId(0) };
-/// let shape = ArrayShape::new(ElementType::F16, vec![2]);
-/// let x = Literal::from_f64s(&shape, &[1.0, 65504.0]).unwrap();
-/// let y = Literal::from_f64s(&shape, &[2f64.powi(-11), 16.0]).unwrap();
+/// let module = parse_module(
+///     "HloModule m\nENTRY main {\n  a = f16[3] parameter(0)\n  b = f16[3] parameter(1)\n  ROOT s = f16[3] add(a, b)\n}\n",
+/// )
+/// .unwrap();
+/// // f16 adds, computed exactly and rounded once to nearest even
+/// let shape = ArrayShape::new(ElementType::F16, vec![3]);
+/// let x = Literal::from_f64s(&shape, &[1.0, 65504.0, 65504.0]).unwrap();
+/// let y = Literal::from_f64s(&shape, &[2f64.powi(-11), 8.0, 16.0]).unwrap();
 /// let out = evaluate(&module, &[x, y]).unwrap();
-/// assert_eq!(out[0].get_f64(0), 1.0); // tie goes to even
-/// assert_eq!(out[0].get_f64(1), 65504.0); // 65520 would overflow; 65520 is not reached
+/// assert_eq!(out[0].get_f64(0), 1.0); // 1 + 2^-11 is a tie: to even
+/// assert_eq!(out[0].get_f64(1), 65504.0); // below the overflow tie
+/// assert_eq!(out[0].get_f64(2), f64::INFINITY); // 65520 is the tie with 2^16: overflows
 /// ```
 pub fn evaluate(module: &Module, args: &[Literal]) -> Result<Vec<Literal>, EvalError> {
     Evaluator::new().evaluate(module, args)

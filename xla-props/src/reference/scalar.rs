@@ -28,6 +28,7 @@ pub(crate) struct Program {
     steps: Vec<(Step, ElementType)>,
     params: Vec<ElementType>,
     outputs: Vec<usize>,
+    out_types: Vec<ElementType>,
 }
 
 fn scalar_type(s: &Shape) -> Option<ElementType> {
@@ -110,10 +111,15 @@ impl Program {
         } else {
             vec![slot[c.root.index()]]
         };
+        let out_types = outputs
+            .iter()
+            .map(|&o| steps.get(o).map(|s| s.1))
+            .collect::<Option<Vec<_>>>()?;
         Some(Program {
             steps,
             params: ptypes,
             outputs,
+            out_types,
         })
     }
 
@@ -159,8 +165,8 @@ impl Program {
     }
 
     /// The output element types.
-    pub(crate) fn output_types(&self) -> Vec<ElementType> {
-        self.outputs.iter().map(|&o| self.steps[o].1).collect()
+    pub(crate) fn output_types(&self) -> &[ElementType] {
+        &self.out_types
     }
 }
 

@@ -1373,3 +1373,37 @@ fn scalar_programs_match_the_array_kernels() {
     assert_eq!(out[0].to_i128_vec(), vec![3]);
     assert_eq!(out[1].get_bits(0), f16((-9.75f64).exp()));
 }
+
+#[test]
+fn hlo_text_fusion_keeps_the_f16_round_trip_and_bitcast_reads_layouts() {
+    let m = crate::hlo::parse_module(
+        r#"HloModule residual
+
+fused {
+  p = f32[4]{0} parameter(0)
+  h = f16[4]{0} convert(p)
+  back = f32[4]{0} convert(h)
+  ROOT r = f32[4]{0} subtract(p, back)
+}
+
+ENTRY main {
+  x = f32[4]{0} parameter(0)
+  res = f32[4]{0} fusion(x), kind=kLoop, calls=fused
+  t = f32[2,2]{0,1} reshape(x)
+  b = f32[2,2]{1,0} bitcast(t)
+  ROOT out = (f32[4]{0}, f32[2,2]{1,0}) tuple(res, b)
+}
+"#,
+    )
+    .unwrap();
+    // 0.1 in f16 is 0.0999755859375; 1 + 2^-12 rounds to 1 in f16
+    let x = lit(T::F32, &[4], &[0.1, 1.0 + 2f64.powi(-12), 2.0, -0.5]);
+    let out = evaluate(&m, std::slice::from_ref(&x)).unwrap();
+    let r = out[0].to_f64_vec();
+    assert_eq!(r[0], (0.1f32 as f64 - 0.0999755859375) as f32 as f64);
+    assert_eq!(r[1], 2f64.powi(-12));
+    assert_eq!(&r[2..], &[0.0, 0.0]);
+    // t is logically [[a, b], [c, d]] stored column-major (a c b d); read row-major: a c b d
+    let v = x.to_f64_vec();
+    assert_eq!(out[1].to_f64_vec(), vec![v[0], v[2], v[1], v[3]]);
+}

@@ -14,8 +14,8 @@ use super::args::RunnerArgs;
 use super::persist;
 use super::report::{self, CaseRecord, CaseStatus, Totals};
 use crate::property::{
-    registry, Backend, BackendId, CaseContext, CaseId, CaseSpace, LimitationKind, Outcome,
-    ReferenceCache, SpaceFilter, Unavailable, Verdict,
+    registry, registry_backends, Backend, BackendId, CaseContext, CaseId, CaseSpace,
+    LimitationKind, Numerics, Outcome, ReferenceBackend, ReferenceCache, SpaceFilter, Verdict,
 };
 
 /// The conformance harness: a builder over backends, then `run`.
@@ -58,7 +58,11 @@ pub struct HarnessError(pub String);
 type EnvLookup = dyn Fn(&str) -> Option<String>;
 
 struct RunState {
+    /// True when the reference is the built-in evaluator (called directly).
+    direct_reference: bool,
     backends: Vec<(BackendId, Arc<dyn Backend>)>,
+    /// Each backend's numerics, computed once.
+    numerics: Vec<Arc<Numerics>>,
     reference: Arc<dyn Backend>,
     cache: ReferenceCache,
     records: Mutex<Vec<CaseRecord>>,
@@ -100,7 +104,18 @@ impl Harness {
         self
     }
 
-    /// Sets the reference (the oracle). Without one, cases that need it are skipped with the reason.
+    /// Adds every backend of the built-in registry that is available here and
+    /// not added yet (by name).
+    pub fn available_backends(mut self) -> Harness {
+        for b in registry_backends() {
+            if !self.backends.iter().any(|x| x.name() == b.name()) {
+                self.backends.push(Arc::from(b));
+            }
+        }
+        self
+    }
+
+    /// Sets the reference (the oracle); the default is [`ReferenceBackend`], the exact evaluator.
     pub fn reference(mut self, reference: impl Backend + 'static) -> Harness {
         self.reference = Some(Arc::new(reference));
         self
@@ -137,12 +152,9 @@ impl Harness {
         if libtest.filter.is_none() {
             libtest.filter = ours.test_only.clone();
         }
-        let reference: Arc<dyn Backend> = self.reference.unwrap_or_else(|| {
-            Arc::new(Unavailable::new(
-                "reference",
-                "no reference evaluator registered with the harness",
-            ))
-        });
+        let self_reference_is_default = self.reference.is_none();
+        let reference: Arc<dyn Backend> =
+            self.reference.unwrap_or_else(|| Arc::new(ReferenceBackend));
         let mut all_backends = self.backends;
         if all_backends.is_empty() {
             all_backends.push(reference.clone());
@@ -155,7 +167,7 @@ impl Harness {
                 let m = crate::backend::create(b).map_err(|e| HarnessError(e.to_string()))?;
                 *b = m.name().to_string();
                 if !all_backends.iter().any(|x| x.name() == b) {
-                    all_backends.push(Arc::new(crate::detection::CaseBackend(m)));
+                    all_backends.push(Arc::from(m));
                 }
             }
         }
@@ -208,6 +220,8 @@ impl Harness {
         }
         let failures_dir = self.failures_dir.unwrap_or_else(persist::failures_dir);
         let state = Arc::new(RunState {
+            direct_reference: self_reference_is_default,
+            numerics: backends.iter().map(|b| Arc::new(b.1.numerics())).collect(),
             backends: backends.clone(),
             reference,
             cache: ReferenceCache::new(),
@@ -226,6 +240,11 @@ impl Harness {
                 && (filter.dtypes.is_empty() || filter.dtypes.contains(&id.key.dtype))
                 && ours.shard.is_none_or(|s| s.contains(name))
         };
+        if libtest.list && libtest.logfile.is_none() {
+            // listing 460k names through a line-buffered stdout costs a syscall a line;
+            // print the same `NAME: test` lines libtest does, buffered, building no trial
+            return list_cases(&spaces, &backends, &libtest, ours.shard);
+        }
         let mut trials = Vec::new();
         // `--exact NAME` (what nextest runs): build only that case.
         let exact = libtest
@@ -272,6 +291,62 @@ impl Harness {
         }
         finish(trials, &libtest, &state, previous, &ours)
     }
+}
+
+/// libtest's name filter: FILTER (substring, or whole name with `--exact`) and `--skip`.
+fn selected_by_libtest(args: &Arguments, name: &str) -> bool {
+    let matches = |pattern: &str| {
+        if args.exact {
+            name == pattern
+        } else {
+            name.contains(pattern)
+        }
+    };
+    args.filter.as_deref().is_none_or(matches) && !args.skip.iter().any(|p| matches(p))
+}
+
+fn list_cases(
+    spaces: &[CaseSpace],
+    backends: &[(BackendId, Arc<dyn Backend>)],
+    args: &Arguments,
+    shard: Option<super::args::Shard>,
+) -> Result<RunReport, HarnessError> {
+    use std::fmt::Write as _;
+    use std::io::Write as _;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut name = String::new();
+    let mut listed = 0u64;
+    // no case carries libtest's static ignored flag, so `--ignored` lists nothing
+    if !args.ignored {
+        for space in spaces {
+            for key in space.iter() {
+                for &(b, _) in backends {
+                    name.clear();
+                    let _ = write!(name, "{}", key.on(b));
+                    if shard.is_none_or(|s| s.contains(&name)) && selected_by_libtest(args, &name) {
+                        listed += 1;
+                        writeln!(out, "{name}: test")
+                            .map_err(|e| HarnessError(format!("failed to write the list: {e}")))?;
+                    }
+                }
+            }
+        }
+    }
+    out.flush()
+        .map_err(|e| HarnessError(format!("failed to write the list: {e}")))?;
+    let _ = listed;
+    Ok(RunReport {
+        conclusion: libtest_mimic::Conclusion {
+            num_filtered_out: 0,
+            num_passed: 0,
+            num_failed: 0,
+            num_ignored: 0,
+            num_measured: 0,
+        },
+        totals: Totals::default(),
+        reference_runs: 0,
+    })
 }
 
 fn rerun_prefix() -> String {
@@ -374,12 +449,7 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
         record(CaseStatus::Skipped, Some(why.clone()), None, None);
         return Ok(Completion::ignored_with(why));
     }
-    let Some(backend) = state
-        .backends
-        .iter()
-        .find(|b| b.0 == id.backend)
-        .map(|b| b.1.clone())
-    else {
+    let Some(slot) = state.backends.iter().position(|b| b.0 == id.backend) else {
         record(
             CaseStatus::Skipped,
             Some("backend not registered".into()),
@@ -388,6 +458,7 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
         );
         return Ok(Completion::ignored_with("backend not registered"));
     };
+    let backend = state.backends[slot].1.clone();
     let mut ctx = CaseContext::new(
         id,
         backend.as_ref(),
@@ -395,7 +466,9 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
         &state.cache,
         users,
         state.seed,
-    );
+    )
+    .with_numerics(state.numerics[slot].clone())
+    .with_direct_reference(state.direct_reference);
     let outcome = catch_unwind(AssertUnwindSafe(|| (spec.body)(&mut ctx))).unwrap_or_else(|p| {
         let msg = p
             .downcast_ref::<&str>()

@@ -1,6 +1,8 @@
 //! dot and convolution: operands widened to the accumulation type (f32 for
 //! f16, bf16 and f32; f64 when f64 is involved; i64 for integers), products
-//! summed sequentially, the sum converted once to the result type.
+//! summed sequentially (dot: contracting index in row-major order;
+//! convolution: kernel positions in row-major order, input features
+//! innermost), the sum converted once to the result type.
 
 use std::ops::{Add, Mul};
 
@@ -398,39 +400,40 @@ pub(crate) fn convolution(
                 let nb = bg * g.n_out + n;
                 opos.iter_mut().for_each(|p| *p = 0);
                 for _ in 0..ocount {
+                    // kernel positions in row-major order, input features innermost
                     let mut acc = A::default();
-                    for i in 0..g.i_feat {
-                        let fin = fg * g.i_feat + i;
-                        kpos.iter_mut().for_each(|p| *p = 0);
-                        for _ in 0..kcount {
-                            let mut li = nb * g.in_st[ib] + fin * g.in_st[ifd];
-                            let mut ki = i * g.k_st[kif] + o * g.k_st[kof];
-                            let mut inside = true;
-                            for s in 0..nsp {
-                                let wd = &w[s];
-                                let pos = opos[s] as i64 * wd.stride
-                                    + kpos[s] as i64 * wd.window_dilation
-                                    - wd.pad_low;
-                                if pos < 0
-                                    || pos % wd.base_dilation != 0
-                                    || (pos / wd.base_dilation) as usize >= g.in_spatial[s]
-                                {
-                                    inside = false;
-                                    break;
-                                }
-                                li += (pos / wd.base_dilation) as usize * g.in_st[isp[s]];
-                                let kk = if wd.reversal {
-                                    g.k_spatial[s] - 1 - kpos[s]
-                                } else {
-                                    kpos[s]
-                                };
-                                ki += kk * g.k_st[ksp[s]];
+                    kpos.iter_mut().for_each(|p| *p = 0);
+                    for _ in 0..kcount {
+                        let mut li = nb * g.in_st[ib] + fg * g.i_feat * g.in_st[ifd];
+                        let mut ki = o * g.k_st[kof];
+                        let mut inside = true;
+                        for s in 0..nsp {
+                            let wd = &w[s];
+                            let pos = opos[s] as i64 * wd.stride
+                                + kpos[s] as i64 * wd.window_dilation
+                                - wd.pad_low;
+                            if pos < 0
+                                || pos % wd.base_dilation != 0
+                                || (pos / wd.base_dilation) as usize >= g.in_spatial[s]
+                            {
+                                inside = false;
+                                break;
                             }
-                            if inside {
-                                acc = acc.mul_add(l[li], k[ki]);
-                            }
-                            super::elem::next_index(&mut kpos, &g.k_spatial);
+                            li += (pos / wd.base_dilation) as usize * g.in_st[isp[s]];
+                            let kk = if wd.reversal {
+                                g.k_spatial[s] - 1 - kpos[s]
+                            } else {
+                                kpos[s]
+                            };
+                            ki += kk * g.k_st[ksp[s]];
                         }
+                        if inside {
+                            let (ls, ks) = (g.in_st[ifd], g.k_st[kif]);
+                            for i in 0..g.i_feat {
+                                acc = acc.mul_add(l[li + i * ls], k[ki + i * ks]);
+                            }
+                        }
+                        super::elem::next_index(&mut kpos, &g.k_spatial);
                     }
                     let mut oi = n * g.out_st[ob] + o * g.out_st[of];
                     for s in 0..nsp {

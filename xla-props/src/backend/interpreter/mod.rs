@@ -386,10 +386,15 @@ impl Compiled {
                 }
                 _ => {
                     // refuse results over the literal size budget before allocating anything
-                    for leaf in ins.shape.leaves() {
-                        crate::literal::check_size(leaf).map_err(|e| {
-                            BackendError::Execute(format!("in `{}`: {e}", ins.name))
-                        })?;
+                    match &ins.shape {
+                        Shape::Array(a) if a.dims.is_empty() => {}
+                        s => {
+                            for leaf in s.leaves() {
+                                crate::literal::check_size(leaf).map_err(|e| {
+                                    BackendError::Execute(format!("in `{}`: {e}", ins.name))
+                                })?;
+                            }
+                        }
                     }
                     let ops: Vec<ValRef<'_>> = ins
                         .operands
@@ -533,11 +538,15 @@ impl Compiled {
             _ if op.category() == Category::ElementwiseBinary => {
                 array(ew::binary(op, arr(0)?, arr(1)?)?)
             }
-            Opcode::Broadcast => array(so::broadcast(
-                arr(0)?,
-                &out_shape()?.1,
-                &attr(a.dimensions.as_ref(), "dimensions")?,
-            )?),
+            Opcode::Broadcast => {
+                // a scalar operand may omit `dimensions={}`
+                let x = arr(0)?;
+                let dims = match (&a.dimensions, x.dims().len()) {
+                    (None, 0) => Vec::new(),
+                    _ => attr(a.dimensions.as_ref(), "dimensions")?,
+                };
+                array(so::broadcast(x, &out_shape()?.1, &dims)?)
+            }
             Opcode::Reshape => array(so::reshape(arr(0)?, &out_shape()?.1)?),
             Opcode::Transpose => array(so::transpose(
                 arr(0)?,
@@ -721,7 +730,15 @@ fn in_instruction(e: BackendError, name: &str) -> BackendError {
 
 /// Checks a computed value against the instruction's declared shape and attaches its layouts.
 fn check_declared(v: Value, ins: &Instruction) -> Res<Value> {
-    if !v.shape().compatible(&ins.shape) {
+    let matches = match (&v, &ins.shape) {
+        (Value::Array(l), Shape::Array(a)) => {
+            l.dtype() == a.dtype
+                && l.dims().len() == a.dims.len()
+                && l.dims().iter().zip(&a.dims).all(|(&x, &y)| x as i64 == y)
+        }
+        _ => v.shape().compatible(&ins.shape),
+    };
+    if !matches {
         return err(format!(
             "in `{}`: computed {} but the instruction declares {}",
             ins.name,

@@ -1,14 +1,15 @@
-//! Reference evaluator throughput: `cargo bench -p xla-props --bench reference`.
+//! Reference and interpreter throughput: `cargo bench -p xla-props --bench evaluators`.
 //!
-//! Prints the median wall time of each workload over several runs (plain
-//! `std::time`, no statistics crate): elementwise f32 add over 2^20
-//! elements, exp over every f16 bit pattern, and a 256x256 f32 dot.
+//! Prints the median wall time of each workload on each backend over several
+//! runs (plain `std::time`, no statistics crate): elementwise f32 add over
+//! 2^20 elements, exp over every f16 bit pattern, and a 256x256 f32 dot.
+//! Compilation happens once, outside the timed part.
 
 use std::time::{Duration, Instant};
 
+use xla_props::backend::create;
 use xla_props::hlo::{parse_module, ArrayShape, ElementType};
 use xla_props::literal::Literal;
-use xla_props::reference::evaluate;
 
 fn median(mut f: impl FnMut(), runs: usize) -> Duration {
     let mut times: Vec<Duration> = (0..runs)
@@ -24,14 +25,23 @@ fn median(mut f: impl FnMut(), runs: usize) -> Duration {
 
 fn bench(name: &str, hlo: &str, args: &[Literal]) {
     let module = parse_module(hlo).expect("benchmark module parses");
-    evaluate(&module, args).expect("benchmark module evaluates");
-    let t = median(
-        || {
-            evaluate(&module, args).expect("evaluates");
-        },
-        9,
-    );
-    println!("{name:<28} {:>10.3} ms", t.as_secs_f64() * 1e3);
+    for backend in ["reference", "interpreter"] {
+        let exe = create(backend)
+            .expect("built-in backend")
+            .compile(&module)
+            .expect("benchmark module compiles");
+        exe.execute(args).expect("benchmark module runs");
+        let t = median(
+            || {
+                exe.execute(args).expect("runs");
+            },
+            9,
+        );
+        println!(
+            "{name:<28} {backend:<12} {:>10.3} ms",
+            t.as_secs_f64() * 1e3
+        );
+    }
 }
 
 fn main() {

@@ -1,0 +1,654 @@
+//! `XlaBackend`: the `Backend` for XLA through a PJRT plugin in a worker process.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use super::error::XlaError;
+use super::lower::{lower_module, LowerError, Lowered};
+use super::numerics::{MeasuredBudget, XLA_CPU_0_81_BUDGETS, XLA_CPU_BUDGETS, XLA_CPU_FLUSHED};
+use super::pjrt::HostArray;
+use super::process::{find_worker_program, Worker};
+use super::protocol::{Request, Response};
+use crate::backend::{Backend, BackendError, Executable};
+use crate::check::{ErrorBudget, Numerics};
+use crate::hlo::{ArrayShape, Module};
+use crate::literal::Literal;
+
+/// Default per-call timeout (compile or execute).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Time allowed for the worker to start and load the plugin.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Which pinned XLA build a backend loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XlaPlugin {
+    /// `xla-cpu`: lammps-jax-pjrt-cpu 0.11.2, PJRT C API 0.115, StableHLO 1.20.
+    Cpu,
+    /// `xla-cpu-0.81`: xla-cpu-pjrt 0.0.1, PJRT C API 0.81, StableHLO 1.13.
+    Cpu081,
+    /// `xla-gpu`: jax's CUDA PJRT plugin (`jax-cuda12-pjrt`/`jax-cuda13-pjrt`),
+    /// found in site-packages beside its CUDA libraries; needs an NVIDIA GPU.
+    Gpu,
+}
+
+impl XlaPlugin {
+    /// The backend name.
+    pub fn backend_name(self) -> &'static str {
+        match self {
+            XlaPlugin::Cpu => "xla-cpu",
+            XlaPlugin::Cpu081 => "xla-cpu-0.81",
+            XlaPlugin::Gpu => "xla-gpu",
+        }
+    }
+    /// The environment variable that overrides the plugin path.
+    pub fn env_var(self) -> &'static str {
+        match self {
+            XlaPlugin::Cpu => "XLA_PJRT_PLUGIN",
+            XlaPlugin::Cpu081 => "XLA_PJRT_PLUGIN_0_81",
+            XlaPlugin::Gpu => "XLA_PJRT_PLUGIN_GPU",
+        }
+    }
+    /// The file name `scripts/fetch-xla-plugin.sh` unpacks into the cache.
+    pub fn cache_file(self) -> &'static str {
+        match self {
+            XlaPlugin::Cpu => "xla-cpu.so",
+            XlaPlugin::Cpu081 => "xla-cpu-0.81.so",
+            XlaPlugin::Gpu => "xla-gpu.so",
+        }
+    }
+    /// The argument of `scripts/fetch-xla-plugin.sh` that fetches it.
+    pub fn fetch_arg(self) -> &'static str {
+        self.backend_name()
+    }
+
+    /// Finds the plugin: the environment variable, then the cache
+    /// (`$XLA_PLUGIN_CACHE`, or `.cache/xla-plugin` in the current directory or
+    /// an ancestor, or in this workspace).
+    pub fn locate(self) -> Result<PathBuf, String> {
+        if let Some(p) = std::env::var_os(self.env_var()) {
+            let p = PathBuf::from(p);
+            return if p.is_file() {
+                Ok(p)
+            } else {
+                Err(format!("{}={} is not a file", self.env_var(), p.display()))
+            };
+        }
+        if self == XlaPlugin::Gpu {
+            return locate_cuda_plugin();
+        }
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if let Some(c) = std::env::var_os("XLA_PLUGIN_CACHE") {
+            dirs.push(PathBuf::from(c));
+        }
+        if let Ok(cwd) = std::env::current_dir() {
+            dirs.extend(cwd.ancestors().map(|a| a.join(".cache/xla-plugin")));
+        }
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/xla-plugin");
+        dirs.push(workspace);
+        for d in &dirs {
+            let f = d.join(self.cache_file());
+            if f.is_file() {
+                return Ok(f);
+            }
+        }
+        Err(format!(
+            "the {} pjrt plugin was not found: run `scripts/fetch-xla-plugin.sh {}` or set {}",
+            self.backend_name(),
+            self.fetch_arg(),
+            self.env_var()
+        ))
+    }
+}
+
+/// Finds jax's CUDA plugin in the usual site-packages directories, if this
+/// machine has an NVIDIA GPU.
+fn locate_cuda_plugin() -> Result<PathBuf, String> {
+    if !Path::new("/dev/nvidiactl").exists() {
+        return Err("no nvidia gpu on this machine (no /dev/nvidiactl); set XLA_PJRT_PLUGIN_GPU to force a plugin".into());
+    }
+    let mut roots: Vec<PathBuf> = vec![PathBuf::from("/usr/lib"), PathBuf::from("/usr/local/lib")];
+    if let Some(home) = std::env::var_os("HOME") {
+        roots.push(Path::new(&home).join(".local/lib"));
+    }
+    if let Some(venv) = std::env::var_os("VIRTUAL_ENV") {
+        roots.push(Path::new(&venv).join("lib"));
+    }
+    for root in roots {
+        let Ok(entries) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            if !name.to_string_lossy().starts_with("python3") {
+                continue;
+            }
+            for sub in ["site-packages", "dist-packages"] {
+                for cuda in ["xla_cuda13", "xla_cuda12"] {
+                    let p = e
+                        .path()
+                        .join(sub)
+                        .join("jax_plugins")
+                        .join(cuda)
+                        .join("xla_cuda_plugin.so");
+                    if p.is_file() {
+                        return Ok(p);
+                    }
+                }
+            }
+        }
+    }
+    Err("jax's cuda pjrt plugin (jax_plugins/xla_cuda1{2,3}/xla_cuda_plugin.so) was not found in site-packages; install jax-cuda12-pjrt or set XLA_PJRT_PLUGIN_GPU".into())
+}
+
+fn timeout_from_env() -> Duration {
+    std::env::var("XLA_PROPS_XLA_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(DEFAULT_TIMEOUT)
+}
+
+/// Compile-cache counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Compiles answered from the cache.
+    pub hits: u64,
+    /// Compiles that went to XLA.
+    pub misses: u64,
+    /// Worker restarts after a crash or timeout.
+    pub restarts: u64,
+}
+
+impl CacheStats {
+    /// hits / (hits + misses), or 0 when nothing was compiled.
+    pub fn hit_rate(&self) -> f64 {
+        let total = self.hits + self.misses;
+        if total == 0 {
+            0.0
+        } else {
+            self.hits as f64 / total as f64
+        }
+    }
+}
+
+/// One worker process and what it has compiled.
+struct State {
+    worker: Option<Worker>,
+    /// Bumped whenever a worker dies; executables of older generations are gone.
+    generation: u64,
+    /// MLIR text -> (executable id, generation).
+    cache: HashMap<String, (u64, u64)>,
+}
+
+struct Shared {
+    name: String,
+    setup: Result<(PathBuf, PathBuf), String>,
+    /// A small pool of workers; a call takes any idle one.
+    slots: Vec<Mutex<State>>,
+    next_slot: AtomicUsize,
+    /// Module texts compiled so far (for the hit rate; executables live per worker).
+    seen: Mutex<HashSet<String>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    restarts: AtomicU64,
+}
+
+/// XLA through a PJRT C API plugin, crash-isolated in a worker process.
+///
+/// Without the plugin the backend still exists and says why it is unavailable:
+///
+/// ```
+/// use xla_props::backend::xla::{XlaBackend, XlaPlugin};
+/// let b = XlaBackend::with_plugin_path(XlaPlugin::Cpu, "/nonexistent/plugin.so".into());
+/// assert!(b.availability().is_err());
+/// ```
+pub struct XlaBackend {
+    shared: Arc<Shared>,
+    timeout: Duration,
+}
+
+/// The process-wide worker pools of [`XlaBackend::new`], one per plugin.
+static POOLS: OnceLock<Mutex<HashMap<&'static str, Arc<Shared>>>> = OnceLock::new();
+
+impl XlaBackend {
+    /// The backend for a pinned plugin, located through its env var or the
+    /// cache. Every backend made this way for the same plugin shares one pool
+    /// of worker processes and one compile cache in this process.
+    pub fn new(plugin: XlaPlugin) -> XlaBackend {
+        let pools = POOLS.get_or_init(|| Mutex::new(HashMap::new()));
+        let mut pools = pools.lock().unwrap_or_else(|p| p.into_inner());
+        let shared = pools
+            .entry(plugin.backend_name())
+            .or_insert_with(|| Self::build(plugin.backend_name(), plugin.locate()).shared)
+            .clone();
+        XlaBackend {
+            shared,
+            timeout: timeout_from_env(),
+        }
+    }
+
+    /// Like [`XlaBackend::new`], but with its own worker pool and cache
+    /// (counters and restarts are this backend's alone).
+    pub fn isolated(plugin: XlaPlugin) -> XlaBackend {
+        Self::build(plugin.backend_name(), plugin.locate())
+    }
+
+    /// `xla-cpu`.
+    pub fn cpu() -> XlaBackend {
+        Self::new(XlaPlugin::Cpu)
+    }
+
+    /// `xla-cpu-0.81`.
+    pub fn cpu_0_81() -> XlaBackend {
+        Self::new(XlaPlugin::Cpu081)
+    }
+
+    /// `xla-gpu` (unavailable without an NVIDIA GPU and jax's CUDA plugin).
+    pub fn gpu() -> XlaBackend {
+        Self::new(XlaPlugin::Gpu)
+    }
+
+    /// The backend for `plugin`'s name with an explicit plugin path.
+    pub fn with_plugin_path(plugin: XlaPlugin, path: PathBuf) -> XlaBackend {
+        let located = if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!("pjrt plugin {} does not exist", path.display()))
+        };
+        Self::build(plugin.backend_name(), located)
+    }
+
+    fn build(name: &str, plugin: Result<PathBuf, String>) -> XlaBackend {
+        let setup = plugin.and_then(|p| find_worker_program().map(|w| (w, p)));
+        // Worker processes: one per core up to 4, or XLA_PROPS_XLA_WORKERS.
+        let workers = std::env::var("XLA_PROPS_XLA_WORKERS")
+            .ok()
+            .and_then(|s| s.parse::<usize>().ok())
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+                    .min(4)
+            })
+            .max(1);
+        XlaBackend {
+            timeout: timeout_from_env(),
+            shared: Arc::new(Shared {
+                name: name.to_string(),
+                setup,
+                slots: (0..workers)
+                    .map(|_| {
+                        Mutex::new(State {
+                            worker: None,
+                            generation: 0,
+                            cache: HashMap::new(),
+                        })
+                    })
+                    .collect(),
+                next_slot: AtomicUsize::new(0),
+                seen: Mutex::new(HashSet::new()),
+                hits: AtomicU64::new(0),
+                misses: AtomicU64::new(0),
+                restarts: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Sets the per-call timeout (compile or execute); a call past it kills the worker.
+    /// It applies to this backend and its executables only.
+    pub fn with_timeout(self, timeout: Duration) -> XlaBackend {
+        XlaBackend { timeout, ..self }
+    }
+
+    /// `Ok` when the plugin and the worker binary were found (loading is
+    /// checked when the worker starts), else the reason it is unavailable.
+    pub fn availability(&self) -> Result<(), String> {
+        self.shared.setup.as_ref().map(|_| ()).map_err(Clone::clone)
+    }
+
+    /// Starts the worker if needed and returns its description of the plugin
+    /// (PJRT API version, XLA and StableHLO versions).
+    pub fn describe(&self) -> Result<String, XlaError> {
+        let mut state = self.shared.lock();
+        self.shared.worker(&mut state)?;
+        Ok(state
+            .worker
+            .as_ref()
+            .map(|w| w.description.clone())
+            .unwrap_or_default())
+    }
+
+    /// Compile-cache and restart counters.
+    pub fn cache_stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.shared.hits.load(Ordering::Relaxed),
+            misses: self.shared.misses.load(Ordering::Relaxed),
+            restarts: self.shared.restarts.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Lowers and compiles a module, returning the typed error.
+    pub fn compile_module(&self, module: &Module) -> Result<XlaExecutable, XlaError> {
+        let lowered = lower_module(module)?;
+        self.compile_lowered(lowered)
+    }
+
+    /// Compiles already-lowered StableHLO text.
+    pub fn compile_lowered(&self, lowered: Lowered) -> Result<XlaExecutable, XlaError> {
+        let seen_before = {
+            let seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.contains(&lowered.mlir)
+        };
+        let counter = if seen_before {
+            &self.shared.hits
+        } else {
+            &self.shared.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let mut state = self.shared.lock();
+        self.shared
+            .compiled(&mut state, &lowered.mlir, self.timeout)?;
+        drop(state);
+        if !seen_before {
+            let mut seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.insert(lowered.mlir.clone());
+        }
+        Ok(XlaExecutable {
+            timeout: self.timeout,
+            shared: Arc::clone(&self.shared),
+            lowered: Arc::new(lowered),
+        })
+    }
+
+    /// Runs many small independent cases as ONE module (one compile), each
+    /// case a module and its arguments; returns each case's outputs. A failure
+    /// fails the whole batch: rerun its cases one by one to find the culprit,
+    /// and confirm any batched disagreement unbatched before reporting it.
+    pub fn run_batch(
+        &self,
+        cases: &[(&Module, &[Literal])],
+    ) -> Result<Vec<Vec<Literal>>, XlaError> {
+        let modules: Vec<&Module> = cases.iter().map(|(m, _)| *m).collect();
+        let batch = super::batch::batch_modules(&modules);
+        let exe = self.compile_module(&batch.module)?;
+        let args: Vec<Literal> = cases.iter().flat_map(|(_, a)| a.iter().cloned()).collect();
+        let outputs = exe.run(&args)?;
+        batch
+            .split(&outputs)
+            .ok_or_else(|| XlaError::Output("batched outputs do not split back into cases".into()))
+    }
+
+    /// Debug hook: asks the worker to compile with EMPTY compile options, which
+    /// makes XLA abort the worker process (`replica_count > 0`). Used to test
+    /// crash isolation.
+    #[doc(hidden)]
+    pub fn debug_compile_without_options(&self, mlir: &str) -> Result<(), XlaError> {
+        let mut state = self.shared.lock();
+        let request = Request::DebugCompileWithoutOptions {
+            mlir: mlir.to_string(),
+        };
+        match self
+            .shared
+            .call(&mut state, &request, "compiling", self.timeout)?
+        {
+            Response::Ok => Ok(()),
+            Response::Error(e) => Err(XlaError::Compile(e)),
+            other => Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
+        }
+    }
+
+    /// Debug hook: makes the worker sleep, to test the per-call timeout.
+    #[doc(hidden)]
+    pub fn debug_sleep(&self, millis: u64) -> Result<(), XlaError> {
+        let mut state = self.shared.lock();
+        match self.shared.call(
+            &mut state,
+            &Request::DebugSleep { millis },
+            "sleeping",
+            self.timeout,
+        )? {
+            Response::Ok => Ok(()),
+            other => Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
+        }
+    }
+}
+
+impl Shared {
+    /// Takes an idle worker slot, or waits for one. A panic while a slot was
+    /// held leaves it consistent enough: at worst a dead worker, which the
+    /// next call replaces.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        let n = self.slots.len();
+        let start = self.next_slot.fetch_add(1, Ordering::Relaxed) % n;
+        for k in 0..n {
+            match self.slots[(start + k) % n].try_lock() {
+                Ok(g) => return g,
+                Err(std::sync::TryLockError::Poisoned(p)) => return p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+        }
+        self.slots[start].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn worker<'s>(&self, state: &'s mut State) -> Result<&'s mut Worker, XlaError> {
+        if state.worker.is_none() {
+            let (program, plugin) = self.setup.clone().map_err(XlaError::Unavailable)?;
+            state.worker = Some(Worker::spawn(&program, &plugin, STARTUP_TIMEOUT)?);
+        }
+        state
+            .worker
+            .as_mut()
+            .ok_or_else(|| XlaError::Protocol("worker missing".into()))
+    }
+
+    /// Sends a request; a crash or timeout retires the worker (next call restarts it).
+    fn call(
+        &self,
+        state: &mut State,
+        request: &Request,
+        during: &'static str,
+        timeout: Duration,
+    ) -> Result<Response, XlaError> {
+        let result = self.worker(state)?.call(request, during, timeout);
+        if matches!(
+            result,
+            Err(XlaError::Crashed { .. } | XlaError::Timeout { .. } | XlaError::Protocol(_))
+        ) {
+            state.worker = None;
+            state.generation += 1;
+            state.cache.clear();
+            self.restarts.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+
+    /// The executable id for `mlir` in this slot's live worker, compiling it
+    /// there on a miss (after a restart, or in a worker that has not seen it).
+    fn compiled(&self, state: &mut State, mlir: &str, timeout: Duration) -> Result<u64, XlaError> {
+        if let Some(&(id, generation)) = state.cache.get(mlir) {
+            if generation == state.generation && state.worker.is_some() {
+                return Ok(id);
+            }
+        }
+        let request = Request::Compile {
+            mlir: mlir.to_string(),
+        };
+        match self.call(state, &request, "compiling", timeout)? {
+            Response::Compiled { exe_id, .. } => {
+                let generation = state.generation;
+                state.cache.insert(mlir.to_string(), (exe_id, generation));
+                Ok(exe_id)
+            }
+            Response::Error(e) => Err(XlaError::Compile(e)),
+            other => Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
+        }
+    }
+}
+
+impl Backend for XlaBackend {
+    fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// What XLA CPU was measured to do (docs/numerics.md): subnormals of
+    /// f32/f64/bf16 flushed, transcendentals within their measured budgets,
+    /// reductions and dots reassociated, fusions free to keep excess precision.
+    fn numerics(&self) -> Numerics {
+        let budgets: &[MeasuredBudget] = match self.shared.name.as_str() {
+            "xla-cpu-0.81" => XLA_CPU_0_81_BUDGETS,
+            _ => XLA_CPU_BUDGETS,
+        };
+        let mut n = Numerics {
+            flush_inputs: XLA_CPU_FLUSHED.to_vec(),
+            flush_outputs: XLA_CPU_FLUSHED.to_vec(),
+            excess_precision_in_fusions: true,
+            reassociates_reductions: true,
+            ..Numerics::exact()
+        };
+        for &(op, dtype, ulp, abs) in budgets {
+            n = n.with_approximation(op, dtype, ErrorBudget::ulp_or_abs(ulp, abs));
+        }
+        n
+    }
+
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        match self.compile_module(module) {
+            Ok(exe) => Ok(Box::new(exe)),
+            Err(e) => Err(to_backend_error(&self.shared.name, e)),
+        }
+    }
+}
+
+/// Maps the typed XLA error onto the backend contract's error: an
+/// unavailable plugin and an op the lowering cannot express are skips,
+/// everything else fails the case.
+pub fn to_backend_error(backend: &str, e: XlaError) -> BackendError {
+    match e {
+        XlaError::Unavailable(reason) => BackendError::Unavailable {
+            backend: backend.to_string(),
+            reason,
+        },
+        XlaError::Lowering(LowerError::Unsupported(what)) => BackendError::Unsupported { what },
+        XlaError::Lowering(e @ LowerError::Invalid(_)) => BackendError::Compile(e.to_string()),
+        XlaError::Compile(m) => BackendError::Compile(m),
+        XlaError::Signature(m) => BackendError::BadArguments(m),
+        other => BackendError::Execute(other.to_string()),
+    }
+}
+
+/// A module compiled by XLA. Survives worker restarts (it recompiles from its text).
+pub struct XlaExecutable {
+    timeout: Duration,
+    shared: Arc<Shared>,
+    lowered: Arc<Lowered>,
+}
+
+impl XlaExecutable {
+    /// The StableHLO text XLA compiled.
+    pub fn mlir(&self) -> &str {
+        &self.lowered.mlir
+    }
+
+    /// Runs with arguments given as the entry's parameter leaves, returning
+    /// the root's leaves; dtypes and shapes are checked both ways.
+    pub fn run(&self, args: &[Literal]) -> Result<Vec<Literal>, XlaError> {
+        let params = &self.lowered.params;
+        if args.len() != params.len() {
+            return Err(XlaError::Signature(format!(
+                "{} arguments given, the entry takes {}",
+                args.len(),
+                params.len()
+            )));
+        }
+        let mut host = Vec::with_capacity(args.len());
+        for (k, (arg, p)) in args.iter().zip(params).enumerate() {
+            let shape = arg.shape();
+            if !shape.compatible(p) {
+                return Err(XlaError::Signature(format!(
+                    "argument {k} is {shape}, the entry expects {p}"
+                )));
+            }
+            host.push(to_host(arg));
+        }
+        let mut state = self.shared.lock();
+        let exe_id = self
+            .shared
+            .compiled(&mut state, &self.lowered.mlir, self.timeout)?;
+        let request = Request::Execute { exe_id, args: host };
+        let outputs = match self
+            .shared
+            .call(&mut state, &request, "executing", self.timeout)?
+        {
+            Response::Outputs(o) => o,
+            Response::Error(e) => return Err(XlaError::Execute(e)),
+            other => return Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
+        };
+        drop(state);
+        let results = &self.lowered.results;
+        if outputs.len() != results.len() {
+            return Err(XlaError::Output(format!(
+                "xla returned {} outputs, the entry has {}",
+                outputs.len(),
+                results.len()
+            )));
+        }
+        outputs
+            .into_iter()
+            .zip(results)
+            .enumerate()
+            .map(|(k, (o, r))| from_host(o, r, k))
+            .collect()
+    }
+}
+
+impl Executable for XlaExecutable {
+    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+        self.run(args)
+            .map_err(|e| to_backend_error(&self.shared.name, e))
+    }
+}
+
+fn to_host(l: &Literal) -> HostArray {
+    let dtype = l.dtype();
+    let width = dtype.byte_size();
+    let mut bytes = Vec::with_capacity(l.element_count() * width);
+    for i in 0..l.element_count() {
+        bytes.extend_from_slice(&l.get_bits(i).to_le_bytes()[..width]);
+    }
+    HostArray {
+        dtype,
+        dims: l.dims().iter().map(|&d| d as i64).collect(),
+        bytes,
+    }
+}
+
+fn from_host(o: HostArray, expected: &ArrayShape, k: usize) -> Result<Literal, XlaError> {
+    if o.dtype != expected.dtype || o.dims != expected.dims {
+        return Err(XlaError::Output(format!(
+            "output {k} is {}{:?}, the entry declares {expected}",
+            o.dtype, o.dims
+        )));
+    }
+    let width = o.dtype.byte_size();
+    if Some(o.bytes.len()) != o.expected_bytes() {
+        return Err(XlaError::Output(format!(
+            "output {k} has {} bytes for {expected}",
+            o.bytes.len()
+        )));
+    }
+    let bits: Vec<u64> = o
+        .bytes
+        .chunks_exact(width)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..width].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        })
+        .collect();
+    let shape = ArrayShape::new(expected.dtype, expected.dims.clone());
+    Literal::from_bits(&shape, &bits).map_err(|e| XlaError::Output(e.to_string()))
+}

@@ -1,0 +1,19 @@
+//! The XLA backend: XLA through a PJRT C API plugin, in a worker process.
+//!
+//! - [`lower`]: our HLO IR to StableHLO MLIR text (runs in the test process).
+//! - [`pjrt`]: the PJRT C API by hand-written `#[repr(C)]` structs (worker side).
+//! - [`protocol`] and [`worker`]: the framed pipe protocol and the worker loop.
+//! - `XlaBackend`: compile cache, worker restarts, typed errors.
+
+mod backend;
+pub mod batch;
+mod error;
+pub mod lower;
+pub mod numerics;
+pub mod pjrt;
+mod process;
+pub mod protocol;
+pub mod worker;
+
+pub use backend::{to_backend_error, CacheStats, XlaBackend, XlaExecutable, XlaPlugin};
+pub use error::XlaError;

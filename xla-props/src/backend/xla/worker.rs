@@ -1,0 +1,122 @@
+//! The worker process: loads a PJRT plugin and serves compile/execute requests
+//! from its parent over stdin/stdout frames.
+//!
+//! Started as `xla-props __xla-worker --plugin PATH`. Before loading the
+//! plugin, the worker moves its protocol stream off file descriptor 1 and points
+//! fd 1 at stderr, so anything the plugin prints cannot corrupt the frames.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter};
+use std::os::fd::FromRawFd;
+use std::path::Path;
+
+use super::pjrt::{self, Client, LoadedExecutable, Plugin, COMPILE_OPTIONS};
+use super::protocol::{read_frame, write_frame, Request, Response};
+
+/// The argument that selects worker mode in the `xla-props` binary.
+pub const WORKER_ARG: &str = "__xla-worker";
+
+/// Runs worker mode if `args` (without the program name) ask for it; returns
+/// `None` otherwise so the caller proceeds normally. The returned value is the
+/// process exit code.
+pub fn main_if_worker(args: &[String]) -> Option<i32> {
+    if args.first().map(String::as_str) != Some(WORKER_ARG) {
+        return None;
+    }
+    let plugin = match args.get(1..3) {
+        Some([flag, path]) if flag == "--plugin" => path.clone(),
+        _ => {
+            eprintln!("usage: xla-props {WORKER_ARG} --plugin PATH");
+            return Some(2);
+        }
+    };
+    Some(match serve(Path::new(&plugin)) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("xla worker: {e}");
+            1
+        }
+    })
+}
+
+/// Takes fd 1 for the protocol and redirects fd 1 to stderr.
+fn protocol_stdout() -> io::Result<File> {
+    // SAFETY: dup/dup2 on the process's own standard descriptors; the new
+    // descriptor is owned by the returned File and nothing else.
+    unsafe {
+        let fd = libc::dup(1);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if libc::dup2(2, 1) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(File::from_raw_fd(fd))
+    }
+}
+
+fn serve(plugin_path: &Path) -> io::Result<()> {
+    let mut out = BufWriter::new(protocol_stdout()?);
+    let mut input = BufReader::new(io::stdin().lock());
+    let send = |out: &mut BufWriter<File>, r: Response| write_frame(out, &r.encode());
+
+    let plugin: &'static Plugin = match Plugin::load(plugin_path) {
+        Ok(p) => Box::leak(Box::new(p)),
+        Err(e) => return send(&mut out, Response::Error(e.to_string())),
+    };
+    let client: &'static Client<'static> = match Client::create(plugin) {
+        Ok(c) => Box::leak(Box::new(c)),
+        Err(e) => return send(&mut out, Response::Error(e.to_string())),
+    };
+    let mut ready = pjrt::describe(plugin);
+    if let Ok(v) = client.platform_version() {
+        ready.push_str(&format!(", platform {v}"));
+    }
+    send(&mut out, Response::Ready(ready))?;
+
+    let mut executables: HashMap<u64, LoadedExecutable<'static>> = HashMap::new();
+    let mut next_id = 1u64;
+    while let Some(frame) = read_frame(&mut input)? {
+        let response = match Request::decode(&frame) {
+            Err(e) => Response::Error(e.to_string()),
+            Ok(Request::Compile { mlir }) => match client.compile(&mlir, "mlir", COMPILE_OPTIONS) {
+                Ok(exe) => {
+                    let id = next_id;
+                    next_id += 1;
+                    let num_outputs = exe.num_outputs() as u64;
+                    executables.insert(id, exe);
+                    Response::Compiled {
+                        exe_id: id,
+                        num_outputs,
+                    }
+                }
+                Err(e) => Response::Error(e.to_string()),
+            },
+            Ok(Request::Execute { exe_id, args }) => match executables.get(&exe_id) {
+                None => Response::Error(format!("no executable with id {exe_id}")),
+                Some(exe) => match exe.execute(&args) {
+                    Ok(outs) => Response::Outputs(outs),
+                    Err(e) => Response::Error(e.to_string()),
+                },
+            },
+            Ok(Request::Release { exe_id }) => {
+                executables.remove(&exe_id);
+                Response::Ok
+            }
+            Ok(Request::DebugCompileWithoutOptions { mlir }) => {
+                // Deliberately the crash the real options avoid.
+                match client.compile(&mlir, "mlir", &[]) {
+                    Ok(_) => Response::Ok,
+                    Err(e) => Response::Error(e.to_string()),
+                }
+            }
+            Ok(Request::DebugSleep { millis }) => {
+                std::thread::sleep(std::time::Duration::from_millis(millis));
+                Response::Ok
+            }
+        };
+        send(&mut out, response)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,406 @@
+//! Comparator tests: each legal difference accepted only when declared.
+
+use super::*;
+use crate::hlo::{ArrayShape, ElementType, Opcode};
+use crate::literal::Literal;
+
+fn lit(dtype: ElementType, values: &[f64]) -> Literal {
+    Literal::from_f64s(&ArrayShape::new(dtype, vec![values.len() as i64]), values).unwrap()
+}
+
+fn bits(dtype: ElementType, bits: &[u64]) -> Literal {
+    Literal::from_bits(&ArrayShape::new(dtype, vec![bits.len() as i64]), bits).unwrap()
+}
+
+fn run(e: &Literal, a: &Literal, spec: ErrorSpec, n: &Numerics, ctx: &CompareContext) -> Verdict {
+    compare(
+        std::slice::from_ref(e),
+        std::slice::from_ref(a),
+        &spec,
+        n,
+        ctx,
+    )
+}
+
+fn agree(v: &Verdict) -> &Agreement {
+    match v {
+        Verdict::Agree(a) => a,
+        other => panic!("expected agreement, got {other}"),
+    }
+}
+
+fn mismatch(v: &Verdict) -> &MismatchReport {
+    match v {
+        Verdict::Mismatch(r) => r,
+        other => panic!("expected a mismatch, got {other}"),
+    }
+}
+
+#[test]
+fn exact_agreement_counts_every_element() {
+    let x = lit(ElementType::F16, &[1.0, -0.0, f64::NAN, f64::INFINITY]);
+    let v = run(
+        &x,
+        &x,
+        ErrorSpec::exact(),
+        &Numerics::exact(),
+        &CompareContext::new(),
+    );
+    let a = agree(&v);
+    assert_eq!((a.elements, a.exact), (4, 4));
+    assert!(a.legal.is_empty());
+}
+
+#[test]
+fn signed_zero_strict_is_reported() {
+    let e = lit(ElementType::F32, &[0.0, 1.0]);
+    let a = lit(ElementType::F32, &[-0.0, 1.0]);
+    let v = run(
+        &e,
+        &a,
+        ErrorSpec::exact(),
+        &Numerics::exact(),
+        &CompareContext::new(),
+    );
+    let r = mismatch(&v);
+    assert_eq!(r.count, 1);
+    let o = &r.outputs[0];
+    assert_eq!(o.first_index.flat, 0);
+    assert_eq!(o.worst[0].failure, ElementFailure::SignedZero);
+    assert_eq!(o.worst[0].actual.bits, "0x80000000");
+    let lenient = run(
+        &e,
+        &a,
+        ErrorSpec::exact().lenient_signed_zeros(),
+        &Numerics::exact(),
+        &CompareContext::new(),
+    );
+    agree(&lenient);
+}
+
+#[test]
+fn nan_by_class_and_inf_exact() {
+    // f16: 0x7e00 quiet NaN, 0xfd00 a negative NaN with another payload
+    let e = bits(ElementType::F16, &[0x7e00, 0x7c00, 0x3c00]);
+    let a = bits(ElementType::F16, &[0xfd00, 0x7bff, 0x7e00]);
+    let v = run(
+        &e,
+        &a,
+        ErrorSpec::exact().with_ulp(4),
+        &Numerics::exact(),
+        &CompareContext::new(),
+    );
+    let r = mismatch(&v);
+    assert_eq!(r.count, 2); // inf vs max, and 1.0 vs NaN; the NaN pair agrees
+    let failures: Vec<_> = r.outputs[0].worst.iter().map(|m| m.failure).collect();
+    assert!(failures.contains(&ElementFailure::Infinity));
+    assert!(failures.contains(&ElementFailure::NanClass));
+    assert_eq!(r.outputs[0].first_index.flat, 1);
+}
+
+#[test]
+fn ftz_output_legal_only_when_declared() {
+    // f16 smallest subnormal 2^-24 flushed to +0; and -2^-24 flushed to -0
+    let e = lit(ElementType::F16, &[2f64.powi(-24), -2f64.powi(-24), 1.0]);
+    let a = lit(ElementType::F16, &[0.0, -0.0, 1.0]);
+    let none = run(
+        &e,
+        &a,
+        ErrorSpec::exact(),
+        &Numerics::exact(),
+        &CompareContext::new(),
+    );
+    assert_eq!(mismatch(&none).count, 2);
+    let ftz = Numerics::exact().with_ftz(ElementType::F16, true, true);
+    let v = run(&e, &a, ErrorSpec::exact(), &ftz, &CompareContext::new());
+    let ag = agree(&v);
+    assert_eq!(ag.legal.get(&LegalReason::FlushedSubnormalOutput), Some(&2));
+    // flushing a subnormal to the opposite-signed zero is not a flush
+    let wrong_sign = lit(ElementType::F16, &[-0.0, -0.0, 1.0]);
+    let v = run(
+        &e,
+        &wrong_sign,
+        ErrorSpec::exact(),
+        &ftz,
+        &CompareContext::new(),
+    );
+    assert_eq!(mismatch(&v).count, 1);
+    // f32 flushing declared does not cover f16
+    let f32_only = Numerics::exact().with_ftz(ElementType::F32, true, true);
+    let v = run(
+        &e,
+        &a,
+        ErrorSpec::exact(),
+        &f32_only,
+        &CompareContext::new(),
+    );
+    assert_eq!(mismatch(&v).count, 2);
+}
+
+#[test]
+fn flushed_inputs_alternative() {
+    // x * 1.0 with x subnormal: reference gives x, the flushed-input reference gives 0;
+    // a backend that flushes inputs but not outputs may return either.
+    let x = lit(ElementType::F32, &[1e-40]);
+    let flushed_ref = lit(ElementType::F32, &[0.0]);
+    let actual = lit(ElementType::F32, &[0.0]);
+    let alt = [flushed_ref];
+    let ctx = CompareContext::new()
+        .with_inputs(std::slice::from_ref(&x), true)
+        .with_alternative(AlternativeKind::FlushedInputs, &alt);
+    let inputs_ftz = Numerics::exact().with_ftz(ElementType::F32, true, false);
+    let v = run(&x, &actual, ErrorSpec::exact(), &inputs_ftz, &ctx);
+    assert_eq!(agree(&v).legal.get(&LegalReason::FlushedInputs), Some(&1));
+    // the same alternative is not admissible for a backend that does not flush
+    let v = run(&x, &actual, ErrorSpec::exact(), &Numerics::exact(), &ctx);
+    let r = mismatch(&v);
+    // inputs at the index are reported for elementwise programs
+    assert_eq!(r.outputs[0].worst[0].inputs[0].bits, "0x000116c2");
+}
+
+#[test]
+fn approximate_budget() {
+    // expected f32 1.0, actual 1.0 + 3 ulp
+    let e = bits(ElementType::F32, &[0x3f80_0000]);
+    let a = bits(ElementType::F32, &[0x3f80_0003]);
+    let ctx = CompareContext::new().with_approximate_ops([Opcode::Exponential]);
+    let n2 = Numerics::exact().with_approximation(
+        Opcode::Exponential,
+        ElementType::F32,
+        ErrorBudget::ulp(2),
+    );
+    assert_eq!(
+        mismatch(&run(&e, &a, ErrorSpec::exact(), &n2, &ctx)).count,
+        1
+    );
+    let n3 = Numerics::exact().with_approximation(
+        Opcode::Exponential,
+        ElementType::F32,
+        ErrorBudget::ulp(3),
+    );
+    let v = run(&e, &a, ErrorSpec::exact(), &n3, &ctx);
+    assert_eq!(
+        agree(&v).legal.get(&LegalReason::ApproximateFunction),
+        Some(&1)
+    );
+    assert_eq!(agree(&v).max_ulp, 3);
+    // the budget belongs to exp: a program without exp gets none of it
+    let no_exp = CompareContext::new().with_approximate_ops([Opcode::Add]);
+    assert_eq!(
+        mismatch(&run(&e, &a, ErrorSpec::exact(), &n3, &no_exp)).count,
+        1
+    );
+    // a relative error of 1e-3 in exp is far outside a few ULP
+    let far = lit(ElementType::F32, &[1.001]);
+    assert_eq!(
+        mismatch(&run(&e, &far, ErrorSpec::exact(), &n3, &ctx)).count,
+        1
+    );
+}
+
+#[test]
+fn reassociation_bound() {
+    // sum of [1, 2^-24, 2^-24, ...]: the bound is n * eps * sum|x|
+    let x = lit(ElementType::F32, &[1e8, 1.0, -1e8, 1.0]);
+    let sums = magnitude_sums_for_reduce(&x, 0.0, &[0]);
+    assert_eq!(sums.terms, 4);
+    assert_eq!(sums.sum_abs, vec![2e8 + 2.0]);
+    // exact sum 2; a reassociated f32 sum may give 0 or 1 or 2 (1e8 absorbs 1.0)
+    let e = lit(ElementType::F32, &[2.0]);
+    let a = lit(ElementType::F32, &[0.0]);
+    let ctx = CompareContext::new().with_magnitude_sums(0, sums);
+    // without the declaration: mismatch
+    assert_eq!(
+        mismatch(&run(&e, &a, ErrorSpec::exact(), &Numerics::exact(), &ctx)).count,
+        1
+    );
+    let re = Numerics::exact().with_reassociation();
+    let v = run(&e, &a, ErrorSpec::exact(), &re, &ctx);
+    assert_eq!(agree(&v).legal.get(&LegalReason::Reassociation), Some(&1));
+    // bound = 4 * 2^-23 * (2e8 + 2) ~= 95.4: an error of 100 is not legal
+    let far = lit(ElementType::F32, &[102.0]);
+    assert_eq!(
+        mismatch(&run(&e, &far, ErrorSpec::exact(), &re, &ctx)).count,
+        1
+    );
+    let near = lit(ElementType::F32, &[96.0]);
+    agree(&run(&e, &near, ErrorSpec::exact(), &re, &ctx));
+}
+
+#[test]
+fn dropped_last_element_is_caught() {
+    // reduce over 8 values of ~1: dropping one is an error of ~1, far above 8*eps*8
+    let xs: Vec<f64> = (0..8).map(|k| 1.0 + k as f64 / 8.0).collect();
+    let x = lit(ElementType::F32, &xs);
+    let sums = magnitude_sums_for_reduce(&x, 0.0, &[0]);
+    let exact: f64 = xs.iter().sum();
+    let dropped: f64 = xs[..7].iter().sum();
+    let e = lit(ElementType::F32, &[exact]);
+    let a = lit(ElementType::F32, &[dropped]);
+    let ctx = CompareContext::new().with_magnitude_sums(0, sums);
+    let re = Numerics::exact().with_reassociation();
+    assert_eq!(
+        mismatch(&run(&e, &a, ErrorSpec::exact(), &re, &ctx)).count,
+        1
+    );
+}
+
+#[test]
+fn excess_precision_unless_strict_rounding() {
+    // r = x - f32(f16(x)) with x = 1 + 2^-12: f16 rounds x to 1, so r = 2^-12;
+    // a backend that elides the f16 round trip returns 0.
+    let rounded = lit(ElementType::F32, &[2f64.powi(-12)]);
+    let unrounded = lit(ElementType::F32, &[0.0]);
+    let alt = [unrounded.clone()];
+    let ctx = CompareContext::new().with_alternative(AlternativeKind::ExcessPrecision, &alt);
+    let ep = Numerics::exact().with_excess_precision();
+    let v = run(&rounded, &unrounded, ErrorSpec::exact(), &ep, &ctx);
+    assert_eq!(agree(&v).legal.get(&LegalReason::ExcessPrecision), Some(&1));
+    // strict_rounding: never accepted
+    let strict = ctx.clone().strict_rounding();
+    assert_eq!(
+        mismatch(&run(&rounded, &unrounded, ErrorSpec::exact(), &ep, &strict)).count,
+        1
+    );
+    // not declared: not accepted
+    assert_eq!(
+        mismatch(&run(
+            &rounded,
+            &unrounded,
+            ErrorSpec::exact(),
+            &Numerics::exact(),
+            &ctx
+        ))
+        .count,
+        1
+    );
+}
+
+#[test]
+fn report_worst_histogram_and_fingerprints() {
+    // expected all 1.0 (0x3c00); actual off by 0, 1, 5, 300 ulp
+    let e = bits(ElementType::F16, &[0x3c00; 4]);
+    let a = bits(ElementType::F16, &[0x3c00, 0x3c01, 0x3c05, 0x3c00 + 300]);
+    let ctx = CompareContext {
+        worst: 2,
+        ..CompareContext::new()
+    };
+    let v = run(
+        &e,
+        &a,
+        ErrorSpec::exact().with_ulp(1),
+        &Numerics::exact(),
+        &ctx,
+    );
+    let r = mismatch(&v);
+    assert_eq!(r.count, 2);
+    let o = &r.outputs[0];
+    assert_eq!(o.first_index.flat, 2);
+    assert_eq!(o.worst.len(), 2);
+    assert_eq!(o.worst[0].ulp, Some(300));
+    assert_eq!(o.worst[0].index.flat, 3);
+    assert_eq!(o.worst[1].ulp, Some(5));
+    let hist: Vec<(&str, u64)> = o
+        .histogram
+        .iter()
+        .map(|b| (b.ulp.as_str(), b.count))
+        .collect();
+    assert_eq!(hist, vec![("0", 1), ("1", 1), ("5-8", 1), ("257-512", 1)]);
+    assert_ne!(o.expected_fingerprint, o.actual_fingerprint);
+    assert_eq!(o.expected_fingerprint, e.fingerprint());
+    let text = v.to_string();
+    assert!(text.contains("2 of 4 elements differ"), "{text}");
+    let json = serde_json::to_value(&v).unwrap();
+    assert_eq!(json["verdict"], "mismatch");
+    assert_eq!(json["count"], 2);
+    assert_eq!(json["outputs"][0]["worst"][0]["ulp"], 300);
+    assert_eq!(
+        json["outputs"][0]["expected_fingerprint"]["hex"]
+            .as_str()
+            .unwrap()
+            .len(),
+        32
+    );
+}
+
+#[test]
+fn shape_mismatch_and_failures() {
+    let a = lit(ElementType::F32, &[1.0]);
+    let b = lit(ElementType::F32, &[1.0, 2.0]);
+    let v = run(
+        &a,
+        &b,
+        ErrorSpec::exact(),
+        &Numerics::exact(),
+        &CompareContext::new(),
+    );
+    assert!(matches!(v, Verdict::ShapeMismatch { .. }));
+    let one = [a.clone()];
+    let both = judge(
+        Outcome::Failed("division by zero"),
+        Outcome::Failed("division by zero"),
+        &ErrorSpec::exact(),
+        &Numerics::exact(),
+        &CompareContext::new(),
+    );
+    assert!(matches!(both, Verdict::BothFailedAlike { .. }));
+    let skipped = judge(
+        Outcome::Ok(&one),
+        Outcome::Unsupported("no f8 support"),
+        &ErrorSpec::exact(),
+        &Numerics::exact(),
+        &CompareContext::new(),
+    );
+    assert!(matches!(skipped, Verdict::Skipped { .. }));
+    let only = judge(
+        Outcome::Failed("bad"),
+        Outcome::Ok(&one),
+        &ErrorSpec::exact(),
+        &Numerics::exact(),
+        &CompareContext::new(),
+    );
+    assert!(only.is_disagreement());
+}
+
+#[test]
+fn dot_magnitude_sums_with_batch() {
+    // batch 2 of [1x2]·[2x1]
+    let a = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![2, 1, 2]),
+        &[1.0, 2.0, -3.0, 4.0],
+    )
+    .unwrap();
+    let b = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![2, 2, 1]),
+        &[5.0, 6.0, 7.0, -8.0],
+    )
+    .unwrap();
+    let dims = crate::hlo::DotDims {
+        lhs_batch: vec![0],
+        rhs_batch: vec![0],
+        lhs_contracting: vec![2],
+        rhs_contracting: vec![1],
+    };
+    let s = magnitude_sums_for_dot(&a, &b, &dims).unwrap();
+    // batch 0: |1*5| + |2*6| = 17; batch 1: |-3*7| + |4*-8| = 53
+    assert_eq!(s.sum_abs, vec![17.0, 53.0]);
+    assert_eq!(s.terms, 2);
+}
+
+#[test]
+fn per_output_specs() {
+    // two outputs off by one ULP: only the second is allowed one ULP
+    let e = bits(ElementType::F16, &[0x3c00]);
+    let a = bits(ElementType::F16, &[0x3c01]);
+    let ctx = CompareContext::new().with_output_spec(1, ErrorSpec::exact().with_ulp(1));
+    let v = compare(
+        &[e.clone(), e],
+        &[a.clone(), a],
+        &ErrorSpec::exact(),
+        &Numerics::exact(),
+        &ctx,
+    );
+    let r = mismatch(&v);
+    assert_eq!(r.count, 1);
+    assert_eq!(r.outputs[0].output, 0);
+}

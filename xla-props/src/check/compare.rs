@@ -1,0 +1,782 @@
+//! The comparator: expected (reference) outputs against actual (backend)
+//! outputs, under an `ErrorSpec` and the backend's `Numerics`.
+
+use super::error_spec::{ElementCheck, ElementFailure, ErrorSpec};
+use super::numerics::Numerics;
+use super::ulp::{classify, ulp_distance, FloatClass};
+use super::verdict::{
+    histogram_bucket, histogram_label, Agreement, ElementIndex, ElementMismatch, ElementValue,
+    HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Side, Verdict,
+};
+use crate::hlo::{DotDims, ElementType, Opcode};
+use crate::literal::Literal;
+
+/// What an alternative expected result stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AlternativeKind {
+    /// The reference evaluated on inputs with subnormals flushed to zero.
+    /// Accepted only when the backend's `Numerics` flushes some input type.
+    FlushedInputs,
+    /// The reference evaluated without rounding the intermediates of fusions.
+    /// Accepted only when `Numerics::excess_precision_in_fusions` holds and the property
+    /// is not `strict_rounding`.
+    ExcessPrecision,
+    /// Any other legal result the caller vouches for, named.
+    Other(String),
+}
+
+/// Another result the backend may legally return instead of the reference's.
+#[derive(Clone, Debug)]
+pub struct Alternative<'a> {
+    /// What it stands for (decides when it is admissible).
+    pub kind: AlternativeKind,
+    /// Its outputs, shaped like the expected outputs.
+    pub outputs: &'a [Literal],
+}
+
+/// Per-element magnitude sums of one reduced output, for the reassociation bound.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MagnitudeSums {
+    /// Terms summed into each element (the reduction length).
+    pub terms: u64,
+    /// `sum |x|` over the terms of each element, row-major over the output.
+    pub sum_abs: Vec<f64>,
+}
+
+impl MagnitudeSums {
+    /// The largest legal error of element `i` of a reassociated sum in `dtype`:
+    /// `n * eps * sum|x|` (recursive summation is within `(n-1) * u * sum|x|`
+    /// with `u = eps/2`; the reference's own once-rounding adds `u * |s|`).
+    pub fn bound(&self, i: usize, dtype: ElementType) -> f64 {
+        let eps = dtype.float_format().map_or(0.0, |f| f.epsilon());
+        self.terms as f64 * eps * self.sum_abs.get(i).copied().unwrap_or(0.0)
+    }
+}
+
+/// Everything the comparator needs besides the two results.
+#[derive(Clone, Debug)]
+pub struct CompareContext<'a> {
+    /// The arguments (for reporting inputs at a mismatching index).
+    pub inputs: &'a [Literal],
+    /// Whether output element `i` was computed from input element `i` (or a scalar input).
+    pub elementwise: bool,
+    /// Alternative legal expected results.
+    pub alternatives: Vec<Alternative<'a>>,
+    /// Magnitude sums per output (None for outputs that are not reductions).
+    pub magnitude_sums: Vec<Option<MagnitudeSums>>,
+    /// Ops in the program whose approximation budgets (from `Numerics`) apply.
+    pub approximate_ops: Vec<Opcode>,
+    /// The property forbids eliding roundings (no excess precision accepted).
+    pub strict_rounding: bool,
+    /// How many worst mismatches to report per output.
+    pub worst: usize,
+    /// Per-output absolute error bounds that reassociated reductions may legally
+    /// cause (one bound for all elements of an output; see
+    /// `reassociation_error_bounds`), used where no magnitude sums are given.
+    pub error_bounds: Vec<Option<f64>>,
+    /// Per-output specs overriding the one passed to [`compare`] (outputs of
+    /// different types need bounds in their own units).
+    pub output_specs: Vec<Option<ErrorSpec>>,
+}
+
+impl Default for CompareContext<'_> {
+    fn default() -> Self {
+        CompareContext {
+            inputs: &[],
+            elementwise: false,
+            alternatives: Vec::new(),
+            magnitude_sums: Vec::new(),
+            approximate_ops: Vec::new(),
+            strict_rounding: false,
+            worst: 8,
+            output_specs: Vec::new(),
+            error_bounds: Vec::new(),
+        }
+    }
+}
+
+impl<'a> CompareContext<'a> {
+    /// An empty context.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Sets the inputs and whether the computation is elementwise.
+    pub fn with_inputs(mut self, inputs: &'a [Literal], elementwise: bool) -> Self {
+        self.inputs = inputs;
+        self.elementwise = elementwise;
+        self
+    }
+    /// Adds an alternative expected result.
+    pub fn with_alternative(mut self, kind: AlternativeKind, outputs: &'a [Literal]) -> Self {
+        self.alternatives.push(Alternative { kind, outputs });
+        self
+    }
+    /// Sets the magnitude sums of output `output`.
+    pub fn with_magnitude_sums(mut self, output: usize, sums: MagnitudeSums) -> Self {
+        if self.magnitude_sums.len() <= output {
+            self.magnitude_sums.resize(output + 1, None);
+        }
+        self.magnitude_sums[output] = Some(sums);
+        self
+    }
+    /// Sets the ops whose approximation budgets apply.
+    pub fn with_approximate_ops(mut self, ops: impl IntoIterator<Item = Opcode>) -> Self {
+        self.approximate_ops = ops.into_iter().collect();
+        self
+    }
+    /// Sets the reassociation error bound of output `output` (all its elements).
+    pub fn with_error_bound(mut self, output: usize, bound: f64) -> Self {
+        if self.error_bounds.len() <= output {
+            self.error_bounds.resize(output + 1, None);
+        }
+        self.error_bounds[output] = Some(bound);
+        self
+    }
+    /// Sets the spec of output `output`, overriding the common one.
+    pub fn with_output_spec(mut self, output: usize, spec: ErrorSpec) -> Self {
+        if self.output_specs.len() <= output {
+            self.output_specs.resize(output + 1, None);
+        }
+        self.output_specs[output] = Some(spec);
+        self
+    }
+    /// Marks the property `strict_rounding`.
+    pub fn strict_rounding(mut self) -> Self {
+        self.strict_rounding = true;
+        self
+    }
+}
+
+/// What one side of a comparison produced.
+#[derive(Clone, Copy, Debug)]
+pub enum Outcome<'a> {
+    /// Outputs (tuples flattened).
+    Ok(&'a [Literal]),
+    /// A failure, described.
+    Failed(&'a str),
+    /// The side cannot run this program (an op or dtype it lacks).
+    Unsupported(&'a str),
+}
+
+/// Judges two outcomes: failures on either side first, then [`compare`].
+///
+/// ```
+/// use xla_props::check::{judge, CompareContext, ErrorSpec, Numerics, Outcome, Side, Verdict};
+/// let v = judge(Outcome::Ok(&[]), Outcome::Failed("boom"), &ErrorSpec::exact(),
+///               &Numerics::exact(), &CompareContext::new());
+/// assert!(matches!(v, Verdict::OnlyOneFailed { failed: Side::Backend, .. }));
+/// ```
+pub fn judge(
+    expected: Outcome<'_>,
+    actual: Outcome<'_>,
+    spec: &ErrorSpec,
+    numerics: &Numerics,
+    ctx: &CompareContext<'_>,
+) -> Verdict {
+    match (expected, actual) {
+        (Outcome::Unsupported(why), _) => Verdict::Skipped {
+            reason: format!("the reference does not support this: {why}"),
+        },
+        (_, Outcome::Unsupported(why)) => Verdict::Skipped {
+            reason: format!("the backend does not support this: {why}"),
+        },
+        (Outcome::Failed(e), Outcome::Failed(a)) if e == a => Verdict::BothFailedAlike {
+            error: e.to_string(),
+        },
+        (Outcome::Failed(e), Outcome::Failed(a)) => Verdict::BothFailedDifferently {
+            expected_error: e.to_string(),
+            actual_error: a.to_string(),
+        },
+        (Outcome::Failed(e), Outcome::Ok(_)) => Verdict::OnlyOneFailed {
+            failed: Side::Reference,
+            error: e.to_string(),
+        },
+        (Outcome::Ok(_), Outcome::Failed(a)) => Verdict::OnlyOneFailed {
+            failed: Side::Backend,
+            error: a.to_string(),
+        },
+        (Outcome::Ok(e), Outcome::Ok(a)) => compare(e, a, spec, numerics, ctx),
+    }
+}
+
+/// Compares expected outputs with actual outputs element by element.
+///
+/// An element is accepted when it is equal (NaN by class, zeros by sign when
+/// strict), within `spec`, or differs only in a way `numerics` declares
+/// legal: a flushed subnormal result, an approximate function's budget, the
+/// reassociation bound, or a match with an admissible alternative result.
+///
+/// ```
+/// use xla_props::check::{compare, CompareContext, ErrorSpec, Numerics, Verdict};
+/// use xla_props::hlo::{ArrayShape, ElementType};
+/// use xla_props::literal::Literal;
+/// let shape = ArrayShape::new(ElementType::F32, vec![2]);
+/// let expected = Literal::from_f64s(&shape, &[1.0, 1e-40]).unwrap();
+/// let actual = Literal::from_f64s(&shape, &[1.0, 0.0]).unwrap();
+/// let exact = compare(&[expected.clone()], &[actual.clone()], &ErrorSpec::exact(),
+///                     &Numerics::exact(), &CompareContext::new());
+/// assert!(matches!(exact, Verdict::Mismatch(_)));
+/// // a backend that declares f32 output flushing makes the same result legal
+/// let ftz = Numerics::exact().with_ftz(ElementType::F32, false, true);
+/// let v = compare(&[expected], &[actual], &ErrorSpec::exact(), &ftz, &CompareContext::new());
+/// assert!(matches!(v, Verdict::Agree(_)));
+/// ```
+pub fn compare(
+    expected: &[Literal],
+    actual: &[Literal],
+    spec_all: &ErrorSpec,
+    numerics: &Numerics,
+    ctx: &CompareContext<'_>,
+) -> Verdict {
+    if expected.len() != actual.len() {
+        return Verdict::ShapeMismatch {
+            detail: format!(
+                "the reference returned {} outputs, the backend {}",
+                expected.len(),
+                actual.len()
+            ),
+        };
+    }
+    for (i, (e, a)) in expected.iter().zip(actual).enumerate() {
+        if e.dtype() != a.dtype() || e.dims() != a.dims() {
+            return Verdict::ShapeMismatch {
+                detail: format!(
+                    "output {i}: the reference returned {}, the backend {}",
+                    e.shape(),
+                    a.shape()
+                ),
+            };
+        }
+    }
+    let mut agreement = Agreement::default();
+    let mut outputs = Vec::new();
+    let mut count = 0u64;
+    for (out, (e, a)) in expected.iter().zip(actual).enumerate() {
+        let spec = ctx.output_specs.get(out).copied().flatten();
+        let spec = spec.as_ref().unwrap_or(spec_all);
+        if let Some(m) = compare_output(out, e, a, spec, numerics, ctx, &mut agreement) {
+            count += m.count;
+            outputs.push(m);
+        }
+    }
+    if outputs.is_empty() {
+        Verdict::Agree(agreement)
+    } else {
+        let elements = expected.iter().map(|l| l.element_count() as u64).sum();
+        Verdict::Mismatch(Box::new(MismatchReport {
+            count,
+            elements,
+            outputs,
+            agreement,
+        }))
+    }
+}
+
+struct Judge<'c, 'a> {
+    out: usize,
+    dtype: ElementType,
+    spec: &'c ErrorSpec,
+    numerics: &'c Numerics,
+    ctx: &'c CompareContext<'a>,
+    approx: Option<(u64, f64)>,
+    flushes_inputs: bool,
+}
+
+impl Judge<'_, '_> {
+    /// Ok(None): equal; Ok(Some(reason)): legal difference; Err: a mismatch.
+    fn element(&self, flat: usize, e: u64, a: u64) -> Result<Option<LegalReason>, ElementFailure> {
+        let failure = match self.spec.check(e, a, self.dtype) {
+            ElementCheck::Equal => return Ok(None),
+            ElementCheck::Within => return Ok(Some(LegalReason::WithinErrorSpec)),
+            ElementCheck::Fails(f) => f,
+        };
+        if self.flushed_output(e, a) {
+            return Ok(Some(LegalReason::FlushedSubnormalOutput));
+        }
+        if failure == ElementFailure::OutOfTolerance {
+            if let Some((ulp, abs)) = self.approx {
+                let d = ulp_distance(e, a, self.dtype).unwrap_or(u128::MAX);
+                if d <= ulp as u128 || abs_error(e, a, self.dtype).is_some_and(|x| x <= abs) {
+                    return Ok(Some(LegalReason::ApproximateFunction));
+                }
+            }
+        }
+        if self.numerics.reassociates_reductions
+            && matches!(
+                failure,
+                ElementFailure::OutOfTolerance | ElementFailure::SignedZero
+            )
+        {
+            let bound = match self.ctx.magnitude_sums.get(self.out) {
+                Some(Some(sums)) => Some(sums.bound(flat, self.dtype)),
+                _ => self.ctx.error_bounds.get(self.out).copied().flatten(),
+            };
+            if let Some(bound) = bound.filter(|b| *b > 0.0) {
+                let bound = bound.max(self.spec.abs);
+                if abs_error(e, a, self.dtype).is_some_and(|x| x <= bound) {
+                    return Ok(Some(LegalReason::Reassociation));
+                }
+            }
+        }
+        for alt in &self.ctx.alternatives {
+            let reason = match alt.kind {
+                AlternativeKind::FlushedInputs if self.flushes_inputs => LegalReason::FlushedInputs,
+                AlternativeKind::ExcessPrecision
+                    if self.numerics.excess_precision_in_fusions && !self.ctx.strict_rounding =>
+                {
+                    LegalReason::ExcessPrecision
+                }
+                AlternativeKind::Other(_) => LegalReason::Alternative,
+                _ => continue,
+            };
+            let Some(lit) = alt.outputs.get(self.out) else {
+                continue;
+            };
+            if lit.dtype() != self.dtype || lit.element_count() <= flat {
+                continue;
+            }
+            let alt_bits = lit.get_bits(flat);
+            if self.spec.accepts(alt_bits, a, self.dtype) || self.flushed_output(alt_bits, a) {
+                return Ok(Some(reason));
+            }
+        }
+        Err(failure)
+    }
+
+    fn flushed_output(&self, e: u64, a: u64) -> bool {
+        let Some(fmt) = self.dtype.float_format() else {
+            return false;
+        };
+        if !self.numerics.flushes_outputs(self.dtype) {
+            return false;
+        }
+        if classify(e, &fmt) != FloatClass::Subnormal || classify(a, &fmt) != FloatClass::Zero {
+            return false;
+        }
+        let sign = 1u64 << (fmt.bit_width() - 1);
+        !self.spec.strict_signed_zeros || (e & sign) == (a & sign)
+    }
+}
+
+fn abs_error(e: u64, a: u64, dtype: ElementType) -> Option<f64> {
+    let (x, y) = match dtype.float_format() {
+        Some(fmt) => (
+            crate::literal::bits_to_f64(e, &fmt),
+            crate::literal::bits_to_f64(a, &fmt),
+        ),
+        None => (
+            super::ulp::int_value(e, dtype) as f64,
+            super::ulp::int_value(a, dtype) as f64,
+        ),
+    };
+    let d = (x - y).abs();
+    d.is_finite().then_some(d)
+}
+
+fn element_value(lit: &Literal, i: usize) -> ElementValue {
+    ElementValue::new(lit.get_bits(i), lit.get_f64(i), lit.dtype())
+}
+
+fn compare_output(
+    out: usize,
+    expected: &Literal,
+    actual: &Literal,
+    spec: &ErrorSpec,
+    numerics: &Numerics,
+    ctx: &CompareContext<'_>,
+    agreement: &mut Agreement,
+) -> Option<OutputMismatch> {
+    let dtype = expected.dtype();
+    let approx = ctx
+        .approximate_ops
+        .iter()
+        .filter_map(|&op| numerics.budget(op, dtype))
+        .map(|b| (b.ulp, b.abs))
+        .reduce(|(u1, a1), (u2, a2)| (u1 + u2, a1.max(a2)));
+    let flushes_inputs = ctx
+        .inputs
+        .iter()
+        .any(|l| numerics.flushes_inputs(l.dtype()))
+        || (ctx.inputs.is_empty() && !numerics.flush_inputs.is_empty());
+    let judge = Judge {
+        out,
+        dtype,
+        spec,
+        numerics,
+        ctx,
+        approx,
+        flushes_inputs,
+    };
+    let n = expected.element_count();
+    let mut histogram = [0u64; 35];
+    let mut mismatches: Vec<(ElementFailure, Option<u128>, usize)> = Vec::new();
+    let mut count = 0u64;
+    let mut first = None;
+    let keep = ctx.worst.max(1);
+    for i in 0..n {
+        let (e, a) = (expected.get_bits(i), actual.get_bits(i));
+        let ulp = ulp_distance(e, a, dtype);
+        let result = judge.element(i, e, a);
+        let class_failure = matches!(
+            result,
+            Err(ElementFailure::NanClass | ElementFailure::Infinity | ElementFailure::SignedZero)
+        );
+        let bucket_ulp = if class_failure {
+            None
+        } else {
+            ulp.map(|u| u.min(u64::MAX as u128) as u64)
+        };
+        histogram[histogram_bucket(bucket_ulp)] += 1;
+        agreement.elements += 1;
+        match result {
+            Ok(None) => agreement.exact += 1,
+            Ok(Some(reason)) => {
+                *agreement.legal.entry(reason).or_insert(0) += 1;
+                if dtype.is_float() {
+                    if let Some(u) = ulp {
+                        agreement.max_ulp = agreement.max_ulp.max(u.min(u64::MAX as u128) as u64);
+                    }
+                }
+            }
+            Err(f) => {
+                agreement.elements -= 1;
+                count += 1;
+                first.get_or_insert(i);
+                mismatches.push((f, ulp, i));
+                if mismatches.len() >= keep * 8 {
+                    sort_worst(&mut mismatches);
+                    mismatches.truncate(keep);
+                }
+            }
+        }
+    }
+    let first = first?;
+    sort_worst(&mut mismatches);
+    mismatches.truncate(keep);
+    let dims = expected.dims().to_vec();
+    let worst = mismatches
+        .into_iter()
+        .map(|(failure, ulp, i)| ElementMismatch {
+            index: ElementIndex::new(i, &dims),
+            expected: element_value(expected, i),
+            actual: element_value(actual, i),
+            ulp: ulp.map(|u| u.min(u64::MAX as u128) as u64),
+            abs_error: abs_error(expected.get_bits(i), actual.get_bits(i), dtype),
+            failure,
+            inputs: inputs_at(ctx, i, n),
+        })
+        .collect();
+    let histogram = histogram
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .map(|(b, &count)| HistogramBucket {
+            ulp: histogram_label(b),
+            count,
+        })
+        .collect();
+    Some(OutputMismatch {
+        output: out,
+        dtype,
+        dims,
+        elements: n as u64,
+        count,
+        first_index: ElementIndex::new(first, expected.dims()),
+        worst,
+        histogram,
+        expected_fingerprint: expected.fingerprint(),
+        actual_fingerprint: actual.fingerprint(),
+    })
+}
+
+/// Class failures first, then by ULP distance (largest first), then by index.
+fn sort_worst(m: &mut [(ElementFailure, Option<u128>, usize)]) {
+    m.sort_by(|a, b| {
+        let rank = |x: &(ElementFailure, Option<u128>, usize)| match x.0 {
+            ElementFailure::OutOfTolerance => (1, u128::MAX - x.1.unwrap_or(u128::MAX)),
+            _ => (0, 0),
+        };
+        rank(a).cmp(&rank(b)).then(a.2.cmp(&b.2))
+    });
+}
+
+fn inputs_at(ctx: &CompareContext<'_>, i: usize, n: usize) -> Vec<ElementValue> {
+    if !ctx.elementwise {
+        return Vec::new();
+    }
+    ctx.inputs
+        .iter()
+        .filter_map(|l| match l.element_count() {
+            c if c == n => Some(element_value(l, i)),
+            1 => Some(element_value(l, 0)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The magnitude sums of `reduce(input, init)` over `dims` with an add
+/// reducer: per output element, `|init| + sum |x|` over its terms.
+///
+/// ```
+/// use xla_props::check::magnitude_sums_for_reduce;
+/// use xla_props::hlo::{ArrayShape, ElementType};
+/// use xla_props::literal::Literal;
+/// let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![2, 3]),
+///                            &[1.0, -2.0, 3.0, -4.0, 5.0, -6.0]).unwrap();
+/// let s = magnitude_sums_for_reduce(&x, 0.0, &[1]);
+/// assert_eq!(s.terms, 3);
+/// assert_eq!(s.sum_abs, vec![6.0, 15.0]);
+/// ```
+pub fn magnitude_sums_for_reduce(input: &Literal, init: f64, dims: &[i64]) -> MagnitudeSums {
+    let in_dims = input.dims();
+    let kept: Vec<usize> = (0..in_dims.len())
+        .filter(|d| !dims.contains(&(*d as i64)))
+        .collect();
+    let out_dims: Vec<usize> = kept.iter().map(|&d| in_dims[d]).collect();
+    let out_count: usize = out_dims.iter().product();
+    let terms = input
+        .element_count()
+        .checked_div(out_count)
+        .unwrap_or_default();
+    let mut sums = vec![init.abs(); out_count];
+    for i in 0..input.element_count() {
+        let idx = ElementIndex::new(i, in_dims);
+        let mut o = 0;
+        for &d in &kept {
+            o = o * in_dims[d] + idx.multi[d];
+        }
+        sums[o] += input.get_f64(i).abs();
+    }
+    MagnitudeSums {
+        terms: terms as u64,
+        sum_abs: sums,
+    }
+}
+
+/// The magnitude sums of `dot(lhs, rhs)`: per output element, `sum |a_k * b_k|`
+/// over the contracted terms. The output is ordered batch dims, then lhs free
+/// dims, then rhs free dims (XLA's dot output order).
+///
+/// ```
+/// use xla_props::check::magnitude_sums_for_dot;
+/// use xla_props::hlo::{ArrayShape, DotDims, ElementType};
+/// use xla_props::literal::Literal;
+/// let a = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![1, 2]), &[1.0, -2.0]).unwrap();
+/// let b = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![2, 1]), &[3.0, 4.0]).unwrap();
+/// let dims = DotDims { lhs_contracting: vec![1], rhs_contracting: vec![0], ..Default::default() };
+/// let s = magnitude_sums_for_dot(&a, &b, &dims).unwrap();
+/// assert_eq!((s.terms, s.sum_abs.clone()), (2, vec![11.0])); // |1*3| + |-2*4|
+/// ```
+pub fn magnitude_sums_for_dot(
+    lhs: &Literal,
+    rhs: &Literal,
+    dims: &DotDims,
+) -> Result<MagnitudeSums, String> {
+    let ld = lhs.dims();
+    let rd = rhs.dims();
+    let idx = |v: &[i64], rank: usize| -> Result<Vec<usize>, String> {
+        v.iter()
+            .map(|&d| {
+                usize::try_from(d)
+                    .ok()
+                    .filter(|&d| d < rank)
+                    .ok_or_else(|| format!("dot dimension {d} out of range"))
+            })
+            .collect()
+    };
+    let lb = idx(&dims.lhs_batch, ld.len())?;
+    let lc = idx(&dims.lhs_contracting, ld.len())?;
+    let rb = idx(&dims.rhs_batch, rd.len())?;
+    let rc = idx(&dims.rhs_contracting, rd.len())?;
+    if lb.len() != rb.len() || lc.len() != rc.len() {
+        return Err("dot dimension numbers do not pair up".into());
+    }
+    let lf: Vec<usize> = (0..ld.len())
+        .filter(|d| !lb.contains(d) && !lc.contains(d))
+        .collect();
+    let rf: Vec<usize> = (0..rd.len())
+        .filter(|d| !rb.contains(d) && !rc.contains(d))
+        .collect();
+    let bsizes: Vec<usize> = lb.iter().map(|&d| ld[d]).collect();
+    let csizes: Vec<usize> = lc.iter().map(|&d| ld[d]).collect();
+    if rb.iter().map(|&d| rd[d]).ne(bsizes.iter().copied())
+        || rc.iter().map(|&d| rd[d]).ne(csizes.iter().copied())
+    {
+        return Err("dot operand dimensions do not match".into());
+    }
+    let lfs: Vec<usize> = lf.iter().map(|&d| ld[d]).collect();
+    let rfs: Vec<usize> = rf.iter().map(|&d| rd[d]).collect();
+    let mut out_dims = bsizes.clone();
+    out_dims.extend(&lfs);
+    out_dims.extend(&rfs);
+    let out_count: usize = out_dims.iter().product();
+    let terms: usize = csizes.iter().product();
+    let flat = |dims: &[usize], index: &[usize]| -> usize {
+        index.iter().zip(dims).fold(0, |acc, (&i, &d)| acc * d + i)
+    };
+    let mut sums = vec![0.0; out_count];
+    let mut lidx = vec![0; ld.len()];
+    let mut ridx = vec![0; rd.len()];
+    for (o, sum) in sums.iter_mut().enumerate() {
+        let oi = ElementIndex::new(o, &out_dims).multi;
+        for (k, (&l, &r)) in lb.iter().zip(&rb).enumerate() {
+            lidx[l] = oi[k];
+            ridx[r] = oi[k];
+        }
+        for (k, &l) in lf.iter().enumerate() {
+            lidx[l] = oi[lb.len() + k];
+        }
+        for (k, &r) in rf.iter().enumerate() {
+            ridx[r] = oi[lb.len() + lf.len() + k];
+        }
+        for t in 0..terms {
+            let ti = ElementIndex::new(t, &csizes).multi;
+            for (k, (&l, &r)) in lc.iter().zip(&rc).enumerate() {
+                lidx[l] = ti[k];
+                ridx[r] = ti[k];
+            }
+            *sum += (lhs.get_f64(flat(ld, &lidx)) * rhs.get_f64(flat(rd, &ridx))).abs();
+        }
+    }
+    Ok(MagnitudeSums {
+        terms: terms as u64,
+        sum_abs: sums,
+    })
+}
+
+/// The comparison context for `module` run on `args`: the ops whose
+/// approximation budgets apply (every op in the module), whether inputs line
+/// up with outputs element by element (for reporting inputs), and magnitude
+/// sums when the result is an add-reduce or a dot (reached from the entry
+/// root through fusions and calls; its operands' values come from the
+/// reference).
+///
+/// ```
+/// use xla_props::check::context_for_module;
+/// use xla_props::hlo::{CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape};
+/// use xla_props::literal::Literal;
+/// let s = Shape::array(ElementType::F32, vec![3]);
+/// let mut p = Instruction::new("p", Opcode::Parameter, s.clone(), vec![]);
+/// p.attrs.parameter_number = Some(0);
+/// let e = Instruction::new("e", Opcode::Exponential, s.clone(), vec![InstrId(0)]);
+/// let comp = Computation { name: "main".into(), instructions: vec![p, e], root: InstrId(1), other: vec![] };
+/// let m = Module { name: "m".into(), attrs: vec![], computations: vec![comp], entry: CompId(0) };
+/// let args = [Literal::zeros(s.as_array().unwrap()).unwrap()];
+/// let ctx = context_for_module(&m, &args);
+/// assert!(ctx.elementwise);
+/// assert!(ctx.approximate_ops.contains(&Opcode::Exponential));
+/// ```
+pub fn context_for_module<'a>(
+    module: &crate::hlo::Module,
+    args: &'a [Literal],
+) -> CompareContext<'a> {
+    let mut ops: Vec<Opcode> = module
+        .computations
+        .iter()
+        .flat_map(|c| c.instructions.iter().map(|i| i.opcode))
+        .collect();
+    ops.sort();
+    ops.dedup();
+    let entry = module.entry_computation();
+    let root = entry.instr(entry.root);
+    let out_count = root
+        .shape
+        .as_array()
+        .and_then(|a| a.element_count())
+        .unwrap_or(0) as usize;
+    let shape_free = ops.iter().all(|&op| {
+        op.is_elementwise()
+            || matches!(
+                op,
+                Opcode::Parameter
+                    | Opcode::Constant
+                    | Opcode::Broadcast
+                    | Opcode::Fusion
+                    | Opcode::Call
+                    | Opcode::Copy
+            )
+    });
+    let elementwise = shape_free
+        && root.shape.as_array().is_some()
+        && args
+            .iter()
+            .all(|a| a.element_count() == out_count || a.element_count() == 1);
+    let mut ctx = CompareContext::new()
+        .with_inputs(args, elementwise)
+        .with_approximate_ops(ops);
+    let sums = root_reduction_sums(module, args);
+    if let Some(s) = sums.filter(|s| s.sum_abs.len() == out_count) {
+        ctx = ctx.with_magnitude_sums(0, s);
+    }
+    for (k, b) in super::bounds::reassociation_error_bounds(module, args)
+        .into_iter()
+        .enumerate()
+    {
+        if let Some(b) = b {
+            ctx = ctx.with_error_bound(k, b);
+        }
+    }
+    ctx
+}
+
+/// The value of instruction `id` of computation `comp` when that computation
+/// runs on `frame`, by the reference.
+fn value_of(
+    module: &crate::hlo::Module,
+    comp: crate::hlo::CompId,
+    id: crate::hlo::InstrId,
+    frame: &[Literal],
+) -> Option<Literal> {
+    let mut m = module.clone();
+    m.entry = comp;
+    m.computations.get_mut(comp.index())?.root = id;
+    let mut out = crate::reference::evaluate(&m, frame).ok()?;
+    (out.len() == 1).then(|| out.pop()).flatten()
+}
+
+/// Magnitude sums of the add-reduce or dot that produces the module's result,
+/// following fusions and calls from the entry root.
+fn root_reduction_sums(module: &crate::hlo::Module, args: &[Literal]) -> Option<MagnitudeSums> {
+    let mut comp = module.entry;
+    let mut frame: Vec<Literal> = args.to_vec();
+    let mut id = module.entry_computation().root;
+    for _depth in 0..8 {
+        let c = module.computations.get(comp.index())?;
+        let instr = c.instructions.get(id.index())?;
+        match (instr.opcode, instr.operands.as_slice()) {
+            (Opcode::Fusion | Opcode::Call, ops) => {
+                let callee = if instr.opcode == Opcode::Fusion {
+                    instr.attrs.calls.first().copied()?
+                } else {
+                    instr.attrs.to_apply?
+                };
+                frame = ops
+                    .iter()
+                    .map(|&o| value_of(module, comp, o, &frame))
+                    .collect::<Option<Vec<_>>>()?;
+                comp = callee;
+                id = module.computations.get(callee.index())?.root;
+            }
+            (Opcode::Reduce, [x, init]) => {
+                let reducer = module.computations.get(instr.attrs.to_apply?.index())?;
+                if reducer.instr(reducer.root).opcode != Opcode::Add {
+                    return None;
+                }
+                let x = value_of(module, comp, *x, &frame)?;
+                let init = value_of(module, comp, *init, &frame)?;
+                if init.element_count() != 1 {
+                    return None;
+                }
+                let dims = instr.attrs.dimensions.as_ref()?;
+                return Some(magnitude_sums_for_reduce(&x, init.get_f64(0), dims));
+            }
+            (Opcode::Dot, [a, b]) => {
+                let a = value_of(module, comp, *a, &frame)?;
+                let b = value_of(module, comp, *b, &frame)?;
+                return magnitude_sums_for_dot(&a, &b, instr.attrs.dot_dims.as_ref()?).ok();
+            }
+            _ => return None,
+        }
+    }
+    None
+}

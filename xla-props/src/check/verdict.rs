@@ -1,0 +1,412 @@
+//! `Verdict`: the outcome of comparing a backend against the reference, and the
+//! report that a mismatch carries.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::error_spec::ElementFailure;
+use crate::hlo::ElementType;
+use crate::literal::Fingerprint;
+
+/// A fingerprint in JSON: its 16 bytes in hex, and its lanes in words.
+fn serialize_fingerprint<S: serde::Serializer>(fp: &Fingerprint, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let hex: String = fp.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    let mut st = s.serialize_struct("Fingerprint", 2)?;
+    st.serialize_field("hex", &hex)?;
+    st.serialize_field("summary", &fp.to_string())?;
+    st.end()
+}
+
+/// The outcome of one differential comparison.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Every element agrees, exactly or by a legal difference (counted by reason).
+    Agree(Agreement),
+    /// Some element differs illegally.
+    Mismatch(Box<MismatchReport>),
+    /// The two sides returned outputs of different number, type or dims.
+    ShapeMismatch {
+        /// What differs, in words.
+        detail: String,
+    },
+    /// One side failed and the other did not: itself a bug report.
+    OnlyOneFailed {
+        /// Which side failed.
+        failed: Side,
+        /// Its error.
+        error: String,
+    },
+    /// Both sides failed with the same error.
+    BothFailedAlike {
+        /// The error.
+        error: String,
+    },
+    /// Both sides failed, differently.
+    BothFailedDifferently {
+        /// The reference's error.
+        expected_error: String,
+        /// The backend's error.
+        actual_error: String,
+    },
+    /// Not judged (an unsupported op or dtype, a precondition the case lacks).
+    Skipped {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Verdict {
+    /// True for [`Verdict::Agree`] and both-failed-alike.
+    pub fn is_agreement(&self) -> bool {
+        matches!(self, Verdict::Agree(_) | Verdict::BothFailedAlike { .. })
+    }
+    /// True for outcomes that indicate a bug on one side (both sides failing,
+    /// even with different messages, more likely means the program is invalid).
+    pub fn is_disagreement(&self) -> bool {
+        matches!(
+            self,
+            Verdict::Mismatch(_) | Verdict::ShapeMismatch { .. } | Verdict::OnlyOneFailed { .. }
+        )
+    }
+}
+
+/// The side of a comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Side {
+    /// The reference (expected).
+    Reference,
+    /// The backend under test (actual).
+    Backend,
+}
+
+/// Why an element that is not bit-identical was accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LegalReason {
+    /// Within the property's `ErrorSpec`.
+    WithinErrorSpec,
+    /// A subnormal result written as zero by a backend that flushes outputs.
+    FlushedSubnormalOutput,
+    /// Matches the reference evaluated on flushed inputs.
+    FlushedInputs,
+    /// Within the budget of an approximate function the backend declares.
+    ApproximateFunction,
+    /// Within the reassociation bound `n * eps * sum|x|`.
+    Reassociation,
+    /// Matches the reference without rounding of fused intermediates.
+    ExcessPrecision,
+    /// Matches another alternative expected result the caller passed.
+    Alternative,
+}
+
+impl LegalReason {
+    /// A short lowercase description.
+    pub fn describe(self) -> &'static str {
+        match self {
+            LegalReason::WithinErrorSpec => "within the error spec",
+            LegalReason::FlushedSubnormalOutput => "subnormal result flushed to zero",
+            LegalReason::FlushedInputs => "matches the reference on flushed inputs",
+            LegalReason::ApproximateFunction => "within an approximate function's budget",
+            LegalReason::Reassociation => "within the reassociation bound",
+            LegalReason::ExcessPrecision => "matches the reference without intermediate rounding",
+            LegalReason::Alternative => "matches an alternative expected result",
+        }
+    }
+}
+
+/// What an agreement consisted of.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Agreement {
+    /// Elements compared.
+    pub elements: u64,
+    /// Elements equal bit for bit (or by the NaN/zero rules).
+    pub exact: u64,
+    /// Elements accepted by a legal difference, by reason.
+    pub legal: BTreeMap<LegalReason, u64>,
+    /// The largest ULP distance among accepted float elements.
+    pub max_ulp: u64,
+}
+
+/// An element's position: flat (row-major) and per dimension.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ElementIndex {
+    /// Row-major flat index.
+    pub flat: usize,
+    /// Index per dimension.
+    pub multi: Vec<usize>,
+}
+
+impl ElementIndex {
+    /// The index of flat element `flat` in an array of `dims`.
+    pub fn new(flat: usize, dims: &[usize]) -> ElementIndex {
+        let mut multi = vec![0; dims.len()];
+        let mut rest = flat;
+        for (k, &d) in dims.iter().enumerate().rev() {
+            if d > 0 {
+                multi[k] = rest % d;
+                rest /= d;
+            }
+        }
+        ElementIndex { flat, multi }
+    }
+}
+
+impl fmt::Display for ElementIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[")?;
+        for (i, d) in self.multi.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{d}")?;
+        }
+        write!(f, "] (flat {})", self.flat)
+    }
+}
+
+/// One element's value, readable and exact.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ElementValue {
+    /// The value in decimal (`nan`, `inf`, `-0` spelled out).
+    pub value: String,
+    /// Its bit pattern in hex.
+    pub bits: String,
+}
+
+impl ElementValue {
+    /// From a bit pattern and its value.
+    pub fn new(bits: u64, value: f64, dtype: ElementType) -> ElementValue {
+        let digits = (dtype.bit_width() as usize).div_ceil(4);
+        let text = if value.is_nan() {
+            "nan".to_string()
+        } else if value.is_infinite() {
+            if value > 0.0 { "inf" } else { "-inf" }.to_string()
+        } else if dtype.is_float() {
+            format!("{value:e}")
+        } else {
+            format!("{value}")
+        };
+        ElementValue {
+            value: text,
+            bits: format!("0x{bits:0digits$x}"),
+        }
+    }
+}
+
+impl fmt::Display for ElementValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.value, self.bits)
+    }
+}
+
+/// One mismatching element.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ElementMismatch {
+    /// Where.
+    pub index: ElementIndex,
+    /// The reference's value.
+    pub expected: ElementValue,
+    /// The backend's value.
+    pub actual: ElementValue,
+    /// ULP distance (None when a NaN is involved).
+    pub ulp: Option<u64>,
+    /// `|actual - expected|` (None when not finite).
+    pub abs_error: Option<f64>,
+    /// What rule it broke.
+    pub failure: ElementFailure,
+    /// The inputs at this index, when the computation is elementwise.
+    pub inputs: Vec<ElementValue>,
+}
+
+/// One bucket of the ULP histogram.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct HistogramBucket {
+    /// `0`, `1`, `2`, `3-4`, `5-8`, ... or `nan/inf` for class differences.
+    pub ulp: String,
+    /// Elements in it.
+    pub count: u64,
+}
+
+/// The mismatches of one output.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct OutputMismatch {
+    /// Which output (tuples flattened).
+    pub output: usize,
+    /// Its element type.
+    pub dtype: ElementType,
+    /// Its dims.
+    pub dims: Vec<usize>,
+    /// Elements compared.
+    pub elements: u64,
+    /// Elements that mismatch.
+    pub count: u64,
+    /// The first mismatching element, row-major.
+    pub first_index: ElementIndex,
+    /// The worst mismatches, by ULP (class failures first).
+    pub worst: Vec<ElementMismatch>,
+    /// ULP distances over every element of this output.
+    pub histogram: Vec<HistogramBucket>,
+    /// Fingerprint of the reference's output.
+    #[serde(serialize_with = "serialize_fingerprint")]
+    pub expected_fingerprint: Fingerprint,
+    /// Fingerprint of the backend's output.
+    #[serde(serialize_with = "serialize_fingerprint")]
+    pub actual_fingerprint: Fingerprint,
+}
+
+/// What a mismatch verdict carries.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct MismatchReport {
+    /// Mismatching elements over all outputs.
+    pub count: u64,
+    /// Elements compared over all outputs.
+    pub elements: u64,
+    /// Per output with at least one mismatch.
+    pub outputs: Vec<OutputMismatch>,
+    /// What the agreeing elements consisted of.
+    pub agreement: Agreement,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Agree(a) => {
+                write!(f, "agree: {} elements, {} exact", a.elements, a.exact)?;
+                for (reason, n) in &a.legal {
+                    write!(f, ", {n} {}", reason.describe())?;
+                }
+                if a.max_ulp > 0 {
+                    write!(f, " (max {} ulp)", a.max_ulp)?;
+                }
+                Ok(())
+            }
+            Verdict::Mismatch(r) => r.fmt(f),
+            Verdict::ShapeMismatch { detail } => write!(f, "shape mismatch: {detail}"),
+            Verdict::OnlyOneFailed { failed, error } => {
+                let who = match failed {
+                    Side::Reference => "the reference",
+                    Side::Backend => "the backend",
+                };
+                write!(f, "only {who} failed: {error}")
+            }
+            Verdict::BothFailedAlike { error } => write!(f, "both failed alike: {error}"),
+            Verdict::BothFailedDifferently {
+                expected_error,
+                actual_error,
+            } => write!(
+                f,
+                "both failed differently: reference: {expected_error}; backend: {actual_error}"
+            ),
+            Verdict::Skipped { reason } => write!(f, "skipped: {reason}"),
+        }
+    }
+}
+
+impl fmt::Display for MismatchReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "mismatch: {} of {} elements differ",
+            self.count, self.elements
+        )?;
+        for o in &self.outputs {
+            let dims: Vec<String> = o.dims.iter().map(|d| d.to_string()).collect();
+            writeln!(
+                f,
+                "output {} ({}[{}]): {} of {} elements differ, first at {}",
+                o.output,
+                o.dtype,
+                dims.join(","),
+                o.count,
+                o.elements,
+                o.first_index
+            )?;
+            writeln!(f, "  expected fingerprint: {}", o.expected_fingerprint)?;
+            writeln!(f, "  actual fingerprint:   {}", o.actual_fingerprint)?;
+            writeln!(f, "  worst:")?;
+            for m in &o.worst {
+                let ulp = m.ulp.map_or("-".to_string(), |u| u.to_string());
+                write!(
+                    f,
+                    "    at {}: expected {} actual {} ulp {} ({})",
+                    m.index,
+                    m.expected,
+                    m.actual,
+                    ulp,
+                    m.failure.describe()
+                )?;
+                if !m.inputs.is_empty() {
+                    let ins: Vec<String> = m.inputs.iter().map(|v| v.to_string()).collect();
+                    write!(f, " inputs {}", ins.join(", "))?;
+                }
+                writeln!(f)?;
+            }
+            let hist: Vec<String> = o
+                .histogram
+                .iter()
+                .map(|b| format!("{}:{}", b.ulp, b.count))
+                .collect();
+            writeln!(f, "  ulp histogram: {}", hist.join(" "))?;
+        }
+        Ok(())
+    }
+}
+
+/// ULP histogram buckets: 0, 1, 2, 3-4, 5-8, ..., up to 2^31, then larger, then class differences.
+pub(crate) fn histogram_bucket(ulp: Option<u64>) -> usize {
+    match ulp {
+        None => 34,
+        Some(0) => 0,
+        Some(1) => 1,
+        Some(u) => {
+            // 2 -> 2, 3..4 -> 3, 5..8 -> 4, ...
+            let b = 64 - (u - 1).leading_zeros() as usize + 1;
+            b.min(33)
+        }
+    }
+}
+
+pub(crate) fn histogram_label(bucket: usize) -> String {
+    match bucket {
+        0 => "0".into(),
+        1 => "1".into(),
+        2 => "2".into(),
+        34 => "nan/inf/sign".into(),
+        33 => ">2^31".into(),
+        b => format!("{}-{}", (1u64 << (b - 2)) + 1, 1u64 << (b - 1)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_by_hand() {
+        let cases = [
+            (Some(0), "0"),
+            (Some(1), "1"),
+            (Some(2), "2"),
+            (Some(3), "3-4"),
+            (Some(4), "3-4"),
+            (Some(5), "5-8"),
+            (Some(8), "5-8"),
+            (Some(9), "9-16"),
+            (Some(u64::MAX), ">2^31"),
+            (None, "nan/inf/sign"),
+        ];
+        for (ulp, label) in cases {
+            assert_eq!(histogram_label(histogram_bucket(ulp)), label, "{ulp:?}");
+        }
+    }
+
+    #[test]
+    fn multi_index() {
+        // dims [2,3,4]: flat 23 = 1*12 + 2*4 + 3
+        assert_eq!(ElementIndex::new(23, &[2, 3, 4]).multi, vec![1, 2, 3]);
+        assert_eq!(ElementIndex::new(0, &[]).multi, Vec::<usize>::new());
+    }
+}

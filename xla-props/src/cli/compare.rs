@@ -1,0 +1,213 @@
+//! `xla-props compare`: generates legal inputs for a module, runs the
+//! reference and a backend on them, and judges with the tolerance model.
+
+use std::path::PathBuf;
+
+use super::CliError;
+use crate::backend::{self, BackendError};
+use crate::check::{
+    context_for_module, default_error_spec_for_module, excess_precision_variant,
+    flush_subnormal_inputs, judge, AlternativeKind, ErrorSpec, Numerics, Outcome, Verdict,
+};
+use crate::hlo::Module;
+use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
+use crate::literal::Literal;
+
+/// Arguments of `xla-props compare`.
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// The HLO text file.
+    pub file: PathBuf,
+    /// The backend under test.
+    #[arg(long)]
+    pub backend: String,
+    /// Where expected results come from: `reference` (the exact evaluator) or a backend name.
+    #[arg(long, default_value = "reference")]
+    pub reference: String,
+    /// Seed of the input generator.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Input distribution: uniform, log-uniform, edge, int-edge, duplicates, out-of-range-indices.
+    #[arg(long, default_value = "uniform")]
+    pub distribution: String,
+    /// The program must round exactly as written (no excess precision accepted).
+    #[arg(long)]
+    pub strict_rounding: bool,
+    /// Also write the verdict, the input intervals and the reference's
+    /// non-finite output count as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// What one side produced.
+enum Side {
+    Ok(Vec<Literal>),
+    Failed(String),
+    Unsupported(String),
+}
+
+impl Side {
+    fn outcome(&self) -> Outcome<'_> {
+        match self {
+            Side::Ok(v) => Outcome::Ok(v),
+            Side::Failed(e) => Outcome::Failed(e),
+            Side::Unsupported(e) => Outcome::Unsupported(e),
+        }
+    }
+    fn literals(&self) -> Option<&[Literal]> {
+        match self {
+            Side::Ok(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+fn from_backend(r: Result<Vec<Literal>, BackendError>) -> Side {
+    match r {
+        Ok(v) => Side::Ok(v),
+        Err(e @ BackendError::Unsupported { .. }) => Side::Unsupported(e.to_string()),
+        Err(e) => Side::Failed(e.to_string()),
+    }
+}
+
+/// Evaluates with the exact reference, as a side.
+fn run_reference(module: &Module, args: &[Literal]) -> Side {
+    match crate::reference::evaluate(module, args) {
+        Ok(v) => Side::Ok(v),
+        Err(e @ crate::reference::EvalError::Unsupported { .. }) => {
+            Side::Unsupported(e.to_string())
+        }
+        Err(e) => Side::Failed(e.to_string()),
+    }
+}
+
+/// Runs `name` (a backend, or `reference`) on `module`.
+fn run_named(name: &str, module: &Module, args: &[Literal]) -> Result<(Side, Numerics), CliError> {
+    if name == "reference" {
+        return Ok((run_reference(module, args), Numerics::exact()));
+    }
+    let b =
+        backend::create(name).map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
+    let numerics = b.numerics();
+    let side = match b.compile(module) {
+        Ok(exe) => from_backend(exe.execute(args)),
+        Err(e) => from_backend(Err(e)),
+    };
+    Ok((side, numerics))
+}
+
+/// Runs the command; returns the exit code (0 agree, 1 disagree, 2 error or skipped).
+pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
+    let file = args.file.display().to_string();
+    let module =
+        crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
+    let distribution: Distribution = args
+        .distribution
+        .parse()
+        .map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
+    let inputs = generate_inputs(&module, distribution, args.seed)
+        .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?;
+    let report = compare_module(&module, &inputs, args)?;
+    println!(
+        "inputs: {distribution}, seed {}, rejection sampling {}",
+        args.seed,
+        if inputs.rejection_sampling_used {
+            "used"
+        } else {
+            "not needed"
+        }
+    );
+    for (k, i) in inputs.intervals.iter().enumerate() {
+        println!("  parameter {k}: {i}");
+    }
+    if report.reference_nonfinite_outputs > 0 {
+        println!(
+            "reference produced {} non-finite output elements",
+            report.reference_nonfinite_outputs
+        );
+    }
+    println!("{}", report.verdict);
+    if let Some(path) = &args.json {
+        let json = serde_json::json!({
+            "file": file,
+            "backend": args.backend,
+            "reference": args.reference,
+            "seed": args.seed,
+            "distribution": distribution,
+            "verdict": report.verdict,
+            "inputs": inputs,
+            "reference_nonfinite_outputs": report.reference_nonfinite_outputs,
+        });
+        let text = serde_json::to_string_pretty(&json)
+            .map_err(|e| CliError::input(format!("xla-props compare: cannot encode json: {e}")))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| CliError::input(format!("{}: cannot write: {e}", path.display())))?;
+    }
+    Ok(match &report.verdict {
+        v if v.is_agreement() => 0,
+        v if v.is_disagreement() => 1,
+        // skipped, or both sides failed: the program could not be judged
+        _ => 2,
+    })
+}
+
+/// The verdict of one comparison and what the reference produced.
+struct CompareReport {
+    verdict: Verdict,
+    reference_nonfinite_outputs: u64,
+}
+
+fn compare_module(
+    module: &Module,
+    inputs: &GeneratedInputs,
+    args: &CompareArgs,
+) -> Result<CompareReport, CliError> {
+    let (expected, _) = run_named(&args.reference, module, &inputs.args)?;
+    let (actual, numerics) = run_named(&args.backend, module, &inputs.args)?;
+    let reference_nonfinite_outputs = expected.literals().map_or(0, |outs| {
+        outs.iter()
+            .flat_map(|l| (0..l.element_count()).map(move |i| l.get_f64(i)))
+            .filter(|v| !v.is_finite())
+            .count() as u64
+    });
+    // alternatives the backend's numerics make admissible, evaluated by the reference
+    let flushed = flush_subnormal_inputs(&inputs.args, &numerics).and_then(|a| {
+        run_reference(module, &a)
+            .literals()
+            .map(<[Literal]>::to_vec)
+    });
+    let excess = (numerics.excess_precision_in_fusions && !args.strict_rounding)
+        .then(|| excess_precision_variant(module))
+        .flatten()
+        .and_then(|m| {
+            run_reference(&m, &inputs.args)
+                .literals()
+                .map(<[Literal]>::to_vec)
+        });
+    let mut ctx = context_for_module(module, &inputs.args);
+    if args.strict_rounding {
+        ctx = ctx.strict_rounding();
+    }
+    if let Some(f) = &flushed {
+        ctx = ctx.with_alternative(AlternativeKind::FlushedInputs, f);
+    }
+    if let Some(x) = &excess {
+        ctx = ctx.with_alternative(AlternativeKind::ExcessPrecision, x);
+    }
+    if let Some(outs) = expected.literals() {
+        for (k, l) in outs.iter().enumerate() {
+            ctx = ctx.with_output_spec(k, default_error_spec_for_module(module, l.dtype()));
+        }
+    }
+    let verdict = judge(
+        expected.outcome(),
+        actual.outcome(),
+        &ErrorSpec::exact(),
+        &numerics,
+        &ctx,
+    );
+    Ok(CompareReport {
+        verdict,
+        reference_nonfinite_outputs,
+    })
+}

@@ -1,0 +1,484 @@
+//! Seeded generation of legal arguments for a whole module.
+
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+
+use super::distribution::{
+    convert_ties, default_interval, integer_edges, log_uniform, uniform, Distribution, FLOAT_EDGES,
+};
+use super::graph::{Graph, GraphError};
+use super::interval::Interval;
+use super::point;
+use super::propagate::{collect_sites, Demand, Propagation, Site};
+use crate::hlo::{ElementType, Module, Opcode};
+use crate::literal::{Literal, LiteralError};
+
+/// How many rounds of resampling violating elements before giving up.
+pub const MAX_REJECTION_ROUNDS: usize = 200;
+
+/// Arguments generated for a module, with how they were made legal.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct GeneratedInputs {
+    /// One literal per entry parameter.
+    #[serde(skip)]
+    pub args: Vec<Literal>,
+    /// The interval each parameter was drawn from (after propagation).
+    pub intervals: Vec<Interval>,
+    /// Whether elements had to be redrawn because a requirement that intervals
+    /// could not guarantee was violated (`x*x - 1 >= 0`, overflow of `pow`, ...).
+    pub rejection_sampling_used: bool,
+    /// Elements redrawn for such requirements.
+    pub resampled_elements: u64,
+    /// Elements redrawn because they fell into a hole (`x - y != 0` for a divisor).
+    pub hole_resamples: u64,
+    /// Requirements the intervals alone do not guarantee.
+    pub unguaranteed: Vec<String>,
+    /// Requirements the point check could not evaluate (ops it does not model).
+    pub unchecked: Vec<String>,
+}
+
+/// Why no legal inputs could be made.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InputError {
+    /// A parameter that is not an array (a tuple or token).
+    #[error("parameter {index} has shape {shape}; only array parameters can be generated")]
+    UnsupportedParameter {
+        /// Parameter number.
+        index: usize,
+        /// Its shape.
+        shape: String,
+    },
+    /// The module's graph is malformed.
+    #[error("cannot analyse the module: {0}")]
+    Graph(String),
+    /// The requirements contradict each other.
+    #[error("no input satisfies every requirement: {0}")]
+    Infeasible(String),
+    /// Rejection sampling gave up.
+    #[error("no legal inputs after {rounds} rounds of resampling: {requirement} still fails")]
+    NoLegalInputs {
+        /// The requirement that kept failing.
+        requirement: String,
+        /// Rounds tried.
+        rounds: usize,
+    },
+    /// A literal could not be built.
+    #[error(transparent)]
+    Literal(#[from] LiteralError),
+}
+
+/// The parameter intervals of a module after propagation, and which
+/// requirements they leave to rejection sampling.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LegalIntervals {
+    /// One interval per entry parameter.
+    pub params: Vec<Interval>,
+    /// Requirements the intervals alone do not guarantee.
+    pub unguaranteed: Vec<String>,
+}
+
+struct Analysis {
+    graph: Graph,
+    params: Vec<Interval>,
+    sites: Vec<Site>,
+    unguaranteed: Vec<usize>,
+}
+
+fn analyse(
+    module: &Module,
+    distribution: Distribution,
+    start_interval: fn(ElementType) -> Interval,
+) -> Result<Analysis, InputError> {
+    for (index, shape) in module.parameter_shapes().into_iter().enumerate() {
+        match shape.as_array() {
+            Some(a) if !a.dtype.is_complex() => {}
+            _ => {
+                return Err(InputError::UnsupportedParameter {
+                    index,
+                    shape: shape.to_string(),
+                })
+            }
+        }
+    }
+    let graph = Graph::build(module).map_err(|e| match e {
+        GraphError::Cycle(c) => InputError::Graph(format!("cycle in computation {c}")),
+        GraphError::TooDeep => InputError::Graph("calls nested more than 64 deep".into()),
+    })?;
+    let start: Vec<Interval> = graph
+        .params
+        .iter()
+        .map(|&p| {
+            let t = graph.nodes[p].dtype.unwrap_or(ElementType::F32);
+            start_interval(t).round_inward(t)
+        })
+        .collect();
+    let (params, sites, unguaranteed) = {
+        let mut prop = Propagation::new(module, &graph, start);
+        // index ranges shape the intervals under every distribution; the
+        // clamping distribution then draws outside them on purpose
+        let sites = collect_sites(module, &graph, distribution.wants_finite(), &prop.fwd);
+        for _round in 0..12 {
+            if !prop.narrow(&sites) {
+                let what = sites.first().map_or(String::new(), |s| s.what.clone());
+                return Err(InputError::Infeasible(what));
+            }
+            let open: Vec<usize> = (0..sites.len())
+                .filter(|&k| !guaranteed(&sites[k], &prop))
+                .collect();
+            if open.is_empty() {
+                break;
+            }
+            let before = prop.params.clone();
+            let mut progress = false;
+            for &k in &open {
+                let s = &sites[k];
+                let Some(want) = s.interval(graph.nodes[s.node].dtype) else {
+                    continue;
+                };
+                let snapshot = prop.params.clone();
+                if prop.ensure(s.node, want, 0) {
+                    prop.forward();
+                } else {
+                    prop.params = snapshot;
+                }
+            }
+            if prop.params != before {
+                progress = true;
+            }
+            if !progress {
+                break;
+            }
+        }
+        prop.narrow(&sites);
+        let open: Vec<usize> = (0..sites.len())
+            .filter(|&k| !guaranteed(&sites[k], &prop))
+            .collect();
+        (prop.params.clone(), sites, open)
+    };
+    Ok(Analysis {
+        graph,
+        params,
+        sites,
+        unguaranteed,
+    })
+}
+
+fn guaranteed(s: &Site, prop: &Propagation<'_>) -> bool {
+    let f = prop.fwd[s.node];
+    match s.demand {
+        Demand::Within(i) => i.contains_interval(f),
+        Demand::Finite => match prop.g.nodes[s.node].dtype {
+            Some(t) => Interval::finite_of_type(t).contains_interval(f),
+            None => true,
+        },
+        Demand::AwayFromZero(r) => f.lo >= r || f.hi <= -r,
+    }
+}
+
+/// The legal parameter intervals of a module under a distribution, and the
+/// requirements they leave to rejection sampling (see [`generate_inputs`]).
+pub fn legal_intervals(
+    module: &Module,
+    distribution: Distribution,
+) -> Result<LegalIntervals, InputError> {
+    let a = analyse(module, distribution, default_interval)?;
+    Ok(LegalIntervals {
+        params: a.params,
+        unguaranteed: a
+            .unguaranteed
+            .iter()
+            .map(|&k| a.sites[k].what.clone())
+            .collect(),
+    })
+}
+
+/// Per-parameter sampler state.
+struct Sampler {
+    dtype: ElementType,
+    interval: Interval,
+    distribution: Distribution,
+    pool: Vec<f64>,
+    edges: Vec<f64>,
+    index_param: bool,
+}
+
+impl Sampler {
+    fn draw(&self, rng: &mut ChaCha8Rng) -> f64 {
+        let i = self.interval;
+        match self.distribution {
+            Distribution::Uniform => uniform(rng, i, self.dtype),
+            Distribution::LogUniform => log_uniform(rng, i, self.dtype),
+            Distribution::Duplicates => {
+                if self.pool.is_empty() {
+                    uniform(rng, i, self.dtype)
+                } else {
+                    self.pool[rng.random_range(0..self.pool.len())]
+                }
+            }
+            Distribution::EdgeValues | Distribution::IntegerEdges => {
+                if !self.edges.is_empty() && rng.random::<bool>() {
+                    self.edges[rng.random_range(0..self.edges.len())]
+                } else {
+                    uniform(rng, i, self.dtype)
+                }
+            }
+            Distribution::Exhaustive => uniform(rng, i, self.dtype),
+            Distribution::OutOfRangeIndices => {
+                if self.index_param && rng.random::<bool>() {
+                    let (min, max) = self.dtype.int_range().unwrap_or((i128::MIN, i128::MAX));
+                    let off = rng.random_range(1..=4) as f64;
+                    let v = if rng.random::<bool>() {
+                        i.hi + off
+                    } else {
+                        i.lo - off
+                    };
+                    v.clamp(min as f64, max as f64)
+                } else {
+                    uniform(rng, i, self.dtype)
+                }
+            }
+        }
+    }
+}
+
+/// Generates arguments for every entry parameter of `module`, inside the
+/// legal domain of every op in it, deterministically from `seed`.
+///
+/// ```
+/// use xla_props::hlo::{ArrayShape, CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape};
+/// use xla_props::inputs::{generate_inputs, Distribution};
+/// // sqrt(x - y)
+/// let s = Shape::array(ElementType::F32, vec![64]);
+/// let mut x = Instruction::new("x", Opcode::Parameter, s.clone(), vec![]);
+/// x.attrs.parameter_number = Some(0);
+/// let mut y = Instruction::new("y", Opcode::Parameter, s.clone(), vec![]);
+/// y.attrs.parameter_number = Some(1);
+/// let d = Instruction::new("d", Opcode::Subtract, s.clone(), vec![InstrId(0), InstrId(1)]);
+/// let r = Instruction::new("r", Opcode::Sqrt, s.clone(), vec![InstrId(2)]);
+/// let comp = Computation { name: "main".into(), instructions: vec![x, y, d, r], root: InstrId(3), other: vec![] };
+/// let module = Module { name: "m".into(), attrs: vec![], computations: vec![comp], entry: CompId(0) };
+/// let g = generate_inputs(&module, Distribution::Uniform, 7).unwrap();
+/// assert!(!g.rejection_sampling_used);
+/// for i in 0..64 {
+///     assert!(g.args[0].get_f64(i) >= g.args[1].get_f64(i));
+/// }
+/// // the same seed gives the same arguments
+/// assert_eq!(generate_inputs(&module, Distribution::Uniform, 7).unwrap().args, g.args);
+/// ```
+pub fn generate_inputs(
+    module: &Module,
+    distribution: Distribution,
+    seed: u64,
+) -> Result<GeneratedInputs, InputError> {
+    let a = analyse(module, distribution, default_interval)?;
+    // edge values are filtered by the legal domain over the whole type, not
+    // by the default sampling range (max and the subnormals lie outside it)
+    let wide = match distribution {
+        Distribution::EdgeValues | Distribution::IntegerEdges => {
+            Some(analyse(module, distribution, Interval::of_type)?.params)
+        }
+        _ => None,
+    };
+    let g = &a.graph;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let index_params: Vec<usize> = a
+        .sites
+        .iter()
+        .filter(|s| s.is_index)
+        .filter_map(|s| g.nodes[s.node].param)
+        .collect();
+    // convert ties: for every float type some convert narrows into
+    let mut ties: Vec<(ElementType, f64)> = Vec::new();
+    for n in &g.nodes {
+        if n.opcode == Opcode::Convert {
+            if let (Some(to), Some(from)) =
+                (n.dtype, n.operands.first().and_then(|&o| g.nodes[o].dtype))
+            {
+                if from.is_float() {
+                    ties.extend(convert_ties(to).into_iter().map(|v| (from, v)));
+                }
+            }
+        }
+    }
+    let mut samplers = Vec::new();
+    let mut args = Vec::new();
+    for (k, &p) in g.params.iter().enumerate() {
+        let node = &g.nodes[p];
+        let dtype = node.dtype.unwrap_or(ElementType::F32);
+        let mut interval = a.params[k];
+        if let Some((min, max)) = dtype.int_range() {
+            interval = interval.intersect(Interval::new(min as f64, max as f64));
+            if dtype == ElementType::U64 || dtype == ElementType::S64 {
+                // f64 cannot hold the 64-bit extremes exactly; stay inside
+                interval.hi = interval.hi.min(2f64.powi(63) - 1024.0);
+                interval.lo = interval.lo.max(-(2f64.powi(63)));
+            }
+        }
+        let legal = wide.as_ref().map_or(interval, |w| w[k]);
+        let edges = match distribution {
+            Distribution::EdgeValues | Distribution::IntegerEdges if dtype.is_float() => {
+                let mut e: Vec<f64> = FLOAT_EDGES
+                    .iter()
+                    .map(|(edge, _)| edge.value(dtype))
+                    .filter(|v| !v.is_finite() || legal.contains(*v))
+                    .collect();
+                e.extend(
+                    ties.iter()
+                        .filter(|(t, v)| *t == dtype && legal.contains(*v))
+                        .map(|(_, v)| crate::literal::round_to_type(*v, dtype))
+                        .filter(|v| legal.contains(*v)),
+                );
+                e
+            }
+            Distribution::EdgeValues | Distribution::IntegerEdges => integer_edges(dtype)
+                .into_iter()
+                .map(|v| v as f64)
+                .filter(|v| legal.contains(*v))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut sampler = Sampler {
+            dtype,
+            interval,
+            distribution,
+            pool: Vec::new(),
+            edges,
+            index_param: index_params.contains(&k),
+        };
+        let count = node.element_count();
+        if distribution == Distribution::Duplicates {
+            let distinct = (count / 8).max(2);
+            sampler.pool = (0..distinct)
+                .map(|_| uniform(&mut rng, interval, dtype))
+                .collect();
+        }
+        let shape = module.parameter_shapes()[k]
+            .as_array()
+            .cloned()
+            .expect("checked array parameter");
+        crate::literal::check_size(&shape)?;
+        if distribution == Distribution::Exhaustive && dtype.is_float() && dtype.bit_width() <= 16 {
+            let patterns = 1u64 << dtype.bit_width();
+            let bits: Vec<u64> = (0..count as u64).map(|i| i % patterns).collect();
+            args.push(Literal::from_bits(&shape, &bits)?);
+        } else {
+            let values: Vec<f64> = (0..count).map(|_| sampler.draw(&mut rng)).collect();
+            args.push(Literal::from_f64s(&shape, &values)?);
+        }
+        samplers.push(sampler);
+    }
+    let mut out = GeneratedInputs {
+        args,
+        intervals: a.params.clone(),
+        rejection_sampling_used: false,
+        resampled_elements: 0,
+        hole_resamples: 0,
+        unguaranteed: a
+            .unguaranteed
+            .iter()
+            .map(|&k| a.sites[k].what.clone())
+            .collect(),
+        unchecked: Vec::new(),
+    };
+    if !distribution.enforces_domain() || a.unguaranteed.is_empty() {
+        return Ok(out);
+    }
+    let deps = g.param_dependencies();
+    // a requirement on a value no parameter influences (a constant index, say)
+    // cannot be met by choosing inputs: it is reported, not enforced
+    let enforced: Vec<&Site> = a
+        .unguaranteed
+        .iter()
+        .map(|&k| &a.sites[k])
+        .filter(|s| !(s.is_index && distribution == Distribution::OutOfRangeIndices))
+        .filter(|s| !deps[s.node].is_empty())
+        .collect();
+    for round in 0..=MAX_REJECTION_ROUNDS {
+        let vals = point::evaluate(module, g, &out.args);
+        let mut redraw: Vec<(usize, Option<usize>, bool)> = Vec::new();
+        let mut failing: Option<&Site> = None;
+        for s in &enforced {
+            let Some(v) = &vals[s.node] else {
+                if round == 0 {
+                    out.unchecked.push(s.what.clone());
+                }
+                continue;
+            };
+            let hole = matches!(s.demand, Demand::AwayFromZero(_));
+            let node_count = v.len();
+            for (i, &x) in v.iter().enumerate() {
+                let ok = match s.demand {
+                    Demand::Within(iv) => iv.contains(x),
+                    Demand::Finite => x.is_finite(),
+                    Demand::AwayFromZero(r) => x.abs() >= r,
+                };
+                if ok {
+                    continue;
+                }
+                failing = Some(s);
+                let params = &deps[s.node];
+                let aligned: Vec<usize> = params
+                    .iter()
+                    .copied()
+                    .filter(|&p| g.nodes[g.params[p]].element_count() == node_count)
+                    .collect();
+                if aligned.is_empty() {
+                    redraw.extend(params.iter().map(|&p| (p, None, hole)));
+                } else {
+                    redraw.extend(aligned.iter().map(|&p| (p, Some(i), hole)));
+                }
+            }
+        }
+        if redraw.is_empty() {
+            return Ok(out);
+        }
+        if round == MAX_REJECTION_ROUNDS {
+            return Err(InputError::NoLegalInputs {
+                requirement: failing.map_or(String::new(), |s| s.what.clone()),
+                rounds: MAX_REJECTION_ROUNDS,
+            });
+        }
+        redraw.sort_unstable();
+        redraw.dedup();
+        for (p, elem, hole) in redraw {
+            let sampler = &samplers[p];
+            let lit = &mut out.args[p];
+            let elems: Vec<usize> = match elem {
+                Some(i) => vec![i],
+                None => (0..lit.element_count()).collect(),
+            };
+            for i in elems {
+                let v = sampler.draw(&mut rng);
+                lit.set_f64(i, v);
+                if hole {
+                    out.hole_resamples += 1;
+                } else {
+                    out.resampled_elements += 1;
+                    out.rejection_sampling_used = true;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every bit pattern of a float type of at most 16 bits, as a rank-1 literal
+/// in bit-pattern order (NaNs included): the input of an exhaustive sweep.
+///
+/// ```
+/// use xla_props::hlo::ElementType;
+/// use xla_props::inputs::exhaustive_bits;
+/// let all = exhaustive_bits(ElementType::F8E5M2).unwrap();
+/// assert_eq!(all.element_count(), 256);
+/// assert_eq!(all.get_bits(0x3c), 0x3c); // 1.0
+/// assert!(exhaustive_bits(ElementType::F32).is_none());
+/// ```
+pub fn exhaustive_bits(dtype: ElementType) -> Option<Literal> {
+    if !dtype.is_float() || dtype.bit_width() > 16 {
+        return None;
+    }
+    let n = 1u64 << dtype.bit_width();
+    let shape = crate::hlo::ArrayShape::new(dtype, vec![n as i64]);
+    let bits: Vec<u64> = (0..n).collect();
+    Literal::from_bits(&shape, &bits).ok()
+}

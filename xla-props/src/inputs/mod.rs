@@ -1,0 +1,27 @@
+//! Legal inputs: each op's legal domain as data, its backward propagation
+//! through a whole graph (HC4-revise style, to a fixpoint, through fusions,
+//! calls and reductions), value distributions, and seeded generation.
+//!
+//! Generators only make inputs; they never run a backend.
+
+mod distribution;
+mod domain;
+mod generate;
+mod graph;
+mod interval;
+mod point;
+mod propagate;
+
+#[cfg(test)]
+mod tests;
+
+pub use distribution::{
+    convert_ties, default_interval, integer_edges, DefaultRange, Distribution, FloatEdge,
+    UnknownDistribution, DEFAULT_RANGES, FLOAT_EDGES,
+};
+pub use domain::{Constraint, DomainRule, Resolved, DOMAIN_RULES, INDEX_OPERANDS};
+pub use generate::{
+    exhaustive_bits, generate_inputs, legal_intervals, GeneratedInputs, InputError, LegalIntervals,
+    MAX_REJECTION_ROUNDS,
+};
+pub use interval::Interval;

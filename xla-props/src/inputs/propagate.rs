@@ -1,0 +1,760 @@
+//! Interval propagation through the flattened graph.
+//!
+//! 1. Forward: each node's interval from its operands' (outer bounds).
+//! 2. Backward, HC4-revise style: each requirement narrows its node, and each
+//!    node's interval narrows its operands' (`z = x - y`, `z >= 0` gives
+//!    `x >= y.lo` and `y <= x.hi`), down to the parameters; repeated with the
+//!    forward pass to a fixpoint. This removes only values that cannot be legal.
+//! 3. Where a requirement is still not guaranteed for every point of the
+//!    parameter box, an inner step splits it between the operands
+//!    (`x - y >= 0` from `x >= c` and `y <= c`, `a*b + c > 0` from `a*b >= t`
+//!    and `c > -t`, ...) so that every point left is legal. What neither step
+//!    can express (`x*x >= 1`, holes such as `x - y != 0`) is left to
+//!    rejection sampling, and reported.
+
+use super::domain::{resolve, rules_for, Resolved};
+use super::graph::{Graph, Node, NodeId, Reducer};
+use super::interval::Interval;
+use crate::hlo::{ConstantData, ElementType, Module, Opcode};
+
+/// What a requirement site demands of its node's values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Demand {
+    Within(Interval),
+    AwayFromZero(f64),
+    Finite,
+}
+
+/// One requirement on one node's values.
+#[derive(Clone, Debug)]
+pub(crate) struct Site {
+    pub node: NodeId,
+    pub demand: Demand,
+    /// True for index-range requirements (waived by the clamping distribution).
+    pub is_index: bool,
+    /// `op(operand k)` for reports.
+    pub what: String,
+}
+
+impl Site {
+    /// The interval form of the demand, if it has one.
+    pub fn interval(&self, dtype: Option<ElementType>) -> Option<Interval> {
+        match self.demand {
+            Demand::Within(i) => Some(i),
+            Demand::Finite => dtype.map(Interval::finite_of_type),
+            Demand::AwayFromZero(_) => None,
+        }
+    }
+}
+
+/// Collects requirement sites: the domain table for every op, and finiteness
+/// of every float value when the distribution wants finite outputs.
+pub(crate) fn collect_sites(
+    module: &Module,
+    g: &Graph,
+    want_finite: bool,
+    fwd: &[Interval],
+) -> Vec<Site> {
+    let mut sites = Vec::new();
+    for (id, n) in g.nodes.iter().enumerate() {
+        let instr = module.comp(n.comp).instr(n.instr);
+        let types: Vec<(ElementType, Vec<i64>)> = n
+            .operands
+            .iter()
+            .map(|&o| {
+                let on = &g.nodes[o];
+                (on.dtype.unwrap_or(ElementType::Pred), on.dims.clone())
+            })
+            .collect();
+        for (k, &operand) in n.operands.iter().enumerate() {
+            if g.nodes[operand].dtype.is_none() {
+                continue;
+            }
+            for rule in rules_for(n.opcode, k) {
+                let Some(resolved) = resolve(rule, instr, k, &types) else {
+                    continue;
+                };
+                let demand = match resolved {
+                    Resolved::Within(i) => Demand::Within(i),
+                    Resolved::AwayFromZero { radius } => Demand::AwayFromZero(radius),
+                    Resolved::IntegerExponentForNegativeBase => {
+                        // An exponent known to be an integer allows any base.
+                        let e = n.operands.get(1).copied();
+                        let integral = e.is_some_and(|e| {
+                            let f = fwd[e];
+                            (f.lo == f.hi && f.lo.fract() == 0.0)
+                                || (g.nodes[e].opcode == Opcode::Convert
+                                    && g.nodes[e]
+                                        .operands
+                                        .first()
+                                        .and_then(|&o| g.nodes[o].dtype)
+                                        .is_some_and(|t| !t.is_float()))
+                        });
+                        if integral {
+                            continue;
+                        }
+                        Demand::Within(Interval::at_least(0.0))
+                    }
+                };
+                sites.push(Site {
+                    node: operand,
+                    demand,
+                    is_index: super::domain::is_index_constraint(rule.constraint),
+                    what: format!("{}(operand {k}) in {}", n.opcode, instr.name),
+                });
+            }
+        }
+        if want_finite
+            && n.dtype.is_some_and(|t| t.is_float())
+            && !matches!(n.opcode, Opcode::Parameter | Opcode::Constant)
+        {
+            sites.push(Site {
+                node: id,
+                demand: Demand::Finite,
+                is_index: false,
+                what: format!("finite {} in {}", n.opcode, instr.name),
+            });
+        }
+    }
+    sites
+}
+
+/// The propagation state over one graph.
+pub(crate) struct Propagation<'m> {
+    pub module: &'m Module,
+    pub g: &'m Graph,
+    /// Interval per entry parameter.
+    pub params: Vec<Interval>,
+    /// Forward interval per node.
+    pub fwd: Vec<Interval>,
+    /// Whether a node depends on a parameter.
+    adjustable: Vec<bool>,
+}
+
+impl<'m> Propagation<'m> {
+    pub fn new(module: &'m Module, g: &'m Graph, params: Vec<Interval>) -> Self {
+        let deps = g.param_dependencies();
+        let mut p = Propagation {
+            module,
+            g,
+            params,
+            fwd: Vec::new(),
+            adjustable: deps.iter().map(|d| !d.is_empty()).collect(),
+        };
+        p.forward();
+        p
+    }
+
+    fn instr(&self, n: &Node) -> &'m crate::hlo::Instruction {
+        self.module.comp(n.comp).instr(n.instr)
+    }
+
+    /// How many products each element of a dot sums.
+    fn dot_terms(&self, n: &Node) -> f64 {
+        let lhs = n.operands.first().map(|&o| &self.g.nodes[o]);
+        let terms: i64 = match (lhs, self.instr(n).attrs.dot_dims.as_ref()) {
+            (Some(l), Some(d)) => d
+                .lhs_contracting
+                .iter()
+                .filter_map(|&c| usize::try_from(c).ok().and_then(|c| l.dims.get(c)))
+                .product(),
+            _ => 1,
+        };
+        terms.max(1) as f64
+    }
+
+    /// Recomputes every node's forward interval.
+    pub fn forward(&mut self) {
+        let mut fwd = Vec::with_capacity(self.g.nodes.len());
+        for n in &self.g.nodes {
+            let v = self.forward_node(n, &fwd);
+            fwd.push(v);
+        }
+        self.fwd = fwd;
+    }
+
+    fn forward_node(&self, n: &Node, fwd: &[Interval]) -> Interval {
+        let Some(dtype) = n.dtype else {
+            return Interval::ALL;
+        };
+        let full = Interval::of_type(dtype);
+        let op = |k: usize| n.operands.get(k).map_or(Interval::ALL, |&o| fwd[o]);
+        let pos = Interval::at_least(0.0);
+        if wraps(n) {
+            return full;
+        }
+        let raw = match n.opcode {
+            Opcode::Parameter => match n.param {
+                Some(k) => self.params[k],
+                None => full,
+            },
+            Opcode::Constant => constant_hull(self.instr(n).attrs.constant.as_ref()),
+            Opcode::Iota => {
+                let d = self.instr(n).attrs.iota_dimension.unwrap_or(0);
+                let size = usize::try_from(d)
+                    .ok()
+                    .and_then(|d| n.dims.get(d))
+                    .copied()
+                    .unwrap_or(1);
+                Interval::new(0.0, (size - 1).max(0) as f64)
+            }
+            Opcode::Broadcast
+            | Opcode::Reshape
+            | Opcode::Copy
+            | Opcode::Transpose
+            | Opcode::Slice
+            | Opcode::Reverse
+            | Opcode::DynamicSlice
+            | Opcode::Gather
+            | Opcode::Sort
+            | Opcode::ReducePrecision
+            | Opcode::Convert => op(0),
+            Opcode::Bitcast
+                if n.operands.first().and_then(|&o| self.g.nodes[o].dtype) == Some(dtype) =>
+            {
+                op(0)
+            }
+            Opcode::Pad | Opcode::DynamicUpdateSlice => op(0).hull(op(1)),
+            Opcode::Concatenate => n
+                .operands
+                .iter()
+                .fold(Interval::EMPTY, |acc, &o| acc.hull(fwd[o])),
+            Opcode::Select => op(1).hull(op(2)),
+            Opcode::Clamp => op(1).max(op(0)).min(op(2)),
+            Opcode::Compare | Opcode::IsFinite => Interval::new(0.0, 1.0),
+            Opcode::Negate => op(0).negated(),
+            Opcode::Abs => op(0).abs(),
+            Opcode::Sign => Interval::new(-1.0, 1.0),
+            Opcode::Ceil => op(0).monotone(Interval::ALL, f64::ceil),
+            Opcode::Floor => op(0).monotone(Interval::ALL, f64::floor),
+            Opcode::RoundNearestAfz | Opcode::RoundNearestEven => {
+                op(0).monotone(Interval::ALL, f64::round)
+            }
+            Opcode::Exponential => op(0).monotone(Interval::ALL, f64::exp),
+            Opcode::ExponentialMinusOne => op(0).monotone(Interval::ALL, f64::exp_m1),
+            Opcode::Log => op(0).monotone(pos, f64::ln),
+            Opcode::LogPlusOne => op(0).monotone(Interval::at_least(-1.0), f64::ln_1p),
+            Opcode::Logistic => op(0).monotone(Interval::ALL, |x| 1.0 / (1.0 + (-x).exp())),
+            Opcode::Tanh => op(0).monotone(Interval::ALL, f64::tanh),
+            Opcode::Erf => Interval::new(-1.0, 1.0),
+            Opcode::Sine | Opcode::Cosine => Interval::new(-1.0, 1.0),
+            Opcode::Atan2 => Interval::new(-std::f64::consts::PI, std::f64::consts::PI),
+            Opcode::Sqrt => op(0).monotone(pos, f64::sqrt),
+            Opcode::Cbrt => op(0).monotone(Interval::ALL, f64::cbrt),
+            Opcode::Rsqrt => op(0).antitone(pos, |x| 1.0 / x.sqrt()),
+            Opcode::Add => op(0).plus(op(1)),
+            Opcode::Subtract => op(0).minus(op(1)),
+            Opcode::Multiply if n.operands.len() == 2 && n.operands[0] == n.operands[1] => {
+                op(0).square()
+            }
+            Opcode::Multiply => op(0).times(op(1)),
+            Opcode::Divide if dtype.is_float() => op(0).over(op(1)),
+            Opcode::Maximum => op(0).max(op(1)),
+            Opcode::Minimum => op(0).min(op(1)),
+            Opcode::Remainder if dtype.is_float() => {
+                let m = op(1).abs().hi;
+                let x = op(0);
+                Interval::new(x.lo.max(-m).min(0.0), x.hi.min(m).max(0.0))
+            }
+            Opcode::Power if op(0).lo >= 0.0 => {
+                let (b, e) = (op(0), op(1));
+                let c = [
+                    b.lo.powf(e.lo),
+                    b.lo.powf(e.hi),
+                    b.hi.powf(e.lo),
+                    b.hi.powf(e.hi),
+                ];
+                let lo = c.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = c.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                if lo.is_nan() || hi.is_nan() {
+                    full
+                } else {
+                    Interval::new(lo, hi)
+                }
+            }
+            Opcode::Reduce => {
+                let (x, init) = (op(0), op(1));
+                let t = n.terms as f64;
+                match n.reducer {
+                    Some(Reducer::Add) => x.scale(t).plus(init),
+                    Some(Reducer::Max) => x.max(init),
+                    Some(Reducer::Min) => x.min(init),
+                    _ => full,
+                }
+            }
+            Opcode::Dot => op(0).times(op(1)).scale(self.dot_terms(n)),
+            _ => full,
+        };
+        if !dtype.is_float() && !full.contains_interval(raw) {
+            // the exact result may leave the integer range and wrap
+            return full;
+        }
+        let r = raw.round_outward(dtype);
+        if r.is_empty() || dtype.is_float() {
+            r
+        } else {
+            r.intersect(full)
+        }
+    }
+
+    /// HC4-revise: narrows nodes by the sites' intervals and each node's
+    /// operands by the node, down to the parameters; repeated with the forward
+    /// pass until nothing changes. Returns false when some parameter became
+    /// empty (the requirements cannot all hold).
+    pub fn narrow(&mut self, sites: &[Site]) -> bool {
+        for _round in 0..32 {
+            self.forward();
+            let mut want = self.fwd.clone();
+            for s in sites {
+                if let Some(i) = s.interval(self.g.nodes[s.node].dtype) {
+                    want[s.node] = want[s.node].intersect(i);
+                }
+            }
+            for id in (0..self.g.nodes.len()).rev() {
+                self.project(id, &mut want);
+            }
+            let mut changed = false;
+            for (k, &p) in self.g.params.iter().enumerate() {
+                let dtype = self.g.nodes[p].dtype.unwrap_or(ElementType::F64);
+                let new = self.params[k].intersect(want[p]).round_inward(dtype);
+                if new.is_empty() {
+                    return false;
+                }
+                if new != self.params[k] {
+                    // stop on changes too small to matter (slow convergence)
+                    let w = self.params[k].width();
+                    if !(w.is_finite() && (w - new.width()).abs() <= w * 1e-9) {
+                        changed = true;
+                    }
+                    self.params[k] = new;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        self.forward();
+        true
+    }
+
+    /// Narrows the operands of node `id` given its wanted interval.
+    fn project(&self, id: NodeId, want: &mut [Interval]) {
+        let n = &self.g.nodes[id];
+        let z = want[id];
+        let may_wrap = n.dtype.is_some_and(|t| !t.is_float())
+            && self.fwd[id] == n.dtype.map_or(Interval::ALL, Interval::of_type);
+        if z.is_empty() || n.operands.is_empty() || wraps(n) || may_wrap {
+            return;
+        }
+        let x = n.operands[0];
+        let y = n.operands.get(1).copied();
+        let narrow = |o: NodeId, i: Interval, want: &mut [Interval]| {
+            want[o] = want[o].intersect(i);
+        };
+        match n.opcode {
+            Opcode::Broadcast
+            | Opcode::Reshape
+            | Opcode::Copy
+            | Opcode::Transpose
+            | Opcode::Reverse
+            | Opcode::Convert
+            | Opcode::ReducePrecision => narrow(x, z, want),
+            Opcode::Bitcast if self.g.nodes[x].dtype == n.dtype => narrow(x, z, want),
+            Opcode::Negate => narrow(x, z.negated(), want),
+            Opcode::Abs => narrow(x, Interval::new(-z.hi, z.hi), want),
+            Opcode::Add => {
+                if let Some(y) = y {
+                    let (xi, yi) = (want[x], want[y]);
+                    narrow(x, z.minus(yi), want);
+                    narrow(y, z.minus(xi), want);
+                }
+            }
+            Opcode::Subtract => {
+                if let Some(y) = y {
+                    let (xi, yi) = (want[x], want[y]);
+                    narrow(x, z.plus(yi), want);
+                    narrow(y, xi.minus(z), want);
+                }
+            }
+            Opcode::Multiply => {
+                if let Some(y) = y {
+                    let (xi, yi) = (want[x], want[y]);
+                    if x == y {
+                        // z = x^2: |x| <= sqrt(z.hi)
+                        let m = z.hi.max(0.0).sqrt();
+                        narrow(x, Interval::new(-m, m), want);
+                    } else {
+                        if !yi.contains(0.0) {
+                            narrow(x, z.over(yi), want);
+                        }
+                        if !xi.contains(0.0) {
+                            narrow(y, z.over(xi), want);
+                        }
+                    }
+                }
+            }
+            Opcode::Divide if n.dtype.is_some_and(|t| t.is_float()) => {
+                if let Some(y) = y {
+                    let (xi, yi) = (want[x], want[y]);
+                    if !yi.contains(0.0) {
+                        narrow(x, z.times(yi), want);
+                    }
+                    if !z.contains(0.0) && !xi.contains(0.0) {
+                        narrow(y, xi.over(z), want);
+                    }
+                }
+            }
+            Opcode::Exponential => narrow(x, inverse(z, Interval::at_least(0.0), f64::ln), want),
+            Opcode::ExponentialMinusOne => {
+                narrow(x, inverse(z, Interval::at_least(-1.0), f64::ln_1p), want)
+            }
+            Opcode::Log => narrow(x, inverse(z, Interval::ALL, f64::exp), want),
+            Opcode::LogPlusOne => narrow(x, inverse(z, Interval::ALL, f64::exp_m1), want),
+            Opcode::Sqrt => narrow(x, inverse(z, Interval::at_least(0.0), |v| v * v), want),
+            Opcode::Tanh => narrow(x, inverse(z, Interval::new(-1.0, 1.0), f64::atanh), want),
+            Opcode::Maximum => {
+                narrow(x, Interval::at_most(z.hi), want);
+                if let Some(y) = y {
+                    narrow(y, Interval::at_most(z.hi), want);
+                }
+            }
+            Opcode::Minimum => {
+                narrow(x, Interval::at_least(z.lo), want);
+                if let Some(y) = y {
+                    narrow(y, Interval::at_least(z.lo), want);
+                }
+            }
+            Opcode::Reduce => {
+                let Some(init) = y else { return };
+                let t = n.terms as f64;
+                match n.reducer {
+                    Some(Reducer::Add) if t >= 1.0 => {
+                        let (xi, ii) = (want[x], want[init]);
+                        // x_k in z - (sum of the other t-1 terms) - init
+                        let others = xi.scale(t - 1.0).plus(ii);
+                        narrow(x, z.minus(others), want);
+                        narrow(init, z.minus(xi.scale(t)), want);
+                    }
+                    Some(Reducer::Max) => {
+                        narrow(x, Interval::at_most(z.hi), want);
+                        narrow(init, Interval::at_most(z.hi), want);
+                    }
+                    Some(Reducer::Min) => {
+                        narrow(x, Interval::at_least(z.lo), want);
+                        narrow(init, Interval::at_least(z.lo), want);
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Inner step: changes parameter intervals so that node `n` lies in `req`
+    /// for every point of the box. Returns false when it cannot.
+    pub fn ensure(&mut self, n: NodeId, req: Interval, depth: usize) -> bool {
+        let cur = self.fwd[n];
+        if req.contains_interval(cur) {
+            return true;
+        }
+        let node = &self.g.nodes[n];
+        if depth > 48 || !self.adjustable[n] || req.intersect(cur).is_empty() || wraps(node) {
+            return false;
+        }
+        let req = req.intersect(cur);
+        let x = node.operands.first().copied();
+        let y = node.operands.get(1).copied();
+        match (node.opcode, x, y) {
+            (Opcode::Parameter, _, _) => {
+                let Some(k) = node.param else { return false };
+                let dtype = node.dtype.unwrap_or(ElementType::F64);
+                let new = self.params[k].intersect(req).round_inward(dtype);
+                if new.is_empty() {
+                    return false;
+                }
+                self.params[k] = new;
+                true
+            }
+            (
+                Opcode::Broadcast
+                | Opcode::Reshape
+                | Opcode::Copy
+                | Opcode::Transpose
+                | Opcode::Slice
+                | Opcode::Reverse
+                | Opcode::Convert
+                | Opcode::ReducePrecision,
+                Some(x),
+                _,
+            ) => self.ensure(x, req, depth + 1),
+            (Opcode::Negate, Some(x), _) => self.ensure(x, req.negated(), depth + 1),
+            (Opcode::Add, Some(x), Some(y)) => self.ensure_sum(x, 1.0, y, 1.0, req, depth),
+            (Opcode::Subtract, Some(x), Some(y)) => self.ensure_sum(x, 1.0, y, -1.0, req, depth),
+            (Opcode::Multiply, Some(x), Some(y)) if x != y => self.ensure_product(x, y, req, depth),
+            (Opcode::Dot, Some(x), Some(y)) if x != y => {
+                let t = self.dot_terms(node);
+                self.ensure_product(x, y, Interval::new(req.lo / t, req.hi / t), depth)
+            }
+            (Opcode::Exponential, Some(x), _) => {
+                self.ensure(x, inverse(req, Interval::at_least(0.0), f64::ln), depth + 1)
+            }
+            (Opcode::ExponentialMinusOne, Some(x), _) => self.ensure(
+                x,
+                inverse(req, Interval::at_least(-1.0), f64::ln_1p),
+                depth + 1,
+            ),
+            (Opcode::Log, Some(x), _) => {
+                self.ensure(x, inverse(req, Interval::ALL, f64::exp), depth + 1)
+            }
+            (Opcode::LogPlusOne, Some(x), _) => {
+                self.ensure(x, inverse(req, Interval::ALL, f64::exp_m1), depth + 1)
+            }
+            (Opcode::Sqrt, Some(x), _) => self.ensure(
+                x,
+                inverse(req, Interval::at_least(0.0), |v| v * v),
+                depth + 1,
+            ),
+            (Opcode::Select, _, Some(a)) => {
+                let Some(&b) = node.operands.get(2) else {
+                    return false;
+                };
+                self.ensure(a, req, depth + 1) && self.ensure(b, req, depth + 1)
+            }
+            (Opcode::Maximum, Some(x), Some(y)) => {
+                let lower_ok = if self.fwd[x].lo.max(self.fwd[y].lo) >= req.lo {
+                    true
+                } else {
+                    let pick = if self.fwd[x].hi >= self.fwd[y].hi {
+                        x
+                    } else {
+                        y
+                    };
+                    self.ensure(pick, Interval::at_least(req.lo), depth + 1)
+                };
+                lower_ok
+                    && self.ensure(x, Interval::at_most(req.hi), depth + 1)
+                    && self.ensure(y, Interval::at_most(req.hi), depth + 1)
+            }
+            (Opcode::Minimum, Some(x), Some(y)) => {
+                let upper_ok = if self.fwd[x].hi.min(self.fwd[y].hi) <= req.hi {
+                    true
+                } else {
+                    let pick = if self.fwd[x].lo <= self.fwd[y].lo {
+                        x
+                    } else {
+                        y
+                    };
+                    self.ensure(pick, Interval::at_most(req.hi), depth + 1)
+                };
+                upper_ok
+                    && self.ensure(x, Interval::at_least(req.lo), depth + 1)
+                    && self.ensure(y, Interval::at_least(req.lo), depth + 1)
+            }
+            (Opcode::Reduce, Some(x), Some(init)) => {
+                let t = node.terms as f64;
+                let ii = self.fwd[init];
+                match node.reducer {
+                    Some(Reducer::Add) if t >= 1.0 => {
+                        let want = Interval::new((req.lo - ii.lo) / t, (req.hi - ii.hi) / t);
+                        self.ensure(x, want, depth + 1)
+                    }
+                    Some(Reducer::Max) if ii.hi <= req.hi => self.ensure(x, req, depth + 1),
+                    Some(Reducer::Min) if ii.lo >= req.lo => self.ensure(x, req, depth + 1),
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// `sx * x + sy * y` in `req` (`sx`, `sy` are +1 or -1): shifts the
+    /// operands' bounds in proportion to their widths.
+    fn ensure_sum(
+        &mut self,
+        x: NodeId,
+        sx: f64,
+        y: NodeId,
+        sy: f64,
+        req: Interval,
+        depth: usize,
+    ) -> bool {
+        // a and b are the intervals of the signed terms
+        let a = if sx > 0.0 {
+            self.fwd[x]
+        } else {
+            self.fwd[x].negated()
+        };
+        let b = if sy > 0.0 {
+            self.fwd[y]
+        } else {
+            self.fwd[y].negated()
+        };
+        let wa = if self.adjustable[x] { a.width() } else { 0.0 };
+        let wb = if self.adjustable[y] { b.width() } else { 0.0 };
+        let total = wa + wb;
+        if !(total.is_finite() && total > 0.0) {
+            return false;
+        }
+        let (mut a2, mut b2) = (a, b);
+        let deficit = req.lo - (a.lo + b.lo);
+        if deficit > 0.0 {
+            a2.lo = a.lo + deficit * wa / total;
+            b2.lo = req.lo - a2.lo;
+        }
+        let excess = (a.hi + b.hi) - req.hi;
+        if excess > 0.0 {
+            a2.hi = a.hi - excess * wa / total;
+            b2.hi = req.hi - a2.hi;
+        }
+        let back = |i: Interval, s: f64| if s > 0.0 { i } else { i.negated() };
+        self.ensure(x, back(a2, sx), depth + 1) && self.ensure(y, back(b2, sy), depth + 1)
+    }
+
+    /// `x * y` in `req`.
+    fn ensure_product(&mut self, x: NodeId, y: NodeId, req: Interval, depth: usize) -> bool {
+        let (a, b) = (self.fwd[x], self.fwd[y]);
+        let (mut a2, mut b2) = (a, b);
+        // upper and lower magnitude limits: |x*y| <= m
+        let m = req.hi.min(-req.lo);
+        if m >= 0.0 {
+            let (ma, mb) = (a.abs().hi, b.abs().hi);
+            if ma * mb > m {
+                let (fa, fb) = match (self.adjustable[x], self.adjustable[y]) {
+                    (true, true) => {
+                        let f = (m / (ma * mb)).sqrt();
+                        (f, f)
+                    }
+                    (true, false) => (m / (ma * mb), 1.0),
+                    (false, true) => (1.0, m / (ma * mb)),
+                    (false, false) => return false,
+                };
+                a2 = a2.intersect(Interval::new(-ma * fa, ma * fa));
+                b2 = b2.intersect(Interval::new(-mb * fb, mb * fb));
+            }
+        }
+        if req.lo >= 0.0 && a2.times(b2).lo < req.lo {
+            // a positive (or zero) product: both of one sign, and |x||y| >= lo
+            let t = req.lo;
+            let positive = a2.hi > 0.0 && b2.hi > 0.0;
+            let (pa, pb) = if positive {
+                (
+                    a2.intersect(Interval::at_least(0.0)),
+                    b2.intersect(Interval::at_least(0.0)),
+                )
+            } else if a2.lo < 0.0 && b2.lo < 0.0 {
+                (
+                    a2.intersect(Interval::at_most(0.0)).negated(),
+                    b2.intersect(Interval::at_most(0.0)).negated(),
+                )
+            } else {
+                return false;
+            };
+            let (la, lb) = if t == 0.0 {
+                (pa.lo, pb.lo)
+            } else {
+                // alpha in [max(pa.lo, t / pb.hi), pa.hi]: the geometric middle
+                let lo = pa.lo.max(t / pb.hi).max(f64::MIN_POSITIVE);
+                if lo > pa.hi {
+                    return false;
+                }
+                let alpha = if self.adjustable[x] {
+                    (lo * pa.hi).sqrt()
+                } else {
+                    pa.lo
+                };
+                (alpha, t / alpha)
+            };
+            let na = Interval::new(la, pa.hi);
+            let nb = Interval::new(lb.max(pb.lo), pb.hi);
+            if positive {
+                a2 = na;
+                b2 = nb;
+            } else {
+                a2 = na.negated();
+                b2 = nb.negated();
+            }
+        } else if req.lo < 0.0 && -req.lo > m.max(0.0) {
+            // nothing more: the magnitude bound covers it
+        }
+        if req.hi <= 0.0 && a2.times(b2).hi > req.hi {
+            return false;
+        }
+        self.ensure(x, a2, depth + 1) && self.ensure(y, b2, depth + 1)
+    }
+}
+
+/// Integer ops whose values intervals do not follow: bitwise ops, shifts,
+/// division, and reductions (which may wrap anywhere along the way). The
+/// linear ops (add, subtract, multiply, negate, abs) are followed as long as
+/// their exact result fits the type; where it may not, they wrap, and the node
+/// takes the whole range of its type.
+fn wraps(n: &Node) -> bool {
+    let int = n.dtype.is_some_and(|t| t.is_integer());
+    int && (matches!(
+        n.opcode,
+        Opcode::Reduce | Opcode::Dot | Opcode::ReduceWindow
+    ) || (n.opcode.is_elementwise()
+        && !matches!(
+            n.opcode,
+            Opcode::Select
+                | Opcode::Clamp
+                | Opcode::Convert
+                | Opcode::Maximum
+                | Opcode::Minimum
+                | Opcode::Compare
+                | Opcode::Add
+                | Opcode::Subtract
+                | Opcode::Multiply
+                | Opcode::Negate
+                | Opcode::Abs
+        )))
+}
+
+/// The preimage of `z` under a nondecreasing function whose inverse is `inv`
+/// and whose range is `range`.
+fn inverse(z: Interval, range: Interval, inv: impl Fn(f64) -> f64) -> Interval {
+    let z = z.intersect(range);
+    if z.is_empty() {
+        return Interval::EMPTY;
+    }
+    let lo = if z.lo <= range.lo {
+        f64::NEG_INFINITY
+    } else {
+        inv(z.lo)
+    };
+    let hi = if z.hi >= range.hi {
+        f64::INFINITY
+    } else {
+        inv(z.hi)
+    };
+    Interval::new(
+        if lo.is_nan() { f64::NEG_INFINITY } else { lo },
+        if hi.is_nan() { f64::INFINITY } else { hi },
+    )
+}
+
+fn constant_hull(c: Option<&ConstantData>) -> Interval {
+    fn walk(c: &ConstantData, acc: Interval) -> Interval {
+        match c {
+            ConstantData::Pred(v) => v
+                .iter()
+                .fold(acc, |a, &b| a.hull(Interval::point(b as u8 as f64))),
+            ConstantData::Int(v) => v
+                .iter()
+                .fold(acc, |a, &x| a.hull(Interval::point(x as f64))),
+            ConstantData::Float(v) => v.iter().fold(acc, |a, &x| {
+                if x.is_nan() {
+                    Interval::ALL
+                } else {
+                    a.hull(Interval::point(x))
+                }
+            }),
+            ConstantData::Complex(_) => Interval::ALL,
+            ConstantData::Tuple(t) => t.iter().fold(acc, |a, c| walk(c, a)),
+        }
+    }
+    match c {
+        Some(c) => walk(c, Interval::EMPTY),
+        None => Interval::ALL,
+    }
+}

@@ -1,0 +1,153 @@
+//! Exhaustive sweeps: every bit pattern of f16, bf16, f8e4m3fn and f8e5m2
+//! through every unary float op, interpreter against the exact reference.
+//! The interpreter must stay within its declared budgets (its `Numerics`,
+//! with an exact `ErrorSpec`: no tolerance beyond what it declares).
+//!
+//! `cargo test -p xla-props --release --test numerics_sweep -- --ignored --nocapture`
+//! prints the maximum ULP error per op and dtype (docs/numerics.md).
+
+use xla_props::backend::{Backend, Interpreter};
+use xla_props::check::{compare, ulp_stats, CompareContext, ErrorSpec, UlpStats, Verdict};
+use xla_props::hlo::{
+    CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
+};
+use xla_props::inputs::exhaustive_bits;
+use xla_props::literal::Literal;
+
+/// Unary ops whose operand and result are the same float type.
+const UNARY_FLOAT_OPS: &[Opcode] = &[
+    Opcode::Abs,
+    Opcode::Negate,
+    Opcode::Sign,
+    Opcode::Ceil,
+    Opcode::Floor,
+    Opcode::RoundNearestAfz,
+    Opcode::RoundNearestEven,
+    Opcode::Exponential,
+    Opcode::ExponentialMinusOne,
+    Opcode::Log,
+    Opcode::LogPlusOne,
+    Opcode::Logistic,
+    Opcode::Sine,
+    Opcode::Cosine,
+    Opcode::Tan,
+    Opcode::Tanh,
+    Opcode::Sqrt,
+    Opcode::Rsqrt,
+    Opcode::Cbrt,
+    Opcode::Erf,
+];
+
+const SWEPT: &[ElementType] = &[
+    ElementType::F16,
+    ElementType::Bf16,
+    ElementType::F8E4M3Fn,
+    ElementType::F8E5M2,
+];
+
+fn unary_module(op: Opcode, dtype: ElementType, n: i64) -> Module {
+    let s = Shape::array(dtype, vec![n]);
+    let mut p = Instruction::new("x", Opcode::Parameter, s.clone(), vec![]);
+    p.attrs.parameter_number = Some(0);
+    let r = Instruction::new("r", op, s, vec![InstrId(0)]);
+    Module {
+        name: format!("{op}_{dtype}"),
+        attrs: vec![],
+        computations: vec![Computation {
+            name: "main".into(),
+            instructions: vec![p, r],
+            root: InstrId(1),
+            other: vec![],
+        }],
+        entry: CompId(0),
+    }
+}
+
+struct Sweep {
+    verdict: Verdict,
+    stats: UlpStats,
+}
+
+fn sweep(op: Opcode, dtype: ElementType) -> Sweep {
+    let all: Literal = exhaustive_bits(dtype).expect("narrow float type");
+    let m = unary_module(op, dtype, all.element_count() as i64);
+    let args = [all];
+    let expected = xla_props::reference::evaluate(&m, &args).expect("reference runs");
+    let backend = Interpreter::default();
+    let actual = backend
+        .compile(&m)
+        .and_then(|e| e.execute(&args))
+        .expect("interpreter runs");
+    let ctx = CompareContext::new()
+        .with_inputs(&args, true)
+        .with_approximate_ops([op]);
+    let verdict = compare(
+        &expected,
+        &actual,
+        &ErrorSpec::exact(),
+        &backend.numerics(),
+        &ctx,
+    );
+    let stats = ulp_stats(&expected[0], &actual[0]).expect("same shapes");
+    Sweep { verdict, stats }
+}
+
+#[test]
+fn interpreter_within_declared_budgets_f16_bf16() {
+    for &dtype in &SWEPT[..2] {
+        for &op in UNARY_FLOAT_OPS {
+            let s = sweep(op, dtype);
+            assert!(
+                matches!(s.verdict, Verdict::Agree(_)),
+                "{op} {dtype}: {}",
+                s.verdict
+            );
+        }
+    }
+}
+
+#[test]
+fn interpreter_within_declared_budgets_f8() {
+    for &dtype in &SWEPT[2..] {
+        for &op in UNARY_FLOAT_OPS {
+            let s = sweep(op, dtype);
+            assert!(
+                matches!(s.verdict, Verdict::Agree(_)),
+                "{op} {dtype}: {}",
+                s.verdict
+            );
+        }
+    }
+}
+
+/// Prints the table of docs/numerics.md.
+#[test]
+#[ignore = "prints a measurement table; run with --ignored --nocapture"]
+fn measure_max_ulp() {
+    println!(
+        "| op | {} |",
+        SWEPT
+            .iter()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    println!("| --- |{}", " --- |".repeat(SWEPT.len()));
+    for &op in UNARY_FLOAT_OPS {
+        let cells: Vec<String> = SWEPT
+            .iter()
+            .map(|&t| {
+                let s = sweep(op, t).stats;
+                if s.class_mismatches > 0 {
+                    format!(
+                        "{} ({} differ, {} class)",
+                        s.max_ulp, s.differing, s.class_mismatches
+                    )
+                } else {
+                    format!("{} ({} differ)", s.max_ulp, s.differing)
+                }
+            })
+            .collect();
+        println!("| {op} | {} |", cells.join(" | "));
+    }
+}
