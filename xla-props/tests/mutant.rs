@@ -173,3 +173,28 @@ fn ftz_flushes_subnormals_at_the_boundary() {
     let plain = run(&Interpreter::default(), neg, &[x]);
     assert_ne!(plain[0].get_f64(0), 0.0);
 }
+
+#[test]
+fn compare_flags_a_mutant_and_passes_its_base() {
+    let dir = tempfile::tempdir().unwrap();
+    let hlo = dir.path().join("sat.hlo");
+    std::fs::write(
+        &hlo,
+        "HloModule m\nENTRY main {\n  x = s8[64] parameter(0)\n  y = s8[64] parameter(1)\n  ROOT r = s8[64] add(x, y)\n}\n",
+    )
+    .unwrap();
+    let code = |backend: &str| {
+        Command::new(env!("CARGO_BIN_EXE_xla-props"))
+            .arg("compare")
+            .arg(&hlo)
+            .args(["--backend", backend])
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(code("interpreter"), Some(0));
+    assert_eq!(code("mutant:int-add-saturates"), Some(1));
+    assert_eq!(code("mutant:int-add-saturates@interpreter"), Some(1));
+    assert_eq!(code("mutant:int-add-saturated"), Some(2));
+}
