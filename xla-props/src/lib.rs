@@ -13,12 +13,15 @@ pub mod backend;
 pub mod check;
 pub mod cli;
 pub mod detection;
+pub mod filetest;
 pub mod hlo;
 pub mod inputs;
+pub mod isolate;
 pub mod literal;
 pub mod property;
 mod props;
 pub mod reference;
+pub mod report;
 pub mod runner;
 
 pub use runner::Harness;

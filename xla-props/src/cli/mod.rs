@@ -6,10 +6,12 @@
 mod backends;
 mod compare;
 mod eval;
+mod isolate;
 
 pub use backends::backends_listing;
 pub use compare::CompareArgs;
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
+pub use isolate::IsolateArgs;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -52,6 +54,10 @@ enum Command {
     Eval(EvalArgs),
     /// List the backends this build knows and whether each is available.
     Backends,
+    /// Render a run's `--json` results as one self-contained HTML page.
+    Report(ReportArgs),
+    /// From a disagreeing module down to the culprit fusion and instruction; writes a reproducer and a report.
+    Isolate(IsolateArgs),
 }
 
 /// Arguments of `xla-props parse`.
@@ -59,6 +65,22 @@ enum Command {
 pub struct ParseArgs {
     /// The HLO text file.
     pub file: std::path::PathBuf,
+}
+
+/// Arguments of `xla-props report`.
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// The runner's `--json` output.
+    pub results: std::path::PathBuf,
+    /// Where to write the HTML page.
+    #[arg(short = 'o', long = "out", default_value = "report.html")]
+    pub out: std::path::PathBuf,
+    /// An earlier run's results: marks new failures, fixed cases and changed ULP maxima.
+    #[arg(long)]
+    pub compare: Option<std::path::PathBuf>,
+    /// An isolation report (`report.json` of `xla-props isolate`) to include; repeatable.
+    #[arg(long = "isolation")]
+    pub isolations: Vec<std::path::PathBuf>,
 }
 
 /// Runs the command line and returns the process exit code.
@@ -69,6 +91,15 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::run(&args),
         Command::Eval(args) => eval::run_eval(&args),
         Command::Backends => backends::run_backends(),
+        Command::Report(args) => crate::report::write_report(
+            &args.results,
+            &args.out,
+            args.compare.as_deref(),
+            &args.isolations,
+        )
+        .map(|()| 0)
+        .map_err(|e| CliError::input(e.0)),
+        Command::Isolate(args) => isolate::run_isolate(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

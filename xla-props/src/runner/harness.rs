@@ -73,7 +73,16 @@ struct RunState {
 
 impl Harness {
     /// A harness reading the process's command line and environment.
+    ///
+    /// A harness binary also serves the XLA backend's crash-isolated worker
+    /// processes: started as `BINARY __xla-worker ...` it runs the worker loop
+    /// and exits, so no separately built `xla-props` binary is needed.
     pub fn from_args() -> Harness {
+        let rest: Vec<String> = std::env::args().skip(1).collect();
+        if let Some(code) = crate::backend::xla::worker::main_if_worker(&rest) {
+            std::process::exit(code);
+        }
+        crate::backend::xla::current_exe_serves_worker();
         Harness::from_iter(std::env::args(), |k| std::env::var(k).ok())
     }
 
@@ -106,13 +115,37 @@ impl Harness {
 
     /// Adds every backend of the built-in registry that is available here and
     /// not added yet (by name).
+    ///
+    /// XLA backends (`xla-*`) compile every case (about 0.1 s each), so the
+    /// whole default suite on them takes hours: they are added only when
+    /// `--backend` or `XLA_PROPS_BACKENDS` names them.
     pub fn available_backends(mut self) -> Harness {
         for b in registry_backends() {
+            if b.name().starts_with("xla-") && !self.names_backend(b.name()) {
+                continue;
+            }
             if !self.backends.iter().any(|x| x.name() == b.name()) {
                 self.backends.push(Arc::from(b));
             }
         }
         self
+    }
+
+    /// True when `--backend` or `XLA_PROPS_BACKENDS` names `backend`.
+    fn names_backend(&self, backend: &str) -> bool {
+        let mut lists: Vec<String> = (self.env)("XLA_PROPS_BACKENDS").into_iter().collect();
+        let mut args = self.args.iter();
+        while let Some(a) = args.next() {
+            if a == "--backend" {
+                lists.extend(args.next().cloned());
+            } else if let Some(v) = a.strip_prefix("--backend=") {
+                lists.push(v.to_string());
+            }
+        }
+        lists
+            .iter()
+            .flat_map(|l| l.split(','))
+            .any(|n| n.trim() == backend)
     }
 
     /// Sets the reference (the oracle); the default is [`ReferenceBackend`], the exact evaluator.

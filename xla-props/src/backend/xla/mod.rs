@@ -17,3 +17,4 @@ pub mod worker;
 
 pub use backend::{to_backend_error, CacheStats, XlaBackend, XlaExecutable, XlaPlugin};
 pub use error::XlaError;
+pub use process::current_exe_serves_worker;

@@ -196,9 +196,20 @@ fn describe_status(s: std::process::ExitStatus) -> String {
     }
 }
 
+static CURRENT_EXE_SERVES_WORKER: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Declares that the running executable answers `__xla-worker` itself (the
+/// test harness does), so workers are started from it rather than from a
+/// separately built `xla-props` binary that may be missing or stale.
+pub fn current_exe_serves_worker() {
+    CURRENT_EXE_SERVES_WORKER.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Finds the binary that serves `__xla-worker`: `XLA_PROPS_WORKER`, the
-/// running executable when it is `xla-props`, or an `xla-props` beside the
-/// running executable or one directory up (cargo's `target/<profile>/deps`).
+/// running executable when it is `xla-props` or declared itself a worker host
+/// ([`current_exe_serves_worker`]), or an `xla-props` beside the running
+/// executable or one directory up (cargo's `target/<profile>/deps`).
 pub fn find_worker_program() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("XLA_PROPS_WORKER") {
         let p = PathBuf::from(p);
@@ -210,7 +221,9 @@ pub fn find_worker_program() -> Result<PathBuf, String> {
     }
     let exe = std::env::current_exe()
         .map_err(|e| format!("cannot locate the running executable: {e}"))?;
-    if exe.file_stem().and_then(|s| s.to_str()) == Some("xla-props") {
+    if exe.file_stem().and_then(|s| s.to_str()) == Some("xla-props")
+        || CURRENT_EXE_SERVES_WORKER.load(std::sync::atomic::Ordering::Relaxed)
+    {
         return Ok(exe);
     }
     let mut dir = exe.parent();

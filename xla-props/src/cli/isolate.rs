@@ -1,0 +1,109 @@
+//! `xla-props isolate FILE --backend B [--reference R] [--seed S] --out DIR [--quiet]`
+
+use std::path::PathBuf;
+
+use super::CliError;
+use crate::backend::{Backend, BackendError};
+use crate::isolate::{isolate, write_results, IsolateError, Isolation, Options, Oracle};
+
+/// Arguments of `xla-props isolate`.
+#[derive(clap::Args, Debug)]
+pub struct IsolateArgs {
+    /// The HLO text file of a module on which the backend disagrees.
+    pub file: PathBuf,
+    /// The backend under test (see `xla-props backends`).
+    #[arg(long)]
+    pub backend: String,
+    /// What to compare against: `reference` (the exact evaluator) or a backend.
+    #[arg(long, default_value = "reference")]
+    pub reference: String,
+    /// Seed of the generated legal inputs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Where to write reproducer.hlotest, report.md and report.json.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// A backend by name: the registry's, and with the `testing` feature also
+/// the `buggy:BUG@COMPUTATION` wrappers.
+fn backend_by_name(name: &str) -> Result<Box<dyn Backend>, BackendError> {
+    #[cfg(feature = "testing")]
+    {
+        crate::isolate::testing::create(name)
+    }
+    #[cfg(not(feature = "testing"))]
+    {
+        crate::backend::create(name)
+    }
+}
+
+pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
+    let file = args.file.display().to_string();
+    let module =
+        crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
+    let backend = backend_by_name(&args.backend).map_err(|e| CliError::input(e.to_string()))?;
+    let oracle = if args.reference == "reference" {
+        Oracle::Exact
+    } else {
+        Oracle::Backend(
+            backend_by_name(&args.reference).map_err(|e| CliError::input(e.to_string()))?,
+        )
+    };
+    let options = Options {
+        seed: args.seed,
+        progress: !args.quiet,
+        ..Options::default()
+    };
+    let outcome = isolate(&module, backend.as_ref(), &oracle, &options).map_err(|e| match e {
+        IsolateError::Unsupported(why) => CliError::input(format!("{file}: {why}")),
+        other => CliError::input(format!("{file}: {other}")),
+    })?;
+    match outcome {
+        Isolation::Agree { verdict, .. } => {
+            println!(
+                "{file}: `{}` agrees with `{}`: {verdict}; nothing to isolate",
+                args.backend,
+                oracle.name()
+            );
+            Ok(0)
+        }
+        Isolation::Isolated(mut iso) => {
+            let path = write_results(&mut iso, &args.out, &[]).map_err(|e| {
+                CliError::input(format!("cannot write to {}: {e}", args.out.display()))
+            })?;
+            let r = &iso.report;
+            // the first line of the verdict; report.md has all of it
+            let summary = r.verdict.lines().next().unwrap_or_default();
+            println!(
+                "{file}: `{}` disagrees with `{}`: {summary}",
+                r.backend, r.reference
+            );
+            match &r.culprit.fusion {
+                Some(f) => println!(
+                    "culprit: fusion `{f}` (computation `{}`), first diverging instruction `{}` ({})",
+                    r.culprit.computation, r.culprit.instruction, r.culprit.opcode
+                ),
+                None => println!(
+                    "culprit: instruction `{}` ({}) in computation `{}`",
+                    r.culprit.instruction, r.culprit.opcode, r.culprit.computation
+                ),
+            }
+            println!(
+                "local: {}; vanishes when the fusion is split: {}",
+                r.local, r.vanishes_when_split
+            );
+            println!(
+                "reproducer: {} ({} instructions); {} backend runs in {:.2} s",
+                path.display(),
+                r.reproducer_instructions,
+                r.backend_runs,
+                r.seconds
+            );
+            Ok(1)
+        }
+    }
+}

@@ -1,0 +1,350 @@
+//! The `.hlotest` format: directives in `//` comments (which HLO text
+//! ignores), then the module.
+//!
+//! - `// run: backends=A,B tolerance=default|exact inputs=seed:N|inline|npy:F1,F2`
+//! - `// expect: agree` or `// expect: mismatch KIND` (KIND: `values`,
+//!   `non-finite`, `shape`, `backend-failed`, ...), or `// expect: skip`
+//! - `// expect@BACKEND: ...` overrides the expectation for one backend
+//! - `// arg: f32[2,2] 1 2 3 4.5` one inline argument per line, in parameter order
+
+use std::path::{Path, PathBuf};
+
+use crate::hlo::{parse_module, verify, ArrayShape, ElementType, Module};
+use crate::isolate::MismatchKind;
+use crate::literal::Literal;
+
+/// Why a `.hlotest` file is malformed.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct TestFileError {
+    /// The file (or `<text>`).
+    pub file: String,
+    /// The line, 1-based (0 when the whole file is concerned).
+    pub line: usize,
+    /// What is wrong, lowercase.
+    pub message: String,
+}
+
+/// Where a test's arguments come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inputs {
+    /// Legal inputs generated with this seed.
+    Seed(u64),
+    /// The `// arg:` lines.
+    Inline,
+    /// `.npy` (or raw) files, relative to the test file.
+    Files(Vec<PathBuf>),
+}
+
+/// How results are judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tolerance {
+    /// The comparator with the default spec of the module (what isolation uses).
+    Default,
+    /// Bit-exact (NaN by class).
+    Exact,
+}
+
+/// The expected outcome on one backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expectation {
+    /// The backend agrees with the reference.
+    Agree,
+    /// A disagreement of this kind.
+    Mismatch(MismatchKind),
+    /// The case is skipped (an unsupported op on that backend).
+    Skip,
+}
+
+impl std::fmt::Display for Expectation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Expectation::Agree => f.write_str("agree"),
+            Expectation::Mismatch(k) => write!(f, "mismatch {k}"),
+            Expectation::Skip => f.write_str("skip"),
+        }
+    }
+}
+
+impl std::str::FromStr for Expectation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        match s {
+            "agree" => return Ok(Expectation::Agree),
+            "skip" => return Ok(Expectation::Skip),
+            _ => {}
+        }
+        match s.strip_prefix("mismatch") {
+            Some(rest) => {
+                let kind = rest.trim();
+                if kind.is_empty() {
+                    Ok(Expectation::Mismatch(MismatchKind::Values))
+                } else {
+                    kind.parse().map(Expectation::Mismatch)
+                }
+            }
+            None => Err(format!(
+                "unknown expectation `{s}` (expected `agree`, `mismatch KIND` or `skip`)"
+            )),
+        }
+    }
+}
+
+/// A parsed `.hlotest` file.
+///
+/// ```
+/// use xla_props::filetest::{Expectation, HloTest, Inputs};
+/// let text = "// run: backends=interpreter inputs=inline\n\
+///             // expect: agree\n\
+///             // arg: f32[2] 1.5 -2\n\
+///             HloModule m\n\
+///             ENTRY main { p = f32[2] parameter(0) ROOT n = f32[2] negate(p) }\n";
+/// let t = HloTest::parse(text, None).unwrap();
+/// assert_eq!(t.backends, vec!["interpreter".to_string()]);
+/// assert_eq!(t.inputs, Inputs::Inline);
+/// assert_eq!(t.expectation("interpreter"), Expectation::Agree);
+/// assert_eq!(t.args[0].to_f64_vec(), vec![1.5, -2.0]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct HloTest {
+    /// The file, when read from one.
+    pub path: Option<PathBuf>,
+    /// The backends it runs on.
+    pub backends: Vec<String>,
+    /// How results are judged.
+    pub tolerance: Tolerance,
+    /// Where the arguments come from.
+    pub inputs: Inputs,
+    /// The expectation for every backend without its own.
+    pub expect: Expectation,
+    /// Per-backend expectations.
+    pub expect_for: Vec<(String, Expectation)>,
+    /// Inline arguments (`// arg:` lines).
+    pub args: Vec<Literal>,
+    /// The module.
+    pub module: Module,
+    /// The file's text.
+    pub text: String,
+}
+
+impl HloTest {
+    /// Reads and parses a `.hlotest` file.
+    pub fn load(path: &Path) -> Result<HloTest, TestFileError> {
+        let text = std::fs::read_to_string(path).map_err(|e| TestFileError {
+            file: path.display().to_string(),
+            line: 0,
+            message: format!("cannot read: {e}"),
+        })?;
+        HloTest::parse(&text, Some(path))
+    }
+
+    /// Parses the text of a `.hlotest` file.
+    pub fn parse(text: &str, path: Option<&Path>) -> Result<HloTest, TestFileError> {
+        let file = path.map_or("<text>".to_string(), |p| p.display().to_string());
+        let err = |line: usize, message: String| TestFileError {
+            file: file.clone(),
+            line,
+            message,
+        };
+        let mut backends = None;
+        let mut tolerance = Tolerance::Default;
+        let mut inputs = Inputs::Seed(0);
+        let mut expect = None;
+        let mut expect_for = Vec::new();
+        let mut args = Vec::new();
+        for (k, raw) in text.lines().enumerate() {
+            let line = k + 1;
+            let Some(body) = raw.trim_start().strip_prefix("//") else {
+                continue;
+            };
+            let body = body.trim();
+            if let Some(rest) = body.strip_prefix("run:") {
+                for word in rest.split_whitespace() {
+                    let (key, value) = word
+                        .split_once('=')
+                        .ok_or_else(|| err(line, format!("expected key=value, found `{word}`")))?;
+                    match key {
+                        "backends" => {
+                            backends = Some(
+                                value
+                                    .split(',')
+                                    .filter(|s| !s.is_empty())
+                                    .map(str::to_string)
+                                    .collect::<Vec<_>>(),
+                            )
+                        }
+                        "tolerance" => {
+                            tolerance = match value {
+                                "default" => Tolerance::Default,
+                                "exact" => Tolerance::Exact,
+                                _ => {
+                                    return Err(err(
+                                        line,
+                                        format!("unknown tolerance `{value}` (default, exact)"),
+                                    ))
+                                }
+                            }
+                        }
+                        "inputs" => inputs = parse_inputs(value).map_err(|m| err(line, m))?,
+                        _ => return Err(err(line, format!("unknown run option `{key}`"))),
+                    }
+                }
+            } else if let Some(rest) = body.strip_prefix("expect:") {
+                expect = Some(rest.parse().map_err(|m| err(line, m))?);
+            } else if let Some(rest) = body.strip_prefix("expect@") {
+                // backend names may contain ':' (`buggy:BUG@COMP`); expectations do not
+                let (backend, e) = rest
+                    .rsplit_once(':')
+                    .ok_or_else(|| err(line, "expected `expect@BACKEND: ...`".into()))?;
+                expect_for.push((
+                    backend.trim().to_string(),
+                    e.parse().map_err(|m| err(line, m))?,
+                ));
+            } else if let Some(rest) = body.strip_prefix("arg:") {
+                args.push(parse_arg(rest).map_err(|m| err(line, m))?);
+            }
+        }
+        let backends = backends.ok_or_else(|| err(0, "missing `// run: backends=...`".into()))?;
+        if backends.is_empty() {
+            return Err(err(0, "`backends=` names no backend".into()));
+        }
+        let expect = expect.ok_or_else(|| err(0, "missing `// expect: ...`".into()))?;
+        let mut module = parse_module(text).map_err(|e| err(0, e.to_string()))?;
+        crate::hlo::uniquify_names(&mut module);
+        verify(&module).map_err(|e| err(0, e.to_string()))?;
+        if inputs == Inputs::Inline {
+            let want = module.parameter_shapes().len();
+            if args.len() != want {
+                return Err(err(
+                    0,
+                    format!(
+                        "the module takes {want} arguments but {} `// arg:` lines are given",
+                        args.len()
+                    ),
+                ));
+            }
+        }
+        Ok(HloTest {
+            path: path.map(Path::to_path_buf),
+            backends,
+            tolerance,
+            inputs,
+            expect,
+            expect_for,
+            args,
+            module,
+            text: text.to_string(),
+        })
+    }
+
+    /// The expectation for `backend`.
+    pub fn expectation(&self, backend: &str) -> Expectation {
+        self.expect_for
+            .iter()
+            .find(|(b, _)| b == backend)
+            .map_or(self.expect, |(_, e)| *e)
+    }
+
+    /// The arguments, per the `inputs=` option.
+    pub fn arguments(&self) -> Result<Vec<Literal>, String> {
+        match &self.inputs {
+            Inputs::Inline => Ok(self.args.clone()),
+            Inputs::Seed(seed) => crate::inputs::generate_inputs(
+                &self.module,
+                crate::inputs::Distribution::Uniform,
+                *seed,
+            )
+            .map(|g| g.args)
+            .map_err(|e| e.to_string()),
+            Inputs::Files(files) => {
+                let dir = self
+                    .path
+                    .as_deref()
+                    .and_then(Path::parent)
+                    .unwrap_or(Path::new("."));
+                let shapes = self.module.parameter_shapes();
+                if shapes.len() != files.len() {
+                    return Err(format!(
+                        "the module takes {} arguments but {} files are named",
+                        shapes.len(),
+                        files.len()
+                    ));
+                }
+                files
+                    .iter()
+                    .zip(shapes)
+                    .map(|(f, s)| {
+                        let s = s.as_array().ok_or_else(|| {
+                            format!("parameter of shape {s} cannot be read from a file")
+                        })?;
+                        let plain = ArrayShape::new(s.dtype, s.dims.clone());
+                        Literal::read_arg_file(dir.join(f), &plain).map_err(|e| e.to_string())
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
+fn parse_inputs(value: &str) -> Result<Inputs, String> {
+    if value == "inline" {
+        return Ok(Inputs::Inline);
+    }
+    if let Some(seed) = value.strip_prefix("seed:") {
+        return seed
+            .parse()
+            .map(Inputs::Seed)
+            .map_err(|_| format!("bad seed `{seed}`"));
+    }
+    if let Some(files) = value.strip_prefix("npy:") {
+        return Ok(Inputs::Files(files.split(',').map(PathBuf::from).collect()));
+    }
+    Err(format!(
+        "unknown inputs `{value}` (seed:N, inline, npy:FILES)"
+    ))
+}
+
+/// Parses `f32[2,3] v0 v1 ...` (row-major).
+fn parse_arg(text: &str) -> Result<Literal, String> {
+    let mut words = text.split_whitespace();
+    let shape_text = words.next().ok_or("an `arg:` line needs a shape")?;
+    let (dtype, dims) = shape_text
+        .strip_suffix(']')
+        .and_then(|s| s.split_once('['))
+        .ok_or_else(|| format!("bad shape `{shape_text}` (expected like f32[2,3])"))?;
+    let dtype: ElementType = dtype
+        .parse()
+        .map_err(|_| format!("unknown type `{dtype}`"))?;
+    let dims: Vec<i64> = if dims.is_empty() {
+        Vec::new()
+    } else {
+        dims.split(',')
+            .map(|d| {
+                d.trim()
+                    .parse::<i64>()
+                    .map_err(|_| format!("bad dimension `{d}`"))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let shape = ArrayShape::new(dtype, dims);
+    let values: Vec<&str> = words.collect();
+    let lit = if dtype.is_float() {
+        let v = values
+            .iter()
+            .map(|w| w.parse::<f64>().map_err(|_| format!("bad number `{w}`")))
+            .collect::<Result<Vec<_>, _>>()?;
+        Literal::from_f64s(&shape, &v)
+    } else {
+        let v = values
+            .iter()
+            .map(|w| match *w {
+                "true" => Ok(1),
+                "false" => Ok(0),
+                _ => w.parse::<i128>().map_err(|_| format!("bad integer `{w}`")),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Literal::from_i128s(&shape, &v)
+    };
+    lit.map_err(|e| e.to_string())
+}

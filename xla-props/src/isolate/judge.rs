@@ -1,0 +1,415 @@
+//! Running both sides of a comparison during isolation, and judging the
+//! results: the oracle (the exact reference evaluator or another backend),
+//! the backend under test with a run counter, the tolerance used for
+//! multi-op candidates, and the kind of a mismatch (half of the failure
+//! signature).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::backend::{Backend, BackendError, Executable};
+use crate::check::{
+    compare, context_for_module, default_error_spec_for_module, ElementFailure, ErrorSpec,
+    Numerics, Side, Verdict,
+};
+use crate::hlo::{Module, Opcode};
+use crate::literal::{Literal, Value};
+use crate::reference::{EvalError, Evaluator};
+
+/// How much legal error a multi-op candidate may accumulate, in units of its
+/// output type's epsilon (relative, and absolute against the largest finite
+/// expected magnitude). Why: both sides round every intermediate to its
+/// declared type, but reductions are reassociated (legal per `Numerics`) and
+/// approximate functions differ by a few ULP; once such a difference passes
+/// through a subtraction that cancels (layernorm's `x - mean`) it is no longer
+/// small relative to the element, only relative to the tensor. Injected
+/// miscompilations are orders of magnitude larger.
+pub const MULTI_OP_SLACK_EPS: f64 = 16.0;
+
+/// What kind of disagreement a verdict is: half of the failure signature
+/// that guards every reduction step.
+///
+/// ```
+/// use xla_props::isolate::MismatchKind;
+/// assert_eq!("values".parse::<MismatchKind>().unwrap(), MismatchKind::Values);
+/// assert_eq!(MismatchKind::NonFinite.name(), "non-finite");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MismatchKind {
+    /// Finite values out of tolerance (or a signed zero).
+    Values,
+    /// A NaN or infinity where the other side has something else.
+    NonFinite,
+    /// Outputs of a different number, type or dims.
+    Shape,
+    /// Only the backend failed.
+    BackendFailed,
+    /// Only the reference failed.
+    ReferenceFailed,
+    /// Both failed, differently.
+    BothFailedDifferently,
+}
+
+impl MismatchKind {
+    /// Every kind.
+    pub const ALL: [MismatchKind; 6] = [
+        MismatchKind::Values,
+        MismatchKind::NonFinite,
+        MismatchKind::Shape,
+        MismatchKind::BackendFailed,
+        MismatchKind::ReferenceFailed,
+        MismatchKind::BothFailedDifferently,
+    ];
+    /// The kind of a disagreeing verdict (None for agreement and skips).
+    pub fn of(verdict: &Verdict) -> Option<MismatchKind> {
+        match verdict {
+            Verdict::Mismatch(r) => {
+                let worst = r
+                    .outputs
+                    .iter()
+                    .flat_map(|o| o.worst.iter())
+                    .map(|m| m.failure)
+                    .min();
+                Some(match worst {
+                    Some(ElementFailure::NanClass | ElementFailure::Infinity) => {
+                        MismatchKind::NonFinite
+                    }
+                    _ => MismatchKind::Values,
+                })
+            }
+            Verdict::ShapeMismatch { .. } => Some(MismatchKind::Shape),
+            Verdict::OnlyOneFailed {
+                failed: Side::Backend,
+                ..
+            } => Some(MismatchKind::BackendFailed),
+            Verdict::OnlyOneFailed {
+                failed: Side::Reference,
+                ..
+            } => Some(MismatchKind::ReferenceFailed),
+            Verdict::BothFailedDifferently { .. } => Some(MismatchKind::BothFailedDifferently),
+            Verdict::Agree(_) | Verdict::BothFailedAlike { .. } | Verdict::Skipped { .. } => None,
+        }
+    }
+    /// The lowercase name used in reports and `.hlotest` expectations.
+    pub fn name(self) -> &'static str {
+        match self {
+            MismatchKind::Values => "values",
+            MismatchKind::NonFinite => "non-finite",
+            MismatchKind::Shape => "shape",
+            MismatchKind::BackendFailed => "backend-failed",
+            MismatchKind::ReferenceFailed => "reference-failed",
+            MismatchKind::BothFailedDifferently => "both-failed-differently",
+        }
+    }
+}
+
+impl std::str::FromStr for MismatchKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        MismatchKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("unknown mismatch kind `{s}`"))
+    }
+}
+
+impl std::fmt::Display for MismatchKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The side results are judged against.
+pub enum Oracle {
+    /// The exact reference evaluator.
+    Exact,
+    /// Another backend, trusted as the reference.
+    Backend(Box<dyn Backend>),
+}
+
+impl Oracle {
+    /// The oracle's name (`reference` for the exact evaluator).
+    pub fn name(&self) -> &str {
+        match self {
+            Oracle::Exact => "reference",
+            Oracle::Backend(b) => b.name(),
+        }
+    }
+
+    /// Runs `module` on `args`; Err is the failure, described.
+    pub fn run(&self, module: &Module, args: &[Literal]) -> Result<Vec<Literal>, OracleError> {
+        match self {
+            Oracle::Exact => Evaluator::new()
+                .evaluate(module, args)
+                .map_err(OracleError::from_eval),
+            Oracle::Backend(b) => b
+                .compile(module)
+                .and_then(|e| e.execute(args))
+                .map_err(OracleError::from_backend),
+        }
+    }
+
+    /// The value of every entry instruction (by index; None where unknown).
+    pub fn all_values(
+        &self,
+        module: &Module,
+        args: &[Literal],
+    ) -> Result<Vec<Option<Value>>, OracleError> {
+        match self {
+            Oracle::Exact => Evaluator::new()
+                .evaluate_all(module, args)
+                .map_err(OracleError::from_eval),
+            Oracle::Backend(b) => {
+                let entry = module.entry_computation();
+                let ids: Vec<_> = (0..entry.instructions.len())
+                    .map(|k| crate::hlo::InstrId(k as u32))
+                    .filter(|&i| !matches!(entry.instr(i).shape, crate::hlo::Shape::Token))
+                    .collect();
+                let exposed = super::extract::expose_values(module, &ids);
+                let exe = b.compile(&exposed).map_err(OracleError::from_backend)?;
+                let flat = exe.execute(args).map_err(OracleError::from_backend)?;
+                let mut values = vec![None; entry.instructions.len()];
+                let mut it = flat.into_iter();
+                for &i in &ids {
+                    values[i.index()] = Some(rebuild(&entry.instr(i).shape, &mut it));
+                }
+                Ok(values)
+            }
+        }
+    }
+
+    /// The values inside fused computation of fusion `fusion`, by instruction
+    /// name, from one run of `module` (exact oracle only).
+    pub fn fused_values(
+        &self,
+        module: &Module,
+        args: &[Literal],
+        fusion: &str,
+    ) -> Option<HashMap<String, Value>> {
+        let Oracle::Exact = self else { return None };
+        let mut out: HashMap<String, Value> = HashMap::new();
+        {
+            let mut ev = Evaluator::new().on_fusion(|fv| {
+                if fv.fusion == fusion && out.is_empty() {
+                    let comp = module.comp(fv.computation);
+                    for (k, v) in fv.values.iter().enumerate() {
+                        if let (Some(v), Some(ins)) = (v, comp.instructions.get(k)) {
+                            out.insert(ins.name.clone(), v.clone());
+                        }
+                    }
+                }
+            });
+            ev.evaluate(module, args).ok()?;
+        }
+        Some(out)
+    }
+}
+
+/// Rebuilds a value of `shape` from flattened leaves.
+pub(crate) fn rebuild(shape: &crate::hlo::Shape, it: &mut impl Iterator<Item = Literal>) -> Value {
+    match shape {
+        crate::hlo::Shape::Array(_) => it.next().map_or(Value::Token, Value::Array),
+        crate::hlo::Shape::Tuple(items) => {
+            Value::Tuple(items.iter().map(|s| rebuild(s, it)).collect())
+        }
+        crate::hlo::Shape::Token => Value::Token,
+    }
+}
+
+/// A failure of the oracle, with whether it is a skip.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OracleError {
+    /// The message.
+    pub message: String,
+    /// The oracle cannot express the module (an op or dtype it lacks).
+    pub unsupported: bool,
+}
+
+impl OracleError {
+    fn from_eval(e: EvalError) -> OracleError {
+        OracleError {
+            unsupported: matches!(e, EvalError::Unsupported { .. }),
+            message: e.to_string(),
+        }
+    }
+    fn from_backend(e: BackendError) -> OracleError {
+        OracleError {
+            unsupported: e.is_unsupported(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// The backend under test, counting its runs.
+pub struct Tested<'b> {
+    /// The backend.
+    pub backend: &'b dyn Backend,
+    runs: AtomicU64,
+}
+
+impl<'b> Tested<'b> {
+    /// Wraps `backend` with a zero run count.
+    pub fn new(backend: &'b dyn Backend) -> Self {
+        Tested {
+            backend,
+            runs: AtomicU64::new(0),
+        }
+    }
+    /// Backend runs so far (an execution or a probe each; compiles are not counted).
+    pub fn runs(&self) -> u64 {
+        self.runs.load(Ordering::Relaxed)
+    }
+    /// Counts one run.
+    pub fn count(&self) {
+        self.runs.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Compiles `module`.
+    pub fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        self.backend.compile(module)
+    }
+    /// Compiles and runs `module` once.
+    pub fn run(&self, module: &Module, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+        let exe = self.backend.compile(module)?;
+        self.count();
+        exe.execute(args)
+    }
+    /// The backend's numerics.
+    pub fn numerics(&self) -> Numerics {
+        self.backend.numerics()
+    }
+}
+
+/// Instructions that compute something (not structure), counted to decide
+/// whether a module is a multi-op candidate.
+fn computes(op: Opcode) -> bool {
+    !matches!(
+        op,
+        Opcode::Parameter
+            | Opcode::Constant
+            | Opcode::Tuple
+            | Opcode::GetTupleElement
+            | Opcode::Fusion
+            | Opcode::Call
+            | Opcode::Broadcast
+            | Opcode::Reshape
+            | Opcode::Bitcast
+            | Opcode::Copy
+            | Opcode::Transpose
+    )
+}
+
+/// The spec a candidate's output of type `dtype` is judged with: the
+/// module's default (its loosest op), widened by [`MULTI_OP_SLACK_EPS`]
+/// when the module computes with more than one instruction.
+pub fn spec_for(module: &Module, expected: &Literal) -> ErrorSpec {
+    let dtype = expected.dtype();
+    let base = default_error_spec_for_module(module, dtype);
+    let ops = module
+        .computations
+        .iter()
+        .flat_map(|c| c.instructions.iter())
+        .filter(|i| computes(i.opcode))
+        .count();
+    let Some(fmt) = dtype.float_format() else {
+        return base;
+    };
+    if ops <= 1 {
+        return base;
+    }
+    let scale = (0..expected.element_count())
+        .map(|i| expected.get_f64(i).abs())
+        .filter(|x| x.is_finite())
+        .fold(0f64, f64::max);
+    base.loosest(ErrorSpec {
+        abs: MULTI_OP_SLACK_EPS * fmt.epsilon() * scale,
+        rel: MULTI_OP_SLACK_EPS * fmt.epsilon(),
+        ulp: 0,
+        strict_signed_zeros: false,
+    })
+}
+
+/// Judges `actual` against `expected` for `module` run on `args`, with
+/// [`spec_for`] per output and the backend's numerics.
+pub fn judge_outputs(
+    module: &Module,
+    args: &[Literal],
+    expected: &[Literal],
+    actual: &[Literal],
+    numerics: &Numerics,
+) -> Verdict {
+    if expected.len() == actual.len()
+        && expected
+            .iter()
+            .zip(actual)
+            .all(|(e, a)| bit_identical(e, a))
+    {
+        // the cheap path: identical fingerprints and bits need no tolerance
+        return compare(
+            expected,
+            actual,
+            &ErrorSpec::exact(),
+            numerics,
+            &Default::default(),
+        );
+    }
+    let mut ctx = context_for_module(module, args);
+    for (k, e) in expected.iter().enumerate() {
+        ctx = ctx.with_output_spec(k, spec_for(module, e));
+    }
+    compare(expected, actual, &ErrorSpec::exact(), numerics, &ctx)
+}
+
+/// Same type, dims, fingerprint and bits.
+pub(crate) fn bit_identical(e: &Literal, a: &Literal) -> bool {
+    e.dtype() == a.dtype()
+        && e.dims() == a.dims()
+        && e.fingerprint().to_bytes() == a.fingerprint().to_bytes()
+        && e.to_bits_vec() == a.to_bits_vec()
+}
+
+/// Judges the outcome of both sides of one module.
+pub fn judge_module(
+    module: &Module,
+    args: &[Literal],
+    oracle: &Oracle,
+    tested: &Tested<'_>,
+) -> Verdict {
+    let expected = oracle.run(module, args);
+    let actual = tested.run(module, args);
+    judge_results(module, args, expected, actual, &tested.numerics())
+}
+
+/// Judges already computed results of both sides.
+pub(crate) fn judge_results(
+    module: &Module,
+    args: &[Literal],
+    expected: Result<Vec<Literal>, OracleError>,
+    actual: Result<Vec<Literal>, BackendError>,
+    numerics: &Numerics,
+) -> Verdict {
+    match (expected, actual) {
+        (Err(e), _) if e.unsupported => Verdict::Skipped {
+            reason: format!("the reference does not support this: {}", e.message),
+        },
+        (_, Err(a)) if a.is_unsupported() => Verdict::Skipped {
+            reason: format!("the backend does not support this: {a}"),
+        },
+        (Err(e), Err(a)) if e.message == a.to_string() => {
+            Verdict::BothFailedAlike { error: e.message }
+        }
+        (Err(e), Err(a)) => Verdict::BothFailedDifferently {
+            expected_error: e.message,
+            actual_error: a.to_string(),
+        },
+        (Err(e), Ok(_)) => Verdict::OnlyOneFailed {
+            failed: Side::Reference,
+            error: e.message,
+        },
+        (Ok(_), Err(a)) => Verdict::OnlyOneFailed {
+            failed: Side::Backend,
+            error: a.to_string(),
+        },
+        (Ok(e), Ok(a)) => judge_outputs(module, args, &e, &a, numerics),
+    }
+}

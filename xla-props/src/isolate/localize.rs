@@ -1,0 +1,233 @@
+//! Localization: from a disagreeing module to the first top-level
+//! instruction (a fusion or a plain instruction) that disagrees.
+//!
+//! Every candidate is extracted with the reference values of its operands as
+//! its parameters, so upstream errors cannot flow in; many candidates run
+//! side by side in one batch module (one backend run), and a batch the
+//! backend cannot run is bisected until the failing candidate is alone.
+//! When no candidate disagrees on reference inputs, the whole module is run
+//! once with every value exposed and the first value that departs from the
+//! reference is the culprit, whose error appears only when upstream errors
+//! feed it.
+
+use super::extract::{expose_values, extract_batch, extract_instruction};
+use super::judge::{judge_outputs, rebuild, MismatchKind, Tested};
+use crate::backend::BackendError;
+use crate::check::Verdict;
+use crate::hlo::{InstrId, Module, Opcode, Shape};
+use crate::literal::{Literal, Value};
+
+/// How many candidates one batch module holds.
+pub const BATCH_SIZE: usize = 256;
+
+/// The first disagreeing top-level instruction.
+#[derive(Clone, Debug)]
+pub struct Located {
+    /// Its id in the entry computation.
+    pub id: InstrId,
+    /// True when it disagrees on the reference values of its operands.
+    pub local: bool,
+    /// Its operand values as the culprit module's arguments: reference
+    /// values when local, the backend's own values otherwise.
+    pub args: Vec<Literal>,
+    /// The verdict on it.
+    pub verdict: Verdict,
+    /// The kind of disagreement.
+    pub kind: MismatchKind,
+}
+
+/// Why localization found nothing.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LocalizeError {
+    /// No instruction disagrees, alone or in place.
+    #[error(
+        "the module disagrees as a whole but no instruction's value departs from the reference"
+    )]
+    NotFound,
+    /// The backend could not run the module with every value exposed.
+    #[error("the backend failed to run the module with its values exposed: {0}")]
+    Backend(String),
+}
+
+/// Instructions worth checking: everything that computes (parameters,
+/// constants and tuple plumbing only move values).
+pub fn is_candidate(op: Opcode) -> bool {
+    !matches!(
+        op,
+        Opcode::Parameter | Opcode::Constant | Opcode::Tuple | Opcode::GetTupleElement
+    )
+}
+
+/// The candidates of `module` in topological order.
+pub fn candidates(module: &Module) -> Vec<InstrId> {
+    let entry = module.entry_computation();
+    entry
+        .post_order()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|&i| {
+            let ins = entry.instr(i);
+            is_candidate(ins.opcode) && !matches!(ins.shape, Shape::Token)
+        })
+        .collect()
+}
+
+/// The arguments of a candidate whose parameters stand for `operands`.
+pub(crate) fn operand_args(values: &[Option<Value>], operands: &[InstrId]) -> Option<Vec<Literal>> {
+    let mut out = Vec::new();
+    for o in operands {
+        out.extend(values.get(o.index())?.as_ref()?.flatten());
+    }
+    Some(out)
+}
+
+/// Searches `module` for the first disagreeing candidate, in topological
+/// order. `reference` holds the reference value of every entry instruction,
+/// `args` the module's arguments. `tick` is called once per candidate judged.
+pub fn localize(
+    module: &Module,
+    args: &[Literal],
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+    tick: &mut dyn FnMut(u64),
+) -> Result<Located, LocalizeError> {
+    let cands = candidates(module);
+    let numerics = tested.numerics();
+    for chunk in cands.chunks(BATCH_SIZE) {
+        if let Some(found) = scan_batch(module, chunk, reference, tested, &numerics, tick) {
+            return Ok(found);
+        }
+    }
+    // nothing disagrees on reference inputs: follow the errors through the graph
+    let entry = module.entry_computation();
+    let all: Vec<InstrId> = (0..entry.instructions.len() as u32)
+        .map(InstrId)
+        .filter(|&i| !matches!(entry.instr(i).shape, Shape::Token))
+        .collect();
+    let exposed = expose_values(module, &all);
+    let flat = tested
+        .run(&exposed, args)
+        .map_err(|e| LocalizeError::Backend(e.to_string()))?;
+    let mut it = flat.into_iter();
+    let mut actual: Vec<Option<Value>> = vec![None; entry.instructions.len()];
+    for &i in &all {
+        actual[i.index()] = Some(rebuild(&entry.instr(i).shape, &mut it));
+    }
+    for &c in &cands {
+        let (Some(Some(e)), Some(Some(a))) = (reference.get(c.index()), actual.get(c.index()))
+        else {
+            continue;
+        };
+        let x = extract_instruction(module, c);
+        let Some(cargs) = operand_args(&actual, &x.operands) else {
+            continue;
+        };
+        let verdict = judge_outputs(&x.module, &cargs, &e.flatten(), &a.flatten(), &numerics);
+        if let Some(kind) = MismatchKind::of(&verdict) {
+            return Ok(Located {
+                id: c,
+                local: false,
+                args: cargs,
+                verdict,
+                kind,
+            });
+        }
+    }
+    Err(LocalizeError::NotFound)
+}
+
+/// Runs one batch; on a backend failure bisects it. Returns the first
+/// disagreeing candidate of `chunk`, confirmed by a run of its own.
+fn scan_batch(
+    module: &Module,
+    chunk: &[InstrId],
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+    numerics: &crate::check::Numerics,
+    tick: &mut dyn FnMut(u64),
+) -> Option<Located> {
+    if chunk.is_empty() {
+        return None;
+    }
+    let batch = extract_batch(module, chunk);
+    let mut bargs = Vec::new();
+    for ops in &batch.operands {
+        bargs.extend(operand_args(reference, ops)?);
+    }
+    match tested.run(&batch.module, &bargs) {
+        Ok(outputs) => {
+            let mut at = 0;
+            for (k, &c) in chunk.iter().enumerate() {
+                let n = batch.leaves[k];
+                let actual = outputs.get(at..at + n).unwrap_or(&[]);
+                at += n;
+                tick(1);
+                let Some(Some(expected)) = reference.get(c.index()) else {
+                    continue;
+                };
+                let x = extract_instruction(module, c);
+                let cargs = operand_args(reference, &x.operands)?;
+                let verdict =
+                    judge_outputs(&x.module, &cargs, &expected.flatten(), actual, numerics);
+                if MismatchKind::of(&verdict).is_some() {
+                    // the batch says so; the verdict comes from a run of its own
+                    if let Some(found) = confirm(&x.module, c, cargs, expected, tested, numerics) {
+                        return Some(found);
+                    }
+                }
+            }
+            None
+        }
+        Err(e) if chunk.len() == 1 => {
+            tick(1);
+            let c = chunk[0];
+            let x = extract_instruction(module, c);
+            let cargs = operand_args(reference, &x.operands)?;
+            if e.is_unsupported() {
+                return None;
+            }
+            let verdict = Verdict::OnlyOneFailed {
+                failed: crate::check::Side::Backend,
+                error: e.to_string(),
+            };
+            Some(Located {
+                id: c,
+                local: true,
+                args: cargs,
+                verdict,
+                kind: MismatchKind::BackendFailed,
+            })
+        }
+        Err(_) => {
+            let (a, b) = chunk.split_at(chunk.len() / 2);
+            scan_batch(module, a, reference, tested, numerics, tick)
+                .or_else(|| scan_batch(module, b, reference, tested, numerics, tick))
+        }
+    }
+}
+
+fn confirm(
+    cand: &Module,
+    id: InstrId,
+    cargs: Vec<Literal>,
+    expected: &Value,
+    tested: &Tested<'_>,
+    numerics: &crate::check::Numerics,
+) -> Option<Located> {
+    let verdict = match tested.run(cand, &cargs) {
+        Ok(actual) => judge_outputs(cand, &cargs, &expected.flatten(), &actual, numerics),
+        Err(BackendError::Unsupported { .. }) => return None,
+        Err(e) => Verdict::OnlyOneFailed {
+            failed: crate::check::Side::Backend,
+            error: e.to_string(),
+        },
+    };
+    let kind = MismatchKind::of(&verdict)?;
+    Some(Located {
+        id,
+        local: true,
+        args: cargs,
+        verdict,
+        kind,
+    })
+}

@@ -1,0 +1,38 @@
+//! Isolation: from a module on which a backend disagrees with the reference
+//! down to the culprit fusion and the first diverging instruction inside it
+//! (keeping the fusion whole), then a minimized reproducer guarded by a
+//! failure signature.
+//!
+//! The stages are separate modules: `extract` (module surgery), `judge`
+//! (both sides and the verdict), `localize` (the top-level culprit),
+//! `inside` (the instruction inside the fusion), `minimize` (reduction
+//! passes), `session` (the whole run and its report) and `report` (files).
+
+mod extract;
+mod inside;
+pub(crate) mod judge;
+mod localize;
+mod minimize;
+mod report;
+mod session;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+pub use extract::{
+    dead_code_eliminated, expose_values, extract_batch, extract_instruction, find_instruction,
+    inline_fusion, move_fusion_root, Batch, Extracted,
+};
+pub use inside::{by_moved_root, by_probe, look_inside, vanishes_when_split, Inside, InsideMethod};
+pub use judge::{
+    judge_module, judge_outputs, spec_for, MismatchKind, Oracle, OracleError, Tested,
+    MULTI_OP_SLACK_EPS,
+};
+pub use localize::{candidates, is_candidate, localize, LocalizeError, Located, BATCH_SIZE};
+pub use minimize::{
+    tidy, Case, Minimized, Minimizer, Signature, Step, MAX_ATTEMPTS, MAX_CONSTANT_ELEMENTS, PASSES,
+};
+pub use report::{render_arg, write_results, MAX_INLINE_ELEMENTS};
+pub use session::{isolate, CulpritLocation, IsolateError, Isolated, Isolation, Options, Report};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,328 @@
+//! One isolation from start to end: confirm, localize, look inside,
+//! minimize; and the report it produces.
+
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::extract::extract_instruction;
+use super::inside::{look_inside, vanishes_when_split, InsideMethod};
+use super::judge::{judge_module, MismatchKind, Oracle, Tested};
+use super::localize::{candidates, localize, LocalizeError};
+use super::minimize::{Case, Minimizer, Signature, Step};
+use crate::backend::Backend;
+use crate::check::Verdict;
+use crate::hlo::{Module, Opcode};
+use crate::inputs::{generate_inputs, Distribution, InputError};
+
+/// Options of one isolation.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Seed of the generated inputs.
+    pub seed: u64,
+    /// Distribution of the generated inputs.
+    pub distribution: Distribution,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+    /// Minimize the culprit (on by default).
+    pub minimize: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            seed: 0,
+            distribution: Distribution::Uniform,
+            progress: false,
+            minimize: true,
+        }
+    }
+}
+
+/// Why an isolation could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum IsolateError {
+    /// No legal inputs could be generated.
+    #[error("cannot generate inputs: {0}")]
+    Inputs(#[from] InputError),
+    /// The reference cannot evaluate the module.
+    #[error("the reference `{oracle}` cannot run the module: {message}")]
+    Reference {
+        /// The oracle's name.
+        oracle: String,
+        /// Why.
+        message: String,
+    },
+    /// The backend cannot express the module (an op or dtype it lacks).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The disagreement could not be localized.
+    #[error(transparent)]
+    Localize(#[from] LocalizeError),
+}
+
+/// Where the culprit is.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CulpritLocation {
+    /// The computation the culprit instruction is in (the fused computation for a fusion).
+    pub computation: String,
+    /// The culprit fusion's name, or None when the culprit is a plain instruction.
+    pub fusion: Option<String>,
+    /// The first diverging instruction.
+    pub instruction: String,
+    /// Its opcode.
+    pub opcode: String,
+    /// Its operands, as `name (opcode)`.
+    pub operands: Vec<String>,
+}
+
+/// What an isolation found, as written to `report.json`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Report {
+    /// The module isolated.
+    pub module: String,
+    /// The backend under test.
+    pub backend: String,
+    /// The reference side.
+    pub reference: String,
+    /// The input seed.
+    pub seed: u64,
+    /// The whole-module verdict, in words.
+    pub verdict: String,
+    /// The culprit.
+    pub culprit: CulpritLocation,
+    /// True when the culprit disagrees on the reference values of its operands;
+    /// false when its error appears only when upstream errors feed it.
+    pub local: bool,
+    /// How the inside of the fusion was looked at (None for a plain instruction).
+    pub inside: Option<InsideMethod>,
+    /// True when splitting the culprit fusion makes the disagreement vanish.
+    pub vanishes_when_split: bool,
+    /// The kind of mismatch (the failure signature's other half).
+    pub mismatch: MismatchKind,
+    /// The culprit's verdict, in words.
+    pub culprit_verdict: String,
+    /// Top-level candidates in the module.
+    pub candidates: usize,
+    /// Instructions in the module.
+    pub instructions: usize,
+    /// Instructions in the reproducer.
+    pub reproducer_instructions: usize,
+    /// Accepted reduction steps.
+    pub reductions: Vec<Step>,
+    /// Backend runs (executions and probes).
+    pub backend_runs: u64,
+    /// Wall time of the isolation.
+    pub seconds: f64,
+    /// Path of the reproducer, once written.
+    pub reproducer: Option<String>,
+}
+
+/// The outcome of [`isolate`].
+#[derive(Debug)]
+pub enum Isolation {
+    /// Both sides agree on the whole module: nothing to isolate.
+    Agree {
+        /// The verdict.
+        verdict: Verdict,
+        /// Backend runs.
+        backend_runs: u64,
+    },
+    /// The disagreement, isolated.
+    Isolated(Box<Isolated>),
+}
+
+/// A finished isolation: the report and the minimized reproducer.
+#[derive(Debug)]
+pub struct Isolated {
+    /// The report.
+    pub report: Report,
+    /// The reproducer: the culprit, minimized, with its arguments.
+    pub reproducer: Case,
+}
+
+fn stage(bar: &ProgressBar, msg: &'static str, len: u64) {
+    bar.set_message(msg);
+    bar.set_length(len);
+    bar.set_position(0);
+}
+
+/// Isolates why `backend` disagrees with `oracle` on `module`: confirm,
+/// localize, look inside the culprit fusion, minimize.
+///
+/// ```
+/// use xla_props::backend::Interpreter;
+/// use xla_props::hlo::{ElementType::F32, ModuleBuilder, Opcode, Shape};
+/// use xla_props::isolate::{isolate, Isolation, Options, Oracle};
+/// let module = ModuleBuilder::new("m")
+///     .build("main", |b| {
+///         let x = b.parameter(Shape::array(F32, vec![8]))?;
+///         b.binary(Opcode::Add, x, x)
+///     })
+///     .unwrap();
+/// let out = isolate(&module, &Interpreter::default(), &Oracle::Exact, &Options::default()).unwrap();
+/// assert!(matches!(out, Isolation::Agree { .. }));
+/// ```
+pub fn isolate(
+    module: &Module,
+    backend: &dyn Backend,
+    oracle: &Oracle,
+    options: &Options,
+) -> Result<Isolation, IsolateError> {
+    let start = Instant::now();
+    let tested = Tested::new(backend);
+    let bar = if options.progress {
+        let b = ProgressBar::new(1);
+        if let Ok(style) =
+            ProgressStyle::with_template("{spinner} {msg:<12} [{bar:30}] {pos}/{len} {elapsed}")
+        {
+            b.set_style(style.progress_chars("=> "));
+        }
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    stage(&bar, "confirm", 1);
+    let inputs = generate_inputs(module, options.distribution, options.seed)?;
+    let args = inputs.args;
+    let verdict = judge_module(module, &args, oracle, &tested);
+    bar.inc(1);
+    if let Verdict::Skipped { reason } = &verdict {
+        bar.finish_and_clear();
+        return Err(IsolateError::Unsupported(reason.clone()));
+    }
+    if !verdict.is_disagreement() {
+        bar.finish_and_clear();
+        return Ok(Isolation::Agree {
+            verdict,
+            backend_runs: tested.runs(),
+        });
+    }
+    let whole_verdict = verdict.to_string();
+
+    // localize
+    let reference = oracle
+        .all_values(module, &args)
+        .map_err(|e| IsolateError::Reference {
+            oracle: oracle.name().to_string(),
+            message: e.message,
+        })?;
+    let cands = candidates(module);
+    stage(&bar, "localize", cands.len() as u64);
+    let located = localize(module, &args, &reference, &tested, &mut |n| bar.inc(n))?;
+    let entry = module.entry_computation();
+    let top = entry.instr(located.id);
+    let extracted = extract_instruction(module, located.id);
+    let cmod = extracted.module;
+    let cargs = located.args.clone();
+    let croot = cmod.entry_computation().root;
+
+    // look inside
+    stage(&bar, "inside", 1);
+    let (culprit, inside, vanishes) = if top.opcode == Opcode::Fusion {
+        let found = look_inside(&cmod, croot, &cargs, oracle, &tested);
+        let vanishes = vanishes_when_split(&cmod, croot, &cargs, oracle, &tested);
+        // the extracted module keeps the fused computation and its names
+        let fused = cmod
+            .entry_computation()
+            .instr(croot)
+            .attrs
+            .calls
+            .first()
+            .map(|&c| cmod.comp(c));
+        match (found, fused) {
+            (Some(found), Some(fused)) => (
+                fused_location(fused, &top.name, found.id),
+                Some(found.method),
+                vanishes,
+            ),
+            _ => (plain_location(module, located.id), None, vanishes),
+        }
+    } else {
+        (plain_location(module, located.id), None, false)
+    };
+    bar.inc(1);
+
+    // minimize
+    let signature = Signature {
+        opcode: culprit.opcode.parse().unwrap_or(top.opcode),
+        kind: located.kind,
+        fusion: culprit.fusion.clone(),
+    };
+    let case = Case {
+        module: cmod,
+        args: cargs,
+    };
+    let (reproducer, reductions) = if options.minimize && located.local {
+        stage(&bar, "minimize", super::minimize::MAX_ATTEMPTS as u64);
+        let minimizer = Minimizer {
+            oracle,
+            tested: &tested,
+            signature,
+        };
+        let done = minimizer.minimize(case, &mut |_| bar.inc(1));
+        (done.case, done.steps)
+    } else {
+        (case, Vec::new())
+    };
+    bar.finish_and_clear();
+    let report = Report {
+        module: module.name.clone(),
+        backend: backend.name().to_string(),
+        reference: oracle.name().to_string(),
+        seed: options.seed,
+        verdict: whole_verdict,
+        culprit,
+        local: located.local,
+        inside,
+        vanishes_when_split: vanishes,
+        mismatch: located.kind,
+        culprit_verdict: located.verdict.to_string(),
+        candidates: cands.len(),
+        instructions: module.instruction_count(),
+        reproducer_instructions: reproducer.module.instruction_count(),
+        reductions,
+        backend_runs: tested.runs(),
+        seconds: start.elapsed().as_secs_f64(),
+        reproducer: None,
+    };
+    Ok(Isolation::Isolated(Box::new(Isolated {
+        report,
+        reproducer,
+    })))
+}
+
+fn fused_location(
+    fused: &crate::hlo::Computation,
+    fusion: &str,
+    id: crate::hlo::InstrId,
+) -> CulpritLocation {
+    let ins = fused.instr(id);
+    CulpritLocation {
+        computation: fused.name.clone(),
+        fusion: Some(fusion.to_string()),
+        instruction: ins.name.clone(),
+        opcode: ins.opcode.name().to_string(),
+        operands: ins
+            .operands
+            .iter()
+            .map(|&o| format!("{} ({})", fused.instr(o).name, fused.instr(o).opcode))
+            .collect(),
+    }
+}
+
+fn plain_location(module: &Module, id: crate::hlo::InstrId) -> CulpritLocation {
+    let entry = module.entry_computation();
+    let ins = entry.instr(id);
+    CulpritLocation {
+        computation: entry.name.clone(),
+        fusion: None,
+        instruction: ins.name.clone(),
+        opcode: ins.opcode.name().to_string(),
+        operands: ins
+            .operands
+            .iter()
+            .map(|&o| format!("{} ({})", entry.instr(o).name, entry.instr(o).opcode))
+            .collect(),
+    }
+}

@@ -1,0 +1,414 @@
+//! Isolation tests: injected miscompilations (one fusion, one bug) found,
+//! named, and minimized.
+
+use super::testing::{transformer, Bug, Buggy};
+use super::*;
+use crate::backend::{Backend, Interpreter};
+use crate::filetest::{observe, Expectation, HloTest};
+use crate::hlo::{ElementType::F32, FusionKind, Module, ModuleBuilder, Opcode, Shape};
+
+/// `y = p + (x - f32(f16(x)))` with the residual in its own fusion.
+fn quant_residual_module() -> Module {
+    let mut m = ModuleBuilder::new("quant");
+    let fused = m
+        .computation("residual", |b| {
+            let x = b.parameter(Shape::array(F32, vec![64]))?;
+            let h = b.convert(x, crate::hlo::ElementType::F16)?;
+            let back = b.convert(h, F32)?;
+            b.binary(Opcode::Subtract, x, back)
+        })
+        .unwrap();
+    m.build("main", |b| {
+        let x = b.parameter(Shape::array(F32, vec![64]))?;
+        let p = b.parameter(Shape::array(F32, vec![64]))?;
+        let e = b.unary(Opcode::Negate, x)?;
+        let r = b.fusion(FusionKind::Loop, fused, &[e])?;
+        b.binary(Opcode::Add, p, r)
+    })
+    .unwrap()
+}
+
+fn isolated(module: &Module, backend: &dyn Backend, seed: u64) -> Isolated {
+    let what = format!("{} (seed {seed})", backend.name());
+    let options = Options {
+        seed,
+        ..Options::default()
+    };
+    match isolate(module, backend, &Oracle::Exact, &options).unwrap() {
+        Isolation::Isolated(i) => *i,
+        Isolation::Agree { verdict, .. } => {
+            panic!("{what}: expected a disagreement, got {verdict}")
+        }
+    }
+}
+
+/// The reproducer, written and read back, fails on `buggy` and agrees on the interpreter.
+fn check_reproducer(iso: &mut Isolated, buggy: &Buggy) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_results(iso, dir.path(), &["interpreter".to_string()]).unwrap();
+    let test = HloTest::load(&path).unwrap();
+    let on_bug = observe(&test, buggy).unwrap();
+    assert_eq!(
+        on_bug.outcome,
+        Expectation::Mismatch(iso.report.mismatch),
+        "{}",
+        on_bug.detail
+    );
+    assert_eq!(test.expectation(buggy.name()), on_bug.outcome);
+    let on_good = observe(&test, &Interpreter::default()).unwrap();
+    assert_eq!(on_good.outcome, Expectation::Agree, "{}", on_good.detail);
+    assert_eq!(test.expectation("interpreter"), Expectation::Agree);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    for key in [
+        "culprit",
+        "local",
+        "vanishes_when_split",
+        "backend_runs",
+        "seconds",
+        "reproducer",
+    ] {
+        assert!(json.get(key).is_some(), "report.json lacks {key}: {json}");
+    }
+    assert!(std::fs::read_to_string(dir.path().join("report.md"))
+        .unwrap()
+        .contains(&iso.report.culprit.instruction));
+}
+
+#[test]
+fn the_correct_interpreter_agrees_and_nothing_is_isolated() {
+    let m = quant_residual_module();
+    let out = isolate(
+        &m,
+        &Interpreter::default(),
+        &Oracle::Exact,
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(matches!(out, Isolation::Agree { .. }));
+}
+
+#[test]
+fn elided_round_trip_is_isolated_to_the_convert_pair_and_vanishes_when_split() {
+    let m = quant_residual_module();
+    let buggy = Buggy::new(Bug::ElideRoundTrip, "residual");
+    let mut iso = isolated(&m, &buggy, 1);
+    let r = &iso.report;
+    assert_eq!(r.culprit.fusion.as_deref(), Some("fusion.8"));
+    assert_eq!(r.culprit.computation, "residual");
+    assert_eq!(r.culprit.opcode, "convert");
+    // the f32 convert of the pair, whose operand is the f16 convert
+    assert_eq!(r.culprit.instruction, "convert.3");
+    assert_eq!(r.culprit.operands, vec!["convert.2 (convert)".to_string()]);
+    assert!(r.local);
+    assert!(r.vanishes_when_split);
+    assert_eq!(r.inside, Some(InsideMethod::Probe));
+    assert_eq!(r.mismatch, MismatchKind::Values);
+    assert!(
+        r.reproducer_instructions <= 10,
+        "{}",
+        r.reproducer_instructions
+    );
+    check_reproducer(&mut iso, &buggy);
+}
+
+#[test]
+fn without_a_probe_moving_the_root_finds_the_same_instruction() {
+    let m = quant_residual_module();
+    let buggy = Buggy::new(Bug::ElideRoundTrip, "residual");
+    let x = extract_instruction(&m, m.entry_computation().find("fusion.8").unwrap());
+    let args = crate::inputs::generate_inputs(&x.module, crate::inputs::Distribution::Uniform, 3)
+        .unwrap()
+        .args;
+    let tested = Tested::new(&buggy);
+    let root = x.module.entry_computation().root;
+    let id = by_moved_root(&x.module, root, &args, &Oracle::Exact, &tested).unwrap();
+    let fused = x.module.comp(crate::hlo::CompId(0));
+    assert_eq!(fused.instr(id).name, "convert.3");
+    assert!(tested.runs() <= 3, "the scan took {} runs", tested.runs());
+}
+
+#[test]
+fn transformer_bugs_are_named_by_fusion_and_instruction() {
+    let t = transformer(600).unwrap();
+    assert!(t.module.instruction_count() >= 600);
+    let cases = [
+        (Bug::ElideRoundTrip, 1, "quant_residual", "convert"),
+        (Bug::WrongConstant, 2, "query", "multiply"),
+        (Bug::SliceOffByOne, 3, "key", "slice"),
+        (Bug::WrongConstant, 4, "layernorm", "multiply"),
+    ];
+    for (bug, layer, role, opcode) in cases {
+        let layer = layer % t.layers;
+        let (comp, fusion) = t.fusion(layer, role).unwrap();
+        let buggy = Buggy::new(bug, comp);
+        let mut iso = isolated(&t.module, &buggy, layer as u64);
+        let r = &iso.report;
+        assert_eq!(r.culprit.fusion.as_deref(), Some(fusion), "{bug:?}");
+        assert_eq!(r.culprit.computation, comp);
+        assert_eq!(r.culprit.opcode, opcode, "{bug:?}");
+        assert_eq!(
+            r.culprit.instruction,
+            buggy.corrupted(&t.module)[0],
+            "{bug:?}"
+        );
+        assert!(r.local);
+        assert!(
+            r.reproducer_instructions <= 10,
+            "{bug:?}: {}",
+            r.reproducer_instructions
+        );
+        check_reproducer(&mut iso, &buggy);
+    }
+}
+
+#[test]
+fn buggy_rewrites_only_the_target_fusion() {
+    let t = transformer(300).unwrap();
+    let (comp, _) = t.fusion(0, "query").unwrap();
+    let m2 = Buggy::new(Bug::WrongConstant, comp).miscompile(&t.module);
+    let changed: Vec<&str> = t
+        .module
+        .computations
+        .iter()
+        .zip(&m2.computations)
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| a.name.as_str())
+        .collect();
+    assert_eq!(changed, vec![comp]);
+}
+
+#[test]
+fn buggy_changes_the_transformer_output() {
+    let t = transformer(300).unwrap();
+    let args =
+        crate::inputs::generate_inputs(&t.module, crate::inputs::Distribution::Uniform, 1).unwrap();
+    // no parameter is narrowed to (almost) a point: every layer matters
+    assert!(args.intervals.iter().all(|i| i.width() >= 1.0));
+    let args = args.args;
+    let good = Interpreter::default()
+        .compile(&t.module)
+        .unwrap()
+        .execute(&args)
+        .unwrap();
+    for (bug, role) in [
+        (Bug::WrongConstant, "query"),
+        (Bug::WrongConstant, "layernorm"),
+        (Bug::ElideRoundTrip, "quant_residual"),
+        (Bug::SliceOffByOne, "value"),
+    ] {
+        let (comp, _) = t.fusion(0, role).unwrap();
+        let bad = Buggy::new(bug, comp)
+            .compile(&t.module)
+            .unwrap()
+            .execute(&args)
+            .unwrap();
+        assert_ne!(
+            good[0].to_bits_vec(),
+            bad[0].to_bits_vec(),
+            "{bug:?} in {role}"
+        );
+    }
+}
+
+/// The done-when check: large (>= 2,000 instructions) transformer-like
+/// modules, one injected miscompilation in one fusion, several seeds and
+/// bug kinds; isolation names the fusion and the instruction every time and
+/// the reproducer is small, fails on the buggy backend and passes on the
+/// correct one.
+#[test]
+fn large_transformers_are_isolated_every_time() {
+    let t = transformer(2000).unwrap();
+    assert!(t.module.instruction_count() >= 2000);
+    let cases = [
+        (Bug::WrongConstant, "layernorm2"),
+        (Bug::WrongConstant, "gelu"),
+        (Bug::ElideRoundTrip, "quant_residual"),
+        (Bug::WrongConstant, "query"),
+        (Bug::SliceOffByOne, "key"),
+        (Bug::SliceOffByOne, "value"),
+    ];
+    for (k, (bug, role)) in cases.into_iter().enumerate() {
+        for seed in [0u64, 11] {
+            let layer = (3 * k + 12 + seed as usize) % t.layers;
+            let (comp, fusion) = t.fusion(layer, role).unwrap();
+            let buggy = Buggy::new(bug, comp);
+            let corrupted = buggy.corrupted(&t.module);
+            let mut iso = isolated(&t.module, &buggy, seed);
+            let r = &iso.report;
+            let what = format!(
+                "{bug:?} in {comp}, seed {seed}: {}",
+                serde_json::to_string(r).unwrap_or_default()
+            );
+            assert_eq!(r.culprit.fusion.as_deref(), Some(fusion), "{what}");
+            assert_eq!(r.culprit.computation, comp, "{what}");
+            assert_eq!(r.culprit.instruction, corrupted[0], "{what}");
+            assert!(r.local, "{what}");
+            assert!(
+                r.reproducer_instructions <= 10,
+                "{what}: {}",
+                r.reproducer_instructions
+            );
+            check_reproducer(&mut iso, &buggy);
+        }
+    }
+}
+
+/// No false alarm: on the correct interpreter a large generated module
+/// agrees, and input generation leaves every weight live.
+#[test]
+fn the_correct_interpreter_agrees_on_a_large_transformer() {
+    let t = transformer(2000).unwrap();
+    let g =
+        crate::inputs::generate_inputs(&t.module, crate::inputs::Distribution::Uniform, 0).unwrap();
+    assert!(
+        g.intervals.iter().all(|i| i.width() >= 1.0),
+        "{:?}",
+        g.intervals
+    );
+    let out = isolate(
+        &t.module,
+        &Interpreter::default(),
+        &Oracle::Exact,
+        &Options::default(),
+    )
+    .unwrap();
+    match out {
+        Isolation::Agree { backend_runs, .. } => assert_eq!(backend_runs, 1),
+        Isolation::Isolated(i) => panic!("false alarm: {:?}", i.report.culprit),
+    }
+}
+
+/// The interpreter, except that the entry instruction `target` comes out
+/// larger by a factor `1 + 2^-22` (two ulp): within an approximate
+/// function's budget, so the instruction itself passes.
+struct Nudged {
+    inner: Interpreter,
+    target: String,
+}
+
+impl Backend for Nudged {
+    fn name(&self) -> &str {
+        "nudged"
+    }
+    fn numerics(&self) -> crate::check::Numerics {
+        self.inner.numerics()
+    }
+    fn compile(
+        &self,
+        module: &Module,
+    ) -> Result<Box<dyn crate::backend::Executable>, crate::backend::BackendError> {
+        use crate::hlo::{ConstantData, InstrId, Instruction};
+        let mut m = module.clone();
+        let entry = m.entry.index();
+        let comp = &mut m.computations[entry];
+        if let Some(k) = comp.find(&self.target) {
+            let ins = comp.instr(k).clone();
+            let mut inner = ins.clone();
+            inner.name = format!("{}.inner", ins.name);
+            comp.instructions.push(inner);
+            let i = InstrId(comp.instructions.len() as u32 - 1);
+            let mut f = Instruction::new(
+                format!("{}.factor", ins.name),
+                Opcode::Constant,
+                Shape::scalar(F32),
+                vec![],
+            );
+            f.attrs.constant = Some(ConstantData::Float(vec![1.0 + 2f64.powi(-22)]));
+            comp.instructions.push(f);
+            let f = InstrId(comp.instructions.len() as u32 - 1);
+            let mut b = Instruction::new(
+                format!("{}.broadcast", ins.name),
+                Opcode::Broadcast,
+                ins.shape.clone(),
+                vec![f],
+            );
+            b.attrs.dimensions = Some(vec![]);
+            comp.instructions.push(b);
+            let b = InstrId(comp.instructions.len() as u32 - 1);
+            let x = &mut comp.instructions[k.index()];
+            x.opcode = Opcode::Multiply;
+            x.operands = vec![i, b];
+            x.attrs = Default::default();
+        }
+        self.inner.compile(&m)
+    }
+}
+
+#[test]
+fn an_error_that_needs_upstream_errors_is_reported_as_not_local() {
+    // exp(x) - exp(x): the two exps agree with the reference within their
+    // budget, and the subtract is exact on the reference's values; only the
+    // small legal error of the first exp, cancelled against the second,
+    // makes the subtract's output wrong
+    let m = ModuleBuilder::new("cancel")
+        .build("main", |b| {
+            let x = b.parameter(Shape::array(F32, vec![16]))?;
+            let e1 = b.unary(Opcode::Exponential, x)?;
+            let c = b.copy(x)?;
+            let e2 = b.unary(Opcode::Exponential, c)?;
+            b.binary(Opcode::Subtract, e1, e2)
+        })
+        .unwrap();
+    let entry = m.entry_computation();
+    let e1 = entry.instructions[1].name.clone();
+    let sub = entry.instr(entry.root).name.clone();
+    let backend = Nudged {
+        inner: Interpreter::default(),
+        target: e1,
+    };
+    let iso = isolated(&m, &backend, 5);
+    let r = &iso.report;
+    assert_eq!(r.culprit.instruction, sub);
+    assert_eq!(r.culprit.fusion, None);
+    assert!(!r.local);
+    assert!(!r.vanishes_when_split);
+}
+
+/// A backend without a fusion probe: its executables only execute.
+struct NoProbe(Buggy);
+
+struct Plain(Box<dyn crate::backend::Executable>);
+
+impl crate::backend::Executable for Plain {
+    fn execute(
+        &self,
+        args: &[crate::literal::Literal],
+    ) -> Result<Vec<crate::literal::Literal>, crate::backend::BackendError> {
+        self.0.execute(args)
+    }
+}
+
+impl Backend for NoProbe {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn numerics(&self) -> crate::check::Numerics {
+        self.0.numerics()
+    }
+    fn compile(
+        &self,
+        module: &Module,
+    ) -> Result<Box<dyn crate::backend::Executable>, crate::backend::BackendError> {
+        Ok(Box::new(Plain(self.0.compile(module)?)))
+    }
+}
+
+#[test]
+fn without_a_probe_the_whole_isolation_moves_the_root_instead() {
+    let t = transformer(600).unwrap();
+    let (comp, fusion) = t.fusion(2, "layernorm").unwrap();
+    let buggy = Buggy::new(Bug::WrongConstant, comp);
+    let corrupted = buggy.corrupted(&t.module);
+    let iso = isolated(&t.module, &NoProbe(buggy), 4);
+    let r = &iso.report;
+    assert_eq!(r.inside, Some(InsideMethod::MovedRoot));
+    assert_eq!(r.culprit.fusion.as_deref(), Some(fusion));
+    assert_eq!(r.culprit.instruction, corrupted[0]);
+    assert!(
+        r.reproducer_instructions <= 10,
+        "{}",
+        r.reproducer_instructions
+    );
+}

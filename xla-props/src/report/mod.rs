@@ -1,0 +1,55 @@
+//! `xla-props report`: a run's `--json` results as one self-contained HTML
+//! page (heatmap, failures, ULP histograms, isolation graphs, metadata), and
+//! the differences from an earlier run.
+
+mod html;
+mod model;
+mod plot;
+mod results;
+#[cfg(test)]
+mod tests;
+
+pub use html::{cell_anchor, escape, render_html, ReportOptions, MAX_FAILURES_PER_CELL};
+pub use model::{
+    ulp_bucket_label, ulp_bucket_order, Cell, CellKey, Comparison, Counts, RunModel, UlpChange,
+    UlpDistribution,
+};
+pub use results::{
+    BackendInfo, CaseResult, Culprit, GraphEdge, GraphNode, HistogramBucket, Isolation, Outcome,
+    ReportError, RunMetadata, RunResults,
+};
+
+use std::path::{Path, PathBuf};
+
+/// Reads `results` (and `compare`, and isolation reports), renders the page and writes it to `out`.
+///
+/// ```no_run
+/// use std::path::Path;
+/// xla_props::report::write_report(Path::new("results.json"), Path::new("report.html"), None, &[])
+///     .unwrap();
+/// ```
+pub fn write_report(
+    results: &Path,
+    out: &Path,
+    compare: Option<&Path>,
+    isolations: &[PathBuf],
+) -> Result<(), ReportError> {
+    let run = RunResults::load(results)?;
+    let old = compare.map(RunResults::load).transpose()?;
+    let extra = isolations
+        .iter()
+        .map(|p| Isolation::load(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = ReportOptions {
+        title: "xla-props report".into(),
+        results_name: results.display().to_string(),
+        compare_name: compare.map(|p| p.display().to_string()),
+    };
+    let page = render_html(&run, old.as_ref(), &extra, &options)?;
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| ReportError(format!("failed to create {}: {e}", dir.display())))?;
+    }
+    std::fs::write(out, page)
+        .map_err(|e| ReportError(format!("failed to write {}: {e}", out.display())))
+}

@@ -1,0 +1,325 @@
+//! The report model: a run's cases aggregated by backend × op × dtype, the
+//! failures, ULP distributions per op and dtype, and the differences between
+//! two runs. Rendering only reads this.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::results::{Outcome, RunResults};
+
+/// Passed, failed and skipped counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Cases that passed.
+    pub passed: u64,
+    /// Cases that failed.
+    pub failed: u64,
+    /// Cases that were skipped.
+    pub skipped: u64,
+}
+
+impl Counts {
+    fn add(&mut self, o: Outcome) {
+        match o {
+            Outcome::Passed => self.passed += 1,
+            Outcome::Failed => self.failed += 1,
+            Outcome::Skipped => self.skipped += 1,
+        }
+    }
+
+    /// All cases.
+    pub fn total(&self) -> u64 {
+        self.passed + self.failed + self.skipped
+    }
+}
+
+/// A heatmap cell's position: (backend, op, dtype).
+pub type CellKey = (String, String, String);
+
+/// One heatmap cell: the cases of one backend, op and dtype.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cell {
+    /// Their outcomes.
+    pub counts: Counts,
+    /// The largest ULP distance over them.
+    pub max_ulp: Option<u64>,
+    /// Indices into `RunResults::cases` of the failed ones, in run order.
+    pub failures: Vec<usize>,
+}
+
+/// The ULP distances of one op and dtype, over every backend.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UlpDistribution {
+    /// Per-element histogram (label, count), summed over the cases that carry one,
+    /// ordered by distance.
+    pub elements: Vec<(String, u64)>,
+    /// Histogram of the per-case maximum ULP, in the same buckets.
+    pub case_max: Vec<(String, u64)>,
+    /// The largest ULP distance of any case.
+    pub max_ulp: u64,
+    /// Cases that reported a ULP distance.
+    pub cases: u64,
+}
+
+/// The bucket of a ULP distance, in the comparator's buckets: 0, 1, 2, 3-4, 5-8, ..., >2^31.
+pub fn ulp_bucket_label(ulp: u64) -> String {
+    match ulp {
+        0 => "0".into(),
+        1 => "1".into(),
+        2 => "2".into(),
+        u if u > 1 << 31 => ">2^31".into(),
+        u => {
+            let hi = u.next_power_of_two();
+            format!("{}-{}", hi / 2 + 1, hi)
+        }
+    }
+}
+
+/// Orders bucket labels by distance: numbers by their lower bound, `>2^31` after
+/// them, class differences (`nan/inf/sign`) and unknown labels last.
+pub fn ulp_bucket_order(label: &str) -> (u8, u64, String) {
+    let lo = label.split('-').next().unwrap_or(label);
+    match lo.parse::<u64>() {
+        Ok(n) => (0, n, String::new()),
+        Err(_) if label.starts_with('>') => (1, 0, String::new()),
+        Err(_) => (2, 0, label.to_string()),
+    }
+}
+
+/// The comparator's numeric buckets in order: `0`, `1`, `2`, `3-4`, ..., `>2^31`.
+fn standard_buckets() -> impl Iterator<Item = String> {
+    (0..33)
+        .map(|k| ulp_bucket_label(if k == 0 { 0 } else { 1u64 << (k - 1) }))
+        .chain(std::iter::once(ulp_bucket_label(u64::MAX)))
+}
+
+/// Buckets in distance order, with the empty standard buckets from `0` up to
+/// the largest present one filled in, so the axis has no gaps.
+fn sorted_buckets(mut m: HashMap<String, u64>) -> Vec<(String, u64)> {
+    let standard: Vec<String> = standard_buckets().collect();
+    let last = standard.iter().rposition(|l| m.contains_key(l));
+    let mut v: Vec<(String, u64)> = match last {
+        Some(last) => standard[..=last]
+            .iter()
+            .map(|l| (l.clone(), m.remove(l).unwrap_or(0)))
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut rest: Vec<(String, u64)> = m.into_iter().collect();
+    rest.sort_by_key(|(l, _)| ulp_bucket_order(l));
+    v.extend(rest);
+    v
+}
+
+/// A run aggregated for the report.
+#[derive(Clone, Debug, Default)]
+pub struct RunModel {
+    /// All cases.
+    pub totals: Counts,
+    /// Backends in order of first appearance.
+    pub backends: Vec<String>,
+    /// Ops, ordered by family then name.
+    pub ops: Vec<String>,
+    /// Dtypes, by name.
+    pub dtypes: Vec<String>,
+    /// The heatmap cells that have cases.
+    pub cells: BTreeMap<CellKey, Cell>,
+    /// ULP distributions by (op, dtype), only where some case reported a distance.
+    pub ulp: BTreeMap<(String, String), UlpDistribution>,
+    /// Sum of the case durations, in microseconds.
+    pub case_time_us: u64,
+}
+
+impl RunModel {
+    /// Aggregates a run.
+    ///
+    /// ```
+    /// use xla_props::report::{RunModel, RunResults};
+    /// let run = RunResults::parse(r#"{"cases": [
+    ///   {"id": "p::add::f32::f32[2]{0}::u::b", "outcome": "passed", "max_ulp": 0},
+    ///   {"id": "p::add::f32::f32[3]{0}::u::b", "outcome": "failed", "max_ulp": 7}
+    /// ]}"#, "run").unwrap();
+    /// let m = RunModel::new(&run);
+    /// let cell = &m.cells[&("b".into(), "add".into(), "f32".into())];
+    /// assert_eq!((cell.counts.passed, cell.counts.failed, cell.max_ulp), (1, 1, Some(7)));
+    /// ```
+    pub fn new(run: &RunResults) -> RunModel {
+        let mut m = RunModel::default();
+        let mut families: BTreeMap<String, String> = BTreeMap::new();
+        let mut dtypes = BTreeSet::new();
+        let mut elements: BTreeMap<(String, String), HashMap<String, u64>> = BTreeMap::new();
+        let mut case_max: BTreeMap<(String, String), HashMap<String, u64>> = BTreeMap::new();
+        for (i, c) in run.cases.iter().enumerate() {
+            let outcome = c.outcome();
+            m.totals.add(outcome);
+            m.case_time_us += c.duration_us.unwrap_or(0);
+            if !m.backends.iter().any(|b| b == c.backend()) {
+                m.backends.push(c.backend().to_string());
+            }
+            families
+                .entry(c.op().to_string())
+                .or_insert_with(|| c.family.clone().unwrap_or_default());
+            dtypes.insert(c.dtype().to_string());
+            let cell = m
+                .cells
+                .entry((c.backend().into(), c.op().into(), c.dtype().into()))
+                .or_default();
+            cell.counts.add(outcome);
+            if outcome == Outcome::Failed {
+                cell.failures.push(i);
+            }
+            if let Some(u) = c.max_ulp {
+                cell.max_ulp = Some(cell.max_ulp.map_or(u, |x| x.max(u)));
+            }
+            let key = (c.op().to_string(), c.dtype().to_string());
+            if let Some(h) = &c.ulp_histogram {
+                let e = elements.entry(key.clone()).or_default();
+                for b in h {
+                    *e.entry(b.ulp.clone()).or_default() += b.count;
+                }
+            }
+            if let Some(u) = c.max_ulp {
+                *case_max
+                    .entry(key.clone())
+                    .or_default()
+                    .entry(ulp_bucket_label(u))
+                    .or_default() += 1;
+                let d = m.ulp.entry(key).or_default();
+                d.max_ulp = d.max_ulp.max(u);
+                d.cases += 1;
+            }
+        }
+        for (key, h) in case_max {
+            m.ulp.entry(key).or_default().case_max = sorted_buckets(h);
+        }
+        for (key, h) in elements {
+            m.ulp.entry(key).or_default().elements = sorted_buckets(h);
+        }
+        let mut ops: Vec<(String, String)> = families.into_iter().map(|(o, f)| (f, o)).collect();
+        ops.sort();
+        m.ops = ops.into_iter().map(|(_, o)| o).collect();
+        m.dtypes = dtypes.into_iter().collect();
+        m
+    }
+
+    /// The ops that have cases on `backend`, in row order.
+    pub fn ops_of(&self, backend: &str) -> Vec<&str> {
+        self.ops
+            .iter()
+            .filter(|op| {
+                self.dtypes.iter().any(|d| {
+                    self.cells
+                        .contains_key(&(backend.into(), op.to_string(), d.clone()))
+                })
+            })
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+/// A change of a cell's largest ULP distance between two runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UlpChange {
+    /// Where.
+    pub key: CellKey,
+    /// Before.
+    pub old: u64,
+    /// Now.
+    pub new: u64,
+}
+
+/// What changed from an older run to this one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Comparison {
+    /// Case ids that fail now and did not fail before (passed, skipped or absent).
+    pub new_failures: BTreeSet<String>,
+    /// Case ids that failed before and pass now.
+    pub fixed: BTreeSet<String>,
+    /// Case ids that failed before and are skipped or absent now.
+    pub no_longer_run: BTreeSet<String>,
+    /// Case ids that fail in both runs.
+    pub still_failing: u64,
+    /// Cells whose largest ULP distance changed (cells with a distance in both runs).
+    pub ulp_changes: Vec<UlpChange>,
+    /// The older run's totals.
+    pub old_totals: Counts,
+    /// Cells with a new failure.
+    pub cells_with_new_failures: BTreeSet<CellKey>,
+    /// Cells with a fixed case.
+    pub cells_with_fixes: BTreeSet<CellKey>,
+}
+
+impl Comparison {
+    /// Compares `new` against `old`.
+    ///
+    /// ```
+    /// use xla_props::report::{Comparison, RunResults};
+    /// let old = RunResults::parse(r#"{"cases": [
+    ///   {"id": "p::add::f32::s::u::b", "outcome": "failed"},
+    ///   {"id": "p::sub::f32::s::u::b", "outcome": "passed"}]}"#, "old").unwrap();
+    /// let new = RunResults::parse(r#"{"cases": [
+    ///   {"id": "p::add::f32::s::u::b", "outcome": "passed"},
+    ///   {"id": "p::sub::f32::s::u::b", "outcome": "failed"}]}"#, "new").unwrap();
+    /// let c = Comparison::new(&old, &new);
+    /// assert!(c.fixed.contains("p::add::f32::s::u::b"));
+    /// assert!(c.new_failures.contains("p::sub::f32::s::u::b"));
+    /// ```
+    pub fn new(old: &RunResults, new: &RunResults) -> Comparison {
+        let outcome_of = |run: &RunResults| -> HashMap<String, Outcome> {
+            run.cases
+                .iter()
+                .map(|c| (c.id.clone(), c.outcome()))
+                .collect()
+        };
+        let before = outcome_of(old);
+        let now = outcome_of(new);
+        let mut c = Comparison::default();
+        for (id, &o) in &now {
+            if o == Outcome::Failed {
+                if before.get(id) == Some(&Outcome::Failed) {
+                    c.still_failing += 1;
+                } else {
+                    c.new_failures.insert(id.clone());
+                }
+            }
+        }
+        for (id, &o) in &before {
+            if o == Outcome::Failed {
+                match now.get(id) {
+                    Some(Outcome::Passed) => {
+                        c.fixed.insert(id.clone());
+                    }
+                    Some(Outcome::Failed) => {}
+                    Some(Outcome::Skipped) | None => {
+                        c.no_longer_run.insert(id.clone());
+                    }
+                }
+            }
+        }
+        for case in &new.cases {
+            let key =
+                || -> CellKey { (case.backend().into(), case.op().into(), case.dtype().into()) };
+            if c.new_failures.contains(&case.id) {
+                c.cells_with_new_failures.insert(key());
+            }
+            if c.fixed.contains(&case.id) {
+                c.cells_with_fixes.insert(key());
+            }
+        }
+        let old_model = RunModel::new(old);
+        let new_model = RunModel::new(new);
+        c.old_totals = old_model.totals;
+        for (key, cell) in &new_model.cells {
+            let before = old_model.cells.get(key).and_then(|x| x.max_ulp);
+            if let (Some(old), Some(new)) = (before, cell.max_ulp) {
+                if old != new {
+                    c.ulp_changes.push(UlpChange {
+                        key: key.clone(),
+                        old,
+                        new,
+                    });
+                }
+            }
+        }
+        c
+    }
+}

@@ -1,0 +1,313 @@
+//! Unit tests of the report model: aggregation, compare diffs, input parsing
+//! and the rendered page's links.
+
+use std::collections::BTreeSet;
+
+use super::*;
+
+const RESULTS: &str = include_str!("../../tests/data/report/results.json");
+const OLD: &str = include_str!("../../tests/data/report/old.json");
+const ISOLATE: &str = include_str!("../../tests/data/report/isolate-report.json");
+const MUTANT: &str = "mutant:drop-f16-round-trip";
+
+fn run() -> RunResults {
+    RunResults::parse(RESULTS, "results.json").unwrap()
+}
+
+fn key(b: &str, op: &str, d: &str) -> CellKey {
+    (b.into(), op.into(), d.into())
+}
+
+#[test]
+fn aggregates_counts_per_backend_op_dtype() {
+    let m = RunModel::new(&run());
+    assert_eq!(
+        m.totals,
+        Counts {
+            passed: 15,
+            failed: 4,
+            skipped: 2
+        }
+    );
+    assert_eq!(m.cells.len(), 10);
+    assert_eq!(m.backends, ["interpreter", MUTANT]);
+    // binary family before unary, names within a family
+    assert_eq!(m.ops, ["add", "subtract", "exponential"]);
+    assert_eq!(m.dtypes, ["bf16", "f16", "f32"]);
+    let sub = &m.cells[&key(MUTANT, "subtract", "f16")];
+    assert_eq!(
+        sub.counts,
+        Counts {
+            passed: 0,
+            failed: 3,
+            skipped: 1
+        }
+    );
+    assert_eq!(sub.max_ulp, Some(1536));
+    assert_eq!(sub.failures.len(), 3);
+    let bf16 = &m.cells[&key("interpreter", "add", "bf16")];
+    assert_eq!(bf16.counts.skipped, 1);
+    assert_eq!(bf16.max_ulp, None);
+    assert_eq!(m.ops_of("interpreter"), ["add", "exponential"]);
+    assert_eq!(m.ops_of(MUTANT), ["add", "subtract", "exponential"]);
+    // the sum over cells is the total
+    let sum: u64 = m.cells.values().map(|c| c.counts.total()).sum();
+    assert_eq!(sum, 21);
+    assert_eq!(m.case_time_us, 21 * 120);
+}
+
+#[test]
+fn ulp_histograms_sum_elements_and_fill_the_axis() {
+    let m = RunModel::new(&run());
+    let d = &m.ulp[&("subtract".to_string(), "f16".to_string())];
+    assert_eq!(d.max_ulp, 1536);
+    assert_eq!(d.cases, 3);
+    // 0, 1, 2, 3-4, ..., 513-1024, 1025-2048: 13 buckets
+    assert_eq!(d.elements.len(), 13);
+    assert_eq!(d.elements[0], ("0".to_string(), 84));
+    assert_eq!(d.elements[1], ("1".to_string(), 0));
+    assert_eq!(d.elements[12], ("1025-2048".to_string(), 12));
+    let total: u64 = d.elements.iter().map(|b| b.1).sum();
+    assert_eq!(total, 3 * 35);
+    assert_eq!(d.case_max.last(), Some(&("1025-2048".to_string(), 3)));
+    // add f32 is exact everywhere, on both backends
+    let add = &m.ulp[&("add".to_string(), "f32".to_string())];
+    assert_eq!((add.max_ulp, add.cases), (0, 4));
+    assert_eq!(add.elements, [("0".to_string(), 4 * 35)]);
+}
+
+#[test]
+fn bucket_labels_match_the_comparator() {
+    let cases = [
+        (0, "0"),
+        (1, "1"),
+        (2, "2"),
+        (3, "3-4"),
+        (4, "3-4"),
+        (5, "5-8"),
+        (9, "9-16"),
+        (1 << 31, "1073741825-2147483648"),
+        ((1 << 31) + 1, ">2^31"),
+        (u64::MAX, ">2^31"),
+    ];
+    for (u, label) in cases {
+        assert_eq!(ulp_bucket_label(u), label, "{u}");
+    }
+    let mut labels = vec!["nan/inf/sign", ">2^31", "9-16", "0", "3-4", "2"];
+    labels.sort_by_key(|l| ulp_bucket_order(l));
+    assert_eq!(labels, ["0", "2", "3-4", "9-16", ">2^31", "nan/inf/sign"]);
+}
+
+#[test]
+fn compare_finds_new_failures_fixes_and_ulp_changes() {
+    let old = RunResults::parse(OLD, "old.json").unwrap();
+    let c = Comparison::new(&old, &run());
+    let new: Vec<&str> = c.new_failures.iter().map(String::as_str).collect();
+    assert_eq!(new.len(), 3);
+    assert!(new
+        .iter()
+        .all(|id| id.starts_with("fusion_invariance::subtract::f16")));
+    assert_eq!(
+        c.fixed,
+        BTreeSet::from(["vs_reference::add::f32::f32[5,7]{1,0}::uniform::interpreter".to_string()])
+    );
+    assert_eq!(c.still_failing, 1);
+    assert!(c.no_longer_run.is_empty());
+    assert_eq!(
+        c.old_totals,
+        Counts {
+            passed: 17,
+            failed: 2,
+            skipped: 2
+        }
+    );
+    let changes: Vec<(CellKey, u64, u64)> = c
+        .ulp_changes
+        .iter()
+        .map(|u| (u.key.clone(), u.old, u.new))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (key("interpreter", "add", "f32"), 9, 0),
+            (key("interpreter", "exponential", "f32"), 2, 1),
+            (key(MUTANT, "subtract", "f16"), 0, 1536),
+        ]
+    );
+    assert_eq!(
+        c.cells_with_new_failures,
+        BTreeSet::from([key(MUTANT, "subtract", "f16")])
+    );
+    assert_eq!(
+        c.cells_with_fixes,
+        BTreeSet::from([key("interpreter", "add", "f32")])
+    );
+}
+
+#[test]
+fn compare_counts_failures_that_are_no_longer_run() {
+    let old = RunResults::parse(
+        r#"{"cases": [
+        {"id": "p::a::f32::s::v::b", "outcome": "failed"},
+        {"id": "p::c::f32::s::v::b", "outcome": "failed"},
+        {"id": "p::d::f32::s::v::b", "outcome": "skipped"}]}"#,
+        "old",
+    )
+    .unwrap();
+    let new = RunResults::parse(
+        r#"{"cases": [
+        {"id": "p::a::f32::s::v::b", "outcome": "skipped"},
+        {"id": "p::d::f32::s::v::b", "outcome": "failed"}]}"#,
+        "new",
+    )
+    .unwrap();
+    let c = Comparison::new(&old, &new);
+    assert_eq!(c.no_longer_run.len(), 2);
+    assert!(c.fixed.is_empty());
+    assert_eq!(
+        c.new_failures,
+        BTreeSet::from(["p::d::f32::s::v::b".to_string()])
+    );
+    // the same run against itself changes nothing
+    let same = Comparison::new(&new, &new);
+    assert!(same.new_failures.is_empty() && same.fixed.is_empty());
+    assert_eq!(same.still_failing, 1);
+}
+
+#[test]
+fn fields_fall_back_to_the_id_and_the_message() {
+    let r = RunResults::parse(
+        r#"{"cases": [{"id": "vs_reference::add::f16::f16[7]{0}::special::mutant:x", "outcome": "failed",
+            "message": "backend: mutant:x\nverdict: mismatch: 1 element(s) differ\nrerun: cargo test -- --exact 'n'\nreproducer: dir/n"}]}"#,
+        "r",
+    )
+    .unwrap();
+    let c = &r.cases[0];
+    assert_eq!(
+        (c.property(), c.op(), c.dtype(), c.backend()),
+        ("vs_reference", "add", "f16", "mutant:x")
+    );
+    assert_eq!(c.verdict(), Some("mismatch: 1 element(s) differ"));
+    assert_eq!(c.rerun(), Some("cargo test -- --exact 'n'"));
+    assert_eq!(c.reproducer(), Some("dir/n"));
+    let short = CaseResult {
+        id: "oddname".into(),
+        message: Some("only a line".into()),
+        ..CaseResult::default()
+    };
+    assert_eq!((short.op(), short.backend()), ("unknown", "unknown"));
+    assert_eq!(short.verdict(), Some("only a line"));
+    assert_eq!(short.rerun(), None);
+}
+
+#[test]
+fn bad_input_is_a_one_line_lowercase_error() {
+    let bad = [
+        ("{", "not a results file"),
+        (
+            r#"{"cases": [{"outcome": "passed"}]}"#,
+            "case 0 has no `id`",
+        ),
+        (r#"{"cases": [{"id": "a::b::c::d"}]}"#, "has no `outcome`"),
+        (
+            r#"{"cases": [{"id": "a::b::c::d", "outcome": "exploded"}]}"#,
+            "unknown variant",
+        ),
+        (r#"{"cases": 3}"#, "not a results file"),
+        (r#"[1, 2]"#, "not a results file"),
+        ("[]", "expected a json object"),
+    ];
+    for (text, want) in bad {
+        let e = RunResults::parse(text, "r.json").unwrap_err().0;
+        assert!(e.starts_with("r.json: "), "{e}");
+        assert!(e.contains(want), "{text}: {e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+    let e = RunResults::load(std::path::Path::new("/nonexistent/r.json"))
+        .unwrap_err()
+        .0;
+    assert!(e.starts_with("/nonexistent/r.json: cannot read"), "{e}");
+}
+
+#[test]
+fn metadata_and_isolations_parse_in_both_forms() {
+    let r = run();
+    let meta = r.metadata.as_ref().unwrap();
+    assert_eq!(meta.seed, Some(42));
+    assert_eq!(meta.backends.len(), 3);
+    assert_eq!(meta.backends[2].available, Some(false));
+    let map = RunResults::parse(
+        r#"{"cases": [], "metadata": {"backends": {"xla-cpu": "0.4.36"}, "plugin": "jax"}}"#,
+        "m",
+    )
+    .unwrap();
+    let meta = map.metadata.unwrap();
+    assert_eq!(meta.backends[0].name, "xla-cpu");
+    assert_eq!(meta.backends[0].version.as_deref(), Some("0.4.36"));
+    assert_eq!(meta.extra["plugin"], "jax");
+    let iso = &r.isolations[0];
+    assert_eq!(iso.culprit.instruction.as_deref(), Some("convert.2"));
+    assert_eq!(iso.nodes[1].opcode(), Some("convert"));
+    assert_eq!(iso.edges[3].ends(), ("convert.2", "sub"));
+    let tool: Isolation = serde_json::from_str(ISOLATE).unwrap();
+    assert_eq!(tool.local, Some(false));
+    assert!(tool.nodes.is_empty());
+    assert_eq!(tool.extra["signature"], "mismatch in output 0");
+}
+
+#[test]
+fn page_links_every_failing_cell_to_its_failures() {
+    let old = RunResults::parse(OLD, "old.json").unwrap();
+    let html = render_html(&run(), Some(&old), &[], &ReportOptions::default()).unwrap();
+    let m = RunModel::new(&run());
+    let mut linked = 0;
+    for (k, cell) in &m.cells {
+        let anchor = cell_anchor(k);
+        let href = format!("href=\"#{anchor}\"");
+        if cell.counts.failed > 0 {
+            linked += 1;
+            assert_eq!(html.matches(&href).count(), 1, "{anchor}");
+            assert_eq!(html.matches(&format!("id=\"{anchor}\"")).count(), 1);
+        } else {
+            assert!(!html.contains(&href), "{anchor}");
+        }
+    }
+    assert_eq!(linked, 2);
+    assert_eq!(html.matches("<td class=\"cell ").count(), 10);
+    // new failures are marked in the heatmap and the table
+    assert_eq!(html.matches("<span class=\"badge\">new</span>").count(), 3);
+    assert_eq!(html.matches("class=\"cell partfail new\"").count(), 1);
+    assert_eq!(html.matches(" fixed\"").count(), 1);
+    assert!(html.contains("1536 (worse)"));
+    assert!(html.contains("max 1536 ulp (was 0 ulp)"));
+    // isolation graph with the culprit in red, drawn by plotters
+    assert!(html.contains("convert.2 = convert"));
+    // self-contained: nothing to fetch
+    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
+    assert!(html.contains("default-src 'none'"));
+}
+
+#[test]
+fn page_escapes_what_the_results_say() {
+    let r = RunResults::parse(
+        r#"{"cases": [{"id": "p::<b>::f32::s::v::<script>x</script>", "outcome": "failed",
+            "worst_mismatch": "a < b & \"c\""}]}"#,
+        "r",
+    )
+    .unwrap();
+    let html = render_html(&r, None, &[], &ReportOptions::default()).unwrap();
+    assert!(!html.contains("<script>x</script>"));
+    assert!(!html.contains("<b>"));
+    assert!(html.contains("a &lt; b &amp; &quot;c&quot;"));
+    // the only script is the recorder in the head
+    assert_eq!(html.matches("<script>").count(), 1);
+}
+
+#[test]
+fn empty_run_renders() {
+    let r = RunResults::parse(r#"{"cases": []}"#, "r").unwrap();
+    let html = render_html(&r, None, &[], &ReportOptions::default()).unwrap();
+    assert!(html.contains("No case failed."));
+    assert!(html.contains("No case in these results reported a ULP distance"));
+    assert!(html.contains("0 cases on 0 backend(s)"));
+}

@@ -1,0 +1,238 @@
+//! `xla-props report` end to end in a real headless browser (Debian's
+//! chromium): the page loads from a file:// URL with no console errors, a
+//! screenshot is taken, and the heatmap has the expected cells and links.
+//!
+//! Without chromium the tests skip with a message, unless `CI` is set, where
+//! they fail. `XLA_PROPS_CHROMIUM` names another browser binary.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/report");
+/// Distinct (backend, op, dtype) combinations in tests/data/report/results.json.
+const HEATMAP_CELLS: usize = 10;
+const FAILURE_ANCHOR: &str = "fail-mutant-drop-f16-round-trip-subtract-f16";
+
+fn find_chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("XLA_PROPS_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find_map(|dir| {
+        [
+            "chromium",
+            "chromium-browser",
+            "google-chrome",
+            "google-chrome-stable",
+        ]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+    })
+}
+
+/// The browser, or `None` (after saying why) when the test should skip.
+fn chromium_or_skip() -> Option<PathBuf> {
+    match find_chromium() {
+        Some(p) => Some(p),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("chromium is not installed, and CI is set: install it (apt-get install -y chromium)")
+        }
+        None => {
+            eprintln!("skipped: chromium is not installed (apt-get install -y chromium); set CI to make this a failure");
+            None
+        }
+    }
+}
+
+/// Runs a command with a deadline; kills it (only it) when the deadline passes.
+fn run_with_deadline(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the browser");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for the browser") {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the browser did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+    }
+}
+
+fn chromium(browser: &Path, profile: &Path, extra: &[String], page: &Path) -> Output {
+    let mut cmd = Command::new(browser);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .args(extra)
+    .arg(format!("file://{}", page.display()));
+    let out = run_with_deadline(cmd, Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Console messages chromium logged (`...:CONSOLE:LINE] "message", source: ...`).
+fn console_lines(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The text of `<pre id="console-errors" ...>...</pre>` in the dumped DOM.
+fn recorded_errors(dom: &str) -> String {
+    let start = dom
+        .find("<pre id=\"console-errors\"")
+        .expect("the page has its error recorder");
+    let body = &dom[start..];
+    let open = body.find('>').unwrap() + 1;
+    let close = body.find("</pre>").unwrap();
+    body[open..close].to_string()
+}
+
+fn render(dir: &Path) -> PathBuf {
+    let page = dir.join("report.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
+        .arg("report")
+        .arg(Path::new(DATA).join("results.json"))
+        .arg("-o")
+        .arg(&page)
+        .arg("--compare")
+        .arg(Path::new(DATA).join("old.json"))
+        .arg("--isolation")
+        .arg(Path::new(DATA).join("isolate-report.json"))
+        .output()
+        .expect("run xla-props report");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    page
+}
+
+#[test]
+fn report_renders_in_headless_chromium() {
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = render(dir.path());
+    let profile = dir.path().join("profile");
+
+    let out = chromium(
+        &browser,
+        &profile,
+        &["--dump-dom".into(), "--virtual-time-budget=3000".into()],
+        &page,
+    );
+    let dom = String::from_utf8(out.stdout).expect("utf-8 dom");
+    // the recorder ran, and saw no script error, blocked fetch or console.error
+    assert!(
+        dom.contains("<body data-rendered=\"yes\">"),
+        "the page's script did not run"
+    );
+    assert_eq!(recorded_errors(&dom), "", "errors recorded in the page");
+    assert_eq!(console_lines(&out.stderr), Vec::<String>::new());
+    // the heatmap: one cell per (backend, op, dtype) with cases
+    assert_eq!(dom.matches("<td class=\"cell ").count(), HEATMAP_CELLS);
+    assert_eq!(dom.matches("<table class=\"heatmap\"").count(), 2);
+    // a failing cell links to its group of failures, which exists
+    let link = format!("<a href=\"#{FAILURE_ANCHOR}\">3</a>");
+    assert!(dom.contains(&link), "no link {link}");
+    assert_eq!(dom.matches(&format!("id=\"{FAILURE_ANCHOR}\"")).count(), 1);
+    // plots are inline svg: histograms and the culprit fusion
+    assert!(dom.matches("<svg").count() >= 4);
+
+    let shot = dir.path().join("report.png");
+    chromium(
+        &browser,
+        &profile,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,1600".into(),
+        ],
+        &page,
+    );
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a png");
+    // a blank page compresses to a few KB; the report is far more
+    assert!(png.len() > 20_000, "screenshot is {} bytes", png.len());
+    let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser.png");
+    if std::fs::copy(&shot, &keep).is_ok() {
+        eprintln!("screenshot: {}", keep.display());
+    }
+}
+
+/// The checks above can fail: a page with a script error, a console.error and
+/// a network fetch trips both the in-page recorder and chromium's console log.
+#[test]
+fn console_problems_are_detected() {
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = render(dir.path());
+    let html = std::fs::read_to_string(&page).unwrap().replace(
+        "</body>",
+        "<img src=\"https://example.invalid/x.png\"><script>console.error(\"boom\"); notAFunction();</script></body>",
+    );
+    std::fs::write(&page, html).unwrap();
+    let out = chromium(
+        &browser,
+        &dir.path().join("profile"),
+        &["--dump-dom".into(), "--virtual-time-budget=3000".into()],
+        &page,
+    );
+    let dom = String::from_utf8(out.stdout).unwrap();
+    let recorded = recorded_errors(&dom);
+    assert!(recorded.contains("console.error: boom"), "{recorded}");
+    assert!(recorded.contains("notAFunction"), "{recorded}");
+    assert!(
+        recorded.contains("blocked by the page policy"),
+        "{recorded}"
+    );
+    assert!(console_lines(&out.stderr).len() >= 2);
+}
