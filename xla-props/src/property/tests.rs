@@ -25,7 +25,18 @@ fn default_settings_give_at_least_200k_cases_per_backend() {
     let names: Vec<&str> = builtin_spaces().iter().map(|s| s.spec().name).collect();
     assert_eq!(
         names,
-        ["fusion_invariance", "layout_invariance", "vs_reference"]
+        [
+            "fusion_invariance",
+            "grouped_convolution",
+            "integer_division_edges",
+            "layout_invariance",
+            "reduce_with_init",
+            "round_trip_residual",
+            "scatter_duplicate_indices",
+            "select_broadcast_pred",
+            "stable_sort_pairs",
+            "vs_reference"
+        ]
     );
 }
 
@@ -245,7 +256,13 @@ fn the_checker_knows_nan_classes_signed_zeros_and_ulps() {
     let e = Literal::from_bits(&s, &[0x7e00, 0x0000, 0x3c00, 0x3c00]).unwrap();
     // another NaN payload, -0, 1 + 1ulp, 1 + 3ulp
     let a = Literal::from_bits(&s, &[0x7e01, 0x8000, 0x3c01, 0x3c03]).unwrap();
-    match compare(&[e.clone()], &[a.clone()], &[], Tolerance::Ulp(1), false) {
+    match compare(
+        std::slice::from_ref(&e),
+        std::slice::from_ref(&a),
+        &[],
+        Tolerance::Ulp(1),
+        false,
+    ) {
         Verdict::Mismatch {
             count,
             worst,
@@ -258,19 +275,39 @@ fn the_checker_knows_nan_classes_signed_zeros_and_ulps() {
         }
         v => panic!("{v}"),
     }
-    let v = compare(&[e.clone()], &[a.clone()], &[], Tolerance::Ulp(1), true);
+    let v = compare(
+        std::slice::from_ref(&e),
+        std::slice::from_ref(&a),
+        &[],
+        Tolerance::Ulp(1),
+        true,
+    );
     assert!(
         matches!(v, Verdict::Mismatch { count: 3, .. }),
         "strict rounding: {v}"
     );
     let nan_vs_num = Literal::from_bits(&s, &[0x3c00, 0, 0x3c00, 0x3c00]).unwrap();
-    assert!(!compare(&[e.clone()], &[nan_vs_num], &[], Tolerance::Ulp(100), false).agrees());
+    assert!(!compare(
+        std::slice::from_ref(&e),
+        &[nan_vs_num],
+        &[],
+        Tolerance::Ulp(100),
+        false
+    )
+    .agrees());
     let i = ArrayShape::new(ElementType::S8, vec![2]);
     let x = Literal::from_i128s(&i, &[1, -128]).unwrap();
     let y = Literal::from_i128s(&i, &[1, 127]).unwrap();
-    assert!(!compare(&[x.clone()], &[y], &[], Tolerance::Ulp(1000), false).agrees());
+    assert!(!compare(
+        std::slice::from_ref(&x),
+        &[y],
+        &[],
+        Tolerance::Ulp(1000),
+        false
+    )
+    .agrees());
     assert!(matches!(
-        compare(&[x.clone()], &[], &[], Tolerance::Exact, false),
+        compare(std::slice::from_ref(&x), &[], &[], Tolerance::Exact, false),
         Verdict::ShapeMismatch(_)
     ));
     // ulp distance across zero counts both sides
