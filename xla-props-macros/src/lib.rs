@@ -408,18 +408,18 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
             }
             "template" => {
                 let (name, span) = name_of(v, "template")?;
-                template = match name.as_str() {
-                    "single_op" => quote! { ::xla_props::property::Template::SingleOp },
-                    "elementwise_chain" => {
-                        quote! { ::xla_props::property::Template::ElementwiseChain }
-                    }
-                    _ => {
-                        return Err(syn::Error::new(
+                template =
+                    match name.as_str() {
+                        "single_op" => quote! { ::xla_props::property::Template::SingleOp },
+                        "elementwise_chain" => {
+                            quote! { ::xla_props::property::Template::ElementwiseChain }
+                        }
+                        "program" => quote! { ::xla_props::property::Template::Program },
+                        _ => return Err(syn::Error::new(
                             span,
-                            "expected `single_op` or `elementwise_chain` for `template`",
-                        ))
-                    }
-                };
+                            "expected `single_op`, `elementwise_chain` or `program` for `template`",
+                        )),
+                    };
             }
             "tolerance" => tol = tolerance(v)?,
             "budget" => {

@@ -18,6 +18,7 @@ pub mod hlo;
 pub mod inputs;
 pub mod isolate;
 pub mod literal;
+pub mod programs;
 pub mod property;
 mod props;
 pub mod reference;

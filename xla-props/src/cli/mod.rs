@@ -6,11 +6,13 @@
 mod backends;
 mod compare;
 mod eval;
+mod fuzz;
 mod isolate;
 
 pub use backends::backends_listing;
 pub use compare::CompareArgs;
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
+pub use fuzz::FuzzArgs;
 pub use isolate::IsolateArgs;
 
 use clap::{Parser, Subcommand};
@@ -54,6 +56,8 @@ enum Command {
     Eval(EvalArgs),
     /// List the backends this build knows and whether each is available.
     Backends,
+    /// Grow random programs, judge a backend against the reference, write minimized reproducers.
+    Fuzz(FuzzArgs),
     /// Render a run's `--json` results as one self-contained HTML page.
     Report(ReportArgs),
     /// From a disagreeing module down to the culprit fusion and instruction; writes a reproducer and a report.
@@ -91,6 +95,7 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::run(&args),
         Command::Eval(args) => eval::run_eval(&args),
         Command::Backends => backends::run_backends(),
+        Command::Fuzz(args) => fuzz::run(&args),
         Command::Report(args) => crate::report::write_report(
             &args.results,
             &args.out,

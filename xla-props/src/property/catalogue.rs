@@ -249,6 +249,7 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
     let mut b = Builder::default();
     let default_attrs = Attrs::default;
     let root = match form {
+        Form::Program => return Err(err("program templates are built by `crate::programs`")),
         Form::Elementwise => elementwise(&mut b, key.op, t, &dims, &layout)?,
         Form::Copy => {
             let x = b.param(operand.clone(), Role::Data);

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use std::sync::{OnceLock, RwLock};
 
 use super::groups::Distribution;
-use super::space::{layouts, params, shapes, CaseSpace, Form, SpaceFilter};
+use super::space::{case_params, layouts, shapes, CaseSpace, Form, SpaceFilter};
 use super::spec::{registry, PropertySpec};
 use crate::hlo::{ArrayShape, ElementType, Layout, Opcode};
 
@@ -96,7 +96,7 @@ impl CaseKey {
     }
     /// The op's form.
     pub fn form(&self) -> Form {
-        Form::of(self.op).unwrap_or(Form::Elementwise)
+        Form::of_case(self.spec().template, self.op).unwrap_or(Form::Elementwise)
     }
     /// The logical dims of the case's first operand.
     pub fn dims(&self) -> &'static [i64] {
@@ -131,7 +131,7 @@ impl CaseKey {
     }
     /// The parameter name, if the case has one.
     pub fn param(&self) -> Option<&'static str> {
-        params(self.spec().template, self.form(), self.dtype)
+        case_params(self.spec(), self.form(), self.dtype)
             .get(self.param as usize)
             .copied()
     }
@@ -312,7 +312,8 @@ impl FromStr for CaseKey {
         let spec = registry()[property];
         let op: Opcode = op.parse().map_err(|_| err("unknown op"))?;
         let dtype: ElementType = dtype.parse().map_err(|_| err("unknown dtype"))?;
-        let form = Form::of(op).ok_or_else(|| err("the catalogue has no cases for this op"))?;
+        let form = Form::of_case(spec.template, op)
+            .ok_or_else(|| err("the catalogue has no cases for this op"))?;
         let (shape_dtype, dims, layout) = parse_shape(shape).ok_or_else(|| err("bad shape"))?;
         if shape_dtype != dtype {
             return Err(err("the shape's dtype differs from the dtype segment"));
@@ -333,7 +334,7 @@ impl FromStr for CaseKey {
             None => (*variant, None),
         };
         let dist = Distribution::from_name(dist).ok_or_else(|| err("unknown distribution"))?;
-        let names = params(spec.template, form, dtype);
+        let names = case_params(spec, form, dtype);
         let param = match (param, names.is_empty()) {
             (None, true) => 0,
             (Some(p), false) => names

@@ -29,7 +29,9 @@ pub use groups::{
 };
 pub use id::{BackendId, CaseId, CaseKey, Fnv, ParseCaseIdError};
 pub use inputs::{generate, Role, SplitMix};
-pub use space::{layouts, params, shapes, CaseSpace, Form, SpaceError, SpaceFilter, SHAPE_SETS};
+pub use space::{
+    case_params, layouts, params, shapes, CaseSpace, Form, SpaceError, SpaceFilter, SHAPE_SETS,
+};
 pub use spec::{
     find_property, registry, LayoutSelection, Limitation, LimitationKind, PropertySpec, Selection,
     Template, Tolerance,

@@ -43,9 +43,20 @@ pub enum Form {
     Sort,
     Dot,
     Convolution,
+    /// A multi-op program template (`Template::Program`).
+    Program,
 }
 
 impl Form {
+    /// The form of a case of `template` on `op`: program templates have their own.
+    pub fn of_case(template: Template, op: Opcode) -> Option<Form> {
+        if template == Template::Program {
+            Some(Form::Program)
+        } else {
+            Form::of(op)
+        }
+    }
+
     /// The form of an op the catalogue builds, or None.
     pub fn of(op: Opcode) -> Option<Form> {
         use Opcode as O;
@@ -148,6 +159,7 @@ const SMALL_RANKED_SHAPES: &[Dims] = &[&[1], &[0], &[7], &[3, 5], &[2, 3, 2]];
 pub fn shapes(form: Form, set: &str) -> &'static [Dims] {
     let small = set == "small";
     match form {
+        Form::Program => crate::programs::TEMPLATE_SHAPES,
         Form::Elementwise
         | Form::Compare
         | Form::Convert
@@ -262,6 +274,10 @@ fn bitcast_params(dtype: ElementType) -> &'static [&'static str] {
 
 /// The parameter names of a section (an op and dtype under a template); empty means none.
 pub fn params(template: Template, form: Form, dtype: ElementType) -> &'static [&'static str] {
+    if template == Template::Program || form == Form::Program {
+        // a property's own template subset comes from `case_params`
+        return crate::programs::program_params("", dtype);
+    }
     if template == Template::ElementwiseChain {
         return match () {
             _ if dtype.is_float() => FOLLOW_FLOAT,
@@ -292,6 +308,16 @@ pub fn params(template: Template, form: Form, dtype: ElementType) -> &'static [&
         Form::Sort => &["asc-last", "desc-first"],
         Form::Dot => &["n1", "n3"],
         Form::Convolution => &["k1", "k3same", "k2s2"],
+        Form::Program => &[],
+    }
+}
+
+/// The parameter names of a section of a property (program properties cover their own templates).
+pub fn case_params(spec: &PropertySpec, form: Form, dtype: ElementType) -> &'static [&'static str] {
+    if spec.template == Template::Program {
+        crate::programs::program_params(spec.name, dtype)
+    } else {
+        params(spec.template, form, dtype)
     }
 }
 
@@ -440,7 +466,9 @@ impl CaseSpace {
             if !filter.ops.is_empty() && !filter.ops.contains(&op) {
                 continue;
             }
-            let Some(form) = Form::of(op) else { continue };
+            let Some(form) = Form::of_case(spec.template, op) else {
+                continue;
+            };
             if spec.template == Template::ElementwiseChain
                 && (form != Form::Elementwise || op == Opcode::IsFinite)
             {
@@ -448,7 +476,7 @@ impl CaseSpace {
             }
             let accepted = accepted_dtypes(op).dtypes;
             for &dtype in &dtypes {
-                if !accepted.contains(&dtype)
+                if (form != Form::Program && !accepted.contains(&dtype))
                     || (!filter.dtypes.is_empty() && !filter.dtypes.contains(&dtype))
                 {
                     continue;
@@ -469,7 +497,7 @@ impl CaseSpace {
                     dtype,
                     shapes: shape_entries,
                     dists: section_dists,
-                    params: params(spec.template, form, dtype),
+                    params: case_params(spec, form, dtype),
                     start,
                 };
                 if section.count() == 0 {

@@ -86,6 +86,9 @@ pub enum Template {
     SingleOp,
     /// The op followed by a second elementwise op (the variant names it), for fusion checks.
     ElementwiseChain,
+    /// A multi-op program template (`crate::programs`): the op segment is `fusion`,
+    /// the variant parameter names the template and its fusion configuration.
+    Program,
 }
 
 /// Which layouts a property's cases use.

@@ -4,4 +4,5 @@ mod declared;
 mod edge_programs;
 mod fusion_invariance;
 mod layout_invariance;
+mod templates;
 mod vs_reference;

@@ -1,0 +1,60 @@
+//! How program templates join the static case space: the variant parameters
+//! of each program property, by dtype.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use super::templates::TEMPLATES;
+use crate::hlo::ElementType;
+
+/// Program properties that cover only some templates, or one case per
+/// template rather than per configuration: (property, templates (empty: all),
+/// whether the variant names a configuration).
+pub const PROGRAM_PROPERTIES: &[(&str, &[&str], bool)] = &[
+    // compares every configuration with every other inside one case
+    ("template_fusion_invariance", &[], false),
+    ("quantization_residual", &["quantize"], true),
+    ("topk_recall", &["topk"], true),
+    ("softmax_rows", &["softmax"], true),
+];
+
+/// The variant parameters of a program property for `dtype`: `template.configuration`
+/// (or `template` alone for properties that compare configurations among themselves).
+/// Any other property name covers every template and configuration.
+///
+/// ```
+/// use xla_props::hlo::ElementType;
+/// use xla_props::programs::program_params;
+/// assert!(program_params("template_vs_reference", ElementType::F32).contains(&"softmax.all-in-one"));
+/// assert!(program_params("template_fusion_invariance", ElementType::F32).contains(&"softmax"));
+/// assert_eq!(program_params("quantization_residual", ElementType::F32), &[] as &[&str]);
+/// ```
+pub fn program_params(property: &str, dtype: ElementType) -> &'static [&'static str] {
+    type Table = Mutex<HashMap<(String, ElementType), &'static [&'static str]>>;
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    let table = TABLE.get_or_init(Table::default);
+    let mut map = table.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = map.get(&(property.to_string(), dtype)) {
+        return p;
+    }
+    let (only, with_configs) = PROGRAM_PROPERTIES
+        .iter()
+        .find(|(p, _, _)| *p == property)
+        .map_or((&[][..], true), |(_, t, c)| (*t, *c));
+    let mut names: Vec<&'static str> = Vec::new();
+    for t in TEMPLATES
+        .iter()
+        .filter(|t| t.dtypes.contains(&dtype) && (only.is_empty() || only.contains(&t.name)))
+    {
+        if with_configs {
+            for c in t.configurations {
+                names.push(Box::leak(format!("{}.{}", t.name, c.name).into_boxed_str()));
+            }
+        } else {
+            names.push(t.name);
+        }
+    }
+    let leaked: &'static [&'static str] = Box::leak(names.into_boxed_slice());
+    map.insert((property.to_string(), dtype), leaked);
+    leaked
+}
