@@ -12,6 +12,7 @@ extern crate self as xla_props;
 pub mod backend;
 pub mod check;
 pub mod cli;
+pub mod detection;
 pub mod filetest;
 pub mod hlo;
 pub mod inputs;

@@ -5,6 +5,7 @@
 mod api;
 mod error;
 pub mod interpreter;
+pub mod mutant;
 mod reference_backend;
 mod registry;
 pub mod xla;

@@ -3,6 +3,7 @@
 use super::api::Backend;
 use super::error::BackendError;
 use super::interpreter::Interpreter;
+use super::mutant::{Mutant, Mutation};
 use super::xla::{XlaBackend, XlaPlugin};
 
 /// Whether a backend can be used in this build on this machine.
@@ -102,6 +103,9 @@ pub fn known_backends() -> Vec<BackendInfo> {
 /// }
 /// ```
 pub fn create(name: &str) -> Result<Box<dyn Backend>, BackendError> {
+    if let Some(spec) = name.strip_prefix("mutant:") {
+        return create_mutant(name, spec);
+    }
     let entry =
         ENTRIES
             .iter()
@@ -114,6 +118,20 @@ pub fn create(name: &str) -> Result<Box<dyn Backend>, BackendError> {
         backend: name.to_string(),
         reason,
     })
+}
+
+/// `mutant:NAME` wraps the interpreter, `mutant:NAME@BASE` wraps the backend `BASE`.
+fn create_mutant(full: &str, spec: &str) -> Result<Box<dyn Backend>, BackendError> {
+    let (name, base) = spec.split_once('@').unwrap_or((spec, "interpreter"));
+    let mutation: Mutation = name.parse().map_err(|_| BackendError::UnknownBackend {
+        name: full.to_string(),
+        known: Mutation::ALL
+            .iter()
+            .map(|m| format!("mutant:{}", m.name()))
+            .collect(),
+    })?;
+    let base = create(base)?;
+    Ok(Box::new(Mutant::new(base, mutation)))
 }
 
 #[cfg(test)]

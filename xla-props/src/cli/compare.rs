@@ -96,6 +96,14 @@ fn run_named(name: &str, module: &Module, args: &[Literal]) -> Result<(Side, Num
     Ok((side, numerics))
 }
 
+/// Prints a line to stdout; a closed pipe (`| head`) is the reader's choice, not a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 /// Runs the command; returns the exit code (0 agree, 1 disagree, 2 error or skipped).
 pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     let file = args.file.display().to_string();
@@ -108,7 +116,7 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     let inputs = generate_inputs(&module, distribution, args.seed)
         .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?;
     let report = compare_module(&module, &inputs, args)?;
-    println!(
+    say!(
         "inputs: {distribution}, seed {}, rejection sampling {}",
         args.seed,
         if inputs.rejection_sampling_used {
@@ -118,15 +126,15 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
         }
     );
     for (k, i) in inputs.intervals.iter().enumerate() {
-        println!("  parameter {k}: {i}");
+        say!("  parameter {k}: {i}");
     }
     if report.reference_nonfinite_outputs > 0 {
-        println!(
+        say!(
             "reference produced {} non-finite output elements",
             report.reference_nonfinite_outputs
         );
     }
-    println!("{}", report.verdict);
+    say!("{}", report.verdict);
     if let Some(path) = &args.json {
         let json = serde_json::json!({
             "file": file,

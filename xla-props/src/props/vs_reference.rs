@@ -25,5 +25,5 @@ use xla_props_macros::xla_property;
     ]
 )]
 pub fn vs_reference(ctx: &mut CaseContext<'_>) -> Outcome {
-    ctx.compare_with_reference()
+    super::declared::compare_declared(ctx)
 }

@@ -192,6 +192,18 @@ impl Harness {
         if all_backends.is_empty() {
             all_backends.push(reference.clone());
         }
+        // mutants are registered only when asked for by name
+        // (`mutant:NAME@interpreter` is the same backend as `mutant:NAME`)
+        let mut ours = ours;
+        for b in &mut ours.backends {
+            if b.starts_with("mutant:") {
+                let m = crate::backend::create(b).map_err(|e| HarnessError(e.to_string()))?;
+                *b = m.name().to_string();
+                if !all_backends.iter().any(|x| x.name() == b) {
+                    all_backends.push(Arc::from(m));
+                }
+            }
+        }
         for b in &ours.backends {
             if !all_backends.iter().any(|x| x.name() == b) {
                 let known: Vec<&str> = all_backends.iter().map(|x| x.name()).collect();

@@ -1,0 +1,142 @@
+//! `Mutant<B>`: a backend that is `B` with one mutation injected.
+
+use std::sync::Arc;
+
+use super::exec::Stepper;
+use super::kernels::flush;
+use super::mutation::Mutation;
+use super::rewrite::rewrite;
+use crate::backend::api::{Backend, Executable};
+use crate::backend::error::BackendError;
+use crate::check::Numerics;
+use crate::hlo::Module;
+use crate::literal::Literal;
+
+/// A backend `B` with one [`Mutation`] injected: an HLO rewrite applied
+/// before `B` compiles, or an emitter bug computing the targeted
+/// instructions wrongly. It is named `mutant:<mutation>` (with `@<base>` when
+/// the base is not the interpreter) and declares `B`'s numerics, plus, for a
+/// benign variant, exactly the deviation it makes.
+///
+/// ```
+/// use xla_props::backend::mutant::{Mutant, Mutation};
+/// use xla_props::backend::{Backend, Interpreter};
+/// use xla_props::hlo::parse_module;
+/// use xla_props::literal::Literal;
+/// use xla_props::hlo::{ArrayShape, ElementType};
+/// let m = parse_module("HloModule m\nENTRY main { x = f32[2] parameter(0)\n y = f32[2] parameter(1)\n ROOT z = f32[2] maximum(x, y) }").unwrap();
+/// let s = ArrayShape::new(ElementType::F32, vec![2]);
+/// let x = Literal::from_f64s(&s, &[f64::NAN, 1.0]).unwrap();
+/// let y = Literal::from_f64s(&s, &[2.0, 3.0]).unwrap();
+/// let good = Interpreter::default().compile(&m).unwrap().execute(&[x.clone(), y.clone()]).unwrap();
+/// assert!(good[0].get_f64(0).is_nan());
+/// let mutant = Mutant::new(Interpreter::default(), Mutation::MaxMinDropNan);
+/// assert_eq!(mutant.name(), "mutant:max-min-drop-nan");
+/// let bad = mutant.compile(&m).unwrap().execute(&[x, y]).unwrap();
+/// assert_eq!(bad[0].to_f64_vec(), vec![2.0, 3.0]);
+/// ```
+pub struct Mutant<B: Backend> {
+    base: Arc<B>,
+    mutation: Mutation,
+    name: String,
+}
+
+impl<B: Backend + 'static> Mutant<B> {
+    /// `base` with `mutation`.
+    pub fn new(base: B, mutation: Mutation) -> Mutant<B> {
+        let name = if base.name() == "interpreter" {
+            format!("mutant:{}", mutation.name())
+        } else {
+            format!("mutant:{}@{}", mutation.name(), base.name())
+        };
+        Mutant {
+            base: Arc::new(base),
+            mutation,
+            name,
+        }
+    }
+    /// The injected mutation.
+    pub fn mutation(&self) -> Mutation {
+        self.mutation
+    }
+    /// The wrapped backend.
+    pub fn base(&self) -> &B {
+        &self.base
+    }
+}
+
+impl<B: Backend + 'static> Backend for Mutant<B> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn numerics(&self) -> Numerics {
+        self.mutation.numerics(&self.base.numerics())
+    }
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        let module = rewrite(self.mutation, module);
+        let stepper = Stepper {
+            base: self.base.as_ref(),
+            module: &module,
+            mutation: self.mutation,
+        };
+        let stepped = stepper.touches(module.entry);
+        let whole = if stepped {
+            None
+        } else {
+            Some(self.base.compile(&module)?)
+        };
+        Ok(Box::new(MutantExecutable {
+            base: self.base.clone(),
+            mutation: self.mutation,
+            module,
+            whole,
+        }))
+    }
+}
+
+struct MutantExecutable<B: Backend> {
+    base: Arc<B>,
+    mutation: Mutation,
+    module: Module,
+    /// The base's executable when no instruction needs a mutated kernel.
+    whole: Option<Box<dyn Executable>>,
+}
+
+impl<B: Backend> Executable for MutantExecutable<B> {
+    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+        let ftz = matches!(
+            self.mutation,
+            Mutation::UndeclaredFtz | Mutation::DeclaredFtz
+        );
+        let mut args = args.to_vec();
+        if ftz {
+            args.iter_mut().for_each(flush);
+        }
+        let mut out = match &self.whole {
+            Some(exe) => exe.execute(&args)?,
+            None => Stepper {
+                base: self.base.as_ref(),
+                module: &self.module,
+                mutation: self.mutation,
+            }
+            .run(&args)?,
+        };
+        if ftz {
+            out.iter_mut().for_each(flush);
+        }
+        Ok(out)
+    }
+}
+
+/// A boxed backend is a backend (so `mutant:NAME@BASE` can wrap any registry entry).
+impl Backend for Box<dyn Backend> {
+    fn name(&self) -> &str {
+        self.as_ref().name()
+    }
+    fn numerics(&self) -> Numerics {
+        self.as_ref().numerics()
+    }
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        self.as_ref().compile(module)
+    }
+}
