@@ -13,6 +13,7 @@ pub mod xla;
 pub use api::{Backend, Executable, FusionProbe, ProbedValue};
 pub use error::BackendError;
 pub use interpreter::Interpreter;
+pub(crate) use reference_backend::to_backend_error as reference_error;
 pub use reference_backend::ReferenceBackend;
 pub use registry::{create, known_backends, Availability, BackendInfo};
 pub use xla::{XlaBackend, XlaPlugin};

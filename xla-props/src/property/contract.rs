@@ -6,7 +6,7 @@ pub use crate::backend::{Backend, BackendError, Executable};
 pub use crate::check::Numerics;
 use crate::hlo::Module;
 use crate::literal::Literal;
-use crate::reference::{evaluate, EvalError};
+use crate::reference::evaluate;
 
 /// True for errors that make a case a skip rather than a failure.
 pub fn is_skip(e: &BackendError) -> bool {
@@ -89,11 +89,7 @@ pub(crate) fn evaluate_reference(
     module: &Module,
     args: &[Literal],
 ) -> Result<Vec<Literal>, BackendError> {
-    evaluate(module, args).map_err(|e| match e {
-        EvalError::Unsupported { .. } => BackendError::unsupported(e.to_string()),
-        EvalError::BadArguments(m) => BackendError::BadArguments(m),
-        other => BackendError::Execute(other.to_string()),
-    })
+    evaluate(module, args).map_err(crate::backend::reference_error)
 }
 
 /// Every backend of the built-in registry that is available in this build.
