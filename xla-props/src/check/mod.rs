@@ -33,6 +33,6 @@ pub use ulp::{
     round_up, ulp_distance, FloatClass,
 };
 pub use verdict::{
-    Agreement, ElementIndex, ElementMismatch, ElementValue, HistogramBucket, LegalReason,
-    MismatchReport, OutputMismatch, Side, Verdict,
+    histogram_bucket, histogram_label, Agreement, ElementIndex, ElementMismatch, ElementValue,
+    HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Side, Verdict,
 };

@@ -356,7 +356,8 @@ impl fmt::Display for MismatchReport {
 }
 
 /// ULP histogram buckets: 0, 1, 2, 3-4, 5-8, ..., up to 2^31, then larger, then class differences.
-pub(crate) fn histogram_bucket(ulp: Option<u64>) -> usize {
+/// The bucket of a ULP distance (`None`: a class difference).
+pub fn histogram_bucket(ulp: Option<u64>) -> usize {
     match ulp {
         None => 34,
         Some(0) => 0,
@@ -369,7 +370,8 @@ pub(crate) fn histogram_bucket(ulp: Option<u64>) -> usize {
     }
 }
 
-pub(crate) fn histogram_label(bucket: usize) -> String {
+/// The label of a bucket: `0`, `1`, `2`, `3-4`, ..., `nan/inf/sign`.
+pub fn histogram_label(bucket: usize) -> String {
     match bucket {
         0 => "0".into(),
         1 => "1".into(),

@@ -60,6 +60,9 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
 
+/// Buckets of the ULP histogram (see `check::HistogramBucket`).
+const HISTOGRAM_BUCKETS: usize = 35;
+
 type RefResult = Result<Arc<Vec<Literal>>, String>;
 
 /// What every backend's run of one case shares: its module, its inputs and
@@ -129,6 +132,9 @@ pub struct CaseContext<'a> {
     direct_reference: bool,
     pub(crate) max_ulp: Option<u64>,
     pub(crate) last_verdict: Option<Verdict>,
+    /// ULP histogram over the float outputs of the comparisons judged so far
+    /// (bucket counts indexed like `check::HistogramBucket` labels).
+    pub(crate) ulp_histogram: Option<[u64; HISTOGRAM_BUCKETS]>,
     draws: u64,
 }
 
@@ -177,6 +183,7 @@ impl<'a> CaseContext<'a> {
             direct_reference: false,
             max_ulp: None,
             last_verdict: None,
+            ulp_histogram: None,
             draws: 0,
         }
     }
@@ -339,7 +346,46 @@ impl<'a> CaseContext<'a> {
             self.max_ulp = Some(self.max_ulp.map_or(u, |m| m.max(u)));
         }
         self.last_verdict = Some(v.clone());
+        self.record_ulp_histogram(expected, actual);
         v
+    }
+
+    /// Adds the ULP distances of every float element of `actual` against
+    /// `expected` (outputs of equal dtype and size) to the case's histogram.
+    /// Class differences (NaN against a number, different infinities) go to
+    /// the `nan/inf/sign` bucket. The runner reports it per case.
+    pub fn record_ulp_histogram(&mut self, expected: &[Literal], actual: &[Literal]) {
+        for (e, a) in expected.iter().zip(actual) {
+            let dtype = e.dtype();
+            if !dtype.is_float() || a.dtype() != dtype || a.element_count() != e.element_count() {
+                continue;
+            }
+            let h = self.ulp_histogram.get_or_insert([0; HISTOGRAM_BUCKETS]);
+            for i in 0..e.element_count() {
+                let (eb, ab) = (e.get_bits(i), a.get_bits(i));
+                let u = if eb == ab || (e.get_f64(i).is_nan() && a.get_f64(i).is_nan()) {
+                    Some(0)
+                } else {
+                    crate::check::ulp_distance(eb, ab, dtype)
+                        .map(|u| u.min(u64::MAX as u128) as u64)
+                };
+                h[crate::check::histogram_bucket(u)] += 1;
+            }
+        }
+    }
+
+    /// The case's ULP histogram (non-empty buckets, in order), when it compared floats.
+    pub fn ulp_histogram(&self) -> Option<Vec<crate::check::HistogramBucket>> {
+        self.ulp_histogram.map(|h| {
+            h.iter()
+                .enumerate()
+                .filter(|(_, &c)| c > 0)
+                .map(|(b, &count)| crate::check::HistogramBucket {
+                    ulp: crate::check::histogram_label(b),
+                    count,
+                })
+                .collect()
+        })
     }
 
     /// The property's tolerance, widened by the backend's declared budget for
