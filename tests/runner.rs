@@ -322,7 +322,8 @@ fn a_full_run_reports_consistently_everywhere() {
     assert_eq!(count("failure"), failed);
     assert_eq!(count("skipped"), ignored);
 
-    // JSON has one object per case with the backend, outcome and ULP fields
+    // JSON has one object per case with the outcome, verdict and ULP fields;
+    // property, op, dtype and backend are the parts of its id
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["passed"], passed);
@@ -330,22 +331,92 @@ fn a_full_run_reports_consistently_everywhere() {
     assert_eq!(v["skipped"], ignored);
     let cases = v["cases"].as_array().unwrap();
     assert_eq!(cases.len() as u64, passed + failed + ignored);
-    let sub = cases
+    let id_of = |c: &serde_json::Value| -> CaseId { c["id"].as_str().unwrap().parse().unwrap() };
+    let find = |prop: &str, op: Opcode, dtype: ElementType, backend: &str| {
+        cases
+            .iter()
+            .filter(|c| {
+                let id = id_of(c);
+                id.key.spec().name == prop
+                    && id.key.op == op
+                    && id.key.dtype == dtype
+                    && id.backend.name() == backend
+            })
+            .collect::<Vec<_>>()
+    };
+    let sub = find("fixture_vs_ref", Opcode::Subtract, ElementType::S8, "buggy");
+    let sub: Vec<_> = sub
+        .into_iter()
+        .filter(|c| c["outcome"] == "failed")
+        .collect();
+    assert!(sub.len() >= 3, "{sub:?}");
+    for c in &sub {
+        assert!(c["worst_mismatch"].as_str().unwrap().contains("expected"));
+        assert!(c["verdict"].as_str().unwrap().contains("mismatch"), "{c}");
+        let rerun = c["rerun"].as_str().unwrap();
+        assert!(rerun.ends_with(&format!("--exact '{}'", c["id"].as_str().unwrap())));
+        let repro = Path::new(c["reproducer"].as_str().unwrap());
+        assert!(repro.join("module.hlo").exists(), "{}", repro.display());
+        assert!(c.get("kind").is_none(), "a plain failure has no kind: {c}");
+    }
+    // a passing float case: its ULP histogram counts every compared element
+    let add = find("fixture_vs_ref", Opcode::Add, ElementType::F32, "good");
+    assert!(!add.is_empty());
+    for c in &add {
+        assert_eq!(c["max_ulp"], 0);
+        // the output's shape is the operands': `f32[5,7]{1,0}` has 35 elements
+        let shape = c["id"].as_str().unwrap().split("::").nth(3).unwrap();
+        let dims = &shape[shape.find('[').unwrap() + 1..shape.find(']').unwrap()];
+        let elements: u64 = dims
+            .split(',')
+            .filter(|d| !d.is_empty())
+            .map(|d| d.parse::<u64>().unwrap())
+            .product();
+        if elements == 0 {
+            assert!(c.get("ulp_histogram").is_none(), "{c}");
+        } else {
+            let h = c["ulp_histogram"].as_object().unwrap();
+            assert_eq!(h.len(), 1, "{c}");
+            assert_eq!(h["0"], elements, "{c}");
+        }
+        // empty fields are left out
+        for absent in [
+            "message",
+            "verdict",
+            "rerun",
+            "reproducer",
+            "worst_mismatch",
+            "kind",
+        ] {
+            assert!(c.get(absent).is_none(), "{absent} in {c}");
+        }
+    }
+    // the declared expected failure is an xfail with the failure's verdict
+    let xfail = find("fixture_vs_ref", Opcode::Add, ElementType::F32, "buggy");
+    assert!(xfail.iter().any(|c| c["kind"] == "xfail"
+        && c["outcome"] == "skipped"
+        && c["verdict"]
+            .as_str()
+            .is_some_and(|v| v.contains("mismatch"))));
+    // every op has its family
+    assert_eq!(v["families"]["subtract"], "elementwise-binary");
+    // the run's metadata
+    let meta = &v["metadata"];
+    assert_eq!(meta["seed"], 0);
+    let names: Vec<&str> = meta["backends"]
+        .as_array()
+        .unwrap()
         .iter()
-        .find(|c| c["op"] == "subtract" && c["dtype"] == "s8" && c["backend"] == "buggy")
-        .unwrap();
-    assert_eq!(sub["outcome"], "failed");
-    assert!(sub["worst_mismatch"].as_str().unwrap().contains("expected"));
-    let add = cases
-        .iter()
-        .find(|c| {
-            c["property"] == "fixture_vs_ref"
-                && c["op"] == "add"
-                && c["dtype"] == "f32"
-                && c["backend"] == "good"
-        })
-        .unwrap();
-    assert_eq!(add["max_ulp"], 0);
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["good", "buggy", "reference"]);
+    assert_eq!(meta["backends"][2]["role"], "reference");
+    let rev = meta["git_revision"].as_str().unwrap();
+    assert!(rev == "unknown" || rev.len() >= 7, "{rev}");
+    assert!(meta["duration_ms"].as_u64().is_some());
+    assert!(meta["started_at"].as_str().unwrap().ends_with('Z'));
+    assert!(meta["command"].as_str().unwrap().contains("--json"));
+    assert!(meta["cores"].as_u64().unwrap() >= 1);
 }
 
 #[test]

@@ -38,6 +38,16 @@ pub trait Backend: Send + Sync {
     }
     /// Compile once; `BackendError::Unsupported` (an op or dtype it lacks) makes the case a skip, not a failure.
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError>;
+    /// What the backend is, for a run's records (`--json` metadata): its
+    /// version, the plugin it loaded, ... (default: not declared).
+    fn version(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The version of the backends built into xla-props (`Backend::version`).
+pub fn builtin_version() -> String {
+    format!("built into xla-props {}", env!("CARGO_PKG_VERSION"))
 }
 
 /// A compiled module, run many times.

@@ -47,6 +47,10 @@ impl Backend for ReferenceBackend {
         "reference"
     }
 
+    fn version(&self) -> Option<String> {
+        Some(crate::backend::builtin_version())
+    }
+
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         if let Some(op) = module
             .computations

@@ -43,6 +43,9 @@ impl Backend for Unavailable {
     fn name(&self) -> &str {
         &self.name
     }
+    fn version(&self) -> Option<String> {
+        Some(format!("unavailable: {}", self.why))
+    }
     fn compile(&self, _module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         Err(BackendError::Unavailable {
             backend: self.name.clone(),
@@ -72,6 +75,9 @@ struct ReferenceExecutable(Module);
 impl Backend for ReferenceBackend {
     fn name(&self) -> &str {
         "reference"
+    }
+    fn version(&self) -> Option<String> {
+        Some(crate::backend::builtin_version())
     }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         Ok(Box::new(ReferenceExecutable(module.clone())))

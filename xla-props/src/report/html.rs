@@ -200,6 +200,7 @@ fn metadata(h: &mut String, run: &RunResults, model: &RunModel, options: &Report
             let why = match (i.available, &i.reason) {
                 (Some(false), Some(r)) => format!("unavailable: {}", escape(r)),
                 (Some(false), None) => "unavailable".into(),
+                _ if i.role.as_deref() == Some("reference") => "the reference".into(),
                 _ => "no cases".into(),
             };
             let _ = write!(
@@ -213,13 +214,18 @@ fn metadata(h: &mut String, run: &RunResults, model: &RunModel, options: &Report
     row(h, "backends", &backends);
     let or_missing = |v: Option<String>| v.unwrap_or_else(|| NOT_RECORDED.to_string());
     row(h, "seed", &or_missing(meta.seed.map(|s| s.to_string())));
+    let dirty = match meta.git_dirty {
+        Some(true) => " <i>(with uncommitted changes to tracked files)</i>",
+        Some(false) => " (clean)",
+        None => "",
+    };
     row(
         h,
         "git revision",
         &or_missing(
             meta.git_revision
                 .as_deref()
-                .map(|g| format!("<code>{}</code>", escape(g))),
+                .map(|g| format!("<code>{}</code>{dirty}", escape(g))),
         ),
     );
     let duration = match meta.duration_ms {
@@ -236,6 +242,30 @@ fn metadata(h: &mut String, run: &RunResults, model: &RunModel, options: &Report
     }
     if let Some(c) = &meta.command {
         row(h, "command", &format!("<code>{}</code>", escape(c)));
+    }
+    match (&meta.host, meta.cores) {
+        (Some(host), Some(n)) => row(h, "host", &format!("{}, {n} cores", escape(host))),
+        (Some(host), None) => row(h, "host", &escape(host)),
+        (None, Some(n)) => row(h, "host", &format!("{n} cores")),
+        (None, None) => {}
+    }
+    let (xfail, xpass) = run
+        .cases
+        .iter()
+        .fold((0, 0), |(f, p), c| match c.kind.as_deref() {
+            Some("xfail") => (f + 1, p),
+            Some("xpass") => (f, p + 1),
+            _ => (f, p),
+        });
+    if xfail + xpass > 0 {
+        row(
+            h,
+            "expected failures",
+            &format!(
+                "{xfail} failed as declared (counted as skipped), {xpass} passed although \
+                 declared to fail (counted as passed)"
+            ),
+        );
     }
     for (k, v) in &meta.extra {
         let text = match v {
@@ -516,6 +546,18 @@ fn failures(h: &mut String, run: &RunResults, model: &RunModel, cmp: Option<&Com
     h.push_str("</table>\n");
 }
 
+/// Colours of the backends' bars, in the run's backend order.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0x1e, 0x88, 0xe5),
+    RGBColor(0xfb, 0x8c, 0x00),
+    RGBColor(0x8e, 0x24, 0xaa),
+    RGBColor(0x43, 0xa0, 0x47),
+    RGBColor(0xe5, 0x39, 0x35),
+    RGBColor(0x6d, 0x4c, 0x41),
+    RGBColor(0x00, 0x89, 0x7b),
+    RGBColor(0x75, 0x75, 0x75),
+];
+
 fn histograms(h: &mut String, model: &RunModel) -> Result<(), ReportError> {
     let _ = writeln!(h, "<h2 id=\"ulp\">ULP error by op and dtype</h2>");
     if model.ulp.is_empty() {
@@ -527,17 +569,27 @@ fn histograms(h: &mut String, model: &RunModel) -> Result<(), ReportError> {
     }
     h.push_str(
         "<p>Per element when the results carry the comparator's histogram, else the \
-         largest distance of each case; counts on a log axis, over every backend.</p>\n",
+         largest distance of each case; counts on a log axis; one colour per backend. \
+         Every property that compared floats contributes (exhaustive sweeps, \
+         vs_reference cases, ...): the caption says how many cases and elements each gave.</p>\n",
     );
+    let color_of = |backend: &str| {
+        let i = model
+            .backends
+            .iter()
+            .position(|b| b == backend)
+            .unwrap_or(0);
+        PALETTE[i % PALETTE.len()]
+    };
     let mut exact = Vec::new();
     for op in &model.ops {
         let groups: Vec<_> = model
             .ulp
             .iter()
-            .filter(|((o, _), d)| o == op && d.max_ulp > 0)
+            .filter(|((o, _), d)| o == op && !d.is_exact())
             .collect();
         for ((o, d), u) in model.ulp.iter().filter(|((o, _), _)| o == op) {
-            if u.max_ulp == 0 {
+            if u.is_exact() {
                 exact.push(format!("{o} {d}"));
             }
         }
@@ -550,21 +602,57 @@ fn histograms(h: &mut String, model: &RunModel) -> Result<(), ReportError> {
             escape(op)
         );
         for ((o, d), u) in groups {
-            let (buckets, what, color) = if u.elements.is_empty() {
-                (&u.case_max, "max ulp per case", RGBColor(0xfb, 0x8c, 0x00))
-            } else {
-                (&u.elements, "ulp per element", RGBColor(0x1e, 0x88, 0xe5))
+            // per element only when every backend's cases carry histograms
+            let per_element =
+                !u.elements.is_empty() && u.by_backend.iter().all(|(_, b)| !b.elements.is_empty());
+            let pick = |x: &super::model::UlpDistribution| -> Vec<(String, u64)> {
+                if per_element {
+                    x.elements.clone()
+                } else {
+                    x.case_max.clone()
+                }
             };
-            let svg = plot::ulp_histogram_svg(&format!("{o} {d}: {what}"), buckets, color)?;
+            let labels: Vec<String> = pick(u).into_iter().map(|b| b.0).collect();
+            let series: Vec<plot::Series> = u
+                .by_backend
+                .iter()
+                .map(|(b, x)| plot::Series {
+                    name: b,
+                    counts: pick(x).into_iter().map(|b| b.1).collect(),
+                    color: color_of(b),
+                })
+                .collect();
+            let what = if per_element {
+                "ulp per element"
+            } else {
+                "max ulp per case"
+            };
+            let svg = plot::ulp_histogram_svg(&format!("{o} {d}: {what}"), &labels, &series)?;
+            let sources: Vec<String> = u
+                .properties
+                .iter()
+                .map(|(p, (cases, elements))| {
+                    if *elements > 0 {
+                        format!("{p}: {cases} cases, {elements} elements")
+                    } else {
+                        format!("{p}: {cases} cases")
+                    }
+                })
+                .collect();
+            let maxima: Vec<String> = u
+                .by_backend
+                .iter()
+                .map(|(b, x)| format!("{b} max {} ulp", x.max_ulp))
+                .collect();
             let _ = writeln!(
                 h,
-                "<figure class=\"ulp-hist\" id=\"ulp-{}-{}\">{svg}<figcaption>{} {}: {} cases, max {} ulp</figcaption></figure>",
+                "<figure class=\"ulp-hist\" id=\"ulp-{}-{}\">{svg}<figcaption>{} {}: {}<br>{}</figcaption></figure>",
                 slug(o),
                 slug(d),
                 escape(o),
                 escape(d),
-                u.cases,
-                u.max_ulp
+                escape(&maxima.join(", ")),
+                escape(&sources.join("; "))
             );
         }
         h.push_str("</div></details>\n");

@@ -46,7 +46,8 @@ pub struct Cell {
     pub failures: Vec<usize>,
 }
 
-/// The ULP distances of one op and dtype, over every backend.
+/// The ULP distances of one op and dtype, over every backend and property
+/// (exhaustive sweeps, vs_reference cases, ...), and per backend.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UlpDistribution {
     /// Per-element histogram (label, count), summed over the cases that carry one,
@@ -58,6 +59,61 @@ pub struct UlpDistribution {
     pub max_ulp: u64,
     /// Cases that reported a ULP distance.
     pub cases: u64,
+    /// The same, per backend (in the run's backend order); each histogram
+    /// has the buckets of the whole, so that they can be drawn side by side.
+    pub by_backend: Vec<(String, UlpDistribution)>,
+    /// Cases with a ULP distance or histogram per property, and their compared elements.
+    pub properties: BTreeMap<String, (u64, u64)>,
+}
+
+impl UlpDistribution {
+    /// True when no case was ever off: the largest distance is 0 and every
+    /// compared element is in the `0` bucket.
+    pub fn is_exact(&self) -> bool {
+        self.max_ulp == 0 && self.elements.iter().all(|(l, c)| l == "0" || *c == 0)
+    }
+}
+
+/// ULP sums of one op and dtype (on one backend, or on all).
+#[derive(Default)]
+struct UlpAcc {
+    elements: HashMap<String, u64>,
+    case_max: HashMap<String, u64>,
+    max_ulp: u64,
+    cases: u64,
+}
+
+impl UlpAcc {
+    fn add(&mut self, c: &super::results::CaseResult) {
+        if let Some(h) = &c.ulp_histogram {
+            for b in h {
+                *self.elements.entry(b.ulp.clone()).or_default() += b.count;
+            }
+        }
+        if let Some(u) = c.max_ulp {
+            *self.case_max.entry(ulp_bucket_label(u)).or_default() += 1;
+            self.max_ulp = self.max_ulp.max(u);
+            self.cases += 1;
+        }
+    }
+
+    /// The distribution, with the buckets of `axis` (label order) where given.
+    fn finish(self, axis: Option<(&[String], &[String])>) -> UlpDistribution {
+        let on = |m: HashMap<String, u64>, labels: Option<&[String]>| match labels {
+            Some(l) => l
+                .iter()
+                .map(|k| (k.clone(), m.get(k).copied().unwrap_or(0)))
+                .collect(),
+            None => sorted_buckets(m),
+        };
+        UlpDistribution {
+            elements: on(self.elements, axis.map(|a| a.0)),
+            case_max: on(self.case_max, axis.map(|a| a.1)),
+            max_ulp: self.max_ulp,
+            cases: self.cases,
+            ..UlpDistribution::default()
+        }
+    }
 }
 
 /// The bucket of a ULP distance, in the comparator's buckets: 0, 1, 2, 3-4, 5-8, ..., >2^31.
@@ -146,8 +202,13 @@ impl RunModel {
         let mut m = RunModel::default();
         let mut families: BTreeMap<String, String> = BTreeMap::new();
         let mut dtypes = BTreeSet::new();
-        let mut elements: BTreeMap<(String, String), HashMap<String, u64>> = BTreeMap::new();
-        let mut case_max: BTreeMap<(String, String), HashMap<String, u64>> = BTreeMap::new();
+        // (op, dtype) -> (over all, per backend, per property)
+        type Ulps = (
+            UlpAcc,
+            BTreeMap<String, UlpAcc>,
+            BTreeMap<String, (u64, u64)>,
+        );
+        let mut ulps: BTreeMap<(String, String), Ulps> = BTreeMap::new();
         for (i, c) in run.cases.iter().enumerate() {
             let outcome = c.outcome();
             m.totals.add(outcome);
@@ -170,29 +231,38 @@ impl RunModel {
             if let Some(u) = c.max_ulp {
                 cell.max_ulp = Some(cell.max_ulp.map_or(u, |x| x.max(u)));
             }
-            let key = (c.op().to_string(), c.dtype().to_string());
-            if let Some(h) = &c.ulp_histogram {
-                let e = elements.entry(key.clone()).or_default();
-                for b in h {
-                    *e.entry(b.ulp.clone()).or_default() += b.count;
-                }
-            }
-            if let Some(u) = c.max_ulp {
-                *case_max
-                    .entry(key.clone())
+            if c.max_ulp.is_some() || c.ulp_histogram.is_some() {
+                let key = (c.op().to_string(), c.dtype().to_string());
+                let (all, per_backend, per_property) = ulps.entry(key).or_default();
+                all.add(c);
+                per_backend
+                    .entry(c.backend().to_string())
                     .or_default()
-                    .entry(ulp_bucket_label(u))
-                    .or_default() += 1;
-                let d = m.ulp.entry(key).or_default();
-                d.max_ulp = d.max_ulp.max(u);
-                d.cases += 1;
+                    .add(c);
+                let p = per_property.entry(c.property().to_string()).or_default();
+                p.0 += 1;
+                p.1 += c
+                    .ulp_histogram
+                    .iter()
+                    .flatten()
+                    .map(|b| b.count)
+                    .sum::<u64>();
             }
         }
-        for (key, h) in case_max {
-            m.ulp.entry(key).or_default().case_max = sorted_buckets(h);
-        }
-        for (key, h) in elements {
-            m.ulp.entry(key).or_default().elements = sorted_buckets(h);
+        for (key, (all, mut per_backend, properties)) in ulps {
+            let mut d = all.finish(None);
+            let elements: Vec<String> = d.elements.iter().map(|b| b.0.clone()).collect();
+            let case_max: Vec<String> = d.case_max.iter().map(|b| b.0.clone()).collect();
+            d.by_backend = m
+                .backends
+                .iter()
+                .filter_map(|b| {
+                    let acc = per_backend.remove(b)?;
+                    Some((b.clone(), acc.finish(Some((&elements, &case_max)))))
+                })
+                .collect();
+            d.properties = properties;
+            m.ulp.insert(key, d);
         }
         let mut ops: Vec<(String, String)> = families.into_iter().map(|(o, f)| (f, o)).collect();
         ops.sort();

@@ -26,19 +26,35 @@ fn axis_label(label: &str) -> String {
     }
 }
 
-/// A histogram of counts per ULP bucket, with a log count axis.
+/// One backend's bars in a ULP histogram: its name, its count per bucket
+/// (in the order of the chart's labels) and its colour.
+pub(crate) struct Series<'a> {
+    pub name: &'a str,
+    pub counts: Vec<u64>,
+    pub color: RGBColor,
+}
+
+/// A histogram of counts per ULP bucket, with a log count axis; with more
+/// than one series, their bars stand side by side in each bucket, with a legend.
 pub(crate) fn ulp_histogram_svg(
     caption: &str,
-    buckets: &[(String, u64)],
-    color: RGBColor,
+    labels: &[String],
+    series: &[Series],
 ) -> Result<String, ReportError> {
-    const SIZE: (u32, u32) = (380, 210);
-    let n = buckets.len() as u32;
-    let max = buckets.iter().map(|b| b.1).max().unwrap_or(1).max(1) as f64;
+    let legend_rows = if series.len() > 1 { series.len() } else { 0 };
+    let size: (u32, u32) = (380, 210 + 14 * legend_rows as u32);
+    let n = labels.len() as u32;
+    let max = series
+        .iter()
+        .flat_map(|s| s.counts.iter().copied())
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(draw_error)?;
+        let (root, legend) = root.split_vertically(210);
         let mut chart = ChartBuilder::on(&root)
             .caption(caption, ("sans-serif", 13))
             .margin(6)
@@ -50,9 +66,9 @@ pub(crate) fn ulp_histogram_svg(
             )
             .map_err(draw_error)?;
         let label = |v: &SegmentValue<u32>| match v {
-            SegmentValue::CenterOf(i) => buckets
+            SegmentValue::CenterOf(i) => labels
                 .get(*i as usize)
-                .map(|b| axis_label(&b.0))
+                .map(|b| axis_label(b))
                 .unwrap_or_default(),
             _ => String::new(),
         };
@@ -74,26 +90,50 @@ pub(crate) fn ulp_histogram_svg(
             .y_desc("count")
             .draw()
             .map_err(draw_error)?;
-        chart
-            .draw_series(
-                buckets
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, b)| b.1 > 0)
-                    .map(|(i, b)| {
-                        let i = i as u32;
-                        let mut bar = Rectangle::new(
-                            [
-                                (SegmentValue::Exact(i), 0.5),
-                                (SegmentValue::Exact(i + 1), b.1 as f64),
-                            ],
-                            color.filled(),
-                        );
-                        bar.set_margin(0, 0, 2, 2);
-                        bar
-                    }),
-            )
-            .map_err(draw_error)?;
+        // side by side: each series gets a slice of the bucket, by pixel margins
+        let width = chart.plotting_area().dim_in_pixel().0 as f64;
+        let bucket_px = width / f64::from(n.max(1));
+        let slice = ((bucket_px - 4.0) / series.len().max(1) as f64).max(1.0);
+        for (k, s) in series.iter().enumerate() {
+            let left = 2.0 + slice * k as f64;
+            let right = 2.0 + slice * (series.len() - 1 - k) as f64;
+            chart
+                .draw_series(
+                    s.counts
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &c)| c > 0)
+                        .map(|(i, &c)| {
+                            let i = i as u32;
+                            let mut bar = Rectangle::new(
+                                [
+                                    (SegmentValue::Exact(i), 0.5),
+                                    (SegmentValue::Exact(i + 1), c as f64),
+                                ],
+                                s.color.filled(),
+                            );
+                            bar.set_margin(0, 0, left as u32, right as u32);
+                            bar
+                        }),
+                )
+                .map_err(draw_error)?;
+        }
+        for (k, s) in series.iter().enumerate().take(legend_rows) {
+            let y = 14 * k as i32 + 2;
+            legend
+                .draw(&Rectangle::new(
+                    [(56, y + 2), (66, y + 12)],
+                    s.color.filled(),
+                ))
+                .map_err(draw_error)?;
+            legend
+                .draw(&Text::new(
+                    s.name.to_string(),
+                    (72, y + 1),
+                    ("sans-serif", 11).into_font(),
+                ))
+                .map_err(draw_error)?;
+        }
         root.present().map_err(draw_error)?;
     }
     Ok(svg)
@@ -281,10 +321,57 @@ mod tests {
 
     #[test]
     fn histogram_is_svg_with_one_bar_per_nonempty_bucket() {
-        let b = vec![("0".to_string(), 100), ("1".into(), 0), ("2".into(), 3)];
-        let svg = ulp_histogram_svg("add f32", &b, RGBColor(1, 2, 3)).unwrap();
+        let labels = ["0".to_string(), "1".into(), "2".into()];
+        let one = [Series {
+            name: "interpreter",
+            counts: vec![100, 0, 3],
+            color: RGBColor(1, 2, 3),
+        }];
+        let svg = ulp_histogram_svg("add f32", &labels, &one).unwrap();
         assert!(svg.starts_with("<svg"), "{svg}");
         assert_eq!(svg.matches("fill=\"#010203\"").count(), 2, "{svg}");
+        // a single series has no legend
+        assert!(!svg.contains("interpreter"), "{svg}");
+    }
+
+    #[test]
+    fn series_stand_side_by_side_with_a_legend() {
+        let labels = ["0".to_string(), "1".into(), "2".into()];
+        let two = [
+            Series {
+                name: "interpreter",
+                counts: vec![100, 0, 0],
+                color: RGBColor(1, 2, 3),
+            },
+            Series {
+                name: "mutant:x",
+                counts: vec![50, 7, 3],
+                color: RGBColor(4, 5, 6),
+            },
+        ];
+        let svg = ulp_histogram_svg("add f32", &labels, &two).unwrap();
+        // bars plus the legend's swatch
+        assert_eq!(svg.matches("fill=\"#010203\"").count(), 2, "{svg}");
+        assert_eq!(svg.matches("fill=\"#040506\"").count(), 4, "{svg}");
+        assert!(
+            svg.contains("interpreter") && svg.contains("mutant:x"),
+            "{svg}"
+        );
+        // in bucket 0 the two bars do not overlap: the first ends where the second starts
+        let xs = |color: &str| -> Vec<(f64, f64)> {
+            svg.lines()
+                .filter(|l| l.contains("<rect") && l.contains(color))
+                .map(|l| {
+                    let attr = |a: &str| -> f64 {
+                        let s = l.split(&format!(" {a}=\"")).nth(1).unwrap();
+                        s[..s.find('"').unwrap()].parse().unwrap()
+                    };
+                    (attr("x"), attr("x") + attr("width"))
+                })
+                .collect()
+        };
+        let (a, b) = (xs("#010203")[0], xs("#040506")[0]);
+        assert!(a.1 <= b.0 + 1.0 && a.0 < b.0, "{a:?} {b:?}");
     }
 
     #[test]

@@ -67,8 +67,35 @@ pub struct CaseResult {
     pub rerun: Option<String>,
     /// The reproducer directory (else the message's `reproducer:` line).
     pub reproducer: Option<String>,
-    /// ULP distances over every compared element.
+    /// ULP distances over every compared element: a list of buckets, or a
+    /// map from bucket label to count (`{"0": 30, "3-4": 2}`, what the runner writes).
+    #[serde(deserialize_with = "histogram")]
     pub ulp_histogram: Option<Vec<HistogramBucket>>,
+    /// `xfail` (an expected failure, counted as skipped) or `xpass` (an
+    /// expected failure that passed); absent when the outcome says it all.
+    pub kind: Option<String>,
+}
+
+/// `ulp_histogram` as a list of buckets or a map from label to count.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum HistogramForm {
+    List(Vec<HistogramBucket>),
+    Map(BTreeMap<String, u64>),
+}
+
+fn histogram<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<HistogramBucket>>, D::Error> {
+    Ok(match Option::<HistogramForm>::deserialize(d)? {
+        None => None,
+        Some(HistogramForm::List(v)) => Some(v),
+        Some(HistogramForm::Map(m)) => Some(
+            m.into_iter()
+                .map(|(ulp, count)| HistogramBucket { ulp, count })
+                .collect(),
+        ),
+    })
 }
 
 /// The part of a case name at `index` (0 property, 1 op, 2 dtype, last backend).
@@ -184,6 +211,8 @@ pub struct BackendInfo {
     pub available: Option<bool>,
     /// Why not, when it could not.
     pub reason: Option<String>,
+    /// Its part in the run: `under test` or `reference`.
+    pub role: Option<String>,
 }
 
 /// `backends` as a list of objects or as a map from name to version.
@@ -220,6 +249,12 @@ pub struct RunMetadata {
     pub seed: Option<u64>,
     /// The git revision of the code under test.
     pub git_revision: Option<String>,
+    /// Whether tracked files differed from that revision.
+    pub git_dirty: Option<bool>,
+    /// The machine the run ran on.
+    pub host: Option<String>,
+    /// Cores available to the run.
+    pub cores: Option<u64>,
     /// Wall time of the whole run, in milliseconds.
     pub duration_ms: Option<u64>,
     /// When the run started (any text, e.g. RFC 3339).
@@ -336,6 +371,8 @@ pub struct RunResults {
     pub metadata: Option<RunMetadata>,
     /// Isolation reports of this run's failures.
     pub isolations: Vec<Isolation>,
+    /// The family of each op (orders the heatmap rows), for cases without a `family`.
+    pub families: BTreeMap<String, String>,
 }
 
 impl RunResults {
@@ -371,6 +408,9 @@ impl RunResults {
                 )));
             }
             c.fill_from_id();
+            if c.family.is_none() {
+                c.family = doc.families.get(c.op()).cloned();
+            }
         }
         Ok(doc)
     }

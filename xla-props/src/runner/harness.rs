@@ -11,8 +11,9 @@ use std::time::Instant;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 use super::args::RunnerArgs;
+use super::metadata::{BackendVersion, RunStart};
 use super::persist;
-use super::report::{self, CaseRecord, CaseStatus, Totals};
+use super::report::{self, CaseKind, CaseRecord, CaseStatus, Totals};
 use crate::property::{
     registry, registry_backends, Backend, BackendId, CaseContext, CaseId, CaseSpace,
     LimitationKind, Numerics, Outcome, ReferenceBackend, ReferenceCache, SpaceFilter, Verdict,
@@ -69,6 +70,8 @@ struct RunState {
     seed: u64,
     failures_dir: PathBuf,
     rerun_prefix: String,
+    /// When and how the run started (for the `--json` metadata).
+    start: Option<RunStart>,
 }
 
 impl Harness {
@@ -179,8 +182,13 @@ impl Harness {
 
     /// Runs and returns the report.
     pub fn run_to_report(self) -> Result<RunReport, HarnessError> {
+        let command_args = self.args.get(1..).unwrap_or_default().to_vec();
         let (ours, rest) =
             RunnerArgs::split(self.args, &self.env).map_err(|e| HarnessError(e.0))?;
+        let start = ours
+            .json
+            .is_some()
+            .then(|| RunStart::now(&rerun_prefix(), &command_args, &*self.env));
         let mut libtest = Arguments::from_iter(rest);
         if libtest.filter.is_none() {
             libtest.filter = ours.test_only.clone();
@@ -262,6 +270,7 @@ impl Harness {
             seed: ours.seed,
             failures_dir: failures_dir.clone(),
             rerun_prefix: rerun_prefix(),
+            start,
         });
         let previous = if libtest.list {
             BTreeSet::new()
@@ -426,8 +435,15 @@ fn finish(
     if let Some(p) = &ours.junit {
         errors.extend(report::write_junit(p, &records).err());
     }
-    if let Some(p) = &ours.json {
-        errors.extend(report::write_json(p, &records).err());
+    if let (Some(p), Some(start)) = (&ours.json, &state.start) {
+        let mut backends: Vec<BackendVersion> = state
+            .backends
+            .iter()
+            .map(|(_, b)| BackendVersion::of(b.as_ref(), "under test"))
+            .collect();
+        backends.push(BackendVersion::of(state.reference.as_ref(), "reference"));
+        let metadata = start.finish(state.seed, backends);
+        errors.extend(report::write_json(p, &records, &metadata).err());
     }
     // the failing list: previous ones that ran and passed drop out
     let prev_ids: HashSet<CaseId> = previous.iter().filter_map(|n| n.parse().ok()).collect();
@@ -463,32 +479,23 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
     let limitation = spec
         .limitation(id.key.op, id.key.dtype, backend_name)
         .copied();
-    let record = |status, message: Option<String>, max_ulp, worst| {
+    let record = |r: CaseRecord| {
         state
             .records
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(CaseRecord {
-                id,
-                status,
-                message,
-                max_ulp,
-                worst_mismatch: worst,
                 duration: start.elapsed(),
+                ..r
             });
     };
     if let Some(l) = limitation.filter(|l| l.kind == LimitationKind::Skip) {
         let why = format!("limitation: {}", l.reason);
-        record(CaseStatus::Skipped, Some(why.clone()), None, None);
+        record(CaseRecord::skipped(id, &why));
         return Ok(Completion::ignored_with(why));
     }
     let Some(slot) = state.backends.iter().position(|b| b.0 == id.backend) else {
-        record(
-            CaseStatus::Skipped,
-            Some("backend not registered".into()),
-            None,
-            None,
-        );
+        record(CaseRecord::skipped(id, "backend not registered"));
         return Ok(Completion::ignored_with("backend not registered"));
     };
     let backend = state.backends[slot].1.clone();
@@ -514,26 +521,36 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
         Some(Verdict::Mismatch { worst, .. }) => worst.first().map(|m| m.to_string()),
         _ => None,
     };
-    let max_ulp = ctx.max_ulp;
     let xfail = limitation.filter(|l| l.kind == LimitationKind::XFail);
+    // what every outcome records: the checker's worst ULP, mismatch and histogram
+    let checked = |kind: CaseKind, message: Option<String>| CaseRecord {
+        message,
+        max_ulp: ctx.max_ulp,
+        worst_mismatch: worst.clone(),
+        ulp_histogram: ctx.ulp_histogram(),
+        ..CaseRecord::new(id, kind)
+    };
     match (outcome, xfail) {
         (Outcome::Pass, None) => {
-            record(CaseStatus::Passed, None, max_ulp, worst);
+            record(checked(CaseKind::Pass, None));
             Ok(Completion::Completed)
         }
         (Outcome::Pass, Some(l)) => {
             // non-strict, like pytest: a case that cannot show the bug (e.g. no elements) passes
             let note = format!("xpass: expected to fail ({}), but passed", l.reason);
-            record(CaseStatus::Passed, Some(note), max_ulp, worst);
+            record(checked(CaseKind::XPass, Some(note)));
             Ok(Completion::Completed)
         }
         (Outcome::Skip(why), _) => {
-            record(CaseStatus::Skipped, Some(why.clone()), max_ulp, worst);
+            record(checked(CaseKind::Skip, Some(why.clone())));
             Ok(Completion::ignored_with(why))
         }
-        (Outcome::Fail(_), Some(l)) => {
+        (Outcome::Fail(f), Some(l)) => {
             let why = format!("expected failure: {}", l.reason);
-            record(CaseStatus::Skipped, Some(why.clone()), max_ulp, worst);
+            record(CaseRecord {
+                verdict: Some(f.summary),
+                ..checked(CaseKind::XFail, Some(why.clone()))
+            });
             Ok(Completion::ignored_with(why))
         }
         (Outcome::Fail(f), None) => {
@@ -542,15 +559,25 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
             if let Some(v) = &f.verdict {
                 msg = format!("backend: {backend_name}\nverdict: {v}");
             }
-            msg.push_str(&format!("\nrerun: {} --exact '{name}'", state.rerun_prefix));
+            let rerun = format!("{} --exact '{name}'", state.rerun_prefix);
+            msg.push_str(&format!("\nrerun: {rerun}"));
+            let mut reproducer = None;
             if let Some((module, inputs)) = ctx.artifacts() {
                 match persist::write_reproducer(&state.failures_dir, &name, &module, &inputs, &msg)
                 {
-                    Ok(dir) => msg.push_str(&format!("\nreproducer: {}", dir.display())),
+                    Ok(dir) => {
+                        msg.push_str(&format!("\nreproducer: {}", dir.display()));
+                        reproducer = Some(dir);
+                    }
                     Err(e) => msg.push_str(&format!("\nreproducer not written: {e}")),
                 }
             }
-            record(CaseStatus::Failed, Some(msg.clone()), max_ulp, worst);
+            record(CaseRecord {
+                verdict: Some(f.summary),
+                rerun: Some(rerun),
+                reproducer,
+                ..checked(CaseKind::Fail, Some(msg.clone()))
+            });
             Err(msg.into())
         }
     }

@@ -3,10 +3,14 @@
 
 mod args;
 mod harness;
+mod metadata;
 mod persist;
 mod report;
 
 pub use args::{ArgError, RunnerArgs, Shard};
 pub use harness::{Harness, HarnessError, RunReport};
+pub use metadata::{BackendVersion, RunMetadata};
 pub use persist::{failures_dir, load_failed, sanitize, write_reproducer};
-pub use report::{composition, family, summary_table, totals, CaseRecord, CaseStatus, Totals};
+pub use report::{
+    composition, family, summary_table, totals, CaseKind, CaseRecord, CaseStatus, Totals,
+};

@@ -3,9 +3,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde::Serialize;
+
+use super::metadata::RunMetadata;
+use crate::check::HistogramBucket;
 use crate::hlo::Category;
 use crate::property::{BackendId, CaseId, CaseSpace};
 
@@ -31,6 +35,49 @@ impl CaseStatus {
     }
 }
 
+/// How a case ended, finer than [`CaseStatus`]: expected failures and
+/// unexpected passes are told apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CaseKind {
+    /// Passed.
+    Pass,
+    /// Passed although declared an expected failure (counted as passed).
+    XPass,
+    /// Failed.
+    Fail,
+    /// Skipped: not applicable, unsupported, or a skip limitation.
+    Skip,
+    /// Failed as declared by an expected-failure limitation (counted as skipped).
+    XFail,
+}
+
+impl CaseKind {
+    /// Lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CaseKind::Pass => "pass",
+            CaseKind::XPass => "xpass",
+            CaseKind::Fail => "fail",
+            CaseKind::Skip => "skip",
+            CaseKind::XFail => "xfail",
+        }
+    }
+
+    /// The status it counts as.
+    pub fn status(self) -> CaseStatus {
+        match self {
+            CaseKind::Pass | CaseKind::XPass => CaseStatus::Passed,
+            CaseKind::Fail => CaseStatus::Failed,
+            CaseKind::Skip | CaseKind::XFail => CaseStatus::Skipped,
+        }
+    }
+
+    /// True when the status alone says it (so the JSON leaves `kind` out).
+    fn implied_by_status(self) -> bool {
+        matches!(self, CaseKind::Pass | CaseKind::Fail | CaseKind::Skip)
+    }
+}
+
 /// What the runner remembers of one executed case.
 #[derive(Clone, Debug)]
 pub struct CaseRecord {
@@ -38,14 +85,51 @@ pub struct CaseRecord {
     pub id: CaseId,
     /// How it ended.
     pub status: CaseStatus,
+    /// How it ended, telling expected failures and unexpected passes apart.
+    pub kind: CaseKind,
     /// The failure report or the skip reason.
     pub message: Option<String>,
+    /// One line: what failed (failures and expected failures).
+    pub verdict: Option<String>,
     /// The largest ULP distance seen by the checker.
     pub max_ulp: Option<u64>,
     /// The worst mismatch, as text.
     pub worst_mismatch: Option<String>,
+    /// ULP distances of every compared float element (non-empty buckets, in order).
+    pub ulp_histogram: Option<Vec<HistogramBucket>>,
+    /// The command that reruns this case (failures).
+    pub rerun: Option<String>,
+    /// The directory of its reproducer (failures whose module was captured).
+    pub reproducer: Option<PathBuf>,
     /// Wall time of the case.
     pub duration: Duration,
+}
+
+impl CaseRecord {
+    /// A record of `kind` with nothing else known yet.
+    pub fn new(id: CaseId, kind: CaseKind) -> CaseRecord {
+        CaseRecord {
+            id,
+            status: kind.status(),
+            kind,
+            message: None,
+            verdict: None,
+            max_ulp: None,
+            worst_mismatch: None,
+            ulp_histogram: None,
+            rerun: None,
+            reproducer: None,
+            duration: Duration::ZERO,
+        }
+    }
+
+    /// A skipped case with its reason.
+    pub fn skipped(id: CaseId, why: &str) -> CaseRecord {
+        CaseRecord {
+            message: Some(why.to_string()),
+            ..CaseRecord::new(id, CaseKind::Skip)
+        }
+    }
 }
 
 /// The op family shown in tables.
@@ -212,34 +296,96 @@ pub fn write_junit(path: &Path, records: &[CaseRecord]) -> Result<(), String> {
     write_file(path, text.as_bytes())
 }
 
-/// Writes the JSON report: totals and one object per case.
-pub fn write_json(path: &Path, records: &[CaseRecord]) -> Result<(), String> {
+/// One case in the JSON report. The property, op, dtype, shape, variant and
+/// backend are the parts of `id` (`property::op::dtype::shape::variant::backend`);
+/// empty fields are left out, so that a run of 468k cases stays small.
+#[derive(Serialize)]
+struct JsonCase<'a> {
+    id: String,
+    outcome: &'static str,
+    /// Only `xfail` and `xpass`: the others are what `outcome` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_ulp: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    worst_mismatch: Option<&'a str>,
+    /// `{"0": 30, "3-4": 2}`: elements per ULP bucket, in bucket order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ulp_histogram: Option<serde_json::Map<String, serde_json::Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rerun: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reproducer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    duration_us: u64,
+}
+
+impl<'a> JsonCase<'a> {
+    fn new(r: &'a CaseRecord) -> JsonCase<'a> {
+        JsonCase {
+            id: r.id.to_string(),
+            outcome: r.status.name(),
+            kind: (!r.kind.implied_by_status()).then(|| r.kind.name()),
+            verdict: r.verdict.as_deref(),
+            max_ulp: r.max_ulp,
+            worst_mismatch: r.worst_mismatch.as_deref(),
+            ulp_histogram: r.ulp_histogram.as_ref().filter(|h| !h.is_empty()).map(|h| {
+                h.iter()
+                    .map(|b| (b.ulp.clone(), serde_json::Value::from(b.count)))
+                    .collect()
+            }),
+            rerun: r.rerun.as_deref(),
+            reproducer: r.reproducer.as_ref().map(|p| p.display().to_string()),
+            message: r.message.as_deref(),
+            duration_us: r.duration.as_micros() as u64,
+        }
+    }
+}
+
+/// The JSON report: totals, the run's metadata, the family of each op, one object per case.
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    passed: u64,
+    failed: u64,
+    skipped: u64,
+    metadata: &'a RunMetadata,
+    /// op name -> family (orders a report's rows).
+    families: BTreeMap<&'static str, &'static str>,
+    cases: Vec<JsonCase<'a>>,
+}
+
+/// Writes the JSON report: totals, the run's metadata and one object per case.
+pub fn write_json(
+    path: &Path,
+    records: &[CaseRecord],
+    metadata: &RunMetadata,
+) -> Result<(), String> {
     let t = totals(records);
-    let cases: Vec<serde_json::Value> = records
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "id": r.id.to_string(),
-                "property": r.id.key.spec().name,
-                "op": r.id.key.op.name(),
-                "dtype": r.id.key.dtype.name(),
-                "family": family(&r.id),
-                "backend": r.id.backend.name(),
-                "outcome": r.status.name(),
-                "message": r.message,
-                "max_ulp": r.max_ulp,
-                "worst_mismatch": r.worst_mismatch,
-                "duration_us": r.duration.as_micros() as u64,
-            })
-        })
-        .collect();
-    let doc = serde_json::json!({
-        "passed": t.passed, "failed": t.failed, "skipped": t.skipped,
-        "cases": cases,
-    });
-    let text = serde_json::to_string(&doc)
-        .map_err(|e| format!("failed to serialize the json report: {e}"))?;
-    write_file(path, text.as_bytes())
+    let doc = JsonReport {
+        passed: t.passed,
+        failed: t.failed,
+        skipped: t.skipped,
+        metadata,
+        families: records
+            .iter()
+            .map(|r| (r.id.key.op.name(), family(&r.id)))
+            .collect(),
+        cases: records.iter().map(JsonCase::new).collect(),
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
+    }
+    let file = std::fs::File::create(path)
+        .map_err(|e| format!("failed to write {}: {e}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    serde_json::to_writer(&mut out, &doc)
+        .map_err(|e| format!("failed to write the json report {}: {e}", path.display()))?;
+    std::io::Write::flush(&mut out).map_err(|e| format!("failed to write {}: {e}", path.display()))
 }
 
 pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {

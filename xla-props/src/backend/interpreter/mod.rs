@@ -81,6 +81,9 @@ impl Backend for Interpreter {
     fn numerics(&self) -> Numerics {
         interpreter_numerics()
     }
+    fn version(&self) -> Option<String> {
+        Some(crate::backend::builtin_version())
+    }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         Ok(Box::new(Compiled::new(module, self.while_limit)?))
     }

@@ -72,6 +72,19 @@ impl<B: Backend + 'static> Backend for Mutant<B> {
     fn numerics(&self) -> Numerics {
         self.mutation.numerics(&self.base.numerics())
     }
+    /// The mutation, on the base's version.
+    fn version(&self) -> Option<String> {
+        let base = self
+            .base
+            .version()
+            .unwrap_or_else(|| "version not declared".into());
+        Some(format!(
+            "{} with mutation {}: {}",
+            self.base.name(),
+            self.mutation.name(),
+            base
+        ))
+    }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         let module = rewrite(self.mutation, module);
         let stepper = Stepper {
@@ -135,6 +148,9 @@ impl Backend for Box<dyn Backend> {
     }
     fn numerics(&self) -> Numerics {
         self.as_ref().numerics()
+    }
+    fn version(&self) -> Option<String> {
+        self.as_ref().version()
     }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         self.as_ref().compile(module)

@@ -310,6 +310,11 @@ impl XlaBackend {
         self.shared.setup.as_ref().map(|_| ()).map_err(Clone::clone)
     }
 
+    /// The plugin file this backend loads, when it was found.
+    pub fn plugin_path(&self) -> Option<&std::path::Path> {
+        self.shared.setup.as_ref().ok().map(|(_, p)| p.as_path())
+    }
+
     /// Starts the worker if needed and returns its description of the plugin
     /// (PJRT API version, XLA and StableHLO versions).
     pub fn describe(&self) -> Result<String, XlaError> {
@@ -492,6 +497,11 @@ impl Shared {
 impl Backend for XlaBackend {
     fn name(&self) -> &str {
         &self.shared.name
+    }
+
+    /// The PJRT API, XLA and StableHLO versions the plugin reports, and the plugin file.
+    fn version(&self) -> Option<String> {
+        Some(super::version::version_text(self))
     }
 
     /// What XLA CPU was measured to do (docs/numerics.md): subnormals of

@@ -13,6 +13,7 @@ pub mod numerics;
 pub mod pjrt;
 mod process;
 pub mod protocol;
+mod version;
 pub mod worker;
 
 pub use backend::{to_backend_error, CacheStats, XlaBackend, XlaExecutable, XlaPlugin};
