@@ -2,6 +2,11 @@
 //! chromium): the page loads from a file:// URL with no console errors, a
 //! screenshot is taken, and the heatmap has the expected cells and links.
 //!
+//! Two pages: one from hand-written results (tests/data/report, with an
+//! isolation graph and a comparison), and one from a real run of the harness
+//! on the interpreter and a mutant, whose `--json` carries the run's metadata
+//! and the per-case ULP histograms.
+//!
 //! Without chromium the tests skip with a message, unless `CI` is set, where
 //! they fail. `XLA_PROPS_CHROMIUM` names another browser binary.
 
@@ -235,4 +240,158 @@ fn console_problems_are_detected() {
         "{recorded}"
     );
     assert!(console_lines(&out.stderr).len() >= 2);
+}
+
+/// The real thing: the harness runs exp and add on the interpreter and a
+/// mutant with a too-short exp polynomial, writes `--json`, and the report of
+/// it (compared with an interpreter-only run) loads cleanly in chromium.
+#[test]
+fn a_real_run_with_a_mutant_renders_with_metadata_and_histograms() {
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |backends: &str, json: &Path| {
+        let args = [
+            "report-browser",
+            "-q",
+            "--op",
+            "exponential,add",
+            "--dtype",
+            "f32,f16",
+            "--backend",
+            backends,
+            "--seed",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        let report = xla_props::Harness::from_iter(args.map(String::from), |_| None)
+            .backend(xla_props::backend::Interpreter::default())
+            .failures_dir(dir.path().join("failures"))
+            .run_to_report()
+            .expect("the harness runs");
+        assert!(json.is_file());
+        report
+    };
+    let old = dir.path().join("old.json");
+    let new = dir.path().join("new.json");
+    let before = run("interpreter", &old);
+    assert_eq!(before.totals.failed, 0);
+    let after = run("interpreter,mutant:exp-low-precision", &new);
+    assert!(after.totals.failed > 0, "the mutant fails some cases");
+
+    // what to expect, read from the results themselves
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&new).unwrap()).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    let part = |c: &serde_json::Value, i: usize| -> String {
+        let id = c["id"].as_str().unwrap();
+        let parts: Vec<&str> = id.split("::").collect();
+        if i == usize::MAX {
+            parts[parts.len() - 1].to_string()
+        } else {
+            parts[i].to_string()
+        }
+    };
+    let cells: std::collections::BTreeSet<(String, String, String)> = cases
+        .iter()
+        .map(|c| (part(c, usize::MAX), part(c, 1), part(c, 2)))
+        .collect();
+    let failed = cases
+        .iter()
+        .find(|c| c["outcome"] == "failed")
+        .expect("a failure");
+    assert!(failed["rerun"].is_string() && failed["verdict"].is_string());
+    let slug = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect()
+    };
+    let anchor = format!(
+        "fail-{}-{}-{}",
+        slug(&part(failed, usize::MAX)),
+        slug(&part(failed, 1)),
+        slug(&part(failed, 2))
+    );
+
+    let page = dir.path().join("real.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
+        .arg("report")
+        .arg(&new)
+        .arg("--compare")
+        .arg(&old)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .expect("run xla-props report");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let profile = dir.path().join("profile");
+    let out = chromium(
+        &browser,
+        &profile,
+        &["--dump-dom".into(), "--virtual-time-budget=3000".into()],
+        &page,
+    );
+    let dom = String::from_utf8(out.stdout).expect("utf-8 dom");
+    assert!(dom.contains("<body data-rendered=\"yes\">"));
+    assert_eq!(recorded_errors(&dom), "", "errors recorded in the page");
+    assert_eq!(console_lines(&out.stderr), Vec::<String>::new());
+    // one heatmap cell per (backend, op, dtype) of the results, one table per backend
+    assert_eq!(dom.matches("<td class=\"cell ").count(), cells.len());
+    assert_eq!(dom.matches("<table class=\"heatmap\"").count(), 2);
+    // a failing cell links to its failures, which are there, with the rerun command
+    assert!(
+        dom.contains(&format!("href=\"#{anchor}\"")),
+        "no link to {anchor}"
+    );
+    assert_eq!(dom.matches(&format!("id=\"{anchor}\"")).count(), 1);
+    let rerun = failed["rerun"].as_str().unwrap();
+    assert!(dom.contains(rerun), "no {rerun}");
+    // every failure is new against the interpreter-only run
+    assert!(dom.matches("<span class=\"badge\">new</span>").count() >= 1);
+    // the metadata the runner recorded
+    let table = &dom[dom.find("<table id=\"metadata\">").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(table.contains("<th>seed</th><td>3</td>"), "{table}");
+    assert!(table.contains("built into xla-props"), "{table}");
+    assert!(table.contains("with mutation exp-low-precision"), "{table}");
+    assert!(table.contains("<th>host</th>"), "{table}");
+    assert!(table.contains("<th>git revision</th>"), "{table}");
+    assert!(!table.contains("version not recorded"), "{table}");
+    // the ULP histograms of exp, from the per-case histograms, both backends drawn
+    for d in ["f32", "f16"] {
+        let id = format!("id=\"ulp-exponential-{d}\"");
+        let fig = &dom[dom.find(&id).unwrap_or_else(|| panic!("no {id}"))..];
+        let fig = &fig[..fig.find("</figure>").unwrap()];
+        assert!(fig.contains("<svg"), "{fig}");
+        assert!(fig.contains("ulp per element"), "{fig}");
+        assert!(fig.contains("mutant:exp-low-precision max"), "{fig}");
+    }
+
+    let shot = dir.path().join("real.png");
+    chromium(
+        &browser,
+        &profile,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,1600".into(),
+        ],
+        &page,
+    );
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a png");
+    assert!(png.len() > 20_000, "screenshot is {} bytes", png.len());
 }

@@ -1,7 +1,7 @@
 //! Unit tests of the report model: aggregation, compare diffs, input parsing
 //! and the rendered page's links.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
 
@@ -310,4 +310,164 @@ fn empty_run_renders() {
     assert!(html.contains("No case failed."));
     assert!(html.contains("No case in these results reported a ULP distance"));
     assert!(html.contains("0 cases on 0 backend(s)"));
+}
+
+/// What the runner writes today: parts of the id only, a map histogram,
+/// `kind`, top-level `families`, and its metadata.
+const RUNNER_FORM: &str = r#"{"passed": 3, "failed": 2, "skipped": 1,
+  "metadata": {"backends": [
+      {"name": "interpreter", "version": "built into xla-props 0.1.0", "role": "under test"},
+      {"name": "mutant:exp-low-precision", "version": "interpreter with mutation exp-low-precision: built into xla-props 0.1.0", "role": "under test"},
+      {"name": "reference", "version": "built into xla-props 0.1.0", "role": "reference"}],
+    "seed": 7, "git_revision": "0123456789abcdef0123456789abcdef01234567", "git_dirty": true,
+    "started_at": "2026-11-29T14:00:00Z", "duration_ms": 1234,
+    "command": "cargo test --test conformance -- --json r.json", "host": "ci (linux x86_64)", "cores": 16,
+    "xla_props": "0.1.0"},
+  "families": {"exponential": "elementwise-unary", "add": "elementwise-binary"},
+  "cases": [
+    {"id": "exhaustive::exponential::f16::f16[65536]{0}::all::interpreter", "outcome": "passed",
+     "max_ulp": 1, "ulp_histogram": {"0": 65000, "1": 536}, "duration_us": 9000},
+    {"id": "exhaustive::exponential::f16::f16[65536]{0}::all::mutant:exp-low-precision", "outcome": "failed",
+     "verdict": "backend vs reference: mismatch", "max_ulp": 9, "ulp_histogram": {"0": 60000, "5-8": 5000, "9-16": 536},
+     "rerun": "cargo test --test conformance -- --exact 'exhaustive::exponential::f16::f16[65536]{0}::all::mutant:exp-low-precision'",
+     "reproducer": "target/xla-props/failures/x", "duration_us": 9000},
+    {"id": "vs_reference::exponential::f16::f16[7]{0}::uniform::interpreter", "outcome": "passed",
+     "max_ulp": 0, "ulp_histogram": {"0": 7}, "duration_us": 10},
+    {"id": "vs_reference::exponential::f16::f16[7]{0}::uniform::mutant:exp-low-precision", "outcome": "failed",
+     "verdict": "backend vs reference: mismatch", "max_ulp": 4, "ulp_histogram": {"0": 5, "3-4": 2}, "duration_us": 10},
+    {"id": "vs_reference::add::f32::f32[7]{0}::uniform::interpreter", "outcome": "passed",
+     "max_ulp": 0, "ulp_histogram": {"0": 7}, "duration_us": 10},
+    {"id": "vs_reference::add::f32::f32[]::uniform::mutant:exp-low-precision", "outcome": "skipped", "kind": "xfail",
+     "verdict": "backend vs reference: mismatch", "message": "expected failure: known", "duration_us": 10}
+  ]}"#;
+
+#[test]
+fn the_runners_current_form_is_read_whole() {
+    let r = RunResults::parse(RUNNER_FORM, "r.json").unwrap();
+    let c = &r.cases[1];
+    assert_eq!(
+        (c.property(), c.op(), c.dtype(), c.backend()),
+        (
+            "exhaustive",
+            "exponential",
+            "f16",
+            "mutant:exp-low-precision"
+        )
+    );
+    assert_eq!(c.family.as_deref(), Some("elementwise-unary"));
+    assert_eq!(c.verdict(), Some("backend vs reference: mismatch"));
+    assert_eq!(c.reproducer(), Some("target/xla-props/failures/x"));
+    let h = c.ulp_histogram.as_ref().unwrap();
+    assert_eq!(h.iter().map(|b| b.count).sum::<u64>(), 65536);
+    assert_eq!(r.cases[5].kind.as_deref(), Some("xfail"));
+    let meta = r.metadata.as_ref().unwrap();
+    assert_eq!((meta.git_dirty, meta.cores), (Some(true), Some(16)));
+    assert_eq!(meta.backends[2].role.as_deref(), Some("reference"));
+    // unary after binary, from the families map
+    assert_eq!(RunModel::new(&r).ops, ["add", "exponential"]);
+}
+
+#[test]
+fn ulp_histograms_aggregate_per_backend_over_any_property() {
+    let m = RunModel::new(&RunResults::parse(RUNNER_FORM, "r.json").unwrap());
+    let d = &m.ulp[&("exponential".to_string(), "f16".to_string())];
+    // both properties, both backends
+    assert_eq!(
+        d.properties,
+        BTreeMap::from([
+            ("exhaustive".to_string(), (2, 2 * 65536)),
+            ("vs_reference".to_string(), (2, 14)),
+        ])
+    );
+    assert_eq!((d.max_ulp, d.cases), (9, 4));
+    let names: Vec<&str> = d.by_backend.iter().map(|b| b.0.as_str()).collect();
+    assert_eq!(names, ["interpreter", "mutant:exp-low-precision"]);
+    let (interp, mutant) = (&d.by_backend[0].1, &d.by_backend[1].1);
+    // every backend's histogram has the whole's buckets, 0 to 9-16
+    let labels = |x: &UlpDistribution| x.elements.iter().map(|b| b.0.clone()).collect::<Vec<_>>();
+    assert_eq!(labels(interp), labels(d));
+    assert_eq!(labels(mutant), labels(d));
+    assert_eq!(d.elements.len(), 6);
+    assert_eq!(interp.elements[0], ("0".to_string(), 65007));
+    assert_eq!(interp.elements[1], ("1".to_string(), 536));
+    assert_eq!(interp.elements[5], ("9-16".to_string(), 0));
+    assert_eq!(mutant.elements[3], ("3-4".to_string(), 2));
+    assert_eq!(mutant.elements[4], ("5-8".to_string(), 5000));
+    assert_eq!((interp.max_ulp, mutant.max_ulp), (1, 9));
+    assert!(!d.is_exact());
+    let add = &m.ulp[&("add".to_string(), "f32".to_string())];
+    assert!(add.is_exact());
+    // the page draws exponential f16 with both backends and names its sources
+    let html = render_html(
+        &RunResults::parse(RUNNER_FORM, "r.json").unwrap(),
+        None,
+        &[],
+        &ReportOptions::default(),
+    )
+    .unwrap();
+    let fig = html
+        .split("id=\"ulp-exponential-f16\"")
+        .nth(1)
+        .expect("a histogram of exponential f16");
+    let fig = &fig[..fig.find("</figure>").unwrap()];
+    assert!(
+        fig.contains("interpreter max 1 ulp, mutant:exp-low-precision max 9 ulp"),
+        "{fig}"
+    );
+    assert!(
+        fig.contains("exhaustive: 2 cases, 131072 elements; vs_reference: 2 cases, 14 elements")
+    );
+    assert!(html.contains("Exact (0 ulp) in every case: add f32."));
+    // the metadata rows
+    assert!(html.contains("(with uncommitted changes to tracked files)"));
+    assert!(html.contains("ci (linux x86_64), 16 cores"));
+    assert!(html.contains("1 failed as declared"));
+    assert!(html.contains("<i>(the reference)</i>"));
+}
+
+#[test]
+fn compare_works_on_the_runners_current_form() {
+    let old = RunResults::parse(RUNNER_FORM, "old.json").unwrap();
+    // the mutant's exhaustive case fixed; a new vs_reference failure; exp f16 interp ULP up
+    let new_text = RUNNER_FORM
+        .replace(
+            r#""outcome": "failed",
+     "verdict": "backend vs reference: mismatch", "max_ulp": 9"#,
+            r#""outcome": "passed", "max_ulp": 0"#,
+        )
+        .replace(
+            r#"{"id": "vs_reference::add::f32::f32[7]{0}::uniform::interpreter", "outcome": "passed",
+     "max_ulp": 0"#,
+            r#"{"id": "vs_reference::add::f32::f32[7]{0}::uniform::interpreter", "outcome": "failed",
+     "max_ulp": 3"#,
+        );
+    let new = RunResults::parse(&new_text, "new.json").unwrap();
+    let c = Comparison::new(&old, &new);
+    assert_eq!(
+        c.fixed,
+        BTreeSet::from([
+            "exhaustive::exponential::f16::f16[65536]{0}::all::mutant:exp-low-precision"
+                .to_string()
+        ])
+    );
+    assert_eq!(
+        c.new_failures,
+        BTreeSet::from(["vs_reference::add::f32::f32[7]{0}::uniform::interpreter".to_string()])
+    );
+    assert_eq!(c.still_failing, 1);
+    let changes: Vec<(CellKey, u64, u64)> = c
+        .ulp_changes
+        .iter()
+        .map(|u| (u.key.clone(), u.old, u.new))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (key("interpreter", "add", "f32"), 0, 3),
+            (key("mutant:exp-low-precision", "exponential", "f16"), 9, 4),
+        ]
+    );
+    let html = render_html(&new, Some(&old), &[], &ReportOptions::default()).unwrap();
+    assert!(html.contains("<span class=\"badge\">new</span>"));
+    assert!(html.contains("3 (worse)") && html.contains("4 (better)"));
 }
