@@ -193,6 +193,9 @@ fn metadata(h: &mut String, run: &RunResults, model: &RunModel, options: &Report
             }
             None => backends.push_str(" <i>(version not recorded)</i>"),
         }
+        if info.and_then(|i| i.role.as_deref()) == Some("under test and reference") {
+            backends.push_str(" <i>(also the reference)</i>");
+        }
         backends.push_str("<br>");
     }
     for i in &meta.backends {

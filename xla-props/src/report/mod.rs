@@ -2,6 +2,7 @@
 //! page (heatmap, failures, ULP histograms, isolation graphs, metadata), and
 //! the differences from an earlier run.
 
+mod graph;
 mod html;
 mod model;
 mod plot;
@@ -9,6 +10,7 @@ mod results;
 #[cfg(test)]
 mod tests;
 
+pub use graph::graph_from_module;
 pub use html::{cell_anchor, escape, render_html, ReportOptions, MAX_FAILURES_PER_CELL};
 pub use model::{
     ulp_bucket_label, ulp_bucket_order, Cell, CellKey, Comparison, Counts, RunModel, UlpChange,
@@ -36,10 +38,14 @@ pub fn write_report(
 ) -> Result<(), ReportError> {
     let run = RunResults::load(results)?;
     let old = compare.map(RunResults::load).transpose()?;
-    let extra = isolations
+    let mut extra = isolations
         .iter()
         .map(|p| Isolation::load(p))
         .collect::<Result<Vec<_>, _>>()?;
+    // `xla-props isolate`'s report names its module: draw the culprit's computation from it
+    for (iso, path) in extra.iter_mut().zip(isolations) {
+        let _ = graph_from_module(iso, path.parent());
+    }
     let options = ReportOptions {
         title: "xla-props report".into(),
         results_name: results.display().to_string(),

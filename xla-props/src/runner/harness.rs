@@ -441,7 +441,13 @@ fn finish(
             .iter()
             .map(|(_, b)| BackendVersion::of(b.as_ref(), "under test"))
             .collect();
-        backends.push(BackendVersion::of(state.reference.as_ref(), "reference"));
+        match backends
+            .iter_mut()
+            .find(|b| b.name == state.reference.name())
+        {
+            Some(b) => b.role = "under test and reference",
+            None => backends.push(BackendVersion::of(state.reference.as_ref(), "reference")),
+        }
         let metadata = start.finish(state.seed, backends);
         errors.extend(report::write_json(p, &records, &metadata).err());
     }

@@ -18,7 +18,7 @@ pub struct BackendVersion {
     /// Its version, when it declares one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// What it was in the run: `under test` or `reference`.
+    /// What it was in the run: `under test`, `reference`, or both.
     pub role: &'static str,
 }
 
@@ -76,7 +76,17 @@ impl RunStart {
     /// Now, for a run of `program` (the rerun prefix) with `args`, in the
     /// current directory's git checkout.
     pub fn now(program: &str, args: &[String], env: &dyn Fn(&str) -> Option<String>) -> RunStart {
-        let mut command = program.to_string();
+        // a test binary of the release profile was built by `cargo test --release`
+        let release = std::env::current_exe().is_ok_and(|e| {
+            e.parent()
+                .and_then(Path::parent)
+                .and_then(Path::file_name)
+                .is_some_and(|p| p == "release")
+        });
+        let mut command = match program.strip_prefix("cargo test ") {
+            Some(rest) if release => format!("cargo test --release {rest}"),
+            _ => program.to_string(),
+        };
         for a in args {
             command.push(' ');
             command.push_str(&shell_quote(a));
