@@ -1,36 +1,56 @@
 //! The culprit fusion's graph for isolation reports that do not carry one
-//! (`xla-props isolate`'s `report.json` names its module file and the
-//! culprit's computation): read from the module itself.
+//! (`xla-props isolate`'s `report.json` names the culprit's computation and
+//! the reproducer file, whose module holds the minimized culprit fusion):
+//! read from the module itself.
 
 use std::path::Path;
 
 use super::results::{GraphEdge, GraphNode, Isolation};
 
-/// Fills `iso.nodes` and `iso.edges` from its module file, when it has none
-/// and names a readable module (absolute, relative to the working directory,
-/// or relative to `beside`, the isolation report's directory) holding the
-/// culprit's computation. Returns why not, when it could not.
+/// Fills `iso.nodes` and `iso.edges`, when it has none, from the first
+/// readable module among its `module` and its `reproducer` (each as written,
+/// relative to `beside`, the isolation report's directory, or by file name
+/// in it) that holds the culprit's computation. Returns why not, when it could not.
 pub fn graph_from_module(iso: &mut Isolation, beside: Option<&Path>) -> Result<(), String> {
     if !iso.nodes.is_empty() || !iso.edges.is_empty() {
         return Ok(());
     }
-    let Some(module_path) = iso.extra.get("module").and_then(|m| m.as_str()) else {
-        return Err("the isolation report names no module".into());
-    };
     let Some(computation) = iso.culprit.computation.clone() else {
         return Err("the isolation report names no computation".into());
     };
-    let candidates = std::iter::once(Path::new(module_path).to_path_buf())
-        .chain(beside.map(|d| d.join(module_path)))
-        .chain(
-            beside
-                .zip(Path::new(module_path).file_name())
-                .map(|(d, f)| d.join(f)),
-        );
-    let path = candidates
+    let named: Vec<String> = iso
+        .extra
+        .get("module")
+        .and_then(|m| m.as_str())
+        .map(str::to_string)
         .into_iter()
-        .find(|p| p.is_file())
-        .ok_or_else(|| format!("module {module_path} not found"))?;
+        .chain(iso.reproducer.clone())
+        .collect();
+    if named.is_empty() {
+        return Err("the isolation report names no module or reproducer".into());
+    }
+    let path = named
+        .iter()
+        .flat_map(|m| {
+            let m = Path::new(m);
+            [
+                Some(m.to_path_buf()),
+                beside.map(|d| d.join(m)),
+                beside.zip(m.file_name()).map(|(d, f)| d.join(f)),
+            ]
+        })
+        .flatten()
+        .filter(|p| p.is_file())
+        .find(|p| {
+            crate::hlo::load_module_file(p)
+                .is_ok_and(|m| m.computations.iter().any(|c| c.name == computation))
+        })
+        .ok_or_else(|| {
+            format!(
+                "no module with computation `{computation}` among {}",
+                named.join(", ")
+            )
+        })?;
     let module = crate::hlo::load_module_file(&path).map_err(|e| e.to_string())?;
     let comp = module
         .computations
@@ -106,6 +126,23 @@ ENTRY main {
         iso.nodes.clear();
         iso.edges.clear();
         let e = graph_from_module(&mut iso, Some(dir.path())).unwrap_err();
-        assert!(e.contains("no computation `nope`"), "{e}");
+        assert!(e.contains("no module with computation `nope`"), "{e}");
+        // what `xla-props isolate` writes: the module's name, and the reproducer's path
+        let mut tool = Isolation {
+            culprit: Culprit {
+                computation: Some("fused".into()),
+                ..Culprit::default()
+            },
+            reproducer: Some("out/reproducer.hlotest".into()),
+            ..Isolation::default()
+        };
+        tool.extra.insert("module".into(), "m".into());
+        std::fs::write(
+            dir.path().join("reproducer.hlotest"),
+            format!("// run: backends=interpreter\n{MODULE}"),
+        )
+        .unwrap();
+        graph_from_module(&mut tool, Some(dir.path())).unwrap();
+        assert_eq!(tool.nodes.len(), 3);
     }
 }

@@ -90,6 +90,7 @@ tr.new td:first-child{border-left:4px solid #6a1b9a}
 .badge{font-size:11px;padding:0 4px;border-radius:3px;background:#6a1b9a;color:#fff;margin-left:4px}
 .figs{display:flex;flex-wrap:wrap;gap:8px}
 figure{margin:0;border:1px solid #eee}figcaption{font-size:12px;padding:2px 6px;color:#555}
+figure.ulp-hist{width:380px}
 details{margin:6px 0}summary{cursor:pointer}
 #console-errors{color:#b71c1c;white-space:pre-wrap}
 :target{outline:2px solid #ff9800}
