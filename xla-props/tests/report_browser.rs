@@ -252,9 +252,13 @@ fn a_real_run_with_a_mutant_renders_with_metadata_and_histograms() {
     };
     let dir = tempfile::tempdir().unwrap();
     let run = |backends: &str, json: &Path| {
+        // libtest's lines go to a log, not among this test's own
+        let log = json.with_extension("log");
         let args = [
             "report-browser",
             "-q",
+            "--logfile",
+            log.to_str().unwrap(),
             "--op",
             "exponential,add",
             "--dtype",
