@@ -528,12 +528,13 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
         _ => None,
     };
     let xfail = limitation.filter(|l| l.kind == LimitationKind::XFail);
-    // what every outcome records: the checker's worst ULP, mismatch and histogram
+    // what every outcome records: the checker's worst ULP, mismatch and
+    // histogram (only `--json` writes the histogram: no allocation without it)
     let checked = |kind: CaseKind, message: Option<String>| CaseRecord {
         message,
         max_ulp: ctx.max_ulp,
         worst_mismatch: worst.clone(),
-        ulp_histogram: ctx.ulp_histogram(),
+        ulp_histogram: state.start.as_ref().and_then(|_| ctx.ulp_histogram()),
         ..CaseRecord::new(id, kind)
     };
     match (outcome, xfail) {

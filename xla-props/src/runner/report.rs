@@ -95,7 +95,8 @@ pub struct CaseRecord {
     pub max_ulp: Option<u64>,
     /// The worst mismatch, as text.
     pub worst_mismatch: Option<String>,
-    /// ULP distances of every compared float element (non-empty buckets, in order).
+    /// ULP distances of every compared float element (non-empty buckets, in
+    /// order); kept only when the run writes `--json`.
     pub ulp_histogram: Option<Vec<HistogramBucket>>,
     /// The command that reruns this case (failures).
     pub rerun: Option<String>,
