@@ -107,36 +107,27 @@ fn finds(backend: &dyn Backend, culprits: &[Opcode]) -> FuzzReport {
         "{text}"
     );
     assert!(text.contains("// expect: mismatch "), "{text}");
-    if text.contains("inputs=inline") {
-        // the isolation minimizer's reproducer is a filetest whose expectation
-        // holds on the buggy backend, and which the correct interpreter fails
-        let test = crate::filetest::HloTest::parse(&text, None).unwrap();
-        assert_eq!(
-            crate::filetest::run_file_on(&test, backend),
-            crate::filetest::TrialResult::Pass,
-            "{text}"
-        );
-        assert_ne!(
-            crate::filetest::run_file_on(&test, &Interpreter::default()),
-            crate::filetest::TrialResult::Pass,
-            "{text}"
-        );
-    } else {
-        // the cut-at-the-culprit fallback fails the same way under the local judgement
-        let body: String = text
-            .lines()
-            .filter(|l| !l.starts_with("//"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let m = crate::hlo::parse_module(&body).unwrap();
-        let seed: u64 = text
-            .split("inputs=seed:")
-            .nth(1)
-            .and_then(|s| s.split_whitespace().next())
-            .and_then(|s| s.parse().ok())
-            .unwrap();
-        assert_eq!(failure_signature(backend, &m, seed).as_ref(), Some(sig));
-    }
+    assert!(text.contains("inputs=inline"), "{text}");
+    // the reproducer fails the same way under the fuzzer's judgement on the
+    // buggy backend, and not on the interpreter
+    let test = crate::filetest::HloTest::parse(&text, None).unwrap();
+    let body: String = text
+        .lines()
+        .filter(|l| !l.starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let m = crate::hlo::parse_module(&body).unwrap();
+    let args = test.arguments().unwrap();
+    assert_eq!(
+        failure_signature(backend, &m, &args).as_ref(),
+        Some(sig),
+        "{text}"
+    );
+    assert_eq!(
+        failure_signature(&Interpreter::default(), &m, &args),
+        None,
+        "{text}"
+    );
     println!(
         "{}: found {sig} after {} programs in {:?}",
         backend.name(),
@@ -217,9 +208,9 @@ fn minimizing_shrinks_to_the_culprit() {
         })
         .unwrap();
     let args = generate_inputs(&m, Distribution::Uniform, 3).unwrap().args;
-    let (culprit, sig) = local_culprit(&buggy, &m, &args).unwrap();
-    assert_eq!(sig.culprit, Opcode::Tanh);
-    let min = minimize(&buggy, &m, 3, culprit, sig);
+    let c = local_culprit(&buggy, &m, &args).unwrap();
+    assert_eq!(c.signature.culprit, Opcode::Tanh);
+    let min = minimize(&buggy, &m, &args, c.id, c.signature);
     // parameter, exponential, negate, tanh: the add and abs after it are gone
     let entry = min.module.entry_computation();
     assert_eq!(entry.instructions.len(), 4, "{}", min.module);
