@@ -371,6 +371,18 @@ pub fn judge_instruction(
     actual: &RunResult,
     numerics: &Numerics,
 ) -> Verdict {
+    judge_with_alternatives(single, operands, expected, actual, numerics, &[])
+}
+
+/// [`judge_instruction`] with more legal results, each accepted element by element.
+fn judge_with_alternatives(
+    single: &Module,
+    operands: &[Literal],
+    expected: &RunResult,
+    actual: &RunResult,
+    numerics: &Numerics,
+    others: &[(String, Vec<Literal>)],
+) -> Verdict {
     let flushed = flush_subnormal_inputs(operands, numerics)
         .and_then(|a| run_reference(single, &a).outputs().map(<[Literal]>::to_vec));
     let mut ctx = context_for_module(single, operands);
@@ -396,6 +408,9 @@ pub fn judge_instruction(
             o,
         );
     }
+    for (name, outs) in others {
+        ctx = ctx.with_alternative(AlternativeKind::Other(name.clone()), outs);
+    }
     if let Some((sums, _)) = allowance {
         ctx = ctx.with_magnitude_sums(0, sums);
     }
@@ -411,6 +426,103 @@ pub fn judge_instruction(
         numerics,
         &ctx,
     )
+}
+
+/// The operand values a backend that flushes subnormal outputs may have
+/// used inside one execution: where it returned ±0 for an operand (of a type
+/// whose outputs it flushes), a subnormal, since the flush happens only
+/// where a value leaves the program: the reference's value there when it is
+/// subnormal, else the smallest subnormal of that sign. None when nothing changes.
+fn unflushed_operands(
+    module: &Module,
+    args: &[Literal],
+    ins: &Instruction,
+    operands: &[Literal],
+    numerics: &Numerics,
+) -> Option<Vec<Literal>> {
+    if numerics.flush_outputs.is_empty() {
+        return None;
+    }
+    let mut changed = false;
+    let mut out = operands.to_vec();
+    for (k, o) in ins.operands.iter().enumerate() {
+        let t = out[k].dtype();
+        let Some(fmt) = t.float_format().filter(|_| numerics.flushes_outputs(t)) else {
+            continue;
+        };
+        let Some(exact) = with_root(module, *o)
+            .and_then(|m| {
+                run_reference(&m, args)
+                    .outputs()
+                    .and_then(|v| v.first().cloned())
+            })
+            .filter(|e| e.dtype() == t && e.element_count() == out[k].element_count())
+        else {
+            continue;
+        };
+        for i in 0..exact.element_count() {
+            let e = exact.get_f64(i);
+            let a = out[k].get_f64(i);
+            if a != 0.0 {
+                continue;
+            }
+            // the reference's subnormal, or (where the backend's own
+            // rounding made one the reference does not have) the smallest
+            if e != 0.0 && e.abs() < fmt.min_normal() {
+                out[k].set_bits(i, exact.get_bits(i));
+            } else {
+                out[k].set_f64(i, fmt.min_subnormal().copysign(a));
+            }
+            changed = true;
+        }
+    }
+    changed.then_some(out)
+}
+
+/// Judges one instruction on every reading of its operands the backend's
+/// numerics allow: the values the backend returned, those with subnormals
+/// flushed (a backend flushing inputs), and those with flushed outputs
+/// restored (a backend flushing outputs, see [`unflushed_operands`]). Each
+/// reading in turn is the expected result of [`judge_instruction`] (so a
+/// reassociated sum of flushed operands is legal), with the reference's
+/// results on the other readings as alternatives element by element (each
+/// element may have been flushed or not). The instruction is wrong only when
+/// every reading says so; the verdict is the first reading's.
+fn judge_readings(
+    single: &Module,
+    operands: &[Literal],
+    actual: &RunResult,
+    numerics: &Numerics,
+    unflushed: impl FnOnce() -> Option<Vec<Literal>>,
+) -> Verdict {
+    let expected = run_reference(single, operands);
+    let first = judge_instruction(single, operands, &expected, actual, numerics);
+    if mismatch_kind(&first).is_none()
+        || numerics.flush_inputs.is_empty() && numerics.flush_outputs.is_empty()
+    {
+        return first;
+    }
+    let mut readings: Vec<(Vec<Literal>, RunResult)> = vec![(operands.to_vec(), expected)];
+    for ops in flush_subnormal_inputs(operands, numerics)
+        .into_iter()
+        .chain(unflushed())
+    {
+        let e = run_reference(single, &ops);
+        readings.push((ops, e));
+    }
+    for (k, (ops, e)) in readings.iter().enumerate() {
+        let others: Vec<(String, Vec<Literal>)> = readings
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != k)
+            .filter_map(|(j, (_, r))| r.outputs().map(|o| (format!("reading {j}"), o.to_vec())))
+            .collect();
+        let v = judge_with_alternatives(single, ops, e, actual, numerics, &others);
+        if mismatch_kind(&v).is_none() {
+            return v;
+        }
+    }
+    first
 }
 
 /// Whether two runs produced the same bits (NaNs by class), or failed alike.
@@ -496,11 +608,11 @@ fn local_culprit(backend: &dyn Backend, module: &Module, args: &[Literal]) -> Op
         let (Some(operands), Some(single)) = (operands, single_op(module, id)) else {
             return None;
         };
-        let expected = run_reference(&single, &operands);
         if let RunResult::Unsupported(_) = actual {
             return None;
         }
-        let verdict = judge_instruction(&single, &operands, &expected, &actual, &numerics);
+        let unflushed = || unflushed_operands(module, args, ins, &operands, &numerics);
+        let verdict = judge_readings(&single, &operands, &actual, &numerics, unflushed);
         if let Some(kind) = mismatch_kind(&verdict) {
             let signature = FailureSignature {
                 culprit: ins.opcode,
@@ -558,14 +670,13 @@ fn minimize(
 /// as a rewrite of `convert(convert(x))`, does not reproduce alone).
 fn alone(backend: &dyn Backend, module: &Module, culprit: &Culprit) -> Option<Case> {
     let single = single_op(module, culprit.id)?;
-    let expected = run_reference(&single, &culprit.operands);
     let actual = run_backend(backend, &single, &culprit.operands);
-    let verdict = judge_instruction(
+    let verdict = judge_readings(
         &single,
         &culprit.operands,
-        &expected,
         &actual,
         &backend.numerics(),
+        || None,
     );
     (mismatch_kind(&verdict) == Some(culprit.signature.kind)).then(|| Case {
         module: dead_code_eliminated(&single),

@@ -228,3 +228,57 @@ fn random_programs_are_well_typed_and_deterministic() {
         }
     }
 }
+
+#[test]
+#[ignore = "debugging aid: XLA_PROPS_HLOTEST=FILE XLA_PROPS_BACKEND=B"]
+fn explain_a_reproducer() {
+    let path = std::env::var("XLA_PROPS_HLOTEST").unwrap();
+    let backend = crate::backend::create(&std::env::var("XLA_PROPS_BACKEND").unwrap()).unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
+    let test = crate::filetest::HloTest::parse(&text, None).unwrap();
+    let body: String = text
+        .lines()
+        .filter(|l| !l.starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let (m, args) = match std::env::var("XLA_PROPS_SEED") {
+        Ok(seed) => {
+            let seed = u64::from_str_radix(seed.trim_start_matches("0x"), 16).unwrap();
+            let m = dead_code_eliminated(&random_program(seed, 8).unwrap());
+            let args = generate_inputs(&m, program_distribution(seed), seed)
+                .unwrap()
+                .args;
+            println!("{m}");
+            (m, args)
+        }
+        Err(_) => (
+            crate::hlo::parse_module(&body).unwrap(),
+            test.arguments().unwrap(),
+        ),
+    };
+    let e = run_reference(&m, &args);
+    let a = run_backend(backend.as_ref(), &m, &args);
+    println!("expected {:?}", e.outputs().map(|o| o[0].to_f64_vec()));
+    println!("actual   {:?}", a.outputs().map(|o| o[0].to_f64_vec()));
+    let v = judge_instruction(&m, &args, &e, &a, &backend.numerics());
+    println!("{v}");
+    if let Some(c) = local_culprit(backend.as_ref(), &m, &args) {
+        println!("culprit {} at {:?}", c.signature, c.id);
+        for o in &c.operands {
+            println!("  operand {:?}", o.to_f64_vec());
+        }
+        let prefix = with_root(&m, c.id).unwrap();
+        println!(
+            "  backend {:?}",
+            run_backend(backend.as_ref(), &prefix, &args)
+                .outputs()
+                .map(|o| o[0].to_f64_vec())
+        );
+        println!(
+            "  reference {:?}",
+            run_reference(&prefix, &args)
+                .outputs()
+                .map(|o| o[0].to_f64_vec())
+        );
+    }
+}
