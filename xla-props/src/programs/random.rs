@@ -53,8 +53,9 @@ const INTS: &[ElementType] = &[
     ElementType::U32,
 ];
 
-/// `reduce-precision` formats: f16, bf16 and f8e5m2 layouts. (4, 3) is left
-/// out: the interpreter's known disagreement on -448 (an xfail of the suite).
+/// `reduce-precision` formats: f16, bf16 and f8e5m2 layouts. (4, 3), and any
+/// reduce-precision of an f8e4m3fn operand, are left out: the interpreter's
+/// known disagreement there (an xfail of the suite: -448 in e4m3, 352 in e5m2).
 const REDUCE_PRECISION: &[(i64, i64)] = &[(5, 10), (8, 7), (5, 2)];
 
 /// Ops not generated, with the reason: a known interpreter disagreement
@@ -385,6 +386,11 @@ impl Grower<'_> {
             }
             4 => {
                 let (e, m) = self.rng.pick(REDUCE_PRECISION).unwrap_or((5, 10));
+                if t == ElementType::F8E4M3Fn {
+                    // the interpreter's known disagreement (xfail in vs_reference)
+                    let w = b.convert(x, ElementType::F32)?;
+                    return b.reduce_precision(w, e, m);
+                }
                 b.reduce_precision(x, e, m)
             }
             _ => {
