@@ -1,5 +1,7 @@
-//! The random-program fuzzer: grow a program, make its inputs legal, judge
-//! the backend against the reference, minimize each failure (guarded by its
+//! The random-program fuzzer: grow a program, make its inputs (from a mix of
+//! distributions), run it on the reference and the backend, judge every
+//! instruction of a program that differs on the backend's own operand values
+//! with the full tolerance model, minimize each failure (guarded by its
 //! signature), and write one `.hlotest` reproducer per unique signature.
 
 use std::collections::BTreeSet;
@@ -364,6 +366,26 @@ fn accumulation_allowance(
 /// [`accumulation_sums`]). No per-program slack: an error a program
 /// amplifies is not blamed on the op that amplifies it, and a correctly
 /// rounded op that is one ULP off is a bug.
+///
+/// ```
+/// use xla_props::backend::{Backend, Interpreter};
+/// use xla_props::hlo::{parse_module, ArrayShape, ElementType};
+/// use xla_props::literal::Literal;
+/// use xla_props::programs::{judge_instruction, run_reference, RunResult};
+/// let m = parse_module(
+///     "HloModule m\nENTRY main { x = f32[1] parameter(0)\n ROOT y = bf16[1] convert(x) }",
+/// )
+/// .unwrap();
+/// let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![1]), &[1.005859375]).unwrap();
+/// let expected = run_reference(&m, &[x.clone()]);
+/// let bf16 = |v: f64| Literal::from_f64s(&ArrayShape::new(ElementType::Bf16, vec![1]), &[v]).unwrap();
+/// let numerics = Interpreter::default().numerics();
+/// // rounded to nearest: 1 + 2^-7; truncated: 1, one bf16 ULP off, a bug
+/// let rounded = RunResult::Ok(vec![bf16(1.0078125)]);
+/// assert!(judge_instruction(&m, &[x.clone()], &expected, &rounded, &numerics).is_agreement());
+/// let truncated = RunResult::Ok(vec![bf16(1.0)]);
+/// assert!(judge_instruction(&m, &[x], &expected, &truncated, &numerics).is_disagreement());
+/// ```
 pub fn judge_instruction(
     single: &Module,
     operands: &[Literal],

@@ -651,12 +651,10 @@ impl Grower<'_> {
         };
         match self.rng.below(3) {
             0 => {
-                let (reducer, identity) = match self.rng.below(4) {
-                    0 => (self.called.max, lowest),
-                    1 => (self.called.min, highest),
-                    2 if self.called.mul.is_some() => {
-                        (self.called.mul.unwrap_or(self.called.add), 1.0)
-                    }
+                let (reducer, identity) = match (self.rng.below(4), self.called.mul) {
+                    (0, _) => (self.called.max, lowest),
+                    (1, _) => (self.called.min, highest),
+                    (2, Some(mul)) => (mul, 1.0),
                     _ => (self.called.add, 0.0),
                 };
                 let init = self.scalar_init(b, identity)?;
@@ -856,7 +854,7 @@ pub fn random_program(seed: u64, max_ops: usize) -> Result<Module, BuildError> {
             for _attempt in 0..8 {
                 let step = g.rng.pick(STEPS).unwrap_or(Step::Elementwise);
                 let before = b.instructions().len();
-                if let Ok(v) = g.step(b, step) {
+                if g.step(b, step).is_ok() {
                     let after = b.instructions().len();
                     for k in before..after {
                         let id = InstrId(k as u32);
@@ -866,7 +864,6 @@ pub fn random_program(seed: u64, max_ops: usize) -> Result<Module, BuildError> {
                             g.values.push(id);
                         }
                     }
-                    let _ = v;
                     break;
                 }
             }
