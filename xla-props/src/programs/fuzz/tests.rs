@@ -308,3 +308,31 @@ fn explain_a_reproducer() {
         );
     }
 }
+
+#[test]
+#[ignore = "survey: XLA_PROPS_HLOTEST_DIR=DIR with MUTATION/*.hlotest from scripts/fuzz-detection.sh"]
+fn survey_reproducers_under_the_filetest_runner() {
+    let dir = std::env::var("XLA_PROPS_HLOTEST_DIR").unwrap();
+    let mut pass = 0;
+    let mut total = 0;
+    for m in std::fs::read_dir(dir).unwrap() {
+        let m = m.unwrap().path();
+        if !m.is_dir() {
+            continue;
+        }
+        let name = m.file_name().unwrap().to_string_lossy().to_string();
+        let backend = crate::backend::create(&format!("mutant:{name}")).unwrap();
+        for f in std::fs::read_dir(&m).unwrap() {
+            let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+            let test = crate::filetest::HloTest::parse(&text, None).unwrap();
+            let r = crate::filetest::run_file_on(&test, backend.as_ref());
+            total += 1;
+            if r == crate::filetest::TrialResult::Pass {
+                pass += 1;
+            } else {
+                println!("{name}: {r:?}");
+            }
+        }
+    }
+    println!("{pass} of {total} reproducers hold under the filetest runner");
+}
