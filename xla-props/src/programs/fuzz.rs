@@ -705,6 +705,7 @@ fn alone(backend: &dyn Backend, module: &Module, culprit: &Culprit) -> Option<Ca
         args: culprit.operands.clone(),
     })
 }
+
 /// Minimizes with the isolation minimizer (its reduction passes, guarded by
 /// its signature) starting from the program cut at the culprit, on the
 /// program's own arguments. None when the isolation judge does not see the
