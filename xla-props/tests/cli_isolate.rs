@@ -168,3 +168,24 @@ fn a_disagreement_exits_1_and_writes_the_reproducer_and_reports() {
         "{repro}"
     );
 }
+
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let hlo = write(dir.path(), "quant.hlo", QUANT);
+    let mut child = xla_props()
+        .arg("isolate")
+        .arg(&hlo)
+        .args(["--backend", "mutant:elide-convert-pair", "--quiet", "--out"])
+        .arg(dir.path().join("out"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

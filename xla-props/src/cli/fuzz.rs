@@ -1,6 +1,7 @@
 //! `xla-props fuzz`: random well-typed programs with legal inputs, judged
 //! against the reference; one minimized `.hlotest` per failure signature.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -25,6 +26,17 @@ pub struct FuzzArgs {
     /// At most this many steps per program.
     #[arg(long, default_value_t = 8)]
     pub max_ops: usize,
+    /// Stop after this many programs (whichever of this and `--time` comes first).
+    #[arg(long)]
+    pub programs: Option<u64>,
+    /// Stop at the first failure (for detection measurements).
+    #[arg(long)]
+    pub stop_at_first_failure: bool,
+}
+
+/// Writes a line; a closed pipe (`| head`) is the reader's choice, not a panic.
+fn say(out: &mut dyn Write, line: std::fmt::Arguments<'_>) {
+    let _ = out.write_fmt(line).and_then(|()| out.write_all(b"\n"));
 }
 
 /// Runs the command; exit 0 when nothing disagreed, 1 when failures were found, 2 on error.
@@ -34,15 +46,25 @@ pub fn run(args: &FuzzArgs) -> Result<u8, CliError> {
     let options = FuzzOptions {
         seed: args.seed,
         max_ops: args.max_ops.max(1),
+        max_programs: args.programs,
+        stop_at_first_failure: args.stop_at_first_failure,
         ..FuzzOptions::new(Duration::from_secs(args.time), &args.out)
     };
     let report = fuzz(backend.as_ref(), &args.backend, &options, &mut |p| {
-        eprintln!("{p}")
+        say(&mut std::io::stderr(), format_args!("{p}"))
     })
     .map_err(|e| CliError::input(format!("xla-props fuzz: {e}")))?;
+    let mut out = std::io::stdout().lock();
     for (signature, path) in &report.found {
-        println!("{signature}: {}", path.display());
+        say(&mut out, format_args!("{signature}: {}", path.display()));
     }
-    println!("{}", report.progress);
+    if let (Some(t), Some(n)) = (report.first_failure, report.first_failure_program) {
+        say(
+            &mut out,
+            format_args!("first failure: program {n}, after {:.3} s", t.as_secs_f64()),
+        );
+    }
+    say(&mut out, format_args!("{}", report.progress));
+    let _ = out.flush();
     Ok(if report.progress.failures == 0 { 0 } else { 1 })
 }

@@ -28,6 +28,14 @@ pub struct IsolateArgs {
     pub quiet: bool,
 }
 
+/// Prints a line to stdout; a closed pipe (`| head`) is the reader's choice, not a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 /// A backend by name: the registry's, and with the `testing` feature also
 /// the `buggy:BUG@COMPUTATION` wrappers.
 fn backend_by_name(name: &str) -> Result<Box<dyn Backend>, BackendError> {
@@ -64,7 +72,7 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
     })?;
     match outcome {
         Isolation::Agree { verdict, .. } => {
-            println!(
+            say!(
                 "{file}: `{}` agrees with `{}`: {verdict}; nothing to isolate",
                 args.backend,
                 oracle.name()
@@ -78,25 +86,27 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
             let r = &iso.report;
             // the first line of the verdict; report.md has all of it
             let summary = r.verdict.lines().next().unwrap_or_default();
-            println!(
+            say!(
                 "{file}: `{}` disagrees with `{}`: {summary}",
-                r.backend, r.reference
+                r.backend,
+                r.reference
             );
             match &r.culprit.fusion {
-                Some(f) => println!(
+                Some(f) => say!(
                     "culprit: fusion `{f}` (computation `{}`), first diverging instruction `{}` ({})",
                     r.culprit.computation, r.culprit.instruction, r.culprit.opcode
                 ),
-                None => println!(
+                None => say!(
                     "culprit: instruction `{}` ({}) in computation `{}`",
                     r.culprit.instruction, r.culprit.opcode, r.culprit.computation
                 ),
             }
-            println!(
+            say!(
                 "local: {}; vanishes when the fusion is split: {}",
-                r.local, r.vanishes_when_split
+                r.local,
+                r.vanishes_when_split
             );
-            println!(
+            say!(
                 "reproducer: {} ({} instructions); {} backend runs in {:.2} s",
                 path.display(),
                 r.reproducer_instructions,

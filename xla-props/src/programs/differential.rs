@@ -24,7 +24,7 @@ pub enum RunResult {
 }
 
 impl RunResult {
-    fn outcome(&self) -> Outcome<'_> {
+    pub(crate) fn outcome(&self) -> Outcome<'_> {
         match self {
             RunResult::Ok(v) => Outcome::Ok(v),
             RunResult::Failed(e) => Outcome::Failed(e),

@@ -1,20 +1,25 @@
-//! The random-program fuzzer: grow a program, make its inputs legal, judge
-//! the backend against the reference, minimize each failure (guarded by its
+//! The random-program fuzzer: grow a program, make its inputs (from a mix of
+//! distributions), run it on the reference and the backend, judge every
+//! instruction of a program that differs on the backend's own operand values
+//! with the full tolerance model, minimize each failure (guarded by its
 //! signature), and write one `.hlotest` reproducer per unique signature.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::differential::{differential, judge_outputs, run_backend, run_reference};
-use super::random::random_program;
+use super::differential::{run_backend, run_reference, RunResult};
+use super::random::{random_program, Rng};
 use crate::backend::Backend;
-use crate::check::{ElementFailure, Verdict};
-use crate::hlo::{verify, Computation, InstrId, Instruction, Module, Opcode};
+use crate::check::{
+    compare, context_for_module, default_error_spec_for_module, flush_subnormal_inputs, judge,
+    AlternativeKind, CompareContext, ElementFailure, ErrorSpec, MagnitudeSums, Numerics, Verdict,
+};
+use crate::hlo::{verify, Computation, ElementType, InstrId, Instruction, Module, Opcode};
 use crate::inputs::{generate_inputs, Distribution};
 use crate::isolate::{
-    judge_module, render_arg, Case, Minimizer, MismatchKind, Oracle, Signature as IsolateSignature,
-    Tested,
+    dead_code_eliminated, judge_module, render_arg, Case, Minimizer, MismatchKind, Oracle,
+    Signature as IsolateSignature, Tested,
 };
 use crate::literal::Literal;
 
@@ -112,6 +117,8 @@ pub struct FuzzReport {
     pub found: Vec<(FailureSignature, PathBuf)>,
     /// Time to the first failure, if any.
     pub first_failure: Option<Duration>,
+    /// Programs grown up to and including the first failing one, if any.
+    pub first_failure_program: Option<u64>,
 }
 
 /// Why a fuzz run could not go on.
@@ -225,66 +232,437 @@ fn single_op(module: &Module, id: InstrId) -> Option<Module> {
     Some(out)
 }
 
-/// Where a disagreement starts: the first instruction whose value on the
-/// backend differs from the reference applied to the backend's own operand
-/// values (so an error inherited from its operands and amplified, e.g. by `tan`
-/// near a pole, is not blamed on it). None: no instruction is wrong locally.
-fn local_culprit(
-    backend: &dyn Backend,
+/// The input distributions a fuzz run mixes, with weights: legal-domain
+/// uniform inputs most often, edge values (±0, ±inf, NaN, subnormals, convert
+/// ties, integer MIN/MAX, zero divisors) about a third of the time, ties for
+/// sorts and scatters, and out-of-range indices for the clamping semantics.
+pub const INPUT_MIX: &[(Distribution, u32)] = &[
+    (Distribution::Uniform, 4),
+    (Distribution::EdgeValues, 2),
+    (Distribution::IntegerEdges, 1),
+    (Distribution::Duplicates, 2),
+    (Distribution::OutOfRangeIndices, 1),
+    (Distribution::LogUniform, 1),
+];
+
+/// The distribution program `seed` draws its inputs from (see [`INPUT_MIX`]).
+pub fn program_distribution(seed: u64) -> Distribution {
+    let total: u32 = INPUT_MIX.iter().map(|(_, w)| w).sum();
+    let mut r = (Rng(seed ^ 0x5eed_d157).next() % u64::from(total)) as u32;
+    for &(d, w) in INPUT_MIX {
+        if r < w {
+            return d;
+        }
+        r -= w;
+    }
+    Distribution::Uniform
+}
+
+/// Whether the root of `single` accumulates a float sum a reassociating
+/// backend may compute in another order: an add-reduce, a dot, a
+/// convolution, or a scatter with an add combiner.
+fn accumulates(single: &Module) -> bool {
+    let entry = single.entry_computation();
+    let root = entry.instr(entry.root);
+    let adds = || {
+        root.attrs
+            .to_apply
+            .and_then(|c| single.computations.get(c.index()))
+            .is_some_and(|c| c.instr(c.root).opcode == Opcode::Add)
+    };
+    let float = root.shape.as_array().is_some_and(|a| a.dtype.is_float());
+    float
+        && match root.opcode {
+            Opcode::Dot | Opcode::Convolution => true,
+            Opcode::Reduce | Opcode::ReduceWindow | Opcode::Scatter => adds(),
+            _ => false,
+        }
+}
+
+/// What a backend that reassociates sums may legally return for the
+/// accumulating root of `single` (see [`accumulates`]), per element:
+/// within `n * eps(acc) * sum|terms|` plus one rounding of the result to its
+/// own type (and the smallest subnormal), where `sum|terms|` is the reference
+/// run on the magnitudes of the operands and the accumulator is f32 for every
+/// float type narrower than f64 (XLA's convention), so a bf16 dot that
+/// accumulates in bf16 is outside it. Where the summed magnitudes overflow,
+/// some order overflows too: any result is legal there, and where the exact
+/// result is infinite any non-finite one is. Returned as the comparator's
+/// magnitude sums (one term per element, the bound divided by the output
+/// type's epsilon, which the comparator multiplies back) and an alternative
+/// result holding the backend's own values where overflow makes them legal.
+fn accumulation_allowance(
+    single: &Module,
+    operands: &[Literal],
+    expected: &Literal,
+    actual: Option<&Literal>,
+) -> Option<(MagnitudeSums, Option<Literal>)> {
+    let fmt = expected.dtype().float_format()?;
+    if !accumulates(single) {
+        return None;
+    }
+    let magnitudes: Vec<Literal> = operands
+        .iter()
+        .map(|l| {
+            let mut l = l.clone();
+            if l.dtype().is_float() {
+                for i in 0..l.element_count() {
+                    let v = l.get_f64(i).abs();
+                    l.set_f64(i, v);
+                }
+            }
+            l
+        })
+        .collect();
+    let sums = run_reference(single, &magnitudes)
+        .outputs()?
+        .first()?
+        .clone();
+    if sums.element_count() != expected.element_count() {
+        return None;
+    }
+    let terms = operands
+        .iter()
+        .map(Literal::element_count)
+        .max()
+        .unwrap_or(1) as f64;
+    let acc_eps = if expected.dtype() == ElementType::F64 {
+        f64::EPSILON
+    } else {
+        f64::from(f32::EPSILON)
+    };
+    let eps = fmt.epsilon();
+    let mut overflow = expected.clone();
+    let mut any_overflow = false;
+    let sum_abs = (0..expected.element_count())
+        .map(|i| {
+            let e = expected.get_f64(i);
+            let s = sums.get_f64(i);
+            if let Some(a) = actual.filter(|a| a.element_count() == expected.element_count()) {
+                let legal = (e.is_finite() && !s.is_finite())
+                    || (e.is_infinite() && !a.get_f64(i).is_finite());
+                if legal {
+                    overflow.set_bits(i, a.get_bits(i));
+                    any_overflow = true;
+                }
+            }
+            let e = if e.is_finite() { e.abs() } else { 0.0 };
+            let s = if s.is_finite() { s } else { 0.0 };
+            (terms * acc_eps * s + eps * e + fmt.min_subnormal()) / eps
+        })
+        .collect();
+    Some((
+        MagnitudeSums { terms: 1, sum_abs },
+        any_overflow.then_some(overflow),
+    ))
+}
+
+/// Judges one instruction, alone in `single` with its operands made
+/// parameters, run on the backend's own operand values: the reference's
+/// result against the backend's with the full tolerance model, the op's
+/// default error spec (exact for correctly rounded ops and converts), the
+/// backend's declared `Numerics` (approximate functions, flushing, with the
+/// reference re-run on flushed operands, and reassociation within
+/// [`accumulation_sums`]). No per-program slack: an error a program
+/// amplifies is not blamed on the op that amplifies it, and a correctly
+/// rounded op that is one ULP off is a bug.
+///
+/// ```
+/// use xla_props::backend::{Backend, Interpreter};
+/// use xla_props::hlo::{parse_module, ArrayShape, ElementType};
+/// use xla_props::literal::Literal;
+/// use xla_props::programs::{judge_instruction, run_reference, RunResult};
+/// let m = parse_module(
+///     "HloModule m\nENTRY main { x = f32[1] parameter(0)\n ROOT y = bf16[1] convert(x) }",
+/// )
+/// .unwrap();
+/// let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![1]), &[1.005859375]).unwrap();
+/// let expected = run_reference(&m, &[x.clone()]);
+/// let bf16 = |v: f64| Literal::from_f64s(&ArrayShape::new(ElementType::Bf16, vec![1]), &[v]).unwrap();
+/// let numerics = Interpreter::default().numerics();
+/// // rounded to nearest: 1 + 2^-7; truncated: 1, one bf16 ULP off, a bug
+/// let rounded = RunResult::Ok(vec![bf16(1.0078125)]);
+/// assert!(judge_instruction(&m, &[x.clone()], &expected, &rounded, &numerics).is_agreement());
+/// let truncated = RunResult::Ok(vec![bf16(1.0)]);
+/// assert!(judge_instruction(&m, &[x], &expected, &truncated, &numerics).is_disagreement());
+/// ```
+pub fn judge_instruction(
+    single: &Module,
+    operands: &[Literal],
+    expected: &RunResult,
+    actual: &RunResult,
+    numerics: &Numerics,
+) -> Verdict {
+    judge_with_alternatives(single, operands, expected, actual, numerics, &[])
+}
+
+/// [`judge_instruction`] with more legal results, each accepted element by element.
+fn judge_with_alternatives(
+    single: &Module,
+    operands: &[Literal],
+    expected: &RunResult,
+    actual: &RunResult,
+    numerics: &Numerics,
+    others: &[(String, Vec<Literal>)],
+) -> Verdict {
+    let flushed = flush_subnormal_inputs(operands, numerics)
+        .and_then(|a| run_reference(single, &a).outputs().map(<[Literal]>::to_vec));
+    let mut ctx = context_for_module(single, operands);
+    if let Some(f) = &flushed {
+        ctx = ctx.with_alternative(AlternativeKind::FlushedInputs, f);
+    }
+    let allowance = match (expected.outputs(), numerics.reassociates_reductions) {
+        (Some([out]), true) => accumulation_allowance(
+            single,
+            operands,
+            out,
+            actual.outputs().and_then(<[Literal]>::first),
+        ),
+        _ => None,
+    };
+    let overflowed: Option<Vec<Literal>> = allowance
+        .as_ref()
+        .and_then(|(_, o)| o.clone())
+        .map(|o| vec![o]);
+    if let Some(o) = &overflowed {
+        ctx = ctx.with_alternative(
+            AlternativeKind::Other("the summed magnitudes overflow".into()),
+            o,
+        );
+    }
+    for (name, outs) in others {
+        ctx = ctx.with_alternative(AlternativeKind::Other(name.clone()), outs);
+    }
+    if let Some((sums, _)) = allowance {
+        ctx = ctx.with_magnitude_sums(0, sums);
+    }
+    if let Some(outs) = expected.outputs() {
+        for (k, l) in outs.iter().enumerate() {
+            ctx = ctx.with_output_spec(k, default_error_spec_for_module(single, l.dtype()));
+        }
+    }
+    judge(
+        expected.outcome(),
+        actual.outcome(),
+        &ErrorSpec::exact(),
+        numerics,
+        &ctx,
+    )
+}
+
+/// The operand values a backend that flushes subnormal outputs may have
+/// used inside one execution: where it returned ±0 for an operand (of a type
+/// whose outputs it flushes), a subnormal, since the flush happens only
+/// where a value leaves the program: the reference's value there when it is
+/// subnormal, else the smallest subnormal of that sign. None when nothing changes.
+fn unflushed_operands(
     module: &Module,
     args: &[Literal],
-) -> Option<(InstrId, FailureSignature)> {
+    ins: &Instruction,
+    operands: &[Literal],
+    numerics: &Numerics,
+) -> Option<Vec<Literal>> {
+    if numerics.flush_outputs.is_empty() {
+        return None;
+    }
+    let mut changed = false;
+    let mut out = operands.to_vec();
+    for (k, o) in ins.operands.iter().enumerate() {
+        let t = out[k].dtype();
+        let Some(fmt) = t.float_format().filter(|_| numerics.flushes_outputs(t)) else {
+            continue;
+        };
+        let Some(exact) = with_root(module, *o)
+            .and_then(|m| {
+                run_reference(&m, args)
+                    .outputs()
+                    .and_then(|v| v.first().cloned())
+            })
+            .filter(|e| e.dtype() == t && e.element_count() == out[k].element_count())
+        else {
+            continue;
+        };
+        for i in 0..exact.element_count() {
+            let e = exact.get_f64(i);
+            let a = out[k].get_f64(i);
+            if a != 0.0 {
+                continue;
+            }
+            // the reference's subnormal, or (where the backend's own
+            // rounding made one the reference does not have) the smallest
+            if e != 0.0 && e.abs() < fmt.min_normal() {
+                out[k].set_bits(i, exact.get_bits(i));
+            } else {
+                out[k].set_f64(i, fmt.min_subnormal().copysign(a));
+            }
+            changed = true;
+        }
+    }
+    changed.then_some(out)
+}
+
+/// Judges one instruction on every reading of its operands the backend's
+/// numerics allow: the values the backend returned, those with subnormals
+/// flushed (a backend flushing inputs), and those with flushed outputs
+/// restored (a backend flushing outputs, see [`unflushed_operands`]). Each
+/// reading in turn is the expected result of [`judge_instruction`] (so a
+/// reassociated sum of flushed operands is legal), with the reference's
+/// results on the other readings as alternatives element by element (each
+/// element may have been flushed or not). The instruction is wrong only when
+/// every reading says so; the verdict is the first reading's.
+fn judge_readings(
+    single: &Module,
+    operands: &[Literal],
+    actual: &RunResult,
+    numerics: &Numerics,
+    unflushed: impl FnOnce() -> Option<Vec<Literal>>,
+) -> Verdict {
+    let expected = run_reference(single, operands);
+    let first = judge_instruction(single, operands, &expected, actual, numerics);
+    if mismatch_kind(&first).is_none()
+        || numerics.flush_inputs.is_empty() && numerics.flush_outputs.is_empty()
+    {
+        return first;
+    }
+    let mut readings: Vec<(Vec<Literal>, RunResult)> = vec![(operands.to_vec(), expected)];
+    for ops in flush_subnormal_inputs(operands, numerics)
+        .into_iter()
+        .chain(unflushed())
+    {
+        let e = run_reference(single, &ops);
+        readings.push((ops, e));
+    }
+    for (k, (ops, e)) in readings.iter().enumerate() {
+        let others: Vec<(String, Vec<Literal>)> = readings
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != k)
+            .filter_map(|(j, (_, r))| r.outputs().map(|o| (format!("reading {j}"), o.to_vec())))
+            .collect();
+        let v = judge_with_alternatives(single, ops, e, actual, numerics, &others);
+        if mismatch_kind(&v).is_none() {
+            return v;
+        }
+    }
+    first
+}
+
+/// Whether two runs produced the same bits (NaNs by class), or failed alike.
+fn identical(expected: &RunResult, actual: &RunResult) -> bool {
+    match (expected.outputs(), actual.outputs()) {
+        (Some(e), Some(a)) => matches!(
+            compare(
+                e,
+                a,
+                &ErrorSpec::exact(),
+                &Numerics::exact(),
+                &CompareContext::new()
+            ),
+            Verdict::Agree(_)
+        ),
+        _ => false,
+    }
+}
+
+/// A located failure: the culprit, its signature, and the backend's values of its operands.
+struct Culprit {
+    id: InstrId,
+    signature: FailureSignature,
+    operands: Vec<Literal>,
+}
+
+/// Where a disagreement starts: the first instruction whose value on the
+/// backend differs from the reference applied to the backend's own operand
+/// values ([`judge_instruction`]); so an error inherited from its operands
+/// and amplified, e.g. by `tan` near a pole, is not blamed on it. The backend
+/// computes each value in its context (it runs the program cut at that
+/// instruction), so rewrites that look at neighbours are seen. None: no
+/// instruction is wrong locally.
+fn local_culprit(backend: &dyn Backend, module: &Module, args: &[Literal]) -> Option<Culprit> {
     let entry = module.entry_computation();
     let numerics = backend.numerics();
-    let mut values: Vec<Option<Literal>> = vec![None; entry.instructions.len()];
+    // the backend's value of each instruction, tuples flattened
+    let mut values: Vec<Option<Vec<Literal>>> = vec![None; entry.instructions.len()];
     for (i, ins) in entry.instructions.iter().enumerate() {
         let id = InstrId(i as u32);
-        if ins.opcode == Opcode::Parameter {
-            values[i] = ins
-                .attrs
-                .parameter_number
-                .and_then(|n| args.get(n as usize).cloned());
-            continue;
+        match ins.opcode {
+            Opcode::Parameter => {
+                values[i] = ins
+                    .attrs
+                    .parameter_number
+                    .and_then(|n| args.get(n as usize).cloned())
+                    .map(|a| vec![a]);
+                continue;
+            }
+            // structure only: no computation to judge
+            Opcode::Tuple => {
+                values[i] = ins
+                    .operands
+                    .iter()
+                    .map(|o| values[o.index()].clone())
+                    .collect::<Option<Vec<_>>>()
+                    .map(|v| v.concat());
+                continue;
+            }
+            Opcode::GetTupleElement => {
+                let k = ins.attrs.index.unwrap_or(0) as usize;
+                values[i] = ins
+                    .operands
+                    .first()
+                    .and_then(|o| values[o.index()].as_ref())
+                    .and_then(|v| v.get(k).cloned())
+                    .map(|v| vec![v]);
+                continue;
+            }
+            _ => {}
         }
         let prefix = with_root(module, id)?;
         let actual = run_backend(backend, &prefix, args);
         let operands: Option<Vec<Literal>> = ins
             .operands
             .iter()
-            .map(|o| values[o.index()].clone())
+            .map(|o| {
+                values[o.index()]
+                    .as_ref()
+                    .and_then(|v| (v.len() == 1).then(|| v[0].clone()))
+            })
             .collect();
         let (Some(operands), Some(single)) = (operands, single_op(module, id)) else {
             return None;
         };
-        let expected = run_reference(&single, &operands);
-        let verdict = judge_outputs(&single, &operands, &expected, &actual, &numerics, false);
+        if let RunResult::Unsupported(_) = actual {
+            return None;
+        }
+        let unflushed = || unflushed_operands(module, args, ins, &operands, &numerics);
+        let verdict = judge_readings(&single, &operands, &actual, &numerics, unflushed);
         if let Some(kind) = mismatch_kind(&verdict) {
             let signature = FailureSignature {
                 culprit: ins.opcode,
                 kind,
             };
-            return Some((id, signature));
+            return Some(Culprit {
+                id,
+                signature,
+                operands,
+            });
         }
-        // a tuple-shaped value is not an operand of a later local check
-        values[i] = actual
-            .outputs()
-            .and_then(|o| (o.len() == 1).then(|| o[0].clone()));
+        values[i] = actual.outputs().map(<[Literal]>::to_vec);
     }
     None
 }
 
-/// Judges `module` with legal inputs from `seed` locally: the culprit's signature, if any.
+/// Judges `module` on `args` the fuzzer's way: the culprit's signature, if any.
 fn failure_signature(
     backend: &dyn Backend,
     module: &Module,
-    seed: u64,
+    args: &[Literal],
 ) -> Option<FailureSignature> {
-    let args = generate_inputs(module, Distribution::Uniform, seed)
-        .ok()?
-        .args;
-    let whole = differential(backend, module, &args, false);
-    mismatch_kind(&whole.verdict)?;
-    local_culprit(backend, module, &args).map(|(_, s)| s)
+    let expected = run_reference(module, args);
+    let actual = run_backend(backend, module, args);
+    if identical(&expected, &actual) {
+        return None;
+    }
+    local_culprit(backend, module, args).map(|c| c.signature)
 }
 
 /// A minimized failure.
@@ -294,19 +672,38 @@ struct Minimized {
 
 /// Minimizes a failing program by moving its root to the culprit and dropping
 /// what no longer feeds it; the reduction is kept only when the reduced
-/// program fails with the same signature on inputs from the same seed.
+/// program fails with the same signature on the same arguments.
 fn minimize(
     backend: &dyn Backend,
     module: &Module,
-    seed: u64,
+    args: &[Literal],
     culprit: InstrId,
     signature: FailureSignature,
 ) -> Minimized {
     let reduced = with_root(module, culprit)
-        .filter(|m| failure_signature(backend, m, seed).as_ref() == Some(&signature));
+        .filter(|m| failure_signature(backend, m, args).as_ref() == Some(&signature));
     Minimized {
         module: reduced.unwrap_or_else(|| module.clone()),
     }
+}
+
+/// The culprit alone, on the backend's values of its operands, when the
+/// backend still gets it wrong there (a bug that needs its neighbours, such
+/// as a rewrite of `convert(convert(x))`, does not reproduce alone).
+fn alone(backend: &dyn Backend, module: &Module, culprit: &Culprit) -> Option<Case> {
+    let single = single_op(module, culprit.id)?;
+    let actual = run_backend(backend, &single, &culprit.operands);
+    let verdict = judge_readings(
+        &single,
+        &culprit.operands,
+        &actual,
+        &backend.numerics(),
+        || None,
+    );
+    (mismatch_kind(&verdict) == Some(culprit.signature.kind)).then(|| Case {
+        module: dead_code_eliminated(&single),
+        args: culprit.operands.clone(),
+    })
 }
 
 /// Minimizes with the isolation minimizer (its reduction passes, guarded by
@@ -380,6 +777,117 @@ fn write(path: &Path, text: &str) -> Result<(), FuzzError> {
     })
 }
 
+/// A failing program, its arguments and where it goes wrong.
+struct Found {
+    module: Module,
+    args: Vec<Literal>,
+    distribution: Distribution,
+    culprit: Culprit,
+}
+
+/// Grows program `seed`, makes its inputs, runs it on the reference and on
+/// the backend; a program whose outputs differ in any bit is judged
+/// instruction by instruction. Counts judged and amplified-only programs.
+fn fuzz_one(
+    backend: &dyn Backend,
+    seed: u64,
+    max_ops: usize,
+    progress: &mut FuzzProgress,
+) -> Option<Found> {
+    let module = dead_code_eliminated(&random_program(seed, max_ops).ok()?);
+    let distribution = program_distribution(seed);
+    let args = generate_inputs(&module, distribution, seed).ok()?.args;
+    let expected = run_reference(&module, &args);
+    let actual = run_backend(backend, &module, &args);
+    match (&expected, &actual) {
+        (RunResult::Unsupported(_), _) | (_, RunResult::Unsupported(_)) => return None,
+        (RunResult::Failed(a), RunResult::Failed(b)) if a == b => return None,
+        _ => {}
+    }
+    progress.judged += 1;
+    if identical(&expected, &actual) {
+        return None;
+    }
+    let Some(culprit) = local_culprit(backend, &module, &args) else {
+        // every instruction is right given its operands: rounding amplified
+        progress.amplified += 1;
+        return None;
+    };
+    Some(Found {
+        module,
+        args,
+        distribution,
+        culprit,
+    })
+}
+
+/// Minimizes a failure and writes its `.hlotest` (arguments inline):
+/// the culprit alone on its operands' values when that still fails, else the
+/// isolation minimizer's reduction of the program cut at the culprit, else
+/// that cut program itself.
+fn write_reproducer(
+    backend: &dyn Backend,
+    backend_name: &str,
+    found: &Found,
+    seed: u64,
+    out: &Path,
+) -> Result<PathBuf, FuzzError> {
+    let signature = &found.culprit.signature;
+    let name = format!(
+        "{}-{}-{seed:016x}.hlotest",
+        signature.culprit.name(),
+        signature.kind
+    );
+    let path = out.join(name);
+    let before = found.module.instruction_count();
+    let origin = format!(
+        "program seed {seed:#x} ({} inputs), culprit {signature}",
+        found.distribution
+    );
+    let text = if let Some(case) = alone(backend, &found.module, &found.culprit) {
+        hlotest_inline_text(
+            &case.module,
+            &case.args,
+            backend_name,
+            signature.kind,
+            &format!("{origin}, alone on the backend's values of its operands (from {before} instructions)"),
+        )
+    } else if let Some((case, kind)) = with_root(&found.module, found.culprit.id)
+        .and_then(|p| isolate_minimized(backend, &p, &found.args, signature.culprit))
+    {
+        hlotest_inline_text(
+            &case.module,
+            &case.args,
+            backend_name,
+            kind.name(),
+            &format!(
+                "{origin}, minimized by the isolation minimizer from {before} to {} instructions",
+                case.module.instruction_count()
+            ),
+        )
+    } else {
+        let min = minimize(
+            backend,
+            &found.module,
+            &found.args,
+            found.culprit.id,
+            signature.clone(),
+        );
+        hlotest_inline_text(
+            &min.module,
+            &found.args,
+            backend_name,
+            signature.kind,
+            &format!(
+                "{origin}, cut at the culprit: {before} to {} instructions",
+                min.module.instruction_count()
+            ),
+        )
+    };
+    write(&path, &text)?;
+    Ok(path)
+}
+
 /// Runs the fuzzer against `backend` (named `backend_name` in reproducers);
 /// `progress` is called about once a second and at the end.
 pub fn fuzz(
@@ -401,58 +909,13 @@ pub fn fuzz(
         let seed = program_seed(options.seed, i);
         i += 1;
         report.progress.programs += 1;
-        let Ok(module) = random_program(seed, options.max_ops) else {
-            continue;
-        };
-        let Ok(inputs) = generate_inputs(&module, Distribution::Uniform, seed) else {
-            continue;
-        };
-        let args: Vec<Literal> = inputs.args;
-        let d = differential(backend, &module, &args, false);
-        if !d.verdict.is_agreement() && !d.verdict.is_disagreement() {
-            continue;
-        }
-        report.progress.judged += 1;
-        if mismatch_kind(&d.verdict).is_some() {
-            let Some((culprit, signature)) = local_culprit(backend, &module, &args) else {
-                // every instruction is right given its operands: rounding amplified
-                report.progress.amplified += 1;
-                continue;
-            };
+        if let Some(found) = fuzz_one(backend, seed, options.max_ops, &mut report.progress) {
             report.progress.failures += 1;
             report.first_failure.get_or_insert(start.elapsed());
-            if seen.insert(signature.clone()) {
-                let name = format!(
-                    "{}-{}-{seed:016x}.hlotest",
-                    signature.culprit.name(),
-                    signature.kind
-                );
-                let path = options.out.join(name);
-                let before = module.instruction_count();
-                let isolated = with_root(&module, culprit)
-                    .and_then(|p| isolate_minimized(backend, &p, &args, signature.culprit));
-                let text = match isolated {
-                    Some((case, kind)) => hlotest_inline_text(
-                        &case.module,
-                        &case.args,
-                        backend_name,
-                        kind.name(),
-                        &format!(
-                            "program seed {seed:#x}, culprit {signature}, minimized by the isolation minimizer from {before} to {} instructions",
-                            case.module.instruction_count()
-                        ),
-                    ),
-                    None => {
-                        let min = minimize(backend, &module, seed, culprit, signature.clone());
-                        let note = format!(
-                            "program seed {seed:#x}, culprit {signature}, cut at the culprit: {before} to {} instructions",
-                            min.module.instruction_count()
-                        );
-                        hlotest_text(&min.module, backend_name, seed, &signature, &note)
-                    }
-                };
-                write(&path, &text)?;
-                report.found.push((signature, path));
+            report.first_failure_program.get_or_insert(i);
+            if seen.insert(found.culprit.signature.clone()) {
+                let path = write_reproducer(backend, backend_name, &found, seed, &options.out)?;
+                report.found.push((found.culprit.signature.clone(), path));
                 report.progress.unique = seen.len() as u64;
             }
             if options.stop_at_first_failure {

@@ -18,8 +18,9 @@ pub use differential::{
 };
 pub use fusion::{apply_configuration, outline, FusionGroup, OutlineError};
 pub use fuzz::{
-    fuzz, hlotest_text, mismatch_kind, FailureSignature, FuzzError, FuzzOptions, FuzzProgress,
-    FuzzReport,
+    fuzz, hlotest_inline_text, hlotest_text, judge_instruction, mismatch_kind,
+    program_distribution, FailureSignature, FuzzError, FuzzOptions, FuzzProgress, FuzzReport,
+    INPUT_MIX,
 };
 pub use random::{program_strategy, random_program, FUZZ_DTYPES};
 pub use templates::{

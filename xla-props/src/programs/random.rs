@@ -1,49 +1,96 @@
 //! Random well-typed programs, grown op by op from the opcode table.
 //!
-//! Shapes are solved by construction: every step picks an op, then operands
-//! whose shapes fit it (or fresh parameters of the shape it needs). Element
-//! types come from the builder's shape inference: an op that rejects the
-//! program's dtype is simply not added. Inputs are made legal afterwards by
-//! `crate::inputs` (generate first, then make legal).
+//! Shapes are solved by construction: every step picks an op category
+//! (uniformly, so that indexing, reductions and contractions come up as
+//! often as elementwise arithmetic), then an op and operands whose shapes fit
+//! it (or fresh parameters of the shape it needs). Element types come from
+//! the builder's shape inference: an op that rejects its operands' types is
+//! simply not added. Every value no later step uses becomes an output (the
+//! root is a tuple of them), so that every instruction is observable. Inputs
+//! are made legal afterwards by `crate::inputs` (generate first, then make
+//! legal); index operands are fresh `s32` parameters, so that the inputs
+//! module gives them in-range values (or out-of-range ones under the
+//! clamping distribution).
 
 use proptest::prelude::*;
 
 use crate::hlo::{
-    default_comparison_type, BuildError, Category, CompId, ComparisonDirection, ComputationBuilder,
-    DotDims, ElementType, InstrId, Module, ModuleBuilder, Opcode, Shape,
+    default_comparison_type, BuildError, Category, CompId, ComparisonDirection, ComparisonType,
+    ComputationBuilder, ConvDims, DotDims, ElementType, GatherDims, InstrId, Module, ModuleBuilder,
+    Opcode, PadDim, ScatterDims, Shape, WindowDim,
 };
 
-/// The float types random programs compute in.
-pub const FUZZ_DTYPES: &[ElementType] = &[ElementType::F32, ElementType::F16, ElementType::Bf16];
+/// The element types random programs compute in (a program picks one as its
+/// main type; converts bring in others). Narrow floats and integers are
+/// listed more than once: most miscompilations live there.
+pub const FUZZ_DTYPES: &[ElementType] = &[
+    ElementType::F32,
+    ElementType::F32,
+    ElementType::Bf16,
+    ElementType::Bf16,
+    ElementType::F16,
+    ElementType::S32,
+    ElementType::S8,
+    ElementType::S16,
+    ElementType::U8,
+    ElementType::U32,
+];
 
-/// Narrow types a convert round trip goes through.
-const ROUND_TRIP: &[ElementType] = &[
+/// Narrow float types a convert round trip goes through.
+const NARROW_FLOATS: &[ElementType] = &[
     ElementType::F16,
     ElementType::Bf16,
     ElementType::F8E4M3Fn,
     ElementType::F8E5M2,
 ];
 
+/// Integer types a float goes through (convert saturates at their edges).
+const INTS: &[ElementType] = &[
+    ElementType::S8,
+    ElementType::U8,
+    ElementType::S16,
+    ElementType::S32,
+    ElementType::U32,
+];
+
+/// `reduce-precision` formats: f16, bf16 and f8e5m2 layouts. (4, 3), and any
+/// reduce-precision of an f8e4m3fn operand, are left out: the interpreter's
+/// known disagreement there (an xfail of the suite: -448 in e4m3, 352 in e5m2).
+const REDUCE_PRECISION: &[(i64, i64)] = &[(5, 10), (8, 7), (5, 2)];
+
+/// Ops not generated, with the reason: a known interpreter disagreement
+/// (the conformance suite's xfail), which would drown every run.
+const EXCLUDED: &[(Opcode, &str)] = &[(
+    Opcode::Power,
+    "the interpreter computes unsigned power wrongly (xfail in vs_reference)",
+)];
+
 /// A small deterministic generator (SplitMix64): programs are reproducible from their seed.
 #[derive(Clone, Debug)]
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         if n == 0 {
             0
         } else {
             (self.next() % n as u64) as usize
         }
     }
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> Option<T> {
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1).max(1) as usize) as i64
+    }
+    fn chance(&mut self, num: usize, den: usize) -> bool {
+        self.below(den) < num
+    }
+    pub(crate) fn pick<T: Copy>(&mut self, xs: &[T]) -> Option<T> {
         (!xs.is_empty()).then(|| xs[self.below(xs.len())])
     }
 }
@@ -57,45 +104,100 @@ fn elementwise(category: Category) -> Vec<Opcode> {
         .collect()
 }
 
-/// The kinds of step a program grows by.
+/// The categories a step is drawn from, uniformly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
-    Unary,
-    Binary,
-    RoundTrip,
-    ReduceBroadcast,
-    Transpose,
-    Dot,
-    CompareSelect,
-    Reverse,
-    Concatenate,
-    Slice,
+    Elementwise,
+    Conversion,
+    Selection,
+    Shape,
+    Indexing,
+    Reduction,
+    Contraction,
 }
 
 const STEPS: &[Step] = &[
-    Step::Unary,
-    Step::Unary,
-    Step::Binary,
-    Step::Binary,
-    Step::Binary,
-    Step::RoundTrip,
-    Step::ReduceBroadcast,
-    Step::Transpose,
-    Step::Dot,
-    Step::CompareSelect,
-    Step::Reverse,
-    Step::Concatenate,
-    Step::Slice,
+    Step::Elementwise,
+    Step::Conversion,
+    Step::Selection,
+    Step::Shape,
+    Step::Indexing,
+    Step::Reduction,
+    Step::Contraction,
 ];
+
+/// The computations a program's reductions, scatters and sorts call, made
+/// before the entry (for the main type only; values of other types are not reduced).
+struct Called {
+    add: CompId,
+    max: CompId,
+    min: CompId,
+    /// Integer types only: a float product has no reassociation bound.
+    mul: Option<CompId>,
+    /// Single-operand sorts, `LT` and `GT` (total order for floats).
+    sort_lt: CompId,
+    sort_gt: CompId,
+    /// Key-value sorts: the key type and its comparator (values of the main type).
+    key_value: Vec<(ElementType, CompId)>,
+}
+
+fn comparison_type(t: ElementType) -> ComparisonType {
+    if t.is_float() {
+        ComparisonType::TotalOrder
+    } else {
+        default_comparison_type(t)
+    }
+}
+
+/// `compare(p0, p1)` over the first pair of `(key, value...)` scalars.
+fn sort_comparator(
+    m: &mut ModuleBuilder,
+    dir: ComparisonDirection,
+    types: &[ElementType],
+) -> Result<CompId, BuildError> {
+    let name = format!("sort_{}", dir.name().to_ascii_lowercase());
+    m.computation(&name, |b| {
+        let mut params = Vec::new();
+        for &t in types {
+            params.push(b.parameter(Shape::scalar(t))?);
+            params.push(b.parameter(Shape::scalar(t))?);
+        }
+        b.compare(dir, comparison_type(types[0]), params[0], params[1])
+    })
+}
+
+impl Called {
+    fn new(m: &mut ModuleBuilder, t: ElementType) -> Result<Called, BuildError> {
+        let mut key_value = Vec::new();
+        for k in [ElementType::Pred, ElementType::S8, t] {
+            if key_value.iter().all(|(kt, _)| *kt != k) {
+                key_value.push((k, sort_comparator(m, ComparisonDirection::Lt, &[k, t])?));
+            }
+        }
+        Ok(Called {
+            add: m.scalar_reducer(Opcode::Add, t)?,
+            max: m.scalar_reducer(Opcode::Maximum, t)?,
+            min: m.scalar_reducer(Opcode::Minimum, t)?,
+            mul: if t.is_integer() {
+                Some(m.scalar_reducer(Opcode::Multiply, t)?)
+            } else {
+                None
+            },
+            sort_lt: sort_comparator(m, ComparisonDirection::Lt, &[t])?,
+            sort_gt: sort_comparator(m, ComparisonDirection::Gt, &[t])?,
+            key_value,
+        })
+    }
+}
 
 struct Grower<'r> {
     rng: &'r mut Rng,
     dtype: ElementType,
     values: Vec<InstrId>,
+    used: Vec<InstrId>,
     unary: Vec<Opcode>,
     binary: Vec<Opcode>,
-    add: CompId,
-    max: CompId,
+    called: Called,
 }
 
 fn dims_of(b: &ComputationBuilder<'_>, x: InstrId) -> Vec<i64> {
@@ -105,125 +207,618 @@ fn dims_of(b: &ComputationBuilder<'_>, x: InstrId) -> Vec<i64> {
         .unwrap_or_default()
 }
 
+fn dtype_of(b: &ComputationBuilder<'_>, x: InstrId) -> Option<ElementType> {
+    b.shape(x).and_then(Shape::as_array).map(|a| a.dtype)
+}
+
+type Res = Result<InstrId, BuildError>;
+
 impl Grower<'_> {
-    fn param(
-        &mut self,
-        b: &mut ComputationBuilder<'_>,
-        dims: &[i64],
-    ) -> Result<InstrId, BuildError> {
-        let p = b.parameter(Shape::array(self.dtype, dims.to_vec()))?;
-        Ok(p)
+    fn param(&mut self, b: &mut ComputationBuilder<'_>, t: ElementType, dims: &[i64]) -> Res {
+        b.parameter(Shape::array(t, dims.to_vec()))
     }
 
-    /// A value of exactly these dims: an existing one, or a fresh parameter.
-    fn value_of(
-        &mut self,
-        b: &mut ComputationBuilder<'_>,
-        dims: &[i64],
-    ) -> Result<InstrId, BuildError> {
+    fn index(&mut self, b: &mut ComputationBuilder<'_>, dims: &[i64]) -> Res {
+        self.param(b, ElementType::S32, dims)
+    }
+
+    /// A value of exactly this type and dims: an existing one, or a fresh parameter.
+    fn value_of(&mut self, b: &mut ComputationBuilder<'_>, t: ElementType, dims: &[i64]) -> Res {
         let fits: Vec<InstrId> = self
             .values
             .iter()
             .copied()
-            .filter(|&v| {
-                dims_of(b, v) == dims
-                    && b.shape(v).and_then(Shape::as_array).map(|a| a.dtype) == Some(self.dtype)
-            })
+            .filter(|&v| dims_of(b, v) == dims && dtype_of(b, v) == Some(t))
             .collect();
         match self.rng.pick(&fits) {
-            Some(v) if self.rng.below(4) != 0 => Ok(v),
-            _ => self.param(b, dims),
+            Some(v) if self.rng.below(3) != 0 => Ok(v),
+            _ => self.param(b, t, dims),
         }
     }
 
-    fn step(&mut self, b: &mut ComputationBuilder<'_>, step: Step) -> Result<InstrId, BuildError> {
-        let x = self.rng.pick(&self.values).unwrap_or(InstrId(0));
+    /// An operand: any value, or one of the main type when `main` is set;
+    /// values nothing uses yet are preferred (programs grow deep, not wide).
+    fn operand(&mut self, b: &ComputationBuilder<'_>, main: bool) -> Option<InstrId> {
+        let ok = |v: &InstrId| {
+            b.shape(*v).is_some_and(|s| s.as_array().is_some())
+                && (!main || dtype_of(b, *v) == Some(self.dtype))
+        };
+        let fresh: Vec<InstrId> = self
+            .values
+            .iter()
+            .copied()
+            .filter(|v| ok(v) && !self.used.contains(v))
+            .collect();
+        let all: Vec<InstrId> = self.values.iter().copied().filter(ok).collect();
+        if self.rng.chance(2, 3) {
+            if let Some(v) = self.rng.pick(&fresh) {
+                return Some(v);
+            }
+        }
+        self.rng.pick(&all)
+    }
+
+    /// A fresh parameter of the main type with a random shape of `rank`.
+    fn fresh(&mut self, b: &mut ComputationBuilder<'_>, rank: usize) -> Res {
+        let dims = random_dims(self.rng, rank);
+        let t = self.dtype;
+        self.param(b, t, &dims)
+    }
+
+    fn scalar_init(&mut self, b: &mut ComputationBuilder<'_>, identity: f64) -> Res {
+        let t = self.dtype;
+        if self.rng.chance(1, 2) {
+            return self.param(b, t, &[]);
+        }
+        let v = if self.rng.chance(1, 2) {
+            identity
+        } else {
+            self.rng.range(-3, 3) as f64
+        };
+        let v = match t.int_range() {
+            Some((lo, hi)) if v.is_finite() => v.clamp(lo as f64, hi as f64),
+            Some((lo, hi)) => {
+                if v > 0.0 {
+                    hi as f64
+                } else {
+                    lo as f64
+                }
+            }
+            None => v,
+        };
+        if t.is_float() {
+            b.constant_f64(t, &[], &[v])
+        } else {
+            b.constant_i128(t, &[], &[v as i128])
+        }
+    }
+
+    fn step(&mut self, b: &mut ComputationBuilder<'_>, step: Step) -> Res {
+        let x = self.operand(b, false).ok_or_else(|| BuildError::Invalid {
+            computation: b.name().to_string(),
+            message: "no value to grow from".into(),
+        })?;
         let dims = dims_of(b, x);
+        let t = dtype_of(b, x).unwrap_or(self.dtype);
         match step {
-            Step::Unary => {
+            Step::Elementwise => self.elementwise(b, x, t, &dims),
+            Step::Conversion => self.conversion(b, x, t, &dims),
+            Step::Selection => self.selection(b, x, t, &dims),
+            Step::Shape => self.shape_op(b, x, t, &dims),
+            Step::Indexing => self.indexing(b, x, t, &dims),
+            Step::Reduction => self.reduction(b),
+            Step::Contraction => self.contraction(b),
+        }
+    }
+
+    fn elementwise(
+        &mut self,
+        b: &mut ComputationBuilder<'_>,
+        x: InstrId,
+        t: ElementType,
+        dims: &[i64],
+    ) -> Res {
+        match self.rng.below(5) {
+            0 | 1 => {
                 let op = self.rng.pick(&self.unary).unwrap_or(Opcode::Negate);
                 b.unary(op, x)
             }
-            Step::Binary => {
+            2 => {
+                // clamp with scalar or full-shape bounds
+                let lo = self.value_of(b, t, &[])?;
+                let hi = self.value_of(b, t, dims)?;
+                b.clamp(lo, x, hi)
+            }
+            _ => {
                 let op = self.rng.pick(&self.binary).unwrap_or(Opcode::Add);
-                let y = self.value_of(b, &dims)?;
-                b.binary(op, x, y)
-            }
-            Step::RoundTrip => {
-                let narrow = self.rng.pick(ROUND_TRIP).unwrap_or(ElementType::F16);
-                let q = b.convert(x, narrow)?;
-                b.convert(q, self.dtype)
-            }
-            Step::ReduceBroadcast => {
-                if dims.is_empty() {
-                    return b.unary(Opcode::Abs, x);
+                if EXCLUDED.iter().any(|(o, _)| *o == op) && t.is_unsigned_int() {
+                    return b.binary(Opcode::Subtract, x, x);
                 }
-                let dim = self.rng.below(dims.len()) as i64;
-                let (reducer, init) = if self.rng.below(2) == 0 {
-                    (self.add, 0.0)
+                let y = self.value_of(b, t, dims)?;
+                if self.rng.chance(1, 2) {
+                    b.binary(op, x, y)
                 } else {
-                    (self.max, f64::NEG_INFINITY)
-                };
-                let init = b.constant_f64(self.dtype, &[], &[init])?;
-                let r = b.reduce(&[x], &[init], &[dim], reducer)?;
-                let kept: Vec<i64> = (0..dims.len() as i64).filter(|&d| d != dim).collect();
-                b.broadcast(r, &dims, &kept)
-            }
-            Step::Transpose => {
-                let perm: Vec<i64> = (0..dims.len() as i64).rev().collect();
-                b.transpose(x, &perm)
-            }
-            Step::Dot => {
-                if dims.len() != 2 {
-                    return b.unary(Opcode::Negate, x);
+                    b.binary(op, y, x)
                 }
-                let n = 1 + self.rng.below(5) as i64;
-                let y = self.value_of(b, &[dims[1], n])?;
-                b.dot(
-                    x,
-                    y,
-                    DotDims {
-                        lhs_batch: vec![],
-                        lhs_contracting: vec![1],
-                        rhs_batch: vec![],
-                        rhs_contracting: vec![0],
-                    },
-                    None,
-                )
-            }
-            Step::CompareSelect => {
-                let y = self.value_of(b, &dims)?;
-                let dir = self
-                    .rng
-                    .pick(&ComparisonDirection::ALL)
-                    .unwrap_or(ComparisonDirection::Lt);
-                let p = b.compare(dir, default_comparison_type(self.dtype), x, y)?;
-                b.select(p, x, y)
-            }
-            Step::Reverse => {
-                let all: Vec<i64> = (0..dims.len() as i64).collect();
-                b.reverse(x, &all)
-            }
-            Step::Concatenate => {
-                if dims.is_empty() {
-                    return b.unary(Opcode::Negate, x);
-                }
-                let y = self.value_of(b, &dims)?;
-                b.concatenate(&[x, y], 0)
-            }
-            Step::Slice => {
-                if dims.is_empty() || dims[0] < 2 {
-                    return b.unary(Opcode::Abs, x);
-                }
-                let limits: Vec<i64> = dims
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &d)| if k == 0 { d / 2 + 1 } else { d })
-                    .collect();
-                b.slice(x, &vec![0; dims.len()], &limits, &vec![1; dims.len()])
             }
         }
     }
+
+    fn conversion(
+        &mut self,
+        b: &mut ComputationBuilder<'_>,
+        x: InstrId,
+        t: ElementType,
+        _dims: &[i64],
+    ) -> Res {
+        match self.rng.below(6) {
+            // narrow -> wide -> narrow round trips, the quantization residual's shape
+            0 | 1 => {
+                let narrow = self.rng.pick(NARROW_FLOATS).unwrap_or(ElementType::F16);
+                let wide = if t.is_float() && t.bit_width() > narrow.bit_width() {
+                    t
+                } else {
+                    ElementType::F32
+                };
+                let w = if t == wide { x } else { b.convert(x, wide)? };
+                let q = b.convert(w, narrow)?;
+                b.convert(q, wide)
+            }
+            // one-way converts into another type (f32 -> bf16, float <-> int)
+            2 | 3 => {
+                let to = if t.is_float() {
+                    if self.rng.chance(1, 2) {
+                        self.rng.pick(INTS).unwrap_or(ElementType::S32)
+                    } else {
+                        self.rng.pick(NARROW_FLOATS).unwrap_or(ElementType::Bf16)
+                    }
+                } else {
+                    self.rng
+                        .pick(&[ElementType::F32, ElementType::Bf16, ElementType::F16])
+                        .unwrap_or(ElementType::F32)
+                };
+                let c = b.convert(x, to)?;
+                if self.rng.chance(1, 2) && to != self.dtype {
+                    b.convert(c, self.dtype)
+                } else {
+                    Ok(c)
+                }
+            }
+            4 => {
+                let (e, m) = self.rng.pick(REDUCE_PRECISION).unwrap_or((5, 10));
+                if t == ElementType::F8E4M3Fn {
+                    // the interpreter's known disagreement (xfail in vs_reference)
+                    let w = b.convert(x, ElementType::F32)?;
+                    return b.reduce_precision(w, e, m);
+                }
+                b.reduce_precision(x, e, m)
+            }
+            _ => {
+                // f32 -> bf16 -> f32 in particular: the truncating emulation lives there
+                let w = if t == ElementType::F32 {
+                    x
+                } else {
+                    b.convert(x, ElementType::F32)?
+                };
+                let q = b.convert(w, ElementType::Bf16)?;
+                b.convert(q, ElementType::F32)
+            }
+        }
+    }
+
+    fn selection(
+        &mut self,
+        b: &mut ComputationBuilder<'_>,
+        x: InstrId,
+        t: ElementType,
+        dims: &[i64],
+    ) -> Res {
+        let dir = self
+            .rng
+            .pick(&ComparisonDirection::ALL)
+            .unwrap_or(ComparisonDirection::Lt);
+        let y = self.value_of(b, t, dims)?;
+        match self.rng.below(3) {
+            0 => b.compare(dir, default_comparison_type(t), x, y),
+            1 => {
+                let p = b.compare(dir, default_comparison_type(t), x, y)?;
+                b.select(p, x, y)
+            }
+            _ => {
+                // a broadcast predicate: scalar, or of a lower-rank compare
+                let keep = if dims.is_empty() {
+                    0
+                } else {
+                    self.rng.below(dims.len())
+                };
+                let pd: Vec<i64> = dims[..keep].to_vec();
+                let p = if self.rng.chance(1, 2) {
+                    self.param(b, ElementType::Pred, &pd)?
+                } else {
+                    let u = self.value_of(b, t, &pd)?;
+                    let v = self.param(b, t, &pd)?;
+                    b.compare(dir, default_comparison_type(t), u, v)?
+                };
+                let map: Vec<i64> = (0..keep as i64).collect();
+                let pb = b.broadcast(p, dims, &map)?;
+                b.select(pb, x, y)
+            }
+        }
+    }
+
+    fn shape_op(
+        &mut self,
+        b: &mut ComputationBuilder<'_>,
+        x: InstrId,
+        t: ElementType,
+        dims: &[i64],
+    ) -> Res {
+        let rank = dims.len();
+        match self.rng.below(8) {
+            0 if rank >= 2 => {
+                let mut perm: Vec<i64> = (0..rank as i64).collect();
+                for i in (1..rank).rev() {
+                    let j = self.rng.below(i + 1);
+                    perm.swap(i, j);
+                }
+                if perm.iter().enumerate().all(|(i, &p)| p == i as i64) {
+                    perm.rotate_left(1);
+                }
+                b.transpose(x, &perm)
+            }
+            1 if rank <= 2 => {
+                let at = self.rng.below(rank + 1);
+                let mut out = dims.to_vec();
+                out.insert(at, self.rng.range(1, 3));
+                let map: Vec<i64> = (0..rank as i64)
+                    .map(|d| if d < at as i64 { d } else { d + 1 })
+                    .collect();
+                b.broadcast(x, &out, &map)
+            }
+            2 => {
+                let n: i64 = dims.iter().product();
+                let out = factorize(self.rng, n);
+                b.reshape(x, &out)
+            }
+            3 if rank >= 1 => {
+                let mut starts = Vec::new();
+                let mut limits = Vec::new();
+                let mut strides = Vec::new();
+                for &d in dims {
+                    let s = self.rng.range(0, d - 1);
+                    let l = self.rng.range(s + 1, d);
+                    starts.push(s);
+                    limits.push(l);
+                    strides.push(self.rng.range(1, 2));
+                }
+                b.slice(x, &starts, &limits, &strides)
+            }
+            4 if rank >= 1 => {
+                let d = self.rng.below(rank);
+                let mut yd = dims.to_vec();
+                yd[d] = self.rng.range(1, 3);
+                let y = self.value_of(b, t, &yd)?;
+                let mut ops = vec![x, y];
+                if self.rng.chance(1, 3) {
+                    ops.push(self.value_of(b, t, dims)?);
+                }
+                b.concatenate(&ops, d as i64)
+            }
+            5 if rank >= 1 => {
+                let value = self.value_of(b, t, &[])?;
+                let pads: Vec<PadDim> = dims
+                    .iter()
+                    .map(|&d| {
+                        let interior = self.rng.range(0, 1);
+                        let full = d + (d - 1) * interior;
+                        let low = self.rng.range(-1, 2).max(1 - full);
+                        let high = self.rng.range(-1, 2).max(1 - full - low);
+                        PadDim {
+                            low,
+                            high,
+                            interior,
+                        }
+                    })
+                    .collect();
+                b.pad(x, value, &pads)
+            }
+            6 if rank >= 1 => {
+                let ds: Vec<i64> = (0..rank as i64).filter(|_| self.rng.chance(1, 2)).collect();
+                let ds = if ds.is_empty() { vec![0] } else { ds };
+                b.reverse(x, &ds)
+            }
+            _ => {
+                let r = self.rng.range(1, 3) as usize;
+                let id = random_dims(self.rng, r);
+                let it = if self.rng.chance(1, 2) {
+                    self.dtype
+                } else {
+                    ElementType::S32
+                };
+                let d = self.rng.below(r) as i64;
+                let i = b.iota(it, &id, d)?;
+                if it == t && id == dims {
+                    b.binary(Opcode::Add, x, i)
+                } else {
+                    Ok(i)
+                }
+            }
+        }
+    }
+
+    fn indexing(
+        &mut self,
+        b: &mut ComputationBuilder<'_>,
+        x: InstrId,
+        t: ElementType,
+        dims: &[i64],
+    ) -> Res {
+        let (x, dims) = if dims.is_empty() {
+            let f = self.fresh(b, 2)?;
+            (f, dims_of(b, f))
+        } else {
+            (x, dims.to_vec())
+        };
+        let t = dtype_of(b, x).unwrap_or(t);
+        let rank = dims.len();
+        match self.rng.below(4) {
+            0 => {
+                let sizes: Vec<i64> = dims.iter().map(|&d| self.rng.range(1, d)).collect();
+                let starts = (0..rank)
+                    .map(|_| self.index(b, &[]))
+                    .collect::<Result<Vec<_>, _>>()?;
+                b.dynamic_slice(x, &starts, &sizes)
+            }
+            1 => {
+                let sizes: Vec<i64> = dims.iter().map(|&d| self.rng.range(1, d)).collect();
+                let u = self.value_of(b, t, &sizes)?;
+                let starts = (0..rank)
+                    .map(|_| self.index(b, &[]))
+                    .collect::<Result<Vec<_>, _>>()?;
+                b.dynamic_update_slice(x, u, &starts)
+            }
+            2 => {
+                let g = self.rng.below(rank) as i64;
+                let k = self.rng.range(1, 4);
+                let idx = self.index(b, &[k, 1])?;
+                let mut slice_sizes = dims.clone();
+                slice_sizes[g as usize] = 1;
+                let gd = GatherDims {
+                    offset_dims: (1..rank as i64).collect(),
+                    collapsed_slice_dims: vec![g],
+                    start_index_map: vec![g],
+                    index_vector_dim: 1,
+                    operand_batching_dims: vec![],
+                    start_indices_batching_dims: vec![],
+                    slice_sizes,
+                };
+                b.gather(x, idx, gd, false)
+            }
+            _ => {
+                // scatter into the main type; more updates than rows makes duplicates
+                let (x, dims) = if t == self.dtype {
+                    (x, dims.clone())
+                } else {
+                    let f = self.fresh(b, rank.clamp(1, 2))?;
+                    (f, dims_of(b, f))
+                };
+                let rank = dims.len();
+                let g = self.rng.below(rank);
+                let k = self.rng.range(1, dims[g] + 2);
+                let idx = self.index(b, &[k, 1])?;
+                let ud: Vec<i64> = std::iter::once(k)
+                    .chain(
+                        dims.iter()
+                            .enumerate()
+                            .filter(|(d, _)| *d != g)
+                            .map(|(_, &n)| n),
+                    )
+                    .collect();
+                let mt = self.dtype;
+                let u = self.value_of(b, mt, &ud)?;
+                let combiner = if self.rng.chance(3, 4) {
+                    self.called.add
+                } else {
+                    self.called.max
+                };
+                let sd = ScatterDims {
+                    update_window_dims: (1..rank as i64).collect(),
+                    inserted_window_dims: vec![g as i64],
+                    scatter_dims_to_operand_dims: vec![g as i64],
+                    index_vector_dim: 1,
+                    input_batching_dims: vec![],
+                    scatter_indices_batching_dims: vec![],
+                };
+                b.scatter(&[x], idx, &[u], sd, combiner)
+            }
+        }
+    }
+
+    fn reduction(&mut self, b: &mut ComputationBuilder<'_>) -> Res {
+        let x = match self.operand(b, true) {
+            Some(v) if !dims_of(b, v).is_empty() => v,
+            _ => {
+                let r = self.rng.range(1, 3) as usize;
+                self.fresh(b, r)?
+            }
+        };
+        let dims = dims_of(b, x);
+        let rank = dims.len();
+        let t = self.dtype;
+        let (lowest, highest) = match t.int_range() {
+            Some((lo, hi)) => (lo as f64, hi as f64),
+            None => (f64::NEG_INFINITY, f64::INFINITY),
+        };
+        match self.rng.below(3) {
+            0 => {
+                let (reducer, identity) = match (self.rng.below(4), self.called.mul) {
+                    (0, _) => (self.called.max, lowest),
+                    (1, _) => (self.called.min, highest),
+                    (2, Some(mul)) => (mul, 1.0),
+                    _ => (self.called.add, 0.0),
+                };
+                let init = self.scalar_init(b, identity)?;
+                let reduced: Vec<i64> = if self.rng.chance(1, 3) {
+                    (0..rank as i64).collect()
+                } else {
+                    vec![self.rng.below(rank) as i64]
+                };
+                let r = b.reduce(&[x], &[init], &reduced, reducer)?;
+                if self.rng.chance(1, 2) {
+                    let kept: Vec<i64> =
+                        (0..rank as i64).filter(|d| !reduced.contains(d)).collect();
+                    b.broadcast(r, &dims, &kept)
+                } else {
+                    Ok(r)
+                }
+            }
+            1 => {
+                // integer add windows see padding; float windows take max/min
+                let (reducer, identity) = if t.is_integer() && self.rng.chance(2, 3) {
+                    (self.called.add, 0.0)
+                } else if self.rng.chance(1, 2) {
+                    (self.called.max, lowest)
+                } else {
+                    (self.called.min, highest)
+                };
+                let init = self.scalar_init(b, identity)?;
+                let window: Vec<WindowDim> = dims
+                    .iter()
+                    .map(|&d| {
+                        let pad_low = self.rng.range(0, 1);
+                        let pad_high = self.rng.range(0, 1);
+                        let size = self.rng.range(1, (d + pad_low + pad_high).min(3));
+                        WindowDim {
+                            stride: self.rng.range(1, 2),
+                            pad_low,
+                            pad_high,
+                            ..WindowDim::new(size)
+                        }
+                    })
+                    .collect();
+                b.reduce_window(&[x], &[init], &window, reducer)
+            }
+            _ => {
+                let d = self.rng.below(rank) as i64;
+                if self.rng.chance(2, 3) {
+                    // key-value: ties among keys show whether the sort is stable
+                    let (kt, comp) = self
+                        .rng
+                        .pick(&self.called.key_value)
+                        .unwrap_or((t, self.called.sort_lt));
+                    let keys = self.param(b, kt, &dims)?;
+                    let s = b.sort(&[keys, x], d, true, comp)?;
+                    let k = b.get_tuple_element(s, 0)?;
+                    self.values.push(k);
+                    b.get_tuple_element(s, 1)
+                } else {
+                    let comp = if self.rng.chance(1, 2) {
+                        self.called.sort_lt
+                    } else {
+                        self.called.sort_gt
+                    };
+                    b.sort(&[x], d, true, comp)
+                }
+            }
+        }
+    }
+
+    fn contraction(&mut self, b: &mut ComputationBuilder<'_>) -> Res {
+        let t = self.dtype;
+        match self.rng.below(3) {
+            0 => {
+                // [m,k] x [k,n], the lhs an existing rank-2 value when there is one
+                let lhs = match self.operand(b, true) {
+                    Some(v) if dims_of(b, v).len() == 2 => v,
+                    _ => self.fresh(b, 2)?,
+                };
+                let ld = dims_of(b, lhs);
+                let n = self.rng.range(1, 4);
+                let rhs = self.value_of(b, t, &[ld[1], n])?;
+                let dd = DotDims {
+                    lhs_contracting: vec![1],
+                    rhs_contracting: vec![0],
+                    ..DotDims::default()
+                };
+                let wide =
+                    (t == ElementType::Bf16 && self.rng.chance(1, 2)).then_some(ElementType::F32);
+                b.dot(lhs, rhs, dd, wide)
+            }
+            1 => {
+                // batched: [b,m,k] x [b,k,n] with a batch of 2 or more
+                let lhs = match self.operand(b, true) {
+                    Some(v) if dims_of(b, v).len() == 3 && dims_of(b, v)[0] >= 2 => v,
+                    _ => {
+                        let mut d = random_dims(self.rng, 3);
+                        d[0] = self.rng.range(2, 3);
+                        self.param(b, t, &d)?
+                    }
+                };
+                let ld = dims_of(b, lhs);
+                let n = self.rng.range(1, 3);
+                let rhs = self.value_of(b, t, &[ld[0], ld[2], n])?;
+                let dd = DotDims {
+                    lhs_batch: vec![0],
+                    rhs_batch: vec![0],
+                    lhs_contracting: vec![2],
+                    rhs_contracting: vec![1],
+                };
+                b.dot(lhs, rhs, dd, None)
+            }
+            _ => {
+                // 1-D convolution [n, w, c] * [kw, c/g, o], feature groups g
+                let g = self.rng.range(1, 3);
+                let ci = self.rng.range(1, 2);
+                let o = g * self.rng.range(1, 2);
+                let n = self.rng.range(1, 2);
+                let w = self.rng.range(2, 5);
+                let kw = self.rng.range(1, w.min(3));
+                let input = self.value_of(b, t, &[n, w, g * ci])?;
+                let kernel = self.value_of(b, t, &[kw, ci, o])?;
+                let pad = self.rng.range(0, 1);
+                let window = [WindowDim {
+                    stride: self.rng.range(1, 2),
+                    pad_low: pad,
+                    pad_high: pad,
+                    ..WindowDim::new(kw)
+                }];
+                let cd = ConvDims {
+                    input_batch: 0,
+                    input_feature: 2,
+                    input_spatial: vec![1],
+                    kernel_input_feature: 1,
+                    kernel_output_feature: 2,
+                    kernel_spatial: vec![0],
+                    output_batch: 0,
+                    output_feature: 2,
+                    output_spatial: vec![1],
+                };
+                b.convolution(input, kernel, cd, &window, g, 1, None)
+            }
+        }
+    }
+}
+
+/// Random dims of `rank`, each 1..=4, small more often.
+fn random_dims(rng: &mut Rng, rank: usize) -> Vec<i64> {
+    (0..rank)
+        .map(|_| rng.pick(&[1, 2, 2, 3, 3, 4]).unwrap_or(2))
+        .collect()
+}
+
+/// A random factorization of `n` into 1 to 3 dims.
+fn factorize(rng: &mut Rng, n: i64) -> Vec<i64> {
+    let parts = 1 + rng.below(3);
+    let mut out = Vec::new();
+    let mut rest = n.max(1);
+    for _ in 1..parts {
+        let divisors: Vec<i64> = (1..=rest).filter(|d| rest % d == 0).collect();
+        let d = rng.pick(&divisors).unwrap_or(1);
+        out.push(d);
+        rest /= d;
+    }
+    out.push(rest);
+    out
 }
 
 /// Grows a random well-typed program from `seed` with up to `max_ops` steps.
@@ -238,37 +833,57 @@ pub fn random_program(seed: u64, max_ops: usize) -> Result<Module, BuildError> {
     let mut rng = Rng(seed);
     let dtype = rng.pick(FUZZ_DTYPES).unwrap_or(ElementType::F32);
     let mut m = ModuleBuilder::new(format!("fuzz_{seed:016x}"));
-    let add = m.scalar_reducer(Opcode::Add, dtype)?;
-    let max = m.scalar_reducer(Opcode::Maximum, dtype)?;
-    let rank = 1 + rng.below(2);
-    let dims: Vec<i64> = (0..rank).map(|_| 1 + rng.below(6) as i64).collect();
+    let called = Called::new(&mut m, dtype)?;
+    let rank = rng.pick(&[0usize, 1, 1, 2, 2, 2, 3, 3]).unwrap_or(2);
+    let dims = random_dims(&mut rng, rank);
     let steps = 1 + rng.below(max_ops.max(1));
-    m.build("main", |b| {
+    let module = m.build("main", |b| {
         let mut g = Grower {
             rng: &mut rng,
             dtype,
             values: Vec::new(),
+            used: Vec::new(),
             unary: elementwise(Category::ElementwiseUnary),
             binary: elementwise(Category::ElementwiseBinary),
-            add,
-            max,
+            called,
         };
-        let p = g.param(b, &dims)?;
+        let p = g.param(b, dtype, &dims)?;
         g.values.push(p);
-        let mut last = p;
         for _ in 0..steps {
-            // an op that rejects the dtype (bitwise ops on floats) is not added
+            // an op that rejects its operands' types is not added; try another
             for _attempt in 0..8 {
-                let step = g.rng.pick(STEPS).unwrap_or(Step::Unary);
-                if let Ok(v) = g.step(b, step) {
-                    g.values.push(v);
-                    last = v;
+                let step = g.rng.pick(STEPS).unwrap_or(Step::Elementwise);
+                let before = b.instructions().len();
+                if g.step(b, step).is_ok() {
+                    let after = b.instructions().len();
+                    for k in before..after {
+                        let id = InstrId(k as u32);
+                        let ins = &b.instructions()[k];
+                        g.used.extend(ins.operands.iter().copied());
+                        if ins.opcode != Opcode::Parameter && !g.values.contains(&id) {
+                            g.values.push(id);
+                        }
+                    }
                     break;
                 }
             }
         }
-        Ok(last)
-    })
+        // every value nothing uses is an output (tuples are taken apart first)
+        let outputs: Vec<InstrId> = g
+            .values
+            .iter()
+            .copied()
+            .filter(|v| !g.used.contains(v))
+            .filter(|v| b.shape(*v).is_some_and(|s| s.as_array().is_some()))
+            .filter(|v| b.instructions()[v.index()].opcode != Opcode::Parameter)
+            .collect();
+        match outputs.as_slice() {
+            [] => b.unary(Opcode::Negate, p),
+            [one] => Ok(*one),
+            many => b.tuple(many),
+        }
+    })?;
+    Ok(module)
 }
 
 /// A proptest strategy for random programs (with their seed), so programs

@@ -656,6 +656,26 @@ fn bitcast_convert_and_reduce_precision() {
 }
 
 #[test]
+fn reduce_precision_of_f16_rounds_on_f16_bits() {
+    // -2^-24 is f16's smallest subnormal (bits 0x8001): rounding f16's 10
+    // mantissa bits to 7 drops it to -0, as XLA (and the reference) do; through
+    // f32 it would be a normal number and stay (a false alarm the fuzzer found)
+    let a = Attrs {
+        exponent_bits: Some(8),
+        mantissa_bits: Some(7),
+        ..Attrs::default()
+    };
+    let x = lit(
+        F16,
+        &[3],
+        &[-(2f64.powi(-24)), -2.33984375, f64::NEG_INFINITY],
+    );
+    let r = run1(Opcode::ReducePrecision, &[x], sh(F16, &[3]), a);
+    assert_eq!(r.get_bits(0), 0x8000);
+    assert_eq!(r.to_f64_vec()[1..], [-2.34375, f64::NEG_INFINITY]);
+}
+
+#[test]
 fn f16_rounds_after_every_op_in_a_fusion() {
     // fused: d = (a + b) - a, all f16. 1 + 2^-11 ties to 1 in f16, so d = 0;
     // a fusion keeping the f32 intermediate would give 2^-11.

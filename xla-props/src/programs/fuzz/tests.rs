@@ -12,6 +12,9 @@ impl Backend for Rewrite {
     fn name(&self) -> &str {
         "rewrite"
     }
+    fn numerics(&self) -> crate::check::Numerics {
+        self.inner.numerics()
+    }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         let mut m = module.clone();
         for c in &mut m.computations {
@@ -31,6 +34,9 @@ struct ElideRoundTrip(Interpreter);
 impl Backend for ElideRoundTrip {
     fn name(&self) -> &str {
         "elide-round-trip"
+    }
+    fn numerics(&self) -> crate::check::Numerics {
+        self.0.numerics()
     }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         let mut m = module.clone();
@@ -97,8 +103,8 @@ fn finds(backend: &dyn Backend, culprits: &[Opcode]) -> FuzzReport {
         .found
         .first()
         .expect("the injected bug is found within 60 s");
-    assert!(culprits.contains(&sig.culprit), "{sig}");
     let text = std::fs::read_to_string(path).unwrap();
+    assert!(culprits.contains(&sig.culprit), "{sig}: {text}");
     assert!(
         text.contains(&format!(
             "// run: backends={} tolerance=default inputs=",
@@ -107,36 +113,27 @@ fn finds(backend: &dyn Backend, culprits: &[Opcode]) -> FuzzReport {
         "{text}"
     );
     assert!(text.contains("// expect: mismatch "), "{text}");
-    if text.contains("inputs=inline") {
-        // the isolation minimizer's reproducer is a filetest whose expectation
-        // holds on the buggy backend, and which the correct interpreter fails
-        let test = crate::filetest::HloTest::parse(&text, None).unwrap();
-        assert_eq!(
-            crate::filetest::run_file_on(&test, backend),
-            crate::filetest::TrialResult::Pass,
-            "{text}"
-        );
-        assert_ne!(
-            crate::filetest::run_file_on(&test, &Interpreter::default()),
-            crate::filetest::TrialResult::Pass,
-            "{text}"
-        );
-    } else {
-        // the cut-at-the-culprit fallback fails the same way under the local judgement
-        let body: String = text
-            .lines()
-            .filter(|l| !l.starts_with("//"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let m = crate::hlo::parse_module(&body).unwrap();
-        let seed: u64 = text
-            .split("inputs=seed:")
-            .nth(1)
-            .and_then(|s| s.split_whitespace().next())
-            .and_then(|s| s.parse().ok())
-            .unwrap();
-        assert_eq!(failure_signature(backend, &m, seed).as_ref(), Some(sig));
-    }
+    assert!(text.contains("inputs=inline"), "{text}");
+    // the reproducer fails the same way under the fuzzer's judgement on the
+    // buggy backend, and not on the interpreter
+    let test = crate::filetest::HloTest::parse(&text, None).unwrap();
+    let body: String = text
+        .lines()
+        .filter(|l| !l.starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let m = crate::hlo::parse_module(&body).unwrap();
+    let args = test.arguments().unwrap();
+    assert_eq!(
+        failure_signature(backend, &m, &args).as_ref(),
+        Some(sig),
+        "{text}"
+    );
+    assert_eq!(
+        failure_signature(&Interpreter::default(), &m, &args),
+        None,
+        "{text}"
+    );
     println!(
         "{}: found {sig} after {} programs in {:?}",
         backend.name(),
@@ -153,7 +150,13 @@ fn finds_each_rewrite_of_a_small_catalogue() {
         (
             Opcode::Add,
             Opcode::Subtract,
-            &[Opcode::Add, Opcode::Reduce, Opcode::Dot],
+            // the reducers and combiners call add too
+            &[
+                Opcode::Add,
+                Opcode::Reduce,
+                Opcode::ReduceWindow,
+                Opcode::Scatter,
+            ],
         ),
         (Opcode::Divide, Opcode::Multiply, &[Opcode::Divide]),
         (
@@ -162,7 +165,16 @@ fn finds_each_rewrite_of_a_small_catalogue() {
             &[Opcode::Exponential],
         ),
         (Opcode::Tanh, Opcode::Logistic, &[Opcode::Tanh]),
-        (Opcode::Minimum, Opcode::Maximum, &[Opcode::Minimum]),
+        (
+            Opcode::Minimum,
+            Opcode::Maximum,
+            &[
+                Opcode::Minimum,
+                Opcode::Reduce,
+                Opcode::ReduceWindow,
+                Opcode::Scatter,
+            ],
+        ),
         (Opcode::Sqrt, Opcode::Rsqrt, &[Opcode::Sqrt]),
         (Opcode::Floor, Opcode::Ceil, &[Opcode::Floor]),
     ];
@@ -186,7 +198,12 @@ fn finds_an_injected_maximum_bug() {
             from: Opcode::Maximum,
             to: Opcode::Minimum,
         },
-        &[Opcode::Maximum, Opcode::Reduce],
+        &[
+            Opcode::Maximum,
+            Opcode::Reduce,
+            Opcode::ReduceWindow,
+            Opcode::Scatter,
+        ],
     );
     assert!(r.first_failure.unwrap() < Duration::from_secs(60));
 }
@@ -217,9 +234,9 @@ fn minimizing_shrinks_to_the_culprit() {
         })
         .unwrap();
     let args = generate_inputs(&m, Distribution::Uniform, 3).unwrap().args;
-    let (culprit, sig) = local_culprit(&buggy, &m, &args).unwrap();
-    assert_eq!(sig.culprit, Opcode::Tanh);
-    let min = minimize(&buggy, &m, 3, culprit, sig);
+    let c = local_culprit(&buggy, &m, &args).unwrap();
+    assert_eq!(c.signature.culprit, Opcode::Tanh);
+    let min = minimize(&buggy, &m, &args, c.id, c.signature);
     // parameter, exponential, negate, tanh: the add and abs after it are gone
     let entry = min.module.entry_computation();
     assert_eq!(entry.instructions.len(), 4, "{}", min.module);
@@ -236,4 +253,86 @@ fn random_programs_are_well_typed_and_deterministic() {
             assert_eq!(m, random_program(seed, 8).unwrap());
         }
     }
+}
+
+#[test]
+#[ignore = "debugging aid: XLA_PROPS_HLOTEST=FILE XLA_PROPS_BACKEND=B"]
+fn explain_a_reproducer() {
+    let path = std::env::var("XLA_PROPS_HLOTEST").unwrap();
+    let backend = crate::backend::create(&std::env::var("XLA_PROPS_BACKEND").unwrap()).unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
+    let test = crate::filetest::HloTest::parse(&text, None).unwrap();
+    let body: String = text
+        .lines()
+        .filter(|l| !l.starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let (m, args) = match std::env::var("XLA_PROPS_SEED") {
+        Ok(seed) => {
+            let seed = u64::from_str_radix(seed.trim_start_matches("0x"), 16).unwrap();
+            let m = dead_code_eliminated(&random_program(seed, 8).unwrap());
+            let args = generate_inputs(&m, program_distribution(seed), seed)
+                .unwrap()
+                .args;
+            println!("{m}");
+            (m, args)
+        }
+        Err(_) => (
+            crate::hlo::parse_module(&body).unwrap(),
+            test.arguments().unwrap(),
+        ),
+    };
+    let e = run_reference(&m, &args);
+    let a = run_backend(backend.as_ref(), &m, &args);
+    println!("expected {:?}", e.outputs().map(|o| o[0].to_f64_vec()));
+    println!("actual   {:?}", a.outputs().map(|o| o[0].to_f64_vec()));
+    let v = judge_instruction(&m, &args, &e, &a, &backend.numerics());
+    println!("{v}");
+    if let Some(c) = local_culprit(backend.as_ref(), &m, &args) {
+        println!("culprit {} at {:?}", c.signature, c.id);
+        for o in &c.operands {
+            println!("  operand {:?}", o.to_f64_vec());
+        }
+        let prefix = with_root(&m, c.id).unwrap();
+        println!(
+            "  backend {:?}",
+            run_backend(backend.as_ref(), &prefix, &args)
+                .outputs()
+                .map(|o| o[0].to_f64_vec())
+        );
+        println!(
+            "  reference {:?}",
+            run_reference(&prefix, &args)
+                .outputs()
+                .map(|o| o[0].to_f64_vec())
+        );
+    }
+}
+
+#[test]
+#[ignore = "survey: XLA_PROPS_HLOTEST_DIR=DIR with MUTATION/*.hlotest from scripts/fuzz-detection.sh"]
+fn survey_reproducers_under_the_filetest_runner() {
+    let dir = std::env::var("XLA_PROPS_HLOTEST_DIR").unwrap();
+    let mut pass = 0;
+    let mut total = 0;
+    for m in std::fs::read_dir(dir).unwrap() {
+        let m = m.unwrap().path();
+        if !m.is_dir() {
+            continue;
+        }
+        let name = m.file_name().unwrap().to_string_lossy().to_string();
+        let backend = crate::backend::create(&format!("mutant:{name}")).unwrap();
+        for f in std::fs::read_dir(&m).unwrap() {
+            let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+            let test = crate::filetest::HloTest::parse(&text, None).unwrap();
+            let r = crate::filetest::run_file_on(&test, backend.as_ref());
+            total += 1;
+            if r == crate::filetest::TrialResult::Pass {
+                pass += 1;
+            } else {
+                println!("{name}: {r:?}");
+            }
+        }
+    }
+    println!("{pass} of {total} reproducers hold under the filetest runner");
 }
