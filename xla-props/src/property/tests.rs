@@ -260,72 +260,42 @@ fn a_budget_is_an_even_deterministic_subset() {
 }
 
 #[test]
-fn the_checker_knows_nan_classes_signed_zeros_and_ulps() {
+fn property_tolerances_resolve_per_dtype() {
+    use super::judge::property_spec;
+    use crate::check::{compare, CompareContext, Numerics, Verdict};
     let s = ArrayShape::new(ElementType::F16, vec![4]);
     let e = Literal::from_bits(&s, &[0x7e00, 0x0000, 0x3c00, 0x3c00]).unwrap();
     // another NaN payload, -0, 1 + 1ulp, 1 + 3ulp
     let a = Literal::from_bits(&s, &[0x7e01, 0x8000, 0x3c01, 0x3c03]).unwrap();
-    match compare(
-        std::slice::from_ref(&e),
-        std::slice::from_ref(&a),
-        &[],
-        Tolerance::Ulp(1),
-        false,
-    ) {
-        Verdict::Mismatch {
-            count,
-            worst,
-            max_ulp,
-        } => {
-            assert_eq!(count, 2); // -0 and the 3-ulp element
-            assert_eq!(max_ulp, 3);
-            assert_eq!(worst[0].index, vec![3]);
-            assert_eq!(worst[0].ulp, Some(3));
+    let judge = |spec| {
+        compare(
+            std::slice::from_ref(&e),
+            std::slice::from_ref(&a),
+            &spec,
+            &Numerics::exact(),
+            &CompareContext::new(),
+        )
+    };
+    match judge(property_spec(Tolerance::Ulp(1), false, ElementType::F16)) {
+        Verdict::Mismatch(r) => {
+            assert_eq!(r.count, 2); // -0 and the 3-ulp element
+            assert_eq!(r.outputs[0].worst[0].ulp, Some(3));
         }
         v => panic!("{v}"),
     }
-    let v = compare(
-        std::slice::from_ref(&e),
-        std::slice::from_ref(&a),
-        &[],
-        Tolerance::Ulp(1),
-        true,
-    );
-    assert!(
-        matches!(v, Verdict::Mismatch { count: 3, .. }),
-        "strict rounding: {v}"
-    );
-    let nan_vs_num = Literal::from_bits(&s, &[0x3c00, 0, 0x3c00, 0x3c00]).unwrap();
-    assert!(!compare(
-        std::slice::from_ref(&e),
-        &[nan_vs_num],
-        &[],
-        Tolerance::Ulp(100),
-        false
-    )
-    .agrees());
-    let i = ArrayShape::new(ElementType::S8, vec![2]);
-    let x = Literal::from_i128s(&i, &[1, -128]).unwrap();
-    let y = Literal::from_i128s(&i, &[1, 127]).unwrap();
-    assert!(!compare(
-        std::slice::from_ref(&x),
-        &[y],
-        &[],
-        Tolerance::Ulp(1000),
-        false
-    )
-    .agrees());
-    assert!(matches!(
-        compare(std::slice::from_ref(&x), &[], &[], Tolerance::Exact, false),
-        Verdict::ShapeMismatch(_)
-    ));
-    // ulp distance across zero counts both sides
-    let f = ArrayShape::new(ElementType::F32, vec![1]);
-    let p = Literal::from_bits(&f, &[1]).unwrap();
-    let n = Literal::from_bits(&f, &[0x8000_0001]).unwrap();
+    // strict rounding: the 1-ulp element fails too
+    match judge(property_spec(Tolerance::Ulp(1), true, ElementType::F16)) {
+        Verdict::Mismatch(r) => assert_eq!(r.count, 3),
+        v => panic!("{v}"),
+    }
+    // integers stay exact whatever the float tolerance
     assert_eq!(
-        compare(&[p], &[n], &[], Tolerance::Ulp(2), false).max_ulp(),
-        Some(2)
+        property_spec(Tolerance::Ulp(1000), false, ElementType::S8),
+        crate::check::ErrorSpec::exact()
+    );
+    assert_eq!(
+        property_spec(Tolerance::Rel(0.5), false, ElementType::F32).rel,
+        0.5
     );
 }
 

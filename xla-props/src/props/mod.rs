@@ -1,6 +1,5 @@
 //! Built-in properties, declared with the same `#[xla_property]` users write.
 
-mod declared;
 mod edge_programs;
 mod fusion_invariance;
 mod layout_invariance;
