@@ -31,7 +31,8 @@ pub use id::{BackendId, CaseId, CaseKey, Fnv, ParseCaseIdError};
 pub use inputs::{generate, Role, SplitMix};
 pub use judge::element_text;
 pub use space::{
-    case_params, layouts, params, shapes, CaseSpace, Form, SpaceError, SpaceFilter, SHAPE_SETS,
+    case_params, is_exhaustive_shape, layouts, params, shapes, CaseSpace, Form, SpaceError,
+    SpaceFilter, SHAPE_SETS,
 };
 pub use spec::{
     find_property, registry, LayoutSelection, Limitation, LimitationKind, PropertySpec, Selection,
