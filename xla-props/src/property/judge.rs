@@ -109,7 +109,10 @@ impl<'a> Judgement<'a> {
         full.elementwise = cheap.elementwise;
         full.strict_rounding = self.strict_rounding;
         if n.reassociates_reductions {
-            if let Some(sums) = root_magnitudes(self.module, self.inputs, reference) {
+            let first = expected.first();
+            if let Some(sums) =
+                first.and_then(|e| root_magnitudes(self.module, self.inputs, e, reference))
+            {
                 full = full.with_magnitude_sums(0, sums);
             }
         }
@@ -251,7 +254,8 @@ fn mapped(inputs: &[Literal], f: impl Fn(f64) -> f64) -> Vec<Literal> {
 /// reference on transformed inputs (so reduce, reduce-window, dot and
 /// convolution are all covered, with their windows, padding and init):
 ///
-/// - sums: `sum|x|` (the reassociation bound `n * eps * sum|x|`, plus
+/// - sums: `sum|x|` (the reassociation bound `n * eps * sum|x|`, with the
+///   eps of f32 for narrower types, plus
 ///   `n * min_subnormal` for products rounded in the subnormal range);
 ///   unbounded where the finite magnitudes overflow the result type;
 /// - products: `prod|x| + prod max(|x|, 1) * min_normal / eps`, so the bound is
@@ -263,6 +267,7 @@ fn mapped(inputs: &[Literal], f: impl Fn(f64) -> f64) -> Vec<Literal> {
 fn root_magnitudes(
     module: &Module,
     inputs: &[Literal],
+    expected: &Literal,
     reference: &EvalFn<'_>,
 ) -> Option<MagnitudeSums> {
     let (combine, terms) = root_reduction(module)?;
@@ -278,7 +283,22 @@ fn root_magnitudes(
             // subnormal range is rounded absolutely, by up to half the
             // smallest subnormal: `n * min_subnormal` on top of the bound
             let floor = fmt.min_subnormal() / fmt.epsilon();
-            let sum_abs: Vec<f64> = (0..n).map(|i| magnitude.get_f64(i) + floor).collect();
+            // types narrower than f32 accumulate in f32 at least (XLA promotes
+            // f16/bf16 reductions and dots to f32; so does the interpreter):
+            // n * eps(f32) * sum|x|, then one rounding of the result, at most
+            // eps(type) * |result| (loosened here to n times that)
+            let (scale, last) = if fmt.epsilon() > f64::from(f32::EPSILON) {
+                (f64::from(f32::EPSILON) / fmt.epsilon(), 1.0)
+            } else {
+                (1.0, 0.0)
+            };
+            let sum_abs: Vec<f64> = (0..n)
+                .map(|i| {
+                    let e = expected.get_f64(i).abs();
+                    let last = if e.is_finite() { last * e } else { 0.0 };
+                    magnitude.get_f64(i) * scale + last + floor
+                })
+                .collect();
             let unbounded = (0..n)
                 .map(|i| !finite.get_f64(i).is_finite() || finite.get_f64(i) >= fmt.max)
                 .collect();
