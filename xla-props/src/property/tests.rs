@@ -26,6 +26,7 @@ fn default_settings_give_at_least_200k_cases_per_backend() {
     assert_eq!(
         names,
         [
+            "exhaustive",
             "fusion_invariance",
             "grouped_convolution",
             "integer_division_edges",
