@@ -41,6 +41,16 @@ pub struct MagnitudeSums {
     pub terms: u64,
     /// `sum |x|` over the terms of each element, row-major over the output.
     pub sum_abs: Vec<f64>,
+    /// Elements whose terms admit an order of accumulation that leaves the
+    /// finite range of the result type (their magnitudes overflow it): there
+    /// a reassociated result is bounded by nothing (inf or NaN included),
+    /// unless the reference's own result is NaN, which every order gives.
+    /// Empty means none.
+    pub unbounded: Vec<bool>,
+    /// The terms are multiplied, not added: an unbounded element still keeps
+    /// the reference's sign (or is NaN), since a product's sign does not
+    /// depend on the order.
+    pub product: bool,
 }
 
 impl MagnitudeSums {
@@ -50,6 +60,16 @@ impl MagnitudeSums {
     pub fn bound(&self, i: usize, dtype: ElementType) -> f64 {
         let eps = dtype.float_format().map_or(0.0, |f| f.epsilon());
         self.terms as f64 * eps * self.sum_abs.get(i).copied().unwrap_or(0.0)
+    }
+
+    /// Whether element `i` of a reassociated result may be any value
+    /// (see [`MagnitudeSums::unbounded`]) given the reference's `expected`
+    /// and the backend's `actual` values.
+    pub fn excuses(&self, i: usize, expected: f64, actual: f64) -> bool {
+        if !self.unbounded.get(i).copied().unwrap_or(false) || expected.is_nan() {
+            return false;
+        }
+        !self.product || actual.is_nan() || actual.is_sign_negative() == expected.is_sign_negative()
     }
 }
 
@@ -301,6 +321,20 @@ impl Judge<'_, '_> {
                 }
             }
         }
+        if self.numerics.reassociates_reductions {
+            if let Some(Some(sums)) = self.ctx.magnitude_sums.get(self.out) {
+                let fmt = self.dtype.float_format();
+                let value = |b| fmt.map_or(0.0, |f| crate::literal::bits_to_f64(b, &f));
+                if fmt.is_some() && sums.excuses(flat, value(e), value(a)) {
+                    return Ok(Some(LegalReason::Reassociation));
+                }
+                // the sign of a zero sum depends on the order and on the
+                // accumulator's start (+0 + -0 = +0): not so for a product
+                if failure == ElementFailure::SignedZero && !sums.product {
+                    return Ok(Some(LegalReason::Reassociation));
+                }
+            }
+        }
         if self.numerics.reassociates_reductions
             && matches!(
                 failure,
@@ -539,17 +573,28 @@ pub fn magnitude_sums_for_reduce(input: &Literal, init: f64, dims: &[i64]) -> Ma
         .checked_div(out_count)
         .unwrap_or_default();
     let mut sums = vec![init.abs(); out_count];
+    // over finite terms only: an infinite or NaN term decides every order alike
+    let finite = |v: f64| if v.is_finite() { v.abs() } else { 0.0 };
+    let mut finite_sums = vec![finite(init); out_count];
     for i in 0..input.element_count() {
         let idx = ElementIndex::new(i, in_dims);
         let mut o = 0;
         for &d in &kept {
             o = o * in_dims[d] + idx.multi[d];
         }
-        sums[o] += input.get_f64(i).abs();
+        let v = input.get_f64(i);
+        sums[o] += v.abs();
+        finite_sums[o] += finite(v);
     }
+    let max = input
+        .dtype()
+        .float_format()
+        .map_or(f64::INFINITY, |f| f.max);
     MagnitudeSums {
         terms: terms as u64,
+        unbounded: finite_sums.iter().map(|s| *s > max).collect(),
         sum_abs: sums,
+        product: false,
     }
 }
 
@@ -615,9 +660,10 @@ pub fn magnitude_sums_for_dot(
         index.iter().zip(dims).fold(0, |acc, (&i, &d)| acc * d + i)
     };
     let mut sums = vec![0.0; out_count];
+    let mut finite_sums = vec![0.0; out_count];
     let mut lidx = vec![0; ld.len()];
     let mut ridx = vec![0; rd.len()];
-    for (o, sum) in sums.iter_mut().enumerate() {
+    for (o, (sum, finite_sum)) in sums.iter_mut().zip(&mut finite_sums).enumerate() {
         let oi = ElementIndex::new(o, &out_dims).multi;
         for (k, (&l, &r)) in lb.iter().zip(&rb).enumerate() {
             lidx[l] = oi[k];
@@ -635,12 +681,19 @@ pub fn magnitude_sums_for_dot(
                 lidx[l] = ti[k];
                 ridx[r] = ti[k];
             }
-            *sum += (lhs.get_f64(flat(ld, &lidx)) * rhs.get_f64(flat(rd, &ridx))).abs();
+            let p = (lhs.get_f64(flat(ld, &lidx)) * rhs.get_f64(flat(rd, &ridx))).abs();
+            *sum += p;
+            if p.is_finite() {
+                *finite_sum += p;
+            }
         }
     }
+    let max = lhs.dtype().float_format().map_or(f64::INFINITY, |f| f.max);
     Ok(MagnitudeSums {
         terms: terms as u64,
+        unbounded: finite_sums.iter().map(|s| *s > max).collect(),
         sum_abs: sums,
+        product: false,
     })
 }
 

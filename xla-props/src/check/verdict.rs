@@ -340,7 +340,7 @@ impl fmt::Display for MismatchReport {
                 )?;
                 if !m.inputs.is_empty() {
                     let ins: Vec<String> = m.inputs.iter().map(|v| v.to_string()).collect();
-                    write!(f, " inputs {}", ins.join(", "))?;
+                    write!(f, " inputs ({})", ins.join(", "))?;
                 }
                 writeln!(f)?;
             }

@@ -352,7 +352,12 @@ fn accumulation_allowance(
         })
         .collect();
     Some((
-        MagnitudeSums { terms: 1, sum_abs },
+        MagnitudeSums {
+            terms: 1,
+            sum_abs,
+            unbounded: Vec::new(),
+            product: false,
+        },
         any_overflow.then_some(overflow),
     ))
 }

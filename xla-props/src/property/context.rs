@@ -7,12 +7,13 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 
 use super::catalogue::{build_case, BuiltCase};
-use super::compare::{compare, Verdict};
 use super::contract::{evaluate_reference, is_skip, run_module, Backend, Numerics};
 use super::id::{CaseId, CaseKey};
 use super::inputs::{generate, SplitMix};
-use super::spec::{PropertySpec, Tolerance};
-use crate::hlo::{Module, Opcode};
+use super::judge::{Against, Judgement};
+use super::spec::PropertySpec;
+use crate::check::Verdict;
+use crate::hlo::Module;
 use crate::literal::Literal;
 
 /// What a failing case reports.
@@ -43,15 +44,16 @@ impl Outcome {
             verdict: None,
         }))
     }
-    /// The outcome of a verdict: agreement passes, anything else fails.
+    /// The outcome of a verdict: agreement passes, a skipped comparison
+    /// skips, anything else fails (carrying the verdict and its report).
     pub fn from_verdict(what: &str, verdict: Verdict) -> Outcome {
-        if verdict.agrees() {
-            Outcome::Pass
-        } else {
-            Outcome::Fail(Box::new(Failure {
-                summary: format!("{what}: {}", first_line(&verdict.to_string())),
-                verdict: Some(verdict),
-            }))
+        match verdict {
+            v if v.is_agreement() => Outcome::Pass,
+            Verdict::Skipped { reason } => Outcome::Skip(format!("{what}: {reason}")),
+            v => Outcome::Fail(Box::new(Failure {
+                summary: format!("{what}: {}", first_line(&v.to_string())),
+                verdict: Some(v),
+            })),
         }
     }
 }
@@ -332,22 +334,106 @@ impl<'a> CaseContext<'a> {
         })
     }
 
-    /// Compares with the property's tolerance; remembers the worst ULP for reports.
+    /// Compares two runs of the backend under test (layouts, fusions) with the
+    /// property's tolerance and the backend's numerics (approximate functions,
+    /// flushed outputs, reassociation bounds); records the ULP histogram, the
+    /// worst ULP and the verdict for reports.
     pub fn check(&mut self, expected: &[Literal], actual: &[Literal]) -> Verdict {
+        self.judge(Against::Itself, None, expected, actual)
+    }
+
+    /// Judges the backend's `actual` outputs of `module` (run on the case's
+    /// inputs) against the reference's `expected` with the full tolerance
+    /// model: the property's tolerance, loosened to the default error specs
+    /// per (op, dtype) of `check::DEFAULT_TOLERANCES` (unless the property is
+    /// `strict_rounding`), and every difference the backend's `Numerics`
+    /// declares legal (approximate functions within budget, flushed
+    /// subnormals, reassociated reductions within `n * eps * sum|x|`, the
+    /// reference on flushed inputs, and without intermediate rounding in
+    /// fusions unless `strict_rounding`).
+    pub fn check_against_reference(
+        &mut self,
+        module: &Module,
+        expected: &[Literal],
+        actual: &[Literal],
+    ) -> Verdict {
+        self.judge(Against::Reference, Some(module), expected, actual)
+    }
+
+    fn judge(
+        &mut self,
+        against: Against,
+        module: Option<&Module>,
+        expected: &[Literal],
+        actual: &[Literal],
+    ) -> Verdict {
         let inputs = self.inputs_arc().unwrap_or_default();
-        let v = compare(
-            expected,
-            actual,
-            &inputs,
-            self.tolerance(),
-            self.spec.strict_rounding,
-        );
-        if let Some(u) = v.max_ulp() {
+        let case_module = match module {
+            Some(_) => None,
+            None => self.built().ok(),
+        };
+        let module = match (module, &case_module) {
+            (Some(m), _) => Some(m),
+            (None, Some(b)) => Some(&b.module),
+            (None, None) => None,
+        };
+        let numerics = self.numerics().clone();
+        let reference = self.reference;
+        let direct = self.direct_reference;
+        let v = match module {
+            Some(module) => {
+                let j = Judgement {
+                    module,
+                    inputs: &inputs,
+                    numerics: &numerics,
+                    tolerance: self.spec.tolerance,
+                    strict_rounding: self.spec.strict_rounding,
+                    against,
+                };
+                let eval = |m: &Module, args: &[Literal]| {
+                    if direct {
+                        evaluate_reference(m, args).ok()
+                    } else {
+                        run_module(reference, m, args).ok()
+                    }
+                };
+                j.judge(expected, actual, &eval)
+            }
+            None => crate::check::compare(
+                expected,
+                actual,
+                &crate::check::ErrorSpec::exact(),
+                &numerics,
+                &crate::check::CompareContext::new(),
+            ),
+        };
+        self.record_ulp_histogram(expected, actual);
+        if let Some(u) = max_ulp_of(&v) {
             self.max_ulp = Some(self.max_ulp.map_or(u, |m| m.max(u)));
         }
         self.last_verdict = Some(v.clone());
-        self.record_ulp_histogram(expected, actual);
         v
+    }
+
+    /// The worst mismatching element of the last judged comparison, as one
+    /// line (output, index, inputs, expected, actual, ULP), when it mismatched.
+    pub fn worst_mismatch(&self) -> Option<String> {
+        let Some(Verdict::Mismatch(r)) = &self.last_verdict else {
+            return None;
+        };
+        let o = r.outputs.first()?;
+        let m = o.worst.first()?;
+        let mut line = format!("output {} at {}: ", o.output, m.index);
+        if !m.inputs.is_empty() {
+            let ins: Vec<String> = m.inputs.iter().map(|v| v.to_string()).collect();
+            line.push_str(&format!("inputs ({}) ", ins.join(", ")));
+        }
+        line.push_str(&format!("expected {} actual {}", m.expected, m.actual));
+        match m.ulp {
+            Some(u) => line.push_str(&format!(" ({u} ulp)")),
+            None => line.push_str(&format!(" ({})", m.failure.describe())),
+        }
+        Some(line)
     }
 
     /// Adds the ULP distances of every float element of `actual` against
@@ -388,37 +474,9 @@ impl<'a> CaseContext<'a> {
         })
     }
 
-    /// The property's tolerance, widened by the backend's declared budget for
-    /// this op (an approximate function may be that many ULP off).
-    pub fn tolerance(&self) -> Tolerance {
-        let budget = self
-            .numerics()
-            .budget(self.case.key.op, self.case.key.dtype);
-        match (self.spec.tolerance, budget) {
-            (t, None) => t,
-            (Tolerance::Exact, Some(b)) => Tolerance::Ulp(b.ulp),
-            (Tolerance::Ulp(n), Some(b)) => Tolerance::Ulp(n.max(b.ulp)),
-            (t, Some(_)) => t,
-        }
-    }
-
-    /// Why the simple checker cannot judge this case on this backend, if it cannot:
-    /// a float sum in a backend that declares it reassociates reductions.
-    pub fn reassociated(&self) -> Option<&'static str> {
-        let key = self.case.key;
-        let sums = match key.op {
-            Opcode::Dot | Opcode::Convolution => true,
-            Opcode::Reduce | Opcode::ReduceWindow => key
-                .param()
-                .is_some_and(|p| p.starts_with("add") || p.starts_with("mul")),
-            _ => false,
-        };
-        (sums && key.dtype.is_float() && self.numerics().reassociates_reductions).then_some(
-            "the backend reassociates float reductions; their tolerance comes with the full tolerance model",
-        )
-    }
-
-    /// The common body: run the case's module on the backend and compare with the reference.
+    /// The common body: run the case's module on the backend and judge it
+    /// against the reference with the full tolerance model
+    /// ([`CaseContext::check_against_reference`]).
     pub fn compare_with_reference(&mut self) -> Outcome {
         let expected = match self.reference_result() {
             Ok(r) => r,
@@ -432,11 +490,7 @@ impl<'a> CaseContext<'a> {
             Ok(a) => a,
             Err(o) => return o,
         };
-        if let Some(why) = self.reassociated() {
-            // it ran; only the judgement waits for the full tolerance model
-            return Outcome::Skip(why.to_string());
-        }
-        let verdict = self.check(&expected, &actual);
+        let verdict = self.check_against_reference(&built.module, &expected, &actual);
         Outcome::from_verdict("backend vs reference", verdict)
     }
 
@@ -464,5 +518,22 @@ impl<'a> CaseContext<'a> {
                 return tree.current();
             }
         }
+    }
+}
+
+/// The largest ULP distance among the elements a verdict compared (accepted
+/// or not), when it compared floats.
+fn max_ulp_of(v: &Verdict) -> Option<u64> {
+    match v {
+        Verdict::Agree(a) => Some(a.max_ulp),
+        Verdict::Mismatch(r) => Some(
+            r.outputs
+                .iter()
+                .flat_map(|o| o.worst.iter().filter_map(|m| m.ulp))
+                .chain([r.agreement.max_ulp])
+                .max()
+                .unwrap_or(0),
+        ),
+        _ => None,
     }
 }

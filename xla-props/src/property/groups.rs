@@ -267,6 +267,10 @@ pub enum Distribution {
     Special,
     /// Each element independently uniform or special, half the time each.
     Mixed,
+    /// Every bit pattern of the element type, in order (NaNs included), in a
+    /// float operand of exactly `2^bits` elements: an exhaustive sweep. Not
+    /// part of `default`/`all`; other operands are uniform.
+    Exhaustive,
 }
 
 impl Distribution {
@@ -282,16 +286,28 @@ impl Distribution {
             Distribution::Uniform => "uniform",
             Distribution::Special => "special",
             Distribution::Mixed => "mixed",
+            Distribution::Exhaustive => "exhaustive",
         }
     }
     /// Parses a distribution name.
     pub fn from_name(s: &str) -> Option<Distribution> {
-        Self::ALL.iter().copied().find(|d| d.name() == s)
+        Self::ALL
+            .iter()
+            .copied()
+            .chain([Distribution::Exhaustive])
+            .find(|d| d.name() == s)
     }
 }
 
 /// The named distribution groups.
-pub const DISTRIBUTION_GROUPS: &[&str] = &["default", "all", "uniform", "special", "mixed"];
+pub const DISTRIBUTION_GROUPS: &[&str] = &[
+    "default",
+    "all",
+    "uniform",
+    "special",
+    "mixed",
+    "exhaustive",
+];
 
 /// The distributions of a named group.
 pub fn distribution_group(name: &str) -> Option<&'static [Distribution]> {
@@ -300,6 +316,7 @@ pub fn distribution_group(name: &str) -> Option<&'static [Distribution]> {
         "uniform" => Some(&[Distribution::Uniform]),
         "special" => Some(&[Distribution::Special]),
         "mixed" => Some(&[Distribution::Mixed]),
+        "exhaustive" => Some(&[Distribution::Exhaustive]),
         _ => None,
     }
 }

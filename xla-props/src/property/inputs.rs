@@ -125,7 +125,9 @@ fn uniform_int(t: ElementType, role: Role, rng: &mut SplitMix) -> i128 {
     }
 }
 
-/// Generates one argument.
+/// Generates one argument. Under [`Distribution::Exhaustive`], a float
+/// operand of `2^bits` elements holds every bit pattern in order; any other
+/// operand is uniform.
 ///
 /// ```
 /// use xla_props::hlo::{ArrayShape, ElementType};
@@ -142,8 +144,16 @@ pub fn generate(
     dist: Distribution,
     rng: &mut SplitMix,
 ) -> Result<Literal, LiteralError> {
-    let mut lit = Literal::zeros(shape)?;
     let t = shape.dtype;
+    if dist == Distribution::Exhaustive && t.is_float() {
+        if let Some(all) = crate::inputs::exhaustive_bits(t) {
+            if shape.element_count() == Some(all.element_count() as u64) {
+                let bits: Vec<u64> = (0..all.element_count()).map(|i| all.get_bits(i)).collect();
+                return Literal::from_bits(shape, &bits);
+            }
+        }
+    }
+    let mut lit = Literal::zeros(shape)?;
     let fspecials = if t.is_float() {
         float_specials(t)
     } else {
@@ -158,7 +168,7 @@ pub fn generate(
     for i in 0..lit.element_count() {
         let special = !index_like
             && match dist {
-                Distribution::Uniform => false,
+                Distribution::Uniform | Distribution::Exhaustive => false,
                 Distribution::Special => true,
                 Distribution::Mixed => rng.next_u64() & 1 == 1,
             };

@@ -1,23 +1,23 @@
 //! Properties: `PropertySpec` (what `#[xla_property]` emits), `CaseId`
 //! (Display <-> FromStr), the lazy case space, the catalogue that builds a
-//! case's module, simple seeded inputs, and the simple checker.
+//! case's module, simple seeded inputs, and how a case is judged (the full tolerance model of
+//! `crate::check`).
 
 #[cfg(feature = "quickcheck")]
 mod arbitrary;
 mod catalogue;
-mod compare;
 mod context;
 mod contract;
 mod groups;
 mod id;
 mod inputs;
+mod judge;
 mod space;
 mod spec;
 
 pub use catalogue::{
     build_case, build_chain, elementwise_role, fuse_entry, BuiltCase, CatalogueError,
 };
-pub use compare::{compare, element_text, Mismatch, Verdict, WORST};
 pub use context::{CaseContext, Failure, Outcome, ReferenceCache};
 pub use contract::{
     is_skip, registry_backends, run_module, Backend, BackendError, Executable, Numerics,
@@ -29,8 +29,10 @@ pub use groups::{
 };
 pub use id::{BackendId, CaseId, CaseKey, Fnv, ParseCaseIdError};
 pub use inputs::{generate, Role, SplitMix};
+pub use judge::element_text;
 pub use space::{
-    case_params, layouts, params, shapes, CaseSpace, Form, SpaceError, SpaceFilter, SHAPE_SETS,
+    case_params, is_exhaustive_shape, layouts, params, shapes, CaseSpace, Form, SpaceError,
+    SpaceFilter, SHAPE_SETS,
 };
 pub use spec::{
     find_property, registry, LayoutSelection, Limitation, LimitationKind, PropertySpec, Selection,

@@ -14,7 +14,9 @@ use super::spec::{LayoutSelection, PropertySpec, Selection, Template};
 use crate::hlo::{Category, ElementType, Opcode};
 
 /// The shape sets usable in `#[xla_property(shapes = ...)]`.
-pub const SHAPE_SETS: &[&str] = &["default", "small"];
+/// `exhaustive`: one vector of `2^bits` elements per float type of at most
+/// 16 bits (every bit pattern once), elementwise ops only.
+pub const SHAPE_SETS: &[&str] = &["default", "small", "exhaustive"];
 
 /// How the catalogue builds an op's cases; decides its shape table and parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -154,9 +156,25 @@ const CONV_SHAPES: &[Dims] = &[
 ];
 const SMALL_SHAPES: &[Dims] = &[&[], &[1], &[0], &[7], &[3, 5], &[2, 3, 2]];
 const SMALL_RANKED_SHAPES: &[Dims] = &[&[1], &[0], &[7], &[3, 5], &[2, 3, 2]];
+/// Every bit pattern of a 16-bit or an 8-bit float type.
+const EXHAUSTIVE_SHAPES: &[Dims] = &[&[65536], &[256]];
+
+/// True when `dims` holds exactly one element per bit pattern of `dtype`.
+pub fn is_exhaustive_shape(dims: &[i64], dtype: ElementType) -> bool {
+    dtype.is_float()
+        && dtype.bit_width() <= 16
+        && dims.iter().product::<i64>() == 1i64 << dtype.bit_width()
+}
 
 /// The shape table of a form in a shape set (the case's first operand).
 pub fn shapes(form: Form, set: &str) -> &'static [Dims] {
+    if set == "exhaustive" {
+        return if form == Form::Elementwise {
+            EXHAUSTIVE_SHAPES
+        } else {
+            &[]
+        };
+    }
     let small = set == "small";
     match form {
         Form::Program => crate::programs::TEMPLATE_SHAPES,
@@ -483,6 +501,9 @@ impl CaseSpace {
                 }
                 let mut shape_entries = Vec::new();
                 for (si, dims) in shapes(form, spec.shapes).iter().enumerate() {
+                    if spec.shapes == "exhaustive" && !is_exhaustive_shape(dims, dtype) {
+                        continue;
+                    }
                     for li in layout_indices(dims.len(), spec.layouts) {
                         shape_entries.push((si as u16, li as u8));
                     }

@@ -26,6 +26,7 @@ fn default_settings_give_at_least_200k_cases_per_backend() {
     assert_eq!(
         names,
         [
+            "exhaustive",
             "fusion_invariance",
             "grouped_convolution",
             "integer_division_edges",
@@ -260,72 +261,47 @@ fn a_budget_is_an_even_deterministic_subset() {
 }
 
 #[test]
-fn the_checker_knows_nan_classes_signed_zeros_and_ulps() {
+fn property_tolerances_resolve_per_dtype() {
+    use super::judge::property_spec;
+    use crate::check::{compare, CompareContext, Numerics, Verdict};
     let s = ArrayShape::new(ElementType::F16, vec![4]);
     let e = Literal::from_bits(&s, &[0x7e00, 0x0000, 0x3c00, 0x3c00]).unwrap();
     // another NaN payload, -0, 1 + 1ulp, 1 + 3ulp
     let a = Literal::from_bits(&s, &[0x7e01, 0x8000, 0x3c01, 0x3c03]).unwrap();
-    match compare(
-        std::slice::from_ref(&e),
-        std::slice::from_ref(&a),
-        &[],
-        Tolerance::Ulp(1),
-        false,
-    ) {
-        Verdict::Mismatch {
-            count,
-            worst,
-            max_ulp,
-        } => {
-            assert_eq!(count, 2); // -0 and the 3-ulp element
-            assert_eq!(max_ulp, 3);
-            assert_eq!(worst[0].index, vec![3]);
-            assert_eq!(worst[0].ulp, Some(3));
+    let judge = |spec| {
+        compare(
+            std::slice::from_ref(&e),
+            std::slice::from_ref(&a),
+            &spec,
+            &Numerics::exact(),
+            &CompareContext::new(),
+        )
+    };
+    match judge(property_spec(Tolerance::Ulp(1), false, ElementType::F16)) {
+        Verdict::Mismatch(r) => {
+            assert_eq!(r.count, 2); // -0 and the 3-ulp element
+            let w = &r.outputs[0].worst;
+            // class failures (the signed zero) first, then by ULP
+            assert_eq!(
+                (w[0].index.flat, w[1].index.flat, w[1].ulp),
+                (1, 3, Some(3))
+            );
         }
         v => panic!("{v}"),
     }
-    let v = compare(
-        std::slice::from_ref(&e),
-        std::slice::from_ref(&a),
-        &[],
-        Tolerance::Ulp(1),
-        true,
-    );
-    assert!(
-        matches!(v, Verdict::Mismatch { count: 3, .. }),
-        "strict rounding: {v}"
-    );
-    let nan_vs_num = Literal::from_bits(&s, &[0x3c00, 0, 0x3c00, 0x3c00]).unwrap();
-    assert!(!compare(
-        std::slice::from_ref(&e),
-        &[nan_vs_num],
-        &[],
-        Tolerance::Ulp(100),
-        false
-    )
-    .agrees());
-    let i = ArrayShape::new(ElementType::S8, vec![2]);
-    let x = Literal::from_i128s(&i, &[1, -128]).unwrap();
-    let y = Literal::from_i128s(&i, &[1, 127]).unwrap();
-    assert!(!compare(
-        std::slice::from_ref(&x),
-        &[y],
-        &[],
-        Tolerance::Ulp(1000),
-        false
-    )
-    .agrees());
-    assert!(matches!(
-        compare(std::slice::from_ref(&x), &[], &[], Tolerance::Exact, false),
-        Verdict::ShapeMismatch(_)
-    ));
-    // ulp distance across zero counts both sides
-    let f = ArrayShape::new(ElementType::F32, vec![1]);
-    let p = Literal::from_bits(&f, &[1]).unwrap();
-    let n = Literal::from_bits(&f, &[0x8000_0001]).unwrap();
+    // strict rounding: the 1-ulp element fails too
+    match judge(property_spec(Tolerance::Ulp(1), true, ElementType::F16)) {
+        Verdict::Mismatch(r) => assert_eq!(r.count, 3),
+        v => panic!("{v}"),
+    }
+    // integers stay exact whatever the float tolerance
     assert_eq!(
-        compare(&[p], &[n], &[], Tolerance::Ulp(2), false).max_ulp(),
-        Some(2)
+        property_spec(Tolerance::Ulp(1000), false, ElementType::S8),
+        crate::check::ErrorSpec::exact()
+    );
+    assert_eq!(
+        property_spec(Tolerance::Rel(0.5), false, ElementType::F32).rel,
+        0.5
     );
 }
 
@@ -388,4 +364,124 @@ fn inputs_respect_roles_and_distributions() {
     assert!(special.iter().any(|v| v.is_infinite()));
     let logs = generate(&f, Role::Range(0.05, 8.0), Distribution::Uniform, &mut rng).unwrap();
     assert!(logs.to_f64_vec().iter().all(|&v| (0.05..=8.0).contains(&v)));
+}
+
+/// The `exhaustive` property: one case per (unary float op, narrow float
+/// type), each input holding every bit pattern of its type.
+#[test]
+fn exhaustive_cases_cover_every_unary_float_op_and_bit_pattern() {
+    let (idx, spec) = find_property("exhaustive").unwrap();
+    let space = CaseSpace::new(idx, spec, &SpaceFilter::default()).unwrap();
+    let unary = op_group("elementwise_unary").unwrap();
+    let narrow = [
+        ElementType::F16,
+        ElementType::Bf16,
+        ElementType::F8E4M3Fn,
+        ElementType::F8E5M2,
+    ];
+    let float_unary: Vec<Opcode> = unary
+        .into_iter()
+        .filter(|&op| accepted_dtypes(op).dtypes.contains(&ElementType::F16))
+        .collect();
+    assert!(float_unary.contains(&Opcode::Log) && float_unary.contains(&Opcode::Erf));
+    assert_eq!(space.len() as usize, float_unary.len() * narrow.len());
+    let mut rng = SplitMix::new(0);
+    for key in space.iter() {
+        assert!(narrow.contains(&key.dtype) && float_unary.contains(&key.op));
+        assert_eq!(key.dist, Distribution::Exhaustive);
+        let n = 1usize << key.dtype.bit_width();
+        let x = generate(&key.shape(), Role::Data, key.dist, &mut rng).unwrap();
+        let bits: Vec<u64> = (0..x.element_count()).map(|i| x.get_bits(i)).collect();
+        assert_eq!(bits, (0..n as u64).collect::<Vec<_>>(), "{key}");
+        // the name parses back
+        let name = key.to_string();
+        assert_eq!(name.parse::<CaseKey>().unwrap(), key);
+    }
+    // filterable by op and dtype
+    let filter = SpaceFilter {
+        ops: vec![Opcode::Log],
+        dtypes: vec![ElementType::F8E5M2],
+    };
+    let one = CaseSpace::new(idx, spec, &filter).unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(
+        one.get(0).unwrap().to_string(),
+        "exhaustive::log::f8e5m2::f8e5m2[256]{0}::exhaustive"
+    );
+    // the default distributions never include the exhaustive one
+    assert!(!distribution_group("default")
+        .unwrap()
+        .contains(&Distribution::Exhaustive));
+}
+
+/// A backend whose log returns 0 (not NaN) outside the legal domain: the
+/// exhaustive sweep catches it, exactly as a NaN-class mismatch, while the
+/// honest interpreter passes the same case.
+#[test]
+fn exhaustive_sweep_is_exact_about_nan_outside_the_domain() {
+    struct NanToZero;
+    struct NanToZeroExe(Box<dyn Executable>);
+    impl Backend for NanToZero {
+        fn name(&self) -> &str {
+            "nan-to-zero"
+        }
+        fn numerics(&self) -> Numerics {
+            crate::backend::interpreter::interpreter_numerics()
+        }
+        fn compile(&self, m: &Module) -> Result<Box<dyn Executable>, BackendError> {
+            Ok(Box::new(NanToZeroExe(
+                crate::backend::Interpreter::default().compile(m)?,
+            )))
+        }
+    }
+    impl Executable for NanToZeroExe {
+        fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+            let mut out = self.0.execute(args)?;
+            for l in &mut out {
+                for i in 0..l.element_count() {
+                    if l.get_f64(i).is_nan() {
+                        l.set_f64(i, 0.0);
+                    }
+                }
+            }
+            Ok(out)
+        }
+    }
+    let key: CaseKey = "exhaustive::log::bf16::bf16[65536]{0}::exhaustive"
+        .parse()
+        .unwrap();
+    let cache = ReferenceCache::new();
+    let honest = crate::backend::Interpreter::default();
+    let mut ctx = CaseContext::new(
+        key.on(BackendId::intern("interpreter")),
+        &honest,
+        &ReferenceBackend,
+        &cache,
+        1,
+        0,
+    );
+    assert!(matches!((key.spec().body)(&mut ctx), Outcome::Pass));
+    let buggy = NanToZero;
+    let mut ctx = CaseContext::new(
+        key.on(BackendId::intern("nan-to-zero")),
+        &buggy,
+        &ReferenceBackend,
+        &cache,
+        1,
+        0,
+    );
+    let Outcome::Fail(f) = (key.spec().body)(&mut ctx) else {
+        panic!("a NaN turned into 0 passed");
+    };
+    let Some(crate::check::Verdict::Mismatch(r)) = &f.verdict else {
+        panic!("{}", f.summary);
+    };
+    // every negative input (and -inf) and every NaN input: half the patterns
+    assert!(r.count > 32000, "{}", r.count);
+    let w = &r.outputs[0].worst[0];
+    assert_eq!(w.failure, crate::check::ElementFailure::NanClass);
+    assert!(!w.inputs.is_empty(), "the input at the index is reported");
+    assert!(ctx.worst_mismatch().unwrap().contains("nan"));
+    let hist = ctx.ulp_histogram().unwrap();
+    assert_eq!(hist.iter().map(|b| b.count).sum::<u64>(), 65536);
 }

@@ -6,7 +6,6 @@
 
 use xla_props_macros::xla_property;
 
-use super::declared::compare_declared;
 use crate::hlo::{parse_module, ElementType};
 use crate::property::{BuiltCase, CaseContext, Outcome, Role};
 
@@ -20,7 +19,7 @@ fn run_program(ctx: &mut CaseContext<'_>, text: &str, roles: Vec<Role>) -> Outco
     match parse_module(text) {
         Ok(module) => {
             ctx.set_module(BuiltCase { module, roles });
-            compare_declared(ctx)
+            ctx.compare_with_reference()
         }
         Err(e) => Outcome::fail(format!("edge program does not parse: {e}")),
     }

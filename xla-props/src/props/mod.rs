@@ -1,7 +1,7 @@
 //! Built-in properties, declared with the same `#[xla_property]` users write.
 
-mod declared;
 mod edge_programs;
+mod exhaustive;
 mod fusion_invariance;
 mod layout_invariance;
 mod templates;

@@ -92,11 +92,18 @@ pub(crate) fn bitcast_convert(x: &Literal, out: &ArrayShape) -> Result<Literal, 
     }
 }
 
-/// reduce-precision to `exponent_bits`/`mantissa_bits`, on the operand's own
-/// bits as XLA's `ReducePrecision` does: round the mantissa to nearest even;
-/// exponents above the reduced range become ±inf; exponents at or below the
-/// reduced minimum normal's predecessor flush to ±0 (no reduced denormals);
-/// NaN stays NaN unless `mantissa_bits` is 0, where it becomes +inf.
+/// reduce-precision to `exponent_bits`/`mantissa_bits` as XLA's `HloEvaluator`
+/// defines it (`HandleReducePrecision` in
+/// `xla/hlo/evaluator/hlo_evaluator_typed_visitor.h`): on the bits of an f32
+/// or f64 operand; narrower float types (f16, bf16, f8) are evaluated in f32
+/// (their visitors are `HloEvaluatorTypedVisitor<half|bfloat16|float8_*, float>`,
+/// with `HandleReducePrecision<ElementwiseT>`) and the result converted back.
+/// Round the mantissa to nearest even; exponents above the reduced range
+/// become ±inf (NaN in a type without infinities, e.g. f8e4m3fn 448 under
+/// e4m3, whose largest finite value is 240); exponents at or below the reduced
+/// minimum normal's predecessor flush to ±0 (no reduced denormals, so f16
+/// subnormals vanish under e5m10); NaN stays NaN unless `mantissa_bits` is 0,
+/// where it becomes +inf.
 pub(crate) fn reduce_precision(
     x: &Literal,
     attrs: &Attrs,
@@ -112,38 +119,52 @@ pub(crate) fn reduce_precision(
             ))
         }
     };
-    let w = fmt.bit_width();
-    let (seb, smb) = (fmt.exponent_bits, fmt.mantissa_bits);
-    let width_mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
-    let exp_mask = ((1u64 << seb) - 1) << smb;
-    let is_nan = |v: u64| v & exp_mask == exp_mask && v & ((1u64 << smb) - 1) != 0;
-    let inf = exp_mask;
-    let z: Vec<u64> = bits(x)
+    if fmt.bit_width() == 64 {
+        let z: Vec<u64> = bits(x)
+            .into_iter()
+            .map(|v| reduce_precision_word(v, 11, 52, eb, mb))
+            .collect();
+        return from_bits(out, &z);
+    }
+    // f32 on its own bits; narrower types through their (exact) f32 value
+    let v: Vec<f64> = f64s(x)
         .into_iter()
-        .map(|input| {
-            if is_nan(input) {
-                return if mb > 0 { input } else { inf };
-            }
-            let mut v = input;
-            if mb < smb {
-                let shift = smb - mb;
-                let last_bit = 1u64 << shift;
-                let bias = ((v & last_bit) >> shift) + ((last_bit >> 1) - 1);
-                v = (v.wrapping_add(bias) & !(last_bit - 1)) & width_mask;
-            }
-            if eb < seb {
-                let sign = v & (1u64 << (w - 1));
-                let src_bias = (1u64 << (seb - 1)) - 1;
-                let red_bias = (1u64 << (eb - 1)) - 1;
-                let e = v & exp_mask;
-                if e > (src_bias + red_bias) << smb {
-                    v = sign | exp_mask;
-                } else if e <= (src_bias - red_bias) << smb {
-                    v = sign;
-                }
-            }
-            v
+        .map(|v| {
+            let w = u64::from((v as f32).to_bits());
+            f64::from(f32::from_bits(
+                reduce_precision_word(w, 8, 23, eb, mb) as u32
+            ))
         })
         .collect();
-    from_bits(out, &z)
+    from_f64s(out, &v)
+}
+
+/// One word of `seb` exponent and `smb` mantissa bits reduced to `eb`/`mb`.
+fn reduce_precision_word(input: u64, seb: u32, smb: u32, eb: u32, mb: u32) -> u64 {
+    let w = 1 + seb + smb;
+    let width_mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+    let exp_mask = ((1u64 << seb) - 1) << smb;
+    if input & exp_mask == exp_mask && input & ((1u64 << smb) - 1) != 0 {
+        // NaN
+        return if mb > 0 { input } else { exp_mask };
+    }
+    let mut v = input;
+    if mb < smb {
+        let shift = smb - mb;
+        let last_bit = 1u64 << shift;
+        let bias = ((v & last_bit) >> shift) + ((last_bit >> 1) - 1);
+        v = (v.wrapping_add(bias) & !(last_bit - 1)) & width_mask;
+    }
+    if eb < seb {
+        let sign = v & (1u64 << (w - 1));
+        let src_bias = (1u64 << (seb - 1)) - 1;
+        let red_bias = (1u64 << (eb - 1)) - 1;
+        let e = v & exp_mask;
+        if e > (src_bias + red_bias) << smb {
+            v = sign | exp_mask;
+        } else if e <= (src_bias - red_bias) << smb {
+            v = sign;
+        }
+    }
+    v
 }

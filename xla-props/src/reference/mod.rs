@@ -41,7 +41,7 @@ mod data;
 mod elementwise;
 mod eval;
 mod indexing;
-mod math;
+pub(crate) mod math;
 mod reduction;
 mod scalar;
 mod shape_ops;

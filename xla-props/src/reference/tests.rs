@@ -509,6 +509,63 @@ fn reduce_precision_bits() {
     assert_eq!(rp(&[1.75], 8, 0), vec![2.0]);
 }
 
+/// Narrow float types are reduced through their f32 value, as XLA's
+/// `HloEvaluator` does (openxla/xla `xla/hlo/evaluator/hlo_evaluator_typed_visitor.h`:
+/// `HandleReducePrecision` is enabled for `std::is_floating_point` types only and
+/// dispatched as `HandleReducePrecision<ElementwiseT>`, with `ElementwiseT = float`
+/// for `HloEvaluatorTypedVisitor<tsl::float8_e4m3fn, float>`, `<Eigen::half, float>`
+/// and `<bfloat16, float>`; the reduced f32 is then `static_cast` back).
+#[test]
+fn reduce_precision_of_narrow_types_goes_through_f32() {
+    let rp = |t: T, x: &[f64], e: i64, m: i64| {
+        run1(
+            O::ReducePrecision,
+            sh(t, &[x.len() as i64]),
+            &[&lit(t, &[x.len() as i64], x)],
+            |a| {
+                a.exponent_bits = Some(e);
+                a.mantissa_bits = Some(m);
+            },
+        )
+        .unwrap()[0]
+            .to_f64_vec()
+    };
+    // f8e4m3fn under e4m3: the reduced format has IEEE infinities, so its largest
+    // finite value is 240; 256..448 overflow to inf, which f8e4m3fn spells NaN.
+    let r = rp(T::F8E4M3Fn, &[-448.0, 256.0, 240.0, -1.0], 4, 3);
+    assert!(r[0].is_nan() && r[1].is_nan(), "{r:?}");
+    assert_eq!(&r[2..], &[240.0, -1.0]);
+    // the reduced format has no denormals: f8e4m3fn's subnormals (2^-9..2^-7)
+    // flush to zero, its smallest normal 2^-6 stays
+    let r = rp(
+        T::F8E4M3Fn,
+        &[2f64.powi(-9), -2f64.powi(-7), 2f64.powi(-6)],
+        4,
+        3,
+    );
+    assert!(same_bits(&r, &[0.0, -0.0, 2f64.powi(-6)]), "{r:?}");
+    // f16 under e5m10 keeps every normal and flushes every subnormal
+    let r = rp(
+        T::F16,
+        &[65504.0, 2f64.powi(-14), 2f64.powi(-24), -2f64.powi(-15)],
+        5,
+        10,
+    );
+    assert!(
+        same_bits(&r, &[65504.0, 2f64.powi(-14), 0.0, -0.0]),
+        "{r:?}"
+    );
+    // bf16 under e8m7: f32's own exponent width, so nothing is flushed
+    // (`dest_exponent_bits < src_exponent_bits` is false); under e5m10 it is
+    let r = rp(T::Bf16, &[2f64.powi(-130), 1.5], 8, 7);
+    assert!(same_bits(&r, &[2f64.powi(-130), 1.5]), "{r:?}");
+    let r = rp(T::Bf16, &[2f64.powi(-130), 1.5], 5, 10);
+    assert!(same_bits(&r, &[0.0, 1.5]), "{r:?}");
+    // f8e5m2 under e5m2: subnormals flushed, infinities kept
+    let r = rp(T::F8E5M2, &[2f64.powi(-16), f64::INFINITY, 57344.0], 5, 2);
+    assert!(same_bits(&r, &[0.0, f64::INFINITY, 57344.0]), "{r:?}");
+}
+
 // ---------- shape ops ----------
 
 #[test]

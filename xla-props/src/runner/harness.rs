@@ -16,7 +16,7 @@ use super::persist;
 use super::report::{self, CaseKind, CaseRecord, CaseStatus, Totals};
 use crate::property::{
     registry, registry_backends, Backend, BackendId, CaseContext, CaseId, CaseSpace,
-    LimitationKind, Numerics, Outcome, ReferenceBackend, ReferenceCache, SpaceFilter, Verdict,
+    LimitationKind, Numerics, Outcome, ReferenceBackend, ReferenceCache, SpaceFilter,
 };
 
 /// The conformance harness: a builder over backends, then `run`.
@@ -523,10 +523,7 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
             .unwrap_or_else(|| "a panic".to_string());
         Outcome::fail(format!("panicked: {msg}"))
     });
-    let worst = match &ctx.last_verdict {
-        Some(Verdict::Mismatch { worst, .. }) => worst.first().map(|m| m.to_string()),
-        _ => None,
-    };
+    let worst = ctx.worst_mismatch();
     let xfail = limitation.filter(|l| l.kind == LimitationKind::XFail);
     // what every outcome records: the checker's worst ULP, mismatch and
     // histogram (only `--json` writes the histogram: no allocation without it)

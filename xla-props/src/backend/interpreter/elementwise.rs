@@ -144,11 +144,14 @@ fn int_unary<T: IntElem>(op: Opcode, a: &[T], bits: u32, signed: bool) -> Res<Ve
 
 /// XLA's integer power: exponentiation by squaring with wrapping; a negative
 /// exponent gives 1 for base 1 and 0 otherwise.
-fn int_pow(base: i64, exp: i64) -> i64 {
-    if exp < 0 {
+/// `base ^ exp` with wrapping multiplication; `exp` is None for a negative
+/// exponent (then 1 for base 1, else 0). An unsigned exponent is its
+/// zero-extended value: `137 ^ 193` in u8 wraps to 137, not `137 ^ -63`.
+fn int_pow(base: i64, exp: Option<u64>) -> i64 {
+    let Some(exp) = exp else {
         return (base == 1) as i64;
-    }
-    let (mut acc, mut b, mut e) = (1i64, base, exp as u64);
+    };
+    let (mut acc, mut b, mut e) = (1i64, base, exp);
     while e > 0 {
         if e & 1 == 1 {
             acc = acc.wrapping_mul(b);
@@ -196,7 +199,11 @@ fn int_binary<T: IntElem>(op: Opcode, a: &[T], b: &[T], bits: u32, signed: bool)
         Opcode::And => m!(|x, y| x & y),
         Opcode::Or => m!(|x, y| x | y),
         Opcode::Xor => m!(|x, y| x ^ y),
-        Opcode::Power => m!(|x, y| int_pow(x, sext(y, bits))),
+        Opcode::Power if signed => m!(|x, y| {
+            let e = sext(y, bits);
+            int_pow(x, u64::try_from(e).ok())
+        }),
+        Opcode::Power => m!(|x, y| int_pow(x, Some((y as u64) & mk))),
         Opcode::ShiftLeft => m!(|x, y| {
             let s = (y as u64) & mk;
             if s >= w {

@@ -2057,3 +2057,38 @@ fn integer_to_f32_rounds_once_and_u64_indices_stay_out_of_range() {
     .unwrap();
     assert_eq!(r[0].to_f64_vec(), vec![2.0, 3.0]);
 }
+
+/// Unsigned `power` takes its exponent zero-extended: `137 ^ 193` in u8 is
+/// 137 (137 has order dividing 64 mod 256), not `137 ^ -63` (which would be 0).
+/// Every unsigned width agrees with the reference on edge and random pairs.
+#[test]
+fn unsigned_power_uses_the_zero_extended_exponent() {
+    let u = run1(
+        Opcode::Power,
+        &[ilit(U8, &[2], &[137, 3]), ilit(U8, &[2], &[193, 255])],
+        sh(U8, &[2]),
+        Attrs::default(),
+    );
+    // 3^255 mod 256 = 3^(255 mod 64) * (3^64)^3 = 3^63 mod 256 = 171
+    assert_eq!(u.to_i128_vec(), vec![137, 171]);
+    for dt in [U4, U8, U16, U32, U64, S4, S8, S32, S64] {
+        let (lo, hi) = dt.int_range().unwrap();
+        let mut rng = crate::property::SplitMix::new(dt as u64);
+        let mut base = vec![lo, hi, 0, 1, hi - 1];
+        let mut exp = vec![hi, hi, hi, hi - 1, lo];
+        for _ in 0..64 {
+            base.push(rng.int_in(lo, hi));
+            exp.push(rng.int_in(lo, hi));
+        }
+        let n = base.len() as i64;
+        let args = [ilit(dt, &[n], &base), ilit(dt, &[n], &exp)];
+        let m = single(
+            Opcode::Power,
+            &[sh(dt, &[n]), sh(dt, &[n])],
+            sh(dt, &[n]),
+            Attrs::default(),
+        );
+        let want = crate::reference::evaluate(&m, &args).unwrap();
+        assert_eq!(run(&m, &args).unwrap(), want, "{dt}");
+    }
+}

@@ -1,0 +1,350 @@
+//! How the runner's properties judge a backend: the full tolerance model of
+//! `crate::check` (the backend's `Numerics`, the default error specs per
+//! (op, dtype), reassociation bounds, flushed-input and excess-precision
+//! alternatives), set up from a case's module and inputs.
+//!
+//! Judging is two-phase: a cheap comparison first (error specs, approximate
+//! functions, flushed outputs), and only when that disagrees, the costly
+//! evidence (magnitude sums evaluated by the reference, the reference on
+//! flushed inputs or without intermediate rounding). Every extra piece of
+//! evidence only adds ways to accept an element, so a first-phase agreement
+//! is final.
+
+use super::spec::Tolerance;
+use crate::check::{
+    compare, context_for_module, default_error_spec_for_module, excess_precision_variant,
+    flush_subnormal_inputs, AlternativeKind, CompareContext, ErrorSpec, MagnitudeSums, Numerics,
+    Verdict,
+};
+use crate::hlo::{ElementType, Module, Opcode};
+use crate::literal::Literal;
+
+/// The reference, evaluating a (variant) program on (variant) inputs.
+pub(crate) type EvalFn<'e> = dyn Fn(&Module, &[Literal]) -> Option<Vec<Literal>> + 'e;
+
+/// What a comparison is between.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Against {
+    /// The backend against the exact reference: default error specs and the
+    /// reference's alternative results apply.
+    Reference,
+    /// Two runs of the same backend (layouts, fusions): only the property's
+    /// tolerance and the backend's numerics apply.
+    Itself,
+}
+
+/// The spec of a property's tolerance for one output type: floats get the
+/// bound, integers and pred stay exact; `strict_rounding` makes floats exact.
+pub(crate) fn property_spec(tol: Tolerance, strict: bool, dtype: ElementType) -> ErrorSpec {
+    if !dtype.is_float() || strict {
+        return ErrorSpec::exact();
+    }
+    match tol {
+        Tolerance::Exact => ErrorSpec::exact(),
+        Tolerance::Ulp(n) => ErrorSpec::exact().with_ulp(n),
+        Tolerance::Abs(x) => ErrorSpec::exact().with_abs(x),
+        Tolerance::Rel(x) => ErrorSpec::exact().with_rel(x),
+    }
+}
+
+/// Everything one judgement needs.
+pub(crate) struct Judgement<'a> {
+    pub module: &'a Module,
+    pub inputs: &'a [Literal],
+    pub numerics: &'a Numerics,
+    pub tolerance: Tolerance,
+    pub strict_rounding: bool,
+    pub against: Against,
+}
+
+impl<'a> Judgement<'a> {
+    fn spec(&self, dtype: ElementType) -> ErrorSpec {
+        let own = property_spec(self.tolerance, self.strict_rounding, dtype);
+        match self.against {
+            Against::Reference if !self.strict_rounding => {
+                own.loosest(default_error_spec_for_module(self.module, dtype))
+            }
+            _ => own,
+        }
+    }
+
+    /// The cheap context: per-output specs, approximate ops, elementwise inputs.
+    fn cheap(&self, expected: &[Literal]) -> CompareContext<'a> {
+        let mut ctx = CompareContext::new()
+            .with_inputs(self.inputs, elementwise(self.module, self.inputs, expected))
+            .with_approximate_ops(module_ops(self.module));
+        if self.strict_rounding {
+            ctx = ctx.strict_rounding();
+        }
+        for (k, e) in expected.iter().enumerate() {
+            ctx = ctx.with_output_spec(k, self.spec(e.dtype()));
+        }
+        ctx
+    }
+
+    /// Judges `actual` against `expected`; `reference` evaluates alternative
+    /// programs or inputs (only called when the cheap judgement disagrees).
+    pub fn judge(
+        &self,
+        expected: &[Literal],
+        actual: &[Literal],
+        reference: &EvalFn<'_>,
+    ) -> Verdict {
+        let exact = ErrorSpec::exact();
+        let cheap = self.cheap(expected);
+        let v = compare(expected, actual, &exact, self.numerics, &cheap);
+        if v.is_agreement() || !matches!(v, Verdict::Mismatch(_)) {
+            return v;
+        }
+        let n = self.numerics;
+        let flushes = !n.flush_inputs.is_empty();
+        let excess = n.excess_precision_in_fusions && !self.strict_rounding;
+        if !n.reassociates_reductions && !flushes && !excess {
+            return v;
+        }
+        // the costly evidence
+        let mut full = context_for_module(self.module, self.inputs);
+        full.approximate_ops = cheap.approximate_ops.clone();
+        full.output_specs = cheap.output_specs.clone();
+        full.elementwise = cheap.elementwise;
+        full.strict_rounding = self.strict_rounding;
+        if n.reassociates_reductions {
+            let first = expected.first();
+            if let Some(sums) =
+                first.and_then(|e| root_magnitudes(self.module, self.inputs, e, reference))
+            {
+                full = full.with_magnitude_sums(0, sums);
+            }
+        }
+        let flushed = if flushes && self.against == Against::Reference {
+            flush_subnormal_inputs(self.inputs, n).and_then(|f| reference(self.module, &f))
+        } else {
+            None
+        };
+        let widened = if excess && self.against == Against::Reference {
+            excess_precision_variant(self.module).and_then(|m| reference(&m, self.inputs))
+        } else {
+            None
+        };
+        if let Some(f) = &flushed {
+            full = full.with_alternative(AlternativeKind::FlushedInputs, f);
+        }
+        if let Some(w) = &widened {
+            full = full.with_alternative(AlternativeKind::ExcessPrecision, w);
+        }
+        compare(expected, actual, &exact, n, &full)
+    }
+}
+
+/// Every opcode in the module (fusions and called computations included).
+fn module_ops(module: &Module) -> Vec<Opcode> {
+    let mut ops: Vec<Opcode> = module
+        .computations
+        .iter()
+        .flat_map(|c| c.instructions.iter().map(|i| i.opcode))
+        .collect();
+    ops.sort();
+    ops.dedup();
+    ops
+}
+
+/// Whether output element `i` comes from input element `i` (for reporting inputs).
+fn elementwise(module: &Module, inputs: &[Literal], expected: &[Literal]) -> bool {
+    let Some(n) = expected.first().map(Literal::element_count) else {
+        return false;
+    };
+    module.computations.iter().all(|c| {
+        c.instructions.iter().all(|i| {
+            i.opcode.is_elementwise()
+                || matches!(
+                    i.opcode,
+                    Opcode::Parameter
+                        | Opcode::Constant
+                        | Opcode::Broadcast
+                        | Opcode::Fusion
+                        | Opcode::Call
+                        | Opcode::Copy
+                )
+        })
+    }) && inputs
+        .iter()
+        .all(|a| a.element_count() == n || a.element_count() == 1)
+}
+
+/// How the root of a module combines terms, when it is a reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Combine {
+    Sum,
+    Product,
+}
+
+/// The root's reduction kind and its number of terms per output element.
+fn root_reduction(module: &Module) -> Option<(Combine, u64)> {
+    let entry = module.entry_computation();
+    let root = entry.instr(entry.root);
+    let out = root.shape.as_array()?.element_count()?.max(1);
+    let shape_of = |k: usize| {
+        root.operands
+            .get(k)
+            .and_then(|o| entry.instr(*o).shape.as_array())
+    };
+    let count = |k: usize| shape_of(k).and_then(|a| a.element_count()).unwrap_or(0);
+    let reducer = || -> Option<Combine> {
+        let c = module.computations.get(root.attrs.to_apply?.index())?;
+        match c.instr(c.root).opcode {
+            Opcode::Add => Some(Combine::Sum),
+            Opcode::Multiply => Some(Combine::Product),
+            _ => None,
+        }
+    };
+    match root.opcode {
+        Opcode::Reduce if root.operands.len() == 2 => Some((reducer()?, count(0) / out + 1)),
+        Opcode::ReduceWindow if root.operands.len() == 2 => {
+            let w: u64 = root
+                .attrs
+                .window
+                .as_ref()?
+                .iter()
+                .map(|w| w.size.max(1) as u64)
+                .product();
+            Some((reducer()?, w + 1))
+        }
+        Opcode::Dot => {
+            let d = root.attrs.dot_dims.as_ref()?;
+            let lhs = shape_of(0)?;
+            let k: u64 = d
+                .lhs_contracting
+                .iter()
+                .map(|&k| lhs.dims.get(k as usize).copied().unwrap_or(1).max(1) as u64)
+                .product();
+            Some((Combine::Sum, k))
+        }
+        Opcode::Convolution => {
+            let cd = root.attrs.conv_dims.as_ref()?;
+            let k = shape_of(1)?;
+            let outf = k
+                .dims
+                .get(cd.kernel_output_feature as usize)
+                .copied()?
+                .max(1) as u64;
+            Some((Combine::Sum, (count(1) / outf).max(1)))
+        }
+        _ => None,
+    }
+}
+
+/// The float inputs mapped elementwise by `f` (other inputs unchanged).
+fn mapped(inputs: &[Literal], f: impl Fn(f64) -> f64) -> Vec<Literal> {
+    inputs
+        .iter()
+        .map(|l| {
+            let mut l = l.clone();
+            if l.dtype().is_float() {
+                for i in 0..l.element_count() {
+                    let v = f(l.get_f64(i));
+                    l.set_f64(i, v);
+                }
+            }
+            l
+        })
+        .collect()
+}
+
+/// Per-element magnitudes of a reduction at the root, evaluated by the
+/// reference on transformed inputs (so reduce, reduce-window, dot and
+/// convolution are all covered, with their windows, padding and init):
+///
+/// - sums: `sum|x|` (the reassociation bound `n * eps * sum|x|`, with the
+///   eps of f32 for narrower types, plus
+///   `n * min_subnormal` for products rounded in the subnormal range);
+///   unbounded where the finite magnitudes overflow the result type;
+/// - products: `prod|x| + prod max(|x|, 1) * min_normal / eps`, so the bound is
+///   `n * eps * prod|x|` (each of the n roundings is relative) plus
+///   `n * min_normal * prod max(|x|, 1)` (a partial product that underflows
+///   loses at most a smallest normal, later scaled by at most the product of
+///   the large factors); unbounded where the large factors alone overflow
+///   (then some order overflows, and a zero factor makes it NaN).
+fn root_magnitudes(
+    module: &Module,
+    inputs: &[Literal],
+    expected: &Literal,
+    reference: &EvalFn<'_>,
+) -> Option<MagnitudeSums> {
+    let (combine, terms) = root_reduction(module)?;
+    let dtype = module.result_shape().as_array()?.dtype;
+    let fmt = dtype.float_format()?;
+    let finite_abs = |v: f64| if v.is_finite() { v.abs() } else { 0.0 };
+    let magnitude = reference(module, &mapped(inputs, f64::abs))?.pop()?;
+    let (sum_abs, unbounded) = match combine {
+        Combine::Sum => {
+            let finite = reference(module, &mapped(inputs, finite_abs))?.pop()?;
+            let n = magnitude.element_count();
+            // a product of two terms (dot, convolution) that lands in the
+            // subnormal range is rounded absolutely, by up to half the
+            // smallest subnormal: `n * min_subnormal` on top of the bound
+            let floor = fmt.min_subnormal() / fmt.epsilon();
+            // types narrower than f32 accumulate in f32 at least (XLA promotes
+            // f16/bf16 reductions and dots to f32; so does the interpreter):
+            // n * eps(f32) * sum|x|, then one rounding of the result, at most
+            // eps(type) * |result| (loosened here to n times that)
+            let (scale, last) = if fmt.epsilon() > f64::from(f32::EPSILON) {
+                (f64::from(f32::EPSILON) / fmt.epsilon(), 1.0)
+            } else {
+                (1.0, 0.0)
+            };
+            let sum_abs: Vec<f64> = (0..n)
+                .map(|i| {
+                    let e = expected.get_f64(i).abs();
+                    let last = if e.is_finite() { last * e } else { 0.0 };
+                    magnitude.get_f64(i) * scale + last + floor
+                })
+                .collect();
+            let unbounded = (0..n)
+                .map(|i| !finite.get_f64(i).is_finite() || finite.get_f64(i) >= fmt.max)
+                .collect();
+            (sum_abs, unbounded)
+        }
+        Combine::Product => {
+            let large = |v: f64| {
+                if v.is_finite() && v != 0.0 {
+                    v.abs().max(1.0)
+                } else {
+                    1.0
+                }
+            };
+            let high = reference(module, &mapped(inputs, large))?.pop()?;
+            let n = magnitude.element_count();
+            let scale = fmt.min_normal() / fmt.epsilon();
+            let sum_abs = (0..n)
+                .map(|i| magnitude.get_f64(i) + high.get_f64(i) * scale)
+                .collect();
+            let unbounded = (0..n)
+                .map(|i| !high.get_f64(i).is_finite() || high.get_f64(i) >= fmt.max)
+                .collect();
+            (sum_abs, unbounded)
+        }
+    };
+    Some(MagnitudeSums {
+        terms,
+        sum_abs,
+        unbounded,
+        product: combine == Combine::Product,
+    })
+}
+
+/// Formats element `i` of a literal exactly enough to reproduce it.
+pub fn element_text(l: &Literal, i: usize) -> String {
+    let t = l.dtype();
+    if t.is_float() {
+        let v = l.get_f64(i);
+        format!(
+            "{v:?} (0x{:0w$x})",
+            l.get_bits(i),
+            w = (t.bit_width() as usize).div_ceil(4)
+        )
+    } else if t.is_pred() {
+        (l.get_i128(i) != 0).to_string()
+    } else {
+        l.get_i128(i).to_string()
+    }
+}
