@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+use super::args::{ArgError, Shard};
 use crate::backend::BatchRequest;
 use crate::hlo::Module;
 use crate::literal::Literal;
@@ -256,6 +257,33 @@ impl Prepared {
 /// True unless `XLA_PROPS_BATCH` is `0` (its value is given).
 pub(super) fn enabled(setting: Option<String>) -> bool {
     setting.is_none_or(|v| v.trim() != "0")
+}
+
+/// `XLA_PROPS_XLA_SHARD=K/N`: only a shard of the cases of XLA backends
+/// (`xla-*`) runs, the other backends run everything. Cases are sharded by
+/// `property::op::dtype::shape`, so the cases that share a module (they
+/// differ in their inputs) stay together and a shard costs about 1/N of the
+/// compiles. CI uses it to keep XLA inside its time.
+pub(super) fn xla_shard(setting: Option<String>) -> Result<Option<Shard>, ArgError> {
+    match setting.filter(|s| !s.trim().is_empty()) {
+        None => Ok(None),
+        Some(s) => Shard::parse(&s)
+            .map(Some)
+            .map_err(|e| ArgError(format!("XLA_PROPS_XLA_SHARD: {}", e.0))),
+    }
+}
+
+/// True when the case belongs to the XLA shard (always, for other backends).
+pub(super) fn in_xla_shard(shard: Option<Shard>, id: &CaseId, name: &str) -> bool {
+    let Some(shard) = shard else {
+        return true;
+    };
+    if !id.backend.name().starts_with("xla-") {
+        return true;
+    }
+    // the name without its variant and backend
+    let module_part = name.rsplitn(3, "::").last().unwrap_or(name);
+    shard.contains(module_part)
 }
 
 /// What the pre-pass needs of the run.
@@ -566,6 +594,35 @@ mod tests {
         let (report, _) = run(off.clone(), &[("XLA_PROPS_BATCH", "0")]);
         assert_eq!(report.totals.failed, 0);
         assert_eq!(off.many_calls.load(Ordering::Relaxed), 0, "no pre-pass");
+    }
+
+    #[test]
+    fn the_xla_shard_keeps_a_modules_cases_together_and_leaves_other_backends_alone() {
+        assert_eq!(xla_shard(None).unwrap(), None);
+        assert!(xla_shard(Some("0/3".into())).is_err());
+        let shard = xla_shard(Some("2/7".into())).unwrap();
+        let name =
+            |dist: &str, b: &str| format!("vs_reference::add::f32::f32[7]{{0}}::{dist}::{b}");
+        let id = |dist: &str, b: &str| -> CaseId { name(dist, b).parse().unwrap() };
+        let kept: Vec<bool> = ["uniform", "special", "mixed"]
+            .iter()
+            .map(|d| in_xla_shard(shard, &id(d, "xla-cpu"), &name(d, "xla-cpu")))
+            .collect();
+        assert!(kept.iter().all(|&k| k == kept[0]), "{kept:?}");
+        assert!(in_xla_shard(
+            shard,
+            &id("uniform", "interpreter"),
+            &name("uniform", "interpreter")
+        ));
+        // over many shapes, about 1/7 of the xla cases are kept
+        let xla = id("uniform", "xla-cpu");
+        let kept = (1..=700)
+            .filter(|n| {
+                let nm = format!("vs_reference::add::f32::f32[{n}]{{0}}::uniform::xla-cpu");
+                in_xla_shard(shard, &xla, &nm)
+            })
+            .count();
+        assert!((50..150).contains(&kept), "{kept}");
     }
 
     #[test]

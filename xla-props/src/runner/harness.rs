@@ -285,10 +285,13 @@ impl Harness {
         } else {
             persist::load_failed(&failures_dir)
         };
+        let xla_shard =
+            batch::xla_shard((self.env)("XLA_PROPS_XLA_SHARD")).map_err(|e| HarnessError(e.0))?;
         let keep = |id: &CaseId, name: &str| {
             (filter.ops.is_empty() || filter.ops.contains(&id.key.op))
                 && (filter.dtypes.is_empty() || filter.dtypes.contains(&id.key.dtype))
                 && ours.shard.is_none_or(|s| s.contains(name))
+                && batch::in_xla_shard(xla_shard, id, name)
         };
         if libtest.list && libtest.logfile.is_none() {
             // listing 460k names through a line-buffered stdout costs a syscall a line;
@@ -331,7 +334,9 @@ impl Harness {
                     for &(b, _) in &backends {
                         let id = key.on(b);
                         let name = id.to_string();
-                        if ours.shard.is_none_or(|s| s.contains(&name)) {
+                        if ours.shard.is_none_or(|s| s.contains(&name))
+                            && batch::in_xla_shard(xla_shard, &id, &name)
+                        {
                             group.push((id, name));
                         }
                     }

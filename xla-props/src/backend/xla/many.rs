@@ -99,10 +99,10 @@ pub(super) fn execute_many(
         }
     }
     drop(by_text);
-    if std::env::var_os("XLA_PROPS_DEBUG_BATCH").is_some() {
-        let rows: usize = groups.iter().map(|g| g.rows.len()).sum();
-        eprintln!("execute_many: {} groups, {} rows", groups.len(), rows);
-    }
+    let (group_count, row_count) = (
+        groups.len(),
+        groups.iter().map(|g| g.rows.len()).sum::<usize>(),
+    );
     groups.sort_by_key(|g| Reverse(g.rows.len()));
     let size = batch_size();
     let batches: Vec<Vec<&Group<'_>>> = groups.chunks(size).map(|c| c.iter().collect()).collect();
@@ -124,7 +124,20 @@ pub(super) fn execute_many(
             });
         }
     });
-    for ((ri, ai), out) in answers.into_inner().unwrap_or_else(|p| p.into_inner()) {
+    let answers = answers.into_inner().unwrap_or_else(|p| p.into_inner());
+    let stats = backend.cache_stats();
+    eprintln!(
+        "{}: {group_count} distinct stablehlo modules, {row_count} executions, {} batches of up to {size}, \
+         {} answered; compiles so far: {} misses, {} hits (hit rate {:.3}), {} worker restarts",
+        crate::backend::Backend::name(backend),
+        batches.len(),
+        answers.len(),
+        stats.misses,
+        stats.hits,
+        stats.hit_rate(),
+        stats.restarts
+    );
+    for ((ri, ai), out) in answers {
         results[ri][ai] = Some(out);
     }
     results
