@@ -99,3 +99,85 @@ fn f32_cbrt_of_a_subnormal_is_negative_on_xla_cpu_0_115() {
         "cbrt(positive subnormal) = -5.6e-16; update docs/findings.md if this changed"
     );
 }
+
+#[test]
+fn f32_log_of_the_smallest_subnormal_in_f32_7_on_xla_cpu_0_115() {
+    let Some(b) = backend(XlaPlugin::Cpu) else {
+        return;
+    };
+    let m = parse_module(
+        "HloModule m\n\nENTRY main {\n  x = f32[7] parameter(0)\n  ROOT y = f32[7] log(x)\n}\n",
+    )
+    .unwrap();
+    let exe = b.compile_module(&m).unwrap();
+    let run = |bits: &[u64]| {
+        let x = Literal::from_bits(&ArrayShape::new(ElementType::F32, vec![7]), bits).unwrap();
+        exe.run(&[x]).unwrap()[0].to_bits_vec()
+    };
+    // in f32[7], 2^-149 gives ln(2^-150) = -103.97208 (0xc2cff1b4): neither
+    // ln(2^-149) = -103.27893 (0xc2ce8ed0) nor the flushed -inf (what f32[2]
+    // and f32[16] give, legal under DAZ)
+    let out = run(&[1; 7]);
+    assert_eq!(
+        out,
+        vec![0xc2cf_f1b4; 7],
+        "log(0x00000001) changed: {out:x?}; update docs/findings.md"
+    );
+}
+
+#[test]
+fn wrapping_integer_power_uses_the_low_6_bits_of_the_exponent_on_xla_cpu_0_115() {
+    let Some(b) = backend(XlaPlugin::Cpu) else {
+        return;
+    };
+    let m = parse_module(
+        "HloModule m\n\nENTRY main {\n  x = u16[3] parameter(0)\n  y = u16[3] parameter(1)\n  ROOT p = u16[3] power(x, y)\n}\n",
+    )
+    .unwrap();
+    let x = lit(ElementType::U16, &[3], &[5669.0, 48305.0, 3.0]);
+    let y = lit(ElementType::U16, &[3], &[5266.0, 46723.0, 10.0]);
+    let p = b.compile_module(&m).unwrap().run(&[x, y]).unwrap();
+    let wrap = |base: u64, e: u64| (0..e).fold(1u64, |acc, _| acc * base % 65536);
+    // small exponents are right
+    assert_eq!(p[0].to_bits_vec()[2], wrap(3, 10));
+    // 5669^5266 mod 2^16 = 54041, but xla gives 5669^(5266 mod 64)
+    assert_eq!(wrap(5669, 5266), 54041);
+    assert_eq!(
+        p[0].to_bits_vec()[0],
+        wrap(5669, 5266 % 64),
+        "power(5669, 5266) changed; update docs/findings.md"
+    );
+    // an exponent with the top bit set counts as negative: 0 (48305 is odd)
+    assert_ne!(wrap(48305, 46723), 0);
+    assert_eq!(p[0].to_bits_vec()[1], 0);
+}
+
+#[test]
+fn minimum_and_maximum_drop_a_nan_second_operand_on_xla_cpu_0_115() {
+    let Some(b) = backend(XlaPlugin::Cpu) else {
+        return;
+    };
+    for op in ["minimum", "maximum"] {
+        let m = parse_module(&format!(
+            "HloModule m\n\nENTRY main {{\n  x = f32[7] parameter(0)\n  y = f32[7] parameter(1)\n  ROOT r = f32[7] {op}(x, y)\n}}\n"
+        ))
+        .unwrap();
+        let x = lit(
+            ElementType::F32,
+            &[7],
+            &[1.5, f64::NAN, 0.0, 1.5, 1.5, 1.5, 1.5],
+        );
+        let y = lit(
+            ElementType::F32,
+            &[7],
+            &[f64::NAN, 1.5, f64::NAN, 1.5, 1.5, 1.5, 1.5],
+        );
+        let r = b.compile_module(&m).unwrap().run(&[x, y]).unwrap()[0].to_f64_vec();
+        eprintln!("{op}: {r:?}");
+        // StableHLO's minimum/maximum propagate NaN; xla-cpu returns x when y is NaN
+        assert_eq!(
+            r[0], 1.5,
+            "{op}(1.5, NaN) changed: {r:?}; update docs/findings.md"
+        );
+    }
+}

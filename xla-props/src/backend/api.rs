@@ -43,6 +43,71 @@ pub trait Backend: Send + Sync {
     fn version(&self) -> Option<String> {
         None
     }
+    /// True when many small independent modules run much faster handed over
+    /// together (one compile for many, as XLA), so that the runner collects
+    /// a run's requests first and gives them to [`Backend::execute_many`]
+    /// (default: false; the runner then calls `compile`/`execute` per case).
+    fn prefers_batching(&self) -> bool {
+        false
+    }
+    /// Runs every request's module on each of its argument lists and returns
+    /// one entry per argument list: the outputs, or `None` where they could
+    /// not be computed in bulk (the runner then runs that case directly, which
+    /// reports the error). `progress` is called with a number of argument
+    /// lists done. The default compiles and executes each request on its own.
+    ///
+    /// Results computed in bulk are a fast path, not the verdict: a case that
+    /// fails on them is run again directly before it is reported.
+    ///
+    /// ```
+    /// use xla_props::backend::{Backend, BatchRequest, Interpreter};
+    /// use xla_props::hlo::{ElementType, Instruction, Module, Computation, InstrId, CompId, Opcode, Shape};
+    /// use xla_props::literal::Literal;
+    /// let s = Shape::array(ElementType::F32, vec![2]);
+    /// let mut p = Instruction::new("p0", Opcode::Parameter, s.clone(), vec![]);
+    /// p.attrs.parameter_number = Some(0);
+    /// let neg = Instruction::new("y", Opcode::Negate, s.clone(), vec![InstrId(0)]);
+    /// let module = Module {
+    ///     name: "m".into(),
+    ///     attrs: vec![],
+    ///     computations: vec![Computation { name: "main".into(), instructions: vec![p, neg], root: InstrId(1), other: vec![] }],
+    ///     entry: CompId(0),
+    /// };
+    /// let a = [Literal::from_f64s(s.as_array().unwrap(), &[1.0, 2.0]).unwrap()];
+    /// let b = [Literal::from_f64s(s.as_array().unwrap(), &[3.0, 4.0]).unwrap()];
+    /// let interp = Interpreter::default();
+    /// assert!(!interp.prefers_batching());
+    /// let out = interp.execute_many(&[BatchRequest { module: &module, args: vec![&a, &b] }], &|_| {});
+    /// assert_eq!(out[0][1].as_ref().unwrap()[0].to_f64_vec(), vec![-3.0, -4.0]);
+    /// ```
+    fn execute_many(
+        &self,
+        requests: &[BatchRequest<'_>],
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Vec<Vec<Option<Vec<Literal>>>> {
+        requests
+            .iter()
+            .map(|r| {
+                let exe = self.compile(r.module).ok();
+                let out = r
+                    .args
+                    .iter()
+                    .map(|a| exe.as_ref().and_then(|e| e.execute(a).ok()))
+                    .collect();
+                progress(r.args.len());
+                out
+            })
+            .collect()
+    }
+}
+
+/// One module and the argument lists to run it on, for [`Backend::execute_many`].
+#[derive(Clone, Debug)]
+pub struct BatchRequest<'a> {
+    /// The module.
+    pub module: &'a Module,
+    /// Each argument list (the entry's parameter leaves in order).
+    pub args: Vec<&'a [Literal]>,
 }
 
 /// The version of the backends built into xla-props (`Backend::version`).

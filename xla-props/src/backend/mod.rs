@@ -10,7 +10,7 @@ mod reference_backend;
 mod registry;
 pub mod xla;
 
-pub use api::{builtin_version, Backend, Executable, FusionProbe, ProbedValue};
+pub use api::{builtin_version, Backend, BatchRequest, Executable, FusionProbe, ProbedValue};
 pub use error::BackendError;
 pub use interpreter::Interpreter;
 pub(crate) use reference_backend::to_backend_error as reference_error;

@@ -11,6 +11,7 @@ use std::time::Instant;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 use super::args::RunnerArgs;
+use super::batch;
 use super::metadata::{BackendVersion, RunStart};
 use super::persist;
 use super::report::{self, CaseKind, CaseRecord, CaseStatus, Totals};
@@ -72,6 +73,8 @@ struct RunState {
     rerun_prefix: String,
     /// When and how the run started (for the `--json` metadata).
     start: Option<RunStart>,
+    /// Results computed in bulk for backends that prefer batching (`batch`).
+    batched: std::sync::OnceLock<batch::Prepared>,
 }
 
 impl Harness {
@@ -122,7 +125,20 @@ impl Harness {
     /// XLA backends (`xla-*`) compile every case (about 0.1 s each), so the
     /// whole default suite on them takes hours: they are added only when
     /// `--backend` or `XLA_PROPS_BACKENDS` names them.
+    /// A backend that is named but unavailable here (no plugin) joins as
+    /// [`crate::property::Unavailable`]: its cases are skipped with the reason.
     pub fn available_backends(mut self) -> Harness {
+        for info in crate::backend::known_backends() {
+            if let crate::backend::Availability::Unavailable(why) = info.availability {
+                if self.names_backend(info.name)
+                    && !self.backends.iter().any(|x| x.name() == info.name)
+                {
+                    eprintln!("note: backend {} is unavailable: {why}", info.name);
+                    let b = crate::property::Unavailable::new(info.name, why);
+                    self.backends.push(Arc::new(b));
+                }
+            }
+        }
         for b in registry_backends() {
             if b.name().starts_with("xla-") && !self.names_backend(b.name()) {
                 continue;
@@ -271,23 +287,35 @@ impl Harness {
             failures_dir: failures_dir.clone(),
             rerun_prefix: rerun_prefix(),
             start,
+            batched: std::sync::OnceLock::new(),
         });
         let previous = if libtest.list {
             BTreeSet::new()
         } else {
             persist::load_failed(&failures_dir)
         };
+        let xla_shard =
+            batch::xla_shard((self.env)("XLA_PROPS_XLA_SHARD")).map_err(|e| HarnessError(e.0))?;
         let keep = |id: &CaseId, name: &str| {
             (filter.ops.is_empty() || filter.ops.contains(&id.key.op))
                 && (filter.dtypes.is_empty() || filter.dtypes.contains(&id.key.dtype))
                 && ours.shard.is_none_or(|s| s.contains(name))
+                && batch::in_xla_shard(xla_shard, id, name)
         };
         if libtest.list && libtest.logfile.is_none() {
             // listing 460k names through a line-buffered stdout costs a syscall a line;
             // print the same `NAME: test` lines libtest does, buffered, building no trial
             return list_cases(&spaces, &backends, &libtest, ours.shard);
         }
+        let batch_on = batch::enabled((self.env)("XLA_PROPS_BATCH"));
         let mut trials = Vec::new();
+        // the selected cases of backends that prefer batching, for `batch::prepass`
+        let batching: Vec<BackendId> = backends
+            .iter()
+            .filter(|b| batch_on && b.1.prefers_batching() && !libtest.ignored)
+            .map(|b| b.0)
+            .collect();
+        let mut to_batch = Vec::new();
         // `--exact NAME` (what nextest runs): build only that case.
         let exact = libtest
             .filter
@@ -299,6 +327,9 @@ impl Harness {
                 && spaces.iter().any(|s| s.property_index() == id.key.property);
             let name = id.to_string();
             if known && keep(&id, &name) {
+                if batching.contains(&id.backend) {
+                    to_batch.push(id);
+                }
                 trials.push(trial(&state, id, name, 1));
             }
         } else {
@@ -312,12 +343,17 @@ impl Harness {
                     for &(b, _) in &backends {
                         let id = key.on(b);
                         let name = id.to_string();
-                        if ours.shard.is_none_or(|s| s.contains(&name)) {
+                        if ours.shard.is_none_or(|s| s.contains(&name))
+                            && batch::in_xla_shard(xla_shard, &id, &name)
+                        {
                             group.push((id, name));
                         }
                     }
                     let users = group.len();
                     for (id, name) in group.drain(..) {
+                        if batching.contains(&id.backend) && selected_by_libtest(&libtest, &name) {
+                            to_batch.push(id);
+                        }
                         let failed_before = !previous.is_empty() && previous.contains(&name);
                         let t = trial(&state, id, name, users);
                         if failed_before {
@@ -330,6 +366,16 @@ impl Harness {
             }
             first.append(&mut trials);
             trials = first;
+        }
+        if !to_batch.is_empty() {
+            let input = batch::PrepassInput {
+                backends: &state.backends,
+                numerics: &state.numerics,
+                reference: &state.reference,
+                direct_reference: state.direct_reference,
+                seed: state.seed,
+            };
+            let _ = state.batched.set(batch::prepass(&input, &to_batch));
         }
         finish(trials, &libtest, &state, previous, &ours)
     }
@@ -505,24 +551,30 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
         return Ok(Completion::ignored_with("backend not registered"));
     };
     let backend = state.backends[slot].1.clone();
-    let mut ctx = CaseContext::new(
-        id,
-        backend.as_ref(),
-        state.reference.as_ref(),
-        &state.cache,
-        users,
-        state.seed,
-    )
-    .with_numerics(state.numerics[slot].clone())
-    .with_direct_reference(state.direct_reference);
-    let outcome = catch_unwind(AssertUnwindSafe(|| (spec.body)(&mut ctx))).unwrap_or_else(|p| {
-        let msg = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic".to_string());
-        Outcome::fail(format!("panicked: {msg}"))
-    });
+    // answered from results computed in bulk, when the pre-pass made them
+    let stored = state.batched.get().and_then(|p| p.backend(slot, &backend));
+    let on: &dyn Backend = stored
+        .as_ref()
+        .map_or(backend.as_ref(), |s| s as &dyn Backend);
+    let mut ctx = context(state, id, slot, on, users);
+    let mut outcome = run_body(&mut ctx);
+    // a failure on batched results is confirmed unbatched before it is reported
+    let mut batch_note = None;
+    if let (Outcome::Fail(f), Some(s)) = (&outcome, &stored) {
+        if s.hits() > 0 {
+            let mut direct = context(state, id, slot, backend.as_ref(), 1);
+            let again = run_body(&mut direct);
+            batch_note = match &again {
+                Outcome::Fail(g) if g.summary == f.summary => None,
+                Outcome::Fail(_) => Some(format!("batched run: {}", f.summary)),
+                _ => Some(batch::confirm_note(&f.summary)),
+            };
+            if let Some(n) = &batch_note {
+                eprintln!("note: {id}: {n}");
+            }
+            (ctx, outcome) = (direct, again);
+        }
+    }
     let worst = ctx.worst_mismatch();
     let xfail = limitation.filter(|l| l.kind == LimitationKind::XFail);
     // what every outcome records: the checker's worst ULP, mismatch and
@@ -536,7 +588,7 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
     };
     match (outcome, xfail) {
         (Outcome::Pass, None) => {
-            record(checked(CaseKind::Pass, None));
+            record(checked(CaseKind::Pass, batch_note));
             Ok(Completion::Completed)
         }
         (Outcome::Pass, Some(l)) => {
@@ -563,6 +615,9 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
             if let Some(v) = &f.verdict {
                 msg = format!("backend: {backend_name}\nverdict: {v}");
             }
+            if let Some(n) = &batch_note {
+                msg.push_str(&format!("\n{n}"));
+            }
             let rerun = format!("{} --exact '{name}'", state.rerun_prefix);
             msg.push_str(&format!("\nrerun: {rerun}"));
             let mut reproducer = None;
@@ -585,6 +640,39 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
             Err(msg.into())
         }
     }
+}
+
+/// A case's context on `backend` (the slot's backend, or its batched stand-in).
+fn context<'a>(
+    state: &'a RunState,
+    id: CaseId,
+    slot: usize,
+    backend: &'a dyn Backend,
+    users: usize,
+) -> CaseContext<'a> {
+    CaseContext::new(
+        id,
+        backend,
+        state.reference.as_ref(),
+        &state.cache,
+        users,
+        state.seed,
+    )
+    .with_numerics(state.numerics[slot].clone())
+    .with_direct_reference(state.direct_reference)
+}
+
+/// Runs the property body; a panic is a failure.
+fn run_body(ctx: &mut CaseContext<'_>) -> Outcome {
+    let body = ctx.spec.body;
+    catch_unwind(AssertUnwindSafe(|| body(ctx))).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_string());
+        Outcome::fail(format!("panicked: {msg}"))
+    })
 }
 
 /// Declares `main` running the harness over the given backends.

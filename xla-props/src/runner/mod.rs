@@ -2,6 +2,7 @@
 //! time), filters, shards, reports (terminal, JUnit, JSON) and failure persistence.
 
 mod args;
+mod batch;
 mod harness;
 mod metadata;
 mod persist;

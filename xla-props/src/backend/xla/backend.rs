@@ -12,7 +12,7 @@ use super::numerics::{MeasuredBudget, XLA_CPU_0_81_BUDGETS, XLA_CPU_BUDGETS, XLA
 use super::pjrt::HostArray;
 use super::process::{find_worker_program, Worker};
 use super::protocol::{Request, Response};
-use crate::backend::{Backend, BackendError, Executable};
+use crate::backend::{Backend, BackendError, BatchRequest, Executable};
 use crate::check::{ErrorBudget, Numerics};
 use crate::hlo::{ArrayShape, Module};
 use crate::literal::Literal;
@@ -161,6 +161,10 @@ pub struct CacheStats {
     pub misses: u64,
     /// Worker restarts after a crash or timeout.
     pub restarts: u64,
+    /// Batched modules compiled by `execute_many` (each counted in `misses` too).
+    pub batches: u64,
+    /// Distinct modules those batches held.
+    pub batched_modules: u64,
 }
 
 impl CacheStats {
@@ -195,6 +199,8 @@ struct Shared {
     hits: AtomicU64,
     misses: AtomicU64,
     restarts: AtomicU64,
+    batches: AtomicU64,
+    batched_modules: AtomicU64,
 }
 
 /// XLA through a PJRT C API plugin, crash-isolated in a worker process.
@@ -294,6 +300,8 @@ impl XlaBackend {
                 hits: AtomicU64::new(0),
                 misses: AtomicU64::new(0),
                 restarts: AtomicU64::new(0),
+                batches: AtomicU64::new(0),
+                batched_modules: AtomicU64::new(0),
             }),
         }
     }
@@ -333,6 +341,8 @@ impl XlaBackend {
             hits: self.shared.hits.load(Ordering::Relaxed),
             misses: self.shared.misses.load(Ordering::Relaxed),
             restarts: self.shared.restarts.load(Ordering::Relaxed),
+            batches: self.shared.batches.load(Ordering::Relaxed),
+            batched_modules: self.shared.batched_modules.load(Ordering::Relaxed),
         }
     }
 
@@ -385,6 +395,44 @@ impl XlaBackend {
         batch
             .split(&outputs)
             .ok_or_else(|| XlaError::Output("batched outputs do not split back into cases".into()))
+    }
+
+    /// How many worker processes this backend runs calls on at once.
+    pub fn workers(&self) -> usize {
+        self.shared.slots.len()
+    }
+
+    /// Compiles `lowered` (a batch of `modules` modules) once in ONE worker,
+    /// runs it on every argument list there, and frees it: a batch is used
+    /// once, so it does not stay in the worker's memory.
+    pub(super) fn run_rows(
+        &self,
+        lowered: &Lowered,
+        modules: usize,
+        rows: &[Vec<&Literal>],
+    ) -> Result<Vec<Vec<Literal>>, XlaError> {
+        let host: Vec<Vec<HostArray>> = rows
+            .iter()
+            .map(|r| host_args(lowered, r))
+            .collect::<Result<_, _>>()?;
+        self.shared.misses.fetch_add(1, Ordering::Relaxed);
+        self.shared.batches.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .batched_modules
+            .fetch_add(modules as u64, Ordering::Relaxed);
+        let mut state = self.shared.lock();
+        let exe_id = self
+            .shared
+            .compiled(&mut state, &lowered.mlir, self.timeout)?;
+        let mut out = Vec::with_capacity(host.len());
+        for args in host {
+            let outputs = self
+                .shared
+                .execute(&mut state, exe_id, args, self.timeout)?;
+            out.push(outputs_of(lowered, outputs)?);
+        }
+        self.shared.release(&mut state, &lowered.mlir, self.timeout);
+        Ok(out)
     }
 
     /// Debug hook: asks the worker to compile with EMPTY compile options, which
@@ -471,6 +519,36 @@ impl Shared {
         result
     }
 
+    /// Executes a compiled program in this slot's worker.
+    fn execute(
+        &self,
+        state: &mut State,
+        exe_id: u64,
+        args: Vec<HostArray>,
+        timeout: Duration,
+    ) -> Result<Vec<HostArray>, XlaError> {
+        let request = Request::Execute { exe_id, args };
+        match self.call(state, &request, "executing", timeout)? {
+            Response::Outputs(o) => Ok(o),
+            Response::Error(e) => Err(XlaError::Execute(e)),
+            other => Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
+        }
+    }
+
+    /// Frees a compiled program in this slot's worker (a batch used once).
+    fn release(&self, state: &mut State, mlir: &str, timeout: Duration) {
+        if let Some((id, generation)) = state.cache.remove(mlir) {
+            if generation == state.generation && state.worker.is_some() {
+                let _ = self.call(
+                    state,
+                    &Request::Release { exe_id: id },
+                    "releasing",
+                    timeout,
+                );
+            }
+        }
+    }
+
     /// The executable id for `mlir` in this slot's live worker, compiling it
     /// there on a miss (after a restart, or in a worker that has not seen it).
     fn compiled(&self, state: &mut State, mlir: &str, timeout: Duration) -> Result<u64, XlaError> {
@@ -531,6 +609,22 @@ impl Backend for XlaBackend {
             Err(e) => Err(to_backend_error(&self.shared.name, e)),
         }
     }
+
+    /// Every distinct module is an XLA compile (about 0.1 s); hundreds of
+    /// them compile in one module at a few ms each (docs/perf.md).
+    fn prefers_batching(&self) -> bool {
+        true
+    }
+
+    /// Groups the requests by their StableHLO text and runs them as merged
+    /// modules (`super::many`), one compile per batch, on every worker.
+    fn execute_many(
+        &self,
+        requests: &[BatchRequest<'_>],
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Vec<Vec<Option<Vec<Literal>>>> {
+        super::many::execute_many(self, requests, progress)
+    }
 }
 
 /// Maps the typed XLA error onto the backend contract's error: an
@@ -566,53 +660,59 @@ impl XlaExecutable {
     /// Runs with arguments given as the entry's parameter leaves, returning
     /// the root's leaves; dtypes and shapes are checked both ways.
     pub fn run(&self, args: &[Literal]) -> Result<Vec<Literal>, XlaError> {
-        let params = &self.lowered.params;
-        if args.len() != params.len() {
-            return Err(XlaError::Signature(format!(
-                "{} arguments given, the entry takes {}",
-                args.len(),
-                params.len()
-            )));
-        }
-        let mut host = Vec::with_capacity(args.len());
-        for (k, (arg, p)) in args.iter().zip(params).enumerate() {
-            let shape = arg.shape();
-            if !shape.compatible(p) {
-                return Err(XlaError::Signature(format!(
-                    "argument {k} is {shape}, the entry expects {p}"
-                )));
-            }
-            host.push(to_host(arg));
-        }
+        let args: Vec<&Literal> = args.iter().collect();
+        let host = host_args(&self.lowered, &args)?;
         let mut state = self.shared.lock();
         let exe_id = self
             .shared
             .compiled(&mut state, &self.lowered.mlir, self.timeout)?;
-        let request = Request::Execute { exe_id, args: host };
-        let outputs = match self
+        let outputs = self
             .shared
-            .call(&mut state, &request, "executing", self.timeout)?
-        {
-            Response::Outputs(o) => o,
-            Response::Error(e) => return Err(XlaError::Execute(e)),
-            other => return Err(XlaError::Protocol(format!("unexpected reply {other:?}"))),
-        };
+            .execute(&mut state, exe_id, host, self.timeout)?;
         drop(state);
-        let results = &self.lowered.results;
-        if outputs.len() != results.len() {
-            return Err(XlaError::Output(format!(
-                "xla returned {} outputs, the entry has {}",
-                outputs.len(),
-                results.len()
+        outputs_of(&self.lowered, outputs)
+    }
+}
+
+/// Checks arguments against the entry's parameters and converts them for the worker.
+fn host_args(lowered: &Lowered, args: &[&Literal]) -> Result<Vec<HostArray>, XlaError> {
+    let params = &lowered.params;
+    if args.len() != params.len() {
+        return Err(XlaError::Signature(format!(
+            "{} arguments given, the entry takes {}",
+            args.len(),
+            params.len()
+        )));
+    }
+    let mut host = Vec::with_capacity(args.len());
+    for (k, (arg, p)) in args.iter().zip(params).enumerate() {
+        let shape = arg.shape();
+        if !shape.compatible(p) {
+            return Err(XlaError::Signature(format!(
+                "argument {k} is {shape}, the entry expects {p}"
             )));
         }
-        outputs
-            .into_iter()
-            .zip(results)
-            .enumerate()
-            .map(|(k, (o, r))| from_host(o, r, k))
-            .collect()
+        host.push(to_host(arg));
     }
+    Ok(host)
+}
+
+/// The worker's outputs as literals, checked against the entry's results.
+fn outputs_of(lowered: &Lowered, outputs: Vec<HostArray>) -> Result<Vec<Literal>, XlaError> {
+    let results = &lowered.results;
+    if outputs.len() != results.len() {
+        return Err(XlaError::Output(format!(
+            "xla returned {} outputs, the entry has {}",
+            outputs.len(),
+            results.len()
+        )));
+    }
+    outputs
+        .into_iter()
+        .zip(results)
+        .enumerate()
+        .map(|(k, (o, r))| from_host(o, r, k))
+        .collect()
 }
 
 impl Executable for XlaExecutable {

@@ -9,6 +9,7 @@ mod backend;
 pub mod batch;
 mod error;
 pub mod lower;
+mod many;
 pub mod numerics;
 pub mod pjrt;
 mod process;
