@@ -688,24 +688,6 @@ pub(crate) fn reduce_precision(
             .collect();
         return make(dt, &dims, v);
     }
-    if let Some(fmt) = dt
-        .float_format()
-        .filter(|f| f.has_inf && f.bit_width() <= 16)
-    {
-        // XLA rounds on the operand's own bits: an f16 subnormal keeps f16's
-        // mantissa width (through f32 it would be a normal number with more bits)
-        let (ne, nm) = (fmt.exponent_bits, fmt.mantissa_bits);
-        let exp_mask = ((1u64 << ne) - 1) << nm;
-        let mut out = x.clone();
-        for i in 0..x.element_count() {
-            let b = x.get_bits(i);
-            let nan = b & exp_mask == exp_mask && b & ((1u64 << nm) - 1) != 0;
-            if !nan {
-                out.set_bits(i, reduce_precision_bits(b, ne, nm, eb.min(ne), mb.min(nm)));
-            }
-        }
-        return Ok(out);
-    }
     dispatch_float!(x.data(), a: T => {
         let v: Vec<T> = a.iter().map(|&f: &T| {
             let u: f32 = f.up().to_f64() as f32;

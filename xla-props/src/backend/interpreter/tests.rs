@@ -656,23 +656,35 @@ fn bitcast_convert_and_reduce_precision() {
 }
 
 #[test]
-fn reduce_precision_of_f16_rounds_on_f16_bits() {
-    // -2^-24 is f16's smallest subnormal (bits 0x8001): rounding f16's 10
-    // mantissa bits to 7 drops it to -0, as XLA (and the reference) do; through
-    // f32 it would be a normal number and stay (a false alarm the fuzzer found)
-    let a = Attrs {
-        exponent_bits: Some(8),
-        mantissa_bits: Some(7),
-        ..Attrs::default()
-    };
+fn reduce_precision_of_f16_goes_through_f32() {
+    // XLA's HloEvaluator (hlo_evaluator_typed_visitor.h) reduces a narrow
+    // float through its f32 value, as the reference does: -2^-24, f16's
+    // smallest subnormal, is a normal f32 and survives e8m7, but lies below
+    // e5m10's smallest normal and flushes to -0 there
     let x = lit(
         F16,
         &[3],
         &[-(2f64.powi(-24)), -2.33984375, f64::NEG_INFINITY],
     );
-    let r = run1(Opcode::ReducePrecision, &[x], sh(F16, &[3]), a);
-    assert_eq!(r.get_bits(0), 0x8000);
+    let rp = |e: i64, m: i64| {
+        let a = Attrs {
+            exponent_bits: Some(e),
+            mantissa_bits: Some(m),
+            ..Attrs::default()
+        };
+        run1(
+            Opcode::ReducePrecision,
+            std::slice::from_ref(&x),
+            sh(F16, &[3]),
+            a,
+        )
+    };
+    let r = rp(8, 7);
+    assert_eq!(r.get_bits(0), 0x8001);
     assert_eq!(r.to_f64_vec()[1..], [-2.34375, f64::NEG_INFINITY]);
+    let r = rp(5, 10);
+    assert_eq!(r.get_bits(0), 0x8000);
+    assert_eq!(r.to_f64_vec()[1..], [-2.33984375, f64::NEG_INFINITY]);
 }
 
 #[test]
