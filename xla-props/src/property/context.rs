@@ -137,6 +137,9 @@ pub struct CaseContext<'a> {
     /// ULP histogram over the float outputs of the comparisons judged so far
     /// (bucket counts indexed like `check::HistogramBucket` labels).
     pub(crate) ulp_histogram: Option<[u64; HISTOGRAM_BUCKETS]>,
+    /// Whether judging records the histogram (the runner turns it off when
+    /// no `--json` report will carry it: one pass less over every output).
+    keep_histogram: bool,
     draws: u64,
 }
 
@@ -186,6 +189,7 @@ impl<'a> CaseContext<'a> {
             max_ulp: None,
             last_verdict: None,
             ulp_histogram: None,
+            keep_histogram: true,
             draws: 0,
         }
     }
@@ -193,6 +197,12 @@ impl<'a> CaseContext<'a> {
     /// Uses `numerics` as the backend's promises (the runner computes them once per backend).
     pub fn with_numerics(self, numerics: Arc<Numerics>) -> CaseContext<'a> {
         let _ = self.numerics.set(numerics);
+        self
+    }
+
+    /// Whether judging records the per-case ULP histogram (default: true).
+    pub(crate) fn with_ulp_histogram(mut self, keep: bool) -> CaseContext<'a> {
+        self.keep_histogram = keep;
         self
     }
 
@@ -407,7 +417,9 @@ impl<'a> CaseContext<'a> {
                 &crate::check::CompareContext::new(),
             ),
         };
-        self.record_ulp_histogram(expected, actual);
+        if self.keep_histogram {
+            self.record_ulp_histogram(expected, actual);
+        }
         if let Some(u) = max_ulp_of(&v) {
             self.max_ulp = Some(self.max_ulp.map_or(u, |m| m.max(u)));
         }

@@ -578,12 +578,12 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
     let worst = ctx.worst_mismatch();
     let xfail = limitation.filter(|l| l.kind == LimitationKind::XFail);
     // what every outcome records: the checker's worst ULP, mismatch and
-    // histogram (only `--json` writes the histogram: no allocation without it)
+    // histogram (recorded only when `--json` will write it; see `context`)
     let checked = |kind: CaseKind, message: Option<String>| CaseRecord {
         message,
         max_ulp: ctx.max_ulp,
         worst_mismatch: worst.clone(),
-        ulp_histogram: state.start.as_ref().and_then(|_| ctx.ulp_histogram()),
+        ulp_histogram: ctx.ulp_histogram(),
         ..CaseRecord::new(id, kind)
     };
     match (outcome, xfail) {
@@ -660,6 +660,7 @@ fn context<'a>(
     )
     .with_numerics(state.numerics[slot].clone())
     .with_direct_reference(state.direct_reference)
+    .with_ulp_histogram(state.start.is_some())
 }
 
 /// Runs the property body; a panic is a failure.
