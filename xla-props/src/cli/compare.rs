@@ -178,6 +178,21 @@ fn compare_module(
             .filter(|v| !v.is_finite())
             .count() as u64
     });
+    // both sides ran: the suite's full judgement (the same as `vs_reference`)
+    if let (Side::Ok(e), Side::Ok(a), "reference") = (&expected, &actual, args.reference.as_str()) {
+        let verdict = crate::property::judge_against_reference(
+            module,
+            &inputs.args,
+            e,
+            a,
+            &numerics,
+            args.strict_rounding,
+        );
+        return Ok(CompareReport {
+            verdict,
+            reference_nonfinite_outputs,
+        });
+    }
     // alternatives the backend's numerics make admissible, evaluated by the reference
     let flushed = flush_subnormal_inputs(&inputs.args, &numerics).and_then(|a| {
         run_reference(module, &a)

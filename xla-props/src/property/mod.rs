@@ -12,6 +12,7 @@ mod groups;
 mod id;
 mod inputs;
 mod judge;
+mod judging;
 mod space;
 mod spec;
 
@@ -30,6 +31,7 @@ pub use groups::{
 pub use id::{BackendId, CaseId, CaseKey, Fnv, ParseCaseIdError};
 pub use inputs::{generate, Role, SplitMix};
 pub use judge::element_text;
+pub use judging::judge_against_reference;
 pub use space::{
     case_params, is_exhaustive_shape, layouts, params, shapes, CaseSpace, Form, SpaceError,
     SpaceFilter, SHAPE_SETS,
