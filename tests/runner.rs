@@ -10,53 +10,9 @@ use std::process::{Command, Output};
 use xla_props::hlo::{ElementType, Opcode};
 use xla_props::property::CaseId;
 
-/// The fixture binary: asks cargo (a no-op when built), else looks beside this test binary.
+/// The fixture binary (tests/fixture.rs).
 fn fixture() -> PathBuf {
-    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| {
-        if let Ok(cargo) = std::env::var("CARGO") {
-            let release = std::env::current_exe()
-                .is_ok_and(|e| e.components().any(|c| c.as_os_str() == "release"));
-            let mut args = vec!["build", "--test", "fixture", "--message-format=json", "-q"];
-            if release {
-                args.push("--release");
-            }
-            let out = Command::new(cargo)
-                .args(&args)
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .output()
-                .expect("cargo runs");
-            let text = String::from_utf8_lossy(&out.stdout);
-            for line in text.lines() {
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
-                    if v["target"]["name"] == "fixture" {
-                        if let Some(exe) = v["executable"].as_str() {
-                            return PathBuf::from(exe);
-                        }
-                    }
-                }
-            }
-        }
-        let deps = std::env::current_exe()
-            .unwrap()
-            .parent()
-            .unwrap()
-            .to_path_buf();
-        let mut found: Vec<PathBuf> = std::fs::read_dir(&deps)
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("fixture-")
-                    && p.extension().is_none()
-            })
-            .collect();
-        found.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
-        found.pop().expect("the fixture test binary is built")
-    })
-    .clone()
+    support::test_binary("fixture")
 }
 
 fn run(args: &[&str], env: &[(&str, &str)], dir: &Path) -> Output {

@@ -8,36 +8,11 @@ use std::process::{Command, Output};
 
 use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 
-/// The fixture binary: asks cargo (a no-op when built).
+mod support;
+
+/// The fixture binary (tests/xla_fixture.rs).
 fn fixture() -> PathBuf {
-    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let release = std::env::current_exe()
-            .is_ok_and(|e| e.components().any(|c| c.as_os_str() == "release"));
-        let mut args = vec![
-            "build",
-            "--test",
-            "xla_fixture",
-            "--message-format=json",
-            "-q",
-        ];
-        if release {
-            args.push("--release");
-        }
-        let out = Command::new(cargo)
-            .args(&args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .expect("cargo runs");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|v| v["target"]["name"] == "xla_fixture")
-            .find_map(|v| v["executable"].as_str().map(PathBuf::from))
-            .expect("cargo builds the xla_fixture test binary")
-    })
-    .clone()
+    support::test_binary("xla_fixture")
 }
 
 fn run(args: &[&str], env: &[(&str, &str)], dir: &Path) -> (Output, serde_json::Value) {

@@ -125,3 +125,66 @@ pub fn harness(args: impl IntoIterator<Item = String>) -> xla_props::Harness {
             bugs: Bugs::Some,
         })
 }
+
+/// The executable of the harness-less test target `name` (a fixture harness
+/// driven by another test): asks cargo to build it (a no-op when built) for
+/// the profile of the running test, else takes the newest `name-*` beside it.
+pub fn test_binary(name: &str) -> std::path::PathBuf {
+    use std::collections::HashMap;
+    use std::path::PathBuf;
+    use std::process::Command;
+    use std::sync::{Mutex, OnceLock};
+    static PATHS: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let mut paths = PATHS.get_or_init(Default::default).lock().unwrap();
+    if let Some(p) = paths.get(name) {
+        return p.clone();
+    }
+    let found = || -> PathBuf {
+        if let Ok(cargo) = std::env::var("CARGO") {
+            let release = std::env::current_exe()
+                .is_ok_and(|e| e.components().any(|c| c.as_os_str() == "release"));
+            let mut args = vec!["build", "--test", name, "--message-format=json", "-q"];
+            if release {
+                args.push("--release");
+            }
+            let out = Command::new(cargo)
+                .args(&args)
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .output()
+                .expect("cargo runs");
+            let text = String::from_utf8_lossy(&out.stdout);
+            for line in text.lines() {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
+                    if v["target"]["name"] == name {
+                        if let Some(exe) = v["executable"].as_str() {
+                            return PathBuf::from(exe);
+                        }
+                    }
+                }
+            }
+        }
+        let deps = std::env::current_exe()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        let prefix = format!("{name}-");
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&deps)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&prefix)
+                    && p.extension().is_none()
+            })
+            .collect();
+        found.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+        found
+            .pop()
+            .unwrap_or_else(|| panic!("the {name} test binary is built"))
+    }();
+    paths.insert(name.to_string(), found.clone());
+    found
+}
