@@ -5,6 +5,7 @@
 mod alternatives;
 mod bounds;
 mod compare;
+mod contraction;
 mod error_spec;
 mod numerics;
 mod sweep;
@@ -21,6 +22,7 @@ pub use compare::{
     compare, context_for_module, judge, magnitude_sums_for_dot, magnitude_sums_for_reduce,
     Alternative, AlternativeKind, CompareContext, MagnitudeSums, Outcome,
 };
+pub use contraction::fma_contraction_variant;
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use sweep::{ulp_stats, UlpStats};

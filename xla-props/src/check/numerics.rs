@@ -81,6 +81,11 @@ pub struct Numerics {
     /// any order, or in a wider/narrower accumulation type than exact, so that their
     /// results carry the rounding error of some summation order.
     pub reassociates_reductions: bool,
+    /// Whether `a * b + c` (and `a * b - c`, `c - a * b`) of f32 or narrower
+    /// floats may be computed as one fused multiply-add: the product not
+    /// rounded, the sum rounded once (`check::fma_contraction_variant`).
+    #[serde(default)]
+    pub contracts_multiply_add: bool,
 }
 
 impl Numerics {
@@ -92,6 +97,7 @@ impl Numerics {
             approximations: Vec::new(),
             excess_precision_in_fusions: false,
             reassociates_reductions: false,
+            contracts_multiply_add: false,
         }
     }
 
@@ -149,6 +155,12 @@ impl Numerics {
     /// Allows reassociated reductions.
     pub fn with_reassociation(mut self) -> Numerics {
         self.reassociates_reductions = true;
+        self
+    }
+
+    /// Allows multiply-adds contracted into fused multiply-adds.
+    pub fn with_fma_contraction(mut self) -> Numerics {
+        self.contracts_multiply_add = true;
         self
     }
 

@@ -13,8 +13,8 @@
 use super::spec::Tolerance;
 use crate::check::{
     compare, context_for_module, default_error_spec_for_module, excess_precision_variant,
-    flush_subnormal_inputs, AlternativeKind, CompareContext, ErrorSpec, MagnitudeSums, Numerics,
-    Verdict,
+    flush_subnormal_inputs, fma_contraction_variant, AlternativeKind, CompareContext, ErrorSpec,
+    MagnitudeSums, Numerics, Verdict,
 };
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::Literal;
@@ -99,7 +99,8 @@ impl<'a> Judgement<'a> {
         let n = self.numerics;
         let flushes = !n.flush_inputs.is_empty();
         let excess = n.excess_precision_in_fusions && !self.strict_rounding;
-        if !n.reassociates_reductions && !flushes && !excess {
+        let contracts = n.contracts_multiply_add && !self.strict_rounding;
+        if !n.reassociates_reductions && !flushes && !excess && !contracts {
             return v;
         }
         // the costly evidence
@@ -126,8 +127,16 @@ impl<'a> Judgement<'a> {
         } else {
             None
         };
+        let fused = if contracts && self.against == Against::Reference {
+            fma_contraction_variant(self.module).and_then(|m| reference(&m, self.inputs))
+        } else {
+            None
+        };
         if let Some(f) = &flushed {
             full = full.with_alternative(AlternativeKind::FlushedInputs, f);
+        }
+        if let Some(f) = &fused {
+            full = full.with_alternative(AlternativeKind::Other("fused multiply-add".into()), f);
         }
         if let Some(w) = &widened {
             full = full.with_alternative(AlternativeKind::ExcessPrecision, w);

@@ -595,6 +595,8 @@ impl Backend for XlaBackend {
             flush_outputs: XLA_CPU_FLUSHED.to_vec(),
             excess_precision_in_fusions: true,
             reassociates_reductions: true,
+            // LLVM contracts a * b + c in XLA's fused loops (corpus 138, 149)
+            contracts_multiply_add: true,
             ..Numerics::exact()
         };
         for &(op, dtype, ulp, abs) in budgets {

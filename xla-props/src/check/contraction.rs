@@ -1,0 +1,185 @@
+//! Multiply-add contraction: a backend that compiles `a * b + c` into one
+//! fused multiply-add (LLVM's `contract`, as XLA CPU does inside its fused
+//! elementwise loops) rounds the product not at all and the sum once. The
+//! variant module here computes exactly that, for the reference to evaluate
+//! as an alternative legal result.
+
+use crate::hlo::{ArrayShape, ElementType, InstrId, Instruction, Module, Opcode, Shape};
+
+/// Float types whose multiply-adds the variant contracts: products of two
+/// of their values are exact in f64, so f64 arithmetic rounded once more to
+/// the type models a fused multiply-add (up to a double rounding in the rare
+/// halfway case). f64 itself cannot be modelled this way and is left alone.
+fn contractible(t: ElementType) -> bool {
+    t.is_float() && t.bit_width() <= 32
+}
+
+fn wide(a: &ArrayShape) -> Shape {
+    Shape::Array(ArrayShape {
+        dtype: ElementType::F64,
+        dims: a.dims.clone(),
+        layout: a.layout.clone(),
+    })
+}
+
+/// The module with every `add`/`subtract` of an f32-or-narrower float whose
+/// operand is a `multiply` of the same shape computed as a fused
+/// multiply-add: `a * b ± c` (or `c ± a * b`) evaluated in f64 from the
+/// multiply's operands and rounded once to the declared type. Every
+/// computation is rewritten (fusions, called computations and the entry).
+/// None when the module has no such pair.
+///
+/// ```
+/// use xla_props::check::fma_contraction_variant;
+/// use xla_props::hlo::{parse_module, Opcode};
+/// let m = parse_module("HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  x = f32[2] parameter(1)\n  y = f32[2] parameter(2)\n  p = f32[2] multiply(a, x)\n  ROOT s = f32[2] add(p, y)\n}\n").unwrap();
+/// let v = fma_contraction_variant(&m).unwrap();
+/// let e = v.entry_computation();
+/// assert_eq!(e.instr(e.root).opcode, Opcode::Convert);
+/// let plain = parse_module("HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT s = f32[2] add(a, a)\n}\n").unwrap();
+/// assert!(fma_contraction_variant(&plain).is_none());
+/// ```
+pub fn fma_contraction_variant(module: &Module) -> Option<Module> {
+    let mut m = module.clone();
+    let mut any = false;
+    for comp in &mut m.computations {
+        let n = comp.instructions.len();
+        for k in 0..n {
+            let instr = comp.instructions[k].clone();
+            if !matches!(instr.opcode, Opcode::Add | Opcode::Subtract) || instr.operands.len() != 2
+            {
+                continue;
+            }
+            let Some(shape) = instr.shape.as_array().cloned() else {
+                continue;
+            };
+            if !contractible(shape.dtype) {
+                continue;
+            }
+            let is_product = |id: InstrId| {
+                comp.instructions.get(id.index()).is_some_and(|p| {
+                    p.opcode == Opcode::Multiply
+                        && p.operands.len() == 2
+                        && p.shape.as_array().is_some_and(|a| *a == shape)
+                })
+            };
+            let (lhs, rhs) = (instr.operands[0], instr.operands[1]);
+            let (product, product_first) = if is_product(lhs) {
+                (lhs, true)
+            } else if is_product(rhs) {
+                (rhs, false)
+            } else {
+                continue;
+            };
+            let other = if product_first { rhs } else { lhs };
+            let factors = comp.instructions[product.index()].operands.clone();
+            let push = |comp: &mut crate::hlo::Computation, i: Instruction| {
+                comp.instructions.push(i);
+                InstrId(comp.instructions.len() as u32 - 1)
+            };
+            let w = wide(&shape);
+            let name = &instr.name;
+            let a = push(
+                comp,
+                Instruction::new(
+                    format!("{name}.fma.a"),
+                    Opcode::Convert,
+                    w.clone(),
+                    vec![factors[0]],
+                ),
+            );
+            let b = push(
+                comp,
+                Instruction::new(
+                    format!("{name}.fma.b"),
+                    Opcode::Convert,
+                    w.clone(),
+                    vec![factors[1]],
+                ),
+            );
+            let c = push(
+                comp,
+                Instruction::new(
+                    format!("{name}.fma.c"),
+                    Opcode::Convert,
+                    w.clone(),
+                    vec![other],
+                ),
+            );
+            let p = push(
+                comp,
+                Instruction::new(
+                    format!("{name}.fma.mul"),
+                    Opcode::Multiply,
+                    w.clone(),
+                    vec![a, b],
+                ),
+            );
+            let operands = if product_first {
+                vec![p, c]
+            } else {
+                vec![c, p]
+            };
+            let s = push(
+                comp,
+                Instruction::new(format!("{name}.fma"), instr.opcode, w, operands),
+            );
+            // the original instruction becomes the single rounding
+            let back = &mut comp.instructions[k];
+            back.opcode = Opcode::Convert;
+            back.operands = vec![s];
+            back.attrs = Default::default();
+            any = true;
+        }
+    }
+    any.then_some(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::parse_module;
+    use crate::literal::Literal;
+
+    fn eval(m: &Module, args: &[Literal]) -> Vec<Literal> {
+        crate::reference::evaluate(m, args).unwrap()
+    }
+
+    #[test]
+    fn the_variant_rounds_a_multiply_add_once() {
+        // a*a - p with a = 1 + 2^-12, p = round(a*a): the separately rounded
+        // result is 0, the fused one is the product's rounding error 2^-24
+        let text =
+            "HloModule m\nENTRY e {\n  a = f32[1] parameter(0)\n  p = f32[1] parameter(1)\n  \
+                    m = f32[1] multiply(a, a)\n  ROOT s = f32[1] subtract(m, p)\n}\n";
+        let m = parse_module(text).unwrap();
+        let a = 1.0 + 2f64.powi(-12);
+        let rounded = (a * a) as f32 as f64;
+        let s = ArrayShape::new(ElementType::F32, vec![1]);
+        let args = [
+            Literal::from_f64s(&s, &[a]).unwrap(),
+            Literal::from_f64s(&s, &[rounded]).unwrap(),
+        ];
+        assert_eq!(eval(&m, &args)[0].get_f64(0), 0.0);
+        let v = fma_contraction_variant(&m).unwrap();
+        assert_eq!(eval(&v, &args)[0].get_f64(0), 2f64.powi(-24));
+    }
+
+    #[test]
+    fn the_product_may_be_either_operand_and_f64_is_left_alone() {
+        let text =
+            "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  c = f32[2] parameter(1)\n  \
+                    m = f32[2] multiply(a, a)\n  ROOT s = f32[2] subtract(c, m)\n}\n";
+        let m = parse_module(text).unwrap();
+        let v = fma_contraction_variant(&m).unwrap();
+        let s = ArrayShape::new(ElementType::F32, vec![2]);
+        let args = [
+            Literal::from_f64s(&s, &[3.0, -1.5]).unwrap(),
+            Literal::from_f64s(&s, &[1.0, 2.0]).unwrap(),
+        ];
+        // exact values agree with the plain module
+        assert_eq!(eval(&v, &args)[0].to_f64_vec(), vec![-8.0, -0.25]);
+        let f64_text = text.replace("f32", "f64");
+        assert!(fma_contraction_variant(&parse_module(&f64_text).unwrap()).is_none());
+    }
+}
