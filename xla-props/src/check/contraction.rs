@@ -26,7 +26,9 @@ fn wide(a: &ArrayShape) -> Shape {
 /// operand is a `multiply` of the same shape computed as a fused
 /// multiply-add: `a * b ± c` (or `c ± a * b`) evaluated in f64 from the
 /// multiply's operands and rounded once to the declared type. Every
-/// computation is rewritten (fusions, called computations and the entry).
+/// computation is rewritten (called computations and the entry, with the
+/// entry's fusions inlined first: a compiler fuses a multiply into the
+/// fusion that consumes it).
 /// None when the module has no such pair.
 ///
 /// ```
@@ -40,7 +42,23 @@ fn wide(a: &ArrayShape) -> Shape {
 /// assert!(fma_contraction_variant(&plain).is_none());
 /// ```
 pub fn fma_contraction_variant(module: &Module) -> Option<Module> {
+    // a multiply feeding a fusion is fused into it by the compiler: inline
+    // the entry's fusions first, so the pair is seen across the boundary
     let mut m = module.clone();
+    for _ in 0..module.entry_computation().instructions.len() {
+        let entry = m.entry_computation();
+        let Some(k) = entry
+            .instructions
+            .iter()
+            .position(|i| i.opcode == Opcode::Fusion)
+        else {
+            break;
+        };
+        match crate::isolate::extract::inline_fusion(&m, InstrId(k as u32)) {
+            Some(inlined) => m = inlined,
+            None => break,
+        }
+    }
     let mut any = false;
     for comp in &mut m.computations {
         let n = comp.instructions.len();
@@ -181,5 +199,23 @@ mod tests {
         assert_eq!(eval(&v, &args)[0].to_f64_vec(), vec![-8.0, -0.25]);
         let f64_text = text.replace("f32", "f64");
         assert!(fma_contraction_variant(&parse_module(&f64_text).unwrap()).is_none());
+    }
+
+    #[test]
+    fn a_multiply_feeding_a_fusion_is_contracted_with_its_add() {
+        let text = "HloModule m\nf {\n  p0 = f32[1] parameter(0)\n  p1 = f32[1] parameter(1)\n  \
+                    ROOT s = f32[1] subtract(p0, p1)\n}\nENTRY e {\n  a = f32[1] parameter(0)\n  \
+                    p = f32[1] parameter(1)\n  m = f32[1] multiply(a, a)\n  \
+                    ROOT r = f32[1] fusion(m, p), kind=kLoop, calls=f\n}\n";
+        let m = parse_module(text).unwrap();
+        let a = 1.0 + 2f64.powi(-12);
+        let s = ArrayShape::new(ElementType::F32, vec![1]);
+        let args = [
+            Literal::from_f64s(&s, &[a]).unwrap(),
+            Literal::from_f64s(&s, &[(a * a) as f32 as f64]).unwrap(),
+        ];
+        assert_eq!(eval(&m, &args)[0].get_f64(0), 0.0);
+        let v = fma_contraction_variant(&m).unwrap();
+        assert_eq!(eval(&v, &args)[0].get_f64(0), 2f64.powi(-24));
     }
 }

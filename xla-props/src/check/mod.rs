@@ -7,10 +7,12 @@ mod bounds;
 mod compare;
 mod contraction;
 mod error_spec;
+mod excess;
 mod numerics;
 mod sweep;
 mod tolerances;
 mod ulp;
+mod unstable_sort;
 mod verdict;
 
 #[cfg(test)]
@@ -24,6 +26,7 @@ pub use compare::{
 };
 pub use contraction::fma_contraction_variant;
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
+pub use excess::whole_module_excess_precision_variant;
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use sweep::{ulp_stats, UlpStats};
 pub use tolerances::{
@@ -34,6 +37,7 @@ pub use ulp::{
     classify, float_bits, from_ordinal, int_value, next_down, next_up, ordinal, round_down,
     round_up, ulp_distance, FloatClass,
 };
+pub use unstable_sort::canonical_unstable_sort;
 pub use verdict::{
     histogram_bucket, histogram_label, Agreement, ElementIndex, ElementMismatch, ElementValue,
     HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Side, Verdict,

@@ -86,6 +86,12 @@ pub struct Numerics {
     /// rounded, the sum rounded once (`check::fma_contraction_variant`).
     #[serde(default)]
     pub contracts_multiply_add: bool,
+    /// Whether narrow float values anywhere in the module (not only inside
+    /// fusions) may be kept in f32, rounding only the results
+    /// (`check::whole_module_excess_precision_variant`; XLA's
+    /// `xla_allow_excess_precision`). Never accepted for `strict_rounding`.
+    #[serde(default)]
+    pub excess_precision_anywhere: bool,
 }
 
 impl Numerics {
@@ -98,6 +104,7 @@ impl Numerics {
             excess_precision_in_fusions: false,
             reassociates_reductions: false,
             contracts_multiply_add: false,
+            excess_precision_anywhere: false,
         }
     }
 

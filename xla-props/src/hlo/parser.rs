@@ -139,6 +139,8 @@ pub fn parse_module(text: &str) -> Result<Module, ParseError> {
         pos: 0,
         depth: 0,
         nested: Vec::new(),
+        inline: Vec::new(),
+        inline_total: 0,
         nested_count: 0,
         operand_depth: 0,
     };
@@ -235,6 +237,12 @@ struct Parser<'a> {
     nested_count: usize,
     /// How deeply the instruction being read is nested in operand lists.
     operand_depth: usize,
+    /// Computations written inline in an attribute (`to_apply={ ... }`),
+    /// named by the parser, waiting to join the module before their user's
+    /// computation.
+    inline: Vec<PendingComp>,
+    /// How many inline computations have been read (for unique names).
+    inline_total: usize,
 }
 
 fn is_ident_byte(c: u8) -> bool {
@@ -621,6 +629,10 @@ impl<'a> Parser<'a> {
         }
         self.pos += "HloModule".len();
         let name = self.name("a module name")?.name;
+        // XLA's lexer reads `HloModule name:` as the name (xla/tests/sample_text_test.cc)
+        if self.peek() == Some(b':') {
+            self.pos += 1;
+        }
         let attrs = self.raw_attr_list()?;
         self.skip_tables()?;
 
@@ -637,6 +649,8 @@ impl<'a> Parser<'a> {
                 self.pos += "ENTRY".len();
             }
             let comp = self.computation()?;
+            // inline computations it called come first
+            comps.append(&mut self.inline);
             if is_entry {
                 if let Some(first) = entry {
                     return fail(
@@ -715,6 +729,13 @@ impl<'a> Parser<'a> {
             self.pos += 2;
             self.shape()?;
         }
+        let mut comp = self.computation_body(name)?;
+        comp.other = self.raw_attr_list()?;
+        Ok(comp)
+    }
+
+    /// `{ instructions }` of a computation (the named or the inline form).
+    fn computation_body(&mut self, name: NameRef) -> PResult<PendingComp> {
         self.expect(b'{')?;
         let mut instrs: Vec<PendingInstr> = Vec::new();
         let mut root: Option<usize> = None;
@@ -754,12 +775,11 @@ impl<'a> Parser<'a> {
             }
             instrs.push(instr);
         }
-        let other = self.raw_attr_list()?;
         Ok(PendingComp {
             name,
             instrs,
             root,
-            other,
+            other: Vec::new(),
         })
     }
 
@@ -964,10 +984,19 @@ impl<'a> Parser<'a> {
     fn comp_ref(&mut self) -> PResult<NameRef> {
         self.skip_ws()?;
         if self.peek() == Some(b'{') {
-            return fail(
-                self.pos,
-                "inline computations are not supported; name the computation",
-            );
+            // an inline computation (xla/hlo/transforms/simplifiers/hlo_dce_test.cc):
+            // read it under a generated name; the module adds it
+            let pos = self.pos;
+            self.inline_total += 1;
+            let name = format!("inline.computation.{}", self.inline_total);
+            let outer = std::mem::take(&mut self.nested);
+            let comp = self.computation_body(NameRef {
+                name: name.clone(),
+                pos,
+            });
+            self.nested = outer;
+            self.inline.push(comp?);
+            return Ok(NameRef { name, pos });
         }
         self.name("a computation name")
     }

@@ -578,3 +578,41 @@ fn mismatched_bracket_in_a_verbatim_attribute() {
         (3, col, "expected `]` to close `[`, found `)`".into())
     );
 }
+
+#[test]
+fn a_module_name_may_end_with_a_colon() {
+    // xla/tests/sample_text_test.cc writes `HloModule axpy_module:`
+    let m = ok("HloModule axpy_module:\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+    assert_eq!(m.name, "axpy_module");
+}
+
+#[test]
+fn inline_computations_are_read_and_called() {
+    // the form of xla/hlo/transforms/simplifiers/hlo_dce_test.cc
+    let m = ok(
+        "HloModule main\n\nENTRY main {\n  arg.0 = s32[] parameter(0)\n  \
+         call.0 = (s32[]) call(arg.0), to_apply={\n    arg.0 = s32[] parameter(0)\n    \
+         ROOT tuple.0 = tuple(arg.0)\n  }\n  gte.0 = get-tuple-element(call.0), index=0\n  \
+         ROOT call.1 = (s32[]) call(gte.0), to_apply={\n    arg.0 = s32[] parameter(0)\n    \
+         zero.0 = s32[] constant(0)\n    ROOT tuple.0 = tuple(zero.0)\n  }\n}\n",
+    );
+    assert_eq!(m.computations.len(), 3);
+    let entry = m.entry_computation();
+    assert_eq!(entry.name, "main");
+    let calls: Vec<_> = entry
+        .instructions
+        .iter()
+        .filter(|i| i.opcode == Opcode::Call)
+        .collect();
+    assert_eq!(calls.len(), 2);
+    assert_ne!(calls[0].attrs.to_apply, calls[1].attrs.to_apply);
+    // the second inline computation returns the constant zero
+    let callee = &m.computations[calls[1].attrs.to_apply.unwrap().index()];
+    assert_eq!(callee.instructions.len(), 3);
+    // attributes after an inline computation still belong to its user
+    let m = ok("HloModule m\nENTRY e {\n  a = s32[] parameter(0)\n  \
+         ROOT c = (s32[]) call(a), to_apply={\n    p = s32[] parameter(0)\n    ROOT t = tuple(p)\n  }, extra=1\n}\n");
+    let e = m.entry_computation();
+    let c = e.instr(e.root);
+    assert_eq!(c.attrs.other, vec![("extra".to_string(), "1".to_string())]);
+}

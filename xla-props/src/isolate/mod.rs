@@ -8,7 +8,7 @@
 //! `inside` (the instruction inside the fusion), `minimize` (reduction
 //! passes), `session` (the whole run and its report) and `report` (files).
 
-mod extract;
+pub(crate) mod extract;
 mod inside;
 pub(crate) mod judge;
 mod localize;

@@ -12,8 +12,9 @@
 
 use super::spec::Tolerance;
 use crate::check::{
-    compare, context_for_module, default_error_spec_for_module, excess_precision_variant,
-    flush_subnormal_inputs, fma_contraction_variant, AlternativeKind, CompareContext, ErrorSpec,
+    canonical_unstable_sort, compare, context_for_module, default_error_spec_for_module,
+    excess_precision_variant, flush_subnormal_inputs, fma_contraction_variant,
+    whole_module_excess_precision_variant, AlternativeKind, CompareContext, ErrorSpec,
     MagnitudeSums, Numerics, Verdict,
 };
 use crate::hlo::{ElementType, Module, Opcode};
@@ -90,6 +91,13 @@ impl<'a> Judgement<'a> {
         actual: &[Literal],
         reference: &EvalFn<'_>,
     ) -> Verdict {
+        // an unstable sort's carried values compare as multisets per tie run
+        let canonical = canonical_unstable_sort(self.module, expected)
+            .zip(canonical_unstable_sort(self.module, actual));
+        let (expected, actual) = match &canonical {
+            Some((e, a)) => (e.as_slice(), a.as_slice()),
+            None => (expected, actual),
+        };
         let exact = ErrorSpec::exact();
         let cheap = self.cheap(expected);
         let v = compare(expected, actual, &exact, self.numerics, &cheap);
@@ -98,7 +106,8 @@ impl<'a> Judgement<'a> {
         }
         let n = self.numerics;
         let flushes = !n.flush_inputs.is_empty();
-        let excess = n.excess_precision_in_fusions && !self.strict_rounding;
+        let excess =
+            (n.excess_precision_in_fusions || n.excess_precision_anywhere) && !self.strict_rounding;
         let contracts = n.contracts_multiply_add && !self.strict_rounding;
         if !n.reassociates_reductions && !flushes && !excess && !contracts {
             return v;
@@ -123,7 +132,12 @@ impl<'a> Judgement<'a> {
             None
         };
         let widened = if excess && self.against == Against::Reference {
-            excess_precision_variant(self.module).and_then(|m| reference(&m, self.inputs))
+            let variant = if n.excess_precision_anywhere {
+                whole_module_excess_precision_variant(self.module)
+            } else {
+                excess_precision_variant(self.module)
+            };
+            variant.and_then(|m| reference(&m, self.inputs))
         } else {
             None
         };

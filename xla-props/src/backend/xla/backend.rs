@@ -597,6 +597,9 @@ impl Backend for XlaBackend {
             reassociates_reductions: true,
             // LLVM contracts a * b + c in XLA's fused loops (corpus 138, 149)
             contracts_multiply_add: true,
+            // xla_allow_excess_precision (default on): narrow float chains
+            // run in f32 with the converts between them dropped (corpus 129)
+            excess_precision_anywhere: true,
             ..Numerics::exact()
         };
         for &(op, dtype, ulp, abs) in budgets {
