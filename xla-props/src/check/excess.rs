@@ -104,7 +104,7 @@ pub fn whole_module_excess_precision_variant(module: &Module) -> Option<Module> 
         // values whose declared narrow type stays (entry parameters,
         // constants): converted up once, and every use reads the conversion
         let mut redirect: Vec<Option<InstrId>> = vec![None; n];
-        for k in 0..n {
+        for (k, slot) in redirect.iter_mut().enumerate() {
             let i = &comp.instructions[k];
             let w = widen(&i.shape);
             if w == i.shape {
@@ -123,7 +123,7 @@ pub fn whole_module_excess_precision_variant(module: &Module) -> Option<Module> 
                     vec![InstrId(k as u32)],
                 );
                 comp.instructions.push(up);
-                redirect[k] = Some(InstrId(comp.instructions.len() as u32 - 1));
+                *slot = Some(InstrId(comp.instructions.len() as u32 - 1));
             } else {
                 comp.instructions[k].shape = w;
             }
