@@ -6,7 +6,7 @@ use rand::{RngExt, SeedableRng};
 use super::distribution::{
     convert_ties, default_interval, integer_edges, log_uniform, uniform, Distribution, FLOAT_EDGES,
 };
-use super::graph::{Graph, GraphError};
+use super::graph::{Graph, GraphError, Reducer};
 use super::interval::Interval;
 use super::point;
 use super::propagate::{collect_sites, Demand, Propagation, Site};
@@ -112,6 +112,28 @@ fn analyse(
             start_interval(t).round_inward(t)
         })
         .collect();
+    // a reduce's init value must be an identity of its reducer (XLA's
+    // contract; jax.lax.reduce: "init_values must be an identity of
+    // computation ... if violated the result is undefined"): an init that is
+    // an entry parameter is drawn as exactly that identity
+    let mut start = start;
+    for n in &graph.nodes {
+        let (Some(reducer), Some(&init)) = (n.reducer, n.operands.get(1)) else {
+            continue;
+        };
+        let Some(p) = graph.nodes[init].param.filter(|&p| p < start.len()) else {
+            continue;
+        };
+        let t = graph.nodes[init].dtype.unwrap_or(ElementType::F32);
+        let identity = match reducer {
+            Reducer::Add => 0.0,
+            Reducer::Mul => 1.0,
+            Reducer::Max => Interval::finite_of_type(t).lo,
+            Reducer::Min => Interval::finite_of_type(t).hi,
+            Reducer::Other => continue,
+        };
+        start[p] = Interval::point(identity);
+    }
     let (params, sites, unguaranteed) = {
         let mut prop = Propagation::new(module, &graph, start);
         // index ranges shape the intervals under every distribution; the

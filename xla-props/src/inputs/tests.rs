@@ -622,3 +622,25 @@ fn exhaustive_distribution_covers_every_pattern() {
     assert_eq!(g.args[0].to_bits_vec(), (0..256).collect::<Vec<u64>>());
     assert!(!g.rejection_sampling_used);
 }
+
+#[test]
+fn a_reduce_init_parameter_is_drawn_as_the_reducers_identity() {
+    // corpus 102_hlo_fusion_analysis.hlo: the init value is parameter 1
+    for (op, ty, want) in [
+        ("add", "f32", 0.0),
+        ("multiply", "f32", 1.0),
+        ("maximum", "f32", f64::from(f32::MIN)),
+        ("minimum", "s32", f64::from(i32::MAX)),
+    ] {
+        let text = format!(
+            "HloModule m\nr {{\n  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n  \
+             ROOT c = {ty}[] {op}(a, b)\n}}\nENTRY e {{\n  x = {ty}[4] parameter(0)\n  \
+             i = {ty}[] parameter(1)\n  ROOT s = {ty}[] reduce(x, i), dimensions={{0}}, to_apply=r\n}}\n"
+        );
+        let m = crate::hlo::parse_module(&text).unwrap();
+        for seed in 0..4 {
+            let g = generate_inputs(&m, Distribution::Uniform, seed).unwrap();
+            assert_eq!(g.args[1].get_f64(0), want, "{op} {ty} seed {seed}");
+        }
+    }
+}
