@@ -6,6 +6,7 @@ mod alternatives;
 mod bounds;
 mod compare;
 mod error_spec;
+mod known_bugs;
 mod numerics;
 mod sweep;
 mod tolerances;
@@ -22,6 +23,7 @@ pub use compare::{
     Alternative, AlternativeKind, CompareContext, MagnitudeSums, Outcome,
 };
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
+pub use known_bugs::{replace_with_model, type_text, KnownBug, KnownBugNote};
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use sweep::{ulp_stats, UlpStats};
 pub use tolerances::{

@@ -40,4 +40,6 @@ pub use spec::{
 };
 
 #[cfg(test)]
+mod known_bug_tests;
+#[cfg(test)]
 mod tests;
