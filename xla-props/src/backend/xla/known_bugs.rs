@@ -47,12 +47,23 @@ pub const CBRT_SUBNORMAL: KnownBug = KnownBug {
     model: cbrt_subnormal,
 };
 
-/// f32/bf16 `atan2` of two subnormals is NaN (both versions).
+/// f32/bf16 `cbrt` of a subnormal is ±8.88e-16 (0.81 only).
+pub const CBRT_SUBNORMAL_0_81: KnownBug = KnownBug {
+    id: "xla-cpu-0.81/cbrt-subnormal",
+    summary: "f32/bf16 cbrt of any subnormal returns ±8.88e-16 (0x267fffef, about 2^-50) \
+              with the input's sign",
+    documented:
+        "docs/findings.md, \"XLA bug: f32 `cbrt` of a subnormal input returns a negative number\"",
+    model: cbrt_subnormal_0_81,
+};
+
+/// `atan2` of two subnormals: NaN in f32/bf16, ±pi/2 in f64 (both versions).
 pub const ATAN2_SUBNORMALS: KnownBug = KnownBug {
     id: "xla-cpu/atan2-subnormals",
-    summary: "f32/bf16 atan2(y, x) with both y and x subnormal returns NaN \
-              (exact: ±pi/4 or ±3pi/4; flushed: ±0 or ±pi)",
-    documented: "docs/findings.md, \"XLA bug: f32/bf16 `atan2` of two subnormals is NaN\"",
+    summary: "atan2(y, x) with both y and x subnormal returns NaN in f32/bf16 and \
+              copysign(pi/2, y) in f64 (exact: ±pi/4 or ±3pi/4; flushed: ±0 or ±pi)",
+    documented:
+        "docs/findings.md, \"XLA bug: `atan2` of two subnormals is NaN (f32, bf16) or ±pi/2 (f64)\"",
     model: atan2_subnormals,
 };
 
@@ -66,11 +77,14 @@ pub const XLA_CPU_KNOWN_BUGS: &[KnownBug] = &[
 ];
 
 /// The known bugs of `xla-cpu-0.81` (measured: the integer power, the
-/// subnormal-base power and the atan2 bugs; its log of subnormals is the
-/// flushed -inf, and its cbrt of subnormals is a different wrong value that
-/// has no model yet).
-pub const XLA_CPU_0_81_KNOWN_BUGS: &[KnownBug] =
-    &[INT_POWER_LOW_6_BITS, POWER_SUBNORMAL_BASE, ATAN2_SUBNORMALS];
+/// subnormal-base power and the atan2 bugs, and its own wrong cbrt of
+/// subnormals; its log of subnormals is the flushed -inf).
+pub const XLA_CPU_0_81_KNOWN_BUGS: &[KnownBug] = &[
+    INT_POWER_LOW_6_BITS,
+    POWER_SUBNORMAL_BASE,
+    CBRT_SUBNORMAL_0_81,
+    ATAN2_SUBNORMALS,
+];
 
 /// The array type of an instruction whose opcode is `op` and dtype one of `dtypes`.
 fn array_of(i: &Instruction, op: Opcode, dtypes: &[ElementType]) -> Option<ArrayShape> {
@@ -201,13 +215,56 @@ fn cbrt_subnormal(m: &Module) -> Option<Module> {
     })
 }
 
-/// f32/bf16 `atan2(y, x)`: both operands non-zero subnormals give NaN.
-fn atan2_subnormals(m: &Module) -> Option<Module> {
+/// f32/bf16 `cbrt` on xla-cpu-0.81: any non-zero subnormal gives
+/// `sign(x) * 8.881775e-16` (0x267fffef in f32, rounded to the result type).
+fn cbrt_subnormal_0_81(m: &Module) -> Option<Module> {
     replace_with_model(m, &|i| {
-        let a = array_of(i, Opcode::Atan2, &[ElementType::F32, ElementType::Bf16])?;
+        let a = array_of(i, Opcode::Cbrt, &[ElementType::F32, ElementType::Bf16])?;
         let t = type_text(&a);
         let f = with_dtype(&a, ElementType::F32);
+        let test = subnormal_test("sub", "xf", &a, true);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  xf = {f} convert(x)\n{test}  \
+             c = {f} cbrt(xf)\n  k = f32[] constant(8.881775197276188e-16)\n  \
+             kb = {f} broadcast(k), dimensions={{}}\n  sg = {f} sign(xf)\n  ks = {f} multiply(sg, kb)\n  \
+             rf = {f} select(sub, ks, c)\n  ROOT r = {t} convert(rf)\n}}\n"
+        ))
+    })
+}
+
+/// `atan2(y, x)` with both operands non-zero subnormals: NaN in f32/bf16,
+/// `copysign(pi/2, y)` in f64.
+fn atan2_subnormals(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(
+            i,
+            Opcode::Atan2,
+            &[ElementType::F32, ElementType::Bf16, ElementType::F64],
+        )?;
+        let t = type_text(&a);
         let p = with_dtype(&a, ElementType::Pred);
+        if a.dtype == ElementType::F64 {
+            let test = |n: &str, v: &str| {
+                format!(
+                    "  {n}.a = {t} abs({v})\n  {n}.z = f64[] constant(0)\n  \
+                     {n}.zb = {t} broadcast({n}.z), dimensions={{}}\n  \
+                     {n}.mn = f64[] constant(2.2250738585072014e-308)\n  \
+                     {n}.mnb = {t} broadcast({n}.mn), dimensions={{}}\n  \
+                     {n}.lo = {p} compare({n}.a, {n}.zb), direction=GT\n  \
+                     {n}.hi = {p} compare({n}.a, {n}.mnb), direction=LT\n  \
+                     {n} = {p} and({n}.lo, {n}.hi)\n"
+                )
+            };
+            let (ty, tx) = (test("suby", "y"), test("subx", "x"));
+            return Some(format!(
+                "HloModule model\n\nENTRY model {{\n  y = {t} parameter(0)\n  x = {t} parameter(1)\n\
+                 {ty}{tx}  both = {p} and(suby, subx)\n  at = {t} atan2(y, x)\n  \
+                 h = f64[] constant(1.5707963267948966)\n  hb = {t} broadcast(h), dimensions={{}}\n  \
+                 sg = {t} sign(y)\n  hs = {t} multiply(sg, hb)\n  \
+                 ROOT r = {t} select(both, hs, at)\n}}\n"
+            ));
+        }
+        let f = with_dtype(&a, ElementType::F32);
         let ty = subnormal_test("suby", "yf", &a, true);
         let tx = subnormal_test("subx", "xf", &a, true);
         Some(format!(

@@ -114,6 +114,22 @@ fn cbrt_model_gives_the_negative_constant_for_every_subnormal() {
 }
 
 #[test]
+fn cbrt_model_of_0_81_keeps_the_sign() {
+    let m = module("cbrt", "f32[3]", false);
+    let x = bits(ElementType::F32, &[0x1, 0x8040_0000, 0x4100_0000]);
+    assert_eq!(
+        model_of(&CBRT_SUBNORMAL_0_81, &m, &[x]),
+        vec![0x267f_ffef, 0xa67f_ffef, 0x4000_0000]
+    );
+    let m = module("cbrt", "bf16[2]", false);
+    let x = bits(ElementType::Bf16, &[0x0001, 0x8001]);
+    assert_eq!(
+        model_of(&CBRT_SUBNORMAL_0_81, &m, &[x]),
+        vec![0x2680, 0xa680]
+    );
+}
+
+#[test]
 fn atan2_model_is_nan_only_when_both_operands_are_subnormal() {
     let m = module("atan2", "f32[4]", true);
     let y = bits(ElementType::F32, &[0x1, 0x8000_0001, 0x1, 0x0]);
@@ -123,6 +139,15 @@ fn atan2_model_is_nan_only_when_both_operands_are_subnormal() {
     assert!(f32::from_bits(got[1] as u32).is_nan());
     // atan2(2^-149, 0) = pi/2, atan2(0, 2^-149) = 0: not the bug
     assert_eq!(&got[2..], &[0x3fc9_0fdb, 0]);
+    // f64: copysign(pi/2, y) for two subnormals (measured on both versions)
+    let m = module("atan2", "f64[3]", true);
+    let s = 1u64 << 63;
+    let y = bits(ElementType::F64, &[1, s | 1, 1]);
+    let x = bits(ElementType::F64, &[s | 1, 1, 0x0010_0000_0000_0000]);
+    let got = model_of(&ATAN2_SUBNORMALS, &m, &[y, x]);
+    assert_eq!(&got[..2], &[0x3ff9_21fb_5444_2d18, 0xbff9_21fb_5444_2d18]);
+    // a normal x: the exact atan2(2^-1074, 2^-1022) = 2^-52
+    assert_eq!(got[2], 0x3cb0_0000_0000_0000);
 }
 
 #[test]
@@ -131,4 +156,5 @@ fn versions_declare_what_was_measured() {
     assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 5);
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&F32_LOG_SUBNORMAL.id));
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&CBRT_SUBNORMAL.id));
+    assert!(!ids(XLA_CPU_KNOWN_BUGS).contains(&CBRT_SUBNORMAL_0_81.id));
 }
