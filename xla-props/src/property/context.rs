@@ -541,7 +541,7 @@ impl<'a> CaseContext<'a> {
 fn max_ulp_of(v: &Verdict) -> Option<u64> {
     match v {
         Verdict::Agree(a) => Some(a.max_ulp),
-        Verdict::Mismatch(r) => Some(
+        Verdict::Mismatch(r) | Verdict::KnownBug { mismatch: r, .. } => Some(
             r.outputs
                 .iter()
                 .flat_map(|o| o.worst.iter().filter_map(|m| m.ulp))
