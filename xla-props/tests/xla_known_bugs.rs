@@ -181,3 +181,180 @@ fn minimum_and_maximum_drop_a_nan_second_operand_on_xla_cpu_0_115() {
         );
     }
 }
+
+fn f32s(bits: &[u64]) -> Literal {
+    Literal::from_bits(
+        &ArrayShape::new(ElementType::F32, vec![bits.len() as i64]),
+        bits,
+    )
+    .unwrap()
+}
+
+fn binary(op: &str, t: &str) -> xla_props::hlo::Module {
+    parse_module(&format!(
+        "HloModule m\n\nENTRY main {{\n  y = {t} parameter(0)\n  x = {t} parameter(1)\n  ROOT r = {t} {op}(y, x)\n}}\n"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn atan2_of_two_subnormals_is_nan_in_f32_and_pi_over_2_in_f64() {
+    for plugin in [XlaPlugin::Cpu, XlaPlugin::Cpu081] {
+        let Some(b) = backend(plugin) else { continue };
+        let name = plugin.backend_name();
+        // docs/repro/atan2-subnormals: atan2(2^-149, 2^-149), atan2(-2^-149,
+        // -2^-149), then a subnormal against a zero (right: pi/2 and 0)
+        let y = f32s(&[0x1, 0x8000_0001, 0x1, 0x0]);
+        let x = f32s(&[0x1, 0x8000_0001, 0x0, 0x1]);
+        let r = b
+            .compile_module(&binary("atan2", "f32[4]"))
+            .unwrap()
+            .run(&[y, x])
+            .unwrap()[0]
+            .to_f64_vec();
+        assert!(
+            r[0].is_nan() && r[1].is_nan(),
+            "{name}: atan2 of two subnormals changed: {r:?}; update docs/findings.md"
+        );
+        assert_eq!(&r[2..], &[f64::from(std::f32::consts::FRAC_PI_2), 0.0]);
+        // f64: copysign(pi/2, y) (exact pi/4 and -3pi/4; flushed 0 and -pi)
+        let s = 1u64 << 63;
+        let f64s =
+            |v: &[u64]| Literal::from_bits(&ArrayShape::new(ElementType::F64, vec![2]), v).unwrap();
+        let r = b
+            .compile_module(&binary("atan2", "f64[2]"))
+            .unwrap()
+            .run(&[f64s(&[1, s | 1]), f64s(&[1, s | 1])])
+            .unwrap()[0]
+            .to_f64_vec();
+        assert_eq!(
+            r,
+            vec![std::f64::consts::FRAC_PI_2, -std::f64::consts::FRAC_PI_2],
+            "{name}: f64 atan2 of two subnormals changed; update docs/findings.md"
+        );
+    }
+}
+
+#[test]
+fn power_with_a_subnormal_base_takes_it_as_2_pow_minus_150() {
+    for plugin in [XlaPlugin::Cpu, XlaPlugin::Cpu081] {
+        let Some(b) = backend(plugin) else { continue };
+        let x = f32s(&[0x1, 0x7f_ffff, 0x1]);
+        let y = lit(ElementType::F32, &[3], &[0.5, 0.5, -0.5]);
+        let r = b
+            .compile_module(&binary("power", "f32[3]"))
+            .unwrap()
+            .run(&[x, y])
+            .unwrap()[0]
+            .to_bits_vec();
+        // pow(2^-149, 0.5) = 2^-74.5 exactly, 0 if flushed; xla: (2^-150)^0.5 = 2^-75
+        assert_eq!(
+            r,
+            vec![0x1a00_0000, 0x1a00_0000, 0x6500_0000],
+            "{}: power of a subnormal changed: {r:x?}; update docs/findings.md",
+            plugin.backend_name()
+        );
+    }
+}
+
+/// Every known-bug model the plugin declares computes, by the reference,
+/// exactly what the plugin returns wherever the model departs from the exact
+/// result (elsewhere the plugin may flush legally), so that a model cannot
+/// drift from the compiler it describes.
+#[test]
+fn every_declared_model_reproduces_the_plugin() {
+    use xla_props::backend::Backend;
+    let s8 = |v: &[f64]| lit(ElementType::S8, &[7], v);
+    let u16s = |v: &[f64]| lit(ElementType::U16, &[3], v);
+    let bf16s = |v: &[u64]| {
+        Literal::from_bits(&ArrayShape::new(ElementType::Bf16, vec![v.len() as i64]), v).unwrap()
+    };
+    let unary = |op: &str, t: &str| {
+        parse_module(&format!(
+            "HloModule m\n\nENTRY main {{\n  x = {t} parameter(0)\n  ROOT r = {t} {op}(x)\n}}\n"
+        ))
+        .unwrap()
+    };
+    let probes: Vec<(xla_props::hlo::Module, Vec<Literal>)> = vec![
+        (
+            binary("power", "s8[7]"),
+            vec![
+                s8(&[46.0, -1.0, -1.0, 2.0, 3.0, -3.0, 1.0]),
+                s8(&[71.0, -3.0, -128.0, -1.0, 64.0, 65.0, -5.0]),
+            ],
+        ),
+        (
+            binary("power", "u16[3]"),
+            vec![
+                u16s(&[5669.0, 48305.0, 3.0]),
+                u16s(&[5266.0, 46723.0, 10.0]),
+            ],
+        ),
+        (
+            unary("log", "f32[7]"),
+            vec![f32s(&[
+                0x1,
+                0x2,
+                0x40_0000,
+                0x7f_ffff,
+                0x1,
+                0x3f80_0000,
+                0x80_0000,
+            ])],
+        ),
+        (
+            binary("power", "f32[3]"),
+            vec![
+                f32s(&[0x1, 0x40_0000, 0x1]),
+                lit(ElementType::F32, &[3], &[0.5, 2.0, -0.5]),
+            ],
+        ),
+        (
+            unary("cbrt", "f32[4]"),
+            vec![f32s(&[0x1, 0x8040_0000, 0x7f_ffff, 0x4100_0000])],
+        ),
+        (unary("cbrt", "bf16[2]"), vec![bf16s(&[0x007e, 0x8001])]),
+        (
+            binary("atan2", "bf16[3]"),
+            vec![
+                bf16s(&[0x0001, 0x8001, 0x0040]),
+                bf16s(&[0x0001, 0x8001, 0x0080]),
+            ],
+        ),
+    ];
+    for plugin in [XlaPlugin::Cpu, XlaPlugin::Cpu081] {
+        let Some(b) = backend(plugin) else { continue };
+        for (m, args) in &probes {
+            let bugs: Vec<_> = b
+                .known_bugs()
+                .iter()
+                .filter_map(|k| (k.model)(m).map(|v| (k.id, v)))
+                .collect();
+            let actual = b.compile_module(m).unwrap().run(args).unwrap();
+            let exact = xla_props::reference::evaluate(m, args).unwrap();
+            let same = |w: &Literal, a: &Literal, i: usize| {
+                w.get_bits(i) == a.get_bits(i)
+                    || (w.dtype().is_float() && w.get_f64(i).is_nan() && a.get_f64(i).is_nan())
+            };
+            for (id, model) in bugs {
+                let want = xla_props::reference::evaluate(&model, args).unwrap();
+                let (w, a) = (&want[0], &actual[0]);
+                let mut shown = 0;
+                for i in 0..a.element_count() {
+                    if same(w, &exact[0], i) {
+                        continue;
+                    }
+                    shown += 1;
+                    assert!(
+                        same(w, a, i),
+                        "{}: model {id} element {i}: model {:#x}, plugin {:#x}",
+                        plugin.backend_name(),
+                        w.get_bits(i),
+                        a.get_bits(i)
+                    );
+                }
+                assert!(shown > 0, "probe shows nothing of {id}");
+            }
+        }
+    }
+}

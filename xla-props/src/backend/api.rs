@@ -1,7 +1,7 @@
 //! The backend contract: `Backend::compile` once, `Executable::execute` many times.
 
 use super::error::BackendError;
-use crate::check::Numerics;
+use crate::check::{KnownBug, Numerics};
 use crate::hlo::{Module, Shape};
 use crate::literal::{Literal, Value};
 
@@ -38,6 +38,18 @@ pub trait Backend: Send + Sync {
     }
     /// Compile once; `BackendError::Unsupported` (an op or dtype it lacks) makes the case a skip, not a failure.
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError>;
+    /// The bugs this backend is known to have, each with a model of its wrong
+    /// results: a mismatch they explain is reported as an expected failure
+    /// (`xfail`), not as a new failure (default: none).
+    fn known_bugs(&self) -> &[KnownBug] {
+        &[]
+    }
+    /// True when the backend requires a reduction's init value to be an
+    /// identity of its computation (XLA: "the result is undefined" otherwise),
+    /// so properties that feed other init values skip (default: false).
+    fn requires_identity_reduce_init(&self) -> bool {
+        false
+    }
     /// What the backend is, for a run's records (`--json` metadata): its
     /// version, the plugin it loaded, ... (default: not declared).
     fn version(&self) -> Option<String> {

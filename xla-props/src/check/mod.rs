@@ -8,6 +8,7 @@ mod compare;
 mod contraction;
 mod error_spec;
 mod excess;
+mod known_bugs;
 mod numerics;
 mod sweep;
 mod tolerances;
@@ -27,6 +28,7 @@ pub use compare::{
 pub use contraction::fma_contraction_variant;
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
+pub use known_bugs::{replace_with_model, type_text, KnownBug, KnownBugNote};
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use sweep::{ulp_stats, UlpStats};
 pub use tolerances::{

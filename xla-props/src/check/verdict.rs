@@ -50,6 +50,15 @@ pub enum Verdict {
         /// The backend's error.
         actual_error: String,
     },
+    /// A mismatch that the backend's known bugs explain: every differing
+    /// element matches the exact result, a legal alternative or a known bug's
+    /// model (`check::KnownBug`). Reported as an expected failure.
+    KnownBug {
+        /// The bugs whose models explain it.
+        bugs: Vec<super::KnownBugNote>,
+        /// The mismatch against the exact reference.
+        mismatch: Box<MismatchReport>,
+    },
     /// Not judged (an unsupported op or dtype, a precondition the case lacks).
     Skipped {
         /// Why.
@@ -301,6 +310,10 @@ impl fmt::Display for Verdict {
                 "both failed differently: reference: {expected_error}; backend: {actual_error}"
             ),
             Verdict::Skipped { reason } => write!(f, "skipped: {reason}"),
+            Verdict::KnownBug { bugs, mismatch } => {
+                let ids: Vec<String> = bugs.iter().map(|b| b.to_string()).collect();
+                write!(f, "known bug {}; {mismatch}", ids.join("; "))
+            }
         }
     }
 }

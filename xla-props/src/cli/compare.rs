@@ -7,7 +7,8 @@ use super::CliError;
 use crate::backend::{self, BackendError};
 use crate::check::{
     context_for_module, default_error_spec_for_module, excess_precision_variant,
-    flush_subnormal_inputs, judge, AlternativeKind, ErrorSpec, Numerics, Outcome, Verdict,
+    flush_subnormal_inputs, judge, AlternativeKind, ErrorSpec, KnownBug, Numerics, Outcome,
+    Verdict,
 };
 use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
@@ -82,18 +83,23 @@ fn run_reference(module: &Module, args: &[Literal]) -> Side {
 }
 
 /// Runs `name` (a backend, or `reference`) on `module`.
-fn run_named(name: &str, module: &Module, args: &[Literal]) -> Result<(Side, Numerics), CliError> {
+fn run_named(
+    name: &str,
+    module: &Module,
+    args: &[Literal],
+) -> Result<(Side, Numerics, Vec<KnownBug>), CliError> {
     if name == "reference" {
-        return Ok((run_reference(module, args), Numerics::exact()));
+        return Ok((run_reference(module, args), Numerics::exact(), Vec::new()));
     }
     let b =
         backend::create(name).map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
     let numerics = b.numerics();
+    let known_bugs = b.known_bugs().to_vec();
     let side = match b.compile(module) {
         Ok(exe) => from_backend(exe.execute(args)),
         Err(e) => from_backend(Err(e)),
     };
-    Ok((side, numerics))
+    Ok((side, numerics, known_bugs))
 }
 
 /// Prints a line to stdout; a closed pipe (`| head`) is the reader's choice, not a panic.
@@ -170,8 +176,8 @@ fn compare_module(
     inputs: &GeneratedInputs,
     args: &CompareArgs,
 ) -> Result<CompareReport, CliError> {
-    let (expected, _) = run_named(&args.reference, module, &inputs.args)?;
-    let (actual, numerics) = run_named(&args.backend, module, &inputs.args)?;
+    let (expected, _, _) = run_named(&args.reference, module, &inputs.args)?;
+    let (actual, numerics, known_bugs) = run_named(&args.backend, module, &inputs.args)?;
     let reference_nonfinite_outputs = expected.literals().map_or(0, |outs| {
         outs.iter()
             .flat_map(|l| (0..l.element_count()).map(move |i| l.get_f64(i)))
@@ -186,6 +192,7 @@ fn compare_module(
             e,
             a,
             &numerics,
+            &known_bugs,
             args.strict_rounding,
         );
         return Ok(CompareReport {

@@ -64,7 +64,7 @@ impl MismatchKind {
     /// The kind of a disagreeing verdict (None for agreement and skips).
     pub fn of(verdict: &Verdict) -> Option<MismatchKind> {
         match verdict {
-            Verdict::Mismatch(r) => {
+            Verdict::Mismatch(r) | Verdict::KnownBug { mismatch: r, .. } => {
                 let worst = r
                     .outputs
                     .iter()

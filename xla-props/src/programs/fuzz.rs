@@ -137,7 +137,7 @@ pub enum FuzzError {
 /// The mismatch kind of a disagreeing verdict (the names `.hlotest` expectations use).
 pub fn mismatch_kind(verdict: &Verdict) -> Option<&'static str> {
     match verdict {
-        Verdict::Mismatch(r) => {
+        Verdict::Mismatch(r) | Verdict::KnownBug { mismatch: r, .. } => {
             let non_finite = r.outputs.iter().flat_map(|o| &o.worst).any(|w| {
                 matches!(
                     w.failure,

@@ -399,6 +399,7 @@ impl<'a> CaseContext<'a> {
                     tolerance: self.spec.tolerance,
                     strict_rounding: self.spec.strict_rounding,
                     against,
+                    known_bugs: self.backend.known_bugs(),
                 };
                 let eval = |m: &Module, args: &[Literal]| {
                     if direct {
@@ -430,7 +431,9 @@ impl<'a> CaseContext<'a> {
     /// The worst mismatching element of the last judged comparison, as one
     /// line (output, index, inputs, expected, actual, ULP), when it mismatched.
     pub fn worst_mismatch(&self) -> Option<String> {
-        let Some(Verdict::Mismatch(r)) = &self.last_verdict else {
+        let (Some(Verdict::Mismatch(r)) | Some(Verdict::KnownBug { mismatch: r, .. })) =
+            &self.last_verdict
+        else {
             return None;
         };
         let o = r.outputs.first()?;
@@ -538,7 +541,7 @@ impl<'a> CaseContext<'a> {
 fn max_ulp_of(v: &Verdict) -> Option<u64> {
     match v {
         Verdict::Agree(a) => Some(a.max_ulp),
-        Verdict::Mismatch(r) => Some(
+        Verdict::Mismatch(r) | Verdict::KnownBug { mismatch: r, .. } => Some(
             r.outputs
                 .iter()
                 .flat_map(|o| o.worst.iter().filter_map(|m| m.ulp))

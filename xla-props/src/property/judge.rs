@@ -14,7 +14,7 @@ use super::spec::Tolerance;
 use crate::check::{
     canonical_unstable_sort, compare, context_for_module, default_error_spec_for_module,
     excess_precision_variant, flush_subnormal_inputs, fma_contraction_variant,
-    whole_module_excess_precision_variant, AlternativeKind, CompareContext, ErrorSpec,
+    whole_module_excess_precision_variant, AlternativeKind, CompareContext, ErrorSpec, KnownBug,
     MagnitudeSums, Numerics, Verdict,
 };
 use crate::hlo::{ElementType, Module, Opcode};
@@ -56,6 +56,9 @@ pub(crate) struct Judgement<'a> {
     pub tolerance: Tolerance,
     pub strict_rounding: bool,
     pub against: Against,
+    /// The backend's known bugs (`Backend::known_bugs`): judged against the
+    /// reference, a mismatch their models explain is a `Verdict::KnownBug`.
+    pub known_bugs: &'a [KnownBug],
 }
 
 impl<'a> Judgement<'a> {
@@ -110,7 +113,15 @@ impl<'a> Judgement<'a> {
             (n.excess_precision_in_fusions || n.excess_precision_anywhere) && !self.strict_rounding;
         let contracts = n.contracts_multiply_add && !self.strict_rounding;
         if !n.reassociates_reductions && !flushes && !excess && !contracts {
-            return v;
+            if self.known_bugs.is_empty() || self.against != Against::Reference {
+                return v;
+            }
+            let mut full = context_for_module(self.module, self.inputs);
+            full.approximate_ops = cheap.approximate_ops.clone();
+            full.output_specs = cheap.output_specs.clone();
+            full.elementwise = cheap.elementwise;
+            full.strict_rounding = self.strict_rounding;
+            return self.explained_by_known_bugs(v, full, expected, actual, reference);
         }
         // the costly evidence
         let mut full = context_for_module(self.module, self.inputs);
@@ -155,7 +166,57 @@ impl<'a> Judgement<'a> {
         if let Some(w) = &widened {
             full = full.with_alternative(AlternativeKind::ExcessPrecision, w);
         }
-        compare(expected, actual, &exact, n, &full)
+        let v = compare(expected, actual, &exact, n, &full);
+        self.explained_by_known_bugs(v, full, expected, actual, reference)
+    }
+
+    /// The last phase, against the reference only: a mismatch that the
+    /// backend's known bugs explain (every differing element matches the
+    /// exact result, a legal alternative in `full`, or a known bug's model
+    /// evaluated by the reference) becomes `Verdict::KnownBug`, naming the
+    /// bug that explains it alone, else every bug whose model was needed
+    /// together; any other verdict is returned unchanged.
+    fn explained_by_known_bugs(
+        &self,
+        v: Verdict,
+        full: CompareContext<'_>,
+        expected: &[Literal],
+        actual: &[Literal],
+        reference: &EvalFn<'_>,
+    ) -> Verdict {
+        let Verdict::Mismatch(report) = v else {
+            return v;
+        };
+        if self.against != Against::Reference || self.known_bugs.is_empty() {
+            return Verdict::Mismatch(report);
+        }
+        let models: Vec<(&KnownBug, Vec<Literal>)> = self
+            .known_bugs
+            .iter()
+            .filter_map(|b| {
+                let m = (b.model)(self.module)?;
+                Some((b, reference(&m, self.inputs)?))
+            })
+            .collect();
+        let kind = |b: &KnownBug| AlternativeKind::Other(format!("known bug {}", b.id));
+        let explains = |ms: &[&(&KnownBug, Vec<Literal>)]| {
+            let mut ctx = full.clone();
+            for (b, out) in ms {
+                ctx = ctx.with_alternative(kind(b), out);
+            }
+            compare(expected, actual, &ErrorSpec::exact(), self.numerics, &ctx).is_agreement()
+        };
+        let bugs: Vec<&KnownBug> = match models.iter().find(|m| explains(&[*m])) {
+            Some((b, _)) => vec![*b],
+            None if models.len() > 1 && explains(&models.iter().collect::<Vec<_>>()) => {
+                models.iter().map(|(b, _)| *b).collect()
+            }
+            None => return Verdict::Mismatch(report),
+        };
+        Verdict::KnownBug {
+            bugs: bugs.iter().map(|b| b.note()).collect(),
+            mismatch: report,
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 use super::contract::evaluate_reference;
 use super::judge::{Against, Judgement};
 use super::spec::Tolerance;
-use crate::check::{Numerics, Verdict};
+use crate::check::{KnownBug, Numerics, Verdict};
 use crate::hlo::Module;
 use crate::literal::Literal;
 
@@ -13,7 +13,9 @@ use crate::literal::Literal;
 /// exact reference's (`expected`), with the backend's declared `numerics`:
 /// default error specs per (op, dtype), reassociation bounds and the legal
 /// alternatives the reference evaluates on demand (flushed inputs, excess
-/// precision unless `strict_rounding`), exactly as `vs_reference` judges.
+/// precision unless `strict_rounding`), and the backend's `known_bugs`
+/// (a mismatch they fully explain is `Verdict::KnownBug`), exactly as
+/// `vs_reference` judges.
 ///
 /// ```
 /// use xla_props::check::Numerics;
@@ -26,8 +28,8 @@ use crate::literal::Literal;
 /// let good = Literal::from_f64s(&s, &[-1.0, 2.0]).unwrap();
 /// let bad = Literal::from_f64s(&s, &[-1.0, 2.5]).unwrap();
 /// let n = Numerics::exact();
-/// assert!(judge_against_reference(&m, &[x.clone()], &[good.clone()], &[good.clone()], &n, false).is_agreement());
-/// assert!(judge_against_reference(&m, &[x], &[good], &[bad], &n, false).is_disagreement());
+/// assert!(judge_against_reference(&m, &[x.clone()], &[good.clone()], &[good.clone()], &n, &[], false).is_agreement());
+/// assert!(judge_against_reference(&m, &[x], &[good], &[bad], &n, &[], false).is_disagreement());
 /// ```
 pub fn judge_against_reference(
     module: &Module,
@@ -35,6 +37,7 @@ pub fn judge_against_reference(
     expected: &[Literal],
     actual: &[Literal],
     numerics: &Numerics,
+    known_bugs: &[KnownBug],
     strict_rounding: bool,
 ) -> Verdict {
     let j = Judgement {
@@ -44,6 +47,7 @@ pub fn judge_against_reference(
         tolerance: Tolerance::Exact,
         strict_rounding,
         against: Against::Reference,
+        known_bugs,
     };
     let eval = |m: &Module, args: &[Literal]| evaluate_reference(m, args).ok();
     j.judge(expected, actual, &eval)

@@ -42,4 +42,6 @@ pub use spec::{
 };
 
 #[cfg(test)]
+mod known_bug_tests;
+#[cfg(test)]
 mod tests;

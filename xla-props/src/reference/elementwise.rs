@@ -192,13 +192,21 @@ pub(crate) fn int_binary(op: Opcode) -> Option<IntOp> {
     })
 }
 
-/// Integer power by squaring, wrapping. A negative exponent gives 1 for a
-/// base of 1 and 0 otherwise (XLA's `EmitIntegerPow`: the select on
-/// `exponent >= 0`, then `base == 1`).
+/// Integer power by squaring, wrapping. A negative exponent (signed types
+/// only) gives the integer part of the exact power: 1 for a base of 1, -1 or
+/// 1 by the exponent's parity for a base of -1, and 0 for any other base
+/// (MHLO's lowering since "Handle negative exponents for lowering of
+/// hlo.pow", TensorFlow commit 71c1ae43e25; what XLA CPU 0.115 and 0.81
+/// compute: `power(s8 -1, -128)` = 1, `power(s8 -1, -3)` = -1).
 fn int_pow(a: i128, b: i128, w: u32, signed: bool) -> i128 {
     let b = if signed { sext(b, w) } else { zext(b, w) };
     if b < 0 {
-        return i128::from(a == 1);
+        return match sext(a, w) {
+            1 => 1,
+            -1 if b & 1 == 1 => -1,
+            -1 => 1,
+            _ => 0,
+        };
     }
     let mut result: i128 = 1;
     let mut base = a;

@@ -165,13 +165,17 @@ fn shifts_by_the_width_or_more() {
 
 #[test]
 fn integer_power() {
-    let a = ilit(T::S32, &[6], &[2, 2, 1, -1, 3, -2]);
-    let b = ilit(T::S32, &[6], &[10, -1, -5, -1, 0, 3]);
-    // negative exponents: 1 for a base of 1, 0 otherwise (XLA's EmitIntegerPow)
+    let a = ilit(T::S32, &[8], &[2, 2, 1, -1, 3, -2, -1, -3]);
+    let b = ilit(T::S32, &[8], &[10, -1, -5, -1, 0, 3, -4, -1]);
+    // negative exponents: the integer part of the exact power (1 for a base
+    // of 1, ±1 by parity for -1, 0 otherwise), as XLA CPU computes it
     assert_eq!(
-        ints(O::Power, sh(T::S32, &[6]), &[&a, &b]),
-        vec![1024, 0, 1, 0, 1, -8]
+        ints(O::Power, sh(T::S32, &[8]), &[&a, &b]),
+        vec![1024, 0, 1, -1, 1, -8, 1, 0]
     );
+    let m1 = ilit(T::S8, &[1], &[-1]);
+    let e = ilit(T::S8, &[1], &[-128]);
+    assert_eq!(ints(O::Power, sh(T::S8, &[1]), &[&m1, &e]), vec![1]);
     let w = ilit(T::U8, &[1], &[3]);
     let e = ilit(T::U8, &[1], &[5]);
     assert_eq!(ints(O::Power, sh(T::U8, &[1]), &[&w, &e]), vec![243]);

@@ -109,6 +109,7 @@ struct Recording {
 struct Recorder {
     name: String,
     numerics: Numerics,
+    identity_init: bool,
     recording: Arc<Recording>,
 }
 
@@ -124,6 +125,9 @@ impl Backend for Recorder {
     }
     fn numerics(&self) -> Numerics {
         self.numerics.clone()
+    }
+    fn requires_identity_reduce_init(&self) -> bool {
+        self.identity_init
     }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         let zeros = module
@@ -206,6 +210,12 @@ impl Backend for Stored {
     }
     fn numerics(&self) -> Numerics {
         self.inner.numerics()
+    }
+    fn known_bugs(&self) -> &[crate::check::KnownBug] {
+        self.inner.known_bugs()
+    }
+    fn requires_identity_reduce_init(&self) -> bool {
+        self.inner.requires_identity_reduce_init()
     }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         let fp = module_fingerprint(module);
@@ -330,6 +340,7 @@ pub(super) fn prepass(input: &PrepassInput<'_>, ids: &[CaseId]) -> Prepared {
         let recorder = Recorder {
             name: backend.name().to_string(),
             numerics: (*input.numerics[slot]).clone(),
+            identity_init: backend.requires_identity_reduce_init(),
             recording: recording.clone(),
         };
         record(input, slot, &recorder, &mine);

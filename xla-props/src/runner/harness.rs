@@ -15,6 +15,7 @@ use super::batch;
 use super::metadata::{BackendVersion, RunStart};
 use super::persist;
 use super::report::{self, CaseKind, CaseRecord, CaseStatus, Totals};
+use crate::check::Verdict;
 use crate::property::{
     registry, registry_backends, Backend, BackendId, CaseContext, CaseId, CaseSpace,
     LimitationKind, Numerics, Outcome, ReferenceBackend, ReferenceCache, SpaceFilter,
@@ -610,6 +611,17 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
             Ok(Completion::ignored_with(why))
         }
         (Outcome::Fail(f), None) => {
+            // a mismatch the backend's known bugs explain: an expected
+            // failure that names the bugs (a new wrong value still fails)
+            if let Some(Verdict::KnownBug { bugs, .. }) = &f.verdict {
+                let ids: Vec<String> = bugs.iter().map(|b| b.to_string()).collect();
+                let why = format!("known bug {}", ids.join("; "));
+                record(CaseRecord {
+                    verdict: Some(f.summary),
+                    ..checked(CaseKind::XFail, Some(why.clone()))
+                });
+                return Ok(Completion::ignored_with(why));
+            }
             let name = id.to_string();
             let mut msg = format!("backend: {backend_name}\nverdict: {}", f.summary);
             if let Some(v) = &f.verdict {

@@ -4,6 +4,8 @@
 mod args;
 mod batch;
 mod harness;
+#[cfg(test)]
+mod known_bug_tests;
 mod metadata;
 mod persist;
 mod report;

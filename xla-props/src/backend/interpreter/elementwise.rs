@@ -142,14 +142,17 @@ fn int_unary<T: IntElem>(op: Opcode, a: &[T], bits: u32, signed: bool) -> Res<Ve
     })
 }
 
-/// XLA's integer power: exponentiation by squaring with wrapping; a negative
-/// exponent gives 1 for base 1 and 0 otherwise.
-/// `base ^ exp` with wrapping multiplication; `exp` is None for a negative
-/// exponent (then 1 for base 1, else 0). An unsigned exponent is its
+/// XLA's integer power: exponentiation by squaring with wrapping.
+/// `base ^ exp` with wrapping multiplication; `exp` is the negative exponent
+/// as `Err` (then the integer part of the exact power: 1 for base 1, ±1 by
+/// parity for base -1, else 0, as the reference). An unsigned exponent is its
 /// zero-extended value: `137 ^ 193` in u8 wraps to 137, not `137 ^ -63`.
-fn int_pow(base: i64, exp: Option<u64>) -> i64 {
-    let Some(exp) = exp else {
-        return (base == 1) as i64;
+fn int_pow(base: i64, exp: Result<u64, i64>) -> i64 {
+    let exp = match exp {
+        Ok(e) => e,
+        Err(_) if base == 1 => return 1,
+        Err(e) if base == -1 => return if e & 1 == 1 { -1 } else { 1 },
+        Err(_) => return 0,
     };
     let (mut acc, mut b, mut e) = (1i64, base, exp);
     while e > 0 {
@@ -201,9 +204,9 @@ fn int_binary<T: IntElem>(op: Opcode, a: &[T], b: &[T], bits: u32, signed: bool)
         Opcode::Xor => m!(|x, y| x ^ y),
         Opcode::Power if signed => m!(|x, y| {
             let e = sext(y, bits);
-            int_pow(x, u64::try_from(e).ok())
+            int_pow(x, u64::try_from(e).map_err(|_| e))
         }),
-        Opcode::Power => m!(|x, y| int_pow(x, Some((y as u64) & mk))),
+        Opcode::Power => m!(|x, y| int_pow(x, Ok((y as u64) & mk))),
         Opcode::ShiftLeft => m!(|x, y| {
             let s = (y as u64) & mk;
             if s >= w {

@@ -412,7 +412,8 @@ fn integer_wrapping_shifts_and_bits() {
         sh(S32, &[5]),
         Attrs::default(),
     );
-    assert_eq!(p.to_i128_vec(), vec![1024, 0, 1, 0, 1]);
+    // (-1)^(-1) = -1: a negative exponent gives the integer part of the power
+    assert_eq!(p.to_i128_vec(), vec![1024, 0, 1, -1, 1]);
     let mx = run1(
         Opcode::Maximum,
         &[ilit(U32, &[1], &[u32::MAX as i128]), ilit(U32, &[1], &[1])],
@@ -2103,4 +2104,39 @@ fn unsigned_power_uses_the_zero_extended_exponent() {
         let want = crate::reference::evaluate(&m, &args).unwrap();
         assert_eq!(run(&m, &args).unwrap(), want, "{dt}");
     }
+}
+
+/// A negative exponent gives the integer part of the exact power: 1 for
+/// base 1, ±1 by parity for base -1, 0 otherwise (as the reference, and as
+/// XLA CPU computes it: `power(s8 -1, -128)` = 1).
+#[test]
+fn negative_exponents_give_the_integer_part_of_the_power() {
+    for dt in [S8, S16, S32, S64] {
+        let base = [1, 1, -1, -1, -1, 2, -2, 0, 5];
+        let exp = [-1, -6, -1, -2, -3, -1, -3, -1, -2];
+        let n = base.len() as i64;
+        let args = [ilit(dt, &[n], &base), ilit(dt, &[n], &exp)];
+        let m = single(
+            Opcode::Power,
+            &[sh(dt, &[n]), sh(dt, &[n])],
+            sh(dt, &[n]),
+            Attrs::default(),
+        );
+        let got = run(&m, &args).unwrap();
+        assert_eq!(
+            got[0].to_i128_vec(),
+            vec![1, 1, -1, 1, -1, 0, 0, 0, 0],
+            "{dt}"
+        );
+        assert_eq!(got, crate::reference::evaluate(&m, &args).unwrap(), "{dt}");
+    }
+    // the lowest exponent of s8 is even
+    let m = single(
+        Opcode::Power,
+        &[sh(S8, &[1]), sh(S8, &[1])],
+        sh(S8, &[1]),
+        Attrs::default(),
+    );
+    let args = [ilit(S8, &[1], &[-1]), ilit(S8, &[1], &[-128])];
+    assert_eq!(run(&m, &args).unwrap()[0].to_i128_vec(), vec![1]);
 }

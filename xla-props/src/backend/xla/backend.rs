@@ -13,7 +13,7 @@ use super::pjrt::HostArray;
 use super::process::{find_worker_program, Worker};
 use super::protocol::{Request, Response};
 use crate::backend::{Backend, BackendError, BatchRequest, Executable};
-use crate::check::{ErrorBudget, Numerics};
+use crate::check::{ErrorBudget, KnownBug, Numerics};
 use crate::hlo::{ArrayShape, Module};
 use crate::literal::Literal;
 
@@ -580,6 +580,22 @@ impl Backend for XlaBackend {
     /// The PJRT API, XLA and StableHLO versions the plugin reports, and the plugin file.
     fn version(&self) -> Option<String> {
         Some(super::version::version_text(self))
+    }
+
+    /// The XLA bugs of docs/findings.md this plugin version was measured to
+    /// have, each with its model (`known_bugs.rs`).
+    fn known_bugs(&self) -> &[KnownBug] {
+        match self.shared.name.as_str() {
+            "xla-cpu" => super::known_bugs::XLA_CPU_KNOWN_BUGS,
+            "xla-cpu-0.81" => super::known_bugs::XLA_CPU_0_81_KNOWN_BUGS,
+            _ => &[],
+        }
+    }
+
+    /// XLA requires a reduction's init value to be an identity of its
+    /// computation ("if violated the result is undefined", jax.lax.reduce).
+    fn requires_identity_reduce_init(&self) -> bool {
+        true
     }
 
     /// What XLA CPU was measured to do (docs/numerics.md): subnormals of

@@ -8,6 +8,7 @@
 mod backend;
 pub mod batch;
 mod error;
+pub mod known_bugs;
 pub mod lower;
 mod many;
 pub mod numerics;

@@ -1,0 +1,281 @@
+//! The XLA CPU bugs documented in docs/findings.md, declared per plugin
+//! version with a model of each: the case's module rewritten (every affected
+//! instruction replaced by a call of a small model computation) so that the
+//! reference computes what the buggy compiler computes. Each model is only
+//! as wide as the measured bug: the versions, dtypes and input classes the
+//! findings show.
+
+use crate::check::{replace_with_model, type_text, KnownBug};
+use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
+
+/// The smallest positive normal f32, 2^-126 (exact in f32 and f64).
+const F32_MIN_NORMAL: &str = "1.1754943508222875e-38";
+
+/// Integer `power` with the exponent's low 6 bits (both versions).
+pub const INT_POWER_LOW_6_BITS: KnownBug = KnownBug {
+    id: "xla-cpu/int-power-low-6-bits",
+    summary: "wrapping integer power uses only the low 6 bits of the exponent; an unsigned \
+              exponent with its top bit set counts as negative (0 unless the base is 1 or all ones)",
+    documented: "docs/findings.md, \"XLA bug: wrapping integer `power` uses only the low 6 bits of the exponent\"",
+    model: int_power_low_6_bits,
+};
+
+/// f32 `log` of a positive subnormal is ln(2^-150) (0.115 only).
+pub const F32_LOG_SUBNORMAL: KnownBug = KnownBug {
+    id: "xla-cpu/f32-log-subnormal",
+    summary: "f32 log of a positive subnormal returns ln(2^-150) = -103.97208 in some shapes \
+              (f32[7], f32[3,5]; others give the flushed -inf)",
+    documented: "docs/findings.md, \"XLA bug: f32 `log` of a subnormal\"",
+    model: f32_log_subnormal,
+};
+
+/// f32/bf16 `power` with a positive subnormal base computes (2^-150)^y (both versions).
+pub const POWER_SUBNORMAL_BASE: KnownBug = KnownBug {
+    id: "xla-cpu/power-subnormal-base",
+    summary: "f32/bf16 power with a positive subnormal base computes (2^-150)^y, \
+              the log-of-subnormal bug inside pow",
+    documented: "docs/findings.md, \"XLA bug: f32/bf16 `power` with a subnormal base\"",
+    model: power_subnormal_base,
+};
+
+/// f32/bf16 `cbrt` of a subnormal is -5.595e-16 (0.115 only).
+pub const CBRT_SUBNORMAL: KnownBug = KnownBug {
+    id: "xla-cpu/cbrt-subnormal",
+    summary: "f32/bf16 cbrt of any subnormal returns the negative constant -5.595e-16 (0xa6214518)",
+    documented:
+        "docs/findings.md, \"XLA bug: f32 `cbrt` of a subnormal input returns a negative number\"",
+    model: cbrt_subnormal,
+};
+
+/// f32/bf16 `cbrt` of a subnormal is ±8.88e-16 (0.81 only).
+pub const CBRT_SUBNORMAL_0_81: KnownBug = KnownBug {
+    id: "xla-cpu-0.81/cbrt-subnormal",
+    summary: "f32/bf16 cbrt of any subnormal returns ±8.88e-16 (0x267fffef, about 2^-50) \
+              with the input's sign",
+    documented:
+        "docs/findings.md, \"XLA bug: f32 `cbrt` of a subnormal input returns a negative number\"",
+    model: cbrt_subnormal_0_81,
+};
+
+/// `atan2` of two subnormals: NaN in f32/bf16, ±pi/2 in f64 (both versions).
+pub const ATAN2_SUBNORMALS: KnownBug = KnownBug {
+    id: "xla-cpu/atan2-subnormals",
+    summary: "atan2(y, x) with both y and x subnormal returns NaN in f32/bf16 and \
+              copysign(pi/2, y) in f64 (exact: ±pi/4 or ±3pi/4; flushed: ±0 or ±pi)",
+    documented:
+        "docs/findings.md, \"XLA bug: `atan2` of two subnormals is NaN (f32, bf16) or ±pi/2 (f64)\"",
+    model: atan2_subnormals,
+};
+
+/// The known bugs of `xla-cpu` (PJRT C API 0.115).
+pub const XLA_CPU_KNOWN_BUGS: &[KnownBug] = &[
+    INT_POWER_LOW_6_BITS,
+    F32_LOG_SUBNORMAL,
+    POWER_SUBNORMAL_BASE,
+    CBRT_SUBNORMAL,
+    ATAN2_SUBNORMALS,
+];
+
+/// The known bugs of `xla-cpu-0.81` (measured: the integer power, the
+/// subnormal-base power and the atan2 bugs, and its own wrong cbrt of
+/// subnormals; its log of subnormals is the flushed -inf).
+pub const XLA_CPU_0_81_KNOWN_BUGS: &[KnownBug] = &[
+    INT_POWER_LOW_6_BITS,
+    POWER_SUBNORMAL_BASE,
+    CBRT_SUBNORMAL_0_81,
+    ATAN2_SUBNORMALS,
+];
+
+/// The array type of an instruction whose opcode is `op` and dtype one of `dtypes`.
+fn array_of(i: &Instruction, op: Opcode, dtypes: &[ElementType]) -> Option<ArrayShape> {
+    let a = i.shape.as_array()?;
+    (i.opcode == op && dtypes.contains(&a.dtype)).then(|| a.clone())
+}
+
+/// The signed integer type of the same width.
+fn signed_of(t: ElementType) -> Option<ElementType> {
+    Some(match t.bit_width() {
+        8 => ElementType::S8,
+        16 => ElementType::S16,
+        32 => ElementType::S32,
+        64 => ElementType::S64,
+        _ => return None,
+    })
+}
+
+/// The same dims with another dtype.
+fn with_dtype(a: &ArrayShape, t: ElementType) -> String {
+    type_text(&ArrayShape::new(t, a.dims.clone()))
+}
+
+/// `power(x, y)` on integers as XLA CPU computes it (its EmitIntegerPow):
+/// a non-negative exponent (read as signed) gives `x^(y & 63)` wrapped; a
+/// negative one gives what the reference gives for a negative exponent of
+/// the signed type (1 for base 1, ±1 by parity for base -1, else 0).
+fn int_power_low_6_bits(m: &Module) -> Option<Module> {
+    const INTS: [ElementType; 8] = [
+        ElementType::S8,
+        ElementType::S16,
+        ElementType::S32,
+        ElementType::S64,
+        ElementType::U8,
+        ElementType::U16,
+        ElementType::U32,
+        ElementType::U64,
+    ];
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Power, &INTS)?;
+        let t = type_text(&a);
+        let s = with_dtype(&a, signed_of(a.dtype)?);
+        let p = with_dtype(&a, ElementType::Pred);
+        let (ts, ss) = (a.dtype, signed_of(a.dtype)?);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  y = {t} parameter(1)\n  \
+             c = {ts}[] constant(63)\n  cb = {t} broadcast(c), dimensions={{}}\n  \
+             low = {t} and(y, cb)\n  pos = {t} power(x, low)\n  \
+             xs = {s} bitcast-convert(x)\n  ys = {s} bitcast-convert(y)\n  \
+             negs = {s} power(xs, ys)\n  neg = {t} bitcast-convert(negs)\n  \
+             z = {ss}[] constant(0)\n  zb = {s} broadcast(z), dimensions={{}}\n  \
+             isneg = {p} compare(ys, zb), direction=LT\n  \
+             ROOT r = {t} select(isneg, neg, pos)\n}}\n"
+        ))
+    })
+}
+
+/// HLO lines defining `{name} = pred[..]`: `x` (an f32 value named `x`) is a
+/// positive subnormal, or (with `either_sign`) any non-zero subnormal.
+fn subnormal_test(name: &str, x: &str, a: &ArrayShape, either_sign: bool) -> String {
+    let f = with_dtype(a, ElementType::F32);
+    let p = with_dtype(a, ElementType::Pred);
+    let v = if either_sign {
+        format!("  {name}.abs = {f} abs({x})\n")
+    } else {
+        String::new()
+    };
+    let src = if either_sign {
+        format!("{name}.abs")
+    } else {
+        x.to_string()
+    };
+    format!(
+        "{v}  {name}.mn = f32[] constant({F32_MIN_NORMAL})\n  {name}.mnb = {f} broadcast({name}.mn), dimensions={{}}\n  \
+         {name}.z = f32[] constant(0)\n  {name}.zb = {f} broadcast({name}.z), dimensions={{}}\n  \
+         {name}.lo = {p} compare({src}, {name}.zb), direction=GT\n  \
+         {name}.hi = {p} compare({src}, {name}.mnb), direction=LT\n  \
+         {name} = {p} and({name}.lo, {name}.hi)\n"
+    )
+}
+
+/// f32 `log`: a positive subnormal gives ln(2^-150) = -103.97208 (0xc2cff1b4).
+fn f32_log_subnormal(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Log, &[ElementType::F32])?;
+        let t = type_text(&a);
+        let test = subnormal_test("sub", "x", &a, false);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  l = {t} log(x)\n{test}  \
+             k = f32[] constant(-103.97207641601562)\n  kb = {t} broadcast(k), dimensions={{}}\n  \
+             ROOT r = {t} select(sub, kb, l)\n}}\n"
+        ))
+    })
+}
+
+/// f32/bf16 `power`: a positive subnormal base counts as 2^-150 (computed in
+/// f64, rounded once to the result type).
+fn power_subnormal_base(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Power, &[ElementType::F32, ElementType::Bf16])?;
+        let t = type_text(&a);
+        let f = with_dtype(&a, ElementType::F32);
+        let d = with_dtype(&a, ElementType::F64);
+        let test = subnormal_test("sub", "xf", &a, false);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  y = {t} parameter(1)\n  \
+             xf = {f} convert(x)\n{test}  xd = {d} convert(x)\n  yd = {d} convert(y)\n  \
+             k = f64[] constant(7.006492321624085e-46)\n  kb = {d} broadcast(k), dimensions={{}}\n  \
+             xm = {d} select(sub, kb, xd)\n  pd = {d} power(xm, yd)\n  ROOT r = {t} convert(pd)\n}}\n"
+        ))
+    })
+}
+
+/// f32/bf16 `cbrt`: any non-zero subnormal gives -5.595e-16 (0xa6214518 in
+/// f32, rounded to the result type).
+fn cbrt_subnormal(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Cbrt, &[ElementType::F32, ElementType::Bf16])?;
+        let t = type_text(&a);
+        let f = with_dtype(&a, ElementType::F32);
+        let test = subnormal_test("sub", "xf", &a, true);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  xf = {f} convert(x)\n{test}  \
+             c = {f} cbrt(xf)\n  k = f32[] constant(-5.595173541877215e-16)\n  \
+             kb = {f} broadcast(k), dimensions={{}}\n  rf = {f} select(sub, kb, c)\n  \
+             ROOT r = {t} convert(rf)\n}}\n"
+        ))
+    })
+}
+
+/// f32/bf16 `cbrt` on xla-cpu-0.81: any non-zero subnormal gives
+/// `sign(x) * 8.881775e-16` (0x267fffef in f32, rounded to the result type).
+fn cbrt_subnormal_0_81(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Cbrt, &[ElementType::F32, ElementType::Bf16])?;
+        let t = type_text(&a);
+        let f = with_dtype(&a, ElementType::F32);
+        let test = subnormal_test("sub", "xf", &a, true);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  xf = {f} convert(x)\n{test}  \
+             c = {f} cbrt(xf)\n  k = f32[] constant(8.881775197276188e-16)\n  \
+             kb = {f} broadcast(k), dimensions={{}}\n  sg = {f} sign(xf)\n  ks = {f} multiply(sg, kb)\n  \
+             rf = {f} select(sub, ks, c)\n  ROOT r = {t} convert(rf)\n}}\n"
+        ))
+    })
+}
+
+/// `atan2(y, x)` with both operands non-zero subnormals: NaN in f32/bf16,
+/// `copysign(pi/2, y)` in f64.
+fn atan2_subnormals(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(
+            i,
+            Opcode::Atan2,
+            &[ElementType::F32, ElementType::Bf16, ElementType::F64],
+        )?;
+        let t = type_text(&a);
+        let p = with_dtype(&a, ElementType::Pred);
+        if a.dtype == ElementType::F64 {
+            let test = |n: &str, v: &str| {
+                format!(
+                    "  {n}.a = {t} abs({v})\n  {n}.z = f64[] constant(0)\n  \
+                     {n}.zb = {t} broadcast({n}.z), dimensions={{}}\n  \
+                     {n}.mn = f64[] constant(2.2250738585072014e-308)\n  \
+                     {n}.mnb = {t} broadcast({n}.mn), dimensions={{}}\n  \
+                     {n}.lo = {p} compare({n}.a, {n}.zb), direction=GT\n  \
+                     {n}.hi = {p} compare({n}.a, {n}.mnb), direction=LT\n  \
+                     {n} = {p} and({n}.lo, {n}.hi)\n"
+                )
+            };
+            let (ty, tx) = (test("suby", "y"), test("subx", "x"));
+            return Some(format!(
+                "HloModule model\n\nENTRY model {{\n  y = {t} parameter(0)\n  x = {t} parameter(1)\n\
+                 {ty}{tx}  both = {p} and(suby, subx)\n  at = {t} atan2(y, x)\n  \
+                 h = f64[] constant(1.5707963267948966)\n  hb = {t} broadcast(h), dimensions={{}}\n  \
+                 sg = {t} sign(y)\n  hs = {t} multiply(sg, hb)\n  \
+                 ROOT r = {t} select(both, hs, at)\n}}\n"
+            ));
+        }
+        let f = with_dtype(&a, ElementType::F32);
+        let ty = subnormal_test("suby", "yf", &a, true);
+        let tx = subnormal_test("subx", "xf", &a, true);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  y = {t} parameter(0)\n  x = {t} parameter(1)\n  \
+             yf = {f} convert(y)\n  xf = {f} convert(x)\n{ty}{tx}  both = {p} and(suby, subx)\n  \
+             at = {f} atan2(yf, xf)\n  z = f32[] constant(0)\n  nan = f32[] divide(z, z)\n  \
+             nanb = {f} broadcast(nan), dimensions={{}}\n  rf = {f} select(both, nanb, at)\n  \
+             ROOT r = {t} convert(rf)\n}}\n"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,160 @@
+//! Each model, evaluated by the reference, gives exactly what XLA CPU was
+//! measured to return (docs/findings.md), and leaves other ops and dtypes alone.
+
+use super::*;
+use crate::hlo::parse_module;
+use crate::literal::Literal;
+
+fn module(op: &str, t: &str, binary: bool) -> Module {
+    let text = if binary {
+        format!("HloModule m\n\nENTRY main {{\n  x = {t} parameter(0)\n  y = {t} parameter(1)\n  ROOT r = {t} {op}(x, y)\n}}\n")
+    } else {
+        format!(
+            "HloModule m\n\nENTRY main {{\n  x = {t} parameter(0)\n  ROOT r = {t} {op}(x)\n}}\n"
+        )
+    };
+    parse_module(&text).unwrap()
+}
+
+fn bits(t: ElementType, v: &[u64]) -> Literal {
+    Literal::from_bits(&ArrayShape::new(t, vec![v.len() as i64]), v).unwrap()
+}
+
+fn ints(t: ElementType, v: &[i128]) -> Literal {
+    Literal::from_i128s(&ArrayShape::new(t, vec![v.len() as i64]), v).unwrap()
+}
+
+fn model_of(bug: &KnownBug, m: &Module, args: &[Literal]) -> Vec<u64> {
+    let v = (bug.model)(m).expect("the model applies");
+    crate::reference::evaluate(&v, args).unwrap()[0].to_bits_vec()
+}
+
+#[test]
+fn integer_power_model_matches_xla_cpu() {
+    use ElementType::*;
+    // measured on xla-cpu 0.115 and 0.81 (base, exponent, result)
+    let s8 = module("power", "s8[7]", true);
+    let x = ints(S8, &[5, -1, -1, 2, 3, -3, 1]);
+    let y = ints(S8, &[100, -3, -128, -1, 64, 65, -5]);
+    let want = ints(S8, &[-15, -1, 1, 0, 1, -3, 1]).to_bits_vec();
+    assert_eq!(model_of(&INT_POWER_LOW_6_BITS, &s8, &[x, y]), want);
+    // u16: 5669^5266 = 5669^(5266 mod 64); an exponent with the top bit set is 0
+    let u16m = module("power", "u16[3]", true);
+    let x = ints(U16, &[5669, 48305, 3]);
+    let y = ints(U16, &[5266, 46723, 10]);
+    assert_eq!(
+        model_of(&INT_POWER_LOW_6_BITS, &u16m, &[x.clone(), y.clone()]),
+        vec![50457, 0, 59049]
+    );
+    // the exact reference differs (so the model is not the reference)
+    let exact = crate::reference::evaluate(&u16m, &[x, y]).unwrap();
+    assert_eq!(exact[0].to_bits_vec()[0], 54041);
+    // u8 all-ones base with a "negative" exponent: ±1 by parity
+    let u8m = module("power", "u8[3]", true);
+    let x = ints(U8, &[255, 255, 254]);
+    let y = ints(U8, &[253, 128, 249]);
+    assert_eq!(
+        model_of(&INT_POWER_LOW_6_BITS, &u8m, &[x, y]),
+        vec![255, 1, 0]
+    );
+    // floats are not this bug's
+    assert!((INT_POWER_LOW_6_BITS.model)(&module("power", "f32[2]", true)).is_none());
+}
+
+#[test]
+fn log_model_gives_ln_2_pow_minus_150_for_positive_subnormals() {
+    let m = module("log", "f32[5]", false);
+    let x = bits(
+        ElementType::F32,
+        &[0x1, 0x7f_ffff, 0x8000_0001, 0x80_0000, 0x3f80_0000],
+    );
+    let got = model_of(&F32_LOG_SUBNORMAL, &m, &[x]);
+    assert_eq!(&got[..2], &[0xc2cf_f1b4, 0xc2cf_f1b4]);
+    assert!(f32::from_bits(got[2] as u32).is_nan());
+    // normals keep the exact log: ln(2^-126), ln(1)
+    assert_eq!(&got[3..], &[0xc2ae_ac50, 0]);
+    assert!((F32_LOG_SUBNORMAL.model)(&module("log", "f64[2]", false)).is_none());
+}
+
+#[test]
+fn power_model_takes_a_subnormal_base_as_2_pow_minus_150() {
+    let m = module("power", "f32[3]", true);
+    let x = bits(ElementType::F32, &[0x1, 0x1, 0x4000_0000]);
+    let y = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![3]),
+        &[0.5, -0.5, 2.0],
+    )
+    .unwrap();
+    // xla-cpu: pow(2^-149, 0.5) = 2^-75 (0x1a000000), pow(2^-149, -0.5) = 2^75
+    assert_eq!(
+        model_of(&POWER_SUBNORMAL_BASE, &m, &[x, y]),
+        vec![0x1a00_0000, 0x6500_0000, 0x4080_0000]
+    );
+    // bf16: pow(2^-133, 0.5) = 2^-75 (0x1a00)
+    let m = module("power", "bf16[1]", true);
+    let x = bits(ElementType::Bf16, &[0x0001]);
+    let y = bits(ElementType::Bf16, &[0x3f00]);
+    assert_eq!(model_of(&POWER_SUBNORMAL_BASE, &m, &[x, y]), vec![0x1a00]);
+}
+
+#[test]
+fn cbrt_model_gives_the_negative_constant_for_every_subnormal() {
+    let m = module("cbrt", "f32[4]", false);
+    let x = bits(
+        ElementType::F32,
+        &[0x1, 0x8040_0000, 0x80_0000, 0x4100_0000],
+    );
+    assert_eq!(
+        model_of(&CBRT_SUBNORMAL, &m, &[x]),
+        vec![0xa621_4518, 0xa621_4518, 0x2a80_0000, 0x4000_0000]
+    );
+    let m = module("cbrt", "bf16[1]", false);
+    let x = bits(ElementType::Bf16, &[0x007e]);
+    assert_eq!(model_of(&CBRT_SUBNORMAL, &m, &[x]), vec![0xa621]);
+}
+
+#[test]
+fn cbrt_model_of_0_81_keeps_the_sign() {
+    let m = module("cbrt", "f32[3]", false);
+    let x = bits(ElementType::F32, &[0x1, 0x8040_0000, 0x4100_0000]);
+    assert_eq!(
+        model_of(&CBRT_SUBNORMAL_0_81, &m, &[x]),
+        vec![0x267f_ffef, 0xa67f_ffef, 0x4000_0000]
+    );
+    let m = module("cbrt", "bf16[2]", false);
+    let x = bits(ElementType::Bf16, &[0x0001, 0x8001]);
+    assert_eq!(
+        model_of(&CBRT_SUBNORMAL_0_81, &m, &[x]),
+        vec![0x2680, 0xa680]
+    );
+}
+
+#[test]
+fn atan2_model_is_nan_only_when_both_operands_are_subnormal() {
+    let m = module("atan2", "f32[4]", true);
+    let y = bits(ElementType::F32, &[0x1, 0x8000_0001, 0x1, 0x0]);
+    let x = bits(ElementType::F32, &[0x1, 0x8000_0001, 0x0, 0x1]);
+    let got = model_of(&ATAN2_SUBNORMALS, &m, &[y, x]);
+    assert!(f32::from_bits(got[0] as u32).is_nan());
+    assert!(f32::from_bits(got[1] as u32).is_nan());
+    // atan2(2^-149, 0) = pi/2, atan2(0, 2^-149) = 0: not the bug
+    assert_eq!(&got[2..], &[0x3fc9_0fdb, 0]);
+    // f64: copysign(pi/2, y) for two subnormals (measured on both versions)
+    let m = module("atan2", "f64[3]", true);
+    let s = 1u64 << 63;
+    let y = bits(ElementType::F64, &[1, s | 1, 1]);
+    let x = bits(ElementType::F64, &[s | 1, 1, 0x0010_0000_0000_0000]);
+    let got = model_of(&ATAN2_SUBNORMALS, &m, &[y, x]);
+    assert_eq!(&got[..2], &[0x3ff9_21fb_5444_2d18, 0xbff9_21fb_5444_2d18]);
+    // a normal x: the exact atan2(2^-1074, 2^-1022) = 2^-52
+    assert_eq!(got[2], 0x3cb0_0000_0000_0000);
+}
+
+#[test]
+fn versions_declare_what_was_measured() {
+    let ids = |b: &[KnownBug]| b.iter().map(|b| b.id).collect::<Vec<_>>();
+    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 5);
+    assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&F32_LOG_SUBNORMAL.id));
+    assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&CBRT_SUBNORMAL.id));
+    assert!(!ids(XLA_CPU_KNOWN_BUGS).contains(&CBRT_SUBNORMAL_0_81.id));
+}
