@@ -348,7 +348,9 @@ fn accumulation_allowance(
             }
             let e = if e.is_finite() { e.abs() } else { 0.0 };
             let s = if s.is_finite() { s } else { 0.0 };
-            (terms * acc_eps * s + eps * e + fmt.min_subnormal()) / eps
+            // each product rounded in the subnormal range is off by up to
+            // half a smallest subnormal, absolutely (as in property::judge)
+            (terms * acc_eps * s + eps * e + terms * fmt.min_subnormal()) / eps
         })
         .collect();
     Some((

@@ -53,17 +53,12 @@ const INTS: &[ElementType] = &[
     ElementType::U32,
 ];
 
-/// `reduce-precision` formats: f16, bf16 and f8e5m2 layouts. (4, 3), and any
-/// reduce-precision of an f8e4m3fn operand, are left out: the interpreter's
-/// known disagreement there (an xfail of the suite: -448 in e4m3, 352 in e5m2).
-const REDUCE_PRECISION: &[(i64, i64)] = &[(5, 10), (8, 7), (5, 2)];
+/// `reduce-precision` formats: f16, bf16, f8e5m2 and f8e4m3 layouts.
+const REDUCE_PRECISION: &[(i64, i64)] = &[(5, 10), (8, 7), (5, 2), (4, 3)];
 
-/// Ops not generated, with the reason: a known interpreter disagreement
-/// (the conformance suite's xfail), which would drown every run.
-const EXCLUDED: &[(Opcode, &str)] = &[(
-    Opcode::Power,
-    "the interpreter computes unsigned power wrongly (xfail in vs_reference)",
-)];
+/// Ops not generated, with the reason (none now: the interpreter's unsigned
+/// and negative-exponent `power` agree with the reference).
+const EXCLUDED: &[(Opcode, &str)] = &[];
 
 /// A small deterministic generator (SplitMix64): programs are reproducible from their seed.
 #[derive(Clone, Debug)]
@@ -386,11 +381,6 @@ impl Grower<'_> {
             }
             4 => {
                 let (e, m) = self.rng.pick(REDUCE_PRECISION).unwrap_or((5, 10));
-                if t == ElementType::F8E4M3Fn {
-                    // the interpreter's known disagreement (xfail in vs_reference)
-                    let w = b.convert(x, ElementType::F32)?;
-                    return b.reduce_precision(w, e, m);
-                }
                 b.reduce_precision(x, e, m)
             }
             _ => {
