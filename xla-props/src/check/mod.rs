@@ -7,6 +7,7 @@ mod bounds;
 mod compare;
 mod error_spec;
 mod numerics;
+mod op_semantics;
 mod sweep;
 mod tolerances;
 mod ulp;
@@ -23,6 +24,7 @@ pub use compare::{
 };
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use numerics::{Approximation, ErrorBudget, Numerics};
+pub use op_semantics::op_semantics_variant;
 pub use sweep::{ulp_stats, UlpStats};
 pub use tolerances::{
     default_error_spec, default_error_spec_for_module, tolerance_rule, Dtypes, Tolerance,

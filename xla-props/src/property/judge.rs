@@ -13,8 +13,8 @@
 use super::spec::Tolerance;
 use crate::check::{
     compare, context_for_module, default_error_spec_for_module, excess_precision_variant,
-    flush_subnormal_inputs, AlternativeKind, CompareContext, ErrorSpec, MagnitudeSums, Numerics,
-    Verdict,
+    flush_subnormal_inputs, op_semantics_variant, AlternativeKind, CompareContext, ErrorSpec,
+    MagnitudeSums, Numerics, Verdict,
 };
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::Literal;
@@ -99,7 +99,8 @@ impl<'a> Judgement<'a> {
         let n = self.numerics;
         let flushes = !n.flush_inputs.is_empty();
         let excess = n.excess_precision_in_fusions && !self.strict_rounding;
-        if !n.reassociates_reductions && !flushes && !excess {
+        let semantics = n.declares_op_semantics() && self.against == Against::Reference;
+        if !n.reassociates_reductions && !flushes && !excess && !semantics {
             return v;
         }
         // the costly evidence
@@ -110,9 +111,10 @@ impl<'a> Judgement<'a> {
         full.strict_rounding = self.strict_rounding;
         if n.reassociates_reductions {
             let first = expected.first();
-            if let Some(sums) =
-                first.and_then(|e| root_magnitudes(self.module, self.inputs, e, reference))
-            {
+            if let Some(sums) = first.and_then(|e| {
+                let flushes = n.flushes_outputs(e.dtype()) || n.flushes_inputs(e.dtype());
+                root_magnitudes(self.module, self.inputs, e, flushes, reference)
+            }) {
                 full = full.with_magnitude_sums(0, sums);
             }
         }
@@ -132,7 +134,30 @@ impl<'a> Judgement<'a> {
         if let Some(w) = &widened {
             full = full.with_alternative(AlternativeKind::ExcessPrecision, w);
         }
+        let declared = if semantics {
+            self.op_semantics_results(reference)
+        } else {
+            Vec::new()
+        };
+        for d in &declared {
+            full = full.with_alternative(AlternativeKind::OpSemantics, d);
+        }
         compare(expected, actual, &exact, n, &full)
+    }
+
+    /// The reference's results on the module rewritten to the op semantics
+    /// the backend declares (`check::op_semantics_variant`), on the inputs
+    /// and, when the backend flushes inputs, on flushed inputs (the two
+    /// compose, e.g. a NaN-dropping clamp whose bound is a flushed subnormal).
+    fn op_semantics_results(&self, reference: &EvalFn<'_>) -> Vec<Vec<Literal>> {
+        let Some(m) = op_semantics_variant(self.module, self.numerics) else {
+            return Vec::new();
+        };
+        let mut out: Vec<Vec<Literal>> = reference(&m, self.inputs).into_iter().collect();
+        if let Some(f) = flush_subnormal_inputs(self.inputs, self.numerics) {
+            out.extend(reference(&m, &f));
+        }
+        out
     }
 }
 
@@ -256,8 +281,16 @@ fn mapped(inputs: &[Literal], f: impl Fn(f64) -> f64) -> Vec<Literal> {
 ///
 /// - sums: `sum|x|` (the reassociation bound `n * eps * sum|x|`, with the
 ///   eps of f32 for narrower types, plus
-///   `n * min_subnormal` for products rounded in the subnormal range);
-///   unbounded where the finite magnitudes overflow the result type;
+///   `n * min_subnormal` for products rounded in the subnormal range, or
+///   `n * min_normal` when the backend flushes the type: each product or
+///   partial sum may then be flushed to zero, measured on xla-cpu dots and
+///   convolutions);
+///   unbounded where the finite magnitudes overflow the result type, and
+///   there a NaN reference that only comes from finite terms overflowing
+///   (the reference on the inputs' signs, `±1`, with infinities and NaNs
+///   kept, is not NaN) is no bound either: a fused multiply-add keeps the
+///   overflowing product unrounded (measured: f64 dot and convolution on
+///   xla-cpu give ±inf where the rounded products give `inf - inf`);
 /// - products: `prod|x| + prod max(|x|, 1) * min_normal / eps`, so the bound is
 ///   `n * eps * prod|x|` (each of the n roundings is relative) plus
 ///   `n * min_normal * prod max(|x|, 1)` (a partial product that underflows
@@ -268,6 +301,7 @@ fn root_magnitudes(
     module: &Module,
     inputs: &[Literal],
     expected: &Literal,
+    flushes: bool,
     reference: &EvalFn<'_>,
 ) -> Option<MagnitudeSums> {
     let (combine, terms) = root_reduction(module)?;
@@ -275,14 +309,18 @@ fn root_magnitudes(
     let fmt = dtype.float_format()?;
     let finite_abs = |v: f64| if v.is_finite() { v.abs() } else { 0.0 };
     let magnitude = reference(module, &mapped(inputs, f64::abs))?.pop()?;
-    let (sum_abs, unbounded) = match combine {
+    let (sum_abs, unbounded, overflow_nan) = match combine {
         Combine::Sum => {
             let finite = reference(module, &mapped(inputs, finite_abs))?.pop()?;
             let n = magnitude.element_count();
             // a product of two terms (dot, convolution) that lands in the
             // subnormal range is rounded absolutely, by up to half the
             // smallest subnormal: `n * min_subnormal` on top of the bound
-            let floor = fmt.min_subnormal() / fmt.epsilon();
+            let floor = if flushes {
+                fmt.min_normal()
+            } else {
+                fmt.min_subnormal()
+            } / fmt.epsilon();
             // types narrower than f32 accumulate in f32 at least (XLA promotes
             // f16/bf16 reductions and dots to f32; so does the interpreter):
             // n * eps(f32) * sum|x|, then one rounding of the result, at most
@@ -299,10 +337,27 @@ fn root_magnitudes(
                     magnitude.get_f64(i) * scale + last + floor
                 })
                 .collect();
-            let unbounded = (0..n)
+            let unbounded: Vec<bool> = (0..n)
                 .map(|i| !finite.get_f64(i).is_finite() || finite.get_f64(i) >= fmt.max)
                 .collect();
-            (sum_abs, unbounded)
+            let overflow_nan = if (0..n).any(|i| unbounded[i] && expected.get_f64(i).is_nan()) {
+                let unit = |v: f64| {
+                    if v.is_finite() && v != 0.0 {
+                        v.signum()
+                    } else {
+                        v
+                    }
+                };
+                let signs = reference(module, &mapped(inputs, unit))?.pop()?;
+                (0..n)
+                    .map(|i| {
+                        unbounded[i] && expected.get_f64(i).is_nan() && !signs.get_f64(i).is_nan()
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            (sum_abs, unbounded, overflow_nan)
         }
         Combine::Product => {
             let large = |v: f64| {
@@ -321,7 +376,7 @@ fn root_magnitudes(
             let unbounded = (0..n)
                 .map(|i| !high.get_f64(i).is_finite() || high.get_f64(i) >= fmt.max)
                 .collect();
-            (sum_abs, unbounded)
+            (sum_abs, unbounded, Vec::new())
         }
     };
     Some(MagnitudeSums {
@@ -329,6 +384,7 @@ fn root_magnitudes(
         sum_abs,
         unbounded,
         product: combine == Combine::Product,
+        overflow_nan,
     })
 }
 
