@@ -404,3 +404,58 @@ pub fn element_text(l: &Literal, i: usize) -> String {
         l.get_i128(i).to_string()
     }
 }
+
+#[cfg(test)]
+mod op_semantics_tests {
+    use super::*;
+    use crate::hlo::{parse_module, ArrayShape};
+
+    fn f32s(bits: &[u64]) -> Literal {
+        Literal::from_bits(
+            &ArrayShape::new(ElementType::F32, vec![bits.len() as i64]),
+            bits,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn declared_fast_min_max_is_judged_on_the_variant_and_composes_with_flushing() {
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  lo = f32[3] parameter(0)\n  x = f32[3] parameter(1)\n  hi = f32[3] parameter(2)\n  ROOT r = f32[3] clamp(lo, x, hi)\n}\n",
+        )
+        .unwrap();
+        // clamp(2.33, NaN, 1.73) = 1.73; clamp(-max, 0, -2^-149) = +0 (flushed
+        // bound, NaN rule); clamp(1, 2, 3) = 2
+        let inputs = [
+            f32s(&[0x4015_1eb8, 0xff7f_ffff, 0x3f80_0000]),
+            f32s(&[0x7fc0_0000, 0, 0x4000_0000]),
+            f32s(&[0x3fdd_70a4, 0x8000_0001, 0x4040_0000]),
+        ];
+        let xla = Numerics {
+            fast_min_max: true,
+            ..Numerics::exact()
+        }
+        .with_ftz(ElementType::F32, true, true);
+        let judge = |numerics: &Numerics, actual: &[u64]| {
+            let j = Judgement {
+                module: &m,
+                inputs: &inputs,
+                numerics,
+                tolerance: Tolerance::Exact,
+                strict_rounding: false,
+                against: Against::Reference,
+            };
+            let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+            let expected = eval(&m, &inputs).unwrap();
+            j.judge(&expected, &[f32s(actual)], &eval)
+        };
+        let measured = [0x3fdd_70a4, 0, 0x4000_0000];
+        assert!(judge(&xla, &measured).is_agreement());
+        // not declared: the same result is a mismatch
+        let ftz_only = Numerics::exact().with_ftz(ElementType::F32, true, true);
+        assert!(!judge(&ftz_only, &measured).is_agreement());
+        // a wrong value is still caught: the operand instead of the bound
+        assert!(!judge(&xla, &[0x4015_1eb8, 0, 0x4000_0000]).is_agreement());
+        assert!(!judge(&xla, &[0x3fdd_70a4, 0, 0x4040_0000]).is_agreement());
+    }
+}
