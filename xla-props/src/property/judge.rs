@@ -458,4 +458,45 @@ mod op_semantics_tests {
         assert!(!judge(&xla, &[0x4015_1eb8, 0, 0x4000_0000]).is_agreement());
         assert!(!judge(&xla, &[0x3fdd_70a4, 0, 0x4040_0000]).is_agreement());
     }
+
+    #[test]
+    fn flushed_products_are_within_the_bound_only_when_the_type_flushes() {
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n  ROOT d = f32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n",
+        )
+        .unwrap();
+        // 2^-100 * 2^-30 = 2^-130 is a subnormal product, flushed to 0 by
+        // XLA CPU; the sum 2^-126 + 2^-130 is normal, XLA gives 2^-126
+        let p = |e: i32| f64::from(2f32.powi(e));
+        let shape = ArrayShape::new(ElementType::F32, vec![2]);
+        let inputs = [
+            Literal::from_f64s(&shape, &[p(-100), 1.0]).unwrap(),
+            Literal::from_f64s(&shape, &[p(-30), p(-126)]).unwrap(),
+        ];
+        let scalar = |v: f64| {
+            Literal::from_f64s(&ArrayShape::new(ElementType::F32, Vec::<i64>::new()), &[v]).unwrap()
+        };
+        let judge = |numerics: &Numerics, actual: f64| {
+            let j = Judgement {
+                module: &m,
+                inputs: &inputs,
+                numerics,
+                tolerance: Tolerance::Exact,
+                strict_rounding: false,
+                against: Against::Reference,
+            };
+            let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+            let expected = eval(&m, &inputs).unwrap();
+            j.judge(&expected, &[scalar(actual)], &eval)
+        };
+        let flushing =
+            Numerics::exact()
+                .with_reassociation()
+                .with_ftz(ElementType::F32, true, true);
+        assert!(judge(&flushing, p(-126)).is_agreement());
+        // a backend that keeps subnormals has no such excuse
+        assert!(!judge(&Numerics::exact().with_reassociation(), p(-126)).is_agreement());
+        // a wrong sum is still caught
+        assert!(!judge(&flushing, p(-123)).is_agreement());
+    }
 }
