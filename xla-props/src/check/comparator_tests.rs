@@ -404,3 +404,71 @@ fn per_output_specs() {
     assert_eq!(r.count, 1);
     assert_eq!(r.outputs[0].output, 0);
 }
+
+#[test]
+fn overflow_only_nan_is_excused_but_a_nan_term_is_not() {
+    // f64 dot of [max, max] . [2, -2]: the rounded products are +inf and
+    // -inf (reference NaN); a fused multiply-add gives -inf or a finite value
+    let sums = |overflow_nan: Vec<bool>| MagnitudeSums {
+        terms: 2,
+        sum_abs: vec![f64::INFINITY],
+        unbounded: vec![true],
+        product: false,
+        overflow_nan,
+    };
+    let e = lit(ElementType::F64, &[f64::NAN]);
+    let a = lit(ElementType::F64, &[f64::NEG_INFINITY]);
+    let re = Numerics::exact().with_reassociation();
+    // NaN from overflow only: any order's result is legal
+    let ctx = CompareContext::new().with_magnitude_sums(0, sums(vec![true]));
+    let v = run(&e, &a, ErrorSpec::exact(), &re, &ctx);
+    assert_eq!(agree(&v).legal.get(&LegalReason::Reassociation), Some(&1));
+    // a NaN term (or opposite infinite inputs): NaN in every order
+    let ctx = CompareContext::new().with_magnitude_sums(0, sums(Vec::new()));
+    assert_eq!(
+        mismatch(&run(&e, &a, ErrorSpec::exact(), &re, &ctx)).count,
+        1
+    );
+    // nor without the reassociation declaration
+    let ctx = CompareContext::new().with_magnitude_sums(0, sums(vec![true]));
+    assert_eq!(
+        mismatch(&run(&e, &a, ErrorSpec::exact(), &Numerics::exact(), &ctx)).count,
+        1
+    );
+}
+
+#[test]
+fn zero_sum_sign_against_an_alternative_only_for_reassociated_sums() {
+    // dot of max * -2^-149: flushed input gives a -0 term; the reference's
+    // accumulator starts at +0 and returns +0, XLA returns -0
+    let e = bits(ElementType::F32, &[0xb4ff_ffff]);
+    let alt = [bits(ElementType::F32, &[0])];
+    let a = bits(ElementType::F32, &[0x8000_0000]);
+    let sums = MagnitudeSums {
+        terms: 1,
+        sum_abs: vec![4.8e-7],
+        unbounded: vec![false],
+        product: false,
+        overflow_nan: Vec::new(),
+    };
+    let n = Numerics::exact()
+        .with_reassociation()
+        .with_ftz(ElementType::F32, true, true);
+    let ctx = CompareContext::new()
+        .with_inputs(&[], false)
+        .with_magnitude_sums(0, sums.clone())
+        .with_alternative(AlternativeKind::FlushedInputs, &alt);
+    agree(&run(&e, &a, ErrorSpec::exact(), &n, &ctx));
+    // a product's zero keeps its sign
+    let product = MagnitudeSums {
+        product: true,
+        ..sums
+    };
+    let ctx = CompareContext::new()
+        .with_magnitude_sums(0, product)
+        .with_alternative(AlternativeKind::FlushedInputs, &alt);
+    assert_eq!(
+        mismatch(&run(&e, &a, ErrorSpec::exact(), &n, &ctx)).count,
+        1
+    );
+}

@@ -10,6 +10,7 @@ mod error_spec;
 mod excess;
 mod known_bugs;
 mod numerics;
+mod op_semantics;
 mod sweep;
 mod tolerances;
 mod ulp;
@@ -30,6 +31,7 @@ pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
 pub use known_bugs::{replace_with_model, type_text, KnownBug, KnownBugNote};
 pub use numerics::{Approximation, ErrorBudget, Numerics};
+pub use op_semantics::op_semantics_variant;
 pub use sweep::{ulp_stats, UlpStats};
 pub use tolerances::{
     default_error_spec, default_error_spec_for_module, tolerance_rule, Dtypes, Tolerance,

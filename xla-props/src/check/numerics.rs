@@ -92,6 +92,28 @@ pub struct Numerics {
     /// `xla_allow_excess_precision`). Never accepted for `strict_rounding`.
     #[serde(default)]
     pub excess_precision_anywhere: bool,
+    /// Float `minimum`/`maximum` computed as a compare and select that does
+    /// not propagate NaN: `minimum(a, b)` is `a` unless `b < a`, `maximum(a, b)`
+    /// is `a` unless `b > a` (a NaN first operand propagates, a NaN second
+    /// operand is dropped; `minimum(+0, -0)` is `+0`), in every computation,
+    /// reducers included; `clamp(lo, x, hi)` is `minimum(maximum(lo, x), hi)`
+    /// under that rule. XLA CPU's `--xla_cpu_enable_fast_min_max` (on by
+    /// default). Judged by the reference on `check::op_semantics_variant`.
+    #[serde(default)]
+    pub fast_min_max: bool,
+    /// Types whose `reduce-precision` is computed on the operand's own bit
+    /// pattern (XLA's round-and-mask rule applied to the type's exponent and
+    /// mantissa fields) instead of through f32: an f16 subnormal is kept by
+    /// `e5m10` (f32 would flush it below the reduced min normal) and rounds
+    /// by its own mantissa bits. Judged by the reference on
+    /// `check::op_semantics_variant`.
+    #[serde(default)]
+    pub reduce_precision_in_own_type: Vec<ElementType>,
+    /// A convolution's padding is materialized as zeros that are multiplied
+    /// by the kernel (`0 * w`, NaN for an infinite or NaN weight), instead of
+    /// being skipped. Judged by the reference on `check::op_semantics_variant`.
+    #[serde(default)]
+    pub convolution_multiplies_padding: bool,
 }
 
 impl Numerics {
@@ -105,7 +127,18 @@ impl Numerics {
             reassociates_reductions: false,
             contracts_multiply_add: false,
             excess_precision_anywhere: false,
+            fast_min_max: false,
+            reduce_precision_in_own_type: Vec::new(),
+            convolution_multiplies_padding: false,
         }
+    }
+
+    /// Whether some op is declared to compute differently from the
+    /// reference's default semantics (see `check::op_semantics_variant`).
+    pub fn declares_op_semantics(&self) -> bool {
+        self.fast_min_max
+            || !self.reduce_precision_in_own_type.is_empty()
+            || self.convolution_multiplies_padding
     }
 
     /// Adds (or replaces) the budget of `op` at result type `dtype`.

@@ -109,6 +109,9 @@ pub enum LegalReason {
     ExcessPrecision,
     /// Matches another alternative expected result the caller passed.
     Alternative,
+    /// Matches the reference on the module rewritten to the backend's
+    /// declared op semantics (`Numerics::declares_op_semantics`).
+    OpSemantics,
 }
 
 impl LegalReason {
@@ -122,6 +125,7 @@ impl LegalReason {
             LegalReason::Reassociation => "within the reassociation bound",
             LegalReason::ExcessPrecision => "matches the reference without intermediate rounding",
             LegalReason::Alternative => "matches an alternative expected result",
+            LegalReason::OpSemantics => "matches the backend's declared op semantics",
         }
     }
 }

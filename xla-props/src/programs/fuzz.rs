@@ -359,6 +359,7 @@ fn accumulation_allowance(
             sum_abs,
             unbounded: Vec::new(),
             product: false,
+            overflow_nan: Vec::new(),
         },
         any_overflow.then_some(overflow),
     ))

@@ -14,8 +14,8 @@ use super::spec::Tolerance;
 use crate::check::{
     canonical_unstable_sort, compare, context_for_module, default_error_spec_for_module,
     excess_precision_variant, flush_subnormal_inputs, fma_contraction_variant,
-    whole_module_excess_precision_variant, AlternativeKind, CompareContext, ErrorSpec, KnownBug,
-    MagnitudeSums, Numerics, Verdict,
+    op_semantics_variant, whole_module_excess_precision_variant, AlternativeKind, CompareContext,
+    ErrorSpec, KnownBug, MagnitudeSums, Numerics, Verdict,
 };
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::Literal;
@@ -112,7 +112,8 @@ impl<'a> Judgement<'a> {
         let excess =
             (n.excess_precision_in_fusions || n.excess_precision_anywhere) && !self.strict_rounding;
         let contracts = n.contracts_multiply_add && !self.strict_rounding;
-        if !n.reassociates_reductions && !flushes && !excess && !contracts {
+        let semantics = n.declares_op_semantics() && self.against == Against::Reference;
+        if !n.reassociates_reductions && !flushes && !excess && !contracts && !semantics {
             if self.known_bugs.is_empty() || self.against != Against::Reference {
                 return v;
             }
@@ -131,9 +132,10 @@ impl<'a> Judgement<'a> {
         full.strict_rounding = self.strict_rounding;
         if n.reassociates_reductions {
             let first = expected.first();
-            if let Some(sums) =
-                first.and_then(|e| root_magnitudes(self.module, self.inputs, e, reference))
-            {
+            if let Some(sums) = first.and_then(|e| {
+                let flushes = n.flushes_outputs(e.dtype()) || n.flushes_inputs(e.dtype());
+                root_magnitudes(self.module, self.inputs, e, flushes, reference)
+            }) {
                 full = full.with_magnitude_sums(0, sums);
             }
         }
@@ -165,6 +167,14 @@ impl<'a> Judgement<'a> {
         }
         if let Some(w) = &widened {
             full = full.with_alternative(AlternativeKind::ExcessPrecision, w);
+        }
+        let declared = if semantics {
+            self.op_semantics_results(reference)
+        } else {
+            Vec::new()
+        };
+        for d in &declared {
+            full = full.with_alternative(AlternativeKind::OpSemantics, d);
         }
         let v = compare(expected, actual, &exact, n, &full);
         self.explained_by_known_bugs(v, full, expected, actual, reference)
@@ -217,6 +227,21 @@ impl<'a> Judgement<'a> {
             bugs: bugs.iter().map(|b| b.note()).collect(),
             mismatch: report,
         }
+    }
+
+    /// The reference's results on the module rewritten to the op semantics
+    /// the backend declares (`check::op_semantics_variant`), on the inputs
+    /// and, when the backend flushes inputs, on flushed inputs (the two
+    /// compose, e.g. a NaN-dropping clamp whose bound is a flushed subnormal).
+    fn op_semantics_results(&self, reference: &EvalFn<'_>) -> Vec<Vec<Literal>> {
+        let Some(m) = op_semantics_variant(self.module, self.numerics) else {
+            return Vec::new();
+        };
+        let mut out: Vec<Vec<Literal>> = reference(&m, self.inputs).into_iter().collect();
+        if let Some(f) = flush_subnormal_inputs(self.inputs, self.numerics) {
+            out.extend(reference(&m, &f));
+        }
+        out
     }
 }
 
@@ -340,8 +365,16 @@ fn mapped(inputs: &[Literal], f: impl Fn(f64) -> f64) -> Vec<Literal> {
 ///
 /// - sums: `sum|x|` (the reassociation bound `n * eps * sum|x|`, with the
 ///   eps of f32 for narrower types, plus
-///   `n * min_subnormal` for products rounded in the subnormal range);
-///   unbounded where the finite magnitudes overflow the result type;
+///   `n * min_subnormal` for products rounded in the subnormal range, or
+///   `n * min_normal` when the backend flushes the type: each product or
+///   partial sum may then be flushed to zero, measured on xla-cpu dots and
+///   convolutions);
+///   unbounded where the finite magnitudes overflow the result type, and
+///   there a NaN reference that only comes from finite terms overflowing
+///   (the reference on the inputs' signs, `±1`, with infinities and NaNs
+///   kept, is not NaN) is no bound either: a fused multiply-add keeps the
+///   overflowing product unrounded (measured: f64 dot and convolution on
+///   xla-cpu give ±inf where the rounded products give `inf - inf`);
 /// - products: `prod|x| + prod max(|x|, 1) * min_normal / eps`, so the bound is
 ///   `n * eps * prod|x|` (each of the n roundings is relative) plus
 ///   `n * min_normal * prod max(|x|, 1)` (a partial product that underflows
@@ -352,6 +385,7 @@ fn root_magnitudes(
     module: &Module,
     inputs: &[Literal],
     expected: &Literal,
+    flushes: bool,
     reference: &EvalFn<'_>,
 ) -> Option<MagnitudeSums> {
     let (combine, terms) = root_reduction(module)?;
@@ -359,14 +393,18 @@ fn root_magnitudes(
     let fmt = dtype.float_format()?;
     let finite_abs = |v: f64| if v.is_finite() { v.abs() } else { 0.0 };
     let magnitude = reference(module, &mapped(inputs, f64::abs))?.pop()?;
-    let (sum_abs, unbounded) = match combine {
+    let (sum_abs, unbounded, overflow_nan) = match combine {
         Combine::Sum => {
             let finite = reference(module, &mapped(inputs, finite_abs))?.pop()?;
             let n = magnitude.element_count();
             // a product of two terms (dot, convolution) that lands in the
             // subnormal range is rounded absolutely, by up to half the
             // smallest subnormal: `n * min_subnormal` on top of the bound
-            let floor = fmt.min_subnormal() / fmt.epsilon();
+            let floor = if flushes {
+                fmt.min_normal()
+            } else {
+                fmt.min_subnormal()
+            } / fmt.epsilon();
             // types narrower than f32 accumulate in f32 at least (XLA promotes
             // f16/bf16 reductions and dots to f32; so does the interpreter):
             // n * eps(f32) * sum|x|, then one rounding of the result, at most
@@ -383,10 +421,27 @@ fn root_magnitudes(
                     magnitude.get_f64(i) * scale + last + floor
                 })
                 .collect();
-            let unbounded = (0..n)
+            let unbounded: Vec<bool> = (0..n)
                 .map(|i| !finite.get_f64(i).is_finite() || finite.get_f64(i) >= fmt.max)
                 .collect();
-            (sum_abs, unbounded)
+            let overflow_nan = if (0..n).any(|i| unbounded[i] && expected.get_f64(i).is_nan()) {
+                let unit = |v: f64| {
+                    if v.is_finite() && v != 0.0 {
+                        v.signum()
+                    } else {
+                        v
+                    }
+                };
+                let signs = reference(module, &mapped(inputs, unit))?.pop()?;
+                (0..n)
+                    .map(|i| {
+                        unbounded[i] && expected.get_f64(i).is_nan() && !signs.get_f64(i).is_nan()
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            (sum_abs, unbounded, overflow_nan)
         }
         Combine::Product => {
             let large = |v: f64| {
@@ -405,7 +460,7 @@ fn root_magnitudes(
             let unbounded = (0..n)
                 .map(|i| !high.get_f64(i).is_finite() || high.get_f64(i) >= fmt.max)
                 .collect();
-            (sum_abs, unbounded)
+            (sum_abs, unbounded, Vec::new())
         }
     };
     Some(MagnitudeSums {
@@ -413,6 +468,7 @@ fn root_magnitudes(
         sum_abs,
         unbounded,
         product: combine == Combine::Product,
+        overflow_nan,
     })
 }
 
@@ -430,5 +486,101 @@ pub fn element_text(l: &Literal, i: usize) -> String {
         (l.get_i128(i) != 0).to_string()
     } else {
         l.get_i128(i).to_string()
+    }
+}
+
+#[cfg(test)]
+mod op_semantics_tests {
+    use super::*;
+    use crate::hlo::{parse_module, ArrayShape};
+
+    fn f32s(bits: &[u64]) -> Literal {
+        Literal::from_bits(
+            &ArrayShape::new(ElementType::F32, vec![bits.len() as i64]),
+            bits,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn declared_fast_min_max_is_judged_on_the_variant_and_composes_with_flushing() {
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  lo = f32[3] parameter(0)\n  x = f32[3] parameter(1)\n  hi = f32[3] parameter(2)\n  ROOT r = f32[3] clamp(lo, x, hi)\n}\n",
+        )
+        .unwrap();
+        // clamp(2.33, NaN, 1.73) = 1.73; clamp(-max, 0, -2^-149) = +0 (flushed
+        // bound, NaN rule); clamp(1, 2, 3) = 2
+        let inputs = [
+            f32s(&[0x4015_1eb8, 0xff7f_ffff, 0x3f80_0000]),
+            f32s(&[0x7fc0_0000, 0, 0x4000_0000]),
+            f32s(&[0x3fdd_70a4, 0x8000_0001, 0x4040_0000]),
+        ];
+        let xla = Numerics {
+            fast_min_max: true,
+            ..Numerics::exact()
+        }
+        .with_ftz(ElementType::F32, true, true);
+        let judge = |numerics: &Numerics, actual: &[u64]| {
+            let j = Judgement {
+                module: &m,
+                inputs: &inputs,
+                numerics,
+                tolerance: Tolerance::Exact,
+                strict_rounding: false,
+                against: Against::Reference,
+            };
+            let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+            let expected = eval(&m, &inputs).unwrap();
+            j.judge(&expected, &[f32s(actual)], &eval)
+        };
+        let measured = [0x3fdd_70a4, 0, 0x4000_0000];
+        assert!(judge(&xla, &measured).is_agreement());
+        // not declared: the same result is a mismatch
+        let ftz_only = Numerics::exact().with_ftz(ElementType::F32, true, true);
+        assert!(!judge(&ftz_only, &measured).is_agreement());
+        // a wrong value is still caught: the operand instead of the bound
+        assert!(!judge(&xla, &[0x4015_1eb8, 0, 0x4000_0000]).is_agreement());
+        assert!(!judge(&xla, &[0x3fdd_70a4, 0, 0x4040_0000]).is_agreement());
+    }
+
+    #[test]
+    fn flushed_products_are_within_the_bound_only_when_the_type_flushes() {
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n  ROOT d = f32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n",
+        )
+        .unwrap();
+        // 2^-100 * 2^-30 = 2^-130 is a subnormal product, flushed to 0 by
+        // XLA CPU; the sum 2^-126 + 2^-130 is normal, XLA gives 2^-126
+        let p = |e: i32| f64::from(2f32.powi(e));
+        let shape = ArrayShape::new(ElementType::F32, vec![2]);
+        let inputs = [
+            Literal::from_f64s(&shape, &[p(-100), 1.0]).unwrap(),
+            Literal::from_f64s(&shape, &[p(-30), p(-126)]).unwrap(),
+        ];
+        let scalar = |v: f64| {
+            Literal::from_f64s(&ArrayShape::new(ElementType::F32, Vec::<i64>::new()), &[v]).unwrap()
+        };
+        let judge = |numerics: &Numerics, actual: f64| {
+            let j = Judgement {
+                module: &m,
+                inputs: &inputs,
+                numerics,
+                tolerance: Tolerance::Exact,
+                strict_rounding: false,
+                against: Against::Reference,
+            };
+            let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+            let expected = eval(&m, &inputs).unwrap();
+            j.judge(&expected, &[scalar(actual)], &eval)
+        };
+        let flushing =
+            Numerics::exact()
+                .with_reassociation()
+                .with_ftz(ElementType::F32, true, true);
+        assert!(judge(&flushing, p(-126)).is_agreement());
+        // a backend that keeps subnormals has no such excuse
+        assert!(!judge(&Numerics::exact().with_reassociation(), p(-126)).is_agreement());
+        // a wrong sum is still caught
+        assert!(!judge(&flushing, p(-123)).is_agreement());
     }
 }

@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use super::error::XlaError;
 use super::lower::{lower_module, LowerError, Lowered};
-use super::numerics::{MeasuredBudget, XLA_CPU_0_81_BUDGETS, XLA_CPU_BUDGETS, XLA_CPU_FLUSHED};
+use super::numerics::{
+    MeasuredBudget, XLA_CPU_0_81_BUDGETS, XLA_CPU_BUDGETS, XLA_CPU_CONVOLUTION_MULTIPLIES_PADDING,
+    XLA_CPU_FAST_MIN_MAX, XLA_CPU_FLUSHED, XLA_CPU_REDUCE_PRECISION_IN_OWN_TYPE,
+};
 use super::pjrt::HostArray;
 use super::process::{find_worker_program, Worker};
 use super::protocol::{Request, Response};
@@ -616,6 +619,9 @@ impl Backend for XlaBackend {
             // xla_allow_excess_precision (default on): narrow float chains
             // run in f32 with the converts between them dropped (corpus 129)
             excess_precision_anywhere: true,
+            fast_min_max: XLA_CPU_FAST_MIN_MAX,
+            reduce_precision_in_own_type: XLA_CPU_REDUCE_PRECISION_IN_OWN_TYPE.to_vec(),
+            convolution_multiplies_padding: XLA_CPU_CONVOLUTION_MULTIPLIES_PADDING,
             ..Numerics::exact()
         };
         for &(op, dtype, ulp, abs) in budgets {

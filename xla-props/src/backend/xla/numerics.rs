@@ -4,13 +4,30 @@
 
 use crate::hlo::{ElementType, Opcode};
 
-use ElementType::{Bf16, F16, F32, F64};
+use ElementType::{Bf16, F16, F32, F64, F8E5M2};
 use Opcode::*;
 
 /// Types whose subnormal inputs and results XLA CPU flushes to zero (DAZ/FTZ
 /// in f32/f64 math; bf16 is computed in f32). f16 subnormals are kept: f16
 /// math runs in f32, where they are normal.
 pub const XLA_CPU_FLUSHED: &[ElementType] = &[F32, F64, Bf16];
+
+/// XLA CPU's min/max do not propagate NaN: `minimum(a, b)` is `a` unless
+/// `b < a` (`maximum`: unless `b > a`), clamp is `min(max(lo, x), hi)` under
+/// that rule. `--xla_cpu_enable_fast_min_max=false` restores NaN propagation
+/// (both versions), so this is XLA's documented fast-min-max option, on by
+/// default in both builds (docs/numerics.md, "min/max and NaN").
+pub const XLA_CPU_FAST_MIN_MAX: bool = true;
+
+/// Types whose `reduce-precision` compiled XLA CPU computes on the type's
+/// own bits (f16 and f8e5m2, which share f16's exponent), where the
+/// reference (like XLA's HloEvaluator) goes through f32
+/// (docs/numerics.md, "reduce-precision").
+pub const XLA_CPU_REDUCE_PRECISION_IN_OWN_TYPE: &[ElementType] = &[F16, F8E5M2];
+
+/// XLA CPU multiplies a convolution's zero padding by the kernel: a padded
+/// position contributes `0 * w` (docs/numerics.md, "convolution padding").
+pub const XLA_CPU_CONVOLUTION_MULTIPLIES_PADDING: bool = true;
 
 /// One measured approximation: op, result type, ulp budget, absolute allowance.
 pub type MeasuredBudget = (Opcode, ElementType, u64, f64);

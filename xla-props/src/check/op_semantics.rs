@@ -1,0 +1,619 @@
+//! The backend's declared op semantics as a variant module: where a backend
+//! declares (in its `Numerics`) that an op is computed differently from the
+//! reference's default semantics, the module is rewritten into plain HLO
+//! that computes exactly that, and the reference evaluates the rewrite. The
+//! judge does this only when the cheap comparison disagrees.
+//!
+//! Kept apart from the other alternatives (flushed inputs, excess precision,
+//! known bugs): these are legal, documented behaviours of a backend
+//! (`docs/numerics.md`), each behind its own `Numerics` field.
+
+use super::numerics::Numerics;
+use crate::hlo::{
+    ArrayShape, ComparisonDirection, ConstantData, ElementType, InstrId, Instruction, Module,
+    Opcode, PadDim, Shape,
+};
+
+/// The module rewritten to the op semantics `numerics` declares, or None when
+/// no declared semantics applies to any instruction:
+///
+/// - `fast_min_max`: every float `minimum(a, b)` becomes
+///   `select(b < a, b, a)` and `maximum(a, b)` becomes `select(b > a, b, a)`,
+///   in every computation (reducers and fusions included); a float
+///   `clamp(lo, x, hi)` becomes `minimum(maximum(lo, x), hi)` under that rule.
+///   With `swap_reducers`, the rule is applied with swapped operands inside
+///   computations that reduce, reduce-window or scatter call (an
+///   implementation may pass (element, accumulator) instead of
+///   (accumulator, element)).
+/// - `reduce_precision_in_own_type`: `reduce-precision` of those types is
+///   computed on the operand's own bit pattern (bitcast to an unsigned
+///   integer, XLA's round-and-mask rule, bitcast back), not through f32.
+/// - `convolution_multiplies_padding`: a convolution's padding becomes an
+///   explicit zero `pad` of the input, so a padded position contributes
+///   `0 * w` (NaN for an infinite or NaN kernel weight).
+///
+/// ```
+/// use xla_props::check::{op_semantics_variant, Numerics};
+/// use xla_props::hlo::{parse_module, Opcode};
+/// let m = parse_module("HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n  ROOT r = f32[2] minimum(a, b)\n}\n").unwrap();
+/// assert!(op_semantics_variant(&m, &Numerics::exact()).is_none());
+/// let n = Numerics { fast_min_max: true, ..Numerics::exact() };
+/// let v = op_semantics_variant(&m, &n).unwrap();
+/// let e = v.entry_computation();
+/// assert_eq!(e.instr(e.root).opcode, Opcode::Select);
+/// ```
+pub fn op_semantics_variant(module: &Module, numerics: &Numerics) -> Option<Module> {
+    let mut m = module.clone();
+    let mut changed = false;
+    for ci in 0..m.computations.len() {
+        let n = m.computations[ci].instructions.len();
+        for k in 0..n {
+            let instr = m.computations[ci].instructions[k].clone();
+            let Some(arr) = instr.shape.as_array().cloned() else {
+                continue;
+            };
+            let mut e = Emitter {
+                comp: &mut m.computations[ci].instructions,
+                name: instr.name.clone(),
+                count: 0,
+            };
+            let done = match instr.opcode {
+                Opcode::Minimum | Opcode::Maximum
+                    if numerics.fast_min_max && arr.dtype.is_float() =>
+                {
+                    let (a, b) = match instr.operands.as_slice() {
+                        [a, b] => (*a, *b),
+                        _ => continue,
+                    };
+                    let dir = if instr.opcode == Opcode::Minimum {
+                        ComparisonDirection::Lt
+                    } else {
+                        ComparisonDirection::Gt
+                    };
+                    let daz = numerics.flushes_inputs(arr.dtype);
+                    let cmp = e.daz_compare(&arr, b, a, dir, daz);
+                    Some((Opcode::Select, vec![cmp, b, a]))
+                }
+                Opcode::Clamp if numerics.fast_min_max && arr.dtype.is_float() => {
+                    let [lo, x, hi] = instr.operands.as_slice() else {
+                        continue;
+                    };
+                    let lo = e.broadcast_scalar(*lo, &arr);
+                    let hi = e.broadcast_scalar(*hi, &arr);
+                    let (x, lo, hi) = (*x, lo?, hi?);
+                    let daz = numerics.flushes_inputs(arr.dtype);
+                    // maximum(lo, x): lo unless x > lo
+                    let gt = e.daz_compare(&arr, x, lo, ComparisonDirection::Gt, daz);
+                    let mx = e.push(Opcode::Select, Shape::Array(arr.clone()), vec![gt, x, lo]);
+                    // minimum(mx, hi): mx unless hi < mx
+                    let lt = e.daz_compare(&arr, hi, mx, ComparisonDirection::Lt, daz);
+                    Some((Opcode::Select, vec![lt, hi, mx]))
+                }
+                Opcode::ReducePrecision
+                    if numerics.reduce_precision_in_own_type.contains(&arr.dtype) =>
+                {
+                    let [x] = instr.operands.as_slice() else {
+                        continue;
+                    };
+                    let (Some(eb), Some(mb)) =
+                        (instr.attrs.exponent_bits, instr.attrs.mantissa_bits)
+                    else {
+                        continue;
+                    };
+                    e.reduce_precision_on_bits(*x, &arr, eb, mb)
+                        .map(|r| (Opcode::Copy, vec![r]))
+                }
+                Opcode::Convolution if numerics.convolution_multiplies_padding => {
+                    e.explicit_padding(&instr)
+                }
+                _ => None,
+            };
+            if let Some((opcode, operands)) = done {
+                let target = &mut m.computations[ci].instructions[k];
+                if opcode != Opcode::Convolution {
+                    target.attrs = Default::default();
+                }
+                if opcode == Opcode::Convolution {
+                    if let Some(w) = target.attrs.window.as_mut() {
+                        for d in w.iter_mut() {
+                            d.pad_low = 0;
+                            d.pad_high = 0;
+                        }
+                    }
+                }
+                target.opcode = opcode;
+                target.operands = operands;
+                changed = true;
+            }
+        }
+    }
+    changed.then_some(m)
+}
+
+/// Appends instructions to one computation.
+struct Emitter<'c> {
+    comp: &'c mut Vec<Instruction>,
+    name: String,
+    count: usize,
+}
+
+impl Emitter<'_> {
+    fn push(&mut self, opcode: Opcode, shape: Shape, operands: Vec<InstrId>) -> InstrId {
+        self.push_instr(Instruction::new(String::new(), opcode, shape, operands))
+    }
+
+    fn push_instr(&mut self, mut i: Instruction) -> InstrId {
+        self.count += 1;
+        i.name = format!("{}.semantics.{}", self.name, self.count);
+        self.comp.push(i);
+        InstrId(self.comp.len() as u32 - 1)
+    }
+
+    fn shape_of(&self, id: InstrId) -> Option<&ArrayShape> {
+        self.comp.get(id.index())?.shape.as_array()
+    }
+
+    fn compare(
+        &mut self,
+        like: &ArrayShape,
+        a: InstrId,
+        b: InstrId,
+        dir: ComparisonDirection,
+    ) -> InstrId {
+        let mut i = Instruction::new(
+            String::new(),
+            Opcode::Compare,
+            Shape::array(ElementType::Pred, like.dims.clone()),
+            vec![a, b],
+        );
+        i.attrs.direction = Some(dir);
+        self.push_instr(i)
+    }
+
+    /// `compare(a, b)`, on subnormals-as-zero operands when `daz` (the
+    /// select that uses it still returns the operand's own bits: measured on
+    /// bf16, where `minimum(2^-133, -2^-133)` is `2^-133`).
+    fn daz_compare(
+        &mut self,
+        like: &ArrayShape,
+        a: InstrId,
+        b: InstrId,
+        dir: ComparisonDirection,
+        daz: bool,
+    ) -> InstrId {
+        if !daz {
+            return self.compare(like, a, b, dir);
+        }
+        let (fa, fb) = (self.daz(a, like), self.daz(b, like));
+        self.compare(like, fa, fb, dir)
+    }
+
+    /// `x` with subnormals replaced by the zero of their sign:
+    /// `select(|x| < min_normal, x * 0, x)` (NaN and inf pass through).
+    fn daz(&mut self, x: InstrId, like: &ArrayShape) -> InstrId {
+        let Some(fmt) = like.dtype.float_format() else {
+            return x;
+        };
+        let shape = Shape::Array(like.clone());
+        let abs = self.push(Opcode::Abs, shape.clone(), vec![x]);
+        let mn = self.splat(
+            like.dtype,
+            like,
+            ConstantData::Float(vec![fmt.min_normal()]),
+        );
+        let zero = self.splat(like.dtype, like, ConstantData::Float(vec![0.0]));
+        let tiny = self.compare(like, abs, mn, ComparisonDirection::Lt);
+        let signed_zero = self.push(Opcode::Multiply, shape.clone(), vec![x, zero]);
+        self.push(Opcode::Select, shape, vec![tiny, signed_zero, x])
+    }
+
+    /// `id` broadcast to `like`'s dims when it is a scalar and `like` is not.
+    fn broadcast_scalar(&mut self, id: InstrId, like: &ArrayShape) -> Option<InstrId> {
+        let s = self.shape_of(id)?.clone();
+        if s.dims == like.dims {
+            return Some(id);
+        }
+        if !s.dims.is_empty() {
+            return None;
+        }
+        let mut i = Instruction::new(
+            String::new(),
+            Opcode::Broadcast,
+            Shape::array(s.dtype, like.dims.clone()),
+            vec![id],
+        );
+        i.attrs.dimensions = Some(Vec::new());
+        Some(self.push_instr(i))
+    }
+
+    /// A constant of `dtype` with `like`'s dims, every element `value`.
+    fn splat(&mut self, dtype: ElementType, like: &ArrayShape, value: ConstantData) -> InstrId {
+        let mut i = Instruction::new(
+            String::new(),
+            Opcode::Constant,
+            Shape::array(dtype, like.dims.clone()),
+            vec![],
+        );
+        i.attrs.constant = Some(value);
+        self.push_instr(i)
+    }
+
+    fn uint(&mut self, t: ElementType, like: &ArrayShape, v: u64) -> InstrId {
+        self.splat(t, like, ConstantData::Int(vec![i128::from(v)]))
+    }
+
+    /// XLA's reduce-precision rule on the bits of `x`'s own type: round the
+    /// mantissa to `mb` bits (to nearest even, by adding a bias and masking),
+    /// then overflow to inf / underflow to zero against an exponent of `eb`
+    /// bits; NaN stays NaN (inf when no mantissa bit is left).
+    fn reduce_precision_on_bits(
+        &mut self,
+        x: InstrId,
+        arr: &ArrayShape,
+        eb: i64,
+        mb: i64,
+    ) -> Option<InstrId> {
+        let fmt = arr.dtype.float_format()?;
+        let (seb, smb) = (fmt.exponent_bits as u64, fmt.mantissa_bits as u64);
+        let w = seb + smb + 1;
+        let ut = match w {
+            8 => ElementType::U8,
+            16 => ElementType::U16,
+            32 => ElementType::U32,
+            64 => ElementType::U64,
+            _ => return None,
+        };
+        let (eb, mb) = (u64::try_from(eb).ok()?, u64::try_from(mb).ok()?);
+        if eb < 1 || (eb >= seb && mb >= smb) {
+            // nothing to reduce: the identity
+            return Some(x);
+        }
+        let width_mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+        let exp_mask = ((1u64 << seb) - 1) << smb;
+        let ushape = Shape::array(ut, arr.dims.clone());
+        let fshape = Shape::Array(arr.clone());
+        let mut v = self.push(Opcode::BitcastConvert, ushape.clone(), vec![x]);
+        if mb < smb {
+            let shift = smb - mb;
+            let last = 1u64 << shift;
+            let c_last = self.uint(ut, arr, last);
+            let c_shift = self.uint(ut, arr, shift);
+            let c_half = self.uint(ut, arr, (last >> 1) - 1);
+            let c_trunc = self.uint(ut, arr, !(last - 1) & width_mask);
+            let lb = self.push(Opcode::And, ushape.clone(), vec![v, c_last]);
+            let lb = self.push(Opcode::ShiftRightLogical, ushape.clone(), vec![lb, c_shift]);
+            let bias = self.push(Opcode::Add, ushape.clone(), vec![lb, c_half]);
+            let sum = self.push(Opcode::Add, ushape.clone(), vec![v, bias]);
+            v = self.push(Opcode::And, ushape.clone(), vec![sum, c_trunc]);
+        }
+        if eb < seb {
+            let src_bias = (1u64 << (seb - 1)) - 1;
+            let red_bias = (1u64 << (eb - 1)) - 1;
+            let c_sign = self.uint(ut, arr, 1u64 << (w - 1));
+            let c_exp = self.uint(ut, arr, exp_mask);
+            let c_over = self.uint(ut, arr, (src_bias + red_bias) << smb);
+            let c_under = self.uint(ut, arr, (src_bias - red_bias) << smb);
+            let sign = self.push(Opcode::And, ushape.clone(), vec![v, c_sign]);
+            let e = self.push(Opcode::And, ushape.clone(), vec![v, c_exp]);
+            let inf = self.push(Opcode::Or, ushape.clone(), vec![sign, c_exp]);
+            let over = self.compare(arr, e, c_over, ComparisonDirection::Gt);
+            let under = self.compare(arr, e, c_under, ComparisonDirection::Le);
+            let v1 = self.push(Opcode::Select, ushape.clone(), vec![under, sign, v]);
+            v = self.push(Opcode::Select, ushape.clone(), vec![over, inf, v1]);
+        }
+        let r = self.push(Opcode::BitcastConvert, fshape.clone(), vec![v]);
+        let nan = self.compare(arr, x, x, ComparisonDirection::Ne);
+        let nan_value = if mb > 0 {
+            x
+        } else {
+            let c = self.uint(ut, arr, exp_mask);
+            self.push(Opcode::BitcastConvert, fshape.clone(), vec![c])
+        };
+        Some(self.push(Opcode::Select, fshape, vec![nan, nan_value, r]))
+    }
+
+    /// The convolution's input padded explicitly with zeros; the caller
+    /// clears the window's padding. None when there is no padding, or it is
+    /// negative, or the input is dilated.
+    fn explicit_padding(&mut self, conv: &Instruction) -> Option<(Opcode, Vec<InstrId>)> {
+        let window = conv.attrs.window.as_ref()?;
+        let cd = conv.attrs.conv_dims.as_ref()?;
+        let &[lhs, rhs] = conv.operands.as_slice() else {
+            return None;
+        };
+        if window.iter().all(|w| w.pad_low == 0 && w.pad_high == 0)
+            || window
+                .iter()
+                .any(|w| w.pad_low < 0 || w.pad_high < 0 || w.base_dilation != 1)
+            || window.len() != cd.input_spatial.len()
+        {
+            return None;
+        }
+        let s = self.shape_of(lhs)?.clone();
+        if !s.dtype.is_float() {
+            return None;
+        }
+        let mut padding: Vec<PadDim> = s
+            .dims
+            .iter()
+            .map(|_| PadDim {
+                low: 0,
+                high: 0,
+                interior: 0,
+            })
+            .collect();
+        let mut dims = s.dims.clone();
+        for (w, &d) in window.iter().zip(&cd.input_spatial) {
+            let d = usize::try_from(d).ok().filter(|&d| d < dims.len())?;
+            padding[d].low = w.pad_low;
+            padding[d].high = w.pad_high;
+            dims[d] += w.pad_low + w.pad_high;
+        }
+        let zero = self.splat(
+            s.dtype,
+            &ArrayShape::new(s.dtype, Vec::<i64>::new()),
+            ConstantData::Float(vec![0.0]),
+        );
+        let mut pad = Instruction::new(
+            String::new(),
+            Opcode::Pad,
+            Shape::array(s.dtype, dims),
+            vec![lhs, zero],
+        );
+        pad.attrs.padding = Some(padding);
+        let padded = self.push_instr(pad);
+        Some((Opcode::Convolution, vec![padded, rhs]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{compare, AlternativeKind, CompareContext, ErrorSpec, Verdict};
+    use crate::hlo::parse_module;
+    use crate::literal::Literal;
+    use crate::reference::evaluate;
+
+    fn lit(t: ElementType, bits: &[u64]) -> Literal {
+        Literal::from_bits(&ArrayShape::new(t, vec![bits.len() as i64]), bits).unwrap()
+    }
+
+    fn bits(l: &Literal) -> Vec<u64> {
+        (0..l.element_count()).map(|i| l.get_bits(i)).collect()
+    }
+
+    fn fast_min_max() -> Numerics {
+        Numerics {
+            fast_min_max: true,
+            ..Numerics::exact()
+        }
+    }
+
+    /// Whether `actual` is accepted against the reference's `expected` with
+    /// the variant's result as the only alternative.
+    fn accepts(n: &Numerics, expected: &Literal, alt: &Literal, actual: &Literal) -> bool {
+        let alts = [alt.clone()];
+        let ctx = CompareContext::new().with_alternative(AlternativeKind::OpSemantics, &alts);
+        let v = compare(
+            std::slice::from_ref(expected),
+            std::slice::from_ref(actual),
+            &ErrorSpec::exact(),
+            n,
+            &ctx,
+        );
+        matches!(v, Verdict::Agree(_))
+    }
+
+    const NAN: u64 = 0x7fc0_0000;
+    const ONE_HALF: u64 = 0x3fc0_0000; // 1.5
+    const NEG_ZERO: u64 = 0x8000_0000;
+
+    fn min_max_module(t: &str, op: &str) -> Module {
+        parse_module(&format!(
+            "HloModule m\nENTRY e {{\n  a = {t}[4] parameter(0)\n  b = {t}[4] parameter(1)\n  ROOT r = {t}[4] {op}(a, b)\n}}\n"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn fast_min_max_drops_only_a_nan_second_operand() {
+        let a = lit(ElementType::F32, &[ONE_HALF, NAN, 0, NEG_ZERO]);
+        let b = lit(ElementType::F32, &[NAN, ONE_HALF, NEG_ZERO, 0]);
+        for op in ["minimum", "maximum"] {
+            let m = min_max_module("f32", op);
+            let v = op_semantics_variant(&m, &fast_min_max()).unwrap();
+            let args = [a.clone(), b.clone()];
+            let alt = evaluate(&v, &args).unwrap().pop().unwrap();
+            // the first operand unless the second is strictly smaller
+            // (larger): a NaN first operand propagates, ±0 keep the first
+            assert_eq!(bits(&alt)[..2], [ONE_HALF, NAN], "{op}");
+            assert_eq!(bits(&alt)[2..], [0, NEG_ZERO], "{op}");
+            let expected = evaluate(&m, &args).unwrap().pop().unwrap();
+            assert_eq!(expected.get_bits(0), NAN); // the reference propagates
+            let n = fast_min_max();
+            assert!(accepts(&n, &expected, &alt, &alt), "{op}");
+            // dropping a NaN FIRST operand is not the declared rule
+            let wrong = lit(ElementType::F32, &[ONE_HALF, ONE_HALF, 0, NEG_ZERO]);
+            assert!(!accepts(&n, &expected, &alt, &wrong), "{op}");
+            // nor is the variant admissible without the declaration
+            assert!(!accepts(&Numerics::exact(), &expected, &alt, &alt), "{op}");
+        }
+    }
+
+    #[test]
+    fn fast_min_max_compares_flushed_subnormals_but_returns_the_operand() {
+        // measured on bf16: minimum(2^-133, -2^-133) = 2^-133 (both compare as 0)
+        let m = min_max_module("bf16", "minimum");
+        let n = fast_min_max().with_ftz(ElementType::Bf16, true, true);
+        let v = op_semantics_variant(&m, &n).unwrap();
+        let a = lit(ElementType::Bf16, &[0x0001, 0x8001, 0x3f80, 0x0001]);
+        let b = lit(ElementType::Bf16, &[0x8001, 0x0001, 0x8001, 0x3f80]);
+        let alt = evaluate(&v, &[a, b]).unwrap().pop().unwrap();
+        assert_eq!(bits(&alt), [0x0001, 0x8001, 0x8001, 0x0001]);
+        // without flushing, -2^-133 < 2^-133 is true
+        let v = op_semantics_variant(&m, &fast_min_max()).unwrap();
+        let a = lit(ElementType::Bf16, &[0x0001, 0, 0, 0]);
+        let b = lit(ElementType::Bf16, &[0x8001, 0, 0, 0]);
+        let alt = evaluate(&v, &[a, b]).unwrap().pop().unwrap();
+        assert_eq!(alt.get_bits(0), 0x8001);
+    }
+
+    #[test]
+    fn clamp_is_min_of_max_under_the_rule() {
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  lo = f32[3] parameter(0)\n  x = f32[3] parameter(1)\n  hi = f32[3] parameter(2)\n  ROOT r = f32[3] clamp(lo, x, hi)\n}\n",
+        )
+        .unwrap();
+        let n = fast_min_max().with_ftz(ElementType::F32, true, true);
+        let v = op_semantics_variant(&m, &n).unwrap();
+        // clamp(1, NaN, -min_normal) = -min_normal; clamp(0.5, -0, NaN) = 0.5;
+        // clamp(-max, 0, -2^-149) = +0 (the bound compares as -0)
+        let lo = lit(ElementType::F32, &[0x3f80_0000, 0x3f00_0000, 0xff7f_ffff]);
+        let x = lit(ElementType::F32, &[NAN, NEG_ZERO, 0]);
+        let hi = lit(ElementType::F32, &[0x8080_0000, NAN, 0x8000_0001]);
+        let alt = evaluate(&v, &[lo, x, hi]).unwrap().pop().unwrap();
+        assert_eq!(bits(&alt), [0x8080_0000, 0x3f00_0000, 0]);
+    }
+
+    #[test]
+    fn reducers_fold_as_accumulator_then_element() {
+        let m = parse_module(
+            "HloModule m\nmx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\nENTRY e {\n  x = f32[3] parameter(0)\n  i = f32[] constant(-inf)\n  ROOT r = f32[] reduce(x, i), dimensions={0}, to_apply=mx\n}\n",
+        )
+        .unwrap();
+        let v = op_semantics_variant(&m, &fast_min_max()).unwrap();
+        let x = lit(ElementType::F32, &[0x3f80_0000, NAN, 0x4000_0000]);
+        let alt = evaluate(&v, std::slice::from_ref(&x))
+            .unwrap()
+            .pop()
+            .unwrap();
+        assert_eq!(alt.get_bits(0), 0x4000_0000); // max(max(max(-inf, 1), NaN), 2) = 2
+        let exact = evaluate(&m, &[x]).unwrap().pop().unwrap();
+        assert!(exact.get_f64(0).is_nan());
+    }
+
+    fn reduce_precision_module(t: &str, e: i64, m: i64) -> Module {
+        parse_module(&format!(
+            "HloModule m\nENTRY e {{\n  x = {t}[8] parameter(0)\n  ROOT r = {t}[8] reduce-precision(x), exponent_bits={e}, mantissa_bits={m}\n}}\n"
+        ))
+        .unwrap()
+    }
+
+    fn own_type(t: ElementType) -> Numerics {
+        Numerics {
+            reduce_precision_in_own_type: vec![t],
+            ..Numerics::exact()
+        }
+    }
+
+    #[test]
+    fn reduce_precision_on_f16_bits_keeps_subnormals_and_rounds_their_bits() {
+        let n = own_type(ElementType::F16);
+        let x = lit(
+            ElementType::F16,
+            &[
+                0x0001, 0x8001, 0x03ff, 0x3c01, 0x7e00, 0x7c00, 0xfbff, 0x0000,
+            ],
+        );
+        // e5m10 is the identity on f16 bits (the reference flushes subnormals)
+        let m = reduce_precision_module("f16", 5, 10);
+        let v = op_semantics_variant(&m, &n).unwrap();
+        let alt = evaluate(&v, std::slice::from_ref(&x))
+            .unwrap()
+            .pop()
+            .unwrap();
+        assert_eq!(bits(&alt), bits(&x));
+        let reference = evaluate(&m, std::slice::from_ref(&x))
+            .unwrap()
+            .pop()
+            .unwrap();
+        assert_eq!(reference.get_bits(0), 0);
+        // e8m7: -2^-24 rounds away on its own mantissa bits to -0
+        let m = reduce_precision_module("f16", 8, 7);
+        let v = op_semantics_variant(&m, &n).unwrap();
+        let alt = evaluate(&v, std::slice::from_ref(&x))
+            .unwrap()
+            .pop()
+            .unwrap();
+        assert_eq!(alt.get_bits(1), 0x8000);
+        assert_eq!(alt.get_bits(3), 0x3c00); // 1 + 2^-10 rounds to 1
+        assert!(alt.get_f64(4).is_nan());
+        // other types are not declared: no variant
+        let m = reduce_precision_module("bf16", 5, 2);
+        assert!(op_semantics_variant(&m, &n).is_none());
+    }
+
+    #[test]
+    fn reduce_precision_on_own_bits_agrees_with_the_reference_on_normal_f16() {
+        // away from subnormals the two semantics agree: every normal, inf
+        // and NaN f16, for several formats
+        let normal: Vec<u64> = (0u64..=0xffff).filter(|b| b & 0x7c00 != 0).collect();
+        let shape = ArrayShape::new(ElementType::F16, vec![normal.len() as i64]);
+        let x = Literal::from_bits(&shape, &normal).unwrap();
+        for (e, m) in [(5, 4), (5, 1), (4, 3), (3, 2), (8, 7), (5, 0)] {
+            let module = parse_module(&format!(
+                "HloModule m\nENTRY e {{\n  x = f16[{}] parameter(0)\n  ROOT r = f16[{}] reduce-precision(x), exponent_bits={e}, mantissa_bits={m}\n}}\n",
+                normal.len(),
+                normal.len()
+            ))
+            .unwrap();
+            let v = op_semantics_variant(&module, &own_type(ElementType::F16)).unwrap();
+            let alt = evaluate(&v, std::slice::from_ref(&x))
+                .unwrap()
+                .pop()
+                .unwrap();
+            let reference = evaluate(&module, std::slice::from_ref(&x))
+                .unwrap()
+                .pop()
+                .unwrap();
+            for (i, input) in normal.iter().enumerate() {
+                let (a, r) = (alt.get_bits(i), reference.get_bits(i));
+                let both_nan = alt.get_f64(i).is_nan() && reference.get_f64(i).is_nan();
+                // the reference rounds in f32, then to f16: a result that
+                // underflows in f16 but not in e{e} differs (only e >= 5)
+                let tiny = reference.get_f64(i).abs() < 6.103515625e-05;
+                assert!(
+                    a == r || both_nan || (e > 5 && tiny),
+                    "e{e}m{m} of 0x{input:04x}: own bits 0x{a:04x}, through f32 0x{r:04x}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn convolution_padding_becomes_zeros_that_multiply() {
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  x = f32[1,3,3,1] parameter(0)\n  w = f32[3,3,1,1] parameter(1)\n  ROOT c = f32[1,3,3,1] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}\n",
+        )
+        .unwrap();
+        let n = Numerics {
+            convolution_multiplies_padding: true,
+            ..Numerics::exact()
+        };
+        let v = op_semantics_variant(&m, &n).unwrap();
+        let x = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F32, vec![1, 3, 3, 1]),
+            &[2.0; 9],
+        )
+        .unwrap();
+        let mut w = vec![1.0; 9];
+        w[0] = f64::INFINITY; // the top-left weight: over padding for the first row and column
+        let w =
+            Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![3, 3, 1, 1]), &w).unwrap();
+        let args = [x, w];
+        let alt = evaluate(&v, &args).unwrap().pop().unwrap();
+        let reference = evaluate(&m, &args).unwrap().pop().unwrap();
+        // output (0,0) sees the inf weight only over padding: 0 * inf
+        assert!(alt.get_f64(0).is_nan());
+        assert_eq!(reference.get_f64(0), 8.0);
+        // output (1,1) sees it over a real input: inf either way
+        assert_eq!(alt.get_f64(4), f64::INFINITY);
+        assert_eq!(reference.get_f64(4), f64::INFINITY);
+        // without padding there is nothing to rewrite
+        let unpadded = parse_module(
+            "HloModule m\nENTRY e {\n  x = f32[1,3,3,1] parameter(0)\n  w = f32[3,3,1,1] parameter(1)\n  ROOT c = f32[1,1,1,1] convolution(x, w), window={size=3x3}, dim_labels=b01f_01io->b01f\n}\n",
+        )
+        .unwrap();
+        assert!(op_semantics_variant(&unpadded, &n).is_none());
+    }
+}
