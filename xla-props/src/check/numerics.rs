@@ -92,6 +92,13 @@ pub struct Numerics {
     /// `xla_allow_excess_precision`). Never accepted for `strict_rounding`.
     #[serde(default)]
     pub excess_precision_anywhere: bool,
+    /// Whether `reduce` and `reduce-window` over a float type narrower than
+    /// f32 may round every partial sum to the reducer's declared type (as the
+    /// HLO's reducer computation says), instead of accumulating in f32 at
+    /// least: the reassociation bound becomes `n * eps(type) * sum|x|`. Dots
+    /// and convolutions still accumulate in f32.
+    #[serde(default)]
+    pub reductions_accumulate_in_declared_type: bool,
     /// Float `minimum`/`maximum` computed as a compare and select that does
     /// not propagate NaN: `minimum(a, b)` is `a` unless `b < a`, `maximum(a, b)`
     /// is `a` unless `b > a` (a NaN first operand propagates, a NaN second
@@ -127,6 +134,7 @@ impl Numerics {
             reassociates_reductions: false,
             contracts_multiply_add: false,
             excess_precision_anywhere: false,
+            reductions_accumulate_in_declared_type: false,
             fast_min_max: false,
             reduce_precision_in_own_type: Vec::new(),
             convolution_multiplies_padding: false,

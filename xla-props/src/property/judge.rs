@@ -134,7 +134,14 @@ impl<'a> Judgement<'a> {
             let first = expected.first();
             if let Some(sums) = first.and_then(|e| {
                 let flushes = n.flushes_outputs(e.dtype()) || n.flushes_inputs(e.dtype());
-                root_magnitudes(self.module, self.inputs, e, flushes, reference)
+                root_magnitudes(
+                    self.module,
+                    self.inputs,
+                    e,
+                    flushes,
+                    n.reductions_accumulate_in_declared_type,
+                    reference,
+                )
             }) {
                 full = full.with_magnitude_sums(0, sums);
             }
@@ -386,6 +393,7 @@ fn root_magnitudes(
     inputs: &[Literal],
     expected: &Literal,
     flushes: bool,
+    narrow_accumulation: bool,
     reference: &EvalFn<'_>,
 ) -> Option<MagnitudeSums> {
     let (combine, terms) = root_reduction(module)?;
@@ -406,10 +414,19 @@ fn root_magnitudes(
                 fmt.min_subnormal()
             } / fmt.epsilon();
             // types narrower than f32 accumulate in f32 at least (XLA promotes
-            // f16/bf16 reductions and dots to f32; so does the interpreter):
+            // dots to f32; so does the interpreter for every reduction):
             // n * eps(f32) * sum|x|, then one rounding of the result, at most
-            // eps(type) * |result| (loosened here to n times that)
-            let (scale, last) = if fmt.epsilon() > f64::from(f32::EPSILON) {
+            // eps(type) * |result| (loosened here to n times that); a backend
+            // that accumulates reduce/reduce-window in the reducer's declared
+            // type (`Numerics::reductions_accumulate_in_declared_type`) rounds
+            // every partial sum: n * eps(type) * sum|x|
+            let entry = module.entry_computation();
+            let root_op = entry.instr(entry.root).opcode;
+            let declared_type =
+                narrow_accumulation && matches!(root_op, Opcode::Reduce | Opcode::ReduceWindow);
+            let (scale, last) = if declared_type {
+                (1.0, 0.0)
+            } else if fmt.epsilon() > f64::from(f32::EPSILON) {
                 (f64::from(f32::EPSILON) / fmt.epsilon(), 1.0)
             } else {
                 (1.0, 0.0)
@@ -528,6 +545,7 @@ mod op_semantics_tests {
                 tolerance: Tolerance::Exact,
                 strict_rounding: false,
                 against: Against::Reference,
+                known_bugs: &[],
             };
             let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
             let expected = eval(&m, &inputs).unwrap();
@@ -568,6 +586,7 @@ mod op_semantics_tests {
                 tolerance: Tolerance::Exact,
                 strict_rounding: false,
                 against: Against::Reference,
+                known_bugs: &[],
             };
             let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
             let expected = eval(&m, &inputs).unwrap();
@@ -582,5 +601,53 @@ mod op_semantics_tests {
         assert!(!judge(&Numerics::exact().with_reassociation(), p(-126)).is_agreement());
         // a wrong sum is still caught
         assert!(!judge(&flushing, p(-123)).is_agreement());
+    }
+}
+
+#[cfg(test)]
+mod accumulation_tests {
+    use super::*;
+    use crate::hlo::{parse_module, ArrayShape};
+
+    #[test]
+    fn narrow_reductions_in_their_declared_type_only_when_declared() {
+        let m = parse_module(
+            "HloModule m\nadd {\n  a = f16[] parameter(0)\n  b = f16[] parameter(1)\n  ROOT s = f16[] add(a, b)\n}\nENTRY e {\n  x = f16[5] parameter(0)\n  z = f16[] constant(0)\n  ROOT r = f16[] reduce(x, z), dimensions={0}, to_apply=add\n}\n",
+        )
+        .unwrap();
+        let x = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F16, vec![5]),
+            &[2048.0, 1.0, 1.0, 1.0, -2048.0],
+        )
+        .unwrap();
+        let inputs = [x];
+        let out =
+            |v: f64| Literal::from_f64s(&ArrayShape::new(ElementType::F16, vec![]), &[v]).unwrap();
+        let judge = |numerics: &Numerics, actual: f64| {
+            let j = Judgement {
+                module: &m,
+                inputs: &inputs,
+                numerics,
+                tolerance: Tolerance::Exact,
+                strict_rounding: false,
+                against: Against::Reference,
+                known_bugs: &[],
+            };
+            let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+            let expected = eval(&m, &inputs).unwrap();
+            assert_eq!(expected[0].get_f64(0), 3.0);
+            j.judge(&expected, &[out(actual)], &eval)
+        };
+        let f32_accumulation = Numerics::exact().with_reassociation();
+        let f16_accumulation = Numerics {
+            reductions_accumulate_in_declared_type: true,
+            ..Numerics::exact().with_reassociation()
+        };
+        // every partial sum rounded to f16: 2048 + 1 = 2048, three times,
+        // then - 2048 = 0 (the exact sum is 3)
+        assert!(!judge(&f32_accumulation, 0.0).is_agreement());
+        assert!(judge(&f16_accumulation, 0.0).is_agreement());
+        // far off is still caught
+        assert!(!judge(&f16_accumulation, 64.0).is_agreement());
     }
 }
