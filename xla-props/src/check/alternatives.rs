@@ -42,11 +42,12 @@ pub fn flush_subnormal_inputs(args: &[Literal], numerics: &Numerics) -> Option<V
     changed.then_some(out)
 }
 
-fn is_narrow_float(t: ElementType) -> bool {
+pub(crate) fn is_narrow_float(t: ElementType) -> bool {
     t.is_float() && t.bit_width() < 32
 }
 
-fn widen(shape: &Shape) -> Shape {
+/// `shape` with every narrow float array (f16, bf16, f8) made f32.
+pub(crate) fn widen(shape: &Shape) -> Shape {
     match shape {
         Shape::Array(a) if is_narrow_float(a.dtype) => Shape::Array(ArrayShape {
             dtype: ElementType::F32,

@@ -8,23 +8,8 @@
 //! alternative legal result. (`excess_precision_variant` is the narrower
 //! promise: only inside fusions.)
 
-use crate::hlo::{ArrayShape, ElementType, InstrId, Instruction, Module, Opcode, Shape};
-
-fn is_narrow_float(t: ElementType) -> bool {
-    t.is_float() && t.bit_width() < 32
-}
-
-fn widen(shape: &Shape) -> Shape {
-    match shape {
-        Shape::Array(a) if is_narrow_float(a.dtype) => Shape::Array(ArrayShape {
-            dtype: ElementType::F32,
-            dims: a.dims.clone(),
-            layout: a.layout.clone(),
-        }),
-        Shape::Tuple(t) => Shape::Tuple(t.iter().map(widen).collect()),
-        other => other.clone(),
-    }
-}
+use super::alternatives::widen;
+use crate::hlo::{InstrId, Instruction, Module, Opcode, Shape};
 
 /// Rounds `value` (of the widened shape) back to `declared`, appending the
 /// instructions to computation `comp`; returns the rounded value.
@@ -157,7 +142,7 @@ pub fn whole_module_excess_precision_variant(module: &Module) -> Option<Module> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hlo::parse_module;
+    use crate::hlo::{parse_module, ArrayShape, ElementType};
     use crate::literal::Literal;
 
     fn eval(m: &Module, args: &[Literal]) -> Vec<Literal> {
