@@ -13,16 +13,6 @@ use xla_props::reference::Evaluator;
 /// (a substring) and why.
 const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[
     (
-        "035_sample_text_axpy_module.hlo",
-        "does not parse",
-        "an old text form the parser does not accept (`ENTRY %axpy.v5 (...)` with typed header)",
-    ),
-    (
-        "066_hlo_dce.hlo",
-        "inline computations are not supported",
-        "the parser does not accept inline (unnamed) called computations",
-    ),
-    (
         "147_while_loop_unroller_simpleloop.hlo",
         "ran out of fuel",
         "`while3` multiplies its counter (0) by 1 and never reaches 10: a loop that never ends",
