@@ -11,13 +11,11 @@ use xla_props::reference::Evaluator;
 
 /// Files the reference does not evaluate, with the error text they must give
 /// (a substring) and why.
-const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[
-    (
-        "147_while_loop_unroller_simpleloop.hlo",
-        "ran out of fuel",
-        "`while3` multiplies its counter (0) by 1 and never reaches 10: a loop that never ends",
-    ),
-];
+const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[(
+    "147_while_loop_unroller_simpleloop.hlo",
+    "ran out of fuel",
+    "`while3` multiplies its counter (0) by 1 and never reaches 10: a loop that never ends",
+)];
 
 /// Files skipped in debug builds only (each takes seconds in a release build,
 /// minutes in a debug one); `cargo test --release` evaluates them too.

@@ -97,33 +97,18 @@ pub fn fma_contraction_variant(module: &Module) -> Option<Module> {
             };
             let w = wide(&shape);
             let name = &instr.name;
-            let a = push(
-                comp,
-                Instruction::new(
-                    format!("{name}.fma.a"),
-                    Opcode::Convert,
-                    w.clone(),
-                    vec![factors[0]],
-                ),
-            );
-            let b = push(
-                comp,
-                Instruction::new(
-                    format!("{name}.fma.b"),
-                    Opcode::Convert,
-                    w.clone(),
-                    vec![factors[1]],
-                ),
-            );
-            let c = push(
-                comp,
-                Instruction::new(
-                    format!("{name}.fma.c"),
-                    Opcode::Convert,
-                    w.clone(),
-                    vec![other],
-                ),
-            );
+            // the two factors and the addend, converted up to f64
+            let [a, b, c] = [(factors[0], "a"), (factors[1], "b"), (other, "c")].map(|(v, tag)| {
+                push(
+                    comp,
+                    Instruction::new(
+                        format!("{name}.fma.{tag}"),
+                        Opcode::Convert,
+                        w.clone(),
+                        vec![v],
+                    ),
+                )
+            });
             let p = push(
                 comp,
                 Instruction::new(
