@@ -506,6 +506,24 @@ pub fn element_text(l: &Literal, i: usize) -> String {
     }
 }
 
+/// Tests: `actual` judged against the exact reference's result for `m` on
+/// `inputs`, under `numerics`, with no property tolerance and no known bugs.
+#[cfg(test)]
+fn judged(m: &Module, inputs: &[Literal], numerics: &Numerics, actual: Literal) -> Verdict {
+    let j = Judgement {
+        module: m,
+        inputs,
+        numerics,
+        tolerance: Tolerance::Exact,
+        strict_rounding: false,
+        against: Against::Reference,
+        known_bugs: &[],
+    };
+    let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+    let expected = eval(m, inputs).expect("the reference evaluates the test module");
+    j.judge(&expected, &[actual], &eval)
+}
+
 #[cfg(test)]
 mod op_semantics_tests {
     use super::*;
@@ -537,20 +555,8 @@ mod op_semantics_tests {
             ..Numerics::exact()
         }
         .with_ftz(ElementType::F32, true, true);
-        let judge = |numerics: &Numerics, actual: &[u64]| {
-            let j = Judgement {
-                module: &m,
-                inputs: &inputs,
-                numerics,
-                tolerance: Tolerance::Exact,
-                strict_rounding: false,
-                against: Against::Reference,
-                known_bugs: &[],
-            };
-            let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
-            let expected = eval(&m, &inputs).unwrap();
-            j.judge(&expected, &[f32s(actual)], &eval)
-        };
+        let judge =
+            |numerics: &Numerics, actual: &[u64]| judged(&m, &inputs, numerics, f32s(actual));
         let measured = [0x3fdd_70a4, 0, 0x4000_0000];
         assert!(judge(&xla, &measured).is_agreement());
         // not declared: the same result is a mismatch
@@ -578,20 +584,8 @@ mod op_semantics_tests {
         let scalar = |v: f64| {
             Literal::from_f64s(&ArrayShape::new(ElementType::F32, Vec::<i64>::new()), &[v]).unwrap()
         };
-        let judge = |numerics: &Numerics, actual: f64| {
-            let j = Judgement {
-                module: &m,
-                inputs: &inputs,
-                numerics,
-                tolerance: Tolerance::Exact,
-                strict_rounding: false,
-                against: Against::Reference,
-                known_bugs: &[],
-            };
-            let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
-            let expected = eval(&m, &inputs).unwrap();
-            j.judge(&expected, &[scalar(actual)], &eval)
-        };
+        let judge =
+            |numerics: &Numerics, actual: f64| judged(&m, &inputs, numerics, scalar(actual));
         let flushing =
             Numerics::exact()
                 .with_reassociation()
@@ -623,21 +617,9 @@ mod accumulation_tests {
         let inputs = [x];
         let out =
             |v: f64| Literal::from_f64s(&ArrayShape::new(ElementType::F16, vec![]), &[v]).unwrap();
-        let judge = |numerics: &Numerics, actual: f64| {
-            let j = Judgement {
-                module: &m,
-                inputs: &inputs,
-                numerics,
-                tolerance: Tolerance::Exact,
-                strict_rounding: false,
-                against: Against::Reference,
-                known_bugs: &[],
-            };
-            let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
-            let expected = eval(&m, &inputs).unwrap();
-            assert_eq!(expected[0].get_f64(0), 3.0);
-            j.judge(&expected, &[out(actual)], &eval)
-        };
+        let judge = |numerics: &Numerics, actual: f64| judged(&m, &inputs, numerics, out(actual));
+        let exact = crate::reference::evaluate(&m, &inputs).unwrap();
+        assert_eq!(exact[0].get_f64(0), 3.0);
         let f32_accumulation = Numerics::exact().with_reassociation();
         let f16_accumulation = Numerics {
             reductions_accumulate_in_declared_type: true,
