@@ -734,6 +734,19 @@ pub fn magnitude_sums_for_dot(
     })
 }
 
+/// Every opcode in the module, sorted and deduplicated (fusions and called
+/// computations included).
+pub fn module_opcodes(module: &crate::hlo::Module) -> Vec<Opcode> {
+    let mut ops: Vec<Opcode> = module
+        .computations
+        .iter()
+        .flat_map(|c| c.instructions.iter().map(|i| i.opcode))
+        .collect();
+    ops.sort();
+    ops.dedup();
+    ops
+}
+
 /// The comparison context for `module` run on `args`: the ops whose
 /// approximation budgets apply (every op in the module), whether inputs line
 /// up with outputs element by element (for reporting inputs), and magnitude
@@ -760,13 +773,7 @@ pub fn context_for_module<'a>(
     module: &crate::hlo::Module,
     args: &'a [Literal],
 ) -> CompareContext<'a> {
-    let mut ops: Vec<Opcode> = module
-        .computations
-        .iter()
-        .flat_map(|c| c.instructions.iter().map(|i| i.opcode))
-        .collect();
-    ops.sort();
-    ops.dedup();
+    let ops = module_opcodes(module);
     let entry = module.entry_computation();
     let root = entry.instr(entry.root);
     let out_count = root

@@ -24,7 +24,7 @@ pub use alternatives::{excess_precision_variant, flush_subnormal_inputs};
 pub use bounds::reassociation_error_bounds;
 pub use compare::{
     compare, context_for_module, judge, magnitude_sums_for_dot, magnitude_sums_for_reduce,
-    Alternative, AlternativeKind, CompareContext, MagnitudeSums, Outcome,
+    module_opcodes, Alternative, AlternativeKind, CompareContext, MagnitudeSums, Outcome,
 };
 pub use contraction::fma_contraction_variant;
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};

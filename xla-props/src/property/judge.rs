@@ -13,7 +13,7 @@
 use super::spec::Tolerance;
 use crate::check::{
     canonical_unstable_sort, compare, context_for_module, default_error_spec_for_module,
-    excess_precision_variant, flush_subnormal_inputs, fma_contraction_variant,
+    excess_precision_variant, flush_subnormal_inputs, fma_contraction_variant, module_opcodes,
     op_semantics_variant, whole_module_excess_precision_variant, AlternativeKind, CompareContext,
     ErrorSpec, KnownBug, MagnitudeSums, Numerics, Verdict,
 };
@@ -76,7 +76,7 @@ impl<'a> Judgement<'a> {
     fn cheap(&self, expected: &[Literal]) -> CompareContext<'a> {
         let mut ctx = CompareContext::new()
             .with_inputs(self.inputs, elementwise(self.module, self.inputs, expected))
-            .with_approximate_ops(module_ops(self.module));
+            .with_approximate_ops(module_opcodes(self.module));
         if self.strict_rounding {
             ctx = ctx.strict_rounding();
         }
@@ -113,23 +113,21 @@ impl<'a> Judgement<'a> {
             (n.excess_precision_in_fusions || n.excess_precision_anywhere) && !self.strict_rounding;
         let contracts = n.contracts_multiply_add && !self.strict_rounding;
         let semantics = n.declares_op_semantics() && self.against == Against::Reference;
-        if !n.reassociates_reductions && !flushes && !excess && !contracts && !semantics {
-            if self.known_bugs.is_empty() || self.against != Against::Reference {
-                return v;
-            }
-            let mut full = context_for_module(self.module, self.inputs);
-            full.approximate_ops = cheap.approximate_ops.clone();
-            full.output_specs = cheap.output_specs.clone();
-            full.elementwise = cheap.elementwise;
-            full.strict_rounding = self.strict_rounding;
-            return self.explained_by_known_bugs(v, full, expected, actual, reference);
+        let declares_more =
+            n.reassociates_reductions || flushes || excess || contracts || semantics;
+        let may_be_known_bug = !self.known_bugs.is_empty() && self.against == Against::Reference;
+        if !declares_more && !may_be_known_bug {
+            return v;
         }
-        // the costly evidence
+        // the costly evidence, on top of the cheap context's specs
         let mut full = context_for_module(self.module, self.inputs);
         full.approximate_ops = cheap.approximate_ops.clone();
         full.output_specs = cheap.output_specs.clone();
         full.elementwise = cheap.elementwise;
         full.strict_rounding = self.strict_rounding;
+        if !declares_more {
+            return self.explained_by_known_bugs(v, full, expected, actual, reference);
+        }
         if n.reassociates_reductions {
             let first = expected.first();
             if let Some(sums) = first.and_then(|e| {
@@ -250,18 +248,6 @@ impl<'a> Judgement<'a> {
         }
         out
     }
-}
-
-/// Every opcode in the module (fusions and called computations included).
-fn module_ops(module: &Module) -> Vec<Opcode> {
-    let mut ops: Vec<Opcode> = module
-        .computations
-        .iter()
-        .flat_map(|c| c.instructions.iter().map(|i| i.opcode))
-        .collect();
-    ops.sort();
-    ops.dedup();
-    ops
 }
 
 /// Whether output element `i` comes from input element `i` (for reporting inputs).

@@ -201,32 +201,33 @@ fn power_subnormal_base(m: &Module) -> Option<Module> {
 /// f32/bf16 `cbrt`: any non-zero subnormal gives -5.595e-16 (0xa6214518 in
 /// f32, rounded to the result type).
 fn cbrt_subnormal(m: &Module) -> Option<Module> {
-    replace_with_model(m, &|i| {
-        let a = array_of(i, Opcode::Cbrt, &[ElementType::F32, ElementType::Bf16])?;
-        let t = type_text(&a);
-        let f = with_dtype(&a, ElementType::F32);
-        let test = subnormal_test("sub", "xf", &a, true);
-        Some(format!(
-            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  xf = {f} convert(x)\n{test}  \
-             c = {f} cbrt(xf)\n  k = f32[] constant(-5.595173541877215e-16)\n  \
-             kb = {f} broadcast(k), dimensions={{}}\n  rf = {f} select(sub, kb, c)\n  \
-             ROOT r = {t} convert(rf)\n}}\n"
-        ))
-    })
+    cbrt_of_subnormals_is(m, -5.595173541877215e-16, false)
 }
 
 /// f32/bf16 `cbrt` on xla-cpu-0.81: any non-zero subnormal gives
 /// `sign(x) * 8.881775e-16` (0x267fffef in f32, rounded to the result type).
 fn cbrt_subnormal_0_81(m: &Module) -> Option<Module> {
+    cbrt_of_subnormals_is(m, 8.881775197276188e-16, true)
+}
+
+/// f32/bf16 `cbrt` whose non-zero subnormal inputs give the constant `k`
+/// (times `sign(x)` when `signed`), computed in f32 and rounded to the
+/// result type; other inputs give `cbrt`.
+fn cbrt_of_subnormals_is(m: &Module, k: f64, signed: bool) -> Option<Module> {
     replace_with_model(m, &|i| {
         let a = array_of(i, Opcode::Cbrt, &[ElementType::F32, ElementType::Bf16])?;
         let t = type_text(&a);
         let f = with_dtype(&a, ElementType::F32);
         let test = subnormal_test("sub", "xf", &a, true);
+        let value = if signed {
+            format!("  sg = {f} sign(xf)\n  ks = {f} multiply(sg, kb)\n")
+        } else {
+            format!("  ks = {f} copy(kb)\n")
+        };
         Some(format!(
             "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  xf = {f} convert(x)\n{test}  \
-             c = {f} cbrt(xf)\n  k = f32[] constant(8.881775197276188e-16)\n  \
-             kb = {f} broadcast(k), dimensions={{}}\n  sg = {f} sign(xf)\n  ks = {f} multiply(sg, kb)\n  \
+             c = {f} cbrt(xf)\n  k = f32[] constant({k:?})\n  \
+             kb = {f} broadcast(k), dimensions={{}}\n{value}  \
              rf = {f} select(sub, ks, c)\n  ROOT r = {t} convert(rf)\n}}\n"
         ))
     })
