@@ -66,6 +66,20 @@ impl From<EvalError> for OpError {
 }
 
 impl OpError {
+    pub(crate) fn at_name(self, name: &str) -> EvalError {
+        match self {
+            OpError::Invalid(message) => EvalError::Invalid {
+                instruction: name.to_string(),
+                message,
+            },
+            OpError::Unsupported(reason) => EvalError::Invalid {
+                instruction: name.to_string(),
+                message: format!("unsupported: {reason}"),
+            },
+            OpError::Nested(e) => e,
+        }
+    }
+
     fn at(self, ins: &Instruction) -> EvalError {
         match self {
             OpError::Invalid(message) => EvalError::Invalid {
@@ -285,6 +299,41 @@ pub(crate) struct Run<'a, 'h> {
     fuel_limit: u64,
     depth: usize,
     hook: Option<&'a mut FusionHook<'h>>,
+}
+
+impl<'a> Run<'a, '_> {
+    /// A run of `module` with the default fuel and no hook (for evaluating
+    /// single instructions, e.g. by the interval evaluator).
+    pub(crate) fn new(module: &'a Module) -> Self {
+        Run {
+            module,
+            fuel_left: DEFAULT_FUEL,
+            fuel_limit: DEFAULT_FUEL,
+            depth: 0,
+            hook: None,
+        }
+    }
+
+    /// Evaluates one instruction on operand values (its kernel only; the
+    /// result is checked against the instruction's shape).
+    pub(crate) fn step_op(&mut self, ins: &Instruction, ops: &[&Value]) -> Result<Value, OpError> {
+        if !ins.opcode.arity().accepts(ops.len()) {
+            return Err(OpError::Invalid(format!(
+                "{} cannot take {} operands",
+                ins.opcode,
+                ops.len()
+            )));
+        }
+        let v = self.dispatch(ins, ops)?;
+        if !v.shape().compatible(&ins.shape) {
+            return Err(OpError::Invalid(format!(
+                "computed a {} but the instruction says {}",
+                v.shape(),
+                ins.shape
+            )));
+        }
+        Ok(with_layouts(v, &ins.shape))
+    }
 }
 
 impl Run<'_, '_> {

@@ -41,6 +41,7 @@ mod data;
 mod elementwise;
 mod eval;
 mod indexing;
+mod interval;
 pub(crate) mod math;
 mod reduction;
 mod scalar;
@@ -48,6 +49,7 @@ mod shape_ops;
 
 pub use eval::{evaluate, evaluate_values, EvalError, Evaluator, FusionValues, DEFAULT_FUEL};
 pub(crate) use eval::{OpError, Run};
+pub use interval::{enclose, Allowances, Bounds, Enclosure};
 
 #[cfg(test)]
 mod tests;
