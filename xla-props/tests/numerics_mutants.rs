@@ -3,10 +3,7 @@
 //! the same differences declared in `Numerics` are accepted.
 
 use xla_props::backend::{Backend, BackendError, Executable, Interpreter};
-use xla_props::check::{
-    compare, context_for_module, default_error_spec_for_module, excess_precision_variant,
-    AlternativeKind, CompareContext, ErrorSpec, LegalReason, Numerics, Verdict,
-};
+use xla_props::check::{excess_precision_variant, Judge, LegalReason, Numerics, Policy, Verdict};
 use xla_props::hlo::{
     CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
 };
@@ -121,19 +118,10 @@ fn verdict(module: &Module, args: &[Literal], backend: &dyn Backend, strict: boo
         .and_then(|e| e.execute(args))
         .expect("backend runs");
     let numerics = backend.numerics();
-    let excess = excess_precision_variant(module)
-        .map(|m| xla_props::reference::evaluate(&m, args).expect("variant runs"));
-    let mut ctx: CompareContext = context_for_module(module, args);
-    if strict {
-        ctx = ctx.strict_rounding();
-    }
-    if let Some(x) = &excess {
-        ctx = ctx.with_alternative(AlternativeKind::ExcessPrecision, x);
-    }
-    for (k, l) in expected.iter().enumerate() {
-        ctx = ctx.with_output_spec(k, default_error_spec_for_module(module, l.dtype()));
-    }
-    compare(&expected, &actual, &ErrorSpec::exact(), &numerics, &ctx)
+    let eval = |m: &Module, a: &[Literal]| xla_props::reference::evaluate(m, a).ok();
+    Judge::new(&numerics, Policy::Reference)
+        .strict_rounding(strict)
+        .outputs(module, args, &expected, &actual, &eval)
 }
 
 fn mutant(bug: Bug) -> Mutant {

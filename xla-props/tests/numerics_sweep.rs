@@ -7,7 +7,7 @@
 //! prints the maximum ULP error per op and dtype (docs/numerics.md).
 
 use xla_props::backend::{Backend, Interpreter};
-use xla_props::check::{compare, ulp_stats, CompareContext, ErrorSpec, UlpStats, Verdict};
+use xla_props::check::{ulp_stats, Judge, Policy, UlpStats, Verdict};
 use xla_props::hlo::{
     CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
 };
@@ -78,16 +78,12 @@ fn sweep(op: Opcode, dtype: ElementType) -> Sweep {
         .compile(&m)
         .and_then(|e| e.execute(&args))
         .expect("interpreter runs");
-    let ctx = CompareContext::new()
-        .with_inputs(&args, true)
-        .with_approximate_ops([op]);
-    let verdict = compare(
-        &expected,
-        &actual,
-        &ErrorSpec::exact(),
-        &backend.numerics(),
-        &ctx,
-    );
+    // exact but for the declared numerics (strict: no default error spec)
+    let numerics = backend.numerics();
+    let eval = |m: &Module, a: &[Literal]| xla_props::reference::evaluate(m, a).ok();
+    let verdict = Judge::new(&numerics, Policy::Reference)
+        .strict_rounding(true)
+        .outputs(&m, &args, &expected, &actual, &eval);
     let stats = ulp_stats(&expected[0], &actual[0]).expect("same shapes");
     Sweep { verdict, stats }
 }

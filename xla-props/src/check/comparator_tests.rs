@@ -1,5 +1,6 @@
 //! Comparator tests: each legal difference accepted only when declared.
 
+use super::compare::{compare_n, judge_n};
 use super::*;
 use crate::hlo::{ArrayShape, ElementType, Opcode};
 use crate::literal::Literal;
@@ -13,7 +14,7 @@ fn bits(dtype: ElementType, bits: &[u64]) -> Literal {
 }
 
 fn run(e: &Literal, a: &Literal, spec: ErrorSpec, n: &Numerics, ctx: &CompareContext) -> Verdict {
-    compare(
+    compare_n(
         std::slice::from_ref(e),
         std::slice::from_ref(a),
         &spec,
@@ -147,7 +148,7 @@ fn flushed_inputs_alternative() {
     let alt = [flushed_ref];
     let ctx = CompareContext::new()
         .with_inputs(std::slice::from_ref(&x), true)
-        .with_alternative(AlternativeKind::FlushedInputs, &alt);
+        .with_alternative(LegalReason::FlushedInputs, &alt);
     let inputs_ftz = Numerics::exact().with_ftz(ElementType::F32, true, false);
     let v = run(&x, &actual, ErrorSpec::exact(), &inputs_ftz, &ctx);
     assert_eq!(agree(&v).legal.get(&LegalReason::FlushedInputs), Some(&1));
@@ -252,7 +253,7 @@ fn excess_precision_unless_strict_rounding() {
     let rounded = lit(ElementType::F32, &[2f64.powi(-12)]);
     let unrounded = lit(ElementType::F32, &[0.0]);
     let alt = [unrounded.clone()];
-    let ctx = CompareContext::new().with_alternative(AlternativeKind::ExcessPrecision, &alt);
+    let ctx = CompareContext::new().with_alternative(LegalReason::ExcessPrecision, &alt);
     let ep = Numerics::exact().with_excess_precision();
     let v = run(&rounded, &unrounded, ErrorSpec::exact(), &ep, &ctx);
     assert_eq!(agree(&v).legal.get(&LegalReason::ExcessPrecision), Some(&1));
@@ -336,7 +337,7 @@ fn shape_mismatch_and_failures() {
     );
     assert!(matches!(v, Verdict::ShapeMismatch { .. }));
     let one = [a.clone()];
-    let both = judge(
+    let both = judge_n(
         Outcome::Failed("division by zero"),
         Outcome::Failed("division by zero"),
         &ErrorSpec::exact(),
@@ -344,7 +345,7 @@ fn shape_mismatch_and_failures() {
         &CompareContext::new(),
     );
     assert!(matches!(both, Verdict::BothFailedAlike { .. }));
-    let skipped = judge(
+    let skipped = judge_n(
         Outcome::Ok(&one),
         Outcome::Unsupported("no f8 support"),
         &ErrorSpec::exact(),
@@ -352,7 +353,7 @@ fn shape_mismatch_and_failures() {
         &CompareContext::new(),
     );
     assert!(matches!(skipped, Verdict::Skipped { .. }));
-    let only = judge(
+    let only = judge_n(
         Outcome::Failed("bad"),
         Outcome::Ok(&one),
         &ErrorSpec::exact(),
@@ -393,7 +394,7 @@ fn per_output_specs() {
     let e = bits(ElementType::F16, &[0x3c00]);
     let a = bits(ElementType::F16, &[0x3c01]);
     let ctx = CompareContext::new().with_output_spec(1, ErrorSpec::exact().with_ulp(1));
-    let v = compare(
+    let v = compare_n(
         &[e.clone(), e],
         &[a.clone(), a],
         &ErrorSpec::exact(),
@@ -457,7 +458,7 @@ fn zero_sum_sign_against_an_alternative_only_for_reassociated_sums() {
     let ctx = CompareContext::new()
         .with_inputs(&[], false)
         .with_magnitude_sums(0, sums.clone())
-        .with_alternative(AlternativeKind::FlushedInputs, &alt);
+        .with_alternative(LegalReason::FlushedInputs, &alt);
     agree(&run(&e, &a, ErrorSpec::exact(), &n, &ctx));
     // a product's zero keeps its sign
     let product = MagnitudeSums {
@@ -466,7 +467,7 @@ fn zero_sum_sign_against_an_alternative_only_for_reassociated_sums() {
     };
     let ctx = CompareContext::new()
         .with_magnitude_sums(0, product)
-        .with_alternative(AlternativeKind::FlushedInputs, &alt);
+        .with_alternative(LegalReason::FlushedInputs, &alt);
     assert_eq!(
         mismatch(&run(&e, &a, ErrorSpec::exact(), &n, &ctx)).count,
         1

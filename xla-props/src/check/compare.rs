@@ -2,42 +2,75 @@
 //! outputs, under an `ErrorSpec` and the backend's `Numerics`.
 
 use super::error_spec::{ElementCheck, ElementFailure, ErrorSpec};
-use super::numerics::Numerics;
 use super::ulp::{classify, ulp_distance, FloatClass};
 use super::verdict::{
-    histogram_bucket, histogram_label, Agreement, ElementIndex, ElementMismatch, ElementValue,
+    histogram_bucket, histogram_label, Agreement, ElementBound, ElementIndex, ElementMismatch, ElementValue,
     HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Side, Verdict,
 };
 use crate::hlo::{DotDims, ElementType, Opcode};
 use crate::literal::Literal;
+use crate::reference::Bounds;
 
-/// What an alternative expected result stands for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AlternativeKind {
-    /// The reference evaluated on inputs with subnormals flushed to zero.
-    /// Accepted only when the backend's `Numerics` flushes some input type.
-    FlushedInputs,
-    /// The reference evaluated without rounding the intermediates of fusions.
-    /// Accepted only when `Numerics::excess_precision_in_fusions` holds and the property
-    /// is not `strict_rounding`.
-    ExcessPrecision,
-    /// The reference evaluated on the module rewritten to the op semantics
-    /// the backend declares (`check::op_semantics_variant`: NaN-dropping
-    /// min/max, reduce-precision in the operand's own type, multiplied
-    /// convolution padding), possibly on flushed inputs. Accepted only when
-    /// `Numerics::declares_op_semantics` holds.
-    OpSemantics,
-    /// Any other legal result the caller vouches for, named.
-    Other(String),
-}
-
-/// Another result the backend may legally return instead of the reference's.
+/// Another result the backend may legally return instead of the reference's,
+/// with the reason that makes it legal (its admissibility is decided by the
+/// registry of legal differences, `check::legal`, before it gets here).
 #[derive(Clone, Debug)]
-pub struct Alternative<'a> {
-    /// What it stands for (decides when it is admissible).
-    pub kind: AlternativeKind,
+pub(crate) struct Alternative<'a> {
+    /// Why it is legal.
+    pub reason: LegalReason,
     /// Its outputs, shaped like the expected outputs.
     pub outputs: &'a [Literal],
+}
+
+/// The element rules the comparator applies without evaluating anything,
+/// as admitted by the registry of legal differences.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Rules {
+    /// Types whose subnormal results may be written as zero.
+    pub flush_outputs: Vec<ElementType>,
+    /// Declared budgets of approximate functions (applied to the ops in
+    /// `CompareContext::approximate_ops`).
+    pub approximations: Vec<super::numerics::Approximation>,
+    /// Reductions may be reassociated (magnitude sums and error bounds apply).
+    pub reassociation: bool,
+}
+
+#[cfg(test)]
+impl Rules {
+    /// Every element rule `n` declares (for the comparator's own tests).
+    pub(crate) fn all_of(n: &super::numerics::Numerics) -> Rules {
+        Rules {
+            flush_outputs: n.flush_outputs.clone(),
+            approximations: n.approximations.clone(),
+            reassociation: n.reassociates_reductions,
+        }
+    }
+}
+
+/// The comparator with every element rule of `n` in force (tests only).
+#[cfg(test)]
+pub(crate) fn compare_n(
+    expected: &[Literal],
+    actual: &[Literal],
+    spec: &ErrorSpec,
+    n: &super::numerics::Numerics,
+    ctx: &CompareContext<'_>,
+) -> Verdict {
+    let ctx = ctx.clone().with_rules(Rules::all_of(n));
+    compare(expected, actual, spec, &ctx)
+}
+
+/// [`judge`] with every element rule of `n` in force (tests only).
+#[cfg(test)]
+pub(crate) fn judge_n(
+    expected: Outcome<'_>,
+    actual: Outcome<'_>,
+    spec: &ErrorSpec,
+    n: &super::numerics::Numerics,
+    ctx: &CompareContext<'_>,
+) -> Verdict {
+    let ctx = ctx.clone().with_rules(Rules::all_of(n));
+    judge(expected, actual, spec, &ctx)
 }
 
 /// Per-element magnitude sums of one reduced output, for the reassociation bound.
@@ -90,7 +123,7 @@ impl MagnitudeSums {
 
 /// Everything the comparator needs besides the two results.
 #[derive(Clone, Debug)]
-pub struct CompareContext<'a> {
+pub(crate) struct CompareContext<'a> {
     /// The arguments (for reporting inputs at a mismatching index).
     pub inputs: &'a [Literal],
     /// Whether output element `i` was computed from input element `i` (or a scalar input).
@@ -112,6 +145,13 @@ pub struct CompareContext<'a> {
     /// Per-output specs overriding the one passed to [`compare`] (outputs of
     /// different types need bounds in their own units).
     pub output_specs: Vec<Option<ErrorSpec>>,
+    /// The element rules in force.
+    pub rules: Rules,
+    /// Per output, enclosures of every legal value (`reference::enclose`,
+    /// on the module and on its admitted variants): an element inside one
+    /// is legal by the propagated bound. The first is the module's own and
+    /// is shown with a mismatch.
+    pub enclosures: Vec<Vec<Bounds>>,
 }
 
 impl Default for CompareContext<'_> {
@@ -126,6 +166,8 @@ impl Default for CompareContext<'_> {
             worst: 8,
             output_specs: Vec::new(),
             error_bounds: Vec::new(),
+            rules: Rules::default(),
+            enclosures: Vec::new(),
         }
     }
 }
@@ -141,9 +183,14 @@ impl<'a> CompareContext<'a> {
         self.elementwise = elementwise;
         self
     }
-    /// Adds an alternative expected result.
-    pub fn with_alternative(mut self, kind: AlternativeKind, outputs: &'a [Literal]) -> Self {
-        self.alternatives.push(Alternative { kind, outputs });
+    /// Adds an alternative expected result, legal for `reason`.
+    pub fn with_alternative(mut self, reason: LegalReason, outputs: &'a [Literal]) -> Self {
+        self.alternatives.push(Alternative { reason, outputs });
+        self
+    }
+    /// Sets the element rules.
+    pub fn with_rules(mut self, rules: Rules) -> Self {
+        self.rules = rules;
         self
     }
     /// Sets the magnitude sums of output `output`.
@@ -194,18 +241,10 @@ pub enum Outcome<'a> {
 }
 
 /// Judges two outcomes: failures on either side first, then [`compare`].
-///
-/// ```
-/// use xla_props::check::{judge, CompareContext, ErrorSpec, Numerics, Outcome, Side, Verdict};
-/// let v = judge(Outcome::Ok(&[]), Outcome::Failed("boom"), &ErrorSpec::exact(),
-///               &Numerics::exact(), &CompareContext::new());
-/// assert!(matches!(v, Verdict::OnlyOneFailed { failed: Side::Backend, .. }));
-/// ```
-pub fn judge(
+pub(crate) fn judge(
     expected: Outcome<'_>,
     actual: Outcome<'_>,
     spec: &ErrorSpec,
-    numerics: &Numerics,
     ctx: &CompareContext<'_>,
 ) -> Verdict {
     match (expected, actual) {
@@ -230,7 +269,7 @@ pub fn judge(
             failed: Side::Backend,
             error: a.to_string(),
         },
-        (Outcome::Ok(e), Outcome::Ok(a)) => compare(e, a, spec, numerics, ctx),
+        (Outcome::Ok(e), Outcome::Ok(a)) => compare(e, a, spec, ctx),
     }
 }
 
@@ -240,27 +279,10 @@ pub fn judge(
 /// strict), within `spec`, or differs only in a way `numerics` declares
 /// legal: a flushed subnormal result, an approximate function's budget, the
 /// reassociation bound, or a match with an admissible alternative result.
-///
-/// ```
-/// use xla_props::check::{compare, CompareContext, ErrorSpec, Numerics, Verdict};
-/// use xla_props::hlo::{ArrayShape, ElementType};
-/// use xla_props::literal::Literal;
-/// let shape = ArrayShape::new(ElementType::F32, vec![2]);
-/// let expected = Literal::from_f64s(&shape, &[1.0, 1e-40]).unwrap();
-/// let actual = Literal::from_f64s(&shape, &[1.0, 0.0]).unwrap();
-/// let exact = compare(&[expected.clone()], &[actual.clone()], &ErrorSpec::exact(),
-///                     &Numerics::exact(), &CompareContext::new());
-/// assert!(matches!(exact, Verdict::Mismatch(_)));
-/// // a backend that declares f32 output flushing makes the same result legal
-/// let ftz = Numerics::exact().with_ftz(ElementType::F32, false, true);
-/// let v = compare(&[expected], &[actual], &ErrorSpec::exact(), &ftz, &CompareContext::new());
-/// assert!(matches!(v, Verdict::Agree(_)));
-/// ```
-pub fn compare(
+pub(crate) fn compare(
     expected: &[Literal],
     actual: &[Literal],
     spec_all: &ErrorSpec,
-    numerics: &Numerics,
     ctx: &CompareContext<'_>,
 ) -> Verdict {
     if expected.len() != actual.len() {
@@ -289,7 +311,7 @@ pub fn compare(
     for (out, (e, a)) in expected.iter().zip(actual).enumerate() {
         let spec = ctx.output_specs.get(out).copied().flatten();
         let spec = spec.as_ref().unwrap_or(spec_all);
-        if let Some(m) = compare_output(out, e, a, spec, numerics, ctx, &mut agreement) {
+        if let Some(m) = compare_output(out, e, a, spec, ctx, &mut agreement) {
             count += m.count;
             outputs.push(m);
         }
@@ -307,17 +329,15 @@ pub fn compare(
     }
 }
 
-struct Judge<'c, 'a> {
+struct ElementJudge<'c, 'a> {
     out: usize,
     dtype: ElementType,
     spec: &'c ErrorSpec,
-    numerics: &'c Numerics,
     ctx: &'c CompareContext<'a>,
     approx: Option<(u64, f64)>,
-    flushes_inputs: bool,
 }
 
-impl Judge<'_, '_> {
+impl ElementJudge<'_, '_> {
     /// Ok(None): equal; Ok(Some(reason)): legal difference; Err: a mismatch.
     fn element(&self, flat: usize, e: u64, a: u64) -> Result<Option<LegalReason>, ElementFailure> {
         let failure = match self.spec.check(e, a, self.dtype) {
@@ -336,7 +356,7 @@ impl Judge<'_, '_> {
                 }
             }
         }
-        if self.numerics.reassociates_reductions {
+        if self.ctx.rules.reassociation {
             if let Some(Some(sums)) = self.ctx.magnitude_sums.get(self.out) {
                 let fmt = self.dtype.float_format();
                 let value = |b| fmt.map_or(0.0, |f| crate::literal::bits_to_f64(b, &f));
@@ -350,7 +370,7 @@ impl Judge<'_, '_> {
                 }
             }
         }
-        if self.numerics.reassociates_reductions
+        if self.ctx.rules.reassociation
             && matches!(
                 failure,
                 ElementFailure::OutOfTolerance | ElementFailure::SignedZero
@@ -368,19 +388,6 @@ impl Judge<'_, '_> {
             }
         }
         for alt in &self.ctx.alternatives {
-            let reason = match alt.kind {
-                AlternativeKind::FlushedInputs if self.flushes_inputs => LegalReason::FlushedInputs,
-                AlternativeKind::ExcessPrecision
-                    if self.numerics.excess_precision_in_fusions && !self.ctx.strict_rounding =>
-                {
-                    LegalReason::ExcessPrecision
-                }
-                AlternativeKind::OpSemantics if self.numerics.declares_op_semantics() => {
-                    LegalReason::OpSemantics
-                }
-                AlternativeKind::Other(_) => LegalReason::Alternative,
-                _ => continue,
-            };
             let Some(lit) = alt.outputs.get(self.out) else {
                 continue;
             };
@@ -392,7 +399,12 @@ impl Judge<'_, '_> {
                 || self.flushed_output(alt_bits, a)
                 || self.zero_sum_sign(alt_bits, a)
             {
-                return Ok(Some(reason));
+                return Ok(Some(alt.reason));
+            }
+        }
+        if let Some(all) = self.ctx.enclosures.get(self.out) {
+            if all.iter().any(|b| b.len() > flat && b.lo.dtype() == self.dtype && b.contains(flat, a)) {
+                return Ok(Some(LegalReason::PropagatedBound));
             }
         }
         Err(failure)
@@ -406,7 +418,7 @@ impl Judge<'_, '_> {
         let Some(fmt) = self.dtype.float_format() else {
             return false;
         };
-        self.numerics.reassociates_reductions
+        self.ctx.rules.reassociation
             && matches!(self.ctx.magnitude_sums.get(self.out), Some(Some(s)) if !s.product)
             && classify(e, &fmt) == FloatClass::Zero
             && classify(a, &fmt) == FloatClass::Zero
@@ -416,7 +428,7 @@ impl Judge<'_, '_> {
         let Some(fmt) = self.dtype.float_format() else {
             return false;
         };
-        if !self.numerics.flushes_outputs(self.dtype) {
+        if !self.ctx.rules.flush_outputs.contains(&self.dtype) {
             return false;
         }
         if classify(e, &fmt) != FloatClass::Subnormal || classify(a, &fmt) != FloatClass::Zero {
@@ -451,7 +463,6 @@ fn compare_output(
     expected: &Literal,
     actual: &Literal,
     spec: &ErrorSpec,
-    numerics: &Numerics,
     ctx: &CompareContext<'_>,
     agreement: &mut Agreement,
 ) -> Option<OutputMismatch> {
@@ -459,22 +470,21 @@ fn compare_output(
     let approx = ctx
         .approximate_ops
         .iter()
-        .filter_map(|&op| numerics.budget(op, dtype))
+        .filter_map(|&op| {
+            ctx.rules
+                .approximations
+                .iter()
+                .find(|a| a.op == op && a.dtype == dtype)
+                .map(|a| a.budget)
+        })
         .map(|b| (b.ulp, b.abs))
         .reduce(|(u1, a1), (u2, a2)| (u1 + u2, a1.max(a2)));
-    let flushes_inputs = ctx
-        .inputs
-        .iter()
-        .any(|l| numerics.flushes_inputs(l.dtype()))
-        || (ctx.inputs.is_empty() && !numerics.flush_inputs.is_empty());
-    let judge = Judge {
+    let judge = ElementJudge {
         out,
         dtype,
         spec,
-        numerics,
         ctx,
         approx,
-        flushes_inputs,
     };
     let n = expected.element_count();
     let mut histogram = [0u64; 35];
@@ -533,6 +543,16 @@ fn compare_output(
             abs_error: abs_error(expected.get_bits(i), actual.get_bits(i), dtype),
             failure,
             inputs: inputs_at(ctx, i, n),
+            bound: ctx
+                .enclosures
+                .get(out)
+                .and_then(|v| v.first())
+                .filter(|b| b.len() > i && b.lo.dtype() == dtype)
+                .map(|b| ElementBound {
+                    lo: element_value(&b.lo, i),
+                    hi: element_value(&b.hi, i),
+                    nan: b.nan[i],
+                }),
         })
         .collect();
     let histogram = histogram
@@ -747,75 +767,6 @@ pub fn module_opcodes(module: &crate::hlo::Module) -> Vec<Opcode> {
     ops
 }
 
-/// The comparison context for `module` run on `args`: the ops whose
-/// approximation budgets apply (every op in the module), whether inputs line
-/// up with outputs element by element (for reporting inputs), and magnitude
-/// sums when the result is an add-reduce or a dot (reached from the entry
-/// root through fusions and calls; its operands' values come from the
-/// reference).
-///
-/// ```
-/// use xla_props::check::context_for_module;
-/// use xla_props::hlo::{CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape};
-/// use xla_props::literal::Literal;
-/// let s = Shape::array(ElementType::F32, vec![3]);
-/// let mut p = Instruction::new("p", Opcode::Parameter, s.clone(), vec![]);
-/// p.attrs.parameter_number = Some(0);
-/// let e = Instruction::new("e", Opcode::Exponential, s.clone(), vec![InstrId(0)]);
-/// let comp = Computation { name: "main".into(), instructions: vec![p, e], root: InstrId(1), other: vec![] };
-/// let m = Module { name: "m".into(), attrs: vec![], computations: vec![comp], entry: CompId(0) };
-/// let args = [Literal::zeros(s.as_array().unwrap()).unwrap()];
-/// let ctx = context_for_module(&m, &args);
-/// assert!(ctx.elementwise);
-/// assert!(ctx.approximate_ops.contains(&Opcode::Exponential));
-/// ```
-pub fn context_for_module<'a>(
-    module: &crate::hlo::Module,
-    args: &'a [Literal],
-) -> CompareContext<'a> {
-    let ops = module_opcodes(module);
-    let entry = module.entry_computation();
-    let root = entry.instr(entry.root);
-    let out_count = root
-        .shape
-        .as_array()
-        .and_then(|a| a.element_count())
-        .unwrap_or(0) as usize;
-    let shape_free = ops.iter().all(|&op| {
-        op.is_elementwise()
-            || matches!(
-                op,
-                Opcode::Parameter
-                    | Opcode::Constant
-                    | Opcode::Broadcast
-                    | Opcode::Fusion
-                    | Opcode::Call
-                    | Opcode::Copy
-            )
-    });
-    let elementwise = shape_free
-        && root.shape.as_array().is_some()
-        && args
-            .iter()
-            .all(|a| a.element_count() == out_count || a.element_count() == 1);
-    let mut ctx = CompareContext::new()
-        .with_inputs(args, elementwise)
-        .with_approximate_ops(ops);
-    let sums = root_reduction_sums(module, args);
-    if let Some(s) = sums.filter(|s| s.sum_abs.len() == out_count) {
-        ctx = ctx.with_magnitude_sums(0, s);
-    }
-    for (k, b) in super::bounds::reassociation_error_bounds(module, args)
-        .into_iter()
-        .enumerate()
-    {
-        if let Some(b) = b {
-            ctx = ctx.with_error_bound(k, b);
-        }
-    }
-    ctx
-}
-
 /// The value of instruction `id` of computation `comp` when that computation
 /// runs on `frame`, by the reference.
 fn value_of(
@@ -833,7 +784,7 @@ fn value_of(
 
 /// Magnitude sums of the add-reduce or dot that produces the module's result,
 /// following fusions and calls from the entry root.
-fn root_reduction_sums(module: &crate::hlo::Module, args: &[Literal]) -> Option<MagnitudeSums> {
+pub(crate) fn root_reduction_sums(module: &crate::hlo::Module, args: &[Literal]) -> Option<MagnitudeSums> {
     let mut comp = module.entry;
     let mut frame: Vec<Literal> = args.to_vec();
     let mut id = module.entry_computation().root;

@@ -1,14 +1,18 @@
 //! Judging results: what a backend promises about its numerics (`Numerics`),
 //! how far a result may be from the reference (`ErrorSpec` and the default
-//! tolerances), ULP distance, and the comparator with its `Verdict`.
+//! tolerances), ULP distance, the registry of legal differences
+//! (`legal`, one entry per file), and THE judge (`Judge`, used by every
+//! caller) with its `Verdict`.
 
 mod alternatives;
 mod bounds;
-mod compare;
+pub(crate) mod compare;
 mod contraction;
 mod error_spec;
 mod excess;
+mod judge;
 mod known_bugs;
+mod legal;
 mod numerics;
 mod op_semantics;
 mod sweep;
@@ -23,9 +27,11 @@ mod comparator_tests;
 pub use alternatives::{excess_precision_variant, flush_subnormal_inputs};
 pub use bounds::reassociation_error_bounds;
 pub use compare::{
-    compare, context_for_module, judge, magnitude_sums_for_dot, magnitude_sums_for_reduce,
-    module_opcodes, Alternative, AlternativeKind, CompareContext, MagnitudeSums, Outcome,
+    magnitude_sums_for_dot, magnitude_sums_for_reduce, module_opcodes, MagnitudeSums, Outcome,
 };
+pub(crate) use compare::{compare, CompareContext};
+pub use judge::{EvalFn, Judge, Policy};
+pub use legal::legal_differences;
 pub use contraction::fma_contraction_variant;
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
@@ -43,6 +49,6 @@ pub use ulp::{
 };
 pub use unstable_sort::canonical_unstable_sort;
 pub use verdict::{
-    histogram_bucket, histogram_label, Agreement, ElementIndex, ElementMismatch, ElementValue,
+    histogram_bucket, histogram_label, Agreement, ElementBound, ElementIndex, ElementMismatch, ElementValue,
     HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Side, Verdict,
 };

@@ -369,7 +369,8 @@ impl Emitter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::{compare, AlternativeKind, CompareContext, ErrorSpec, Verdict};
+    use crate::check::compare::compare_n as compare;
+    use crate::check::{CompareContext, ErrorSpec, LegalReason, Verdict};
     use crate::hlo::parse_module;
     use crate::literal::Literal;
     use crate::reference::evaluate;
@@ -393,7 +394,7 @@ mod tests {
     /// the variant's result as the only alternative.
     fn accepts(n: &Numerics, expected: &Literal, alt: &Literal, actual: &Literal) -> bool {
         let alts = [alt.clone()];
-        let ctx = CompareContext::new().with_alternative(AlternativeKind::OpSemantics, &alts);
+        let ctx = CompareContext::new().with_alternative(LegalReason::OpSemantics, &alts);
         let v = compare(
             std::slice::from_ref(expected),
             std::slice::from_ref(actual),

@@ -91,7 +91,9 @@ pub enum Side {
     Backend,
 }
 
-/// Why an element that is not bit-identical was accepted.
+/// Why an element that is not bit-identical was accepted: the property's
+/// error spec, or one entry of the registry of legal differences
+/// (`check::legal`), named the same way in every report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LegalReason {
@@ -107,14 +109,73 @@ pub enum LegalReason {
     Reassociation,
     /// Matches the reference without rounding of fused intermediates.
     ExcessPrecision,
+    /// Matches the reference computed in f32 wherever the module declares a
+    /// narrower float (`xla_allow_excess_precision`).
+    ExcessPrecisionAnywhere,
+    /// Matches the reference with multiply-adds contracted into one rounding.
+    Fma,
+    /// Matches the reference with NaN-dropping minimum/maximum.
+    FastMinMax,
+    /// Matches the reference with reduce-precision on the operand's own bits.
+    ReducePrecisionInOwnType,
+    /// Matches the reference with convolution padding multiplied by the kernel.
+    ConvolutionPadding,
+    /// Matches the reference with the backend's declared op semantics together.
+    OpSemantics,
+    /// Equal once the carried values of an unstable sort are compared per tie run.
+    UnstableSort,
+    /// Inside the enclosure of every legal value, carried through the graph
+    /// from each op's declared error (`reference::enclose`).
+    PropagatedBound,
+    /// Matches a known bug's model (the verdict is then `KnownBug`, an xfail).
+    KnownBug,
     /// Matches another alternative expected result the caller passed.
     Alternative,
-    /// Matches the reference on the module rewritten to the backend's
-    /// declared op semantics (`Numerics::declares_op_semantics`).
-    OpSemantics,
 }
 
 impl LegalReason {
+    /// Every reason, in report order.
+    pub const ALL: [LegalReason; 16] = [
+        LegalReason::WithinErrorSpec,
+        LegalReason::FlushedSubnormalOutput,
+        LegalReason::FlushedInputs,
+        LegalReason::ApproximateFunction,
+        LegalReason::Reassociation,
+        LegalReason::ExcessPrecision,
+        LegalReason::ExcessPrecisionAnywhere,
+        LegalReason::Fma,
+        LegalReason::FastMinMax,
+        LegalReason::ReducePrecisionInOwnType,
+        LegalReason::ConvolutionPadding,
+        LegalReason::OpSemantics,
+        LegalReason::UnstableSort,
+        LegalReason::PropagatedBound,
+        LegalReason::KnownBug,
+        LegalReason::Alternative,
+    ];
+
+    /// The short name reports use (`fma`, `propagated-bound`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LegalReason::WithinErrorSpec => "error-spec",
+            LegalReason::FlushedSubnormalOutput => "flushed-output",
+            LegalReason::FlushedInputs => "flushed-inputs",
+            LegalReason::ApproximateFunction => "approximate-function",
+            LegalReason::Reassociation => "reassociation",
+            LegalReason::ExcessPrecision => "excess-precision-in-fusions",
+            LegalReason::ExcessPrecisionAnywhere => "excess-precision-anywhere",
+            LegalReason::Fma => "fma",
+            LegalReason::FastMinMax => "fast-min-max",
+            LegalReason::ReducePrecisionInOwnType => "reduce-precision-in-own-type",
+            LegalReason::ConvolutionPadding => "convolution-padding",
+            LegalReason::OpSemantics => "op-semantics",
+            LegalReason::UnstableSort => "unstable-sort",
+            LegalReason::PropagatedBound => "propagated-bound",
+            LegalReason::KnownBug => "known-bug",
+            LegalReason::Alternative => "alternative",
+        }
+    }
+
     /// A short lowercase description.
     pub fn describe(self) -> &'static str {
         match self {
@@ -124,8 +185,16 @@ impl LegalReason {
             LegalReason::ApproximateFunction => "within an approximate function's budget",
             LegalReason::Reassociation => "within the reassociation bound",
             LegalReason::ExcessPrecision => "matches the reference without intermediate rounding",
-            LegalReason::Alternative => "matches an alternative expected result",
+            LegalReason::ExcessPrecisionAnywhere => "matches the reference computed in f32",
+            LegalReason::Fma => "matches the reference with fused multiply-adds (fma)",
+            LegalReason::FastMinMax => "matches NaN-dropping min/max",
+            LegalReason::ReducePrecisionInOwnType => "matches reduce-precision in its own type",
+            LegalReason::ConvolutionPadding => "matches multiplied convolution padding",
             LegalReason::OpSemantics => "matches the backend's declared op semantics",
+            LegalReason::UnstableSort => "equal up to the order of sort ties",
+            LegalReason::PropagatedBound => "inside the bound propagated through the graph",
+            LegalReason::KnownBug => "matches a known bug's model",
+            LegalReason::Alternative => "matches an alternative expected result",
         }
     }
 }
@@ -232,6 +301,31 @@ pub struct ElementMismatch {
     pub failure: ElementFailure,
     /// The inputs at this index, when the computation is elementwise.
     pub inputs: Vec<ElementValue>,
+    /// The enclosure of every legal value at this index that the actual
+    /// value is outside (when the judge computed one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound: Option<ElementBound>,
+}
+
+/// The enclosure of one element: `[lo, hi]`, and whether NaN is legal.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ElementBound {
+    /// Its lowest legal value.
+    pub lo: ElementValue,
+    /// Its highest legal value.
+    pub hi: ElementValue,
+    /// NaN is legal.
+    pub nan: bool,
+}
+
+impl fmt::Display for ElementBound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}, {}]", self.lo, self.hi)?;
+        if self.nan {
+            f.write_str(" or nan")?;
+        }
+        Ok(())
+    }
 }
 
 /// One bucket of the ULP histogram.
@@ -358,6 +452,9 @@ impl fmt::Display for MismatchReport {
                 if !m.inputs.is_empty() {
                     let ins: Vec<String> = m.inputs.iter().map(|v| v.to_string()).collect();
                     write!(f, " inputs ({})", ins.join(", "))?;
+                }
+                if let Some(b) = &m.bound {
+                    write!(f, " outside the legal bound {b}")?;
                 }
                 writeln!(f)?;
             }

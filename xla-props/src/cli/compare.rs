@@ -5,11 +5,7 @@ use std::path::PathBuf;
 
 use super::CliError;
 use crate::backend::{self, BackendError};
-use crate::check::{
-    context_for_module, default_error_spec_for_module, excess_precision_variant,
-    flush_subnormal_inputs, judge, AlternativeKind, ErrorSpec, KnownBug, Numerics, Outcome,
-    Verdict,
-};
+use crate::check::{Judge, KnownBug, Numerics, Outcome, Policy, Verdict};
 use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
 use crate::literal::Literal;
@@ -184,58 +180,15 @@ fn compare_module(
             .filter(|v| !v.is_finite())
             .count() as u64
     });
-    // both sides ran: the suite's full judgement (the same as `vs_reference`)
-    if let (Side::Ok(e), Side::Ok(a), "reference") = (&expected, &actual, args.reference.as_str()) {
-        let verdict = crate::property::judge_against_reference(
-            module,
-            &inputs.args,
-            e,
-            a,
-            &numerics,
-            &known_bugs,
-            args.strict_rounding,
-        );
-        return Ok(CompareReport {
-            verdict,
-            reference_nonfinite_outputs,
-        });
-    }
-    // alternatives the backend's numerics make admissible, evaluated by the reference
-    let flushed = flush_subnormal_inputs(&inputs.args, &numerics).and_then(|a| {
-        run_reference(module, &a)
-            .literals()
-            .map(<[Literal]>::to_vec)
-    });
-    let excess = (numerics.excess_precision_in_fusions && !args.strict_rounding)
-        .then(|| excess_precision_variant(module))
-        .flatten()
-        .and_then(|m| {
-            run_reference(&m, &inputs.args)
-                .literals()
-                .map(<[Literal]>::to_vec)
-        });
-    let mut ctx = context_for_module(module, &inputs.args);
-    if args.strict_rounding {
-        ctx = ctx.strict_rounding();
-    }
-    if let Some(f) = &flushed {
-        ctx = ctx.with_alternative(AlternativeKind::FlushedInputs, f);
-    }
-    if let Some(x) = &excess {
-        ctx = ctx.with_alternative(AlternativeKind::ExcessPrecision, x);
-    }
-    if let Some(outs) = expected.literals() {
-        for (k, l) in outs.iter().enumerate() {
-            ctx = ctx.with_output_spec(k, default_error_spec_for_module(module, l.dtype()));
-        }
-    }
-    let verdict = judge(
-        expected.outcome(),
-        actual.outcome(),
-        &ErrorSpec::exact(),
-        &numerics,
-        &ctx,
-    );
+    // the one judge, as `vs_reference` judges; known bugs are relative to
+    // the exact reference, so they apply only against it
+    let exact = args.reference == "reference";
+    let bugs: &[KnownBug] = if exact { &known_bugs } else { &[] };
+    let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+    let verdict = Judge::new(&numerics, Policy::Reference)
+        .with_known_bugs(bugs)
+        .strict_rounding(args.strict_rounding)
+        .judge(module, &inputs.args, expected.outcome(), actual.outcome(), &eval);
     Ok(CompareReport {
         verdict,
         reference_nonfinite_outputs,

@@ -5,8 +5,8 @@ use std::sync::Mutex;
 
 use super::format::{Expectation, HloTest, Tolerance};
 use crate::backend::Backend;
-use crate::check::{compare, CompareContext, ErrorSpec, Verdict};
-use crate::isolate::{judge_module, MismatchKind, Oracle, Tested};
+use crate::check::Verdict;
+use crate::isolate::{MismatchKind, Oracle, Tested};
 
 /// The environment variable that makes failing expectations rewrite themselves.
 pub const BLESS_ENV: &str = "XLA_PROPS_BLESS";
@@ -39,29 +39,16 @@ pub fn observe(test: &HloTest, backend: &dyn Backend) -> Result<Observation, Str
     let args = test.arguments()?;
     let oracle = Oracle::Exact;
     let tested = Tested::new(backend);
-    let verdict = match test.tolerance {
-        Tolerance::Default => judge_module(&test.module, &args, &oracle, &tested),
-        Tolerance::Exact => {
-            let e = oracle.run(&test.module, &args);
-            let a = tested.run(&test.module, &args);
-            match (e, a) {
-                (Ok(e), Ok(a)) => compare(
-                    &e,
-                    &a,
-                    &ErrorSpec::exact(),
-                    &tested.numerics(),
-                    &CompareContext::new(),
-                ),
-                (e, a) => crate::isolate::judge::judge_results(
-                    &test.module,
-                    &args,
-                    e,
-                    a,
-                    &tested.numerics(),
-                ),
-            }
-        }
-    };
+    // the one judge; `tolerance=exact` forbids every tolerance and elided rounding
+    let strict = matches!(test.tolerance, Tolerance::Exact);
+    let verdict = crate::isolate::judge::judge_results_with(
+        &test.module,
+        &args,
+        oracle.run(&test.module, &args),
+        tested.run(&test.module, &args),
+        &tested.numerics(),
+        strict,
+    );
     let outcome = match &verdict {
         Verdict::Skipped { .. } => Expectation::Skip,
         v => match MismatchKind::of(v) {

@@ -1,30 +1,16 @@
 //! Running both sides of a comparison during isolation, and judging the
 //! results: the oracle (the exact reference evaluator or another backend),
-//! the backend under test with a run counter, the tolerance used for
-//! multi-op candidates, and the kind of a mismatch (half of the failure
-//! signature).
+//! the backend under test with a run counter, and the kind of a mismatch (half of the failure signature); judging itself is
+//! the one judge's (`check::Judge`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::backend::{Backend, BackendError, Executable};
-use crate::check::{
-    compare, context_for_module, default_error_spec_for_module, ElementFailure, ErrorSpec,
-    Numerics, Side, Verdict,
-};
-use crate::hlo::{Module, Opcode};
+use crate::check::{ElementFailure, Judge, Numerics, Policy, Side, Verdict};
+use crate::hlo::Module;
 use crate::literal::{Literal, Value};
 use crate::reference::{EvalError, Evaluator};
-
-/// How much legal error a multi-op candidate may accumulate, in units of its
-/// output type's epsilon (relative, and absolute against the largest finite
-/// expected magnitude). Why: both sides round every intermediate to its
-/// declared type, but reductions are reassociated (legal per `Numerics`) and
-/// approximate functions differ by a few ULP; once such a difference passes
-/// through a subtraction that cancels (layernorm's `x - mean`) it is no longer
-/// small relative to the element, only relative to the tensor. Injected
-/// miscompilations are orders of magnitude larger.
-pub const MULTI_OP_SLACK_EPS: f64 = 16.0;
 
 /// What kind of disagreement a verdict is: half of the failure signature
 /// that guards every reduction step.
@@ -280,57 +266,8 @@ impl<'b> Tested<'b> {
     }
 }
 
-/// Instructions that compute something (not structure), counted to decide
-/// whether a module is a multi-op candidate.
-fn computes(op: Opcode) -> bool {
-    !matches!(
-        op,
-        Opcode::Parameter
-            | Opcode::Constant
-            | Opcode::Tuple
-            | Opcode::GetTupleElement
-            | Opcode::Fusion
-            | Opcode::Call
-            | Opcode::Broadcast
-            | Opcode::Reshape
-            | Opcode::Bitcast
-            | Opcode::Copy
-            | Opcode::Transpose
-    )
-}
-
-/// The spec a candidate's output of type `dtype` is judged with: the
-/// module's default (its loosest op), widened by [`MULTI_OP_SLACK_EPS`]
-/// when the module computes with more than one instruction.
-pub fn spec_for(module: &Module, expected: &Literal) -> ErrorSpec {
-    let dtype = expected.dtype();
-    let base = default_error_spec_for_module(module, dtype);
-    let ops = module
-        .computations
-        .iter()
-        .flat_map(|c| c.instructions.iter())
-        .filter(|i| computes(i.opcode))
-        .count();
-    let Some(fmt) = dtype.float_format() else {
-        return base;
-    };
-    if ops <= 1 {
-        return base;
-    }
-    let scale = (0..expected.element_count())
-        .map(|i| expected.get_f64(i).abs())
-        .filter(|x| x.is_finite())
-        .fold(0f64, f64::max);
-    base.loosest(ErrorSpec {
-        abs: MULTI_OP_SLACK_EPS * fmt.epsilon() * scale,
-        rel: MULTI_OP_SLACK_EPS * fmt.epsilon(),
-        ulp: 0,
-        strict_signed_zeros: false,
-    })
-}
-
-/// Judges `actual` against `expected` for `module` run on `args`, with
-/// [`spec_for`] per output and the backend's numerics.
+/// Judges `actual` against `expected` for `module` run on `args`: the one
+/// judge (`check::Judge`) against the reference, with the backend's numerics.
 pub fn judge_outputs(
     module: &Module,
     args: &[Literal],
@@ -338,34 +275,8 @@ pub fn judge_outputs(
     actual: &[Literal],
     numerics: &Numerics,
 ) -> Verdict {
-    if expected.len() == actual.len()
-        && expected
-            .iter()
-            .zip(actual)
-            .all(|(e, a)| bit_identical(e, a))
-    {
-        // the cheap path: identical fingerprints and bits need no tolerance
-        return compare(
-            expected,
-            actual,
-            &ErrorSpec::exact(),
-            numerics,
-            &Default::default(),
-        );
-    }
-    let mut ctx = context_for_module(module, args);
-    for (k, e) in expected.iter().enumerate() {
-        ctx = ctx.with_output_spec(k, spec_for(module, e));
-    }
-    compare(expected, actual, &ErrorSpec::exact(), numerics, &ctx)
-}
-
-/// Same type, dims, fingerprint and bits.
-pub(crate) fn bit_identical(e: &Literal, a: &Literal) -> bool {
-    e.dtype() == a.dtype()
-        && e.dims() == a.dims()
-        && e.fingerprint().to_bytes() == a.fingerprint().to_bytes()
-        && e.to_bits_vec() == a.to_bits_vec()
+    let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+    Judge::new(numerics, Policy::Reference).outputs(module, args, expected, actual, &eval)
 }
 
 /// Judges the outcome of both sides of one module.
@@ -387,6 +298,19 @@ pub(crate) fn judge_results(
     expected: Result<Vec<Literal>, OracleError>,
     actual: Result<Vec<Literal>, BackendError>,
     numerics: &Numerics,
+) -> Verdict {
+    judge_results_with(module, args, expected, actual, numerics, false)
+}
+
+/// [`judge_results`], with `strict_rounding` when the caller forbids
+/// elided roundings and tolerances.
+pub(crate) fn judge_results_with(
+    module: &Module,
+    args: &[Literal],
+    expected: Result<Vec<Literal>, OracleError>,
+    actual: Result<Vec<Literal>, BackendError>,
+    numerics: &Numerics,
+    strict_rounding: bool,
 ) -> Verdict {
     match (expected, actual) {
         (Err(e), _) if e.unsupported => Verdict::Skipped {
@@ -410,6 +334,11 @@ pub(crate) fn judge_results(
             failed: Side::Backend,
             error: a.to_string(),
         },
-        (Ok(e), Ok(a)) => judge_outputs(module, args, &e, &a, numerics),
+        (Ok(e), Ok(a)) => {
+            let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+            Judge::new(numerics, Policy::Reference)
+                .strict_rounding(strict_rounding)
+                .outputs(module, args, &e, &a, &eval)
+        }
     }
 }

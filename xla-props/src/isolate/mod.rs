@@ -24,8 +24,7 @@ pub use extract::{
 };
 pub use inside::{by_moved_root, by_probe, look_inside, vanishes_when_split, Inside, InsideMethod};
 pub use judge::{
-    judge_module, judge_outputs, spec_for, MismatchKind, Oracle, OracleError, Tested,
-    MULTI_OP_SLACK_EPS,
+    judge_module, judge_outputs, MismatchKind, Oracle, OracleError, Tested,
 };
 pub use localize::{candidates, is_candidate, localize, LocalizeError, Located, BATCH_SIZE};
 pub use minimize::{

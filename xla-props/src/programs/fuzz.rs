@@ -12,10 +12,10 @@ use super::differential::{run_backend, run_reference, RunResult};
 use super::random::{random_program, Rng};
 use crate::backend::Backend;
 use crate::check::{
-    compare, context_for_module, default_error_spec_for_module, flush_subnormal_inputs, judge,
-    AlternativeKind, CompareContext, ElementFailure, ErrorSpec, MagnitudeSums, Numerics, Verdict,
+    compare, flush_subnormal_inputs, CompareContext, ElementFailure, ErrorSpec, Judge, LegalReason,
+    Numerics, Policy, Verdict,
 };
-use crate::hlo::{verify, Computation, ElementType, InstrId, Instruction, Module, Opcode};
+use crate::hlo::{verify, Computation, InstrId, Instruction, Module, Opcode};
 use crate::inputs::{generate_inputs, Distribution};
 use crate::isolate::{
     dead_code_eliminated, judge_module, render_arg, Case, Minimizer, MismatchKind, Oracle,
@@ -258,120 +258,13 @@ pub fn program_distribution(seed: u64) -> Distribution {
     Distribution::Uniform
 }
 
-/// Whether the root of `single` accumulates a float sum a reassociating
-/// backend may compute in another order: an add-reduce, a dot, a
-/// convolution, or a scatter with an add combiner.
-fn accumulates(single: &Module) -> bool {
-    let entry = single.entry_computation();
-    let root = entry.instr(entry.root);
-    let adds = || {
-        root.attrs
-            .to_apply
-            .and_then(|c| single.computations.get(c.index()))
-            .is_some_and(|c| c.instr(c.root).opcode == Opcode::Add)
-    };
-    let float = root.shape.as_array().is_some_and(|a| a.dtype.is_float());
-    float
-        && match root.opcode {
-            Opcode::Dot | Opcode::Convolution => true,
-            Opcode::Reduce | Opcode::ReduceWindow | Opcode::Scatter => adds(),
-            _ => false,
-        }
-}
-
-/// What a backend that reassociates sums may legally return for the
-/// accumulating root of `single` (see [`accumulates`]), per element:
-/// within `n * eps(acc) * sum|terms|` plus one rounding of the result to its
-/// own type (and the smallest subnormal), where `sum|terms|` is the reference
-/// run on the magnitudes of the operands and the accumulator is f32 for every
-/// float type narrower than f64 (XLA's convention), so a bf16 dot that
-/// accumulates in bf16 is outside it. Where the summed magnitudes overflow,
-/// some order overflows too: any result is legal there, and where the exact
-/// result is infinite any non-finite one is. Returned as the comparator's
-/// magnitude sums (one term per element, the bound divided by the output
-/// type's epsilon, which the comparator multiplies back) and an alternative
-/// result holding the backend's own values where overflow makes them legal.
-fn accumulation_allowance(
-    single: &Module,
-    operands: &[Literal],
-    expected: &Literal,
-    actual: Option<&Literal>,
-) -> Option<(MagnitudeSums, Option<Literal>)> {
-    let fmt = expected.dtype().float_format()?;
-    if !accumulates(single) {
-        return None;
-    }
-    let magnitudes: Vec<Literal> = operands
-        .iter()
-        .map(|l| {
-            let mut l = l.clone();
-            if l.dtype().is_float() {
-                for i in 0..l.element_count() {
-                    let v = l.get_f64(i).abs();
-                    l.set_f64(i, v);
-                }
-            }
-            l
-        })
-        .collect();
-    let sums = run_reference(single, &magnitudes)
-        .outputs()?
-        .first()?
-        .clone();
-    if sums.element_count() != expected.element_count() {
-        return None;
-    }
-    let terms = operands
-        .iter()
-        .map(Literal::element_count)
-        .max()
-        .unwrap_or(1) as f64;
-    let acc_eps = if expected.dtype() == ElementType::F64 {
-        f64::EPSILON
-    } else {
-        f64::from(f32::EPSILON)
-    };
-    let eps = fmt.epsilon();
-    let mut overflow = expected.clone();
-    let mut any_overflow = false;
-    let sum_abs = (0..expected.element_count())
-        .map(|i| {
-            let e = expected.get_f64(i);
-            let s = sums.get_f64(i);
-            if let Some(a) = actual.filter(|a| a.element_count() == expected.element_count()) {
-                let legal = (e.is_finite() && !s.is_finite())
-                    || (e.is_infinite() && !a.get_f64(i).is_finite());
-                if legal {
-                    overflow.set_bits(i, a.get_bits(i));
-                    any_overflow = true;
-                }
-            }
-            let e = if e.is_finite() { e.abs() } else { 0.0 };
-            let s = if s.is_finite() { s } else { 0.0 };
-            // each product rounded in the subnormal range is off by up to
-            // half a smallest subnormal, absolutely (as in property::judge)
-            (terms * acc_eps * s + eps * e + terms * fmt.min_subnormal()) / eps
-        })
-        .collect();
-    Some((
-        MagnitudeSums {
-            terms: 1,
-            sum_abs,
-            unbounded: Vec::new(),
-            product: false,
-            overflow_nan: Vec::new(),
-        },
-        any_overflow.then_some(overflow),
-    ))
-}
-
 /// Judges one instruction, alone in `single` with its operands made
 /// parameters, run on the backend's own operand values: the reference's
 /// result against the backend's with the full tolerance model, the op's
 /// default error spec (exact for correctly rounded ops and converts), the
 /// backend's declared `Numerics` (approximate functions, flushing, with the
-/// reference re-run on flushed operands, and reassociation within
-/// [`accumulation_sums`]). No per-program slack: an error a program
+/// reference re-run on flushed operands, and reassociation within its bound,
+/// and the propagated bound). No per-program slack: an error a program
 /// amplifies is not blamed on the op that amplifies it, and a correctly
 /// rounded op that is one ULP off is a bug.
 ///
@@ -404,58 +297,22 @@ pub fn judge_instruction(
     judge_with_alternatives(single, operands, expected, actual, numerics, &[])
 }
 
-/// [`judge_instruction`] with more legal results, each accepted element by element.
+/// [`judge_instruction`] with more legal results, each accepted element by
+/// element: the one judge under its per-instruction policy.
 fn judge_with_alternatives(
     single: &Module,
     operands: &[Literal],
     expected: &RunResult,
     actual: &RunResult,
     numerics: &Numerics,
-    others: &[(String, Vec<Literal>)],
+    others: &[(LegalReason, Vec<Literal>)],
 ) -> Verdict {
-    let flushed = flush_subnormal_inputs(operands, numerics)
-        .and_then(|a| run_reference(single, &a).outputs().map(<[Literal]>::to_vec));
-    let mut ctx = context_for_module(single, operands);
-    if let Some(f) = &flushed {
-        ctx = ctx.with_alternative(AlternativeKind::FlushedInputs, f);
+    let mut judge = Judge::new(numerics, Policy::Instruction);
+    for (reason, outs) in others {
+        judge = judge.with_alternative(*reason, outs.clone());
     }
-    let allowance = match (expected.outputs(), numerics.reassociates_reductions) {
-        (Some([out]), true) => accumulation_allowance(
-            single,
-            operands,
-            out,
-            actual.outputs().and_then(<[Literal]>::first),
-        ),
-        _ => None,
-    };
-    let overflowed: Option<Vec<Literal>> = allowance
-        .as_ref()
-        .and_then(|(_, o)| o.clone())
-        .map(|o| vec![o]);
-    if let Some(o) = &overflowed {
-        ctx = ctx.with_alternative(
-            AlternativeKind::Other("the summed magnitudes overflow".into()),
-            o,
-        );
-    }
-    for (name, outs) in others {
-        ctx = ctx.with_alternative(AlternativeKind::Other(name.clone()), outs);
-    }
-    if let Some((sums, _)) = allowance {
-        ctx = ctx.with_magnitude_sums(0, sums);
-    }
-    if let Some(outs) = expected.outputs() {
-        for (k, l) in outs.iter().enumerate() {
-            ctx = ctx.with_output_spec(k, default_error_spec_for_module(single, l.dtype()));
-        }
-    }
-    judge(
-        expected.outcome(),
-        actual.outcome(),
-        &ErrorSpec::exact(),
-        numerics,
-        &ctx,
-    )
+    let eval = |m: &Module, a: &[Literal]| run_reference(m, a).outputs().map(<[Literal]>::to_vec);
+    judge.judge(single, operands, expected.outcome(), actual.outcome(), &eval)
 }
 
 /// The operand values a backend that flushes subnormal outputs may have
@@ -541,11 +398,20 @@ fn judge_readings(
         readings.push((ops, e));
     }
     for (k, (ops, e)) in readings.iter().enumerate() {
-        let others: Vec<(String, Vec<Literal>)> = readings
+        // reading 0 is as returned; the others flush inputs or restore
+        // flushed outputs
+        let others: Vec<(LegalReason, Vec<Literal>)> = readings
             .iter()
             .enumerate()
             .filter(|(j, _)| *j != k)
-            .filter_map(|(j, (_, r))| r.outputs().map(|o| (format!("reading {j}"), o.to_vec())))
+            .filter_map(|(j, (_, r))| {
+                let reason = match j {
+                    0 => LegalReason::Alternative,
+                    1 => LegalReason::FlushedInputs,
+                    _ => LegalReason::FlushedSubnormalOutput,
+                };
+                r.outputs().map(|o| (reason, o.to_vec()))
+            })
             .collect();
         let v = judge_with_alternatives(single, ops, e, actual, numerics, &others);
         if mismatch_kind(&v).is_none() {
@@ -559,13 +425,7 @@ fn judge_readings(
 fn identical(expected: &RunResult, actual: &RunResult) -> bool {
     match (expected.outputs(), actual.outputs()) {
         (Some(e), Some(a)) => matches!(
-            compare(
-                e,
-                a,
-                &ErrorSpec::exact(),
-                &Numerics::exact(),
-                &CompareContext::new()
-            ),
+            compare(e, a, &ErrorSpec::exact(), &CompareContext::new()),
             Verdict::Agree(_)
         ),
         _ => false,

@@ -10,7 +10,7 @@ use super::catalogue::{build_case, BuiltCase};
 use super::contract::{evaluate_reference, is_skip, run_module, Backend, Numerics};
 use super::id::{CaseId, CaseKey};
 use super::inputs::{generate, SplitMix};
-use super::judge::{Against, Judgement};
+use super::judge::{judge_for, Against};
 use super::spec::PropertySpec;
 use crate::check::Verdict;
 use crate::hlo::Module;
@@ -392,15 +392,13 @@ impl<'a> CaseContext<'a> {
         let direct = self.direct_reference;
         let v = match module {
             Some(module) => {
-                let j = Judgement {
-                    module,
-                    inputs: &inputs,
-                    numerics: &numerics,
-                    tolerance: self.spec.tolerance,
-                    strict_rounding: self.spec.strict_rounding,
+                let j = judge_for(
+                    &numerics,
+                    self.spec.tolerance,
+                    self.spec.strict_rounding,
                     against,
-                    known_bugs: self.backend.known_bugs(),
-                };
+                    self.backend.known_bugs(),
+                );
                 let eval = |m: &Module, args: &[Literal]| {
                     if direct {
                         evaluate_reference(m, args).ok()
@@ -408,13 +406,12 @@ impl<'a> CaseContext<'a> {
                         run_module(reference, m, args).ok()
                     }
                 };
-                j.judge(expected, actual, &eval)
+                j.outputs(module, &inputs, expected, actual, &eval)
             }
             None => crate::check::compare(
                 expected,
                 actual,
                 &crate::check::ErrorSpec::exact(),
-                &numerics,
                 &crate::check::CompareContext::new(),
             ),
         };

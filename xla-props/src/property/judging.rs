@@ -3,7 +3,7 @@
 //! corpus): the same full tolerance model a property case gets.
 
 use super::contract::evaluate_reference;
-use super::judge::{Against, Judgement};
+use super::judge::{judge_for, Against};
 use super::spec::Tolerance;
 use crate::check::{KnownBug, Numerics, Verdict};
 use crate::hlo::Module;
@@ -40,15 +40,13 @@ pub fn judge_against_reference(
     known_bugs: &[KnownBug],
     strict_rounding: bool,
 ) -> Verdict {
-    let j = Judgement {
-        module,
-        inputs,
-        numerics,
-        tolerance: Tolerance::Exact,
-        strict_rounding,
-        against: Against::Reference,
-        known_bugs,
-    };
     let eval = |m: &Module, args: &[Literal]| evaluate_reference(m, args).ok();
-    j.judge(expected, actual, &eval)
+    judge_for(
+        numerics,
+        Tolerance::Exact,
+        strict_rounding,
+        Against::Reference,
+        known_bugs,
+    )
+    .outputs(module, inputs, expected, actual, &eval)
 }

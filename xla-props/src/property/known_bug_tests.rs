@@ -1,7 +1,7 @@
 //! The judge's known-bug phase: a mismatch a known bug's model explains is a
 //! `Verdict::KnownBug`; a different wrong value still fails.
 
-use super::judge::{Against, Judgement};
+use super::judge::{judge_for, Against};
 use super::spec::Tolerance;
 use crate::backend::xla::known_bugs::{
     F32_LOG_SUBNORMAL, INT_POWER_LOW_6_BITS, XLA_CPU_KNOWN_BUGS,
@@ -28,19 +28,8 @@ fn judge(
     bugs: &[KnownBug],
     actual: &[Literal],
 ) -> Verdict {
-    let j = Judgement {
-        module: m,
-        inputs,
-        numerics,
-        tolerance: Tolerance::Exact,
-        strict_rounding: false,
-        against: Against::Reference,
-        known_bugs: bugs,
-    };
-    let expected = crate::reference::evaluate(m, inputs).unwrap();
-    j.judge(&expected, actual, &|m, a| {
-        crate::reference::evaluate(m, a).ok()
-    })
+    let j = judge_for(numerics, Tolerance::Exact, false, Against::Reference, bugs);
+    j.against_reference(m, inputs, actual)
 }
 
 fn f32s(bits: &[u64]) -> Literal {

@@ -263,7 +263,7 @@ fn a_budget_is_an_even_deterministic_subset() {
 #[test]
 fn property_tolerances_resolve_per_dtype() {
     use super::judge::property_spec;
-    use crate::check::{compare, CompareContext, Numerics, Verdict};
+    use crate::check::{compare, CompareContext, Verdict};
     let s = ArrayShape::new(ElementType::F16, vec![4]);
     let e = Literal::from_bits(&s, &[0x7e00, 0x0000, 0x3c00, 0x3c00]).unwrap();
     // another NaN payload, -0, 1 + 1ulp, 1 + 3ulp
@@ -273,7 +273,6 @@ fn property_tolerances_resolve_per_dtype() {
             std::slice::from_ref(&e),
             std::slice::from_ref(&a),
             &spec,
-            &Numerics::exact(),
             &CompareContext::new(),
         )
     };

@@ -1,0 +1,440 @@
+//! `Judge`: the one place where a backend's result is judged. The suite's
+//! properties, `xla-props compare`, isolation, the fuzzer and `.hlotest`
+//! files all call it, so the same (module, inputs, backend) gets the same
+//! verdict and the same reasons wherever it is asked.
+//!
+//! A judge is built from the backend's `Numerics` and a [`Policy`]. It
+//! judges in phases, each only when the one before leaves a mismatch:
+//!
+//! 1. the cheap comparison: the error specs, and the registry's element
+//!    rules (flushed outputs, approximate functions, unstable sorts);
+//! 2. the costly evidence of every other admissible legal difference
+//!    (`check::legal`): reassociation sums, the reference on flushed inputs
+//!    and on variant modules (excess precision, fma, op semantics);
+//! 3. the propagated bound: the module's enclosure (`reference::enclose`)
+//!    and each variant's, consulted for the elements still rejected;
+//! 4. known bugs: a mismatch their models explain is `Verdict::KnownBug`.
+//!
+//! Every phase only adds ways to accept an element, so an agreement in an
+//! early phase is final.
+
+use super::compare::{compare, CompareContext, Outcome, Rules};
+use super::error_spec::ErrorSpec;
+use super::known_bugs::{KnownBug, KnownBugNote};
+use super::legal::{Case, Evidence, Setting, REGISTRY};
+use super::numerics::Numerics;
+use super::tolerances::default_error_spec_for_module;
+use super::unstable_sort::canonical_unstable_sort;
+use super::verdict::{LegalReason, Verdict};
+use crate::hlo::{ElementType, Module, Opcode};
+use crate::literal::Literal;
+use crate::reference::{enclose, Allowances, Bounds};
+
+/// The reference, evaluating a (variant) program on (variant) inputs.
+pub type EvalFn<'e> = dyn Fn(&Module, &[Literal]) -> Option<Vec<Literal>> + 'e;
+
+/// What a judgement is between.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// The backend against the exact reference: the default error specs per
+    /// (op, dtype) and every admissible legal difference apply.
+    Reference,
+    /// Two runs of the same backend (another layout, another fusion): only
+    /// the tolerance and the backend's element rules and reassociation apply.
+    Itself,
+    /// One instruction of the backend against the reference applied to the
+    /// backend's own operand values (the fuzzer's and isolation's local
+    /// judgement): as `Reference`, without known bugs.
+    Instruction,
+}
+
+/// The one judge. See the module documentation.
+///
+/// ```
+/// use xla_props::check::{Judge, Numerics, Policy};
+/// use xla_props::hlo::{parse_module, ArrayShape, ElementType};
+/// use xla_props::literal::Literal;
+/// let m = parse_module("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] negate(x)\n}\n").unwrap();
+/// let s = ArrayShape::new(ElementType::F32, vec![2]);
+/// let x = Literal::from_f64s(&s, &[1.0, -2.0]).unwrap();
+/// let good = Literal::from_f64s(&s, &[-1.0, 2.0]).unwrap();
+/// let bad = Literal::from_f64s(&s, &[-1.0, 2.5]).unwrap();
+/// let n = Numerics::exact();
+/// let judge = Judge::new(&n, Policy::Reference);
+/// assert!(judge.against_reference(&m, &[x.clone()], &[good]).is_agreement());
+/// assert!(judge.against_reference(&m, &[x], &[bad]).is_disagreement());
+/// ```
+#[derive(Clone)]
+pub struct Judge<'a> {
+    numerics: &'a Numerics,
+    policy: Policy,
+    known_bugs: &'a [KnownBug],
+    strict_rounding: bool,
+    float_spec: ErrorSpec,
+    extra: Vec<(LegalReason, Vec<Literal>)>,
+}
+
+impl<'a> Judge<'a> {
+    /// A judge for a backend with `numerics`, under `policy`, with an exact
+    /// property tolerance and no known bugs.
+    pub fn new(numerics: &'a Numerics, policy: Policy) -> Self {
+        Judge {
+            numerics,
+            policy,
+            known_bugs: &[],
+            strict_rounding: false,
+            float_spec: ErrorSpec::exact(),
+            extra: Vec::new(),
+        }
+    }
+
+    /// The backend's known bugs (judged against the reference only).
+    pub fn with_known_bugs(mut self, bugs: &'a [KnownBug]) -> Self {
+        self.known_bugs = bugs;
+        self
+    }
+
+    /// The program must round exactly as written: no excess precision, no
+    /// contraction, and float outputs judged exactly.
+    pub fn strict_rounding(mut self, strict: bool) -> Self {
+        self.strict_rounding = strict;
+        self
+    }
+
+    /// The property's own tolerance for float outputs (integers stay exact).
+    pub fn with_float_spec(mut self, spec: ErrorSpec) -> Self {
+        self.float_spec = spec;
+        self
+    }
+
+    /// Another legal result the caller vouches for (e.g. the fuzzer's other
+    /// readings of flushed operands), accepted element by element.
+    pub fn with_alternative(mut self, reason: LegalReason, outputs: Vec<Literal>) -> Self {
+        self.extra.push((reason, outputs));
+        self
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// The spec of one output type.
+    fn spec(&self, module: &Module, dtype: ElementType) -> ErrorSpec {
+        let own = if !dtype.is_float() || self.strict_rounding {
+            ErrorSpec::exact()
+        } else {
+            self.float_spec
+        };
+        match self.policy {
+            Policy::Reference | Policy::Instruction if !self.strict_rounding => {
+                own.loosest(default_error_spec_for_module(module, dtype))
+            }
+            _ => own,
+        }
+    }
+
+    fn setting(&self) -> Setting<'_> {
+        Setting {
+            numerics: self.numerics,
+            policy: self.policy,
+            strict_rounding: self.strict_rounding,
+            known_bugs: self.known_bugs,
+        }
+    }
+
+    /// Judges two outcomes: failures on either side first, then the outputs.
+    pub fn judge(
+        &self,
+        module: &Module,
+        inputs: &[Literal],
+        expected: Outcome<'_>,
+        actual: Outcome<'_>,
+        reference: &EvalFn<'_>,
+    ) -> Verdict {
+        match (expected, actual) {
+            (Outcome::Ok(e), Outcome::Ok(a)) => self.outputs(module, inputs, e, a, reference),
+            (e, a) => super::compare::judge(e, a, &ErrorSpec::exact(), &CompareContext::new()),
+        }
+    }
+
+    /// Judges `actual` against the exact reference's outputs for `module` on
+    /// `inputs` (evaluated here, as are all the variants).
+    pub fn against_reference(
+        &self,
+        module: &Module,
+        inputs: &[Literal],
+        actual: &[Literal],
+    ) -> Verdict {
+        let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+        match crate::reference::evaluate(module, inputs) {
+            Ok(e) => self.outputs(module, inputs, &e, actual, &eval),
+            Err(crate::reference::EvalError::Unsupported { opcode, reason }) => {
+                let msg = format!("unsupported {opcode}: {reason}");
+                self.judge(module, inputs, Outcome::Unsupported(&msg), Outcome::Ok(actual), &eval)
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                self.judge(module, inputs, Outcome::Failed(&msg), Outcome::Ok(actual), &eval)
+            }
+        }
+    }
+
+    /// Judges outputs that both sides produced; `reference` evaluates
+    /// variant programs or inputs (only when a phase needs them).
+    pub fn outputs(
+        &self,
+        module: &Module,
+        inputs: &[Literal],
+        expected: &[Literal],
+        actual: &[Literal],
+        reference: &EvalFn<'_>,
+    ) -> Verdict {
+        let setting = self.setting();
+        let admitted: Vec<_> = REGISTRY.iter().filter(|e| e.admissible(&setting)).collect();
+        let case = Case {
+            module,
+            inputs,
+            expected,
+            numerics: self.numerics,
+            known_bugs: self.known_bugs,
+            reference,
+        };
+        // phase 1: specs and the cheap element rules
+        let mut rules = Rules::default();
+        let mut sorted = false;
+        for e in admitted.iter().filter(|e| e.cheap()) {
+            for ev in e.evidence(&case) {
+                match ev {
+                    Evidence::FlushOutputs(t) => rules.flush_outputs = t,
+                    Evidence::Approximations(a) => rules.approximations = a,
+                    Evidence::UnstableSort => sorted = true,
+                    _ => {}
+                }
+            }
+        }
+        let canonical = if sorted {
+            canonical_unstable_sort(module, expected).zip(canonical_unstable_sort(module, actual))
+        } else {
+            None
+        };
+        let unstable_ties = canonical.as_ref().map(|(e, a)| {
+            let raw = differing(expected, actual);
+            raw.saturating_sub(differing(e, a))
+        });
+        let (expected, actual) = match &canonical {
+            Some((e, a)) => (e.as_slice(), a.as_slice()),
+            None => (expected, actual),
+        };
+        let mut ctx = CompareContext::new()
+            .with_inputs(inputs, elementwise(module, inputs, expected))
+            .with_approximate_ops(super::module_opcodes(module))
+            .with_rules(rules);
+        if self.strict_rounding {
+            ctx = ctx.strict_rounding();
+        }
+        for (k, e) in expected.iter().enumerate() {
+            ctx = ctx.with_output_spec(k, self.spec(module, e.dtype()));
+        }
+        for (reason, outs) in &self.extra {
+            ctx = ctx.with_alternative(*reason, outs);
+        }
+        let exact = ErrorSpec::exact();
+        let v = with_ties(compare(expected, actual, &exact, &ctx), unstable_ties);
+        if !matches!(v, Verdict::Mismatch(_)) {
+            return v;
+        }
+        // phase 2: the costly evidence
+        let case = Case { expected, ..case };
+        let mut owned: Vec<(LegalReason, Vec<Literal>)> = Vec::new();
+        let mut variants: Vec<Module> = Vec::new();
+        let mut bound = false;
+        let mut models: Vec<(KnownBugNote, Vec<Literal>)> = Vec::new();
+        let mut costly = false;
+        for e in admitted.iter().filter(|e| !e.cheap()) {
+            if e.reason() == LegalReason::KnownBug {
+                continue;
+            }
+            costly = true;
+            for ev in e.evidence(&case) {
+                match ev {
+                    Evidence::Reassociation(sums, bounds) => {
+                        ctx.rules.reassociation = true;
+                        if let Some(s) = sums {
+                            ctx = ctx.with_magnitude_sums(0, s);
+                        }
+                        for (k, b) in bounds.into_iter().enumerate() {
+                            if let Some(b) = b {
+                                ctx = ctx.with_error_bound(k, b);
+                            }
+                        }
+                    }
+                    Evidence::Outputs(o) => owned.push((e.reason(), o)),
+                    Evidence::Variant(m) => variants.push(m),
+                    Evidence::PropagatedBound => bound = true,
+                    _ => {}
+                }
+            }
+        }
+        let mut v = v;
+        if costly {
+            let mut full = ctx.clone();
+            for (reason, outs) in &owned {
+                full = full.with_alternative(*reason, outs);
+            }
+            v = with_ties(compare(expected, actual, &exact, &full), unstable_ties);
+            if !matches!(v, Verdict::Mismatch(_)) {
+                return v;
+            }
+            // phase 3: the bound carried through the graph
+            if bound && canonical.is_none() {
+                let allow = allowances(self.numerics);
+                let mut all: Vec<Vec<Bounds>> = vec![Vec::new(); expected.len()];
+                for m in std::iter::once(module).chain(variants.iter()) {
+                    if let Ok(bs) = enclose(m, inputs, &allow) {
+                        if bs.len() == expected.len() {
+                            for (k, b) in bs.into_iter().enumerate() {
+                                all[k].push(b);
+                            }
+                        }
+                    }
+                }
+                full.enclosures = all;
+                v = with_ties(compare(expected, actual, &exact, &full), unstable_ties);
+                if !matches!(v, Verdict::Mismatch(_)) {
+                    return v;
+                }
+            }
+            ctx = full;
+        }
+        // phase 4: known bugs
+        if let Some(kb) = admitted.iter().find(|e| e.reason() == LegalReason::KnownBug) {
+            for ev in kb.evidence(&case) {
+                if let Evidence::KnownBug(note, outs) = ev {
+                    models.push((note, outs));
+                }
+            }
+        }
+        explained_by_known_bugs(v, &ctx, expected, actual, &models)
+    }
+}
+
+/// The backend's numerics as the interval evaluator's allowances.
+pub(crate) fn allowances(n: &Numerics) -> Allowances {
+    Allowances {
+        budgets: n
+            .approximations
+            .iter()
+            .map(|a| ((a.op, a.dtype), (a.budget.ulp, a.budget.abs)))
+            .collect(),
+        flush_inputs: n.flush_inputs.clone(),
+        flush_outputs: n.flush_outputs.clone(),
+        reassociates: n.reassociates_reductions,
+        accumulate_in_declared_type: n.reductions_accumulate_in_declared_type,
+    }
+}
+
+/// Elements whose bits differ (NaNs by class), over all outputs.
+fn differing(e: &[Literal], a: &[Literal]) -> u64 {
+    e.iter()
+        .zip(a)
+        .map(|(x, y)| {
+            (0..x.element_count().min(y.element_count()))
+                .filter(|&i| {
+                    let (p, q) = (x.get_f64(i), y.get_f64(i));
+                    !(p.is_nan() && q.is_nan()) && x.get_bits(i) != y.get_bits(i)
+                })
+                .count() as u64
+        })
+        .sum()
+}
+
+/// Counts the elements an unstable sort's canonical order made equal.
+fn with_ties(v: Verdict, ties: Option<u64>) -> Verdict {
+    let Some(n) = ties.filter(|&n| n > 0) else {
+        return v;
+    };
+    match v {
+        Verdict::Agree(mut a) => {
+            a.exact = a.exact.saturating_sub(n);
+            *a.legal.entry(LegalReason::UnstableSort).or_insert(0) += n;
+            Verdict::Agree(a)
+        }
+        Verdict::Mismatch(mut r) => {
+            r.agreement.exact = r.agreement.exact.saturating_sub(n);
+            *r.agreement.legal.entry(LegalReason::UnstableSort).or_insert(0) += n;
+            Verdict::Mismatch(r)
+        }
+        v => v,
+    }
+}
+
+/// A mismatch that the known bugs' models explain (every differing element
+/// matches the exact result, a legal difference in `ctx`, or a model)
+/// becomes `Verdict::KnownBug`, naming the bug that explains it alone, else
+/// every bug whose model was needed together; any other verdict is returned
+/// unchanged.
+fn explained_by_known_bugs(
+    v: Verdict,
+    ctx: &CompareContext<'_>,
+    expected: &[Literal],
+    actual: &[Literal],
+    models: &[(KnownBugNote, Vec<Literal>)],
+) -> Verdict {
+    let Verdict::Mismatch(report) = v else {
+        return v;
+    };
+    if models.is_empty() {
+        return Verdict::Mismatch(report);
+    }
+    let explains = |ms: &[&(KnownBugNote, Vec<Literal>)]| {
+        let mut c = ctx.clone();
+        for (_, out) in ms {
+            c = c.with_alternative(LegalReason::KnownBug, out);
+        }
+        match compare(expected, actual, &ErrorSpec::exact(), &c) {
+            Verdict::Agree(a) => Some(a),
+            _ => None,
+        }
+    };
+    let found = models
+        .iter()
+        .find_map(|m| explains(&[m]).map(|a| (vec![m.0.clone()], a)))
+        .or_else(|| {
+            (models.len() > 1)
+                .then(|| explains(&models.iter().collect::<Vec<_>>()))
+                .flatten()
+                .map(|a| (models.iter().map(|m| m.0.clone()).collect(), a))
+        });
+    match found {
+        Some((bugs, agreement)) => {
+            let mut mismatch = report;
+            mismatch.agreement = agreement;
+            Verdict::KnownBug { bugs, mismatch }
+        }
+        None => Verdict::Mismatch(report),
+    }
+}
+
+/// Whether output element `i` comes from input element `i` (for reporting inputs).
+fn elementwise(module: &Module, inputs: &[Literal], expected: &[Literal]) -> bool {
+    let Some(n) = expected.first().map(Literal::element_count) else {
+        return false;
+    };
+    module.computations.iter().all(|c| {
+        c.instructions.iter().all(|i| {
+            i.opcode.is_elementwise()
+                || matches!(
+                    i.opcode,
+                    Opcode::Parameter
+                        | Opcode::Constant
+                        | Opcode::Broadcast
+                        | Opcode::Fusion
+                        | Opcode::Call
+                        | Opcode::Copy
+                )
+        })
+    }) && inputs
+        .iter()
+        .all(|a| a.element_count() == n || a.element_count() == 1)
+}

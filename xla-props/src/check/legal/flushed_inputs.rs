@@ -1,0 +1,27 @@
+//! Flushed inputs: a backend that flushes subnormal inputs of a type may
+//! read a subnormal argument as the zero of its sign.
+
+use super::{Case, Evidence, LegalDifference, Setting};
+use crate::check::judge::Policy;
+use crate::check::{flush_subnormal_inputs, LegalReason};
+
+pub(crate) struct FlushedInputs;
+
+impl LegalDifference for FlushedInputs {
+    fn reason(&self) -> LegalReason {
+        LegalReason::FlushedInputs
+    }
+    fn summary(&self) -> &'static str {
+        "the reference's result on the arguments with subnormals of a flushed input type (`Numerics::flush_inputs`) made zero"
+    }
+    fn admissible(&self, s: &Setting<'_>) -> bool {
+        !s.numerics.flush_inputs.is_empty() && s.policy != Policy::Itself
+    }
+    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
+        flush_subnormal_inputs(c.inputs, c.numerics)
+            .and_then(|f| c.eval(c.module, &f))
+            .map(Evidence::Outputs)
+            .into_iter()
+            .collect()
+    }
+}

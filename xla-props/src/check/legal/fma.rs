@@ -1,0 +1,22 @@
+//! Multiply-add contraction: `a * b + c` computed as one fused multiply-add.
+
+use super::{variant_evidence, Case, Evidence, LegalDifference, Setting};
+use crate::check::judge::Policy;
+use crate::check::{fma_contraction_variant, LegalReason};
+
+pub(crate) struct Fma;
+
+impl LegalDifference for Fma {
+    fn reason(&self) -> LegalReason {
+        LegalReason::Fma
+    }
+    fn summary(&self) -> &'static str {
+        "multiply-adds of f32 or narrower floats contracted into one fused multiply-add, the product unrounded (`Numerics::contracts_multiply_add`; never under `strict_rounding`)"
+    }
+    fn admissible(&self, s: &Setting<'_>) -> bool {
+        s.numerics.contracts_multiply_add && !s.strict_rounding && s.policy != Policy::Itself
+    }
+    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
+        variant_evidence(c, fma_contraction_variant(c.module))
+    }
+}

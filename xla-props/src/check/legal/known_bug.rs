@@ -1,0 +1,29 @@
+//! Known bugs: a mismatch that a backend's declared known bugs explain is an
+//! expected failure (`Verdict::KnownBug`), never an agreement.
+
+use super::{Case, Evidence, LegalDifference, Setting};
+use crate::check::judge::Policy;
+use crate::check::LegalReason;
+
+pub(crate) struct KnownBugs;
+
+impl LegalDifference for KnownBugs {
+    fn reason(&self) -> LegalReason {
+        LegalReason::KnownBug
+    }
+    fn summary(&self) -> &'static str {
+        "a known bug of the backend (`Backend::known_bugs`), whose model the reference evaluates: the verdict is an expected failure naming the bug, not an agreement"
+    }
+    fn admissible(&self, s: &Setting<'_>) -> bool {
+        !s.known_bugs.is_empty() && s.policy == Policy::Reference
+    }
+    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
+        c.known_bugs
+            .iter()
+            .filter_map(|b| {
+                let m = (b.model)(c.module)?;
+                Some(Evidence::KnownBug(b.note(), c.eval(&m, c.inputs)?))
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,163 @@
+//! The registry of legal differences: every way a backend's result may
+//! legally differ from the reference's, one entry per file.
+//!
+//! Each entry says three things: its reason (the `LegalReason` that reports
+//! name), when it is admissible (decided once, here, from the backend's
+//! `Numerics` and the judge's policy), and how its evidence is built (an
+//! element rule the comparator applies, alternative outputs the reference
+//! computes, a variant module whose enclosure is legal too, ...). The judge
+//! (`check::Judge`) asks every admissible entry for its evidence; adding a
+//! legal difference means adding one entry here.
+
+mod approximate;
+mod convolution_padding;
+mod excess_anywhere;
+mod excess_in_fusions;
+mod fast_min_max;
+mod flushed_inputs;
+mod flushed_outputs;
+mod fma;
+mod known_bug;
+mod op_semantics;
+mod propagated_bound;
+mod reassociation;
+mod reduce_precision;
+mod unstable_sort;
+
+use super::compare::MagnitudeSums;
+use super::judge::{EvalFn, Policy};
+use super::known_bugs::{KnownBug, KnownBugNote};
+use super::numerics::{Approximation, Numerics};
+use super::verdict::LegalReason;
+use crate::hlo::{ElementType, Module};
+use crate::literal::Literal;
+
+
+/// What admissibility is decided from.
+pub(crate) struct Setting<'a> {
+    pub numerics: &'a Numerics,
+    pub policy: Policy,
+    pub strict_rounding: bool,
+    pub known_bugs: &'a [KnownBug],
+}
+
+/// What evidence is built from.
+pub(crate) struct Case<'a, 'e> {
+    pub module: &'a Module,
+    pub inputs: &'a [Literal],
+    pub expected: &'a [Literal],
+    pub numerics: &'a Numerics,
+    pub known_bugs: &'a [KnownBug],
+    pub reference: &'a EvalFn<'e>,
+}
+
+impl Case<'_, '_> {
+    /// The reference's outputs for `module` on `inputs`.
+    pub fn eval(&self, module: &Module, inputs: &[Literal]) -> Option<Vec<Literal>> {
+        (self.reference)(module, inputs)
+    }
+}
+
+/// One piece of evidence for a legal difference.
+pub(crate) enum Evidence {
+    /// Subnormal results of these types may be zero.
+    FlushOutputs(Vec<ElementType>),
+    /// These approximate functions are within their budgets.
+    Approximations(Vec<Approximation>),
+    /// Reductions may be reassociated: the zero-sum sign rule, and the
+    /// magnitude sums of output 0 when the root is a reduction.
+    Reassociation(Option<MagnitudeSums>, Vec<Option<f64>>),
+    /// Outputs the backend may legally return instead of the reference's.
+    Outputs(Vec<Literal>),
+    /// A variant module the backend may legally compute instead: its
+    /// enclosure (on the case's inputs) is legal too.
+    Variant(Module),
+    /// The carried values of an unstable sort compare per tie run.
+    UnstableSort,
+    /// A known bug's model: what the buggy backend computes.
+    KnownBug(KnownBugNote, Vec<Literal>),
+    /// Values inside the enclosure of every legal value are legal.
+    PropagatedBound,
+}
+
+/// One legal difference.
+pub(crate) trait LegalDifference: Sync {
+    /// The reason reports name.
+    fn reason(&self) -> LegalReason;
+    /// What it is, in one line (listed in `docs/numerics.md`).
+    fn summary(&self) -> &'static str;
+    /// Whether the backend's numerics and the policy admit it.
+    fn admissible(&self, s: &Setting<'_>) -> bool;
+    /// Whether its evidence costs nothing (no evaluation): applied in the
+    /// judge's first, cheap comparison.
+    fn cheap(&self) -> bool {
+        false
+    }
+    /// Its evidence for one case.
+    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence>;
+}
+
+/// Every legal difference, in the order the judge applies them.
+pub(crate) static REGISTRY: &[&dyn LegalDifference] = &[
+    &flushed_outputs::FlushedOutputs,
+    &approximate::Approximate,
+    &reassociation::Reassociation,
+    &unstable_sort::UnstableSort,
+    &flushed_inputs::FlushedInputs,
+    &excess_in_fusions::ExcessInFusions,
+    &excess_anywhere::ExcessAnywhere,
+    &fma::Fma,
+    &fast_min_max::FastMinMax,
+    &reduce_precision::ReducePrecisionInOwnType,
+    &convolution_padding::ConvolutionPadding,
+    &op_semantics::OpSemanticsTogether,
+    &propagated_bound::PropagatedBound,
+    &known_bug::KnownBugs,
+];
+
+/// The registry as `(reason, summary)` pairs, for documentation.
+///
+/// ```
+/// let entries = xla_props::check::legal_differences();
+/// assert!(entries.iter().any(|(r, _)| r.name() == "fma"));
+/// assert!(entries.iter().any(|(r, _)| r.name() == "propagated-bound"));
+/// ```
+pub fn legal_differences() -> Vec<(LegalReason, &'static str)> {
+    REGISTRY.iter().map(|e| (e.reason(), e.summary())).collect()
+}
+
+/// A `Numerics` with only the op-semantics flag `pick` keeps.
+pub(crate) fn only_semantics(n: &Numerics, pick: impl Fn(&mut Numerics)) -> Numerics {
+    let mut only = Numerics {
+        fast_min_max: false,
+        reduce_precision_in_own_type: Vec::new(),
+        convolution_multiplies_padding: false,
+        ..n.clone()
+    };
+    let mut full = n.clone();
+    pick(&mut full);
+    only.fast_min_max = full.fast_min_max;
+    only.reduce_precision_in_own_type = full.reduce_precision_in_own_type;
+    only.convolution_multiplies_padding = full.convolution_multiplies_padding;
+    only
+}
+
+/// The evidence of a variant module: the reference's outputs on it (and on
+/// flushed inputs when the backend flushes), and the variant itself for the
+/// propagated bound.
+pub(crate) fn variant_evidence(c: &Case<'_, '_>, variant: Option<Module>) -> Vec<Evidence> {
+    let Some(m) = variant else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(o) = c.eval(&m, c.inputs) {
+        out.push(Evidence::Outputs(o));
+    }
+    if let Some(f) = super::alternatives::flush_subnormal_inputs(c.inputs, c.numerics) {
+        if let Some(o) = c.eval(&m, &f) {
+            out.push(Evidence::Outputs(o));
+        }
+    }
+    out.push(Evidence::Variant(m));
+    out
+}
