@@ -142,18 +142,28 @@ fn ftz_output_legal_only_when_declared() {
 fn flushed_inputs_alternative() {
     // x * 1.0 with x subnormal: reference gives x, the flushed-input reference gives 0;
     // a backend that flushes inputs but not outputs may return either.
+    let m = crate::hlo::parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[1] parameter(0)\n  one = f32[1] constant({1})\n  ROOT r = f32[1] multiply(x, one)\n}\n",
+    )
+    .unwrap();
     let x = lit(ElementType::F32, &[1e-40]);
-    let flushed_ref = lit(ElementType::F32, &[0.0]);
     let actual = lit(ElementType::F32, &[0.0]);
-    let alt = [flushed_ref];
-    let ctx = CompareContext::new()
-        .with_inputs(std::slice::from_ref(&x), true)
-        .with_alternative(LegalReason::FlushedInputs, &alt);
     let inputs_ftz = Numerics::exact().with_ftz(ElementType::F32, true, false);
-    let v = run(&x, &actual, ErrorSpec::exact(), &inputs_ftz, &ctx);
-    assert_eq!(agree(&v).legal.get(&LegalReason::FlushedInputs), Some(&1));
-    // the same alternative is not admissible for a backend that does not flush
-    let v = run(&x, &actual, ErrorSpec::exact(), &Numerics::exact(), &ctx);
+    let judge = |n: &Numerics| {
+        Judge::new(n, Policy::Reference).against_reference(
+            &m,
+            std::slice::from_ref(&x),
+            std::slice::from_ref(&actual),
+        )
+    };
+    assert_eq!(
+        agree(&judge(&inputs_ftz))
+            .legal
+            .get(&LegalReason::FlushedInputs),
+        Some(&1)
+    );
+    // not admissible for a backend that does not flush
+    let v = judge(&Numerics::exact());
     let r = mismatch(&v);
     // inputs at the index are reported for elementwise programs
     assert_eq!(r.outputs[0].worst[0].inputs[0].bits, "0x000116c2");
@@ -248,33 +258,34 @@ fn dropped_last_element_is_caught() {
 
 #[test]
 fn excess_precision_unless_strict_rounding() {
-    // r = x - f32(f16(x)) with x = 1 + 2^-12: f16 rounds x to 1, so r = 2^-12;
-    // a backend that elides the f16 round trip returns 0.
-    let rounded = lit(ElementType::F32, &[2f64.powi(-12)]);
+    // r = x - f32(f16(x)) in a fusion, with x = 1 + 2^-12: f16 rounds x to 1,
+    // so r = 2^-12; a backend that elides the f16 round trip returns 0.
+    let m = crate::hlo::parse_module(
+        "HloModule m\nfused {\n  x = f32[1] parameter(0)\n  h = f16[1] convert(x)\n  b = f32[1] convert(h)\n  ROOT r = f32[1] subtract(x, b)\n}\nENTRY e {\n  p = f32[1] parameter(0)\n  ROOT f = f32[1] fusion(p), kind=kLoop, calls=fused\n}\n",
+    )
+    .unwrap();
+    let x = lit(ElementType::F32, &[1.0 + 2f64.powi(-12)]);
     let unrounded = lit(ElementType::F32, &[0.0]);
-    let alt = [unrounded.clone()];
-    let ctx = CompareContext::new().with_alternative(LegalReason::ExcessPrecision, &alt);
+    let judge = |n: &Numerics, strict: bool| {
+        Judge::new(n, Policy::Reference)
+            .strict_rounding(strict)
+            .against_reference(
+                &m,
+                std::slice::from_ref(&x),
+                std::slice::from_ref(&unrounded),
+            )
+    };
     let ep = Numerics::exact().with_excess_precision();
-    let v = run(&rounded, &unrounded, ErrorSpec::exact(), &ep, &ctx);
-    assert_eq!(agree(&v).legal.get(&LegalReason::ExcessPrecision), Some(&1));
+    assert_eq!(
+        agree(&judge(&ep, false))
+            .legal
+            .get(&LegalReason::ExcessPrecision),
+        Some(&1)
+    );
     // strict_rounding: never accepted
-    let strict = ctx.clone().strict_rounding();
-    assert_eq!(
-        mismatch(&run(&rounded, &unrounded, ErrorSpec::exact(), &ep, &strict)).count,
-        1
-    );
+    assert_eq!(mismatch(&judge(&ep, true)).count, 1);
     // not declared: not accepted
-    assert_eq!(
-        mismatch(&run(
-            &rounded,
-            &unrounded,
-            ErrorSpec::exact(),
-            &Numerics::exact(),
-            &ctx
-        ))
-        .count,
-        1
-    );
+    assert_eq!(mismatch(&judge(&Numerics::exact(), false)).count, 1);
 }
 
 #[test]

@@ -4,8 +4,8 @@
 use super::error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 use super::ulp::{classify, ulp_distance, FloatClass};
 use super::verdict::{
-    histogram_bucket, histogram_label, Agreement, ElementBound, ElementIndex, ElementMismatch, ElementValue,
-    HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Side, Verdict,
+    histogram_bucket, histogram_label, Agreement, ElementBound, ElementIndex, ElementMismatch,
+    ElementValue, HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Side, Verdict,
 };
 use crate::hlo::{DotDims, ElementType, Opcode};
 use crate::literal::Literal;
@@ -403,7 +403,12 @@ impl ElementJudge<'_, '_> {
             }
         }
         if let Some(all) = self.ctx.enclosures.get(self.out) {
-            if all.iter().any(|b| b.len() > flat && b.lo.dtype() == self.dtype && b.contains(flat, a)) {
+            if all.iter().any(|b| {
+                b.len() > flat
+                    && b.lo.dtype() == self.dtype
+                    && b.is_bounded(flat)
+                    && b.contains(flat, a)
+            }) {
                 return Ok(Some(LegalReason::PropagatedBound));
             }
         }
@@ -784,7 +789,10 @@ fn value_of(
 
 /// Magnitude sums of the add-reduce or dot that produces the module's result,
 /// following fusions and calls from the entry root.
-pub(crate) fn root_reduction_sums(module: &crate::hlo::Module, args: &[Literal]) -> Option<MagnitudeSums> {
+pub(crate) fn root_reduction_sums(
+    module: &crate::hlo::Module,
+    args: &[Literal],
+) -> Option<MagnitudeSums> {
     let mut comp = module.entry;
     let mut frame: Vec<Literal> = args.to_vec();
     let mut id = module.entry_computation().root;

@@ -171,11 +171,23 @@ impl<'a> Judge<'a> {
             Ok(e) => self.outputs(module, inputs, &e, actual, &eval),
             Err(crate::reference::EvalError::Unsupported { opcode, reason }) => {
                 let msg = format!("unsupported {opcode}: {reason}");
-                self.judge(module, inputs, Outcome::Unsupported(&msg), Outcome::Ok(actual), &eval)
+                self.judge(
+                    module,
+                    inputs,
+                    Outcome::Unsupported(&msg),
+                    Outcome::Ok(actual),
+                    &eval,
+                )
             }
             Err(e) => {
                 let msg = e.to_string();
-                self.judge(module, inputs, Outcome::Failed(&msg), Outcome::Ok(actual), &eval)
+                self.judge(
+                    module,
+                    inputs,
+                    Outcome::Failed(&msg),
+                    Outcome::Ok(actual),
+                    &eval,
+                )
             }
         }
     }
@@ -308,7 +320,10 @@ impl<'a> Judge<'a> {
             ctx = full;
         }
         // phase 4: known bugs
-        if let Some(kb) = admitted.iter().find(|e| e.reason() == LegalReason::KnownBug) {
+        if let Some(kb) = admitted
+            .iter()
+            .find(|e| e.reason() == LegalReason::KnownBug)
+        {
             for ev in kb.evidence(&case) {
                 if let Evidence::KnownBug(note, outs) = ev {
                     models.push((note, outs));
@@ -362,7 +377,10 @@ fn with_ties(v: Verdict, ties: Option<u64>) -> Verdict {
         }
         Verdict::Mismatch(mut r) => {
             r.agreement.exact = r.agreement.exact.saturating_sub(n);
-            *r.agreement.legal.entry(LegalReason::UnstableSort).or_insert(0) += n;
+            *r.agreement
+                .legal
+                .entry(LegalReason::UnstableSort)
+                .or_insert(0) += n;
             Verdict::Mismatch(r)
         }
         v => v,

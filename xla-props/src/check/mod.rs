@@ -26,16 +26,16 @@ mod comparator_tests;
 
 pub use alternatives::{excess_precision_variant, flush_subnormal_inputs};
 pub use bounds::reassociation_error_bounds;
+pub(crate) use compare::{compare, CompareContext};
 pub use compare::{
     magnitude_sums_for_dot, magnitude_sums_for_reduce, module_opcodes, MagnitudeSums, Outcome,
 };
-pub(crate) use compare::{compare, CompareContext};
-pub use judge::{EvalFn, Judge, Policy};
-pub use legal::legal_differences;
 pub use contraction::fma_contraction_variant;
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
+pub use judge::{EvalFn, Judge, Policy};
 pub use known_bugs::{replace_with_model, type_text, KnownBug, KnownBugNote};
+pub use legal::legal_differences;
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use op_semantics::op_semantics_variant;
 pub use sweep::{ulp_stats, UlpStats};
@@ -49,6 +49,6 @@ pub use ulp::{
 };
 pub use unstable_sort::canonical_unstable_sort;
 pub use verdict::{
-    histogram_bucket, histogram_label, Agreement, ElementBound, ElementIndex, ElementMismatch, ElementValue,
-    HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Side, Verdict,
+    histogram_bucket, histogram_label, Agreement, ElementBound, ElementIndex, ElementMismatch,
+    ElementValue, HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Side, Verdict,
 };

@@ -188,7 +188,13 @@ fn compare_module(
     let verdict = Judge::new(&numerics, Policy::Reference)
         .with_known_bugs(bugs)
         .strict_rounding(args.strict_rounding)
-        .judge(module, &inputs.args, expected.outcome(), actual.outcome(), &eval);
+        .judge(
+            module,
+            &inputs.args,
+            expected.outcome(),
+            actual.outcome(),
+            &eval,
+        );
     Ok(CompareReport {
         verdict,
         reference_nonfinite_outputs,

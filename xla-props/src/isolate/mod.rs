@@ -23,9 +23,7 @@ pub use extract::{
     inline_fusion, move_fusion_root, Batch, Extracted,
 };
 pub use inside::{by_moved_root, by_probe, look_inside, vanishes_when_split, Inside, InsideMethod};
-pub use judge::{
-    judge_module, judge_outputs, MismatchKind, Oracle, OracleError, Tested,
-};
+pub use judge::{judge_module, judge_outputs, MismatchKind, Oracle, OracleError, Tested};
 pub use localize::{candidates, is_candidate, localize, LocalizeError, Located, BATCH_SIZE};
 pub use minimize::{
     tidy, Case, Minimized, Minimizer, Signature, Step, MAX_ATTEMPTS, MAX_CONSTANT_ELEMENTS, PASSES,

@@ -312,7 +312,13 @@ fn judge_with_alternatives(
         judge = judge.with_alternative(*reason, outs.clone());
     }
     let eval = |m: &Module, a: &[Literal]| run_reference(m, a).outputs().map(<[Literal]>::to_vec);
-    judge.judge(single, operands, expected.outcome(), actual.outcome(), &eval)
+    judge.judge(
+        single,
+        operands,
+        expected.outcome(),
+        actual.outcome(),
+        &eval,
+    )
 }
 
 /// The operand values a backend that flushes subnormal outputs may have

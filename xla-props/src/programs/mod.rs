@@ -13,8 +13,7 @@ mod templates;
 
 pub use cases::{program_params, PROGRAM_PROPERTIES};
 pub use differential::{
-    differential, judge_outputs, run_backend, run_reference, Differential,
-    RunResult,
+    differential, judge_outputs, run_backend, run_reference, Differential, RunResult,
 };
 pub use fusion::{apply_configuration, outline, FusionGroup, OutlineError};
 pub use fuzz::{

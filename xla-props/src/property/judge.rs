@@ -6,7 +6,6 @@ use crate::check::{ErrorSpec, Judge, KnownBug, Numerics, Policy};
 use crate::hlo::ElementType;
 use crate::literal::Literal;
 
-
 /// What a comparison is between.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Against {
@@ -72,9 +71,17 @@ pub fn element_text(l: &Literal, i: usize) -> String {
 /// Tests: `actual` judged against the exact reference's result for `m` on
 /// `inputs`, under `numerics`, with no property tolerance and no known bugs.
 #[cfg(test)]
-fn judged(m: &crate::hlo::Module, inputs: &[Literal], numerics: &Numerics, actual: Literal) -> crate::check::Verdict {
-    judge_for(numerics, Tolerance::Exact, false, Against::Reference, &[])
-        .against_reference(m, inputs, &[actual])
+fn judged(
+    m: &crate::hlo::Module,
+    inputs: &[Literal],
+    numerics: &Numerics,
+    actual: Literal,
+) -> crate::check::Verdict {
+    judge_for(numerics, Tolerance::Exact, false, Against::Reference, &[]).against_reference(
+        m,
+        inputs,
+        &[actual],
+    )
 }
 
 #[cfg(test)]

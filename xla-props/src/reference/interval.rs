@@ -254,6 +254,17 @@ impl Bounds {
         Some((key(&self.lo, i)?, key(&self.hi, i)?))
     }
 
+    /// Whether element `i` is bounded: both ends finite (or the one value
+    /// it may be is infinite), so that its range says something. An
+    /// unbounded element legalizes nothing.
+    pub fn is_bounded(&self, i: usize) -> bool {
+        let (lo, hi) = (self.lo.get_f64(i), self.hi.get_f64(i));
+        if !self.lo.dtype().is_float() {
+            return true;
+        }
+        (lo.is_finite() && hi.is_finite()) || self.lo.get_bits(i) == self.hi.get_bits(i)
+    }
+
     /// Whether element `i` may be the value with bit pattern `bits`.
     pub fn contains(&self, i: usize, bits: u64) -> bool {
         let t = self.lo.dtype();
@@ -440,6 +451,20 @@ impl Interval<'_, '_> {
                     .ok_or_else(|| OpError::Invalid("an operand has no value".into()))?;
                 self.instruction(ins, &ops)?
             };
+            if std::env::var("XLA_PROPS_DEBUG_ENCLOSE").is_ok() {
+                if let Enclosure::Array(b) = &v {
+                    let w = (0..b.len())
+                        .map(|i| {
+                            let (l, h) = (b.lo.get_f64(i), b.hi.get_f64(i));
+                            (h - l) / (l.abs().max(h.abs()).max(1e-30))
+                        })
+                        .fold(0.0f64, f64::max);
+                    eprintln!(
+                        "{:>3} {:<40} {:<12} {w:.3e}",
+                        self.depth, ins.name, ins.opcode
+                    );
+                }
+            }
             values[id.index()] = Some(v);
         }
         self.depth -= 1;
@@ -567,6 +592,23 @@ impl Interval<'_, '_> {
                 Some(a) if a.len() == 2 => compare(ins, a[0], a[1]).map(Enclosure::Array),
                 _ => self.exact(ins, ops),
             },
+            O::Multiply
+                if float_out && ins.operands.len() == 2 && ins.operands[0] == ins.operands[1] =>
+            {
+                // a square is never negative: the corners of x * x for a
+                // range holding zero would say so
+                let mut v = self.corners(ins, ops, Rule::Corners)?;
+                if let (Enclosure::Array(b), Some(Enclosure::Array(x))) = (&mut v, ops.first()) {
+                    for i in 0..b.len() {
+                        if let (Some((lo, hi)), Some((a, c))) = (b.range(i), x.range(i)) {
+                            if a <= 0 && c >= -1 && lo < 0 {
+                                b.set(i, Some((0, hi)), b.nan[i]);
+                            }
+                        }
+                    }
+                }
+                Ok(v)
+            }
             O::Add | O::Subtract | O::Multiply | O::Maximum | O::Minimum | O::Clamp
                 if float_out =>
             {
@@ -1112,9 +1154,12 @@ impl Interval<'_, '_> {
         } else {
             fmt.min_subnormal()
         };
+        // any order of n terms in the accumulation type is within
+        // (n - 1) * u * sum|x| of the exact sum (u = eps / 2); the reference
+        // sums exactly and rounds once, which the rounded ends already hold
         for i in 0..b.len() {
             let s = sums.get_f64(i) * (1.0 + 2.0 * terms * eps_type);
-            let bound = terms * (eps_acc + eps_type) * s + terms * floor;
+            let bound = terms * eps_acc / 2.0 * s + terms * floor;
             widen_abs(b, i, &fmt, bound);
         }
         Ok(v)
@@ -1200,7 +1245,8 @@ impl Interval<'_, '_> {
             let mut r = (r1.get_f64(i) + r2.get_f64(i) + r3.get_f64(i)) * (1.0 + 1e-14)
                 + (terms + 4.0) * f64::EPSILON * sum;
             if self.allow.reassociates {
-                r += terms * eps_acc * sum + terms * floor;
+                // products and sums of any order: within n * u * sum|a*b|
+                r += terms * eps_acc / 2.0 * sum + terms * floor;
             }
             let c = m.get_f64(i);
             let (lo, hi) = (c - r, c + r);

@@ -32,7 +32,6 @@ use super::verdict::LegalReason;
 use crate::hlo::{ElementType, Module};
 use crate::literal::Literal;
 
-
 /// What admissibility is decided from.
 pub(crate) struct Setting<'a> {
     pub numerics: &'a Numerics,

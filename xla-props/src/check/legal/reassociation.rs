@@ -248,4 +248,3 @@ pub(crate) fn root_magnitudes(
         overflow_nan,
     })
 }
-
