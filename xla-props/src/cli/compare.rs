@@ -180,23 +180,41 @@ fn compare_module(
             .filter(|v| !v.is_finite())
             .count() as u64
     });
-    // the one judge, as `vs_reference` judges; known bugs are relative to
-    // the exact reference, so they apply only against it
-    let exact = args.reference == "reference";
-    let bugs: &[KnownBug] = if exact { &known_bugs } else { &[] };
-    let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
-    let verdict = Judge::new(&numerics, Policy::Reference)
-        .with_known_bugs(bugs)
-        .strict_rounding(args.strict_rounding)
-        .judge(
-            module,
-            &inputs.args,
-            expected.outcome(),
-            actual.outcome(),
-            &eval,
-        );
+    let verdict = judge_compare(
+        module,
+        &inputs.args,
+        expected.outcome(),
+        actual.outcome(),
+        &numerics,
+        &known_bugs,
+        args.reference == "reference",
+        args.strict_rounding,
+    );
     Ok(CompareReport {
         verdict,
         reference_nonfinite_outputs,
     })
+}
+
+/// How `xla-props compare` judges one run: the one judge against the
+/// reference, as `vs_reference` judges. Known bugs are relative to the exact
+/// reference, so they apply only when `exact_reference` (the expected side
+/// is the reference evaluator, not another backend).
+#[expect(clippy::too_many_arguments, reason = "the judge's inputs, each named")]
+pub fn judge_compare(
+    module: &Module,
+    inputs: &[Literal],
+    expected: Outcome<'_>,
+    actual: Outcome<'_>,
+    numerics: &Numerics,
+    known_bugs: &[KnownBug],
+    exact_reference: bool,
+    strict_rounding: bool,
+) -> Verdict {
+    let bugs: &[KnownBug] = if exact_reference { known_bugs } else { &[] };
+    let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+    Judge::new(numerics, Policy::Reference)
+        .with_known_bugs(bugs)
+        .strict_rounding(strict_rounding)
+        .judge(module, inputs, expected, actual, &eval)
 }

@@ -10,7 +10,7 @@ mod fuzz;
 mod isolate;
 
 pub use backends::backends_listing;
-pub use compare::CompareArgs;
+pub use compare::{judge_compare, CompareArgs};
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
 pub use fuzz::FuzzArgs;
 pub use isolate::IsolateArgs;
