@@ -344,13 +344,20 @@ PROGRAMS = {
 }
 
 
+# source locations in the optimized dumps name this file: keep them relative
+# to the repository, so the dumps do not depend on where it is checked out
+ROOT = str(Path(__file__).resolve().parent.parent) + "/"
+
+
 def main():
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     for name, (fn, args) in PROGRAMS.items():
         lowered = jax.jit(fn).lower(*args)
-        (out / f"{name}.before.hlo").write_text(lowered.as_text(dialect="hlo"))
-        (out / f"{name}.after.hlo").write_text(lowered.compile().as_text())
+        before = lowered.as_text(dialect="hlo")
+        after = lowered.compile().as_text()
+        (out / f"{name}.before.hlo").write_text(before.replace(ROOT, ""))
+        (out / f"{name}.after.hlo").write_text(after.replace(ROOT, ""))
     print(f"{len(PROGRAMS)} programs, jax {jax.__version__}, jaxlib {jax.lib.__version__}", file=sys.stderr)
 
 

@@ -65,7 +65,8 @@ pub struct DeepCheck {
 ///         b.unary(Opcode::Negate, y)
 ///     })
 ///     .unwrap();
-/// let args = xla_props::inputs::generate_inputs(&module, Default::default(), 0).unwrap().args;
+/// use xla_props::inputs::{generate_inputs, Distribution};
+/// let args = generate_inputs(&module, Distribution::Uniform, 0).unwrap().args;
 /// let reference = Oracle::Exact.all_values(&module, &args).unwrap();
 /// let backend = Interpreter::default();
 /// let tested = Tested::new(&backend);
