@@ -34,6 +34,11 @@ pub struct CompareArgs {
     /// non-finite output count as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Also compare every fusion and top-level instruction on the
+    /// reference's own values of its operands, and report each local
+    /// disagreement (even when the output agrees; then the exit code is 1).
+    #[arg(long)]
+    pub deep: bool,
 }
 
 /// What one side produced.
@@ -137,8 +142,28 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
         );
     }
     say!("{}", report.verdict);
+    let deep = if args.deep {
+        let d = super::deep::deep_compare(
+            &file,
+            &module,
+            &inputs.args,
+            &args.backend,
+            &args.reference,
+        )?;
+        say!(
+            "deep: {} top-level instructions compared on the reference's values, {} disagree",
+            d.candidates,
+            d.local_disagreements.len()
+        );
+        for l in &d.local_disagreements {
+            say!("  local disagreement: {}", super::isolate::describe(l));
+        }
+        Some(d)
+    } else {
+        None
+    };
     if let Some(path) = &args.json {
-        let json = serde_json::json!({
+        let mut json = serde_json::json!({
             "file": file,
             "backend": args.backend,
             "reference": args.reference,
@@ -148,12 +173,19 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
             "inputs": inputs,
             "reference_nonfinite_outputs": report.reference_nonfinite_outputs,
         });
+        if let Some(d) = &deep {
+            json["output_agrees"] = serde_json::json!(report.verdict.is_agreement());
+            json["deep_candidates"] = serde_json::json!(d.candidates);
+            json["local_disagreements"] = serde_json::json!(d.local_disagreements);
+        }
         let text = serde_json::to_string_pretty(&json)
             .map_err(|e| CliError::input(format!("xla-props compare: cannot encode json: {e}")))?;
         std::fs::write(path, text + "\n")
             .map_err(|e| CliError::input(format!("{}: cannot write: {e}", path.display())))?;
     }
+    let masked = deep.is_some_and(|d| !d.local_disagreements.is_empty());
     Ok(match &report.verdict {
+        v if v.is_agreement() && masked => 1,
         v if v.is_agreement() => 0,
         v if v.is_disagreement() => 1,
         // skipped, or both sides failed: the program could not be judged

@@ -38,7 +38,7 @@ macro_rules! say {
 
 /// A backend by name: the registry's, and with the `testing` feature also
 /// the `buggy:BUG@COMPUTATION` wrappers.
-fn backend_by_name(name: &str) -> Result<Box<dyn Backend>, BackendError> {
+pub(crate) fn backend_by_name(name: &str) -> Result<Box<dyn Backend>, BackendError> {
     #[cfg(feature = "testing")]
     {
         crate::isolate::testing::create(name)
@@ -86,11 +86,23 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
             let r = &iso.report;
             // the first line of the verdict; report.md has all of it
             let summary = r.verdict.lines().next().unwrap_or_default();
-            say!(
-                "{file}: `{}` disagrees with `{}`: {summary}",
-                r.backend,
-                r.reference
-            );
+            if r.output_agrees {
+                say!(
+                    "{file}: the output of `{}` agrees with `{}` ({summary}), but {} top-level instruction(s) disagree on the reference's values of their operands: the bug is masked downstream",
+                    r.backend,
+                    r.reference,
+                    r.local_disagreements.len()
+                );
+            } else {
+                say!(
+                    "{file}: `{}` disagrees with `{}`: {summary}",
+                    r.backend,
+                    r.reference
+                );
+            }
+            for d in &r.local_disagreements {
+                say!("  local disagreement: {}", describe(d));
+            }
             match &r.culprit.fusion {
                 Some(f) => say!(
                     "culprit: fusion `{f}` (computation `{}`), first diverging instruction `{}` ({})",
@@ -115,5 +127,26 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
             );
             Ok(1)
         }
+    }
+}
+
+/// One local disagreement in a line: the top-level instruction, and inside a
+/// fusion the first diverging instruction with its operands.
+pub(crate) fn describe(d: &crate::isolate::LocalDisagreement) -> String {
+    let at = &d.location;
+    match &at.fusion {
+        Some(f) => format!(
+            "fusion `{f}` (computation `{}`): `{}` ({}) of {} [{}]",
+            at.computation,
+            at.instruction,
+            at.opcode,
+            if at.operands.is_empty() {
+                "no operands".to_string()
+            } else {
+                at.operands.join(", ")
+            },
+            d.mismatch
+        ),
+        None => format!("`{}` ({}) [{}]", at.instruction, at.opcode, d.mismatch),
     }
 }

@@ -5,6 +5,7 @@
 
 mod backends;
 mod compare;
+mod deep;
 mod eval;
 mod fuzz;
 mod isolate;

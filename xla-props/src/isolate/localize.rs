@@ -94,11 +94,58 @@ pub fn localize(
     let cands = candidates(module);
     let numerics = tested.numerics();
     for chunk in cands.chunks(BATCH_SIZE) {
-        if let Some(found) = scan_batch(module, chunk, reference, tested, &numerics, tick) {
-            return Ok(found);
+        let mut found = Vec::new();
+        scan_batch(
+            module, chunk, reference, tested, &numerics, true, &mut found, tick,
+        );
+        if let Some(first) = found.into_iter().next() {
+            return Ok(first.located);
         }
     }
-    // nothing disagrees on reference inputs: follow the errors through the graph
+    follow_errors(module, args, reference, tested)
+}
+
+/// One top-level candidate that disagrees on the reference values of its
+/// operands, with how its fingerprints compared.
+#[derive(Clone, Debug)]
+pub(crate) struct LocalFinding {
+    /// The candidate, its arguments and its verdict.
+    pub(crate) located: Located,
+    /// True when the 16-byte fingerprints of the two sides already differ
+    /// (false: only the element-wise comparison sees it).
+    pub(crate) fingerprint_differs: bool,
+}
+
+/// Every candidate of `module` that disagrees on the reference values of
+/// its operands, in topological order (not only the first).
+pub(crate) fn scan_local(
+    module: &Module,
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+    tick: &mut dyn FnMut(u64),
+) -> Vec<LocalFinding> {
+    let cands = candidates(module);
+    let numerics = tested.numerics();
+    let mut found = Vec::new();
+    for chunk in cands.chunks(BATCH_SIZE) {
+        scan_batch(
+            module, chunk, reference, tested, &numerics, false, &mut found, tick,
+        );
+    }
+    found
+}
+
+/// When no candidate disagrees on reference inputs: runs the whole module
+/// once with every value exposed and returns the first candidate whose
+/// value departs from the reference when fed the backend's own values.
+pub(crate) fn follow_errors(
+    module: &Module,
+    args: &[Literal],
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+) -> Result<Located, LocalizeError> {
+    let cands = candidates(module);
+    let numerics = tested.numerics();
     let entry = module.entry_computation();
     let all: Vec<InstrId> = (0..entry.instructions.len() as u32)
         .map(InstrId)
@@ -136,23 +183,44 @@ pub fn localize(
     Err(LocalizeError::NotFound)
 }
 
-/// Runs one batch; on a backend failure bisects it. Returns the first
-/// disagreeing candidate of `chunk`, confirmed by a run of its own.
+/// Whether two flattened outputs differ already in their fingerprints.
+fn fingerprints_differ(expected: &[Literal], actual: &[Literal]) -> bool {
+    expected.len() != actual.len()
+        || expected
+            .iter()
+            .zip(actual)
+            .any(|(e, a)| e.fingerprint().to_bytes() != a.fingerprint().to_bytes())
+}
+
+/// Runs one batch; on a backend failure bisects it. Pushes the
+/// disagreeing candidates of `chunk` onto `found`, each confirmed by a run
+/// of its own; with `first_only`, stops at the first. Candidates are
+/// compared by fingerprint first, and every one whose bits differ is then
+/// judged element-wise (a fingerprint localizes, it does not prove).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one recursive scan and its context"
+)]
 fn scan_batch(
     module: &Module,
     chunk: &[InstrId],
     reference: &[Option<Value>],
     tested: &Tested<'_>,
     numerics: &crate::check::Numerics,
+    first_only: bool,
+    found: &mut Vec<LocalFinding>,
     tick: &mut dyn FnMut(u64),
-) -> Option<Located> {
+) {
     if chunk.is_empty() {
-        return None;
+        return;
     }
     let batch = extract_batch(module, chunk);
     let mut bargs = Vec::new();
     for ops in &batch.operands {
-        bargs.extend(operand_args(reference, ops)?);
+        let Some(a) = operand_args(reference, ops) else {
+            return;
+        };
+        bargs.extend(a);
     }
     match tested.run(&batch.module, &bargs) {
         Ok(outputs) => {
@@ -165,43 +233,72 @@ fn scan_batch(
                 let Some(Some(expected)) = reference.get(c.index()) else {
                     continue;
                 };
+                let expected_flat = expected.flatten();
+                let fingerprint_differs = fingerprints_differ(&expected_flat, actual);
+                if !fingerprint_differs
+                    && expected_flat
+                        .iter()
+                        .zip(actual)
+                        .all(|(e, a)| e.to_bits_vec() == a.to_bits_vec())
+                {
+                    continue;
+                }
                 let x = extract_instruction(module, c);
-                let cargs = operand_args(reference, &x.operands)?;
-                let verdict =
-                    judge_outputs(&x.module, &cargs, &expected.flatten(), actual, numerics);
+                let Some(cargs) = operand_args(reference, &x.operands) else {
+                    continue;
+                };
+                let verdict = judge_outputs(&x.module, &cargs, &expected_flat, actual, numerics);
                 if MismatchKind::of(&verdict).is_some() {
                     // the batch says so; the verdict comes from a run of its own
-                    if let Some(found) = confirm(&x.module, c, cargs, expected, tested, numerics) {
-                        return Some(found);
+                    if let Some(located) = confirm(&x.module, c, cargs, expected, tested, numerics)
+                    {
+                        found.push(LocalFinding {
+                            located,
+                            fingerprint_differs,
+                        });
+                        if first_only {
+                            return;
+                        }
                     }
                 }
             }
-            None
         }
         Err(e) if chunk.len() == 1 => {
             tick(1);
             let c = chunk[0];
             let x = extract_instruction(module, c);
-            let cargs = operand_args(reference, &x.operands)?;
+            let Some(cargs) = operand_args(reference, &x.operands) else {
+                return;
+            };
             if e.is_unsupported() {
-                return None;
+                return;
             }
             let verdict = Verdict::OnlyOneFailed {
                 failed: crate::check::Side::Backend,
                 error: e.to_string(),
             };
-            Some(Located {
-                id: c,
-                local: true,
-                args: cargs,
-                verdict,
-                kind: MismatchKind::BackendFailed,
-            })
+            found.push(LocalFinding {
+                located: Located {
+                    id: c,
+                    local: true,
+                    args: cargs,
+                    verdict,
+                    kind: MismatchKind::BackendFailed,
+                },
+                fingerprint_differs: true,
+            });
         }
         Err(_) => {
             let (a, b) = chunk.split_at(chunk.len() / 2);
-            scan_batch(module, a, reference, tested, numerics, tick)
-                .or_else(|| scan_batch(module, b, reference, tested, numerics, tick))
+            scan_batch(
+                module, a, reference, tested, numerics, first_only, found, tick,
+            );
+            if first_only && !found.is_empty() {
+                return;
+            }
+            scan_batch(
+                module, b, reference, tested, numerics, first_only, found, tick,
+            );
         }
     }
 }

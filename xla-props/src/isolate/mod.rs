@@ -4,10 +4,12 @@
 //! failure signature.
 //!
 //! The stages are separate modules: `extract` (module surgery), `judge`
-//! (both sides and the verdict), `localize` (the top-level culprit),
+//! (both sides and the verdict), `deep` (every top-level instruction on the
+//! reference's values, even when the output agrees), `localize` (the top-level culprit),
 //! `inside` (the instruction inside the fusion), `minimize` (reduction
 //! passes), `session` (the whole run and its report) and `report` (files).
 
+mod deep;
 pub(crate) mod extract;
 mod inside;
 pub(crate) mod judge;
@@ -18,6 +20,7 @@ mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
+pub use deep::{deep_check, DeepCheck, LocalDisagreement, MAX_LOOKED_INSIDE};
 pub use extract::{
     dead_code_eliminated, expose_values, extract_batch, extract_instruction, find_instruction,
     inline_fusion, move_fusion_root, Batch, Extracted,

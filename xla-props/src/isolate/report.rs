@@ -109,6 +109,12 @@ fn markdown(r: &Report, isolated: &Isolated) -> String {
     let _ = writeln!(s, "# isolation of `{}` on `{}`\n", r.module, r.backend);
     let _ = writeln!(s, "- reference: `{}`, input seed {}", r.reference, r.seed);
     let _ = writeln!(s, "- whole module: {}", r.verdict);
+    if r.output_agrees {
+        let _ = writeln!(
+            s,
+            "- the output agrees: the disagreement is masked downstream, seen only instruction by instruction"
+        );
+    }
     let _ = writeln!(
         s,
         "- culprit: `{}` ({}) in computation `{}`{}",
@@ -168,12 +174,41 @@ fn markdown(r: &Report, isolated: &Isolated) -> String {
         let passes: Vec<&str> = r.reductions.iter().map(|x| x.pass.as_str()).collect();
         let _ = writeln!(s, "- reductions: {}", passes.join(", "));
     }
+    local_disagreements_markdown(&mut s, &r.local_disagreements);
     let _ = writeln!(
         s,
         "\n## reproducer\n\n```\n{}```",
         crate::hlo::print_module(&isolated.reproducer.module)
     );
     s
+}
+
+/// The table of local disagreements (every top-level instruction that
+/// disagrees on the reference values of its operands).
+pub(crate) fn local_disagreements_markdown(s: &mut String, list: &[super::LocalDisagreement]) {
+    if list.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n## local disagreements ({})\n\n| top-level | fusion computation | first diverging instruction | mismatch | fingerprints differ |\n| --- | --- | --- | --- | --- |",
+        list.len()
+    );
+    for d in list {
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | `{}` ({}) | {} | {} |",
+            d.top_level,
+            d.location
+                .fusion
+                .as_ref()
+                .map_or("-".to_string(), |_| format!("`{}`", d.location.computation)),
+            d.location.instruction,
+            d.location.opcode,
+            d.mismatch,
+            d.fingerprint_differs
+        );
+    }
 }
 
 /// Renders one argument as the text of an inline `// arg:` line of a

@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::deep::{deep_check, fused_location, plain_location, LocalDisagreement};
 use super::extract::extract_instruction;
 use super::inside::{look_inside, vanishes_when_split, InsideMethod};
 use super::judge::{judge_module, MismatchKind, Oracle, Tested};
-use super::localize::{candidates, localize, LocalizeError};
+use super::localize::{follow_errors, LocalizeError};
 use super::minimize::{Case, Minimizer, Signature, Step};
 use crate::backend::Backend;
 use crate::check::Verdict;
@@ -89,6 +90,12 @@ pub struct Report {
     pub seed: u64,
     /// The whole-module verdict, in words.
     pub verdict: String,
+    /// True when the module's output agrees: the disagreement is masked
+    /// downstream and was found only by comparing each instruction on its own.
+    pub output_agrees: bool,
+    /// Every top-level instruction that disagrees on the reference values of
+    /// its operands, in topological order (the culprit is the first, when local).
+    pub local_disagreements: Vec<LocalDisagreement>,
     /// The culprit.
     pub culprit: CulpritLocation,
     /// True when the culprit disagrees on the reference values of its operands;
@@ -121,7 +128,8 @@ pub struct Report {
 /// The outcome of [`isolate`].
 #[derive(Debug)]
 pub enum Isolation {
-    /// Both sides agree on the whole module: nothing to isolate.
+    /// Both sides agree on the whole module and on every top-level
+    /// instruction run on the reference values of its operands: nothing to isolate.
     Agree {
         /// The verdict.
         verdict: Verdict,
@@ -148,6 +156,8 @@ fn stage(bar: &ProgressBar, msg: &'static str, len: u64) {
 }
 
 /// Isolates why `backend` disagrees with `oracle` on `module`: confirm,
+/// compare every top-level instruction on the reference values of its
+/// operands (even when the output agrees, so a masked bug is seen),
 /// localize, look inside the culprit fusion, minimize.
 ///
 /// ```
@@ -191,25 +201,45 @@ pub fn isolate(
         bar.finish_and_clear();
         return Err(IsolateError::Unsupported(reason.clone()));
     }
-    if !verdict.is_disagreement() {
-        bar.finish_and_clear();
-        return Ok(Isolation::Agree {
-            verdict,
-            backend_runs: tested.runs(),
-        });
-    }
+    let output_agrees = !verdict.is_disagreement();
     let whole_verdict = verdict.to_string();
 
-    // localize
-    let reference = oracle
-        .all_values(module, &args)
-        .map_err(|e| IsolateError::Reference {
-            oracle: oracle.name().to_string(),
-            message: e.message,
-        })?;
-    let cands = candidates(module);
-    stage(&bar, "localize", cands.len() as u64);
-    let located = localize(module, &args, &reference, &tested, &mut |n| bar.inc(n))?;
+    // every top-level instruction on the reference's values: fingerprints, then the judge
+    let reference = match oracle.all_values(module, &args) {
+        Ok(values) => values,
+        // nothing to compare the instructions with, and nothing wrong with the output
+        Err(_) if output_agrees => {
+            bar.finish_and_clear();
+            return Ok(Isolation::Agree {
+                verdict,
+                backend_runs: tested.runs(),
+            });
+        }
+        Err(e) => {
+            return Err(IsolateError::Reference {
+                oracle: oracle.name().to_string(),
+                message: e.message,
+            })
+        }
+    };
+    let cands = super::localize::candidates(module);
+    stage(&bar, "compare", cands.len() as u64);
+    let deep = deep_check(module, &reference, oracle, &tested, &mut |n| bar.inc(n));
+    let located = match deep.findings.first() {
+        Some(first) => first.located.clone(),
+        None if output_agrees => {
+            bar.finish_and_clear();
+            return Ok(Isolation::Agree {
+                verdict,
+                backend_runs: tested.runs(),
+            });
+        }
+        // no instruction disagrees alone: follow the errors through the graph
+        None => {
+            stage(&bar, "follow", 1);
+            follow_errors(module, &args, &reference, &tested)?
+        }
+    };
     let entry = module.entry_computation();
     let top = entry.instr(located.id);
     let extracted = extract_instruction(module, located.id);
@@ -236,10 +266,10 @@ pub fn isolate(
                 Some(found.method),
                 vanishes,
             ),
-            _ => (plain_location(module, located.id), None, vanishes),
+            _ => (plain_location(entry, located.id), None, vanishes),
         }
     } else {
-        (plain_location(module, located.id), None, false)
+        (plain_location(entry, located.id), None, false)
     };
     bar.inc(1);
 
@@ -272,13 +302,15 @@ pub fn isolate(
         reference: oracle.name().to_string(),
         seed: options.seed,
         verdict: whole_verdict,
+        output_agrees,
+        local_disagreements: deep.local_disagreements,
         culprit,
         local: located.local,
         inside,
         vanishes_when_split: vanishes,
         mismatch: located.kind,
         culprit_verdict: located.verdict.to_string(),
-        candidates: cands.len(),
+        candidates: deep.candidates,
         instructions: module.instruction_count(),
         reproducer_instructions: reproducer.module.instruction_count(),
         reductions,
@@ -290,39 +322,4 @@ pub fn isolate(
         report,
         reproducer,
     })))
-}
-
-fn fused_location(
-    fused: &crate::hlo::Computation,
-    fusion: &str,
-    id: crate::hlo::InstrId,
-) -> CulpritLocation {
-    let ins = fused.instr(id);
-    CulpritLocation {
-        computation: fused.name.clone(),
-        fusion: Some(fusion.to_string()),
-        instruction: ins.name.clone(),
-        opcode: ins.opcode.name().to_string(),
-        operands: ins
-            .operands
-            .iter()
-            .map(|&o| format!("{} ({})", fused.instr(o).name, fused.instr(o).opcode))
-            .collect(),
-    }
-}
-
-fn plain_location(module: &Module, id: crate::hlo::InstrId) -> CulpritLocation {
-    let entry = module.entry_computation();
-    let ins = entry.instr(id);
-    CulpritLocation {
-        computation: entry.name.clone(),
-        fusion: None,
-        instruction: ins.name.clone(),
-        opcode: ins.opcode.name().to_string(),
-        operands: ins
-            .operands
-            .iter()
-            .map(|&o| format!("{} ({})", entry.instr(o).name, entry.instr(o).opcode))
-            .collect(),
-    }
 }

@@ -1,7 +1,7 @@
 //! Isolation tests: injected miscompilations (one fusion, one bug) found,
 //! named, and minimized.
 
-use super::testing::{transformer, Bug, Buggy};
+use super::testing::{deep_transformer, transformer, Bug, Buggy, MASKING_GAIN};
 use super::*;
 use crate::backend::{Backend, Interpreter};
 use crate::filetest::{observe, Expectation, HloTest};
@@ -274,8 +274,11 @@ fn the_correct_interpreter_agrees_on_a_large_transformer() {
         &Options::default(),
     )
     .unwrap();
+    // one run of the whole module, then one batch run per BATCH_SIZE
+    // top-level instructions (the deep check, which finds nothing)
+    let batches = candidates(&t.module).len().div_ceil(BATCH_SIZE) as u64;
     match out {
-        Isolation::Agree { backend_runs, .. } => assert_eq!(backend_runs, 1),
+        Isolation::Agree { backend_runs, .. } => assert_eq!(backend_runs, 1 + batches),
         Isolation::Isolated(i) => panic!("false alarm: {:?}", i.report.culprit),
     }
 }
@@ -410,5 +413,67 @@ fn without_a_probe_the_whole_isolation_moves_the_root_instead() {
         r.reproducer_instructions <= 10,
         "{}",
         r.reproducer_instructions
+    );
+}
+
+/// The done-when check of the masked bug: a deep (40 blocks, over 2,000
+/// instructions) transformer-like module whose quantization feedback fusion
+/// after the middle block has its f16 round trip elided. With the default
+/// settings, isolation names that fusion and the convert pair whether the
+/// output shows the bug (gain 1) or not (a gain that hides it below half an
+/// ULP), and the reproducer is at most 10 instructions.
+#[test]
+fn a_masked_quantization_bug_deep_in_a_transformer_is_named() {
+    for (gain, masked) in [(MASKING_GAIN, true), (1.0, false)] {
+        let t = deep_transformer(40, gain).unwrap();
+        assert!(t.module.instruction_count() >= 2000);
+        let buggy = Buggy::new(Bug::ElideRoundTrip, &t.quant_computation);
+        let out = isolate(&t.module, &buggy, &Oracle::Exact, &Options::default()).unwrap();
+        let Isolation::Isolated(mut iso) = out else {
+            panic!("gain {gain}: the masked bug was not seen: {out:?}");
+        };
+        let r = &iso.report;
+        let what = serde_json::to_string(r).unwrap_or_default();
+        assert_eq!(r.output_agrees, masked, "{what}");
+        assert_eq!(r.culprit.fusion.as_deref(), Some(t.quant_fusion.as_str()));
+        assert_eq!(r.culprit.computation, t.quant_computation);
+        // the pair: the f32 convert whose operand is the f16 convert
+        assert_eq!(r.culprit.opcode, "convert", "{what}");
+        assert_eq!(r.culprit.instruction, buggy.corrupted(&t.module)[0]);
+        assert_eq!(r.culprit.operands.len(), 1, "{what}");
+        assert!(r.culprit.operands[0].ends_with("(convert)"), "{what}");
+        assert!(r.local);
+        assert!(r.vanishes_when_split);
+        // the only local disagreement is the culprit's, named the same way
+        assert_eq!(r.local_disagreements.len(), 1, "{what}");
+        assert_eq!(r.local_disagreements[0].location, r.culprit);
+        assert_eq!(r.local_disagreements[0].top_level, t.quant_fusion);
+        assert!(r.reproducer_instructions <= 10, "{what}");
+        check_reproducer(&mut iso, &buggy);
+    }
+}
+
+/// The deep module's output really hides the bug at the masking gain (so
+/// the test above is about a masked bug), and the correct interpreter has
+/// no local disagreement anywhere in it.
+#[test]
+fn the_deep_transformer_masks_the_bug_and_has_no_false_local_alarm() {
+    let t = deep_transformer(40, MASKING_GAIN).unwrap();
+    let args = crate::inputs::generate_inputs(&t.module, crate::inputs::Distribution::Uniform, 0)
+        .unwrap()
+        .args;
+    let run = |b: &dyn Backend| b.compile(&t.module).unwrap().execute(&args).unwrap();
+    let good = run(&Interpreter::default());
+    let bad = run(&Buggy::new(Bug::ElideRoundTrip, &t.quant_computation));
+    assert_eq!(good[0].to_bits_vec(), bad[0].to_bits_vec());
+    let reference = Oracle::Exact.all_values(&t.module, &args).unwrap();
+    let interp = Interpreter::default();
+    let tested = Tested::new(&interp);
+    let deep = deep_check(&t.module, &reference, &Oracle::Exact, &tested, &mut |_| {});
+    assert_eq!(deep.candidates, candidates(&t.module).len());
+    assert!(
+        deep.local_disagreements.is_empty(),
+        "{:?}",
+        deep.local_disagreements
     );
 }

@@ -6,8 +6,10 @@
 //! fusion, so splitting the fusion (inlining its instructions) makes it
 //! vanish, the way a fusion-only lowering bug does.
 
+mod deep;
 mod transformer;
 
+pub use deep::{deep_transformer, DeepTransformer, MASKING_GAIN};
 pub use transformer::{transformer, Transformer, FUSION_ROLES};
 
 use crate::backend::{Backend, BackendError, Executable, Interpreter};

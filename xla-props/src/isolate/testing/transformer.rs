@@ -43,12 +43,12 @@ impl Transformer {
     }
 }
 
-const SEQ: i64 = 8;
-const HIDDEN: i64 = 16;
+pub(super) const SEQ: i64 = 8;
+pub(super) const HIDDEN: i64 = 16;
 /// Weight scale: `64 * W` is one over the parameter range (64) times four (sqrt of HIDDEN).
 const W: f64 = 1.0 / 64.0;
 
-fn dims(contract_lhs: i64, contract_rhs: i64) -> DotDims {
+pub(super) fn dims(contract_lhs: i64, contract_rhs: i64) -> DotDims {
     DotDims {
         lhs_contracting: vec![contract_lhs],
         rhs_contracting: vec![contract_rhs],
@@ -56,12 +56,16 @@ fn dims(contract_lhs: i64, contract_rhs: i64) -> DotDims {
     }
 }
 
-struct Reducers {
-    add: CompId,
-    max: CompId,
+pub(super) struct Reducers {
+    pub(super) add: CompId,
+    pub(super) max: CompId,
 }
 
-fn layernorm(m: &mut ModuleBuilder, r: &Reducers, name: &str) -> Result<CompId, BuildError> {
+pub(super) fn layernorm(
+    m: &mut ModuleBuilder,
+    r: &Reducers,
+    name: &str,
+) -> Result<CompId, BuildError> {
     m.computation(name, |b| {
         let x = b.parameter(Shape::array(F32, vec![SEQ, HIDDEN]))?;
         let gamma = b.parameter(Shape::array(F32, vec![HIDDEN]))?;
@@ -94,7 +98,7 @@ fn layernorm(m: &mut ModuleBuilder, r: &Reducers, name: &str) -> Result<CompId, 
 
 /// A quantizer saturates to the range of its narrow type before converting
 /// (which also tells input generation that the convert cannot overflow).
-fn saturate(b: &mut ComputationBuilder<'_>, x: InstrId) -> Result<InstrId, BuildError> {
+pub(super) fn saturate(b: &mut ComputationBuilder<'_>, x: InstrId) -> Result<InstrId, BuildError> {
     let lo = b.constant_f64(F32, &[], &[-60000.0])?;
     let lob = b.broadcast(lo, &[SEQ, HIDDEN], &[])?;
     let hi = b.constant_f64(F32, &[], &[60000.0])?;
@@ -102,7 +106,10 @@ fn saturate(b: &mut ComputationBuilder<'_>, x: InstrId) -> Result<InstrId, Build
     b.clamp(lob, x, hib)
 }
 
-fn round_trip(b: &mut ComputationBuilder<'_>, x: InstrId) -> Result<InstrId, BuildError> {
+pub(super) fn round_trip(
+    b: &mut ComputationBuilder<'_>,
+    x: InstrId,
+) -> Result<InstrId, BuildError> {
     let q = b.convert(x, F16)?;
     b.convert(q, F32)
 }
@@ -185,7 +192,11 @@ fn gelu(m: &mut ModuleBuilder, name: &str) -> Result<CompId, BuildError> {
 /// `p * c` at the top level: parameters are drawn in `[-64, 64]`, and the
 /// model wants weights of about `1/sqrt(fan_in)` so activations stay O(1)
 /// and every layer's branch matters to the output.
-fn scaled(b: &mut ComputationBuilder<'_>, shape: &[i64], c: f64) -> Result<InstrId, BuildError> {
+pub(super) fn scaled(
+    b: &mut ComputationBuilder<'_>,
+    shape: &[i64],
+    c: f64,
+) -> Result<InstrId, BuildError> {
     let p = b.parameter(Shape::array(F32, shape.to_vec()))?;
     let k = b.constant_f64(F32, &[], &[c])?;
     let kb = b.broadcast(k, shape, &[])?;

@@ -1,0 +1,345 @@
+//! The JAX corpus (`tests/data/jax/`, dumped by `scripts/gen-jax-corpus.sh`
+//! before and after XLA:CPU optimization) end to end through the built
+//! binary: every dump parses, and `xla-props compare --deep` runs on each
+//! module on the interpreter and on xla-cpu (the PJRT plugin; without it
+//! and without `CI` set, the xla-cpu half skips with a message; with `CI`
+//! set a missing plugin is a failure).
+//!
+//! Every (module, backend) either agrees, as a whole and instruction by
+//! instruction, or is listed in `TRIAGED` with the exact text its output
+//! shows and the triage from `docs/findings.md` ("The JAX corpus"). A listed
+//! pair whose output no longer shows that text fails the test, so an entry
+//! is removed once it is fixed (most are expected to go when the inputs,
+//! topk and bitcast work lands).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use xla_props::backend::xla::{XlaBackend, XlaPlugin};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/jax");
+
+/// Which backends a triage entry is for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum On {
+    Both,
+    Interpreter,
+    XlaCpu,
+}
+
+impl On {
+    fn covers(self, backend: &str) -> bool {
+        match self {
+            On::Both => true,
+            On::Interpreter => backend == "interpreter",
+            On::XlaCpu => backend == "xla-cpu",
+        }
+    }
+}
+
+/// Why a module does not (yet) agree.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    /// "failed to generate inputs": being fixed by the inputs work (index
+    /// normalization, select chains, `rsqrt(sum(x*x))`); remove after its merge.
+    InputsBeingFixed,
+    /// A gap of ours (the reference or the XLA lowering lacks something),
+    /// being fixed by the topk and bitcast work; remove after its merge.
+    OursBeingFixed,
+    /// A legal difference, with its reason.
+    Legal,
+}
+
+struct Triage {
+    file: &'static str,
+    on: On,
+    kind: Kind,
+    /// Text the output of `compare --deep` shows (the exact error).
+    shows: &'static str,
+    why: &'static str,
+}
+
+const fn inputs(file: &'static str, shows: &'static str) -> Triage {
+    Triage {
+        file,
+        on: On::Both,
+        kind: Kind::InputsBeingFixed,
+        shows,
+        why: "failed to generate inputs: being fixed by the inputs work",
+    }
+}
+
+const GATHER_1: &str = "failed to generate inputs: no legal inputs after 200 rounds of resampling: gather(operand 1) in gather.1 still fails";
+const GATHER_2: &str = "failed to generate inputs: no legal inputs after 200 rounds of resampling: gather(operand 1) in gather.2 still fails";
+const DS_0: &str = "failed to generate inputs: no legal inputs after 200 rounds of resampling: dynamic-slice(operand 1) in dynamic_slice.0 still fails";
+const DS_1: &str = "failed to generate inputs: no legal inputs after 200 rounds of resampling: dynamic-slice(operand 1) in dynamic_slice.1 still fails";
+const SAME_WIDTH_BITCAST: &str =
+    "only the reference failed: invalid instruction `bitcast`: cannot bitcast f32[] to s32[]";
+const LOWERING_BITCAST: &str =
+    "unsupported: sort.0 (sort): bitcast (bitcast): bitcast other than a row-major reshape";
+
+const TRIAGED: &[Triage] = &[
+    // index normalization `select(i < 0, i + n, i)` before gather, scatter, dynamic slices
+    inputs("cross_entropy.before.hlo", GATHER_1),
+    inputs("dynamic_index_negative.after.hlo", DS_0),
+    inputs("dynamic_index_negative.before.hlo", DS_1),
+    inputs("dynamic_slice_negative.after.hlo", DS_0),
+    inputs("dynamic_slice_negative.before.hlo", DS_1),
+    inputs("dynamic_update_slice.after.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: dynamic-update-slice(operand 2) in dynamic_update_slice.0 still fails"),
+    inputs("dynamic_update_slice.before.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: dynamic-update-slice(operand 2) in dynamic_update_slice.1 still fails"),
+    inputs("embedding_sum.after.hlo", GATHER_2),
+    inputs("embedding_sum.before.hlo", GATHER_1),
+    inputs("gather_negative.after.hlo", GATHER_2),
+    inputs("gather_negative.before.hlo", GATHER_1),
+    inputs("take_along_axis.before.hlo", GATHER_1),
+    inputs("scatter_add.after.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: scatter(operand 1) in scatter-add.0 still fails"),
+    inputs("scatter_add.before.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: scatter(operand 1) in scatter-add.5 still fails"),
+    inputs("scatter_set.after.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: scatter(operand 1) in scatter.1 still fails"),
+    inputs("scatter_set.before.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: scatter(operand 1) in scatter.5 still fails"),
+    inputs("segment_sum.after.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: scatter(operand 1) in scatter-add.0 still fails"),
+    // erf-style select chains on floats
+    inputs("gelu_erf.after.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: finite select in erfc.1 still fails"),
+    inputs("gelu_erf.before.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: finite select in erfc.161 still fails"),
+    inputs("where_select_chain.after.hlo", "failed to generate inputs: no input satisfies every requirement: finite broadcast in gt.1"),
+    inputs("where_select_chain.before.hlo", "failed to generate inputs: no input satisfies every requirement: finite broadcast in gt.2"),
+    // x * rsqrt(sum(x*x))
+    inputs("l2_normalize.after.hlo", "failed to generate inputs: no input satisfies every requirement: finite multiply in mul.2"),
+    inputs("l2_normalize.before.hlo", "failed to generate inputs: no input satisfies every requirement: finite multiply in mul.5"),
+    // topk and bitcasts
+    Triage {
+        file: "top_k.before.hlo",
+        on: On::Both,
+        kind: Kind::OursBeingFixed,
+        shows: "unsupported topk: topk is parse-only: the reference does not evaluate it",
+        why: "ours: the reference does not evaluate topk (the topk work adds it)",
+    },
+    Triage {
+        file: "top_k.after.hlo",
+        on: On::Both,
+        kind: Kind::OursBeingFixed,
+        shows: "unsupported custom-call: custom-call is parse-only",
+        why: "ours: XLA:CPU rewrites topk to custom-call \"TopK\" (with a comparator); the \
+              reference evaluates no custom call; once topk lands it can evaluate this one as topk",
+    },
+    Triage {
+        file: "sort.after.hlo",
+        on: On::Interpreter,
+        kind: Kind::OursBeingFixed,
+        shows: SAME_WIDTH_BITCAST,
+        why: "ours: the optimized sort comparator bitcasts f32 to s32 (total order); the \
+              reference rejects same-width element-type bitcasts (the bitcast work adds them)",
+    },
+    Triage {
+        file: "argsort.after.hlo",
+        on: On::Interpreter,
+        kind: Kind::OursBeingFixed,
+        shows: SAME_WIDTH_BITCAST,
+        why: "ours: as sort.after.hlo",
+    },
+    Triage {
+        file: "sort.after.hlo",
+        on: On::XlaCpu,
+        kind: Kind::OursBeingFixed,
+        shows: LOWERING_BITCAST,
+        why: "ours: the XLA lowering rejects the comparator's element-type bitcast (the \
+              bitcast work supports every bitcast)",
+    },
+    Triage {
+        file: "argsort.after.hlo",
+        on: On::XlaCpu,
+        kind: Kind::OursBeingFixed,
+        shows: LOWERING_BITCAST,
+        why: "ours: as sort.after.hlo",
+    },
+    // found only by the deep check: the whole module agrees
+    Triage {
+        file: "layer_norm_grad.after.hlo",
+        on: On::XlaCpu,
+        kind: Kind::Legal,
+        shows: "local disagreement: fusion `broadcast_add_fusion` (computation `fused_computation`): `add_any.6` (add)",
+        why: "legal: XLA:CPU contracts `mul.3 + sub.0 * broadcast.28` into one fma; its output \
+              is bit for bit the reference's fma-contraction variant (64 of 64 elements), and the \
+              sum cancels to ~1e-10, so one rounding fewer is many ulp of the result. The \
+              per-instruction judge (isolate::judge_outputs) does not yet admit the fma \
+              alternative that the suite's judge does; the one-judge work removes this entry",
+    },
+];
+
+fn xla_props() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_xla-props"))
+}
+
+fn dumps() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(DATA)
+        .unwrap_or_else(|e| panic!("{DATA}: {e}"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn name(p: &Path) -> String {
+    p.file_name().unwrap().to_string_lossy().to_string()
+}
+
+#[test]
+fn the_corpus_has_forty_programs_before_and_after_optimization() {
+    let files: Vec<String> = dumps().iter().map(|p| name(p)).collect();
+    let programs: Vec<&str> = files
+        .iter()
+        .filter_map(|f| f.strip_suffix(".before.hlo"))
+        .collect();
+    assert!(programs.len() >= 40, "{} programs", programs.len());
+    for p in &programs {
+        assert!(
+            files.contains(&format!("{p}.after.hlo")),
+            "{p}: no after dump"
+        );
+    }
+    for required in [
+        "mlp",
+        "attention",
+        "batched_matmul",
+        "cross_entropy",
+        "layer_norm",
+        "rms_norm",
+        "gelu_tanh",
+        "gelu_erf",
+        "softmax_f16",
+        "softmax_bf16",
+        "logsumexp",
+        "conv2d",
+        "depthwise_conv",
+        "max_pool",
+        "scan",
+        "while_loop",
+        "cond",
+        "gather_negative",
+        "scatter_add",
+        "dynamic_slice_negative",
+        "embedding_sum",
+        "segment_sum",
+        "sort",
+        "argsort",
+        "top_k",
+        "cumsum",
+        "quantize_int8",
+        "quant_f16_residual",
+        "integer_ops",
+        "bitcast_f32_s32",
+    ] {
+        assert!(programs.contains(&required), "no program `{required}`");
+    }
+}
+
+#[test]
+fn every_jax_dump_parses() {
+    let mut bad = Vec::new();
+    for f in dumps() {
+        let out = xla_props().arg("parse").arg(&f).output().unwrap();
+        if !out.status.success() {
+            bad.push(format!(
+                "{}: {}",
+                name(&f),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} dumps do not parse:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+/// Runs `compare --deep` on every module; returns the failures.
+fn check_backend(backend: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut agree, mut triaged, mut failures) = (0, 0, Vec::new());
+    for f in dumps() {
+        let file = name(&f);
+        let json = dir.path().join(format!("{file}.json"));
+        let out = xla_props()
+            .arg("compare")
+            .arg(&f)
+            .args(["--backend", backend, "--deep", "--json"])
+            .arg(&json)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!text.contains("panicked"), "{file} on {backend}: {text}");
+        let triage = TRIAGED
+            .iter()
+            .find(|t| t.file == file && t.on.covers(backend));
+        match (out.status.code(), triage) {
+            (Some(0), None) => {
+                // agreement, as a whole and instruction by instruction
+                let j: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+                assert_eq!(j["output_agrees"], true, "{file} on {backend}: {j}");
+                assert_eq!(j["local_disagreements"], serde_json::json!([]), "{file}");
+                agree += 1;
+            }
+            (Some(0), Some(t)) => failures.push(format!(
+                "{file} on {backend} now agrees: remove its triage ({:?}: {})",
+                t.kind, t.why
+            )),
+            (_, Some(t)) if text.contains(t.shows) => triaged += 1,
+            (code, Some(t)) => failures.push(format!(
+                "{file} on {backend} (exit {code:?}) no longer shows `{}` ({:?}); it says:\n  {}",
+                t.shows,
+                t.kind,
+                text.trim().replace('\n', "\n  ")
+            )),
+            (code, None) => failures.push(format!(
+                "{file} on {backend} (exit {code:?}) has no triage:\n  {}",
+                text.trim().replace('\n', "\n  ")
+            )),
+        }
+    }
+    eprintln!(
+        "jax corpus on {backend}: {agree} agree, {triaged} triaged, {} failures",
+        failures.len()
+    );
+    assert!(agree >= 60, "only {agree} modules agree on {backend}");
+    failures
+}
+
+#[test]
+fn the_jax_corpus_agrees_on_the_interpreter_or_is_triaged() {
+    let failures = check_backend("interpreter");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_jax_corpus_agrees_on_xla_cpu_or_is_triaged() {
+    if let Err(reason) = XlaBackend::new(XlaPlugin::Cpu).availability() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "xla-cpu must be available in CI: {reason}"
+        );
+        eprintln!("skipping the xla-cpu half: {reason}");
+        return;
+    }
+    let failures = check_backend("xla-cpu");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_triage_entry_names_a_dump() {
+    let files: Vec<String> = dumps().iter().map(|p| name(p)).collect();
+    for t in TRIAGED {
+        assert!(
+            files.contains(&t.file.to_string()),
+            "{}: no such dump",
+            t.file
+        );
+        assert!(!t.why.is_empty() && !t.shows.is_empty());
+    }
+}
