@@ -48,7 +48,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Parse an HLO text file and print it back as canonical HLO text.
+    /// Parse an HLO (`.hlo`) or StableHLO (`.mlir`) file; print it as canonical HLO text or StableHLO.
     Parse(ParseArgs),
     /// Generate legal inputs, run the reference and a backend, judge with the tolerance model.
     Compare(CompareArgs),
@@ -67,8 +67,11 @@ enum Command {
 /// Arguments of `xla-props parse`.
 #[derive(clap::Args, Debug)]
 pub struct ParseArgs {
-    /// The HLO text file.
+    /// The HLO text (`.hlo`) or StableHLO MLIR text (`.mlir`) file.
     pub file: std::path::PathBuf,
+    /// What to print: `hlo` (canonical HLO text) or `stablehlo` (MLIR text).
+    #[arg(long, default_value = "hlo", value_parser = ["hlo", "stablehlo"])]
+    pub emit: String,
 }
 
 /// Arguments of `xla-props report`.
@@ -119,7 +122,13 @@ fn run_parse(args: &ParseArgs) -> Result<u8, CliError> {
     let file = args.file.display().to_string();
     let module =
         crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
-    let text = module.to_string();
+    let text = if args.emit == "stablehlo" {
+        crate::hlo::stablehlo::lower_module(&module)
+            .map_err(|e| CliError::input(format!("{file}: {e}")))?
+            .mlir
+    } else {
+        module.to_string()
+    };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         // a closed pipe (`| head`) is the reader's choice, not an error
