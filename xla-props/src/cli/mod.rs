@@ -4,12 +4,14 @@
 //! unknown backend, missing plugin).
 
 mod backends;
+mod check;
 mod compare;
 mod eval;
 mod fuzz;
 mod isolate;
 
 pub use backends::backends_listing;
+pub use check::CheckArgs;
 pub use compare::CompareArgs;
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
 pub use fuzz::FuzzArgs;
@@ -56,6 +58,8 @@ enum Command {
     Eval(EvalArgs),
     /// List the backends this build knows and whether each is available.
     Backends,
+    /// Run a StableHLO file's own check ops; exit 0 all pass, 1 a check fails, 2 error.
+    Check(CheckArgs),
     /// Grow random programs, judge a backend against the reference, write minimized reproducers.
     Fuzz(FuzzArgs),
     /// Render a run's `--json` results as one self-contained HTML page.
@@ -98,6 +102,7 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::run(&args),
         Command::Eval(args) => eval::run_eval(&args),
         Command::Backends => backends::run_backends(),
+        Command::Check(args) => check::run(&args),
         Command::Fuzz(args) => fuzz::run(&args),
         Command::Report(args) => crate::report::write_report(
             &args.results,
