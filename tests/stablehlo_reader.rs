@@ -7,7 +7,11 @@ use xla_props::hlo::{load_module_bytes, load_module_file};
 fn corpus(dir: &str) -> Option<Vec<std::path::PathBuf>> {
     let d = std::path::Path::new("../shared/corpus").join(dir);
     if !d.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "{} is missing under CI", d.display());
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{} is missing under CI",
+            d.display()
+        );
         eprintln!("skipping: {} is absent", d.display());
         return None;
     }
@@ -35,16 +39,29 @@ fn unknown_ops_and_attributes_get_located_errors() {
         ("module {\n  func.func @main() {\n", "m.mlir:2:21: unclosed `{`"),
     ];
     for (text, want) in cases {
-        let e = load_module_bytes("m.mlir", text.as_bytes()).unwrap_err().to_string();
+        let e = load_module_bytes("m.mlir", text.as_bytes())
+            .unwrap_err()
+            .to_string();
         assert_eq!(e.lines().next().unwrap(), want, "{text}");
     }
 }
 
 #[test]
 fn deep_nesting_and_garbage_do_not_panic() {
-    let deep = format!("func.func @main() {{ %0 = stablehlo.constant dense<{}1{}> : tensor<f32>\n}}", "[".repeat(5000), "]".repeat(5000));
+    let deep = format!(
+        "func.func @main() {{ %0 = stablehlo.constant dense<{}1{}> : tensor<f32>\n}}",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
     assert!(parse_stablehlo(&deep).is_err());
-    for junk in ["", "}", "module @m {", "func.func @f(%a: tensor<", "\"stablehlo.add\"(", "%0:99999999999999999999 = x"] {
+    for junk in [
+        "",
+        "}",
+        "module @m {",
+        "func.func @f(%a: tensor<",
+        "\"stablehlo.add\"(",
+        "%0:99999999999999999999 = x",
+    ] {
         assert!(parse_stablehlo(junk).is_err(), "{junk}");
     }
 }
@@ -55,14 +72,27 @@ fn check_dialect_ops_and_split_files() {
     let p = read_check_programs(text).unwrap();
     assert_eq!(p.len(), 2);
     assert_eq!((p[0].module_index, p[1].module_index), (0, 1));
-    let kinds: Vec<_> = p.iter().flat_map(|p| p.checks.iter().map(|c| c.kind)).collect();
-    assert_eq!(kinds, [CheckKind::AlmostEq, CheckKind::Eq, CheckKind::Close, CheckKind::Eq]);
+    let kinds: Vec<_> = p
+        .iter()
+        .flat_map(|p| p.checks.iter().map(|c| c.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            CheckKind::AlmostEq,
+            CheckKind::Eq,
+            CheckKind::Close,
+            CheckKind::Eq
+        ]
+    );
     assert_eq!(p[1].checks[0].max_ulp, Some(1));
     assert_eq!(p[1].checks[0].line, 11);
     let backend = xla_props::backend::create("reference").unwrap();
     for prog in &p {
         match xla_props::checkops::run_check_program(backend.as_ref(), prog) {
-            xla_props::checkops::ProgramOutcome::Ran(r) => assert!(r.iter().all(|r| r.verdict.is_ok()), "{r:?}"),
+            xla_props::checkops::ProgramOutcome::Ran(r) => {
+                assert!(r.iter().all(|r| r.verdict.is_ok()), "{r:?}")
+            }
             o => panic!("{o:?}"),
         }
     }
@@ -72,7 +102,10 @@ fn check_dialect_ops_and_split_files() {
     match xla_props::checkops::run_check_program(backend.as_ref(), &p[0]) {
         xla_props::checkops::ProgramOutcome::Ran(r) => {
             let f = r[0].verdict.as_ref().unwrap_err();
-            assert_eq!((f.index, f.seen.as_str(), f.expected.as_str()), (Some(1), "2", "3"));
+            assert_eq!(
+                (f.index, f.seen.as_str(), f.expected.as_str()),
+                (Some(1), "2", "3")
+            );
         }
         o => panic!("{o:?}"),
     }
@@ -84,16 +117,26 @@ fn check_dialect_ops_and_split_files() {
 /// text, and the HLO read back prints the same each time.
 #[test]
 fn round_trip_is_exact_on_the_hlo_corpus() {
-    let Some(files) = corpus("xla-hlo") else { return };
+    let Some(files) = corpus("xla-hlo") else {
+        return;
+    };
     let (mut checked, mut not_lowerable) = (0, 0);
-    for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "hlo")) {
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "hlo"))
+    {
         let Ok(m) = load_module_file(f) else { continue };
         let Ok(first) = lower_module(&m) else {
             not_lowerable += 1;
             continue;
         };
-        let back = load_module_bytes("x.mlir", first.mlir.as_bytes())
-            .unwrap_or_else(|e| panic!("{}: the printer's text does not read back: {e}\n{}", f.display(), first.mlir));
+        let back = load_module_bytes("x.mlir", first.mlir.as_bytes()).unwrap_or_else(|e| {
+            panic!(
+                "{}: the printer's text does not read back: {e}\n{}",
+                f.display(),
+                first.mlir
+            )
+        });
         let normal = lower_module(&back).unwrap().mlir;
         let h1 = load_module_bytes("x.mlir", normal.as_bytes()).unwrap();
         let again = lower_module(&h1).unwrap().mlir;
@@ -109,13 +152,20 @@ fn round_trip_is_exact_on_the_hlo_corpus() {
 /// StableHLO testdata -> HLO -> StableHLO -> HLO: exact from the printer's normal form on.
 #[test]
 fn round_trip_is_exact_on_the_testdata() {
-    let Some(files) = corpus("stablehlo-testdata") else { return };
+    let Some(files) = corpus("stablehlo-testdata") else {
+        return;
+    };
     let stride = if cfg!(debug_assertions) { 7 } else { 1 };
     let mut checked = 0;
-    for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "mlir")).step_by(stride) {
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "mlir"))
+        .step_by(stride)
+    {
         let m = load_module_file(f).unwrap_or_else(|e| panic!("{e}"));
         let Ok(l) = lower_module(&m) else { continue };
-        let h1 = load_module_bytes("x.mlir", l.mlir.as_bytes()).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let h1 = load_module_bytes("x.mlir", l.mlir.as_bytes())
+            .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         let l2 = lower_module(&h1).unwrap();
         let h2 = load_module_bytes("x.mlir", l2.mlir.as_bytes()).unwrap();
         let l3 = lower_module(&h2).unwrap();
@@ -126,4 +176,63 @@ fn round_trip_is_exact_on_the_testdata() {
     }
     eprintln!("round trip exact on {checked} testdata modules");
     assert!(checked > 100);
+}
+
+/// A small in-test fuzzer: byte flips, deletions, duplications and
+/// truncations of testdata files. The reader must return, never panic.
+#[test]
+fn reader_survives_mutated_testdata() {
+    let Some(files) = corpus("stablehlo-testdata") else {
+        return;
+    };
+    let files: Vec<_> = files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "mlir"))
+        .step_by(97)
+        .collect();
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let alphabet = b"%#@^()[]{}<>,:=x-\"0123456789abcdefiu .";
+    let mut runs = 0;
+    for f in files {
+        let base = std::fs::read(f).unwrap();
+        for _ in 0..150 {
+            let mut b = base.clone();
+            for _ in 0..1 + next() % 4 {
+                if b.is_empty() {
+                    break;
+                }
+                let i = (next() as usize) % b.len();
+                match next() % 4 {
+                    0 => b[i] = alphabet[(next() as usize) % alphabet.len()],
+                    1 => {
+                        b.remove(i);
+                    }
+                    2 => {
+                        let j = (i + (next() as usize) % 64).min(b.len());
+                        let piece = b[i..j].to_vec();
+                        b.splice(i..i, piece);
+                    }
+                    _ => b.truncate(i),
+                }
+            }
+            let text = String::from_utf8_lossy(&b).into_owned();
+            let r = std::panic::catch_unwind(|| {
+                let _ = load_module_bytes("f.mlir", text.as_bytes());
+                let _ = read_check_programs(&text);
+            });
+            assert!(
+                r.is_ok(),
+                "the reader panicked on a mutation of {}:\n{text}",
+                f.display()
+            );
+            runs += 1;
+        }
+    }
+    eprintln!("{runs} mutated files read without a panic");
 }

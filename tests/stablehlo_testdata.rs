@@ -4,8 +4,8 @@
 //! Every file either passes its own check op, or is listed in
 //! `tests/stablehlo/triage.tsv` with the reason (which `docs/conformance.md`
 //! explains); a listed file that now passes is reported too, so the list
-//! cannot go stale. A debug build runs every 8th file; a release build
-//! (`cargo test --release --test stablehlo_testdata`) runs them all.
+//! cannot go stale. It runs every file, in about 10 s in a debug build
+//! (docs/perf.md).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -79,7 +79,10 @@ fn triage() -> BTreeMap<String, (String, String)> {
 fn testdata_suite_on_the_reference() {
     let dir = Path::new(CORPUS);
     if !dir.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "{CORPUS} is missing under CI");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{CORPUS} is missing under CI"
+        );
         eprintln!("skipping: {CORPUS} is absent (the shared corpus is not checked out)");
         return;
     }
@@ -89,14 +92,17 @@ fn testdata_suite_on_the_reference() {
         .filter(|p| p.extension().is_some_and(|x| x == "mlir"))
         .collect();
     files.sort();
-    assert!(files.len() >= 2300, "expected the full corpus, found {} files", files.len());
-    let stride = if cfg!(debug_assertions) { 8 } else { 1 };
+    assert!(
+        files.len() >= 2300,
+        "expected the full corpus, found {} files",
+        files.len()
+    );
     let triage = triage();
     let backend = create("reference").unwrap();
     let (mut total, mut pass, mut ran, mut disabled) = (0, 0, 0, 0);
     let mut untriaged = Vec::new();
     let mut stale = Vec::new();
-    for path in files.iter().step_by(stride) {
+    for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(path).unwrap_or_default();
         if text.contains("RUN-DISABLED") {
@@ -127,13 +133,20 @@ fn testdata_suite_on_the_reference() {
         }
     }
     eprintln!(
-        "stablehlo testdata (every {stride}th file): {total} not disabled, {ran} ran on the reference, {pass} agree; {disabled} disabled"
+        "stablehlo testdata {total} not disabled, {ran} ran on the reference, {pass} agree; {disabled} disabled"
     );
-    assert!(untriaged.is_empty(), "untriaged files:\n{}", untriaged.join("\n"));
-    assert!(stale.is_empty(), "files listed in triage.tsv that now pass:\n{}", stale.join("\n"));
-    // measured on the full suite: 2,132 of 2,300 run, 2,114 agree (see docs/conformance.md)
-    let ran_pct = 100.0 * ran as f64 / total as f64;
-    let pass_pct = 100.0 * pass as f64 / total as f64;
-    assert!(ran_pct >= 90.0, "only {ran_pct:.1}% run");
-    assert!(pass_pct >= 90.0, "only {pass_pct:.1}% agree");
+    assert!(
+        untriaged.is_empty(),
+        "untriaged files:\n{}",
+        untriaged.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "files listed in triage.tsv that now pass:\n{}",
+        stale.join("\n")
+    );
+    // measured on the full suite: 2,124 of 2,300 run, 2,108 agree (docs/conformance.md);
+    // the rest are complex-typed programs and the triaged files
+    assert!(ran >= 2124, "only {ran} of {total} run (2,124 did)");
+    assert!(pass >= 2108, "only {pass} of {total} agree (2,108 did)");
 }

@@ -37,7 +37,12 @@ pub struct CheckFailure {
 fn show(l: &Literal, i: usize) -> String {
     let t = l.dtype();
     if t.is_float() {
-        format!("{:e} (0x{:0w$X})", l.get_f64(i), l.get_bits(i), w = t.bit_width() as usize / 4)
+        format!(
+            "{:e} (0x{:0w$X})",
+            l.get_f64(i),
+            l.get_bits(i),
+            w = t.bit_width() as usize / 4
+        )
     } else {
         format!("{}", l.get_i128(i))
     }
@@ -92,14 +97,26 @@ pub fn judge_check(
             }
             match kind {
                 // IEEE equality: NaN != NaN, -0 == +0
-                CheckKind::Eq => (a == e, format!("{} ULP", ulp.map_or("?".into(), |u| u.to_string()))),
+                CheckKind::Eq => (
+                    a == e,
+                    format!("{} ULP", ulp.map_or("?".into(), |u| u.to_string())),
+                ),
                 CheckKind::Close => {
                     let close = both_nan || a == e || ulp.is_some_and(|u| u <= budget);
-                    (close, format!("{} ULP (budget {budget})", ulp.map_or("?".into(), |u| u.to_string())))
+                    (
+                        close,
+                        format!(
+                            "{} ULP (budget {budget})",
+                            ulp.map_or("?".into(), |u| u.to_string())
+                        ),
+                    )
                 }
                 CheckKind::AlmostEq => {
                     let near = both_nan || a == e || (a - e).abs() <= tol;
-                    (near, format!("{:e} absolute (tolerance {tol:e})", (a - e).abs()))
+                    (
+                        near,
+                        format!("{:e} absolute (tolerance {tol:e})", (a - e).abs()),
+                    )
                 }
             }
         } else {

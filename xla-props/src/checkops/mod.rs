@@ -5,5 +5,7 @@
 mod judge;
 mod run;
 
-pub use judge::{judge_check, CheckFailure, CheckPass, DEFAULT_ALMOST_EQ_TOLERANCE, DEFAULT_MAX_ULP};
+pub use judge::{
+    judge_check, CheckFailure, CheckPass, DEFAULT_ALMOST_EQ_TOLERANCE, DEFAULT_MAX_ULP,
+};
 pub use run::{run_check_program, CheckResult, ProgramOutcome};

@@ -34,15 +34,26 @@ pub fn run(args: &CheckArgs) -> Result<u8, CliError> {
             ProgramOutcome::Ran(results) => {
                 for r in results {
                     let s = &r.spec;
-                    let at = format!("{file}:{}:{}: @{} check.{}", s.line, s.col, p.function, s.kind.name());
+                    let at = format!(
+                        "{file}:{}:{}: @{} check.{}",
+                        s.line,
+                        s.col,
+                        p.function,
+                        s.kind.name()
+                    );
                     match r.verdict {
                         Ok(pass) => {
                             passed += 1;
-                            println!("{at}: ok (max {} ULP, max abs {:e})", pass.max_ulp, pass.max_abs);
+                            println!(
+                                "{at}: ok (max {} ULP, max abs {:e})",
+                                pass.max_ulp, pass.max_abs
+                            );
                         }
                         Err(f) => {
                             failed += 1;
-                            let where_ = f.index.map_or("shape".to_string(), |i| format!("element {i}"));
+                            let where_ = f
+                                .index
+                                .map_or("shape".to_string(), |i| format!("element {i}"));
                             println!(
                                 "{at}: FAILED at {where_}: saw {}, expected {} ({}); {} elements fail",
                                 f.seen, f.expected, f.distance, f.failing
@@ -53,7 +64,10 @@ pub fn run(args: &CheckArgs) -> Result<u8, CliError> {
             }
             ProgramOutcome::Unsupported(what) => {
                 errors += 1;
-                println!("{file}: @{}: unsupported on {}: {what}", p.function, args.backend);
+                println!(
+                    "{file}: @{}: unsupported on {}: {what}",
+                    p.function, args.backend
+                );
             }
             ProgramOutcome::Error(e) => {
                 errors += 1;
@@ -61,7 +75,10 @@ pub fn run(args: &CheckArgs) -> Result<u8, CliError> {
             }
         }
     }
-    println!("{passed} passed, {failed} failed, {errors} not run ({} functions)", programs.len());
+    println!(
+        "{passed} passed, {failed} failed, {errors} not run ({} functions)",
+        programs.len()
+    );
     Ok(if failed > 0 {
         1
     } else if errors > 0 {

@@ -8,11 +8,10 @@ pub use crate::hlo::stablehlo::{
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hlo::{
-        ArrayShape as _, CompId, Computation, ConstantData, ElementType, InstrId, Instruction,
-        Module, Opcode, Shape,
-    };
     use crate::hlo::{Attrs, ComparisonDirection};
+    use crate::hlo::{
+        CompId, Computation, ConstantData, ElementType, InstrId, Instruction, Module, Opcode, Shape,
+    };
 
     fn instr(op: Opcode, shape: Shape, operands: &[u32], attrs: Attrs) -> Instruction {
         let mut i = Instruction::new(

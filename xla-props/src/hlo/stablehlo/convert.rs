@@ -397,6 +397,10 @@ impl<'a> Converter<'a> {
     /// A region whose parameter is one tuple: `carried` block arguments, then
     /// `captured` values of the enclosing scope; returns the computation and
     /// its results (before any pass-through is appended).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the region, its parameter layout and its scope chain"
+    )]
     fn tuple_region(
         &mut self,
         region: &Region,
