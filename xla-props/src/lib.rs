@@ -11,6 +11,7 @@ extern crate self as xla_props;
 
 pub mod backend;
 pub mod check;
+pub mod checkops;
 pub mod cli;
 pub mod detection;
 pub mod filetest;

@@ -4,6 +4,7 @@
 //! unknown backend, missing plugin).
 
 mod backends;
+mod check;
 mod compare;
 mod deep;
 mod eval;
@@ -11,6 +12,7 @@ mod fuzz;
 mod isolate;
 
 pub use backends::backends_listing;
+pub use check::CheckArgs;
 pub use compare::{judge_compare, CompareArgs};
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
 pub use fuzz::FuzzArgs;
@@ -49,7 +51,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Parse an HLO text file and print it back as canonical HLO text.
+    /// Parse an HLO (`.hlo`) or StableHLO (`.mlir`) file; print it as canonical HLO text or StableHLO.
     Parse(ParseArgs),
     /// Generate legal inputs, run the reference and a backend, judge with the tolerance model.
     Compare(CompareArgs),
@@ -57,6 +59,8 @@ enum Command {
     Eval(EvalArgs),
     /// List the backends this build knows and whether each is available.
     Backends,
+    /// Run a StableHLO file's own check ops; exit 0 all pass, 1 a check fails, 2 error.
+    Check(CheckArgs),
     /// Grow random programs, judge a backend against the reference, write minimized reproducers.
     Fuzz(FuzzArgs),
     /// Render a run's `--json` results as one self-contained HTML page.
@@ -68,8 +72,11 @@ enum Command {
 /// Arguments of `xla-props parse`.
 #[derive(clap::Args, Debug)]
 pub struct ParseArgs {
-    /// The HLO text file.
+    /// The HLO text (`.hlo`) or StableHLO MLIR text (`.mlir`) file.
     pub file: std::path::PathBuf,
+    /// What to print: `hlo` (canonical HLO text) or `stablehlo` (MLIR text).
+    #[arg(long, default_value = "hlo", value_parser = ["hlo", "stablehlo"])]
+    pub emit: String,
 }
 
 /// Arguments of `xla-props report`.
@@ -96,6 +103,7 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::run(&args),
         Command::Eval(args) => eval::run_eval(&args),
         Command::Backends => backends::run_backends(),
+        Command::Check(args) => check::run(&args),
         Command::Fuzz(args) => fuzz::run(&args),
         Command::Report(args) => crate::report::write_report(
             &args.results,
@@ -120,7 +128,13 @@ fn run_parse(args: &ParseArgs) -> Result<u8, CliError> {
     let file = args.file.display().to_string();
     let module =
         crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
-    let text = module.to_string();
+    let text = if args.emit == "stablehlo" {
+        crate::hlo::stablehlo::lower_module(&module)
+            .map_err(|e| CliError::input(format!("{file}: {e}")))?
+            .mlir
+    } else {
+        module.to_string()
+    };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         // a closed pipe (`| head`) is the reader's choice, not an error

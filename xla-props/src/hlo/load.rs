@@ -46,11 +46,15 @@ pub enum LoadError {
 /// assert!(err.to_string().starts_with("m.hlo: "), "{err}");
 /// ```
 pub fn load_module_bytes(file: &str, bytes: &[u8]) -> Result<Module, LoadError> {
-    let mut module = parse_module_bytes(bytes).map_err(|e| LoadError::Syntax {
-        // invalid UTF-8 is reported at the first bad byte; the lossy text
-        // agrees with the bytes up to there
-        rendered: e.render(file, &String::from_utf8_lossy(bytes)),
-    })?;
+    let mut module = if is_stablehlo_file(file) {
+        read_stablehlo(file, bytes)?
+    } else {
+        parse_module_bytes(bytes).map_err(|e| LoadError::Syntax {
+            // invalid UTF-8 is reported at the first bad byte; the lossy text
+            // agrees with the bytes up to there
+            rendered: e.render(file, &String::from_utf8_lossy(bytes)),
+        })?
+    };
     uniquify_names(&mut module);
     verify(&module).map_err(|error| LoadError::Invalid {
         file: file.to_string(),
@@ -68,4 +72,56 @@ pub fn load_module_file(path: impl AsRef<Path>) -> Result<Module, LoadError> {
         message: e.to_string(),
     })?;
     load_module_bytes(&file, &bytes)
+}
+
+/// True for a file name that holds StableHLO MLIR text (`.mlir`).
+pub fn is_stablehlo_file(file: &str) -> bool {
+    file.ends_with(".mlir")
+}
+
+fn read_stablehlo(file: &str, bytes: &[u8]) -> Result<Module, LoadError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let (line, col) = super::parser::line_col(bytes, e.valid_up_to());
+        LoadError::Syntax {
+            rendered: format!("{file}:{line}:{col}: invalid UTF-8"),
+        }
+    })?;
+    let mut modules = super::stablehlo::parse_stablehlo(text).map_err(|e| LoadError::Syntax {
+        rendered: e.render(file, text),
+    })?;
+    if modules.len() != 1 {
+        return Err(LoadError::Syntax {
+            rendered: format!(
+                "{file}: holds {} modules (split by `// -----`); this command takes one (`check` runs them all)",
+                modules.len()
+            ),
+        });
+    }
+    Ok(modules.remove(0))
+}
+
+/// Reads, parses and verifies every check program of a StableHLO file (see
+/// [`super::stablehlo::read_check_programs`]).
+pub fn load_check_programs(
+    file: &str,
+    bytes: &[u8],
+) -> Result<Vec<super::stablehlo::CheckProgram>, LoadError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let (line, col) = super::parser::line_col(bytes, e.valid_up_to());
+        LoadError::Syntax {
+            rendered: format!("{file}:{line}:{col}: invalid UTF-8"),
+        }
+    })?;
+    let mut programs =
+        super::stablehlo::read_check_programs(text).map_err(|e| LoadError::Syntax {
+            rendered: e.render(file, text),
+        })?;
+    for p in &mut programs {
+        uniquify_names(&mut p.module);
+        verify(&p.module).map_err(|error| LoadError::Invalid {
+            file: format!("{file} (@{})", p.function),
+            error: Box::new(error),
+        })?;
+    }
+    Ok(programs)
 }

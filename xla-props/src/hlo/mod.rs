@@ -2,6 +2,7 @@
 
 mod builder;
 mod dtype;
+mod float_bits;
 mod ir;
 mod load;
 mod opcode;
@@ -9,16 +10,20 @@ mod parser;
 mod printer;
 mod shape;
 mod shape_inference;
+pub mod stablehlo;
 mod verifier;
 
 pub use builder::{BuildError, ComputationBuilder, ModuleBuilder};
 pub use dtype::{ElementType, FloatFormat, TypeKind, UnknownElementType};
+pub use float_bits::{bits_to_f64, round_to_bits};
 pub use ir::{
     Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData, ConvDims,
     DotDims, FusionKind, GatherDims, InstrId, Instruction, Module, PadDim, ScatterDims, SliceDim,
     WindowDim,
 };
-pub use load::{load_module_bytes, load_module_file, LoadError};
+pub use load::{
+    is_stablehlo_file, load_check_programs, load_module_bytes, load_module_file, LoadError,
+};
 pub use opcode::{Arity, Category, Opcode, UnknownOpcode};
 pub use parser::{
     parse_module, parse_module_bytes, ParseError, MAX_NESTING, MAX_OPERAND_NESTING,

@@ -92,14 +92,14 @@ impl ParseError {
     }
 
     /// The error for a byte offset into `source`.
-    fn at(source: &str, pos: usize, message: String) -> ParseError {
+    pub(crate) fn at(source: &str, pos: usize, message: String) -> ParseError {
         let (line, col) = line_col(source.as_bytes(), pos);
         ParseError { line, col, message }
     }
 }
 
 /// 1-based line and column (in characters) of byte offset `pos`.
-fn line_col(bytes: &[u8], pos: usize) -> (usize, usize) {
+pub(crate) fn line_col(bytes: &[u8], pos: usize) -> (usize, usize) {
     let pos = pos.min(bytes.len());
     let before = &bytes[..pos];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;

@@ -340,11 +340,13 @@ impl Backend for Nudged {
 }
 
 #[test]
-fn an_error_that_needs_upstream_errors_is_reported_as_not_local() {
+fn a_cancellation_of_legal_errors_is_legal_by_the_bound() {
     // exp(x) - exp(x): the two exps agree with the reference within their
     // budget, and the subtract is exact on the reference's values; only the
     // small legal error of the first exp, cancelled against the second,
-    // makes the subtract's output wrong
+    // makes the output differ. The declared budget explains it: the bound
+    // carried through the graph accepts it (the old flat tolerances called
+    // it a bug)
     let m = ModuleBuilder::new("cancel")
         .build("main", |b| {
             let x = b.parameter(Shape::array(F32, vec![16]))?;
@@ -356,17 +358,27 @@ fn an_error_that_needs_upstream_errors_is_reported_as_not_local() {
         .unwrap();
     let entry = m.entry_computation();
     let e1 = entry.instructions[1].name.clone();
-    let sub = entry.instr(entry.root).name.clone();
     let backend = Nudged {
         inner: Interpreter::default(),
         target: e1,
     };
-    let iso = isolated(&m, &backend, 5);
-    let r = &iso.report;
-    assert_eq!(r.culprit.instruction, sub);
-    assert_eq!(r.culprit.fusion, None);
-    assert!(!r.local);
-    assert!(!r.vanishes_when_split);
+    let options = Options {
+        seed: 5,
+        ..Options::default()
+    };
+    match isolate(&m, &backend, &Oracle::Exact, &options).unwrap() {
+        Isolation::Agree { verdict, .. } => match &verdict {
+            crate::check::Verdict::Agree(a) => assert!(
+                a.legal
+                    .contains_key(&crate::check::LegalReason::PropagatedBound),
+                "{verdict}"
+            ),
+            v => panic!("expected an agreement, got {v}"),
+        },
+        Isolation::Isolated(i) => {
+            panic!("a legal cancellation was isolated: {:?}", i.report.culprit)
+        }
+    }
 }
 
 /// A backend without a fusion probe: its executables only execute.
@@ -434,7 +446,13 @@ fn a_masked_quantization_bug_deep_in_a_transformer_is_named() {
         };
         let r = &iso.report;
         let what = serde_json::to_string(r).unwrap_or_default();
-        assert_eq!(r.output_agrees, masked, "{what}");
+        // the unmasked bug shows at the output; masked, the module-level
+        // verdict may go either way (the enclosure of a 40-layer graph is too
+        // wide to legalize its accumulated roundings: docs/findings.md), and
+        // the deep check finds the bug regardless
+        if !masked {
+            assert!(!r.output_agrees, "{what}");
+        }
         assert_eq!(r.culprit.fusion.as_deref(), Some(t.quant_fusion.as_str()));
         assert_eq!(r.culprit.computation, t.quant_computation);
         // the pair: the f32 convert whose operand is the f16 convert

@@ -1,0 +1,238 @@
+//! The StableHLO reader: located errors, check ops, split files, and the
+//! round trip HLO -> StableHLO -> HLO on the shared corpora.
+
+use xla_props::hlo::stablehlo::{lower_module, parse_stablehlo, read_check_programs, CheckKind};
+use xla_props::hlo::{load_module_bytes, load_module_file};
+
+fn corpus(dir: &str) -> Option<Vec<std::path::PathBuf>> {
+    let d = std::path::Path::new("../shared/corpus").join(dir);
+    if !d.is_dir() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{} is missing under CI",
+            d.display()
+        );
+        eprintln!("skipping: {} is absent", d.display());
+        return None;
+    }
+    let mut v: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    v.sort();
+    Some(v)
+}
+
+#[test]
+fn unknown_ops_and_attributes_get_located_errors() {
+    let cases = [
+        ("func.func @main() {\n  %0 = stablehlo.frob : tensor<f32>\n}\n", "m.mlir:2:8: unknown operation `stablehlo.frob`"),
+        (
+            "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.transpose %a, perm = [0] : (tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
+            "m.mlir:2:32: unknown attribute `perm` of `stablehlo.transpose`",
+        ),
+        (
+            "func.func @main() -> tensor<2xf32> {\n  %0 = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf99>\n  return %0 : tensor<2xf32>\n}\n",
+            "m.mlir:2:56: unsupported element type `f99`",
+        ),
+        ("func.func @main() {\n  return %x : tensor<f32>\n}\n", "m.mlir:2:10: undefined value `%x`"),
+        ("module {\n  func.func @main() {\n", "m.mlir:2:21: unclosed `{`"),
+    ];
+    for (text, want) in cases {
+        let e = load_module_bytes("m.mlir", text.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e.lines().next().unwrap(), want, "{text}");
+    }
+}
+
+#[test]
+fn deep_nesting_and_garbage_do_not_panic() {
+    let deep = format!(
+        "func.func @main() {{ %0 = stablehlo.constant dense<{}1{}> : tensor<f32>\n}}",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    assert!(parse_stablehlo(&deep).is_err());
+    for junk in [
+        "",
+        "}",
+        "module @m {",
+        "func.func @f(%a: tensor<",
+        "\"stablehlo.add\"(",
+        "%0:99999999999999999999 = x",
+    ] {
+        assert!(parse_stablehlo(junk).is_err(), "{junk}");
+    }
+}
+
+#[test]
+fn check_dialect_ops_and_split_files() {
+    let text = "func.func @a() {\n  %0 = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>\n  check.expect_almost_eq_const %0, dense<[1.5, -2.0]> : tensor<2xf32>\n  check.expect_eq %0, %0 : tensor<2xf32>\n  func.return\n}\n// -----\nfunc.func @b() {\n  %0 = stablehlo.constant dense<0x7F800000> : tensor<f32>\n  %1 = stablehlo.constant dense<1> : tensor<3xi8>\n  check.expect_close %0, %0, max_ulp_difference = 1 : tensor<f32>, tensor<f32>\n  check.expect_eq_const %1, dense<[1, 1, 1]> : tensor<3xi8>\n  func.return\n}\n";
+    let p = read_check_programs(text).unwrap();
+    assert_eq!(p.len(), 2);
+    assert_eq!((p[0].module_index, p[1].module_index), (0, 1));
+    let kinds: Vec<_> = p
+        .iter()
+        .flat_map(|p| p.checks.iter().map(|c| c.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            CheckKind::AlmostEq,
+            CheckKind::Eq,
+            CheckKind::Close,
+            CheckKind::Eq
+        ]
+    );
+    assert_eq!(p[1].checks[0].max_ulp, Some(1));
+    assert_eq!(p[1].checks[0].line, 11);
+    let backend = xla_props::backend::create("reference").unwrap();
+    for prog in &p {
+        match xla_props::checkops::run_check_program(backend.as_ref(), prog) {
+            xla_props::checkops::ProgramOutcome::Ran(r) => {
+                assert!(r.iter().all(|r| r.verdict.is_ok()), "{r:?}")
+            }
+            o => panic!("{o:?}"),
+        }
+    }
+    // a check that must fail
+    let bad = "func.func @c() {\n  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>\n  check.expect_eq_const %0, dense<[1, 3]> : tensor<2xi32>\n  func.return\n}\n";
+    let p = read_check_programs(bad).unwrap();
+    match xla_props::checkops::run_check_program(backend.as_ref(), &p[0]) {
+        xla_props::checkops::ProgramOutcome::Ran(r) => {
+            let f = r[0].verdict.as_ref().unwrap_err();
+            assert_eq!(
+                (f.index, f.seen.as_str(), f.expected.as_str()),
+                (Some(1), "2", "3")
+            );
+        }
+        o => panic!("{o:?}"),
+    }
+}
+
+/// HLO -> StableHLO -> HLO is exact once the module is in the printer's
+/// normal form (fusions and calls inlined, tuples flattened, dead code
+/// dropped): reading the printed text and printing it again gives the same
+/// text, and the HLO read back prints the same each time.
+#[test]
+fn round_trip_is_exact_on_the_hlo_corpus() {
+    let Some(files) = corpus("xla-hlo") else {
+        return;
+    };
+    let (mut checked, mut not_lowerable) = (0, 0);
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "hlo"))
+    {
+        let Ok(m) = load_module_file(f) else { continue };
+        let Ok(first) = lower_module(&m) else {
+            not_lowerable += 1;
+            continue;
+        };
+        let back = load_module_bytes("x.mlir", first.mlir.as_bytes()).unwrap_or_else(|e| {
+            panic!(
+                "{}: the printer's text does not read back: {e}\n{}",
+                f.display(),
+                first.mlir
+            )
+        });
+        let normal = lower_module(&back).unwrap().mlir;
+        let h1 = load_module_bytes("x.mlir", normal.as_bytes()).unwrap();
+        let again = lower_module(&h1).unwrap().mlir;
+        assert_eq!(normal, again, "{}", f.display());
+        let h2 = load_module_bytes("x.mlir", again.as_bytes()).unwrap();
+        assert_eq!(h1.to_string(), h2.to_string(), "{}", f.display());
+        checked += 1;
+    }
+    eprintln!("round trip exact on {checked} modules ({not_lowerable} not lowerable)");
+    assert!(checked > 50);
+}
+
+/// StableHLO testdata -> HLO -> StableHLO -> HLO: exact from the printer's normal form on.
+#[test]
+fn round_trip_is_exact_on_the_testdata() {
+    let Some(files) = corpus("stablehlo-testdata") else {
+        return;
+    };
+    let stride = if cfg!(debug_assertions) { 7 } else { 1 };
+    let mut checked = 0;
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "mlir"))
+        .step_by(stride)
+    {
+        let m = load_module_file(f).unwrap_or_else(|e| panic!("{e}"));
+        let Ok(l) = lower_module(&m) else { continue };
+        let h1 = load_module_bytes("x.mlir", l.mlir.as_bytes())
+            .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let l2 = lower_module(&h1).unwrap();
+        let h2 = load_module_bytes("x.mlir", l2.mlir.as_bytes()).unwrap();
+        let l3 = lower_module(&h2).unwrap();
+        let h3 = load_module_bytes("x.mlir", l3.mlir.as_bytes()).unwrap();
+        assert_eq!(l2.mlir, l3.mlir, "{}", f.display());
+        assert_eq!(h2.to_string(), h3.to_string(), "{}", f.display());
+        checked += 1;
+    }
+    eprintln!("round trip exact on {checked} testdata modules");
+    assert!(checked > 100);
+}
+
+/// A small in-test fuzzer: byte flips, deletions, duplications and
+/// truncations of testdata files. The reader must return, never panic.
+#[test]
+fn reader_survives_mutated_testdata() {
+    let Some(files) = corpus("stablehlo-testdata") else {
+        return;
+    };
+    let files: Vec<_> = files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "mlir"))
+        .step_by(97)
+        .collect();
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let alphabet = b"%#@^()[]{}<>,:=x-\"0123456789abcdefiu .";
+    let mut runs = 0;
+    for f in files {
+        let base = std::fs::read(f).unwrap();
+        for _ in 0..150 {
+            let mut b = base.clone();
+            for _ in 0..1 + next() % 4 {
+                if b.is_empty() {
+                    break;
+                }
+                let i = (next() as usize) % b.len();
+                match next() % 4 {
+                    0 => b[i] = alphabet[(next() as usize) % alphabet.len()],
+                    1 => {
+                        b.remove(i);
+                    }
+                    2 => {
+                        let j = (i + (next() as usize) % 64).min(b.len());
+                        let piece = b[i..j].to_vec();
+                        b.splice(i..i, piece);
+                    }
+                    _ => b.truncate(i),
+                }
+            }
+            let text = String::from_utf8_lossy(&b).into_owned();
+            let r = std::panic::catch_unwind(|| {
+                let _ = load_module_bytes("f.mlir", text.as_bytes());
+                let _ = read_check_programs(&text);
+            });
+            assert!(
+                r.is_ok(),
+                "the reader panicked on a mutation of {}:\n{text}",
+                f.display()
+            );
+            runs += 1;
+        }
+    }
+    eprintln!("{runs} mutated files read without a panic");
+}

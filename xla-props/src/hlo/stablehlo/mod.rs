@@ -1,0 +1,15 @@
+//! StableHLO MLIR text: the reader into the IR (pretty and generic forms,
+//! `chlo` decompositions, check ops, `// -----` split files) and the printer
+//! (the lowering the XLA backend compiles).
+
+mod chlo;
+mod convert;
+mod dense;
+mod printer;
+mod reader;
+mod syntax;
+
+pub use chlo::{ChloLowering, CHLO_OPS};
+pub use convert::{CheckKind, CheckSpec};
+pub use printer::{lower_module, lowers, mlir_element_type, tensor_type, LowerError, Lowered};
+pub use reader::{parse_stablehlo, read_check_programs, CheckProgram, MAX_DEPTH};
