@@ -58,6 +58,10 @@ pub struct Bounds {
 
 /// An enclosure of any value: arrays, tuples, tokens.
 #[derive(Clone, Debug, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "arrays are the common case; tuples hold them by value as `Value` does"
+)]
 pub enum Enclosure {
     /// An array.
     Array(Bounds),
@@ -624,7 +628,7 @@ impl Interval<'_, '_> {
             O::Divide if float_out => {
                 let zero_inside = arrays()
                     .and_then(|a| a.get(1).copied())
-                    .is_some_and(|d| straddles_zero(d));
+                    .is_some_and(straddles_zero);
                 if zero_inside {
                     self.corners(ins, ops, Rule::ExactOnly)
                 } else {
@@ -668,7 +672,7 @@ impl Interval<'_, '_> {
             O::Rsqrt if float_out => {
                 let zero_inside = arrays()
                     .and_then(|a| a.first().copied())
-                    .is_some_and(|d| straddles_zero(d));
+                    .is_some_and(straddles_zero);
                 let rule = if zero_inside {
                     Rule::ExactOnly
                 } else {
