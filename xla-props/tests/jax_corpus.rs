@@ -151,18 +151,6 @@ const TRIAGED: &[Triage] = &[
         shows: LOWERING_BITCAST,
         why: "ours: as sort.after.hlo",
     },
-    // found only by the deep check: the whole module agrees
-    Triage {
-        file: "layer_norm_grad.after.hlo",
-        on: On::XlaCpu,
-        kind: Kind::Legal,
-        shows: "local disagreement: fusion `broadcast_add_fusion` (computation `fused_computation`): `add_any.6` (add)",
-        why: "legal: XLA:CPU contracts `mul.3 + sub.0 * broadcast.28` into one fma; its output \
-              is bit for bit the reference's fma-contraction variant (64 of 64 elements), and the \
-              sum cancels to ~1e-10, so one rounding fewer is many ulp of the result. The \
-              per-instruction judge (isolate::judge_outputs) does not yet admit the fma \
-              alternative that the suite's judge does; the one-judge work removes this entry",
-    },
 ];
 
 fn xla_props() -> Command {
