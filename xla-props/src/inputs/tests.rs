@@ -355,7 +355,11 @@ fn log_of_product_plus_constant() {
     let r = b.un(Opcode::Log, s);
     let m = module(vec![b.comp("main", r)]);
     let g = generate_inputs(&m, Distribution::Uniform, 23).unwrap();
-    assert!(!g.rejection_sampling_used, "{:?}", g.unguaranteed);
+    assert!(
+        !g.rejection_sampling_used,
+        "{:?} {:?}",
+        g.unguaranteed, g.intervals
+    );
     let min_normal = t.float_format().unwrap().min_normal();
     for i in 0..128 {
         let (x, y, z) = (
