@@ -163,10 +163,15 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
         }
     }
     let Some((seed, distribution, inputs, report)) = worst else {
-        return Err(CliError::input("xla-props compare: --trials must be at least 1"));
+        return Err(CliError::input(
+            "xla-props compare: --trials must be at least 1",
+        ));
     };
     if args.trials > 1 {
-        say!("trials: {}, worst: seed {seed}, {distribution}", args.trials);
+        say!(
+            "trials: {}, worst: seed {seed}, {distribution}",
+            args.trials
+        );
     }
     say!(
         "inputs: {distribution}, seed {seed}, rejection sampling {}",
