@@ -584,6 +584,7 @@ fn repair(
     out: &mut GeneratedInputs,
 ) {
     let mut stuck = vec![0usize; samplers.len()];
+    let mut best = vec![usize::MAX; samplers.len()];
     for round in 0..=MAX_REJECTION_ROUNDS {
         let vals = point::evaluate(module, g, &out.args);
         let masks = point::live_elements(g, &vals);
@@ -650,14 +651,22 @@ fn repair(
         }
         redraw.sort_unstable();
         redraw.dedup();
-        let mut touched: Vec<usize> = redraw.iter().map(|r| r.0).collect();
-        touched.dedup();
-        for &p in &touched {
+        // a parameter whose violations stop decreasing is stuck: shrink it
+        let mut count = vec![0usize; samplers.len()];
+        for r in &redraw {
+            count[r.0] += 1;
+        }
+        for p in 0..samplers.len() {
+            if count[p] == 0 || count[p] < best[p] {
+                best[p] = best[p].min(count[p]);
+                stuck[p] = 0;
+                continue;
+            }
             stuck[p] += 1;
             if stuck[p] % SHRINK_EVERY == 0 {
                 let sampler = &mut samplers[p];
                 let shrunk = shrink(sampler.interval).round_inward(sampler.dtype);
-                if !shrunk.is_empty() && shrunk != sampler.interval {
+                if shrunk.lo < shrunk.hi && shrunk != sampler.interval {
                     out.notes.push(format!(
                         "parameter {p}: scale shrunk from {} to {shrunk} by the repair",
                         sampler.interval

@@ -411,6 +411,15 @@ impl<'m> Propagation<'m> {
                 self.project(id, &mut want);
             }
             self.want = want;
+            // a requirement no value of its node can meet, on a node the
+            // parameters decide: no input is legal
+            if sites.iter().any(|s| {
+                self.adjustable[s.node]
+                    && !self.fwd[s.node].is_empty()
+                    && self.want[s.node].is_empty()
+            }) {
+                return false;
+            }
             let mut changed = false;
             for (k, &p) in self.g.params.iter().enumerate() {
                 let dtype = self.g.nodes[p].dtype.unwrap_or(ElementType::F64);
