@@ -663,7 +663,7 @@ fn repair(
                 continue;
             }
             stuck[p] += 1;
-            if stuck[p] % SHRINK_EVERY == 0 {
+            if stuck[p].is_multiple_of(SHRINK_EVERY) {
                 let sampler = &mut samplers[p];
                 let shrunk = shrink(sampler.interval).round_inward(sampler.dtype);
                 if shrunk.lo < shrunk.hi && shrunk != sampler.interval {

@@ -864,7 +864,7 @@ impl<'m> Propagation<'m> {
         } else {
             req.hi.min(-req.lo)
         };
-        if !(m > 0.0) {
+        if m.is_nan() || m <= 0.0 {
             return false;
         }
         let (ma, mb) = (a2.abs().hi, b2.abs().hi);

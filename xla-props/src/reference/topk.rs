@@ -81,7 +81,7 @@ pub(crate) fn topk(ins: &Instruction, x: &Literal) -> Result<Value, OpError> {
     if k > n {
         return Err(bad(format!("topk: k={k} exceeds the last dimension ({n})")));
     }
-    let rows = if n == 0 { 0 } else { x.element_count() / n };
+    let rows = x.element_count().checked_div(n).unwrap_or(0);
     let t = x.dtype();
     let b = bits(x);
     let mut values = Vec::with_capacity(rows * k);

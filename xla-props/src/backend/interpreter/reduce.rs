@@ -702,7 +702,7 @@ impl Compiled {
         };
         let keys = SortKeys::new(x, true)?;
         let bits = x.to_bits_vec();
-        let rows = if n == 0 { 0 } else { x.element_count() / n };
+        let rows = x.element_count().checked_div(n).unwrap_or(0);
         let (mut values, mut indices) = (Vec::new(), Vec::new());
         let first = if largest {
             ComparisonDirection::Gt
