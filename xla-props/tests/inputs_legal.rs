@@ -28,6 +28,12 @@ const CASES: &[(&str, &str)] = &[
     ("inside a fusion", "HloModule m\nfused {\n  p0 = f32[256] parameter(0)\n  p1 = f32[256] parameter(1)\n  d = f32[256] subtract(p0, p1)\n  ROOT l = f32[256] log(d)\n}\nENTRY e {\n  x = f32[256] parameter(0)\n  y = f32[256] parameter(1)\n  ROOT f = f32[256] fusion(x, y), kind=kLoop, calls=fused\n}\n"),
     ("across a reduce", "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[8,32] parameter(0)\n  z = f32[] constant(0)\n  r = f32[8] reduce(x, z), dimensions={1}, to_apply=add\n  ROOT l = f32[8] rsqrt(r)\n}\n"),
     ("x*x - 1 >= 0 (rejection sampling)", "HloModule m\nENTRY e {\n  x = f32[256] parameter(0)\n  s = f32[256] multiply(x, x)\n  one = f32[] constant(1)\n  b = f32[256] broadcast(one), dimensions={}\n  d = f32[256] subtract(s, b)\n  ROOT r = f32[256] sqrt(d)\n}\n"),
+    ("select: log on the branch taken where x > 0", "HloModule m\nENTRY e {\n  x = f32[512] parameter(0)\n  z = f32[512] broadcast(f32[] constant(0)), dimensions={}\n  p = pred[512] compare(x, z), direction=GT\n  l = f32[512] log(x)\n  ROOT r = f32[512] select(p, l, x)\n}\n"),
+    ("clamp: log(clamp(-1, x, 4))", "HloModule m\nENTRY e {\n  x = f16[256] parameter(0)\n  lo = f16[256] broadcast(f16[] constant(-1)), dimensions={}\n  hi = f16[256] broadcast(f16[] constant(4)), dimensions={}\n  c = f16[256] clamp(lo, x, hi)\n  ROOT r = f16[256] log(c)\n}\n"),
+    ("index normalization before dynamic-slice", "HloModule m\nENTRY e {\n  x = f32[10,4] parameter(0)\n  i = s32[] parameter(1)\n  zero = s32[] constant(0)\n  n = s32[] constant(10)\n  lt = pred[] compare(i, zero), direction=LT\n  w = s32[] add(i, n)\n  idx = s32[] select(lt, w, i)\n  ROOT r = f32[3,4] dynamic-slice(x, idx, zero), dynamic_slice_sizes={3,4}\n}\n"),
+    ("index normalization and clamp before gather", "HloModule m\nENTRY e {\n  x = f32[16,8] parameter(0)\n  i = s32[5] parameter(1)\n  zb = s32[5] broadcast(s32[] constant(0)), dimensions={}\n  nb = s32[5] broadcast(s32[] constant(16)), dimensions={}\n  hb = s32[5] broadcast(s32[] constant(15)), dimensions={}\n  lt = pred[5] compare(i, zb), direction=LT\n  w = s32[5] add(i, nb)\n  s = s32[5] select(lt, w, i)\n  c = s32[5] clamp(zb, s, hb)\n  r = s32[5,1] reshape(c)\n  ROOT g = f32[5,8] gather(x, r), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}\n}\n"),
+    ("sum of squares under rsqrt", "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4,32] parameter(0)\n  sq = f32[4,32] multiply(x, x)\n  z = f32[] constant(0)\n  s = f32[4] reduce(sq, z), dimensions={1}, to_apply=add\n  r = f32[4] rsqrt(s)\n  rb = f32[4,32] broadcast(r), dimensions={0}\n  ROOT o = f32[4,32] multiply(x, rb)\n}\n"),
+    ("erf-style branches: 1/|x| and log|x| only where |x| >= 1", "HloModule m\nENTRY e {\n  x = f32[1024] parameter(0)\n  ax = f32[1024] abs(x)\n  ob = f32[1024] broadcast(f32[] constant(1)), dimensions={}\n  small = pred[1024] compare(ax, ob), direction=LT\n  xx = f32[1024] multiply(x, x)\n  poly = f32[1024] multiply(xx, x)\n  nxx = f32[1024] negate(xx)\n  ex = f32[1024] exponential(nxx)\n  q = f32[1024] divide(ob, ax)\n  q2 = f32[1024] multiply(q, q)\n  q4 = f32[1024] multiply(q2, q2)\n  q8 = f32[1024] multiply(q4, q4)\n  q16 = f32[1024] multiply(q8, q8)\n  q32 = f32[1024] multiply(q16, q16)\n  t = f32[1024] multiply(ex, q32)\n  lg = f32[1024] log(ax)\n  t2 = f32[1024] add(t, lg)\n  ROOT r = f32[1024] select(small, poly, t2)\n}\n"),
     ("product chain below overflow", "HloModule m\nENTRY e {\n  a = f16[256] parameter(0)\n  b = f16[256] parameter(1)\n  c = f16[256] parameter(2)\n  d = f16[256] parameter(3)\n  p = f16[256] multiply(a, b)\n  q = f16[256] multiply(p, c)\n  ROOT r = f16[256] multiply(q, d)\n}\n"),
 ];
 
@@ -83,4 +89,87 @@ fn index_and_shift_and_convert_classes() {
             assert_eq!(out[0].get_f64(i), g.args[0].get_f64(i).trunc());
         }
     }
+}
+
+#[test]
+fn normalized_indices_are_in_range_and_both_signs_occur() {
+    let m = parse_module(
+        CASES
+            .iter()
+            .find(|c| c.0.starts_with("index normalization before"))
+            .unwrap()
+            .1,
+    )
+    .unwrap();
+    let mut negative = false;
+    for seed in 0..16 {
+        let g = generate_inputs(&m, Distribution::Uniform, seed).unwrap();
+        let i = g.args[1].get_i128(0);
+        let start = if i < 0 { i + 10 } else { i };
+        assert!((0..=7).contains(&start), "seed {seed}: i = {i}");
+        negative |= i < 0;
+    }
+    assert!(
+        negative,
+        "negative indices are legal too and should be drawn"
+    );
+}
+
+#[test]
+fn erf_style_branches_keep_both_sides_of_the_predicate() {
+    let m = parse_module(
+        CASES
+            .iter()
+            .find(|c| c.0.starts_with("erf-style"))
+            .unwrap()
+            .1,
+    )
+    .unwrap();
+    let g = generate_inputs(&m, Distribution::Uniform, 3).unwrap();
+    let xs = g.args[0].to_f64_vec();
+    assert!(xs.iter().any(|x| x.abs() < 1.0) && xs.iter().any(|x| x.abs() >= 1.0));
+    assert!(g.unmet.is_empty(), "{:?}", g.unmet);
+}
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/xla-hlo");
+
+/// Every module of the shared corpus gets inputs (none fails to generate).
+#[test]
+fn every_shared_corpus_module_gets_inputs() {
+    let dir = std::path::Path::new(CORPUS);
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the shared corpus is missing at {} (CI is set)",
+            dir.display()
+        );
+        eprintln!("skipping: no shared corpus at {}", dir.display());
+        return;
+    };
+    let mut files: Vec<_> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let mut failed = Vec::new();
+    for f in &files {
+        let m = xla_props::hlo::load_module_file(f).unwrap_or_else(|e| panic!("{e}"));
+        // in debug builds the largest modules are left to the release run
+        // (`cargo test --release -p xla-props --test inputs_legal`)
+        let elements: u64 = m
+            .computations
+            .iter()
+            .flat_map(|c| &c.instructions)
+            .flat_map(|i| i.shape.leaves())
+            .map(|a| a.element_count().unwrap_or(u64::MAX))
+            .fold(0u64, u64::saturating_add);
+        if cfg!(debug_assertions) && elements > 200_000 {
+            continue;
+        }
+        if let Err(e) = generate_inputs(&m, Distribution::Uniform, 0) {
+            failed.push(format!("{}: failed to generate inputs: {e}", f.display()));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }

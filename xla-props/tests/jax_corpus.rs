@@ -46,8 +46,6 @@ enum Kind {
     /// A gap of ours (the reference or the XLA lowering lacks something),
     /// being fixed by the topk and bitcast work; remove after its merge.
     OursBeingFixed,
-    /// A legal difference, with its reason.
-    Legal,
     /// A finding: a difference no declared numerics explain, with its
     /// reproducer in docs/findings.md.
     Finding,

@@ -393,11 +393,14 @@ impl fmt::Display for Verdict {
             Verdict::Mismatch(r) => r.fmt(f),
             Verdict::ShapeMismatch { detail } => write!(f, "shape mismatch: {detail}"),
             Verdict::OnlyOneFailed { failed, error } => {
-                let who = match failed {
-                    Side::Reference => "the reference",
-                    Side::Backend => "the backend",
-                };
-                write!(f, "only {who} failed: {error}")
+                match failed {
+                    // the backend ran the program: the oracle is what lacks
+                    Side::Reference => write!(
+                        f,
+                        "only the reference failed (a gap in xla-props, ours to fix, not a backend bug): {error}"
+                    ),
+                    Side::Backend => write!(f, "only the backend failed: {error}"),
+                }
             }
             Verdict::BothFailedAlike { error } => write!(f, "both failed alike: {error}"),
             Verdict::BothFailedDifferently {

@@ -39,6 +39,36 @@ pub struct CompareArgs {
     /// disagreement (even when the output agrees; then the exit code is 1).
     #[arg(long)]
     pub deep: bool,
+    /// Draw this many input sets (seeds from `--seed` on, crossed with the
+    /// finite distributions from `--distribution` on) and report the worst.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub trials: u64,
+}
+
+/// The distributions `--trials` cycles through after the one asked for.
+const TRIAL_DISTRIBUTIONS: &[Distribution] = &[
+    Distribution::Uniform,
+    Distribution::LogUniform,
+    Distribution::Duplicates,
+];
+
+/// The seed and distribution of trial `t`.
+fn trial(first: Distribution, seed: u64, t: u64) -> (u64, Distribution) {
+    let mut dists = vec![first];
+    dists.extend(TRIAL_DISTRIBUTIONS.iter().copied().filter(|&d| d != first));
+    let n = dists.len() as u64;
+    (seed.wrapping_add(t / n), dists[(t % n) as usize])
+}
+
+/// How bad a verdict is, for `--trials`: disagreement, then not judged, then agreement.
+fn badness(v: &Verdict) -> u8 {
+    if v.is_disagreement() {
+        2
+    } else if v.is_agreement() {
+        0
+    } else {
+        1
+    }
 }
 
 /// What one side produced.
@@ -120,12 +150,32 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
         .distribution
         .parse()
         .map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
-    let inputs = generate_inputs(&module, distribution, args.seed)
-        .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?;
-    let report = compare_module(&module, &inputs, args)?;
+    let mut worst: Option<(u64, Distribution, GeneratedInputs, CompareReport)> = None;
+    for t in 0..args.trials {
+        let (seed, distribution) = trial(distribution, args.seed, t);
+        let inputs = generate_inputs(&module, distribution, seed)
+            .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?;
+        let report = compare_module(&module, &inputs, args)?;
+        if worst
+            .as_ref()
+            .is_none_or(|w| badness(&report.verdict) > badness(&w.3.verdict))
+        {
+            worst = Some((seed, distribution, inputs, report));
+        }
+    }
+    let Some((seed, distribution, inputs, report)) = worst else {
+        return Err(CliError::input(
+            "xla-props compare: --trials must be at least 1",
+        ));
+    };
+    if args.trials > 1 {
+        say!(
+            "trials: {}, worst: seed {seed}, {distribution}",
+            args.trials
+        );
+    }
     say!(
-        "inputs: {distribution}, seed {}, rejection sampling {}",
-        args.seed,
+        "inputs: {distribution}, seed {seed}, rejection sampling {}",
         if inputs.rejection_sampling_used {
             "used"
         } else {
@@ -134,6 +184,15 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     );
     for (k, i) in inputs.intervals.iter().enumerate() {
         say!("  parameter {k}: {i}");
+    }
+    for &k in &inputs.point_parameters {
+        say!(
+            "warning: parameter {k} is narrowed to the single value {}: it carries no signal",
+            inputs.intervals[k].lo
+        );
+    }
+    for note in &inputs.notes {
+        say!("note: {note}");
     }
     if report.reference_nonfinite_outputs > 0 {
         say!(
@@ -167,8 +226,14 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
             "file": file,
             "backend": args.backend,
             "reference": args.reference,
-            "seed": args.seed,
+            "seed": seed,
             "distribution": distribution,
+            "trials": args.trials,
+            "warnings": inputs
+                .point_parameters
+                .iter()
+                .map(|&k| format!("parameter {k} is narrowed to the single value {}", inputs.intervals[k].lo))
+                .collect::<Vec<_>>(),
             "verdict": report.verdict,
             "inputs": inputs,
             "reference_nonfinite_outputs": report.reference_nonfinite_outputs,

@@ -9,7 +9,7 @@ use super::distribution::{
 use super::graph::{Graph, GraphError, Reducer};
 use super::interval::Interval;
 use super::point;
-use super::propagate::{collect_sites, Demand, Propagation, Site};
+use super::propagate::{collect_sites, live_nodes, Demand, Propagation, Site};
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::{Literal, LiteralError};
 
@@ -35,6 +35,17 @@ pub struct GeneratedInputs {
     pub unguaranteed: Vec<String>,
     /// Requirements the point check could not evaluate (ops it does not model).
     pub unchecked: Vec<String>,
+    /// How the inputs were made legal where the plain draw was not enough
+    /// (a parameter's scale shrunk by the repair, indices left to XLA's
+    /// clamping, ...): shown by `compare`.
+    pub notes: Vec<String>,
+    /// Parameters the requirements narrowed to a single value (a warning:
+    /// such a parameter carries no signal). A reduce's init drawn as its
+    /// reducer's identity on purpose is not listed.
+    pub point_parameters: Vec<usize>,
+    /// Requirements still violated by some elements when the repair's budget
+    /// ran out (the reference may see values outside an op's domain there).
+    pub unmet: Vec<String>,
 }
 
 /// Why no legal inputs could be made.
@@ -80,14 +91,28 @@ pub struct LegalIntervals {
 struct Analysis {
     graph: Graph,
     params: Vec<Interval>,
+    /// Where each parameter started, before propagation.
+    start: Vec<Interval>,
     sites: Vec<Site>,
     unguaranteed: Vec<usize>,
+    notes: Vec<String>,
+}
+
+/// How the starting intervals are chosen.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// The default sampling ranges, weights scaled by their fan-in.
+    Default,
+    /// Every finite value of each type.
+    WholeType,
+    /// Every value of each type (specials included), for the edge distributions.
+    Specials,
 }
 
 fn analyse(
     module: &Module,
     distribution: Distribution,
-    start_interval: fn(ElementType) -> Interval,
+    start: Start,
 ) -> Result<Analysis, InputError> {
     for (index, shape) in module.parameter_shapes().into_iter().enumerate() {
         match shape.as_array() {
@@ -104,19 +129,89 @@ fn analyse(
         GraphError::Cycle(c) => InputError::Graph(format!("cycle in computation {c}")),
         GraphError::TooDeep => InputError::Graph("calls nested more than 64 deep".into()),
     })?;
-    let start: Vec<Interval> = graph
+    let want_finite = distribution.wants_finite();
+    let begin = |how: Start| -> Vec<Interval> {
+        let mut v = start_intervals(&graph, how);
+        if how == Start::Default {
+            for (k, bound) in super::scale::weight_bounds(module, &graph)
+                .into_iter()
+                .enumerate()
+            {
+                if let (Some(b), Some(i)) = (bound, v.get_mut(k)) {
+                    let t = graph.nodes[graph.params[k]]
+                        .dtype
+                        .unwrap_or(ElementType::F32);
+                    let scaled = i.intersect(Interval::new(-b, b)).round_inward(t);
+                    if !scaled.is_empty() && scaled.lo < scaled.hi {
+                        *i = scaled;
+                    }
+                }
+            }
+        }
+        v
+    };
+    let mut notes = Vec::new();
+    let mut used = begin(start);
+    let mut attempt = solve(module, &graph, used.clone(), want_finite, false);
+    if attempt.is_err() && start == Start::Default {
+        // the default range is a choice, not the legal domain: not yet a proof
+        used = begin(Start::WholeType);
+        attempt = solve(module, &graph, used.clone(), want_finite, false);
+        if attempt.is_ok() {
+            notes.push(
+                "the default sampling ranges leave no legal input: drawn from the whole \
+                 range of each type"
+                    .to_string(),
+            );
+        }
+    }
+    let (params, sites, unguaranteed) = match attempt {
+        Ok(s) => s,
+        // no in-range index: XLA clamps (dynamic slices, gather) or skips
+        // (scatter) out-of-range indices, which is defined; fall back to that
+        Err(_) => match solve(module, &graph, used.clone(), want_finite, true) {
+            Ok(s) => {
+                notes.push(
+                    "no in-range index exists for some indexing op: its indices are drawn \
+                     as they come and XLA's clamping (skipping, for scatter) applies"
+                        .to_string(),
+                );
+                s
+            }
+            Err(what) => return Err(InputError::Infeasible(what)),
+        },
+    };
+    let start_params = used;
+    Ok(Analysis {
+        graph,
+        params,
+        start: start_params,
+        sites,
+        unguaranteed,
+        notes,
+    })
+}
+
+/// Each parameter's interval before propagation; a reduce's init that is an
+/// entry parameter starts as its reducer's identity.
+fn start_intervals(graph: &Graph, how: Start) -> Vec<Interval> {
+    let mut start: Vec<Interval> = graph
         .params
         .iter()
         .map(|&p| {
             let t = graph.nodes[p].dtype.unwrap_or(ElementType::F32);
-            start_interval(t).round_inward(t)
+            let i = match how {
+                Start::Default => default_interval(t),
+                Start::WholeType => Interval::finite_of_type(t),
+                Start::Specials => Interval::of_type(t),
+            };
+            i.round_inward(t)
         })
         .collect();
     // a reduce's init value must be an identity of its reducer (XLA's
     // contract; jax.lax.reduce: "init_values must be an identity of
     // computation ... if violated the result is undefined"): an init that is
     // an entry parameter is drawn as exactly that identity
-    let mut start = start;
     for n in &graph.nodes {
         let (Some(reducer), Some(&init)) = (n.reducer, n.operands.get(1)) else {
             continue;
@@ -134,55 +229,85 @@ fn analyse(
         };
         start[p] = Interval::point(identity);
     }
-    let (params, sites, unguaranteed) = {
-        let mut prop = Propagation::new(module, &graph, start);
-        // index ranges shape the intervals under every distribution; the
-        // clamping distribution then draws outside them on purpose
-        let sites = collect_sites(module, &graph, distribution.wants_finite(), &prop.fwd);
-        for _round in 0..12 {
-            if !prop.narrow(&sites) {
-                let what = sites.first().map_or(String::new(), |s| s.what.clone());
-                return Err(InputError::Infeasible(what));
-            }
-            let open: Vec<usize> = (0..sites.len())
-                .filter(|&k| !guaranteed(&sites[k], &prop))
-                .collect();
-            if open.is_empty() {
-                break;
-            }
-            let before = prop.params.clone();
-            let mut progress = false;
-            for &k in &open {
-                let s = &sites[k];
-                let Some(want) = s.interval(graph.nodes[s.node].dtype) else {
-                    continue;
-                };
-                let snapshot = prop.params.clone();
-                if prop.ensure(s.node, want, 0) {
-                    prop.forward();
-                } else {
-                    prop.params = snapshot;
-                }
-            }
-            if prop.params != before {
-                progress = true;
-            }
-            if !progress {
-                break;
+    start
+}
+
+type Solved = (Vec<Interval>, Vec<Site>, Vec<usize>);
+
+/// Propagates from `start`: HC4 narrowing by the unconditional requirements
+/// (a proof when it empties a parameter), selects split by their predicate,
+/// then inner steps for what is still not guaranteed. `drop_index` leaves
+/// index ranges out (XLA's clamping applies). The error names the
+/// requirement that cannot hold.
+fn solve(
+    module: &Module,
+    graph: &Graph,
+    start: Vec<Interval>,
+    want_finite: bool,
+    drop_index: bool,
+) -> Result<Solved, String> {
+    let mut prop = Propagation::new(module, graph, start.clone());
+    let mut sites = collect_sites(module, graph, want_finite, &prop.fwd);
+    if drop_index {
+        sites.retain(|s| !s.is_index);
+    }
+    let live = live_nodes(graph, &prop.fwd, &[]);
+    let hard: Vec<Site> = sites.iter().filter(|s| live[s.node]).cloned().collect();
+    if !prop.narrow(&hard) {
+        return Err(blame(module, graph, &start, &hard));
+    }
+    let settled = prop.params.clone();
+    if prop.split_selects(&sites) && !prop.narrow(&hard) {
+        prop.params = settled;
+        prop.narrow(&hard);
+    }
+    for _round in 0..12 {
+        let open: Vec<usize> = (0..hard.len())
+            .filter(|&k| !guaranteed(&hard[k], &prop))
+            .collect();
+        if open.is_empty() {
+            break;
+        }
+        let good = prop.params.clone();
+        for &k in &open {
+            let s = &hard[k];
+            let Some(want) = s.interval(graph.nodes[s.node].dtype) else {
+                continue;
+            };
+            let snapshot = prop.params.clone();
+            if prop.ensure(s.node, want, 0) {
+                prop.forward();
+            } else {
+                prop.params = snapshot;
             }
         }
-        prop.narrow(&sites);
-        let open: Vec<usize> = (0..sites.len())
-            .filter(|&k| !guaranteed(&sites[k], &prop))
-            .collect();
-        (prop.params.clone(), sites, open)
-    };
-    Ok(Analysis {
-        graph,
-        params,
-        sites,
-        unguaranteed,
-    })
+        if prop.params == good {
+            break;
+        }
+        // an inner step that leaves no legal input proves nothing: undo it
+        if !prop.narrow(&hard) {
+            prop.params = good;
+            prop.narrow(&hard);
+            break;
+        }
+    }
+    let open: Vec<usize> = (0..sites.len())
+        .filter(|&k| !guaranteed(&sites[k], &prop))
+        .collect();
+    Ok((prop.params.clone(), sites, open))
+}
+
+/// The requirement that alone leaves no legal input from `start`, or the
+/// first few when only their combination does.
+fn blame(module: &Module, graph: &Graph, start: &[Interval], sites: &[Site]) -> String {
+    for s in sites {
+        let mut p = Propagation::new(module, graph, start.to_vec());
+        if !p.narrow(std::slice::from_ref(s)) {
+            return s.what.clone();
+        }
+    }
+    let names: Vec<&str> = sites.iter().take(3).map(|s| s.what.as_str()).collect();
+    format!("the requirements together ({}, ...)", names.join(", "))
 }
 
 fn guaranteed(s: &Site, prop: &Propagation<'_>) -> bool {
@@ -203,7 +328,7 @@ pub fn legal_intervals(
     module: &Module,
     distribution: Distribution,
 ) -> Result<LegalIntervals, InputError> {
-    let a = analyse(module, distribution, default_interval)?;
+    let a = analyse(module, distribution, Start::Default)?;
     Ok(LegalIntervals {
         params: a.params,
         unguaranteed: a
@@ -292,12 +417,12 @@ pub fn generate_inputs(
     distribution: Distribution,
     seed: u64,
 ) -> Result<GeneratedInputs, InputError> {
-    let a = analyse(module, distribution, default_interval)?;
+    let a = analyse(module, distribution, Start::Default)?;
     // edge values are filtered by the legal domain over the whole type, not
     // by the default sampling range (max and the subnormals lie outside it)
     let wide = match distribution {
         Distribution::EdgeValues | Distribution::IntegerEdges => {
-            Some(analyse(module, distribution, Interval::of_type)?.params)
+            Some(analyse(module, distribution, Start::Specials)?.params)
         }
         _ => None,
     };
@@ -389,6 +514,14 @@ pub fn generate_inputs(
         }
         samplers.push(sampler);
     }
+    let point_parameters: Vec<usize> = a
+        .params
+        .iter()
+        .zip(&a.start)
+        .enumerate()
+        .filter(|(_, (p, s))| p.lo == p.hi && s.lo != s.hi)
+        .map(|(k, _)| k)
+        .collect();
     let mut out = GeneratedInputs {
         args,
         intervals: a.params.clone(),
@@ -401,6 +534,9 @@ pub fn generate_inputs(
             .map(|&k| a.sites[k].what.clone())
             .collect(),
         unchecked: Vec::new(),
+        notes: a.notes.clone(),
+        point_parameters,
+        unmet: Vec::new(),
     };
     if !distribution.enforces_domain() || a.unguaranteed.is_empty() {
         return Ok(out);
@@ -415,11 +551,46 @@ pub fn generate_inputs(
         .filter(|s| !(s.is_index && distribution == Distribution::OutOfRangeIndices))
         .filter(|s| !deps[s.node].is_empty())
         .collect();
+    repair(
+        module,
+        g,
+        &enforced,
+        &deps,
+        &mut samplers,
+        &mut rng,
+        &mut out,
+    );
+    Ok(out)
+}
+
+/// Rounds of redrawing after which a parameter that keeps failing has its
+/// sampling interval halved (toward 0, or toward its bound nearest 0).
+const SHRINK_EVERY: usize = 25;
+
+/// Evaluate, then repair: evaluates the graph on the drawn arguments,
+/// checks every enforced requirement on the elements whose value reaches the
+/// output (a select's untaken branch does not), and redraws the parameter
+/// elements that feed a violation; a parameter that keeps failing has its
+/// scale shrunk. Bounded by [`MAX_REJECTION_ROUNDS`] and deterministic per
+/// seed. What still fails at the end is listed in `out.unmet` (indices: left
+/// to XLA's clamping, which is defined).
+fn repair(
+    module: &Module,
+    g: &Graph,
+    enforced: &[&Site],
+    deps: &[Vec<usize>],
+    samplers: &mut [Sampler],
+    rng: &mut ChaCha8Rng,
+    out: &mut GeneratedInputs,
+) {
+    let mut stuck = vec![0usize; samplers.len()];
+    let mut best = vec![usize::MAX; samplers.len()];
     for round in 0..=MAX_REJECTION_ROUNDS {
         let vals = point::evaluate(module, g, &out.args);
+        let masks = point::live_elements(g, &vals);
         let mut redraw: Vec<(usize, Option<usize>, bool)> = Vec::new();
-        let mut failing: Option<&Site> = None;
-        for s in &enforced {
+        let mut failing: Vec<(&Site, u64)> = Vec::new();
+        for s in enforced {
             let Some(v) = &vals[s.node] else {
                 if round == 0 {
                     out.unchecked.push(s.what.clone());
@@ -428,7 +599,12 @@ pub fn generate_inputs(
             };
             let hole = matches!(s.demand, Demand::AwayFromZero(_));
             let node_count = v.len();
+            let mask = &masks[s.node];
+            let mut bad = 0u64;
             for (i, &x) in v.iter().enumerate() {
+                if !mask.get(i).copied().unwrap_or(true) {
+                    continue;
+                }
                 let ok = match s.demand {
                     Demand::Within(iv) => iv.contains(x),
                     Demand::Finite => x.is_finite(),
@@ -437,7 +613,7 @@ pub fn generate_inputs(
                 if ok {
                     continue;
                 }
-                failing = Some(s);
+                bad += 1;
                 let params = &deps[s.node];
                 let aligned: Vec<usize> = params
                     .iter()
@@ -450,18 +626,55 @@ pub fn generate_inputs(
                     redraw.extend(aligned.iter().map(|&p| (p, Some(i), hole)));
                 }
             }
+            if bad > 0 {
+                failing.push((s, bad));
+            }
         }
         if redraw.is_empty() {
-            return Ok(out);
+            return;
         }
         if round == MAX_REJECTION_ROUNDS {
-            return Err(InputError::NoLegalInputs {
-                requirement: failing.map_or(String::new(), |s| s.what.clone()),
-                rounds: MAX_REJECTION_ROUNDS,
-            });
+            for (s, bad) in failing {
+                out.unmet.push(format!(
+                    "{} (still violated by {bad} elements after {MAX_REJECTION_ROUNDS} rounds of repair{})",
+                    s.what,
+                    if s.is_index {
+                        "; XLA clamps such indices"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            out.notes
+                .extend(out.unmet.iter().map(|u| format!("unmet: {u}")));
+            return;
         }
         redraw.sort_unstable();
         redraw.dedup();
+        // a parameter whose violations stop decreasing is stuck: shrink it
+        let mut count = vec![0usize; samplers.len()];
+        for r in &redraw {
+            count[r.0] += 1;
+        }
+        for p in 0..samplers.len() {
+            if count[p] == 0 || count[p] < best[p] {
+                best[p] = best[p].min(count[p]);
+                stuck[p] = 0;
+                continue;
+            }
+            stuck[p] += 1;
+            if stuck[p].is_multiple_of(SHRINK_EVERY) {
+                let sampler = &mut samplers[p];
+                let shrunk = shrink(sampler.interval).round_inward(sampler.dtype);
+                if shrunk.lo < shrunk.hi && shrunk != sampler.interval {
+                    out.notes.push(format!(
+                        "parameter {p}: scale shrunk from {} to {shrunk} by the repair",
+                        sampler.interval
+                    ));
+                    sampler.interval = shrunk;
+                }
+            }
+        }
         for (p, elem, hole) in redraw {
             let sampler = &samplers[p];
             let lit = &mut out.args[p];
@@ -470,7 +683,7 @@ pub fn generate_inputs(
                 None => (0..lit.element_count()).collect(),
             };
             for i in elems {
-                let v = sampler.draw(&mut rng);
+                let v = sampler.draw(rng);
                 lit.set_f64(i, v);
                 if hole {
                     out.hole_resamples += 1;
@@ -481,7 +694,25 @@ pub fn generate_inputs(
             }
         }
     }
-    Ok(out)
+}
+
+/// Half of `i`, around 0 when it holds 0, else around its bound nearest 0.
+fn shrink(i: Interval) -> Interval {
+    let c = if i.contains(0.0) {
+        0.0
+    } else if i.lo > 0.0 {
+        i.lo
+    } else {
+        i.hi
+    };
+    let half = |b: f64| {
+        if b.is_finite() {
+            c + (b - c) / 2.0
+        } else {
+            b / 2.0
+        }
+    };
+    Interval::new(half(i.lo), half(i.hi))
 }
 
 /// Every bit pattern of a float type of at most 16 bits, as a rank-1 literal

@@ -11,6 +11,7 @@ mod graph;
 mod interval;
 mod point;
 mod propagate;
+mod scale;
 
 #[cfg(test)]
 mod tests;

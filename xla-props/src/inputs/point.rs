@@ -356,3 +356,73 @@ fn eval_node(
         _ => None,
     }
 }
+
+/// Which elements of each node reach the output: a select's untaken branch
+/// does not, elementwise ops pass liveness element by element, and any other
+/// op makes all of an operand live when one of its own elements is. A
+/// requirement holds only on live elements (XLA evaluates both branches of a
+/// select; a NaN in the one not taken is discarded). An empty mask means
+/// every element is live (too large to track).
+pub(crate) fn live_elements(g: &Graph, vals: &[Option<Vec<f64>>]) -> Vec<Vec<bool>> {
+    let mut live: Vec<Vec<bool>> = g
+        .nodes
+        .iter()
+        .map(|n| {
+            let c = n.element_count();
+            if c > MAX_POINT_ELEMENTS {
+                Vec::new()
+            } else {
+                vec![false; c]
+            }
+        })
+        .collect();
+    if let Some(r) = live.get_mut(g.root) {
+        r.iter_mut().for_each(|b| *b = true);
+    }
+    fn mark_all(m: &mut [bool]) {
+        m.iter_mut().for_each(|b| *b = true);
+    }
+    for id in (0..g.nodes.len()).rev() {
+        let mine = std::mem::take(&mut live[id]);
+        let all = mine.is_empty();
+        if !all && !mine.iter().any(|&b| b) {
+            live[id] = mine;
+            continue;
+        }
+        let n = &g.nodes[id];
+        let pred = (n.opcode == Opcode::Select)
+            .then(|| n.operands.first().and_then(|&p| vals.get(p)?.as_ref()))
+            .flatten();
+        for (k, &o) in n.operands.iter().enumerate() {
+            if o == id {
+                continue;
+            }
+            let elementwise = n.opcode.is_elementwise() && !all && live[o].len() == mine.len();
+            if !elementwise {
+                mark_all(&mut live[o]);
+                continue;
+            }
+            for (i, &l) in mine.iter().enumerate() {
+                if !l {
+                    continue;
+                }
+                let taken = match (pred, k) {
+                    (Some(p), 1 | 2) => {
+                        let v = if p.len() == 1 {
+                            p[0]
+                        } else {
+                            p.get(i).copied().unwrap_or(1.0)
+                        };
+                        (v != 0.0) == (k == 1)
+                    }
+                    _ => true,
+                };
+                if taken {
+                    live[o][i] = true;
+                }
+            }
+        }
+        live[id] = mine;
+    }
+    live
+}

@@ -15,7 +15,7 @@
 use super::domain::{resolve, rules_for, Resolved};
 use super::graph::{Graph, Node, NodeId, Reducer};
 use super::interval::Interval;
-use crate::hlo::{ConstantData, ElementType, Module, Opcode};
+use crate::hlo::{ComparisonDirection, ConstantData, ElementType, Module, Opcode};
 
 /// What a requirement site demands of its node's values.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -127,6 +127,8 @@ pub(crate) struct Propagation<'m> {
     pub params: Vec<Interval>,
     /// Forward interval per node.
     pub fwd: Vec<Interval>,
+    /// What the last [`Propagation::narrow`] wanted of each node.
+    pub want: Vec<Interval>,
     /// Whether a node depends on a parameter.
     adjustable: Vec<bool>,
 }
@@ -139,10 +141,79 @@ impl<'m> Propagation<'m> {
             g,
             params,
             fwd: Vec::new(),
+            want: Vec::new(),
             adjustable: deps.iter().map(|d| !d.is_empty()).collect(),
         };
         p.forward();
+        p.want = p.fwd.clone();
         p
+    }
+
+    fn fork(&self) -> Propagation<'m> {
+        Propagation {
+            module: self.module,
+            g: self.g,
+            params: self.params.clone(),
+            fwd: self.fwd.clone(),
+            want: self.want.clone(),
+            adjustable: self.adjustable.clone(),
+        }
+    }
+
+    /// Constructive disjunction over selects: for each select whose
+    /// predicate is undecided and whose users want less than its forward
+    /// interval, narrows once assuming the predicate true (the requirements
+    /// of the first branch then hold) and once assuming it false, and keeps
+    /// the hull of the two parameter boxes. `select(i < 0, i + n, i)` in
+    /// `[0, n - 1]` gives `i` in `[-n, n - 1]`, not the empty intersection of
+    /// both branches. `sites` are all the requirements, conditional ones
+    /// included. Returns whether some parameter changed.
+    pub fn split_selects(&mut self, sites: &[Site]) -> bool {
+        let mut changed = false;
+        for s in 0..self.g.nodes.len() {
+            let n = &self.g.nodes[s];
+            if n.opcode != Opcode::Select || n.operands.len() != 3 || !self.adjustable[s] {
+                continue;
+            }
+            let p = n.operands[0];
+            let pf = self.fwd[p];
+            let z = self.want.get(s).copied().unwrap_or(Interval::ALL);
+            if pf.lo >= 1.0 || pf.hi <= 0.0 || z.contains_interval(self.fwd[s]) {
+                continue;
+            }
+            let mut boxes: Vec<Vec<Interval>> = Vec::new();
+            for taken in [true, false] {
+                let mut sub = self.fork();
+                let live = live_nodes(self.g, &self.fwd, &[(s, taken)]);
+                let mut sub_sites: Vec<Site> =
+                    sites.iter().filter(|x| live[x.node]).cloned().collect();
+                sub_sites.push(Site {
+                    node: p,
+                    demand: Demand::Within(Interval::point(if taken { 1.0 } else { 0.0 })),
+                    is_index: false,
+                    what: String::new(),
+                });
+                if sub.narrow(&sub_sites) {
+                    boxes.push(sub.params);
+                }
+            }
+            let new: Vec<Interval> = match boxes.as_slice() {
+                [one] => one.clone(),
+                [a, b] => a.iter().zip(b).map(|(a, b)| a.hull(*b)).collect(),
+                _ => continue,
+            };
+            let new: Vec<Interval> = new
+                .iter()
+                .zip(&self.params)
+                .map(|(n, o)| n.intersect(*o))
+                .collect();
+            if new != self.params && new.iter().all(|i| !i.is_empty()) {
+                self.params = new;
+                self.forward();
+                changed = true;
+            }
+        }
+        changed
     }
 
     fn instr(&self, n: &Node) -> &'m crate::hlo::Instruction {
@@ -224,7 +295,25 @@ impl<'m> Propagation<'m> {
             Opcode::Compare | Opcode::IsFinite => Interval::new(0.0, 1.0),
             Opcode::Negate => op(0).negated(),
             Opcode::Abs => op(0).abs(),
-            Opcode::Sign => Interval::new(-1.0, 1.0),
+            Opcode::Sign => {
+                let x = op(0);
+                Interval::new(
+                    if x.lo > 0.0 {
+                        1.0
+                    } else if x.lo >= 0.0 {
+                        0.0
+                    } else {
+                        -1.0
+                    },
+                    if x.hi < 0.0 {
+                        -1.0
+                    } else if x.hi <= 0.0 {
+                        0.0
+                    } else {
+                        1.0
+                    },
+                )
+            }
             Opcode::Ceil => op(0).monotone(Interval::ALL, f64::ceil),
             Opcode::Floor => op(0).monotone(Interval::ALL, f64::floor),
             Opcode::RoundNearestAfz | Opcode::RoundNearestEven => {
@@ -251,9 +340,17 @@ impl<'m> Propagation<'m> {
             Opcode::Divide if dtype.is_float() => op(0).over(op(1)),
             Opcode::Maximum => op(0).max(op(1)),
             Opcode::Minimum => op(0).min(op(1)),
-            Opcode::Remainder if dtype.is_float() => {
-                let m = op(1).abs().hi;
-                let x = op(0);
+            Opcode::Remainder => {
+                // the sign of the dividend, smaller in magnitude than the divisor
+                // (integers: by at least 1; `x rem 0` is `x`)
+                let (x, y) = (op(0), op(1));
+                let m = if dtype.is_float() {
+                    y.abs().hi
+                } else if y.contains(0.0) {
+                    f64::INFINITY
+                } else {
+                    y.abs().hi - 1.0
+                };
                 Interval::new(x.lo.max(-m).min(0.0), x.hi.min(m).max(0.0))
             }
             Opcode::Power if op(0).lo >= 0.0 => {
@@ -313,10 +410,20 @@ impl<'m> Propagation<'m> {
             for id in (0..self.g.nodes.len()).rev() {
                 self.project(id, &mut want);
             }
+            self.want = want;
+            // a requirement no value of its node can meet, on a node the
+            // parameters decide: no input is legal
+            if sites.iter().any(|s| {
+                self.adjustable[s.node]
+                    && !self.fwd[s.node].is_empty()
+                    && self.want[s.node].is_empty()
+            }) {
+                return false;
+            }
             let mut changed = false;
             for (k, &p) in self.g.params.iter().enumerate() {
                 let dtype = self.g.nodes[p].dtype.unwrap_or(ElementType::F64);
-                let new = self.params[k].intersect(want[p]).round_inward(dtype);
+                let new = self.params[k].intersect(self.want[p]).round_inward(dtype);
                 if new.is_empty() {
                     return false;
                 }
@@ -341,9 +448,20 @@ impl<'m> Propagation<'m> {
     fn project(&self, id: NodeId, want: &mut [Interval]) {
         let n = &self.g.nodes[id];
         let z = want[id];
-        let may_wrap = n.dtype.is_some_and(|t| !t.is_float())
-            && self.fwd[id] == n.dtype.map_or(Interval::ALL, Interval::of_type);
-        if z.is_empty() || n.operands.is_empty() || wraps(n) || may_wrap {
+        let full = n.dtype.map_or(Interval::ALL, Interval::of_type);
+        // only integer arithmetic wraps; a select or clamp spanning its whole
+        // type has merely wide operands
+        let linear = matches!(
+            n.opcode,
+            Opcode::Add | Opcode::Subtract | Opcode::Multiply | Opcode::Negate | Opcode::Abs
+        );
+        let may_wrap = n.dtype.is_some_and(|t| t.is_integer()) && linear && self.fwd[id] == full;
+        // integer add, subtract, multiply and negate that may wrap: a narrower
+        // requirement is met by the operands whose exact result does not wrap
+        // (values that meet it only by wrapping are dropped: an inner step,
+        // never a reason to refuse; a wrapped index says nothing more)
+        let follow_unwrapped = may_wrap && n.opcode != Opcode::Abs && !z.contains_interval(full);
+        if z.is_empty() || n.operands.is_empty() || wraps(n) || (may_wrap && !follow_unwrapped) {
             return;
         }
         let x = n.operands[0];
@@ -357,11 +475,79 @@ impl<'m> Propagation<'m> {
             | Opcode::Copy
             | Opcode::Transpose
             | Opcode::Reverse
-            | Opcode::Convert
             | Opcode::ReducePrecision => narrow(x, z, want),
+            Opcode::Convert => narrow(x, convert_preimage(z, self.g.nodes[x].dtype, n.dtype), want),
             Opcode::Bitcast if self.g.nodes[x].dtype == n.dtype => narrow(x, z, want),
             Opcode::Negate => narrow(x, z.negated(), want),
-            Opcode::Abs => narrow(x, Interval::new(-z.hi, z.hi), want),
+            Opcode::Abs => narrow(x, abs_preimage(z, want[x]), want),
+            Opcode::Sign => narrow(x, sign_preimage(z, self.g.nodes[x].dtype), want),
+            Opcode::Select => {
+                let (Some(a), Some(&b)) = (y, n.operands.get(2)) else {
+                    return;
+                };
+                let p = want[x];
+                if p.lo >= 1.0 {
+                    narrow(a, z, want);
+                } else if p.hi <= 0.0 {
+                    narrow(b, z, want);
+                } else {
+                    // a branch that cannot meet the requirement must not be taken
+                    let a_ok = !want[a].intersect(z).is_empty();
+                    let b_ok = !want[b].intersect(z).is_empty();
+                    if !a_ok {
+                        narrow(x, Interval::point(0.0), want);
+                        narrow(b, z, want);
+                    }
+                    if !b_ok {
+                        narrow(x, Interval::point(1.0), want);
+                        narrow(a, z, want);
+                    }
+                }
+            }
+            Opcode::Compare => {
+                let (Some(y), Some(dir)) = (y, self.instr(n).attrs.direction) else {
+                    return;
+                };
+                let strict = self.g.nodes[x].dtype.is_some_and(|t| !t.is_float());
+                let dir = if z.lo >= 1.0 {
+                    dir
+                } else if z.hi <= 0.0 {
+                    negated_direction(dir)
+                } else {
+                    return;
+                };
+                let (xi, yi) = compare_preimage(dir, want[x], want[y], strict);
+                narrow(x, xi, want);
+                narrow(y, yi, want);
+            }
+            Opcode::Clamp => {
+                // clamp(lo, v, hi) = min(max(v, lo), hi)
+                let (Some(v), Some(&hi)) = (y, n.operands.get(2)) else {
+                    return;
+                };
+                let (li, hii) = (want[x], want[hi]);
+                narrow(x, Interval::at_most(z.hi), want);
+                narrow(hi, Interval::at_least(z.lo), want);
+                let mut vi = Interval::ALL;
+                if z.lo > li.hi {
+                    vi.lo = z.lo;
+                }
+                if z.hi < hii.lo {
+                    vi.hi = z.hi;
+                }
+                narrow(v, vi, want);
+            }
+            Opcode::Remainder => {
+                // the result has the dividend's sign and a smaller magnitude
+                let mut xi = Interval::ALL;
+                if z.lo > 0.0 {
+                    xi.lo = z.lo;
+                }
+                if z.hi < 0.0 {
+                    xi.hi = z.hi;
+                }
+                narrow(x, xi, want);
+            }
             Opcode::Add => {
                 if let Some(y) = y {
                     let (xi, yi) = (want[x], want[y]);
@@ -416,12 +602,27 @@ impl<'m> Propagation<'m> {
                 narrow(x, Interval::at_most(z.hi), want);
                 if let Some(y) = y {
                     narrow(y, Interval::at_most(z.hi), want);
+                    // the other operand cannot reach z.lo: this one must
+                    let (xi, yi) = (want[x], want[y]);
+                    if yi.hi < z.lo {
+                        narrow(x, Interval::at_least(z.lo), want);
+                    }
+                    if xi.hi < z.lo {
+                        narrow(y, Interval::at_least(z.lo), want);
+                    }
                 }
             }
             Opcode::Minimum => {
                 narrow(x, Interval::at_least(z.lo), want);
                 if let Some(y) = y {
                     narrow(y, Interval::at_least(z.lo), want);
+                    let (xi, yi) = (want[x], want[y]);
+                    if yi.lo > z.hi {
+                        narrow(x, Interval::at_most(z.hi), want);
+                    }
+                    if xi.lo > z.hi {
+                        narrow(y, Interval::at_most(z.hi), want);
+                    }
                 }
             }
             Opcode::Reduce => {
@@ -468,8 +669,11 @@ impl<'m> Propagation<'m> {
             (Opcode::Parameter, _, _) => {
                 let Some(k) = node.param else { return false };
                 let dtype = node.dtype.unwrap_or(ElementType::F64);
-                let new = self.params[k].intersect(req).round_inward(dtype);
-                if new.is_empty() {
+                let old = self.params[k];
+                let new = old.intersect(req).round_inward(dtype);
+                // an inner step never collapses a parameter to one value:
+                // that requirement is better left to sampling and repair
+                if new.is_empty() || (new.lo == new.hi && old.lo != old.hi) {
                     return false;
                 }
                 self.params[k] = new;
@@ -610,48 +814,107 @@ impl<'m> Propagation<'m> {
         self.ensure(x, back(a2, sx), depth + 1) && self.ensure(y, back(b2, sy), depth + 1)
     }
 
-    /// `x * y` in `req`.
+    /// `x * y` in `req`: first the signs (a product that must not be
+    /// negative takes both factors of one sign; a requirement lopsided
+    /// around 0 is met that way too, rather than by a tiny magnitude), then
+    /// the largest magnitude, then the smallest.
     fn ensure_product(&mut self, x: NodeId, y: NodeId, req: Interval, depth: usize) -> bool {
         let (a, b) = (self.fwd[x], self.fwd[y]);
-        let (mut a2, mut b2) = (a, b);
-        // upper and lower magnitude limits: |x*y| <= m
-        let m = req.hi.min(-req.lo);
-        if m >= 0.0 {
-            let (ma, mb) = (a.abs().hi, b.abs().hi);
-            if ma * mb > m {
-                let (fa, fb) = match (self.adjustable[x], self.adjustable[y]) {
-                    (true, true) => {
-                        let f = (m / (ma * mb)).sqrt();
-                        (f, f)
-                    }
-                    (true, false) => (m / (ma * mb), 1.0),
-                    (false, true) => (1.0, m / (ma * mb)),
-                    (false, false) => return false,
-                };
-                a2 = a2.intersect(Interval::new(-ma * fa, ma * fa));
-                b2 = b2.intersect(Interval::new(-mb * fb, mb * fb));
+        let mut req = req;
+        if req.lo < 0.0 && req.hi > 0.0 {
+            if -req.lo * 16.0 < req.hi {
+                req.lo = 0.0;
+            } else if req.hi * 16.0 < -req.lo {
+                req.hi = 0.0;
             }
         }
-        if req.lo >= 0.0 && a2.times(b2).lo < req.lo {
-            // a positive (or zero) product: both of one sign, and |x||y| >= lo
-            let t = req.lo;
-            let positive = a2.hi > 0.0 && b2.hi > 0.0;
-            let (pa, pb) = if positive {
-                (
-                    a2.intersect(Interval::at_least(0.0)),
-                    b2.intersect(Interval::at_least(0.0)),
-                )
-            } else if a2.lo < 0.0 && b2.lo < 0.0 {
-                (
-                    a2.intersect(Interval::at_most(0.0)).negated(),
-                    b2.intersect(Interval::at_most(0.0)).negated(),
-                )
-            } else {
-                return false;
+        let pos = Interval::at_least(0.0);
+        let neg = Interval::at_most(0.0);
+        let nonempty = |p: Interval, q: Interval| p.hi > p.lo && q.hi > q.lo;
+        let (mut a2, mut b2) = (a, b);
+        if req.lo >= 0.0 && a.times(b).lo < 0.0 {
+            // one sign for both: the side with more room
+            let (pp, nn) = (
+                (a.intersect(pos), b.intersect(pos)),
+                (a.intersect(neg), b.intersect(neg)),
+            );
+            let room = |(p, q): (Interval, Interval)| p.width().min(1e300) * q.width().min(1e300);
+            (a2, b2) = match (nonempty(pp.0, pp.1), nonempty(nn.0, nn.1)) {
+                (true, true) if room(nn) > room(pp) => nn,
+                (true, _) => pp,
+                (false, true) => nn,
+                _ => return false,
             };
-            let (la, lb) = if t == 0.0 {
-                (pa.lo, pb.lo)
+        } else if req.hi <= 0.0 && a.times(b).hi > 0.0 {
+            let (pn, np) = (
+                (a.intersect(pos), b.intersect(neg)),
+                (a.intersect(neg), b.intersect(pos)),
+            );
+            (a2, b2) = match (nonempty(pn.0, pn.1), nonempty(np.0, np.1)) {
+                (true, _) => pn,
+                (false, true) => np,
+                _ => return false,
+            };
+        }
+        // the largest magnitude: |x * y| <= m
+        let m = if req.lo >= 0.0 {
+            req.hi
+        } else if req.hi <= 0.0 {
+            -req.lo
+        } else {
+            req.hi.min(-req.lo)
+        };
+        if m.is_nan() || m <= 0.0 {
+            return false;
+        }
+        let (ma, mb) = (a2.abs().hi, b2.abs().hi);
+        if ma.is_infinite() || mb.is_infinite() {
+            // an unbounded factor: only it can be bounded, against the
+            // other's magnitude (scaling both by sqrt(m / inf) would
+            // collapse the bounded one to exactly 0)
+            if ma.is_infinite() && mb.is_infinite() {
+                return false;
+            }
+            let (other, adjustable) = if ma.is_infinite() {
+                (mb, self.adjustable[x])
             } else {
+                (ma, self.adjustable[y])
+            };
+            if other > 0.0 {
+                if !adjustable {
+                    return false;
+                }
+                let bound = Interval::new(-m / other, m / other);
+                if ma.is_infinite() {
+                    a2 = a2.intersect(bound);
+                } else {
+                    b2 = b2.intersect(bound);
+                }
+            }
+        } else if ma * mb > m {
+            let (fa, fb) = match (self.adjustable[x], self.adjustable[y]) {
+                (true, true) => {
+                    let f = (m / (ma * mb)).sqrt();
+                    (f, f)
+                }
+                (true, false) => (m / (ma * mb), 1.0),
+                (false, true) => (1.0, m / (ma * mb)),
+                (false, false) => return false,
+            };
+            a2 = a2.intersect(Interval::new(-ma * fa, ma * fa));
+            b2 = b2.intersect(Interval::new(-mb * fb, mb * fb));
+        }
+        // the smallest magnitude: |x| |y| >= t, for a product kept off 0
+        let t = if req.lo > 0.0 {
+            req.lo
+        } else if req.hi < 0.0 {
+            -req.hi
+        } else {
+            0.0
+        };
+        if t > 0.0 {
+            let (pa, pb) = (a2.abs(), b2.abs());
+            if pa.lo * pb.lo < t {
                 // alpha in [max(pa.lo, t / pb.hi), pa.hi]: the geometric middle
                 let lo = pa.lo.max(t / pb.hi).max(f64::MIN_POSITIVE);
                 if lo > pa.hi {
@@ -662,25 +925,74 @@ impl<'m> Propagation<'m> {
                 } else {
                     pa.lo
                 };
-                (alpha, t / alpha)
-            };
-            let na = Interval::new(la, pa.hi);
-            let nb = Interval::new(lb.max(pb.lo), pb.hi);
-            if positive {
-                a2 = na;
-                b2 = nb;
-            } else {
-                a2 = na.negated();
-                b2 = nb.negated();
+                if alpha <= 0.0 {
+                    return false;
+                }
+                let beta = (t / alpha).max(pb.lo);
+                if beta > pb.hi {
+                    return false;
+                }
+                // keep the sign each factor already has
+                let oriented = |i: Interval, least: f64| {
+                    if i.lo >= 0.0 {
+                        Interval::new(least.max(i.lo), i.hi)
+                    } else if i.hi <= 0.0 {
+                        Interval::new(i.lo, (-least).min(i.hi))
+                    } else {
+                        Interval::EMPTY
+                    }
+                };
+                a2 = oriented(a2, alpha);
+                b2 = oriented(b2, beta);
+                if a2.is_empty() || b2.is_empty() {
+                    return false;
+                }
             }
-        } else if req.lo < 0.0 && -req.lo > m.max(0.0) {
-            // nothing more: the magnitude bound covers it
-        }
-        if req.hi <= 0.0 && a2.times(b2).hi > req.hi {
-            return false;
         }
         self.ensure(x, a2, depth + 1) && self.ensure(y, b2, depth + 1)
     }
+}
+
+/// Which nodes' values reach the root whatever the select predicates are:
+/// a node used only as a branch of selects (or by such nodes) is
+/// conditional, and its requirements hold only where the branch is taken
+/// (the point check tests them on those elements). `decided` fixes some
+/// selects' predicates (true: the first branch is taken); a predicate whose
+/// forward interval is one value is decided by it.
+pub(crate) fn live_nodes(g: &Graph, fwd: &[Interval], decided: &[(NodeId, bool)]) -> Vec<bool> {
+    let mut live = vec![false; g.nodes.len()];
+    if let Some(r) = live.get_mut(g.root) {
+        *r = true;
+    }
+    for id in (0..g.nodes.len()).rev() {
+        if !live[id] {
+            continue;
+        }
+        let n = &g.nodes[id];
+        let branch = if n.opcode == Opcode::Select && n.operands.len() == 3 {
+            let p = fwd.get(n.operands[0]).copied().unwrap_or(Interval::ALL);
+            match decided.iter().find(|(s, _)| *s == id) {
+                Some(&(_, t)) => Some(Some(t)),
+                None if p.lo >= 1.0 => Some(Some(true)),
+                None if p.hi <= 0.0 => Some(Some(false)),
+                None => Some(None),
+            }
+        } else {
+            None
+        };
+        for (k, &o) in n.operands.iter().enumerate() {
+            let on = match (branch, k) {
+                (Some(Some(t)), 1) => t,
+                (Some(Some(t)), 2) => !t,
+                (Some(None), 1 | 2) => false,
+                _ => true,
+            };
+            if on {
+                live[o] = true;
+            }
+        }
+    }
+    live
 }
 
 /// Integer ops whose values intervals do not follow: bitwise ops, shifts,
@@ -707,6 +1019,8 @@ fn wraps(n: &Node) -> bool {
                 | Opcode::Multiply
                 | Opcode::Negate
                 | Opcode::Abs
+                | Opcode::Sign
+                | Opcode::Remainder
         )))
 }
 
@@ -731,6 +1045,110 @@ fn inverse(z: Interval, range: Interval, inv: impl Fn(f64) -> f64) -> Interval {
         if lo.is_nan() { f64::NEG_INFINITY } else { lo },
         if hi.is_nan() { f64::INFINITY } else { hi },
     )
+}
+
+/// The values of `x` whose `abs` lies in `z`, given what `x` may be.
+pub(crate) fn abs_preimage(z: Interval, x: Interval) -> Interval {
+    let outer = Interval::new(-z.hi, z.hi);
+    if z.lo <= 0.0 {
+        return outer;
+    }
+    // |x| >= z.lo: a hole around 0, an interval once the sign is known
+    if x.lo >= 0.0 {
+        Interval::new(z.lo, z.hi)
+    } else if x.hi <= 0.0 {
+        Interval::new(-z.hi, -z.lo)
+    } else {
+        outer
+    }
+}
+
+/// The values of `x` whose `sign` lies in `z`.
+pub(crate) fn sign_preimage(z: Interval, dtype: Option<ElementType>) -> Interval {
+    // the smallest value above 0 of the operand's type
+    let tiny = match dtype.and_then(|t| t.float_format()) {
+        Some(f) => f.min_subnormal(),
+        None => 1.0,
+    };
+    if z.lo > 0.0 {
+        Interval::at_least(tiny)
+    } else if z.hi < 0.0 {
+        Interval::at_most(-tiny)
+    } else if z.lo > -1.0 && z.hi < 1.0 {
+        Interval::point(0.0)
+    } else if z.lo > -1.0 {
+        Interval::at_least(0.0)
+    } else if z.hi < 1.0 {
+        Interval::at_most(0.0)
+    } else {
+        Interval::ALL
+    }
+}
+
+/// The values of a convert's operand (of type `from`) whose result (of type
+/// `to`) lies in `z`: a float converted to an integer is truncated, so
+/// `trunc(x)` in `[lo, hi]` is `x` in `(lo - 1, hi + 1)` around zero.
+pub(crate) fn convert_preimage(
+    z: Interval,
+    from: Option<ElementType>,
+    to: Option<ElementType>,
+) -> Interval {
+    let (Some(from), Some(to)) = (from, to) else {
+        return z;
+    };
+    if !(from.is_float() && !to.is_float() && !to.is_pred()) || z.is_empty() {
+        return z;
+    }
+    let lo = if z.lo <= 0.0 {
+        crate::check::next_up(z.lo - 1.0, from)
+    } else {
+        z.lo
+    };
+    let hi = if z.hi >= 0.0 {
+        crate::check::next_down(z.hi + 1.0, from)
+    } else {
+        z.hi
+    };
+    Interval::new(lo, hi)
+}
+
+/// The direction that holds when `dir` does not (NaN aside).
+pub(crate) fn negated_direction(dir: ComparisonDirection) -> ComparisonDirection {
+    use ComparisonDirection as D;
+    match dir {
+        D::Eq => D::Ne,
+        D::Ne => D::Eq,
+        D::Lt => D::Ge,
+        D::Le => D::Gt,
+        D::Gt => D::Le,
+        D::Ge => D::Lt,
+    }
+}
+
+/// The values of `x` and `y` for which `x dir y` can hold, given what each
+/// may be (`strict`: integers, where `x < y` is `x <= y - 1`).
+pub(crate) fn compare_preimage(
+    dir: ComparisonDirection,
+    x: Interval,
+    y: Interval,
+    strict: bool,
+) -> (Interval, Interval) {
+    use ComparisonDirection as D;
+    let gap = if strict { 1.0 } else { 0.0 };
+    match dir {
+        D::Lt => (
+            Interval::at_most(y.hi - gap),
+            Interval::at_least(x.lo + gap),
+        ),
+        D::Le => (Interval::at_most(y.hi), Interval::at_least(x.lo)),
+        D::Gt => (
+            Interval::at_least(y.lo + gap),
+            Interval::at_most(x.hi - gap),
+        ),
+        D::Ge => (Interval::at_least(y.lo), Interval::at_most(x.hi)),
+        D::Eq => (y, x),
+        D::Ne => (Interval::ALL, Interval::ALL),
+    }
 }
 
 fn constant_hull(c: Option<&ConstantData>) -> Interval {

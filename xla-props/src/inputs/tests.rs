@@ -355,7 +355,11 @@ fn log_of_product_plus_constant() {
     let r = b.un(Opcode::Log, s);
     let m = module(vec![b.comp("main", r)]);
     let g = generate_inputs(&m, Distribution::Uniform, 23).unwrap();
-    assert!(!g.rejection_sampling_used, "{:?}", g.unguaranteed);
+    assert!(
+        !g.rejection_sampling_used,
+        "{:?} {:?}",
+        g.unguaranteed, g.intervals
+    );
     let min_normal = t.float_format().unwrap().min_normal();
     for i in 0..128 {
         let (x, y, z) = (
@@ -643,4 +647,204 @@ fn a_reduce_init_parameter_is_drawn_as_the_reducers_identity() {
             assert_eq!(g.args[1].get_f64(0), want, "{op} {ty} seed {seed}");
         }
     }
+}
+
+// ---- HC4 revise rules for selection and index arithmetic ----
+
+fn intervals_of(text: &str) -> Vec<Interval> {
+    let m = crate::hlo::parse_module(text).unwrap();
+    legal_intervals(&m, Distribution::Uniform).unwrap().params
+}
+
+/// A dynamic slice of `f32[10,4]` of 3 rows whose start is `index` (computed
+/// from parameter 1 by `body`): the start must lie in [0, 7].
+fn ds_module(body: &str) -> String {
+    format!(
+        "HloModule m\nENTRY e {{\n  x = f32[10,4] parameter(0)\n  i = {body}\n  zero = s32[] constant(0)\n  ROOT r = f32[3,4] dynamic-slice(x, idx, zero), dynamic_slice_sizes={{3,4}}\n}}\n"
+    )
+}
+
+#[test]
+fn hc4_select_is_the_union_of_its_branches() {
+    // index normalization: select(i < 0, i + 10, i) in [0, 7]
+    let p = intervals_of(&ds_module(
+        "s32[] parameter(1)\n  z = s32[] constant(0)\n  n = s32[] constant(10)\n  lt = pred[] compare(i, z), direction=LT\n  w = s32[] add(i, n)\n  idx = s32[] select(lt, w, i)",
+    ));
+    assert_eq!(p[1], Interval::new(-10.0, 7.0));
+}
+
+#[test]
+fn hc4_select_with_an_impossible_branch_decides_the_compare() {
+    // the first branch (1000) is never in range: i > 100 must be false
+    let p = intervals_of(&ds_module(
+        "s32[] parameter(1)\n  c = s32[] constant(100)\n  big = s32[] constant(1000)\n  gt = pred[] compare(i, c), direction=GT\n  idx = s32[] select(gt, big, i)",
+    ));
+    assert_eq!(p[1], Interval::new(0.0, 7.0));
+}
+
+#[test]
+fn hc4_integer_add_follows_unwrapped_values() {
+    let p = intervals_of(&ds_module(
+        "s32[] parameter(1)\n  n = s32[] constant(10)\n  idx = s32[] add(i, n)",
+    ));
+    assert_eq!(p[1], Interval::new(-10.0, -3.0));
+    let p = intervals_of(&ds_module(
+        "s32[] parameter(1)\n  n = s32[] constant(2)\n  idx = s32[] multiply(i, n)",
+    ));
+    assert_eq!(p[1], Interval::new(0.0, 3.0));
+    let p = intervals_of(&ds_module(
+        "s32[] parameter(1)\n  n = s32[] constant(5)\n  idx = s32[] subtract(n, i)",
+    ));
+    assert_eq!(p[1], Interval::new(-2.0, 5.0));
+}
+
+#[test]
+fn hc4_convert_of_a_float_index_truncates() {
+    let p = intervals_of(&ds_module("f32[] parameter(1)\n  idx = s32[] convert(i)"));
+    // HC4 allows (-1, 8); the inner step keeps what is legal for every point
+    assert!(p[1].lo > -1.0 && p[1].hi < 8.0, "{:?}", p[1]);
+    assert!(
+        p[1].contains_interval(Interval::new(0.0, 7.0)),
+        "{:?}",
+        p[1]
+    );
+}
+
+#[test]
+fn hc4_clamp_max_min_and_remainder_keep_log_positive() {
+    let m = |body: &str| {
+        format!("HloModule m\nENTRY e {{\n  x = f32[64] parameter(0)\n  {body}\n  ROOT r = f32[64] log(v)\n}}\n")
+    };
+    let tiny = ElementType::F32.float_format().unwrap().min_normal();
+    // clamp(-1, x, 4): the lower bound -1 cannot reach tiny, so x must
+    let p = intervals_of(&m("lo = f32[64] broadcast(f32[] constant(-1)), dimensions={}\n  hi = f32[64] broadcast(f32[] constant(4)), dimensions={}\n  v = f32[64] clamp(lo, x, hi)"));
+    assert_eq!(p[0], Interval::new(tiny, 64.0));
+    // max(x, -2): -2 cannot be the positive one
+    let p = intervals_of(&m(
+        "c = f32[64] broadcast(f32[] constant(-2)), dimensions={}\n  v = f32[64] maximum(x, c)",
+    ));
+    assert_eq!(p[0], Interval::new(tiny, 64.0));
+    // min(x, 8): both must be positive
+    let p = intervals_of(&m(
+        "c = f32[64] broadcast(f32[] constant(8)), dimensions={}\n  v = f32[64] minimum(x, c)",
+    ));
+    assert_eq!(p[0], Interval::new(tiny, 64.0));
+    // remainder(x, 3) > 0 has the sign of x
+    let p = intervals_of(&m(
+        "c = f32[64] broadcast(f32[] constant(3)), dimensions={}\n  v = f32[64] remainder(x, c)",
+    ));
+    assert_eq!(p[0], Interval::new(tiny, 64.0));
+}
+
+#[test]
+fn hc4_abs_sign_convert_compare_preimages_by_hand() {
+    use super::propagate::{
+        abs_preimage, compare_preimage, convert_preimage, negated_direction, sign_preimage,
+    };
+    use crate::hlo::ComparisonDirection as D;
+    let all = Interval::ALL;
+    // |x| in [2, 5]
+    assert_eq!(
+        abs_preimage(Interval::new(2.0, 5.0), all),
+        Interval::new(-5.0, 5.0)
+    );
+    assert_eq!(
+        abs_preimage(Interval::new(2.0, 5.0), Interval::at_least(0.0)),
+        Interval::new(2.0, 5.0)
+    );
+    assert_eq!(
+        abs_preimage(Interval::new(2.0, 5.0), Interval::at_most(0.0)),
+        Interval::new(-5.0, -2.0)
+    );
+    // sign(x) = 1, = -1, = 0, >= 0
+    let s32 = Some(ElementType::S32);
+    assert_eq!(
+        sign_preimage(Interval::point(1.0), s32),
+        Interval::at_least(1.0)
+    );
+    assert_eq!(
+        sign_preimage(Interval::point(-1.0), s32),
+        Interval::at_most(-1.0)
+    );
+    assert_eq!(
+        sign_preimage(Interval::point(0.0), s32),
+        Interval::point(0.0)
+    );
+    assert_eq!(
+        sign_preimage(Interval::new(0.0, 1.0), s32),
+        Interval::at_least(0.0)
+    );
+    assert_eq!(sign_preimage(Interval::new(-1.0, 1.0), s32), Interval::ALL);
+    // convert s32 <- f32 truncates toward zero; int -> int is the identity
+    let (f32t, s32t) = (Some(ElementType::F32), Some(ElementType::S32));
+    let c = convert_preimage(Interval::new(2.0, 5.0), f32t, s32t);
+    assert_eq!(c.lo, 2.0);
+    assert!(c.hi < 6.0 && c.hi > 5.99);
+    assert_eq!(
+        convert_preimage(Interval::new(2.0, 5.0), s32t, Some(ElementType::S8)),
+        Interval::new(2.0, 5.0)
+    );
+    // x < y with integers: x <= y.hi - 1, y >= x.lo + 1
+    let (x, y) = (Interval::new(0.0, 10.0), Interval::new(3.0, 6.0));
+    assert_eq!(
+        compare_preimage(D::Lt, x, y, true),
+        (Interval::at_most(5.0), Interval::at_least(1.0))
+    );
+    assert_eq!(
+        compare_preimage(D::Ge, x, y, false),
+        (Interval::at_least(3.0), Interval::at_most(10.0))
+    );
+    assert_eq!(compare_preimage(D::Eq, x, y, false), (y, x));
+    assert_eq!(negated_direction(D::Lt), D::Ge);
+    assert_eq!(negated_direction(D::Eq), D::Ne);
+}
+
+#[test]
+fn normalization_inputs_are_not_collapsed_to_zero() {
+    // (x - mean) * rsqrt(var + eps): the rsqrt is unbounded above, which used
+    // to make the inner step scale x to exactly 0
+    let text = "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4,32] parameter(0)\n  bias = f32[32] parameter(1)\n  sq = f32[4,32] multiply(x, x)\n  z = f32[] constant(0)\n  s = f32[4] reduce(sq, z), dimensions={1}, to_apply=add\n  r = f32[4] rsqrt(s)\n  rb = f32[4,32] broadcast(r), dimensions={0}\n  n = f32[4,32] multiply(x, rb)\n  bb = f32[4,32] broadcast(bias), dimensions={1}\n  ROOT o = f32[4,32] add(n, bb)\n}\n";
+    let m = crate::hlo::parse_module(text).unwrap();
+    let g = generate_inputs(&m, Distribution::Uniform, 1).unwrap();
+    assert!(g.point_parameters.is_empty(), "{:?}", g.intervals);
+    assert!(
+        g.intervals.iter().all(|i| i.width() >= 1.0),
+        "{:?}",
+        g.intervals
+    );
+}
+
+#[test]
+fn weights_of_a_dot_are_scaled_by_their_fan_in() {
+    let text = "HloModule m\nENTRY e {\n  x = f32[8,48] parameter(0)\n  w = f32[48,16] parameter(1)\n  ROOT d = f32[8,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+    let p = intervals_of(text);
+    assert_eq!(p[0], Interval::new(-64.0, 64.0));
+    let b = (3.0f64 / 48.0).sqrt();
+    assert!(
+        (p[1].hi - b).abs() < 1e-6 && (p[1].lo + b).abs() < 1e-6,
+        "{:?}",
+        p[1]
+    );
+}
+
+#[test]
+fn a_single_valued_parameter_is_a_warning() {
+    // a slice as long as its dimension has one legal start: 0
+    let text = "HloModule m\nENTRY e {\n  x = f32[4,4] parameter(0)\n  i = s32[] parameter(1)\n  zero = s32[] constant(0)\n  ROOT r = f32[4,4] dynamic-slice(x, i, zero), dynamic_slice_sizes={4,4}\n}\n";
+    let m = crate::hlo::parse_module(text).unwrap();
+    let g = generate_inputs(&m, Distribution::Uniform, 0).unwrap();
+    assert_eq!(g.point_parameters, vec![1]);
+}
+
+#[test]
+fn no_in_range_index_falls_back_to_clamping_and_says_so() {
+    // i + 100 with i a u8 >= 0 can never be a start in [0, 7]
+    let text = "HloModule m\nENTRY e {\n  x = f32[10,4] parameter(0)\n  i = u8[] parameter(1)\n  c = s32[] constant(100)\n  ii = s32[] convert(i)\n  idx = s32[] add(ii, c)\n  zero = s32[] constant(0)\n  ROOT r = f32[3,4] dynamic-slice(x, idx, zero), dynamic_slice_sizes={3,4}\n}\n";
+    let m = crate::hlo::parse_module(text).unwrap();
+    let g = generate_inputs(&m, Distribution::Uniform, 0).unwrap();
+    assert!(
+        g.notes.iter().any(|n| n.contains("clamping")),
+        "{:?}",
+        g.notes
+    );
 }

@@ -231,9 +231,15 @@ impl Literal {
     /// ```
     pub fn bitcast(&self, to: &ArrayShape) -> Result<Literal, LiteralError> {
         let from = self.shape();
-        if from.dtype != to.dtype || from.element_count() != to.element_count() {
+        // an element type of the same width is a reinterpretation of the
+        // bits (XLA writes `s32[] bitcast(f32[])` in sort comparators)
+        let same_width = from.dtype == to.dtype
+            || (from.dtype.bit_width() == to.dtype.bit_width()
+                && !from.dtype.is_complex()
+                && !to.dtype.is_complex());
+        if !same_width || from.element_count() != to.element_count() {
             return Err(LiteralError::Other(format!(
-                "cannot bitcast {from} to {to}: element type and count must match"
+                "cannot bitcast {from} to {to}: element width and count must match"
             )));
         }
         let bits = self.to_physical_bits(&from.layout_or_default())?;

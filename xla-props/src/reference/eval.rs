@@ -1,6 +1,6 @@
 //! The evaluator state, the run loop, and the opcode dispatch.
 
-use super::{contraction, control, conversion, elementwise, indexing, reduction, shape_ops};
+use super::{contraction, control, conversion, elementwise, indexing, reduction, shape_ops, topk};
 use crate::hlo::{ArrayShape, CompId, Instruction, Module, Opcode, Shape};
 use crate::literal::{Literal, LiteralError, Value};
 
@@ -547,6 +547,7 @@ impl Run<'_, '_> {
                 reduction::select_and_scatter(self, ins, &arrs(ops)?).map(Value::Array)
             }
             O::Sort => reduction::sort(self, ins, &arrs(ops)?),
+            O::TopK => topk::topk(ins, a(0)?),
             O::Map => reduction::map(self, ins, &arrs(ops)?).map(Value::Array),
             O::Dot => contraction::dot(a(0)?, a(1)?, ins.attrs.dot_dims.as_ref(), out(ins)?)
                 .map(Value::Array),

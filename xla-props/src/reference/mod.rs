@@ -46,6 +46,7 @@ pub(crate) mod math;
 mod reduction;
 mod scalar;
 mod shape_ops;
+mod topk;
 
 pub use eval::{evaluate, evaluate_values, EvalError, Evaluator, FusionValues, DEFAULT_FUEL};
 pub(crate) use eval::{OpError, Run};

@@ -1468,3 +1468,36 @@ ENTRY main {
     let v = x.to_f64_vec();
     assert_eq!(out[1].to_f64_vec(), vec![v[0], v[2], v[1], v[3]]);
 }
+
+#[test]
+fn topk_largest_first_ties_by_lower_index() {
+    let m = crate::hlo::parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[2,5] parameter(0)\n  ROOT t = (f32[2,3], s32[2,3]) topk(x), k=3, largest=true\n}\n",
+    )
+    .unwrap();
+    let s = crate::hlo::ArrayShape::new(crate::hlo::ElementType::F32, vec![2, 5]);
+    let x = Literal::from_f64s(
+        &s,
+        &[1.0, 3.0, 3.0, -0.0, 0.0, 2.0, f64::NAN, -1.0, 2.0, 5.0],
+    )
+    .unwrap();
+    let out = crate::reference::evaluate(&m, &[x]).unwrap();
+    assert_eq!(out[0].to_f64_vec()[..3], [3.0, 3.0, 1.0]);
+    assert_eq!(out[1].to_i128_vec(), vec![1, 2, 0, 1, 4, 0]);
+    assert!(out[0].get_f64(3).is_nan());
+}
+
+#[test]
+fn bitcast_between_element_types_of_one_width() {
+    let m = crate::hlo::parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT b = s32[2] bitcast(x)\n}\n",
+    )
+    .unwrap();
+    let s = crate::hlo::ArrayShape::new(crate::hlo::ElementType::F32, vec![2]);
+    let x = Literal::from_f64s(&s, &[1.0, -2.0]).unwrap();
+    let out = crate::reference::evaluate(&m, &[x]).unwrap();
+    assert_eq!(
+        out[0].to_i128_vec(),
+        vec![0x3f80_0000, (0xc000_0000u32 as i32) as i128]
+    );
+}

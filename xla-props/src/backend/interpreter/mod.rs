@@ -230,7 +230,7 @@ impl Compiled {
                 ));
             }
             for ins in &comp.instructions {
-                if ins.opcode.is_parse_only() {
+                if ins.opcode.is_parse_only() && ins.opcode != Opcode::TopK {
                     return Err(BackendError::unsupported(format!(
                         "opcode `{}`",
                         ins.opcode
@@ -606,6 +606,7 @@ impl Compiled {
             Opcode::ReduceWindow => self.reduce_window(ins, ops),
             Opcode::SelectAndScatter => self.select_and_scatter(ins, ops),
             Opcode::Sort => self.sort(ins, ops),
+            Opcode::TopK => self.topk(ins, ops),
             Opcode::Map => self.map(ins, ops),
             Opcode::Dot => array(contraction::dot(
                 arr(0)?,

@@ -663,3 +663,75 @@ fn merge_sort(v: &mut Vec<usize>, less: &mut dyn FnMut(usize, usize) -> Res<bool
     }
     Ok(())
 }
+
+impl Compiled {
+    /// topk along the last dimension: (values, s32 indices), largest first
+    /// (smallest first with `largest=false`), ties by the lower index, floats
+    /// in the total order.
+    pub(super) fn topk(&self, ins: &Instruction, ops: &[ValRef<'_>]) -> Res<Value> {
+        let x = ops
+            .first()
+            .ok_or_else(|| BackendError::Execute("topk: no operand".into()))?
+            .array("topk")?;
+        let attr = |name: &str| {
+            ins.attrs
+                .other
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.trim().to_string())
+        };
+        let k: usize = attr("k")
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| BackendError::Execute("topk: missing or bad k=".into()))?;
+        let largest = attr("largest").is_none_or(|v| v != "false");
+        let crate::hlo::Shape::Tuple(outs) = &ins.shape else {
+            return err("topk: the result must be a (values, indices) tuple");
+        };
+        let (Some(vs), Some(is)) = (
+            outs.first().and_then(|s| s.as_array()),
+            outs.get(1).and_then(|s| s.as_array()),
+        ) else {
+            return err("topk: the result must be a (values, indices) tuple");
+        };
+        if x.dtype().is_complex() {
+            return Err(BackendError::unsupported("topk of complex values"));
+        }
+        let n = match x.dims().last() {
+            Some(&n) if k <= n => n,
+            _ => return err(format!("topk: k={k} does not fit {}", x.shape())),
+        };
+        let keys = SortKeys::new(x, true)?;
+        let bits = x.to_bits_vec();
+        let rows = x.element_count().checked_div(n).unwrap_or(0);
+        let (mut values, mut indices) = (Vec::new(), Vec::new());
+        let first = if largest {
+            ComparisonDirection::Gt
+        } else {
+            ComparisonDirection::Lt
+        };
+        for r in 0..rows {
+            let mut order: Vec<usize> = (r * n..(r + 1) * n).collect();
+            // a stable sort keeps the lower index first among ties
+            order.sort_by(|&a, &b| {
+                if keys.less(first, a, b) {
+                    std::cmp::Ordering::Less
+                } else if keys.less(first, b, a) {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            });
+            for &j in order.iter().take(k) {
+                values.push(bits[j]);
+                indices.push((j - r * n) as u64);
+            }
+        }
+        let lit = |s: &ArrayShape, b: &[u64]| {
+            Literal::from_bits(s, b).map_err(|e| BackendError::Execute(format!("topk: {e}")))
+        };
+        Ok(Value::Tuple(vec![
+            Value::Array(lit(vs, &values)?),
+            Value::Array(lit(is, &indices)?),
+        ]))
+    }
+}

@@ -2140,3 +2140,24 @@ fn negative_exponents_give_the_integer_part_of_the_power() {
     let args = [ilit(S8, &[1], &[-1]), ilit(S8, &[1], &[-128])];
     assert_eq!(run(&m, &args).unwrap()[0].to_i128_vec(), vec![1]);
 }
+
+#[test]
+fn topk_and_same_width_bitcast_match_the_reference() {
+    use crate::backend::Backend;
+    for text in [
+        "HloModule m\nENTRY e {\n  x = s32[3,6] parameter(0)\n  ROOT t = (s32[3,2], s32[3,2]) topk(x), k=2, largest=false\n}\n",
+        "HloModule m\nENTRY e {\n  x = f32[4,3]{0,1} parameter(0)\n  b = s32[4,3]{0,1} bitcast(x)\n  ROOT c = s32[12]{0} bitcast(b)\n}\n",
+    ] {
+        let m = crate::hlo::parse_module(text).unwrap();
+        let args = crate::inputs::generate_inputs(&m, crate::inputs::Distribution::Duplicates, 4)
+            .unwrap()
+            .args;
+        let want = crate::reference::evaluate(&m, &args).unwrap();
+        let got = crate::backend::Interpreter::default()
+            .compile(&m)
+            .unwrap()
+            .execute(&args)
+            .unwrap();
+        assert_eq!(got, want, "{text}");
+    }
+}

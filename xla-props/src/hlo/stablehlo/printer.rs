@@ -731,25 +731,98 @@ impl<'m> Lowerer<'m> {
                 let src = src
                     .as_array()
                     .ok_or_else(|| LowerError::Invalid("bitcast of a tuple".into()))?;
-                let dst = array_shape()?;
-                let plain = |s: &ArrayShape| s.layout.as_ref().is_none_or(|l| l.is_row_major());
-                if src.dtype != dst.dtype
+                let dst = array_shape()?.clone();
+                if src.dtype.bit_width() != dst.dtype.bit_width()
+                    || src.dtype.is_complex() != dst.dtype.is_complex()
                     || src.element_count() != dst.element_count()
-                    || !plain(src)
-                    || !plain(dst)
                 {
-                    return unsupported("bitcast other than a row-major reshape");
+                    return unsupported("bitcast that changes the element width or count");
                 }
-                let ops = arrays()?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.reshape",
-                    &ops,
-                    &[],
-                    &[],
-                    &result_types()?,
-                )
+                // a physical reinterpretation: the operand's elements in its
+                // physical order (a transpose to major-to-minor order), the
+                // bits reinterpreted, then laid out in the result's physical
+                // order (a reshape to its major-to-minor dims and the inverse
+                // transpose)
+                let major_to_minor = |s: &ArrayShape| -> Result<Vec<usize>, LowerError> {
+                    let rank = s.dims.len();
+                    let order: Vec<usize> = match &s.layout {
+                        Some(l) if !l.minor_to_major.is_empty() => l
+                            .minor_to_major
+                            .iter()
+                            .rev()
+                            .map(|&d| usize::try_from(d).ok().filter(|&d| d < rank))
+                            .collect::<Option<Vec<_>>>()
+                            .ok_or_else(|| LowerError::Invalid(format!("bad layout in {s}")))?,
+                        _ => (0..rank).collect(),
+                    };
+                    let mut seen = order.clone();
+                    seen.sort_unstable();
+                    if seen != (0..rank).collect::<Vec<_>>() {
+                        return invalid(format!("layout of {s} is not a permutation"));
+                    }
+                    Ok(order)
+                };
+                let (ps, pd) = (major_to_minor(src)?, major_to_minor(&dst)?);
+                let identity = |p: &[usize]| p.iter().enumerate().all(|(i, &d)| i == d);
+                let permuted = |s: &ArrayShape, p: &[usize], dtype: ElementType| {
+                    let mut a =
+                        ArrayShape::new(dtype, p.iter().map(|&d| s.dims[d]).collect::<Vec<i64>>());
+                    a.layout = None;
+                    a
+                };
+                let mut vals = arrays()?;
+                if !identity(&ps) {
+                    let t = tensor_type(&permuted(src, &ps, src.dtype))?;
+                    let attrs = [format!(
+                        "permutation = {}",
+                        array_attr(&ps.iter().map(|&d| d as i64).collect::<Vec<_>>())
+                    )];
+                    vals = self.op(out, indent, "stablehlo.transpose", &vals, &[], &attrs, &[t]);
+                }
+                let flat = permuted(&dst, &pd, dst.dtype);
+                if src.dtype != dst.dtype {
+                    let t = tensor_type(&permuted(src, &ps, dst.dtype))?;
+                    vals = self.op(
+                        out,
+                        indent,
+                        "stablehlo.bitcast_convert",
+                        &vals,
+                        &[],
+                        &[],
+                        &[t],
+                    );
+                }
+                if identity(&pd) {
+                    self.op(
+                        out,
+                        indent,
+                        "stablehlo.reshape",
+                        &vals,
+                        &[],
+                        &[],
+                        &result_types()?,
+                    )
+                } else {
+                    let t = tensor_type(&flat)?;
+                    vals = self.op(out, indent, "stablehlo.reshape", &vals, &[], &[], &[t]);
+                    let mut inverse = vec![0usize; pd.len()];
+                    for (j, &q) in pd.iter().enumerate() {
+                        inverse[q] = j;
+                    }
+                    let attrs = [format!(
+                        "permutation = {}",
+                        array_attr(&inverse.iter().map(|&d| d as i64).collect::<Vec<_>>())
+                    )];
+                    self.op(
+                        out,
+                        indent,
+                        "stablehlo.transpose",
+                        &vals,
+                        &[],
+                        &attrs,
+                        &result_types()?,
+                    )
+                }
             }
             Opcode::Compare => {
                 let dir = a
