@@ -80,40 +80,7 @@ const LOWERING_BITCAST: &str =
     "unsupported: sort.0 (sort): bitcast (bitcast): bitcast other than a row-major reshape";
 
 const TRIAGED: &[Triage] = &[
-    // index normalization `select(i < 0, i + n, i)` before gather, scatter, dynamic slices
-    inputs("cross_entropy.before.hlo", GATHER_1),
-    inputs("dynamic_index_negative.after.hlo", DS_0),
-    inputs("dynamic_index_negative.before.hlo", DS_1),
-    inputs("dynamic_slice_negative.after.hlo", DS_0),
-    inputs("dynamic_slice_negative.before.hlo", DS_1),
-    inputs("dynamic_update_slice.after.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: dynamic-update-slice(operand 2) in dynamic_update_slice.0 still fails"),
-    inputs("dynamic_update_slice.before.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: dynamic-update-slice(operand 2) in dynamic_update_slice.1 still fails"),
-    inputs("embedding_sum.after.hlo", GATHER_2),
-    inputs("embedding_sum.before.hlo", GATHER_1),
-    inputs("gather_negative.after.hlo", GATHER_2),
-    inputs("gather_negative.before.hlo", GATHER_1),
-    inputs("take_along_axis.before.hlo", GATHER_1),
-    inputs("scatter_add.after.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: scatter(operand 1) in scatter-add.0 still fails"),
-    inputs("scatter_add.before.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: scatter(operand 1) in scatter-add.5 still fails"),
-    inputs("scatter_set.after.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: scatter(operand 1) in scatter.1 still fails"),
-    inputs("scatter_set.before.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: scatter(operand 1) in scatter.5 still fails"),
-    inputs("segment_sum.after.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: scatter(operand 1) in scatter-add.0 still fails"),
-    // erf-style select chains on floats
-    inputs("gelu_erf.after.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: finite select in erfc.1 still fails"),
-    inputs("gelu_erf.before.hlo", "failed to generate inputs: no legal inputs after 200 rounds of resampling: finite select in erfc.161 still fails"),
-    inputs("where_select_chain.after.hlo", "failed to generate inputs: no input satisfies every requirement: finite broadcast in gt.1"),
-    inputs("where_select_chain.before.hlo", "failed to generate inputs: no input satisfies every requirement: finite broadcast in gt.2"),
-    // x * rsqrt(sum(x*x))
-    inputs("l2_normalize.after.hlo", "failed to generate inputs: no input satisfies every requirement: finite multiply in mul.2"),
-    inputs("l2_normalize.before.hlo", "failed to generate inputs: no input satisfies every requirement: finite multiply in mul.5"),
     // topk and bitcasts
-    Triage {
-        file: "top_k.before.hlo",
-        on: On::Both,
-        kind: Kind::OursBeingFixed,
-        shows: "unsupported topk: topk is parse-only: the reference does not evaluate it",
-        why: "ours: the reference does not evaluate topk (the topk work adds it)",
-    },
     Triage {
         file: "top_k.after.hlo",
         on: On::Both,
@@ -121,36 +88,6 @@ const TRIAGED: &[Triage] = &[
         shows: "unsupported custom-call: custom-call is parse-only",
         why: "ours: XLA:CPU rewrites topk to custom-call \"TopK\" (with a comparator); the \
               reference evaluates no custom call; once topk lands it can evaluate this one as topk",
-    },
-    Triage {
-        file: "sort.after.hlo",
-        on: On::Interpreter,
-        kind: Kind::OursBeingFixed,
-        shows: SAME_WIDTH_BITCAST,
-        why: "ours: the optimized sort comparator bitcasts f32 to s32 (total order); the \
-              reference rejects same-width element-type bitcasts (the bitcast work adds them)",
-    },
-    Triage {
-        file: "argsort.after.hlo",
-        on: On::Interpreter,
-        kind: Kind::OursBeingFixed,
-        shows: SAME_WIDTH_BITCAST,
-        why: "ours: as sort.after.hlo",
-    },
-    Triage {
-        file: "sort.after.hlo",
-        on: On::XlaCpu,
-        kind: Kind::OursBeingFixed,
-        shows: LOWERING_BITCAST,
-        why: "ours: the XLA lowering rejects the comparator's element-type bitcast (the \
-              bitcast work supports every bitcast)",
-    },
-    Triage {
-        file: "argsort.after.hlo",
-        on: On::XlaCpu,
-        kind: Kind::OursBeingFixed,
-        shows: LOWERING_BITCAST,
-        why: "ours: as sort.after.hlo",
     },
     // found only by the deep check (the one judge): the whole module agrees
     Triage {

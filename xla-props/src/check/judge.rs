@@ -300,7 +300,7 @@ impl<'a> Judge<'a> {
             }
             // phase 3: the bound carried through the graph
             if bound && canonical.is_none() {
-                let allow = allowances(self.numerics);
+                let allow = allowances(self.numerics, self.strict_rounding);
                 let mut all: Vec<Vec<Bounds>> = vec![Vec::new(); expected.len()];
                 for m in std::iter::once(module).chain(variants.iter()) {
                     if let Ok(bs) = enclose(m, inputs, &allow) {
@@ -334,9 +334,13 @@ impl<'a> Judge<'a> {
     }
 }
 
-/// The backend's numerics as the interval evaluator's allowances.
-pub(crate) fn allowances(n: &Numerics) -> Allowances {
+/// The backend's numerics as the interval evaluator's allowances (no
+/// elided rounding under `strict_rounding`).
+pub(crate) fn allowances(n: &Numerics, strict_rounding: bool) -> Allowances {
     Allowances {
+        contracts_multiply_add: n.contracts_multiply_add && !strict_rounding,
+        excess_anywhere: n.excess_precision_anywhere && !strict_rounding,
+        excess_in_fusions: n.excess_precision_in_fusions && !strict_rounding,
         budgets: n
             .approximations
             .iter()

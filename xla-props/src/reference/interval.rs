@@ -42,6 +42,14 @@ pub struct Allowances {
     /// Reduce and reduce-window of narrow floats may round every partial sum
     /// to the declared type.
     pub accumulate_in_declared_type: bool,
+    /// A float multiply of f32 or narrower may be left unrounded (contracted
+    /// into a fused multiply-add with its user).
+    pub contracts_multiply_add: bool,
+    /// Narrow float (f16, bf16, f8) results may be kept in f32, unrounded:
+    /// everywhere, or (`excess_in_fusions`) inside fused computations only.
+    pub excess_anywhere: bool,
+    /// See `excess_anywhere`.
+    pub excess_in_fusions: bool,
 }
 
 /// The enclosure of one array: per element, `[lo, hi]` and whether NaN is
@@ -383,6 +391,7 @@ pub fn enclose(
         module,
         allow: allowances,
         depth: 0,
+        fused: 0,
     };
     let root = cx
         .computation(module.entry, values)
@@ -410,6 +419,8 @@ struct Interval<'a, 'r> {
     module: &'a Module,
     allow: &'a Allowances,
     depth: usize,
+    /// How many fusions the evaluation is inside.
+    fused: usize,
 }
 
 /// How an elementwise op's range follows from its operands' ranges.
@@ -490,6 +501,18 @@ impl Interval<'_, '_> {
             if let Some(fmt) = t.float_format() {
                 if let Some(&(ulp, abs)) = self.allow.budgets.get(&(ins.opcode, t)) {
                     widen_budget(b, &fmt, ulp, abs);
+                }
+                // an unrounded value lies between the two neighbours of its
+                // rounding: one ULP either side holds it
+                let unrounded_product = self.allow.contracts_multiply_add
+                    && ins.opcode == Opcode::Multiply
+                    && t.bit_width() <= 32;
+                let narrow = t.bit_width() < 32;
+                let unrounded_narrow = narrow
+                    && (self.allow.excess_anywhere
+                        || (self.allow.excess_in_fusions && self.fused > 0));
+                if unrounded_product || unrounded_narrow {
+                    widen_budget(b, &fmt, 1, 0.0);
                 }
                 if self.allow.flush_outputs.contains(&t) {
                     include_flushed(b, &fmt);
@@ -584,7 +607,11 @@ impl Interval<'_, '_> {
                         .or_else(|| ins.attrs.calls.first().copied())
                 };
                 let comp = comp.ok_or_else(|| OpError::Invalid("no called computation".into()))?;
-                self.computation(comp, ops.iter().map(|o| (*o).clone()).collect())
+                let fusion = usize::from(ins.opcode == O::Fusion);
+                self.fused += fusion;
+                let v = self.computation(comp, ops.iter().map(|o| (*o).clone()).collect());
+                self.fused -= fusion;
+                v
             }
             O::While => self.while_loop(ins, ops),
             O::Conditional => self.conditional(ins, ops),
