@@ -22,16 +22,12 @@ const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/jax");
 /// Which backends a triage entry is for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum On {
-    Both,
-    Interpreter,
     XlaCpu,
 }
 
 impl On {
     fn covers(self, backend: &str) -> bool {
         match self {
-            On::Both => true,
-            On::Interpreter => backend == "interpreter",
             On::XlaCpu => backend == "xla-cpu",
         }
     }
@@ -40,12 +36,6 @@ impl On {
 /// Why a module does not (yet) agree.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
-    /// "failed to generate inputs": being fixed by the inputs work (index
-    /// normalization, select chains, `rsqrt(sum(x*x))`); remove after its merge.
-    InputsBeingFixed,
-    /// A gap of ours (the reference or the XLA lowering lacks something),
-    /// being fixed by the topk and bitcast work; remove after its merge.
-    OursBeingFixed,
     /// A finding: a difference no declared numerics explain, with its
     /// reproducer in docs/findings.md.
     Finding,
@@ -60,35 +50,7 @@ struct Triage {
     why: &'static str,
 }
 
-const fn inputs(file: &'static str, shows: &'static str) -> Triage {
-    Triage {
-        file,
-        on: On::Both,
-        kind: Kind::InputsBeingFixed,
-        shows,
-        why: "failed to generate inputs: being fixed by the inputs work",
-    }
-}
-
-const GATHER_1: &str = "failed to generate inputs: no legal inputs after 200 rounds of resampling: gather(operand 1) in gather.1 still fails";
-const GATHER_2: &str = "failed to generate inputs: no legal inputs after 200 rounds of resampling: gather(operand 1) in gather.2 still fails";
-const DS_0: &str = "failed to generate inputs: no legal inputs after 200 rounds of resampling: dynamic-slice(operand 1) in dynamic_slice.0 still fails";
-const DS_1: &str = "failed to generate inputs: no legal inputs after 200 rounds of resampling: dynamic-slice(operand 1) in dynamic_slice.1 still fails";
-const SAME_WIDTH_BITCAST: &str =
-    "only the reference failed: invalid instruction `bitcast`: cannot bitcast f32[] to s32[]";
-const LOWERING_BITCAST: &str =
-    "unsupported: sort.0 (sort): bitcast (bitcast): bitcast other than a row-major reshape";
-
 const TRIAGED: &[Triage] = &[
-    // topk and bitcasts
-    Triage {
-        file: "top_k.after.hlo",
-        on: On::Both,
-        kind: Kind::OursBeingFixed,
-        shows: "unsupported custom-call: custom-call is parse-only",
-        why: "ours: XLA:CPU rewrites topk to custom-call \"TopK\" (with a comparator); the \
-              reference evaluates no custom call; once topk lands it can evaluate this one as topk",
-    },
     // found only by the deep check (the one judge): the whole module agrees
     Triage {
         file: "quantize_int8.after.hlo",
@@ -97,8 +59,8 @@ const TRIAGED: &[Triage] = &[
         shows: "local disagreement: fusion `broadcast_divide_fusion` (computation `fused_computation.2`): `div.1` (divide)",
         why: "finding: fed the reference's values, XLA:CPU's divide by the broadcast scale is not \
               the correctly rounded quotient (xla-cpu declares no divide budget); the rounding \
-              to int8 that follows hides it at the output. Reproducer: `xla-props compare \
-              tests/data/jax/quantize_int8.after.hlo --backend xla-cpu --deep` (docs/findings.md)",
+              to int8 that follows hides it at the output. Reproducer: \
+              docs/repro/divide-by-broadcast/reproducer.hlotest (docs/findings.md)",
     },
 ];
 

@@ -1,6 +1,7 @@
 //! HLO: element types, shapes, the opcode table, the IR, and its text form.
 
 mod builder;
+mod custom_calls;
 mod dtype;
 mod float_bits;
 mod ir;
@@ -14,6 +15,7 @@ pub mod stablehlo;
 mod verifier;
 
 pub use builder::{BuildError, ComputationBuilder, ModuleBuilder};
+pub use custom_calls::expand_known_custom_calls;
 pub use dtype::{ElementType, FloatFormat, TypeKind, UnknownElementType};
 pub use float_bits::{bits_to_f64, round_to_bits};
 pub use ir::{

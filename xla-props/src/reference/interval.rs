@@ -373,6 +373,8 @@ pub fn enclose(
     args: &[Literal],
     allowances: &Allowances,
 ) -> Result<Vec<Bounds>, super::EvalError> {
+    let expanded = crate::hlo::expand_known_custom_calls(module);
+    let module = expanded.as_ref().unwrap_or(module);
     let entry = module.entry_computation();
     let params = entry.parameters();
     let mut next = args.iter();
@@ -392,6 +394,7 @@ pub fn enclose(
         allow: allowances,
         depth: 0,
         fused: 0,
+        feeds_add: false,
     };
     let root = cx
         .computation(module.entry, values)
@@ -421,6 +424,8 @@ struct Interval<'a, 'r> {
     depth: usize,
     /// How many fusions the evaluation is inside.
     fused: usize,
+    /// The instruction being evaluated is an operand of an add or subtract.
+    feeds_add: bool,
 }
 
 /// How an elementwise op's range follows from its operands' ranges.
@@ -447,9 +452,22 @@ impl Interval<'_, '_> {
             .ok_or_else(|| OpError::Invalid("a cycle or a dangling operand".into()))?;
         let mut args: Vec<Option<Enclosure>> = args.into_iter().map(Some).collect();
         let mut values: Vec<Option<Enclosure>> = vec![None; comp.instructions.len()];
+        // multiplies an add or subtract uses (or a fusion, into which a
+        // compiler fuses its producer): what a contraction may fuse
+        let mut feeds_add = vec![false; comp.instructions.len()];
+        for i in &comp.instructions {
+            if matches!(i.opcode, Opcode::Add | Opcode::Subtract | Opcode::Fusion) {
+                for o in &i.operands {
+                    if let Some(f) = feeds_add.get_mut(o.index()) {
+                        *f = true;
+                    }
+                }
+            }
+        }
         self.depth += 1;
         for id in order {
             let ins = comp.instr(id);
+            self.feeds_add = feeds_add[id.index()];
             let v = if ins.opcode == Opcode::Parameter {
                 let n = ins.attrs.parameter_number.unwrap_or(-1);
                 usize::try_from(n)
@@ -506,6 +524,7 @@ impl Interval<'_, '_> {
                 // rounding: one ULP either side holds it
                 let unrounded_product = self.allow.contracts_multiply_add
                     && ins.opcode == Opcode::Multiply
+                    && self.feeds_add
                     && t.bit_width() <= 32;
                 let narrow = t.bit_width() < 32;
                 let unrounded_narrow = narrow

@@ -57,6 +57,10 @@ pub struct Lowered {
 /// assert!(lowered.mlir.contains("\"stablehlo.negate\"(%arg0)"));
 /// ```
 pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
+    // a custom call with a known meaning (XLA's TopK) is written as the
+    // plain ops it means: StableHLO has no such custom call
+    let expanded = crate::hlo::expand_known_custom_calls(module);
+    let module = expanded.as_ref().unwrap_or(module);
     if module.entry.index() >= module.computations.len() {
         return Err(LowerError::Invalid("entry computation out of range".into()));
     }
@@ -423,6 +427,7 @@ pub fn lowers(op: Opcode) -> bool {
                 | Opcode::ReduceWindow
                 | Opcode::SelectAndScatter
                 | Opcode::Sort
+                | Opcode::TopK
                 | Opcode::Map
                 | Opcode::Dot
                 | Opcode::Convolution
@@ -1174,6 +1179,32 @@ impl<'m> Lowerer<'m> {
                     &ops,
                     &[select, scatter],
                     &attrs,
+                    &result_types()?,
+                )
+            }
+            Opcode::TopK => {
+                // CHLO's top_k: the k largest along the last dimension, ties by
+                // the lower index (as the reference); no smallest-first form
+                let raw = |name: &str| {
+                    a.other
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map(|(_, v)| v.trim().to_string())
+                };
+                let Some(k) = raw("k").and_then(|k| k.parse::<i64>().ok()) else {
+                    return invalid("topk needs k=");
+                };
+                if raw("largest").is_some_and(|l| l == "false") {
+                    return unsupported("topk with largest=false (chlo.top_k takes the largest)");
+                }
+                let ops = arrays()?;
+                self.op(
+                    out,
+                    indent,
+                    "chlo.top_k",
+                    &ops,
+                    &[],
+                    &[format!("k = {k} : i64")],
                     &result_types()?,
                 )
             }
