@@ -557,6 +557,7 @@ fn compare_output(
                     lo: element_value(&b.lo, i),
                     hi: element_value(&b.hi, i),
                     nan: b.nan[i],
+                    bounded: b.is_bounded(i),
                 }),
         })
         .collect();

@@ -316,10 +316,16 @@ pub struct ElementBound {
     pub hi: ElementValue,
     /// NaN is legal.
     pub nan: bool,
+    /// Both ends are finite (or it is one value): an unbounded enclosure
+    /// legalizes nothing.
+    pub bounded: bool,
 }
 
 impl fmt::Display for ElementBound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.bounded {
+            return f.write_str("(none: the enclosure is unbounded here, so it legalizes nothing)");
+        }
         write!(f, "[{}, {}]", self.lo, self.hi)?;
         if self.nan {
             f.write_str(" or nan")?;
@@ -426,6 +432,15 @@ impl fmt::Display for MismatchReport {
             "mismatch: {} of {} elements differ",
             self.count, self.elements
         )?;
+        if !self.agreement.legal.is_empty() {
+            let reasons: Vec<String> = self
+                .agreement
+                .legal
+                .iter()
+                .map(|(r, n)| format!("{n} {}", r.name()))
+                .collect();
+            writeln!(f, "accepted as legal: {}", reasons.join(", "))?;
+        }
         for o in &self.outputs {
             let dims: Vec<String> = o.dims.iter().map(|d| d.to_string()).collect();
             writeln!(
@@ -457,7 +472,11 @@ impl fmt::Display for MismatchReport {
                     write!(f, " inputs ({})", ins.join(", "))?;
                 }
                 if let Some(b) = &m.bound {
-                    write!(f, " outside the legal bound {b}")?;
+                    if b.bounded {
+                        write!(f, " outside the legal bound {b}")?;
+                    } else {
+                        write!(f, " legal bound {b}")?;
+                    }
                 }
                 writeln!(f)?;
             }

@@ -133,6 +133,8 @@ pub struct CaseContext<'a> {
     numerics: OnceLock<Arc<Numerics>>,
     direct_reference: bool,
     pub(crate) max_ulp: Option<u64>,
+    /// Elements accepted by each legal difference, over every judgement.
+    pub(crate) legal: std::collections::BTreeMap<crate::check::LegalReason, u64>,
     pub(crate) last_verdict: Option<Verdict>,
     /// ULP histogram over the float outputs of the comparisons judged so far
     /// (bucket counts indexed like `check::HistogramBucket` labels).
@@ -187,6 +189,7 @@ impl<'a> CaseContext<'a> {
             numerics: OnceLock::new(),
             direct_reference: false,
             max_ulp: None,
+            legal: Default::default(),
             last_verdict: None,
             ulp_histogram: None,
             keep_histogram: true,
@@ -417,6 +420,14 @@ impl<'a> CaseContext<'a> {
         };
         if self.keep_histogram {
             self.record_ulp_histogram(expected, actual);
+        }
+        let accepted = match &v {
+            Verdict::Agree(a) => Some(a),
+            Verdict::Mismatch(r) | Verdict::KnownBug { mismatch: r, .. } => Some(&r.agreement),
+            _ => None,
+        };
+        for (reason, n) in accepted.into_iter().flat_map(|a| a.legal.iter()) {
+            *self.legal.entry(*reason).or_insert(0) += n;
         }
         if let Some(u) = max_ulp_of(&v) {
             self.max_ulp = Some(self.max_ulp.map_or(u, |m| m.max(u)));

@@ -161,11 +161,52 @@ pub fn render_html(
         comparison(&mut h, c, old, run, options);
     }
     failures(&mut h, run, &model, cmp.as_ref());
+    legal_differences(&mut h, run, &model);
     histograms(&mut h, &model)?;
     let isolations: Vec<&Isolation> = run.isolations.iter().chain(extra_isolations).collect();
     isolation_section(&mut h, &isolations)?;
     h.push_str("</body></html>\n");
     Ok(h)
+}
+
+/// Elements accepted per legal difference (the judge's reasons), per backend.
+fn legal_differences(h: &mut String, run: &RunResults, model: &RunModel) {
+    let _ = writeln!(h, "<h2 id=\"legal\">Legal differences</h2>");
+    let mut counts: std::collections::BTreeMap<&str, std::collections::BTreeMap<&str, u64>> =
+        std::collections::BTreeMap::new();
+    for c in &run.cases {
+        for (reason, n) in &c.legal {
+            *counts
+                .entry(reason.as_str())
+                .or_default()
+                .entry(c.backend())
+                .or_insert(0) += n;
+        }
+    }
+    if counts.is_empty() {
+        h.push_str(
+            "<p>No element was accepted by a legal difference (every compared element \
+             was exact, or the results carry no <code>legal</code> counts).</p>\n",
+        );
+        return;
+    }
+    h.push_str(
+        "<p>Elements that differ from the exact reference but that the judge accepted, \
+         by the reason that accepted them (the registry of legal differences, \
+         <code>docs/numerics.md</code>).</p>\n<table id=\"legal-table\"><tr><th>reason</th>",
+    );
+    for b in &model.backends {
+        let _ = write!(h, "<th>{}</th>", escape(b));
+    }
+    h.push_str("</tr>\n");
+    for (reason, per) in &counts {
+        let _ = write!(h, "<tr><td><code>{}</code></td>", escape(reason));
+        for b in &model.backends {
+            let _ = write!(h, "<td>{}</td>", per.get(b.as_str()).copied().unwrap_or(0));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
 }
 
 fn row(h: &mut String, key: &str, value: &str) {

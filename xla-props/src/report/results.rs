@@ -57,6 +57,8 @@ pub struct CaseResult {
     pub message: Option<String>,
     /// The largest ULP distance the checker saw.
     pub max_ulp: Option<u64>,
+    /// Elements the judge accepted per legal difference, by reason name.
+    pub legal: std::collections::BTreeMap<String, u64>,
     /// The worst mismatch, as text.
     pub worst_mismatch: Option<String>,
     /// Wall time of the case.

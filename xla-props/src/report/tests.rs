@@ -471,3 +471,34 @@ fn compare_works_on_the_runners_current_form() {
     assert!(html.contains("<span class=\"badge\">new</span>"));
     assert!(html.contains("3 (worse)") && html.contains("4 (better)"));
 }
+
+#[test]
+fn legal_differences_are_counted_per_reason_and_backend() {
+    let r = RunResults::parse(
+        r#"{"cases": [
+            {"id": "vs_reference::tanh::f32::s::v::xla-cpu", "outcome": "passed",
+             "legal": {"approximate-function": 12, "propagated-bound": 3}},
+            {"id": "vs_reference::add::f32::s::v::xla-cpu", "outcome": "passed",
+             "legal": {"propagated-bound": 2}},
+            {"id": "vs_reference::add::f32::s::v::interpreter", "outcome": "passed"}]}"#,
+        "r",
+    )
+    .unwrap();
+    let html = render_html(&r, None, &[], &ReportOptions::default()).unwrap();
+    assert!(html.contains("id=\"legal-table\""), "{html}");
+    // per reason, one column per backend in the model's order
+    let m = RunModel::new(&r);
+    let row = |reason: &str, xla: u64| {
+        let cells: String = m
+            .backends
+            .iter()
+            .map(|b| format!("<td>{}</td>", if b == "xla-cpu" { xla } else { 0 }))
+            .collect();
+        format!("<tr><td><code>{reason}</code></td>{cells}</tr>")
+    };
+    assert!(html.contains(&row("propagated-bound", 5)), "{html}");
+    assert!(html.contains(&row("approximate-function", 12)), "{html}");
+    let none = RunResults::parse(r#"{"cases": []}"#, "r").unwrap();
+    let html = render_html(&none, None, &[], &ReportOptions::default()).unwrap();
+    assert!(html.contains("No element was accepted by a legal difference"));
+}

@@ -583,6 +583,7 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
     let checked = |kind: CaseKind, message: Option<String>| CaseRecord {
         message,
         max_ulp: ctx.max_ulp,
+        legal: ctx.legal.clone(),
         worst_mismatch: worst.clone(),
         ulp_histogram: ctx.ulp_histogram(),
         ..CaseRecord::new(id, kind)

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::metadata::RunMetadata;
-use crate::check::HistogramBucket;
+use crate::check::{HistogramBucket, LegalReason};
 use crate::hlo::Category;
 use crate::property::{BackendId, CaseId, CaseSpace};
 
@@ -93,6 +93,8 @@ pub struct CaseRecord {
     pub verdict: Option<String>,
     /// The largest ULP distance seen by the checker.
     pub max_ulp: Option<u64>,
+    /// Elements the judge accepted by each legal difference (empty: none).
+    pub legal: BTreeMap<LegalReason, u64>,
     /// The worst mismatch, as text.
     pub worst_mismatch: Option<String>,
     /// ULP distances of every compared float element (non-empty buckets, in
@@ -116,6 +118,7 @@ impl CaseRecord {
             message: None,
             verdict: None,
             max_ulp: None,
+            legal: BTreeMap::new(),
             worst_mismatch: None,
             ulp_histogram: None,
             rerun: None,
@@ -203,6 +206,22 @@ pub fn summary_table(records: &[CaseRecord]) -> String {
         "{:<16} {:<20} {:>9} {:>9} {:>9}",
         "total", "", t.passed, t.failed, t.skipped
     );
+    let legal = legal_totals(records);
+    if !legal.is_empty() {
+        let _ = writeln!(out, "\nelements accepted by a legal difference, by reason");
+        for (reason, n) in &legal {
+            let _ = writeln!(out, "  {:<30} {n:>12}", reason.name());
+        }
+    }
+    out
+}
+
+/// Elements accepted by each legal difference, over records.
+pub fn legal_totals(records: &[CaseRecord]) -> BTreeMap<LegalReason, u64> {
+    let mut out = BTreeMap::new();
+    for (reason, n) in records.iter().flat_map(|r| r.legal.iter()) {
+        *out.entry(*reason).or_insert(0) += n;
+    }
     out
 }
 
@@ -311,6 +330,9 @@ struct JsonCase<'a> {
     verdict: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_ulp: Option<u64>,
+    /// Elements accepted per legal difference, by reason name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    legal: BTreeMap<&'static str, u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     worst_mismatch: Option<&'a str>,
     /// `{"0": 30, "3-4": 2}`: elements per ULP bucket, in bucket order.
@@ -333,6 +355,7 @@ impl<'a> JsonCase<'a> {
             kind: (!r.kind.implied_by_status()).then(|| r.kind.name()),
             verdict: r.verdict.as_deref(),
             max_ulp: r.max_ulp,
+            legal: r.legal.iter().map(|(k, v)| (k.name(), *v)).collect(),
             worst_mismatch: r.worst_mismatch.as_deref(),
             ulp_histogram: r.ulp_histogram.as_ref().filter(|h| !h.is_empty()).map(|h| {
                 h.iter()
@@ -353,6 +376,8 @@ struct JsonReport<'a> {
     passed: u64,
     failed: u64,
     skipped: u64,
+    /// Elements accepted per legal difference over the run, by reason name.
+    legal: BTreeMap<&'static str, u64>,
     metadata: &'a RunMetadata,
     /// op name -> family (orders a report's rows).
     families: BTreeMap<&'static str, &'static str>,
@@ -370,6 +395,10 @@ pub fn write_json(
         passed: t.passed,
         failed: t.failed,
         skipped: t.skipped,
+        legal: legal_totals(records)
+            .into_iter()
+            .map(|(k, v)| (k.name(), v))
+            .collect(),
         metadata,
         families: records
             .iter()
@@ -395,4 +424,37 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
             .map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
     }
     std::fs::write(path, bytes).map_err(|e| format!("failed to write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod legal_tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_and_json_count_elements_per_legal_reason() {
+        let id: CaseId = "vs_reference::add::f32::f32[7]{0}::uniform::interpreter"
+            .parse()
+            .expect("a case name");
+        let mut a = CaseRecord::new(id.clone(), CaseKind::Pass);
+        a.legal.insert(LegalReason::Reassociation, 4);
+        a.legal.insert(LegalReason::PropagatedBound, 1);
+        let mut b = CaseRecord::new(id, CaseKind::Pass);
+        b.legal.insert(LegalReason::PropagatedBound, 2);
+        let records = [a, b];
+        let table = summary_table(&records);
+        assert!(
+            table.contains("elements accepted by a legal difference"),
+            "{table}"
+        );
+        let line = table
+            .lines()
+            .find(|l| l.trim_start().starts_with("propagated-bound"))
+            .expect("a propagated-bound line");
+        assert!(line.trim_end().ends_with(" 3"), "{line}");
+        let json = serde_json::to_value(JsonCase::new(&records[0])).unwrap();
+        assert_eq!(json["legal"]["reassociation"], 4);
+        let plain = CaseRecord::new(records[0].id.clone(), CaseKind::Pass);
+        let json = serde_json::to_value(JsonCase::new(&plain)).unwrap();
+        assert!(json.get("legal").is_none());
+    }
 }
