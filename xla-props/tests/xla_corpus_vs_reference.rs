@@ -23,30 +23,13 @@ use xla_props::property::judge_against_reference;
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/xla-hlo");
 
 /// Modules whose disagreement with the reference is triaged in
-/// `docs/findings.md` ("The shared corpus on xla-cpu"): (file prefix, triage).
-/// All three are legal differences the judge cannot bound mechanically: a
-/// reduction's reassociation (declared: `reassociates_reductions`) inside the
-/// module, whose error later ops amplify (the reassociation bound is applied
-/// at a root reduction only).
-const TRIAGED: &[(&str, &str)] = &[
-    (
-        "091_",
-        "legal: bf16 dot accumulated in f32 in another order rounds to the adjacent bf16 \
-         value (1 bf16 ulp), then amplified by the gelu; `xla-props isolate` finds no \
-         instruction that departs locally",
-    ),
-    (
-        "117_",
-        "legal: 1024-term f32 dots of the attention in another order, through \
-         exp/tanh, rounded to bf16; a handful of outputs near zero differ",
-    ),
-    (
-        "129_",
-        "legal: the bf16 dot is kept in f32 (excess precision, declared; explains \
-         most elements) and its f32 accumulation order differs before the reduce; \
-         `xla-props isolate` finds no instruction that departs",
-    ),
-];
+/// `docs/findings.md` ("The shared corpus on xla-cpu"): (file prefix,
+/// triage). Empty: the three modules once triaged here as legal differences
+/// the judge could not bound (091, 117, 129: reassociated bf16/f32 dots and
+/// approximate functions amplified by cancellation) now agree by the bound
+/// propagated through the graph (`propagated-bound`). A listed module that
+/// agrees fails the test, so the list cannot go stale.
+const TRIAGED: &[(&str, &str)] = &[];
 
 /// In debug builds, modules whose instructions hold more elements than this
 /// are left to the release run.
@@ -156,7 +139,10 @@ fn corpus_on_xla_cpu_agrees_with_the_reference_or_is_triaged() {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let triage = TRIAGED.iter().find(|(p, _)| name.starts_with(p));
         match (run_one(&backend, path), triage) {
-            (Outcome::Agree, _) => agree += 1,
+            (Outcome::Agree, Some((_, why))) => {
+                untriaged.push(format!("{name}: agrees now; remove its triage ({why})"))
+            }
+            (Outcome::Agree, None) => agree += 1,
             (Outcome::KnownBug(ids), _) => triaged.push(format!("{name}: known XLA bug {ids}")),
             (Outcome::NotRun(why), _) => not_run.push(format!("{name}: {why}")),
             (Outcome::Disagree(_), Some((_, why))) => triaged.push(format!("{name}: {why}")),

@@ -138,10 +138,6 @@ pub(crate) struct CompareContext<'a> {
     pub strict_rounding: bool,
     /// How many worst mismatches to report per output.
     pub worst: usize,
-    /// Per-output absolute error bounds that reassociated reductions may legally
-    /// cause (one bound for all elements of an output; see
-    /// `reassociation_error_bounds`), used where no magnitude sums are given.
-    pub error_bounds: Vec<Option<f64>>,
     /// Per-output specs overriding the one passed to [`compare`] (outputs of
     /// different types need bounds in their own units).
     pub output_specs: Vec<Option<ErrorSpec>>,
@@ -165,7 +161,6 @@ impl Default for CompareContext<'_> {
             strict_rounding: false,
             worst: 8,
             output_specs: Vec::new(),
-            error_bounds: Vec::new(),
             rules: Rules::default(),
             enclosures: Vec::new(),
         }
@@ -204,14 +199,6 @@ impl<'a> CompareContext<'a> {
     /// Sets the ops whose approximation budgets apply.
     pub fn with_approximate_ops(mut self, ops: impl IntoIterator<Item = Opcode>) -> Self {
         self.approximate_ops = ops.into_iter().collect();
-        self
-    }
-    /// Sets the reassociation error bound of output `output` (all its elements).
-    pub fn with_error_bound(mut self, output: usize, bound: f64) -> Self {
-        if self.error_bounds.len() <= output {
-            self.error_bounds.resize(output + 1, None);
-        }
-        self.error_bounds[output] = Some(bound);
         self
     }
     /// Sets the spec of output `output`, overriding the common one.
@@ -378,7 +365,7 @@ impl ElementJudge<'_, '_> {
         {
             let bound = match self.ctx.magnitude_sums.get(self.out) {
                 Some(Some(sums)) => Some(sums.bound(flat, self.dtype)),
-                _ => self.ctx.error_bounds.get(self.out).copied().flatten(),
+                _ => None,
             };
             if let Some(bound) = bound.filter(|b| *b > 0.0) {
                 let bound = bound.max(self.spec.abs);

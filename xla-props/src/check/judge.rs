@@ -203,6 +203,13 @@ impl<'a> Judge<'a> {
         reference: &EvalFn<'_>,
     ) -> Verdict {
         let setting = self.setting();
+        let debug = std::env::var_os("XLA_PROPS_DEBUG_JUDGE").is_some();
+        let t0 = std::time::Instant::now();
+        let lap = |what: &str| {
+            if debug {
+                eprintln!("judge: {what} at {:.3} s", t0.elapsed().as_secs_f64());
+            }
+        };
         let admitted: Vec<_> = REGISTRY.iter().filter(|e| e.admissible(&setting)).collect();
         let case = Case {
             module,
@@ -253,6 +260,7 @@ impl<'a> Judge<'a> {
         }
         let exact = ErrorSpec::exact();
         let v = with_ties(compare(expected, actual, &exact, &ctx), unstable_ties);
+        lap("phase 1 (cheap)");
         if !matches!(v, Verdict::Mismatch(_)) {
             return v;
         }
@@ -268,17 +276,14 @@ impl<'a> Judge<'a> {
                 continue;
             }
             costly = true;
-            for ev in e.evidence(&case) {
+            let evidence = e.evidence(&case);
+            lap(e.reason().name());
+            for ev in evidence {
                 match ev {
-                    Evidence::Reassociation(sums, bounds) => {
+                    Evidence::Reassociation(sums) => {
                         ctx.rules.reassociation = true;
                         if let Some(s) = sums {
                             ctx = ctx.with_magnitude_sums(0, s);
-                        }
-                        for (k, b) in bounds.into_iter().enumerate() {
-                            if let Some(b) = b {
-                                ctx = ctx.with_error_bound(k, b);
-                            }
                         }
                     }
                     Evidence::Outputs(o) => owned.push((e.reason(), o)),
@@ -295,6 +300,7 @@ impl<'a> Judge<'a> {
                 full = full.with_alternative(*reason, outs);
             }
             v = with_ties(compare(expected, actual, &exact, &full), unstable_ties);
+            lap("phase 2 (costly evidence) compared");
             if !matches!(v, Verdict::Mismatch(_)) {
                 return v;
             }
@@ -312,6 +318,7 @@ impl<'a> Judge<'a> {
                     }
                 }
                 full.enclosures = all;
+                lap("phase 3 enclosures");
                 v = with_ties(compare(expected, actual, &exact, &full), unstable_ties);
                 if !matches!(v, Verdict::Mismatch(_)) {
                     return v;

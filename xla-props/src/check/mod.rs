@@ -5,7 +5,6 @@
 //! caller) with its `Verdict`.
 
 mod alternatives;
-mod bounds;
 pub(crate) mod compare;
 mod contraction;
 mod error_spec;
@@ -25,7 +24,6 @@ mod verdict;
 mod comparator_tests;
 
 pub use alternatives::{excess_precision_variant, flush_subnormal_inputs};
-pub use bounds::reassociation_error_bounds;
 pub(crate) use compare::{compare, CompareContext};
 pub use compare::{
     magnitude_sums_for_dot, magnitude_sums_for_reduce, module_opcodes, MagnitudeSums, Outcome,

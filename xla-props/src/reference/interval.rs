@@ -1269,15 +1269,30 @@ impl Interval<'_, '_> {
                 _ => None,
             }
         };
+        // rad = |ma| rb + ra (|mb| + rb): two products (none for a point operand)
+        let reassociates = self.allow.reassociates;
+        let (a_point, b_point) = (a.is_point(), b.is_point());
+        let amid_plus_rad = |lo: f64, hi: f64| amid(lo, hi) + rad(lo, hi);
         let parts = (|| {
             let m = op(wide(a, &mid).ok()?, wide(b, &mid).ok()?)?;
-            let r1 = op(wide(a, &amid).ok()?, wide(b, &rad).ok()?)?;
-            let r2 = op(wide(a, &rad).ok()?, wide(b, &amid).ok()?)?;
-            let r3 = op(wide(a, &rad).ok()?, wide(b, &rad).ok()?)?;
-            let s = op(wide(a, &amax).ok()?, wide(b, &amax).ok()?)?;
-            Some((m, r1, r2, r3, s))
+            let r1 = if b_point {
+                None
+            } else {
+                Some(op(wide(a, &amid).ok()?, wide(b, &rad).ok()?)?)
+            };
+            let r2 = if a_point {
+                None
+            } else {
+                Some(op(wide(a, &rad).ok()?, wide(b, &amid_plus_rad).ok()?)?)
+            };
+            let s = if reassociates || !(a_point && b_point) {
+                Some(op(wide(a, &amax).ok()?, wide(b, &amax).ok()?)?)
+            } else {
+                None
+            };
+            Some((m, r1, r2, s))
         })();
-        let Some((m, r1, r2, r3, s)) = parts else {
+        let Some((m, r1, r2, s)) = parts else {
             return self.exact(ins, ops);
         };
         let terms = contraction_terms(ins, a, b) as f64;
@@ -1290,11 +1305,12 @@ impl Interval<'_, '_> {
             fmt.min_subnormal()
         };
         let mut result = Bounds::point(&Literal::zeros(out)?);
+        let at = |l: &Option<Literal>, i: usize| l.as_ref().map_or(0.0, |l| l.get_f64(i));
         for i in 0..result.len() {
-            let sum = s.get_f64(i);
-            let mut r = (r1.get_f64(i) + r2.get_f64(i) + r3.get_f64(i)) * (1.0 + 1e-14)
-                + (terms + 4.0) * f64::EPSILON * sum;
-            if self.allow.reassociates {
+            let sum = at(&s, i);
+            let mut r =
+                (at(&r1, i) + at(&r2, i)) * (1.0 + 1e-14) + (terms + 4.0) * f64::EPSILON * sum;
+            if reassociates {
                 // products and sums of any order: within n * u * sum|a*b|
                 r += terms * eps_acc / 2.0 * sum + terms * floor;
             }

@@ -65,7 +65,7 @@ pub(crate) enum Evidence {
     Approximations(Vec<Approximation>),
     /// Reductions may be reassociated: the zero-sum sign rule, and the
     /// magnitude sums of output 0 when the root is a reduction.
-    Reassociation(Option<MagnitudeSums>, Vec<Option<f64>>),
+    Reassociation(Option<MagnitudeSums>),
     /// Outputs the backend may legally return instead of the reference's.
     Outputs(Vec<Literal>),
     /// A variant module the backend may legally compute instead: its
