@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use xla_props::backend::xla::{XlaBackend, XlaPlugin};
-use xla_props::backend::Backend;
+use xla_props::backend::{Backend, Interpreter};
 use xla_props::check::Verdict;
 use xla_props::hlo::{load_module_file, Module};
 use xla_props::inputs::{generate_inputs, Distribution};
@@ -75,7 +75,7 @@ enum Outcome {
     NotRun(String),
 }
 
-fn run_one(backend: &XlaBackend, path: &Path) -> Outcome {
+fn run_one(backend: &dyn Backend, path: &Path) -> Outcome {
     let module = match load_module_file(path) {
         Ok(m) => m,
         Err(e) => return Outcome::Disagree(format!("does not load: {e}")),
@@ -133,12 +133,20 @@ fn corpus_on_xla_cpu_agrees_with_the_reference_or_is_triaged() {
         eprintln!("skipping: {reason}");
         return;
     }
+    let agree = judge_corpus(&backend, &files, TRIAGED);
+    // the corpus is real: most of it must actually be judged
+    assert!(agree >= 100, "only {agree} corpus modules agreed");
+}
+
+/// Judges every corpus module on `backend`; fails on an untriaged
+/// disagreement or a stale triage; returns how many agree.
+fn judge_corpus(backend: &dyn Backend, files: &[PathBuf], triaged_list: &[(&str, &str)]) -> usize {
     let (mut agree, mut triaged, mut not_run) = (0, Vec::new(), Vec::new());
     let mut untriaged = Vec::new();
-    for path in &files {
+    for path in files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let triage = TRIAGED.iter().find(|(p, _)| name.starts_with(p));
-        match (run_one(&backend, path), triage) {
+        let triage = triaged_list.iter().find(|(p, _)| name.starts_with(p));
+        match (run_one(backend, path), triage) {
             (Outcome::Agree, Some((_, why))) => {
                 untriaged.push(format!("{name}: agrees now; remove its triage ({why})"))
             }
@@ -153,7 +161,8 @@ fn corpus_on_xla_cpu_agrees_with_the_reference_or_is_triaged() {
         }
     }
     eprintln!(
-        "corpus on xla-cpu: {agree} agree, {} triaged disagreements, {} not run, {} untriaged",
+        "corpus on {}: {agree} agree, {} triaged disagreements, {} not run, {} untriaged",
+        backend.name(),
         triaged.len(),
         not_run.len(),
         untriaged.len()
@@ -166,10 +175,20 @@ fn corpus_on_xla_cpu_agrees_with_the_reference_or_is_triaged() {
     }
     assert!(
         untriaged.is_empty(),
-        "{} corpus modules disagree with the reference on xla-cpu without a triage:\n{}",
+        "{} corpus modules disagree with the reference on {} without a triage:\n{}",
         untriaged.len(),
+        backend.name(),
         untriaged.join("\n")
     );
-    // the corpus is real: most of it must actually be judged
+    agree
+}
+
+/// The interpreter's triaged modules (same format as `TRIAGED`): none.
+const INTERPRETER_TRIAGED: &[(&str, &str)] = &[];
+
+#[test]
+fn corpus_on_the_interpreter_agrees_with_the_reference_or_is_triaged() {
+    let Some(files) = corpus_files() else { return };
+    let agree = judge_corpus(&Interpreter::default(), &files, INTERPRETER_TRIAGED);
     assert!(agree >= 100, "only {agree} corpus modules agreed");
 }
