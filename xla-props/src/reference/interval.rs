@@ -395,6 +395,7 @@ pub fn enclose(
         depth: 0,
         fused: 0,
         feeds_add: false,
+        debug: std::env::var_os("XLA_PROPS_DEBUG_ENCLOSE").is_some(),
     };
     let root = cx
         .computation(module.entry, values)
@@ -426,6 +427,9 @@ struct Interval<'a, 'r> {
     fused: usize,
     /// The instruction being evaluated is an operand of an add or subtract.
     feeds_add: bool,
+    /// `XLA_PROPS_DEBUG_ENCLOSE` is set: print every instruction's widest
+    /// relative range (a diagnostic for where an enclosure grows).
+    debug: bool,
 }
 
 /// How an elementwise op's range follows from its operands' ranges.
@@ -484,7 +488,7 @@ impl Interval<'_, '_> {
                     .ok_or_else(|| OpError::Invalid("an operand has no value".into()))?;
                 self.instruction(ins, &ops)?
             };
-            if std::env::var("XLA_PROPS_DEBUG_ENCLOSE").is_ok() {
+            if self.debug {
                 if let Enclosure::Array(b) = &v {
                     let w = (0..b.len())
                         .map(|i| {
