@@ -42,7 +42,7 @@ pub enum Category {
     ShapeOp,
     /// gather, scatter, dynamic slices.
     Indexing,
-    /// reduce, reduce-window, select-and-scatter, sort, map.
+    /// reduce, reduce-window, select-and-scatter, sort, topk, map.
     Reduction,
     /// dot, convolution.
     Contraction,
@@ -248,7 +248,7 @@ opcodes! {
     Cholesky => "cholesky", Fixed(1), ParseOnly, ["lower"];
     TriangularSolve => "triangular-solve", Fixed(2), ParseOnly, ["left_side", "lower", "unit_diagonal", "transpose_a"];
     Fft => "fft", Fixed(1), ParseOnly, ["fft_type", "fft_length"];
-    TopK => "topk", Fixed(1), ParseOnly, ["k", "largest"];
+    TopK => "topk", Fixed(1), Reduction, ["k", "largest"];
     StochasticConvert => "stochastic-convert", Fixed(2), ParseOnly, [];
     BatchNormTraining => "batch-norm-training", Fixed(3), ParseOnly, ["epsilon", "feature_index"];
     BatchNormInference => "batch-norm-inference", Fixed(5), ParseOnly, ["epsilon", "feature_index"];

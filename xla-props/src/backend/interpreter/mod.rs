@@ -233,7 +233,7 @@ impl Compiled {
                 ));
             }
             for ins in &comp.instructions {
-                if ins.opcode.is_parse_only() && ins.opcode != Opcode::TopK {
+                if ins.opcode.is_parse_only() {
                     return Err(BackendError::unsupported(format!(
                         "opcode `{}`",
                         ins.opcode
