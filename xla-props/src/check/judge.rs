@@ -306,13 +306,25 @@ impl<'a> Judge<'a> {
             }
             // phase 3: the bound carried through the graph
             if bound && canonical.is_none() {
-                let allow = allowances(self.numerics, self.strict_rounding);
+                // a flushing backend flushes everywhere or nowhere: the two
+                // enclosures, and the element may be in either
+                let flushing = allowances(self.numerics, self.strict_rounding);
+                let mut modes = vec![Allowances {
+                    flush_inputs: Vec::new(),
+                    flush_outputs: Vec::new(),
+                    ..flushing.clone()
+                }];
+                if !flushing.flush_inputs.is_empty() || !flushing.flush_outputs.is_empty() {
+                    modes.push(flushing);
+                }
                 let mut all: Vec<Vec<Bounds>> = vec![Vec::new(); expected.len()];
                 for m in std::iter::once(module).chain(variants.iter()) {
-                    if let Ok(bs) = enclose(m, inputs, &allow) {
-                        if bs.len() == expected.len() {
-                            for (k, b) in bs.into_iter().enumerate() {
-                                all[k].push(b);
+                    for allow in &modes {
+                        if let Ok(bs) = enclose(m, inputs, allow) {
+                            if bs.len() == expected.len() {
+                                for (k, b) in bs.into_iter().enumerate() {
+                                    all[k].push(b);
+                                }
                             }
                         }
                     }

@@ -32,9 +32,10 @@ use crate::literal::{Literal, Value};
 pub struct Allowances {
     /// `(op, result type) -> (ulp, abs)` budgets of approximate functions.
     pub budgets: HashMap<(Opcode, ElementType), (u64, f64)>,
-    /// Types whose subnormal inputs may be read as zero.
+    /// Types whose subnormal inputs are read as zero (a flushing backend:
+    /// the judge encloses with and without, and takes either).
     pub flush_inputs: Vec<ElementType>,
-    /// Types whose subnormal results may be written as zero.
+    /// Types whose subnormal results are written as zero (as above).
     pub flush_outputs: Vec<ElementType>,
     /// Reductions, dots and convolutions may sum in any order (and in f32
     /// for narrower types).
@@ -538,7 +539,7 @@ impl Interval<'_, '_> {
                     widen_budget(b, &fmt, 1, 0.0);
                 }
                 if self.allow.flush_outputs.contains(&t) {
-                    include_flushed(b, &fmt);
+                    flush_ends(b, &fmt);
                 }
             }
         }
@@ -552,7 +553,7 @@ impl Interval<'_, '_> {
                 match t.float_format() {
                     Some(fmt) if self.allow.flush_inputs.contains(&t) => {
                         let mut b = b.clone();
-                        include_flushed(&mut b, &fmt);
+                        flush_ends(&mut b, &fmt);
                         Enclosure::Array(b)
                     }
                     _ => e.clone(),
@@ -1412,24 +1413,26 @@ fn widen_abs(b: &mut Bounds, i: usize, fmt: &FloatFormat, bound: f64) {
     b.set(i, Some((l.min(lo), h.max(hi))), b.nan[i]);
 }
 
-/// A flushed type: a range that reaches into the subnormals includes the
-/// zero of that sign.
-fn include_flushed(b: &mut Bounds, fmt: &FloatFormat) {
+/// A flushing backend: every subnormal is read (or written) as the zero of
+/// its sign. That map is monotone, so it applies to the ends of a range: a
+/// flushed value is zero, never a value between it and zero (a hull with
+/// zero would accept a wrong value there, e.g. cbrt of a subnormal halved).
+fn flush_ends(b: &mut Bounds, fmt: &FloatFormat) {
     let min_normal =
         float_key(crate::literal::round_to_bits(fmt.min_normal(), fmt), fmt).unwrap_or(1);
+    // positive subnormals have keys 1..min_normal, negative ones -2..=-min_normal
+    let flush = |k: i128| {
+        if (1..min_normal).contains(&k) {
+            0
+        } else if (-min_normal..=-2).contains(&k) {
+            -1
+        } else {
+            k
+        }
+    };
     for i in 0..b.len() {
         let Some((lo, hi)) = b.range(i) else { continue };
-        // positive subnormals have keys 1..min_normal, negative ones -2..=-(min_normal+1)
-        let pos = lo < min_normal && hi >= 1;
-        let neg = hi > -(min_normal + 1) && lo <= -2;
-        let (mut l, mut h) = (lo, hi);
-        if pos {
-            l = l.min(0);
-        }
-        if neg {
-            h = h.max(-1);
-        }
-        b.set(i, Some((l, h)), b.nan[i]);
+        b.set(i, Some((flush(lo), flush(hi))), b.nan[i]);
     }
 }
 
@@ -1617,6 +1620,31 @@ mod tests {
         assert!(any_order[0].contains(0, 0f32.to_bits() as u64));
         assert!(any_order[0].contains(0, 1f32.to_bits() as u64));
         assert!(!any_order[0].contains(0, 1e3f32.to_bits() as u64));
+    }
+
+    #[test]
+    fn a_flushed_subnormal_is_zero_not_a_range_down_to_zero() {
+        // cbrt of a subnormal on a backend that flushes inputs: cbrt(x) or
+        // cbrt(0) = 0, never a value between (the cbrt-of-subnormals bug)
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  x = f32[1] parameter(0)\n  ROOT c = f32[1] cbrt(x)\n}\n",
+        )
+        .unwrap();
+        let x = f32s(&[1e-40]);
+        let flushing = Allowances {
+            flush_inputs: vec![ElementType::F32],
+            ..Allowances::default()
+        };
+        let b = enclose(&m, &[x.clone()], &flushing).unwrap();
+        assert_eq!(b[0].lo.to_bits_vec(), vec![0]);
+        assert_eq!(b[0].hi.to_bits_vec(), vec![0]);
+        let kept = enclose(&m, &[x.clone()], &Allowances::default()).unwrap();
+        let exact = crate::reference::evaluate(&m, &[x]).unwrap();
+        assert_eq!(kept[0].lo.to_bits_vec(), exact[0].to_bits_vec());
+        let half = (exact[0].get_f64(0) / 2.0) as f32;
+        for e in [&b[0], &kept[0]] {
+            assert!(!e.contains(0, u64::from(half.to_bits())));
+        }
     }
 
     #[test]
