@@ -229,7 +229,7 @@ impl Default for Numerics {
     }
 }
 
-mod opcode_by_name {
+pub(crate) mod opcode_by_name {
     use crate::hlo::Opcode;
     use serde::{Deserialize, Deserializer, Serializer};
 
