@@ -88,7 +88,10 @@ impl ModelSpec {
                 ..
             } => float_op_problem(*op, dtypes, times_sign_of.unwrap_or(0)),
             ModelSpec::SubnormalOperandIs {
-                op, dtypes, operand, ..
+                op,
+                dtypes,
+                operand,
+                ..
             } => float_op_problem(*op, dtypes, *operand),
         }
     }
@@ -101,10 +104,9 @@ impl ModelSpec {
             return None;
         }
         match self {
-            ModelSpec::IntegerPowerLowBits { bits } => {
-                (i.opcode == Opcode::Power && a.dtype.is_integer())
-                    .then(|| int_power_low_bits(a, *bits))?
-            }
+            ModelSpec::IntegerPowerLowBits { bits } => (i.opcode == Opcode::Power
+                && a.dtype.is_integer())
+            .then(|| int_power_low_bits(a, *bits))?,
             ModelSpec::SubnormalInputsGive {
                 op,
                 dtypes,
@@ -146,8 +148,13 @@ fn float_op_problem(op: Opcode, dtypes: &[ElementType], operand: usize) -> Optio
     if operand >= n {
         return Some(format!("`{}` has no operand {operand}", op.name()));
     }
-    if let Some(t) = dtypes.iter().find(|t| !matches!(t, ElementType::F32 | ElementType::Bf16 | ElementType::F64)) {
-        return Some(format!("dtype {t} is not bf16, f32 or f64 (subnormals are tested in f32 or f64)"));
+    if let Some(t) = dtypes
+        .iter()
+        .find(|t| !matches!(t, ElementType::F32 | ElementType::Bf16 | ElementType::F64))
+    {
+        return Some(format!(
+            "dtype {t} is not bf16, f32 or f64 (subnormals are tested in f32 or f64)"
+        ));
     }
     dtypes.is_empty().then(|| "dtypes is empty".to_string())
 }
@@ -179,7 +186,13 @@ fn constant(name: &str, t: ElementType, v: f64) -> String {
 }
 
 /// Lines defining `{name} = pred[..]`: `x` (of the compute type `c`) is a subnormal as `sign` says.
-fn subnormal_test(name: &str, x: &str, a: &ArrayShape, c: ElementType, sign: SubnormalSign) -> String {
+fn subnormal_test(
+    name: &str,
+    x: &str,
+    a: &ArrayShape,
+    c: ElementType,
+    sign: SubnormalSign,
+) -> String {
     let f = with_dtype(a, c);
     let p = with_dtype(a, ElementType::Pred);
     let min_normal = if c == ElementType::F64 {
@@ -189,7 +202,10 @@ fn subnormal_test(name: &str, x: &str, a: &ArrayShape, c: ElementType, sign: Sub
     };
     let (pre, src) = match sign {
         SubnormalSign::Positive => (String::new(), x.to_string()),
-        SubnormalSign::Nonzero => (format!("  {name}.abs = {f} abs({x})\n"), format!("{name}.abs")),
+        SubnormalSign::Nonzero => (
+            format!("  {name}.abs = {f} abs({x})\n"),
+            format!("{name}.abs"),
+        ),
     };
     format!(
         "{pre}  {name}.mn = {c}[] constant({min_normal:?})\n  {name}.mnb = {f} broadcast({name}.mn), dimensions={{}}\n  \
@@ -217,10 +233,20 @@ fn subnormal_inputs_give(
 ) -> Option<String> {
     let n = operand_count(op)?;
     let c = compute_type(a.dtype);
-    let (t, f, p) = (type_text(a), with_dtype(a, c), with_dtype(a, ElementType::Pred));
+    let (t, f, p) = (
+        type_text(a),
+        with_dtype(a, c),
+        with_dtype(a, ElementType::Pred),
+    );
     let mut body = parameters(a, n, c);
     for k in 0..n {
-        body.push_str(&subnormal_test(&format!("s{k}"), &format!("c{k}"), a, c, sign));
+        body.push_str(&subnormal_test(
+            &format!("s{k}"),
+            &format!("c{k}"),
+            a,
+            c,
+            sign,
+        ));
     }
     body.push_str("  all0 = ");
     body.push_str(&format!("{p} and(s0, s0)\n"));
@@ -264,7 +290,13 @@ fn subnormal_operand_is(
         "  kb = {d} broadcast(k), dimensions={{}}\n  m{operand} = {d} select(sub, kb, d{operand})\n"
     ));
     let args: Vec<String> = (0..n)
-        .map(|k| if k == operand { format!("m{k}") } else { format!("d{k}") })
+        .map(|k| {
+            if k == operand {
+                format!("m{k}")
+            } else {
+                format!("d{k}")
+            }
+        })
         .collect();
     Some(format!(
         "HloModule model\n\nENTRY model {{\n{body}  v = {d} {}({})\n  ROOT r = {t} convert(v)\n}}\n",
