@@ -391,7 +391,7 @@ fn a_near_cancelling_sum_of_approximate_functions_is_legal_by_the_bound() {
 fn a_known_bug_is_an_expected_failure_where_known_bugs_apply() {
     let m = module("HloModule m\nENTRY e {\n  x = s32[2] parameter(0)\n  y = s32[2] parameter(1)\n  ROOT p = s32[2] power(x, y)\n}\n");
     let args = [typed(T::S32, &[1, 2]), typed(T::S32, &[3, 65])];
-    let out = eval(&(INT_POWER_LOW_6_BITS.model)(&m).unwrap(), &args);
+    let out = eval(&INT_POWER_LOW_6_BITS.model.apply(&m).unwrap(), &args);
     let b = Fixed {
         numerics: Numerics::exact(),
         bugs: vec![INT_POWER_LOW_6_BITS],

@@ -328,7 +328,7 @@ fn every_declared_model_reproduces_the_plugin() {
             let bugs: Vec<_> = b
                 .known_bugs()
                 .iter()
-                .filter_map(|k| (k.model)(m).map(|v| (k.id, v)))
+                .filter_map(|k| k.model.apply(m).map(|v| (k.id, v)))
                 .collect();
             let actual = b.compile_module(m).unwrap().run(args).unwrap();
             let exact = xla_props::reference::evaluate(m, args).unwrap();

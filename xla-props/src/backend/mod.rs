@@ -15,5 +15,5 @@ pub use error::BackendError;
 pub use interpreter::Interpreter;
 pub(crate) use reference_backend::to_backend_error as reference_error;
 pub use reference_backend::ReferenceBackend;
-pub use registry::{create, known_backends, Availability, BackendInfo};
+pub use registry::{config_error, create, known_backends, Availability, BackendInfo};
 pub use xla::{XlaBackend, XlaPlugin};

@@ -4,7 +4,8 @@ use super::api::Backend;
 use super::error::BackendError;
 use super::interpreter::Interpreter;
 use super::mutant::{Mutant, Mutation};
-use super::xla::{XlaBackend, XlaPlugin};
+use super::xla::config::declared_backends;
+use super::xla::{ConfigError, DeclaredBackend, XlaBackend, XlaPlugin};
 
 /// Whether a backend can be used in this build on this machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,6 +25,9 @@ pub struct BackendInfo {
     pub description: &'static str,
     /// Whether it can be used.
     pub availability: Availability,
+    /// Where it comes from: `built-in`, the built-in file, or the path of
+    /// the user's `xla-props.toml`.
+    pub source: String,
 }
 
 /// One registry entry: how to describe a backend and how to make it.
@@ -47,21 +51,39 @@ const ENTRIES: &[Entry] = &[
         make: || Ok(Box::new(Interpreter::default())),
     },
     Entry {
-        name: "xla-cpu",
-        description: "the xla cpu compiler through a pjrt c api plugin (pjrt 0.115, in a worker process)",
-        make: || make_xla(XlaPlugin::Cpu),
-    },
-    Entry {
-        name: "xla-cpu-0.81",
-        description: "an older xla cpu build (pjrt 0.81), to compare two xla versions",
-        make: || make_xla(XlaPlugin::Cpu081),
-    },
-    Entry {
         name: "xla-gpu",
         description: "the xla gpu compiler through jax's cuda pjrt plugin",
         make: || make_xla(XlaPlugin::Gpu),
     },
 ];
+
+/// A backend declared in a file, or why it is unavailable.
+fn make_declared(d: &DeclaredBackend) -> Result<Box<dyn Backend>, String> {
+    let backend = XlaBackend::declared(d);
+    backend.availability()?;
+    Ok(Box::new(backend))
+}
+
+/// The declared backends (the built-in file's and the user's), or none when
+/// the user's file is bad (see [`config_error`]).
+fn declared() -> &'static [DeclaredBackend] {
+    match declared_backends() {
+        Ok(v) => v,
+        Err(_) => &[],
+    }
+}
+
+/// The located error of a bad `xla-props.toml` (`FILE:LINE: message`), if any.
+///
+/// ```
+/// // without a user config file there is nothing to report
+/// if std::env::var_os("XLA_PROPS_CONFIG").is_none() && !std::path::Path::new("xla-props.toml").exists() {
+///     assert!(xla_props::backend::config_error().is_none());
+/// }
+/// ```
+pub fn config_error() -> Option<&'static ConfigError> {
+    declared_backends().as_ref().err()
+}
 
 /// An XLA backend, or why it is unavailable (plugin or worker binary missing).
 fn make_xla(plugin: XlaPlugin) -> Result<Box<dyn Backend>, String> {
@@ -79,17 +101,32 @@ fn make_xla(plugin: XlaPlugin) -> Result<Box<dyn Backend>, String> {
 /// assert_eq!(interp.availability, Availability::Available);
 /// ```
 pub fn known_backends() -> Vec<BackendInfo> {
-    ENTRIES
+    let availability = |r: Result<Box<dyn Backend>, String>| match r {
+        Ok(_) => Availability::Available,
+        Err(reason) => Availability::Unavailable(reason),
+    };
+    let mut out: Vec<BackendInfo> = ENTRIES
         .iter()
         .map(|e| BackendInfo {
             name: e.name,
             description: e.description,
-            availability: match (e.make)() {
-                Ok(_) => Availability::Available,
-                Err(reason) => Availability::Unavailable(reason),
-            },
+            availability: availability((e.make)()),
+            source: "built-in".to_string(),
         })
-        .collect()
+        .collect();
+    // declared ones after the interpreter, in file order (built-in file first)
+    let at = out.len().saturating_sub(1);
+    let declared: Vec<BackendInfo> = declared()
+        .iter()
+        .map(|d| BackendInfo {
+            name: d.name,
+            description: d.description,
+            availability: availability(make_declared(d)),
+            source: d.source.to_string(),
+        })
+        .collect();
+    out.splice(at..at, declared);
+    out
 }
 
 /// Makes the backend called `name`.
@@ -106,17 +143,26 @@ pub fn create(name: &str) -> Result<Box<dyn Backend>, BackendError> {
     if let Some(spec) = name.strip_prefix("mutant:") {
         return create_mutant(name, spec);
     }
-    let entry =
-        ENTRIES
-            .iter()
-            .find(|e| e.name == name)
-            .ok_or_else(|| BackendError::UnknownBackend {
-                name: name.to_string(),
-                known: ENTRIES.iter().map(|e| e.name.to_string()).collect(),
-            })?;
-    (entry.make)().map_err(|reason| BackendError::Unavailable {
+    let unavailable = |reason| BackendError::Unavailable {
         backend: name.to_string(),
         reason,
+    };
+    if let Some(entry) = ENTRIES.iter().find(|e| e.name == name) {
+        return (entry.make)().map_err(unavailable);
+    }
+    if let Some(d) = declared().iter().find(|d| d.name == name) {
+        return make_declared(d).map_err(unavailable);
+    }
+    if let Some(e) = config_error() {
+        return Err(unavailable(format!("the config file is bad: {e}")));
+    }
+    Err(BackendError::UnknownBackend {
+        name: name.to_string(),
+        known: ENTRIES
+            .iter()
+            .map(|e| e.name.to_string())
+            .chain(declared().iter().map(|d| d.name.to_string()))
+            .collect(),
     })
 }
 

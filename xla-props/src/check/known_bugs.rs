@@ -9,6 +9,7 @@
 //! differing element is explained by the exact result, a legal alternative or
 //! a known bug's model.
 
+use super::known_bug_model::{apply_model_specs, ModelSpec};
 use crate::hlo::{parse_module, ArrayShape, CompId, Instruction, Module, Opcode};
 
 /// A bug a backend is known to have, with a model of its wrong results.
@@ -20,9 +21,31 @@ pub struct KnownBug {
     pub summary: &'static str,
     /// Where its minimal reproducer is documented (a docs/findings.md section).
     pub documented: &'static str,
+    /// The module rewritten to compute what the buggy backend computes.
+    pub model: BugModel,
+}
+
+/// How a known bug's model is given: a Rust function, or data
+/// (`xla-props.toml`'s `known_bugs`, see [`ModelSpec`]).
+#[derive(Clone, Copy, Debug)]
+pub enum BugModel {
     /// The module rewritten to compute what the buggy backend computes; None
     /// when the module has nothing the bug affects.
-    pub model: fn(&Module) -> Option<Module>,
+    Rust(fn(&Module) -> Option<Module>),
+    /// Model kinds with their parameters; the first that applies to an
+    /// instruction models it.
+    Data(&'static [ModelSpec]),
+}
+
+impl BugModel {
+    /// The module rewritten to compute what the buggy backend computes; None
+    /// when the module has nothing the bug affects.
+    pub fn apply(&self, m: &Module) -> Option<Module> {
+        match self {
+            BugModel::Rust(f) => f(m),
+            BugModel::Data(specs) => apply_model_specs(specs, m),
+        }
+    }
 }
 
 impl KnownBug {

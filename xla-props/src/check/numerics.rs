@@ -25,6 +25,7 @@ pub struct ErrorBudget {
     /// Allowed distance in units in the last place of the result type.
     pub ulp: u64,
     /// Allowed absolute difference (0 for none).
+    #[serde(default)]
     pub abs: f64,
 }
 
@@ -41,6 +42,7 @@ impl ErrorBudget {
 
 /// One approximate function: an opcode at a result type, with its budget.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Approximation {
     /// The opcode (e.g. `exponential`), serialized by its HLO name.
     #[serde(with = "opcode_by_name")]
@@ -67,6 +69,7 @@ pub struct Approximation {
 /// assert!(!n.is_exact());
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Numerics {
     /// Types whose subnormal inputs the backend may treat as (signed) zero.
     pub flush_inputs: Vec<ElementType>,
@@ -229,7 +232,7 @@ impl Default for Numerics {
     }
 }
 
-mod opcode_by_name {
+pub(crate) mod opcode_by_name {
     use crate::hlo::Opcode;
     use serde::{Deserialize, Deserializer, Serializer};
 

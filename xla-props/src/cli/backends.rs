@@ -14,14 +14,17 @@ pub fn backends_listing() -> String {
             Availability::Unavailable(reason) => format!("unavailable: {reason}"),
         };
         out.push_str(&format!(
-            "{:width$}  {status}\n{:width$}  {}\n",
-            b.name, "", b.description
+            "{:width$}  {status}\n{:width$}  {}\n{:width$}  from {}\n",
+            b.name, "", b.description, "", b.source
         ));
     }
     out
 }
 
 pub(super) fn run_backends() -> Result<u8, CliError> {
+    if let Some(e) = crate::backend::config_error() {
+        return Err(CliError::input(e.to_string()));
+    }
     print!("{}", backends_listing());
     Ok(0)
 }

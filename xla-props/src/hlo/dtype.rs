@@ -48,9 +48,21 @@ macro_rules! element_types {
         /// assert_eq!(t.bit_width(), 16);
         /// assert!(t.is_float());
         /// ```
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
         pub enum ElementType {
             $(#[doc = $name] $variant,)*
+        }
+
+        /// Read by its HLO name (`f32`, as `xla-props.toml` writes it) or
+        /// by its variant name (`F32`, as it is serialized).
+        impl<'de> serde::Deserialize<'de> for ElementType {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ElementType, D::Error> {
+                let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                match s.as_ref() {
+                    $($name | stringify!($variant) => Ok(ElementType::$variant),)*
+                    other => Err(serde::de::Error::custom(format!("unknown element type `{other}`"))),
+                }
+            }
         }
 
         impl ElementType {

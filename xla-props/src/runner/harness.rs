@@ -140,8 +140,15 @@ impl Harness {
                 }
             }
         }
+        // backends declared in a file (compiling ones) join only when named, too
+        let declared: Vec<&str> = crate::backend::known_backends()
+            .into_iter()
+            .filter(|i| i.source != "built-in")
+            .map(|i| i.name)
+            .collect();
         for b in registry_backends() {
-            if b.name().starts_with("xla-") && !self.names_backend(b.name()) {
+            let only_by_name = b.name().starts_with("xla-") || declared.contains(&b.name());
+            if only_by_name && !self.names_backend(b.name()) {
                 continue;
             }
             if !self.backends.iter().any(|x| x.name() == b.name()) {
@@ -199,6 +206,9 @@ impl Harness {
 
     /// Runs and returns the report.
     pub fn run_to_report(self) -> Result<RunReport, HarnessError> {
+        if let Some(e) = crate::backend::config_error() {
+            return Err(HarnessError(e.to_string()));
+        }
         let command_args = self.args.get(1..).unwrap_or_default().to_vec();
         let (ours, rest) =
             RunnerArgs::split(self.args, &self.env).map_err(|e| HarnessError(e.0))?;

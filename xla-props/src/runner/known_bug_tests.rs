@@ -27,7 +27,7 @@ impl Backend for PowerBug {
     }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         let variant = if self.exact_model {
-            (INT_POWER_LOW_6_BITS.model)(module)
+            INT_POWER_LOW_6_BITS.model.apply(module)
         } else {
             replace_with_model(module, &|i| {
                 let a = i.shape.as_array().filter(|_| i.opcode == Opcode::Power)?;

@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
+use super::config::{builtin_backend, DeclaredBackend};
 use super::error::XlaError;
 use super::lower::{lower_module, LowerError, Lowered};
 use super::numerics::{
-    MeasuredBudget, XLA_CPU_0_81_BUDGETS, XLA_CPU_BUDGETS, XLA_CPU_CONVOLUTION_MULTIPLIES_PADDING,
-    XLA_CPU_FAST_MIN_MAX, XLA_CPU_FLUSHED, XLA_CPU_REDUCE_PRECISION_IN_OWN_TYPE,
+    MeasuredBudget, XLA_CPU_BUDGETS, XLA_CPU_CONVOLUTION_MULTIPLIES_PADDING, XLA_CPU_FAST_MIN_MAX,
+    XLA_CPU_FLUSHED, XLA_CPU_REDUCE_PRECISION_IN_OWN_TYPE,
 };
 use super::pjrt::HostArray;
 use super::process::{find_worker_program, Worker};
@@ -82,16 +83,7 @@ impl XlaPlugin {
         if self == XlaPlugin::Gpu {
             return locate_cuda_plugin();
         }
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        if let Some(c) = std::env::var_os("XLA_PLUGIN_CACHE") {
-            dirs.push(PathBuf::from(c));
-        }
-        if let Ok(cwd) = std::env::current_dir() {
-            dirs.extend(cwd.ancestors().map(|a| a.join(".cache/xla-plugin")));
-        }
-        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/xla-plugin");
-        dirs.push(workspace);
-        for d in &dirs {
+        for d in &cache_dirs() {
             let f = d.join(self.cache_file());
             if f.is_file() {
                 return Ok(f);
@@ -104,6 +96,95 @@ impl XlaPlugin {
             self.env_var()
         ))
     }
+}
+
+/// The plugin cache directories: `$XLA_PLUGIN_CACHE`, `.cache/xla-plugin` in
+/// the current directory or an ancestor, then in this workspace.
+pub(crate) fn cache_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(c) = std::env::var_os("XLA_PLUGIN_CACHE") {
+        dirs.push(PathBuf::from(c));
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        dirs.extend(cwd.ancestors().map(|a| a.join(".cache/xla-plugin")));
+    }
+    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/xla-plugin"));
+    dirs
+}
+
+/// What a backend promises and how its worker is started, beyond its plugin.
+#[derive(Clone, Debug)]
+struct Profile {
+    numerics: Numerics,
+    known_bugs: &'static [KnownBug],
+    /// Environment of the worker process (`XLA_FLAGS`, create options).
+    worker_env: Vec<(String, String)>,
+}
+
+impl Profile {
+    /// A declared backend's profile.
+    fn declared(d: &DeclaredBackend) -> Profile {
+        let mut worker_env = Vec::new();
+        if !d.compile_options.xla_flags.is_empty() {
+            worker_env.push((
+                "XLA_FLAGS".to_string(),
+                d.compile_options.xla_flags.join(" "),
+            ));
+        }
+        if !d.create_options.is_empty() {
+            let json = serde_json::to_string(&d.create_options).unwrap_or_default();
+            worker_env.push((super::worker::CREATE_OPTIONS_ENV.to_string(), json));
+        }
+        Profile {
+            numerics: d.numerics.clone(),
+            known_bugs: d.known_bugs,
+            worker_env,
+        }
+    }
+
+    /// A pinned plugin's: its entry of the built-in file, else what XLA CPU
+    /// was measured to do with no known bugs (xla-gpu).
+    fn pinned(plugin: XlaPlugin) -> Profile {
+        match builtin_backend(plugin.backend_name()) {
+            Some(d) => Profile::declared(&d),
+            None => Profile {
+                numerics: measured_xla_cpu_numerics(XLA_CPU_BUDGETS),
+                known_bugs: &[],
+                worker_env: Vec::new(),
+            },
+        }
+    }
+}
+
+/// What XLA CPU was measured to do (docs/numerics.md): subnormals of
+/// f32/f64/bf16 flushed, transcendentals within their measured budgets,
+/// reductions and dots reassociated, fusions free to keep excess precision.
+/// The built-in file says the same for xla-cpu and xla-cpu-0.81 (a unit test
+/// pins it).
+pub(crate) fn measured_xla_cpu_numerics(budgets: &[MeasuredBudget]) -> Numerics {
+    let mut n = Numerics {
+        flush_inputs: XLA_CPU_FLUSHED.to_vec(),
+        flush_outputs: XLA_CPU_FLUSHED.to_vec(),
+        excess_precision_in_fusions: true,
+        reassociates_reductions: true,
+        // LLVM contracts a * b + c in XLA's fused loops (corpus 138, 149)
+        contracts_multiply_add: true,
+        // xla_allow_excess_precision (default on): narrow float chains
+        // run in f32 with the converts between them dropped (corpus 129)
+        excess_precision_anywhere: true,
+        // f16/bf16/f8 add reductions round every partial sum to the
+        // reducer's type (10 reduce/reduce-window cases of the full run,
+        // up to 104 ulp: within n * eps(f16), not n * eps(f32))
+        reductions_accumulate_in_declared_type: true,
+        fast_min_max: XLA_CPU_FAST_MIN_MAX,
+        reduce_precision_in_own_type: XLA_CPU_REDUCE_PRECISION_IN_OWN_TYPE.to_vec(),
+        convolution_multiplies_padding: XLA_CPU_CONVOLUTION_MULTIPLIES_PADDING,
+        ..Numerics::exact()
+    };
+    for &(op, dtype, ulp, abs) in budgets {
+        n = n.with_approximation(op, dtype, ErrorBudget::ulp_or_abs(ulp, abs));
+    }
+    n
 }
 
 /// Finds jax's CUDA plugin in the usual site-packages directories, if this
@@ -193,6 +274,7 @@ struct State {
 
 struct Shared {
     name: String,
+    profile: Profile,
     setup: Result<(PathBuf, PathBuf), String>,
     /// A small pool of workers; a call takes any idle one.
     slots: Vec<Mutex<State>>,
@@ -232,7 +314,14 @@ impl XlaBackend {
         let mut pools = pools.lock().unwrap_or_else(|p| p.into_inner());
         let shared = pools
             .entry(plugin.backend_name())
-            .or_insert_with(|| Self::build(plugin.backend_name(), plugin.locate()).shared)
+            .or_insert_with(|| {
+                Self::build(
+                    plugin.backend_name(),
+                    Profile::pinned(plugin),
+                    plugin.locate(),
+                )
+                .shared
+            })
             .clone();
         XlaBackend {
             shared,
@@ -243,7 +332,27 @@ impl XlaBackend {
     /// Like [`XlaBackend::new`], but with its own worker pool and cache
     /// (counters and restarts are this backend's alone).
     pub fn isolated(plugin: XlaPlugin) -> XlaBackend {
-        Self::build(plugin.backend_name(), plugin.locate())
+        Self::build(
+            plugin.backend_name(),
+            Profile::pinned(plugin),
+            plugin.locate(),
+        )
+    }
+
+    /// A backend declared in a file (`xla-props.toml` or the built-in file),
+    /// with the same worker pool, batching and metadata as `xla-cpu`. Every
+    /// backend made this way for the same name shares one pool in this process.
+    pub fn declared(d: &DeclaredBackend) -> XlaBackend {
+        let pools = POOLS.get_or_init(|| Mutex::new(HashMap::new()));
+        let mut pools = pools.lock().unwrap_or_else(|p| p.into_inner());
+        let shared = pools
+            .entry(d.name)
+            .or_insert_with(|| Self::build(d.name, Profile::declared(d), d.plugin.locate()).shared)
+            .clone();
+        XlaBackend {
+            shared,
+            timeout: timeout_from_env(),
+        }
     }
 
     /// `xla-cpu`.
@@ -268,10 +377,10 @@ impl XlaBackend {
         } else {
             Err(format!("pjrt plugin {} does not exist", path.display()))
         };
-        Self::build(plugin.backend_name(), located)
+        Self::build(plugin.backend_name(), Profile::pinned(plugin), located)
     }
 
-    fn build(name: &str, plugin: Result<PathBuf, String>) -> XlaBackend {
+    fn build(name: &str, profile: Profile, plugin: Result<PathBuf, String>) -> XlaBackend {
         let setup = plugin.and_then(|p| find_worker_program().map(|w| (w, p)));
         // Worker processes: one per core up to 4, or XLA_PROPS_XLA_WORKERS.
         let workers = std::env::var("XLA_PROPS_XLA_WORKERS")
@@ -288,6 +397,7 @@ impl XlaBackend {
             timeout: timeout_from_env(),
             shared: Arc::new(Shared {
                 name: name.to_string(),
+                profile,
                 setup,
                 slots: (0..workers)
                     .map(|_| {
@@ -493,7 +603,12 @@ impl Shared {
     fn worker<'s>(&self, state: &'s mut State) -> Result<&'s mut Worker, XlaError> {
         if state.worker.is_none() {
             let (program, plugin) = self.setup.clone().map_err(XlaError::Unavailable)?;
-            state.worker = Some(Worker::spawn(&program, &plugin, STARTUP_TIMEOUT)?);
+            state.worker = Some(Worker::spawn(
+                &program,
+                &plugin,
+                &self.profile.worker_env,
+                STARTUP_TIMEOUT,
+            )?);
         }
         state
             .worker
@@ -585,14 +700,10 @@ impl Backend for XlaBackend {
         Some(super::version::version_text(self))
     }
 
-    /// The XLA bugs of docs/findings.md this plugin version was measured to
-    /// have, each with its model (`known_bugs.rs`).
+    /// The bugs its declaration (or the built-in file) lists, each with its
+    /// model: for xla-cpu, those of docs/findings.md.
     fn known_bugs(&self) -> &[KnownBug] {
-        match self.shared.name.as_str() {
-            "xla-cpu" => super::known_bugs::XLA_CPU_KNOWN_BUGS,
-            "xla-cpu-0.81" => super::known_bugs::XLA_CPU_0_81_KNOWN_BUGS,
-            _ => &[],
-        }
+        self.shared.profile.known_bugs
     }
 
     /// XLA requires a reduction's init value to be an identity of its
@@ -601,37 +712,10 @@ impl Backend for XlaBackend {
         true
     }
 
-    /// What XLA CPU was measured to do (docs/numerics.md): subnormals of
-    /// f32/f64/bf16 flushed, transcendentals within their measured budgets,
-    /// reductions and dots reassociated, fusions free to keep excess precision.
+    /// What its declaration promises: for xla-cpu, what XLA CPU was measured
+    /// to do (docs/numerics.md).
     fn numerics(&self) -> Numerics {
-        let budgets: &[MeasuredBudget] = match self.shared.name.as_str() {
-            "xla-cpu-0.81" => XLA_CPU_0_81_BUDGETS,
-            _ => XLA_CPU_BUDGETS,
-        };
-        let mut n = Numerics {
-            flush_inputs: XLA_CPU_FLUSHED.to_vec(),
-            flush_outputs: XLA_CPU_FLUSHED.to_vec(),
-            excess_precision_in_fusions: true,
-            reassociates_reductions: true,
-            // LLVM contracts a * b + c in XLA's fused loops (corpus 138, 149)
-            contracts_multiply_add: true,
-            // xla_allow_excess_precision (default on): narrow float chains
-            // run in f32 with the converts between them dropped (corpus 129)
-            excess_precision_anywhere: true,
-            // f16/bf16/f8 add reductions round every partial sum to the
-            // reducer's type (10 reduce/reduce-window cases of the full run,
-            // up to 104 ulp: within n * eps(f16), not n * eps(f32))
-            reductions_accumulate_in_declared_type: true,
-            fast_min_max: XLA_CPU_FAST_MIN_MAX,
-            reduce_precision_in_own_type: XLA_CPU_REDUCE_PRECISION_IN_OWN_TYPE.to_vec(),
-            convolution_multiplies_padding: XLA_CPU_CONVOLUTION_MULTIPLIES_PADDING,
-            ..Numerics::exact()
-        };
-        for &(op, dtype, ulp, abs) in budgets {
-            n = n.with_approximation(op, dtype, ErrorBudget::ulp_or_abs(ulp, abs));
-        }
-        n
+        self.shared.profile.numerics.clone()
     }
 
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {

@@ -5,7 +5,7 @@
 //! as wide as the measured bug: the versions, dtypes and input classes the
 //! findings show.
 
-use crate::check::{replace_with_model, type_text, KnownBug};
+use crate::check::{replace_with_model, type_text, BugModel, KnownBug};
 use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
 
 /// The smallest positive normal f32, 2^-126 (exact in f32 and f64).
@@ -17,7 +17,7 @@ pub const INT_POWER_LOW_6_BITS: KnownBug = KnownBug {
     summary: "wrapping integer power uses only the low 6 bits of the exponent; an unsigned \
               exponent with its top bit set counts as negative (0 unless the base is 1 or all ones)",
     documented: "docs/findings.md, \"XLA bug: wrapping integer `power` uses only the low 6 bits of the exponent\"",
-    model: int_power_low_6_bits,
+    model: BugModel::Rust(int_power_low_6_bits),
 };
 
 /// f32 `log` of a positive subnormal is ln(2^-150) (0.115 only).
@@ -26,7 +26,7 @@ pub const F32_LOG_SUBNORMAL: KnownBug = KnownBug {
     summary: "f32 log of a positive subnormal returns ln(2^-150) = -103.97208 in some shapes \
               (f32[7], f32[3,5]; others give the flushed -inf)",
     documented: "docs/findings.md, \"XLA bug: f32 `log` of a subnormal\"",
-    model: f32_log_subnormal,
+    model: BugModel::Rust(f32_log_subnormal),
 };
 
 /// f32/bf16 `power` with a positive subnormal base computes (2^-150)^y (both versions).
@@ -35,7 +35,7 @@ pub const POWER_SUBNORMAL_BASE: KnownBug = KnownBug {
     summary: "f32/bf16 power with a positive subnormal base computes (2^-150)^y, \
               the log-of-subnormal bug inside pow",
     documented: "docs/findings.md, \"XLA bug: f32/bf16 `power` with a subnormal base\"",
-    model: power_subnormal_base,
+    model: BugModel::Rust(power_subnormal_base),
 };
 
 /// f32/bf16 `cbrt` of a subnormal is -5.595e-16 (0.115 only).
@@ -44,7 +44,7 @@ pub const CBRT_SUBNORMAL: KnownBug = KnownBug {
     summary: "f32/bf16 cbrt of any subnormal returns the negative constant -5.595e-16 (0xa6214518)",
     documented:
         "docs/findings.md, \"XLA bug: f32 `cbrt` of a subnormal input returns a negative number\"",
-    model: cbrt_subnormal,
+    model: BugModel::Rust(cbrt_subnormal),
 };
 
 /// f32/bf16 `cbrt` of a subnormal is ±8.88e-16 (0.81 only).
@@ -54,7 +54,7 @@ pub const CBRT_SUBNORMAL_0_81: KnownBug = KnownBug {
               with the input's sign",
     documented:
         "docs/findings.md, \"XLA bug: f32 `cbrt` of a subnormal input returns a negative number\"",
-    model: cbrt_subnormal_0_81,
+    model: BugModel::Rust(cbrt_subnormal_0_81),
 };
 
 /// `atan2` of two subnormals: NaN in f32/bf16, ±pi/2 in f64 (both versions).
@@ -64,7 +64,7 @@ pub const ATAN2_SUBNORMALS: KnownBug = KnownBug {
               copysign(pi/2, y) in f64 (exact: ±pi/4 or ±3pi/4; flushed: ±0 or ±pi)",
     documented:
         "docs/findings.md, \"XLA bug: `atan2` of two subnormals is NaN (f32, bf16) or ±pi/2 (f64)\"",
-    model: atan2_subnormals,
+    model: BugModel::Rust(atan2_subnormals),
 };
 
 /// The known bugs of `xla-cpu` (PJRT C API 0.115).

@@ -7,6 +7,7 @@
 
 mod backend;
 pub mod batch;
+pub mod config;
 mod error;
 pub mod known_bugs;
 pub mod lower;
@@ -19,5 +20,6 @@ mod version;
 pub mod worker;
 
 pub use backend::{to_backend_error, CacheStats, XlaBackend, XlaExecutable, XlaPlugin};
+pub use config::{BackendSource, ConfigError, DeclaredBackend};
 pub use error::XlaError;
 pub use process::current_exe_serves_worker;

@@ -11,10 +11,12 @@
 //! This module runs inside the worker process only: a plugin that aborts takes
 //! the worker down, never the test run.
 
+use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void};
 use std::path::Path;
 use std::ptr;
 
+use super::config::CreateOption;
 use crate::hlo::ElementType;
 
 /// The PJRT C API major version this client speaks.
@@ -95,7 +97,7 @@ struct ApiVersion {
     minor: c_int,
 }
 
-/// `PJRT_NamedValue` (read only; exact layout).
+/// `PJRT_NamedValue` (exact layout; `value` is the union of the C header).
 #[repr(C)]
 struct NamedValue {
     struct_size: usize,
@@ -472,7 +474,47 @@ pub struct Client<'p> {
 impl<'p> Client<'p> {
     /// `PJRT_Client_Create` with no options.
     pub fn create(plugin: &'p Plugin) -> Result<Client<'p>, PjrtError> {
+        Self::create_with_options(plugin, &BTreeMap::new())
+    }
+
+    /// `PJRT_Client_Create` with `options` as `PJRT_NamedValue`s.
+    pub fn create_with_options(
+        plugin: &'p Plugin,
+        options: &BTreeMap<String, CreateOption>,
+    ) -> Result<Client<'p>, PjrtError> {
+        // kString, kInt64, kInt64List, kFloat, kBool (pjrt_c_api.h)
+        const K_STRING: c_int = 0;
+        const K_INT64: c_int = 1;
+        const K_INT64_LIST: c_int = 2;
+        const K_FLOAT: c_int = 3;
+        const K_BOOL: c_int = 4;
+        let values: Vec<NamedValue> = options
+            .iter()
+            .map(|(name, v)| {
+                let (kind, value, value_size) = match v {
+                    CreateOption::Str(s) => (K_STRING, s.as_ptr() as u64, s.len()),
+                    CreateOption::Int(i) => (K_INT64, *i as u64, 1),
+                    CreateOption::IntList(l) => (K_INT64_LIST, l.as_ptr() as u64, l.len()),
+                    CreateOption::Float(f) => (K_FLOAT, (*f as f32).to_bits() as u64, 1),
+                    CreateOption::Bool(b) => (K_BOOL, *b as u64, 1),
+                };
+                NamedValue {
+                    struct_size: std::mem::size_of::<NamedValue>(),
+                    extension_start: ptr::null_mut(),
+                    name: name.as_ptr() as *const c_char,
+                    name_size: name.len(),
+                    kind,
+                    value,
+                    value_size,
+                }
+            })
+            .collect();
         let mut args = ClientCreateArgs::new();
+        if !values.is_empty() {
+            args.create_options = values.as_ptr() as *const c_void;
+            args.num_options = values.len();
+        }
+        // `values` and the strings and lists they point to outlive the call
         plugin.call(FN_CLIENT_CREATE, "PJRT_Client_Create", &mut args)?;
         let mut client = Client {
             plugin,

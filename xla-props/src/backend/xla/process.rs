@@ -28,8 +28,14 @@ pub(crate) struct Worker {
 
 impl Worker {
     /// Starts `program __xla-worker --plugin PLUGIN` and waits for it to load the plugin.
-    pub fn spawn(program: &Path, plugin: &Path, startup: Duration) -> Result<Worker, XlaError> {
+    pub fn spawn(
+        program: &Path,
+        plugin: &Path,
+        env: &[(String, String)],
+        startup: Duration,
+    ) -> Result<Worker, XlaError> {
         let mut child = Command::new(program)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .arg(WORKER_ARG)
             .arg("--plugin")
             .arg(plugin)

@@ -14,6 +14,10 @@ use std::path::Path;
 use super::pjrt::{self, Client, LoadedExecutable, Plugin, COMPILE_OPTIONS};
 use super::protocol::{read_frame, write_frame, Request, Response};
 
+/// The environment variable that carries the PJRT client create options to
+/// the worker, as a JSON object (a declared backend's `create_options`).
+pub const CREATE_OPTIONS_ENV: &str = "XLA_PROPS_PJRT_CREATE_OPTIONS";
+
 /// The argument that selects worker mode in the `xla-props` binary.
 pub const WORKER_ARG: &str = "__xla-worker";
 
@@ -65,7 +69,17 @@ fn serve(plugin_path: &Path) -> io::Result<()> {
         Ok(p) => Box::leak(Box::new(p)),
         Err(e) => return send(&mut out, Response::Error(e.to_string())),
     };
-    let client: &'static Client<'static> = match Client::create(plugin) {
+    let options = match std::env::var(CREATE_OPTIONS_ENV) {
+        Ok(json) => match serde_json::from_str(&json) {
+            Ok(o) => o,
+            Err(e) => {
+                let why = format!("bad {CREATE_OPTIONS_ENV}: {e}");
+                return send(&mut out, Response::Error(why));
+            }
+        },
+        Err(_) => Default::default(),
+    };
+    let client: &'static Client<'static> = match Client::create_with_options(plugin, &options) {
         Ok(c) => Box::leak(Box::new(c)),
         Err(e) => return send(&mut out, Response::Error(e.to_string())),
     };

@@ -21,7 +21,7 @@ impl LegalDifference for KnownBugs {
         c.known_bugs
             .iter()
             .filter_map(|b| {
-                let m = (b.model)(c.module)?;
+                let m = b.model.apply(c.module)?;
                 Some(Evidence::KnownBug(b.note(), c.eval(&m, c.inputs)?))
             })
             .collect()

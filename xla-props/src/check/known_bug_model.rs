@@ -1,0 +1,336 @@
+//! Known-bug models written as data (`xla-props.toml`'s `known_bugs`): a few
+//! named kinds of wrong result, each with its parameters, from which the
+//! model module the reference evaluates is built. They cover the measured
+//! XLA CPU bugs (docs/findings.md); a bug of another shape needs a new kind
+//! here, or a Rust model (`BugModel::Rust`).
+
+use serde::{Deserialize, Serialize};
+
+use super::known_bugs::{replace_with_model, type_text};
+use super::numerics::opcode_by_name;
+use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
+
+/// Which subnormal inputs a model applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SubnormalSign {
+    /// Positive subnormals only.
+    Positive,
+    /// Any non-zero subnormal.
+    Nonzero,
+}
+
+/// One kind of wrong result, with its parameters.
+///
+/// ```
+/// use xla_props::check::ModelSpec;
+/// let spec: ModelSpec = serde_json::from_str(r#"{"kind": "integer-power-low-bits", "bits": 6}"#).unwrap();
+/// assert_eq!(spec, ModelSpec::IntegerPowerLowBits { bits: 6 });
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ModelSpec {
+    /// Integer `power` uses only the low `bits` bits of the exponent (a
+    /// non-negative exponent read as signed); a negative exponent, read as
+    /// the signed type of the same width, gives what the reference gives for
+    /// it (1 for base 1, ±1 by parity for base -1, else 0).
+    IntegerPowerLowBits {
+        /// How many low exponent bits count (1 to 63).
+        bits: u32,
+    },
+    /// `op` at one of `dtypes` whose operands are all subnormal (as `inputs`
+    /// says) gives the constant `value` (times the sign of operand
+    /// `times_sign_of` when given). Computed in f32 (f64 for f64) and
+    /// rounded to the result type; other elements give `op` computed so.
+    SubnormalInputsGive {
+        /// The opcode, by its HLO name.
+        #[serde(with = "opcode_by_name")]
+        op: Opcode,
+        /// The result types it applies to.
+        dtypes: Vec<ElementType>,
+        /// Which subnormals.
+        inputs: SubnormalSign,
+        /// The wrong result (`nan` and `inf` allowed).
+        value: f64,
+        /// The operand whose sign the result takes.
+        #[serde(default)]
+        times_sign_of: Option<usize>,
+    },
+    /// Operand `operand` of `op` at one of `dtypes`, when subnormal (as
+    /// `inputs` says, tested in f32; f64 for f64), counts as `value`; the op
+    /// is computed in f64 and rounded once to the result type.
+    SubnormalOperandIs {
+        /// The opcode, by its HLO name.
+        #[serde(with = "opcode_by_name")]
+        op: Opcode,
+        /// The result types it applies to.
+        dtypes: Vec<ElementType>,
+        /// Which operand.
+        operand: usize,
+        /// Which subnormals.
+        inputs: SubnormalSign,
+        /// What the operand counts as.
+        value: f64,
+    },
+}
+
+impl ModelSpec {
+    /// Why the spec cannot be used, or None.
+    pub fn validate(&self) -> Option<String> {
+        match self {
+            ModelSpec::IntegerPowerLowBits { bits } => {
+                (!(1..=63).contains(bits)).then(|| format!("bits must be 1 to 63, not {bits}"))
+            }
+            ModelSpec::SubnormalInputsGive {
+                op,
+                dtypes,
+                times_sign_of,
+                ..
+            } => float_op_problem(*op, dtypes, times_sign_of.unwrap_or(0)),
+            ModelSpec::SubnormalOperandIs {
+                op,
+                dtypes,
+                operand,
+                ..
+            } => float_op_problem(*op, dtypes, *operand),
+        }
+    }
+
+    /// The HLO text of the model computation for `i`, or None when the spec
+    /// does not apply to it.
+    fn template(&self, i: &Instruction) -> Option<String> {
+        let a = i.shape.as_array()?;
+        if i.operands.len() != operand_count(i.opcode)? {
+            return None;
+        }
+        match self {
+            ModelSpec::IntegerPowerLowBits { bits } => (i.opcode == Opcode::Power
+                && a.dtype.is_integer())
+            .then(|| int_power_low_bits(a, *bits))?,
+            ModelSpec::SubnormalInputsGive {
+                op,
+                dtypes,
+                inputs,
+                value,
+                times_sign_of,
+            } => (i.opcode == *op && dtypes.contains(&a.dtype))
+                .then(|| subnormal_inputs_give(*op, a, *inputs, *value, *times_sign_of))?,
+            ModelSpec::SubnormalOperandIs {
+                op,
+                dtypes,
+                operand,
+                inputs,
+                value,
+            } => (i.opcode == *op && dtypes.contains(&a.dtype))
+                .then(|| subnormal_operand_is(*op, a, *operand, *inputs, *value))?,
+        }
+    }
+}
+
+/// The module with every instruction some spec applies to replaced by its
+/// model (the first spec that applies wins); None when none applies.
+pub fn apply_model_specs(specs: &[ModelSpec], m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| specs.iter().find_map(|s| s.template(i)))
+}
+
+/// Elementwise ops of fixed arity (the only ones the float kinds model).
+fn operand_count(op: Opcode) -> Option<usize> {
+    match op.arity() {
+        crate::hlo::Arity::Fixed(n) => Some(n),
+        crate::hlo::Arity::AtLeast(_) => None,
+    }
+}
+
+fn float_op_problem(op: Opcode, dtypes: &[ElementType], operand: usize) -> Option<String> {
+    let Some(n) = operand_count(op).filter(|n| (1..=2).contains(n)) else {
+        return Some(format!("`{}` is not a unary or binary op", op.name()));
+    };
+    if operand >= n {
+        return Some(format!("`{}` has no operand {operand}", op.name()));
+    }
+    if let Some(t) = dtypes
+        .iter()
+        .find(|t| !matches!(t, ElementType::F32 | ElementType::Bf16 | ElementType::F64))
+    {
+        return Some(format!(
+            "dtype {t} is not bf16, f32 or f64 (subnormals are tested in f32 or f64)"
+        ));
+    }
+    dtypes.is_empty().then(|| "dtypes is empty".to_string())
+}
+
+/// The same dims with another dtype.
+fn with_dtype(a: &ArrayShape, t: ElementType) -> String {
+    type_text(&ArrayShape::new(t, a.dims.clone()))
+}
+
+/// The type a float model computes in: f64 for f64, else f32.
+fn compute_type(t: ElementType) -> ElementType {
+    if t == ElementType::F64 {
+        ElementType::F64
+    } else {
+        ElementType::F32
+    }
+}
+
+/// An HLO scalar constant of type `t` named `name` (NaN and infinities by division).
+fn constant(name: &str, t: ElementType, v: f64) -> String {
+    if v.is_finite() {
+        return format!("  {name} = {t}[] constant({v:?})\n");
+    }
+    let num = if v.is_nan() { 0.0 } else { v.signum() };
+    format!(
+        "  {name}.n = {t}[] constant({num:?})\n  {name}.d = {t}[] constant(0)\n  \
+         {name} = {t}[] divide({name}.n, {name}.d)\n"
+    )
+}
+
+/// Lines defining `{name} = pred[..]`: `x` (of the compute type `c`) is a subnormal as `sign` says.
+fn subnormal_test(
+    name: &str,
+    x: &str,
+    a: &ArrayShape,
+    c: ElementType,
+    sign: SubnormalSign,
+) -> String {
+    let f = with_dtype(a, c);
+    let p = with_dtype(a, ElementType::Pred);
+    let min_normal = if c == ElementType::F64 {
+        f64::MIN_POSITIVE
+    } else {
+        f32::MIN_POSITIVE as f64
+    };
+    let (pre, src) = match sign {
+        SubnormalSign::Positive => (String::new(), x.to_string()),
+        SubnormalSign::Nonzero => (
+            format!("  {name}.abs = {f} abs({x})\n"),
+            format!("{name}.abs"),
+        ),
+    };
+    format!(
+        "{pre}  {name}.mn = {c}[] constant({min_normal:?})\n  {name}.mnb = {f} broadcast({name}.mn), dimensions={{}}\n  \
+         {name}.z = {c}[] constant(0)\n  {name}.zb = {f} broadcast({name}.z), dimensions={{}}\n  \
+         {name}.lo = {p} compare({src}, {name}.zb), direction=GT\n  \
+         {name}.hi = {p} compare({src}, {name}.mnb), direction=LT\n  \
+         {name} = {p} and({name}.lo, {name}.hi)\n"
+    )
+}
+
+fn parameters(a: &ArrayShape, n: usize, c: ElementType) -> String {
+    let t = type_text(a);
+    let f = with_dtype(a, c);
+    (0..n)
+        .map(|k| format!("  p{k} = {t} parameter({k})\n  c{k} = {f} convert(p{k})\n"))
+        .collect()
+}
+
+fn subnormal_inputs_give(
+    op: Opcode,
+    a: &ArrayShape,
+    sign: SubnormalSign,
+    value: f64,
+    times_sign_of: Option<usize>,
+) -> Option<String> {
+    let n = operand_count(op)?;
+    let c = compute_type(a.dtype);
+    let (t, f, p) = (
+        type_text(a),
+        with_dtype(a, c),
+        with_dtype(a, ElementType::Pred),
+    );
+    let mut body = parameters(a, n, c);
+    for k in 0..n {
+        body.push_str(&subnormal_test(
+            &format!("s{k}"),
+            &format!("c{k}"),
+            a,
+            c,
+            sign,
+        ));
+    }
+    body.push_str("  all0 = ");
+    body.push_str(&format!("{p} and(s0, s0)\n"));
+    for k in 1..n {
+        body.push_str(&format!("  all{k} = {p} and(all{}, s{k})\n", k - 1));
+    }
+    let args: Vec<String> = (0..n).map(|k| format!("c{k}")).collect();
+    body.push_str(&format!("  v = {f} {}({})\n", op.name(), args.join(", ")));
+    body.push_str(&constant("k", c, value));
+    body.push_str(&format!("  kb = {f} broadcast(k), dimensions={{}}\n"));
+    match times_sign_of {
+        Some(j) => body.push_str(&format!(
+            "  sg = {f} sign(c{j})\n  ks = {f} multiply(sg, kb)\n"
+        )),
+        None => body.push_str(&format!("  ks = {f} copy(kb)\n")),
+    }
+    Some(format!(
+        "HloModule model\n\nENTRY model {{\n{body}  rc = {f} select(all{}, ks, v)\n  ROOT r = {t} convert(rc)\n}}\n",
+        n - 1
+    ))
+}
+
+fn subnormal_operand_is(
+    op: Opcode,
+    a: &ArrayShape,
+    operand: usize,
+    sign: SubnormalSign,
+    value: f64,
+) -> Option<String> {
+    let n = operand_count(op)?;
+    let c = compute_type(a.dtype);
+    let t = type_text(a);
+    let d = with_dtype(a, ElementType::F64);
+    let mut body = parameters(a, n, c);
+    body.push_str(&subnormal_test("sub", &format!("c{operand}"), a, c, sign));
+    for k in 0..n {
+        body.push_str(&format!("  d{k} = {d} convert(p{k})\n"));
+    }
+    body.push_str(&constant("k", ElementType::F64, value));
+    body.push_str(&format!(
+        "  kb = {d} broadcast(k), dimensions={{}}\n  m{operand} = {d} select(sub, kb, d{operand})\n"
+    ));
+    let args: Vec<String> = (0..n)
+        .map(|k| {
+            if k == operand {
+                format!("m{k}")
+            } else {
+                format!("d{k}")
+            }
+        })
+        .collect();
+    Some(format!(
+        "HloModule model\n\nENTRY model {{\n{body}  v = {d} {}({})\n  ROOT r = {t} convert(v)\n}}\n",
+        op.name(),
+        args.join(", ")
+    ))
+}
+
+/// The signed integer type of the same width.
+fn signed_of(t: ElementType) -> Option<ElementType> {
+    Some(match t.bit_width() {
+        8 => ElementType::S8,
+        16 => ElementType::S16,
+        32 => ElementType::S32,
+        64 => ElementType::S64,
+        _ => return None,
+    })
+}
+
+fn int_power_low_bits(a: &ArrayShape, bits: u32) -> Option<String> {
+    let t = type_text(a);
+    let ss = signed_of(a.dtype)?;
+    let s = with_dtype(a, ss);
+    let p = with_dtype(a, ElementType::Pred);
+    let ts = a.dtype;
+    let mask = (1u64 << bits.min(63)) - 1;
+    Some(format!(
+        "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  y = {t} parameter(1)\n  \
+         c = {ts}[] constant({mask})\n  cb = {t} broadcast(c), dimensions={{}}\n  \
+         low = {t} and(y, cb)\n  pos = {t} power(x, low)\n  \
+         xs = {s} bitcast-convert(x)\n  ys = {s} bitcast-convert(y)\n  \
+         negs = {s} power(xs, ys)\n  neg = {t} bitcast-convert(negs)\n  \
+         z = {ss}[] constant(0)\n  zb = {s} broadcast(z), dimensions={{}}\n  \
+         isneg = {p} compare(ys, zb), direction=LT\n  \
+         ROOT r = {t} select(isneg, neg, pos)\n}}\n"
+    ))
+}
