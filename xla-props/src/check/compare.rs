@@ -25,23 +25,23 @@ pub(crate) struct Alternative<'a> {
 /// The element rules the comparator applies without evaluating anything,
 /// as admitted by the registry of legal differences.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Rules {
+pub(crate) struct Rules<'a> {
     /// Types whose subnormal results may be written as zero.
-    pub flush_outputs: Vec<ElementType>,
+    pub flush_outputs: &'a [ElementType],
     /// Declared budgets of approximate functions (applied to the ops in
     /// `CompareContext::approximate_ops`).
-    pub approximations: Vec<super::numerics::Approximation>,
+    pub approximations: &'a [super::numerics::Approximation],
     /// Reductions may be reassociated (magnitude sums and error bounds apply).
     pub reassociation: bool,
 }
 
 #[cfg(test)]
-impl Rules {
+impl Rules<'_> {
     /// Every element rule `n` declares (for the comparator's own tests).
-    pub(crate) fn all_of(n: &super::numerics::Numerics) -> Rules {
+    pub(crate) fn all_of(n: &super::numerics::Numerics) -> Rules<'_> {
         Rules {
-            flush_outputs: n.flush_outputs.clone(),
-            approximations: n.approximations.clone(),
+            flush_outputs: &n.flush_outputs,
+            approximations: &n.approximations,
             reassociation: n.reassociates_reductions,
         }
     }
@@ -56,7 +56,8 @@ pub(crate) fn compare_n(
     n: &super::numerics::Numerics,
     ctx: &CompareContext<'_>,
 ) -> Verdict {
-    let ctx = ctx.clone().with_rules(Rules::all_of(n));
+    let mut ctx = ctx.clone();
+    ctx.rules = Rules::all_of(n);
     compare(expected, actual, spec, &ctx)
 }
 
@@ -69,7 +70,8 @@ pub(crate) fn judge_n(
     n: &super::numerics::Numerics,
     ctx: &CompareContext<'_>,
 ) -> Verdict {
-    let ctx = ctx.clone().with_rules(Rules::all_of(n));
+    let mut ctx = ctx.clone();
+    ctx.rules = Rules::all_of(n);
     judge(expected, actual, spec, &ctx)
 }
 
@@ -142,7 +144,7 @@ pub(crate) struct CompareContext<'a> {
     /// different types need bounds in their own units).
     pub output_specs: Vec<Option<ErrorSpec>>,
     /// The element rules in force.
-    pub rules: Rules,
+    pub rules: Rules<'a>,
     /// Per output, enclosures of every legal value (`reference::enclose`,
     /// on the module and on its admitted variants): an element inside one
     /// is legal by the propagated bound. The first is the module's own and
@@ -184,7 +186,7 @@ impl<'a> CompareContext<'a> {
         self
     }
     /// Sets the element rules.
-    pub fn with_rules(mut self, rules: Rules) -> Self {
+    pub fn with_rules(mut self, rules: Rules<'a>) -> Self {
         self.rules = rules;
         self
     }

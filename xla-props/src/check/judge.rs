@@ -203,10 +203,11 @@ impl<'a> Judge<'a> {
         reference: &EvalFn<'_>,
     ) -> Verdict {
         let setting = self.setting();
-        let debug = std::env::var_os("XLA_PROPS_DEBUG_JUDGE").is_some();
-        let t0 = std::time::Instant::now();
+        static DEBUG: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let debug = *DEBUG.get_or_init(|| std::env::var_os("XLA_PROPS_DEBUG_JUDGE").is_some());
+        let t0 = debug.then(std::time::Instant::now);
         let lap = |what: &str| {
-            if debug {
+            if let Some(t0) = t0 {
                 eprintln!("judge: {what} at {:.3} s", t0.elapsed().as_secs_f64());
             }
         };

@@ -19,7 +19,7 @@ impl LegalDifference for Approximate {
     fn cheap(&self) -> bool {
         true
     }
-    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
-        vec![Evidence::Approximations(c.numerics.approximations.clone())]
+    fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
+        vec![Evidence::Approximations(&c.numerics.approximations)]
     }
 }

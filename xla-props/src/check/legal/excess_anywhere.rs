@@ -17,7 +17,7 @@ impl LegalDifference for ExcessAnywhere {
     fn admissible(&self, s: &Setting<'_>) -> bool {
         s.numerics.excess_precision_anywhere && !s.strict_rounding && s.policy != Policy::Itself
     }
-    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
+    fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         variant_evidence(c, whole_module_excess_precision_variant(c.module))
     }
 }

@@ -17,7 +17,7 @@ impl LegalDifference for ExcessInFusions {
     fn admissible(&self, s: &Setting<'_>) -> bool {
         s.numerics.excess_precision_in_fusions && !s.strict_rounding && s.policy != Policy::Itself
     }
-    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
+    fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         variant_evidence(c, excess_precision_variant(c.module))
     }
 }

@@ -17,7 +17,7 @@ impl LegalDifference for FastMinMax {
     fn admissible(&self, s: &Setting<'_>) -> bool {
         s.numerics.fast_min_max && s.policy != Policy::Itself
     }
-    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
+    fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         let n = only_semantics(c.numerics, |n| {
             n.reduce_precision_in_own_type.clear();
             n.convolution_multiplies_padding = false;

@@ -17,7 +17,7 @@ impl LegalDifference for FlushedInputs {
     fn admissible(&self, s: &Setting<'_>) -> bool {
         !s.numerics.flush_inputs.is_empty() && s.policy != Policy::Itself
     }
-    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
+    fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         flush_subnormal_inputs(c.inputs, c.numerics)
             .and_then(|f| c.eval(c.module, &f))
             .map(Evidence::Outputs)

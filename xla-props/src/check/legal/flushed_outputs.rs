@@ -19,7 +19,7 @@ impl LegalDifference for FlushedOutputs {
     fn cheap(&self) -> bool {
         true
     }
-    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
-        vec![Evidence::FlushOutputs(c.numerics.flush_outputs.clone())]
+    fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
+        vec![Evidence::FlushOutputs(&c.numerics.flush_outputs)]
     }
 }

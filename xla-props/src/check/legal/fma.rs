@@ -16,7 +16,7 @@ impl LegalDifference for Fma {
     fn admissible(&self, s: &Setting<'_>) -> bool {
         s.numerics.contracts_multiply_add && !s.strict_rounding && s.policy != Policy::Itself
     }
-    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
+    fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         variant_evidence(c, fma_contraction_variant(c.module))
     }
 }

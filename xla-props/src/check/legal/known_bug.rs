@@ -17,7 +17,7 @@ impl LegalDifference for KnownBugs {
     fn admissible(&self, s: &Setting<'_>) -> bool {
         !s.known_bugs.is_empty() && s.policy == Policy::Reference
     }
-    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
+    fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         c.known_bugs
             .iter()
             .filter_map(|b| {

@@ -58,11 +58,11 @@ impl Case<'_, '_> {
 }
 
 /// One piece of evidence for a legal difference.
-pub(crate) enum Evidence {
+pub(crate) enum Evidence<'n> {
     /// Subnormal results of these types may be zero.
-    FlushOutputs(Vec<ElementType>),
+    FlushOutputs(&'n [ElementType]),
     /// These approximate functions are within their budgets.
-    Approximations(Vec<Approximation>),
+    Approximations(&'n [Approximation]),
     /// Reductions may be reassociated: the zero-sum sign rule, and the
     /// magnitude sums of output 0 when the root is a reduction.
     Reassociation(Option<MagnitudeSums>),
@@ -93,7 +93,7 @@ pub(crate) trait LegalDifference: Sync {
         false
     }
     /// Its evidence for one case.
-    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence>;
+    fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>>;
 }
 
 /// Every legal difference, in the order the judge applies them.
@@ -144,7 +144,7 @@ pub(crate) fn only_semantics(n: &Numerics, pick: impl Fn(&mut Numerics)) -> Nume
 /// The evidence of a variant module: the reference's outputs on it (and on
 /// flushed inputs when the backend flushes), and the variant itself for the
 /// propagated bound.
-pub(crate) fn variant_evidence(c: &Case<'_, '_>, variant: Option<Module>) -> Vec<Evidence> {
+pub(crate) fn variant_evidence<'n>(c: &Case<'n, '_>, variant: Option<Module>) -> Vec<Evidence<'n>> {
     let Some(m) = variant else {
         return Vec::new();
     };

@@ -24,7 +24,7 @@ impl LegalDifference for OpSemanticsTogether {
     fn admissible(&self, s: &Setting<'_>) -> bool {
         declared(s.numerics) > 1 && s.policy != Policy::Itself
     }
-    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
+    fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         variant_evidence(c, op_semantics_variant(c.module, c.numerics))
     }
 }

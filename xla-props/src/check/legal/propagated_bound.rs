@@ -18,7 +18,7 @@ impl LegalDifference for PropagatedBound {
     fn admissible(&self, s: &Setting<'_>) -> bool {
         s.policy != Policy::Itself
     }
-    fn evidence(&self, _: &Case<'_, '_>) -> Vec<Evidence> {
+    fn evidence<'n>(&self, _: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         vec![Evidence::PropagatedBound]
     }
 }

@@ -24,7 +24,7 @@ impl LegalDifference for Reassociation {
         // the zero-sum sign rule is cheap; the sums are costly (see evidence)
         false
     }
-    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
+    fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         let n = c.numerics;
         let sums = c.expected.first().and_then(|e| {
             let flushes = n.flushes_outputs(e.dtype()) || n.flushes_inputs(e.dtype());

@@ -17,7 +17,7 @@ impl LegalDifference for ReducePrecisionInOwnType {
     fn admissible(&self, s: &Setting<'_>) -> bool {
         !s.numerics.reduce_precision_in_own_type.is_empty() && s.policy != Policy::Itself
     }
-    fn evidence(&self, c: &Case<'_, '_>) -> Vec<Evidence> {
+    fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         let n = only_semantics(c.numerics, |n| {
             n.fast_min_max = false;
             n.convolution_multiplies_padding = false;

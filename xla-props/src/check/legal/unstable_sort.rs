@@ -19,7 +19,7 @@ impl LegalDifference for UnstableSort {
     fn cheap(&self) -> bool {
         true
     }
-    fn evidence(&self, _: &Case<'_, '_>) -> Vec<Evidence> {
+    fn evidence<'n>(&self, _: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         vec![Evidence::UnstableSort]
     }
 }
