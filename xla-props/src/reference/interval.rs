@@ -588,14 +588,7 @@ impl Interval<'_, '_> {
         let shape = ins.shape.clone();
         let out_dtype = shape.as_array().map(|a| a.dtype);
         let float_out = out_dtype.is_some_and(|t| t.is_float());
-        let arrays = || -> Option<Vec<&Bounds>> {
-            ops.iter()
-                .map(|o| match o {
-                    Enclosure::Array(b) => Some(b),
-                    _ => None,
-                })
-                .collect()
-        };
+        let arrays = || arrays_of(ops);
         match ins.opcode {
             O::Constant | O::Iota => self.exact(ins, ops),
             O::Tuple => Ok(Enclosure::Tuple(ops.iter().map(|o| (*o).clone()).collect())),
@@ -770,14 +763,7 @@ impl Interval<'_, '_> {
         ops: &[&Enclosure],
         rule: Rule,
     ) -> Result<Enclosure, OpError> {
-        let arrays: Option<Vec<&Bounds>> = ops
-            .iter()
-            .map(|o| match o {
-                Enclosure::Array(b) => Some(b),
-                _ => None,
-            })
-            .collect();
-        let Some(arrays) = arrays else {
+        let Some(arrays) = arrays_of(ops) else {
             return self.exact(ins, ops);
         };
         if arrays.iter().all(|b| b.is_point()) || rule == Rule::ExactOnly {
@@ -954,14 +940,7 @@ impl Interval<'_, '_> {
         ops: &[&Enclosure],
         first_index: usize,
     ) -> Result<Enclosure, OpError> {
-        let arrays: Option<Vec<&Bounds>> = ops
-            .iter()
-            .map(|o| match o {
-                Enclosure::Array(b) => Some(b),
-                _ => None,
-            })
-            .collect();
-        let Some(arrays) = arrays else {
+        let Some(arrays) = arrays_of(ops) else {
             return self.exact(ins, ops);
         };
         if arrays.iter().skip(first_index).any(|b| !b.is_point()) {
@@ -1340,6 +1319,16 @@ impl Bounds {
             None => 0,
         }
     }
+}
+
+/// The operands' enclosures when every one is an array.
+fn arrays_of<'e>(ops: &[&'e Enclosure]) -> Option<Vec<&'e Bounds>> {
+    ops.iter()
+        .map(|o| match o {
+            Enclosure::Array(b) => Some(b),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The key of `x` rounded to nearest even in `fmt` (infinities clamp to the
