@@ -1539,7 +1539,7 @@ mod tests {
     fn exact_ops_on_exact_inputs_enclose_the_rounded_result_only() {
         let m = parse_module("HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  t = f32[3] tanh(x)\n  ROOT s = f32[3] multiply(t, x)\n}\n").unwrap();
         let x = f32s(&[0.5, -4.3, 1e-3]);
-        let b = enclose(&m, &[x.clone()], &Allowances::default()).unwrap();
+        let b = enclose(&m, std::slice::from_ref(&x), &Allowances::default()).unwrap();
         let point = crate::reference::evaluate(&m, &[x]).unwrap();
         assert_eq!(b[0].lo.to_bits_vec(), point[0].to_bits_vec());
         assert_eq!(b[0].hi.to_bits_vec(), point[0].to_bits_vec());
@@ -1554,7 +1554,7 @@ mod tests {
         allow
             .budgets
             .insert((Opcode::Tanh, ElementType::F32), (2, 0.0));
-        let b = enclose(&m, &[x.clone()], &allow).unwrap();
+        let b = enclose(&m, std::slice::from_ref(&x), &allow).unwrap();
         let point = crate::reference::evaluate(&m, &[x]).unwrap()[0].get_f64(0);
         let (lo, hi) = (b[0].lo.get_f64(0), b[0].hi.get_f64(0));
         assert!(lo < point && point < hi, "{lo} {point} {hi}");
@@ -1598,7 +1598,7 @@ mod tests {
     fn reassociated_sums_widen_and_exact_ones_do_not() {
         let m = parse_module("HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add\n}\n").unwrap();
         let x = f32s(&[1.0, 1e8, -1e8, 1.0]);
-        let exact = enclose(&m, &[x.clone()], &Allowances::default()).unwrap();
+        let exact = enclose(&m, std::slice::from_ref(&x), &Allowances::default()).unwrap();
         assert_eq!((exact[0].lo.get_f64(0), exact[0].hi.get_f64(0)), (2.0, 2.0));
         let allow = Allowances {
             reassociates: true,
@@ -1624,10 +1624,10 @@ mod tests {
             flush_inputs: vec![ElementType::F32],
             ..Allowances::default()
         };
-        let b = enclose(&m, &[x.clone()], &flushing).unwrap();
+        let b = enclose(&m, std::slice::from_ref(&x), &flushing).unwrap();
         assert_eq!(b[0].lo.to_bits_vec(), vec![0]);
         assert_eq!(b[0].hi.to_bits_vec(), vec![0]);
-        let kept = enclose(&m, &[x.clone()], &Allowances::default()).unwrap();
+        let kept = enclose(&m, std::slice::from_ref(&x), &Allowances::default()).unwrap();
         let exact = crate::reference::evaluate(&m, &[x]).unwrap();
         assert_eq!(kept[0].lo.to_bits_vec(), exact[0].to_bits_vec());
         let half = (exact[0].get_f64(0) / 2.0) as f32;
@@ -1661,7 +1661,7 @@ mod tests {
         allow
             .budgets
             .insert((Opcode::Exponential, ElementType::F32), (1, 0.0));
-        let b = enclose(&m, &[x.clone()], &allow).unwrap();
+        let b = enclose(&m, std::slice::from_ref(&x), &allow).unwrap();
         let point = crate::reference::evaluate(&m, &[x]).unwrap();
         for i in 0..6 {
             assert!(b[0].contains(i, point[0].get_bits(i)));

@@ -435,7 +435,7 @@ mod legal_tests {
         let id: CaseId = "vs_reference::add::f32::f32[7]{0}::uniform::interpreter"
             .parse()
             .expect("a case name");
-        let mut a = CaseRecord::new(id.clone(), CaseKind::Pass);
+        let mut a = CaseRecord::new(id, CaseKind::Pass);
         a.legal.insert(LegalReason::Reassociation, 4);
         a.legal.insert(LegalReason::PropagatedBound, 1);
         let mut b = CaseRecord::new(id, CaseKind::Pass);
@@ -453,7 +453,7 @@ mod legal_tests {
         assert!(line.trim_end().ends_with(" 3"), "{line}");
         let json = serde_json::to_value(JsonCase::new(&records[0])).unwrap();
         assert_eq!(json["legal"]["reassociation"], 4);
-        let plain = CaseRecord::new(records[0].id.clone(), CaseKind::Pass);
+        let plain = CaseRecord::new(records[0].id, CaseKind::Pass);
         let json = serde_json::to_value(JsonCase::new(&plain)).unwrap();
         assert!(json.get("legal").is_none());
     }
