@@ -28,7 +28,7 @@ use super::unstable_sort::canonical_unstable_sort;
 use super::verdict::{LegalReason, Verdict};
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::Literal;
-use crate::reference::{enclose, Allowances, Bounds};
+use crate::reference::{enclose, Allowances};
 
 /// The reference, evaluating a (variant) program on (variant) inputs.
 pub type EvalFn<'e> = dyn Fn(&Module, &[Literal]) -> Option<Vec<Literal>> + 'e;
@@ -318,23 +318,25 @@ impl<'a> Judge<'a> {
                 if !flushing.flush_inputs.is_empty() || !flushing.flush_outputs.is_empty() {
                     modes.push(flushing);
                 }
-                let mut all: Vec<Vec<Bounds>> = vec![Vec::new(); expected.len()];
+                // the module's own enclosures first, each variant's only
+                // while elements are still rejected (each costs a few
+                // reference evaluations)
+                full.enclosures = vec![Vec::new(); expected.len()];
                 for m in std::iter::once(module).chain(variants.iter()) {
                     for allow in &modes {
                         if let Ok(bs) = enclose(m, inputs, allow) {
                             if bs.len() == expected.len() {
                                 for (k, b) in bs.into_iter().enumerate() {
-                                    all[k].push(b);
+                                    full.enclosures[k].push(b);
                                 }
                             }
                         }
                     }
-                }
-                full.enclosures = all;
-                lap("phase 3 enclosures");
-                v = with_ties(compare(expected, actual, &exact, &full), unstable_ties);
-                if !matches!(v, Verdict::Mismatch(_)) {
-                    return v;
+                    lap("phase 3 enclosure");
+                    v = with_ties(compare(expected, actual, &exact, &full), unstable_ties);
+                    if !matches!(v, Verdict::Mismatch(_)) {
+                        return v;
+                    }
                 }
             }
             ctx = full;
