@@ -1,6 +1,7 @@
 //! The backend contract: `Backend::compile` once, `Executable::execute` many times.
 
 use super::error::BackendError;
+use super::passes::PassControl;
 use crate::check::{KnownBug, Numerics};
 use crate::hlo::{Module, Shape};
 use crate::literal::{Literal, Value};
@@ -53,6 +54,11 @@ pub trait Backend: Send + Sync {
     /// What the backend is, for a run's records (`--json` metadata): its
     /// version, the plugin it loaded, ... (default: not declared).
     fn version(&self) -> Option<String> {
+        None
+    }
+    /// Its compiler's named passes, when they can be disabled and dumped one
+    /// by one (XLA's HLO passes), for `bisect-passes` (default: none).
+    fn pass_control(&self) -> Option<&dyn PassControl> {
         None
     }
     /// True when many small independent modules run much faster handed over

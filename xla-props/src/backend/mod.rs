@@ -6,12 +6,14 @@ mod api;
 mod error;
 pub mod interpreter;
 pub mod mutant;
+mod passes;
 mod reference_backend;
 mod registry;
 pub mod xla;
 
 pub use api::{builtin_version, Backend, BatchRequest, Executable, FusionProbe, ProbedValue};
 pub use error::BackendError;
+pub use passes::{PassControl, PassStep};
 pub use interpreter::Interpreter;
 pub(crate) use reference_backend::to_backend_error as reference_error;
 pub use reference_backend::ReferenceBackend;

@@ -4,6 +4,7 @@
 //! unknown backend, missing plugin).
 
 mod backends;
+mod bisect;
 mod check;
 mod compare;
 mod deep;
@@ -12,6 +13,7 @@ mod fuzz;
 mod isolate;
 
 pub use backends::backends_listing;
+pub use bisect::BisectArgs;
 pub use check::CheckArgs;
 pub use compare::{judge_compare, CompareArgs};
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
@@ -67,6 +69,8 @@ enum Command {
     Report(ReportArgs),
     /// From a disagreeing module down to the culprit fusion and instruction; writes a reproducer and a report.
     Isolate(IsolateArgs),
+    /// Which compiler pass introduced a disagreement: bisects XLA's HLO passes (`xla_disable_hlo_passes`), one compile per probe.
+    BisectPasses(BisectArgs),
 }
 
 /// Arguments of `xla-props parse`.
@@ -114,6 +118,7 @@ pub fn main() -> ExitCode {
         .map(|()| 0)
         .map_err(|e| CliError::input(e.0)),
         Command::Isolate(args) => isolate::run_isolate(&args),
+        Command::BisectPasses(args) => bisect::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

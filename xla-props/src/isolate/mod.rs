@@ -15,6 +15,8 @@ mod inside;
 pub(crate) mod judge;
 mod localize;
 mod minimize;
+mod passes;
+mod passes_report;
 mod report;
 mod session;
 #[cfg(any(test, feature = "testing"))]
@@ -30,6 +32,10 @@ pub use judge::{judge_module, judge_outputs, MismatchKind, Oracle, OracleError, 
 pub use localize::{candidates, is_candidate, localize, LocalizeError, Located, BATCH_SIZE};
 pub use minimize::{
     tidy, Case, Minimized, Minimizer, Signature, Step, MAX_ATTEMPTS, MAX_CONSTANT_ELEMENTS, PASSES,
+};
+pub use passes::{
+    bisect_passes, candidate_passes, CulpritHlo, PassBisectError, PassBisectOptions, PassBisection,
+    PassVerdict, Probe, ProbeResult, MAX_PROBES,
 };
 pub use report::{render_arg, write_results, MAX_INLINE_ELEMENTS};
 pub use session::{isolate, CulpritLocation, IsolateError, Isolated, Isolation, Options, Report};

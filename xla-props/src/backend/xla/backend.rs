@@ -9,15 +9,12 @@ use std::time::Duration;
 use super::config::{builtin_backend, DeclaredBackend};
 use super::error::XlaError;
 use super::lower::{lower_module, LowerError, Lowered};
-use super::numerics::{
-    MeasuredBudget, XLA_CPU_BUDGETS, XLA_CPU_CONVOLUTION_MULTIPLIES_PADDING, XLA_CPU_FAST_MIN_MAX,
-    XLA_CPU_FLUSHED, XLA_CPU_REDUCE_PRECISION_IN_OWN_TYPE,
-};
+use super::numerics::{measured_xla_cpu_numerics, XLA_CPU_BUDGETS};
 use super::pjrt::HostArray;
 use super::process::{find_worker_program, Worker};
 use super::protocol::{Request, Response};
 use crate::backend::{Backend, BackendError, BatchRequest, Executable};
-use crate::check::{ErrorBudget, KnownBug, Numerics};
+use crate::check::{KnownBug, Numerics};
 use crate::hlo::{ArrayShape, Module};
 use crate::literal::Literal;
 
@@ -154,37 +151,6 @@ impl Profile {
             },
         }
     }
-}
-
-/// What XLA CPU was measured to do (docs/numerics.md): subnormals of
-/// f32/f64/bf16 flushed, transcendentals within their measured budgets,
-/// reductions and dots reassociated, fusions free to keep excess precision.
-/// The built-in file says the same for xla-cpu and xla-cpu-0.81 (a unit test
-/// pins it).
-pub(crate) fn measured_xla_cpu_numerics(budgets: &[MeasuredBudget]) -> Numerics {
-    let mut n = Numerics {
-        flush_inputs: XLA_CPU_FLUSHED.to_vec(),
-        flush_outputs: XLA_CPU_FLUSHED.to_vec(),
-        excess_precision_in_fusions: true,
-        reassociates_reductions: true,
-        // LLVM contracts a * b + c in XLA's fused loops (corpus 138, 149)
-        contracts_multiply_add: true,
-        // xla_allow_excess_precision (default on): narrow float chains
-        // run in f32 with the converts between them dropped (corpus 129)
-        excess_precision_anywhere: true,
-        // f16/bf16/f8 add reductions round every partial sum to the
-        // reducer's type (10 reduce/reduce-window cases of the full run,
-        // up to 104 ulp: within n * eps(f16), not n * eps(f32))
-        reductions_accumulate_in_declared_type: true,
-        fast_min_max: XLA_CPU_FAST_MIN_MAX,
-        reduce_precision_in_own_type: XLA_CPU_REDUCE_PRECISION_IN_OWN_TYPE.to_vec(),
-        convolution_multiplies_padding: XLA_CPU_CONVOLUTION_MULTIPLIES_PADDING,
-        ..Numerics::exact()
-    };
-    for &(op, dtype, ulp, abs) in budgets {
-        n = n.with_approximation(op, dtype, ErrorBudget::ulp_or_abs(ulp, abs));
-    }
-    n
 }
 
 /// Finds jax's CUDA plugin in the usual site-packages directories, if this
@@ -417,6 +383,25 @@ impl XlaBackend {
                 batched_modules: AtomicU64::new(0),
             }),
         }
+    }
+
+    /// A one-off copy of this backend (its own workers, no shared cache)
+    /// whose workers run with `flags` after its own XLA flags (or the
+    /// caller's `XLA_FLAGS` when it declares none): XLA reads its flags once
+    /// per process, so a probe with other debug options needs its own worker.
+    pub(crate) fn with_extra_xla_flags(&self, flags: &[String]) -> XlaBackend {
+        let mut profile = self.shared.profile.clone();
+        let own = profile.worker_env.iter().position(|(k, _)| k == "XLA_FLAGS");
+        let mut all: Vec<String> = match own {
+            Some(i) => vec![profile.worker_env.remove(i).1],
+            None => std::env::var("XLA_FLAGS").ok().into_iter().collect(),
+        };
+        all.extend(flags.iter().cloned());
+        profile
+            .worker_env
+            .push(("XLA_FLAGS".to_string(), all.join(" ")));
+        let setup = self.shared.setup.clone().map(|(_, p)| p);
+        Self::build(&self.shared.name, profile, setup).with_timeout(self.timeout)
     }
 
     /// Sets the per-call timeout (compile or execute); a call past it kills the worker.
@@ -723,6 +708,11 @@ impl Backend for XlaBackend {
             Ok(exe) => Ok(Box::new(exe)),
             Err(e) => Err(to_backend_error(&self.shared.name, e)),
         }
+    }
+
+    /// XLA's HLO passes, disabled by name and dumped (`super::passes`).
+    fn pass_control(&self) -> Option<&dyn crate::backend::PassControl> {
+        Some(self)
     }
 
     /// Every distinct module is an XLA compile (about 0.1 s); hundreds of

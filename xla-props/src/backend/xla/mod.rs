@@ -13,6 +13,7 @@ pub mod known_bugs;
 pub mod lower;
 mod many;
 pub mod numerics;
+pub mod passes;
 pub mod pjrt;
 mod process;
 pub mod protocol;

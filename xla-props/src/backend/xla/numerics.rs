@@ -2,6 +2,7 @@
 //! reproduced by the `xla_numerics` example). Declared by the XLA backends as
 //! their `Numerics`.
 
+use crate::check::{ErrorBudget, Numerics};
 use crate::hlo::{ElementType, Opcode};
 
 use ElementType::{Bf16, F16, F32, F64, F8E5M2};
@@ -86,3 +87,34 @@ pub const XLA_CPU_0_81_BUDGETS: &[MeasuredBudget] = &[
     (Cbrt, F32, 15, 0.0),
     (Erf, F32, 5, 0.0),
 ];
+
+/// What XLA CPU was measured to do (docs/numerics.md): subnormals of
+/// f32/f64/bf16 flushed, transcendentals within their measured budgets,
+/// reductions and dots reassociated, fusions free to keep excess precision.
+/// The built-in file says the same for xla-cpu and xla-cpu-0.81 (a unit test
+/// pins it).
+pub(crate) fn measured_xla_cpu_numerics(budgets: &[MeasuredBudget]) -> Numerics {
+    let mut n = Numerics {
+        flush_inputs: XLA_CPU_FLUSHED.to_vec(),
+        flush_outputs: XLA_CPU_FLUSHED.to_vec(),
+        excess_precision_in_fusions: true,
+        reassociates_reductions: true,
+        // LLVM contracts a * b + c in XLA's fused loops (corpus 138, 149)
+        contracts_multiply_add: true,
+        // xla_allow_excess_precision (default on): narrow float chains
+        // run in f32 with the converts between them dropped (corpus 129)
+        excess_precision_anywhere: true,
+        // f16/bf16/f8 add reductions round every partial sum to the
+        // reducer's type (10 reduce/reduce-window cases of the full run,
+        // up to 104 ulp: within n * eps(f16), not n * eps(f32))
+        reductions_accumulate_in_declared_type: true,
+        fast_min_max: XLA_CPU_FAST_MIN_MAX,
+        reduce_precision_in_own_type: XLA_CPU_REDUCE_PRECISION_IN_OWN_TYPE.to_vec(),
+        convolution_multiplies_padding: XLA_CPU_CONVOLUTION_MULTIPLIES_PADDING,
+        ..Numerics::exact()
+    };
+    for &(op, dtype, ulp, abs) in budgets {
+        n = n.with_approximation(op, dtype, ErrorBudget::ulp_or_abs(ulp, abs));
+    }
+    n
+}

@@ -1,0 +1,125 @@
+//! `xla-props bisect-passes FILE --backend B [--arg PATH]... [--out DIR]`:
+//! which of the compiler's passes introduced a disagreement.
+
+use std::path::{Path, PathBuf};
+
+use super::CliError;
+use crate::hlo::Module;
+use crate::inputs::{generate_inputs, Distribution};
+use crate::isolate::{bisect_passes, PassBisectOptions, PassBisection, PassVerdict, MAX_PROBES};
+use crate::literal::Literal;
+
+/// Arguments of `xla-props bisect-passes`.
+#[derive(clap::Args, Debug)]
+pub struct BisectArgs {
+    /// The HLO text (or `.mlir`, `.hlotest`) file of a module the backend gets wrong.
+    pub file: PathBuf,
+    /// The backend under test: an XLA-based one (`xla-cpu`, a declared plugin).
+    #[arg(long)]
+    pub backend: String,
+    /// An argument file per entry parameter (`.npy` or raw `.bin`), in order;
+    /// without them, legal inputs are generated.
+    #[arg(long = "arg", value_name = "PATH")]
+    pub args: Vec<PathBuf>,
+    /// Seed of the generated inputs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Distribution of the generated inputs.
+    #[arg(long, default_value = "uniform")]
+    pub distribution: String,
+    /// Judge with the program's own rounding (no excess precision accepted).
+    #[arg(long)]
+    pub strict_rounding: bool,
+    /// At most this many probes (each one compile).
+    #[arg(long, default_value_t = MAX_PROBES)]
+    pub max_probes: usize,
+    /// Where to write report.md, report.json and the compiler's dump
+    /// (default: `target/xla-props/bisect-passes/<file stem>`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Prints a line to stdout; a closed pipe (`| head`) is the reader's choice, not a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+fn inputs(module: &Module, args: &BisectArgs, file: &str) -> Result<Vec<Literal>, CliError> {
+    if !args.args.is_empty() {
+        return super::read_arguments(module, &args.args);
+    }
+    let distribution: Distribution = args
+        .distribution
+        .parse()
+        .map_err(|e| CliError::input(format!("xla-props bisect-passes: {e}")))?;
+    Ok(generate_inputs(module, distribution, args.seed)
+        .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?
+        .args)
+}
+
+/// Runs the command: exit 0 when passes are named, 1 when the disagreement
+/// is not a pass's (or no conclusion), 2 on an error or when it agrees.
+pub(crate) fn run(args: &BisectArgs) -> Result<u8, CliError> {
+    let file = args.file.display().to_string();
+    let module =
+        crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
+    let backend = super::isolate::backend_by_name(&args.backend)
+        .map_err(|e| CliError::input(e.to_string()))?;
+    let literals = inputs(&module, args, &file)?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stem = args.file.file_stem().unwrap_or_default();
+        Path::new("target/xla-props/bisect-passes").join(stem)
+    });
+    let options = PassBisectOptions {
+        strict_rounding: args.strict_rounding,
+        max_probes: args.max_probes,
+        dump_dir: out.join("dump"),
+    };
+    let b = bisect_passes(&module, &literals, backend.as_ref(), &options)
+        .map_err(|e| CliError::input(format!("{file}: {e}")))?;
+    write_report(&b, &file, &out)?;
+    print_summary(&b, &file, &out);
+    Ok(match b.verdict {
+        PassVerdict::Culprits(_) => 0,
+        PassVerdict::Agrees => 2,
+        PassVerdict::NotAPass | PassVerdict::Inconclusive(_) => 1,
+    })
+}
+
+fn write_report(b: &PassBisection, file: &str, out: &Path) -> Result<(), CliError> {
+    let cannot = |e: std::io::Error| CliError::input(format!("cannot write to {}: {e}", out.display()));
+    std::fs::create_dir_all(out).map_err(cannot)?;
+    std::fs::write(out.join("report.md"), b.to_markdown(file)).map_err(cannot)?;
+    let json = serde_json::to_string_pretty(b)
+        .map_err(|e| CliError::input(format!("cannot encode json: {e}")))?;
+    std::fs::write(out.join("report.json"), json + "\n").map_err(cannot)
+}
+
+/// The passes, the probes, the conclusion and the culprit's diff.
+pub(crate) fn print_summary(b: &PassBisection, file: &str, out: &Path) {
+    say!(
+        "{file}: {} passes changed the module on `{}` ({} steps): {}",
+        b.candidates.len(),
+        b.backend,
+        b.steps.iter().filter(|s| s.is_pass()).count(),
+        b.candidates.join(", ")
+    );
+    for l in b.probe_lines() {
+        say!("  {l}");
+    }
+    say!("{}", b.conclusion());
+    for c in &b.culprit_hlo {
+        say!(
+            "hlo before and after `{}` (pipeline `{}`; {} and {}):",
+            c.pass,
+            c.pipeline,
+            c.before_file.display(),
+            c.after_file.display()
+        );
+        say!("{}", c.diff.trim_end());
+    }
+    say!("report: {}", out.join("report.md").display());
+}
