@@ -13,8 +13,8 @@ pub mod xla;
 
 pub use api::{builtin_version, Backend, BatchRequest, Executable, FusionProbe, ProbedValue};
 pub use error::BackendError;
-pub use passes::{PassControl, PassStep};
 pub use interpreter::Interpreter;
+pub use passes::{PassControl, PassStep};
 pub(crate) use reference_backend::to_backend_error as reference_error;
 pub use reference_backend::ReferenceBackend;
 pub use registry::{config_error, create, known_backends, Availability, BackendInfo};

@@ -83,14 +83,15 @@ pub(crate) fn run(args: &BisectArgs) -> Result<u8, CliError> {
     write_report(&b, &file, &out)?;
     print_summary(&b, &file, &out);
     Ok(match b.verdict {
-        PassVerdict::Culprits(_) => 0,
+        PassVerdict::Culprits(_) | PassVerdict::EachSuffices(_) => 0,
         PassVerdict::Agrees => 2,
         PassVerdict::NotAPass | PassVerdict::Inconclusive(_) => 1,
     })
 }
 
 fn write_report(b: &PassBisection, file: &str, out: &Path) -> Result<(), CliError> {
-    let cannot = |e: std::io::Error| CliError::input(format!("cannot write to {}: {e}", out.display()));
+    let cannot =
+        |e: std::io::Error| CliError::input(format!("cannot write to {}: {e}", out.display()));
     std::fs::create_dir_all(out).map_err(cannot)?;
     std::fs::write(out.join("report.md"), b.to_markdown(file)).map_err(cannot)?;
     let json = serde_json::to_string_pretty(b)
@@ -113,8 +114,10 @@ pub(crate) fn print_summary(b: &PassBisection, file: &str, out: &Path) {
     say!("{}", b.conclusion());
     for c in &b.culprit_hlo {
         say!(
-            "hlo before and after `{}` (pipeline `{}`; {} and {}):",
+            "hlo before and after `{}`, change {} of {} (pipeline `{}`; {} and {}):",
             c.pass,
+            c.change,
+            c.times_changed,
             c.pipeline,
             c.before_file.display(),
             c.after_file.display()

@@ -26,6 +26,10 @@ pub struct IsolateArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Do not bisect the compiler's passes (done by default when the backend
+    /// can disable them, as XLA's: `DIR/passes.md`, `DIR/passes.json`).
+    #[arg(long)]
+    pub no_bisect_passes: bool,
 }
 
 /// Prints a line to stdout; a closed pipe (`| head`) is the reader's choice, not a panic.
@@ -125,9 +129,44 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
                 r.backend_runs,
                 r.seconds
             );
+            if !args.no_bisect_passes && backend.pass_control().is_some() {
+                culprit_pass(&module, backend.as_ref(), args, &file)?;
+            }
             Ok(1)
         }
     }
+}
+
+/// The pass that introduced the disagreement, on the same inputs:
+/// `DIR/passes.md` and `DIR/passes.json`, and its conclusion printed.
+fn culprit_pass(
+    module: &crate::hlo::Module,
+    backend: &dyn Backend,
+    args: &IsolateArgs,
+    file: &str,
+) -> Result<(), CliError> {
+    let inputs = crate::inputs::generate_inputs(module, Options::default().distribution, args.seed)
+        .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?;
+    let options = crate::isolate::PassBisectOptions {
+        strict_rounding: false,
+        max_probes: crate::isolate::MAX_PROBES,
+        dump_dir: args.out.join("passes-dump"),
+    };
+    let b = crate::isolate::bisect_passes(module, &inputs.args, backend, &options)
+        .map_err(|e| CliError::input(format!("{file}: bisecting passes: {e}")))?;
+    let cannot =
+        |e: std::io::Error| CliError::input(format!("cannot write to {}: {e}", args.out.display()));
+    std::fs::write(args.out.join("passes.md"), b.to_markdown(file)).map_err(cannot)?;
+    let json = serde_json::to_string_pretty(&b)
+        .map_err(|e| CliError::input(format!("cannot encode json: {e}")))?;
+    std::fs::write(args.out.join("passes.json"), json + "\n").map_err(cannot)?;
+    say!(
+        "passes: {} ({} probes; {})",
+        b.conclusion(),
+        b.probes.len(),
+        args.out.join("passes.md").display()
+    );
+    Ok(())
 }
 
 /// One local disagreement in a line: the top-level instruction, and inside a

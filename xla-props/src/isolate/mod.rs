@@ -35,7 +35,7 @@ pub use minimize::{
 };
 pub use passes::{
     bisect_passes, candidate_passes, CulpritHlo, PassBisectError, PassBisectOptions, PassBisection,
-    PassVerdict, Probe, ProbeResult, MAX_PROBES,
+    PassVerdict, Probe, ProbeResult, MAX_CHANGES_SHOWN, MAX_PROBES,
 };
 pub use report::{render_arg, write_results, MAX_INLINE_ELEMENTS};
 pub use session::{isolate, CulpritLocation, IsolateError, Isolated, Isolation, Options, Report};

@@ -46,6 +46,10 @@ pub enum PassVerdict {
     /// Disabling these passes makes the disagreement vanish, and disabling
     /// any proper subset of them does not (1-minimal).
     Culprits(Vec<String>),
+    /// Disabling any one of these alone makes the disagreement vanish (they
+    /// take part together), while disabling every pass does not (another
+    /// path through the compiler is wrong too) or cannot compile.
+    EachSuffices(Vec<String>),
     /// It persists with every pass that changed the module disabled (those
     /// the compiler could do without): not an HLO pass, but code generation
     /// or a kernel.
@@ -56,13 +60,15 @@ pub enum PassVerdict {
     Inconclusive(String),
 }
 
-/// The module just before and just after a culprit pass first changed it.
+/// The module just before and just after a culprit pass changed it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct CulpritHlo {
     /// The pass.
     pub pass: String,
     /// The pipeline it ran in at that step.
     pub pipeline: String,
+    /// Which of its changes this is, from 1.
+    pub change: usize,
     /// How many times it changed the module in the compile.
     pub times_changed: usize,
     /// Dump file before it.
@@ -233,60 +239,59 @@ pub fn bisect_passes(
     };
     result.verdict = match baseline {
         ProbeResult::Agrees(_) => PassVerdict::Agrees,
-        ProbeResult::Failed(why) => PassVerdict::Inconclusive(format!(
-            "the compile with every pass on failed: {why}"
-        )),
+        ProbeResult::Failed(why) => {
+            PassVerdict::Inconclusive(format!("the compile with every pass on failed: {why}"))
+        }
         ProbeResult::Disagrees(_) => {
             let (verdict, required) = search(&mut prober, candidates);
             result.required = required;
             verdict
         }
     };
-    if let PassVerdict::Culprits(passes) = &result.verdict {
+    if let PassVerdict::Culprits(passes) | PassVerdict::EachSuffices(passes) = &result.verdict {
         result.culprit_hlo = passes
             .iter()
-            .filter_map(|p| culprit_hlo(&result.steps, p))
+            .flat_map(|p| culprit_hlo(&result.steps, p))
             .collect();
     }
     result.probes = prober.probes;
     Ok(result)
 }
 
-/// All candidates off; when that cannot compile, each alone, to leave out
-/// the passes the compiler cannot do without; then `ddmin`.
+/// All candidates off, then `ddmin` when that makes the disagreement vanish;
+/// otherwise each pass alone (some may each suffice, some the compile cannot
+/// do without), then all but the ones the compile needs.
 fn search(prober: &mut Prober<'_>, candidates: Vec<String>) -> (PassVerdict, Vec<String>) {
     if candidates.is_empty() {
         return (PassVerdict::NotAPass, Vec::new());
     }
-    let mut set = candidates;
+    let all = prober.probe(&candidates, None);
+    if let ProbeResult::Agrees(_) = all {
+        return (minimal(prober, candidates), Vec::new());
+    }
     let mut required = Vec::new();
-    if let ProbeResult::Failed(_) = prober.probe(&set, None) {
-        for p in set.clone() {
-            if let ProbeResult::Failed(_) = prober.probe(std::slice::from_ref(&p), None) {
-                required.push(p);
-            }
-        }
-        set.retain(|p| !required.contains(p));
-        if set.is_empty() {
-            let why = "every pass that changed the module is one the compile cannot do without";
-            return (PassVerdict::Inconclusive(why.into()), required);
+    let mut sufficient = Vec::new();
+    for p in &candidates {
+        match prober.probe(std::slice::from_ref(p), None) {
+            ProbeResult::Failed(_) => required.push(p.clone()),
+            ProbeResult::Agrees(_) => sufficient.push(p.clone()),
+            ProbeResult::Disagrees(_) => {}
         }
     }
-    let verdict = match prober.probe(&set, None) {
-        ProbeResult::Agrees(_) => {
-            let mut vanishes = |d: &[String]| {
-                (!prober.out_of_probes()).then(|| prober.vanishes(d))
-            };
-            let culprits = ddmin(&mut vanishes, set);
-            if prober.vanishes(&culprits) {
-                PassVerdict::Culprits(culprits)
-            } else {
-                PassVerdict::Inconclusive(format!(
-                    "ran out of probes ({}) before a set was found",
-                    prober.max_probes
-                ))
-            }
-        }
+    if !sufficient.is_empty() {
+        return (PassVerdict::EachSuffices(sufficient), required);
+    }
+    let rest: Vec<String> = candidates
+        .iter()
+        .filter(|p| !required.contains(p))
+        .cloned()
+        .collect();
+    if rest.is_empty() {
+        let why = "every pass that changed the module is one the compile cannot do without";
+        return (PassVerdict::Inconclusive(why.into()), required);
+    }
+    let verdict = match prober.probe(&rest, None) {
+        ProbeResult::Agrees(_) => minimal(prober, rest),
         ProbeResult::Disagrees(_) => PassVerdict::NotAPass,
         ProbeResult::Failed(why) => PassVerdict::Inconclusive(format!(
             "with the passes the compile can do without disabled, it fails: {why}"
@@ -295,12 +300,23 @@ fn search(prober: &mut Prober<'_>, candidates: Vec<String>) -> (PassVerdict, Vec
     (verdict, required)
 }
 
+/// `ddmin` from a set whose disabling makes the disagreement vanish.
+fn minimal(prober: &mut Prober<'_>, set: Vec<String>) -> PassVerdict {
+    let mut vanishes = |d: &[String]| (!prober.out_of_probes()).then(|| prober.vanishes(d));
+    let culprits = ddmin(&mut vanishes, set);
+    if prober.vanishes(&culprits) {
+        PassVerdict::Culprits(culprits)
+    } else {
+        PassVerdict::Inconclusive(format!(
+            "ran out of probes ({}) before a set was found",
+            prober.max_probes
+        ))
+    }
+}
+
 /// Zeller's ddmin: a 1-minimal subset of `set` for which `vanishes` holds
 /// (it holds for `set`). `vanishes` answers `None` once out of probes.
-fn ddmin(
-    vanishes: &mut dyn FnMut(&[String]) -> Option<bool>,
-    mut set: Vec<String>,
-) -> Vec<String> {
+fn ddmin(vanishes: &mut dyn FnMut(&[String]) -> Option<bool>, mut set: Vec<String>) -> Vec<String> {
     let mut n = 2usize;
     'outer: while set.len() > 1 {
         let chunks = split(&set, n);
@@ -363,29 +379,44 @@ pub fn candidate_passes(steps: &[PassStep]) -> Vec<String> {
     out
 }
 
-/// The dump just before and after `pass` first changed the module.
-fn culprit_hlo(steps: &[PassStep], pass: &str) -> Option<CulpritHlo> {
-    let at = steps.iter().position(|s| s.pass == pass)?;
-    let after = &steps[at];
-    let before = if at > 0 { &steps[at - 1] } else { after };
-    let before_text = std::fs::read_to_string(&before.file).ok()?;
-    let after_text = std::fs::read_to_string(&after.file).ok()?;
-    let diff = similar::TextDiff::from_lines(&before_text, &after_text)
-        .unified_diff()
-        .context_radius(3)
-        .header(
-            &format!("before {pass}"),
-            &format!("after {pass} ({})", after.pipeline),
-        )
-        .to_string();
-    Some(CulpritHlo {
-        pass: pass.to_string(),
-        pipeline: after.pipeline.clone(),
-        times_changed: steps.iter().filter(|s| s.pass == pass).count(),
-        before_file: before.file.clone(),
-        after_file: after.file.clone(),
-        diff,
-    })
+/// Diffs shown per culprit pass (a pass that runs in a fixed-point loop can
+/// change the module many times).
+pub const MAX_CHANGES_SHOWN: usize = 4;
+
+/// The dump just before and after each time `pass` changed the module.
+fn culprit_hlo(steps: &[PassStep], pass: &str) -> Vec<CulpritHlo> {
+    let times = steps.iter().filter(|s| s.pass == pass).count();
+    let mut out = Vec::new();
+    for (at, after) in steps.iter().enumerate().filter(|(_, s)| s.pass == pass) {
+        if out.len() == MAX_CHANGES_SHOWN {
+            break;
+        }
+        let before = if at > 0 { &steps[at - 1] } else { after };
+        let (Ok(before_text), Ok(after_text)) = (
+            std::fs::read_to_string(&before.file),
+            std::fs::read_to_string(&after.file),
+        ) else {
+            continue;
+        };
+        let diff = similar::TextDiff::from_lines(&before_text, &after_text)
+            .unified_diff()
+            .context_radius(2)
+            .header(
+                &format!("before {pass}"),
+                &format!("after {pass} ({}, step {})", after.pipeline, after.step),
+            )
+            .to_string();
+        out.push(CulpritHlo {
+            pass: pass.to_string(),
+            pipeline: after.pipeline.clone(),
+            change: out.len() + 1,
+            times_changed: times,
+            before_file: before.file.clone(),
+            after_file: after.file.clone(),
+            diff,
+        });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -433,9 +464,8 @@ mod tests {
     #[test]
     fn ddmin_finds_a_pair_that_must_both_be_disabled() {
         let set: Vec<String> = (0..9).map(|i| format!("p{i}")).collect();
-        let mut vanishes = |d: &[String]| {
-            Some(d.contains(&"p2".to_string()) && d.contains(&"p7".to_string()))
-        };
+        let mut vanishes =
+            |d: &[String]| Some(d.contains(&"p2".to_string()) && d.contains(&"p7".to_string()));
         assert_eq!(ddmin(&mut vanishes, set), names(&["p2", "p7"]));
     }
 

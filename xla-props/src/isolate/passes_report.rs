@@ -15,13 +15,14 @@ impl PassBisection {
                 "culprit passes: {} (the disagreement vanishes only with all of them disabled)",
                 quoted(p)
             ),
+            PassVerdict::EachSuffices(p) => format!(
+                "culprit passes: {} (disabling any one of them alone makes the disagreement vanish: they take part together)",
+                quoted(p)
+            ),
+            PassVerdict::NotAPass if self.required.is_empty() => "no hlo pass: the disagreement persists with every pass that changed the module disabled; it is in code generation or a kernel".into(),
             PassVerdict::NotAPass => format!(
-                "no hlo pass: the disagreement persists with every pass that changed the module disabled{}; it is in code generation or a kernel",
-                if self.required.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (except {}, which the compile needs)", quoted(&self.required))
-                }
+                "no pass that can be disabled: the disagreement persists with every other pass that changed the module disabled; the compile cannot do without {}, so those stay untested (else the cause is code generation or a kernel)",
+                quoted(&self.required)
             ),
             PassVerdict::Agrees => "the backend agrees with every pass on: nothing to bisect".into(),
             PassVerdict::Inconclusive(why) => format!("inconclusive: {why}"),
@@ -85,10 +86,11 @@ impl PassBisection {
         }
         for c in &self.culprit_hlo {
             md.push_str(&format!(
-                "\n## `{}` (pipeline `{}`, changed the module {} time(s)): the first change\n\nBefore: `{}`\nAfter: `{}`\n\n```diff\n{}```\n",
+                "\n## `{}`: change {} of {} (pipeline `{}`)\n\nBefore: `{}`\nAfter: `{}`\n\n```diff\n{}```\n",
                 c.pass,
-                c.pipeline,
+                c.change,
                 c.times_changed,
+                c.pipeline,
                 c.before_file.display(),
                 c.after_file.display(),
                 c.diff

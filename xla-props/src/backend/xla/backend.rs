@@ -391,7 +391,10 @@ impl XlaBackend {
     /// per process, so a probe with other debug options needs its own worker.
     pub(crate) fn with_extra_xla_flags(&self, flags: &[String]) -> XlaBackend {
         let mut profile = self.shared.profile.clone();
-        let own = profile.worker_env.iter().position(|(k, _)| k == "XLA_FLAGS");
+        let own = profile
+            .worker_env
+            .iter()
+            .position(|(k, _)| k == "XLA_FLAGS");
         let mut all: Vec<String> = match own {
             Some(i) => vec![profile.worker_env.remove(i).1],
             None => std::env::var("XLA_FLAGS").ok().into_iter().collect(),

@@ -3,8 +3,8 @@
 //! located error.
 
 use super::*;
-use crate::backend::xla::numerics::measured_xla_cpu_numerics;
 use crate::backend::xla::known_bugs::{XLA_CPU_0_81_KNOWN_BUGS, XLA_CPU_KNOWN_BUGS};
+use crate::backend::xla::numerics::measured_xla_cpu_numerics;
 use crate::backend::xla::numerics::{XLA_CPU_0_81_BUDGETS, XLA_CPU_BUDGETS};
 use crate::hlo::{parse_module, ArrayShape, ElementType};
 use crate::literal::Literal;
