@@ -10,6 +10,9 @@ use std::time::Instant;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
+use super::events::CaseEnd;
+use super::signature;
+
 use super::args::RunnerArgs;
 use super::batch;
 use super::metadata::{BackendVersion, RunStart};
@@ -341,7 +344,7 @@ impl Harness {
                 if batching.contains(&id.backend) {
                     to_batch.push(id);
                 }
-                trials.push(trial(&state, id, name, 1));
+                trials.push(Pending { id, name, users: 1 });
             }
         } else {
             // reference results are shared by the backends of one case: the
@@ -366,7 +369,7 @@ impl Harness {
                             to_batch.push(id);
                         }
                         let failed_before = !previous.is_empty() && previous.contains(&name);
-                        let t = trial(&state, id, name, users);
+                        let t = Pending { id, name, users };
                         if failed_before {
                             first.push(t);
                         } else {
@@ -469,13 +472,23 @@ fn rerun_prefix() -> String {
 }
 
 fn finish(
-    trials: Vec<Trial>,
+    cases: Vec<Pending>,
     libtest: &Arguments,
     state: &Arc<RunState>,
     previous: BTreeSet<String>,
     ours: &RunnerArgs,
 ) -> Result<RunReport, HarnessError> {
-    let conclusion = libtest_mimic::run(libtest, trials);
+    let on_terminal = terminal_mode(libtest);
+    let (conclusion, closing) = if on_terminal {
+        let (conclusion, line) = run_on_terminal(cases, libtest, state);
+        (conclusion, Some(line))
+    } else {
+        let trials = cases
+            .into_iter()
+            .map(|c| trial(state, c.id, c.name, c.users))
+            .collect();
+        (libtest_mimic::run(libtest, trials), None)
+    };
     if libtest.list {
         return Ok(RunReport {
             conclusion,
@@ -487,6 +500,7 @@ fn finish(
     let totals = report::totals(&records);
     if !records.is_empty() {
         print!("{}", report::summary_table(&records));
+        print!("{}", signature::failure_groups(&records));
     }
     let mut errors = Vec::new();
     if let Some(p) = &ours.junit {
@@ -522,11 +536,76 @@ fn finish(
     for e in &errors {
         eprintln!("warning: {e}");
     }
+    if let Some(line) = closing {
+        println!("\n{line}");
+    }
     Ok(RunReport {
         conclusion,
         totals,
         reference_runs: state.cache.computed(),
     })
+}
+
+/// A selected case, before it becomes a libtest trial or runs on the terminal.
+struct Pending {
+    id: CaseId,
+    name: String,
+    users: usize,
+}
+
+/// On a terminal, unless a format is asked for (`--format pretty` restores
+/// libtest's lines, `-q`/`--format terse` its dots): a progress bar, the
+/// failures as they happen and the summary. `XLA_PROPS_PROGRESS=1` forces
+/// it, `=0` turns it off; output that is not a terminal stays libtest's.
+fn terminal_mode(args: &Arguments) -> bool {
+    use std::io::IsTerminal;
+    if args.list || args.bench || args.format.is_some() || args.quiet || args.logfile.is_some() {
+        return false;
+    }
+    match std::env::var("XLA_PROPS_PROGRESS").as_deref() {
+        Ok("1") => true,
+        Ok("0") => false,
+        _ => std::io::stdout().is_terminal(),
+    }
+}
+
+/// Runs the cases libtest's filters select, reporting to the terminal;
+/// returns libtest's conclusion and its closing line.
+fn run_on_terminal(
+    cases: Vec<Pending>,
+    args: &Arguments,
+    state: &Arc<RunState>,
+) -> (libtest_mimic::Conclusion, String) {
+    let total = cases.len();
+    // no case carries libtest's static ignored flag, so `--ignored` runs none
+    let selected: Vec<Pending> = cases
+        .into_iter()
+        .filter(|c| !args.ignored && selected_by_libtest(args, &c.name))
+        .collect();
+    let threads = args
+        .test_threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut reporter = super::terminal::TerminalReporter::new();
+    let (counts, elapsed) = super::execute::execute(
+        &selected,
+        |c| c.name.clone(),
+        |c| match run_case(state, c.id, c.users) {
+            Ok(Completion::Completed) => CaseEnd::Passed,
+            Ok(Completion::Ignored { reason }) => CaseEnd::Ignored(reason),
+            Err(f) => CaseEnd::Failed(f.message().unwrap_or("failed").to_string()),
+        },
+        threads,
+        total - selected.len(),
+        &mut reporter,
+    );
+    let conclusion = libtest_mimic::Conclusion {
+        num_filtered_out: counts.filtered_out,
+        num_passed: counts.passed,
+        num_failed: counts.failed,
+        num_ignored: counts.ignored,
+        num_measured: 0,
+    };
+    (conclusion, super::terminal::result_line(&counts, elapsed))
 }
 
 fn trial(state: &Arc<RunState>, id: CaseId, name: String, users: usize) -> Trial {

@@ -1,19 +1,27 @@
 //! The runner: libtest-mimic trials from case ids (nothing generated at list
-//! time), filters, shards, reports (terminal, JUnit, JSON) and failure persistence.
+//! time), filters, shards, run events and their reporters (the terminal's
+//! progress bar), reports (JUnit, JSON) and failure persistence.
 
 mod args;
 mod batch;
+pub mod events;
+mod execute;
 mod harness;
 #[cfg(test)]
 mod known_bug_tests;
 mod metadata;
 mod persist;
 mod report;
+mod signature;
+mod terminal;
 
 pub use args::{ArgError, RunnerArgs, Shard};
+pub use execute::execute;
 pub use harness::{Harness, HarnessError, RunReport};
 pub use metadata::{BackendVersion, RunMetadata};
 pub use persist::{failures_dir, load_failed, sanitize, write_reproducer};
 pub use report::{
     composition, family, summary_table, totals, CaseKind, CaseRecord, CaseStatus, Totals,
 };
+pub use signature::{dtype_family, failure_groups, signature, FailureSignature};
+pub use terminal::{format_counts, result_line, TerminalReporter};

@@ -1,0 +1,86 @@
+//! The main job on a terminal (under a pseudo-terminal from `script`): a
+//! progress line, the failures as they happen and the summary, not one line
+//! per case; `--format pretty` and `-q` keep libtest's output.
+
+mod support;
+
+use std::process::Command;
+
+/// Runs the fixture harness (tests/fixture.rs) with `args` on a
+/// pseudo-terminal and returns what the terminal showed, or `None` when
+/// `script` (util-linux) is missing.
+fn on_a_terminal(args: &str) -> Option<String> {
+    if Command::new("script").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "`script` (util-linux) is needed for the terminal test"
+        );
+        eprintln!("skipping: no `script` command");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = support::test_binary("fixture");
+    let command = format!("{} {args}", fixture.display());
+    let out = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env("XLA_PROPS_FIXTURE", "1")
+        .env("XLA_PROPS_FAILURES_DIR", dir.path().join("failures"))
+        .env("TERM", "xterm-256color")
+        .env("COLUMNS", "120")
+        .env_remove("XLA_PROPS_PROGRESS")
+        .output()
+        .expect("script runs");
+    // the fixture has failures on purpose: libtest's exit code 101
+    assert_eq!(out.status.code(), Some(101), "{out:?}");
+    Some(String::from_utf8_lossy(&out.stdout).replace('\r', "\n"))
+}
+
+/// libtest's line for one case: `test NAME ... ok`.
+fn libtest_case_lines(text: &str) -> usize {
+    text.lines()
+        .filter(|l| l.starts_with("test ") && l.contains(" ... "))
+        .count()
+}
+
+#[test]
+fn a_terminal_gets_a_progress_line_the_failures_and_the_summary() {
+    let Some(text) = on_a_terminal("") else {
+        return;
+    };
+    assert_eq!(libtest_case_lines(&text), 0, "{text}");
+    // the good backend passes every case: no line names any of them
+    assert!(!text.contains("::good"), "{text}");
+    assert!(
+        text.contains("Starting 104 cases (0 filtered out)"),
+        "{text}"
+    );
+    assert!(text.contains("Running"), "no progress bar: {text}");
+    assert!(text.contains("/104: "), "no counts on the bar: {text}");
+    // failures are printed as they happen, before the summary
+    let first_fail = text.find("FAIL [").expect("a failure line");
+    let summary = text.find("xla-props summary").expect("the summary table");
+    assert!(first_fail < summary, "{text}");
+    assert!(text.contains("rerun: "), "{text}");
+    // grouped by signature: one row for the panicking negate on f32
+    let groups = &text[text.find("failures by signature").expect("groups")..];
+    let negate = groups
+        .lines()
+        .find(|l| l.contains("negate") && l.contains("float") && l.contains("buggy"))
+        .expect("a negate row");
+    assert!(negate.contains("panicked"), "{negate}");
+    assert!(text.contains("test result: FAILED."), "{text}");
+    assert!(text.contains("Finished 104 cases"), "{text}");
+}
+
+#[test]
+fn format_pretty_restores_libtests_lines_and_quiet_stays_terse() {
+    let Some(pretty) = on_a_terminal("--format pretty") else {
+        return;
+    };
+    assert_eq!(libtest_case_lines(&pretty), 104, "{pretty}");
+    assert!(!pretty.contains("Starting 104 cases"), "{pretty}");
+    let quiet = on_a_terminal("-q").unwrap();
+    assert_eq!(libtest_case_lines(&quiet), 0, "{quiet}");
+    assert!(!quiet.contains("Starting 104 cases"), "{quiet}");
+    assert!(quiet.contains("test result: FAILED."), "{quiet}");
+}

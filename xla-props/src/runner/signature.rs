@@ -1,0 +1,96 @@
+//! Failures grouped by signature (op, dtype family, backend, mismatch kind),
+//! so that 300 failures from one bug read as one row of the summary.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::report::{CaseRecord, CaseStatus};
+use crate::hlo::ElementType;
+
+/// What a failure is, for grouping.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FailureSignature {
+    /// The op.
+    pub op: String,
+    /// `float`, `f8`, `signed`, `unsigned`, `pred` or `complex`.
+    pub dtype_family: &'static str,
+    /// The backend.
+    pub backend: String,
+    /// What kind of failure: the verdict's first words (`mismatch`, `only the
+    /// backend failed`, `shape mismatch`, `panicked`, ...).
+    pub kind: String,
+}
+
+/// The family of a dtype, for signatures.
+pub fn dtype_family(t: ElementType) -> &'static str {
+    if t.is_complex() {
+        "complex"
+    } else if t.is_float() && t.to_string().starts_with("f8") {
+        "f8"
+    } else if t.is_float() {
+        "float"
+    } else if t.is_signed_int() {
+        "signed"
+    } else if t.is_unsigned_int() {
+        "unsigned"
+    } else {
+        "pred"
+    }
+}
+
+/// The signature of a failed case.
+pub fn signature(r: &CaseRecord) -> FailureSignature {
+    let verdict = r
+        .verdict
+        .as_deref()
+        .or(r.message.as_deref())
+        .unwrap_or("failed");
+    let kind = verdict
+        .split([':', '\n'])
+        .next()
+        .unwrap_or("failed")
+        .trim()
+        .to_string();
+    FailureSignature {
+        op: r.id.key.op.to_string(),
+        dtype_family: dtype_family(r.id.key.dtype),
+        backend: r.id.backend.name().to_string(),
+        kind,
+    }
+}
+
+/// The failures by signature, most frequent first, with one example case
+/// each (empty when nothing failed).
+pub fn failure_groups(records: &[CaseRecord]) -> String {
+    let mut groups: BTreeMap<FailureSignature, (u64, String)> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.status == CaseStatus::Failed) {
+        let g = groups
+            .entry(signature(r))
+            .or_insert_with(|| (0, r.id.to_string()));
+        g.0 += 1;
+    }
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut rows: Vec<_> = groups.into_iter().collect();
+    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nfailures by signature ({} signatures)\n{:>7}  {:<20} {:<9} {:<16} {:<24} example",
+        rows.len(),
+        "cases",
+        "op",
+        "dtypes",
+        "backend",
+        "kind"
+    );
+    for (s, (n, example)) in rows {
+        let _ = writeln!(
+            out,
+            "{n:>7}  {:<20} {:<9} {:<16} {:<24} {example}",
+            s.op, s.dtype_family, s.backend, s.kind
+        );
+    }
+    out
+}
