@@ -45,12 +45,13 @@ pub fn signature(r: &CaseRecord) -> FailureSignature {
         .as_deref()
         .or(r.message.as_deref())
         .unwrap_or("failed");
-    let kind = verdict
-        .split([':', '\n'])
-        .next()
-        .unwrap_or("failed")
-        .trim()
-        .to_string();
+    // `backend vs reference: mismatch: ...` -> `mismatch`
+    let mut parts = verdict.split([':', '\n']).map(str::trim);
+    let mut kind = parts.next().unwrap_or("failed");
+    if kind.contains(" vs ") {
+        kind = parts.next().filter(|k| !k.is_empty()).unwrap_or(kind);
+    }
+    let kind = kind.to_string();
     FailureSignature {
         op: r.id.key.op.to_string(),
         dtype_family: dtype_family(r.id.key.dtype),
