@@ -37,7 +37,7 @@ pub fn execute<C: Sync>(
         let Some(case) = cases.get(k) else { break };
         let began = Instant::now();
         let end = catch_unwind(AssertUnwindSafe(|| run(case)))
-            .unwrap_or_else(|p| CaseEnd::Failed(format!("panicked: {}", panic_text(&p))));
+            .unwrap_or_else(|p| CaseEnd::Failed(format!("panicked: {}", panic_text(p.as_ref()))));
         let duration = began.elapsed();
         let name = name(case);
         let mut guard = shared.lock().unwrap_or_else(|e| e.into_inner());
@@ -60,7 +60,7 @@ pub fn execute<C: Sync>(
     (counts, elapsed)
 }
 
-fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
