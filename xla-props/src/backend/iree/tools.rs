@@ -108,7 +108,10 @@ impl IreeTools {
             .arg(out);
         let logs = out.with_extension("compile");
         run_tool("iree-compile", &mut cmd, &logs, timeout).map_err(|e| match e {
-            ToolFailure::Failed(msg) => IreeError::Compile(msg),
+            ToolFailure::Failed(msg) => match cannot_legalize(&msg) {
+                Some(what) => IreeError::Unsupported(what),
+                None => IreeError::Compile(msg),
+            },
             ToolFailure::Other(e) => e,
         })
     }
@@ -223,6 +226,24 @@ fn wait(
     }
 }
 
+/// IREE's own word that it lacks a lowering: `failed to legalize operation
+/// 'OP' that was explicitly marked illegal: ... : (TYPES) -> TYPE`, as a
+/// skip reason naming the operation and its types (SSA names dropped). Any
+/// other compile error (a crash, a verifier error) stays a failure.
+pub(crate) fn cannot_legalize(message: &str) -> Option<String> {
+    let at = message.find("failed to legalize operation '")?;
+    let rest = &message[at + "failed to legalize operation '".len()..];
+    let op = &rest[..rest.find('\'')?];
+    let line = rest.lines().next().unwrap_or("");
+    let types = line
+        .rfind(" : ")
+        .map(|k| line[k + 3..].trim())
+        .unwrap_or("");
+    Some(format!(
+        "iree-compile {IREE_VERSION} cannot legalize `{op}` for {types} (llvm-cpu)"
+    ))
+}
+
 /// The last `limit` bytes of `text` (on a character boundary), trimmed.
 fn tail(text: &str, limit: usize) -> String {
     let text = text.trim();
@@ -296,6 +317,17 @@ mod tests {
             }
             _ => panic!("expected a crash"),
         }
+    }
+
+    #[test]
+    fn a_legalization_failure_is_a_reason_and_other_errors_are_not() {
+        let m = "m.mlir:4:10: error: failed to legalize operation 'math.absf' that was explicitly \
+                 marked illegal: %52 = \"math.absf\"(%51) : (f8E4M3FN) -> f8E4M3FN\n    %1 = ...";
+        assert_eq!(
+            cannot_legalize(m).unwrap(),
+            "iree-compile 3.13.0 cannot legalize `math.absf` for (f8E4M3FN) -> f8E4M3FN (llvm-cpu)"
+        );
+        assert!(cannot_legalize("m.mlir:1:1: error: 'stablehlo.add' op requires the same type").is_none());
     }
 
     #[test]
