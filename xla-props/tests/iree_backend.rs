@@ -66,7 +66,10 @@ fn batched_results_are_the_direct_results() {
     let Some(b) = backend_or_skip() else { return };
     let neg = unary("negate", "f32", 3);
     let sq = unary("sqrt", "f32", 2);
-    let x1 = [bits(ElementType::F32, &[0x3f80_0000, 0x8000_0000, 0x4000_0000])];
+    let x1 = [bits(
+        ElementType::F32,
+        &[0x3f80_0000, 0x8000_0000, 0x4000_0000],
+    )];
     let x2 = [bits(ElementType::F32, &[0xbf80_0000, 0x7f80_0000, 0])];
     let y = [bits(ElementType::F32, &[0x4080_0000, 0x4110_0000])];
     let requests = [
@@ -144,7 +147,11 @@ fn the_iree_bugs_of_the_findings_reproduce() {
         &unary("cbrt", "f32", 2),
         bits(ElementType::F32, &[0x7f80_0000, 0xff80_0000]),
     );
-    assert!(y.iter().all(|&v| v & 0x7f80_0000 == 0x7f80_0000 && v & 0x7f_ffff != 0), "{y:x?}");
+    assert!(
+        y.iter()
+            .all(|&v| v & 0x7f80_0000 == 0x7f80_0000 && v & 0x7f_ffff != 0),
+        "{y:x?}"
+    );
     // f8e4m3fn is-finite is false for every input, 0 and 1 included
     let y = run(
         &module("HloModule m\nENTRY e {\n  x = f8e4m3fn[3] parameter(0)\n  ROOT y = pred[3] is-finite(x)\n}\n"),
@@ -152,13 +159,22 @@ fn the_iree_bugs_of_the_findings_reproduce() {
     );
     assert_eq!(y, vec![0, 0, 0]);
     // f8e4m3fn -NaN (0xff) read as a number: exp(-NaN) = 0
-    let y = run(&unary("exponential", "f8e4m3fn", 1), bits(ElementType::F8E4M3Fn, &[0xff]));
+    let y = run(
+        &unary("exponential", "f8e4m3fn", 1),
+        bits(ElementType::F8E4M3Fn, &[0xff]),
+    );
     assert_eq!(y, vec![0]);
     // bf16 floor of a negative subnormal returns it unchanged
-    let y = run(&unary("floor", "bf16", 1), bits(ElementType::Bf16, &[0x8001]));
+    let y = run(
+        &unary("floor", "bf16", 1),
+        bits(ElementType::Bf16, &[0x8001]),
+    );
     assert_eq!(y, vec![0x8001]);
     // f32 sine of a small negative number is off by about 1,600 ulp
-    let y = run(&unary("sine", "f32", 1), bits(ElementType::F32, &[0xbac2_21f8]));
+    let y = run(
+        &unary("sine", "f32", 1),
+        bits(ElementType::F32, &[0xbac2_21f8]),
+    );
     let want: u64 = 0xbac2_21f3;
     assert!(y[0].abs_diff(want) > 1000, "{:x} against {want:x}", y[0]);
 }

@@ -17,7 +17,7 @@ use super::numerics::{iree_cpu_numerics, unsupported_in};
 use super::tools::{IreeTools, Scratch, IREE_VERSION};
 use crate::backend::xla::many::{self, RowRunner};
 use crate::backend::{Backend, BackendError, BatchRequest, Executable};
-use crate::check::Numerics;
+use crate::check::{KnownBug, Numerics};
 use crate::hlo::stablehlo::{lower_module, mlir_element_type, LowerError, Lowered};
 use crate::hlo::{ArrayShape, Module};
 use crate::literal::Literal;
@@ -173,6 +173,11 @@ impl Backend for IreeBackend {
     /// would be folded in more than once).
     fn requires_identity_reduce_init(&self) -> bool {
         true
+    }
+
+    /// The IREE bugs of docs/findings.md that have an exact model.
+    fn known_bugs(&self) -> &[KnownBug] {
+        super::known_bugs::IREE_CPU_KNOWN_BUGS
     }
 
     fn version(&self) -> Option<String> {
@@ -364,7 +369,6 @@ impl IreeExecutable {
 impl Executable for IreeExecutable {
     fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
         let args: Vec<&Literal> = args.iter().collect();
-        self.run(&args)
-            .map_err(|e| to_backend_error("iree-cpu", e))
+        self.run(&args).map_err(|e| to_backend_error("iree-cpu", e))
     }
 }

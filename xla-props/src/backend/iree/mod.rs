@@ -9,6 +9,7 @@
 
 mod backend;
 mod error;
+pub mod known_bugs;
 pub mod numerics;
 pub mod tools;
 

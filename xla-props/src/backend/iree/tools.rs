@@ -54,9 +54,8 @@ impl IreeTools {
     pub fn locate() -> Result<IreeTools, String> {
         if let Some(dir) = std::env::var_os("IREE_TOOLS_DIR") {
             let dir = PathBuf::from(dir);
-            return IreeTools::at(&dir).map_err(|missing| {
-                format!("IREE_TOOLS_DIR={} lacks {missing}", dir.display())
-            });
+            return IreeTools::at(&dir)
+                .map_err(|missing| format!("IREE_TOOLS_DIR={} lacks {missing}", dir.display()));
         }
         let mut dirs: Vec<PathBuf> = Vec::new();
         if let Some(c) = std::env::var_os("IREE_CACHE") {
@@ -208,10 +207,7 @@ fn run_tool(
 }
 
 /// Waits for the child, polling; `None` when it ran past `timeout`.
-fn wait(
-    child: &mut std::process::Child,
-    timeout: Duration,
-) -> std::io::Result<Option<ExitStatus>> {
+fn wait(child: &mut std::process::Child, timeout: Duration) -> std::io::Result<Option<ExitStatus>> {
     let start = Instant::now();
     let mut pause = Duration::from_micros(200);
     loop {
@@ -296,7 +292,12 @@ mod tests {
         let mut sleep = Command::new("sleep");
         sleep.arg("5");
         let t = Instant::now();
-        match run_tool("iree-run-module", &mut sleep, &logs, Duration::from_millis(100)) {
+        match run_tool(
+            "iree-run-module",
+            &mut sleep,
+            &logs,
+            Duration::from_millis(100),
+        ) {
             Err(ToolFailure::Other(IreeError::Timeout { tool, .. })) => {
                 assert_eq!(tool, "iree-run-module")
             }
@@ -313,7 +314,10 @@ mod tests {
         crash.args(["-c", "kill -SEGV $$"]);
         match run_tool("iree-compile", &mut crash, &logs, Duration::from_secs(10)) {
             Err(ToolFailure::Other(IreeError::Crashed { status, .. })) => {
-                assert!(status.contains("11") || status.contains("SIGSEGV"), "{status}")
+                assert!(
+                    status.contains("11") || status.contains("SIGSEGV"),
+                    "{status}"
+                )
             }
             _ => panic!("expected a crash"),
         }
@@ -327,7 +331,10 @@ mod tests {
             cannot_legalize(m).unwrap(),
             "iree-compile 3.13.0 cannot legalize `math.absf` for (f8E4M3FN) -> f8E4M3FN (llvm-cpu)"
         );
-        assert!(cannot_legalize("m.mlir:1:1: error: 'stablehlo.add' op requires the same type").is_none());
+        assert!(
+            cannot_legalize("m.mlir:1:1: error: 'stablehlo.add' op requires the same type")
+                .is_none()
+        );
     }
 
     #[test]
