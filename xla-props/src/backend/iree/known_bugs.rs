@@ -24,12 +24,13 @@ pub const F8E4M3FN_IS_FINITE: KnownBug = KnownBug {
     model: BugModel::Rust(f8e4m3fn_is_finite),
 };
 
-/// bf16 `floor` of a negative subnormal returns it.
+/// bf16/f32 `floor` of a negative subnormal returns it.
 pub const FLOOR_BF16_SUBNORMAL: KnownBug = KnownBug {
     id: "iree-cpu/floor-bf16-negative-subnormal",
-    summary: "bf16 floor of a negative subnormal returns the subnormal itself \
+    summary: "bf16 and f32 floor of a negative subnormal returns the subnormal itself \
               (exact: -1; flushed: -0)",
-    documented: "docs/findings.md, \"IREE bug: bf16 `floor` of a negative subnormal returns it\"",
+    documented:
+        "docs/findings.md, \"IREE bug: bf16 and f32 `floor` of a negative subnormal returns it\"",
     model: BugModel::Rust(floor_bf16_subnormal),
 };
 
@@ -89,10 +90,10 @@ fn operand_dtype(m: &Module, i: &Instruction) -> Option<ElementType> {
     o.shape.as_array().map(|a| a.dtype)
 }
 
-/// bf16 `floor`: a negative subnormal input is returned as it is.
+/// bf16/f32 `floor`: a negative subnormal input is returned as it is.
 fn floor_bf16_subnormal(m: &Module) -> Option<Module> {
     replace_with_model(m, &|i| {
-        let a = array_of(i, Opcode::Floor, &[ElementType::Bf16])?;
+        let a = array_of(i, Opcode::Floor, &[ElementType::Bf16, ElementType::F32])?;
         let t = type_text(&a);
         let f = with_dtype(&a, ElementType::F32);
         let p = with_dtype(&a, ElementType::Pred);
@@ -158,7 +159,7 @@ mod tests {
         );
         assert!(FLOOR_BF16_SUBNORMAL
             .model
-            .apply(&unary("floor", "f32", "f32"))
+            .apply(&unary("floor", "f16", "f16"))
             .is_none());
     }
 }

@@ -195,7 +195,14 @@ fn run_tool(
         return Ok(());
     }
     let text = std::fs::read_to_string(&err_path).unwrap_or_default();
-    let message = tail(&text, 4000);
+    // the first error names the culprit; the tail has the notes after it
+    let first = text.lines().find(|l| l.contains("error:")).unwrap_or("");
+    let rest = tail(&text, 3000);
+    let message = if first.is_empty() || rest.starts_with(first.trim()) {
+        rest
+    } else {
+        format!("{}\n...\n{rest}", first.trim())
+    };
     if status.code().is_none() {
         return Err(ToolFailure::Other(IreeError::Crashed {
             tool,
