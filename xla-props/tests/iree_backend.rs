@@ -178,6 +178,21 @@ fn the_iree_bugs_of_the_findings_reproduce() {
     let x = Literal::from_bits(&ArrayShape::new(ElementType::F32, vec![]), &[0xbea0_9676]).unwrap();
     let y = b.compile(&m).unwrap().execute(&[x]).unwrap()[0].to_bits_vec();
     assert_eq!(y, vec![0], "the reference gives 0x3a531400");
+    // a strided reduce-window is rejected by iree-compile's verifier
+    let rw = module(
+        "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\
+         ENTRY e {\n  x = f32[1,4,1,3] parameter(0)\n  z = f32[] constant(0)\n  \
+         ROOT r = f32[1,2,1,1] reduce-window(x, z), window={size=1x2x1x2 stride=2x2x2x2}, to_apply=add\n}\n",
+    );
+    let e = b.compile(&rw).err().expect("iree-compile rejects it");
+    assert!(e.to_string().contains("linalg.generic"), "{e}");
+    // a dot over an empty contracting dimension crashes iree-compile
+    let dot = module(
+        "HloModule m\nENTRY e {\n  a = f32[2,0] parameter(0)\n  b = f32[0,1] parameter(1)\n  \
+         ROOT d = f32[2,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+    );
+    let e = b.compile(&dot).err().expect("iree-compile crashes");
+    assert!(e.to_string().contains("crashed"), "{e}");
     // f32 sine of a small negative number is off by about 1,600 ulp
     let y = run(
         &unary("sine", "f32", 1),
