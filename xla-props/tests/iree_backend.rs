@@ -193,6 +193,24 @@ fn the_iree_bugs_of_the_findings_reproduce() {
     );
     let e = b.compile(&dot).err().expect("iree-compile crashes");
     assert!(e.to_string().contains("crashed"), "{e}");
+    // gather reads 0 for out-of-range start indices instead of clamping them
+    let g = module(
+        "HloModule m\nENTRY e {\n  x = s16[5] parameter(0)\n  i = s32[3,1] parameter(1)\n  \
+         ROOT g = s16[3] gather(x, i), offset_dims={}, collapsed_slice_dims={0}, \
+         start_index_map={0}, index_vector_dim=1, slice_sizes={1}\n}\n",
+    );
+    let x = bits(ElementType::S16, &[1, 0x8000, 0x8001, 1, 0x7fff]);
+    let i = Literal::from_bits(
+        &ArrayShape::new(ElementType::S32, vec![3, 1]),
+        &[0xffff_fffe, 4, 5],
+    )
+    .unwrap();
+    let y = b.compile(&g).unwrap().execute(&[x, i]).unwrap()[0].to_bits_vec();
+    assert_eq!(
+        y,
+        vec![0, 0x7fff, 0],
+        "the reference gives [1, 32767, 32767]"
+    );
     // f32 sine of a small negative number is off by about 1,600 ulp
     let y = run(
         &unary("sine", "f32", 1),
