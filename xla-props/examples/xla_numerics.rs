@@ -1,9 +1,10 @@
-//! Measures what XLA CPU really does with f16/bf16 transcendentals and
-//! subnormals, for `docs/numerics.md` (section "xla-cpu").
+//! Measures what a compiler (XLA CPU, IREE) really does with f16/bf16/f32
+//! transcendentals and subnormals, for `docs/numerics.md` (sections
+//! "xla-cpu" and "iree-cpu").
 //!
 //! ```sh
 //! scripts/fetch-xla-plugin.sh && cargo build --release -p xla-props --bin xla-props --example xla_numerics
-//! ./target/release/examples/xla_numerics ../shared/oracle/f16 [xla-cpu|xla-cpu-0.81]
+//! ./target/release/examples/xla_numerics ../shared/oracle/f16 [xla-cpu|xla-cpu-0.81|iree-cpu|BACKEND]
 //! ```
 //!
 //! f16: every one of the 65536 inputs against the correctly rounded oracle.
@@ -13,7 +14,7 @@
 
 use std::path::PathBuf;
 
-use xla_props::backend::xla::{XlaBackend, XlaPlugin};
+use xla_props::backend::{create, Backend};
 use xla_props::hlo::{
     ArrayShape, CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
 };
@@ -166,22 +167,19 @@ fn main() -> std::process::ExitCode {
             .map(String::as_str)
             .unwrap_or("../shared/oracle/f16"),
     );
-    let plugin = match args.get(1).map(String::as_str) {
-        Some("xla-cpu-0.81") => XlaPlugin::Cpu081,
-        _ => XlaPlugin::Cpu,
-    };
-    let b = XlaBackend::new(plugin);
-    if let Err(reason) = b.availability() {
-        eprintln!("xla_numerics: {reason}");
-        return std::process::ExitCode::from(2);
-    }
-    match b.describe() {
-        Ok(d) => println!("plugin: {} ({d})\n", plugin.backend_name()),
+    let name = args.get(1).map(String::as_str).unwrap_or("xla-cpu");
+    let b = match create(name) {
+        Ok(b) => b,
         Err(e) => {
             eprintln!("xla_numerics: {e}");
             return std::process::ExitCode::from(2);
         }
-    }
+    };
+    let b = b.as_ref();
+    println!(
+        "backend: {name} ({})\n",
+        b.version().unwrap_or_else(|| "no version".into())
+    );
     for t in [ElementType::F16, ElementType::Bf16, ElementType::F32] {
         // 16-bit types: every input. f32: every 4099th bit pattern (1,047,812 inputs).
         let all: Vec<u64> = if t == ElementType::F32 {
@@ -221,8 +219,8 @@ fn main() -> std::process::ExitCode {
                     .collect()
             };
             let got = match b
-                .compile_module(&unary_module(op, t, n as i64))
-                .and_then(|e| e.run(std::slice::from_ref(&input)))
+                .compile(&unary_module(op, t, n as i64))
+                .and_then(|e| e.execute(std::slice::from_ref(&input)))
             {
                 Ok(out) => out[0].to_bits_vec(),
                 Err(e) => {
@@ -248,13 +246,13 @@ fn main() -> std::process::ExitCode {
         }
         println!();
     }
-    subnormals(&b);
-    cbrt_subnormals(&b);
+    subnormals(b);
+    cbrt_subnormals(b);
     std::process::ExitCode::SUCCESS
 }
 
 /// Does XLA CPU flush subnormal inputs or outputs to zero?
-fn subnormals(b: &XlaBackend) {
+fn subnormals(b: &dyn Backend) {
     println!("### subnormals\n");
     for t in [
         ElementType::F32,
@@ -288,7 +286,7 @@ fn subnormals(b: &XlaBackend) {
                 entry: CompId(0),
             }
         };
-        match b.compile_module(&m).and_then(|e| e.run(&[xs, ones])) {
+        match b.compile(&m).and_then(|e| e.execute(&[xs, ones])) {
             Ok(out) => println!(
                 "- {t}: [min_subnormal, 3*min_subnormal] * 1 = {:?}; min_normal * 0.5 = {:e} (exact: {:e})",
                 &out[0].to_f64_vec()[..2],
@@ -300,17 +298,17 @@ fn subnormals(b: &XlaBackend) {
     }
 }
 
-fn unary_run(b: &XlaBackend, op: Opcode, t: ElementType, xs: &[f64]) -> Result<Vec<f64>, String> {
+fn unary_run(b: &dyn Backend, op: Opcode, t: ElementType, xs: &[f64]) -> Result<Vec<f64>, String> {
     let shape = ArrayShape::new(t, vec![xs.len() as i64]);
     let input = Literal::from_f64s(&shape, xs).map_err(|e| e.to_string())?;
-    b.compile_module(&unary_module(op, t, xs.len() as i64))
-        .and_then(|e| e.run(&[input]))
+    b.compile(&unary_module(op, t, xs.len() as i64))
+        .and_then(|e| e.execute(&[input]))
         .map(|out| out[0].to_f64_vec())
         .map_err(|e| e.to_string())
 }
 
 /// cbrt of subnormal inputs: flushing (DAZ) would give +-0.
-fn cbrt_subnormals(b: &XlaBackend) {
+fn cbrt_subnormals(b: &dyn Backend) {
     println!("\n### cbrt of subnormal inputs\n");
     for t in [ElementType::F32, ElementType::F64] {
         let fmt = t.float_format().unwrap_or_else(|| unreachable!());

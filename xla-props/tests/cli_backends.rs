@@ -19,7 +19,7 @@ fn backends_lists_availability() {
         interp.ends_with("available") && !interp.contains("unavailable"),
         "{text}"
     );
-    for name in ["xla-cpu ", "xla-cpu-0.81 ", "xla-gpu "] {
+    for name in ["xla-cpu ", "xla-cpu-0.81 ", "xla-gpu ", "iree-cpu "] {
         let line = text
             .lines()
             .find(|l| l.starts_with(name))
@@ -46,6 +46,25 @@ fn backends_says_why_xla_cpu_is_unavailable() {
         .expect("an xla-cpu line");
     assert!(
         xla.contains("unavailable: XLA_PJRT_PLUGIN=/nonexistent/plugin.so is not a file"),
+        "{text}"
+    );
+}
+
+#[test]
+fn backends_says_why_iree_cpu_is_unavailable() {
+    let out = xla_props()
+        .arg("backends")
+        .env("IREE_TOOLS_DIR", "/nonexistent/iree")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let iree = text
+        .lines()
+        .find(|l| l.starts_with("iree-cpu "))
+        .expect("an iree-cpu line");
+    assert!(
+        iree.contains("unavailable: IREE_TOOLS_DIR=/nonexistent/iree lacks iree-compile"),
         "{text}"
     );
 }

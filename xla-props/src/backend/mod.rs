@@ -1,10 +1,11 @@
 //! Backends: compilers under test behind a two-level trait (compile once,
 //! execute many), the registry of built-in backends, the interpreter, and
-//! XLA through a PJRT plugin (`xla`).
+//! XLA through a PJRT plugin (`xla`), IREE through its tools (`iree`).
 
 mod api;
 mod error;
 pub mod interpreter;
+pub mod iree;
 pub mod mutant;
 mod passes;
 mod reference_backend;

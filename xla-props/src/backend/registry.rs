@@ -51,6 +51,15 @@ const ENTRIES: &[Entry] = &[
         make: || Ok(Box::new(Interpreter::default())),
     },
     Entry {
+        name: "iree-cpu",
+        description: "the iree compiler (3.13.0, llvm-cpu target, generic x86-64) through iree-compile and iree-run-module",
+        make: || {
+            let backend = super::iree::IreeBackend::new();
+            backend.availability()?;
+            Ok(Box::new(backend))
+        },
+    },
+    Entry {
         name: "xla-gpu",
         description: "the xla gpu compiler through jax's cuda pjrt plugin",
         make: || make_xla(XlaPlugin::Gpu),
@@ -196,7 +205,7 @@ mod tests {
     #[test]
     fn xla_backends_are_registered_and_say_why_when_unavailable() {
         let infos = known_backends();
-        for name in ["xla-cpu", "xla-cpu-0.81", "xla-gpu"] {
+        for name in ["xla-cpu", "xla-cpu-0.81", "xla-gpu", "iree-cpu"] {
             let info = infos.iter().find(|b| b.name == name).unwrap();
             match (&info.availability, create(name)) {
                 (Availability::Available, Ok(b)) => assert_eq!(b.name(), name),

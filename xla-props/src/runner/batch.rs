@@ -269,8 +269,8 @@ pub(super) fn enabled(setting: Option<String>) -> bool {
     setting.is_none_or(|v| v.trim() != "0")
 }
 
-/// `XLA_PROPS_XLA_SHARD=K/N`: only a shard of the cases of XLA backends
-/// (`xla-*`) runs, the other backends run everything. Cases are sharded by
+/// `XLA_PROPS_XLA_SHARD=K/N`: only a shard of the cases of the compiling
+/// backends (`xla-*`, `iree-*`) runs, the other backends run everything. Cases are sharded by
 /// `property::op::dtype::shape`, so the cases that share a module (they
 /// differ in their inputs) stay together and a shard costs about 1/N of the
 /// compiles. CI uses it to keep XLA inside its time.
@@ -288,7 +288,8 @@ pub(super) fn in_xla_shard(shard: Option<Shard>, id: &CaseId, name: &str) -> boo
     let Some(shard) = shard else {
         return true;
     };
-    if !id.backend.name().starts_with("xla-") {
+    let backend = id.backend.name();
+    if !backend.starts_with("xla-") && !backend.starts_with("iree-") {
         return true;
     }
     // the name without its variant and backend

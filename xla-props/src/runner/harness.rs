@@ -126,8 +126,8 @@ impl Harness {
     /// Adds every backend of the built-in registry that is available here and
     /// not added yet (by name).
     ///
-    /// XLA backends (`xla-*`) compile every case (about 0.1 s each), so the
-    /// whole default suite on them takes hours: they are added only when
+    /// XLA and IREE backends (`xla-*`, `iree-*`) compile every case (about
+    /// 0.1 s each), so the whole default suite on them takes hours: they are added only when
     /// `--backend` or `XLA_PROPS_BACKENDS` names them.
     /// A backend that is named but unavailable here (no plugin) joins as
     /// [`crate::property::Unavailable`]: its cases are skipped with the reason.
@@ -150,7 +150,9 @@ impl Harness {
             .map(|i| i.name)
             .collect();
         for b in registry_backends() {
-            let only_by_name = b.name().starts_with("xla-") || declared.contains(&b.name());
+            let only_by_name = b.name().starts_with("xla-")
+                || b.name().starts_with("iree-")
+                || declared.contains(&b.name());
             if only_by_name && !self.names_backend(b.name()) {
                 continue;
             }

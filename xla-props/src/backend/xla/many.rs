@@ -1,4 +1,6 @@
-//! `XlaBackend::execute_many`: a whole run's requests in few XLA compiles.
+//! `Backend::execute_many` for compiling backends (XLA, IREE): a whole
+//! run's requests in few compiles. A backend plugs in through [`RowRunner`]
+//! (compile one lowered module, run it on many argument lists).
 //!
 //! Requests whose modules lower to the same StableHLO text form one group
 //! (one module, many argument lists). Groups are merged, up to a bounded
@@ -22,23 +24,49 @@ use std::sync::Mutex;
 use super::backend::XlaBackend;
 use super::batch::batch_modules;
 use super::error::XlaError;
-use super::lower::{lower_module, Lowered};
-use crate::backend::BatchRequest;
+use super::lower::{lower_module, LowerError, Lowered};
+use crate::backend::{Backend, BatchRequest};
 use crate::hlo::Module;
 use crate::literal::Literal;
 
 /// Modules per batch by default. XLA's compile cost is mostly per distinct
 /// kernel, so batching saves the per-module overhead only, and very large
 /// batches compile superlinearly (docs/perf.md); `XLA_PROPS_XLA_BATCH` overrides.
-const DEFAULT_BATCH: usize = 16;
+pub(crate) const DEFAULT_BATCH: usize = 16;
 
-/// The batch size: `XLA_PROPS_XLA_BATCH`, or [`DEFAULT_BATCH`].
-pub(super) fn batch_size() -> usize {
-    std::env::var("XLA_PROPS_XLA_BATCH")
+/// The batch size: the variable `var` (e.g. `XLA_PROPS_XLA_BATCH`), or `default`.
+pub(crate) fn batch_size(var: &str, default: usize) -> usize {
+    std::env::var(var)
         .ok()
         .and_then(|s| s.parse::<usize>().ok())
         .filter(|&n| n > 0)
-        .unwrap_or(DEFAULT_BATCH)
+        .unwrap_or(default)
+}
+
+/// What a compiling backend gives the batcher.
+pub(crate) trait RowRunner: Backend {
+    /// Its typed error (a failed lowering converts into it).
+    type Error: From<LowerError>;
+    /// False when it cannot run at all (nothing is answered in bulk).
+    fn ready(&self) -> bool;
+    /// How many batches run at once.
+    fn workers(&self) -> usize;
+    /// Modules per batch.
+    fn batch_size(&self) -> usize;
+    /// True for an error that no retry can cure (the backend went away).
+    fn is_unavailable(e: &Self::Error) -> bool;
+    /// An error for outputs that do not split back per module.
+    fn output_error(message: String) -> Self::Error;
+    /// Compiles `lowered` (a batch of `modules` modules) once and runs it
+    /// on every argument list.
+    fn run_rows(
+        &self,
+        lowered: &Lowered,
+        modules: usize,
+        rows: &[Vec<&Literal>],
+    ) -> Result<Vec<Vec<Literal>>, Self::Error>;
+    /// Its compile counters, for the line printed after the batches.
+    fn stats_line(&self) -> String;
 }
 
 /// Requests that lower to one StableHLO text.
@@ -61,14 +89,14 @@ fn fits(lowered: &Lowered, args: &[Literal]) -> bool {
 }
 
 /// See the module docs.
-pub(super) fn execute_many(
-    backend: &XlaBackend,
+pub(crate) fn execute_many<B: RowRunner>(
+    backend: &B,
     requests: &[BatchRequest<'_>],
     progress: &(dyn Fn(usize) + Sync),
 ) -> Vec<Vec<Option<Vec<Literal>>>> {
     let mut results: Vec<Vec<Option<Vec<Literal>>>> =
         requests.iter().map(|r| vec![None; r.args.len()]).collect();
-    if backend.availability().is_err() {
+    if !backend.ready() {
         return results;
     }
     let mut by_text: HashMap<String, usize> = HashMap::new();
@@ -104,7 +132,7 @@ pub(super) fn execute_many(
         groups.iter().map(|g| g.rows.len()).sum::<usize>(),
     );
     groups.sort_by_key(|g| Reverse(g.rows.len()));
-    let size = batch_size();
+    let size = backend.batch_size();
     let batches: Vec<Vec<&Group<'_>>> = groups.chunks(size).map(|c| c.iter().collect()).collect();
     let answers: Mutex<Vec<Answer>> = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
@@ -125,17 +153,13 @@ pub(super) fn execute_many(
         }
     });
     let answers = answers.into_inner().unwrap_or_else(|p| p.into_inner());
-    let stats = backend.cache_stats();
     eprintln!(
         "{}: {group_count} distinct stablehlo modules, {row_count} executions, {} batches of up to {size}, \
-         {} answered; compiles so far: {} misses, {} hits (hit rate {:.3}), {} worker restarts",
-        crate::backend::Backend::name(backend),
+         {} answered; {}",
+        backend.name(),
         batches.len(),
         answers.len(),
-        stats.misses,
-        stats.hits,
-        stats.hit_rate(),
-        stats.restarts
+        backend.stats_line()
     );
     for ((ri, ai), out) in answers {
         results[ri][ai] = Some(out);
@@ -144,14 +168,14 @@ pub(super) fn execute_many(
 }
 
 /// Runs groups as one batch; on failure, each half on its own.
-fn run_groups(
-    backend: &XlaBackend,
+fn run_groups<B: RowRunner>(
+    backend: &B,
     requests: &[BatchRequest<'_>],
     groups: &[&Group<'_>],
 ) -> Vec<Answer> {
     match run_once(backend, requests, groups) {
         Ok(done) => done,
-        Err(XlaError::Unavailable(_)) => Vec::new(),
+        Err(e) if B::is_unavailable(&e) => Vec::new(),
         Err(_) if groups.len() <= 1 => Vec::new(),
         Err(_) => {
             let (a, b) = groups.split_at(groups.len() / 2);
@@ -162,11 +186,11 @@ fn run_groups(
     }
 }
 
-fn run_once(
-    backend: &XlaBackend,
+fn run_once<B: RowRunner>(
+    backend: &B,
     requests: &[BatchRequest<'_>],
     groups: &[&Group<'_>],
-) -> Result<Vec<Answer>, XlaError> {
+) -> Result<Vec<Answer>, B::Error> {
     let modules: Vec<&Module> = groups.iter().map(|g| g.module).collect();
     let batch = batch_modules(&modules);
     let lowered = lower_module(&batch.module)?;
@@ -197,7 +221,7 @@ fn run_once(
     for (r, out) in outputs.into_iter().enumerate() {
         let per_group = batch
             .split(&out)
-            .ok_or_else(|| XlaError::Output("batched outputs do not split back".into()))?;
+            .ok_or_else(|| B::output_error("batched outputs do not split back".into()))?;
         for (g, o) in groups.iter().zip(per_group) {
             if r < g.rows.len() {
                 done.push((g.rows[r], o));
@@ -205,4 +229,42 @@ fn run_once(
         }
     }
     Ok(done)
+}
+
+/// XLA: one worker compiles a batch and runs its rows (`XlaBackend::run_rows`).
+impl RowRunner for XlaBackend {
+    type Error = XlaError;
+    fn ready(&self) -> bool {
+        self.availability().is_ok()
+    }
+    fn workers(&self) -> usize {
+        XlaBackend::workers(self)
+    }
+    fn batch_size(&self) -> usize {
+        batch_size("XLA_PROPS_XLA_BATCH", DEFAULT_BATCH)
+    }
+    fn is_unavailable(e: &XlaError) -> bool {
+        matches!(e, XlaError::Unavailable(_))
+    }
+    fn output_error(message: String) -> XlaError {
+        XlaError::Output(message)
+    }
+    fn run_rows(
+        &self,
+        lowered: &Lowered,
+        modules: usize,
+        rows: &[Vec<&Literal>],
+    ) -> Result<Vec<Vec<Literal>>, XlaError> {
+        XlaBackend::run_rows(self, lowered, modules, rows)
+    }
+    fn stats_line(&self) -> String {
+        let stats = self.cache_stats();
+        format!(
+            "compiles so far: {} misses, {} hits (hit rate {:.3}), {} worker restarts",
+            stats.misses,
+            stats.hits,
+            stats.hit_rate(),
+            stats.restarts
+        )
+    }
 }

@@ -11,7 +11,7 @@ pub mod config;
 mod error;
 pub mod known_bugs;
 pub mod lower;
-mod many;
+pub(crate) mod many;
 pub mod numerics;
 pub mod passes;
 pub mod pjrt;

@@ -1,0 +1,374 @@
+//! `IreeBackend`: the `Backend` for IREE's llvm-cpu target.
+//!
+//! A module is lowered to StableHLO (the printer the XLA backend uses),
+//! compiled by `iree-compile` into a `.vmfb` and run by `iree-run-module`
+//! with raw little-endian files in and out. Every call is its own process
+//! (`tools`), so a crash or a hang inside IREE fails one call: in the suite
+//! a batch that fails is split and retried down to one module
+//! (`xla::many`), and that module's cases then run directly and report it.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::error::IreeError;
+use super::numerics::{iree_cpu_numerics, unsupported_in};
+use super::tools::{IreeTools, Scratch, IREE_VERSION};
+use crate::backend::xla::many::{self, RowRunner};
+use crate::backend::{Backend, BackendError, BatchRequest, Executable};
+use crate::check::{KnownBug, Numerics};
+use crate::hlo::stablehlo::{lower_module, mlir_element_type, LowerError, Lowered};
+use crate::hlo::{ArrayShape, Module};
+use crate::literal::Literal;
+
+/// Default per-call timeout (one compile, or one run).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Modules per batch by default: `iree-compile` takes about 0.4 s for
+/// anything and about 45 ms per distinct op on top, superlinear past a few
+/// hundred ops (docs/perf.md); `XLA_PROPS_IREE_BATCH` overrides.
+const DEFAULT_BATCH: usize = 32;
+
+/// Counters of a backend's calls.
+#[derive(Debug, Default)]
+struct Stats {
+    compiles: AtomicU64,
+    runs: AtomicU64,
+    failed_compiles: AtomicU64,
+}
+
+/// IREE (llvm-cpu, generic x86-64) as a compiler under test.
+///
+/// ```
+/// use xla_props::backend::iree::IreeBackend;
+/// use xla_props::backend::Backend;
+/// let b = IreeBackend::new();
+/// assert_eq!(b.name(), "iree-cpu");
+/// if let Err(why) = b.availability() {
+///     assert!(why.contains("fetch-iree.sh") || why.contains("IREE_TOOLS_DIR"), "{why}");
+/// }
+/// ```
+pub struct IreeBackend {
+    tools: Result<IreeTools, String>,
+    timeout: Duration,
+    workers: usize,
+    stats: Arc<Stats>,
+}
+
+impl Default for IreeBackend {
+    fn default() -> IreeBackend {
+        IreeBackend::new()
+    }
+}
+
+fn env_number(var: &str) -> Option<f64> {
+    std::env::var(var)
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|n| *n > 0.0)
+}
+
+impl IreeBackend {
+    /// The backend with the tools [`IreeTools::locate`] finds;
+    /// `XLA_PROPS_IREE_TIMEOUT_SECS` (default 120) bounds each call and
+    /// `XLA_PROPS_IREE_WORKERS` (default one per core, at most 4) the batches
+    /// run at once.
+    pub fn new() -> IreeBackend {
+        IreeBackend::with_tools(IreeTools::locate())
+    }
+
+    /// The backend with these tools (or the reason there are none).
+    pub fn with_tools(tools: Result<IreeTools, String>) -> IreeBackend {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        IreeBackend {
+            tools,
+            timeout: env_number("XLA_PROPS_IREE_TIMEOUT_SECS")
+                .map(Duration::from_secs_f64)
+                .unwrap_or(DEFAULT_TIMEOUT),
+            workers: env_number("XLA_PROPS_IREE_WORKERS").map_or(cores.min(4), |n| n as usize),
+            stats: Arc::default(),
+        }
+    }
+
+    /// The same backend with another per-call timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> IreeBackend {
+        self.timeout = timeout;
+        self
+    }
+
+    /// `Err(reason)` when the tools are missing.
+    pub fn availability(&self) -> Result<(), String> {
+        self.tools.as_ref().map(|_| ()).map_err(String::clone)
+    }
+
+    fn tools(&self) -> Result<&IreeTools, IreeError> {
+        self.tools
+            .as_ref()
+            .map_err(|why| IreeError::Unavailable(why.clone()))
+    }
+
+    /// Lowers, checks the declared unsupported features, and compiles.
+    pub fn compile_module(&self, module: &Module) -> Result<IreeExecutable, IreeError> {
+        if let Some(why) = unsupported_in(module) {
+            return Err(IreeError::Unsupported(why));
+        }
+        self.compile_lowered(lower_module(module)?)
+    }
+
+    /// Compiles StableHLO text with `iree-compile`.
+    pub fn compile_lowered(&self, lowered: Lowered) -> Result<IreeExecutable, IreeError> {
+        let tools = self.tools()?.clone();
+        let scratch = Scratch::new()?;
+        let mlir = scratch.dir.join("module.mlir");
+        let vmfb = scratch.dir.join("module.vmfb");
+        std::fs::write(&mlir, &lowered.mlir).map_err(|e| IreeError::Io(e.to_string()))?;
+        self.stats.compiles.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = tools.compile(&mlir, &vmfb, self.timeout) {
+            self.stats.failed_compiles.fetch_add(1, Ordering::Relaxed);
+            return Err(e);
+        }
+        Ok(IreeExecutable {
+            tools,
+            timeout: self.timeout,
+            scratch,
+            vmfb,
+            lowered,
+            stats: self.stats.clone(),
+            next_run: AtomicU64::new(0),
+        })
+    }
+}
+
+/// Maps the typed IREE error onto the backend contract's error: missing
+/// tools, what the lowering cannot express and what IREE is declared not to
+/// support are skips (with the reason); everything else fails the case.
+pub fn to_backend_error(backend: &str, e: IreeError) -> BackendError {
+    match e {
+        IreeError::Unavailable(reason) => BackendError::Unavailable {
+            backend: backend.to_string(),
+            reason,
+        },
+        IreeError::Lowering(LowerError::Unsupported(what)) | IreeError::Unsupported(what) => {
+            BackendError::Unsupported { what }
+        }
+        IreeError::Lowering(e @ LowerError::Invalid(_)) => BackendError::Compile(e.to_string()),
+        IreeError::Compile(m) => BackendError::Compile(format!("iree-compile: {m}")),
+        IreeError::Signature(m) => BackendError::BadArguments(m),
+        other => BackendError::Execute(other.to_string()),
+    }
+}
+
+impl Backend for IreeBackend {
+    fn name(&self) -> &str {
+        "iree-cpu"
+    }
+
+    /// What IREE's llvm-cpu target was measured to compute (docs/numerics.md).
+    fn numerics(&self) -> Numerics {
+        iree_cpu_numerics()
+    }
+
+    /// StableHLO leaves a reduction with a non-identity init value
+    /// implementation-defined, and IREE splits reductions (the init value
+    /// would be folded in more than once).
+    fn requires_identity_reduce_init(&self) -> bool {
+        true
+    }
+
+    /// The IREE bugs of docs/findings.md that have an exact model.
+    fn known_bugs(&self) -> &[KnownBug] {
+        super::known_bugs::IREE_CPU_KNOWN_BUGS
+    }
+
+    fn version(&self) -> Option<String> {
+        Some(match &self.tools {
+            Err(why) => format!("unavailable: {why}"),
+            Ok(t) => format!(
+                "iree {IREE_VERSION} (iree-base-compiler, iree-base-runtime), llvm-cpu generic; {}; tools {}",
+                t.compiler_version().unwrap_or_else(|| "iree-compile --version failed".into()),
+                t.dir.display()
+            ),
+        })
+    }
+
+    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        match self.compile_module(module) {
+            Ok(exe) => Ok(Box::new(exe)),
+            Err(e) => Err(to_backend_error(self.name(), e)),
+        }
+    }
+
+    /// Each compile is an `iree-compile` process (about 0.4 s of fixed cost):
+    /// many modules share one.
+    fn prefers_batching(&self) -> bool {
+        true
+    }
+
+    fn execute_many(
+        &self,
+        requests: &[BatchRequest<'_>],
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Vec<Vec<Option<Vec<Literal>>>> {
+        // what IREE is declared not to support is answered directly (a skip)
+        let supported: Vec<usize> = (0..requests.len())
+            .filter(|&i| unsupported_in(requests[i].module).is_none())
+            .collect();
+        let subset: Vec<BatchRequest<'_>> =
+            supported.iter().map(|&i| requests[i].clone()).collect();
+        progress(
+            requests.iter().map(|r| r.args.len()).sum::<usize>()
+                - subset.iter().map(|r| r.args.len()).sum::<usize>(),
+        );
+        let answered = many::execute_many(self, &subset, progress);
+        let mut out: Vec<Vec<Option<Vec<Literal>>>> =
+            requests.iter().map(|r| vec![None; r.args.len()]).collect();
+        for (i, a) in supported.into_iter().zip(answered) {
+            out[i] = a;
+        }
+        out
+    }
+}
+
+impl RowRunner for IreeBackend {
+    type Error = IreeError;
+    fn ready(&self) -> bool {
+        self.tools.is_ok()
+    }
+    fn workers(&self) -> usize {
+        self.workers.max(1)
+    }
+    fn batch_size(&self) -> usize {
+        many::batch_size("XLA_PROPS_IREE_BATCH", DEFAULT_BATCH)
+    }
+    fn is_unavailable(e: &IreeError) -> bool {
+        matches!(e, IreeError::Unavailable(_))
+    }
+    fn output_error(message: String) -> IreeError {
+        IreeError::Output(message)
+    }
+    /// One `iree-compile`, then one `iree-run-module` per argument list.
+    fn run_rows(
+        &self,
+        lowered: &Lowered,
+        _modules: usize,
+        rows: &[Vec<&Literal>],
+    ) -> Result<Vec<Vec<Literal>>, IreeError> {
+        let exe = self.compile_lowered(lowered.clone())?;
+        rows.iter().map(|r| exe.run(r)).collect()
+    }
+    fn stats_line(&self) -> String {
+        format!(
+            "{} iree-compile runs ({} failed), {} iree-run-module runs",
+            self.stats.compiles.load(Ordering::Relaxed),
+            self.stats.failed_compiles.load(Ordering::Relaxed),
+            self.stats.runs.load(Ordering::Relaxed)
+        )
+    }
+}
+
+/// A module compiled by IREE: its `.vmfb` in a scratch directory that
+/// lives as long as it does.
+pub struct IreeExecutable {
+    tools: IreeTools,
+    timeout: Duration,
+    scratch: Scratch,
+    vmfb: PathBuf,
+    lowered: Lowered,
+    stats: Arc<Stats>,
+    next_run: AtomicU64,
+}
+
+/// `2x3xf32` (or `f32` for a scalar): `iree-run-module`'s type of an input.
+fn input_type(a: &ArrayShape) -> Result<String, IreeError> {
+    let mut s: String = a.dims.iter().map(|d| format!("{d}x")).collect();
+    s.push_str(mlir_element_type(a.dtype)?);
+    Ok(s)
+}
+
+fn to_bytes(l: &Literal) -> Vec<u8> {
+    let width = l.dtype().byte_size();
+    let mut bytes = Vec::with_capacity(l.element_count() * width);
+    for i in 0..l.element_count() {
+        bytes.extend_from_slice(&l.get_bits(i).to_le_bytes()[..width]);
+    }
+    bytes
+}
+
+fn from_bytes(bytes: &[u8], expected: &ArrayShape, k: usize) -> Result<Literal, IreeError> {
+    let width = expected.dtype.byte_size();
+    let count: i64 = expected.dims.iter().product();
+    if bytes.len() != count as usize * width {
+        return Err(IreeError::Output(format!(
+            "output {k} has {} bytes for {expected}",
+            bytes.len()
+        )));
+    }
+    let bits: Vec<u64> = bytes
+        .chunks_exact(width)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..width].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        })
+        .collect();
+    Literal::from_bits(expected, &bits).map_err(|e| IreeError::Output(e.to_string()))
+}
+
+impl IreeExecutable {
+    /// The StableHLO text IREE compiled.
+    pub fn mlir(&self) -> &str {
+        &self.lowered.mlir
+    }
+
+    /// Runs with arguments given as the entry's parameter leaves, returning
+    /// the root's leaves; dtypes and shapes are checked both ways.
+    pub fn run(&self, args: &[&Literal]) -> Result<Vec<Literal>, IreeError> {
+        let params = &self.lowered.params;
+        if args.len() != params.len() {
+            return Err(IreeError::Signature(format!(
+                "{} arguments given, the entry takes {}",
+                args.len(),
+                params.len()
+            )));
+        }
+        let n = self.next_run.fetch_add(1, Ordering::Relaxed);
+        let dir = &self.scratch.dir;
+        let io = |e: std::io::Error| IreeError::Io(e.to_string());
+        let mut inputs = Vec::with_capacity(args.len());
+        for (k, (arg, p)) in args.iter().zip(params).enumerate() {
+            if !arg.shape().compatible(p) {
+                return Err(IreeError::Signature(format!(
+                    "argument {k} is {}, the entry expects {p}",
+                    arg.shape()
+                )));
+            }
+            let file = dir.join(format!("r{n}-in{k}.bin"));
+            std::fs::write(&file, to_bytes(arg)).map_err(io)?;
+            inputs.push((input_type(p)?, file));
+        }
+        let outputs: Vec<PathBuf> = (0..self.lowered.results.len())
+            .map(|k| dir.join(format!("r{n}-out{k}.bin")))
+            .collect();
+        self.stats.runs.fetch_add(1, Ordering::Relaxed);
+        let ran = self.tools.run(&self.vmfb, &inputs, &outputs, self.timeout);
+        let result = ran.and_then(|()| {
+            outputs
+                .iter()
+                .zip(&self.lowered.results)
+                .enumerate()
+                .map(|(k, (file, r))| from_bytes(&std::fs::read(file).map_err(io)?, r, k))
+                .collect()
+        });
+        for f in inputs.iter().map(|(_, f)| f).chain(&outputs) {
+            let _ = std::fs::remove_file(f);
+        }
+        result
+    }
+}
+
+impl Executable for IreeExecutable {
+    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+        let args: Vec<&Literal> = args.iter().collect();
+        self.run(&args).map_err(|e| to_backend_error("iree-cpu", e))
+    }
+}

@@ -1,0 +1,18 @@
+//! The IREE backend (`iree-cpu`): IREE's llvm-cpu target through its own
+//! command-line tools, one process per compile and per run.
+//!
+//! - [`tools`]: finding the pinned tools and running them with a timeout.
+//! - [`numerics`]: what IREE was measured to compute (docs/numerics.md).
+//! - `IreeBackend`: lowering (the XLA backend's StableHLO printer),
+//!   compiling with `iree-compile`, running with `iree-run-module`, and
+//!   batching through the XLA backend's batcher (`xla::many`).
+
+mod backend;
+mod error;
+pub mod known_bugs;
+pub mod numerics;
+pub mod tools;
+
+pub use backend::{IreeBackend, IreeExecutable};
+pub use error::IreeError;
+pub use tools::IreeTools;

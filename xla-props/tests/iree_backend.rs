@@ -1,0 +1,221 @@
+//! The IREE backend end to end: lowering, `iree-compile`, `iree-run-module`,
+//! batching, skips, isolation of a hung tool, and the IREE bugs of
+//! docs/findings.md (so a fixed IREE release shows up here).
+//!
+//! These tests need the pinned tools (`scripts/fetch-iree.sh`). Without them
+//! they skip with a message, unless `CI` is set: CI fetches the tools first,
+//! so there missing tools are a failure.
+
+use std::time::Duration;
+
+use xla_props::backend::iree::{IreeBackend, IreeError};
+use xla_props::backend::{Backend, BatchRequest, Interpreter};
+use xla_props::hlo::{parse_module, ArrayShape, ElementType, Module};
+use xla_props::literal::Literal;
+
+fn backend_or_skip() -> Option<IreeBackend> {
+    let b = IreeBackend::new();
+    match b.availability() {
+        Ok(()) => Some(b),
+        Err(reason) if std::env::var_os("CI").is_some() => {
+            panic!("iree-cpu must be available in CI: {reason}")
+        }
+        Err(reason) => {
+            eprintln!("skipping: iree-cpu unavailable: {reason}");
+            None
+        }
+    }
+}
+
+fn module(text: &str) -> Module {
+    parse_module(text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn unary(op: &str, t: &str, n: usize) -> Module {
+    module(&format!(
+        "HloModule m\nENTRY e {{\n  x = {t}[{n}] parameter(0)\n  ROOT y = {t}[{n}] {op}(x)\n}}\n"
+    ))
+}
+
+fn bits(t: ElementType, bits: &[u64]) -> Literal {
+    Literal::from_bits(&ArrayShape::new(t, vec![bits.len() as i64]), bits).unwrap()
+}
+
+#[test]
+fn integer_and_float_ops_agree_with_the_interpreter_exactly() {
+    let Some(b) = backend_or_skip() else { return };
+    let m = module(
+        "HloModule m\nENTRY e {\n  a = s32[5] parameter(0)\n  b = s32[5] parameter(1)\n  \
+         s = s32[5] multiply(a, b)\n  f = f32[5] convert(s)\n  ROOT t = (s32[5], f32[5]) tuple(s, f)\n}\n",
+    );
+    let a = bits(ElementType::S32, &[1, 2, 3, 0xffff_fffe, 7]);
+    let c = bits(ElementType::S32, &[5, 0x7fff_ffff, 9, 3, 0]);
+    let args = [a, c];
+    let got = b.compile(&m).unwrap().execute(&args).unwrap();
+    let want = Interpreter::default()
+        .compile(&m)
+        .unwrap()
+        .execute(&args)
+        .unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got, want);
+}
+
+#[test]
+fn batched_results_are_the_direct_results() {
+    let Some(b) = backend_or_skip() else { return };
+    let neg = unary("negate", "f32", 3);
+    let sq = unary("sqrt", "f32", 2);
+    let x1 = [bits(
+        ElementType::F32,
+        &[0x3f80_0000, 0x8000_0000, 0x4000_0000],
+    )];
+    let x2 = [bits(ElementType::F32, &[0xbf80_0000, 0x7f80_0000, 0])];
+    let y = [bits(ElementType::F32, &[0x4080_0000, 0x4110_0000])];
+    let requests = [
+        BatchRequest {
+            module: &neg,
+            args: vec![&x1, &x2],
+        },
+        BatchRequest {
+            module: &sq,
+            args: vec![&y],
+        },
+    ];
+    let out = b.execute_many(&requests, &|_| {});
+    for (r, per_args) in requests.iter().zip(&out) {
+        let exe = b.compile(r.module).unwrap();
+        for (args, got) in r.args.iter().zip(per_args) {
+            assert_eq!(got.as_ref(), Some(&exe.execute(args).unwrap()));
+        }
+    }
+    assert_eq!(out[1][0].as_ref().unwrap()[0].to_f64_vec(), vec![2.0, 3.0]);
+}
+
+#[test]
+fn what_iree_cannot_compile_is_a_skip_with_the_reason() {
+    let Some(b) = backend_or_skip() else { return };
+    // declared: f64 cbrt is never handed to iree-compile
+    let e = b.compile(&unary("cbrt", "f64", 2)).err().unwrap();
+    assert!(e.is_unsupported(), "{e}");
+    assert!(e.to_string().contains("math.cbrt"), "{e}");
+    // not declared: iree-compile's own "failed to legalize" is a skip too
+    let e = b.compile(&unary("sqrt", "f8e4m3fn", 2)).err().unwrap();
+    assert!(e.is_unsupported(), "{e}");
+    assert!(e.to_string().contains("cannot legalize"), "{e}");
+}
+
+#[test]
+fn a_hung_run_times_out_and_the_next_call_works() {
+    let Some(b) = backend_or_skip() else { return };
+    let b = b.with_timeout(Duration::from_millis(1));
+    match b.compile_module(&unary("negate", "f32", 2)) {
+        Err(IreeError::Timeout { tool, .. }) => assert_eq!(tool, "iree-compile"),
+        other => panic!("expected a timeout, got {:?}", other.err()),
+    }
+    let b = b.with_timeout(Duration::from_secs(120));
+    let x = bits(ElementType::F32, &[0x3f80_0000, 0]);
+    let out = b
+        .compile(&unary("negate", "f32", 2))
+        .unwrap()
+        .execute(std::slice::from_ref(&x))
+        .unwrap();
+    assert_eq!(out[0].to_bits_vec(), vec![0xbf80_0000, 0x8000_0000]);
+}
+
+#[test]
+fn bad_arguments_are_a_located_error() {
+    let Some(b) = backend_or_skip() else { return };
+    let exe = b.compile(&unary("negate", "f32", 2)).unwrap();
+    let e = exe
+        .execute(&[bits(ElementType::F32, &[0, 0, 0])])
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("argument 0"), "{e}");
+}
+
+/// docs/findings.md: the IREE 3.13.0 bugs, as found. Each assertion states
+/// the wrong result; when an IREE release fixes one, this test says so.
+#[test]
+fn the_iree_bugs_of_the_findings_reproduce() {
+    let Some(b) = backend_or_skip() else { return };
+    let run = |m: &Module, x: Literal| -> Vec<u64> {
+        b.compile(m).unwrap().execute(&[x]).unwrap()[0].to_bits_vec()
+    };
+    // cbrt(+-inf) is NaN
+    let y = run(
+        &unary("cbrt", "f32", 2),
+        bits(ElementType::F32, &[0x7f80_0000, 0xff80_0000]),
+    );
+    assert!(
+        y.iter()
+            .all(|&v| v & 0x7f80_0000 == 0x7f80_0000 && v & 0x7f_ffff != 0),
+        "{y:x?}"
+    );
+    // f8e4m3fn is-finite is false for every input, 0 and 1 included
+    let y = run(
+        &module("HloModule m\nENTRY e {\n  x = f8e4m3fn[3] parameter(0)\n  ROOT y = pred[3] is-finite(x)\n}\n"),
+        bits(ElementType::F8E4M3Fn, &[0x00, 0x38, 0x7f]),
+    );
+    assert_eq!(y, vec![0, 0, 0]);
+    // f8e4m3fn -NaN (0xff) read as a number: exp(-NaN) = 0
+    let y = run(
+        &unary("exponential", "f8e4m3fn", 1),
+        bits(ElementType::F8E4M3Fn, &[0xff]),
+    );
+    assert_eq!(y, vec![0]);
+    // bf16 floor of a negative subnormal returns it unchanged
+    let y = run(
+        &unary("floor", "bf16", 1),
+        bits(ElementType::Bf16, &[0x8001]),
+    );
+    assert_eq!(y, vec![0x8001]);
+    // a scalar f32 -> bf16 -> f32 round trip is elided: x - f32(bf16(x)) = 0
+    let m = module(
+        "HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  n = bf16[] convert(x)\n  \
+         w = f32[] convert(n)\n  ROOT r = f32[] subtract(x, w)\n}\n",
+    );
+    let x = Literal::from_bits(&ArrayShape::new(ElementType::F32, vec![]), &[0xbea0_9676]).unwrap();
+    let y = b.compile(&m).unwrap().execute(&[x]).unwrap()[0].to_bits_vec();
+    assert_eq!(y, vec![0], "the reference gives 0x3a531400");
+    // a strided reduce-window is rejected by iree-compile's verifier
+    let rw = module(
+        "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\
+         ENTRY e {\n  x = f32[1,4,1,3] parameter(0)\n  z = f32[] constant(0)\n  \
+         ROOT r = f32[1,2,1,1] reduce-window(x, z), window={size=1x2x1x2 stride=2x2x2x2}, to_apply=add\n}\n",
+    );
+    let e = b.compile(&rw).err().expect("iree-compile rejects it");
+    assert!(e.to_string().contains("linalg.generic"), "{e}");
+    // a dot over an empty contracting dimension crashes iree-compile
+    let dot = module(
+        "HloModule m\nENTRY e {\n  a = f32[2,0] parameter(0)\n  b = f32[0,1] parameter(1)\n  \
+         ROOT d = f32[2,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+    );
+    let e = b.compile(&dot).err().expect("iree-compile crashes");
+    assert!(e.to_string().contains("crashed"), "{e}");
+    // gather reads 0 for out-of-range start indices instead of clamping them
+    let g = module(
+        "HloModule m\nENTRY e {\n  x = s16[5] parameter(0)\n  i = s32[3,1] parameter(1)\n  \
+         ROOT g = s16[3] gather(x, i), offset_dims={}, collapsed_slice_dims={0}, \
+         start_index_map={0}, index_vector_dim=1, slice_sizes={1}\n}\n",
+    );
+    let x = bits(ElementType::S16, &[1, 0x8000, 0x8001, 1, 0x7fff]);
+    let i = Literal::from_bits(
+        &ArrayShape::new(ElementType::S32, vec![3, 1]),
+        &[0xffff_fffe, 4, 5],
+    )
+    .unwrap();
+    let y = b.compile(&g).unwrap().execute(&[x, i]).unwrap()[0].to_bits_vec();
+    assert_eq!(
+        y,
+        vec![0, 0x7fff, 0],
+        "the reference gives [1, 32767, 32767]"
+    );
+    // f32 sine of a small negative number is off by about 1,600 ulp
+    let y = run(
+        &unary("sine", "f32", 1),
+        bits(ElementType::F32, &[0xbac2_21f8]),
+    );
+    let want: u64 = 0xbac2_21f3;
+    assert!(y[0].abs_diff(want) > 1000, "{:x} against {want:x}", y[0]);
+}
