@@ -6,6 +6,7 @@
 #[cfg(feature = "quickcheck")]
 mod arbitrary;
 mod catalogue;
+mod configs;
 mod context;
 mod contract;
 mod groups;
@@ -34,7 +35,7 @@ pub use judge::element_text;
 pub use judging::judge_against_reference;
 pub use space::{
     case_params, is_exhaustive_shape, layouts, params, shapes, CaseSpace, Form, SpaceError,
-    SpaceFilter, SHAPE_SETS,
+    SpaceFilter, CONFIG_SET, SHAPE_SETS,
 };
 pub use spec::{
     find_property, registry, LayoutSelection, Limitation, LimitationKind, PropertySpec, Selection,
