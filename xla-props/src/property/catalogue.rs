@@ -51,7 +51,13 @@ pub(super) fn scalar(dtype: ElementType) -> Shape {
 }
 
 impl Builder {
-    pub(super) fn push(&mut self, op: Opcode, shape: Shape, operands: Vec<InstrId>, attrs: Attrs) -> InstrId {
+    pub(super) fn push(
+        &mut self,
+        op: Opcode,
+        shape: Shape,
+        operands: Vec<InstrId>,
+        attrs: Attrs,
+    ) -> InstrId {
         let id = InstrId(self.instrs.len() as u32);
         let name = format!("{}.{}", op.name(), id.0);
         self.instrs.push(Instruction {

@@ -5,8 +5,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::{OnceLock, RwLock};
 
-use super::groups::Distribution;
 use super::configs;
+use super::groups::Distribution;
 use super::space::{case_params, layouts, shapes, CaseSpace, Form, SpaceFilter, CONFIG_SET};
 use super::spec::{registry, PropertySpec};
 use crate::hlo::{ArrayShape, ElementType, Layout, Opcode};
@@ -102,7 +102,9 @@ impl CaseKey {
     /// The logical dims of the case's first operand.
     pub fn dims(&self) -> &'static [i64] {
         if self.spec().shapes == CONFIG_SET {
-            return self.param().map_or(&[], |c| configs::first_dims(self.op, c));
+            return self
+                .param()
+                .map_or(&[], |c| configs::first_dims(self.op, c));
         }
         shapes(self.form(), self.spec().shapes)
             .get(self.shape as usize)

@@ -9,6 +9,7 @@ mod catalogue;
 mod configs;
 mod context;
 mod contract;
+mod coverage;
 mod groups;
 mod id;
 mod inputs;
@@ -24,6 +25,9 @@ pub use context::{CaseContext, Failure, Outcome, ReferenceCache};
 pub use contract::{
     is_skip, registry_backends, run_module, Backend, BackendError, Executable, Numerics,
     ReferenceBackend, Unavailable,
+};
+pub use coverage::{
+    class_coverage, coverage_markdown, coverage_text, full_coverage, ClassCoverage, DTYPE_FAMILIES,
 };
 pub use groups::{
     accepted_dtypes, bitcast_targets, catalogue_ops, check, distribution_group, dtype_group,

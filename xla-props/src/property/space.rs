@@ -375,7 +375,10 @@ fn layout_indices(rank: usize, sel: LayoutSelection) -> std::ops::Range<usize> {
 /// meets permuted layouts across dtypes and every dtype meets every layout
 /// across classes (a covering of class x dtype x layout pairs, not the product).
 fn class_entries(op: Opcode, dtype: ElementType, sel: LayoutSelection) -> Vec<(u16, u8)> {
-    let dtype_pos = ElementType::ALL.iter().position(|&t| t == dtype).unwrap_or(0);
+    let dtype_pos = ElementType::ALL
+        .iter()
+        .position(|&t| t == dtype)
+        .unwrap_or(0);
     let classes = super::configs::classes(op, dtype);
     let mut entries = Vec::with_capacity(classes.len());
     for (ci, class) in classes.iter().enumerate() {

@@ -48,7 +48,11 @@ struct Conv {
     groups: (i64, i64),
 }
 
-fn labels(input: (i64, i64, [i64; 2]), kernel: (i64, i64, [i64; 2]), out: (i64, i64, [i64; 2])) -> ConvDims {
+fn labels(
+    input: (i64, i64, [i64; 2]),
+    kernel: (i64, i64, [i64; 2]),
+    out: (i64, i64, [i64; 2]),
+) -> ConvDims {
     ConvDims {
         input_batch: input.0,
         input_feature: input.1,

@@ -66,19 +66,33 @@ fn while_loop(c: &mut Cfg, class: &str, dims: &[i64]) -> Res<InstrId> {
         comparison_type: Some(comparison_type(s32, false)),
         ..Attrs::default()
     };
-    let lt = cb.push(Opcode::Compare, arr(ElementType::Pred, vec![], None), vec![i, n], attrs);
+    let lt = cb.push(
+        Opcode::Compare,
+        arr(ElementType::Pred, vec![], None),
+        vec![i, n],
+        attrs,
+    );
     let cond = c.b.sub(cb, format!("cond_{t}"), lt);
     // body: (i + 1, step(x) [or x op y], y)
     let mut bb = Builder::default();
     let p = bb.param(state.clone(), Role::Data);
     let i = gte(&mut bb, elems[0].clone(), p, 0);
     let one = bb.scalar_const(s32, Init::I(1));
-    let i1 = bb.push(Opcode::Add, elems[0].clone(), vec![i, one], Attrs::default());
+    let i1 = bb.push(
+        Opcode::Add,
+        elems[0].clone(),
+        vec![i, one],
+        Attrs::default(),
+    );
     let x = gte(&mut bb, xs.clone(), p, 1);
     let mut next = vec![i1];
     if carry {
         let y = gte(&mut bb, xs.clone(), p, 2);
-        let op = if t.is_pred() { Opcode::Xor } else { Opcode::Add };
+        let op = if t.is_pred() {
+            Opcode::Xor
+        } else {
+            Opcode::Add
+        };
         next.push(bb.push(op, xs.clone(), vec![x, y], Attrs::default()));
         next.push(y);
     } else {
@@ -151,7 +165,11 @@ fn map(c: &mut Cfg, class: &str, dims: &[i64]) -> Res<InstrId> {
     let t = c.t;
     let binary = class == "binary";
     let comp = if binary {
-        let op = if t.is_pred() { Opcode::Xor } else { Opcode::Add };
+        let op = if t.is_pred() {
+            Opcode::Xor
+        } else {
+            Opcode::Add
+        };
         c.b.binary_comp(op, t)
     } else {
         step_comp(c, &[], 1, "mapped")

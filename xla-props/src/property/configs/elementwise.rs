@@ -123,7 +123,9 @@ pub(super) fn build(c: &mut Cfg, op: Opcode, class: &str, dims: &[i64]) -> Res<I
             c.op_declared(op, vec![x], Attrs::default(), Some(shape))
         }
         Opcode::ReducePrecision => {
-            let (e, m) = class[1..].split_once('m').ok_or("bad reduce-precision class")?;
+            let (e, m) = class[1..]
+                .split_once('m')
+                .ok_or("bad reduce-precision class")?;
             let x = c.main(dims, Role::Data);
             let attrs = Attrs {
                 exponent_bits: Some(e.parse().map_err(|_| "bad exponent bits")?),

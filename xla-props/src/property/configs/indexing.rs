@@ -58,16 +58,17 @@ struct G {
 }
 
 fn gather_spec(class: &str) -> G {
-    let g = |idx: &[i64], hi, offset: &[i64], collapsed: &[i64], map: &[i64], ivd, sizes: &[i64]| G {
-        idx: idx.to_vec(),
-        hi,
-        offset: offset.to_vec(),
-        collapsed: collapsed.to_vec(),
-        map: map.to_vec(),
-        ivd,
-        batching: (vec![], vec![]),
-        sizes: sizes.to_vec(),
-    };
+    let g =
+        |idx: &[i64], hi, offset: &[i64], collapsed: &[i64], map: &[i64], ivd, sizes: &[i64]| G {
+            idx: idx.to_vec(),
+            hi,
+            offset: offset.to_vec(),
+            collapsed: collapsed.to_vec(),
+            map: map.to_vec(),
+            ivd,
+            batching: (vec![], vec![]),
+            sizes: sizes.to_vec(),
+        };
     match class {
         "ivd-first" => g(&[1, 3], 3, &[1], &[0], &[0], 0, &[1, 5]),
         "ivd-implicit" => g(&[3], 3, &[1], &[0], &[0], 1, &[1, 5]),

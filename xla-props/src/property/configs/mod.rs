@@ -93,7 +93,9 @@ pub(crate) fn build(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
         case: key.to_string(),
         why,
     };
-    let class = key.param().ok_or_else(|| err("no attribute class".into()))?;
+    let class = key
+        .param()
+        .ok_or_else(|| err("no attribute class".into()))?;
     let mut c = Cfg {
         b: Builder::default(),
         t: key.dtype,

@@ -22,7 +22,12 @@ fn pair_reducer(c: &mut Cfg) -> CompId {
     let mut b = Builder::default();
     let p: Vec<InstrId> = (0..4).map(|_| b.param(scalar(t), Role::Data)).collect();
     let s = b.push(Opcode::Add, scalar(t), vec![p[0], p[2]], Attrs::default());
-    let m = b.push(Opcode::Maximum, scalar(t), vec![p[1], p[3]], Attrs::default());
+    let m = b.push(
+        Opcode::Maximum,
+        scalar(t),
+        vec![p[1], p[3]],
+        Attrs::default(),
+    );
     let tuple = Shape::Tuple(vec![scalar(t), scalar(t)]);
     let r = b.push(Opcode::Tuple, tuple, vec![s, m], Attrs::default());
     c.b.sub(b, format!("add_max_{t}"), r)
@@ -134,7 +139,12 @@ fn comparator(c: &mut Cfg, n: usize, key: usize, dir: ComparisonDirection, two: 
             comparison_type: Some(comparison_type(t, true)),
             ..Attrs::default()
         };
-        b.push(Opcode::Compare, pred.clone(), vec![p[2 * k], p[2 * k + 1]], attrs)
+        b.push(
+            Opcode::Compare,
+            pred.clone(),
+            vec![p[2 * k], p[2 * k + 1]],
+            attrs,
+        )
     };
     let root = if two {
         let lt0 = cmp(&mut b, ComparisonDirection::Lt, 0);

@@ -8,6 +8,8 @@ use crate::property::{find_property, CaseSpace, SpaceFilter};
 fn every_class_builds_a_valid_module_and_round_trips() {
     let (idx, spec) = find_property("configurations").unwrap();
     let space = CaseSpace::new(idx, spec, &SpaceFilter::default()).unwrap();
+    assert!(space.len() > 3000, "{} cases", space.len());
+    eprintln!("configurations: {} cases", space.len());
     let mut failures = Vec::new();
     for key in space.iter() {
         let name = key.to_string();
@@ -23,5 +25,10 @@ fn every_class_builds_a_valid_module_and_round_trips() {
         let back: CaseKey = name.parse().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back, key);
     }
-    assert!(failures.is_empty(), "{} failures: {:#?}", failures.len(), &failures[..failures.len().min(20)]);
+    assert!(
+        failures.is_empty(),
+        "{} failures: {:#?}",
+        failures.len(),
+        &failures[..failures.len().min(20)]
+    );
 }
