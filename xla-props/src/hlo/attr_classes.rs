@@ -296,9 +296,9 @@ pub const ATTRIBUTE_CLASSES: &[ClassFamily] = &[
     ClassFamily {
         op: Opcode::Reduce,
         attribute: "reducer",
-        reason: "each reducer (multiply, minimum, maximum) with a non-identity init, and a variadic reduce of two operands",
+        reason: "each reducer (multiply over two elements, minimum and maximum with a non-identity init) and a variadic reduce of two operands",
         applies: any,
-        classes: &["multiply-1", "minimum-02", "maximum-0", "maximum-012", "variadic-2"],
+        classes: &["multiply-0", "minimum-02", "maximum-0", "maximum-012", "variadic-2"],
     },
     ClassFamily {
         op: Opcode::Reduce,
@@ -320,7 +320,7 @@ pub const ATTRIBUTE_CLASSES: &[ClassFamily] = &[
     ClassFamily {
         op: Opcode::ReduceWindow,
         attribute: "reducer",
-        reason: "each reducer, and a variadic reduce-window of two operands",
+        reason: "each reducer (multiply over windows of two), and a variadic reduce-window of two operands",
         applies: any,
         classes: &["maximum", "minimum", "multiply", "variadic-2"],
     },

@@ -55,7 +55,9 @@ fn reduce(c: &mut Cfg, class: &str, dims: &[i64]) -> Res<InstrId> {
         return c.op(Opcode::Reduce, vec![x, y, i0, i1], attrs);
     }
     let (op, v) = match name {
-        "multiply" => (Opcode::Multiply, Init::I(2)),
+        // two elements per output and a neutral init: the product does not depend on the
+        // (unspecified) order; longer products legally differ under overflow and underflow
+        "multiply" => (Opcode::Multiply, Init::I(1)),
         "minimum" => (Opcode::Minimum, Init::I(1)),
         "maximum" if which == "012" => (Opcode::Maximum, lowest(t)),
         "maximum" => (Opcode::Maximum, Init::I(0)),
@@ -86,6 +88,8 @@ fn window_spec(class: &str) -> [(i64, i64, i64, i64, i64, i64); 2] {
         "pad-both" => [(3, 1, 1, 1, 1, 1), (2, 1, 1, 1, 1, 1)],
         "base-dilation" => [(2, 1, 0, 0, 2, 1), w(2, 1)],
         "window-dilation" => [(2, 1, 0, 0, 1, 2), w(2, 1)],
+        // two elements per window (see `reduce`)
+        "multiply" => [w(1, 1), w(2, 1)],
         _ => [w(2, 1), w(2, 1)],
     }
 }
