@@ -127,6 +127,13 @@ pub const ATTRIBUTE_CLASSES: &[ClassFamily] = &[
         ],
     },
     ClassFamily {
+        op: Opcode::Reshape,
+        attribute: "dimension regrouping",
+        reason: "flattening, merging the minor dims, splitting the major dim, inserting unit dims, down to a scalar",
+        applies: any,
+        classes: &["flatten", "merge-minor", "split-major", "unit-dims", "to-scalar"],
+    },
+    ClassFamily {
         op: Opcode::Iota,
         attribute: "iota_dimension",
         reason: "every dimension of ranks 1 to 4",

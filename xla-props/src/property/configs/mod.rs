@@ -72,9 +72,14 @@ pub(crate) fn first_dims(op: Opcode, class: &str) -> &'static [i64] {
 fn dims_of(op: Opcode, class: &str) -> Vec<i64> {
     use Opcode as O;
     match op {
-        O::Transpose | O::Reverse | O::Slice | O::Pad | O::Concatenate | O::Broadcast | O::Iota => {
-            shape_ops::first_dims(op, class)
-        }
+        O::Transpose
+        | O::Reverse
+        | O::Slice
+        | O::Pad
+        | O::Concatenate
+        | O::Reshape
+        | O::Broadcast
+        | O::Iota => shape_ops::first_dims(op, class),
         O::Select | O::Clamp | O::Compare | O::BitcastConvert | O::ReducePrecision => {
             elementwise::first_dims(op, class)
         }
@@ -104,9 +109,14 @@ pub(crate) fn build(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
     let dims = key.dims();
     use Opcode as O;
     let root = match key.op {
-        O::Transpose | O::Reverse | O::Slice | O::Pad | O::Concatenate | O::Broadcast | O::Iota => {
-            shape_ops::build(&mut c, key.op, class, dims)
-        }
+        O::Transpose
+        | O::Reverse
+        | O::Slice
+        | O::Pad
+        | O::Concatenate
+        | O::Reshape
+        | O::Broadcast
+        | O::Iota => shape_ops::build(&mut c, key.op, class, dims),
         O::Select | O::Clamp | O::Compare | O::BitcastConvert | O::ReducePrecision => {
             elementwise::build(&mut c, key.op, class, dims)
         }

@@ -1,5 +1,5 @@
 //! Attribute classes of the shape ops: transpose, reverse, slice, pad,
-//! concatenate, broadcast, iota.
+//! concatenate, reshape, broadcast, iota.
 
 use super::{digits, Cfg, Res};
 use crate::hlo::{Attrs, InstrId, Opcode, PadDim, Shape, SliceDim};
@@ -55,6 +55,17 @@ fn broadcast_spec(class: &str) -> (Vec<i64>, Vec<i64>) {
     (out, digits(map))
 }
 
+/// (operand dims, result dims) of a reshape class.
+fn reshape_spec(class: &str) -> (Vec<i64>, Vec<i64>) {
+    match class {
+        "flatten" => (vec![2, 3, 4], vec![24]),
+        "merge-minor" => (vec![2, 3, 4], vec![2, 12]),
+        "split-major" => (vec![6, 4], vec![2, 3, 4]),
+        "unit-dims" => (vec![3, 4], vec![1, 3, 1, 4]),
+        _ => (vec![1, 1], vec![]),
+    }
+}
+
 pub(super) fn first_dims(op: Opcode, class: &str) -> Vec<i64> {
     let rank_of = |prefix: &str| {
         class
@@ -67,6 +78,7 @@ pub(super) fn first_dims(op: Opcode, class: &str) -> Vec<i64> {
         Opcode::Slice => slice_spec(class).0,
         Opcode::Pad => pad_spec(class).0,
         Opcode::Concatenate => vec![2, 3, 2],
+        Opcode::Reshape => reshape_spec(class).0,
         Opcode::Broadcast => {
             let (out, map) = broadcast_spec(class);
             map.iter().map(|&d| out[d as usize]).collect()
@@ -137,6 +149,11 @@ pub(super) fn build(c: &mut Cfg, op: Opcode, class: &str, dims: &[i64]) -> Res<I
                 operands.push(c.param(c.t, &di, Role::Data));
             }
             c.op(op, operands, with(&|a| a.dimensions = Some(vec![d as i64])))
+        }
+        Opcode::Reshape => {
+            let x = c.main(dims, Role::Data);
+            let shape = arr(c.t, reshape_spec(class).1, None);
+            c.op_declared(op, vec![x], Attrs::default(), Some(shape))
         }
         Opcode::Broadcast => {
             let (out, map) = broadcast_spec(class);
