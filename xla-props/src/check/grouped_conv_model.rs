@@ -1,8 +1,9 @@
-//! The model of XLA CPU's grouped convolutions: a convolution with feature
-//! groups (or batch groups, batch-major `b..f` inputs) computed as one dense
+//! The model of XLA CPU's grouped convolutions. Feature groups: one dense
 //! convolution whose kernel is zero outside each group, so an infinite or
-//! NaN input of another group meets a zero weight (`0 * inf = NaN`). The
-//! reference computes each group on its own inputs only.
+//! NaN input of another group meets a zero weight (`0 * inf = NaN`). Batch
+//! groups: the other groups' inputs are zeroed and meet the whole kernel,
+//! so an infinite or NaN weight makes its output feature NaN everywhere.
+//! The reference computes each group on its own inputs only.
 
 use crate::hlo::{
     ArrayShape, Attrs, ConstantData, ElementType, InstrId, Instruction, Module, Opcode, Shape,
@@ -116,64 +117,148 @@ fn dense_kernel(
     ))
 }
 
-/// The input of a batch-grouped convolution with its `groups` batch groups
-/// moved into the feature dimension (feature `g * cin + f`); only for
-/// inputs whose batch is dim 0 and feature the last dim.
-fn batch_into_features(
+/// A batch-grouped convolution's result with NaN at every output feature
+/// whose kernel slice holds an infinite or NaN weight: XLA CPU zeroes the
+/// other batch groups' inputs and multiplies them by the whole kernel
+/// (`0 * inf = NaN`). `or_comp` is a pred `or` reducer. The convolution
+/// itself moves to a new slot; slot `k` becomes the select.
+fn nan_where_kernel_not_finite(
     instrs: &mut Vec<Instruction>,
-    name: &str,
-    input: InstrId,
-    groups: i64,
-) -> Option<InstrId> {
-    let x = instrs.get(input.index())?.shape.as_array()?.clone();
-    let r = x.dims.len();
-    let (n, cin) = (x.dims[0], x.dims[r - 1]);
-    if n % groups != 0 {
-        return None;
-    }
-    let mut split = vec![groups, n / groups];
-    split.extend_from_slice(&x.dims[1..]);
-    let s = push(
+    k: usize,
+    or_comp: crate::hlo::CompId,
+) -> Option<()> {
+    let c = instrs[k].clone();
+    let d = c.attrs.conv_dims.clone()?;
+    let out = c.shape.as_array()?.clone();
+    let kernel = instrs.get(c.operands[1].index())?.shape.as_array()?.clone();
+    let kd = kernel.dims.clone();
+    let kof = d.kernel_output_feature as usize;
+    let name = c.name.clone();
+    let arr = |t: ElementType, dims: Vec<i64>| Shape::Array(ArrayShape::new(t, dims));
+    let conv = push(
         instrs,
-        format!("{name}.dense.split"),
-        Opcode::Reshape,
-        Shape::Array(ArrayShape::new(x.dtype, split.clone())),
-        vec![input],
+        format!("{name}.grouped"),
+        Opcode::Convolution,
+        c.shape.clone(),
+        c.operands.clone(),
+        c.attrs.clone(),
+    );
+    let w = c.operands[1];
+    let diff = push(
+        instrs,
+        format!("{name}.w.diff"),
+        Opcode::Subtract,
+        arr(kernel.dtype, kd.clone()),
+        vec![w, w],
         Attrs::default(),
     );
-    // [g, n', spatial.., f] -> [n', spatial.., g, f]
-    let mut perm: Vec<i64> = (1..r as i64).collect();
-    perm.push(0);
-    perm.push(r as i64);
-    let tdims: Vec<i64> = perm.iter().map(|&p| split[p as usize]).collect();
-    let attrs = Attrs {
-        dimensions: Some(perm),
+    let ne = Attrs {
+        direction: Some(crate::hlo::ComparisonDirection::Ne),
         ..Attrs::default()
     };
-    let t = push(
+    let bad = push(
         instrs,
-        format!("{name}.dense.move"),
-        Opcode::Transpose,
-        Shape::Array(ArrayShape::new(x.dtype, tdims.clone())),
-        vec![s],
-        attrs,
+        format!("{name}.w.bad"),
+        Opcode::Compare,
+        arr(ElementType::Pred, kd.clone()),
+        vec![diff, diff],
+        ne,
     );
-    let mut out = tdims[..r - 1].to_vec();
-    out.push(groups * cin);
-    Some(push(
+    let f = Attrs {
+        constant: Some(ConstantData::Pred(vec![false])),
+        ..Attrs::default()
+    };
+    let no = push(
         instrs,
-        format!("{name}.dense.input"),
-        Opcode::Reshape,
-        Shape::Array(ArrayShape::new(x.dtype, out)),
-        vec![t],
-        Attrs::default(),
-    ))
+        format!("{name}.w.false"),
+        Opcode::Constant,
+        arr(ElementType::Pred, vec![]),
+        vec![],
+        f,
+    );
+    let others: Vec<i64> = (0..kd.len() as i64).filter(|&i| i != kof as i64).collect();
+    let red = Attrs {
+        dimensions: Some(others),
+        to_apply: Some(or_comp),
+        ..Attrs::default()
+    };
+    let per_o = push(
+        instrs,
+        format!("{name}.w.any"),
+        Opcode::Reduce,
+        arr(ElementType::Pred, vec![kd[kof]]),
+        vec![bad, no],
+        red,
+    );
+    let b = Attrs {
+        dimensions: Some(vec![d.output_feature]),
+        ..Attrs::default()
+    };
+    let mask = push(
+        instrs,
+        format!("{name}.w.mask"),
+        Opcode::Broadcast,
+        arr(ElementType::Pred, out.dims.clone()),
+        vec![per_o],
+        b,
+    );
+    let nan = Attrs {
+        constant: Some(ConstantData::Float(vec![f64::NAN])),
+        ..Attrs::default()
+    };
+    let n = push(
+        instrs,
+        format!("{name}.nan"),
+        Opcode::Constant,
+        arr(out.dtype, vec![]),
+        vec![],
+        nan,
+    );
+    let nb = Attrs {
+        dimensions: Some(vec![]),
+        ..Attrs::default()
+    };
+    let nans = push(
+        instrs,
+        format!("{name}.nans"),
+        Opcode::Broadcast,
+        arr(out.dtype, out.dims.clone()),
+        vec![n],
+        nb,
+    );
+    let mut sel = Instruction::new(
+        name,
+        Opcode::Select,
+        c.shape.clone(),
+        vec![mask, nans, conv],
+    );
+    sel.attrs = Attrs::default();
+    instrs[k] = sel;
+    Some(())
 }
 
-/// Every grouped convolution of `m` computed densely; None when there is none.
+/// `(a, b) -> or(a, b)` on pred scalars.
+fn or_computation() -> crate::hlo::Computation {
+    let s = Shape::Array(ArrayShape::new(ElementType::Pred, vec![]));
+    let mut a = Instruction::new("dense.or.a", Opcode::Parameter, s.clone(), vec![]);
+    a.attrs.parameter_number = Some(0);
+    let mut b = Instruction::new("dense.or.b", Opcode::Parameter, s.clone(), vec![]);
+    b.attrs.parameter_number = Some(1);
+    let r = Instruction::new("dense.or.r", Opcode::Or, s, vec![InstrId(0), InstrId(1)]);
+    crate::hlo::Computation {
+        name: "dense.or".to_string(),
+        instructions: vec![a, b, r],
+        root: InstrId(2),
+        other: vec![],
+    }
+}
+
+/// Every grouped convolution of `m` computed as XLA CPU does; None when there is none.
 pub fn dense_grouped_convolutions(m: &Module) -> Option<Module> {
     let mut m = m.clone();
+    let or_comp = crate::hlo::CompId(m.computations.len() as u32);
     let mut any = false;
+    let mut needs_or = false;
     for comp in &mut m.computations {
         for k in 0..comp.instructions.len() {
             let c = comp.instructions[k].clone();
@@ -187,32 +272,30 @@ pub fn dense_grouped_convolutions(m: &Module) -> Option<Module> {
                 d.kernel_input_feature as usize,
                 d.kernel_output_feature as usize,
             );
-            let rank = d.input_spatial.len() + 2;
-            let (input, groups) = if fgc > 1 {
-                (c.operands[0], fgc)
-            } else if bgc > 1 && d.input_batch == 0 && d.input_feature as usize == rank - 1 {
-                let x = batch_into_features(&mut comp.instructions, &c.name, c.operands[0], bgc);
-                let Some(x) = x else { continue };
-                (x, bgc)
-            } else {
-                continue;
-            };
-            let Some(w) = dense_kernel(
-                &mut comp.instructions,
-                &c.name,
-                c.operands[1],
-                kif,
-                kof,
-                groups,
-            ) else {
-                continue;
-            };
-            let conv = &mut comp.instructions[k];
-            conv.operands = vec![input, w];
-            conv.attrs.feature_group_count = Some(1);
-            conv.attrs.batch_group_count = Some(1);
-            any = true;
+            if fgc > 1 {
+                let w = dense_kernel(
+                    &mut comp.instructions,
+                    &c.name,
+                    c.operands[1],
+                    kif,
+                    kof,
+                    fgc,
+                );
+                let Some(w) = w else { continue };
+                let conv = &mut comp.instructions[k];
+                conv.operands[1] = w;
+                conv.attrs.feature_group_count = Some(1);
+                any = true;
+            } else if bgc > 1 && c.shape.as_array().is_some_and(|a| a.dtype.is_float()) {
+                if nan_where_kernel_not_finite(&mut comp.instructions, k, or_comp).is_some() {
+                    any = true;
+                    needs_or = true;
+                }
+            }
         }
+    }
+    if needs_or {
+        m.computations.push(or_computation());
     }
     any.then_some(m)
 }
