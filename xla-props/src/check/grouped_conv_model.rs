@@ -286,11 +286,12 @@ pub fn dense_grouped_convolutions(m: &Module) -> Option<Module> {
                 conv.operands[1] = w;
                 conv.attrs.feature_group_count = Some(1);
                 any = true;
-            } else if bgc > 1 && c.shape.as_array().is_some_and(|a| a.dtype.is_float()) {
-                if nan_where_kernel_not_finite(&mut comp.instructions, k, or_comp).is_some() {
-                    any = true;
-                    needs_or = true;
-                }
+            } else if bgc > 1
+                && c.shape.as_array().is_some_and(|a| a.dtype.is_float())
+                && nan_where_kernel_not_finite(&mut comp.instructions, k, or_comp).is_some()
+            {
+                any = true;
+                needs_or = true;
             }
         }
     }

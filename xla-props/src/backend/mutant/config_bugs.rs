@@ -50,10 +50,10 @@ pub(crate) fn rewrite_instruction(
                 std::mem::swap(&mut w.pad_low, &mut w.pad_high);
             }
         }
-        (M::CompareTotalOrderAsFloat, Opcode::Compare) => {
-            if instr.attrs.comparison_type == Some(ComparisonType::TotalOrder) {
-                instr.attrs.comparison_type = Some(ComparisonType::Float);
-            }
+        (M::CompareTotalOrderAsFloat, Opcode::Compare)
+            if instr.attrs.comparison_type == Some(ComparisonType::TotalOrder) =>
+        {
+            instr.attrs.comparison_type = Some(ComparisonType::Float);
         }
         (M::ReducePrecisionKeepsExponent, Opcode::ReducePrecision) => {
             let own = instr

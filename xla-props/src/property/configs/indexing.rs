@@ -144,13 +144,14 @@ fn scatter(c: &mut Cfg, class: &str, dims: &[i64]) -> Res<InstrId> {
     } else {
         (&[3, 1], 1)
     };
-    let (upd, window, inserted, to_operand, batching): (&[i64], &[i64], &[i64], &[i64], &[i64]) =
-        match class {
-            "scatter-minor" => (&[3, 4], &[1], &[1], &[1], &[]),
-            "window-full" => (&[3, 1, 5], &[1, 2], &[], &[0], &[]),
-            "batching" => (&[3, 5], &[1], &[1], &[1], &[0]),
-            _ => (&[3, 5], &[1], &[0], &[0], &[]),
-        };
+    type Dims = &'static [i64];
+    let (upd, window, inserted, to_operand, batching): (Dims, Dims, Dims, Dims, Dims) = match class
+    {
+        "scatter-minor" => (&[3, 4], &[1], &[1], &[1], &[]),
+        "window-full" => (&[3, 1, 5], &[1, 2], &[], &[0], &[]),
+        "batching" => (&[3, 5], &[1], &[1], &[1], &[0]),
+        _ => (&[3, 5], &[1], &[0], &[0], &[]),
+    };
     let comp = match op {
         Some(o) => c.b.binary_comp(o, c.t),
         None => overwrite_comp(c),

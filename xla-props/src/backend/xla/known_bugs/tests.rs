@@ -204,7 +204,7 @@ fn reduce_precision_model_keeps_nan_without_mantissa_bits() {
         &[f64::NAN, 3.0],
     )
     .unwrap();
-    let exact = crate::reference::evaluate(&m, &[x.clone()]).unwrap()[0].to_f64_vec();
+    let exact = crate::reference::evaluate(&m, std::slice::from_ref(&x)).unwrap()[0].to_f64_vec();
     assert_eq!(exact[0], f64::INFINITY);
     let modelled = REDUCE_PRECISION_NAN_WITHOUT_MANTISSA
         .model
