@@ -1,8 +1,9 @@
 //! The model of XLA CPU's grouped convolutions. Feature groups: one dense
 //! convolution whose kernel is zero outside each group, so an infinite or
 //! NaN input of another group meets a zero weight (`0 * inf = NaN`). Batch
-//! groups: the other groups' inputs are zeroed and meet the whole kernel,
-//! so an infinite or NaN weight makes its output feature NaN everywhere.
+//! groups: the same over the batch groups moved into the features, and the
+//! other groups' zeroed inputs meet the whole kernel, so an infinite or NaN
+//! weight also makes its output feature NaN everywhere.
 //! The reference computes each group on its own inputs only.
 
 use crate::hlo::{
@@ -113,6 +114,60 @@ fn dense_kernel(
         Opcode::Select,
         Shape::Array(wide),
         vec![m, cat, zb],
+        Attrs::default(),
+    ))
+}
+
+/// The input of a batch-grouped convolution with its `groups` batch groups
+/// moved into the feature dimension (feature `g * cin + f`); only for
+/// inputs whose batch is dim 0 and feature the last dim.
+fn batch_into_features(
+    instrs: &mut Vec<Instruction>,
+    name: &str,
+    input: InstrId,
+    groups: i64,
+) -> Option<InstrId> {
+    let x = instrs.get(input.index())?.shape.as_array()?.clone();
+    let r = x.dims.len();
+    let (n, cin) = (x.dims[0], x.dims[r - 1]);
+    if n % groups != 0 {
+        return None;
+    }
+    let mut split = vec![groups, n / groups];
+    split.extend_from_slice(&x.dims[1..]);
+    let s = push(
+        instrs,
+        format!("{name}.dense.split"),
+        Opcode::Reshape,
+        Shape::Array(ArrayShape::new(x.dtype, split.clone())),
+        vec![input],
+        Attrs::default(),
+    );
+    // [g, n', spatial.., f] -> [n', spatial.., g, f]
+    let mut perm: Vec<i64> = (1..r as i64).collect();
+    perm.push(0);
+    perm.push(r as i64);
+    let tdims: Vec<i64> = perm.iter().map(|&p| split[p as usize]).collect();
+    let attrs = Attrs {
+        dimensions: Some(perm),
+        ..Attrs::default()
+    };
+    let t = push(
+        instrs,
+        format!("{name}.dense.move"),
+        Opcode::Transpose,
+        Shape::Array(ArrayShape::new(x.dtype, tdims.clone())),
+        vec![s],
+        attrs,
+    );
+    let mut out = tdims[..r - 1].to_vec();
+    out.push(groups * cin);
+    Some(push(
+        instrs,
+        format!("{name}.dense.input"),
+        Opcode::Reshape,
+        Shape::Array(ArrayShape::new(x.dtype, out)),
+        vec![t],
         Attrs::default(),
     ))
 }
@@ -287,11 +342,26 @@ pub fn dense_grouped_convolutions(m: &Module) -> Option<Module> {
                 conv.attrs.feature_group_count = Some(1);
                 any = true;
             } else if bgc > 1
+                && d.input_batch == 0
+                && d.input_feature as usize == d.input_spatial.len() + 1
                 && c.shape.as_array().is_some_and(|a| a.dtype.is_float())
-                && nan_where_kernel_not_finite(&mut comp.instructions, k, or_comp).is_some()
             {
-                any = true;
-                needs_or = true;
+                // dense over the batch groups moved into the features (other
+                // groups' inputs meet zero weights), and NaN where a weight of
+                // the output feature is not finite (it meets zeroed inputs)
+                let instrs = &mut comp.instructions;
+                let Some(x) = batch_into_features(instrs, &c.name, c.operands[0], bgc) else {
+                    continue;
+                };
+                let Some(w) = dense_kernel(instrs, &c.name, c.operands[1], kif, kof, bgc) else {
+                    continue;
+                };
+                instrs[k].operands = vec![x, w];
+                instrs[k].attrs.batch_group_count = Some(1);
+                if nan_where_kernel_not_finite(instrs, k, or_comp).is_some() {
+                    any = true;
+                    needs_or = true;
+                }
             }
         }
     }
