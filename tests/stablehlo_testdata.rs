@@ -40,10 +40,13 @@ fn run_file(path: &Path, backend: &dyn xla_props::backend::Backend) -> Outcome {
                     checks += 1;
                     if let Err(f) = r.verdict {
                         return Outcome::Fail(format!(
-                            "{}:{} check.{}: saw {}, expected {} ({})",
+                            "{}:{} check.{}: {} of {} elements fail; the first, [{}]: saw {}, expected {} ({})",
                             r.spec.line,
                             r.spec.col,
                             r.spec.kind.name(),
+                            f.failing,
+                            r.actual.element_count(),
+                            f.index.map_or("-".into(), |i| i.to_string()),
                             f.seen,
                             f.expected,
                             f.distance
@@ -102,6 +105,8 @@ fn testdata_suite_on_the_reference() {
     let (mut total, mut pass, mut ran, mut disabled) = (0, 0, 0, 0);
     let mut untriaged = Vec::new();
     let mut stale = Vec::new();
+    // XLA_PROPS_TESTDATA_OUTCOMES=PATH writes every file's outcome (to re-triage)
+    let mut outcomes = String::new();
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -112,6 +117,7 @@ fn testdata_suite_on_the_reference() {
         }
         let outcome = run_file(path, backend.as_ref());
         let counted = !text.contains("RUN-DISABLED");
+        outcomes.push_str(&format!("{name}\t{outcome:?}\n"));
         match &outcome {
             Outcome::Pass => {
                 if counted {
@@ -132,6 +138,9 @@ fn testdata_suite_on_the_reference() {
             }
         }
     }
+    if let Some(p) = std::env::var_os("XLA_PROPS_TESTDATA_OUTCOMES") {
+        std::fs::write(&p, &outcomes).expect("write the outcomes file");
+    }
     eprintln!(
         "stablehlo testdata {total} not disabled, {ran} ran on the reference, {pass} agree; {disabled} disabled"
     );
@@ -145,8 +154,8 @@ fn testdata_suite_on_the_reference() {
         "files listed in triage.tsv that now pass:\n{}",
         stale.join("\n")
     );
-    // measured on the full suite: 2,124 of 2,300 run, 2,108 agree (docs/conformance.md);
-    // the rest are complex-typed programs and the triaged files
-    assert!(ran >= 2124, "only {ran} of {total} run (2,124 did)");
-    assert!(pass >= 2108, "only {pass} of {total} agree (2,108 did)");
+    // measured on the full suite: 2,271 of 2,300 run, 2,243 agree (docs/conformance.md);
+    // the targets are 98% (2,254) and 97% (2,231)
+    assert!(ran >= 2271, "only {ran} of {total} run (2,271 did)");
+    assert!(pass >= 2243, "only {pass} of {total} agree (2,243 did)");
 }
