@@ -287,7 +287,10 @@ fn testdata_suite_on_the_interpreter() {
 const INTERPRETER_PASS: usize = 2120;
 
 /// The suite on xla-cpu (every file one XLA compile), each file's own check.
+/// Ignored until timed: 2,300 compiles may cost CI minutes it does not have
+/// (run it with `cargo test --test stablehlo_testdata -- --ignored`).
 #[test]
+#[ignore = "one XLA compile per file: not yet timed against the CI budget"]
 fn testdata_suite_on_xla_cpu() {
     let Some(files) = corpus_files() else { return };
     let backend = XlaBackend::new(XlaPlugin::Cpu);
