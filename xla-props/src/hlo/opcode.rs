@@ -290,21 +290,6 @@ impl fmt::Display for Opcode {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_are_unique_and_round_trip() {
-        let mut seen = std::collections::HashSet::new();
-        for &op in Opcode::ALL {
-            assert!(seen.insert(op.name()), "duplicate {}", op.name());
-            assert_eq!(op.name().parse::<Opcode>().unwrap(), op);
-        }
-        assert!("frobnicate".parse::<Opcode>().is_err());
-    }
-}
-
 /// Attributes XLA defines for every instruction that the IR does not model:
 /// read and printed verbatim (`Attrs::other`). The one list; together with
 /// an opcode's own [`Opcode::attributes`] and [`XLA_OP_ATTRIBUTES`] it is
@@ -359,4 +344,19 @@ pub fn accepts_attribute(op: Opcode, attr: &str) -> bool {
         || XLA_OP_ATTRIBUTES
             .iter()
             .any(|(o, attrs)| *o == op && attrs.contains(&attr))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_round_trip() {
+        let mut seen = std::collections::HashSet::new();
+        for &op in Opcode::ALL {
+            assert!(seen.insert(op.name()), "duplicate {}", op.name());
+            assert_eq!(op.name().parse::<Opcode>().unwrap(), op);
+        }
+        assert!("frobnicate".parse::<Opcode>().is_err());
+    }
 }
