@@ -309,11 +309,9 @@ fn testdata_suite_on_xla_cpu() {
     eprintln!(
         "stablehlo testdata on xla-cpu: {total} not disabled, {pass} pass, {fail} fail a check, {not_run} not run"
     );
+    // counts not yet measured (the function is ignored): xla-cpu must at least run the suite
     assert!(
-        pass >= XLA_CPU_PASS,
-        "only {pass} of {total} pass ({XLA_CPU_PASS} did)"
+        pass > 0,
+        "no file passes on xla-cpu ({fail} fail, {not_run} not run)"
     );
 }
-
-/// Measured (docs/conformance.md).
-const XLA_CPU_PASS: usize = 0;
