@@ -34,6 +34,53 @@ pub struct CheckFailure {
     pub failing: usize,
 }
 
+/// A complex check: each component judged as a real one; the failure reported
+/// is the first failing element in row-major order, with both components shown.
+fn judge_planes(
+    kind: CheckKind,
+    (are, aim): (Literal, Literal),
+    (ere, eim): (Literal, Literal),
+    max_ulp: Option<u64>,
+    tolerance: Option<f64>,
+) -> Result<CheckPass, CheckFailure> {
+    let re = judge_check(kind, &are, &ere, max_ulp, tolerance);
+    let im = judge_check(kind, &aim, &eim, max_ulp, tolerance);
+    let both = |i: usize, a: &Literal, b: &Literal| format!("({}, {})", show(a, i), show(b, i));
+    // failing counts failing components (an element may count twice)
+    let (f, part, failing) = match (re, im) {
+        (Ok(r), Ok(i)) => {
+            return Ok(CheckPass {
+                max_ulp: r.max_ulp.max(i.max_ulp),
+                max_abs: r.max_abs.max(i.max_abs),
+            })
+        }
+        (Err(fr), Err(fi)) => {
+            let n = fr.failing + fi.failing;
+            if fi.index < fr.index {
+                (fi, "imaginary", n)
+            } else {
+                (fr, "real", n)
+            }
+        }
+        (Err(fr), Ok(_)) => {
+            let n = fr.failing;
+            (fr, "real", n)
+        }
+        (Ok(_), Err(fi)) => {
+            let n = fi.failing;
+            (fi, "imaginary", n)
+        }
+    };
+    let k = f.index.unwrap_or(0);
+    Err(CheckFailure {
+        index: f.index,
+        seen: both(k, &are, &aim),
+        expected: both(k, &ere, &eim),
+        distance: format!("{} in the {part} part", f.distance),
+        failing,
+    })
+}
+
 fn show(l: &Literal, i: usize) -> String {
     let t = l.dtype();
     if t.is_float() {
@@ -76,6 +123,9 @@ pub fn judge_check(
             distance: "different shapes".into(),
             failing: actual.element_count().max(expected.element_count()),
         });
+    }
+    if let (Some(a), Some(e)) = (actual.planes(), expected.planes()) {
+        return judge_planes(kind, a, e, max_ulp, tolerance);
     }
     let t = actual.dtype();
     let budget = u128::from(max_ulp.unwrap_or(DEFAULT_MAX_ULP));

@@ -3,6 +3,7 @@
 use super::judge::{judge_check, CheckFailure, CheckPass};
 use crate::backend::{Backend, BackendError};
 use crate::hlo::stablehlo::{CheckProgram, CheckSpec};
+use crate::literal::Literal;
 
 /// One check's verdict.
 #[derive(Clone, Debug, PartialEq)]
@@ -11,6 +12,10 @@ pub struct CheckResult {
     pub spec: CheckSpec,
     /// Held (with the worst difference) or failed (with the first failing element).
     pub verdict: Result<CheckPass, CheckFailure>,
+    /// The value the program computed (the check's first operand).
+    pub actual: Literal,
+    /// The value the check expected (its second operand).
+    pub expected: Literal,
 }
 
 /// What running a check program gave.
@@ -46,6 +51,8 @@ pub fn run_check_program(backend: &dyn Backend, program: &CheckProgram) -> Progr
         results.push(CheckResult {
             spec: spec.clone(),
             verdict: judge_check(spec.kind, a, e, spec.max_ulp, spec.tolerance),
+            actual: a.clone(),
+            expected: e.clone(),
         });
     }
     ProgramOutcome::Ran(results)

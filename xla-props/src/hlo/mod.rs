@@ -28,7 +28,10 @@ pub use ir::{
 pub use load::{
     is_stablehlo_file, load_check_programs, load_module_bytes, load_module_file, LoadError,
 };
-pub use opcode::{Arity, Category, Opcode, UnknownOpcode};
+pub use opcode::{
+    accepts_attribute, Arity, Category, Opcode, UnknownOpcode, XLA_GENERIC_ATTRIBUTES,
+    XLA_OP_ATTRIBUTES,
+};
 pub use parser::{
     parse_module, parse_module_bytes, ParseError, MAX_NESTING, MAX_OPERAND_NESTING,
     MAX_SPLAT_ELEMENTS,

@@ -290,6 +290,62 @@ impl fmt::Display for Opcode {
     }
 }
 
+/// Attributes XLA defines for every instruction that the IR does not model:
+/// read and printed verbatim (`Attrs::other`). The one list; together with
+/// an opcode's own [`Opcode::attributes`] and [`XLA_OP_ATTRIBUTES`] it is
+/// everything the HLO text reader accepts (any other attribute is a located
+/// error, as in XLA's parser).
+pub const XLA_GENERIC_ATTRIBUTES: &[&str] = &[
+    "metadata",
+    "sharding",
+    "backend_config",
+    "frontend_attributes",
+    "statistics_viz",
+    "control-predecessors",
+    "original_value",
+    "result_accuracy",
+];
+
+/// Attributes XLA defines for particular opcodes that the opcode table does
+/// not list (the IR does not model them): read and printed verbatim.
+pub const XLA_OP_ATTRIBUTES: &[(Opcode, &[&str])] = &[
+    (Opcode::Parameter, &["parameter_replication"]),
+    (Opcode::Fusion, &["output_to_operand_aliasing"]),
+    (Opcode::Dot, &["sparsity"]),
+    (
+        Opcode::CustomCall,
+        &[
+            "window",
+            "dim_labels",
+            "feature_group_count",
+            "batch_group_count",
+            "operand_precision",
+            "literal",
+            "padding_type",
+            "custom_call_schedule",
+        ],
+    ),
+    (Opcode::AllReduce, &["constrain_layout"]),
+    (Opcode::AllReduceStart, &["constrain_layout"]),
+    (Opcode::AllGather, &["constrain_layout"]),
+    (Opcode::AllGatherStart, &["constrain_layout"]),
+    (Opcode::ReduceScatter, &["constrain_layout"]),
+    (Opcode::AllToAll, &["constrain_layout", "split_dimension"]),
+    (Opcode::CollectivePermute, &["slice_sizes"]),
+    (Opcode::CollectivePermuteStart, &["slice_sizes"]),
+    (Opcode::CopyStart, &["is_cross_program_prefetch"]),
+    (Opcode::AsyncStart, &["async_group_id"]),
+];
+
+/// Whether HLO text may give `attr` on an instruction of `op` (typed or verbatim).
+pub fn accepts_attribute(op: Opcode, attr: &str) -> bool {
+    op.attributes().contains(&attr)
+        || XLA_GENERIC_ATTRIBUTES.contains(&attr)
+        || XLA_OP_ATTRIBUTES
+            .iter()
+            .any(|(o, attrs)| *o == op && attrs.contains(&attr))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -854,9 +854,11 @@ impl<'a> Parser<'a> {
                     return fail(at, format!("duplicate attribute `{attr}`"));
                 }
                 self.typed_attr(opcode, attr, &mut attrs, &mut comp_refs)?;
-            } else {
+            } else if super::opcode::accepts_attribute(opcode, attr) {
                 let value = self.raw_value()?;
                 attrs.other.push((attr.to_string(), value));
+            } else {
+                return fail(at, format!("unknown attribute `{attr}` of `{opcode}`"));
             }
         }
         // dimension numbers are part of these ops even when all are empty

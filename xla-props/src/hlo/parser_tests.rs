@@ -91,7 +91,7 @@ fn deeply_nested_literal_is_bounded_by_rank() {
 fn deeply_nested_verbatim_attribute_is_fine() {
     let value = format!("{}{}", "{".repeat(100_000), "}".repeat(100_000));
     let m = ok(&entry(&format!(
-        "  ROOT p = f32[] parameter(0), foo={value}"
+        "  ROOT p = f32[] parameter(0), backend_config={value}"
     )));
     assert_eq!(m.computations[0].instructions[0].attrs.other[0].1, value);
 }
@@ -571,11 +571,43 @@ fn a_long_chain_of_inferred_shapes_is_linear() {
 
 #[test]
 fn mismatched_bracket_in_a_verbatim_attribute() {
-    let line = "  ROOT p = f32[] parameter(0), foo={a[1)}";
+    let line = "  ROOT p = f32[] parameter(0), backend_config={a[1)}";
     let col = line.rfind(')').unwrap() + 1;
     assert_eq!(
         err(&entry(line)),
         (3, col, "expected `]` to close `[`, found `)`".into())
+    );
+}
+
+#[test]
+fn unknown_attributes_are_located_errors_and_xla_ones_are_kept() {
+    let line = "  ROOT p = f32[] parameter(0), frobnicate=1";
+    let col = line.find("frobnicate").unwrap() + 1;
+    assert_eq!(
+        err(&entry(line)),
+        (
+            3,
+            col,
+            "unknown attribute `frobnicate` of `parameter`".into()
+        )
+    );
+    // an attribute of another opcode is unknown here too
+    let line = "  ROOT p = f32[] parameter(0), sparsity=L.0@2:4";
+    assert!(err(&entry(line))
+        .2
+        .starts_with("unknown attribute `sparsity`"));
+    let m = ok(&entry(
+        "  ROOT p = f32[] parameter(0), parameter_replication={true}, statistics_viz={}, result_accuracy={tolerance={atol=0}}",
+    ));
+    let names: Vec<&str> = m.computations[0].instructions[0]
+        .attrs
+        .other
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["parameter_replication", "statistics_viz", "result_accuracy"]
     );
 }
 
@@ -611,8 +643,11 @@ fn inline_computations_are_read_and_called() {
     assert_eq!(callee.instructions.len(), 3);
     // attributes after an inline computation still belong to its user
     let m = ok("HloModule m\nENTRY e {\n  a = s32[] parameter(0)\n  \
-         ROOT c = (s32[]) call(a), to_apply={\n    p = s32[] parameter(0)\n    ROOT t = tuple(p)\n  }, extra=1\n}\n");
+         ROOT c = (s32[]) call(a), to_apply={\n    p = s32[] parameter(0)\n    ROOT t = tuple(p)\n  }, backend_config=1\n}\n");
     let e = m.entry_computation();
     let c = e.instr(e.root);
-    assert_eq!(c.attrs.other, vec![("extra".to_string(), "1".to_string())]);
+    assert_eq!(
+        c.attrs.other,
+        vec![("backend_config".to_string(), "1".to_string())]
+    );
 }

@@ -136,6 +136,8 @@ pub enum ArrayData {
     F64(ArrayD<f64>),
     F8E4M3Fn(ArrayD<F8E4M3Fn>),
     F8E5M2(ArrayD<F8E5M2>),
+    C64(ArrayD<num_complex::Complex<f32>>),
+    C128(ArrayD<num_complex::Complex<f64>>),
 }
 
 /// Applies `$body` to the inner array of any `ArrayData` variant, binding it to `$a`.
@@ -161,6 +163,8 @@ macro_rules! with_array_data {
             $crate::literal::ArrayData::F64($a) => $body,
             $crate::literal::ArrayData::F8E4M3Fn($a) => $body,
             $crate::literal::ArrayData::F8E5M2($a) => $body,
+            $crate::literal::ArrayData::C64($a) => $body,
+            $crate::literal::ArrayData::C128($a) => $body,
         }
     };
 }
@@ -212,11 +216,8 @@ impl Literal {
             ElementType::F64 => ArrayData::F64(ArrayD::zeros(d)),
             ElementType::F8E4M3Fn => ArrayData::F8E4M3Fn(ArrayD::from_elem(d, F8E4M3Fn(0))),
             ElementType::F8E5M2 => ArrayData::F8E5M2(ArrayD::from_elem(d, F8E5M2(0))),
-            ElementType::C64 | ElementType::C128 => {
-                return Err(LiteralError::Other(format!(
-                    "complex literals are not supported ({shape})"
-                )))
-            }
+            ElementType::C64 => ArrayData::C64(ArrayD::from_elem(d, num_complex::Complex::ZERO)),
+            ElementType::C128 => ArrayData::C128(ArrayD::from_elem(d, num_complex::Complex::ZERO)),
         };
         Ok(Literal {
             data,
@@ -294,6 +295,8 @@ impl Literal {
             ArrayData::F64(_) => ElementType::F64,
             ArrayData::F8E4M3Fn(_) => ElementType::F8E4M3Fn,
             ArrayData::F8E5M2(_) => ElementType::F8E5M2,
+            ArrayData::C64(_) => ElementType::C64,
+            ArrayData::C128(_) => ElementType::C128,
         }
     }
 
@@ -358,7 +361,49 @@ impl Literal {
             ArrayData::F64(a) => flat(a, i),
             ArrayData::F8E4M3Fn(a) => flat(a, i).to_f64(),
             ArrayData::F8E5M2(a) => flat(a, i).to_f64(),
+            ArrayData::C64(a) => flat(a, i).re as f64,
+            ArrayData::C128(a) => flat(a, i).re,
         }
+    }
+
+    /// Element `i` as `(re, im)` in f64 (exact for every type: a real
+    /// element has a zero imaginary part).
+    pub fn get_complex(&self, i: usize) -> (f64, f64) {
+        match &self.data {
+            ArrayData::C64(a) => {
+                let c = flat(a, i);
+                (c.re as f64, c.im as f64)
+            }
+            ArrayData::C128(a) => {
+                let c = flat(a, i);
+                (c.re, c.im)
+            }
+            _ => (self.get_f64(i), 0.0),
+        }
+    }
+
+    /// Sets element `i` of a complex literal, each part rounded once to the
+    /// component type (a real literal takes the real part, see [`Literal::set_f64`]).
+    pub fn set_complex(&mut self, i: usize, re: f64, im: f64) {
+        match &mut self.data {
+            ArrayData::C64(a) => *flat_mut(a, i) = num_complex::Complex::new(re as f32, im as f32),
+            ArrayData::C128(a) => *flat_mut(a, i) = num_complex::Complex::new(re, im),
+            _ => self.set_f64(i, re),
+        }
+    }
+
+    /// Builds a complex literal from `(re, im)` pairs in row-major order
+    /// (each part rounded once to the component type).
+    pub fn from_complex(
+        shape: &ArrayShape,
+        values: &[(f64, f64)],
+    ) -> Result<Literal, LiteralError> {
+        let mut l = Literal::zeros(shape)?;
+        l.check_len(values.len())?;
+        for (i, &(re, im)) in values.iter().enumerate() {
+            l.set_complex(i, re, im);
+        }
+        Ok(l)
     }
 
     /// Element `i` as an integer: exact for integers and pred; floats truncate toward zero
@@ -400,6 +445,12 @@ impl Literal {
             ArrayData::F64(a) => flat(a, i).to_bits(),
             ArrayData::F8E4M3Fn(a) => flat(a, i).0 as u64,
             ArrayData::F8E5M2(a) => flat(a, i).0 as u64,
+            ArrayData::C64(a) => {
+                let c = flat(a, i);
+                c.re.to_bits() as u64 | (c.im.to_bits() as u64) << 32
+            }
+            // 128 bits do not fit: the real part's (use `get_complex`)
+            ArrayData::C128(a) => flat(a, i).re.to_bits(),
         }
     }
 
@@ -414,6 +465,8 @@ impl Literal {
             ArrayData::F8E4M3Fn(a) => *flat_mut(a, i) = F8E4M3Fn::from_f64(v),
             ArrayData::F8E5M2(a) => *flat_mut(a, i) = F8E5M2::from_f64(v),
             ArrayData::Pred(a) => *flat_mut(a, i) = v != 0.0,
+            ArrayData::C64(a) => *flat_mut(a, i) = num_complex::Complex::new(v as f32, 0.0),
+            ArrayData::C128(a) => *flat_mut(a, i) = num_complex::Complex::new(v, 0.0),
             _ => {
                 let w = if v.is_nan() { 0 } else { v.trunc() as i128 };
                 self.set_i128(i, w)
@@ -461,6 +514,16 @@ impl Literal {
             ArrayData::F64(a) => *flat_mut(a, i) = f64::from_bits(b),
             ArrayData::F8E4M3Fn(a) => *flat_mut(a, i) = F8E4M3Fn(b as u8),
             ArrayData::F8E5M2(a) => *flat_mut(a, i) = F8E5M2(b as u8),
+            ArrayData::C64(a) => {
+                *flat_mut(a, i) = num_complex::Complex::new(
+                    f32::from_bits(b as u32),
+                    f32::from_bits((b >> 32) as u32),
+                )
+            }
+            // the real part's bits (see `get_bits`)
+            ArrayData::C128(a) => {
+                *flat_mut(a, i) = num_complex::Complex::new(f64::from_bits(b), 0.0)
+            }
         }
     }
 

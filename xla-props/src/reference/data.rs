@@ -35,6 +35,9 @@ pub(crate) fn f64s(l: &Literal) -> Vec<f64> {
         ArrayData::F64(a) => conv(a, |v| v),
         ArrayData::F8E4M3Fn(a) => conv(a, |v| v.to_f64()),
         ArrayData::F8E5M2(a) => conv(a, |v| v.to_f64()),
+        // the real part (complex operands are evaluated by `complex`, never here)
+        ArrayData::C64(a) => conv(a, |v| v.re as f64),
+        ArrayData::C128(a) => conv(a, |v| v.re),
     }
 }
 
@@ -229,9 +232,10 @@ pub(crate) fn from_bits(shape: &ArrayShape, v: &[u64]) -> Result<Literal, OpErro
             v.iter().map(|&b| bf16::from_bits(b as u16)).collect(),
             ArrayData::Bf16,
         ),
-        ElementType::C64 | ElementType::C128 => {
-            Err(OpError::Unsupported("complex element types".into()))
-        }
+        // a c64 element is one 64-bit word (re low, im high); c128 needs 128 bits
+        ElementType::C128 => Err(OpError::Unsupported(
+            "c128 elements on a 64-bit path".into(),
+        )),
         _ => {
             let mut l = Literal::zeros(shape)?;
             for (i, &b) in v.iter().enumerate() {

@@ -1,6 +1,8 @@
 //! The evaluator state, the run loop, and the opcode dispatch.
 
-use super::{contraction, control, conversion, elementwise, indexing, reduction, shape_ops, topk};
+use super::{
+    complex, contraction, control, conversion, elementwise, indexing, reduction, shape_ops, topk,
+};
 use crate::hlo::{ArrayShape, CompId, Instruction, Module, Opcode, Shape};
 use crate::literal::{Literal, LiteralError, Value};
 
@@ -455,6 +457,18 @@ impl Run<'_, '_> {
     }
 
     fn dispatch(&mut self, ins: &Instruction, ops: &[&Value]) -> Result<Value, OpError> {
+        if complex::applies(ins, ops) {
+            return complex::dispatch(self, ins, ops);
+        }
+        self.dispatch_real(ins, ops)
+    }
+
+    /// The semantics of real-typed instructions (and of c64 values on the bit paths).
+    pub(crate) fn dispatch_real(
+        &mut self,
+        ins: &Instruction,
+        ops: &[&Value],
+    ) -> Result<Value, OpError> {
         use Opcode as O;
         let a = |i: usize| arr(ops, i);
         match ins.opcode {

@@ -376,6 +376,18 @@ pub fn enclose(
 ) -> Result<Vec<Bounds>, super::EvalError> {
     let expanded = crate::hlo::expand_known_custom_calls(module);
     let module = expanded.as_ref().unwrap_or(module);
+    // complex values have no enclosures (an interval per element is real)
+    let complex = module
+        .computations
+        .iter()
+        .flat_map(|c| &c.instructions)
+        .any(|i| i.shape.leaves().iter().any(|a| a.dtype.is_complex()));
+    if complex {
+        return Err(super::EvalError::Unsupported {
+            opcode: crate::hlo::Opcode::Complex,
+            reason: "no enclosures of complex values".into(),
+        });
+    }
     let entry = module.entry_computation();
     let params = entry.parameters();
     let mut next = args.iter();

@@ -34,6 +34,8 @@
 //! - Parse-only ops and complex types are [`EvalError::Unsupported`]; a
 //!   malformed module is [`EvalError::Invalid`] (never a panic).
 
+mod complex;
+mod complex_math;
 mod contraction;
 mod control;
 mod conversion;
@@ -50,6 +52,14 @@ mod topk;
 
 pub use eval::{evaluate, evaluate_values, EvalError, Evaluator, FusionValues, DEFAULT_FUEL};
 pub(crate) use eval::{OpError, Run};
+/// Whether the reference evaluates `op` although the opcode table lists it
+/// as parse-only (the complex ops `real`, `imag`, `complex`: they join no
+/// property's op group).
+pub fn evaluates(op: crate::hlo::Opcode) -> bool {
+    use crate::hlo::Opcode as O;
+    !op.is_parse_only() || matches!(op, O::Real | O::Imag | O::Complex)
+}
+
 pub use interval::{enclose, Allowances, Bounds, Enclosure};
 
 #[cfg(test)]

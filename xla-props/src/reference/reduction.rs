@@ -104,7 +104,9 @@ impl Combiner {
                 | Opcode::Or
                 | Opcode::Xor
         );
-        let known = if t.is_float() {
+        let known = if t.is_complex() {
+            false
+        } else if t.is_float() {
             math::binary(root.opcode).is_some()
         } else {
             int_binary(root.opcode).is_some() || t.is_pred()
@@ -296,6 +298,7 @@ impl Folder {
         comp: Option<CompId>,
         xs: &[&Literal],
         inits: &[&Literal],
+        given: Option<Combiner>,
     ) -> Result<Folder, OpError> {
         let comp = comp.ok_or_else(|| bad("missing to_apply"))?;
         if xs.len() != inits.len() || xs.is_empty() {
@@ -309,7 +312,9 @@ impl Folder {
                 ));
             }
         }
-        let comb = if xs.len() == 1 {
+        let comb = if let Some(c) = given {
+            c
+        } else if xs.len() == 1 {
             Combiner::of(module, comp, types[0])
         } else {
             Combiner::Computation(ScalarFn::new(module, comp))
@@ -436,8 +441,19 @@ pub(crate) fn reduce(
     ins: &Instruction,
     ops: &[&Literal],
 ) -> Result<Value, OpError> {
+    reduce_with(run, ins, ops, None)
+}
+
+/// reduce, with `comb` (when given) in place of the reducer's own combiner
+/// (a complex sum reduces each plane with the component type's `add`).
+pub(crate) fn reduce_with(
+    run: &mut Run<'_, '_>,
+    ins: &Instruction,
+    ops: &[&Literal],
+    comb: Option<Combiner>,
+) -> Result<Value, OpError> {
     let (xs, inits) = halves(ops)?;
-    let folder = Folder::new(run.module, ins.attrs.to_apply, &xs, &inits)?;
+    let folder = Folder::new(run.module, ins.attrs.to_apply, &xs, &inits, comb)?;
     let xd = xs[0].dims().to_vec();
     let red = ins
         .attrs
@@ -555,8 +571,18 @@ pub(crate) fn reduce_window(
     ins: &Instruction,
     ops: &[&Literal],
 ) -> Result<Value, OpError> {
+    reduce_window_with(run, ins, ops, None)
+}
+
+/// reduce-window, with `comb` (when given) in place of the reducer's own combiner.
+pub(crate) fn reduce_window_with(
+    run: &mut Run<'_, '_>,
+    ins: &Instruction,
+    ops: &[&Literal],
+    comb: Option<Combiner>,
+) -> Result<Value, OpError> {
     let (xs, inits) = halves(ops)?;
-    let folder = Folder::new(run.module, ins.attrs.to_apply, &xs, &inits)?;
+    let folder = Folder::new(run.module, ins.attrs.to_apply, &xs, &inits, comb)?;
     let xd = xs[0].dims().to_vec();
     let win = ins
         .attrs

@@ -51,9 +51,6 @@ fn constant_value(data: &ConstantData, shape: &Shape) -> Result<Value, OpError> 
 }
 
 fn constant_array(data: &ConstantData, s: &ArrayShape) -> Result<Literal, OpError> {
-    if s.dtype.is_complex() {
-        return Err(OpError::Unsupported("complex constants".into()));
-    }
     let n = crate::literal::check_size(s)?;
     // A single value fills the whole shape (as some printers abbreviate splats).
     let splat = |len: usize| len == 1 && n != 1;
@@ -82,7 +79,15 @@ fn constant_array(data: &ConstantData, s: &ArrayShape) -> Result<Literal, OpErro
                 v.clone()
             },
         ),
-        ConstantData::Complex(_) => Err(OpError::Unsupported("complex constants".into())),
+        ConstantData::Complex(v) if s.dtype.is_complex() => Ok(Literal::from_complex(
+            s,
+            &if splat(v.len()) {
+                vec![v[0]; n]
+            } else {
+                v.clone()
+            },
+        )?),
+        ConstantData::Complex(_) => Err(bad(format!("complex constant for {s}"))),
         ConstantData::Tuple(_) => Err(bad(format!("tuple constant for array shape {s}"))),
     }
 }

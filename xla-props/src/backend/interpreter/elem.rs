@@ -58,6 +58,8 @@ elem!(f32, F32);
 elem!(f64, F64);
 elem!(F8E4M3Fn, F8E4M3Fn);
 elem!(F8E5M2, F8E5M2);
+elem!(num_complex::Complex<f32>, C64);
+elem!(num_complex::Complex<f64>, C128);
 
 /// The contiguous row-major elements of `lit` as `T`, or an error naming `what`.
 pub(crate) fn slice_of<'a, T: Elem>(lit: &'a Literal, what: &str) -> Res<&'a [T]> {
@@ -154,6 +156,14 @@ macro_rules! dispatch {
             }
             ArrayData::F8E5M2($a) => {
                 type $t = $crate::literal::F8E5M2;
+                $body
+            }
+            ArrayData::C64($a) => {
+                type $t = num_complex::Complex<f32>;
+                $body
+            }
+            ArrayData::C128($a) => {
+                type $t = num_complex::Complex<f64>;
                 $body
             }
         }

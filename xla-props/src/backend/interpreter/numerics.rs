@@ -73,7 +73,7 @@ const BUDGETS: &[(Opcode, ElementType, u64)] = &[
     (Opcode::Tanh, ElementType::F64, 2),
     (Opcode::Rsqrt, ElementType::F64, 2),
     (Opcode::Cbrt, ElementType::F64, 1),
-    (Opcode::Erf, ElementType::F64, 2),
+    (Opcode::Erf, ElementType::F64, 8),
     (Opcode::Power, ElementType::F64, 2),
     (Opcode::Atan2, ElementType::F64, 2),
 ];

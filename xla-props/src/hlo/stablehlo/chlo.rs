@@ -357,17 +357,45 @@ pub(crate) fn decompose(
             let nan = e.c(f64::NAN);
             e.sel(out, nan, v)
         }
-        "erfc" => {
-            let one = e.c(1.0);
-            let r = e.un(O::Erf, x);
-            e.sub(one, r)
-        }
+        "erfc" => erfc(&mut e, x),
         "erf_inv" => erf_inv(&mut e, x),
         "lgamma" => lgamma(&mut e, x),
         "digamma" => digamma(&mut e, x),
         _ => return err(pos, format!("`chlo.{kind}` is not supported")),
     };
     Ok(vec![e.conv(r, t)])
+}
+
+/// Terms of Laplace's continued fraction for erfc (converged to f64 from x = 1).
+const ERFC_CF_TERMS: usize = 200;
+
+/// erfc without cancellation: 1 - erf(x) below x = 1 (erfc(1) = 0.157, so
+/// at most 3 bits cancel), and from x = 1 up Laplace's continued fraction
+/// exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))), whose
+/// relative error is that of exp(-x^2): 1 - erf would keep none of erfc's
+/// bits once erfc < 2^-53 (x > 5.9), nor its f16/bf16 bits well before.
+fn erfc(e: &mut E, x: InstrId) -> InstrId {
+    use ComparisonDirection as D;
+    use Opcode as O;
+    let one = e.c(1.0);
+    let r = e.un(O::Erf, x);
+    let small = e.sub(one, r);
+    // the fraction at max(x, 1): never divides by zero where it is not used
+    let xs = e.bin(O::Maximum, x, one);
+    let mut t = xs;
+    for k in (1..=ERFC_CF_TERMS).rev() {
+        let kc = e.c(k as f64 / 2.0);
+        let q = e.div(kc, t);
+        t = e.add(xs, q);
+    }
+    let x2 = e.mul(xs, xs);
+    let nx2 = e.un(O::Negate, x2);
+    let ex = e.un(O::Exponential, nx2);
+    let sp = e.c(std::f64::consts::PI.sqrt());
+    let den = e.mul(t, sp);
+    let big = e.div(ex, den);
+    let ge = e.cmp(D::Ge, x, one);
+    e.sel(ge, big, small)
 }
 
 /// log(2|x|) = log(|x|) + ln 2, for |x| where x^2 overflows.
@@ -484,11 +512,18 @@ fn lgamma(e: &mut E, x: InstrId) -> InstrId {
     let r1 = e.sub(lpi, lsp);
     let refl = e.sub(r1, l);
     let v = e.sel(reflect, refl, l);
-    // lgamma(+-inf) = inf
+    // lgamma(+-inf) = inf, and the poles: lgamma = +inf at 0, -1, -2, ...
+    // (sin(pi x) in f64 is not exactly 0 there, so the reflection alone is finite)
     let ax = e.un(O::Abs, x);
     let inf = e.c(f64::INFINITY);
     let is_inf = e.cmp(D::Eq, ax, inf);
-    e.sel(is_inf, inf, v)
+    let zero = e.c(0.0);
+    let le0 = e.cmp(D::Le, x, zero);
+    let fl = e.un(O::Floor, x);
+    let int = e.cmp(D::Eq, x, fl);
+    let pole = e.and(le0, int);
+    let special = e.or(is_inf, pole);
+    e.sel(special, inf, v)
 }
 
 fn digamma(e: &mut E, x: InstrId) -> InstrId {

@@ -1,0 +1,398 @@
+//! Complex operands and results (`c64`, `c128`).
+//!
+//! Three ways, chosen per opcode:
+//!
+//! - **By planes.** An op that moves elements (reshape, slice, gather,
+//!   select, ...) or acts on each component alone (add, subtract, negate, a
+//!   sum reduction) is the real op applied to the real plane and to the
+//!   imaginary plane. The real kernels do the work, so every index rule is
+//!   the real op's, and each component is rounded once as a real result is.
+//! - **Element by element.** multiply, divide, power and the transcendentals
+//!   compute in f64 pairs (`complex_math`) and round each component once.
+//! - **dot** contracts one real dot per component over a stacked extra
+//!   dimension (`re = Σ ar·br + (-ai)·bi`, `im = Σ ar·bi + ai·br`), so the
+//!   real dot's exact accumulation rounds each component once.
+//!
+//! A reducer, comparator or scatter computation on `c64` runs as any other
+//! (a `c64` element is a 64-bit word on the bit paths); on `c128` it is
+//! `Unsupported` (128-bit elements do not fit those paths). fft is
+//! `Unsupported`.
+
+use super::complex_math::{self, C};
+use super::eval::out;
+use super::reduction::{reduce_window_with, reduce_with, Combiner};
+use super::{contraction, conversion, OpError, Run};
+use crate::hlo::{ArrayShape, ComparisonDirection, Instruction, Opcode, Shape};
+use crate::literal::{component_type, plane_shape, Literal, Value};
+
+fn unsupported<T>(msg: impl Into<String>) -> Result<T, OpError> {
+    Err(OpError::Unsupported(msg.into()))
+}
+
+/// Ops that never look at element values: they work on complex values as on any other.
+fn value_blind(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Parameter
+            | Opcode::Constant
+            | Opcode::Tuple
+            | Opcode::GetTupleElement
+            | Opcode::Copy
+            | Opcode::Call
+            | Opcode::Fusion
+            | Opcode::While
+            | Opcode::Conditional
+    )
+}
+
+fn shape_has_complex(s: &Shape) -> bool {
+    s.leaves().iter().any(|a| a.dtype.is_complex())
+}
+
+/// Whether `ins` needs this module: a complex operand or result, and an op
+/// that looks at element values.
+pub(crate) fn applies(ins: &Instruction, ops: &[&Value]) -> bool {
+    matches!(ins.opcode, Opcode::Real | Opcode::Imag | Opcode::Complex)
+        || !value_blind(ins.opcode)
+            && (shape_has_complex(&ins.shape) || ops.iter().any(|v| shape_has_complex(&v.shape())))
+}
+
+/// Ops that are the real op on each plane (other operands, e.g. predicates
+/// and indices, are given to both planes unchanged).
+fn by_planes(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Add
+            | Opcode::Subtract
+            | Opcode::Negate
+            | Opcode::Broadcast
+            | Opcode::Reshape
+            | Opcode::Transpose
+            | Opcode::Slice
+            | Opcode::Concatenate
+            | Opcode::Pad
+            | Opcode::Reverse
+            | Opcode::DynamicSlice
+            | Opcode::DynamicUpdateSlice
+            | Opcode::Gather
+            | Opcode::Select
+    )
+}
+
+/// Evaluates an instruction with complex operands or result.
+pub(crate) fn dispatch(
+    run: &mut Run<'_, '_>,
+    ins: &Instruction,
+    ops: &[&Value],
+) -> Result<Value, OpError> {
+    let lits = ops
+        .iter()
+        .map(|v| match v {
+            Value::Array(l) => Ok(l),
+            v => Err(OpError::Invalid(format!(
+                "{} takes arrays, not {}",
+                ins.opcode,
+                v.shape()
+            ))),
+        })
+        .collect::<Result<Vec<&Literal>, _>>();
+    match ins.opcode {
+        Opcode::Real => part(lits?[0], out(ins)?, true).map(Value::Array),
+        Opcode::Imag => part(lits?[0], out(ins)?, false).map(Value::Array),
+        Opcode::Complex => {
+            let l = lits?;
+            Ok(Value::Array(Literal::from_planes(l[0], l[1])?))
+        }
+        op if by_planes(op) => planes(run, ins, &lits?, None).map(Value::Array),
+        Opcode::Convert => convert(lits?[0], out(ins)?).map(Value::Array),
+        Opcode::Compare => compare(ins, &lits?).map(Value::Array),
+        Opcode::Abs => {
+            let x = lits?[0];
+            let v: Vec<f64> = x
+                .to_complex_vec()
+                .into_iter()
+                .map(complex_math::abs)
+                .collect();
+            Ok(Value::Array(Literal::from_f64s(out(ins)?, &v)?))
+        }
+        Opcode::Dot => dot(ins, &lits?).map(Value::Array),
+        Opcode::BitcastConvert => {
+            let x = lits?[0];
+            let o = out(ins)?;
+            if x.dtype() == o.dtype && x.dims() == dims_usize(o).as_slice() {
+                Ok(Value::Array(x.clone().with_layout(o.layout.clone())))
+            } else {
+                unsupported(format!(
+                    "bitcast-convert {} to {o}: only a complex type to itself",
+                    x.shape()
+                ))
+            }
+        }
+        Opcode::Reduce | Opcode::ReduceWindow => reduce(run, ins, &lits?),
+        op if complex_math::unary(op).is_some() || complex_math::binary(op).is_some() => {
+            elementwise(op, &lits?, out(ins)?).map(Value::Array)
+        }
+        Opcode::Sort | Opcode::Scatter | Opcode::Map | Opcode::SelectAndScatter => {
+            if ops.iter().any(|v| {
+                v.shape()
+                    .leaves()
+                    .iter()
+                    .any(|a| a.dtype == crate::hlo::ElementType::C128)
+            }) || shape_has_complex(&ins.shape)
+                && ins
+                    .shape
+                    .leaves()
+                    .iter()
+                    .any(|a| a.dtype == crate::hlo::ElementType::C128)
+            {
+                return unsupported(format!(
+                    "{} with a computation on c128 elements (128-bit elements do not fit the bit paths)",
+                    ins.opcode
+                ));
+            }
+            run.dispatch_real(ins, ops)
+        }
+        op => unsupported(format!("{op} on complex element types")),
+    }
+}
+
+fn dims_usize(s: &ArrayShape) -> Vec<usize> {
+    s.dims.iter().map(|&d| d.max(0) as usize).collect()
+}
+
+/// real or imag: a plane of a complex operand; of a real operand, itself or zeros.
+fn part(x: &Literal, o: &ArrayShape, real: bool) -> Result<Literal, OpError> {
+    match x.planes() {
+        Some((re, im)) => Ok(if real { re } else { im }),
+        None if real => Ok(x.clone()),
+        None => Ok(Literal::zeros(o)?),
+    }
+}
+
+/// The instruction with every complex type in its shape replaced by the component type.
+fn plane_instruction(ins: &Instruction) -> Instruction {
+    let mut p = ins.clone();
+    p.shape = match &ins.shape {
+        Shape::Array(a) => Shape::Array(plane_shape(a)),
+        Shape::Tuple(t) => Shape::Tuple(
+            t.iter()
+                .map(|s| match s {
+                    Shape::Array(a) => Shape::Array(plane_shape(a)),
+                    s => s.clone(),
+                })
+                .collect(),
+        ),
+        s => s.clone(),
+    };
+    p
+}
+
+/// The real op on each plane; `comb` overrides a reduction's combiner.
+fn planes(
+    run: &mut Run<'_, '_>,
+    ins: &Instruction,
+    ops: &[&Literal],
+    comb: Option<Combiner>,
+) -> Result<Literal, OpError> {
+    let p = plane_instruction(ins);
+    let split: Vec<Option<(Literal, Literal)>> = ops.iter().map(|l| l.planes()).collect();
+    let mut halves = Vec::with_capacity(2);
+    for real in [true, false] {
+        let vals: Vec<Value> = ops
+            .iter()
+            .zip(&split)
+            .map(|(l, s)| {
+                Value::Array(match s {
+                    Some((re, im)) => {
+                        if real {
+                            re.clone()
+                        } else {
+                            im.clone()
+                        }
+                    }
+                    None => (*l).clone(),
+                })
+            })
+            .collect();
+        let refs: Vec<&Value> = vals.iter().collect();
+        let v = match &comb {
+            Some(c) => reduce_planes(run, &p, &refs, c.clone())?,
+            None => run.dispatch_real(&p, &refs)?,
+        };
+        match v {
+            Value::Array(l) => halves.push(l),
+            v => {
+                return Err(OpError::Invalid(format!(
+                    "a plane of {} gave {}",
+                    ins.opcode,
+                    v.shape()
+                )))
+            }
+        }
+    }
+    Ok(Literal::from_planes(&halves[0], &halves[1])?)
+}
+
+fn reduce_planes(
+    run: &mut Run<'_, '_>,
+    p: &Instruction,
+    ops: &[&Value],
+    comb: Combiner,
+) -> Result<Value, OpError> {
+    let lits: Vec<&Literal> = ops
+        .iter()
+        .filter_map(|v| match v {
+            Value::Array(l) => Some(l),
+            _ => None,
+        })
+        .collect();
+    if p.opcode == Opcode::Reduce {
+        reduce_with(run, p, &lits, Some(comb))
+    } else {
+        reduce_window_with(run, p, &lits, Some(comb))
+    }
+}
+
+/// reduce and reduce-window: a sum by planes (exact per component); any other
+/// reducer on c64 as a computation; on c128 unsupported.
+fn reduce(run: &mut Run<'_, '_>, ins: &Instruction, ops: &[&Literal]) -> Result<Value, OpError> {
+    let t = ops.first().map(|l| l.dtype());
+    let sum = ops.len() == 2
+        && ins.attrs.to_apply.is_some_and(|c| plain_add(run, c))
+        && t.is_some_and(|t| t.is_complex());
+    if sum {
+        let c = component_type(t.unwrap_or(crate::hlo::ElementType::C64))
+            .ok_or_else(|| OpError::Invalid("reduce of complex without a component type".into()))?;
+        return planes(run, ins, ops, Some(Combiner::Plain(Opcode::Add, c))).map(Value::Array);
+    }
+    if ops
+        .iter()
+        .any(|l| l.dtype() == crate::hlo::ElementType::C128)
+    {
+        return unsupported(
+            "a c128 reduction whose reducer is not a plain add (128-bit elements do not fit the bit paths)",
+        );
+    }
+    let vals: Vec<Value> = ops.iter().map(|l| Value::Array((*l).clone())).collect();
+    let refs: Vec<&Value> = vals.iter().collect();
+    run.dispatch_real(ins, &refs)
+}
+
+/// Whether computation `c` is `add(p0, p1)` of its two parameters.
+fn plain_add(run: &Run<'_, '_>, c: crate::hlo::CompId) -> bool {
+    let Some(comp) = run.module.computations.get(c.index()) else {
+        return false;
+    };
+    let params = comp.parameters();
+    let Some(root) = comp.instructions.get(comp.root.index()) else {
+        return false;
+    };
+    params.len() == 2
+        && root.opcode == Opcode::Add
+        && (root.operands == [params[0], params[1]] || root.operands == [params[1], params[0]])
+}
+
+/// convert: real -> complex (the real part converted, a zero imaginary part),
+/// complex -> complex (each part rounded once). complex -> real is not defined by XLA.
+fn convert(x: &Literal, o: &ArrayShape) -> Result<Literal, OpError> {
+    let Some(c) = component_type(o.dtype) else {
+        return unsupported(format!(
+            "convert {} to {}: complex to real is not defined",
+            x.dtype(),
+            o.dtype
+        ));
+    };
+    let ps = ArrayShape::new(c, o.dims.clone());
+    let (re, im) = match x.planes() {
+        Some((re, im)) => (
+            conversion::convert(&re, &ps)?,
+            conversion::convert(&im, &ps)?,
+        ),
+        None => (conversion::convert(x, &ps)?, Literal::zeros(&ps)?),
+    };
+    Ok(Literal::from_planes(&re, &im)?.with_layout(o.layout.clone()))
+}
+
+/// compare EQ/NE: both components equal (IEEE: NaN != NaN).
+fn compare(ins: &Instruction, ops: &[&Literal]) -> Result<Literal, OpError> {
+    let dir = ins
+        .attrs
+        .direction
+        .ok_or_else(|| OpError::Invalid("compare without direction".into()))?;
+    let eq = match dir {
+        ComparisonDirection::Eq => true,
+        ComparisonDirection::Ne => false,
+        d => return unsupported(format!("compare {d:?} on complex values (not ordered)")),
+    };
+    let (a, b) = (ops[0].to_complex_vec(), ops[1].to_complex_vec());
+    let n = a.len().max(b.len());
+    let at = |v: &[C], i: usize| if v.len() == 1 { v[0] } else { v[i] };
+    let v: Vec<f64> = (0..n)
+        .map(|i| {
+            let (x, y) = (at(&a, i), at(&b, i));
+            let same = x.0 == y.0 && x.1 == y.1;
+            f64::from(u8::from(same == eq))
+        })
+        .collect();
+    Ok(Literal::from_f64s(out(ins)?, &v)?)
+}
+
+/// multiply, divide, power and the unary functions, element by element.
+fn elementwise(op: Opcode, ops: &[&Literal], o: &ArrayShape) -> Result<Literal, OpError> {
+    let xs: Vec<Vec<C>> = ops.iter().map(|l| l.to_complex_vec()).collect();
+    let n = xs.iter().map(Vec::len).max().unwrap_or(0);
+    let at = |v: &[C], i: usize| if v.len() == 1 { v[0] } else { v[i] };
+    let v: Vec<C> = if let Some(f) = complex_math::unary(op).filter(|_| xs.len() == 1) {
+        xs[0].iter().map(|&x| f(x)).collect()
+    } else if let Some(f) = complex_math::binary(op).filter(|_| xs.len() == 2) {
+        (0..n).map(|i| f(at(&xs[0], i), at(&xs[1], i))).collect()
+    } else {
+        return Err(OpError::Invalid(format!(
+            "{op} cannot take {} operands",
+            xs.len()
+        )));
+    };
+    Ok(Literal::from_complex(o, &v)?)
+}
+
+/// The literal with one more minor dimension of size 2 holding `(a, b)` of each element.
+fn stack(a: &Literal, b: &Literal) -> Result<Literal, OpError> {
+    let mut s = a.shape();
+    s.layout = None;
+    s.dims.push(2);
+    let v: Vec<f64> = a
+        .to_f64_vec()
+        .into_iter()
+        .zip(b.to_f64_vec())
+        .flat_map(|(x, y)| [x, y])
+        .collect();
+    Ok(Literal::from_f64s(&s, &v)?)
+}
+
+/// dot on complex (or mixed) operands: one real dot per component.
+fn dot(ins: &Instruction, ops: &[&Literal]) -> Result<Literal, OpError> {
+    let o = out(ins)?;
+    let c = component_type(o.dtype)
+        .ok_or_else(|| OpError::Invalid(format!("a dot of complex operands gives {o}")))?;
+    let split = |l: &Literal| -> Result<(Literal, Literal), OpError> {
+        match l.planes() {
+            Some(p) => Ok(p),
+            None => {
+                let s = ArrayShape::new(c, l.shape().dims);
+                Ok((conversion::convert(l, &s)?, Literal::zeros(&s)?))
+            }
+        }
+    };
+    let ((ar, ai), (br, bi)) = (split(ops[0])?, split(ops[1])?);
+    let neg_ai = Literal::from_f64s(
+        &ai.shape(),
+        &ai.to_f64_vec().iter().map(|v| -v).collect::<Vec<_>>(),
+    )?;
+    let mut dd = ins.attrs.dot_dims.clone().unwrap_or_default();
+    dd.lhs_contracting.push(ar.dims().len() as i64);
+    dd.rhs_contracting.push(br.dims().len() as i64);
+    let ps = ArrayShape::new(c, o.dims.clone());
+    let re = contraction::dot(&stack(&ar, &neg_ai)?, &stack(&br, &bi)?, Some(&dd), &ps)?;
+    let im = contraction::dot(&stack(&ar, &ai)?, &stack(&bi, &br)?, Some(&dd), &ps)?;
+    Ok(Literal::from_planes(&re, &im)?.with_layout(o.layout.clone()))
+}
