@@ -1,6 +1,5 @@
 //! Built-in properties, declared with the same `#[xla_property]` users write.
 
-mod configurations;
 mod edge_programs;
 mod exhaustive;
 mod fusion_invariance;
