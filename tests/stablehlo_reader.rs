@@ -61,6 +61,10 @@ fn deep_nesting_and_garbage_do_not_panic() {
         "func.func @f(%a: tensor<",
         "\"stablehlo.add\"(",
         "%0:99999999999999999999 = x",
+        // found by the fuzzer: a multi-byte character inside a hex blob
+        "func.func @b() {\n  %0 = stablehlo.constant dense<\"0x0000803F0\u{40c}00040\"> : tensor<2xf32>\n}",
+        // a sign is not a hex digit
+        "func.func @b() {\n  %0 = stablehlo.constant dense<\"0x+1\"> : tensor<i8>\n}",
     ] {
         assert!(parse_stablehlo(junk).is_err(), "{junk}");
     }

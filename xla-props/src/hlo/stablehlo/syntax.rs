@@ -846,6 +846,12 @@ impl<'a> Cursor<'a> {
                 let hex = s
                     .strip_prefix("0x")
                     .ok_or((pos, "a dense string must be a 0x hex blob".to_string()))?;
+                // Digits are checked as ASCII bytes first: slicing the text
+                // by byte pairs would split a multi-byte character (a panic,
+                // found by the fuzzer), and `from_str_radix` takes a sign.
+                if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return err(pos, "bad hex digit in a dense blob");
+                }
                 if hex.len() % 2 != 0 {
                     return err(pos, "odd number of hex digits in a dense blob");
                 }
