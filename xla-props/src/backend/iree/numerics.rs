@@ -14,8 +14,8 @@ use Opcode::*;
 /// f16/bf16 math runs in f32).
 pub const IREE_CPU_FLUSHED: &[ElementType] = &[F16, Bf16, F32, F64];
 
-/// One measured approximation: op, result type, ulp budget, absolute allowance.
-pub type MeasuredBudget = (Opcode, ElementType, u64, f64);
+/// One measured approximation: the type xla-cpu's budgets use.
+pub use crate::backend::xla::numerics::MeasuredBudget;
 
 /// Maximum measured error per transcendental and type (f16: all inputs
 /// against the correctly rounded oracle; bf16: all inputs; f32: 1M inputs;
