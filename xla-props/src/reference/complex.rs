@@ -19,9 +19,9 @@
 //! `Unsupported`.
 
 use super::complex_math::{self, C};
-use super::eval::out;
+use super::error::out;
 use super::reduction::{reduce_window_with, reduce_with, Combiner};
-use super::{contraction, conversion, OpError, Run};
+use super::{contraction, conversion, Calls, OpError};
 use crate::hlo::{ArrayShape, ComparisonDirection, Instruction, Opcode, Shape};
 use crate::literal::{component_type, plane_shape, Literal, Value};
 
@@ -81,7 +81,7 @@ fn by_planes(op: Opcode) -> bool {
 
 /// Evaluates an instruction with complex operands or result.
 pub(crate) fn dispatch(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Value],
 ) -> Result<Value, OpError> {
@@ -189,7 +189,7 @@ fn plane_instruction(ins: &Instruction) -> Instruction {
 
 /// The real op on each plane; `comb` overrides a reduction's combiner.
 fn planes(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Literal],
     comb: Option<Combiner>,
@@ -234,7 +234,7 @@ fn planes(
 }
 
 fn reduce_planes(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     p: &Instruction,
     ops: &[&Value],
     comb: Combiner,
@@ -255,7 +255,7 @@ fn reduce_planes(
 
 /// reduce and reduce-window: a sum by planes (exact per component); any other
 /// reducer on c64 as a computation; on c128 unsupported.
-fn reduce(run: &mut Run<'_, '_>, ins: &Instruction, ops: &[&Literal]) -> Result<Value, OpError> {
+fn reduce(run: &mut dyn Calls, ins: &Instruction, ops: &[&Literal]) -> Result<Value, OpError> {
     let t = ops.first().map(|l| l.dtype());
     let sum = ops.len() == 2
         && ins.attrs.to_apply.is_some_and(|c| plain_add(run, c))
@@ -279,8 +279,8 @@ fn reduce(run: &mut Run<'_, '_>, ins: &Instruction, ops: &[&Literal]) -> Result<
 }
 
 /// Whether computation `c` is `add(p0, p1)` of its two parameters.
-fn plain_add(run: &Run<'_, '_>, c: crate::hlo::CompId) -> bool {
-    let Some(comp) = run.module.computations.get(c.index()) else {
+fn plain_add(run: &dyn Calls, c: crate::hlo::CompId) -> bool {
+    let Some(comp) = run.module().computations.get(c.index()) else {
         return false;
     };
     let params = comp.parameters();

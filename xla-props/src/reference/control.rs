@@ -1,6 +1,6 @@
 //! fusion, call, while, conditional.
 
-use super::{OpError, Run};
+use super::{Calls, OpError};
 use crate::hlo::{ElementType, Instruction};
 use crate::literal::Value;
 
@@ -14,7 +14,7 @@ fn args(ops: &[&Value]) -> Vec<Value> {
 
 /// fusion: evaluates the fused computation as a call (its values go to the hook).
 pub(crate) fn fusion(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Value],
 ) -> Result<Value, OpError> {
@@ -28,7 +28,7 @@ pub(crate) fn fusion(
 
 /// call: evaluates `to_apply` on the operands.
 pub(crate) fn call(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Value],
 ) -> Result<Value, OpError> {
@@ -54,7 +54,7 @@ fn truth(v: &Value) -> Result<bool, OpError> {
 /// of the evaluation's fuel, so a loop that never ends fails with
 /// `FuelExhausted` instead of hanging.
 pub(crate) fn while_loop(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     init: &Value,
 ) -> Result<Value, OpError> {
@@ -76,7 +76,7 @@ pub(crate) fn while_loop(
 /// conditional: a pred selector picks branch 0 (true) or 1 (false); an
 /// integer selector picks that branch, and out of range picks the last one.
 pub(crate) fn conditional(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Value],
 ) -> Result<Value, OpError> {

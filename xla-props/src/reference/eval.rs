@@ -1,101 +1,18 @@
 //! The evaluator state, the run loop, and the opcode dispatch.
 
+use super::error::out;
 use super::{
     complex, contraction, control, conversion, elementwise, indexing, reduction, shape_ops, topk,
+    Calls, EvalError, OpError,
 };
-use crate::hlo::{ArrayShape, CompId, Instruction, Module, Opcode, Shape};
-use crate::literal::{Literal, LiteralError, Value};
+use crate::hlo::{CompId, Instruction, Module, Opcode, Shape};
+use crate::literal::{Literal, Value};
 
 /// Default total number of while-loop iterations one evaluation may run.
 pub const DEFAULT_FUEL: u64 = 1_000_000;
 
 /// Calls nested deeper than this are reported as invalid (a call cycle).
 const MAX_CALL_DEPTH: usize = 64;
-
-/// Why an evaluation failed.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum EvalError {
-    /// The op (or this use of it: complex types, parse-only ops) is not evaluated.
-    #[error("unsupported {opcode}: {reason}")]
-    Unsupported {
-        /// The opcode.
-        opcode: Opcode,
-        /// Why.
-        reason: String,
-    },
-    /// While loops ran more iterations, in total, than the fuel limit.
-    #[error("while loop `{instruction}` ran out of fuel after {limit} iterations in total")]
-    FuelExhausted {
-        /// The while instruction that was running.
-        instruction: String,
-        /// The limit in force.
-        limit: u64,
-    },
-    /// The arguments do not match the entry computation's parameters.
-    #[error("bad arguments: {0}")]
-    BadArguments(String),
-    /// The module is malformed at this instruction.
-    #[error("invalid instruction `{instruction}`: {message}")]
-    Invalid {
-        /// The instruction's name.
-        instruction: String,
-        /// What is wrong.
-        message: String,
-    },
-}
-
-/// A kernel's failure, before the instruction it happened at is known.
-#[derive(Debug)]
-pub(crate) enum OpError {
-    /// The module is malformed.
-    Invalid(String),
-    /// Not evaluated by the reference.
-    Unsupported(String),
-    /// A failure inside a called computation (already attributed).
-    Nested(EvalError),
-}
-
-impl From<LiteralError> for OpError {
-    fn from(e: LiteralError) -> Self {
-        OpError::Invalid(e.to_string())
-    }
-}
-
-impl From<EvalError> for OpError {
-    fn from(e: EvalError) -> Self {
-        OpError::Nested(e)
-    }
-}
-
-impl OpError {
-    pub(crate) fn at_name(self, name: &str) -> EvalError {
-        match self {
-            OpError::Invalid(message) => EvalError::Invalid {
-                instruction: name.to_string(),
-                message,
-            },
-            OpError::Unsupported(reason) => EvalError::Invalid {
-                instruction: name.to_string(),
-                message: format!("unsupported: {reason}"),
-            },
-            OpError::Nested(e) => e,
-        }
-    }
-
-    fn at(self, ins: &Instruction) -> EvalError {
-        match self {
-            OpError::Invalid(message) => EvalError::Invalid {
-                instruction: ins.name.clone(),
-                message,
-            },
-            OpError::Unsupported(reason) => EvalError::Unsupported {
-                opcode: ins.opcode,
-                reason,
-            },
-            OpError::Nested(e) => e,
-        }
-    }
-}
 
 /// The values of one evaluation of a fused computation, given to the hook
 /// set with [`Evaluator::on_fusion`].
@@ -638,16 +555,6 @@ pub(crate) fn with_layouts(v: Value, shape: &Shape) -> Value {
     }
 }
 
-/// The instruction's array shape.
-pub(crate) fn out(ins: &Instruction) -> Result<&ArrayShape, OpError> {
-    ins.shape.as_array().ok_or_else(|| {
-        OpError::Invalid(format!(
-            "{} must have an array shape, not {}",
-            ins.opcode, ins.shape
-        ))
-    })
-}
-
 fn arr<'v>(ops: &[&'v Value], i: usize) -> Result<&'v Literal, OpError> {
     match ops.get(i) {
         Some(Value::Array(l)) => Ok(l),
@@ -661,4 +568,27 @@ fn arr<'v>(ops: &[&'v Value], i: usize) -> Result<&'v Literal, OpError> {
 
 fn arrs<'v>(ops: &[&'v Value]) -> Result<Vec<&'v Literal>, OpError> {
     (0..ops.len()).map(|i| arr(ops, i)).collect()
+}
+
+impl Calls for Run<'_, '_> {
+    fn module(&self) -> &Module {
+        self.module
+    }
+    fn call(&mut self, id: CompId, args: Vec<Value>) -> Result<Value, EvalError> {
+        Run::call(self, id, args)
+    }
+    fn call_fusion(
+        &mut self,
+        id: CompId,
+        args: Vec<Value>,
+        fusion: &str,
+    ) -> Result<Value, EvalError> {
+        Run::call_fusion(self, id, args, fusion)
+    }
+    fn burn_fuel(&mut self, ins: &Instruction) -> Result<(), EvalError> {
+        Run::burn_fuel(self, ins)
+    }
+    fn dispatch_real(&mut self, ins: &Instruction, ops: &[&Value]) -> Result<Value, OpError> {
+        Run::dispatch_real(self, ins, ops)
+    }
 }

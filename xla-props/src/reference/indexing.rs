@@ -4,10 +4,10 @@
 //! scatter drops every update whose whole window would not fit.
 
 use super::data::{bits, dims_of, from_bits, i128s, next_index, strides, take};
-use super::eval::out;
+use super::error::out;
 use super::reduction::Combiner;
 use super::scalar::ScalarFn;
-use super::{OpError, Run};
+use super::{Calls, OpError};
 use crate::hlo::{ArrayShape, ElementType, GatherDims, Instruction, Shape};
 use crate::literal::{Literal, Value};
 
@@ -269,7 +269,7 @@ pub(crate) fn gather(
 /// the combiner computation (so duplicate indices combine sequentially); an
 /// update whose window would not fit in the operand is dropped.
 pub(crate) fn scatter(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Literal],
 ) -> Result<Value, OpError> {
@@ -327,9 +327,9 @@ pub(crate) fn scatter(
         wsize[w] = ud[u];
     }
     let comb = if n == 1 {
-        Combiner::of(run.module, comp, types[0])
+        Combiner::of(run.module(), comp, types[0])
     } else {
-        Combiner::Computation(ScalarFn::new(run.module, comp))
+        Combiner::Computation(ScalarFn::new(run.module(), comp))
     };
     let st = strides(&xd);
     let mut res: Vec<Vec<u64>> = xs.iter().map(|x| bits(x)).collect();

@@ -34,6 +34,7 @@
 //! - Parse-only ops and complex types are [`EvalError::Unsupported`]; a
 //!   malformed module is [`EvalError::Invalid`] (never a panic).
 
+mod calls;
 mod complex;
 mod complex_math;
 mod contraction;
@@ -41,6 +42,7 @@ mod control;
 mod conversion;
 mod data;
 mod elementwise;
+mod error;
 mod eval;
 mod indexing;
 mod interval;
@@ -50,8 +52,11 @@ mod scalar;
 mod shape_ops;
 mod topk;
 
-pub use eval::{evaluate, evaluate_values, EvalError, Evaluator, FusionValues, DEFAULT_FUEL};
-pub(crate) use eval::{OpError, Run};
+pub(crate) use calls::Calls;
+pub use error::EvalError;
+pub(crate) use error::OpError;
+pub(crate) use eval::Run;
+pub use eval::{evaluate, evaluate_values, Evaluator, FusionValues, DEFAULT_FUEL};
 /// Whether the reference evaluates `op` although the opcode table lists it
 /// as parse-only (the complex ops `real`, `imag`, `complex`: they join no
 /// property's op group).

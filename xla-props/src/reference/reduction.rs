@@ -10,58 +10,14 @@
 
 use super::data::{bits, bits_value, dims_of, f64s, from_bits, next_index, strides};
 use super::elementwise::{binary, int_binary};
-use super::eval::out;
-use super::scalar::ScalarFn;
-use super::{math, OpError, Run};
+use super::error::out;
+use super::scalar::{plain, round_bits, ScalarFn};
+use super::{math, Calls, OpError};
 use crate::hlo::{ArrayShape, CompId, ElementType, Instruction, Module, Opcode, Shape, WindowDim};
-use crate::literal::{round_to_bits, Literal, Value};
+use crate::literal::{Literal, Value};
 
 fn bad(msg: impl Into<String>) -> OpError {
     OpError::Invalid(msg.into())
-}
-
-/// Rounds an exact (or round-to-odd) value into `t`'s bits.
-pub(crate) fn round_bits(v: f64, t: ElementType) -> u64 {
-    match t {
-        ElementType::F64 => v.to_bits(),
-        ElementType::F32 => (v as f32).to_bits() as u64,
-        _ => t.float_format().map_or(0, |f| round_to_bits(v, &f)),
-    }
-}
-
-/// Calls a scalar computation on scalar arguments; checks the result types.
-pub(crate) fn call_scalars(
-    run: &mut Run<'_, '_>,
-    comp: CompId,
-    args: &[(ElementType, u64)],
-    want: &[ElementType],
-) -> Result<Vec<u64>, OpError> {
-    let vals = args
-        .iter()
-        .map(|&(t, b)| from_bits(&ArrayShape::new(t, vec![]), &[b]).map(Value::Array))
-        .collect::<Result<Vec<_>, _>>()?;
-    let leaves = run.call(comp, vals)?.into_flat();
-    if leaves.len() != want.len() {
-        return Err(bad(format!(
-            "called computation returned {} values, expected {}",
-            leaves.len(),
-            want.len()
-        )));
-    }
-    leaves
-        .iter()
-        .zip(want)
-        .map(|(l, &t)| {
-            if l.element_count() == 1 && l.dtype() == t {
-                Ok(l.get_bits(0))
-            } else {
-                Err(bad(format!(
-                    "called computation returned {}, expected a {t} scalar",
-                    l.shape()
-                )))
-            }
-        })
-        .collect()
 }
 
 /// A scalar combiner `f(acc, x)`: a recognized plain binary op, or a computation.
@@ -123,7 +79,7 @@ impl Combiner {
     /// `f(acc, x)` on bits of one type (plain combiners only have one operand).
     pub(crate) fn apply(
         &self,
-        run: &mut Run<'_, '_>,
+        run: &mut dyn Calls,
         acc: &[u64],
         x: &[u64],
         types: &[ElementType],
@@ -141,34 +97,6 @@ impl Combiner {
             }
         }
     }
-}
-
-/// A plain binary op on scalar bits, with the elementwise semantics.
-pub(crate) fn plain(op: Opcode, t: ElementType, a: u64, b: u64) -> Result<u64, OpError> {
-    if t.is_float() {
-        let f = math::binary(op).ok_or_else(|| bad(format!("{op} on {t}")))?;
-        return Ok(round_bits(f(bits_value(a, t), bits_value(b, t)), t));
-    }
-    let w = t.bit_width();
-    let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
-    if t.is_pred() {
-        return Ok(match op {
-            Opcode::And | Opcode::Minimum | Opcode::Multiply => a & b,
-            Opcode::Xor => a ^ b,
-            _ => a | b,
-        } & 1);
-    }
-    let f = int_binary(op).ok_or_else(|| bad(format!("{op} on {t}")))?;
-    let val = |v: u64| {
-        let v = v as i128;
-        if t.is_signed_int() {
-            let s = 128 - w;
-            (v << s) >> s
-        } else {
-            v
-        }
-    };
-    Ok((f(val(a), val(b), w, t.is_signed_int()) as u64) & mask)
 }
 
 /// The exact sum of `xs`, as an f64 that rounds ONCE into `t` correctly:
@@ -333,7 +261,7 @@ impl Folder {
     }
 
     /// Folds the elements at flat indices `idx` (in this order) into the init values.
-    fn fold(&self, run: &mut Run<'_, '_>, idx: &[usize]) -> Result<Vec<u64>, OpError> {
+    fn fold(&self, run: &mut dyn Calls, idx: &[usize]) -> Result<Vec<u64>, OpError> {
         match self.comb {
             Combiner::Plain(Opcode::Add, t) if t.is_float() => {
                 let mut v = Vec::with_capacity(idx.len() + 1);
@@ -437,7 +365,7 @@ fn assemble(
 
 /// reduce over `dimensions`, variadic.
 pub(crate) fn reduce(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Literal],
 ) -> Result<Value, OpError> {
@@ -447,13 +375,13 @@ pub(crate) fn reduce(
 /// reduce, with `comb` (when given) in place of the reducer's own combiner
 /// (a complex sum reduces each plane with the component type's `add`).
 pub(crate) fn reduce_with(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Literal],
     comb: Option<Combiner>,
 ) -> Result<Value, OpError> {
     let (xs, inits) = halves(ops)?;
-    let folder = Folder::new(run.module, ins.attrs.to_apply, &xs, &inits, comb)?;
+    let folder = Folder::new(run.module(), ins.attrs.to_apply, &xs, &inits, comb)?;
     let xd = xs[0].dims().to_vec();
     let red = ins
         .attrs
@@ -567,7 +495,7 @@ fn check_window(win: &[WindowDim], rank: usize) -> Result<(), OpError> {
 
 /// reduce-window, variadic, with padding and base/window dilation.
 pub(crate) fn reduce_window(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Literal],
 ) -> Result<Value, OpError> {
@@ -576,13 +504,13 @@ pub(crate) fn reduce_window(
 
 /// reduce-window, with `comb` (when given) in place of the reducer's own combiner.
 pub(crate) fn reduce_window_with(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Literal],
     comb: Option<Combiner>,
 ) -> Result<Value, OpError> {
     let (xs, inits) = halves(ops)?;
-    let folder = Folder::new(run.module, ins.attrs.to_apply, &xs, &inits, comb)?;
+    let folder = Folder::new(run.module(), ins.attrs.to_apply, &xs, &inits, comb)?;
     let xd = xs[0].dims().to_vec();
     let win = ins
         .attrs
@@ -614,7 +542,7 @@ pub(crate) fn reduce_window_with(
 /// window (first valid element, replaced by each later one the selector does
 /// not prefer) gets the source value scattered into it (row-major source order).
 pub(crate) fn select_and_scatter(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Literal],
 ) -> Result<Literal, OpError> {
@@ -642,7 +570,7 @@ pub(crate) fn select_and_scatter(
     if sd.len() != xd.len() {
         return Err(bad("source rank differs from the operand's"));
     }
-    let comb = Combiner::of(run.module, sc, t);
+    let comb = Combiner::of(run.module(), sc, t);
     let result = out(ins)?;
     if result.dtype != t || dims_of(result)? != xd {
         return Err(bad(format!(
@@ -653,7 +581,7 @@ pub(crate) fn select_and_scatter(
     let xb = bits(x);
     let sb = bits(src);
     let st = strides(&xd);
-    let select = ScalarFn::new(run.module, sel);
+    let select = ScalarFn::new(run.module(), sel);
     let mut regs = Vec::new();
     let mut res = vec![bits(init)[0]; xb.len()];
     let mut o = vec![0usize; sd.len()];
@@ -687,7 +615,7 @@ pub(crate) fn select_and_scatter(
 /// computation. The sort is always stable (a merge sort), which is a valid
 /// result for `is_stable=false` too.
 pub(crate) fn sort(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Literal],
 ) -> Result<Value, OpError> {
@@ -717,7 +645,7 @@ pub(crate) fn sort(
     let mut outer_dims = xd.clone();
     outer_dims[d] = 1;
     let n_outer: usize = outer_dims.iter().product();
-    let less_fn = ScalarFn::new(run.module, cmp);
+    let less_fn = ScalarFn::new(run.module(), cmp);
     let mut regs = Vec::new();
     let mut args: Vec<(ElementType, u64)> = Vec::with_capacity(2 * types.len());
     let mut o = vec![0usize; xd.len()];
@@ -784,7 +712,7 @@ fn merge_sort(
 
 /// map: applies `to_apply` to the operands elementwise.
 pub(crate) fn map(
-    run: &mut Run<'_, '_>,
+    run: &mut dyn Calls,
     ins: &Instruction,
     ops: &[&Literal],
 ) -> Result<Literal, OpError> {
@@ -797,7 +725,8 @@ pub(crate) fn map(
     if ops.iter().any(|x| x.dims() != first.dims()) {
         return Err(bad("map operands differ in shape"));
     }
-    if let ([a, b], Combiner::Plain(op, t)) = (ops, Combiner::of(run.module, comp, first.dtype())) {
+    if let ([a, b], Combiner::Plain(op, t)) = (ops, Combiner::of(run.module(), comp, first.dtype()))
+    {
         if b.dtype() == t && o.dtype == t {
             return binary(op, a, b, o);
         }
@@ -805,7 +734,7 @@ pub(crate) fn map(
     let types: Vec<ElementType> = ops.iter().map(|x| x.dtype()).collect();
     let cols: Vec<Vec<u64>> = ops.iter().map(|x| bits(x)).collect();
     let n = first.element_count();
-    let body = ScalarFn::new(run.module, comp);
+    let body = ScalarFn::new(run.module(), comp);
     let mut regs = Vec::new();
     let mut res = Vec::with_capacity(n);
     for i in 0..n {

@@ -3,11 +3,17 @@
 //! element does not build literals. Same semantics as the array kernels;
 //! computations using anything else fall back to a full call.
 
-use super::data::{bits_value, int_to_f64_odd};
+use super::data::{bits_value, from_bits, int_to_f64_odd};
 use super::elementwise::{direction_holds, int_binary, int_unary, total_order_key};
-use super::reduction::{plain, round_bits};
-use super::{math, shape_ops, OpError, Run};
-use crate::hlo::{CompId, ComparisonDirection, ComparisonType, ElementType, Module, Opcode, Shape};
+use super::{math, shape_ops, Calls, OpError};
+use crate::hlo::{
+    ArrayShape, CompId, ComparisonDirection, ComparisonType, ElementType, Module, Opcode, Shape,
+};
+use crate::literal::{round_to_bits, Value};
+
+fn bad(msg: impl Into<String>) -> OpError {
+    OpError::Invalid(msg.into())
+}
 
 #[derive(Clone, Debug)]
 enum Step {
@@ -287,7 +293,7 @@ impl ScalarFn {
     /// Applies it to scalar arguments; checks the result types against `want`.
     pub(crate) fn apply(
         &self,
-        run: &mut Run<'_, '_>,
+        run: &mut dyn Calls,
         args: &[(ElementType, u64)],
         want: &[ElementType],
         regs: &mut Vec<u64>,
@@ -301,7 +307,79 @@ impl ScalarFn {
                 }
                 p.run(args, regs)
             }
-            ScalarFn::Call(c) => super::reduction::call_scalars(run, *c, args, want),
+            ScalarFn::Call(c) => call_scalars(run, *c, args, want),
         }
     }
+}
+
+/// Rounds an exact (or round-to-odd) value into `t`'s bits.
+pub(crate) fn round_bits(v: f64, t: ElementType) -> u64 {
+    match t {
+        ElementType::F64 => v.to_bits(),
+        ElementType::F32 => (v as f32).to_bits() as u64,
+        _ => t.float_format().map_or(0, |f| round_to_bits(v, &f)),
+    }
+}
+
+/// Calls a scalar computation on scalar arguments; checks the result types.
+pub(crate) fn call_scalars(
+    run: &mut dyn Calls,
+    comp: CompId,
+    args: &[(ElementType, u64)],
+    want: &[ElementType],
+) -> Result<Vec<u64>, OpError> {
+    let vals = args
+        .iter()
+        .map(|&(t, b)| from_bits(&ArrayShape::new(t, vec![]), &[b]).map(Value::Array))
+        .collect::<Result<Vec<_>, _>>()?;
+    let leaves = run.call(comp, vals)?.into_flat();
+    if leaves.len() != want.len() {
+        return Err(bad(format!(
+            "called computation returned {} values, expected {}",
+            leaves.len(),
+            want.len()
+        )));
+    }
+    leaves
+        .iter()
+        .zip(want)
+        .map(|(l, &t)| {
+            if l.element_count() == 1 && l.dtype() == t {
+                Ok(l.get_bits(0))
+            } else {
+                Err(bad(format!(
+                    "called computation returned {}, expected a {t} scalar",
+                    l.shape()
+                )))
+            }
+        })
+        .collect()
+}
+
+/// A plain binary op on scalar bits, with the elementwise semantics.
+pub(crate) fn plain(op: Opcode, t: ElementType, a: u64, b: u64) -> Result<u64, OpError> {
+    if t.is_float() {
+        let f = math::binary(op).ok_or_else(|| bad(format!("{op} on {t}")))?;
+        return Ok(round_bits(f(bits_value(a, t), bits_value(b, t)), t));
+    }
+    let w = t.bit_width();
+    let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+    if t.is_pred() {
+        return Ok(match op {
+            Opcode::And | Opcode::Minimum | Opcode::Multiply => a & b,
+            Opcode::Xor => a ^ b,
+            _ => a | b,
+        } & 1);
+    }
+    let f = int_binary(op).ok_or_else(|| bad(format!("{op} on {t}")))?;
+    let val = |v: u64| {
+        let v = v as i128;
+        if t.is_signed_int() {
+            let s = 128 - w;
+            (v << s) >> s
+        } else {
+            v
+        }
+    };
+    Ok((f(val(a), val(b), w, t.is_signed_int()) as u64) & mask)
 }
