@@ -5,7 +5,7 @@
 //! its requirements "unchecked", which the caller reports.
 
 use super::graph::{Graph, Node, Reducer};
-use crate::hlo::{ComparisonDirection, ConstantData, ElementType, Module, Opcode};
+use crate::hlo::{ComparisonDirection, ConstantData, ElementType, Instruction, Module, Opcode};
 use crate::literal::{round_to_type, Literal};
 
 /// The most elements one node may have for the point check to evaluate it.
@@ -74,6 +74,257 @@ fn round(x: f64, t: ElementType) -> f64 {
     }
 }
 
+/// One node's evaluation: its operands' values and its instruction.
+struct NodeEval<'a> {
+    g: &'a Graph,
+    n: &'a Node,
+    instr: &'a Instruction,
+    vals: &'a [Option<Vec<f64>>],
+    dtype: ElementType,
+    count: usize,
+}
+
+/// `v[i]`, with a scalar standing for every element.
+fn at(v: &[f64], i: usize) -> f64 {
+    if v.len() == 1 {
+        v[0]
+    } else {
+        v[i]
+    }
+}
+
+impl NodeEval<'_> {
+    fn operand(&self, k: usize) -> Option<&Vec<f64>> {
+        self.vals.get(*self.n.operands.get(k)?)?.as_ref()
+    }
+
+    /// An elementwise operand: it must match the result's element count (or be a scalar).
+    fn same(&self, k: usize) -> Option<&Vec<f64>> {
+        self.operand(k)
+            .filter(|v| v.len() == self.count || v.len() == 1)
+    }
+
+    fn operand_dims(&self, k: usize) -> Option<Vec<usize>> {
+        Some(udims(self.g.nodes.get(*self.n.operands.get(k)?)?))
+    }
+
+    fn unary(&self, f: &dyn Fn(f64) -> f64) -> Option<Vec<f64>> {
+        let x = self.same(0)?;
+        Some(
+            (0..self.count)
+                .map(|i| round(f(at(x, i)), self.dtype))
+                .collect(),
+        )
+    }
+
+    fn binary(&self, f: &dyn Fn(f64, f64) -> f64) -> Option<Vec<f64>> {
+        let (x, y) = (self.operand(0)?, self.operand(1)?);
+        Some(
+            (0..self.count)
+                .map(|i| round(f(at(x, i), at(y, i)), self.dtype))
+                .collect(),
+        )
+    }
+
+    fn constant(&self) -> Option<Vec<f64>> {
+        let v: Vec<f64> = match self.instr.attrs.constant.as_ref()? {
+            ConstantData::Float(v) => v.clone(),
+            ConstantData::Int(v) => v.iter().map(|&x| x as f64).collect(),
+            ConstantData::Pred(v) => v.iter().map(|&b| b as u8 as f64).collect(),
+            _ => return None,
+        };
+        (v.len() == self.count || v.len() == 1)
+            .then(|| (0..self.count).map(|i| at(&v, i)).collect())
+    }
+
+    fn iota(&self) -> Option<Vec<f64>> {
+        let d = usize::try_from(self.instr.attrs.iota_dimension?).ok()?;
+        let dims = udims(self.n);
+        Some(
+            (0..self.count)
+                .map(|i| round(index_of(i, &dims)[d] as f64, self.dtype))
+                .collect(),
+        )
+    }
+
+    fn bitcast(&self) -> Option<Vec<f64>> {
+        let o = self.g.nodes.get(*self.n.operands.first()?)?;
+        (o.dtype == Some(self.dtype))
+            .then(|| self.operand(0).cloned())
+            .flatten()
+    }
+
+    fn convert(&self) -> Option<Vec<f64>> {
+        let x = self.same(0)?;
+        let to_int = self.dtype.int_range().filter(|_| !self.dtype.is_float());
+        Some(
+            (0..self.count)
+                .map(|i| {
+                    let v = at(x, i);
+                    match to_int {
+                        Some(_) if v.is_nan() => 0.0,
+                        Some((min, max)) => v.trunc().clamp(min as f64, max as f64),
+                        None => round(v, self.dtype),
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// A shape op: each output element copies the operand element at the
+    /// index `source` maps its index to (None: not evaluable).
+    fn gather_from(&self, source: impl Fn(&[usize]) -> Option<Vec<usize>>) -> Option<Vec<f64>> {
+        let x = self.operand(0)?;
+        let dims = udims(self.n);
+        let in_dims = self.operand_dims(0)?;
+        (0..self.count)
+            .map(|i| get(x, flat_of(&source(&index_of(i, &dims))?, &in_dims)))
+            .collect()
+    }
+
+    fn broadcast(&self) -> Option<Vec<f64>> {
+        let map = self.instr.attrs.dimensions.clone().unwrap_or_default();
+        if map.len() != self.operand_dims(0)?.len() {
+            return None;
+        }
+        self.gather_from(|idx| {
+            map.iter()
+                .map(|&d| usize::try_from(d).ok().and_then(|d| idx.get(d).copied()))
+                .collect()
+        })
+    }
+
+    fn transpose(&self) -> Option<Vec<f64>> {
+        let perm = self.instr.attrs.dimensions.clone()?;
+        let rank = self.operand_dims(0)?.len();
+        if perm.len() != rank || perm.len() != self.n.dims.len() {
+            return None;
+        }
+        self.gather_from(|idx| {
+            let mut src = vec![0; rank];
+            for (k, &p) in perm.iter().enumerate() {
+                *src.get_mut(usize::try_from(p).ok()?)? = idx[k];
+            }
+            Some(src)
+        })
+    }
+
+    fn slice(&self) -> Option<Vec<f64>> {
+        let sl = self.instr.attrs.slice.clone()?;
+        let in_dims = self.operand_dims(0)?;
+        if sl.len() != self.n.dims.len() || in_dims.len() != self.n.dims.len() {
+            return None;
+        }
+        self.gather_from(|idx| {
+            idx.iter()
+                .zip(&sl)
+                .zip(&in_dims)
+                .map(|((&j, s), &d)| {
+                    let k = s.start.checked_add((j as i64).checked_mul(s.stride)?)?;
+                    usize::try_from(k).ok().filter(|&k| k < d)
+                })
+                .collect()
+        })
+    }
+
+    fn reverse(&self) -> Option<Vec<f64>> {
+        let rev = self.instr.attrs.dimensions.clone().unwrap_or_default();
+        let dims = udims(self.n);
+        if rev
+            .iter()
+            .any(|&d| usize::try_from(d).map_or(true, |d| d >= dims.len()))
+        {
+            return None;
+        }
+        self.gather_from(|idx| {
+            let mut idx = idx.to_vec();
+            for &d in &rev {
+                let d = d as usize;
+                idx[d] = dims[d] - 1 - idx[d];
+            }
+            Some(idx)
+        })
+    }
+
+    fn select(&self) -> Option<Vec<f64>> {
+        let (p, a, b) = (self.same(0)?, self.same(1)?, self.same(2)?);
+        Some(
+            (0..self.count)
+                .map(|i| if at(p, i) != 0.0 { at(a, i) } else { at(b, i) })
+                .collect(),
+        )
+    }
+
+    fn clamp(&self) -> Option<Vec<f64>> {
+        let (lo, x, hi) = (self.same(0)?, self.same(1)?, self.same(2)?);
+        Some(
+            (0..self.count)
+                .map(|i| at(x, i).max(at(lo, i)).min(at(hi, i)))
+                .collect(),
+        )
+    }
+
+    fn compare(&self) -> Option<Vec<f64>> {
+        let dir = self.instr.attrs.direction?;
+        let (x, y) = (self.same(0)?, self.same(1)?);
+        Some(
+            (0..self.count)
+                .map(|i| {
+                    let (a, b) = (at(x, i), at(y, i));
+                    let r = match dir {
+                        ComparisonDirection::Eq => a == b,
+                        ComparisonDirection::Ne => a != b,
+                        ComparisonDirection::Lt => a < b,
+                        ComparisonDirection::Le => a <= b,
+                        ComparisonDirection::Gt => a > b,
+                        ComparisonDirection::Ge => a >= b,
+                    };
+                    r as u8 as f64
+                })
+                .collect(),
+        )
+    }
+
+    fn reduce(&self) -> Option<Vec<f64>> {
+        let (x, init) = (self.operand(0)?, self.operand(1)?);
+        let f: fn(f64, f64) -> f64 = match self.n.reducer? {
+            Reducer::Add => |a, b| a + b,
+            Reducer::Mul => |a, b| a * b,
+            Reducer::Max => f64::max,
+            Reducer::Min => f64::min,
+            Reducer::Other => return None,
+        };
+        let reduced = self.instr.attrs.dimensions.clone().unwrap_or_default();
+        let in_dims = self.operand_dims(0)?;
+        let kept: Vec<usize> = (0..in_dims.len())
+            .filter(|d| !reduced.contains(&(*d as i64)))
+            .collect();
+        let out_dims: Vec<usize> = kept.iter().map(|&d| in_dims[d]).collect();
+        if x.len() != in_dims.iter().product::<usize>()
+            || out_dims.iter().product::<usize>() != self.count
+        {
+            return None;
+        }
+        let mut acc = vec![*init.first()?; self.count];
+        for (i, &v) in x.iter().enumerate() {
+            let idx = index_of(i, &in_dims);
+            let o: Vec<usize> = kept.iter().map(|&d| idx[d]).collect();
+            let slot = acc.get_mut(flat_of(&o, &out_dims))?;
+            *slot = round(f(*slot, v), self.dtype);
+        }
+        Some(acc)
+    }
+}
+
+/// NaN-propagating max/min (XLA's semantics).
+fn nan_or(a: f64, b: f64, f: fn(f64, f64) -> f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        f(a, b)
+    }
+}
+
 fn eval_node(
     module: &Module,
     g: &Graph,
@@ -81,278 +332,64 @@ fn eval_node(
     args: &[Literal],
     vals: &[Option<Vec<f64>>],
 ) -> Option<Vec<f64>> {
-    let dtype = n.dtype?;
-    let count = n.element_count();
-    let instr = module.comp(n.comp).instr(n.instr);
-    let operand = |k: usize| -> Option<&Vec<f64>> { vals.get(*n.operands.get(k)?)?.as_ref() };
-    // elementwise operands must match the result's element count (or be scalars)
-    let same =
-        |k: usize| -> Option<&Vec<f64>> { operand(k).filter(|v| v.len() == count || v.len() == 1) };
-    let at = |v: &Vec<f64>, i: usize| -> f64 {
-        if v.len() == 1 {
-            v[0]
-        } else {
-            v[i]
-        }
+    let e = NodeEval {
+        g,
+        n,
+        instr: module.comp(n.comp).instr(n.instr),
+        vals,
+        dtype: n.dtype?,
+        count: n.element_count(),
     };
-    let unary = |f: &dyn Fn(f64) -> f64| -> Option<Vec<f64>> {
-        let x = same(0)?;
-        Some((0..count).map(|i| round(f(at(x, i)), dtype)).collect())
-    };
-    let binary = |f: &dyn Fn(f64, f64) -> f64| -> Option<Vec<f64>> {
-        let (x, y) = (operand(0)?, operand(1)?);
-        Some(
-            (0..count)
-                .map(|i| round(f(at(x, i), at(y, i)), dtype))
-                .collect(),
-        )
-    };
-    let float = dtype.is_float();
+    let float = e.dtype.is_float();
     match n.opcode {
-        Opcode::Parameter => {
-            let lit = args.get(n.param?)?;
-            Some(lit.to_f64_vec())
-        }
-        Opcode::Constant => {
-            let v: Vec<f64> = match instr.attrs.constant.as_ref()? {
-                ConstantData::Float(v) => v.clone(),
-                ConstantData::Int(v) => v.iter().map(|&x| x as f64).collect(),
-                ConstantData::Pred(v) => v.iter().map(|&b| b as u8 as f64).collect(),
-                _ => return None,
-            };
-            (v.len() == count || v.len() == 1).then(|| (0..count).map(|i| at(&v, i)).collect())
-        }
-        Opcode::Iota => {
-            let d = usize::try_from(instr.attrs.iota_dimension?).ok()?;
-            let dims = udims(n);
-            Some(
-                (0..count)
-                    .map(|i| round(index_of(i, &dims)[d] as f64, dtype))
-                    .collect(),
-            )
-        }
-        Opcode::Reshape | Opcode::Copy => same(0).filter(|v| v.len() == count).cloned(),
-        Opcode::Bitcast => {
-            let o = &g.nodes[*n.operands.first()?];
-            (o.dtype == Some(dtype))
-                .then(|| operand(0).cloned())
-                .flatten()
-        }
-        Opcode::Convert => {
-            let x = same(0)?;
-            Some(
-                (0..count)
-                    .map(|i| {
-                        let v = at(x, i);
-                        match dtype.int_range() {
-                            Some((min, max)) if !float => {
-                                if v.is_nan() {
-                                    0.0
-                                } else {
-                                    v.trunc().clamp(min as f64, max as f64)
-                                }
-                            }
-                            _ => round(v, dtype),
-                        }
-                    })
-                    .collect(),
-            )
-        }
-        Opcode::Broadcast => {
-            let x = operand(0)?;
-            let map = instr.attrs.dimensions.clone().unwrap_or_default();
-            let dims = udims(n);
-            let in_dims = udims(&g.nodes[n.operands[0]]);
-            if map.len() != in_dims.len() {
-                return None;
-            }
-            (0..count)
-                .map(|i| {
-                    let idx = index_of(i, &dims);
-                    let src: Option<Vec<usize>> = map
-                        .iter()
-                        .map(|&d| usize::try_from(d).ok().and_then(|d| idx.get(d).copied()))
-                        .collect();
-                    get(x, flat_of(&src?, &in_dims))
-                })
-                .collect()
-        }
-        Opcode::Transpose => {
-            let x = operand(0)?;
-            let perm = instr.attrs.dimensions.clone()?;
-            let dims = udims(n);
-            let in_dims = udims(&g.nodes[n.operands[0]]);
-            if perm.len() != in_dims.len() || perm.len() != dims.len() {
-                return None;
-            }
-            (0..count)
-                .map(|i| {
-                    let idx = index_of(i, &dims);
-                    let mut src = vec![0; in_dims.len()];
-                    for (k, &p) in perm.iter().enumerate() {
-                        *src.get_mut(usize::try_from(p).ok()?)? = idx[k];
-                    }
-                    get(x, flat_of(&src, &in_dims))
-                })
-                .collect()
-        }
-        Opcode::Slice => {
-            let x = operand(0)?;
-            let sl = instr.attrs.slice.clone()?;
-            let dims = udims(n);
-            let in_dims = udims(&g.nodes[n.operands[0]]);
-            if sl.len() != dims.len() || in_dims.len() != dims.len() {
-                return None;
-            }
-            (0..count)
-                .map(|i| {
-                    let idx = index_of(i, &dims);
-                    let src: Option<Vec<usize>> = idx
-                        .iter()
-                        .zip(&sl)
-                        .zip(&in_dims)
-                        .map(|((&j, s), &d)| {
-                            let k = s.start.checked_add((j as i64).checked_mul(s.stride)?)?;
-                            usize::try_from(k).ok().filter(|&k| k < d)
-                        })
-                        .collect();
-                    get(x, flat_of(&src?, &in_dims))
-                })
-                .collect()
-        }
-        Opcode::Reverse => {
-            let x = operand(0)?;
-            let rev = instr.attrs.dimensions.clone().unwrap_or_default();
-            let dims = udims(n);
-            if rev
-                .iter()
-                .any(|&d| usize::try_from(d).map_or(true, |d| d >= dims.len()))
-            {
-                return None;
-            }
-            (0..count)
-                .map(|i| {
-                    let mut idx = index_of(i, &dims);
-                    for &d in &rev {
-                        let d = d as usize;
-                        idx[d] = dims[d] - 1 - idx[d];
-                    }
-                    get(x, flat_of(&idx, &dims))
-                })
-                .collect()
-        }
-        Opcode::Negate => unary(&|x| -x),
-        Opcode::Abs => unary(&f64::abs),
-        Opcode::Sign => unary(&|x| {
+        Opcode::Parameter => Some(args.get(n.param?)?.to_f64_vec()),
+        Opcode::Constant => e.constant(),
+        Opcode::Iota => e.iota(),
+        Opcode::Reshape | Opcode::Copy => e.same(0).filter(|v| v.len() == e.count).cloned(),
+        Opcode::Bitcast => e.bitcast(),
+        Opcode::Convert => e.convert(),
+        Opcode::Broadcast => e.broadcast(),
+        Opcode::Transpose => e.transpose(),
+        Opcode::Slice => e.slice(),
+        Opcode::Reverse => e.reverse(),
+        Opcode::Negate => e.unary(&|x| -x),
+        Opcode::Abs => e.unary(&f64::abs),
+        Opcode::Sign => e.unary(&|x| {
             if x == 0.0 || x.is_nan() {
                 x
             } else {
                 x.signum()
             }
         }),
-        Opcode::Ceil if float => unary(&f64::ceil),
-        Opcode::Floor if float => unary(&f64::floor),
-        Opcode::RoundNearestAfz if float => unary(&f64::round),
-        Opcode::RoundNearestEven if float => unary(&f64::round_ties_even),
-        Opcode::Exponential if float => unary(&f64::exp),
-        Opcode::ExponentialMinusOne if float => unary(&f64::exp_m1),
-        Opcode::Log if float => unary(&f64::ln),
-        Opcode::LogPlusOne if float => unary(&f64::ln_1p),
-        Opcode::Logistic if float => unary(&|x| 1.0 / (1.0 + (-x).exp())),
-        Opcode::Sine if float => unary(&f64::sin),
-        Opcode::Cosine if float => unary(&f64::cos),
-        Opcode::Tan if float => unary(&f64::tan),
-        Opcode::Tanh if float => unary(&f64::tanh),
-        Opcode::Sqrt if float => unary(&f64::sqrt),
-        Opcode::Rsqrt if float => unary(&|x| 1.0 / x.sqrt()),
-        Opcode::Cbrt if float => unary(&f64::cbrt),
-        Opcode::Add => binary(&|a, b| a + b),
-        Opcode::Subtract => binary(&|a, b| a - b),
-        Opcode::Multiply => binary(&|a, b| a * b),
-        Opcode::Divide if float => binary(&|a, b| a / b),
-        Opcode::Remainder if float => binary(&|a, b| a % b),
-        Opcode::Power if float => binary(&f64::powf),
-        Opcode::Atan2 if float => binary(&f64::atan2),
-        Opcode::Maximum => binary(&|a, b| {
-            if a.is_nan() || b.is_nan() {
-                f64::NAN
-            } else {
-                a.max(b)
-            }
-        }),
-        Opcode::Minimum => binary(&|a, b| {
-            if a.is_nan() || b.is_nan() {
-                f64::NAN
-            } else {
-                a.min(b)
-            }
-        }),
-        Opcode::Select => {
-            let (p, a, b) = (same(0)?, same(1)?, same(2)?);
-            Some(
-                (0..count)
-                    .map(|i| if at(p, i) != 0.0 { at(a, i) } else { at(b, i) })
-                    .collect(),
-            )
-        }
-        Opcode::Clamp => {
-            let (lo, x, hi) = (same(0)?, same(1)?, same(2)?);
-            Some(
-                (0..count)
-                    .map(|i| at(x, i).max(at(lo, i)).min(at(hi, i)))
-                    .collect(),
-            )
-        }
-        Opcode::Compare => {
-            let dir = instr.attrs.direction?;
-            let (x, y) = (same(0)?, same(1)?);
-            Some(
-                (0..count)
-                    .map(|i| {
-                        let (a, b) = (at(x, i), at(y, i));
-                        let r = match dir {
-                            ComparisonDirection::Eq => a == b,
-                            ComparisonDirection::Ne => a != b,
-                            ComparisonDirection::Lt => a < b,
-                            ComparisonDirection::Le => a <= b,
-                            ComparisonDirection::Gt => a > b,
-                            ComparisonDirection::Ge => a >= b,
-                        };
-                        r as u8 as f64
-                    })
-                    .collect(),
-            )
-        }
-        Opcode::Reduce => {
-            let (x, init) = (operand(0)?, operand(1)?);
-            let reducer = n.reducer?;
-            let f: fn(f64, f64) -> f64 = match reducer {
-                Reducer::Add => |a, b| a + b,
-                Reducer::Mul => |a, b| a * b,
-                Reducer::Max => f64::max,
-                Reducer::Min => f64::min,
-                Reducer::Other => return None,
-            };
-            let reduced = instr.attrs.dimensions.clone().unwrap_or_default();
-            let in_dims = udims(&g.nodes[n.operands[0]]);
-            let kept: Vec<usize> = (0..in_dims.len())
-                .filter(|d| !reduced.contains(&(*d as i64)))
-                .collect();
-            let out_dims: Vec<usize> = kept.iter().map(|&d| in_dims[d]).collect();
-            if x.len() != in_dims.iter().product::<usize>()
-                || out_dims.iter().product::<usize>() != count
-            {
-                return None;
-            }
-            let mut acc = vec![*init.first()?; count];
-            for (i, &v) in x.iter().enumerate() {
-                let idx = index_of(i, &in_dims);
-                let o: Vec<usize> = kept.iter().map(|&d| idx[d]).collect();
-                let slot = acc.get_mut(flat_of(&o, &out_dims))?;
-                *slot = round(f(*slot, v), dtype);
-            }
-            Some(acc)
-        }
+        Opcode::Ceil if float => e.unary(&f64::ceil),
+        Opcode::Floor if float => e.unary(&f64::floor),
+        Opcode::RoundNearestAfz if float => e.unary(&f64::round),
+        Opcode::RoundNearestEven if float => e.unary(&f64::round_ties_even),
+        Opcode::Exponential if float => e.unary(&f64::exp),
+        Opcode::ExponentialMinusOne if float => e.unary(&f64::exp_m1),
+        Opcode::Log if float => e.unary(&f64::ln),
+        Opcode::LogPlusOne if float => e.unary(&f64::ln_1p),
+        Opcode::Logistic if float => e.unary(&|x| 1.0 / (1.0 + (-x).exp())),
+        Opcode::Sine if float => e.unary(&f64::sin),
+        Opcode::Cosine if float => e.unary(&f64::cos),
+        Opcode::Tan if float => e.unary(&f64::tan),
+        Opcode::Tanh if float => e.unary(&f64::tanh),
+        Opcode::Sqrt if float => e.unary(&f64::sqrt),
+        Opcode::Rsqrt if float => e.unary(&|x| 1.0 / x.sqrt()),
+        Opcode::Cbrt if float => e.unary(&f64::cbrt),
+        Opcode::Add => e.binary(&|a, b| a + b),
+        Opcode::Subtract => e.binary(&|a, b| a - b),
+        Opcode::Multiply => e.binary(&|a, b| a * b),
+        Opcode::Divide if float => e.binary(&|a, b| a / b),
+        Opcode::Remainder if float => e.binary(&|a, b| a % b),
+        Opcode::Power if float => e.binary(&f64::powf),
+        Opcode::Atan2 if float => e.binary(&f64::atan2),
+        Opcode::Maximum => e.binary(&|a, b| nan_or(a, b, f64::max)),
+        Opcode::Minimum => e.binary(&|a, b| nan_or(a, b, f64::min)),
+        Opcode::Select => e.select(),
+        Opcode::Clamp => e.clamp(),
+        Opcode::Compare => e.compare(),
+        Opcode::Reduce => e.reduce(),
         _ => None,
     }
 }
