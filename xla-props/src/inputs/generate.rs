@@ -9,7 +9,8 @@ use super::distribution::{
 use super::graph::{Graph, GraphError, Reducer};
 use super::interval::Interval;
 use super::point;
-use super::propagate::{collect_sites, live_nodes, Demand, Propagation, Site};
+use super::propagate::{live_nodes, Propagation};
+use super::sites::{collect_sites, Demand, Site};
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::{Literal, LiteralError};
 

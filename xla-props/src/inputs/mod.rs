@@ -10,8 +10,10 @@ mod generate;
 mod graph;
 mod interval;
 mod point;
+mod preimage;
 mod propagate;
 mod scale;
+mod sites;
 
 #[cfg(test)]
 mod tests;

@@ -12,112 +12,14 @@
 //!    can express (`x*x >= 1`, holes such as `x - y != 0`) is left to
 //!    rejection sampling, and reported.
 
-use super::domain::{resolve, rules_for, Resolved};
 use super::graph::{Graph, Node, NodeId, Reducer};
 use super::interval::Interval;
-use crate::hlo::{ComparisonDirection, ConstantData, ElementType, Module, Opcode};
-
-/// What a requirement site demands of its node's values.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Demand {
-    Within(Interval),
-    AwayFromZero(f64),
-    Finite,
-}
-
-/// One requirement on one node's values.
-#[derive(Clone, Debug)]
-pub(crate) struct Site {
-    pub node: NodeId,
-    pub demand: Demand,
-    /// True for index-range requirements (waived by the clamping distribution).
-    pub is_index: bool,
-    /// `op(operand k)` for reports.
-    pub what: String,
-}
-
-impl Site {
-    /// The interval form of the demand, if it has one.
-    pub fn interval(&self, dtype: Option<ElementType>) -> Option<Interval> {
-        match self.demand {
-            Demand::Within(i) => Some(i),
-            Demand::Finite => dtype.map(Interval::finite_of_type),
-            Demand::AwayFromZero(_) => None,
-        }
-    }
-}
-
-/// Collects requirement sites: the domain table for every op, and finiteness
-/// of every float value when the distribution wants finite outputs.
-pub(crate) fn collect_sites(
-    module: &Module,
-    g: &Graph,
-    want_finite: bool,
-    fwd: &[Interval],
-) -> Vec<Site> {
-    let mut sites = Vec::new();
-    for (id, n) in g.nodes.iter().enumerate() {
-        let instr = module.comp(n.comp).instr(n.instr);
-        let types: Vec<(ElementType, Vec<i64>)> = n
-            .operands
-            .iter()
-            .map(|&o| {
-                let on = &g.nodes[o];
-                (on.dtype.unwrap_or(ElementType::Pred), on.dims.clone())
-            })
-            .collect();
-        for (k, &operand) in n.operands.iter().enumerate() {
-            if g.nodes[operand].dtype.is_none() {
-                continue;
-            }
-            for rule in rules_for(n.opcode, k) {
-                let Some(resolved) = resolve(rule, instr, k, &types) else {
-                    continue;
-                };
-                let demand = match resolved {
-                    Resolved::Within(i) => Demand::Within(i),
-                    Resolved::AwayFromZero { radius } => Demand::AwayFromZero(radius),
-                    Resolved::IntegerExponentForNegativeBase => {
-                        // An exponent known to be an integer allows any base.
-                        let e = n.operands.get(1).copied();
-                        let integral = e.is_some_and(|e| {
-                            let f = fwd[e];
-                            (f.lo == f.hi && f.lo.fract() == 0.0)
-                                || (g.nodes[e].opcode == Opcode::Convert
-                                    && g.nodes[e]
-                                        .operands
-                                        .first()
-                                        .and_then(|&o| g.nodes[o].dtype)
-                                        .is_some_and(|t| !t.is_float()))
-                        });
-                        if integral {
-                            continue;
-                        }
-                        Demand::Within(Interval::at_least(0.0))
-                    }
-                };
-                sites.push(Site {
-                    node: operand,
-                    demand,
-                    is_index: super::domain::is_index_constraint(rule.constraint),
-                    what: format!("{}(operand {k}) in {}", n.opcode, instr.name),
-                });
-            }
-        }
-        if want_finite
-            && n.dtype.is_some_and(|t| t.is_float())
-            && !matches!(n.opcode, Opcode::Parameter | Opcode::Constant)
-        {
-            sites.push(Site {
-                node: id,
-                demand: Demand::Finite,
-                is_index: false,
-                what: format!("finite {} in {}", n.opcode, instr.name),
-            });
-        }
-    }
-    sites
-}
+use super::preimage::{
+    abs_preimage, arithmetic, clamp, compare, convert_preimage, extremum, inverse, narrow, reduce,
+    remainder_dividend, select, sign_preimage,
+};
+use super::sites::{Demand, Site};
+use crate::hlo::{ConstantData, ElementType, Module, Opcode};
 
 /// The propagation state over one graph.
 pub(crate) struct Propagation<'m> {
@@ -465,10 +367,6 @@ impl<'m> Propagation<'m> {
             return;
         }
         let x = n.operands[0];
-        let y = n.operands.get(1).copied();
-        let narrow = |o: NodeId, i: Interval, want: &mut [Interval]| {
-            want[o] = want[o].intersect(i);
-        };
         match n.opcode {
             Opcode::Broadcast
             | Opcode::Reshape
@@ -481,114 +379,21 @@ impl<'m> Propagation<'m> {
             Opcode::Negate => narrow(x, z.negated(), want),
             Opcode::Abs => narrow(x, abs_preimage(z, want[x]), want),
             Opcode::Sign => narrow(x, sign_preimage(z, self.g.nodes[x].dtype), want),
-            Opcode::Select => {
-                let (Some(a), Some(&b)) = (y, n.operands.get(2)) else {
-                    return;
-                };
-                let p = want[x];
-                if p.lo >= 1.0 {
-                    narrow(a, z, want);
-                } else if p.hi <= 0.0 {
-                    narrow(b, z, want);
-                } else {
-                    // a branch that cannot meet the requirement must not be taken
-                    let a_ok = !want[a].intersect(z).is_empty();
-                    let b_ok = !want[b].intersect(z).is_empty();
-                    if !a_ok {
-                        narrow(x, Interval::point(0.0), want);
-                        narrow(b, z, want);
-                    }
-                    if !b_ok {
-                        narrow(x, Interval::point(1.0), want);
-                        narrow(a, z, want);
-                    }
-                }
-            }
+            Opcode::Select => select(z, &n.operands, want),
             Opcode::Compare => {
-                let (Some(y), Some(dir)) = (y, self.instr(n).attrs.direction) else {
+                let Some(dir) = self.instr(n).attrs.direction else {
                     return;
                 };
                 let strict = self.g.nodes[x].dtype.is_some_and(|t| !t.is_float());
-                let dir = if z.lo >= 1.0 {
-                    dir
-                } else if z.hi <= 0.0 {
-                    negated_direction(dir)
-                } else {
-                    return;
-                };
-                let (xi, yi) = compare_preimage(dir, want[x], want[y], strict);
-                narrow(x, xi, want);
-                narrow(y, yi, want);
+                compare(z, dir, strict, &n.operands, want);
             }
-            Opcode::Clamp => {
-                // clamp(lo, v, hi) = min(max(v, lo), hi)
-                let (Some(v), Some(&hi)) = (y, n.operands.get(2)) else {
-                    return;
-                };
-                let (li, hii) = (want[x], want[hi]);
-                narrow(x, Interval::at_most(z.hi), want);
-                narrow(hi, Interval::at_least(z.lo), want);
-                let mut vi = Interval::ALL;
-                if z.lo > li.hi {
-                    vi.lo = z.lo;
-                }
-                if z.hi < hii.lo {
-                    vi.hi = z.hi;
-                }
-                narrow(v, vi, want);
-            }
-            Opcode::Remainder => {
-                // the result has the dividend's sign and a smaller magnitude
-                let mut xi = Interval::ALL;
-                if z.lo > 0.0 {
-                    xi.lo = z.lo;
-                }
-                if z.hi < 0.0 {
-                    xi.hi = z.hi;
-                }
-                narrow(x, xi, want);
-            }
-            Opcode::Add => {
-                if let Some(y) = y {
-                    let (xi, yi) = (want[x], want[y]);
-                    narrow(x, z.minus(yi), want);
-                    narrow(y, z.minus(xi), want);
-                }
-            }
-            Opcode::Subtract => {
-                if let Some(y) = y {
-                    let (xi, yi) = (want[x], want[y]);
-                    narrow(x, z.plus(yi), want);
-                    narrow(y, xi.minus(z), want);
-                }
-            }
-            Opcode::Multiply => {
-                if let Some(y) = y {
-                    let (xi, yi) = (want[x], want[y]);
-                    if x == y {
-                        // z = x^2: |x| <= sqrt(z.hi)
-                        let m = z.hi.max(0.0).sqrt();
-                        narrow(x, Interval::new(-m, m), want);
-                    } else {
-                        if !yi.contains(0.0) {
-                            narrow(x, z.over(yi), want);
-                        }
-                        if !xi.contains(0.0) {
-                            narrow(y, z.over(xi), want);
-                        }
-                    }
-                }
+            Opcode::Clamp => clamp(z, &n.operands, want),
+            Opcode::Remainder => narrow(x, remainder_dividend(z), want),
+            Opcode::Add | Opcode::Subtract | Opcode::Multiply => {
+                arithmetic(n.opcode, z, &n.operands, want)
             }
             Opcode::Divide if n.dtype.is_some_and(|t| t.is_float()) => {
-                if let Some(y) = y {
-                    let (xi, yi) = (want[x], want[y]);
-                    if !yi.contains(0.0) {
-                        narrow(x, z.times(yi), want);
-                    }
-                    if !z.contains(0.0) && !xi.contains(0.0) {
-                        narrow(y, xi.over(z), want);
-                    }
-                }
+                arithmetic(n.opcode, z, &n.operands, want)
             }
             Opcode::Exponential => narrow(x, inverse(z, Interval::at_least(0.0), f64::ln), want),
             Opcode::ExponentialMinusOne => {
@@ -598,55 +403,8 @@ impl<'m> Propagation<'m> {
             Opcode::LogPlusOne => narrow(x, inverse(z, Interval::ALL, f64::exp_m1), want),
             Opcode::Sqrt => narrow(x, inverse(z, Interval::at_least(0.0), |v| v * v), want),
             Opcode::Tanh => narrow(x, inverse(z, Interval::new(-1.0, 1.0), f64::atanh), want),
-            Opcode::Maximum => {
-                narrow(x, Interval::at_most(z.hi), want);
-                if let Some(y) = y {
-                    narrow(y, Interval::at_most(z.hi), want);
-                    // the other operand cannot reach z.lo: this one must
-                    let (xi, yi) = (want[x], want[y]);
-                    if yi.hi < z.lo {
-                        narrow(x, Interval::at_least(z.lo), want);
-                    }
-                    if xi.hi < z.lo {
-                        narrow(y, Interval::at_least(z.lo), want);
-                    }
-                }
-            }
-            Opcode::Minimum => {
-                narrow(x, Interval::at_least(z.lo), want);
-                if let Some(y) = y {
-                    narrow(y, Interval::at_least(z.lo), want);
-                    let (xi, yi) = (want[x], want[y]);
-                    if yi.lo > z.hi {
-                        narrow(x, Interval::at_most(z.hi), want);
-                    }
-                    if xi.lo > z.hi {
-                        narrow(y, Interval::at_most(z.hi), want);
-                    }
-                }
-            }
-            Opcode::Reduce => {
-                let Some(init) = y else { return };
-                let t = n.terms as f64;
-                match n.reducer {
-                    Some(Reducer::Add) if t >= 1.0 => {
-                        let (xi, ii) = (want[x], want[init]);
-                        // x_k in z - (sum of the other t-1 terms) - init
-                        let others = xi.scale(t - 1.0).plus(ii);
-                        narrow(x, z.minus(others), want);
-                        narrow(init, z.minus(xi.scale(t)), want);
-                    }
-                    Some(Reducer::Max) => {
-                        narrow(x, Interval::at_most(z.hi), want);
-                        narrow(init, Interval::at_most(z.hi), want);
-                    }
-                    Some(Reducer::Min) => {
-                        narrow(x, Interval::at_least(z.lo), want);
-                        narrow(init, Interval::at_least(z.lo), want);
-                    }
-                    _ => {}
-                }
-            }
+            Opcode::Maximum | Opcode::Minimum => extremum(n.opcode, z, &n.operands, want),
+            Opcode::Reduce => reduce(n.reducer, n.terms, z, &n.operands, want),
             _ => {}
         }
     }
@@ -1022,133 +780,6 @@ fn wraps(n: &Node) -> bool {
                 | Opcode::Sign
                 | Opcode::Remainder
         )))
-}
-
-/// The preimage of `z` under a nondecreasing function whose inverse is `inv`
-/// and whose range is `range`.
-fn inverse(z: Interval, range: Interval, inv: impl Fn(f64) -> f64) -> Interval {
-    let z = z.intersect(range);
-    if z.is_empty() {
-        return Interval::EMPTY;
-    }
-    let lo = if z.lo <= range.lo {
-        f64::NEG_INFINITY
-    } else {
-        inv(z.lo)
-    };
-    let hi = if z.hi >= range.hi {
-        f64::INFINITY
-    } else {
-        inv(z.hi)
-    };
-    Interval::new(
-        if lo.is_nan() { f64::NEG_INFINITY } else { lo },
-        if hi.is_nan() { f64::INFINITY } else { hi },
-    )
-}
-
-/// The values of `x` whose `abs` lies in `z`, given what `x` may be.
-pub(crate) fn abs_preimage(z: Interval, x: Interval) -> Interval {
-    let outer = Interval::new(-z.hi, z.hi);
-    if z.lo <= 0.0 {
-        return outer;
-    }
-    // |x| >= z.lo: a hole around 0, an interval once the sign is known
-    if x.lo >= 0.0 {
-        Interval::new(z.lo, z.hi)
-    } else if x.hi <= 0.0 {
-        Interval::new(-z.hi, -z.lo)
-    } else {
-        outer
-    }
-}
-
-/// The values of `x` whose `sign` lies in `z`.
-pub(crate) fn sign_preimage(z: Interval, dtype: Option<ElementType>) -> Interval {
-    // the smallest value above 0 of the operand's type
-    let tiny = match dtype.and_then(|t| t.float_format()) {
-        Some(f) => f.min_subnormal(),
-        None => 1.0,
-    };
-    if z.lo > 0.0 {
-        Interval::at_least(tiny)
-    } else if z.hi < 0.0 {
-        Interval::at_most(-tiny)
-    } else if z.lo > -1.0 && z.hi < 1.0 {
-        Interval::point(0.0)
-    } else if z.lo > -1.0 {
-        Interval::at_least(0.0)
-    } else if z.hi < 1.0 {
-        Interval::at_most(0.0)
-    } else {
-        Interval::ALL
-    }
-}
-
-/// The values of a convert's operand (of type `from`) whose result (of type
-/// `to`) lies in `z`: a float converted to an integer is truncated, so
-/// `trunc(x)` in `[lo, hi]` is `x` in `(lo - 1, hi + 1)` around zero.
-pub(crate) fn convert_preimage(
-    z: Interval,
-    from: Option<ElementType>,
-    to: Option<ElementType>,
-) -> Interval {
-    let (Some(from), Some(to)) = (from, to) else {
-        return z;
-    };
-    if !(from.is_float() && !to.is_float() && !to.is_pred()) || z.is_empty() {
-        return z;
-    }
-    let lo = if z.lo <= 0.0 {
-        crate::check::next_up(z.lo - 1.0, from)
-    } else {
-        z.lo
-    };
-    let hi = if z.hi >= 0.0 {
-        crate::check::next_down(z.hi + 1.0, from)
-    } else {
-        z.hi
-    };
-    Interval::new(lo, hi)
-}
-
-/// The direction that holds when `dir` does not (NaN aside).
-pub(crate) fn negated_direction(dir: ComparisonDirection) -> ComparisonDirection {
-    use ComparisonDirection as D;
-    match dir {
-        D::Eq => D::Ne,
-        D::Ne => D::Eq,
-        D::Lt => D::Ge,
-        D::Le => D::Gt,
-        D::Gt => D::Le,
-        D::Ge => D::Lt,
-    }
-}
-
-/// The values of `x` and `y` for which `x dir y` can hold, given what each
-/// may be (`strict`: integers, where `x < y` is `x <= y - 1`).
-pub(crate) fn compare_preimage(
-    dir: ComparisonDirection,
-    x: Interval,
-    y: Interval,
-    strict: bool,
-) -> (Interval, Interval) {
-    use ComparisonDirection as D;
-    let gap = if strict { 1.0 } else { 0.0 };
-    match dir {
-        D::Lt => (
-            Interval::at_most(y.hi - gap),
-            Interval::at_least(x.lo + gap),
-        ),
-        D::Le => (Interval::at_most(y.hi), Interval::at_least(x.lo)),
-        D::Gt => (
-            Interval::at_least(y.lo + gap),
-            Interval::at_most(x.hi - gap),
-        ),
-        D::Ge => (Interval::at_least(y.lo), Interval::at_most(x.hi)),
-        D::Eq => (y, x),
-        D::Ne => (Interval::ALL, Interval::ALL),
-    }
 }
 
 fn constant_hull(c: Option<&ConstantData>) -> Interval {

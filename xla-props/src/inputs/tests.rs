@@ -738,7 +738,7 @@ fn hc4_clamp_max_min_and_remainder_keep_log_positive() {
 
 #[test]
 fn hc4_abs_sign_convert_compare_preimages_by_hand() {
-    use super::propagate::{
+    use super::preimage::{
         abs_preimage, compare_preimage, convert_preimage, negated_direction, sign_preimage,
     };
     use crate::hlo::ComparisonDirection as D;

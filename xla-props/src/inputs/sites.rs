@@ -1,0 +1,111 @@
+//! Requirement sites: what each op demands of its operands' values (from the
+//! domain table), and finiteness of every float value when the distribution
+//! wants finite outputs. The propagation narrows the parameters until every
+//! site holds.
+
+use super::domain::{resolve, rules_for, Resolved};
+use super::graph::{Graph, NodeId};
+use super::interval::Interval;
+use crate::hlo::{ElementType, Module, Opcode};
+
+/// What a requirement site demands of its node's values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Demand {
+    Within(Interval),
+    AwayFromZero(f64),
+    Finite,
+}
+
+/// One requirement on one node's values.
+#[derive(Clone, Debug)]
+pub(crate) struct Site {
+    pub node: NodeId,
+    pub demand: Demand,
+    /// True for index-range requirements (waived by the clamping distribution).
+    pub is_index: bool,
+    /// `op(operand k)` for reports.
+    pub what: String,
+}
+
+impl Site {
+    /// The interval form of the demand, if it has one.
+    pub fn interval(&self, dtype: Option<ElementType>) -> Option<Interval> {
+        match self.demand {
+            Demand::Within(i) => Some(i),
+            Demand::Finite => dtype.map(Interval::finite_of_type),
+            Demand::AwayFromZero(_) => None,
+        }
+    }
+}
+
+/// Collects requirement sites: the domain table for every op, and finiteness
+/// of every float value when the distribution wants finite outputs.
+pub(crate) fn collect_sites(
+    module: &Module,
+    g: &Graph,
+    want_finite: bool,
+    fwd: &[Interval],
+) -> Vec<Site> {
+    let mut sites = Vec::new();
+    for (id, n) in g.nodes.iter().enumerate() {
+        let instr = module.comp(n.comp).instr(n.instr);
+        let types: Vec<(ElementType, Vec<i64>)> = n
+            .operands
+            .iter()
+            .map(|&o| {
+                let on = &g.nodes[o];
+                (on.dtype.unwrap_or(ElementType::Pred), on.dims.clone())
+            })
+            .collect();
+        for (k, &operand) in n.operands.iter().enumerate() {
+            if g.nodes[operand].dtype.is_none() {
+                continue;
+            }
+            for rule in rules_for(n.opcode, k) {
+                let Some(resolved) = resolve(rule, instr, k, &types) else {
+                    continue;
+                };
+                let demand = match resolved {
+                    Resolved::Within(i) => Demand::Within(i),
+                    Resolved::AwayFromZero { radius } => Demand::AwayFromZero(radius),
+                    Resolved::IntegerExponentForNegativeBase => {
+                        // An exponent known to be an integer allows any base.
+                        let e = n.operands.get(1).copied();
+                        let integral = e.is_some_and(|e| {
+                            let f = fwd[e];
+                            (f.lo == f.hi && f.lo.fract() == 0.0)
+                                || (g.nodes[e].opcode == Opcode::Convert
+                                    && g.nodes[e]
+                                        .operands
+                                        .first()
+                                        .and_then(|&o| g.nodes[o].dtype)
+                                        .is_some_and(|t| !t.is_float()))
+                        });
+                        if integral {
+                            continue;
+                        }
+                        Demand::Within(Interval::at_least(0.0))
+                    }
+                };
+                sites.push(Site {
+                    node: operand,
+                    demand,
+                    is_index: super::domain::is_index_constraint(rule.constraint),
+                    what: format!("{}(operand {k}) in {}", n.opcode, instr.name),
+                });
+            }
+        }
+        if want_finite
+            && n.dtype.is_some_and(|t| t.is_float())
+            && !matches!(n.opcode, Opcode::Parameter | Opcode::Constant)
+        {
+            sites.push(Site {
+                node: id,
+                demand: Demand::Finite,
+                is_index: false,
+                what: format!("finite {} in {}", n.opcode, instr.name),
+            });
+        }
+    }
+    sites
+}
