@@ -3,7 +3,7 @@
 
 use super::numerics::Numerics;
 use super::ulp::{classify, FloatClass};
-use crate::hlo::{ArrayShape, CompId, ElementType, InstrId, Instruction, Module, Opcode, Shape};
+use crate::hlo::{ArrayShape, CompId, ElementType, Instruction, Module, Opcode, Shape};
 use crate::literal::Literal;
 
 /// The arguments with every subnormal of a type the backend flushes on input
@@ -115,21 +115,20 @@ pub fn excess_precision_variant(module: &Module) -> Option<Module> {
                 if ws == os {
                     operands.push(o);
                 } else {
-                    comp.instructions.push(Instruction::new(
+                    let id = comp.push(Instruction::new(
                         format!("{}.excess.arg{j}", instr.name),
                         Opcode::Convert,
                         ws,
                         vec![o],
                     ));
-                    operands.push(InstrId(comp.instructions.len() as u32 - 1));
+                    operands.push(id);
                 }
             }
             let mut wide = instr.clone();
             wide.name = format!("{}.excess", instr.name);
             wide.shape = widen(&instr.shape);
             wide.operands = operands;
-            comp.instructions.push(wide);
-            let wide_id = InstrId(comp.instructions.len() as u32 - 1);
+            let wide_id = comp.push(wide);
             // the original instruction becomes the rounding back to its declared type
             let back = &mut comp.instructions[k];
             back.opcode = Opcode::Convert;
@@ -144,7 +143,7 @@ pub fn excess_precision_variant(module: &Module) -> Option<Module> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hlo::Computation;
+    use crate::hlo::{Computation, InstrId};
 
     #[test]
     fn fusion_is_widened_and_rounded_once() {

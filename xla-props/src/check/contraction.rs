@@ -54,7 +54,7 @@ pub fn fma_contraction_variant(module: &Module) -> Option<Module> {
         else {
             break;
         };
-        match crate::isolate::extract::inline_fusion(&m, InstrId(k as u32)) {
+        match crate::hlo::rewrite::inline_fusion(&m, InstrId(k as u32)) {
             Some(inlined) => m = inlined,
             None => break,
         }
@@ -91,42 +91,34 @@ pub fn fma_contraction_variant(module: &Module) -> Option<Module> {
             };
             let other = if product_first { rhs } else { lhs };
             let factors = comp.instructions[product.index()].operands.clone();
-            let push = |comp: &mut crate::hlo::Computation, i: Instruction| {
-                comp.instructions.push(i);
-                InstrId(comp.instructions.len() as u32 - 1)
-            };
             let w = wide(&shape);
             let name = &instr.name;
             // the two factors and the addend, converted up to f64
             let [a, b, c] = [(factors[0], "a"), (factors[1], "b"), (other, "c")].map(|(v, tag)| {
-                push(
-                    comp,
-                    Instruction::new(
-                        format!("{name}.fma.{tag}"),
-                        Opcode::Convert,
-                        w.clone(),
-                        vec![v],
-                    ),
-                )
-            });
-            let p = push(
-                comp,
-                Instruction::new(
-                    format!("{name}.fma.mul"),
-                    Opcode::Multiply,
+                comp.push(Instruction::new(
+                    format!("{name}.fma.{tag}"),
+                    Opcode::Convert,
                     w.clone(),
-                    vec![a, b],
-                ),
-            );
+                    vec![v],
+                ))
+            });
+            let p = comp.push(Instruction::new(
+                format!("{name}.fma.mul"),
+                Opcode::Multiply,
+                w.clone(),
+                vec![a, b],
+            ));
             let operands = if product_first {
                 vec![p, c]
             } else {
                 vec![c, p]
             };
-            let s = push(
-                comp,
-                Instruction::new(format!("{name}.fma"), instr.opcode, w, operands),
-            );
+            let s = comp.push(Instruction::new(
+                format!("{name}.fma"),
+                instr.opcode,
+                w,
+                operands,
+            ));
             // the original instruction becomes the single rounding
             let back = &mut comp.instructions[k];
             back.opcode = Opcode::Convert;

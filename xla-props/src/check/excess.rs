@@ -14,10 +14,6 @@ use crate::hlo::{InstrId, Instruction, Module, Opcode, Shape};
 /// Rounds `value` (of the widened shape) back to `declared`, appending the
 /// instructions to computation `comp`; returns the rounded value.
 fn round_back(comp: &mut crate::hlo::Computation, value: InstrId, declared: &Shape) -> InstrId {
-    let push = |comp: &mut crate::hlo::Computation, i: Instruction| {
-        comp.instructions.push(i);
-        InstrId(comp.instructions.len() as u32 - 1)
-    };
     match declared {
         Shape::Tuple(parts) => {
             let mut elems = Vec::new();
@@ -29,27 +25,26 @@ fn round_back(comp: &mut crate::hlo::Computation, value: InstrId, declared: &Sha
                     vec![value],
                 );
                 g.attrs.index = Some(k as i64);
-                let g = push(comp, g);
+                let g = comp.push(g);
                 elems.push(if widen(part) == *part {
                     g
                 } else {
                     round_back(comp, g, part)
                 });
             }
-            push(
-                comp,
-                Instruction::new("excess.out", Opcode::Tuple, declared.clone(), elems),
-            )
-        }
-        _ => push(
-            comp,
-            Instruction::new(
-                "excess.round",
-                Opcode::Convert,
+            comp.push(Instruction::new(
+                "excess.out",
+                Opcode::Tuple,
                 declared.clone(),
-                vec![value],
-            ),
-        ),
+                elems,
+            ))
+        }
+        _ => comp.push(Instruction::new(
+            "excess.round",
+            Opcode::Convert,
+            declared.clone(),
+            vec![value],
+        )),
     }
 }
 
@@ -107,8 +102,7 @@ pub fn whole_module_excess_precision_variant(module: &Module) -> Option<Module> 
                     w,
                     vec![InstrId(k as u32)],
                 );
-                comp.instructions.push(up);
-                *slot = Some(InstrId(comp.instructions.len() as u32 - 1));
+                *slot = Some(comp.push(up));
             } else {
                 comp.instructions[k].shape = w;
             }

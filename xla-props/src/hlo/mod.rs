@@ -9,6 +9,7 @@ mod load;
 mod opcode;
 mod parser;
 mod printer;
+pub mod rewrite;
 mod shape;
 mod shape_inference;
 pub mod stablehlo;

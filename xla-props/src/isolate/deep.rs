@@ -7,11 +7,11 @@
 
 use serde::Serialize;
 
-use super::extract::extract_instruction;
 use super::inside::{look_inside, InsideMethod};
 use super::judge::{MismatchKind, Oracle, Tested};
 use super::localize::{candidates, scan_local, LocalFinding};
 use super::session::CulpritLocation;
+use crate::hlo::rewrite::extract_instruction;
 use crate::hlo::{Computation, InstrId, Module, Opcode};
 use crate::literal::Value;
 

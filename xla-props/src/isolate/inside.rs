@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
-use super::extract::{inline_fusion, move_fusion_root};
 use super::judge::{judge_module, judge_outputs, MismatchKind, Oracle, Tested};
+use crate::hlo::rewrite::{inline_fusion, move_fusion_root};
 use crate::hlo::{InstrId, Module, Opcode};
 use crate::literal::{Literal, Value};
 

@@ -152,7 +152,7 @@ impl Oracle {
                     .map(|k| crate::hlo::InstrId(k as u32))
                     .filter(|&i| !matches!(entry.instr(i).shape, crate::hlo::Shape::Token))
                     .collect();
-                let exposed = super::extract::expose_values(module, &ids);
+                let exposed = crate::hlo::rewrite::expose_values(module, &ids);
                 let exe = b.compile(&exposed).map_err(OracleError::from_backend)?;
                 let flat = exe.execute(args).map_err(OracleError::from_backend)?;
                 let mut values = vec![None; entry.instructions.len()];

@@ -10,10 +10,10 @@
 //! reference is the culprit, whose error appears only when upstream errors
 //! feed it.
 
-use super::extract::{expose_values, extract_batch, extract_instruction};
 use super::judge::{judge_outputs, rebuild, MismatchKind, Tested};
 use crate::backend::BackendError;
 use crate::check::Verdict;
+use crate::hlo::rewrite::{expose_values, extract_batch, extract_instruction};
 use crate::hlo::{InstrId, Module, Opcode, Shape};
 use crate::literal::{Literal, Value};
 

@@ -6,9 +6,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::extract::dead_code_eliminated;
 use super::inside::by_probe;
 use super::judge::{judge_module, MismatchKind, Oracle, Tested};
+use crate::hlo::rewrite::dead_code_eliminated;
 use crate::hlo::{
     verify, Attrs, CompId, ConstantData, FusionKind, InstrId, Instruction, Module, Opcode, Shape,
 };
@@ -224,7 +224,7 @@ fn move_root_variants(case: &Case, fid: InstrId, callee: CompId) -> Vec<Case> {
     root.operands
         .iter()
         .filter(|o| seen.insert(**o) && comp.instr(**o).opcode != Opcode::Parameter)
-        .filter_map(|&o| super::extract::move_fusion_root(&case.module, fid, o))
+        .filter_map(|&o| crate::hlo::rewrite::move_fusion_root(&case.module, fid, o))
         .map(|module| Case {
             module,
             args: case.args.clone(),
@@ -316,8 +316,7 @@ fn to_parameter_variants(
             vec![],
         );
         ep.attrs.parameter_number = Some(entry_params);
-        entry.instructions.push(ep);
-        let new = InstrId(entry.instructions.len() as u32 - 1);
+        let new = entry.push(ep);
         entry.instructions[fid.index()].operands.push(new);
         let mut args = case.args.clone();
         args.push(value.clone());
@@ -595,7 +594,7 @@ pub fn tidy(case: &Case) -> Option<Case> {
                 .iter()
                 .map(|i| !(i.opcode == Opcode::Parameter && i.attrs.parameter_number == Some(gone)))
                 .collect();
-            super::extract::compact(comp, &live);
+            crate::hlo::rewrite::compact(comp, &live);
             renumber_after(comp, gone);
             let ops = &mut m.computations[entry_id].instructions[k].operands;
             let g = usize::try_from(gone).ok()?;
@@ -622,7 +621,7 @@ pub fn tidy(case: &Case) -> Option<Case> {
             .iter()
             .map(|i| !(i.opcode == Opcode::Parameter && i.attrs.parameter_number == Some(gone)))
             .collect();
-        super::extract::compact(entry, &live);
+        crate::hlo::rewrite::compact(entry, &live);
         renumber_after(entry, gone);
         let g = usize::try_from(gone).ok()?;
         if g < args.len() {

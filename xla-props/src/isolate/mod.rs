@@ -3,15 +3,15 @@
 //! (keeping the fusion whole), then a minimized reproducer guarded by a
 //! failure signature.
 //!
-//! The stages are separate modules: `extract` (module surgery), `judge`
+//! The stages are separate modules (the module surgery they share is
+//! `hlo::rewrite`): `judge`
 //! (both sides and the verdict), `deep` (every top-level instruction on the
 //! reference's values, even when the output agrees), `localize` (the top-level culprit),
 //! `inside` (the instruction inside the fusion), `minimize` (reduction
 //! passes), `session` (the whole run and its report) and `report` (files).
 
 mod deep;
-pub(crate) mod extract;
-mod inside;
+pub(crate) mod inside;
 pub(crate) mod judge;
 mod localize;
 mod minimize;
@@ -22,11 +22,11 @@ mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use deep::{deep_check, DeepCheck, LocalDisagreement, MAX_LOOKED_INSIDE};
-pub use extract::{
+pub use crate::hlo::rewrite::{
     dead_code_eliminated, expose_values, extract_batch, extract_instruction, find_instruction,
     inline_fusion, move_fusion_root, Batch, Extracted,
 };
+pub use deep::{deep_check, DeepCheck, LocalDisagreement, MAX_LOOKED_INSIDE};
 pub use inside::{by_moved_root, by_probe, look_inside, vanishes_when_split, Inside, InsideMethod};
 pub use judge::{judge_module, judge_outputs, MismatchKind, Oracle, OracleError, Tested};
 pub use localize::{candidates, is_candidate, localize, LocalizeError, Located, BATCH_SIZE};

@@ -6,13 +6,13 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::deep::{deep_check, fused_location, plain_location, LocalDisagreement};
-use super::extract::extract_instruction;
 use super::inside::{look_inside, vanishes_when_split, InsideMethod};
 use super::judge::{judge_module, MismatchKind, Oracle, Tested};
 use super::localize::{follow_errors, LocalizeError};
 use super::minimize::{Case, Minimizer, Signature, Step};
 use crate::backend::Backend;
 use crate::check::Verdict;
+use crate::hlo::rewrite::extract_instruction;
 use crate::hlo::{Module, Opcode};
 use crate::inputs::{generate_inputs, Distribution, InputError};
 

@@ -302,7 +302,7 @@ impl Backend for Nudged {
         &self,
         module: &Module,
     ) -> Result<Box<dyn crate::backend::Executable>, crate::backend::BackendError> {
-        use crate::hlo::{ConstantData, InstrId, Instruction};
+        use crate::hlo::{ConstantData, Instruction};
         let mut m = module.clone();
         let entry = m.entry.index();
         let comp = &mut m.computations[entry];
@@ -310,8 +310,7 @@ impl Backend for Nudged {
             let ins = comp.instr(k).clone();
             let mut inner = ins.clone();
             inner.name = format!("{}.inner", ins.name);
-            comp.instructions.push(inner);
-            let i = InstrId(comp.instructions.len() as u32 - 1);
+            let i = comp.push(inner);
             let mut f = Instruction::new(
                 format!("{}.factor", ins.name),
                 Opcode::Constant,
@@ -319,8 +318,7 @@ impl Backend for Nudged {
                 vec![],
             );
             f.attrs.constant = Some(ConstantData::Float(vec![1.0 + 2f64.powi(-22)]));
-            comp.instructions.push(f);
-            let f = InstrId(comp.instructions.len() as u32 - 1);
+            let f = comp.push(f);
             let mut b = Instruction::new(
                 format!("{}.broadcast", ins.name),
                 Opcode::Broadcast,
@@ -328,8 +326,7 @@ impl Backend for Nudged {
                 vec![f],
             );
             b.attrs.dimensions = Some(vec![]);
-            comp.instructions.push(b);
-            let b = InstrId(comp.instructions.len() as u32 - 1);
+            let b = comp.push(b);
             let x = &mut comp.instructions[k.index()];
             x.opcode = Opcode::Multiply;
             x.operands = vec![i, b];

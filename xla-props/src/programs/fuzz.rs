@@ -15,6 +15,7 @@ use crate::check::{
     compare, flush_subnormal_inputs, CompareContext, ElementFailure, ErrorSpec, Judge, LegalReason,
     Numerics, Policy, Verdict,
 };
+use crate::hlo::rewrite::with_root;
 use crate::hlo::{verify, Computation, InstrId, Instruction, Module, Opcode};
 use crate::inputs::{generate_inputs, Distribution};
 use crate::isolate::{
@@ -161,45 +162,6 @@ fn program_seed(run: u64, i: u64) -> u64 {
     let mut z = run ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z ^ (z >> 27)
-}
-
-/// The sub-program computing `root` of the entry computation: unused
-/// instructions dropped, every parameter kept (so the same arguments fit).
-fn with_root(module: &Module, root: InstrId) -> Option<Module> {
-    let entry = module.entry_computation();
-    let mut keep = vec![false; entry.instructions.len()];
-    let mut stack = vec![root];
-    while let Some(id) = stack.pop() {
-        if std::mem::replace(keep.get_mut(id.index())?, true) {
-            continue;
-        }
-        stack.extend(entry.instr(id).operands.iter().copied());
-    }
-    let mut new_id = vec![None; entry.instructions.len()];
-    let mut instructions = Vec::new();
-    for (i, ins) in entry.instructions.iter().enumerate() {
-        if !keep[i] && ins.opcode != Opcode::Parameter {
-            continue;
-        }
-        let mut ins = ins.clone();
-        ins.operands = ins
-            .operands
-            .iter()
-            .map(|o| new_id[o.index()].map(InstrId))
-            .collect::<Option<Vec<_>>>()?;
-        new_id[i] = Some(instructions.len() as u32);
-        instructions.push(ins);
-    }
-    let mut out = module.clone();
-    let e = out.entry.index();
-    out.computations[e] = Computation {
-        name: entry.name.clone(),
-        instructions,
-        root: InstrId(new_id[root.index()]?),
-        other: entry.other.clone(),
-    };
-    verify(&out).ok()?;
-    Some(out)
 }
 
 /// One instruction of the entry computation alone, its operands made parameters.

@@ -191,8 +191,7 @@ fn wrong_constant(comp: &mut crate::hlo::Computation) {
             vec![],
         );
         factor.attrs.constant = Some(ConstantData::Float(vec![1.0 + 2f64.powi(-5)]));
-        comp.instructions.push(factor);
-        let f = InstrId(comp.instructions.len() as u32 - 1);
+        let f = comp.push(factor);
         let mut bcast = Instruction::new(
             format!("{}.bug.broadcast", ins.name),
             Opcode::Broadcast,
@@ -203,12 +202,10 @@ fn wrong_constant(comp: &mut crate::hlo::Computation) {
             dimensions: Some(vec![]),
             ..Attrs::default()
         };
-        comp.instructions.push(bcast);
-        let b = InstrId(comp.instructions.len() as u32 - 1);
+        let b = comp.push(bcast);
         let mut inner = ins.clone();
         inner.name = format!("{}.bug.inner", ins.name);
-        comp.instructions.push(inner);
-        let i = InstrId(comp.instructions.len() as u32 - 1);
+        let i = comp.push(inner);
         comp.instructions[k].operands = vec![i, b];
     }
 }

@@ -1,13 +1,70 @@
-//! Module surgery for isolation: extracting one top-level instruction (a
-//! fusion stays whole, with its fused computation) as its own module, batching
-//! many extractions side by side, exposing every value of a computation,
-//! moving a fusion's root, inlining (splitting) a fusion, and dead-code
-//! elimination. Every function returns a new module; names are kept, so a
-//! value can be followed from the original module into every variant.
+//! HLO surgery, for everyone who rewrites modules (isolation, the judge's
+//! variants, fuzzing, the mutants): extracting one top-level instruction (a
+//! fusion stays whole, with its fused computation) as its own module,
+//! batching many extractions side by side, exposing every value of a
+//! computation, cutting the entry at another root, moving a fusion's root,
+//! inlining (splitting) a fusion, dead-code elimination, and
+//! [`Computation::push`]. Every function returns a new module; names are
+//! kept, so a value can be followed from the original module into every
+//! variant.
 
 use std::collections::HashMap;
 
-use crate::hlo::{Attrs, CompId, Computation, InstrId, Instruction, Module, Opcode, Shape};
+use crate::hlo::{verify, Attrs, CompId, Computation, InstrId, Instruction, Module, Opcode, Shape};
+
+impl Computation {
+    /// Appends `ins` and returns its id.
+    ///
+    /// ```
+    /// use xla_props::hlo::{Computation, ElementType, InstrId, Instruction, Opcode, Shape};
+    /// let mut c = Computation { name: "c".into(), instructions: vec![], root: InstrId(0), other: vec![] };
+    /// let p = c.push(Instruction::new("p", Opcode::Parameter, Shape::scalar(ElementType::F32), vec![]));
+    /// assert_eq!(p, InstrId(0));
+    /// ```
+    pub fn push(&mut self, ins: Instruction) -> InstrId {
+        self.instructions.push(ins);
+        InstrId(self.instructions.len() as u32 - 1)
+    }
+}
+
+/// The sub-program computing `root` of the entry computation: unused
+/// instructions dropped, every parameter kept (so the same arguments fit).
+pub fn with_root(module: &Module, root: InstrId) -> Option<Module> {
+    let entry = module.entry_computation();
+    let mut keep = vec![false; entry.instructions.len()];
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(keep.get_mut(id.index())?, true) {
+            continue;
+        }
+        stack.extend(entry.instr(id).operands.iter().copied());
+    }
+    let mut new_id = vec![None; entry.instructions.len()];
+    let mut instructions = Vec::new();
+    for (i, ins) in entry.instructions.iter().enumerate() {
+        if !keep[i] && ins.opcode != Opcode::Parameter {
+            continue;
+        }
+        let mut ins = ins.clone();
+        ins.operands = ins
+            .operands
+            .iter()
+            .map(|o| new_id[o.index()].map(InstrId))
+            .collect::<Option<Vec<_>>>()?;
+        new_id[i] = Some(instructions.len() as u32);
+        instructions.push(ins);
+    }
+    let mut out = module.clone();
+    let e = out.entry.index();
+    out.computations[e] = Computation {
+        name: entry.name.clone(),
+        instructions,
+        root: InstrId(new_id[root.index()]?),
+        other: entry.other.clone(),
+    };
+    verify(&out).ok()?;
+    Some(out)
+}
 
 /// Rewrites every computation id an instruction's attributes refer to.
 pub(crate) fn remap_called(attrs: &mut Attrs, f: &impl Fn(CompId) -> CompId) {
@@ -226,8 +283,7 @@ pub fn expose_values(module: &Module, ids: &[InstrId]) -> Module {
         Shape::Tuple(shapes),
         ids.to_vec(),
     );
-    entry.instructions.push(tuple);
-    entry.root = InstrId(entry.instructions.len() as u32 - 1);
+    entry.root = entry.push(tuple);
     m
 }
 
