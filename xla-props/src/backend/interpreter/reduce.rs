@@ -7,10 +7,10 @@ use super::elem::{
     ValRef,
 };
 use super::elementwise::{fmax, fmin};
+use super::engine::{Compiled, Reducer};
 use super::indexing::scatter_pairs;
 use super::math::Compute;
 use super::shape_ops::gather_flat;
-use super::{Compiled, Reducer};
 use crate::backend::BackendError;
 use crate::hlo::{
     ArrayShape, CompId, ComparisonDirection, ElementType, Instruction, Opcode, WindowDim,

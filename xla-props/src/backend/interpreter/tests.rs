@@ -3,9 +3,11 @@
 use super::*;
 use crate::backend::{Backend, BackendError};
 use crate::hlo::{
-    Attrs, ComparisonDirection, ComparisonType, Computation, ConvDims, DotDims, ElementType,
-    FusionKind, GatherDims, Layout, PadDim, ScatterDims, SliceDim, WindowDim,
+    ArrayShape, Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData,
+    ConvDims, DotDims, ElementType, FusionKind, GatherDims, InstrId, Instruction, Layout, Module,
+    Opcode, PadDim, ScatterDims, Shape, SliceDim, WindowDim,
 };
+use crate::literal::{Literal, Value};
 use ElementType::*;
 
 /// Builds one computation instruction by instruction.
