@@ -15,6 +15,7 @@ pub mod checkops;
 pub mod cli;
 pub mod detection;
 pub mod filetest;
+pub mod fuzz;
 pub mod hlo;
 pub mod inputs;
 pub mod isolate;

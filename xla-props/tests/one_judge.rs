@@ -84,7 +84,7 @@ fn everywhere(m: &Module, args: &[Literal], b: &Fixed) -> Verdict {
         false,
     );
     let isolate = judge_module(m, args, &Oracle::Exact, &Tested::new(b));
-    let fuzz = xla_props::programs::differential(b, m, args, false).verdict;
+    let fuzz = xla_props::fuzz::differential(b, m, args, false).verdict;
     let mut text = String::from("// run: backends=fixed inputs=inline\n// expect: agree\n");
     for a in args {
         text.push_str(&format!("// arg: {}\n", render_arg(a)));

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::CliError;
-use crate::programs::{fuzz, FuzzOptions};
+use crate::fuzz::{fuzz, FuzzOptions};
 
 /// Arguments of `xla-props fuzz`.
 #[derive(clap::Args, Debug)]

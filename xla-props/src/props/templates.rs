@@ -4,12 +4,11 @@
 //! `template_vs_reference::fusion::bf16::bf16[4,16]{1,0}::uniform.softmax.all-in-one::interpreter`.
 
 use crate::check::Verdict;
+use crate::fuzz::{judge_outputs, RunResult};
 use crate::hlo::{ElementType, Module};
 use crate::inputs::{generate_inputs, Distribution};
 use crate::literal::Literal;
-use crate::programs::{
-    find_template, judge_outputs, split_case, topk_k, Configuration, ProgramTemplate, RunResult,
-};
+use crate::programs::{find_template, split_case, topk_k, Configuration, ProgramTemplate};
 use crate::property::{CaseContext, Outcome};
 use xla_props_macros::xla_property;
 

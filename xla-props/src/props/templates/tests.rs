@@ -1,7 +1,8 @@
 use super::*;
 use crate::backend::{Backend, BackendError, Executable, Interpreter};
+use crate::fuzz::{differential, run_backend};
 use crate::hlo::Opcode;
-use crate::programs::{differential, find_template, run_backend, TEMPLATES, TEMPLATE_SHAPES};
+use crate::programs::{find_template, TEMPLATES, TEMPLATE_SHAPES};
 
 /// A lowering bug: inside fusions, `convert(convert(x, narrow), wide)` becomes `x`.
 struct ElideConvertPair(Interpreter);

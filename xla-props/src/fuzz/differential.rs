@@ -101,7 +101,7 @@ pub struct Differential {
 /// use xla_props::backend::Interpreter;
 /// use xla_props::hlo::{ElementType::F32, ModuleBuilder, Opcode, Shape};
 /// use xla_props::literal::Literal;
-/// use xla_props::programs::differential;
+/// use xla_props::fuzz::differential;
 /// let m = ModuleBuilder::new("m")
 ///     .build("main", |b| {
 ///         let x = b.parameter(Shape::array(F32, vec![3]))?;

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::differential::{run_backend, run_reference, RunResult};
-use super::random::{random_program, Rng};
 use crate::backend::Backend;
 use crate::check::{
     compare, flush_subnormal_inputs, CompareContext, ElementFailure, ErrorSpec, Judge, LegalReason,
@@ -23,6 +22,7 @@ use crate::isolate::{
     Signature as IsolateSignature, Tested,
 };
 use crate::literal::Literal;
+use crate::programs::{random_program, Rng};
 
 /// What the fuzzer is asked to do.
 #[derive(Clone, Debug)]
@@ -234,7 +234,7 @@ pub fn program_distribution(seed: u64) -> Distribution {
 /// use xla_props::backend::{Backend, Interpreter};
 /// use xla_props::hlo::{parse_module, ArrayShape, ElementType};
 /// use xla_props::literal::Literal;
-/// use xla_props::programs::{judge_instruction, run_reference, RunResult};
+/// use xla_props::fuzz::{judge_instruction, run_reference, RunResult};
 /// let m = parse_module(
 ///     "HloModule m\nENTRY main { x = f32[1] parameter(0)\n ROOT y = bf16[1] convert(x) }",
 /// )
