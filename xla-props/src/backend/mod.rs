@@ -7,15 +7,14 @@ mod error;
 pub mod interpreter;
 pub mod iree;
 pub mod mutant;
-mod passes;
 mod reference_backend;
 mod registry;
 pub mod xla;
 
 pub use api::{builtin_version, Backend, BatchRequest, Executable, FusionProbe, ProbedValue};
+pub use api::{PassControl, PassStep};
 pub use error::BackendError;
 pub use interpreter::Interpreter;
-pub use passes::{PassControl, PassStep};
 pub(crate) use reference_backend::to_backend_error as reference_error;
 pub use reference_backend::ReferenceBackend;
 pub use registry::{config_error, create, known_backends, Availability, BackendInfo};

@@ -10,7 +10,6 @@ use serde::Serialize;
 use super::inside::{look_inside, InsideMethod};
 use super::judge::{MismatchKind, Oracle, Tested};
 use super::localize::{candidates, scan_local, LocalFinding};
-use super::session::CulpritLocation;
 use crate::hlo::rewrite::extract_instruction;
 use crate::hlo::{Computation, InstrId, Module, Opcode};
 use crate::literal::Value;
@@ -145,6 +144,21 @@ fn fusion_location(
         }
     }
     (fused_location(fused, &top.name, fused.root), None)
+}
+
+/// Where the culprit is.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CulpritLocation {
+    /// The computation the culprit instruction is in (the fused computation for a fusion).
+    pub computation: String,
+    /// The culprit fusion's name, or None when the culprit is a plain instruction.
+    pub fusion: Option<String>,
+    /// The first diverging instruction.
+    pub instruction: String,
+    /// Its opcode.
+    pub opcode: String,
+    /// Its operands, as `name (opcode)`.
+    pub operands: Vec<String>,
 }
 
 /// Instruction `id` of fused computation `fused` of fusion `fusion`, as a location.

@@ -26,7 +26,7 @@ pub use crate::hlo::rewrite::{
     dead_code_eliminated, expose_values, extract_batch, extract_instruction, find_instruction,
     inline_fusion, move_fusion_root, Batch, Extracted,
 };
-pub use deep::{deep_check, DeepCheck, LocalDisagreement, MAX_LOOKED_INSIDE};
+pub use deep::{deep_check, CulpritLocation, DeepCheck, LocalDisagreement, MAX_LOOKED_INSIDE};
 pub use inside::{by_moved_root, by_probe, look_inside, vanishes_when_split, Inside, InsideMethod};
 pub use judge::{judge_module, judge_outputs, MismatchKind, Oracle, OracleError, Tested};
 pub use localize::{candidates, is_candidate, localize, LocalizeError, Located, BATCH_SIZE};
@@ -38,7 +38,7 @@ pub use passes::{
     PassVerdict, Probe, ProbeResult, MAX_CHANGES_SHOWN, MAX_PROBES,
 };
 pub use report::{render_arg, write_results, MAX_INLINE_ELEMENTS};
-pub use session::{isolate, CulpritLocation, IsolateError, Isolated, Isolation, Options, Report};
+pub use session::{isolate, IsolateError, Isolated, Isolation, Options, Report};
 
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::deep::{deep_check, fused_location, plain_location, LocalDisagreement};
+use super::deep::{deep_check, fused_location, plain_location, CulpritLocation, LocalDisagreement};
 use super::inside::{look_inside, vanishes_when_split, InsideMethod};
 use super::judge::{judge_module, MismatchKind, Oracle, Tested};
 use super::localize::{follow_errors, LocalizeError};
@@ -60,21 +60,6 @@ pub enum IsolateError {
     /// The disagreement could not be localized.
     #[error(transparent)]
     Localize(#[from] LocalizeError),
-}
-
-/// Where the culprit is.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct CulpritLocation {
-    /// The computation the culprit instruction is in (the fused computation for a fusion).
-    pub computation: String,
-    /// The culprit fusion's name, or None when the culprit is a plain instruction.
-    pub fusion: Option<String>,
-    /// The first diverging instruction.
-    pub instruction: String,
-    /// Its opcode.
-    pub opcode: String,
-    /// Its operands, as `name (opcode)`.
-    pub operands: Vec<String>,
 }
 
 /// What an isolation found, as written to `report.json`.
