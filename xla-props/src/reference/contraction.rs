@@ -206,86 +206,10 @@ pub(crate) fn convolution(
     attrs: &Attrs,
     o: &ArrayShape,
 ) -> Result<Literal, OpError> {
-    let cd = attrs
-        .conv_dims
-        .as_ref()
-        .ok_or_else(|| bad("convolution without dim_labels"))?;
-    let (ld, rd, od) = (l.dims().to_vec(), r.dims().to_vec(), dims_of(o)?);
-    let ns = cd.input_spatial.len();
-    let mut used = (
-        vec![false; ld.len()],
-        vec![false; rd.len()],
-        vec![false; od.len()],
-    );
-    let lin = check_dims(
-        &[
-            [cd.input_batch, cd.input_feature].as_slice(),
-            &cd.input_spatial,
-        ]
-        .concat(),
-        ld.len(),
-        &mut used.0,
-    )?;
-    let rin = check_dims(
-        &[
-            [cd.kernel_input_feature, cd.kernel_output_feature].as_slice(),
-            &cd.kernel_spatial,
-        ]
-        .concat(),
-        rd.len(),
-        &mut used.1,
-    )?;
-    let oin = check_dims(
-        &[
-            [cd.output_batch, cd.output_feature].as_slice(),
-            &cd.output_spatial,
-        ]
-        .concat(),
-        od.len(),
-        &mut used.2,
-    )?;
-    if cd.kernel_spatial.len() != ns
-        || cd.output_spatial.len() != ns
-        || lin.len() != ld.len()
-        || rin.len() != rd.len()
-        || oin.len() != od.len()
-    {
-        return Err(bad("dim_labels do not match the operand ranks"));
-    }
-    let win: Vec<WindowDim> = match attrs.window.as_deref() {
-        Some(w) => w.to_vec(),
-        None => (0..ns)
-            .map(|s| WindowDim::new(rd[rin[2 + s]] as i64))
-            .collect(),
-    };
-    if win.len() != ns
-        || win
-            .iter()
-            .any(|w| w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1)
-    {
-        return Err(bad("window does not match the spatial dimensions"));
-    }
-    let g = attrs.feature_group_count.unwrap_or(1).max(1) as usize;
-    let bg = attrs.batch_group_count.unwrap_or(1).max(1) as usize;
-    let (nb, c) = (ld[lin[0]], ld[lin[1]]);
-    let (kin, ko) = (rd[rin[0]], rd[rin[1]]);
-    let ok = kin * g == c
-        && ko % g == 0
-        && ko % bg == 0
-        && nb % bg == 0
-        && od[oin[0]] == nb / bg
-        && od[oin[1]] == ko
-        && (0..ns).all(|s| win[s].size == rd[rin[2 + s]] as i64);
-    if !ok {
-        return Err(bad(format!(
-            "convolution of {} and {} does not give {o}",
-            l.shape(),
-            r.shape()
-        )));
-    }
-    let (ls, rs) = (strides(&ld), strides(&rd));
-    let ksp: Vec<usize> = (0..ns).map(|s| rd[rin[2 + s]]).collect();
-    let n_k: usize = ksp.iter().product();
+    let geo = ConvGeometry::new(l, r, attrs, o)?;
+    let (od, oin, ns) = (&geo.od, &geo.oin, geo.win.len());
+    let (ls, rs) = (strides(&geo.ld), strides(&geo.rd));
+    let n_k: usize = geo.ksp.iter().product();
     let float = is_float(l, r, o);
     let exact = exact_products(l, r);
     let (lf, rf) = if float {
@@ -303,6 +227,7 @@ pub(crate) fn convolution(
         Vec::with_capacity(if float { n_out } else { 0 }),
         Vec::with_capacity(if float { 0 } else { n_out }),
     );
+    let (g, bg, nb, kin, ko) = (geo.g, geo.bg, geo.nb, geo.kin, geo.ko);
     let mut oi = vec![0usize; od.len()];
     let mut kidx = vec![0usize; ns];
     for _ in 0..n_out {
@@ -318,32 +243,10 @@ pub(crate) fn convolution(
         if n_k > 0 {
             kidx.iter_mut().for_each(|k| *k = 0);
             loop {
-                let mut lflat = ib * ls[lin[0]];
-                let mut rflat = of * rs[rin[1]];
-                let mut inside = true;
-                for s in 0..ns {
-                    let w = &win[s];
-                    let p = oi[oin[2 + s]] as i64 * w.stride + kidx[s] as i64 * w.window_dilation
-                        - w.pad_low;
-                    if p < 0
-                        || p % w.base_dilation != 0
-                        || p / w.base_dilation >= ld[lin[2 + s]] as i64
-                    {
-                        inside = false;
-                        break;
-                    }
-                    lflat += (p / w.base_dilation) as usize * ls[lin[2 + s]];
-                    let kk = if w.reversal {
-                        ksp[s] - 1 - kidx[s]
-                    } else {
-                        kidx[s]
-                    };
-                    rflat += kk * rs[rin[2 + s]];
-                }
-                if inside {
+                if let Some((lflat, rflat)) = geo.window_offsets(&oi, &kidx, ib, of, &ls, &rs) {
                     for kf in 0..kin {
-                        let lx = lflat + (fg * kin + kf) * ls[lin[1]];
-                        let rx = rflat + kf * rs[rin[0]];
+                        let lx = lflat + (fg * kin + kf) * ls[geo.lin[1]];
+                        let rx = rflat + kf * rs[geo.rin[0]];
                         if float {
                             acc.add_product(lf[lx], rf[rx], exact);
                         } else {
@@ -351,7 +254,7 @@ pub(crate) fn convolution(
                         }
                     }
                 }
-                if !next_index(&mut kidx, &ksp) {
+                if !next_index(&mut kidx, &geo.ksp) {
                     break;
                 }
             }
@@ -361,11 +264,166 @@ pub(crate) fn convolution(
         } else {
             resi.push(iacc);
         }
-        next_index(&mut oi, &od);
+        next_index(&mut oi, od);
     }
     if float {
         from_f64s(o, &resf)
     } else {
         from_i128s(o, &resi)
+    }
+}
+
+/// A convolution's dimensions, checked: the operand and output dims, where
+/// each dim_label sits (`lin`/`rin`/`oin`: batch or input feature, feature,
+/// then spatial), the window, the group counts and the kernel's spatial sizes.
+struct ConvGeometry {
+    ld: Vec<usize>,
+    rd: Vec<usize>,
+    od: Vec<usize>,
+    lin: Vec<usize>,
+    rin: Vec<usize>,
+    oin: Vec<usize>,
+    win: Vec<WindowDim>,
+    /// Feature and batch group counts.
+    g: usize,
+    bg: usize,
+    /// Input batch, kernel input and output features.
+    nb: usize,
+    kin: usize,
+    ko: usize,
+    ksp: Vec<usize>,
+}
+
+impl ConvGeometry {
+    fn new(l: &Literal, r: &Literal, attrs: &Attrs, o: &ArrayShape) -> Result<Self, OpError> {
+        let cd = attrs
+            .conv_dims
+            .as_ref()
+            .ok_or_else(|| bad("convolution without dim_labels"))?;
+        let (ld, rd, od) = (l.dims().to_vec(), r.dims().to_vec(), dims_of(o)?);
+        let ns = cd.input_spatial.len();
+        let mut used = (
+            vec![false; ld.len()],
+            vec![false; rd.len()],
+            vec![false; od.len()],
+        );
+        let lin = check_dims(
+            &[
+                [cd.input_batch, cd.input_feature].as_slice(),
+                &cd.input_spatial,
+            ]
+            .concat(),
+            ld.len(),
+            &mut used.0,
+        )?;
+        let rin = check_dims(
+            &[
+                [cd.kernel_input_feature, cd.kernel_output_feature].as_slice(),
+                &cd.kernel_spatial,
+            ]
+            .concat(),
+            rd.len(),
+            &mut used.1,
+        )?;
+        let oin = check_dims(
+            &[
+                [cd.output_batch, cd.output_feature].as_slice(),
+                &cd.output_spatial,
+            ]
+            .concat(),
+            od.len(),
+            &mut used.2,
+        )?;
+        if cd.kernel_spatial.len() != ns
+            || cd.output_spatial.len() != ns
+            || lin.len() != ld.len()
+            || rin.len() != rd.len()
+            || oin.len() != od.len()
+        {
+            return Err(bad("dim_labels do not match the operand ranks"));
+        }
+        let win: Vec<WindowDim> = match attrs.window.as_deref() {
+            Some(w) => w.to_vec(),
+            None => (0..ns)
+                .map(|s| WindowDim::new(rd[rin[2 + s]] as i64))
+                .collect(),
+        };
+        if win.len() != ns
+            || win
+                .iter()
+                .any(|w| w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1)
+        {
+            return Err(bad("window does not match the spatial dimensions"));
+        }
+        let g = attrs.feature_group_count.unwrap_or(1).max(1) as usize;
+        let bg = attrs.batch_group_count.unwrap_or(1).max(1) as usize;
+        let (nb, c) = (ld[lin[0]], ld[lin[1]]);
+        let (kin, ko) = (rd[rin[0]], rd[rin[1]]);
+        let ok = kin * g == c
+            && ko % g == 0
+            && ko % bg == 0
+            && nb % bg == 0
+            && od[oin[0]] == nb / bg
+            && od[oin[1]] == ko
+            && (0..ns).all(|s| win[s].size == rd[rin[2 + s]] as i64);
+        if !ok {
+            return Err(bad(format!(
+                "convolution of {} and {} does not give {o}",
+                l.shape(),
+                r.shape()
+            )));
+        }
+        let ksp: Vec<usize> = (0..ns).map(|s| rd[rin[2 + s]]).collect();
+        Ok(ConvGeometry {
+            ld,
+            rd,
+            od,
+            lin,
+            rin,
+            oin,
+            win,
+            g,
+            bg,
+            nb,
+            kin,
+            ko,
+            ksp,
+        })
+    }
+
+    /// For output index `oi` and kernel window position `kidx`: the flat
+    /// offsets of the input element (batch `ib`, feature 0) and of the kernel
+    /// element (output feature `of`, input feature 0), or None where the
+    /// window reads padding or a base-dilation hole.
+    fn window_offsets(
+        &self,
+        oi: &[usize],
+        kidx: &[usize],
+        ib: usize,
+        of: usize,
+        ls: &[usize],
+        rs: &[usize],
+    ) -> Option<(usize, usize)> {
+        let (lin, rin) = (&self.lin, &self.rin);
+        let mut lflat = ib * ls[lin[0]];
+        let mut rflat = of * rs[rin[1]];
+        for (s, w) in self.win.iter().enumerate() {
+            let p = oi[self.oin[2 + s]] as i64 * w.stride + kidx[s] as i64 * w.window_dilation
+                - w.pad_low;
+            if p < 0
+                || p % w.base_dilation != 0
+                || p / w.base_dilation >= self.ld[lin[2 + s]] as i64
+            {
+                return None;
+            }
+            lflat += (p / w.base_dilation) as usize * ls[lin[2 + s]];
+            let kk = if w.reversal {
+                self.ksp[s] - 1 - kidx[s]
+            } else {
+                kidx[s]
+            };
+            rflat += kk * rs[rin[2 + s]];
+        }
+        Some((lflat, rflat))
     }
 }
