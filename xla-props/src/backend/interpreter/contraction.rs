@@ -376,93 +376,95 @@ pub(crate) fn convolution(
         }
     }
     let total: usize = od.iter().product();
-    fn kernel<A: Acc>(
-        l: &[A],
-        k: &[A],
-        g: &ConvGeom,
-        w: &[crate::hlo::WindowDim],
-        total: usize,
-    ) -> Vec<A> {
-        let (ib, ifd, kif, kof, ob, of) = (g.ib, g.ifd, g.kif, g.kof, g.ob, g.of);
-        let (isp, ksp, osp) = (&g.isp, &g.ksp, &g.osp);
-        let mut out = vec![A::default(); total];
-        let nsp = isp.len();
-        let mut opos = vec![0usize; nsp];
-        let kcount: usize = g.k_spatial.iter().product();
-        let ocount: usize = g.out_spatial.iter().product();
-        let mut kpos = vec![0usize; nsp];
-        let per_fg = g.o_feat / g.fgc;
-        let per_bg = g.o_feat / g.bgc;
-        for n in 0..g.n_out {
-            for o in 0..g.o_feat {
-                let fg = o / per_fg;
-                let bg = o / per_bg;
-                let nb = bg * g.n_out + n;
-                opos.iter_mut().for_each(|p| *p = 0);
-                for _ in 0..ocount {
-                    // kernel positions in row-major order, input features innermost
-                    let mut acc = A::default();
-                    kpos.iter_mut().for_each(|p| *p = 0);
-                    for _ in 0..kcount {
-                        let mut li = nb * g.in_st[ib] + fg * g.i_feat * g.in_st[ifd];
-                        let mut ki = o * g.k_st[kof];
-                        let mut inside = true;
-                        for s in 0..nsp {
-                            let wd = &w[s];
-                            let pos = opos[s] as i64 * wd.stride
-                                + kpos[s] as i64 * wd.window_dilation
-                                - wd.pad_low;
-                            if pos < 0
-                                || pos % wd.base_dilation != 0
-                                || (pos / wd.base_dilation) as usize >= g.in_spatial[s]
-                            {
-                                inside = false;
-                                break;
-                            }
-                            li += (pos / wd.base_dilation) as usize * g.in_st[isp[s]];
-                            let kk = if wd.reversal {
-                                g.k_spatial[s] - 1 - kpos[s]
-                            } else {
-                                kpos[s]
-                            };
-                            ki += kk * g.k_st[ksp[s]];
-                        }
-                        if inside {
-                            let (ls, ks) = (g.in_st[ifd], g.k_st[kif]);
-                            for i in 0..g.i_feat {
-                                acc = acc.mul_add(l[li + i * ls], k[ki + i * ks]);
-                            }
-                        }
-                        super::elem::next_index(&mut kpos, &g.k_spatial);
-                    }
-                    let mut oi = n * g.out_st[ob] + o * g.out_st[of];
-                    for s in 0..nsp {
-                        oi += opos[s] * g.out_st[osp[s]];
-                    }
-                    out[oi] = acc;
-                    super::elem::next_index(&mut opos, &g.out_spatial);
-                }
-            }
-        }
-        out
-    }
     match acc_kind(out.dtype, lhs.dtype(), rhs.dtype())? {
         AccKind::F32 => finish(
-            kernel::<f32>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, total),
+            conv_kernel::<f32>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, total),
             &od,
             out.dtype,
         ),
         AccKind::F64 => finish(
-            kernel::<f64>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, total),
+            conv_kernel::<f64>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, total),
             &od,
             out.dtype,
         ),
         AccKind::I64 => finish(
-            kernel::<Wrapping>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, total),
+            conv_kernel::<Wrapping>(&read_as(lhs)?, &read_as(rhs)?, &g, &window, total),
             &od,
             out.dtype,
         ),
     }
+}
+
+/// The convolution loop, accumulating in `A` (kernel positions in
+/// row-major order, input features innermost).
+fn conv_kernel<A: Acc>(
+    l: &[A],
+    k: &[A],
+    g: &ConvGeom,
+    w: &[crate::hlo::WindowDim],
+    total: usize,
+) -> Vec<A> {
+    let (ib, ifd, kif, kof, ob, of) = (g.ib, g.ifd, g.kif, g.kof, g.ob, g.of);
+    let (isp, ksp, osp) = (&g.isp, &g.ksp, &g.osp);
+    let mut out = vec![A::default(); total];
+    let nsp = isp.len();
+    let mut opos = vec![0usize; nsp];
+    let kcount: usize = g.k_spatial.iter().product();
+    let ocount: usize = g.out_spatial.iter().product();
+    let mut kpos = vec![0usize; nsp];
+    let per_fg = g.o_feat / g.fgc;
+    let per_bg = g.o_feat / g.bgc;
+    for n in 0..g.n_out {
+        for o in 0..g.o_feat {
+            let fg = o / per_fg;
+            let bg = o / per_bg;
+            let nb = bg * g.n_out + n;
+            opos.iter_mut().for_each(|p| *p = 0);
+            for _ in 0..ocount {
+                // kernel positions in row-major order, input features innermost
+                let mut acc = A::default();
+                kpos.iter_mut().for_each(|p| *p = 0);
+                for _ in 0..kcount {
+                    let mut li = nb * g.in_st[ib] + fg * g.i_feat * g.in_st[ifd];
+                    let mut ki = o * g.k_st[kof];
+                    let mut inside = true;
+                    for s in 0..nsp {
+                        let wd = &w[s];
+                        let pos = opos[s] as i64 * wd.stride + kpos[s] as i64 * wd.window_dilation
+                            - wd.pad_low;
+                        if pos < 0
+                            || pos % wd.base_dilation != 0
+                            || (pos / wd.base_dilation) as usize >= g.in_spatial[s]
+                        {
+                            inside = false;
+                            break;
+                        }
+                        li += (pos / wd.base_dilation) as usize * g.in_st[isp[s]];
+                        let kk = if wd.reversal {
+                            g.k_spatial[s] - 1 - kpos[s]
+                        } else {
+                            kpos[s]
+                        };
+                        ki += kk * g.k_st[ksp[s]];
+                    }
+                    if inside {
+                        let (ls, ks) = (g.in_st[ifd], g.k_st[kif]);
+                        for i in 0..g.i_feat {
+                            acc = acc.mul_add(l[li + i * ls], k[ki + i * ks]);
+                        }
+                    }
+                    super::elem::next_index(&mut kpos, &g.k_spatial);
+                }
+                let mut oi = n * g.out_st[ob] + o * g.out_st[of];
+                for s in 0..nsp {
+                    oi += opos[s] * g.out_st[osp[s]];
+                }
+                out[oi] = acc;
+                super::elem::next_index(&mut opos, &g.out_spatial);
+            }
+        }
+    }
+    out
 }
 
 fn ksp_sizes_default(ks: &[i64], kd: &[usize]) -> Vec<crate::hlo::WindowDim> {
