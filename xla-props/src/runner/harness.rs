@@ -232,32 +232,8 @@ impl Harness {
         if all_backends.is_empty() {
             all_backends.push(reference.clone());
         }
-        // mutants are registered only when asked for by name
-        // (`mutant:NAME@interpreter` is the same backend as `mutant:NAME`)
         let mut ours = ours;
-        for b in &mut ours.backends {
-            if b.starts_with("mutant:") {
-                let m = crate::backend::create(b).map_err(|e| HarnessError(e.to_string()))?;
-                *b = m.name().to_string();
-                if !all_backends.iter().any(|x| x.name() == b) {
-                    all_backends.push(Arc::from(m));
-                }
-            }
-        }
-        for b in &ours.backends {
-            if !all_backends.iter().any(|x| x.name() == b) {
-                let known: Vec<&str> = all_backends.iter().map(|x| x.name()).collect();
-                return Err(HarnessError(format!(
-                    "unknown backend `{b}` in --backend (known: {})",
-                    known.join(", ")
-                )));
-            }
-        }
-        let backends: Vec<(BackendId, Arc<dyn Backend>)> = all_backends
-            .into_iter()
-            .filter(|b| ours.backends.is_empty() || ours.backends.iter().any(|n| n == b.name()))
-            .map(|b| (BackendId::intern(b.name()), b))
-            .collect();
+        let backends = select_backends(all_backends, &mut ours.backends)?;
         let filter = SpaceFilter {
             ops: ours.ops.clone(),
             dtypes: ours.dtypes.clone(),
@@ -324,13 +300,95 @@ impl Harness {
             return list_cases(&spaces, &backends, &libtest, ours.shard);
         }
         let batch_on = batch::enabled((self.env)("XLA_PROPS_BATCH"));
-        let mut trials = Vec::new();
         // the selected cases of backends that prefer batching, for `batch::prepass`
         let batching: Vec<BackendId> = backends
             .iter()
             .filter(|b| batch_on && b.1.prefers_batching() && !libtest.ignored)
             .map(|b| b.0)
             .collect();
+        let in_shard = |id: &CaseId, name: &str| {
+            ours.shard.is_none_or(|s| s.contains(name)) && batch::in_xla_shard(xla_shard, id, name)
+        };
+        let selection = Selection {
+            spaces: &spaces,
+            backends: &backends,
+            libtest: &libtest,
+            batching: &batching,
+            previous: &previous,
+        };
+        let (trials, to_batch) = selection.trials(&keep, &in_shard);
+        if !to_batch.is_empty() {
+            let input = batch::PrepassInput {
+                backends: &state.backends,
+                numerics: &state.numerics,
+                reference: &state.reference,
+                direct_reference: state.direct_reference,
+                seed: state.seed,
+            };
+            let _ = state.batched.set(batch::prepass(&input, &to_batch));
+        }
+        finish(trials, &libtest, &state, previous, &ours)
+    }
+}
+
+/// A backend selected for the run, with its interned id.
+type Registered = (BackendId, Arc<dyn Backend>);
+
+/// Registers the mutants asked for by name (`mutant:NAME@interpreter` is the
+/// same backend as `mutant:NAME`), checks every name in `--backend`, and
+/// keeps the backends it names (all of them when it names none).
+fn select_backends(
+    mut all: Vec<Arc<dyn Backend>>,
+    names: &mut [String],
+) -> Result<Vec<Registered>, HarnessError> {
+    for b in names.iter_mut() {
+        if b.starts_with("mutant:") {
+            let m = crate::backend::create(b).map_err(|e| HarnessError(e.to_string()))?;
+            *b = m.name().to_string();
+            if !all.iter().any(|x| x.name() == b) {
+                all.push(Arc::from(m));
+            }
+        }
+    }
+    for b in names.iter() {
+        if !all.iter().any(|x| x.name() == b) {
+            let known: Vec<&str> = all.iter().map(|x| x.name()).collect();
+            return Err(HarnessError(format!(
+                "unknown backend `{b}` in --backend (known: {})",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|b| names.is_empty() || names.iter().any(|n| n == b.name()))
+        .map(|b| (BackendId::intern(b.name()), b))
+        .collect())
+}
+
+/// What decides which cases become trials.
+struct Selection<'a> {
+    spaces: &'a [CaseSpace],
+    backends: &'a [Registered],
+    libtest: &'a Arguments,
+    /// Backends whose selected cases go to the batching pre-pass.
+    batching: &'a [BackendId],
+    /// Cases that failed last time (they run first).
+    previous: &'a BTreeSet<String>,
+}
+
+impl Selection<'_> {
+    /// The trials, and the cases to batch. `keep` is the whole selection
+    /// (ops, dtypes, shards) of a case named on its own; `in_shard` the
+    /// shards only (the spaces already hold only the selected ops and dtypes).
+    fn trials(
+        &self,
+        keep: &dyn Fn(&CaseId, &str) -> bool,
+        in_shard: &dyn Fn(&CaseId, &str) -> bool,
+    ) -> (Vec<Pending>, Vec<CaseId>) {
+        let (spaces, backends, libtest) = (self.spaces, self.backends, self.libtest);
+        let (batching, previous) = (self.batching, self.previous);
+        let mut trials = Vec::new();
         let mut to_batch = Vec::new();
         // `--exact NAME` (what nextest runs): build only that case.
         let exact = libtest
@@ -353,21 +411,19 @@ impl Harness {
             // backends of a key are adjacent, and the cache knows how many use it
             let mut first = Vec::new();
             let mut group: Vec<(CaseId, String)> = Vec::with_capacity(backends.len());
-            for space in &spaces {
+            for space in spaces {
                 for key in space.iter() {
                     group.clear();
-                    for &(b, _) in &backends {
+                    for &(b, _) in backends {
                         let id = key.on(b);
                         let name = id.to_string();
-                        if ours.shard.is_none_or(|s| s.contains(&name))
-                            && batch::in_xla_shard(xla_shard, &id, &name)
-                        {
+                        if in_shard(&id, &name) {
                             group.push((id, name));
                         }
                     }
                     let users = group.len();
                     for (id, name) in group.drain(..) {
-                        if batching.contains(&id.backend) && selected_by_libtest(&libtest, &name) {
+                        if batching.contains(&id.backend) && selected_by_libtest(libtest, &name) {
                             to_batch.push(id);
                         }
                         let failed_before = !previous.is_empty() && previous.contains(&name);
@@ -383,17 +439,7 @@ impl Harness {
             first.append(&mut trials);
             trials = first;
         }
-        if !to_batch.is_empty() {
-            let input = batch::PrepassInput {
-                backends: &state.backends,
-                numerics: &state.numerics,
-                reference: &state.reference,
-                direct_reference: state.direct_reference,
-                seed: state.seed,
-            };
-            let _ = state.batched.set(batch::prepass(&input, &to_batch));
-        }
-        finish(trials, &libtest, &state, previous, &ours)
+        (trials, to_batch)
     }
 }
 
