@@ -307,36 +307,11 @@ impl<'a> Judge<'a> {
             }
             // phase 3: the bound carried through the graph
             if bound && canonical.is_none() {
-                // a flushing backend flushes everywhere or nowhere: the two
-                // enclosures, and the element may be in either
-                let flushing = allowances(self.numerics, self.strict_rounding);
-                let mut modes = vec![Allowances {
-                    flush_inputs: Vec::new(),
-                    flush_outputs: Vec::new(),
-                    ..flushing.clone()
-                }];
-                if !flushing.flush_inputs.is_empty() || !flushing.flush_outputs.is_empty() {
-                    modes.push(flushing);
-                }
-                // the module's own enclosures first, each variant's only
-                // while elements are still rejected (each costs a few
-                // reference evaluations)
-                full.enclosures = vec![Vec::new(); expected.len()];
-                for m in std::iter::once(module).chain(variants.iter()) {
-                    for allow in &modes {
-                        if let Ok(bs) = enclose(m, inputs, allow) {
-                            if bs.len() == expected.len() {
-                                for (k, b) in bs.into_iter().enumerate() {
-                                    full.enclosures[k].push(b);
-                                }
-                            }
-                        }
-                    }
-                    lap("phase 3 enclosure");
-                    v = with_ties(compare(expected, actual, &exact, &full), unstable_ties);
-                    if !matches!(v, Verdict::Mismatch(_)) {
-                        return v;
-                    }
+                let modules: Vec<&Module> = std::iter::once(module).chain(&variants).collect();
+                let sides = (expected, actual);
+                v = self.enclosed(&modules, inputs, sides, &mut full, unstable_ties, &lap);
+                if !matches!(v, Verdict::Mismatch(_)) {
+                    return v;
                 }
             }
             ctx = full;
@@ -353,6 +328,55 @@ impl<'a> Judge<'a> {
             }
         }
         explained_by_known_bugs(v, &ctx, expected, actual, &models)
+    }
+}
+
+impl Judge<'_> {
+    /// Phase 3: the reference's enclosures carried through the graph, the
+    /// module's own first (`modules[0]`), each variant's only while elements
+    /// are still rejected (each costs a few reference evaluations). Returns
+    /// the first verdict that is not a mismatch, or the last mismatch.
+    fn enclosed(
+        &self,
+        modules: &[&Module],
+        inputs: &[Literal],
+        (expected, actual): (&[Literal], &[Literal]),
+        full: &mut CompareContext,
+        unstable_ties: Option<u64>,
+        lap: &dyn Fn(&str),
+    ) -> Verdict {
+        // a flushing backend flushes everywhere or nowhere: the two
+        // enclosures, and the element may be in either
+        let flushing = allowances(self.numerics, self.strict_rounding);
+        let mut modes = vec![Allowances {
+            flush_inputs: Vec::new(),
+            flush_outputs: Vec::new(),
+            ..flushing.clone()
+        }];
+        if !flushing.flush_inputs.is_empty() || !flushing.flush_outputs.is_empty() {
+            modes.push(flushing);
+        }
+        let exact = ErrorSpec::exact();
+        full.enclosures = vec![Vec::new(); expected.len()];
+        let mut last = None;
+        for m in modules {
+            for allow in &modes {
+                if let Ok(bs) = enclose(m, inputs, allow) {
+                    if bs.len() == expected.len() {
+                        for (k, b) in bs.into_iter().enumerate() {
+                            full.enclosures[k].push(b);
+                        }
+                    }
+                }
+            }
+            lap("phase 3 enclosure");
+            let v = with_ties(compare(expected, actual, &exact, full), unstable_ties);
+            if !matches!(v, Verdict::Mismatch(_)) {
+                return v;
+            }
+            last = Some(v);
+        }
+        last.unwrap_or_else(|| with_ties(compare(expected, actual, &exact, full), unstable_ties))
     }
 }
 
