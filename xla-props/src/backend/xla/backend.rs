@@ -80,7 +80,7 @@ impl XlaPlugin {
         if self == XlaPlugin::Gpu {
             return locate_cuda_plugin();
         }
-        for d in &cache_dirs() {
+        for d in &super::config::cache_dirs() {
             let f = d.join(self.cache_file());
             if f.is_file() {
                 return Ok(f);
@@ -93,20 +93,6 @@ impl XlaPlugin {
             self.env_var()
         ))
     }
-}
-
-/// The plugin cache directories: `$XLA_PLUGIN_CACHE`, `.cache/xla-plugin` in
-/// the current directory or an ancestor, then in this workspace.
-pub(crate) fn cache_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Some(c) = std::env::var_os("XLA_PLUGIN_CACHE") {
-        dirs.push(PathBuf::from(c));
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        dirs.extend(cwd.ancestors().map(|a| a.join(".cache/xla-plugin")));
-    }
-    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/xla-plugin"));
-    dirs
 }
 
 /// What a backend promises and how its worker is started, beyond its plugin.
@@ -272,6 +258,22 @@ pub struct XlaBackend {
 static POOLS: OnceLock<Mutex<HashMap<&'static str, Arc<Shared>>>> = OnceLock::new();
 
 impl XlaBackend {
+    /// The backend's version text. Loads the plugin in a worker when none is
+    /// running yet; a plugin that cannot be found or loaded is described as such.
+    pub(crate) fn version_text(&self) -> String {
+        let Some(path) = self.plugin_path() else {
+            return match self.availability() {
+                Err(why) => format!("unavailable: {why}"),
+                Ok(()) => "unavailable: no plugin".to_string(),
+            };
+        };
+        let file = super::version::describe_file(path);
+        match self.describe() {
+            Ok(d) => format!("{d}; plugin {file}"),
+            Err(e) => format!("plugin {file}; could not be loaded: {e}"),
+        }
+    }
+
     /// The backend for a pinned plugin, located through its env var or the
     /// cache. Every backend made this way for the same plugin shares one pool
     /// of worker processes and one compile cache in this process.
@@ -685,7 +687,7 @@ impl Backend for XlaBackend {
 
     /// The PJRT API, XLA and StableHLO versions the plugin reports, and the plugin file.
     fn version(&self) -> Option<String> {
-        Some(super::version::version_text(self))
+        Some(self.version_text())
     }
 
     /// The bugs its declaration (or the built-in file) lists, each with its

@@ -361,11 +361,7 @@ impl PluginLocation {
             }
         }
         if let Some(f) = &self.cache_file {
-            if let Some(p) = super::backend::cache_dirs()
-                .iter()
-                .map(|d| d.join(f))
-                .find(|p| p.is_file())
-            {
+            if let Some(p) = cache_dirs().iter().map(|d| d.join(f)).find(|p| p.is_file()) {
                 return Ok(p);
             }
             tried.push(format!("{f} is not in the plugin cache"));
@@ -430,6 +426,20 @@ fn find_in_site_packages(pkg: &str) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// The plugin cache directories: `$XLA_PLUGIN_CACHE`, `.cache/xla-plugin` in
+/// the current directory or an ancestor, then in this workspace.
+pub(crate) fn cache_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(c) = std::env::var_os("XLA_PLUGIN_CACHE") {
+        dirs.push(PathBuf::from(c));
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        dirs.extend(cwd.ancestors().map(|a| a.join(".cache/xla-plugin")));
+    }
+    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/xla-plugin"));
+    dirs
 }
 
 #[cfg(test)]

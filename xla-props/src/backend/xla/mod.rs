@@ -17,6 +17,7 @@ pub mod passes;
 pub mod pjrt;
 mod process;
 pub mod protocol;
+mod rows;
 mod version;
 pub mod worker;
 

@@ -5,24 +5,6 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::XlaBackend;
-
-/// The backend's version text. Loads the plugin in a worker when none is
-/// running yet; a plugin that cannot be found or loaded is described as such.
-pub(crate) fn version_text(backend: &XlaBackend) -> String {
-    let Some(path) = backend.plugin_path() else {
-        return match backend.availability() {
-            Err(why) => format!("unavailable: {why}"),
-            Ok(()) => "unavailable: no plugin".to_string(),
-        };
-    };
-    let file = describe_file(path);
-    match backend.describe() {
-        Ok(d) => format!("{d}; plugin {file}"),
-        Err(e) => format!("plugin {file}; could not be loaded: {e}"),
-    }
-}
-
 /// `PATH (N bytes, sha256 HEX)`; the hash is left out where `sha256sum` is missing.
 pub(crate) fn describe_file(path: &Path) -> String {
     let size = std::fs::metadata(path)
@@ -53,7 +35,7 @@ fn sha256(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::xla::XlaPlugin;
+    use crate::backend::xla::{XlaBackend, XlaPlugin};
     use crate::backend::Backend;
 
     #[test]
