@@ -23,30 +23,13 @@ use super::error_spec::ErrorSpec;
 use super::known_bugs::{KnownBug, KnownBugNote};
 use super::legal::{Case, Evidence, Setting, REGISTRY};
 use super::numerics::Numerics;
+use super::policy::{EvalFn, Policy};
 use super::tolerances::default_error_spec_for_module;
 use super::unstable_sort::canonical_unstable_sort;
 use super::verdict::{LegalReason, Verdict};
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::Literal;
 use crate::reference::{enclose, Allowances};
-
-/// The reference, evaluating a (variant) program on (variant) inputs.
-pub type EvalFn<'e> = dyn Fn(&Module, &[Literal]) -> Option<Vec<Literal>> + 'e;
-
-/// What a judgement is between.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Policy {
-    /// The backend against the exact reference: the default error specs per
-    /// (op, dtype) and every admissible legal difference apply.
-    Reference,
-    /// Two runs of the same backend (another layout, another fusion): only
-    /// the tolerance and the backend's element rules and reassociation apply.
-    Itself,
-    /// One instruction of the backend against the reference applied to the
-    /// backend's own operand values (the fuzzer's and isolation's local
-    /// judgement): as `Reference`, without known bugs.
-    Instruction,
-}
 
 /// The one judge. See the module documentation.
 ///

@@ -15,6 +15,7 @@ mod known_bugs;
 mod legal;
 mod numerics;
 mod op_semantics;
+mod policy;
 mod sweep;
 mod tolerances;
 mod ulp;
@@ -32,12 +33,13 @@ pub use compare::{
 pub use contraction::fma_contraction_variant;
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
-pub use judge::{EvalFn, Judge, Policy};
+pub use judge::Judge;
 pub use known_bug_model::{apply_model_specs, ModelSpec, SubnormalSign};
 pub use known_bugs::{replace_with_model, type_text, BugModel, KnownBug, KnownBugNote};
 pub use legal::legal_differences;
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use op_semantics::op_semantics_variant;
+pub use policy::{EvalFn, Policy};
 pub use sweep::{ulp_stats, UlpStats};
 pub use tolerances::{
     default_error_spec, default_error_spec_for_module, tolerance_rule, Dtypes, Tolerance,

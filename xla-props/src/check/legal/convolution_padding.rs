@@ -2,7 +2,7 @@
 //! multiplied by the kernel (`0 * w`, NaN for an infinite weight).
 
 use super::{only_semantics, variant_evidence, Case, Evidence, LegalDifference, Setting};
-use crate::check::judge::Policy;
+use crate::check::policy::Policy;
 use crate::check::{op_semantics_variant, LegalReason};
 
 pub(crate) struct ConvolutionPadding;

@@ -2,7 +2,7 @@
 //! kept in f32, only the results rounded (XLA's `xla_allow_excess_precision`).
 
 use super::{variant_evidence, Case, Evidence, LegalDifference, Setting};
-use crate::check::judge::Policy;
+use crate::check::policy::Policy;
 use crate::check::{whole_module_excess_precision_variant, LegalReason};
 
 pub(crate) struct ExcessAnywhere;

@@ -2,7 +2,7 @@
 //! computation kept in f32, the fusion's result rounded once.
 
 use super::{variant_evidence, Case, Evidence, LegalDifference, Setting};
-use crate::check::judge::Policy;
+use crate::check::policy::Policy;
 use crate::check::{excess_precision_variant, LegalReason};
 
 pub(crate) struct ExcessInFusions;

@@ -2,7 +2,7 @@
 //! not propagate NaN (XLA CPU's `--xla_cpu_enable_fast_min_max`).
 
 use super::{only_semantics, variant_evidence, Case, Evidence, LegalDifference, Setting};
-use crate::check::judge::Policy;
+use crate::check::policy::Policy;
 use crate::check::{op_semantics_variant, LegalReason};
 
 pub(crate) struct FastMinMax;

@@ -2,7 +2,7 @@
 //! read a subnormal argument as the zero of its sign.
 
 use super::{Case, Evidence, LegalDifference, Setting};
-use crate::check::judge::Policy;
+use crate::check::policy::Policy;
 use crate::check::{flush_subnormal_inputs, LegalReason};
 
 pub(crate) struct FlushedInputs;

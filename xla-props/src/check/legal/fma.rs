@@ -1,7 +1,7 @@
 //! Multiply-add contraction: `a * b + c` computed as one fused multiply-add.
 
 use super::{variant_evidence, Case, Evidence, LegalDifference, Setting};
-use crate::check::judge::Policy;
+use crate::check::policy::Policy;
 use crate::check::{fma_contraction_variant, LegalReason};
 
 pub(crate) struct Fma;

@@ -2,7 +2,7 @@
 //! expected failure (`Verdict::KnownBug`), never an agreement.
 
 use super::{Case, Evidence, LegalDifference, Setting};
-use crate::check::judge::Policy;
+use crate::check::policy::Policy;
 use crate::check::LegalReason;
 
 pub(crate) struct KnownBugs;

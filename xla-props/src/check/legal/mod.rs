@@ -25,9 +25,9 @@ mod reduce_precision;
 mod unstable_sort;
 
 use super::compare::MagnitudeSums;
-use super::judge::{EvalFn, Policy};
 use super::known_bugs::{KnownBug, KnownBugNote};
 use super::numerics::{Approximation, Numerics};
+use super::policy::{EvalFn, Policy};
 use super::verdict::LegalReason;
 use crate::hlo::{ElementType, Module};
 use crate::literal::Literal;

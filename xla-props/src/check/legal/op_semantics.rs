@@ -3,7 +3,7 @@
 //! convolution padding), a module that uses several needs all at once.
 
 use super::{variant_evidence, Case, Evidence, LegalDifference, Setting};
-use crate::check::judge::Policy;
+use crate::check::policy::Policy;
 use crate::check::{op_semantics_variant, LegalReason};
 
 pub(crate) struct OpSemanticsTogether;

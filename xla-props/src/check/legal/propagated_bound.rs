@@ -3,7 +3,7 @@
 //! later ops as an enclosure of every legal value (`reference::enclose`).
 
 use super::{Case, Evidence, LegalDifference, Setting};
-use crate::check::judge::Policy;
+use crate::check::policy::Policy;
 use crate::check::LegalReason;
 
 pub(crate) struct PropagatedBound;

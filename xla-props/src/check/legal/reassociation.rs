@@ -3,7 +3,7 @@
 //! result is then within `n * eps * sum|x|` of the reference's.
 
 use super::{Case, Evidence, LegalDifference, Setting};
-use crate::check::judge::EvalFn;
+use crate::check::policy::EvalFn;
 use crate::check::{LegalReason, MagnitudeSums};
 use crate::hlo::{Module, Opcode};
 use crate::literal::Literal;

@@ -2,7 +2,7 @@
 //! the operand's own bits instead of through f32.
 
 use super::{only_semantics, variant_evidence, Case, Evidence, LegalDifference, Setting};
-use crate::check::judge::Policy;
+use crate::check::policy::Policy;
 use crate::check::{op_semantics_variant, LegalReason};
 
 pub(crate) struct ReducePrecisionInOwnType;
