@@ -473,11 +473,15 @@ mod tests {
             .model
             .apply(&unary("log-plus-one", "f64", "f64"))
             .unwrap();
-        let x = Literal::from_f64s(&ArrayShape::new(ElementType::F64, vec![2]), &[-0.0, 1e-10])
-            .unwrap();
+        let x = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F64, vec![3]),
+            &[-0.0, 1e-10, 0.5],
+        )
+        .unwrap();
         let y = crate::reference::evaluate(&m, &[x]).unwrap()[0].to_f64_vec();
         assert_eq!(y[0].to_bits(), 0, "log1p(-0) is +0 on iree");
         assert_eq!(y[1], 1.000000082690371e-10);
+        assert_eq!(y[2], 0.4054651081081644);
         assert!(F64_EXPM1
             .model
             .apply(&unary("exponential-minus-one", "f32", "f32"))
