@@ -219,3 +219,115 @@ fn the_iree_bugs_of_the_findings_reproduce() {
     let want: u64 = 0xbac2_21f3;
     assert!(y[0].abs_diff(want) > 1000, "{:x} against {want:x}", y[0]);
 }
+
+fn binary(op: &str, t: &str, n: usize) -> Module {
+    module(&format!(
+        "HloModule m\nENTRY e {{\n  x = {t}[{n}] parameter(0)\n  y = {t}[{n}] parameter(1)\n  \
+         ROOT z = {t}[{n}] {op}(x, y)\n}}\n"
+    ))
+}
+
+/// docs/findings.md: the IREE 3.13.0 bugs triaged from the default suite's
+/// power, atan2, exponential-minus-one and f8 convert failures, as found
+/// (the reproducers under docs/repro/iree-*).
+#[test]
+fn the_power_atan2_expm1_and_f8_bugs_reproduce() {
+    let Some(b) = backend_or_skip() else { return };
+    let run = |m: &Module, args: &[Literal]| -> Vec<u64> {
+        b.compile(m).unwrap().execute(args).unwrap()[0].to_bits_vec()
+    };
+    let f32s = |v: &[f32]| {
+        bits(
+            ElementType::F32,
+            &v.iter().map(|x| u64::from(x.to_bits())).collect::<Vec<_>>(),
+        )
+    };
+    let is_nan32 = |v: u64| v & 0x7f80_0000 == 0x7f80_0000 && v & 0x7f_ffff != 0;
+    // float power is exp(y * log(x)): pow(-2, 2), pow(1, inf), pow(0, 0) are NaN; pow(-0, 3) = +0
+    let y = run(
+        &binary("power", "f32", 4),
+        &[
+            f32s(&[-2.0, 1.0, 0.0, -0.0]),
+            f32s(&[2.0, f32::INFINITY, 0.0, 3.0]),
+        ],
+    );
+    assert!(y[..3].iter().all(|&v| is_nan32(v)), "{y:x?}");
+    assert_eq!(y[3], 0, "the reference gives -0");
+    // integer power uses the exponent's low 6 bits: s8 46^71 = 46^7, 2^64 = 1
+    let y = run(
+        &binary("power", "s8", 2),
+        &[
+            bits(ElementType::S8, &[46, 2]),
+            bits(ElementType::S8, &[71, 64]),
+        ],
+    );
+    assert_eq!(y, vec![0x80, 1], "the reference gives [0, 0]");
+    // atan2 of two zeros or two infinities is NaN
+    let y = run(
+        &binary("atan2", "f32", 3),
+        &[
+            f32s(&[0.0, f32::INFINITY, -0.0]),
+            f32s(&[-0.0, f32::INFINITY, 0.0]),
+        ],
+    );
+    assert!(y.iter().all(|&v| is_nan32(v)), "{y:x?}");
+    // f64 expm1 is exp(x) - 1: expm1(-0) = +0, expm1(1e-10) = 1.000000082740371e-10
+    let x =
+        Literal::from_f64s(&ArrayShape::new(ElementType::F64, vec![2]), &[-0.0, 1e-10]).unwrap();
+    let y = run(&unary("exponential-minus-one", "f64", 2), &[x]);
+    assert_eq!(y, vec![0, 1.000000082740371e-10f64.to_bits()]);
+    // f64 log1p is log(1 + x): log1p(-0) = +0, log1p(1e-10) = 1.000000082690371e-10
+    let x =
+        Literal::from_f64s(&ArrayShape::new(ElementType::F64, vec![2]), &[-0.0, 1e-10]).unwrap();
+    let y = run(&unary("log-plus-one", "f64", 2), &[x]);
+    assert_eq!(y, vec![0, 1.000000082690371e-10f64.to_bits()]);
+    // an f8e4m3fn result rounding up to the smallest normal (2^-6) is a signed zero
+    let m = module(
+        "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  ROOT c = f8e4m3fn[3] convert(x)\n}\n",
+    );
+    let y = run(&m, &[f32s(&[0.0155, -0.0155, 0.0145])]);
+    assert_eq!(
+        y,
+        vec![0x00, 0x80, 0x07],
+        "the reference gives [0x08, 0x88, 0x07]"
+    );
+}
+
+/// An op IREE lowers to a C library call that its embedded executables do
+/// not provide fails to link: a skip naming the symbol, not a failure.
+#[test]
+fn a_missing_runtime_symbol_is_a_skip_with_the_reason() {
+    let Some(b) = backend_or_skip() else { return };
+    for (m, symbol) in [
+        (unary("tanh", "f64", 2), "`tanh`"),
+        (binary("remainder", "f64", 2), "`fmod`"),
+        (
+            module("HloModule m\nENTRY e {\n  x = s32[2] parameter(0)\n  ROOT c = bf16[2] convert(x)\n}\n"),
+            "`__truncsfbf2`",
+        ),
+    ] {
+        let e = b.compile(&m).err().expect("iree-lld fails");
+        assert!(e.is_unsupported(), "{e}");
+        assert!(e.to_string().contains(symbol), "{e}");
+    }
+}
+
+/// docs/findings.md: a sort with `is_stable=true` reorders tied keys.
+#[test]
+fn a_stable_sort_is_not_stable() {
+    let Some(b) = backend_or_skip() else { return };
+    let m = module(
+        "HloModule m\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+         c = s32[] parameter(2)\n  d = s32[] parameter(3)\n  ROOT lt = pred[] compare(a, b), direction=LT\n}\n\
+         ENTRY e {\n  k = f32[4] parameter(0)\n  v = s32[4] parameter(1)\n  \
+         ROOT s = (f32[4], s32[4]) sort(k, v), dimensions={0}, is_stable=true, to_apply=cmp\n}\n",
+    );
+    let k = bits(ElementType::F32, &[0, 0, 0xbf80_0000, 0]);
+    let v = bits(ElementType::S32, &[1, 2, 3, 4]);
+    let out = b.compile(&m).unwrap().execute(&[k, v]).unwrap();
+    assert_eq!(
+        out[1].to_bits_vec(),
+        vec![3, 2, 4, 1],
+        "stable: [3, 1, 2, 4]"
+    );
+}

@@ -34,8 +34,202 @@ pub const FLOOR_BF16_SUBNORMAL: KnownBug = KnownBug {
     model: BugModel::Rust(floor_bf16_subnormal),
 };
 
+/// Integer `power` with the exponent's low 6 bits: the same lowering as
+/// XLA CPU's (`xla-cpu/int-power-low-6-bits`), so the same model.
+pub const INT_POWER_LOW_6_BITS: KnownBug = KnownBug {
+    id: "iree-cpu/int-power-low-6-bits",
+    summary: "wrapping integer power uses only the low 6 bits of the exponent \
+              (s8 46^71 = 46^7 = -128, exact 0; s32 2^64 = 1, exact 0)",
+    documented: "docs/findings.md, \"IREE bug: `power` is exp(y * log(x))\"",
+    model: BugModel::Rust(crate::backend::xla::known_bugs::int_power_low_6_bits),
+};
+
+/// Float `power` computed as `exp(y * log(x))`.
+pub const POWER_EXP_LOG: KnownBug = KnownBug {
+    id: "iree-cpu/power-exp-log",
+    summary: "float power is exp(y * log(x)): NaN for every negative base and wherever \
+              y * log(x) is NaN (pow(1, NaN), pow(1, inf), pow(x, 0) for x = 0, inf, NaN); \
+              the sign of a zero base is lost (pow(-0, 3) = +0, pow(-0, -1) = +inf)",
+    documented: "docs/findings.md, \"IREE bug: `power` is exp(y * log(x))\"",
+    model: BugModel::Rust(power_exp_log),
+};
+
+/// `atan2` NaN where `y / x` is NaN.
+pub const ATAN2_ZERO_INF: KnownBug = KnownBug {
+    id: "iree-cpu/atan2-zeros-infinities-nan",
+    summary: "atan2(y, x) is NaN when both operands are zeros or both are infinities \
+              (IEEE: ±0, ±pi, ±pi/4, ±3pi/4)",
+    documented: "docs/findings.md, \"IREE bug: `atan2` of two zeros or two infinities is NaN\"",
+    model: BugModel::Rust(atan2_zero_inf),
+};
+
+/// f64 `exponential-minus-one` computed as `exp(x) - 1`.
+pub const F64_EXPM1: KnownBug = KnownBug {
+    id: "iree-cpu/f64-expm1-is-exp-minus-1",
+    summary: "f64 expm1(x) is exp(x) - 1 rounded twice: 0 for |x| < 2^-53 (expm1(-0) = +0, \
+              expm1(-1e-300) = 0), 8e-8 relative error at 1e-10",
+    documented: "docs/findings.md, \"IREE bug: f64 `expm1` is `exp(x) - 1`\"",
+    model: BugModel::Rust(f64_expm1),
+};
+
+/// f64 `log-plus-one` computed as `log(1 + x)`.
+pub const F64_LOG1P: KnownBug = KnownBug {
+    id: "iree-cpu/f64-log1p-is-log-of-1-plus-x",
+    summary: "f64 log1p(x) is log(1 + x) rounded twice: 0 for |x| < 2^-53 (log1p(-0) = +0), \
+              8e-8 relative error at 1e-10",
+    documented: "docs/findings.md, \"IREE bug: f64 `expm1` is `exp(x) - 1`\"",
+    model: BugModel::Rust(f64_log1p),
+};
+
+/// An f8 result that rounds up from the subnormal range to the smallest
+/// normal is a signed zero.
+pub const F8_ROUND_UP_TO_MIN_NORMAL: KnownBug = KnownBug {
+    id: "iree-cpu/f8-round-up-to-min-normal-is-zero",
+    summary: "an f8e4m3fn (f8e5m2) result in [15*2^-10, 2^-6) ([7*2^-17, 2^-14)), which rounds \
+              up to the smallest normal, is ±0 instead (convert from f32/bf16; expm1, log1p \
+              and tanh, computed in f32)",
+    documented:
+        "docs/findings.md, \"IREE bug: an f8 result rounding up to the smallest normal is zero\"",
+    model: BugModel::Rust(f8_round_up_to_min_normal),
+};
+
 /// The known bugs of `iree-cpu` (IREE 3.13.0).
-pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[CBRT_INF, F8E4M3FN_IS_FINITE, FLOOR_BF16_SUBNORMAL];
+pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
+    CBRT_INF,
+    F8E4M3FN_IS_FINITE,
+    FLOOR_BF16_SUBNORMAL,
+    INT_POWER_LOW_6_BITS,
+    POWER_EXP_LOG,
+    ATAN2_ZERO_INF,
+    F64_EXPM1,
+    F64_LOG1P,
+    F8_ROUND_UP_TO_MIN_NORMAL,
+];
+
+/// The float types power and atan2 models cover (f64 atan2 does not link).
+const FLOATS: [ElementType; 6] = [
+    ElementType::F8E4M3Fn,
+    ElementType::F8E5M2,
+    ElementType::F16,
+    ElementType::Bf16,
+    ElementType::F32,
+    ElementType::F64,
+];
+
+/// `power(x, y)` as IREE computes it: `exp(y * log(x))` evaluated in the
+/// op's own type, each step rounded to it (f8: `pow(3, 3)` = 32, f16:
+/// `pow(0.5, 2)` = 0.2499, as measured).
+fn power_exp_log(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Power, &FLOATS)?;
+        let t = type_text(&a);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  y = {t} parameter(1)\n  \
+             l = {t} log(x)\n  e = {t} multiply(y, l)\n  ROOT r = {t} exponential(e)\n}}\n"
+        ))
+    })
+}
+
+/// `atan2(y, x)` as IREE computes it (`atan(y / x)` in the op's type, turned
+/// by ±pi unless `x > 0`, with `x == 0` special-cased): NaN where `y / x` is
+/// NaN or both operands are zero after flushing (f16, bf16, f32 subnormals
+/// are zero); `+pi` for `x < 0` and `y / x` zero (IEEE: `-pi` for a negative
+/// or `-0` `y`); else the exact `atan2`.
+fn atan2_zero_inf(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Atan2, &FLOATS)?;
+        let t = type_text(&a);
+        let p = with_dtype(&a, ElementType::Pred);
+        let ts = type_text(&ArrayShape::new(a.dtype, vec![]));
+        let flushed = [ElementType::F16, ElementType::Bf16, ElementType::F32].contains(&a.dtype);
+        let min_normal = if !flushed {
+            "0".to_string()
+        } else {
+            format!("{:e}", a.dtype.float_format()?.min_normal())
+        };
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  y = {t} parameter(0)\n  x = {t} parameter(1)\n  \
+             q = {t} divide(y, x)\n  qnan = {p} compare(q, q), direction=NE\n  \
+             z = f64[] constant(0)\n  zt = {ts} convert(z)\n  zb = {t} broadcast(zt), dimensions={{}}\n  \
+             mn = f64[] constant({min_normal})\n  mnt = {ts} convert(mn)\n  mnb = {t} broadcast(mnt), dimensions={{}}\n  \
+             ay = {t} abs(y)\n  ax = {t} abs(x)\n  yz0 = {p} compare(ay, mnb), direction=LT\n  \
+             yz1 = {p} compare(ay, zb), direction=EQ\n  yz = {p} or(yz0, yz1)\n  \
+             xz0 = {p} compare(ax, mnb), direction=LT\n  xz1 = {p} compare(ax, zb), direction=EQ\n  \
+             xz = {p} or(xz0, xz1)\n  both = {p} and(yz, xz)\n  bad = {p} or(qnan, both)\n  \
+             xneg = {p} compare(x, zb), direction=LT\n  xnz = {p} not(xz)\n  xn = {p} and(xneg, xnz)\n  \
+             q0 = {p} compare(q, zb), direction=EQ\n  q0y = {p} or(q0, yz)\n  flip = {p} and(xn, q0y)\n  \
+             pi = f64[] constant(3.141592653589793)\n  pit = {ts} convert(pi)\n  pib = {t} broadcast(pit), dimensions={{}}\n  \
+             nan = f64[] constant(nan)\n  nant = {ts} convert(nan)\n  nanb = {t} broadcast(nant), dimensions={{}}\n  \
+             at = {t} atan2(y, x)\n  r0 = {t} select(flip, pib, at)\n  \
+             ROOT r = {t} select(bad, nanb, r0)\n}}\n"
+        ))
+    })
+}
+
+/// f8 results of `convert` (from f32 or bf16), `exponential-minus-one`,
+/// `log-plus-one` and `tanh`: the exact value (in f64) rounded once, except that one in
+/// `[lo, min_normal)` is a signed zero.
+fn f8_round_up_to_min_normal(m: &Module) -> Option<Module> {
+    use ElementType::{Bf16, F8E4M3Fn, F32, F8E5M2};
+    replace_with_model(m, &|i| {
+        let a = array_of(i, i.opcode, &[F8E4M3Fn, F8E5M2])?;
+        let (lo, min_normal) = match a.dtype {
+            F8E4M3Fn => ("0.0146484375", "0.015625"),
+            _ => ("5.340576171875e-05", "6.103515625e-05"),
+        };
+        let src = operand_dtype(m, i)?;
+        let op = match i.opcode {
+            Opcode::Convert if [F32, Bf16].contains(&src) => None,
+            Opcode::ExponentialMinusOne | Opcode::LogPlusOne | Opcode::Tanh if src == a.dtype => {
+                Some(i.opcode)
+            }
+            _ => return None,
+        };
+        let (t, x) = (type_text(&a), with_dtype(&a, src));
+        let d = with_dtype(&a, ElementType::F64);
+        let p = with_dtype(&a, ElementType::Pred);
+        let w = match op {
+            Some(op) => format!("w = {d} {}(xd)", op.name()),
+            None => format!("w = {d} copy(xd)"),
+        };
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {x} parameter(0)\n  xd = {d} convert(x)\n  {w}\n  \
+             aw = {d} abs(w)\n  lo = f64[] constant({lo})\n  lob = {d} broadcast(lo), dimensions={{}}\n  \
+             mn = f64[] constant({min_normal})\n  mnb = {d} broadcast(mn), dimensions={{}}\n  \
+             ge = {p} compare(aw, lob), direction=GE\n  lt = {p} compare(aw, mnb), direction=LT\n  \
+             band = {p} and(ge, lt)\n  z = f64[] constant(0)\n  zb = {d} broadcast(z), dimensions={{}}\n  \
+             neg = {p} compare(w, zb), direction=LT\n  nz = f64[] constant(-0)\n  nzb = {d} broadcast(nz), dimensions={{}}\n  \
+             sz = {d} select(neg, nzb, zb)\n  zt = {t} convert(sz)\n  r0 = {t} convert(w)\n  \
+             ROOT r = {t} select(band, zt, r0)\n}}\n"
+        ))
+    })
+}
+
+/// f64 `log-plus-one(x)` as IREE computes it: `log(1 + x)`.
+fn f64_log1p(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::LogPlusOne, &[ElementType::F64])?;
+        let t = type_text(&a);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  \
+             one = f64[] constant(1)\n  oneb = {t} broadcast(one), dimensions={{}}\n  \
+             s = {t} add(x, oneb)\n  ROOT r = {t} log(s)\n}}\n"
+        ))
+    })
+}
+
+/// f64 `exponential-minus-one(x)` as IREE computes it: `exp(x) - 1`.
+fn f64_expm1(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::ExponentialMinusOne, &[ElementType::F64])?;
+        let t = type_text(&a);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  e = {t} exponential(x)\n  \
+             one = f64[] constant(1)\n  oneb = {t} broadcast(one), dimensions={{}}\n  \
+             ROOT r = {t} subtract(e, oneb)\n}}\n"
+        ))
+    })
+}
 
 /// The array type of an instruction whose opcode is `op` and dtype one of `dtypes`.
 fn array_of(i: &Instruction, op: Opcode, dtypes: &[ElementType]) -> Option<ArrayShape> {
@@ -160,6 +354,137 @@ mod tests {
         assert!(FLOOR_BF16_SUBNORMAL
             .model
             .apply(&unary("floor", "f16", "f16"))
+            .is_none());
+    }
+
+    fn binary(op: &str, t: &str) -> Module {
+        parse_module(&format!(
+            "HloModule m\nENTRY e {{\n  x = {t}[4] parameter(0)\n  y = {t}[4] parameter(1)\n  \
+             ROOT z = {t}[4] {op}(x, y)\n}}\n"
+        ))
+        .unwrap()
+    }
+
+    fn eval2(m: &Module, t: ElementType, x: &[f64], y: &[f64]) -> Vec<f64> {
+        let s = ArrayShape::new(t, vec![x.len() as i64]);
+        let x = Literal::from_f64s(&s, x).unwrap();
+        let y = Literal::from_f64s(&s, y).unwrap();
+        crate::reference::evaluate(m, &[x, y]).unwrap_or_else(|e| panic!("{e}"))[0].to_f64_vec()
+    }
+
+    /// The values measured on iree-cpu (docs/findings.md).
+    #[test]
+    fn the_power_atan2_and_expm1_models_compute_what_iree_computes() {
+        let m = POWER_EXP_LOG.model.apply(&binary("power", "f32")).unwrap();
+        let y = eval2(
+            &m,
+            ElementType::F32,
+            &[-2.0, 1.0, -0.0, 0.5],
+            &[1.0, f64::INFINITY, 3.0, 2.0],
+        );
+        assert!(y[0].is_nan() && y[1].is_nan(), "{y:?}");
+        assert_eq!(y[2].to_bits(), 0, "pow(-0, 3) is +0 on iree: {y:?}");
+        assert_eq!(y[3], 0.25);
+        let m = POWER_EXP_LOG
+            .model
+            .apply(&binary("power", "f8e4m3fn"))
+            .unwrap();
+        let y = eval2(
+            &m,
+            ElementType::F8E4M3Fn,
+            &[3.0, 2.0, -1.0, 0.5],
+            &[3.0, 0.0, 2.0, 2.0],
+        );
+        assert!(y[2].is_nan(), "{y:?}");
+        assert_eq!(
+            (y[0], y[1], y[3]),
+            (32.0, 1.0, 0.25),
+            "pow(3, 3) is 32 in f8e4m3fn on iree"
+        );
+        assert!(POWER_EXP_LOG.model.apply(&binary("power", "s32")).is_none());
+
+        let m = INT_POWER_LOW_6_BITS
+            .model
+            .apply(&binary("power", "s8"))
+            .unwrap();
+        let y = eval2(
+            &m,
+            ElementType::S8,
+            &[46.0, 3.0, -2.0, 2.0],
+            &[71.0, 5.0, 7.0, 9.0],
+        );
+        assert_eq!(y, vec![-128.0, -13.0, -128.0, 0.0]);
+
+        let m = ATAN2_ZERO_INF.model.apply(&binary("atan2", "f16")).unwrap();
+        let inf = f64::INFINITY;
+        let y = eval2(
+            &m,
+            ElementType::F16,
+            &[0.0, inf, 1.0, -0.0],
+            &[-0.0, -inf, -0.0, -1.0],
+        );
+        assert!(y[0].is_nan() && y[1].is_nan(), "{y:?}");
+        assert!((y[2] - std::f64::consts::FRAC_PI_2).abs() < 1e-3, "{y:?}");
+        // atan2(-0, -1): +pi on iree, -pi in IEEE
+        assert!((y[3] - std::f64::consts::PI).abs() < 1e-2, "{y:?}");
+        let y = eval2(
+            &ATAN2_ZERO_INF.model.apply(&binary("atan2", "f32")).unwrap(),
+            ElementType::F32,
+            &[-1e-45, -2.5, 3.0, -1.0],
+            &[0.0, -inf, 4.0, -1.0],
+        );
+        assert!(y[0].is_nan(), "a flushed subnormal and 0: {y:?}");
+        assert!((y[1] - std::f64::consts::PI).abs() < 1e-6, "{y:?}");
+        assert!((y[2] - 0.6435011087932844).abs() < 1e-6, "{y:?}");
+        assert!(
+            (y[3] + 3.0 * std::f64::consts::FRAC_PI_4).abs() < 1e-6,
+            "{y:?}"
+        );
+
+        let m = F64_EXPM1
+            .model
+            .apply(&unary("exponential-minus-one", "f64", "f64"))
+            .unwrap();
+        let x = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F64, vec![3]),
+            &[-0.0, 1e-10, 0.5],
+        )
+        .unwrap();
+        let y = crate::reference::evaluate(&m, &[x]).unwrap()[0].to_f64_vec();
+        assert_eq!(y[0].to_bits(), 0, "expm1(-0) is +0 on iree");
+        assert_eq!(y[1], 1.000000082740371e-10);
+        assert_eq!(y[2], 0.6487212707001282);
+        let m = F8_ROUND_UP_TO_MIN_NORMAL
+            .model
+            .apply(&unary("convert", "f32", "f8e4m3fn"))
+            .unwrap();
+        let x = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F32, vec![3]),
+            &[-0.0155, 7.4 / 512.0, 0.0158],
+        )
+        .unwrap();
+        let y = crate::reference::evaluate(&m, &[x]).unwrap()[0].to_bits_vec();
+        assert_eq!(y, vec![0x80, 0x07, 0x08], "measured on iree-cpu");
+        assert!(F8_ROUND_UP_TO_MIN_NORMAL
+            .model
+            .apply(&unary("convert", "f16", "f8e4m3fn"))
+            .is_none());
+        let m = F64_LOG1P
+            .model
+            .apply(&unary("log-plus-one", "f64", "f64"))
+            .unwrap();
+        let x = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F64, vec![3]),
+            &[-0.0, 1e-10, 0.5],
+        )
+        .unwrap();
+        let y = crate::reference::evaluate(&m, &[x]).unwrap()[0].to_f64_vec();
+        assert_eq!(y[0].to_bits(), 0, "log1p(-0) is +0 on iree");
+        assert_eq!(y[1], 1.000000082690371e-10);
+        assert_eq!(y[2], 0.4054651081081644);
+        assert!(F64_EXPM1
+            .model
+            .apply(&unary("exponential-minus-one", "f32", "f32"))
             .is_none());
     }
 }

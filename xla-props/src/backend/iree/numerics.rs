@@ -14,6 +14,14 @@ use Opcode::*;
 /// f16/bf16 math runs in f32).
 pub const IREE_CPU_FLUSHED: &[ElementType] = &[F16, Bf16, F32, F64];
 
+/// Types whose `reduce-precision` iree-cpu computes on the operand's own bit
+/// pattern (XLA's round-and-mask rule, as xla-cpu): measured identical to
+/// xla-cpu's table (f16 `e5m10` keeps `0x0001`, `e8m7` flushes it and rounds
+/// `0x03ff` up to `0x0400`; f8e5m2 `e5m10` keeps `0x01`). bf16 agrees with the
+/// reference; f8e4m3fn follows neither rule (docs/findings.md), so it is not
+/// declared.
+pub const IREE_CPU_REDUCE_PRECISION_IN_OWN_TYPE: &[ElementType] = &[F16, F8E5M2];
+
 /// One measured approximation: the type xla-cpu's budgets use.
 pub use crate::backend::xla::numerics::MeasuredBudget;
 
@@ -101,6 +109,15 @@ pub fn iree_cpu_numerics() -> Numerics {
         reassociates_reductions: true,
         // dispatch regions fuse elementwise chains; f16/bf16 math runs in f32
         excess_precision_in_fusions: true,
+        reduce_precision_in_own_type: IREE_CPU_REDUCE_PRECISION_IN_OWN_TYPE.to_vec(),
+        // an f16 add reduce accumulates in f16, as its reducer says: the sum
+        // of 61,440 ones is 2048, where f32 accumulation gives 61440
+        // (docs/numerics.md, "iree-cpu")
+        reductions_accumulate_in_declared_type: true,
+        // padding is materialized and multiplied by the kernel: NaN at the 5
+        // outputs of a 3x3 `pad=1_1x1_1` convolution whose inf weight is over
+        // the padding, as xla-cpu (docs/numerics.md, "iree-cpu")
+        convolution_multiplies_padding: true,
         ..Numerics::exact()
     };
     for &(op, dtype, ulp, abs) in IREE_CPU_BUDGETS {

@@ -112,7 +112,7 @@ fn with_dtype(a: &ArrayShape, t: ElementType) -> String {
 /// a non-negative exponent (read as signed) gives `x^(y & 63)` wrapped; a
 /// negative one gives what the reference gives for a negative exponent of
 /// the signed type (1 for base 1, ±1 by parity for base -1, else 0).
-fn int_power_low_6_bits(m: &Module) -> Option<Module> {
+pub(crate) fn int_power_low_6_bits(m: &Module) -> Option<Module> {
     const INTS: [ElementType; 8] = [
         ElementType::S8,
         ElementType::S16,
