@@ -55,14 +55,22 @@ fn disabled(path: &Path) -> bool {
         .contains("RUN-DISABLED")
 }
 
-/// (files not disabled, of them passing, failing a check, not run) on `backend`.
+/// (files not disabled, of them passing, failing a check, not run) on
+/// `backend`; each failing file is printed with its first failing check.
 fn counts(files: &[std::path::PathBuf], backend: &dyn Backend) -> (usize, usize, usize, usize) {
     let (mut total, mut pass, mut fail, mut not_run) = (0, 0, 0, 0);
     for path in files.iter().filter(|p| !disabled(p)) {
         total += 1;
         match run_file(path, backend) {
             Outcome::Pass => pass += 1,
-            Outcome::Fail(_) => fail += 1,
+            Outcome::Fail(why) => {
+                fail += 1;
+                eprintln!(
+                    "{} fails on {}: {why}",
+                    path.file_name().unwrap().to_string_lossy(),
+                    backend.name()
+                );
+            }
             Outcome::NotRun(_) => not_run += 1,
         }
     }

@@ -87,6 +87,8 @@ pub(crate) struct Builder {
     /// The `get-tuple-element`s the reader made to take a multi-result op's
     /// results apart; dropped from a function when nothing uses them.
     synthetic: Vec<InstrId>,
+    /// Instructions an op's `loc("name")` named.
+    located: HashSet<InstrId>,
 }
 
 impl Builder {
@@ -96,6 +98,7 @@ impl Builder {
             scope: HashMap::new(),
             params: 0,
             synthetic: Vec::new(),
+            located: HashSet::new(),
         }
     }
 
@@ -324,6 +327,9 @@ impl<'a> Converter<'a> {
                 // in order: the op's own tuple value (as the printer writes
                 // a tuple-shaped HLO instruction)
                 annotate(&mut b.instrs[t.index()], op.loc.as_deref(), &op.attrs, op.pos)?;
+                if op.loc.is_some() {
+                    b.located.insert(t);
+                }
                 b.bind(&op.results[0].0, vec![t]);
                 continue;
             }
@@ -331,6 +337,9 @@ impl<'a> Converter<'a> {
             let ids = self.op(op, b, outers, checked)?;
             if let Some(id) = named_result(b, &ids, before) {
                 annotate(&mut b.instrs[id.index()], op.loc.as_deref(), &op.attrs, op.pos)?;
+                if op.loc.is_some() {
+                    b.located.insert(id);
+                }
             }
             if ids.len() != op.result_count() {
                 return err(
@@ -432,6 +441,131 @@ impl<'a> Converter<'a> {
             root,
             other: vec![],
         })
+    }
+
+    /// A while loop whose regions only forward to the functions of an HLO
+    /// while's condition and body (as the printer writes them): one HLO
+    /// while of those computations, on the tuple the operands were taken
+    /// from (when they are that tuple's elements, in order) or on the one
+    /// array operand. None for any other while.
+    fn forwarding_while(&self, op: &Op, b: &mut Builder, init: &[InstrId]) -> Option<Vec<InstrId>> {
+        let (mut free, mut seen) = (Vec::new(), HashSet::new());
+        for r in &op.regions {
+            free_vars(r, &mut HashSet::new(), &mut free, &mut seen);
+        }
+        if !free.is_empty() {
+            return None;
+        }
+        let attrs = |cond: CompId, body: CompId| Attrs {
+            condition: Some(cond),
+            body: Some(body),
+            ..Attrs::default()
+        };
+        if let [x] = init {
+            let cond = self.forwarding_call(&op.regions[0]);
+            let body = self.forwarding_call(&op.regions[1]);
+            if let (Some(c), Some(bd)) = (cond, body) {
+                if b.shape(*x).as_array().is_some() {
+                    let shape = b.shape(*x).clone();
+                    return Some(vec![b.push(Opcode::While, shape, vec![*x], attrs(c, bd))]);
+                }
+            }
+        }
+        let cond = self.packing_call(&op.regions[0])?;
+        let body = self.packing_call(&op.regions[1])?;
+        // the operands taken apart from one tuple (by unnamed ops), in order: that tuple
+        let from = init.first().and_then(|g| {
+            let g = b.instrs.get(g.index())?;
+            (g.opcode == Opcode::GetTupleElement && g.operands.len() == 1).then(|| g.operands[0])
+        });
+        let whole = from.filter(|&t| {
+            b.shape(t).as_tuple().is_some_and(|e| e.len() == init.len())
+                && init.iter().enumerate().all(|(k, g)| {
+                    !b.located.contains(g)
+                        && b.instrs.get(g.index()).is_some_and(|i| {
+                            i.opcode == Opcode::GetTupleElement
+                                && i.operands == [t]
+                                && i.attrs.index == Some(k as i64)
+                        })
+                })
+        });
+        let state = match whole {
+            Some(t) => {
+                b.synthetic.extend(init.iter().copied());
+                t
+            }
+            None => b.tuple(init.to_vec()),
+        };
+        let shape = b.shape(state).clone();
+        let w = b.push(Opcode::While, shape, vec![state], attrs(cond, body));
+        let parts: Vec<InstrId> = (0..init.len()).map(|k| b.gte(w, k)).collect();
+        b.synthetic.extend(parts.iter().copied());
+        Some(parts)
+    }
+
+    /// The function a region forwards its arguments to as one tuple:
+    /// `stablehlo.tuple` of the block arguments in order, one `func.call` of
+    /// a function with that one tuple parameter, and its result returned (a
+    /// tuple result taken apart by `get_tuple_element` 0, 1, ... first).
+    fn packing_call(&self, region: &Region) -> Option<CompId> {
+        let [tuple, call, rest @ ..] = region.ops.as_slice() else {
+            return None;
+        };
+        let packs = tuple.name == "stablehlo.tuple"
+            && tuple.results.len() == 1
+            && tuple.results[0].1 == 1
+            && tuple.operands.len() == region.args.len()
+            && tuple
+                .operands
+                .iter()
+                .zip(&region.args)
+                .all(|(v, (a, _))| v.index.is_none() && v.name == *a);
+        let Some(Attr::Symbol(callee)) = call.attr("callee") else {
+            return None;
+        };
+        let &k = self.funcs.get(callee)?;
+        let f = &self.def.funcs[k];
+        let arg_types: Vec<Type> = region.args.iter().map(|(_, t)| t.clone()).collect();
+        let calls = call.name == "func.call"
+            && call.attr("xla.fusion_kind").is_none()
+            && call.operands.len() == 1
+            && call.operands[0].name == tuple.results[0].0
+            && call.operands[0].index.is_none()
+            && call.results.len() == 1
+            && call.results[0].1 == 1
+            && f.args.len() == 1
+            && f.args[0].1 == Type::Tuple(arg_types);
+        if !(packs && calls) {
+            return None;
+        }
+        let (ret, unpack) = rest.split_last()?;
+        if ret.name != "stablehlo.return" {
+            return None;
+        }
+        let result = &call.results[0].0;
+        let returned: Vec<(String, Option<usize>)> = ret
+            .operands
+            .iter()
+            .map(|v| (v.name.clone(), v.index))
+            .collect();
+        let mut names = Vec::new();
+        for (i, g) in unpack.iter().enumerate() {
+            let ok = g.name == "stablehlo.get_tuple_element"
+                && g.operands.len() == 1
+                && g.operands[0].name == *result
+                && g.operands[0].index.is_none()
+                && g.results.len() == 1
+                && g.results[0].1 == 1
+                && g.attr("index").and_then(attr_ints) == Some(vec![i as i64]);
+            if !ok {
+                return None;
+            }
+            names.push((g.results[0].0.clone(), None));
+        }
+        if unpack.is_empty() {
+            names.push((result.clone(), None));
+        }
+        (returned == names).then_some(CompId(k as u32))
     }
 
     /// The function a region only forwards to: its block arguments passed
@@ -1053,6 +1187,9 @@ impl<'a> Converter<'a> {
         let init = self.operands(op, b, outers)?;
         if op.regions.len() != 2 {
             return err(op.pos, "while needs a cond and a body region");
+        }
+        if let Some(w) = self.forwarding_while(op, b, &init) {
+            return Ok(w);
         }
         let carried: Vec<Shape> = init.iter().map(|&i| b.shape(i).clone()).collect();
         let caps = self.captures(&op.regions, b, outers)?;

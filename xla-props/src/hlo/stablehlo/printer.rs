@@ -1970,10 +1970,25 @@ impl Lowerer<'_> {
     fn forwarding_region(&mut self, comp: CompId, indent: usize) -> Result<Option<String>, LowerError> {
         let c = self.comp_checked(comp)?;
         let mut args = Vec::new();
-        for pid in c.parameters() {
-            let Shape::Array(s) = &c.instr(pid).shape else {
-                return Ok(None);
-            };
+        // one flat tuple parameter (a while's state): the block takes its
+        // elements and puts the tuple together for the call
+        let mut packed: Option<String> = None;
+        let params = c.parameters();
+        let param_shapes: Vec<&Shape> = params.iter().map(|&p| &c.instr(p).shape).collect();
+        let arrays: Vec<&ArrayShape> = match param_shapes.as_slice() {
+            [Shape::Tuple(items)] => {
+                packed = Some(mlir_type(param_shapes[0])?);
+                match items.iter().map(Shape::as_array).collect::<Option<Vec<_>>>() {
+                    Some(a) => a,
+                    None => return Ok(None),
+                }
+            }
+            _ => match param_shapes.iter().map(|s| s.as_array()).collect::<Option<Vec<_>>>() {
+                Some(a) => a,
+                None => return Ok(None),
+            },
+        };
+        for s in arrays {
             let v = Val {
                 name: format!("%b{}", self.next),
                 ty: tensor_type(s)?,
@@ -1994,11 +2009,15 @@ impl Lowerer<'_> {
         };
         let mut body = String::new();
         let callee = format!("callee = {}", symbol(&c.name));
+        let call_args = match packed {
+            Some(ty) => self.op(&mut body, indent + 1, "stablehlo.tuple", &args, &[], &[], &[ty]),
+            None => args.clone(),
+        };
         let r = self.op(
             &mut body,
             indent + 1,
             "func.call",
-            &args,
+            &call_args,
             &[],
             &[callee],
             &[mlir_type(root)?],
