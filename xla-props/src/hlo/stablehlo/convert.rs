@@ -443,6 +443,72 @@ impl<'a> Converter<'a> {
         })
     }
 
+    /// The branches of an `if`/`case` as the printer writes an HLO
+    /// conditional: each region only calls one function on one value of the
+    /// enclosing scope and returns its result (a tuple result taken apart by
+    /// `get_tuple_element` 0, 1, ... first). The functions and the values.
+    fn forwarding_branches(
+        &self,
+        op: &Op,
+        b: &mut Builder,
+        outers: &[&Builder],
+    ) -> R<Option<Vec<(CompId, InstrId)>>> {
+        let mut out = Vec::new();
+        for r in &op.regions {
+            let Some((call, rest)) = r.ops.split_first() else {
+                return Ok(None);
+            };
+            let Some(Attr::Symbol(callee)) = call.attr("callee") else {
+                return Ok(None);
+            };
+            let Some(&k) = self.funcs.get(callee) else {
+                return Ok(None);
+            };
+            let ok = r.args.is_empty()
+                && call.name == "func.call"
+                && call.attr("xla.fusion_kind").is_none()
+                && call.operands.len() == 1
+                && self.def.funcs[k].args.len() == 1
+                && call.results.len() == 1
+                && call.results[0].1 == 1;
+            if !ok {
+                return Ok(None);
+            }
+            let Some((ret, unpack)) = rest.split_last() else {
+                return Ok(None);
+            };
+            let result = &call.results[0].0;
+            let mut names = Vec::new();
+            for (i, g) in unpack.iter().enumerate() {
+                let ok = g.name == "stablehlo.get_tuple_element"
+                    && g.operands.len() == 1
+                    && g.operands[0].name == *result
+                    && g.operands[0].index.is_none()
+                    && g.results.len() == 1
+                    && g.results[0].1 == 1
+                    && g.attr("index").and_then(attr_ints) == Some(vec![i as i64]);
+                if !ok {
+                    return Ok(None);
+                }
+                names.push((g.results[0].0.clone(), None));
+            }
+            if unpack.is_empty() {
+                names.push((result.clone(), None));
+            }
+            let returned: Vec<(String, Option<usize>)> = ret
+                .operands
+                .iter()
+                .map(|v| (v.name.clone(), v.index))
+                .collect();
+            if ret.name != "stablehlo.return" || returned != names {
+                return Ok(None);
+            }
+            let arg = self.lookup(&call.operands[0], b, outers)?;
+            out.push((CompId(k as u32), arg));
+        }
+        Ok(Some(out))
+    }
+
     /// A while loop whose regions only forward to the functions of an HLO
     /// while's condition and body (as the printer writes them): one HLO
     /// while of those computations, on the tuple the operands were taken
@@ -1247,6 +1313,23 @@ impl<'a> Converter<'a> {
         };
         if short == "if" && op.regions.len() != 2 {
             return err(op.pos, "if needs two regions");
+        }
+        if let Some(forwarded) = self.forwarding_branches(op, b, outers)? {
+            // each branch calls its computation's function on one value of
+            // the enclosing scope: an HLO conditional of those computations
+            let (comps, args): (Vec<CompId>, Vec<InstrId>) = forwarded.into_iter().unzip();
+            let a = Attrs {
+                branch_computations: comps,
+                pred_branches: short == "if",
+                ..Attrs::default()
+            };
+            let mut operands = vec![sel];
+            operands.extend(args);
+            let ids = self.results(op, b, Opcode::Conditional, operands, a)?;
+            if ids.len() > 1 {
+                b.synthetic.extend(ids.iter().copied());
+            }
+            return Ok(ids);
         }
         let caps = self.captures(&op.regions, b, outers)?;
         let cap_shapes: Vec<(String, Vec<Shape>)> = caps

@@ -64,6 +64,14 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
     if module.entry.index() >= module.computations.len() {
         return Err(LowerError::Invalid("entry computation out of range".into()));
     }
+    // the backends that compile this form take no complex values yet
+    for c in &module.computations {
+        for i in &c.instructions {
+            if let Some(t) = i.shape.leaves().iter().map(|l| l.dtype).find(|t| t.is_complex()) {
+                return unsupported(format!("{} ({}): element type {t}", i.name, i.opcode));
+            }
+        }
+    }
     let entry = module.entry_computation();
     let mut l = Lowerer {
         module,
@@ -178,7 +186,8 @@ pub fn mlir_element_type(t: ElementType) -> Result<&'static str, LowerError> {
     })
 }
 
-/// `tensor<2x3xf32>`, or `tensor<f32>` for a scalar.
+/// `tensor<2x3xf32>`, or `tensor<f32>` for a scalar (`complex<f32>` and
+/// `complex<f64>` elements too, which [`lower_module`] refuses up front).
 pub fn tensor_type(a: &ArrayShape) -> Result<String, LowerError> {
     let mut s = String::from("tensor<");
     for d in &a.dims {
@@ -187,7 +196,11 @@ pub fn tensor_type(a: &ArrayShape) -> Result<String, LowerError> {
         }
         let _ = write!(s, "{d}x");
     }
-    s.push_str(mlir_element_type(a.dtype)?);
+    s.push_str(match a.dtype {
+        ElementType::C64 => "complex<f32>",
+        ElementType::C128 => "complex<f64>",
+        t => mlir_element_type(t)?,
+    });
     s.push('>');
     Ok(s)
 }
@@ -277,6 +290,18 @@ fn float_hex(data: &[f64], t: ElementType) -> Result<String, LowerError> {
     Ok(s)
 }
 
+/// A finite float as an MLIR float literal that reads back as the same f64.
+fn mlir_float(x: f64) -> Result<String, LowerError> {
+    if !x.is_finite() {
+        return unsupported("a non-finite complex constant component");
+    }
+    let s = format!("{x:?}");
+    Ok(match s.split_once('e') {
+        Some((m, e)) if !m.contains('.') => format!("{m}.0e{e}"),
+        _ => s,
+    })
+}
+
 /// Writes row-major `items` as nested lists of shape `dims`.
 fn nested(items: &[String], dims: &[i64]) -> String {
     fn go(items: &[String], dims: &[usize], out: &mut String) {
@@ -310,7 +335,7 @@ fn dense_attr(data: &ConstantData, a: &ArrayShape) -> Result<String, LowerError>
         ConstantData::Pred(v) => v.len(),
         ConstantData::Int(v) => v.len(),
         ConstantData::Float(v) => v.len(),
-        ConstantData::Complex(_) => return unsupported("complex constants"),
+        ConstantData::Complex(v) => v.len(),
         ConstantData::Tuple(_) => return invalid("tuple constant data for an array shape"),
     };
     if len != count {
@@ -323,6 +348,13 @@ fn dense_attr(data: &ConstantData, a: &ArrayShape) -> Result<String, LowerError>
     }
     let body = match data {
         ConstantData::Float(v) if a.dtype.is_float() => float_hex(v, a.dtype)?,
+        ConstantData::Complex(v) if a.dtype.is_complex() => {
+            let items = v
+                .iter()
+                .map(|&(re, im)| Ok(format!("({}, {})", mlir_float(re)?, mlir_float(im)?)))
+                .collect::<Result<Vec<_>, LowerError>>()?;
+            nested(&items, &a.dims)
+        }
         ConstantData::Pred(v) => nested(
             &v.iter().map(|b| b.to_string()).collect::<Vec<_>>(),
             &a.dims,
@@ -396,6 +428,9 @@ fn elementwise_name(op: Opcode) -> Option<&'static str> {
         Opcode::Convert => "stablehlo.convert",
         Opcode::BitcastConvert => "stablehlo.bitcast_convert",
         Opcode::Reshape => "stablehlo.reshape",
+        Opcode::Real => "stablehlo.real",
+        Opcode::Imag => "stablehlo.imag",
+        Opcode::Complex => "stablehlo.complex",
         _ => return None,
     })
 }
@@ -1596,8 +1631,6 @@ fn reachable_from_root(c: &Computation) -> HashSet<InstrId> {
 /// assert_eq!(back.to_string(), m.to_string());
 /// ```
 pub fn print_module(module: &Module) -> Result<String, LowerError> {
-    let expanded = crate::hlo::expand_known_custom_calls(module);
-    let module = expanded.as_ref().unwrap_or(module);
     if module.entry.index() >= module.computations.len() {
         return Err(LowerError::Invalid("entry computation out of range".into()));
     }
@@ -1875,6 +1908,37 @@ impl Lowerer<'_> {
                 one(self.op(out, indent, "stablehlo.reshape", operands, &[], &attrs, &[ty]))
             }
             Opcode::Copy if operands.len() == 1 => Ok(operands[0].clone()),
+            Opcode::Conditional
+                if !a.branch_computations.is_empty()
+                    && operands.len() == a.branch_computations.len() + 1 =>
+            {
+                self.faithful_conditional(instr, operands, out, indent)
+            }
+            Opcode::CustomCall => {
+                let target = a
+                    .custom_call_target
+                    .as_ref()
+                    .ok_or_else(|| LowerError::Invalid("missing custom_call_target".into()))?;
+                let attrs = [format!("call_target_name = {}", quote(target))];
+                let result_types: Vec<String> = match &instr.shape {
+                    Shape::Tuple(items) => items.iter().map(mlir_type).collect::<Result<_, _>>()?,
+                    s => vec![mlir_type(s)?],
+                };
+                let vals = self.op(
+                    out,
+                    indent,
+                    "stablehlo.custom_call",
+                    operands,
+                    &[],
+                    &attrs,
+                    &result_types,
+                );
+                if instr.shape.as_tuple().is_some() {
+                    let ty = mlir_type(&instr.shape)?;
+                    return one(self.op(out, indent, "stablehlo.tuple", &vals, &[], &[], &[ty]));
+                }
+                one(vals)
+            }
             Opcode::Bitcast if operands.len() == 1 => {
                 let start = out.len();
                 let v = self.instruction(c, instr, &[std::slice::from_ref(&operands[0])], &[], out, indent)?;
@@ -1904,6 +1968,96 @@ impl Lowerer<'_> {
                 Ok(v)
             }
         }
+    }
+
+    /// A conditional whose regions each call their branch's function on
+    /// the branch's operand (from the enclosing scope).
+    fn faithful_conditional(
+        &mut self,
+        instr: &Instruction,
+        operands: &[Val],
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Val, LowerError> {
+        let a = &instr.attrs;
+        let selector = &operands[0];
+        let is_pred = selector.ty == "tensor<i1>";
+        if is_pred && a.branch_computations.len() != 2 {
+            return invalid("a pred conditional needs two branches");
+        }
+        let result_shapes: Vec<&Shape> = match &instr.shape {
+            Shape::Tuple(items) => items.iter().collect(),
+            s => vec![s],
+        };
+        let result_types: Vec<String> = result_shapes
+            .iter()
+            .map(|s| mlir_type(s))
+            .collect::<Result<_, _>>()?;
+        let mut regions = Vec::new();
+        for (k, &branch) in a.branch_computations.iter().enumerate() {
+            let c = self.comp_checked(branch)?;
+            let mut body = String::new();
+            let callee = format!("callee = {}", symbol(&c.name));
+            let r = self.op(
+                &mut body,
+                indent + 2,
+                "func.call",
+                std::slice::from_ref(&operands[k + 1]),
+                &[],
+                &[callee],
+                &[mlir_type(&instr.shape)?],
+            );
+            let results = if instr.shape.as_tuple().is_some() {
+                let mut rs = Vec::new();
+                for (i, t) in result_types.iter().enumerate() {
+                    let attrs = [format!("index = {i} : i32")];
+                    rs.extend(self.op(
+                        &mut body,
+                        indent + 2,
+                        "stablehlo.get_tuple_element",
+                        &r,
+                        &[],
+                        &attrs,
+                        std::slice::from_ref(t),
+                    ));
+                }
+                rs
+            } else {
+                r
+            };
+            let mut s = String::from("{\n");
+            s.push_str(&body);
+            let _ = writeln!(
+                s,
+                "{}\"stablehlo.return\"({}) : ({}) -> ()",
+                pad(indent + 2),
+                names(&results),
+                types(&results)
+            );
+            let _ = write!(s, "{}}}", pad(indent + 1));
+            regions.push(s);
+        }
+        let name = if is_pred { "stablehlo.if" } else { "stablehlo.case" };
+        let vals = self.op(
+            out,
+            indent,
+            name,
+            std::slice::from_ref(selector),
+            &regions,
+            &[],
+            &result_types,
+        );
+        if instr.shape.as_tuple().is_some() {
+            let ty = mlir_type(&instr.shape)?;
+            let v = self.op(out, indent, "stablehlo.tuple", &vals, &[], &[], &[ty]);
+            return v
+                .into_iter()
+                .next()
+                .ok_or_else(|| LowerError::Invalid("tuple op without a result".into()));
+        }
+        vals.into_iter()
+            .next()
+            .ok_or_else(|| LowerError::Invalid("conditional without a result".into()))
     }
 
     /// The array leaves of `v` (of HLO shape `s`), taken apart with `get_tuple_element`.
