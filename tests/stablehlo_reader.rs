@@ -133,7 +133,13 @@ fn first_trip(m: &xla_props::hlo::Module) -> Result<Option<String>, String> {
         .zip(got.lines())
         .find(|(a, b)| a != b)
         .map(|(a, b)| format!("-{a}\n+{b}"))
-        .unwrap_or_else(|| format!("{} lines, {} back", want.lines().count(), got.lines().count()));
+        .unwrap_or_else(|| {
+            format!(
+                "{} lines, {} back",
+                want.lines().count(),
+                got.lines().count()
+            )
+        });
     Ok(Some(diff))
 }
 
@@ -165,7 +171,11 @@ fn first_trip_is_the_identity_on_the_hlo_corpus() {
         unwritable.join("\n"),
         differ.join("\n")
     );
-    assert!(differ.is_empty(), "{} modules change on the first trip", differ.len());
+    assert!(
+        differ.is_empty(),
+        "{} modules change on the first trip",
+        differ.len()
+    );
     assert!(exact >= 140, "only {exact} modules checked");
 }
 
@@ -198,7 +208,11 @@ fn first_trip_is_the_identity_on_the_testdata() {
         unwritable.join("\n"),
         differ.join("\n")
     );
-    assert!(differ.is_empty(), "{} modules change on the first trip", differ.len());
+    assert!(
+        differ.is_empty(),
+        "{} modules change on the first trip",
+        differ.len()
+    );
     assert!(exact > 250, "only {exact} modules checked");
 }
 

@@ -15,8 +15,7 @@ use super::syntax::{Attr, Func, ModuleDef, Op, Region, Type, ValueRef};
 use crate::hlo::dtype::ElementType;
 use crate::hlo::ir::{
     Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConvDims, DotDims, FusionKind,
-    GatherDims,
-    InstrId, Instruction, Module, PadDim, ScatterDims, SliceDim, WindowDim,
+    GatherDims, InstrId, Instruction, Module, PadDim, ScatterDims, SliceDim, WindowDim,
 };
 use crate::hlo::opcode::Opcode;
 use crate::hlo::shape::Shape;
@@ -297,8 +296,10 @@ impl<'a> Converter<'a> {
         };
         drop_instructions(&mut comp, &unused);
         if let Some(a) = f.attrs.iter().find(|(k, _)| k == "xla.parameter_positions") {
-            let positions = attr_ints(&a.1)
-                .ok_or((f.pos, "`xla.parameter_positions` must be an array".to_string()))?;
+            let positions = attr_ints(&a.1).ok_or((
+                f.pos,
+                "`xla.parameter_positions` must be an array".to_string(),
+            ))?;
             // positions that do not fit the instructions read (an op the
             // printer wrote as several) leave the parameters first
             place_parameters(&mut comp, f.args.len(), &positions);
@@ -326,7 +327,12 @@ impl<'a> Converter<'a> {
                 // `stablehlo.tuple` of all results of one multi-result op,
                 // in order: the op's own tuple value (as the printer writes
                 // a tuple-shaped HLO instruction)
-                annotate(&mut b.instrs[t.index()], op.loc.as_deref(), &op.attrs, op.pos)?;
+                annotate(
+                    &mut b.instrs[t.index()],
+                    op.loc.as_deref(),
+                    &op.attrs,
+                    op.pos,
+                )?;
                 if op.loc.is_some() {
                     b.located.insert(t);
                 }
@@ -336,7 +342,12 @@ impl<'a> Converter<'a> {
             let before = b.instrs.len();
             let ids = self.op(op, b, outers, checked)?;
             if let Some(id) = named_result(b, &ids, before) {
-                annotate(&mut b.instrs[id.index()], op.loc.as_deref(), &op.attrs, op.pos)?;
+                annotate(
+                    &mut b.instrs[id.index()],
+                    op.loc.as_deref(),
+                    &op.attrs,
+                    op.pos,
+                )?;
                 if op.loc.is_some() {
                     b.located.insert(id);
                 }
@@ -1465,7 +1476,10 @@ fn annotate(i: &mut Instruction, loc: Option<&str>, attrs: &[(String, Attr)], po
             Attr::Str(s) => crate::hlo::parser::parse_shape_text(s),
             _ => None,
         }
-        .ok_or((pos, "`xla.shape` must be an HLO shape in a string".to_string()))?;
+        .ok_or((
+            pos,
+            "`xla.shape` must be an HLO shape in a string".to_string(),
+        ))?;
         if shape.to_string() != with_layouts(&i.shape, &shape).to_string() {
             return err(
                 pos,

@@ -67,7 +67,13 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
     // the backends that compile this form take no complex values yet
     for c in &module.computations {
         for i in &c.instructions {
-            if let Some(t) = i.shape.leaves().iter().map(|l| l.dtype).find(|t| t.is_complex()) {
+            if let Some(t) = i
+                .shape
+                .leaves()
+                .iter()
+                .map(|l| l.dtype)
+                .find(|t| t.is_complex())
+            {
                 return unsupported(format!("{} ({}): element type {t}", i.name, i.opcode));
             }
         }
@@ -1770,14 +1776,22 @@ impl Lowerer<'_> {
             } else {
                 format!(" {{{}}}", extras.join(", "))
             };
-            arg_decls.push(format!("{}: {}{attrs} loc({})", v.name, v.ty, quote(&instr.name)));
+            arg_decls.push(format!(
+                "{}: {}{attrs} loc({})",
+                v.name,
+                v.ty,
+                quote(&instr.name)
+            ));
             values[pid.index()] = Some(v);
         }
         // text order when every operand comes before its use, else post order
         let in_order = c.instructions.iter().enumerate().all(|(k, i)| {
-            i.operands
-                .iter()
-                .all(|o| o.index() < k || c.instructions.get(o.index()).is_some_and(|p| p.opcode == Opcode::Parameter))
+            i.operands.iter().all(|o| {
+                o.index() < k
+                    || c.instructions
+                        .get(o.index())
+                        .is_some_and(|p| p.opcode == Opcode::Parameter)
+            })
         });
         let order: Vec<InstrId> = if in_order {
             (0..c.instructions.len() as u32).map(InstrId).collect()
@@ -1825,7 +1839,10 @@ impl Lowerer<'_> {
         let mut attrs = carried_attrs(&c.other);
         let positions: Vec<i64> = params.iter().map(|p| i64::from(p.0)).collect();
         if positions.iter().enumerate().any(|(k, &p)| p != k as i64) {
-            attrs.push(format!("xla.parameter_positions = {}", array_attr(&positions)));
+            attrs.push(format!(
+                "xla.parameter_positions = {}",
+                array_attr(&positions)
+            ));
         }
         let _ = write!(
             out,
@@ -1905,7 +1922,15 @@ impl Lowerer<'_> {
             Opcode::Copy if operands.len() == 1 && !operands[0].ty.starts_with("tuple") => {
                 let attrs = ["xla.hlo_opcode = \"copy\"".to_string()];
                 let ty = mlir_type(&instr.shape)?;
-                one(self.op(out, indent, "stablehlo.reshape", operands, &[], &attrs, &[ty]))
+                one(self.op(
+                    out,
+                    indent,
+                    "stablehlo.reshape",
+                    operands,
+                    &[],
+                    &attrs,
+                    &[ty],
+                ))
             }
             Opcode::Copy if operands.len() == 1 => Ok(operands[0].clone()),
             Opcode::Conditional
@@ -1941,7 +1966,14 @@ impl Lowerer<'_> {
             }
             Opcode::Bitcast if operands.len() == 1 => {
                 let start = out.len();
-                let v = self.instruction(c, instr, &[std::slice::from_ref(&operands[0])], &[], out, indent)?;
+                let v = self.instruction(
+                    c,
+                    instr,
+                    &[std::slice::from_ref(&operands[0])],
+                    &[],
+                    out,
+                    indent,
+                )?;
                 let single_reshape = out[start..].lines().count() == 1
                     && out[start..].contains("\"stablehlo.reshape\"");
                 if single_reshape {
@@ -2037,7 +2069,11 @@ impl Lowerer<'_> {
             let _ = write!(s, "{}}}", pad(indent + 1));
             regions.push(s);
         }
-        let name = if is_pred { "stablehlo.if" } else { "stablehlo.case" };
+        let name = if is_pred {
+            "stablehlo.if"
+        } else {
+            "stablehlo.case"
+        };
         let vals = self.op(
             out,
             indent,
@@ -2112,16 +2148,20 @@ impl Lowerer<'_> {
                     .next()
                     .ok_or_else(|| LowerError::Invalid("tuple op without a result".into()))
             }
-            _ => leaves
-                .next()
-                .ok_or_else(|| LowerError::Invalid("fewer values than the shape has leaves".into())),
+            _ => leaves.next().ok_or_else(|| {
+                LowerError::Invalid("fewer values than the shape has leaves".into())
+            }),
         }
     }
 
     /// A region that forwards its arguments to `comp`'s function (the
     /// reader takes such a region as that computation); None where `comp`
     /// has a tuple parameter or a nested tuple result.
-    fn forwarding_region(&mut self, comp: CompId, indent: usize) -> Result<Option<String>, LowerError> {
+    fn forwarding_region(
+        &mut self,
+        comp: CompId,
+        indent: usize,
+    ) -> Result<Option<String>, LowerError> {
         let c = self.comp_checked(comp)?;
         let mut args = Vec::new();
         // one flat tuple parameter (a while's state): the block takes its
@@ -2132,12 +2172,20 @@ impl Lowerer<'_> {
         let arrays: Vec<&ArrayShape> = match param_shapes.as_slice() {
             [Shape::Tuple(items)] => {
                 packed = Some(mlir_type(param_shapes[0])?);
-                match items.iter().map(Shape::as_array).collect::<Option<Vec<_>>>() {
+                match items
+                    .iter()
+                    .map(Shape::as_array)
+                    .collect::<Option<Vec<_>>>()
+                {
                     Some(a) => a,
                     None => return Ok(None),
                 }
             }
-            _ => match param_shapes.iter().map(|s| s.as_array()).collect::<Option<Vec<_>>>() {
+            _ => match param_shapes
+                .iter()
+                .map(|s| s.as_array())
+                .collect::<Option<Vec<_>>>()
+            {
                 Some(a) => a,
                 None => return Ok(None),
             },
@@ -2155,7 +2203,11 @@ impl Lowerer<'_> {
         };
         let parts: Vec<&ArrayShape> = match root {
             Shape::Array(a) => vec![a],
-            Shape::Tuple(items) => match items.iter().map(Shape::as_array).collect::<Option<Vec<_>>>() {
+            Shape::Tuple(items) => match items
+                .iter()
+                .map(Shape::as_array)
+                .collect::<Option<Vec<_>>>()
+            {
                 Some(p) => p,
                 None => return Ok(None),
             },
@@ -2164,7 +2216,15 @@ impl Lowerer<'_> {
         let mut body = String::new();
         let callee = format!("callee = {}", symbol(&c.name));
         let call_args = match packed {
-            Some(ty) => self.op(&mut body, indent + 1, "stablehlo.tuple", &args, &[], &[], &[ty]),
+            Some(ty) => self.op(
+                &mut body,
+                indent + 1,
+                "stablehlo.tuple",
+                &args,
+                &[],
+                &[],
+                &[ty],
+            ),
             None => args.clone(),
         };
         let r = self.op(
@@ -2194,7 +2254,10 @@ impl Lowerer<'_> {
         } else {
             r
         };
-        let decls: Vec<String> = args.iter().map(|v| format!("{}: {}", v.name, v.ty)).collect();
+        let decls: Vec<String> = args
+            .iter()
+            .map(|v| format!("{}: {}", v.name, v.ty))
+            .collect();
         let mut s = String::from("{\n");
         let _ = writeln!(s, "{}^bb0({}):", pad(indent), decls.join(", "));
         s.push_str(&body);

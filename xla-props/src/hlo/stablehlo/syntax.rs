@@ -686,7 +686,10 @@ impl<'a> Cursor<'a> {
             self.skip_ws();
             if !self.rest_starts("loc(") {
                 let found = self.describe_next();
-                return err(self.pos, format!("expected `loc(` in an alias, found {found}"));
+                return err(
+                    self.pos,
+                    format!("expected `loc(` in an alias, found {found}"),
+                );
             }
             self.loc()?;
         }
