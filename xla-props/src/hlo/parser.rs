@@ -168,7 +168,7 @@ pub(crate) fn parse_shape_text(text: &str) -> Option<Shape> {
 
 /// The parser's canonical form for attributes with a default, the same as
 /// XLA prints and as StableHLO reads back: a map names its dimensions
-/// (always all of them), a group count of 1 is left out, and float
+/// (always all of them), and float
 /// constants hold their values rounded to their type (the value the
 /// constant has; the printer writes the shortest text for it).
 fn canonical_defaults(i: &mut Instruction) {
@@ -177,16 +177,6 @@ fn canonical_defaults(i: &mut Instruction) {
         Opcode::Map if i.attrs.dimensions.is_none() => {
             if let Some(rank) = rank {
                 i.attrs.dimensions = Some((0..rank).collect());
-            }
-        }
-        Opcode::Convolution => {
-            for c in [
-                &mut i.attrs.feature_group_count,
-                &mut i.attrs.batch_group_count,
-            ] {
-                if *c == Some(1) {
-                    *c = None;
-                }
             }
         }
         Opcode::Constant => {

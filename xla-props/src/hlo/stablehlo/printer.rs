@@ -434,9 +434,6 @@ fn elementwise_name(op: Opcode) -> Option<&'static str> {
         Opcode::Convert => "stablehlo.convert",
         Opcode::BitcastConvert => "stablehlo.bitcast_convert",
         Opcode::Reshape => "stablehlo.reshape",
-        Opcode::Real => "stablehlo.real",
-        Opcode::Imag => "stablehlo.imag",
-        Opcode::Complex => "stablehlo.complex",
         _ => return None,
     })
 }
@@ -1938,6 +1935,16 @@ impl Lowerer<'_> {
                     && operands.len() == a.branch_computations.len() + 1 =>
             {
                 self.faithful_conditional(instr, operands, out, indent)
+            }
+            // complex parts (the compile form refuses complex values)
+            Opcode::Real | Opcode::Imag | Opcode::Complex => {
+                let name = match instr.opcode {
+                    Opcode::Real => "stablehlo.real",
+                    Opcode::Imag => "stablehlo.imag",
+                    _ => "stablehlo.complex",
+                };
+                let ty = mlir_type(&instr.shape)?;
+                one(self.op(out, indent, name, operands, &[], &[], &[ty]))
             }
             Opcode::CustomCall => {
                 let target = a
