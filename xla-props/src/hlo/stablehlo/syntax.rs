@@ -117,6 +117,9 @@ impl Op {
     }
 }
 
+/// A function argument's attribute dictionary and its `loc("name")`.
+pub(crate) type ArgAttrs = (Vec<(String, Attr)>, Option<String>);
+
 /// A `func.func`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Func {
@@ -125,7 +128,7 @@ pub(crate) struct Func {
     pub public: bool,
     pub args: Vec<(String, Type)>,
     /// Per argument: its attribute dictionary and its `loc("name")`.
-    pub arg_attrs: Vec<(Vec<(String, Attr)>, Option<String>)>,
+    pub arg_attrs: Vec<ArgAttrs>,
     pub results: Vec<Type>,
     /// `attributes {...}`.
     pub attrs: Vec<(String, Attr)>,
