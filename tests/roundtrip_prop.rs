@@ -7,9 +7,10 @@
 
 use proptest::prelude::*;
 use xla_props::hlo::{
-    parse_module, print_module, ArrayShape, Attrs, CompId, ComparisonDirection, ComparisonType,
-    Computation, ConstantData, ConvDims, ElementType, FusionKind, InstrId, Instruction, Layout,
-    Module, Opcode, PadDim, Shape, SliceDim, TypeKind, WindowDim,
+    bits_to_f64, parse_module, print_module, round_to_bits, ArrayShape, Attrs, CompId,
+    ComparisonDirection, ComparisonType, Computation, ConstantData, ConvDims, ElementType,
+    FusionKind, InstrId, Instruction, Layout, Module, Opcode, PadDim, Shape, SliceDim, TypeKind,
+    WindowDim,
 };
 
 /// splitmix64: a tiny deterministic generator driven by a proptest seed.
@@ -414,11 +415,65 @@ fn module(seed: u64) -> Module {
             "{(f32[2]{0}, /*index=1*/s32[])->f32[2]{0}}".into(),
         ));
     }
-    Module {
+    let mut m = Module {
         name: format!("random_{}", seed % 1000),
         attrs,
         computations,
         entry: CompId(r.below(n) as u32),
+    };
+    canonical(&mut m);
+    m
+}
+
+/// The parser's canonical form (what parsing any text gives): a float
+/// constant holds values of its type (rounded once), a map names its
+/// dimensions, a scalar's broadcast names its (empty) dimensions.
+fn canonical(m: &mut Module) {
+    for c in &mut m.computations {
+        let shapes: Vec<Shape> = c.instructions.iter().map(|i| i.shape.clone()).collect();
+        for i in &mut c.instructions {
+            match i.opcode {
+                Opcode::Constant => {
+                    if let Some(d) = i.attrs.constant.as_mut() {
+                        round_floats(d, &i.shape);
+                    }
+                }
+                Opcode::Map if i.attrs.dimensions.is_none() => {
+                    if let Shape::Array(a) = &i.shape {
+                        i.attrs.dimensions = Some((0..a.dims.len() as i64).collect());
+                    }
+                }
+                Opcode::Broadcast if i.attrs.dimensions.is_none() => {
+                    let scalar = i
+                        .operands
+                        .first()
+                        .and_then(|o| shapes.get(o.index()))
+                        .is_some_and(|s| matches!(s, Shape::Array(a) if a.dims.is_empty()));
+                    if scalar {
+                        i.attrs.dimensions = Some(Vec::new());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn round_floats(d: &mut ConstantData, s: &Shape) {
+    match (d, s) {
+        (ConstantData::Tuple(items), Shape::Tuple(shapes)) => {
+            for (d, s) in items.iter_mut().zip(shapes) {
+                round_floats(d, s);
+            }
+        }
+        (ConstantData::Float(v), Shape::Array(a)) if a.dtype != ElementType::F64 => {
+            if let Some(fmt) = a.dtype.float_format() {
+                for x in v.iter_mut().filter(|x| !x.is_nan()) {
+                    *x = bits_to_f64(round_to_bits(*x, &fmt), &fmt);
+                }
+            }
+        }
+        _ => {}
     }
 }
 

@@ -134,9 +134,8 @@ fn run_parse(args: &ParseArgs) -> Result<u8, CliError> {
     let module =
         crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
     let text = if args.emit == "stablehlo" {
-        crate::hlo::stablehlo::lower_module(&module)
+        crate::hlo::stablehlo::print_module(&module)
             .map_err(|e| CliError::input(format!("{file}: {e}")))?
-            .mlir
     } else {
         module.to_string()
     };

@@ -147,6 +147,72 @@ pub fn parse_module(text: &str) -> Result<Module, ParseError> {
     p.module().map_err(|e| ParseError::at(text, e.pos, e.msg))
 }
 
+/// Parses one HLO shape (`f32[2,3]{1,0}`, `(f32[], s32[4])`) that makes up
+/// all of `text`; None when it is not one.
+pub(crate) fn parse_shape_text(text: &str) -> Option<Shape> {
+    let mut p = Parser {
+        src: text,
+        b: text.as_bytes(),
+        pos: 0,
+        depth: 0,
+        nested: Vec::new(),
+        inline: Vec::new(),
+        inline_total: 0,
+        nested_count: 0,
+        operand_depth: 0,
+    };
+    let s = p.shape().ok()?;
+    p.skip_ws().ok()?;
+    (p.pos == text.len()).then_some(s)
+}
+
+/// The parser's canonical form for attributes with a default, the same as
+/// XLA prints and as StableHLO reads back: a map names its dimensions
+/// (always all of them), and float
+/// constants hold their values rounded to their type (the value the
+/// constant has; the printer writes the shortest text for it).
+fn canonical_defaults(i: &mut Instruction) {
+    let rank = i.shape.as_array().map(|a| a.dims.len() as i64);
+    match i.opcode {
+        Opcode::Map if i.attrs.dimensions.is_none() => {
+            if let Some(rank) = rank {
+                i.attrs.dimensions = Some((0..rank).collect());
+            }
+        }
+        Opcode::Constant => {
+            if let Some(data) = i.attrs.constant.as_mut() {
+                round_constant(data, &i.shape);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn round_constant(data: &mut ConstantData, shape: &Shape) {
+    match (data, shape) {
+        (ConstantData::Tuple(items), Shape::Tuple(shapes)) => {
+            for (d, s) in items.iter_mut().zip(shapes) {
+                round_constant(d, s);
+            }
+        }
+        (ConstantData::Float(v), Shape::Array(a)) => {
+            if let Some(fmt) = a.dtype.float_format() {
+                if a.dtype != ElementType::F64 {
+                    for x in v.iter_mut() {
+                        if !x.is_nan() {
+                            *x = super::float_bits::bits_to_f64(
+                                super::float_bits::round_to_bits(*x, &fmt),
+                                &fmt,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Parses HLO text given as bytes; invalid UTF-8 is an error at the first
 /// invalid byte.
 ///
@@ -1836,6 +1902,23 @@ fn resolve(
                 operands,
                 attrs,
             });
+        }
+        // a scalar's broadcast may leave `dimensions={}` out; it is kept
+        // explicit, as XLA prints it (and as StableHLO reads back)
+        for k in 0..instructions.len() {
+            let i = &instructions[k];
+            let scalar_operand = i.opcode == Opcode::Broadcast
+                && i.attrs.dimensions.is_none()
+                && i.operands.first().is_some_and(|o| {
+                    instructions
+                        .get(o.index())
+                        .and_then(|x| x.shape.as_array())
+                        .is_some_and(|a| a.dims.is_empty())
+                });
+            if scalar_operand {
+                instructions[k].attrs.dimensions = Some(Vec::new());
+            }
+            canonical_defaults(&mut instructions[k]);
         }
         // like XLA, a computation without ROOT returns its last instruction
         let root = c.root.unwrap_or(c.instrs.len() - 1);

@@ -7,6 +7,7 @@
 
 use std::fmt::{self, Write};
 
+use super::dtype::ElementType;
 use super::ir::{Attrs, Computation, ConstantData, Instruction, Module, PadDim, WindowDim};
 use super::opcode::Opcode;
 use super::shape::Shape;
@@ -394,6 +395,31 @@ pub(crate) fn float_text(x: f64) -> String {
     }
 }
 
+/// The shortest text for `x` that reads back as the same value of type `t`
+/// (for f32, f16, bf16, f8 values the shortest decimal that rounds to the
+/// same value in that type; f64 and other types as [`float_text`]).
+pub(crate) fn float_text_in(x: f64, t: ElementType) -> String {
+    let Some(fmt) = t.float_format().filter(|_| t != ElementType::F64) else {
+        return float_text(x);
+    };
+    if !x.is_finite() || x == 0.0 {
+        return float_text(x);
+    }
+    let bits = super::float_bits::round_to_bits(x, &fmt);
+    if super::float_bits::bits_to_f64(bits, &fmt).to_bits() != x.to_bits() {
+        return float_text(x); // not a value of the type: written as it is
+    }
+    for digits in 1..17 {
+        let s = format!("{x:.*e}", digits - 1);
+        if let Ok(y) = s.parse::<f64>() {
+            if super::float_bits::round_to_bits(y, &fmt) == bits {
+                return float_text(y);
+            }
+        }
+    }
+    float_text(x)
+}
+
 fn write_constant(f: &mut fmt::Formatter<'_>, shape: &Shape, data: &ConstantData) -> fmt::Result {
     match (shape, data) {
         (Shape::Tuple(elems), ConstantData::Tuple(values)) => {
@@ -416,7 +442,7 @@ fn write_constant(f: &mut fmt::Formatter<'_>, shape: &Shape, data: &ConstantData
             let items: Vec<String> = match data {
                 ConstantData::Pred(v) => v.iter().map(|b| b.to_string()).collect(),
                 ConstantData::Int(v) => v.iter().map(|x| x.to_string()).collect(),
-                ConstantData::Float(v) => v.iter().map(|&x| float_text(x)).collect(),
+                ConstantData::Float(v) => v.iter().map(|&x| float_text_in(x, a.dtype)).collect(),
                 ConstantData::Complex(v) => v
                     .iter()
                     .map(|&(r, i)| format!("({}, {})", float_text(r), float_text(i)))

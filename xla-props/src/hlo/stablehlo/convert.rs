@@ -14,8 +14,8 @@ use super::dense::constant_data;
 use super::syntax::{Attr, Func, ModuleDef, Op, Region, Type, ValueRef};
 use crate::hlo::dtype::ElementType;
 use crate::hlo::ir::{
-    Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConvDims, DotDims, GatherDims,
-    InstrId, Instruction, Module, PadDim, ScatterDims, SliceDim, WindowDim,
+    Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConvDims, DotDims, FusionKind,
+    GatherDims, InstrId, Instruction, Module, PadDim, ScatterDims, SliceDim, WindowDim,
 };
 use crate::hlo::opcode::Opcode;
 use crate::hlo::shape::Shape;
@@ -83,6 +83,11 @@ pub(crate) struct Builder {
     pub instrs: Vec<Instruction>,
     scope: HashMap<String, Vec<InstrId>>,
     params: usize,
+    /// The `get-tuple-element`s the reader made to take a multi-result op's
+    /// results apart; dropped from a function when nothing uses them.
+    synthetic: Vec<InstrId>,
+    /// Instructions an op's `loc("name")` named.
+    located: HashSet<InstrId>,
 }
 
 impl Builder {
@@ -91,6 +96,8 @@ impl Builder {
             instrs: Vec::new(),
             scope: HashMap::new(),
             params: 0,
+            synthetic: Vec::new(),
+            located: HashSet::new(),
         }
     }
 
@@ -216,7 +223,7 @@ impl<'a> Converter<'a> {
         let computations: Vec<Computation> = self.comps.into_iter().flatten().collect();
         let module = Module {
             name: self.def.name.clone().unwrap_or_else(|| "module".into()),
-            attrs: vec![],
+            attrs: hlo_attrs(&self.def.attrs),
             computations,
             entry: CompId(entry as u32),
         };
@@ -270,12 +277,34 @@ impl<'a> Converter<'a> {
         } else {
             b.tuple(outs)
         };
-        Ok(Computation {
+        // what the printer carries for HLO: parameter names (`loc`),
+        // layouts and verbatim attributes, where the parameters stood
+        for (k, (attrs, loc)) in f.arg_attrs.iter().enumerate() {
+            annotate(&mut b.instrs[k], loc.as_deref(), attrs, f.pos)?;
+        }
+        let unused: Vec<InstrId> = b
+            .synthetic
+            .iter()
+            .copied()
+            .filter(|&g| g != root && !b.instrs.iter().any(|i| i.operands.contains(&g)))
+            .collect();
+        let mut comp = Computation {
             name: f.name.clone(),
             instructions: b.instrs,
             root,
-            other: vec![],
-        })
+            other: hlo_attrs(&f.attrs),
+        };
+        drop_instructions(&mut comp, &unused);
+        if let Some(a) = f.attrs.iter().find(|(k, _)| k == "xla.parameter_positions") {
+            let positions = attr_ints(&a.1).ok_or((
+                f.pos,
+                "`xla.parameter_positions` must be an array".to_string(),
+            ))?;
+            // positions that do not fit the instructions read (an op the
+            // printer wrote as several) leave the parameters first
+            place_parameters(&mut comp, f.args.len(), &positions);
+        }
+        Ok(comp)
     }
 
     /// Converts a region's ops into `b`; returns the values its terminator returns.
@@ -294,7 +323,35 @@ impl<'a> Converter<'a> {
                     .map(|v| self.lookup(v, b, outers))
                     .collect();
             }
+            if let Some(t) = whole_tuple(op, b) {
+                // `stablehlo.tuple` of all results of one multi-result op,
+                // in order: the op's own tuple value (as the printer writes
+                // a tuple-shaped HLO instruction)
+                annotate(
+                    &mut b.instrs[t.index()],
+                    op.loc.as_deref(),
+                    &op.attrs,
+                    op.pos,
+                )?;
+                if op.loc.is_some() {
+                    b.located.insert(t);
+                }
+                b.bind(&op.results[0].0, vec![t]);
+                continue;
+            }
+            let before = b.instrs.len();
             let ids = self.op(op, b, outers, checked)?;
+            if let Some(id) = named_result(b, &ids, before) {
+                annotate(
+                    &mut b.instrs[id.index()],
+                    op.loc.as_deref(),
+                    &op.attrs,
+                    op.pos,
+                )?;
+                if op.loc.is_some() {
+                    b.located.insert(id);
+                }
+            }
             if ids.len() != op.result_count() {
                 return err(
                     op.pos,
@@ -373,6 +430,9 @@ impl<'a> Converter<'a> {
             .regions
             .get(k)
             .ok_or((op.pos, format!("`{}` needs region {k}", op.name)))?;
+        if let Some(callee) = self.forwarding_call(region) {
+            return Ok(callee);
+        }
         let mut inner = Builder::new();
         for (arg, t) in &region.args {
             let p = inner.param(shape_of(t));
@@ -392,6 +452,261 @@ impl<'a> Converter<'a> {
             root,
             other: vec![],
         })
+    }
+
+    /// The branches of an `if`/`case` as the printer writes an HLO
+    /// conditional: each region only calls one function on one value of the
+    /// enclosing scope and returns its result (a tuple result taken apart by
+    /// `get_tuple_element` 0, 1, ... first). The functions and the values.
+    fn forwarding_branches(
+        &self,
+        op: &Op,
+        b: &mut Builder,
+        outers: &[&Builder],
+    ) -> R<Option<Vec<(CompId, InstrId)>>> {
+        let mut out = Vec::new();
+        for r in &op.regions {
+            let Some((call, rest)) = r.ops.split_first() else {
+                return Ok(None);
+            };
+            let Some(Attr::Symbol(callee)) = call.attr("callee") else {
+                return Ok(None);
+            };
+            let Some(&k) = self.funcs.get(callee) else {
+                return Ok(None);
+            };
+            let ok = r.args.is_empty()
+                && call.name == "func.call"
+                && call.attr("xla.fusion_kind").is_none()
+                && call.operands.len() == 1
+                && self.def.funcs[k].args.len() == 1
+                && call.results.len() == 1
+                && call.results[0].1 == 1;
+            if !ok {
+                return Ok(None);
+            }
+            let Some((ret, unpack)) = rest.split_last() else {
+                return Ok(None);
+            };
+            let result = &call.results[0].0;
+            let mut names = Vec::new();
+            for (i, g) in unpack.iter().enumerate() {
+                let ok = g.name == "stablehlo.get_tuple_element"
+                    && g.operands.len() == 1
+                    && g.operands[0].name == *result
+                    && g.operands[0].index.is_none()
+                    && g.results.len() == 1
+                    && g.results[0].1 == 1
+                    && g.attr("index").and_then(attr_ints) == Some(vec![i as i64]);
+                if !ok {
+                    return Ok(None);
+                }
+                names.push((g.results[0].0.clone(), None));
+            }
+            if unpack.is_empty() {
+                names.push((result.clone(), None));
+            }
+            let returned: Vec<(String, Option<usize>)> = ret
+                .operands
+                .iter()
+                .map(|v| (v.name.clone(), v.index))
+                .collect();
+            if ret.name != "stablehlo.return" || returned != names {
+                return Ok(None);
+            }
+            let arg = self.lookup(&call.operands[0], b, outers)?;
+            out.push((CompId(k as u32), arg));
+        }
+        Ok(Some(out))
+    }
+
+    /// A while loop whose regions only forward to the functions of an HLO
+    /// while's condition and body (as the printer writes them): one HLO
+    /// while of those computations, on the tuple the operands were taken
+    /// from (when they are that tuple's elements, in order) or on the one
+    /// array operand. None for any other while.
+    fn forwarding_while(&self, op: &Op, b: &mut Builder, init: &[InstrId]) -> Option<Vec<InstrId>> {
+        let (mut free, mut seen) = (Vec::new(), HashSet::new());
+        for r in &op.regions {
+            free_vars(r, &mut HashSet::new(), &mut free, &mut seen);
+        }
+        if !free.is_empty() {
+            return None;
+        }
+        let attrs = |cond: CompId, body: CompId| Attrs {
+            condition: Some(cond),
+            body: Some(body),
+            ..Attrs::default()
+        };
+        if let [x] = init {
+            let cond = self.forwarding_call(&op.regions[0]);
+            let body = self.forwarding_call(&op.regions[1]);
+            if let (Some(c), Some(bd)) = (cond, body) {
+                if b.shape(*x).as_array().is_some() {
+                    let shape = b.shape(*x).clone();
+                    return Some(vec![b.push(Opcode::While, shape, vec![*x], attrs(c, bd))]);
+                }
+            }
+        }
+        let cond = self.packing_call(&op.regions[0])?;
+        let body = self.packing_call(&op.regions[1])?;
+        // the operands taken apart from one tuple (by unnamed ops), in order: that tuple
+        let from = init.first().and_then(|g| {
+            let g = b.instrs.get(g.index())?;
+            (g.opcode == Opcode::GetTupleElement && g.operands.len() == 1).then(|| g.operands[0])
+        });
+        let whole = from.filter(|&t| {
+            b.shape(t).as_tuple().is_some_and(|e| e.len() == init.len())
+                && init.iter().enumerate().all(|(k, g)| {
+                    !b.located.contains(g)
+                        && b.instrs.get(g.index()).is_some_and(|i| {
+                            i.opcode == Opcode::GetTupleElement
+                                && i.operands == [t]
+                                && i.attrs.index == Some(k as i64)
+                        })
+                })
+        });
+        let state = match whole {
+            Some(t) => {
+                b.synthetic.extend(init.iter().copied());
+                t
+            }
+            None => b.tuple(init.to_vec()),
+        };
+        let shape = b.shape(state).clone();
+        let w = b.push(Opcode::While, shape, vec![state], attrs(cond, body));
+        let parts: Vec<InstrId> = (0..init.len()).map(|k| b.gte(w, k)).collect();
+        b.synthetic.extend(parts.iter().copied());
+        Some(parts)
+    }
+
+    /// The function a region forwards its arguments to as one tuple:
+    /// `stablehlo.tuple` of the block arguments in order, one `func.call` of
+    /// a function with that one tuple parameter, and its result returned (a
+    /// tuple result taken apart by `get_tuple_element` 0, 1, ... first).
+    fn packing_call(&self, region: &Region) -> Option<CompId> {
+        let [tuple, call, rest @ ..] = region.ops.as_slice() else {
+            return None;
+        };
+        let packs = tuple.name == "stablehlo.tuple"
+            && tuple.results.len() == 1
+            && tuple.results[0].1 == 1
+            && tuple.operands.len() == region.args.len()
+            && tuple
+                .operands
+                .iter()
+                .zip(&region.args)
+                .all(|(v, (a, _))| v.index.is_none() && v.name == *a);
+        let Some(Attr::Symbol(callee)) = call.attr("callee") else {
+            return None;
+        };
+        let &k = self.funcs.get(callee)?;
+        let f = &self.def.funcs[k];
+        let arg_types: Vec<Type> = region.args.iter().map(|(_, t)| t.clone()).collect();
+        let calls = call.name == "func.call"
+            && call.attr("xla.fusion_kind").is_none()
+            && call.operands.len() == 1
+            && call.operands[0].name == tuple.results[0].0
+            && call.operands[0].index.is_none()
+            && call.results.len() == 1
+            && call.results[0].1 == 1
+            && f.args.len() == 1
+            && f.args[0].1 == Type::Tuple(arg_types);
+        if !(packs && calls) {
+            return None;
+        }
+        let (ret, unpack) = rest.split_last()?;
+        if ret.name != "stablehlo.return" {
+            return None;
+        }
+        let result = &call.results[0].0;
+        let returned: Vec<(String, Option<usize>)> = ret
+            .operands
+            .iter()
+            .map(|v| (v.name.clone(), v.index))
+            .collect();
+        let mut names = Vec::new();
+        for (i, g) in unpack.iter().enumerate() {
+            let ok = g.name == "stablehlo.get_tuple_element"
+                && g.operands.len() == 1
+                && g.operands[0].name == *result
+                && g.operands[0].index.is_none()
+                && g.results.len() == 1
+                && g.results[0].1 == 1
+                && g.attr("index").and_then(attr_ints) == Some(vec![i as i64]);
+            if !ok {
+                return None;
+            }
+            names.push((g.results[0].0.clone(), None));
+        }
+        if unpack.is_empty() {
+            names.push((result.clone(), None));
+        }
+        (returned == names).then_some(CompId(k as u32))
+    }
+
+    /// The function a region only forwards to: its block arguments passed
+    /// in order to one `func.call` of a function with exactly those
+    /// parameter types, and the call's results returned (a tuple result
+    /// taken apart by `get_tuple_element` 0, 1, ... first). The printer
+    /// writes an HLO computation's regions this way, so that the computation
+    /// keeps its name and stays shared.
+    fn forwarding_call(&self, region: &Region) -> Option<CompId> {
+        let (call, rest) = region.ops.split_first()?;
+        let Some(Attr::Symbol(callee)) = call.attr("callee") else {
+            return None;
+        };
+        let &k = self.funcs.get(callee)?;
+        let f = &self.def.funcs[k];
+        let args_forwarded = call.name == "func.call"
+            && call.operands.len() == region.args.len()
+            && call
+                .operands
+                .iter()
+                .zip(&region.args)
+                .all(|(v, (a, _))| v.index.is_none() && v.name == *a)
+            && f.args.len() == region.args.len()
+            && f.args.iter().zip(&region.args).all(|(x, y)| x.1 == y.1)
+            && call.results.len() == 1
+            && call.attr("xla.fusion_kind").is_none();
+        if !args_forwarded {
+            return None;
+        }
+        let (ret, unpack) = rest.split_last()?;
+        if ret.name != "stablehlo.return" {
+            return None;
+        }
+        let result = &call.results[0].0;
+        let n = call.results[0].1;
+        let returned: Vec<(String, Option<usize>)> = ret
+            .operands
+            .iter()
+            .map(|v| (v.name.clone(), v.index))
+            .collect();
+        if unpack.is_empty() {
+            let direct: Vec<(String, Option<usize>)> = if n == 1 {
+                vec![(result.clone(), None)]
+            } else {
+                (0..n).map(|i| (result.clone(), Some(i))).collect()
+            };
+            return (returned == direct).then_some(CompId(k as u32));
+        }
+        // `%r = call`, `%a = get_tuple_element %r[0]`, ..., `return %a, ...`
+        let mut names = Vec::new();
+        for (i, g) in unpack.iter().enumerate() {
+            let ok = g.name == "stablehlo.get_tuple_element"
+                && g.operands.len() == 1
+                && g.operands[0].name == *result
+                && g.operands[0].index.is_none()
+                && g.results.len() == 1
+                && g.results[0].1 == 1
+                && g.attr("index").and_then(attr_ints) == Some(vec![i as i64]);
+            if !ok {
+                return None;
+            }
+            names.push((g.results[0].0.clone(), None));
+        }
+        (n == 1 && returned == names).then_some(CompId(k as u32))
     }
 
     /// A region whose parameter is one tuple: `carried` block arguments, then
@@ -829,8 +1144,10 @@ impl<'a> Converter<'a> {
                     });
                 }
                 a.window = (spatial > 0).then_some(w);
-                a.feature_group_count = opt_int_attr(op, "feature_group_count")?;
-                a.batch_group_count = opt_int_attr(op, "batch_group_count")?;
+                // a count of 1 is the default HLO leaves out
+                a.feature_group_count =
+                    opt_int_attr(op, "feature_group_count")?.filter(|&n| n != 1);
+                a.batch_group_count = opt_int_attr(op, "batch_group_count")?.filter(|&n| n != 1);
                 a.precision = precision(op)?;
                 self.results(op, b, Opcode::Convolution, ops, a)
             }
@@ -862,8 +1179,22 @@ impl<'a> Converter<'a> {
                     .funcs
                     .get(callee)
                     .ok_or((pos, format!("call of undefined function `@{callee}`")))?;
-                a.to_apply = Some(CompId(k as u32));
                 let shapes: Vec<Shape> = op.result_types.iter().map(shape_of).collect();
+                if let Some(kind) = op.attr("xla.fusion_kind") {
+                    // an HLO fusion, written as a call of its fused computation
+                    let kind = match kind {
+                        Attr::Str(s) => FusionKind::from_name(s),
+                        _ => None,
+                    }
+                    .ok_or((pos, "`xla.fusion_kind` must be \"kLoop\", \"kInput\", \"kOutput\" or \"kCustom\"".to_string()))?;
+                    if shapes.len() != 1 {
+                        return err(pos, "a fusion call has one result");
+                    }
+                    a.calls = vec![CompId(k as u32)];
+                    a.fusion_kind = Some(kind);
+                    return Ok(vec![b.push(Opcode::Fusion, shapes[0].clone(), ops, a)]);
+                }
+                a.to_apply = Some(CompId(k as u32));
                 if shapes.len() == 1 {
                     return Ok(vec![b.push(Opcode::Call, shapes[0].clone(), ops, a)]);
                 }
@@ -934,6 +1265,9 @@ impl<'a> Converter<'a> {
         if op.regions.len() != 2 {
             return err(op.pos, "while needs a cond and a body region");
         }
+        if let Some(w) = self.forwarding_while(op, b, &init) {
+            return Ok(w);
+        }
         let carried: Vec<Shape> = init.iter().map(|&i| b.shape(i).clone()).collect();
         let caps = self.captures(&op.regions, b, outers)?;
         let cap_shapes: Vec<(String, Vec<Shape>)> = caps
@@ -990,6 +1324,23 @@ impl<'a> Converter<'a> {
         };
         if short == "if" && op.regions.len() != 2 {
             return err(op.pos, "if needs two regions");
+        }
+        if let Some(forwarded) = self.forwarding_branches(op, b, outers)? {
+            // each branch calls its computation's function on one value of
+            // the enclosing scope: an HLO conditional of those computations
+            let (comps, args): (Vec<CompId>, Vec<InstrId>) = forwarded.into_iter().unzip();
+            let a = Attrs {
+                branch_computations: comps,
+                pred_branches: short == "if",
+                ..Attrs::default()
+            };
+            let mut operands = vec![sel];
+            operands.extend(args);
+            let ids = self.results(op, b, Opcode::Conditional, operands, a)?;
+            if ids.len() > 1 {
+                b.synthetic.extend(ids.iter().copied());
+            }
+            return Ok(ids);
         }
         let caps = self.captures(&op.regions, b, outers)?;
         let cap_shapes: Vec<(String, Vec<Shape>)> = caps
@@ -1083,6 +1434,203 @@ impl<'a> Converter<'a> {
     }
 }
 
+/// The instruction an op's `loc` and `xla.*` attributes describe: its one
+/// new result, or the one new tuple its results are elements of.
+fn named_result(b: &Builder, ids: &[InstrId], before: usize) -> Option<InstrId> {
+    let fresh = |id: &InstrId| id.index() >= before && id.index() < b.instrs.len();
+    match ids {
+        [id] => fresh(id).then_some(*id),
+        [first, ..] => {
+            let of = |id: &InstrId| {
+                let i = &b.instrs[id.index()];
+                (i.opcode == Opcode::GetTupleElement && i.operands.len() == 1)
+                    .then(|| i.operands[0])
+            };
+            let t = of(first)?;
+            (ids.iter().all(|id| fresh(id) && of(id) == Some(t)) && fresh(&t)).then_some(t)
+        }
+        [] => None,
+    }
+}
+
+/// The HLO attributes the printer carries verbatim, `xla.hlo.NAME = "value"`.
+fn hlo_attrs(attrs: &[(String, Attr)]) -> Vec<(String, String)> {
+    attrs
+        .iter()
+        .filter_map(|(k, v)| match (k.strip_prefix("xla.hlo."), v) {
+            (Some(name), Attr::Str(s)) if !name.is_empty() => Some((name.to_string(), s.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Restores what the printer carries for one HLO instruction: its name
+/// (`loc("name")`), its shape with layouts (`xla.shape = "f32[2,3]{0,1}"`,
+/// the same dims and types as the op's) and its verbatim attributes.
+fn annotate(i: &mut Instruction, loc: Option<&str>, attrs: &[(String, Attr)], pos: usize) -> R<()> {
+    if let Some(name) = loc.filter(|n| !n.is_empty()) {
+        i.name = name.to_string();
+    }
+    if let Some((_, a)) = attrs.iter().find(|(k, _)| k == "xla.shape") {
+        let shape = match a {
+            Attr::Str(s) => crate::hlo::parser::parse_shape_text(s),
+            _ => None,
+        }
+        .ok_or((
+            pos,
+            "`xla.shape` must be an HLO shape in a string".to_string(),
+        ))?;
+        if shape.to_string() != with_layouts(&i.shape, &shape).to_string() {
+            return err(
+                pos,
+                format!("`xla.shape` {shape} does not match the type {}", i.shape),
+            );
+        }
+        i.shape = shape;
+    }
+    // an HLO op StableHLO has no op for, written as the equivalent reshape
+    match attrs.iter().find(|(k, _)| k == "xla.hlo_opcode") {
+        None => {}
+        Some((_, Attr::Str(o))) if i.opcode == Opcode::Reshape && o == "copy" => {
+            i.opcode = Opcode::Copy;
+        }
+        Some((_, Attr::Str(o))) if i.opcode == Opcode::Reshape && o == "bitcast" => {
+            i.opcode = Opcode::Bitcast;
+        }
+        Some(_) => {
+            return err(
+                pos,
+                "`xla.hlo_opcode` is \"copy\" or \"bitcast\", on a reshape",
+            )
+        }
+    }
+    i.attrs.other.extend(hlo_attrs(attrs));
+    Ok(())
+}
+
+/// The tuple-shaped instruction a `stablehlo.tuple` op rebuilds: its
+/// operands are `%r#0`, ..., `%r#n-1`, every result of one op, which the
+/// reader took apart with `get-tuple-element`s of that instruction.
+fn whole_tuple(op: &Op, b: &Builder) -> Option<InstrId> {
+    if op.name != "stablehlo.tuple" || op.results.len() != 1 || op.results[0].1 != 1 {
+        return None;
+    }
+    let first = op.operands.first()?;
+    let parts = b.scope.get(&first.name)?;
+    let in_order = op.operands.len() == parts.len()
+        && parts.len() > 1
+        && op
+            .operands
+            .iter()
+            .enumerate()
+            .all(|(k, v)| v.name == first.name && v.index == Some(k));
+    if !in_order {
+        return None;
+    }
+    let t = match b.instrs.get(parts[0].index()) {
+        Some(g) if g.opcode == Opcode::GetTupleElement && g.operands.len() == 1 => g.operands[0],
+        _ => return None,
+    };
+    let all = parts.iter().enumerate().all(|(k, p)| {
+        b.synthetic.contains(p)
+            && b.instrs.get(p.index()).is_some_and(|g| {
+                g.opcode == Opcode::GetTupleElement
+                    && g.operands == [t]
+                    && g.attrs.index == Some(k as i64)
+            })
+    });
+    let arity = b.instrs.get(t.index())?.shape.as_tuple()?.len();
+    (all && arity == parts.len()).then_some(t)
+}
+
+/// Removes `dead` instructions (nothing uses them) from `c`, renumbering the rest.
+fn drop_instructions(c: &mut Computation, dead: &[InstrId]) {
+    if dead.is_empty() {
+        return;
+    }
+    let mut new_index = vec![None; c.instructions.len()];
+    let mut kept = Vec::with_capacity(c.instructions.len());
+    for (k, i) in std::mem::take(&mut c.instructions).into_iter().enumerate() {
+        if dead.contains(&InstrId(k as u32)) {
+            continue;
+        }
+        new_index[k] = Some(InstrId(kept.len() as u32));
+        kept.push(i);
+    }
+    for i in &mut kept {
+        for o in &mut i.operands {
+            if let Some(Some(n)) = new_index.get(o.index()) {
+                *o = *n;
+            }
+        }
+    }
+    if let Some(Some(n)) = new_index.get(c.root.index()) {
+        c.root = *n;
+    }
+    c.instructions = kept;
+}
+
+/// `s` with the layouts of `like` where the structure matches (for comparing
+/// an `xla.shape` with the op's type).
+fn with_layouts(s: &Shape, like: &Shape) -> Shape {
+    match (s, like) {
+        (Shape::Array(a), Shape::Array(l)) => {
+            let mut a = a.clone();
+            a.layout = l.layout.clone();
+            Shape::Array(a)
+        }
+        (Shape::Tuple(a), Shape::Tuple(l)) if a.len() == l.len() => {
+            Shape::Tuple(a.iter().zip(l).map(|(x, y)| with_layouts(x, y)).collect())
+        }
+        _ => s.clone(),
+    }
+}
+
+/// Moves a function's parameters (its first `n` instructions) to the
+/// instruction positions the printer recorded, keeping every other
+/// instruction's relative order.
+fn place_parameters(c: &mut Computation, n: usize, positions: &[i64]) -> bool {
+    let total = c.instructions.len();
+    if positions.len() != n || n > total {
+        return false;
+    }
+    let mut order: Vec<Option<usize>> = vec![None; total];
+    for (k, &p) in positions.iter().enumerate() {
+        let Some(p) = usize::try_from(p)
+            .ok()
+            .filter(|&p| p < total && order[p].is_none())
+        else {
+            return false;
+        };
+        order[p] = Some(k);
+    }
+    let mut rest = n..total;
+    let Some(order) = order
+        .into_iter()
+        .map(|o| o.or_else(|| rest.next()))
+        .collect::<Option<Vec<usize>>>()
+    else {
+        return false;
+    };
+    let mut new_index = vec![0u32; total];
+    for (new, &old) in order.iter().enumerate() {
+        new_index[old] = new as u32;
+    }
+    let mut moved: Vec<Instruction> = order.iter().map(|&o| c.instructions[o].clone()).collect();
+    for i in &mut moved {
+        for op in &mut i.operands {
+            if let Some(&k) = new_index.get(op.index()) {
+                *op = InstrId(k);
+            }
+        }
+    }
+    c.instructions = moved;
+    if let Some(&k) = new_index.get(c.root.index()) {
+        c.root = InstrId(k);
+    }
+    true
+}
+
 fn outer_is_constant(outers: &[&Builder], name: &str) -> bool {
     for o in outers.iter().rev() {
         if let Some(ids) = o.scope.get(name) {
@@ -1135,7 +1683,9 @@ pub(crate) fn emit(
     }
     let n = shapes.len();
     let t = b.push(opcode, Shape::Tuple(shapes), operands, attrs);
-    (0..n).map(|k| b.gte(t, k)).collect()
+    let parts: Vec<InstrId> = (0..n).map(|k| b.gte(t, k)).collect();
+    b.synthetic.extend(parts.iter().copied());
+    parts
 }
 
 fn one_result(op: &Op) -> R<(Vec<i64>, ElementType)> {

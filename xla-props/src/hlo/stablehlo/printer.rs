@@ -64,11 +64,26 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
     if module.entry.index() >= module.computations.len() {
         return Err(LowerError::Invalid("entry computation out of range".into()));
     }
+    // the backends that compile this form take no complex values yet
+    for c in &module.computations {
+        for i in &c.instructions {
+            if let Some(t) = i
+                .shape
+                .leaves()
+                .iter()
+                .map(|l| l.dtype)
+                .find(|t| t.is_complex())
+            {
+                return unsupported(format!("{} ({}): element type {t}", i.name, i.opcode));
+            }
+        }
+    }
     let entry = module.entry_computation();
     let mut l = Lowerer {
         module,
         next: 0,
         depth: 0,
+        faithful: false,
     };
     let mut params = Vec::new();
     let mut args: Vec<Vec<Val>> = Vec::new();
@@ -177,7 +192,8 @@ pub fn mlir_element_type(t: ElementType) -> Result<&'static str, LowerError> {
     })
 }
 
-/// `tensor<2x3xf32>`, or `tensor<f32>` for a scalar.
+/// `tensor<2x3xf32>`, or `tensor<f32>` for a scalar (`complex<f32>` and
+/// `complex<f64>` elements too, which [`lower_module`] refuses up front).
 pub fn tensor_type(a: &ArrayShape) -> Result<String, LowerError> {
     let mut s = String::from("tensor<");
     for d in &a.dims {
@@ -186,7 +202,11 @@ pub fn tensor_type(a: &ArrayShape) -> Result<String, LowerError> {
         }
         let _ = write!(s, "{d}x");
     }
-    s.push_str(mlir_element_type(a.dtype)?);
+    s.push_str(match a.dtype {
+        ElementType::C64 => "complex<f32>",
+        ElementType::C128 => "complex<f64>",
+        t => mlir_element_type(t)?,
+    });
     s.push('>');
     Ok(s)
 }
@@ -276,6 +296,18 @@ fn float_hex(data: &[f64], t: ElementType) -> Result<String, LowerError> {
     Ok(s)
 }
 
+/// A finite float as an MLIR float literal that reads back as the same f64.
+fn mlir_float(x: f64) -> Result<String, LowerError> {
+    if !x.is_finite() {
+        return unsupported("a non-finite complex constant component");
+    }
+    let s = format!("{x:?}");
+    Ok(match s.split_once('e') {
+        Some((m, e)) if !m.contains('.') => format!("{m}.0e{e}"),
+        _ => s,
+    })
+}
+
 /// Writes row-major `items` as nested lists of shape `dims`.
 fn nested(items: &[String], dims: &[i64]) -> String {
     fn go(items: &[String], dims: &[usize], out: &mut String) {
@@ -309,7 +341,7 @@ fn dense_attr(data: &ConstantData, a: &ArrayShape) -> Result<String, LowerError>
         ConstantData::Pred(v) => v.len(),
         ConstantData::Int(v) => v.len(),
         ConstantData::Float(v) => v.len(),
-        ConstantData::Complex(_) => return unsupported("complex constants"),
+        ConstantData::Complex(v) => v.len(),
         ConstantData::Tuple(_) => return invalid("tuple constant data for an array shape"),
     };
     if len != count {
@@ -322,6 +354,13 @@ fn dense_attr(data: &ConstantData, a: &ArrayShape) -> Result<String, LowerError>
     }
     let body = match data {
         ConstantData::Float(v) if a.dtype.is_float() => float_hex(v, a.dtype)?,
+        ConstantData::Complex(v) if a.dtype.is_complex() => {
+            let items = v
+                .iter()
+                .map(|&(re, im)| Ok(format!("({}, {})", mlir_float(re)?, mlir_float(im)?)))
+                .collect::<Result<Vec<_>, LowerError>>()?;
+            nested(&items, &a.dims)
+        }
         ConstantData::Pred(v) => nested(
             &v.iter().map(|b| b.to_string()).collect::<Vec<_>>(),
             &a.dims,
@@ -445,6 +484,9 @@ struct Lowerer<'m> {
     module: &'m Module,
     next: usize,
     depth: usize,
+    /// Writing [`print_module`]'s faithful form: regions forward to the
+    /// functions of their computations, compares keep an absent type absent.
+    faithful: bool,
 }
 
 fn pad(indent: usize) -> String {
@@ -519,6 +561,11 @@ impl<'m> Lowerer<'m> {
 
     /// A region whose block arguments are the leaves of `comp`'s parameters.
     fn region(&mut self, comp: CompId, indent: usize) -> Result<String, LowerError> {
+        if self.faithful {
+            if let Some(r) = self.forwarding_region(comp, indent)? {
+                return Ok(r);
+            }
+        }
         let c = self.comp_checked(comp)?;
         let mut block_args = Vec::new();
         let mut params = Vec::new();
@@ -845,13 +892,17 @@ impl<'m> Lowerer<'m> {
                 } else {
                     ComparisonType::Unsigned
                 });
-                let attrs = [
-                    format!(
-                        "comparison_direction = #stablehlo<comparison_direction {}>",
-                        dir.name()
-                    ),
-                    format!("compare_type = #stablehlo<comparison_type {}>", ty.name()),
-                ];
+                let mut attrs = vec![format!(
+                    "comparison_direction = #stablehlo<comparison_direction {}>",
+                    dir.name()
+                )];
+                // the faithful form leaves an absent type absent (its default)
+                if !self.faithful || a.comparison_type.is_some() {
+                    attrs.push(format!(
+                        "compare_type = #stablehlo<comparison_type {}>",
+                        ty.name()
+                    ));
+                }
                 let ops = arrays()?;
                 self.op(
                     out,
@@ -1549,4 +1600,682 @@ fn reachable_from_root(c: &Computation) -> HashSet<InstrId> {
         stack.extend(c.instr(id).operands.iter().copied());
     }
     seen
+}
+
+/// Prints a module as StableHLO in the faithful form: reading it back
+/// ([`super::parse_stablehlo`]) gives the same module, so HLO -> StableHLO
+/// -> HLO is the identity where the module's instructions each have one
+/// StableHLO operation (see `docs/stablehlo.md` for the exceptions).
+///
+/// Unlike [`lower_module`] (the form backends compile, whose entry takes and
+/// returns array leaves), every computation is a function named after it
+/// (the entry public, the others private), in module order, with tuple
+/// parameters and results kept; its instructions are written in their
+/// order, unreachable ones included, each with its name as the location
+/// `loc("name")` (as XLA's own HLO -> MHLO import does). Calls are
+/// `func.call`s, fusions `func.call`s with `xla.fusion_kind`; a reduction's
+/// or sort's region forwards its arguments to its computation's function,
+/// so the computation keeps its name and stays shared. What StableHLO has no
+/// field for is carried in discardable `xla.*` attributes: layouts
+/// (`xla.shape = "f32[2,3]{0,1}"`), XLA's verbatim attributes (`metadata`,
+/// `sharding`, ... as `xla.hlo.metadata = "..."`, also on functions and the
+/// module), where a computation's parameters stand among its instructions
+/// (`xla.parameter_positions`).
+///
+/// ```
+/// use xla_props::hlo::{parse_module, stablehlo::{parse_stablehlo, print_module}};
+/// let hlo = "HloModule m\n\nENTRY e {\n  c = f32[] constant(1)\n  p = f32[2]{0} parameter(0)\n  \
+///            b = f32[2]{0} broadcast(c), dimensions={}\n  dead = f32[2]{0} negate(p)\n  \
+///            ROOT a.7 = f32[2]{0} add(p, b)\n}\n";
+/// let m = parse_module(hlo).unwrap();
+/// let text = print_module(&m).unwrap();
+/// assert!(text.contains("loc(\"a.7\")"));
+/// let back = parse_stablehlo(&text).unwrap().remove(0);
+/// assert_eq!(back.to_string(), m.to_string());
+/// ```
+pub fn print_module(module: &Module) -> Result<String, LowerError> {
+    if module.entry.index() >= module.computations.len() {
+        return Err(LowerError::Invalid("entry computation out of range".into()));
+    }
+    let mut l = Lowerer {
+        module,
+        next: 0,
+        depth: 0,
+        faithful: true,
+    };
+    let mut out = format!("module {}", symbol(&module.name));
+    let attrs = carried_attrs(&module.attrs);
+    if !attrs.is_empty() {
+        let _ = write!(out, " attributes {{{}}}", attrs.join(", "));
+    }
+    out.push_str(" {\n");
+    for k in 0..module.computations.len() {
+        l.function(CompId(k as u32), &mut out)?;
+    }
+    out.push_str("}\n");
+    Ok(out)
+}
+
+/// `@name`, quoted where MLIR's bare identifiers do not reach.
+fn symbol(name: &str) -> String {
+    let bare = name
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.'));
+    if bare {
+        format!("@{name}")
+    } else {
+        format!("@{}", quote(name))
+    }
+}
+
+/// An MLIR string literal.
+fn quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for b in s.bytes() {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(b as char),
+            _ => {
+                let _ = write!(out, "\\{b:02X}");
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// XLA's verbatim attributes as `xla.hlo.NAME = "value"`.
+fn carried_attrs(attrs: &[(String, String)]) -> Vec<String> {
+    attrs
+        .iter()
+        .map(|(k, v)| format!("{} = {}", quote(&format!("xla.hlo.{k}")), quote(v)))
+        .collect()
+}
+
+/// What an instruction carries besides its name: its layouts and XLA's verbatim attributes.
+fn instruction_extras(instr: &Instruction) -> Vec<String> {
+    let mut extras = Vec::new();
+    if instr
+        .shape
+        .leaves()
+        .iter()
+        .any(|leaf| leaf.layout.is_some())
+    {
+        extras.push(format!("xla.shape = {}", quote(&instr.shape.to_string())));
+    }
+    extras.extend(carried_attrs(&instr.attrs.other));
+    extras
+}
+
+/// The MLIR type of an HLO shape: `tensor<...>`, or `tuple<...>` of them.
+fn mlir_type(s: &Shape) -> Result<String, LowerError> {
+    match s {
+        Shape::Array(a) => tensor_type(a),
+        Shape::Tuple(items) => Ok(format!(
+            "tuple<{}>",
+            items
+                .iter()
+                .map(mlir_type)
+                .collect::<Result<Vec<_>, _>>()?
+                .join(", ")
+        )),
+        Shape::Token => unsupported("token values"),
+    }
+}
+
+/// Writes `extras` into the attribute dictionary of the last operation in
+/// `text` and its location after it.
+fn annotate_last(text: &mut String, start: usize, extras: &[String], name: &str) {
+    if !extras.is_empty() {
+        if let Some(at) = text[start..].rfind(" : (").map(|k| start + k) {
+            if text[..at].ends_with('}') {
+                text.insert_str(at - 1, &format!(", {}", extras.join(", ")));
+            } else {
+                text.insert_str(at, &format!(" {{{}}}", extras.join(", ")));
+            }
+        }
+    }
+    if text.ends_with('\n') {
+        text.pop();
+    }
+    let _ = writeln!(text, " loc({})", quote(name));
+}
+
+impl Lowerer<'_> {
+    /// One computation as a function of the faithful form.
+    fn function(&mut self, cid: CompId, out: &mut String) -> Result<(), LowerError> {
+        let c = self.comp_checked(cid)?;
+        let params = c.parameters();
+        let mut values: Vec<Option<Val>> = vec![None; c.instructions.len()];
+        let mut arg_decls = Vec::new();
+        for (k, &pid) in params.iter().enumerate() {
+            let instr = c.instr(pid);
+            if instr.attrs.parameter_number != Some(k as i64) {
+                return invalid(format!(
+                    "parameters of {} are not numbered 0..n (at {})",
+                    c.name, instr.name
+                ));
+            }
+            let v = Val {
+                name: format!("%arg{k}"),
+                ty: mlir_type(&instr.shape)?,
+            };
+            let extras = instruction_extras(instr);
+            let attrs = if extras.is_empty() {
+                String::new()
+            } else {
+                format!(" {{{}}}", extras.join(", "))
+            };
+            arg_decls.push(format!(
+                "{}: {}{attrs} loc({})",
+                v.name,
+                v.ty,
+                quote(&instr.name)
+            ));
+            values[pid.index()] = Some(v);
+        }
+        // text order when every operand comes before its use, else post order
+        let in_order = c.instructions.iter().enumerate().all(|(k, i)| {
+            i.operands.iter().all(|o| {
+                o.index() < k
+                    || c.instructions
+                        .get(o.index())
+                        .is_some_and(|p| p.opcode == Opcode::Parameter)
+            })
+        });
+        let order: Vec<InstrId> = if in_order {
+            (0..c.instructions.len() as u32).map(InstrId).collect()
+        } else {
+            c.post_order()
+                .ok_or_else(|| LowerError::Invalid(format!("cycle in computation {}", c.name)))?
+        };
+        let mut body = String::new();
+        for id in order {
+            let instr = c.instr(id);
+            if instr.opcode == Opcode::Parameter {
+                continue;
+            }
+            let operands: Vec<Val> = instr
+                .operands
+                .iter()
+                .map(|o| {
+                    values.get(o.index()).cloned().flatten().ok_or_else(|| {
+                        LowerError::Invalid(format!("operand of {} is undefined", instr.name))
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+            let start = body.len();
+            let v = self
+                .faithful_instruction(c, instr, &operands, &mut body, 2)
+                .map_err(|e| match e {
+                    LowerError::Unsupported(m) => {
+                        LowerError::Unsupported(format!("{} ({}): {m}", instr.name, instr.opcode))
+                    }
+                    LowerError::Invalid(m) => {
+                        LowerError::Invalid(format!("{} ({}): {m}", instr.name, instr.opcode))
+                    }
+                })?;
+            if body.len() > start {
+                annotate_last(&mut body, start, &instruction_extras(instr), &instr.name);
+            }
+            values[id.index()] = Some(v);
+        }
+        let root = values
+            .get(c.root.index())
+            .cloned()
+            .flatten()
+            .ok_or_else(|| LowerError::Invalid(format!("root of {} is undefined", c.name)))?;
+        let entry = cid == self.module.entry;
+        let mut attrs = carried_attrs(&c.other);
+        let positions: Vec<i64> = params.iter().map(|p| i64::from(p.0)).collect();
+        if positions.iter().enumerate().any(|(k, &p)| p != k as i64) {
+            attrs.push(format!(
+                "xla.parameter_positions = {}",
+                array_attr(&positions)
+            ));
+        }
+        let _ = write!(
+            out,
+            "  func.func {} {}({}) -> {}",
+            if entry { "public" } else { "private" },
+            symbol(&c.name),
+            arg_decls.join(", "),
+            root.ty
+        );
+        if !attrs.is_empty() {
+            let _ = write!(out, " attributes {{{}}}", attrs.join(", "));
+        }
+        out.push_str(" {\n");
+        out.push_str(&body);
+        let _ = writeln!(
+            out,
+            "    \"func.return\"({}) : ({}) -> ()\n  }}",
+            root.name, root.ty
+        );
+        Ok(())
+    }
+
+    /// One instruction of the faithful form: one value, of the instruction's type.
+    fn faithful_instruction(
+        &mut self,
+        c: &Computation,
+        instr: &Instruction,
+        operands: &[Val],
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Val, LowerError> {
+        let a = &instr.attrs;
+        let one = |vals: Vec<Val>| -> Result<Val, LowerError> {
+            match <[Val; 1]>::try_from(vals) {
+                Ok([v]) => Ok(v),
+                Err(_) => invalid("expected one value"),
+            }
+        };
+        match instr.opcode {
+            Opcode::Tuple => {
+                let ty = mlir_type(&instr.shape)?;
+                one(self.op(out, indent, "stablehlo.tuple", operands, &[], &[], &[ty]))
+            }
+            Opcode::GetTupleElement if operands.len() == 1 => {
+                let index = a
+                    .index
+                    .ok_or_else(|| LowerError::Invalid("missing index".into()))?;
+                let ty = mlir_type(&instr.shape)?;
+                let attrs = [format!("index = {index} : i32")];
+                one(self.op(
+                    out,
+                    indent,
+                    "stablehlo.get_tuple_element",
+                    operands,
+                    &[],
+                    &attrs,
+                    &[ty],
+                ))
+            }
+            Opcode::Fusion | Opcode::Call => {
+                let f = if instr.opcode == Opcode::Fusion {
+                    a.calls.first().copied()
+                } else {
+                    a.to_apply
+                }
+                .ok_or_else(|| LowerError::Invalid("missing called computation".into()))?;
+                let callee = self.comp_checked(f)?;
+                let mut attrs = vec![format!("callee = {}", symbol(&callee.name))];
+                if instr.opcode == Opcode::Fusion {
+                    let kind = a.fusion_kind.unwrap_or(crate::hlo::FusionKind::Loop);
+                    attrs.push(format!("xla.fusion_kind = {}", quote(kind.name())));
+                }
+                let ty = mlir_type(&instr.shape)?;
+                one(self.op(out, indent, "func.call", operands, &[], &attrs, &[ty]))
+            }
+            // HLO ops StableHLO has no op for: the equivalent reshape, marked
+            Opcode::Copy if operands.len() == 1 && !operands[0].ty.starts_with("tuple") => {
+                let attrs = ["xla.hlo_opcode = \"copy\"".to_string()];
+                let ty = mlir_type(&instr.shape)?;
+                one(self.op(
+                    out,
+                    indent,
+                    "stablehlo.reshape",
+                    operands,
+                    &[],
+                    &attrs,
+                    &[ty],
+                ))
+            }
+            Opcode::Copy if operands.len() == 1 => Ok(operands[0].clone()),
+            Opcode::Conditional
+                if !a.branch_computations.is_empty()
+                    && operands.len() == a.branch_computations.len() + 1 =>
+            {
+                self.faithful_conditional(instr, operands, out, indent)
+            }
+            // complex parts (the compile form refuses complex values)
+            Opcode::Real | Opcode::Imag | Opcode::Complex => {
+                let name = match instr.opcode {
+                    Opcode::Real => "stablehlo.real",
+                    Opcode::Imag => "stablehlo.imag",
+                    _ => "stablehlo.complex",
+                };
+                let ty = mlir_type(&instr.shape)?;
+                one(self.op(out, indent, name, operands, &[], &[], &[ty]))
+            }
+            Opcode::CustomCall => {
+                let target = a
+                    .custom_call_target
+                    .as_ref()
+                    .ok_or_else(|| LowerError::Invalid("missing custom_call_target".into()))?;
+                let attrs = [format!("call_target_name = {}", quote(target))];
+                let result_types: Vec<String> = match &instr.shape {
+                    Shape::Tuple(items) => items.iter().map(mlir_type).collect::<Result<_, _>>()?,
+                    s => vec![mlir_type(s)?],
+                };
+                let vals = self.op(
+                    out,
+                    indent,
+                    "stablehlo.custom_call",
+                    operands,
+                    &[],
+                    &attrs,
+                    &result_types,
+                );
+                if instr.shape.as_tuple().is_some() {
+                    let ty = mlir_type(&instr.shape)?;
+                    return one(self.op(out, indent, "stablehlo.tuple", &vals, &[], &[], &[ty]));
+                }
+                one(vals)
+            }
+            Opcode::Bitcast if operands.len() == 1 => {
+                let start = out.len();
+                let v = self.instruction(
+                    c,
+                    instr,
+                    &[std::slice::from_ref(&operands[0])],
+                    &[],
+                    out,
+                    indent,
+                )?;
+                let single_reshape = out[start..].lines().count() == 1
+                    && out[start..].contains("\"stablehlo.reshape\"");
+                if single_reshape {
+                    if let Some(at) = out[start..].rfind(" : (").map(|k| start + k) {
+                        out.insert_str(at, " {xla.hlo_opcode = \"bitcast\"}");
+                    }
+                }
+                one(v)
+            }
+            _ => {
+                // the normal form's lowering, on array leaves
+                let mut leaves_of = Vec::new();
+                for (k, v) in operands.iter().enumerate() {
+                    let shape = operand_shape(c, instr, k)?;
+                    leaves_of.push(self.unpack(v, &shape, out, indent)?);
+                }
+                let slices: Vec<&[Val]> = leaves_of.iter().map(Vec::as_slice).collect();
+                let vals = self.instruction(c, instr, &slices, &[], out, indent)?;
+                let mut it = vals.into_iter();
+                let v = self.pack(&mut it, &instr.shape, out, indent)?;
+                if it.next().is_some() {
+                    return invalid("more values than the shape has leaves");
+                }
+                Ok(v)
+            }
+        }
+    }
+
+    /// A conditional whose regions each call their branch's function on
+    /// the branch's operand (from the enclosing scope).
+    fn faithful_conditional(
+        &mut self,
+        instr: &Instruction,
+        operands: &[Val],
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Val, LowerError> {
+        let a = &instr.attrs;
+        let selector = &operands[0];
+        let is_pred = selector.ty == "tensor<i1>";
+        if is_pred && a.branch_computations.len() != 2 {
+            return invalid("a pred conditional needs two branches");
+        }
+        let result_shapes: Vec<&Shape> = match &instr.shape {
+            Shape::Tuple(items) => items.iter().collect(),
+            s => vec![s],
+        };
+        let result_types: Vec<String> = result_shapes
+            .iter()
+            .map(|s| mlir_type(s))
+            .collect::<Result<_, _>>()?;
+        let mut regions = Vec::new();
+        for (k, &branch) in a.branch_computations.iter().enumerate() {
+            let c = self.comp_checked(branch)?;
+            let mut body = String::new();
+            let callee = format!("callee = {}", symbol(&c.name));
+            let r = self.op(
+                &mut body,
+                indent + 2,
+                "func.call",
+                std::slice::from_ref(&operands[k + 1]),
+                &[],
+                &[callee],
+                &[mlir_type(&instr.shape)?],
+            );
+            let results = if instr.shape.as_tuple().is_some() {
+                let mut rs = Vec::new();
+                for (i, t) in result_types.iter().enumerate() {
+                    let attrs = [format!("index = {i} : i32")];
+                    rs.extend(self.op(
+                        &mut body,
+                        indent + 2,
+                        "stablehlo.get_tuple_element",
+                        &r,
+                        &[],
+                        &attrs,
+                        std::slice::from_ref(t),
+                    ));
+                }
+                rs
+            } else {
+                r
+            };
+            let mut s = String::from("{\n");
+            s.push_str(&body);
+            let _ = writeln!(
+                s,
+                "{}\"stablehlo.return\"({}) : ({}) -> ()",
+                pad(indent + 2),
+                names(&results),
+                types(&results)
+            );
+            let _ = write!(s, "{}}}", pad(indent + 1));
+            regions.push(s);
+        }
+        let name = if is_pred {
+            "stablehlo.if"
+        } else {
+            "stablehlo.case"
+        };
+        let vals = self.op(
+            out,
+            indent,
+            name,
+            std::slice::from_ref(selector),
+            &regions,
+            &[],
+            &result_types,
+        );
+        if instr.shape.as_tuple().is_some() {
+            let ty = mlir_type(&instr.shape)?;
+            let v = self.op(out, indent, "stablehlo.tuple", &vals, &[], &[], &[ty]);
+            return v
+                .into_iter()
+                .next()
+                .ok_or_else(|| LowerError::Invalid("tuple op without a result".into()));
+        }
+        vals.into_iter()
+            .next()
+            .ok_or_else(|| LowerError::Invalid("conditional without a result".into()))
+    }
+
+    /// The array leaves of `v` (of HLO shape `s`), taken apart with `get_tuple_element`.
+    fn unpack(
+        &mut self,
+        v: &Val,
+        s: &Shape,
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Vec<Val>, LowerError> {
+        match s {
+            Shape::Tuple(items) => {
+                let mut leaves = Vec::new();
+                for (k, item) in items.iter().enumerate() {
+                    let attrs = [format!("index = {k} : i32")];
+                    let e = self.op(
+                        out,
+                        indent,
+                        "stablehlo.get_tuple_element",
+                        std::slice::from_ref(v),
+                        &[],
+                        &attrs,
+                        &[mlir_type(item)?],
+                    );
+                    for x in &e {
+                        leaves.extend(self.unpack(x, item, out, indent)?);
+                    }
+                }
+                Ok(leaves)
+            }
+            _ => Ok(vec![v.clone()]),
+        }
+    }
+
+    /// One value of HLO shape `s` from array leaves, tuples put together with `stablehlo.tuple`.
+    fn pack(
+        &mut self,
+        leaves: &mut std::vec::IntoIter<Val>,
+        s: &Shape,
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Val, LowerError> {
+        match s {
+            Shape::Tuple(items) => {
+                let mut elems = Vec::new();
+                for item in items {
+                    elems.push(self.pack(leaves, item, out, indent)?);
+                }
+                let ty = mlir_type(s)?;
+                let v = self.op(out, indent, "stablehlo.tuple", &elems, &[], &[], &[ty]);
+                v.into_iter()
+                    .next()
+                    .ok_or_else(|| LowerError::Invalid("tuple op without a result".into()))
+            }
+            _ => leaves.next().ok_or_else(|| {
+                LowerError::Invalid("fewer values than the shape has leaves".into())
+            }),
+        }
+    }
+
+    /// A region that forwards its arguments to `comp`'s function (the
+    /// reader takes such a region as that computation); None where `comp`
+    /// has a tuple parameter or a nested tuple result.
+    fn forwarding_region(
+        &mut self,
+        comp: CompId,
+        indent: usize,
+    ) -> Result<Option<String>, LowerError> {
+        let c = self.comp_checked(comp)?;
+        let mut args = Vec::new();
+        // one flat tuple parameter (a while's state): the block takes its
+        // elements and puts the tuple together for the call
+        let mut packed: Option<String> = None;
+        let params = c.parameters();
+        let param_shapes: Vec<&Shape> = params.iter().map(|&p| &c.instr(p).shape).collect();
+        let arrays: Vec<&ArrayShape> = match param_shapes.as_slice() {
+            [Shape::Tuple(items)] => {
+                packed = Some(mlir_type(param_shapes[0])?);
+                match items
+                    .iter()
+                    .map(Shape::as_array)
+                    .collect::<Option<Vec<_>>>()
+                {
+                    Some(a) => a,
+                    None => return Ok(None),
+                }
+            }
+            _ => match param_shapes
+                .iter()
+                .map(|s| s.as_array())
+                .collect::<Option<Vec<_>>>()
+            {
+                Some(a) => a,
+                None => return Ok(None),
+            },
+        };
+        for s in arrays {
+            let v = Val {
+                name: format!("%b{}", self.next),
+                ty: tensor_type(s)?,
+            };
+            self.next += 1;
+            args.push(v);
+        }
+        let Some(root) = c.instructions.get(c.root.index()).map(|r| &r.shape) else {
+            return invalid(format!("root of {} is undefined", c.name));
+        };
+        let parts: Vec<&ArrayShape> = match root {
+            Shape::Array(a) => vec![a],
+            Shape::Tuple(items) => match items
+                .iter()
+                .map(Shape::as_array)
+                .collect::<Option<Vec<_>>>()
+            {
+                Some(p) => p,
+                None => return Ok(None),
+            },
+            Shape::Token => return Ok(None),
+        };
+        let mut body = String::new();
+        let callee = format!("callee = {}", symbol(&c.name));
+        let call_args = match packed {
+            Some(ty) => self.op(
+                &mut body,
+                indent + 1,
+                "stablehlo.tuple",
+                &args,
+                &[],
+                &[],
+                &[ty],
+            ),
+            None => args.clone(),
+        };
+        let r = self.op(
+            &mut body,
+            indent + 1,
+            "func.call",
+            &call_args,
+            &[],
+            &[callee],
+            &[mlir_type(root)?],
+        );
+        let results = if root.as_tuple().is_some() {
+            let mut rs = Vec::new();
+            for (k, p) in parts.iter().enumerate() {
+                let attrs = [format!("index = {k} : i32")];
+                rs.extend(self.op(
+                    &mut body,
+                    indent + 1,
+                    "stablehlo.get_tuple_element",
+                    &r,
+                    &[],
+                    &attrs,
+                    &[tensor_type(p)?],
+                ));
+            }
+            rs
+        } else {
+            r
+        };
+        let decls: Vec<String> = args
+            .iter()
+            .map(|v| format!("{}: {}", v.name, v.ty))
+            .collect();
+        let mut s = String::from("{\n");
+        let _ = writeln!(s, "{}^bb0({}):", pad(indent), decls.join(", "));
+        s.push_str(&body);
+        let _ = writeln!(
+            s,
+            "{}\"stablehlo.return\"({}) : ({}) -> ()",
+            pad(indent + 1),
+            names(&results),
+            types(&results)
+        );
+        let _ = write!(s, "{}}}", pad(indent));
+        Ok(Some(s))
+    }
 }

@@ -103,7 +103,8 @@ pub fn read_check_programs(text: &str) -> Result<Vec<CheckProgram>, ParseError> 
 fn entry_index(d: &ModuleDef) -> usize {
     d.funcs
         .iter()
-        .position(|f| f.name == "main")
+        .position(|f| f.name == "main" && f.public)
+        .or_else(|| d.funcs.iter().position(|f| f.name == "main"))
         .or_else(|| d.funcs.iter().position(|f| f.public))
         .unwrap_or(0)
 }

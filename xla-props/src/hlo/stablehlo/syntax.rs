@@ -101,6 +101,9 @@ pub(crate) struct Op {
     pub attrs: Vec<(String, Attr)>,
     pub regions: Vec<Region>,
     pub result_types: Vec<Type>,
+    /// The name of a trailing `loc("name")` (the HLO instruction name the
+    /// printer writes there); None without one or for other locations.
+    pub loc: Option<String>,
 }
 
 impl Op {
@@ -114,6 +117,9 @@ impl Op {
     }
 }
 
+/// A function argument's attribute dictionary and its `loc("name")`.
+pub(crate) type ArgAttrs = (Vec<(String, Attr)>, Option<String>);
+
 /// A `func.func`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Func {
@@ -121,7 +127,11 @@ pub(crate) struct Func {
     pub name: String,
     pub public: bool,
     pub args: Vec<(String, Type)>,
+    /// Per argument: its attribute dictionary and its `loc("name")`.
+    pub arg_attrs: Vec<ArgAttrs>,
     pub results: Vec<Type>,
+    /// `attributes {...}`.
+    pub attrs: Vec<(String, Attr)>,
     pub body: Region,
 }
 
@@ -130,6 +140,8 @@ pub(crate) struct Func {
 pub(crate) struct ModuleDef {
     pub pos: usize,
     pub name: Option<String>,
+    /// `module @name attributes {...}`.
+    pub attrs: Vec<(String, Attr)>,
     pub funcs: Vec<Func>,
 }
 
@@ -488,7 +500,7 @@ impl<'a> Cursor<'a> {
     // ---- module and functions ----
 
     fn module(&mut self) -> R<ModuleDef> {
-        self.skip_ws();
+        self.loc_aliases()?;
         let pos = self.pos;
         if self.eat("module") {
             self.skip_ws();
@@ -497,24 +509,32 @@ impl<'a> Cursor<'a> {
             } else {
                 None
             };
-            if self.eat("attributes") {
-                self.attr_dict()?;
-            }
+            let attrs = if self.eat("attributes") {
+                self.attr_dict()?
+            } else {
+                Vec::new()
+            };
             self.expect("{")?;
             let mut funcs = Vec::new();
             while !self.eat("}") {
                 funcs.push(self.func()?);
             }
-            self.skip_ws();
+            self.loc()?;
+            self.loc_aliases()?;
             if self.pos < self.end {
                 let found = self.describe_next();
                 return err(self.pos, format!("unexpected {found} after the module"));
             }
-            Ok(ModuleDef { pos, name, funcs })
+            Ok(ModuleDef {
+                pos,
+                name,
+                attrs,
+                funcs,
+            })
         } else {
             let mut funcs = Vec::new();
             loop {
-                self.skip_ws();
+                self.loc_aliases()?;
                 if self.pos >= self.end {
                     break;
                 }
@@ -523,6 +543,7 @@ impl<'a> Cursor<'a> {
             Ok(ModuleDef {
                 pos,
                 name: None,
+                attrs: Vec::new(),
                 funcs,
             })
         }
@@ -543,15 +564,19 @@ impl<'a> Cursor<'a> {
         let name = self.sigil_name(b'@')?;
         self.expect("(")?;
         let mut args = Vec::new();
+        let mut arg_attrs = Vec::new();
         if !self.eat(")") {
             loop {
                 let v = self.value_ref()?;
                 self.expect(":")?;
                 let t = self.ty()?;
                 self.skip_ws();
-                if self.peek() == Some(b'{') {
-                    self.attr_dict()?;
-                }
+                let attrs = if self.peek() == Some(b'{') {
+                    self.attr_dict()?
+                } else {
+                    Vec::new()
+                };
+                arg_attrs.push((attrs, self.loc()?));
                 args.push((v.name, t));
                 if self.eat(")") {
                     break;
@@ -579,18 +604,98 @@ impl<'a> Cursor<'a> {
                 results.push(self.ty()?);
             }
         }
-        if self.eat("attributes") {
-            self.attr_dict()?;
-        }
+        let attrs = if self.eat("attributes") {
+            self.attr_dict()?
+        } else {
+            Vec::new()
+        };
         let body = self.region_body(Vec::new())?;
+        self.loc()?;
         Ok(Func {
             pos,
             name,
             public,
             args,
+            arg_attrs,
             results,
+            attrs,
             body,
         })
+    }
+
+    /// An optional trailing location: `loc("name")` gives the name (also
+    /// from `loc("name"(...))`, a name with a file location); any other
+    /// location (`loc(unknown)`, `loc(#loc3)`, `loc(callsite(...))`, a file
+    /// location) is skipped and gives None.
+    fn loc(&mut self) -> R<Option<String>> {
+        self.skip_ws();
+        if !self.rest_starts("loc(") {
+            return Ok(None);
+        }
+        self.pos += "loc(".len();
+        self.skip_ws();
+        let name = if self.peek() == Some(b'"') {
+            let n = self.string()?;
+            self.skip_ws();
+            // `"name"(child)` names a location; `"file":line:col` is a file location
+            (self.peek() != Some(b':')).then_some(n)
+        } else {
+            None
+        };
+        self.skip_balanced(b')')?;
+        Ok(name)
+    }
+
+    /// Skips to and past the `close` that ends the current nesting, over
+    /// strings and nested brackets.
+    fn skip_balanced(&mut self, close: u8) -> R<()> {
+        let start = self.pos;
+        let mut stack = vec![close];
+        while let Some(b) = self.peek() {
+            match b {
+                b'"' => {
+                    self.string()?;
+                    continue;
+                }
+                b'(' => stack.push(b')'),
+                b'[' => stack.push(b']'),
+                b'{' => stack.push(b'}'),
+                b')' | b']' | b'}' => {
+                    if stack.pop() != Some(b) {
+                        return err(self.pos, format!("unbalanced `{}`", b as char));
+                    }
+                    if stack.is_empty() {
+                        self.pos += 1;
+                        return Ok(());
+                    }
+                }
+                _ => {}
+            }
+            self.pos += 1;
+        }
+        err(start, "unclosed location")
+    }
+
+    /// Location alias definitions (`#loc3 = loc(...)`) outside the module: skipped.
+    fn loc_aliases(&mut self) -> R<()> {
+        loop {
+            self.skip_ws();
+            if self.peek() != Some(b'#') {
+                return Ok(());
+            }
+            self.pos += 1;
+            self.expect_ident("a location alias")?;
+            self.expect("=")?;
+            self.skip_ws();
+            if !self.rest_starts("loc(") {
+                let found = self.describe_next();
+                return err(
+                    self.pos,
+                    format!("expected `loc(` in an alias, found {found}"),
+                );
+            }
+            self.loc()?;
+        }
     }
 
     /// `{ [^bb0(args):] ops }`; `args` are block arguments the pretty form gave outside.
@@ -608,6 +713,7 @@ impl<'a> Cursor<'a> {
                     let v = self.value_ref()?;
                     self.expect(":")?;
                     let t = self.ty()?;
+                    self.loc()?;
                     args.push((v.name, t));
                     if self.eat(")") {
                         break;
@@ -1051,6 +1157,7 @@ impl<'a> Cursor<'a> {
             attrs: Vec::new(),
             regions: Vec::new(),
             result_types: Vec::new(),
+            loc: None,
         };
         if self.peek() == Some(b'"') {
             op.name = self.string()?;
@@ -1066,6 +1173,7 @@ impl<'a> Cursor<'a> {
             self.pretty(&mut op, name_pos)?;
         }
         let _ = pos;
+        op.loc = self.loc()?;
         Ok(op)
     }
 
