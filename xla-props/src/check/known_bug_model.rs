@@ -72,6 +72,17 @@ pub enum ModelSpec {
         /// What the operand counts as.
         value: f64,
     },
+    /// `reduce-precision` with `mantissa_bits=0` at one of `dtypes` keeps a
+    /// NaN input NaN (the reference, like XLA's HloEvaluator, gives +inf:
+    /// no mantissa bit is left to mark a NaN); other elements as the reference.
+    ReducePrecisionKeepsNan {
+        /// The operand types it applies to.
+        dtypes: Vec<ElementType>,
+    },
+    /// A convolution with feature groups (or batch groups of a batch-major,
+    /// feature-minor input) computed as one dense convolution with a
+    /// block-diagonal kernel (`check::dense_grouped_convolutions`).
+    DenseGroupedConvolution {},
 }
 
 impl ModelSpec {
@@ -93,6 +104,12 @@ impl ModelSpec {
                 operand,
                 ..
             } => float_op_problem(*op, dtypes, *operand),
+            ModelSpec::ReducePrecisionKeepsNan { dtypes } => dtypes
+                .iter()
+                .find(|t| !t.is_float())
+                .map(|t| format!("dtype {t} is not a float type"))
+                .or_else(|| dtypes.is_empty().then(|| "dtypes is empty".to_string())),
+            ModelSpec::DenseGroupedConvolution {} => None,
         }
     }
 
@@ -123,6 +140,12 @@ impl ModelSpec {
                 value,
             } => (i.opcode == *op && dtypes.contains(&a.dtype))
                 .then(|| subnormal_operand_is(*op, a, *operand, *inputs, *value))?,
+            ModelSpec::ReducePrecisionKeepsNan { dtypes } => (i.opcode == Opcode::ReducePrecision
+                && i.attrs.mantissa_bits == Some(0)
+                && dtypes.contains(&a.dtype))
+            .then(|| reduce_precision_keeps_nan(a, i.attrs.exponent_bits.unwrap_or(1))),
+            // an IR rewrite, applied by `apply_model_specs`
+            ModelSpec::DenseGroupedConvolution {} => None,
         }
     }
 }
@@ -130,7 +153,24 @@ impl ModelSpec {
 /// The module with every instruction some spec applies to replaced by its
 /// model (the first spec that applies wins); None when none applies.
 pub fn apply_model_specs(specs: &[ModelSpec], m: &Module) -> Option<Module> {
-    replace_with_model(m, &|i| specs.iter().find_map(|s| s.template(i)))
+    let dense = specs
+        .iter()
+        .any(|s| matches!(s, ModelSpec::DenseGroupedConvolution {}))
+        .then(|| super::dense_grouped_convolutions(m))
+        .flatten();
+    let base = dense.as_ref().unwrap_or(m);
+    replace_with_model(base, &|i| specs.iter().find_map(|s| s.template(i))).or(dense)
+}
+
+/// `reduce-precision(x)` with no mantissa bits, NaN kept: `select(x != x, x, rp(x))`.
+fn reduce_precision_keeps_nan(a: &ArrayShape, exponent_bits: i64) -> String {
+    let t = type_text(a);
+    let p = with_dtype(a, ElementType::Pred);
+    format!(
+        "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  \
+         r = {t} reduce-precision(x), exponent_bits={exponent_bits}, mantissa_bits=0\n  \
+         nan = {p} compare(x, x), direction=NE\n  ROOT o = {t} select(nan, x, r)\n}}\n"
+    )
 }
 
 /// Elementwise ops of fixed arity (the only ones the float kinds model).

@@ -130,6 +130,26 @@ mutations! {
     DotBatchContractSwap = "dot-batch-contract-swap", CustomKernel;
     /// Grouped convolution computed as if every group saw the first group's features: a kernel ignoring feature_group_count.
     ConvIgnoresFeatureGroups = "conv-ignores-feature-groups", CustomKernel;
+    /// reverse of several dimensions reverses only the first listed: a loop nest emitted for one reversed dimension.
+    ReverseFirstDimOnly = "reverse-first-dim-only", Emitter;
+    /// A slice with a stride above 1 starts at 0 (its extent kept): the strided path ignores the start offset.
+    SliceStrideDropsStart = "slice-stride-drops-start", Emitter;
+    /// A pad with interior padding treats a negative low edge as 0 (cropping at the high end instead): the interior path clamps the offset.
+    PadInteriorNegativeEdge = "pad-interior-negative-edge", Emitter;
+    /// reduce-window applies its low padding at the high end and vice versa: the asymmetric case swapped.
+    ReduceWindowPaddingSwapped = "reduce-window-padding-swapped", Emitter;
+    /// A TOTALORDER compare emitted as an IEEE (FLOAT) compare: NaN and -0 ordered wrongly.
+    CompareTotalOrderAsFloat = "compare-totalorder-as-float", Emitter;
+    /// reduce-precision rounds the mantissa but keeps the operand type's exponent range: no overflow to inf, no flush of small values.
+    ReducePrecisionKeepsExponent = "reduce-precision-keeps-exponent", Precision;
+    /// A multi-operand sort permutes only the keys; the carried operands come out unsorted.
+    SortCarriesValuesUnsorted = "sort-carries-values-unsorted", Emitter;
+    /// A scatter whose combiner is minimum runs maximum: a combiner pattern match mapping min to the max atomic.
+    ScatterMinimumAsMaximum = "scatter-minimum-as-maximum", Sparse;
+    /// A rank-2 dot contracting the lhs's major dimension reads the lhs as if it contracted its minor one (no transpose inserted).
+    DotMajorContractingAsMinor = "dot-major-contracting-as-minor", CustomKernel;
+    /// Convolution window reversal ignored: the kernel is applied unflipped.
+    ConvIgnoresWindowReversal = "conv-ignores-window-reversal", CustomKernel;
     /// Benign: `add(multiply(a, b), c)` fused into one rounding (fma), everywhere, consistently.
     FmaContraction = "fma-contraction", Benign;
     /// Benign: float add-reductions summed pairwise (a tree) in the accumulation type.
@@ -144,6 +164,8 @@ mutations! {
     ApproxExpDeclared = "approx-exp-declared", Benign;
     /// Benign: arithmetic intermediates inside fusions kept in f32 (explicit converts honoured), declared.
     ExcessPrecisionInFusion = "excess-precision-in-fusion", Benign;
+    /// Benign: a sort asked for no stability (`is_stable=false`) reorders tied keys' carried values (twin of `sort-unstable`).
+    SortUnstableWhenAllowed = "sort-unstable-when-allowed", Benign;
 }
 
 /// A name that is not in the catalogue.
@@ -252,8 +274,8 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), Mutation::ALL.len());
-        assert_eq!(Mutation::bugs().count(), 27);
-        assert_eq!(Mutation::benign().count(), 7);
+        assert_eq!(Mutation::bugs().count(), 37);
+        assert_eq!(Mutation::benign().count(), 8);
     }
 
     #[test]

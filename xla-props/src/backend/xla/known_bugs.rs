@@ -67,6 +67,26 @@ pub const ATAN2_SUBNORMALS: KnownBug = KnownBug {
     model: BugModel::Rust(atan2_subnormals),
 };
 
+/// `reduce-precision` with `mantissa_bits=0` keeps NaN (0.115; found by the
+/// `configurations` property's `e1m0`/`e8m0` classes).
+pub const REDUCE_PRECISION_NAN_WITHOUT_MANTISSA: KnownBug = KnownBug {
+    id: "xla-cpu/reduce-precision-nan-without-mantissa",
+    summary: "reduce-precision with mantissa_bits=0 keeps a NaN input NaN (f16, bf16, f32, f64), \
+              where XLA's own HloEvaluator gives +inf",
+    documented: "docs/findings.md, \"XLA bug: `reduce-precision` with no mantissa bits keeps NaN\"",
+    model: BugModel::Rust(reduce_precision_nan_without_mantissa),
+};
+
+/// Grouped convolutions computed densely with a block-diagonal kernel (0.115;
+/// found by the `configurations` property's group classes).
+pub const DENSE_GROUPED_CONVOLUTION: KnownBug = KnownBug {
+    id: "xla-cpu/dense-grouped-convolution",
+    summary: "a convolution with feature groups (or batch groups) multiplies the other groups' \
+              inputs by zero weights: an infinite or NaN input of one group makes NaN in every group",
+    documented: "docs/findings.md, \"XLA bug: grouped convolutions leak other groups' infinities as NaN\"",
+    model: BugModel::Rust(crate::check::dense_grouped_convolutions),
+};
+
 /// The known bugs of `xla-cpu` (PJRT C API 0.115).
 pub const XLA_CPU_KNOWN_BUGS: &[KnownBug] = &[
     INT_POWER_LOW_6_BITS,
@@ -74,7 +94,21 @@ pub const XLA_CPU_KNOWN_BUGS: &[KnownBug] = &[
     POWER_SUBNORMAL_BASE,
     CBRT_SUBNORMAL,
     ATAN2_SUBNORMALS,
+    REDUCE_PRECISION_NAN_WITHOUT_MANTISSA,
+    DENSE_GROUPED_CONVOLUTION,
 ];
+
+fn reduce_precision_nan_without_mantissa(m: &Module) -> Option<Module> {
+    let spec = crate::check::ModelSpec::ReducePrecisionKeepsNan {
+        dtypes: vec![
+            ElementType::F16,
+            ElementType::Bf16,
+            ElementType::F32,
+            ElementType::F64,
+        ],
+    };
+    crate::check::apply_model_specs(&[spec], m)
+}
 
 /// The known bugs of `xla-cpu-0.81` (measured: the integer power, the
 /// subnormal-base power and the atan2 bugs, and its own wrong cbrt of

@@ -159,8 +159,86 @@ fn atan2_model_is_nan_only_when_both_operands_are_subnormal() {
 #[test]
 fn versions_declare_what_was_measured() {
     let ids = |b: &[KnownBug]| b.iter().map(|b| b.id).collect::<Vec<_>>();
-    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 5);
+    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 7);
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&F32_LOG_SUBNORMAL.id));
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&CBRT_SUBNORMAL.id));
     assert!(!ids(XLA_CPU_KNOWN_BUGS).contains(&CBRT_SUBNORMAL_0_81.id));
+}
+
+#[test]
+fn grouped_convolution_model_leaks_an_infinity_into_the_other_group() {
+    // depthwise over 2 features: feature 0 sees an inf, feature 1 does not
+    let m = crate::hlo::parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[1,2,2] parameter(0)\n  w = f32[2,1,2] parameter(1)\n  \
+         ROOT c = f32[1,1,2] convolution(x, w), window={size=2}, dim_labels=b0f_0io->b0f, feature_group_count=2\n}\n",
+    )
+    .unwrap();
+    let x = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![1, 2, 2]),
+        &[f64::INFINITY, 1.0, 2.0, 3.0],
+    )
+    .unwrap();
+    let w = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![2, 1, 2]),
+        &[1.0, 1.0, 1.0, 1.0],
+    )
+    .unwrap();
+    let exact = crate::reference::evaluate(&m, &[x.clone(), w.clone()]).unwrap()[0].to_f64_vec();
+    assert_eq!(exact[0], f64::INFINITY);
+    assert_eq!(exact[1], 4.0);
+    let modelled = DENSE_GROUPED_CONVOLUTION.model.apply(&m).unwrap();
+    let got = crate::reference::evaluate(&modelled, &[x, w]).unwrap()[0].to_f64_vec();
+    assert_eq!(got[0], f64::INFINITY);
+    assert!(got[1].is_nan(), "{got:?}");
+}
+
+#[test]
+fn reduce_precision_model_keeps_nan_without_mantissa_bits() {
+    let m = crate::hlo::parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  \
+         ROOT r = f32[2] reduce-precision(x), exponent_bits=8, mantissa_bits=0\n}\n",
+    )
+    .unwrap();
+    let x = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![2]),
+        &[f64::NAN, 3.0],
+    )
+    .unwrap();
+    let exact = crate::reference::evaluate(&m, std::slice::from_ref(&x)).unwrap()[0].to_f64_vec();
+    assert_eq!(exact[0], f64::INFINITY);
+    let modelled = REDUCE_PRECISION_NAN_WITHOUT_MANTISSA
+        .model
+        .apply(&m)
+        .unwrap();
+    let got = crate::reference::evaluate(&modelled, &[x]).unwrap()[0].to_f64_vec();
+    assert!(got[0].is_nan());
+    assert_eq!(got[1], exact[1]);
+}
+
+#[test]
+fn grouped_convolution_model_covers_batch_groups() {
+    // two batch groups of one image each, an infinite weight of output feature 0:
+    // XLA CPU multiplies it by group 1's zeroed inputs too
+    let m = crate::hlo::parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[2,2,1] parameter(0)\n  w = f32[2,1,2] parameter(1)\n  \
+         ROOT c = f32[1,1,2] convolution(x, w), window={size=2}, dim_labels=b0f_0io->b0f, batch_group_count=2\n}\n",
+    )
+    .unwrap();
+    let x = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![2, 2, 1]),
+        &[1.0, 2.0, 5.0, 3.0],
+    )
+    .unwrap();
+    let w = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![2, 1, 2]),
+        &[f64::INFINITY, 1.0, 1.0, 1.0],
+    )
+    .unwrap();
+    let exact = crate::reference::evaluate(&m, &[x.clone(), w.clone()]).unwrap()[0].to_f64_vec();
+    assert_eq!(exact, vec![f64::INFINITY, 8.0]);
+    let modelled = DENSE_GROUPED_CONVOLUTION.model.apply(&m).expect("applies");
+    crate::hlo::verify(&modelled).unwrap();
+    let got = crate::reference::evaluate(&modelled, &[x, w]).unwrap()[0].to_f64_vec();
+    assert!(got[0].is_nan(), "{got:?}");
+    assert_eq!(got[1], 8.0);
 }
