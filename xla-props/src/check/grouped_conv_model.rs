@@ -1,10 +1,14 @@
-//! The model of XLA CPU's grouped convolutions. Feature groups: one dense
-//! convolution whose kernel is zero outside each group, so an infinite or
-//! NaN input of another group meets a zero weight (`0 * inf = NaN`). Batch
-//! groups: the same over the batch groups moved into the features, and the
-//! other groups' zeroed inputs meet the whole kernel, so an infinite or NaN
-//! weight also makes its output feature NaN everywhere.
-//! The reference computes each group on its own inputs only.
+//! Models of XLA CPU's grouped convolutions (measured on xla-cpu 0.115,
+//! docs/findings.md; XLA's own HLO after optimization shows how each is
+//! computed). Depthwise convolutions (feature groups of one input feature) in
+//! f64 become one dense convolution whose kernel is zero outside each group,
+//! so an infinite or NaN input of one group meets the other groups' zero
+//! weights (`0 * inf = NaN`). Batch-grouped convolutions with more than one
+//! output feature per group, in the other float types, become a convolution
+//! over the groups as a base-dilated spatial dimension, so the dilation holes
+//! (zeros) meet the other groups' weights and an infinite or NaN weight makes
+//! its counterpart feature of every other group NaN everywhere. The
+//! reference computes each group on its own inputs and weights only.
 
 use crate::hlo::{
     ArrayShape, Attrs, ConstantData, ElementType, InstrId, Instruction, Module, Opcode, Shape,
@@ -118,104 +122,50 @@ fn dense_kernel(
     ))
 }
 
-/// The input of a batch-grouped convolution with its `groups` batch groups
-/// moved into the feature dimension (feature `g * cin + f`); only for
-/// inputs whose batch is dim 0 and feature the last dim.
-fn batch_into_features(
+/// Per output feature of a batch-grouped convolution, whether XLA CPU gives
+/// NaN there: output feature `j * p + o'` (batch group `j`, `p` output
+/// features per group) when a weight of output feature `g * p + o'` of any
+/// other group `g != j` is infinite or NaN. XLA CPU rewrites the convolution
+/// into one with the batch groups as an extra spatial dimension, base-dilated
+/// by the group count, whose window meets group `j`'s inputs with group `j`'s
+/// weights and the dilation holes (zeros) with the other groups' weights
+/// (`0 * inf = NaN`). Returns the pred[cout] instruction; `or_comp` is a pred
+/// `or` reducer.
+fn other_groups_weight_not_finite(
     instrs: &mut Vec<Instruction>,
     name: &str,
-    input: InstrId,
+    kernel: InstrId,
+    kof: usize,
     groups: i64,
+    or_comp: crate::hlo::CompId,
 ) -> Option<InstrId> {
-    let x = instrs.get(input.index())?.shape.as_array()?.clone();
-    let r = x.dims.len();
-    let (n, cin) = (x.dims[0], x.dims[r - 1]);
-    if n % groups != 0 {
+    let k = instrs.get(kernel.index())?.shape.as_array()?.clone();
+    let kd = k.dims.clone();
+    let cout = kd[kof];
+    if groups < 2 || cout % groups != 0 {
         return None;
     }
-    let mut split = vec![groups, n / groups];
-    split.extend_from_slice(&x.dims[1..]);
-    let s = push(
-        instrs,
-        format!("{name}.dense.split"),
-        Opcode::Reshape,
-        Shape::Array(ArrayShape::new(x.dtype, split.clone())),
-        vec![input],
-        Attrs::default(),
-    );
-    // [g, n', spatial.., f] -> [n', spatial.., g, f]
-    let mut perm: Vec<i64> = (1..r as i64).collect();
-    perm.push(0);
-    perm.push(r as i64);
-    let tdims: Vec<i64> = perm.iter().map(|&p| split[p as usize]).collect();
-    let attrs = Attrs {
-        dimensions: Some(perm),
-        ..Attrs::default()
-    };
-    let t = push(
-        instrs,
-        format!("{name}.dense.move"),
-        Opcode::Transpose,
-        Shape::Array(ArrayShape::new(x.dtype, tdims.clone())),
-        vec![s],
-        attrs,
-    );
-    let mut out = tdims[..r - 1].to_vec();
-    out.push(groups * cin);
-    Some(push(
-        instrs,
-        format!("{name}.dense.input"),
-        Opcode::Reshape,
-        Shape::Array(ArrayShape::new(x.dtype, out)),
-        vec![t],
-        Attrs::default(),
-    ))
-}
-
-/// A batch-grouped convolution's result with NaN at every output feature
-/// whose kernel slice holds an infinite or NaN weight: XLA CPU zeroes the
-/// other batch groups' inputs and multiplies them by the whole kernel
-/// (`0 * inf = NaN`). `or_comp` is a pred `or` reducer. The convolution
-/// itself moves to a new slot; slot `k` becomes the select.
-fn nan_where_kernel_not_finite(
-    instrs: &mut Vec<Instruction>,
-    k: usize,
-    or_comp: crate::hlo::CompId,
-) -> Option<()> {
-    let c = instrs[k].clone();
-    let d = c.attrs.conv_dims.clone()?;
-    let out = c.shape.as_array()?.clone();
-    let kernel = instrs.get(c.operands[1].index())?.shape.as_array()?.clone();
-    let kd = kernel.dims.clone();
-    let kof = d.kernel_output_feature as usize;
-    let name = c.name.clone();
+    let p = cout / groups;
     let arr = |t: ElementType, dims: Vec<i64>| Shape::Array(ArrayShape::new(t, dims));
-    let conv = push(
-        instrs,
-        format!("{name}.grouped"),
-        Opcode::Convolution,
-        c.shape.clone(),
-        c.operands.clone(),
-        c.attrs.clone(),
-    );
-    let w = c.operands[1];
+    let pred = ElementType::Pred;
     let diff = push(
         instrs,
         format!("{name}.w.diff"),
         Opcode::Subtract,
-        arr(kernel.dtype, kd.clone()),
-        vec![w, w],
+        arr(k.dtype, kd.clone()),
+        vec![kernel, kernel],
         Attrs::default(),
     );
     let ne = Attrs {
         direction: Some(crate::hlo::ComparisonDirection::Ne),
         ..Attrs::default()
     };
+    // w - w is NaN exactly where w is infinite or NaN
     let bad = push(
         instrs,
         format!("{name}.w.bad"),
         Opcode::Compare,
-        arr(ElementType::Pred, kd.clone()),
+        arr(pred, kd.clone()),
         vec![diff, diff],
         ne,
     );
@@ -227,7 +177,7 @@ fn nan_where_kernel_not_finite(
         instrs,
         format!("{name}.w.false"),
         Opcode::Constant,
-        arr(ElementType::Pred, vec![]),
+        arr(pred, vec![]),
         vec![],
         f,
     );
@@ -241,9 +191,96 @@ fn nan_where_kernel_not_finite(
         instrs,
         format!("{name}.w.any"),
         Opcode::Reduce,
-        arr(ElementType::Pred, vec![kd[kof]]),
+        arr(pred, vec![cout]),
         vec![bad, no],
         red,
+    );
+    // [g, o'] -> [j, g, o'], kept where g != j, any over g
+    let split = push(
+        instrs,
+        format!("{name}.w.split"),
+        Opcode::Reshape,
+        arr(pred, vec![groups, p]),
+        vec![per_o],
+        Attrs::default(),
+    );
+    let b = Attrs {
+        dimensions: Some(vec![1, 2]),
+        ..Attrs::default()
+    };
+    let wide = push(
+        instrs,
+        format!("{name}.w.per_group"),
+        Opcode::Broadcast,
+        arr(pred, vec![groups, groups, p]),
+        vec![split],
+        b,
+    );
+    let mut off = Vec::with_capacity((groups * groups * p) as usize);
+    for j in 0..groups {
+        for g in 0..groups {
+            off.extend(std::iter::repeat(j != g).take(p as usize));
+        }
+    }
+    let c = Attrs {
+        constant: Some(ConstantData::Pred(off)),
+        ..Attrs::default()
+    };
+    let off = push(
+        instrs,
+        format!("{name}.w.other_group"),
+        Opcode::Constant,
+        arr(pred, vec![groups, groups, p]),
+        vec![],
+        c,
+    );
+    let both = push(
+        instrs,
+        format!("{name}.w.other_bad"),
+        Opcode::And,
+        arr(pred, vec![groups, groups, p]),
+        vec![wide, off],
+        Attrs::default(),
+    );
+    let red = Attrs {
+        dimensions: Some(vec![1]),
+        to_apply: Some(or_comp),
+        ..Attrs::default()
+    };
+    let any = push(
+        instrs,
+        format!("{name}.w.any_other"),
+        Opcode::Reduce,
+        arr(pred, vec![groups, p]),
+        vec![both, no],
+        red,
+    );
+    Some(push(
+        instrs,
+        format!("{name}.w.leaks"),
+        Opcode::Reshape,
+        arr(pred, vec![cout]),
+        vec![any],
+        Attrs::default(),
+    ))
+}
+
+/// Replaces convolution `k` by `select(mask, NaN, conv)` with `per_feature`
+/// (pred[cout]) broadcast along the output feature dimension; the
+/// convolution itself moves to a new slot.
+fn nan_at_features(instrs: &mut Vec<Instruction>, k: usize, per_feature: InstrId) -> Option<()> {
+    let c = instrs[k].clone();
+    let d = c.attrs.conv_dims.clone()?;
+    let out = c.shape.as_array()?.clone();
+    let name = c.name.clone();
+    let arr = |t: ElementType, dims: Vec<i64>| Shape::Array(ArrayShape::new(t, dims));
+    let conv = push(
+        instrs,
+        format!("{name}.grouped"),
+        Opcode::Convolution,
+        c.shape.clone(),
+        c.operands.clone(),
+        c.attrs.clone(),
     );
     let b = Attrs {
         dimensions: Some(vec![d.output_feature]),
@@ -254,7 +291,7 @@ fn nan_where_kernel_not_finite(
         format!("{name}.w.mask"),
         Opcode::Broadcast,
         arr(ElementType::Pred, out.dims.clone()),
-        vec![per_o],
+        vec![per_feature],
         b,
     );
     let nan = Attrs {
@@ -281,14 +318,12 @@ fn nan_where_kernel_not_finite(
         vec![n],
         nb,
     );
-    let mut sel = Instruction::new(
+    instrs[k] = Instruction::new(
         name,
         Opcode::Select,
         c.shape.clone(),
         vec![mask, nans, conv],
     );
-    sel.attrs = Attrs::default();
-    instrs[k] = sel;
     Some(())
 }
 
@@ -308,12 +343,26 @@ fn or_computation() -> crate::hlo::Computation {
     }
 }
 
-/// Every grouped convolution of `m` computed as XLA CPU does; None when there is none.
-pub fn dense_grouped_convolutions(m: &Module) -> Option<Module> {
+/// The float type of convolution `c` when its operands and result share it.
+fn same_float_type(instrs: &[Instruction], c: &Instruction) -> Option<ElementType> {
+    let t = c.shape.as_array()?.dtype;
+    let same = c.operands.iter().all(|o| {
+        instrs
+            .get(o.index())
+            .and_then(|i| i.shape.as_array())
+            .is_some_and(|a| a.dtype == t)
+    });
+    (t.is_float() && same).then_some(t)
+}
+
+/// Every depthwise convolution of `m` (feature groups of one input feature
+/// each) at one of `dtypes` computed as XLA CPU computes it there: one dense
+/// convolution with a block-diagonal kernel, so that an infinite or NaN
+/// input of one group meets the other groups' zero weights (`0 * inf =
+/// NaN`). None when `m` has none.
+pub fn dense_depthwise_convolutions(m: &Module, dtypes: &[ElementType]) -> Option<Module> {
     let mut m = m.clone();
-    let or_comp = crate::hlo::CompId(m.computations.len() as u32);
     let mut any = false;
-    let mut needs_or = false;
     for comp in &mut m.computations {
         for k in 0..comp.instructions.len() {
             let c = comp.instructions[k].clone();
@@ -322,50 +371,80 @@ pub fn dense_grouped_convolutions(m: &Module) -> Option<Module> {
                 continue;
             };
             let fgc = c.attrs.feature_group_count.unwrap_or(1);
-            let bgc = c.attrs.batch_group_count.unwrap_or(1);
             let (kif, kof) = (
                 d.kernel_input_feature as usize,
                 d.kernel_output_feature as usize,
             );
-            if fgc > 1 {
-                let w = dense_kernel(
-                    &mut comp.instructions,
-                    &c.name,
-                    c.operands[1],
-                    kif,
-                    kof,
-                    fgc,
-                );
-                let Some(w) = w else { continue };
-                let conv = &mut comp.instructions[k];
-                conv.operands[1] = w;
-                conv.attrs.feature_group_count = Some(1);
+            let one_input_feature = comp
+                .instructions
+                .get(c.operands[1].index())
+                .and_then(|w| w.shape.as_array())
+                .is_some_and(|w| w.dims.get(kif) == Some(&1));
+            let typed =
+                same_float_type(&comp.instructions, &c).is_some_and(|t| dtypes.contains(&t));
+            if fgc < 2 || !one_input_feature || !typed {
+                continue;
+            }
+            let w = dense_kernel(
+                &mut comp.instructions,
+                &c.name,
+                c.operands[1],
+                kif,
+                kof,
+                fgc,
+            );
+            let Some(w) = w else { continue };
+            let conv = &mut comp.instructions[k];
+            conv.operands[1] = w;
+            conv.attrs.feature_group_count = Some(1);
+            any = true;
+        }
+    }
+    any.then_some(m)
+}
+
+/// Every batch-grouped convolution of `m` with more than one output feature
+/// per group, at one of `dtypes`, computed as XLA CPU computes it there:
+/// the exact result, but NaN at every position of an output feature whose
+/// counterpart in another batch group has an infinite or NaN weight
+/// (`other_groups_weight_not_finite`). None when `m` has none.
+pub fn batch_group_dilation_holes(m: &Module, dtypes: &[ElementType]) -> Option<Module> {
+    let mut m = m.clone();
+    let or_comp = crate::hlo::CompId(m.computations.len() as u32);
+    let mut any = false;
+    for comp in &mut m.computations {
+        for k in 0..comp.instructions.len() {
+            let c = comp.instructions[k].clone();
+            let (Some(d), true) = (c.attrs.conv_dims.clone(), c.opcode == Opcode::Convolution)
+            else {
+                continue;
+            };
+            let bgc = c.attrs.batch_group_count.unwrap_or(1);
+            let kof = d.kernel_output_feature as usize;
+            let cout = comp
+                .instructions
+                .get(c.operands[1].index())
+                .and_then(|w| w.shape.as_array())
+                .and_then(|w| w.dims.get(kof).copied())
+                .unwrap_or(0);
+            let typed =
+                same_float_type(&comp.instructions, &c).is_some_and(|t| dtypes.contains(&t));
+            // one output feature per group: XLA CPU selects per group instead (no leak)
+            if bgc < 2 || cout <= bgc || !typed {
+                continue;
+            }
+            let instrs = &mut comp.instructions;
+            let Some(leaks) =
+                other_groups_weight_not_finite(instrs, &c.name, c.operands[1], kof, bgc, or_comp)
+            else {
+                continue;
+            };
+            if nan_at_features(instrs, k, leaks).is_some() {
                 any = true;
-            } else if bgc > 1
-                && d.input_batch == 0
-                && d.input_feature as usize == d.input_spatial.len() + 1
-                && c.shape.as_array().is_some_and(|a| a.dtype.is_float())
-            {
-                // dense over the batch groups moved into the features (other
-                // groups' inputs meet zero weights), and NaN where a weight of
-                // the output feature is not finite (it meets zeroed inputs)
-                let instrs = &mut comp.instructions;
-                let Some(x) = batch_into_features(instrs, &c.name, c.operands[0], bgc) else {
-                    continue;
-                };
-                let Some(w) = dense_kernel(instrs, &c.name, c.operands[1], kif, kof, bgc) else {
-                    continue;
-                };
-                instrs[k].operands = vec![x, w];
-                instrs[k].attrs.batch_group_count = Some(1);
-                if nan_where_kernel_not_finite(instrs, k, or_comp).is_some() {
-                    any = true;
-                    needs_or = true;
-                }
             }
         }
     }
-    if needs_or {
+    if any {
         m.computations.push(or_computation());
     }
     any.then_some(m)

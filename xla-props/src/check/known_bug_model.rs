@@ -79,10 +79,21 @@ pub enum ModelSpec {
         /// The operand types it applies to.
         dtypes: Vec<ElementType>,
     },
-    /// A convolution with feature groups (or batch groups of a batch-major,
-    /// feature-minor input) computed as one dense convolution with a
-    /// block-diagonal kernel (`check::dense_grouped_convolutions`).
-    DenseGroupedConvolution {},
+    /// A depthwise convolution (feature groups of one input feature each)
+    /// at one of `dtypes` computed as one dense convolution with a
+    /// block-diagonal kernel (`check::dense_depthwise_convolutions`).
+    DenseGroupedConvolution {
+        /// The types it applies to (operands and result alike).
+        dtypes: Vec<ElementType>,
+    },
+    /// A batch-grouped convolution with more than one output feature per
+    /// group at one of `dtypes`: NaN at every position of an output feature
+    /// whose counterpart in another group has an infinite or NaN weight
+    /// (`check::batch_group_dilation_holes`).
+    BatchGroupDilationHoles {
+        /// The types it applies to (operands and result alike).
+        dtypes: Vec<ElementType>,
+    },
 }
 
 impl ModelSpec {
@@ -104,12 +115,13 @@ impl ModelSpec {
                 operand,
                 ..
             } => float_op_problem(*op, dtypes, *operand),
-            ModelSpec::ReducePrecisionKeepsNan { dtypes } => dtypes
+            ModelSpec::ReducePrecisionKeepsNan { dtypes }
+            | ModelSpec::DenseGroupedConvolution { dtypes }
+            | ModelSpec::BatchGroupDilationHoles { dtypes } => dtypes
                 .iter()
                 .find(|t| !t.is_float())
                 .map(|t| format!("dtype {t} is not a float type"))
                 .or_else(|| dtypes.is_empty().then(|| "dtypes is empty".to_string())),
-            ModelSpec::DenseGroupedConvolution {} => None,
         }
     }
 
@@ -144,8 +156,9 @@ impl ModelSpec {
                 && i.attrs.mantissa_bits == Some(0)
                 && dtypes.contains(&a.dtype))
             .then(|| reduce_precision_keeps_nan(a, i.attrs.exponent_bits.unwrap_or(1))),
-            // an IR rewrite, applied by `apply_model_specs`
-            ModelSpec::DenseGroupedConvolution {} => None,
+            // IR rewrites, applied by `apply_model_specs`
+            ModelSpec::DenseGroupedConvolution { .. }
+            | ModelSpec::BatchGroupDilationHoles { .. } => None,
         }
     }
 }
@@ -153,13 +166,25 @@ impl ModelSpec {
 /// The module with every instruction some spec applies to replaced by its
 /// model (the first spec that applies wins); None when none applies.
 pub fn apply_model_specs(specs: &[ModelSpec], m: &Module) -> Option<Module> {
-    let dense = specs
-        .iter()
-        .any(|s| matches!(s, ModelSpec::DenseGroupedConvolution {}))
-        .then(|| super::dense_grouped_convolutions(m))
-        .flatten();
-    let base = dense.as_ref().unwrap_or(m);
-    replace_with_model(base, &|i| specs.iter().find_map(|s| s.template(i))).or(dense)
+    // the module-wide rewrites first, each on the previous one's result
+    let mut rewritten: Option<Module> = None;
+    for s in specs {
+        let base = rewritten.as_ref().unwrap_or(m);
+        let next = match s {
+            ModelSpec::DenseGroupedConvolution { dtypes } => {
+                super::dense_depthwise_convolutions(base, dtypes)
+            }
+            ModelSpec::BatchGroupDilationHoles { dtypes } => {
+                super::batch_group_dilation_holes(base, dtypes)
+            }
+            _ => None,
+        };
+        if next.is_some() {
+            rewritten = next;
+        }
+    }
+    let base = rewritten.as_ref().unwrap_or(m);
+    replace_with_model(base, &|i| specs.iter().find_map(|s| s.template(i))).or(rewritten)
 }
 
 /// `reduce-precision(x)` with no mantissa bits, NaN kept: `select(x != x, x, rp(x))`.
