@@ -219,7 +219,7 @@ fn other_groups_weight_not_finite(
     let mut off = Vec::with_capacity((groups * groups * p) as usize);
     for j in 0..groups {
         for g in 0..groups {
-            off.extend(std::iter::repeat(j != g).take(p as usize));
+            off.resize(off.len() + p as usize, j != g);
         }
     }
     let c = Attrs {
