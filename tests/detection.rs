@@ -34,6 +34,16 @@ fn subset(m: Mutation) -> (&'static str, T) {
         M::SelectSwappedOnBroadcastPred => ("select_broadcast_pred", T::F32),
         M::ScatterDropsDuplicates => ("scatter_duplicate_indices", T::F32),
         M::ConvIgnoresFeatureGroups => ("grouped_convolution", T::F32),
+        M::ReverseFirstDimOnly
+        | M::SliceStrideDropsStart
+        | M::PadInteriorNegativeEdge
+        | M::ReduceWindowPaddingSwapped
+        | M::CompareTotalOrderAsFloat
+        | M::ReducePrecisionKeepsExponent
+        | M::SortCarriesValuesUnsorted
+        | M::ScatterMinimumAsMaximum
+        | M::DotMajorContractingAsMinor
+        | M::ConvIgnoresWindowReversal => ("configurations", T::F32),
         _ => ("vs_reference", T::F32),
     }
 }

@@ -44,6 +44,16 @@ pub fn relevant_ops(mutation: Mutation) -> &'static [Opcode] {
         M::ConvIgnoresFeatureGroups => &[O::Convolution],
         M::FmaContraction => &[O::Multiply, O::Add],
         M::ExcessPrecisionInFusion => &[O::Add, O::Multiply, O::Subtract, O::Divide],
+        M::ReverseFirstDimOnly => &[O::Reverse],
+        M::SliceStrideDropsStart => &[O::Slice],
+        M::PadInteriorNegativeEdge => &[O::Pad],
+        M::ReduceWindowPaddingSwapped => &[O::ReduceWindow],
+        M::CompareTotalOrderAsFloat => &[O::Compare],
+        M::ReducePrecisionKeepsExponent => &[O::ReducePrecision],
+        M::SortCarriesValuesUnsorted | M::SortUnstableWhenAllowed => &[O::Sort],
+        M::ScatterMinimumAsMaximum => &[O::Scatter],
+        M::DotMajorContractingAsMinor => &[O::Dot],
+        M::ConvIgnoresWindowReversal => &[O::Convolution],
     }
 }
 

@@ -257,6 +257,50 @@ fn power_with_a_subnormal_base_takes_it_as_2_pow_minus_150() {
     }
 }
 
+/// An f64 depthwise convolution over 3 features with an infinite input in
+/// feature 0 (the other features' windows that hold it leak).
+fn depthwise_probe() -> (xla_props::hlo::Module, Vec<Literal>) {
+    let m = parse_module(
+        "HloModule m\n\nENTRY main {\n  x = f64[1,5,5,3] parameter(0)\n  w = f64[3,3,1,3] parameter(1)\n  \
+         ROOT c = f64[1,3,3,3] convolution(x, w), window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=3\n}\n",
+    )
+    .unwrap();
+    let mut x: Vec<f64> = (0..75).map(|i| f64::from(i % 7) - 3.0).collect();
+    x[(2 * 5 + 2) * 3] = f64::INFINITY;
+    let w: Vec<f64> = (0..27).map(|i| f64::from(i % 5) * 0.5 - 1.0).collect();
+    (
+        m,
+        vec![
+            lit(ElementType::F64, &[1, 5, 5, 3], &x),
+            lit(ElementType::F64, &[3, 3, 1, 3], &w),
+        ],
+    )
+}
+
+/// A convolution of 2 batch groups with 2 output features each, one
+/// non-finite weight of output feature 1 (group 0) and one infinite input
+/// (group 1, at the corner): feature 3 leaks everywhere, the input does not.
+fn batch_group_probe(t: ElementType) -> (xla_props::hlo::Module, Vec<Literal>) {
+    let m = parse_module(&format!(
+        "HloModule m\n\nENTRY main {{\n  x = {t}[2,5,5,2] parameter(0)\n  w = {t}[3,3,2,4] parameter(1)\n  \
+         ROOT c = {t}[1,3,3,4] convolution(x, w), window={{size=3x3}}, dim_labels=b01f_01io->b01f, batch_group_count=2\n}}\n"
+    ))
+    .unwrap();
+    let bad = if t == ElementType::F8E4M3Fn {
+        f64::NAN
+    } else {
+        f64::INFINITY
+    };
+    let mut x: Vec<f64> = (0..100).map(|i| f64::from(i % 5) * 0.5 - 1.0).collect();
+    x[5 * 5 * 2] = bad;
+    let mut w: Vec<f64> = (0..72).map(|i| f64::from(i % 3) - 1.0).collect();
+    w[((3 + 1) * 2) * 4 + 1] = bad;
+    (
+        m,
+        vec![lit(t, &[2, 5, 5, 2], &x), lit(t, &[3, 3, 2, 4], &w)],
+    )
+}
+
 /// Every known-bug model the plugin declares computes, by the reference,
 /// exactly what the plugin returns wherever the model departs from the exact
 /// result (elsewhere the plugin may flush legally), so that a model cannot
@@ -314,6 +358,20 @@ fn every_declared_model_reproduces_the_plugin() {
             vec![f32s(&[0x1, 0x8040_0000, 0x7f_ffff, 0x4100_0000])],
         ),
         (unary("cbrt", "bf16[2]"), vec![bf16s(&[0x007e, 0x8001])]),
+        (
+            parse_module(
+                "HloModule m\n\nENTRY main {\n  x = f32[3] parameter(0)\n  \
+                 ROOT r = f32[3] reduce-precision(x), exponent_bits=5, mantissa_bits=0\n}\n",
+            )
+            .unwrap(),
+            vec![lit(ElementType::F32, &[3], &[f64::NAN, 3.0, -f64::NAN])],
+        ),
+        depthwise_probe(),
+        batch_group_probe(ElementType::F32),
+        batch_group_probe(ElementType::Bf16),
+        batch_group_probe(ElementType::F16),
+        batch_group_probe(ElementType::F8E5M2),
+        batch_group_probe(ElementType::F8E4M3Fn),
         (
             binary("atan2", "bf16[3]"),
             vec![

@@ -72,6 +72,28 @@ pub enum ModelSpec {
         /// What the operand counts as.
         value: f64,
     },
+    /// `reduce-precision` with `mantissa_bits=0` at one of `dtypes` keeps a
+    /// NaN input NaN (the reference, like XLA's HloEvaluator, gives +inf:
+    /// no mantissa bit is left to mark a NaN); other elements as the reference.
+    ReducePrecisionKeepsNan {
+        /// The operand types it applies to.
+        dtypes: Vec<ElementType>,
+    },
+    /// A depthwise convolution (feature groups of one input feature each)
+    /// at one of `dtypes` computed as one dense convolution with a
+    /// block-diagonal kernel (`check::dense_depthwise_convolutions`).
+    DenseGroupedConvolution {
+        /// The types it applies to (operands and result alike).
+        dtypes: Vec<ElementType>,
+    },
+    /// A batch-grouped convolution with more than one output feature per
+    /// group at one of `dtypes`: NaN at every position of an output feature
+    /// whose counterpart in another group has an infinite or NaN weight
+    /// (`check::batch_group_dilation_holes`).
+    BatchGroupDilationHoles {
+        /// The types it applies to (operands and result alike).
+        dtypes: Vec<ElementType>,
+    },
 }
 
 impl ModelSpec {
@@ -93,6 +115,13 @@ impl ModelSpec {
                 operand,
                 ..
             } => float_op_problem(*op, dtypes, *operand),
+            ModelSpec::ReducePrecisionKeepsNan { dtypes }
+            | ModelSpec::DenseGroupedConvolution { dtypes }
+            | ModelSpec::BatchGroupDilationHoles { dtypes } => dtypes
+                .iter()
+                .find(|t| !t.is_float())
+                .map(|t| format!("dtype {t} is not a float type"))
+                .or_else(|| dtypes.is_empty().then(|| "dtypes is empty".to_string())),
         }
     }
 
@@ -123,6 +152,13 @@ impl ModelSpec {
                 value,
             } => (i.opcode == *op && dtypes.contains(&a.dtype))
                 .then(|| subnormal_operand_is(*op, a, *operand, *inputs, *value))?,
+            ModelSpec::ReducePrecisionKeepsNan { dtypes } => (i.opcode == Opcode::ReducePrecision
+                && i.attrs.mantissa_bits == Some(0)
+                && dtypes.contains(&a.dtype))
+            .then(|| reduce_precision_keeps_nan(a, i.attrs.exponent_bits.unwrap_or(1))),
+            // IR rewrites, applied by `apply_model_specs`
+            ModelSpec::DenseGroupedConvolution { .. }
+            | ModelSpec::BatchGroupDilationHoles { .. } => None,
         }
     }
 }
@@ -130,7 +166,36 @@ impl ModelSpec {
 /// The module with every instruction some spec applies to replaced by its
 /// model (the first spec that applies wins); None when none applies.
 pub fn apply_model_specs(specs: &[ModelSpec], m: &Module) -> Option<Module> {
-    replace_with_model(m, &|i| specs.iter().find_map(|s| s.template(i)))
+    // the module-wide rewrites first, each on the previous one's result
+    let mut rewritten: Option<Module> = None;
+    for s in specs {
+        let base = rewritten.as_ref().unwrap_or(m);
+        let next = match s {
+            ModelSpec::DenseGroupedConvolution { dtypes } => {
+                super::dense_depthwise_convolutions(base, dtypes)
+            }
+            ModelSpec::BatchGroupDilationHoles { dtypes } => {
+                super::batch_group_dilation_holes(base, dtypes)
+            }
+            _ => None,
+        };
+        if next.is_some() {
+            rewritten = next;
+        }
+    }
+    let base = rewritten.as_ref().unwrap_or(m);
+    replace_with_model(base, &|i| specs.iter().find_map(|s| s.template(i))).or(rewritten)
+}
+
+/// `reduce-precision(x)` with no mantissa bits, NaN kept: `select(x != x, x, rp(x))`.
+fn reduce_precision_keeps_nan(a: &ArrayShape, exponent_bits: i64) -> String {
+    let t = type_text(a);
+    let p = with_dtype(a, ElementType::Pred);
+    format!(
+        "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  \
+         r = {t} reduce-precision(x), exponent_bits={exponent_bits}, mantissa_bits=0\n  \
+         nan = {p} compare(x, x), direction=NE\n  ROOT o = {t} select(nan, x, r)\n}}\n"
+    )
 }
 
 /// Elementwise ops of fixed arity (the only ones the float kinds model).

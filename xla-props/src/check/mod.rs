@@ -9,6 +9,7 @@ pub(crate) mod compare;
 mod contraction;
 mod error_spec;
 mod excess;
+mod grouped_conv_model;
 mod judge;
 mod known_bug_model;
 mod known_bugs;
@@ -33,6 +34,7 @@ pub use compare::{
 pub use contraction::fma_contraction_variant;
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
+pub use grouped_conv_model::{batch_group_dilation_holes, dense_depthwise_convolutions};
 pub use judge::Judge;
 pub use known_bug_model::{apply_model_specs, ModelSpec, SubnormalSign};
 pub use known_bugs::{replace_with_model, type_text, BugModel, KnownBug, KnownBugNote};

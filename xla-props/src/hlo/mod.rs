@@ -1,5 +1,6 @@
 //! HLO: element types, shapes, the opcode table, the IR, and its text form.
 
+mod attr_classes;
 mod builder;
 mod custom_calls;
 mod dtype;
@@ -15,6 +16,7 @@ mod shape_inference;
 pub mod stablehlo;
 mod verifier;
 
+pub use attr_classes::{class_families, class_family, ClassFamily, ATTRIBUTE_CLASSES};
 pub use builder::{BuildError, ComputationBuilder, ModuleBuilder};
 pub use custom_calls::expand_known_custom_calls;
 pub use dtype::{ElementType, FloatFormat, TypeKind, UnknownElementType};

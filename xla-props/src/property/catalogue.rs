@@ -31,13 +31,13 @@ pub struct CatalogueError {
 }
 
 #[derive(Default)]
-struct Builder {
-    comps: Vec<Computation>,
-    instrs: Vec<Instruction>,
-    roles: Vec<Role>,
+pub(super) struct Builder {
+    pub(super) comps: Vec<Computation>,
+    pub(super) instrs: Vec<Instruction>,
+    pub(super) roles: Vec<Role>,
 }
 
-fn arr(dtype: ElementType, dims: Vec<i64>, layout: Option<Layout>) -> Shape {
+pub(super) fn arr(dtype: ElementType, dims: Vec<i64>, layout: Option<Layout>) -> Shape {
     let layout = Some(layout.unwrap_or_else(|| Layout::row_major(dims.len())));
     Shape::Array(ArrayShape {
         dtype,
@@ -46,12 +46,18 @@ fn arr(dtype: ElementType, dims: Vec<i64>, layout: Option<Layout>) -> Shape {
     })
 }
 
-fn scalar(dtype: ElementType) -> Shape {
+pub(super) fn scalar(dtype: ElementType) -> Shape {
     arr(dtype, vec![], None)
 }
 
 impl Builder {
-    fn push(&mut self, op: Opcode, shape: Shape, operands: Vec<InstrId>, attrs: Attrs) -> InstrId {
+    pub(super) fn push(
+        &mut self,
+        op: Opcode,
+        shape: Shape,
+        operands: Vec<InstrId>,
+        attrs: Attrs,
+    ) -> InstrId {
         let id = InstrId(self.instrs.len() as u32);
         let name = format!("{}.{}", op.name(), id.0);
         self.instrs.push(Instruction {
@@ -63,7 +69,7 @@ impl Builder {
         });
         id
     }
-    fn param(&mut self, shape: Shape, role: Role) -> InstrId {
+    pub(super) fn param(&mut self, shape: Shape, role: Role) -> InstrId {
         let n = self.roles.len();
         self.roles.push(role);
         let id = self.push(
@@ -78,7 +84,7 @@ impl Builder {
         self.instrs[id.index()].name = format!("p{n}");
         id
     }
-    fn constant(&mut self, shape: Shape, data: ConstantData) -> InstrId {
+    pub(super) fn constant(&mut self, shape: Shape, data: ConstantData) -> InstrId {
         self.push(
             Opcode::Constant,
             shape,
@@ -89,7 +95,7 @@ impl Builder {
             },
         )
     }
-    fn scalar_const(&mut self, dtype: ElementType, v: Init) -> InstrId {
+    pub(super) fn scalar_const(&mut self, dtype: ElementType, v: Init) -> InstrId {
         let data = match v {
             Init::F(x) if dtype.is_float() => ConstantData::Float(vec![x]),
             Init::I(i) if dtype.is_float() => ConstantData::Float(vec![i as f64]),
@@ -101,7 +107,7 @@ impl Builder {
         self.constant(scalar(dtype), data)
     }
     /// A called computation `(a, b) -> op(a, b)` on scalars.
-    fn binary_comp(&mut self, op: Opcode, dtype: ElementType) -> CompId {
+    pub(super) fn binary_comp(&mut self, op: Opcode, dtype: ElementType) -> CompId {
         let mut b = Builder::default();
         let x = b.param(scalar(dtype), Role::Data);
         let y = b.param(scalar(dtype), Role::Data);
@@ -109,7 +115,7 @@ impl Builder {
         self.sub(b, format!("{}_{}", op.name(), dtype), r)
     }
     /// A sort comparator `(a, b) -> compare(a, b, dir)`.
-    fn compare_comp(&mut self, dtype: ElementType, dir: ComparisonDirection) -> CompId {
+    pub(super) fn compare_comp(&mut self, dtype: ElementType, dir: ComparisonDirection) -> CompId {
         let mut b = Builder::default();
         let x = b.param(scalar(dtype), Role::Data);
         let y = b.param(scalar(dtype), Role::Data);
@@ -125,7 +131,7 @@ impl Builder {
         );
         self.sub(b, format!("compare_{}_{}", dtype, dir.name()), r)
     }
-    fn sub(&mut self, mut b: Builder, name: String, root: InstrId) -> CompId {
+    pub(super) fn sub(&mut self, mut b: Builder, name: String, root: InstrId) -> CompId {
         // instruction names are unique module-wide
         for instr in &mut b.instrs {
             instr.name = format!("{name}.{}", instr.name);
@@ -141,7 +147,7 @@ impl Builder {
         });
         id
     }
-    fn finish(mut self, root: InstrId) -> BuiltCase {
+    pub(super) fn finish(mut self, root: InstrId) -> BuiltCase {
         let entry = CompId(self.comps.len() as u32);
         self.comps.push(Computation {
             name: "main".to_string(),
@@ -161,7 +167,7 @@ impl Builder {
     }
 }
 
-fn comparison_type(dtype: ElementType, total: bool) -> ComparisonType {
+pub(super) fn comparison_type(dtype: ElementType, total: bool) -> ComparisonType {
     if dtype.is_float() {
         if total {
             ComparisonType::TotalOrder
@@ -192,12 +198,12 @@ pub fn elementwise_role(op: Opcode, i: usize) -> Role {
 
 /// An init value: a float (exact in f64) or an integer (exact in i128).
 #[derive(Clone, Copy)]
-enum Init {
+pub(super) enum Init {
     F(f64),
     I(i128),
 }
 
-fn lowest(dtype: ElementType) -> Init {
+pub(super) fn lowest(dtype: ElementType) -> Init {
     match dtype.float_format() {
         Some(f) if f.has_inf => Init::F(f64::NEG_INFINITY),
         Some(f) => Init::F(-f.max),
@@ -205,7 +211,7 @@ fn lowest(dtype: ElementType) -> Init {
     }
 }
 
-fn highest(dtype: ElementType) -> Init {
+pub(super) fn highest(dtype: ElementType) -> Init {
     match dtype.float_format() {
         Some(f) if f.has_inf => Init::F(f64::INFINITY),
         Some(f) => Init::F(f.max),
@@ -239,6 +245,9 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
     if key.spec().template == Template::ElementwiseChain {
         return build_chain(key, false);
     }
+    if key.spec().shapes == super::space::CONFIG_SET {
+        return super::configs::build(key);
+    }
     let form = Form::of(key.op).ok_or_else(|| err("no form for this op"))?;
     let t = key.dtype;
     let dims = key.dims().to_vec();
@@ -250,6 +259,7 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
     let default_attrs = Attrs::default;
     let root = match form {
         Form::Program => return Err(err("program templates are built by `crate::programs`")),
+        Form::Structure => return Err(err("built only as attribute classes")),
         Form::Elementwise => elementwise(&mut b, key.op, t, &dims, &layout)?,
         Form::Copy => {
             let x = b.param(operand.clone(), Role::Data);

@@ -168,6 +168,8 @@ pub fn accepted_dtypes(op: Opcode) -> DtypeRule {
         | O::Sort => REAL,
         O::Iota => NUMERIC,
         O::Reduce | O::ReduceWindow | O::Scatter | O::Dot | O::Convolution => NUMERIC,
+        // built only as attribute classes (the `configurations` property)
+        O::While | O::Conditional | O::Call | O::Map | O::Tuple => REAL,
         _ => NONE,
     }
 }

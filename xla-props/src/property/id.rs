@@ -5,8 +5,9 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::{OnceLock, RwLock};
 
+use super::configs;
 use super::groups::Distribution;
-use super::space::{case_params, layouts, shapes, CaseSpace, Form, SpaceFilter};
+use super::space::{case_params, layouts, shapes, CaseSpace, Form, SpaceFilter, CONFIG_SET};
 use super::spec::{registry, PropertySpec};
 use crate::hlo::{ArrayShape, ElementType, Layout, Opcode};
 
@@ -100,6 +101,11 @@ impl CaseKey {
     }
     /// The logical dims of the case's first operand.
     pub fn dims(&self) -> &'static [i64] {
+        if self.spec().shapes == CONFIG_SET {
+            return self
+                .param()
+                .map_or(&[], |c| configs::first_dims(self.op, c));
+        }
         shapes(self.form(), self.spec().shapes)
             .get(self.shape as usize)
             .copied()
@@ -131,7 +137,7 @@ impl CaseKey {
     }
     /// The parameter name, if the case has one.
     pub fn param(&self) -> Option<&'static str> {
-        case_params(self.spec(), self.form(), self.dtype)
+        case_params(self.spec(), self.op, self.form(), self.dtype)
             .get(self.param as usize)
             .copied()
     }
@@ -318,10 +324,28 @@ impl FromStr for CaseKey {
         if shape_dtype != dtype {
             return Err(err("the shape's dtype differs from the dtype segment"));
         }
-        let shape_idx = shapes(form, spec.shapes)
-            .iter()
-            .position(|d| *d == dims.as_slice())
-            .ok_or_else(|| err("no such shape in this property"))?;
+        let (dist, param) = match variant.split_once('.') {
+            Some((d, p)) => (d, Some(p)),
+            None => (*variant, None),
+        };
+        let names = case_params(spec, op, form, dtype);
+        let shape_idx = if spec.shapes == CONFIG_SET {
+            // the class names the shape: its index is the class's
+            let class = param.ok_or_else(|| err("the variant needs a parameter"))?;
+            let i = names
+                .iter()
+                .position(|n| *n == class)
+                .ok_or_else(|| err("unknown variant parameter"))?;
+            if configs::first_dims(op, class) != dims.as_slice() {
+                return Err(err("no such shape for this class"));
+            }
+            i
+        } else {
+            shapes(form, spec.shapes)
+                .iter()
+                .position(|d| *d == dims.as_slice())
+                .ok_or_else(|| err("no such shape in this property"))?
+        };
         let layout_idx = match layout {
             None => 0,
             Some(l) => layouts(dims.len())
@@ -329,12 +353,7 @@ impl FromStr for CaseKey {
                 .position(|m| *m == l.as_slice())
                 .ok_or_else(|| err("no such layout in this property"))?,
         };
-        let (dist, param) = match variant.split_once('.') {
-            Some((d, p)) => (d, Some(p)),
-            None => (*variant, None),
-        };
         let dist = Distribution::from_name(dist).ok_or_else(|| err("unknown distribution"))?;
-        let names = case_params(spec, form, dtype);
         let param = match (param, names.is_empty()) {
             (None, true) => 0,
             (Some(p), false) => names

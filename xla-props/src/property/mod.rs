@@ -6,8 +6,10 @@
 #[cfg(feature = "quickcheck")]
 mod arbitrary;
 mod catalogue;
+mod configs;
 mod context;
 mod contract;
+mod coverage;
 mod groups;
 mod id;
 mod inputs;
@@ -24,6 +26,9 @@ pub use contract::{
     is_skip, registry_backends, run_module, Backend, BackendError, Executable, Numerics,
     ReferenceBackend, Unavailable,
 };
+pub use coverage::{
+    class_coverage, coverage_markdown, coverage_text, full_coverage, ClassCoverage, DTYPE_FAMILIES,
+};
 pub use groups::{
     accepted_dtypes, bitcast_targets, catalogue_ops, check, distribution_group, dtype_group,
     op_group, Distribution, DtypeRule, DISTRIBUTION_GROUPS, DTYPE_GROUPS, OP_GROUPS,
@@ -34,7 +39,7 @@ pub use judge::element_text;
 pub use judging::judge_against_reference;
 pub use space::{
     case_params, is_exhaustive_shape, layouts, params, shapes, CaseSpace, Form, SpaceError,
-    SpaceFilter, SHAPE_SETS,
+    SpaceFilter, CONFIG_SET, SHAPE_SETS,
 };
 pub use spec::{
     find_property, registry, LayoutSelection, Limitation, LimitationKind, PropertySpec, Selection,

@@ -16,7 +16,12 @@ use crate::hlo::{Category, ElementType, Opcode};
 /// The shape sets usable in `#[xla_property(shapes = ...)]`.
 /// `exhaustive`: one vector of `2^bits` elements per float type of at most
 /// 16 bits (every bit pattern once), elementwise ops only.
-pub const SHAPE_SETS: &[&str] = &["default", "small", "exhaustive"];
+/// `configurations`: one case per attribute class of the op
+/// ([`crate::hlo::ATTRIBUTE_CLASSES`]), each class with its own operand shapes.
+pub const SHAPE_SETS: &[&str] = &["default", "small", "exhaustive", CONFIG_SET];
+
+/// The shape set of the attribute-class cases.
+pub const CONFIG_SET: &str = "configurations";
 
 /// How the catalogue builds an op's cases; decides its shape table and parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,6 +50,8 @@ pub enum Form {
     Sort,
     Dot,
     Convolution,
+    /// while, conditional, call, map, tuple: built only as attribute classes.
+    Structure,
     /// A multi-op program template (`Template::Program`).
     Program,
 }
@@ -86,6 +93,7 @@ impl Form {
             O::Dot => Form::Dot,
             O::Convolution => Form::Convolution,
             O::Select | O::Clamp => Form::Elementwise,
+            O::While | O::Conditional | O::Call | O::Map | O::Tuple => Form::Structure,
             _ if matches!(
                 op.category(),
                 Category::ElementwiseUnary | Category::ElementwiseBinary
@@ -175,8 +183,13 @@ pub fn shapes(form: Form, set: &str) -> &'static [Dims] {
             &[]
         };
     }
+    if set == CONFIG_SET {
+        // each attribute class has its own operands (`configs::first_dims`)
+        return &[];
+    }
     let small = set == "small";
     match form {
+        Form::Structure => &[],
         Form::Program => crate::programs::TEMPLATE_SHAPES,
         Form::Elementwise
         | Form::Compare
@@ -326,13 +339,21 @@ pub fn params(template: Template, form: Form, dtype: ElementType) -> &'static [&
         Form::Sort => &["asc-last", "desc-first"],
         Form::Dot => &["n1", "n3"],
         Form::Convolution => &["k1", "k3same", "k2s2"],
-        Form::Program => &[],
+        Form::Program | Form::Structure => &[],
     }
 }
 
-/// The parameter names of a section of a property (program properties cover their own templates).
-pub fn case_params(spec: &PropertySpec, form: Form, dtype: ElementType) -> &'static [&'static str] {
-    if spec.template == Template::Program {
+/// The parameter names of a section of a property (program properties cover
+/// their own templates, the `configurations` shape set the op's attribute classes).
+pub fn case_params(
+    spec: &PropertySpec,
+    op: Opcode,
+    form: Form,
+    dtype: ElementType,
+) -> &'static [&'static str] {
+    if spec.shapes == CONFIG_SET {
+        super::configs::classes(op, dtype)
+    } else if spec.template == Template::Program {
         crate::programs::program_params(spec.name, dtype)
     } else {
         params(spec.template, form, dtype)
@@ -349,6 +370,29 @@ fn layout_indices(rank: usize, sel: LayoutSelection) -> std::ops::Range<usize> {
     }
 }
 
+/// One (class index, layout index) entry per attribute class of `op` on
+/// `dtype`. The layout rotates with the class and the dtype, so every class
+/// meets permuted layouts across dtypes and every dtype meets every layout
+/// across classes (a covering of class x dtype x layout pairs, not the product).
+fn class_entries(op: Opcode, dtype: ElementType, sel: LayoutSelection) -> Vec<(u16, u8)> {
+    let dtype_pos = ElementType::ALL
+        .iter()
+        .position(|&t| t == dtype)
+        .unwrap_or(0);
+    let classes = super::configs::classes(op, dtype);
+    let mut entries = Vec::with_capacity(classes.len());
+    for (ci, class) in classes.iter().enumerate() {
+        let rank = super::configs::first_dims(op, class).len();
+        let range = layout_indices(rank, sel);
+        if range.is_empty() {
+            continue;
+        }
+        let li = range.start + (ci + dtype_pos) % range.len();
+        entries.push((ci as u16, li as u8));
+    }
+    entries
+}
+
 /// Restricts a case space (from `--op`/`--dtype`); empty lists restrict nothing.
 #[derive(Clone, Debug, Default)]
 pub struct SpaceFilter {
@@ -363,17 +407,27 @@ pub struct SpaceFilter {
 struct Section {
     op: Opcode,
     dtype: ElementType,
-    /// (shape index, layout index) pairs.
+    /// (shape index, layout index) pairs; for a tied section (attribute
+    /// classes) (class index, layout index), one per class.
     shapes: Vec<(u16, u8)>,
     dists: Vec<Distribution>,
     params: &'static [&'static str],
+    /// The parameter is the class the shape entry names (not a product with it).
+    tied: bool,
     /// Index of the first case of this section.
     start: u64,
 }
 
 impl Section {
+    fn nparams(&self) -> u64 {
+        if self.tied {
+            1
+        } else {
+            self.params.len().max(1) as u64
+        }
+    }
     fn variants(&self) -> u64 {
-        (self.dists.len() * self.params.len().max(1)) as u64
+        self.dists.len() as u64 * self.nparams()
     }
     fn count(&self) -> u64 {
         self.shapes.len() as u64 * self.variants()
@@ -499,7 +553,11 @@ impl CaseSpace {
                 {
                     continue;
                 }
+                let tied = spec.shapes == CONFIG_SET;
                 let mut shape_entries = Vec::new();
+                if tied {
+                    shape_entries = class_entries(op, dtype, spec.layouts);
+                }
                 for (si, dims) in shapes(form, spec.shapes).iter().enumerate() {
                     if spec.shapes == "exhaustive" && !is_exhaustive_shape(dims, dtype) {
                         continue;
@@ -518,7 +576,8 @@ impl CaseSpace {
                     dtype,
                     shapes: shape_entries,
                     dists: section_dists,
-                    params: case_params(spec, form, dtype),
+                    params: case_params(spec, op, form, dtype),
+                    tied,
                     start,
                 };
                 if section.count() == 0 {
@@ -581,12 +640,15 @@ impl CaseSpace {
         let si = self.sections.partition_point(|s| s.start <= n) - 1;
         let s = &self.sections[si];
         let mut r = n - s.start;
-        let nparams = s.params.len().max(1) as u64;
-        let param = r % nparams;
+        let nparams = s.nparams();
+        let mut param = r % nparams;
         r /= nparams;
         let dist = r % s.dists.len() as u64;
         r /= s.dists.len() as u64;
         let (shape, layout) = s.shapes[r as usize];
+        if s.tied {
+            param = u64::from(shape);
+        }
         Some(CaseKey {
             property: self.property,
             op: s.op,
@@ -609,13 +671,19 @@ impl CaseSpace {
                 .iter()
                 .position(|&(sh, l)| sh == key.shape && l == key.layout)? as u64;
         let dist_pos = s.dists.iter().position(|&d| d == key.dist)? as u64;
-        let nparams = s.params.len().max(1) as u64;
-        if u64::from(key.param) >= nparams {
+        let nparams = s.nparams();
+        let param = if s.tied {
+            if key.param != key.shape {
+                return None;
+            }
+            0
+        } else {
+            u64::from(key.param)
+        };
+        if param >= nparams {
             return None;
         }
-        let n = s.start
-            + (shape_pos * s.dists.len() as u64 + dist_pos) * nparams
-            + u64::from(key.param);
+        let n = s.start + (shape_pos * s.dists.len() as u64 + dist_pos) * nparams + param;
         match self.spec.budget {
             Some(b) if self.natural > b => {
                 let (nn, bb, nat) = (n as u128, b as u128, self.natural as u128);

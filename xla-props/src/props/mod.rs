@@ -1,5 +1,6 @@
 //! Built-in properties, declared with the same `#[xla_property]` users write.
 
+mod configurations;
 mod edge_programs;
 mod exhaustive;
 mod fusion_invariance;

@@ -250,6 +250,10 @@ impl Harness {
         if ours.summary {
             let ids: Vec<BackendId> = backends.iter().map(|b| b.0).collect();
             print!("{}", report::composition(&spaces, &ids));
+            print!(
+                "{}",
+                crate::property::coverage_text(&crate::property::class_coverage(&spaces))
+            );
             return Ok(RunReport {
                 conclusion: libtest_mimic::Conclusion {
                     num_filtered_out: 0,

@@ -664,7 +664,7 @@ fn reduce_precision_bits(
 
 /// `reduce-precision` to `exponent_bits`/`mantissa_bits` (round to nearest
 /// even, overflow to infinity, values below the reduced normal range to
-/// signed zero, NaN kept).
+/// signed zero, NaN kept while a mantissa bit is left, else +inf).
 pub(crate) fn reduce_precision(
     x: &Literal,
     exponent_bits: i64,
@@ -682,8 +682,11 @@ pub(crate) fn reduce_precision(
         let v: Vec<f64> = a
             .iter()
             .map(|&f| {
-                if f.is_nan() {
+                if f.is_nan() && mb > 0 {
                     f
+                } else if f.is_nan() {
+                    // no mantissa bit is left to mark a NaN: it becomes +inf (as the reference)
+                    f64::INFINITY
                 } else {
                     f64::from_bits(reduce_precision_bits(f.to_bits(), 11, 52, eb, mb))
                 }
@@ -694,7 +697,7 @@ pub(crate) fn reduce_precision(
     dispatch_float!(x.data(), a: T => {
         let v: Vec<T> = a.iter().map(|&f: &T| {
             let u: f32 = f.up().to_f64() as f32;
-            let r = if u.is_nan() { u } else { f32::from_bits(reduce_precision_bits(u.to_bits() as u64, 8, 23, eb.min(8), mb.min(23)) as u32) };
+            let r = if u.is_nan() && mb > 0 { u } else if u.is_nan() { f32::INFINITY } else { f32::from_bits(reduce_precision_bits(u.to_bits() as u64, 8, 23, eb.min(8), mb.min(23)) as u32) };
             T::down(<<T as FloatElem>::C as Compute>::from_f64(r as f64))
         }).collect();
         make(dt, &dims, v)

@@ -104,7 +104,15 @@ pub(crate) fn targets(
             is_f && instr.operands.len() == 2 && reducer_root(module, instr) == Some(O::Add)
         }
         (M::ReciprocalDivide, O::Divide) => is_f,
-        _ => false,
+        _ => {
+            let dims: Vec<Vec<i64>> = instr
+                .operands
+                .iter()
+                .filter_map(|o| comp.instructions.get(o.index()))
+                .map(|o| o.shape.as_array().map_or(vec![], |a| a.dims.clone()))
+                .collect();
+            super::config_bugs::targets(mutation, instr, &dims)
+        }
     }
 }
 

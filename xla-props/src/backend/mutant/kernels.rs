@@ -18,17 +18,17 @@ pub(crate) struct Ctx<'s, 'a> {
 }
 
 impl Ctx<'_, '_> {
-    fn base(&self) -> Res<Value> {
+    pub(crate) fn base(&self) -> Res<Value> {
         self.base_on(self.instr, self.operands.to_vec())
     }
-    fn base_on(&self, instr: &Instruction, operands: Vec<Literal>) -> Res<Value> {
+    pub(crate) fn base_on(&self, instr: &Instruction, operands: Vec<Literal>) -> Res<Value> {
         let ops: Vec<Value> = operands.into_iter().map(Value::Array).collect();
         self.stepper.single(instr, &ops, None)
     }
     fn base_array(&self) -> Res<Literal> {
         array(self.base()?)
     }
-    fn op(&self, k: usize) -> Res<&Literal> {
+    pub(crate) fn op(&self, k: usize) -> Res<&Literal> {
         self.operands.get(k).ok_or_else(|| {
             BackendError::Compile(format!("`{}` lacks operand {k}", self.instr.name))
         })
@@ -326,7 +326,7 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
             ops.extend(c.operands[2..].iter().cloned());
             return c.base_on(c.instr, ops);
         }
-        M::SortUnstable => {
+        M::SortUnstable | M::SortUnstableWhenAllowed => {
             let v = c.base()?;
             let mut outs: Vec<Literal> = v.clone().into_flat();
             let Some(keys) = outs.first().cloned() else {
@@ -525,7 +525,7 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
             }
             out
         }
-        _ => return c.base(),
+        _ => return super::config_bugs::apply(mutation, c),
     };
     Ok(Value::Array(out))
 }

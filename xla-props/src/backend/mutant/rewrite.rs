@@ -52,7 +52,7 @@ pub(crate) fn rewrite(mutation: Mutation, module: &Module) -> Module {
                 }
             }
         }
-        _ => {}
+        _ => super::config_bugs::rewrite_module(mutation, &mut m),
     }
     for comp in &mut m.computations {
         let snapshot = comp.instructions.clone();
@@ -110,7 +110,7 @@ fn rewrite_instruction(mutation: Mutation, instr: &mut Instruction, all: &[Instr
                 instr.operands.swap(1, 2);
             }
         }
-        _ => {}
+        _ => super::config_bugs::rewrite_instruction(mutation, instr, all),
     }
 }
 

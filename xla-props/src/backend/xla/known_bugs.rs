@@ -67,6 +67,51 @@ pub const ATAN2_SUBNORMALS: KnownBug = KnownBug {
     model: BugModel::Rust(atan2_subnormals),
 };
 
+/// `reduce-precision` with `mantissa_bits=0` keeps NaN (0.115; found by the
+/// `configurations` property's `e1m0`/`e8m0` classes).
+pub const REDUCE_PRECISION_NAN_WITHOUT_MANTISSA: KnownBug = KnownBug {
+    id: "xla-cpu/reduce-precision-nan-without-mantissa",
+    summary: "reduce-precision with mantissa_bits=0 keeps a NaN input NaN (f16, bf16, f32, f64), \
+              where XLA's own HloEvaluator gives +inf",
+    documented: "docs/findings.md, \"XLA bug: `reduce-precision` with no mantissa bits keeps NaN\"",
+    model: BugModel::Rust(reduce_precision_nan_without_mantissa),
+};
+
+/// f64 depthwise convolutions computed densely with a block-diagonal kernel
+/// (0.115; found by the `configurations` property's `depthwise` class).
+pub const DENSE_GROUPED_CONVOLUTION: KnownBug = KnownBug {
+    id: "xla-cpu/dense-grouped-convolution",
+    summary: "an f64 depthwise convolution (feature groups of one input feature) multiplies the \
+              other groups' inputs by zero weights: an infinite or NaN input of one group makes \
+              NaN in every group's features at the windows that hold it",
+    documented:
+        "docs/findings.md, \"XLA bug: grouped convolutions leak other groups' infinities as NaN\"",
+    model: BugModel::Rust(dense_depthwise_f64),
+};
+
+/// Batch-grouped convolutions multiply the base-dilation holes by the other
+/// groups' weights (0.115; found by the `configurations` property's
+/// `batch-groups-2` class).
+pub const BATCH_GROUP_DILATION_HOLES: KnownBug = KnownBug {
+    id: "xla-cpu/batch-group-dilation-holes",
+    summary: "a batch-grouped convolution with more than one output feature per group (f32, f16, \
+              bf16, f8) multiplies zeros by the other groups' weights: an infinite or NaN weight \
+              of output feature g*p+o makes feature j*p+o of every other group j NaN everywhere",
+    documented:
+        "docs/findings.md, \"XLA bug: grouped convolutions leak other groups' infinities as NaN\"",
+    model: BugModel::Rust(batch_group_dilation_holes),
+};
+
+fn dense_depthwise_f64(m: &Module) -> Option<Module> {
+    crate::check::dense_depthwise_convolutions(m, &[ElementType::F64])
+}
+
+fn batch_group_dilation_holes(m: &Module) -> Option<Module> {
+    use ElementType as T;
+    let measured = [T::F32, T::F16, T::Bf16, T::F8E4M3Fn, T::F8E5M2];
+    crate::check::batch_group_dilation_holes(m, &measured)
+}
+
 /// The known bugs of `xla-cpu` (PJRT C API 0.115).
 pub const XLA_CPU_KNOWN_BUGS: &[KnownBug] = &[
     INT_POWER_LOW_6_BITS,
@@ -74,7 +119,22 @@ pub const XLA_CPU_KNOWN_BUGS: &[KnownBug] = &[
     POWER_SUBNORMAL_BASE,
     CBRT_SUBNORMAL,
     ATAN2_SUBNORMALS,
+    REDUCE_PRECISION_NAN_WITHOUT_MANTISSA,
+    DENSE_GROUPED_CONVOLUTION,
+    BATCH_GROUP_DILATION_HOLES,
 ];
+
+fn reduce_precision_nan_without_mantissa(m: &Module) -> Option<Module> {
+    let spec = crate::check::ModelSpec::ReducePrecisionKeepsNan {
+        dtypes: vec![
+            ElementType::F16,
+            ElementType::Bf16,
+            ElementType::F32,
+            ElementType::F64,
+        ],
+    };
+    crate::check::apply_model_specs(&[spec], m)
+}
 
 /// The known bugs of `xla-cpu-0.81` (measured: the integer power, the
 /// subnormal-base power and the atan2 bugs, and its own wrong cbrt of

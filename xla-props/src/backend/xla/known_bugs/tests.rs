@@ -159,8 +159,151 @@ fn atan2_model_is_nan_only_when_both_operands_are_subnormal() {
 #[test]
 fn versions_declare_what_was_measured() {
     let ids = |b: &[KnownBug]| b.iter().map(|b| b.id).collect::<Vec<_>>();
-    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 5);
+    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 8);
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&F32_LOG_SUBNORMAL.id));
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&CBRT_SUBNORMAL.id));
     assert!(!ids(XLA_CPU_KNOWN_BUGS).contains(&CBRT_SUBNORMAL_0_81.id));
+}
+
+fn conv_case(
+    text: &str,
+    x: (&[i64], &[f64]),
+    w: (&[i64], &[f64]),
+    t: ElementType,
+) -> (Module, Vec<Literal>) {
+    let m = crate::hlo::parse_module(text).unwrap();
+    let lit = |(dims, v): (&[i64], &[f64])| {
+        Literal::from_f64s(&ArrayShape::new(t, dims.to_vec()), v).unwrap()
+    };
+    (m, vec![lit(x), lit(w)])
+}
+
+fn exact_and_modelled(bug: &KnownBug, m: &Module, args: &[Literal]) -> (Vec<f64>, Vec<f64>) {
+    let exact = crate::reference::evaluate(m, args).unwrap()[0].to_f64_vec();
+    let modelled = bug.model.apply(m).expect("the model applies");
+    crate::hlo::verify(&modelled).unwrap();
+    let got = crate::reference::evaluate(&modelled, args).unwrap()[0].to_f64_vec();
+    (exact, got)
+}
+
+fn depthwise(t: &str) -> String {
+    format!(
+        "HloModule m\nENTRY e {{\n  x = {t}[1,2,2] parameter(0)\n  w = {t}[2,1,2] parameter(1)\n  \
+         ROOT c = {t}[1,1,2] convolution(x, w), window={{size=2}}, dim_labels=b0f_0io->b0f, feature_group_count=2\n}}\n"
+    )
+}
+
+#[test]
+fn dense_depthwise_model_leaks_an_f64_infinity_into_the_other_group() {
+    // feature 0 sees an inf, feature 1 does not
+    let (m, args) = conv_case(
+        &depthwise("f64"),
+        (&[1, 2, 2], &[f64::INFINITY, 1.0, 2.0, 3.0]),
+        (&[2, 1, 2], &[1.0; 4]),
+        ElementType::F64,
+    );
+    let (exact, got) = exact_and_modelled(&DENSE_GROUPED_CONVOLUTION, &m, &args);
+    assert_eq!(exact, vec![f64::INFINITY, 4.0]);
+    assert_eq!(got[0], f64::INFINITY);
+    assert!(got[1].is_nan(), "{got:?}");
+}
+
+#[test]
+fn dense_depthwise_model_is_only_as_wide_as_measured() {
+    // f32 depthwise convolutions are exact on xla-cpu (measured), and so are
+    // feature groups of two input features in f64
+    let f32_depthwise = crate::hlo::parse_module(&depthwise("f32")).unwrap();
+    assert!(DENSE_GROUPED_CONVOLUTION
+        .model
+        .apply(&f32_depthwise)
+        .is_none());
+    let two_per_group = crate::hlo::parse_module(
+        "HloModule m\nENTRY e {\n  x = f64[1,2,4] parameter(0)\n  w = f64[2,2,2] parameter(1)\n  \
+         ROOT c = f64[1,1,2] convolution(x, w), window={size=2}, dim_labels=b0f_0io->b0f, feature_group_count=2\n}\n",
+    )
+    .unwrap();
+    assert!(DENSE_GROUPED_CONVOLUTION
+        .model
+        .apply(&two_per_group)
+        .is_none());
+}
+
+/// Two batch groups of one image each, two output features per group.
+fn batch_groups(t: &str, cout: i64) -> String {
+    format!(
+        "HloModule m\nENTRY e {{\n  x = {t}[2,2,1] parameter(0)\n  w = {t}[2,1,{cout}] parameter(1)\n  \
+         ROOT c = {t}[1,1,{cout}] convolution(x, w), window={{size=2}}, dim_labels=b0f_0io->b0f, batch_group_count=2\n}}\n"
+    )
+}
+
+#[test]
+fn batch_group_model_leaks_a_weight_into_the_same_feature_of_the_other_group() {
+    // w[k, 0, o]: feature o = g * 2 + o' of group g; an inf weight of
+    // feature 0 (group 0) makes feature 2 (group 1, same o') NaN
+    let mut w = [1.0; 8];
+    w[0] = f64::INFINITY;
+    let (m, args) = conv_case(
+        &batch_groups("f32", 4),
+        (&[2, 2, 1], &[1.0, 2.0, 5.0, 3.0]),
+        (&[2, 1, 4], &w),
+        ElementType::F32,
+    );
+    let (exact, got) = exact_and_modelled(&BATCH_GROUP_DILATION_HOLES, &m, &args);
+    assert_eq!(exact, vec![f64::INFINITY, 3.0, 8.0, 8.0]);
+    assert_eq!(got[0], f64::INFINITY);
+    assert_eq!(got[1], 3.0);
+    assert!(got[2].is_nan(), "{got:?}");
+    assert_eq!(got[3], 8.0);
+}
+
+#[test]
+fn batch_group_model_does_not_leak_inputs() {
+    // an infinite input of group 0 stays in group 0 (measured)
+    let (m, args) = conv_case(
+        &batch_groups("f32", 4),
+        (&[2, 2, 1], &[f64::INFINITY, 2.0, 5.0, 3.0]),
+        (&[2, 1, 4], &[1.0; 8]),
+        ElementType::F32,
+    );
+    let (exact, got) = exact_and_modelled(&BATCH_GROUP_DILATION_HOLES, &m, &args);
+    assert_eq!(exact, vec![f64::INFINITY, f64::INFINITY, 8.0, 8.0]);
+    assert_eq!(got, exact);
+}
+
+#[test]
+fn batch_group_model_is_only_as_wide_as_measured() {
+    // f64, and one output feature per group, are exact on xla-cpu (measured)
+    let f64_groups = crate::hlo::parse_module(&batch_groups("f64", 4)).unwrap();
+    assert!(BATCH_GROUP_DILATION_HOLES
+        .model
+        .apply(&f64_groups)
+        .is_none());
+    let one_per_group = crate::hlo::parse_module(&batch_groups("f32", 2)).unwrap();
+    assert!(BATCH_GROUP_DILATION_HOLES
+        .model
+        .apply(&one_per_group)
+        .is_none());
+}
+
+#[test]
+fn reduce_precision_model_keeps_nan_without_mantissa_bits() {
+    let m = crate::hlo::parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  \
+         ROOT r = f32[2] reduce-precision(x), exponent_bits=8, mantissa_bits=0\n}\n",
+    )
+    .unwrap();
+    let x = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![2]),
+        &[f64::NAN, 3.0],
+    )
+    .unwrap();
+    let exact = crate::reference::evaluate(&m, std::slice::from_ref(&x)).unwrap()[0].to_f64_vec();
+    assert_eq!(exact[0], f64::INFINITY);
+    let modelled = REDUCE_PRECISION_NAN_WITHOUT_MANTISSA
+        .model
+        .apply(&m)
+        .unwrap();
+    let got = crate::reference::evaluate(&modelled, &[x]).unwrap()[0].to_f64_vec();
+    assert!(got[0].is_nan());
+    assert_eq!(got[1], exact[1]);
 }
