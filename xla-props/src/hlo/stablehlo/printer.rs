@@ -296,6 +296,27 @@ fn float_hex(data: &[f64], t: ElementType) -> Result<String, LowerError> {
     Ok(s)
 }
 
+/// Complex values as a `dense<"0x...">` blob: per element the real then the
+/// imaginary part, little-endian, each in the component type (f32 for c64).
+fn complex_hex(data: &[(f64, f64)], t: ElementType) -> String {
+    let mut s = String::with_capacity(4 + data.len() * t.byte_size() * 2);
+    s.push_str("\"0x");
+    for &(re, im) in data {
+        for part in [re, im] {
+            let bytes = if t == ElementType::C64 {
+                (part as f32).to_le_bytes().to_vec()
+            } else {
+                part.to_le_bytes().to_vec()
+            };
+            for byte in bytes {
+                let _ = write!(s, "{byte:02X}");
+            }
+        }
+    }
+    s.push('"');
+    s
+}
+
 /// A finite float as an MLIR float literal that reads back as the same f64.
 fn mlir_float(x: f64) -> Result<String, LowerError> {
     if !x.is_finite() {
@@ -354,6 +375,14 @@ fn dense_attr(data: &ConstantData, a: &ArrayShape) -> Result<String, LowerError>
     }
     let body = match data {
         ConstantData::Float(v) if a.dtype.is_float() => float_hex(v, a.dtype)?,
+        // a non-finite component has no MLIR float literal: raw bytes
+        ConstantData::Complex(v)
+            if a.dtype.is_complex()
+                && v.iter()
+                    .any(|&(re, im)| !(re.is_finite() && im.is_finite())) =>
+        {
+            complex_hex(v, a.dtype)
+        }
         ConstantData::Complex(v) if a.dtype.is_complex() => {
             let items = v
                 .iter()
