@@ -1102,13 +1102,8 @@ impl<'a> Parser<'a> {
             "padding" => a.padding = Some(self.padding_attr()?),
             "window" => a.window = Some(self.window_attr()?),
             "dim_labels" => a.conv_dims = Some(self.dim_labels()?),
-            // a count of 1 is the default: canonically absent, as XLA prints it
-            "feature_group_count" => {
-                a.feature_group_count = Some(self.i64_lit("a count")?).filter(|&n| n != 1)
-            }
-            "batch_group_count" => {
-                a.batch_group_count = Some(self.i64_lit("a count")?).filter(|&n| n != 1)
-            }
+            "feature_group_count" => a.feature_group_count = Some(self.i64_lit("a count")?),
+            "batch_group_count" => a.batch_group_count = Some(self.i64_lit("a count")?),
             "lhs_batch_dims" => dot(a).lhs_batch = self.int_list()?,
             "lhs_contracting_dims" => dot(a).lhs_contracting = self.int_list()?,
             "rhs_batch_dims" => dot(a).rhs_batch = self.int_list()?,

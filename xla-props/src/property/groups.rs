@@ -109,6 +109,17 @@ const NONE: DtypeRule = DtypeRule {
     reason: "the catalogue does not build this op",
 };
 
+/// Ops built only as attribute classes of their structure (the
+/// `configurations` property): single-op properties such as `vs_reference`
+/// have no case of their own for them.
+pub(crate) const CONFIGURATION_ONLY: [Opcode; 5] = [
+    Opcode::While,
+    Opcode::Conditional,
+    Opcode::Call,
+    Opcode::Map,
+    Opcode::Tuple,
+];
+
 /// Which dtypes `op` accepts in the case space (the operand dtype of its cases).
 ///
 /// ```
@@ -168,8 +179,7 @@ pub fn accepted_dtypes(op: Opcode) -> DtypeRule {
         | O::Sort => REAL,
         O::Iota => NUMERIC,
         O::Reduce | O::ReduceWindow | O::Scatter | O::Dot | O::Convolution => NUMERIC,
-        // built only as attribute classes (the `configurations` property)
-        O::While | O::Conditional | O::Call | O::Map | O::Tuple => REAL,
+        op if CONFIGURATION_ONLY.contains(&op) => REAL,
         _ => NONE,
     }
 }

@@ -1488,6 +1488,29 @@ fn annotate(i: &mut Instruction, loc: Option<&str>, attrs: &[(String, Attr)], po
         }
         i.shape = shape;
     }
+    // group counts of 1 the HLO text wrote explicitly
+    if let Some((_, a)) = attrs.iter().find(|(k, _)| k == "xla.explicit_group_counts") {
+        let bad = || {
+            (
+                pos,
+                "`xla.explicit_group_counts` is \"feature\", \"batch\" or both, on a convolution"
+                    .to_string(),
+            )
+        };
+        let (Attr::Str(list), Opcode::Convolution) = (a, i.opcode) else {
+            return Err(bad());
+        };
+        for k in list.split(',') {
+            let count = match k {
+                "feature" => &mut i.attrs.feature_group_count,
+                "batch" => &mut i.attrs.batch_group_count,
+                _ => return Err(bad()),
+            };
+            if count.is_none() {
+                *count = Some(1);
+            }
+        }
+    }
     // an HLO op StableHLO has no op for, written as the equivalent reshape
     match attrs.iter().find(|(k, _)| k == "xla.hlo_opcode") {
         None => {}

@@ -1739,6 +1739,23 @@ fn instruction_extras(instr: &Instruction) -> Vec<String> {
     {
         extras.push(format!("xla.shape = {}", quote(&instr.shape.to_string())));
     }
+    // StableHLO always has the group counts; HLO may leave a count of 1 out
+    // or write it: which ones it wrote
+    let a = &instr.attrs;
+    let explicit: Vec<&str> = [
+        ("feature", a.feature_group_count),
+        ("batch", a.batch_group_count),
+    ]
+    .iter()
+    .filter(|(_, n)| *n == Some(1))
+    .map(|(k, _)| *k)
+    .collect();
+    if instr.opcode == Opcode::Convolution && !explicit.is_empty() {
+        extras.push(format!(
+            "xla.explicit_group_counts = {}",
+            quote(&explicit.join(","))
+        ));
+    }
     extras.extend(carried_attrs(&instr.attrs.other));
     extras
 }
