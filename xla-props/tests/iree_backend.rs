@@ -331,3 +331,33 @@ fn a_stable_sort_is_not_stable() {
         "stable: [3, 1, 2, 4]"
     );
 }
+
+/// docs/repro/iree-dynamic-slice-narrow-index: negative s8 start indices
+/// must clamp to 0 (the reference's slice); iree-cpu reads another window.
+#[test]
+fn a_negative_narrow_start_index_is_not_clamped_to_zero() {
+    let Some(b) = backend_or_skip() else {
+        return;
+    };
+    let m = module(
+        "HloModule m\nENTRY e {\n  x = f32[5,6] parameter(0)\n  i = s8[] parameter(1)\n  \
+         j = s8[] parameter(2)\n  ROOT d = f32[2,3] dynamic-slice(x, i, j), dynamic_slice_sizes={2,3}\n}\n",
+    );
+    let values: Vec<f64> = (0..30).map(f64::from).collect();
+    let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![5, 6]), &values).unwrap();
+    let s8 = |v: i8| {
+        Literal::from_bits(&ArrayShape::new(ElementType::S8, vec![]), &[v as u8 as u64]).unwrap()
+    };
+    let args = [x, s8(-3), s8(-4)];
+    let want = xla_props::reference::evaluate(&m, &args).unwrap()[0].to_f64_vec();
+    assert_eq!(
+        want,
+        [0.0, 1.0, 2.0, 6.0, 7.0, 8.0],
+        "the reference clamps to (0, 0)"
+    );
+    let got = b.compile(&m).unwrap().execute(&args).unwrap()[0].to_f64_vec();
+    assert_ne!(
+        got, want,
+        "iree-cpu clamps now: the finding is fixed in this IREE"
+    );
+}
