@@ -614,17 +614,7 @@ impl<'m> Lowerer<'m> {
         }
         let mut body = String::new();
         let results = self.computation(comp, &params, &mut body, indent + 1)?;
-        let mut s = String::from("{\n");
-        let _ = writeln!(s, "{}^bb0({}):", pad(indent), block_args.join(", "));
-        s.push_str(&body);
-        let _ = writeln!(
-            s,
-            "{}\"stablehlo.return\"({}) : ({}) -> ()",
-            pad(indent + 1),
-            names(&results),
-            types(&results)
-        );
-        let _ = write!(s, "{}}}", pad(indent));
+        let s = region(indent, &block_args, &body, &results);
         Ok(s)
     }
 
@@ -2311,17 +2301,24 @@ impl Lowerer<'_> {
             .iter()
             .map(|v| format!("{}: {}", v.name, v.ty))
             .collect();
-        let mut s = String::from("{\n");
-        let _ = writeln!(s, "{}^bb0({}):", pad(indent), decls.join(", "));
-        s.push_str(&body);
-        let _ = writeln!(
-            s,
-            "{}\"stablehlo.return\"({}) : ({}) -> ()",
-            pad(indent + 1),
-            names(&results),
-            types(&results)
-        );
-        let _ = write!(s, "{}}}", pad(indent));
+        let s = region(indent, &decls, &body, &results);
         Ok(Some(s))
     }
+}
+
+/// A region in the generic form: its block arguments, its body and the
+/// `stablehlo.return` of `results`.
+fn region(indent: usize, block_args: &[String], body: &str, results: &[Val]) -> String {
+    let mut s = String::from("{\n");
+    let _ = writeln!(s, "{}^bb0({}):", pad(indent), block_args.join(", "));
+    s.push_str(body);
+    let _ = writeln!(
+        s,
+        "{}\"stablehlo.return\"({}) : ({}) -> ()",
+        pad(indent + 1),
+        names(results),
+        types(results)
+    );
+    let _ = write!(s, "{}}}", pad(indent));
+    s
 }
