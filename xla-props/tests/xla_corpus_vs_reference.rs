@@ -139,14 +139,48 @@ fn corpus_on_xla_cpu_agrees_with_the_reference_or_is_triaged() {
 }
 
 /// Judges every corpus module on `backend`; fails on an untriaged
-/// disagreement or a stale triage; returns how many agree.
+/// disagreement or a stale triage; returns how many agree. Modules run on
+/// as many threads as the machine has cores (the backend is `Sync`; xla-cpu
+/// runs each module in its worker), and the slowest ones are printed.
 fn judge_corpus(backend: &dyn Backend, files: &[PathBuf], triaged_list: &[(&str, &str)]) -> usize {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut outcomes: Vec<(usize, Outcome, std::time::Duration)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(path) = files.get(i) else { break done };
+                        let start = std::time::Instant::now();
+                        let outcome = run_one(backend, path);
+                        done.push((i, outcome, start.elapsed()));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a corpus worker thread panicked"))
+            .collect()
+    });
+    outcomes.sort_by_key(|(i, _, _)| *i);
+    let mut slowest: Vec<_> = outcomes.iter().map(|(i, _, t)| (*t, *i)).collect();
+    slowest.sort_by(|a, b| b.cmp(a));
+    for (t, i) in slowest.iter().take(5) {
+        eprintln!(
+            "  slowest: {} {:.1} s",
+            files[*i].display(),
+            t.as_secs_f64()
+        );
+    }
     let (mut agree, mut triaged, mut not_run) = (0, Vec::new(), Vec::new());
     let mut untriaged = Vec::new();
-    for path in files {
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
+    for (i, outcome, _) in outcomes {
+        let name = files[i].file_name().unwrap().to_string_lossy().to_string();
         let triage = triaged_list.iter().find(|(p, _)| name.starts_with(p));
-        match (run_one(backend, path), triage) {
+        match (outcome, triage) {
             (Outcome::Agree, Some((_, why))) => {
                 untriaged.push(format!("{name}: agrees now; remove its triage ({why})"))
             }

@@ -6,9 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::known_bugs::{replace_with_model, type_text};
 use super::numerics::opcode_by_name;
-use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
+use crate::hlo::{parse_module, ArrayShape, CompId, ElementType, Instruction, Module, Opcode};
 
 /// Which subnormal inputs a model applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -398,4 +397,55 @@ fn int_power_low_bits(a: &ArrayShape, bits: u32) -> Option<String> {
          isneg = {p} compare(ys, zb), direction=LT\n  \
          ROOT r = {t} select(isneg, neg, pos)\n}}\n"
     ))
+}
+
+/// The text of an array type without layout: `f32[3,5]`, `s8[]`.
+pub fn type_text(a: &ArrayShape) -> String {
+    let dims: Vec<String> = a.dims.iter().map(|d| d.to_string()).collect();
+    format!("{}[{}]", a.dtype, dims.join(","))
+}
+
+/// The module with every instruction `select` picks replaced by a call of a
+/// model computation: `template` gets the instruction and returns the text of an HLO module whose
+/// entry computation has one parameter per operand and the instruction's
+/// result type, or None to leave the instruction alone. None when nothing
+/// was replaced or a template does not parse.
+///
+/// ```
+/// use xla_props::check::replace_with_model;
+/// use xla_props::hlo::{parse_module, Opcode};
+/// let m = parse_module("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] negate(x)\n}\n").unwrap();
+/// let v = replace_with_model(&m, &|i| {
+///     (i.opcode == Opcode::Negate).then(|| "HloModule t\nENTRY t {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] abs(x)\n}\n".to_string())
+/// }).unwrap();
+/// assert_eq!(v.computations.len(), 2);
+/// ```
+pub fn replace_with_model(
+    module: &Module,
+    template: &dyn Fn(&Instruction) -> Option<String>,
+) -> Option<Module> {
+    let mut m = module.clone();
+    let mut any = false;
+    for ci in 0..module.computations.len() {
+        for k in 0..module.computations[ci].instructions.len() {
+            let instr = &module.computations[ci].instructions[k];
+            let Some(text) = template(instr) else {
+                continue;
+            };
+            let t = parse_module(&text).ok()?;
+            if t.computations.len() != 1 {
+                return None;
+            }
+            let mut comp = t.computations.into_iter().next()?;
+            comp.name = format!("{}.known_bug_model", instr.name);
+            m.computations.push(comp);
+            let id = CompId(m.computations.len() as u32 - 1);
+            let call = &mut m.computations[ci].instructions[k];
+            call.opcode = Opcode::Call;
+            call.attrs = Default::default();
+            call.attrs.to_apply = Some(id);
+            any = true;
+        }
+    }
+    any.then_some(m)
 }

@@ -36,8 +36,10 @@ pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
 pub use grouped_conv_model::{batch_group_dilation_holes, dense_depthwise_convolutions};
 pub use judge::Judge;
-pub use known_bug_model::{apply_model_specs, ModelSpec, SubnormalSign};
-pub use known_bugs::{replace_with_model, type_text, BugModel, KnownBug, KnownBugNote};
+pub use known_bug_model::{
+    apply_model_specs, replace_with_model, type_text, ModelSpec, SubnormalSign,
+};
+pub use known_bugs::{BugModel, KnownBug, KnownBugNote};
 pub use legal::legal_differences;
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use op_semantics::op_semantics_variant;

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
+use super::ctx::flush;
 use super::exec::Stepper;
-use super::kernels::flush;
 use super::mutation::Mutation;
 use super::rewrite::rewrite;
 use crate::backend::api::{Backend, Executable};

@@ -4,8 +4,7 @@
 //! the common configuration right. Module rewrites where the bug keeps the
 //! shapes, kernels otherwise.
 
-use super::exec::Res;
-use super::kernels::Ctx;
+use super::ctx::{Ctx, Res};
 use super::mutation::Mutation;
 use crate::hlo::{ComparisonType, ElementType, Instruction, Module, Opcode};
 use crate::literal::{Literal, Value};
@@ -115,7 +114,7 @@ pub(crate) fn targets(mutation: Mutation, instr: &Instruction, operand_dims: &[V
 }
 
 /// The kernel of a configuration bug.
-pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
+pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
     match mutation {
         Mutation::SortCarriesValuesUnsorted => {
             let v = c.base()?;

@@ -5,14 +5,13 @@
 
 use std::collections::HashMap;
 
+use super::ctx::{Base, Ctx, Res};
 use super::kernels;
 use super::mutation::Mutation;
 use crate::backend::api::Backend;
 use crate::backend::error::BackendError;
 use crate::hlo::{CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape};
 use crate::literal::{Literal, Value};
-
-pub(crate) type Res<T> = Result<T, BackendError>;
 
 /// Runs a module with one mutation's kernels in place of the base's code for the targeted instructions.
 pub(crate) struct Stepper<'a> {
@@ -192,7 +191,7 @@ impl<'a> Stepper<'a> {
                 }
                 _ if targets(self.mutation, self.module, comp, instr) => {
                     let arrays = arrays(&operands, instr)?;
-                    let ctx = kernels::Ctx {
+                    let ctx = Ctx {
                         stepper: self,
                         comp,
                         instr,
@@ -209,10 +208,16 @@ impl<'a> Stepper<'a> {
             .remove(&comp.root)
             .ok_or_else(|| BackendError::Compile("the root has no value".into()))
     }
+}
+
+impl Base for Stepper<'_> {
+    fn module(&self) -> &Module {
+        self.module
+    }
 
     /// Runs one instruction on the base backend, on these operand values;
     /// `extra` is a computation appended to the module (its id replaces `to_apply`).
-    pub fn single(
+    fn single(
         &self,
         instr: &Instruction,
         operands: &[Value],

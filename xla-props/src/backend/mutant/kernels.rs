@@ -1,105 +1,54 @@
 //! The emitter kernels: how each targeted instruction is (mis)computed.
 
-use std::collections::HashMap;
-
-use super::exec::{Res, Stepper};
+use super::ctx::{array, dims, literal, ravel, round_to, scalar_like, unravel, Ctx, Res};
 use super::mutation::Mutation;
 use crate::backend::error::BackendError;
 use crate::hlo::{ArrayShape, Computation, ElementType, InstrId, Instruction, Opcode, Shape};
 use crate::literal::{Literal, Value};
 
-/// What a kernel sees.
-pub(crate) struct Ctx<'s, 'a> {
-    pub stepper: &'s Stepper<'a>,
-    pub comp: &'s Computation,
-    pub instr: &'s Instruction,
-    pub operands: &'s [Literal],
-    pub values: &'s HashMap<InstrId, Value>,
-}
-
-impl Ctx<'_, '_> {
-    pub(crate) fn base(&self) -> Res<Value> {
-        self.base_on(self.instr, self.operands.to_vec())
-    }
-    pub(crate) fn base_on(&self, instr: &Instruction, operands: Vec<Literal>) -> Res<Value> {
-        let ops: Vec<Value> = operands.into_iter().map(Value::Array).collect();
-        self.stepper.single(instr, &ops, None)
-    }
-    fn base_array(&self) -> Res<Literal> {
-        array(self.base()?)
-    }
-    pub(crate) fn op(&self, k: usize) -> Res<&Literal> {
-        self.operands.get(k).ok_or_else(|| {
-            BackendError::Compile(format!("`{}` lacks operand {k}", self.instr.name))
-        })
-    }
-}
-
-fn array(v: Value) -> Res<Literal> {
-    match v {
-        Value::Array(l) => Ok(l),
-        _ => Err(BackendError::unsupported(
-            "mutant: a tuple where an array was expected",
-        )),
-    }
-}
-
-fn dims(l: &Literal) -> Vec<usize> {
-    l.dims().to_vec()
-}
-
-fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
-    let mut idx = vec![0; dims.len()];
-    for d in (0..dims.len()).rev() {
-        let n = dims[d].max(1);
-        idx[d] = i % n;
-        i /= n;
-    }
-    idx
-}
-
-fn ravel(idx: &[usize], dims: &[usize]) -> usize {
-    idx.iter().zip(dims).fold(0, |acc, (&i, &d)| acc * d + i)
-}
-
-/// `v` rounded once to `t`.
-fn round_to(t: ElementType, v: f64) -> f64 {
-    let mut l = Literal::scalar(t, 0.0);
-    l.set_f64(0, v);
-    l.get_f64(0)
-}
-
-fn scalar_like(t: ElementType) -> Res<Literal> {
-    Literal::zeros(&ArrayShape::new(t, vec![])).map_err(|e| BackendError::Execute(e.to_string()))
-}
-
-fn literal(t: ElementType, dims: &[usize]) -> Res<Literal> {
-    Literal::zeros(&ArrayShape::new(
-        t,
-        dims.iter().map(|&d| d as i64).collect::<Vec<i64>>(),
-    ))
-    .map_err(|e| BackendError::Execute(e.to_string()))
-}
-
-fn is_subnormal(v: f64, t: ElementType) -> bool {
-    t.float_format()
-        .is_some_and(|f| v != 0.0 && v.is_finite() && v.abs() < f.min_normal())
-}
-
-/// Flushes subnormals to a zero of the same sign (the ftz mutations, at the module boundary).
-pub(crate) fn flush(l: &mut Literal) {
-    let t = l.dtype();
-    for i in 0..l.element_count() {
-        let v = l.get_f64(i);
-        if is_subnormal(v, t) {
-            l.set_f64(i, if v < 0.0 { -0.0 } else { 0.0 });
-        }
-    }
-}
-
-pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
+pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
     use Mutation as M;
-    let out = match mutation {
+    match mutation {
+        M::ExpLowPrecision
+        | M::ApproxExpDeclared
+        | M::MaxMinDropNan
+        | M::CompareNanEqual
+        | M::IntAddSaturates
+        | M::IntDivideByZeroZero
+        | M::ConvertFloatIntWraps
+        | M::Bf16ConvertTruncates
+        | M::SliceLimitOffByOne => elementwise(mutation, c),
+        M::ConcatOffsetWrong
+        | M::ReduceIgnoresInit
+        | M::ReduceWindowIgnoresPadding
+        | M::DynamicSliceNoClamp
+        | M::GatherNoClamp => indexing(mutation, c),
+        M::SortUnstable
+        | M::SortUnstableWhenAllowed
+        | M::ScatterDropsDuplicates
+        | M::DotBatchContractSwap
+        | M::ConvIgnoresFeatureGroups => sorting_and_contraction(mutation, c),
+        M::DotBf16Accumulate
+        | M::FmaContraction
+        | M::PairwiseReduction
+        | M::ReverseOrderReduction
+        | M::ReciprocalDivide => accumulation(mutation, c),
+        _ => super::config_bugs::apply(mutation, c),
+    }
+}
+
+fn no_kernel(mutation: Mutation, c: &Ctx<'_>) -> BackendError {
+    BackendError::Compile(format!(
+        "mutant: `{}` has no kernel for `{}`",
+        mutation.name(),
+        c.instr.name
+    ))
+}
+
+/// Elementwise miscompilations (and the slice off by one).
+fn elementwise(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
+    use Mutation as M;
+    Ok(Value::Array(match mutation {
         M::ExpLowPrecision => {
             let mut out = c.base_array()?;
             for i in 0..out.element_count() {
@@ -204,6 +153,14 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
             }
             out
         }
+        _ => return Err(no_kernel(mutation, c)),
+    }))
+}
+
+/// Concatenate, reductions' init and padding, and unclamped indices.
+fn indexing(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
+    use Mutation as M;
+    Ok(Value::Array(match mutation {
         M::ConcatOffsetWrong => {
             let mut out = c.base_array()?;
             let d = dims(&out);
@@ -326,6 +283,14 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
             ops.extend(c.operands[2..].iter().cloned());
             return c.base_on(c.instr, ops);
         }
+        _ => return Err(no_kernel(mutation, c)),
+    }))
+}
+
+/// Sort, scatter, dot and convolution kernels.
+fn sorting_and_contraction(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
+    use Mutation as M;
+    Ok(Value::Array(match mutation {
         M::SortUnstable | M::SortUnstableWhenAllowed => {
             let v = c.base()?;
             let mut outs: Vec<Literal> = v.clone().into_flat();
@@ -452,6 +417,14 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
             }
             return c.base_on(c.instr, vec![grouped, w.clone()]);
         }
+        _ => return Err(no_kernel(mutation, c)),
+    }))
+}
+
+/// How sums are accumulated: bf16 dots, fused multiply-add, reduction order, reciprocal division.
+fn accumulation(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
+    use Mutation as M;
+    Ok(Value::Array(match mutation {
         M::DotBf16Accumulate => dot_bf16(c)?,
         M::FmaContraction => {
             let mut out = c.base_array()?;
@@ -525,15 +498,14 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_, '_>) -> Res<Value> {
             }
             out
         }
-        _ => return super::config_bugs::apply(mutation, c),
-    };
-    Ok(Value::Array(out))
+        _ => return Err(no_kernel(mutation, c)),
+    }))
 }
 
-fn reducer(c: &Ctx<'_, '_>) -> Option<Opcode> {
+fn reducer(c: &Ctx<'_>) -> Option<Opcode> {
     let comp = c
         .stepper
-        .module
+        .module()
         .computations
         .get(c.instr.attrs.to_apply?.index())?;
     Some(comp.instr(comp.root).opcode)
@@ -561,7 +533,7 @@ fn pairwise(v: &[f64], wide: bool) -> f64 {
 }
 
 /// A dot accumulating in bf16: every partial sum rounded to bf16.
-fn dot_bf16(c: &Ctx<'_, '_>) -> Res<Literal> {
+fn dot_bf16(c: &Ctx<'_>) -> Res<Literal> {
     let mut out = c.base_array()?;
     let (lhs, rhs) = (c.op(0)?, c.op(1)?);
     let dd = c.instr.attrs.dot_dims.clone().unwrap_or_default();

@@ -7,6 +7,7 @@
 
 mod backend;
 mod config_bugs;
+mod ctx;
 mod exec;
 mod kernels;
 mod mutation;
