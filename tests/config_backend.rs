@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use xla_props::backend::Interpreter;
-use xla_props::property::ReferenceBackend;
+use xla_props::backend::ReferenceBackend;
 use xla_props::report::RunResults;
 
 fn run(backend: &str, json: &Path) {
@@ -33,7 +33,7 @@ fn run(backend: &str, json: &Path) {
     .chain([json.display().to_string()])
     .collect::<Vec<String>>();
     let report = xla_props::Harness::from_iter(args, |k| std::env::var(k).ok())
-        .backend(ReferenceBackend)
+        .backend(ReferenceBackend::default())
         .backend(Interpreter::default())
         .available_backends()
         .run_to_report()

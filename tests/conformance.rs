@@ -6,11 +6,11 @@
 //! `--junit`, `--json` and `--summary` (see the README).
 
 use xla_props::backend::Interpreter;
-use xla_props::property::ReferenceBackend;
+use xla_props::backend::ReferenceBackend;
 
 fn main() -> std::process::ExitCode {
     xla_props::Harness::from_args()
-        .backend(ReferenceBackend)
+        .backend(ReferenceBackend::default())
         .backend(Interpreter::default())
         .available_backends()
         .run()

@@ -2,9 +2,10 @@
 //! tiny exact evaluator as the reference, a correct backend and a buggy one.
 #![allow(dead_code)]
 
+use xla_props::backend::{Backend, BackendError, Executable};
 use xla_props::hlo::{ElementType, Module, Opcode};
 use xla_props::literal::Literal;
-use xla_props::property::{Backend, BackendError, CaseContext, Executable, Outcome};
+use xla_props::property::{CaseContext, Outcome};
 use xla_props::xla_property;
 
 /// What the buggy backend gets wrong.

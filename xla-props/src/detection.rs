@@ -6,11 +6,10 @@
 use std::time::Instant;
 
 use crate::backend::mutant::{Mutant, Mutation};
-use crate::backend::{Backend, Interpreter};
+use crate::backend::{Backend, Interpreter, ReferenceBackend};
 use crate::hlo::Opcode;
 use crate::property::{
-    self, registry, BackendId, CaseContext, CaseSpace, Outcome, ReferenceBackend, ReferenceCache,
-    SpaceFilter,
+    self, registry, BackendId, CaseContext, CaseSpace, Outcome, ReferenceCache, SpaceFilter,
 };
 
 /// The ops a mutation touches: their cases run first, so detection comes fast.
@@ -149,7 +148,7 @@ fn scatter_step(len: u64) -> u64 {
 pub fn detect(mutation: Mutation, options: &DetectionOptions) -> Detection {
     let mutant = Mutant::new(Interpreter::default(), mutation);
     let base = Interpreter::default();
-    let reference = ReferenceBackend;
+    let reference = ReferenceBackend::default();
     let cache = ReferenceCache::new();
     let start = Instant::now();
     let mut cases = 0u64;

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use xla_props::backend::mutant::{excess_precision_variant, Mutant, Mutation};
+use xla_props::backend::mutant::{widen_fused_arithmetic, Mutant, Mutation};
 use xla_props::backend::{create, Backend, BackendError, Interpreter};
 use xla_props::hlo::{parse_module, ArrayShape, ElementType};
 use xla_props::literal::Literal;
@@ -155,7 +155,7 @@ fn excess_precision_keeps_fused_intermediates_but_honours_explicit_converts() {
         "w = f32[1] convert(a)\n  v = f32[1] convert(b)\n  s = f32[1] add(w, v)\n  c = f16[1] convert(s)\n  ROOT d = f16[1] subtract(c, a)",
     );
     assert_eq!(run(&wide, &explicit, &args)[0].get_f64(0), 0.0);
-    assert!(excess_precision_variant(&parse_module(&explicit).unwrap()).is_some());
+    assert!(widen_fused_arithmetic(&parse_module(&explicit).unwrap()).is_some());
 }
 
 #[test]

@@ -8,7 +8,7 @@ use xla_props::backend::xla::known_bugs::INT_POWER_LOW_6_BITS;
 use xla_props::backend::{Backend, BackendError, Executable};
 use xla_props::check::{
     excess_precision_variant, fma_contraction_variant, legal_differences, op_semantics_variant,
-    whole_module_excess_precision_variant, ErrorBudget, KnownBug, LegalReason, Numerics, Outcome,
+    whole_module_excess_precision_variant, ErrorBudget, KnownBug, LegalReason, Numerics, Produced,
     Verdict,
 };
 use xla_props::filetest::{observe, HloTest};
@@ -76,8 +76,8 @@ fn everywhere(m: &Module, args: &[Literal], b: &Fixed) -> Verdict {
     let compare = xla_props::cli::judge_compare(
         m,
         args,
-        Outcome::Ok(&expected),
-        Outcome::Ok(&b.outputs),
+        Produced::Ok(&expected),
+        Produced::Ok(&b.outputs),
         &n,
         &b.bugs,
         true,

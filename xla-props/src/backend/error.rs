@@ -50,6 +50,14 @@ impl BackendError {
     pub fn is_unsupported(&self) -> bool {
         matches!(self, BackendError::Unsupported { .. })
     }
+    /// True for errors that make a case a skip rather than a failure: the
+    /// backend lacks the op or dtype, or cannot run here at all.
+    pub fn is_skip(&self) -> bool {
+        matches!(
+            self,
+            BackendError::Unsupported { .. } | BackendError::Unavailable { .. }
+        )
+    }
     /// An `Unsupported` error.
     pub fn unsupported(what: impl Into<String>) -> BackendError {
         BackendError::Unsupported { what: what.into() }

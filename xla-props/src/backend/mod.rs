@@ -9,13 +9,19 @@ pub mod iree;
 pub mod mutant;
 mod reference_backend;
 mod registry;
+mod unavailable;
 pub mod xla;
 
-pub use api::{builtin_version, Backend, BatchRequest, Executable, FusionProbe, ProbedValue};
+pub use api::{
+    builtin_version, run_module, Backend, BatchRequest, Executable, FusionProbe, ProbedValue,
+};
 pub use api::{PassControl, PassStep};
 pub use error::BackendError;
 pub use interpreter::Interpreter;
 pub(crate) use reference_backend::to_backend_error as reference_error;
 pub use reference_backend::ReferenceBackend;
-pub use registry::{config_error, create, known_backends, Availability, BackendInfo};
+pub use registry::{
+    available_backends, config_error, create, known_backends, Availability, BackendInfo,
+};
+pub use unavailable::Unavailable;
 pub use xla::{XlaBackend, XlaPlugin};

@@ -234,3 +234,12 @@ mod tests {
         assert_eq!(names.len(), infos.len());
     }
 }
+
+/// Every backend of the built-in registry that is available in this build.
+pub fn available_backends() -> Vec<Box<dyn super::api::Backend>> {
+    known_backends()
+        .into_iter()
+        .filter(|info| info.availability == Availability::Available)
+        .filter_map(|info| create(info.name).ok())
+        .collect()
+}

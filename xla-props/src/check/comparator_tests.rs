@@ -349,24 +349,24 @@ fn shape_mismatch_and_failures() {
     assert!(matches!(v, Verdict::ShapeMismatch { .. }));
     let one = [a.clone()];
     let both = judge_n(
-        Outcome::Failed("division by zero"),
-        Outcome::Failed("division by zero"),
+        Produced::Failed("division by zero"),
+        Produced::Failed("division by zero"),
         &ErrorSpec::exact(),
         &Numerics::exact(),
         &CompareContext::new(),
     );
     assert!(matches!(both, Verdict::BothFailedAlike { .. }));
     let skipped = judge_n(
-        Outcome::Ok(&one),
-        Outcome::Unsupported("no f8 support"),
+        Produced::Ok(&one),
+        Produced::Unsupported("no f8 support"),
         &ErrorSpec::exact(),
         &Numerics::exact(),
         &CompareContext::new(),
     );
     assert!(matches!(skipped, Verdict::Skipped { .. }));
     let only = judge_n(
-        Outcome::Failed("bad"),
-        Outcome::Ok(&one),
+        Produced::Failed("bad"),
+        Produced::Ok(&one),
         &ErrorSpec::exact(),
         &Numerics::exact(),
         &CompareContext::new(),

@@ -64,8 +64,8 @@ pub(crate) fn compare_n(
 /// [`judge`] with every element rule of `n` in force (tests only).
 #[cfg(test)]
 pub(crate) fn judge_n(
-    expected: Outcome<'_>,
-    actual: Outcome<'_>,
+    expected: Produced<'_>,
+    actual: Produced<'_>,
     spec: &ErrorSpec,
     n: &super::numerics::Numerics,
     ctx: &CompareContext<'_>,
@@ -220,7 +220,7 @@ impl<'a> CompareContext<'a> {
 
 /// What one side of a comparison produced.
 #[derive(Clone, Copy, Debug)]
-pub enum Outcome<'a> {
+pub enum Produced<'a> {
     /// Outputs (tuples flattened).
     Ok(&'a [Literal]),
     /// A failure, described.
@@ -231,34 +231,34 @@ pub enum Outcome<'a> {
 
 /// Judges two outcomes: failures on either side first, then [`compare`].
 pub(crate) fn judge(
-    expected: Outcome<'_>,
-    actual: Outcome<'_>,
+    expected: Produced<'_>,
+    actual: Produced<'_>,
     spec: &ErrorSpec,
     ctx: &CompareContext<'_>,
 ) -> Verdict {
     match (expected, actual) {
-        (Outcome::Unsupported(why), _) => Verdict::Skipped {
+        (Produced::Unsupported(why), _) => Verdict::Skipped {
             reason: format!("the reference does not support this: {why}"),
         },
-        (_, Outcome::Unsupported(why)) => Verdict::Skipped {
+        (_, Produced::Unsupported(why)) => Verdict::Skipped {
             reason: format!("the backend does not support this: {why}"),
         },
-        (Outcome::Failed(e), Outcome::Failed(a)) if e == a => Verdict::BothFailedAlike {
+        (Produced::Failed(e), Produced::Failed(a)) if e == a => Verdict::BothFailedAlike {
             error: e.to_string(),
         },
-        (Outcome::Failed(e), Outcome::Failed(a)) => Verdict::BothFailedDifferently {
+        (Produced::Failed(e), Produced::Failed(a)) => Verdict::BothFailedDifferently {
             expected_error: e.to_string(),
             actual_error: a.to_string(),
         },
-        (Outcome::Failed(e), Outcome::Ok(_)) => Verdict::OnlyOneFailed {
+        (Produced::Failed(e), Produced::Ok(_)) => Verdict::OnlyOneFailed {
             failed: Side::Reference,
             error: e.to_string(),
         },
-        (Outcome::Ok(_), Outcome::Failed(a)) => Verdict::OnlyOneFailed {
+        (Produced::Ok(_), Produced::Failed(a)) => Verdict::OnlyOneFailed {
             failed: Side::Backend,
             error: a.to_string(),
         },
-        (Outcome::Ok(e), Outcome::Ok(a)) => compare(e, a, spec, ctx),
+        (Produced::Ok(e), Produced::Ok(a)) => compare(e, a, spec, ctx),
     }
 }
 

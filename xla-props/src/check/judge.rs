@@ -18,7 +18,7 @@
 //! Every phase only adds ways to accept an element, so an agreement in an
 //! early phase is final.
 
-use super::compare::{compare, CompareContext, Outcome, Rules};
+use super::compare::{compare, CompareContext, Produced, Rules};
 use super::error_spec::ErrorSpec;
 use super::known_bugs::{KnownBug, KnownBugNote};
 use super::legal::{Case, Evidence, Setting, REGISTRY};
@@ -131,12 +131,12 @@ impl<'a> Judge<'a> {
         &self,
         module: &Module,
         inputs: &[Literal],
-        expected: Outcome<'_>,
-        actual: Outcome<'_>,
+        expected: Produced<'_>,
+        actual: Produced<'_>,
         reference: &EvalFn<'_>,
     ) -> Verdict {
         match (expected, actual) {
-            (Outcome::Ok(e), Outcome::Ok(a)) => self.outputs(module, inputs, e, a, reference),
+            (Produced::Ok(e), Produced::Ok(a)) => self.outputs(module, inputs, e, a, reference),
             (e, a) => super::compare::judge(e, a, &ErrorSpec::exact(), &CompareContext::new()),
         }
     }
@@ -157,8 +157,8 @@ impl<'a> Judge<'a> {
                 self.judge(
                     module,
                     inputs,
-                    Outcome::Unsupported(&msg),
-                    Outcome::Ok(actual),
+                    Produced::Unsupported(&msg),
+                    Produced::Ok(actual),
                     &eval,
                 )
             }
@@ -167,8 +167,8 @@ impl<'a> Judge<'a> {
                 self.judge(
                     module,
                     inputs,
-                    Outcome::Failed(&msg),
-                    Outcome::Ok(actual),
+                    Produced::Failed(&msg),
+                    Produced::Ok(actual),
                     &eval,
                 )
             }

@@ -29,7 +29,7 @@ mod comparator_tests;
 pub use alternatives::{excess_precision_variant, flush_subnormal_inputs};
 pub(crate) use compare::{compare, CompareContext};
 pub use compare::{
-    magnitude_sums_for_dot, magnitude_sums_for_reduce, module_opcodes, MagnitudeSums, Outcome,
+    magnitude_sums_for_dot, magnitude_sums_for_reduce, module_opcodes, MagnitudeSums, Produced,
 };
 pub use contraction::fma_contraction_variant;
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
@@ -46,8 +46,8 @@ pub use op_semantics::op_semantics_variant;
 pub use policy::{EvalFn, Policy};
 pub use sweep::{ulp_stats, UlpStats};
 pub use tolerances::{
-    default_error_spec, default_error_spec_for_module, tolerance_rule, Dtypes, Tolerance,
-    ToleranceRule, DEFAULT_TOLERANCES,
+    default_error_spec, default_error_spec_for_module, tolerance_rule, Dtypes, ToleranceRule,
+    UnitTolerance, DEFAULT_TOLERANCES,
 };
 pub use ulp::{
     classify, float_bits, from_ordinal, int_value, next_down, next_up, ordinal, round_down,

@@ -15,7 +15,7 @@ use crate::hlo::{ElementType, Opcode};
 
 /// A tolerance in units of the element type.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Tolerance {
+pub struct UnitTolerance {
     /// Absolute bound in multiples of the type's smallest normal.
     pub abs_min_normals: f64,
     /// Relative bound in multiples of the type's epsilon.
@@ -26,30 +26,30 @@ pub struct Tolerance {
     pub strict_signed_zeros: bool,
 }
 
-impl Tolerance {
-    const EXACT: Tolerance = Tolerance {
+impl UnitTolerance {
+    const EXACT: UnitTolerance = UnitTolerance {
         abs_min_normals: 0.0,
         rel_eps: 0.0,
         ulp: 0,
         strict_signed_zeros: true,
     };
-    const fn rel(rel_eps: f64) -> Tolerance {
-        Tolerance {
+    const fn rel(rel_eps: f64) -> UnitTolerance {
+        UnitTolerance {
             rel_eps,
-            ..Tolerance::EXACT
+            ..UnitTolerance::EXACT
         }
     }
-    const fn abs_rel(abs_min_normals: f64, rel_eps: f64) -> Tolerance {
-        Tolerance {
+    const fn abs_rel(abs_min_normals: f64, rel_eps: f64) -> UnitTolerance {
+        UnitTolerance {
             abs_min_normals,
             rel_eps,
-            ..Tolerance::EXACT
+            ..UnitTolerance::EXACT
         }
     }
-    const fn ulp(ulp: u64) -> Tolerance {
-        Tolerance {
+    const fn ulp(ulp: u64) -> UnitTolerance {
+        UnitTolerance {
             ulp,
-            ..Tolerance::EXACT
+            ..UnitTolerance::EXACT
         }
     }
 
@@ -93,7 +93,7 @@ pub struct ToleranceRule {
     /// The dtypes it covers.
     pub dtypes: Dtypes,
     /// The tolerance.
-    pub tolerance: Tolerance,
+    pub tolerance: UnitTolerance,
     /// Why this much.
     pub reason: &'static str,
     /// Where the number comes from.
@@ -130,7 +130,7 @@ pub const DEFAULT_TOLERANCES: &[ToleranceRule] = &[
             Opcode::Remainder,
         ],
         dtypes: Dtypes::Any,
-        tolerance: Tolerance::EXACT,
+        tolerance: UnitTolerance::EXACT,
         reason: "IEEE 754 requires correctly rounded results and the reference rounds once; \
                  flushed subnormals are declared in Numerics, not tolerated here",
         source: "exhaustive_binary_test_functions.cc: Add/Sub/Mul/Div use \
@@ -140,7 +140,7 @@ pub const DEFAULT_TOLERANCES: &[ToleranceRule] = &[
     ToleranceRule {
         ops: TRANSCENDENTAL,
         dtypes: Dtypes::Only(F8),
-        tolerance: Tolerance::ulp(1),
+        tolerance: UnitTolerance::ulp(1),
         reason: "f8 results are computed in f32 and rounded again; a 1 ULP step is one of 8 or \
                  16 values per binade",
         source: "exhaustive_unary_test_functions.cc: Exp/Log1p (f8e5m2) and Logistic \
@@ -150,7 +150,7 @@ pub const DEFAULT_TOLERANCES: &[ToleranceRule] = &[
     ToleranceRule {
         ops: &[Opcode::Sine, Opcode::Cosine],
         dtypes: Dtypes::Any,
-        tolerance: Tolerance::rel(2.0),
+        tolerance: UnitTolerance::rel(2.0),
         reason: "range-reduced polynomial; about 2 ULP",
         source: "exhaustive_unary_test_functions.cc: Sin/Cos rel_err(2 * eps), abs_err(0) \
                  (\"a maximum relative error of 2 ULP\")",
@@ -158,14 +158,14 @@ pub const DEFAULT_TOLERANCES: &[ToleranceRule] = &[
     ToleranceRule {
         ops: &[Opcode::Tan],
         dtypes: Dtypes::Any,
-        tolerance: Tolerance::rel(4.0),
+        tolerance: UnitTolerance::rel(4.0),
         reason: "sin/cos quotient; about 4 ULP",
         source: "exhaustive_unary_test_functions.cc: Tan rel_err(4 * eps), abs_err(0)",
     },
     ToleranceRule {
         ops: &[Opcode::Rsqrt],
         dtypes: Dtypes::Any,
-        tolerance: Tolerance::rel(2.0),
+        tolerance: UnitTolerance::rel(2.0),
         reason: "1/sqrt(x) rounds twice unless fused",
         source: "exhaustive_unary_test_functions.cc: Rsqrt rel_err(2 * eps), abs_err(0), \
                  strict_signed_zeros",
@@ -173,14 +173,14 @@ pub const DEFAULT_TOLERANCES: &[ToleranceRule] = &[
     ToleranceRule {
         ops: &[Opcode::Cbrt],
         dtypes: Dtypes::Any,
-        tolerance: Tolerance::rel(16.0),
+        tolerance: UnitTolerance::rel(16.0),
         reason: "cbrt is computed by iteration, not correctly rounded",
         source: "exhaustive_unary_test_functions.cc: Cbrt rel_err(16 * eps), strict_signed_zeros",
     },
     ToleranceRule {
         ops: TRANSCENDENTAL,
         dtypes: Dtypes::Only(F16),
-        tolerance: Tolerance::abs_rel(2.0, 5.0),
+        tolerance: UnitTolerance::abs_rel(2.0, 5.0),
         reason: "default for f16 transcendentals: f16 epsilon is large, so a slack of 5 suffices",
         source: "exhaustive_op_test_utils.h: DefaultSpecGenerator<F16>: \
                  abs = kDefaultAbsoluteToleranceSlackFactor (2) * min_normal, rel = 5 * eps",
@@ -188,7 +188,7 @@ pub const DEFAULT_TOLERANCES: &[ToleranceRule] = &[
     ToleranceRule {
         ops: TRANSCENDENTAL,
         dtypes: Dtypes::Only(BF16),
-        tolerance: Tolerance::abs_rel(2.0, 2.0),
+        tolerance: UnitTolerance::abs_rel(2.0, 2.0),
         reason: "default for bf16 transcendentals: bf16 epsilon is larger still, slack 2",
         source: "exhaustive_op_test_utils.h: DefaultSpecGenerator<BF16>: \
                  abs = 2 * min_normal, rel = 2 * eps",
@@ -196,7 +196,7 @@ pub const DEFAULT_TOLERANCES: &[ToleranceRule] = &[
     ToleranceRule {
         ops: TRANSCENDENTAL,
         dtypes: Dtypes::Any,
-        tolerance: Tolerance::abs_rel(2.0, 20.0),
+        tolerance: UnitTolerance::abs_rel(2.0, 20.0),
         reason: "default for f32/f64 transcendentals",
         source: "exhaustive_op_test_utils.h: DefaultSpecGenerator<F32>/<F64>: \
                  abs = kDefaultAbsoluteToleranceSlackFactor (2) * min_normal, \

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use super::CliError;
-use crate::backend::{self, BackendError};
-use crate::check::{Judge, KnownBug, Numerics, Outcome, Policy, Verdict};
+use crate::backend;
+use crate::check::{Judge, KnownBug, Numerics, Policy, Produced, Verdict};
+use crate::fuzz::{run_backend, run_reference, RunResult};
 use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
 use crate::literal::Literal;
@@ -71,54 +72,12 @@ fn badness(v: &Verdict) -> u8 {
     }
 }
 
-/// What one side produced.
-enum Side {
-    Ok(Vec<Literal>),
-    Failed(String),
-    Unsupported(String),
-}
-
-impl Side {
-    fn outcome(&self) -> Outcome<'_> {
-        match self {
-            Side::Ok(v) => Outcome::Ok(v),
-            Side::Failed(e) => Outcome::Failed(e),
-            Side::Unsupported(e) => Outcome::Unsupported(e),
-        }
-    }
-    fn literals(&self) -> Option<&[Literal]> {
-        match self {
-            Side::Ok(v) => Some(v),
-            _ => None,
-        }
-    }
-}
-
-fn from_backend(r: Result<Vec<Literal>, BackendError>) -> Side {
-    match r {
-        Ok(v) => Side::Ok(v),
-        Err(e @ BackendError::Unsupported { .. }) => Side::Unsupported(e.to_string()),
-        Err(e) => Side::Failed(e.to_string()),
-    }
-}
-
-/// Evaluates with the exact reference, as a side.
-fn run_reference(module: &Module, args: &[Literal]) -> Side {
-    match crate::reference::evaluate(module, args) {
-        Ok(v) => Side::Ok(v),
-        Err(e @ crate::reference::EvalError::Unsupported { .. }) => {
-            Side::Unsupported(e.to_string())
-        }
-        Err(e) => Side::Failed(e.to_string()),
-    }
-}
-
 /// Runs `name` (a backend, or `reference`) on `module`.
 fn run_named(
     name: &str,
     module: &Module,
     args: &[Literal],
-) -> Result<(Side, Numerics, Vec<KnownBug>), CliError> {
+) -> Result<(RunResult, Numerics, Vec<KnownBug>), CliError> {
     if name == "reference" {
         return Ok((run_reference(module, args), Numerics::exact(), Vec::new()));
     }
@@ -126,11 +85,7 @@ fn run_named(
         backend::create(name).map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
     let numerics = b.numerics();
     let known_bugs = b.known_bugs().to_vec();
-    let side = match b.compile(module) {
-        Ok(exe) => from_backend(exe.execute(args)),
-        Err(e) => from_backend(Err(e)),
-    };
-    Ok((side, numerics, known_bugs))
+    Ok((run_backend(b.as_ref(), module, args), numerics, known_bugs))
 }
 
 /// Prints a line to stdout; a closed pipe (`| head`) is the reader's choice, not a panic.
@@ -271,7 +226,7 @@ fn compare_module(
 ) -> Result<CompareReport, CliError> {
     let (expected, _, _) = run_named(&args.reference, module, &inputs.args)?;
     let (actual, numerics, known_bugs) = run_named(&args.backend, module, &inputs.args)?;
-    let reference_nonfinite_outputs = expected.literals().map_or(0, |outs| {
+    let reference_nonfinite_outputs = expected.outputs().map_or(0, |outs| {
         outs.iter()
             .flat_map(|l| (0..l.element_count()).map(move |i| l.get_f64(i)))
             .filter(|v| !v.is_finite())
@@ -301,8 +256,8 @@ fn compare_module(
 pub fn judge_compare(
     module: &Module,
     inputs: &[Literal],
-    expected: Outcome<'_>,
-    actual: Outcome<'_>,
+    expected: Produced<'_>,
+    actual: Produced<'_>,
     numerics: &Numerics,
     known_bugs: &[KnownBug],
     exact_reference: bool,

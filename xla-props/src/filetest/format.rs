@@ -36,9 +36,9 @@ pub enum Inputs {
     Files(Vec<PathBuf>),
 }
 
-/// How results are judged.
+/// How results are judged: the `tolerance=` directive (`default`, `exact`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tolerance {
+pub enum JudgeMode {
     /// The comparator with the default spec of the module (what isolation uses).
     Default,
     /// Bit-exact (NaN by class).
@@ -113,7 +113,7 @@ pub struct HloTest {
     /// The backends it runs on.
     pub backends: Vec<String>,
     /// How results are judged.
-    pub tolerance: Tolerance,
+    pub tolerance: JudgeMode,
     /// Where the arguments come from.
     pub inputs: Inputs,
     /// The expectation for every backend without its own.
@@ -148,7 +148,7 @@ impl HloTest {
             message,
         };
         let mut backends = None;
-        let mut tolerance = Tolerance::Default;
+        let mut tolerance = JudgeMode::Default;
         let mut inputs = Inputs::Seed(0);
         let mut expect = None;
         let mut expect_for = Vec::new();
@@ -176,8 +176,8 @@ impl HloTest {
                         }
                         "tolerance" => {
                             tolerance = match value {
-                                "default" => Tolerance::Default,
-                                "exact" => Tolerance::Exact,
+                                "default" => JudgeMode::Default,
+                                "exact" => JudgeMode::Exact,
                                 _ => {
                                     return Err(err(
                                         line,

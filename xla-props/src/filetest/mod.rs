@@ -13,5 +13,5 @@
 mod format;
 mod run;
 
-pub use format::{Expectation, HloTest, Inputs, TestFileError, Tolerance};
+pub use format::{Expectation, HloTest, Inputs, JudgeMode, TestFileError};
 pub use run::{bless, observe, run_file_on, Observation, TrialResult, BLESS_ENV};

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use super::format::{Expectation, HloTest, Tolerance};
+use super::format::{Expectation, HloTest, JudgeMode};
 use crate::backend::Backend;
 use crate::check::Verdict;
 use crate::isolate::{MismatchKind, Oracle, Tested};
@@ -40,7 +40,7 @@ pub fn observe(test: &HloTest, backend: &dyn Backend) -> Result<Observation, Str
     let oracle = Oracle::Exact;
     let tested = Tested::new(backend);
     // the one judge; `tolerance=exact` forbids every tolerance and elided rounding
-    let strict = matches!(test.tolerance, Tolerance::Exact);
+    let strict = matches!(test.tolerance, JudgeMode::Exact);
     let verdict = crate::isolate::judge::judge_results_with(
         &test.module,
         &args,

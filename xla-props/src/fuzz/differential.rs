@@ -5,7 +5,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::backend::{Backend, BackendError};
-use crate::check::{Judge, Numerics, Outcome, Policy, Verdict};
+use crate::check::{Judge, Numerics, Policy, Produced, Verdict};
 use crate::hlo::Module;
 use crate::literal::Literal;
 
@@ -21,11 +21,11 @@ pub enum RunResult {
 }
 
 impl RunResult {
-    pub(crate) fn outcome(&self) -> Outcome<'_> {
+    pub(crate) fn outcome(&self) -> Produced<'_> {
         match self {
-            RunResult::Ok(v) => Outcome::Ok(v),
-            RunResult::Failed(e) => Outcome::Failed(e),
-            RunResult::Unsupported(e) => Outcome::Unsupported(e),
+            RunResult::Ok(v) => Produced::Ok(v),
+            RunResult::Failed(e) => Produced::Failed(e),
+            RunResult::Unsupported(e) => Produced::Unsupported(e),
         }
     }
     /// The outputs, when it ran.
@@ -70,7 +70,7 @@ pub fn run_reference(module: &Module, args: &[Literal]) -> RunResult {
 /// Judges `actual` (from a backend with `numerics`) against `expected` for
 /// `module` run on `args`: the one judge (`check::Judge`) against the
 /// reference, `strict_rounding` forbidding elided roundings.
-pub fn judge_outputs(
+pub fn judge_runs(
     module: &Module,
     args: &[Literal],
     expected: &RunResult,
@@ -120,7 +120,7 @@ pub fn differential(
 ) -> Differential {
     let expected = run_reference(module, args);
     let actual = run_backend(backend, module, args);
-    let verdict = judge_outputs(
+    let verdict = judge_runs(
         module,
         args,
         &expected,

@@ -8,7 +8,7 @@ mod differential;
 mod run;
 
 pub use differential::{
-    differential, judge_outputs, run_backend, run_reference, Differential, RunResult,
+    differential, judge_runs, run_backend, run_reference, Differential, RunResult,
 };
 pub use run::{
     fuzz, hlotest_inline_text, hlotest_text, judge_instruction, mismatch_kind,

@@ -7,12 +7,12 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 
 use super::catalogue::{build_case, BuiltCase};
-use super::contract::{evaluate_reference, is_skip, run_module, Backend, Numerics};
 use super::id::{CaseId, CaseKey};
 use super::inputs::{generate, SplitMix};
 use super::judge::{judge_for, Against};
 use super::spec::PropertySpec;
-use crate::check::Verdict;
+use crate::backend::{reference_error, run_module, Backend};
+use crate::check::{Numerics, Verdict};
 use crate::hlo::Module;
 use crate::literal::Literal;
 
@@ -148,7 +148,7 @@ pub struct CaseContext<'a> {
 fn generate_inputs(
     built: &BuiltCase,
     seed: u64,
-    dist: super::Distribution,
+    dist: super::CaseDistribution,
 ) -> Result<Vec<Literal>, String> {
     let mut rng = SplitMix::new(seed);
     let mut v = Vec::new();
@@ -210,7 +210,7 @@ impl<'a> CaseContext<'a> {
     }
 
     /// Calls the reference evaluator directly for expected results (when the
-    /// reference is [`super::ReferenceBackend`]), skipping its compiled copy.
+    /// reference is [`crate::backend::ReferenceBackend`]), skipping its compiled copy.
     pub(crate) fn with_direct_reference(mut self, direct: bool) -> CaseContext<'a> {
         self.direct_reference = direct;
         self
@@ -316,7 +316,7 @@ impl<'a> CaseContext<'a> {
                 .computed
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let result = if self.direct_reference {
-                evaluate_reference(&built.module, &inputs)
+                crate::reference::evaluate(&built.module, &inputs).map_err(reference_error)
             } else {
                 run_module(self.reference, &built.module, &inputs)
             };
@@ -339,7 +339,7 @@ impl<'a> CaseContext<'a> {
         inputs: &[Literal],
     ) -> Result<Vec<Literal>, Outcome> {
         run_module(backend, module, inputs).map_err(|e| {
-            if is_skip(&e) {
+            if e.is_skip() {
                 Outcome::Skip(format!("{}: {e}", backend.name()))
             } else {
                 Outcome::fail(format!("{}: {e}", backend.name()))
@@ -404,7 +404,7 @@ impl<'a> CaseContext<'a> {
                 );
                 let eval = |m: &Module, args: &[Literal]| {
                     if direct {
-                        evaluate_reference(m, args).ok()
+                        crate::reference::evaluate(m, args).ok()
                     } else {
                         run_module(reference, m, args).ok()
                     }
@@ -521,6 +521,7 @@ impl<'a> CaseContext<'a> {
     ///
     /// ```
     /// # use xla_props::property::*;
+    /// # use xla_props::backend::Unavailable;
     /// let case: CaseId = "vs_reference::add::f32::f32[7]{0}::uniform::interpreter".parse().unwrap();
     /// let b = Unavailable::new("interpreter", "test");
     /// let cache = ReferenceCache::new();

@@ -272,7 +272,7 @@ pub fn dtype_group(name: &str) -> Option<&'static [ElementType]> {
 
 /// An input value distribution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Distribution {
+pub enum CaseDistribution {
     /// Uniform values in a safe range for the op.
     Uniform,
     /// Edge values: NaN, ±inf, ±0, min, max, ±1, subnormals, integer extremes.
@@ -285,28 +285,28 @@ pub enum Distribution {
     Exhaustive,
 }
 
-impl Distribution {
+impl CaseDistribution {
     /// All distributions.
-    pub const ALL: &'static [Distribution] = &[
-        Distribution::Uniform,
-        Distribution::Special,
-        Distribution::Mixed,
+    pub const ALL: &'static [CaseDistribution] = &[
+        CaseDistribution::Uniform,
+        CaseDistribution::Special,
+        CaseDistribution::Mixed,
     ];
     /// The name used in case names.
     pub fn name(self) -> &'static str {
         match self {
-            Distribution::Uniform => "uniform",
-            Distribution::Special => "special",
-            Distribution::Mixed => "mixed",
-            Distribution::Exhaustive => "exhaustive",
+            CaseDistribution::Uniform => "uniform",
+            CaseDistribution::Special => "special",
+            CaseDistribution::Mixed => "mixed",
+            CaseDistribution::Exhaustive => "exhaustive",
         }
     }
     /// Parses a distribution name.
-    pub fn from_name(s: &str) -> Option<Distribution> {
+    pub fn from_name(s: &str) -> Option<CaseDistribution> {
         Self::ALL
             .iter()
             .copied()
-            .chain([Distribution::Exhaustive])
+            .chain([CaseDistribution::Exhaustive])
             .find(|d| d.name() == s)
     }
 }
@@ -322,13 +322,13 @@ pub const DISTRIBUTION_GROUPS: &[&str] = &[
 ];
 
 /// The distributions of a named group.
-pub fn distribution_group(name: &str) -> Option<&'static [Distribution]> {
+pub fn distribution_group(name: &str) -> Option<&'static [CaseDistribution]> {
     match name {
-        "default" | "all" => Some(Distribution::ALL),
-        "uniform" => Some(&[Distribution::Uniform]),
-        "special" => Some(&[Distribution::Special]),
-        "mixed" => Some(&[Distribution::Mixed]),
-        "exhaustive" => Some(&[Distribution::Exhaustive]),
+        "default" | "all" => Some(CaseDistribution::ALL),
+        "uniform" => Some(&[CaseDistribution::Uniform]),
+        "special" => Some(&[CaseDistribution::Special]),
+        "mixed" => Some(&[CaseDistribution::Mixed]),
+        "exhaustive" => Some(&[CaseDistribution::Exhaustive]),
         _ => None,
     }
 }

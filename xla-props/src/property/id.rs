@@ -6,7 +6,7 @@ use std::str::FromStr;
 use std::sync::{OnceLock, RwLock};
 
 use super::configs;
-use super::groups::Distribution;
+use super::groups::CaseDistribution;
 use super::space::{case_params, layouts, shapes, CaseSpace, Form, SpaceFilter, CONFIG_SET};
 use super::spec::{registry, PropertySpec};
 use crate::hlo::{ArrayShape, ElementType, Layout, Opcode};
@@ -67,7 +67,7 @@ pub struct CaseKey {
     /// Index into [`layouts`] of the shape's rank.
     pub layout: u8,
     /// The input distribution.
-    pub dist: Distribution,
+    pub dist: CaseDistribution,
     /// Index into the section's parameters (0 when there are none).
     pub param: u16,
 }
@@ -353,7 +353,7 @@ impl FromStr for CaseKey {
                 .position(|m| *m == l.as_slice())
                 .ok_or_else(|| err("no such layout in this property"))?,
         };
-        let dist = Distribution::from_name(dist).ok_or_else(|| err("unknown distribution"))?;
+        let dist = CaseDistribution::from_name(dist).ok_or_else(|| err("unknown distribution"))?;
         let param = match (param, names.is_empty()) {
             (None, true) => 0,
             (Some(p), false) => names

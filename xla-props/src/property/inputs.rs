@@ -2,7 +2,7 @@
 //! operand role, edge values for the `special` distribution. (Legal-domain
 //! propagation through whole graphs arrives with the `inputs` module.)
 
-use super::groups::Distribution;
+use super::groups::CaseDistribution;
 use crate::hlo::{ArrayShape, ElementType};
 use crate::literal::{Literal, LiteralError};
 
@@ -125,27 +125,27 @@ fn uniform_int(t: ElementType, role: Role, rng: &mut SplitMix) -> i128 {
     }
 }
 
-/// Generates one argument. Under [`Distribution::Exhaustive`], a float
+/// Generates one argument. Under [`CaseDistribution::Exhaustive`], a float
 /// operand of `2^bits` elements holds every bit pattern in order; any other
 /// operand is uniform.
 ///
 /// ```
 /// use xla_props::hlo::{ArrayShape, ElementType};
-/// use xla_props::property::{generate, Distribution, Role, SplitMix};
+/// use xla_props::property::{generate, CaseDistribution, Role, SplitMix};
 /// let shape = ArrayShape::new(ElementType::F16, vec![4]);
-/// let a = generate(&shape, Role::NonZero, Distribution::Uniform, &mut SplitMix::new(7)).unwrap();
-/// let b = generate(&shape, Role::NonZero, Distribution::Uniform, &mut SplitMix::new(7)).unwrap();
+/// let a = generate(&shape, Role::NonZero, CaseDistribution::Uniform, &mut SplitMix::new(7)).unwrap();
+/// let b = generate(&shape, Role::NonZero, CaseDistribution::Uniform, &mut SplitMix::new(7)).unwrap();
 /// assert_eq!(a, b); // deterministic
 /// assert!(a.to_f64_vec().iter().all(|v| v.abs() >= 0.25));
 /// ```
 pub fn generate(
     shape: &ArrayShape,
     role: Role,
-    dist: Distribution,
+    dist: CaseDistribution,
     rng: &mut SplitMix,
 ) -> Result<Literal, LiteralError> {
     let t = shape.dtype;
-    if dist == Distribution::Exhaustive && t.is_float() {
+    if dist == CaseDistribution::Exhaustive && t.is_float() {
         if let Some(all) = crate::inputs::exhaustive_bits(t) {
             if shape.element_count() == Some(all.element_count() as u64) {
                 let bits: Vec<u64> = (0..all.element_count()).map(|i| all.get_bits(i)).collect();
@@ -168,9 +168,9 @@ pub fn generate(
     for i in 0..lit.element_count() {
         let special = !index_like
             && match dist {
-                Distribution::Uniform | Distribution::Exhaustive => false,
-                Distribution::Special => true,
-                Distribution::Mixed => rng.next_u64() & 1 == 1,
+                CaseDistribution::Uniform | CaseDistribution::Exhaustive => false,
+                CaseDistribution::Special => true,
+                CaseDistribution::Mixed => rng.next_u64() & 1 == 1,
             };
         if t.is_float() {
             let v = if special {

@@ -2,7 +2,6 @@
 //! (`xla-props compare`, tests that run whole modules such as the shared
 //! corpus): the same full tolerance model a property case gets.
 
-use super::contract::evaluate_reference;
 use super::judge::{judge_for, Against};
 use super::spec::Tolerance;
 use crate::check::{KnownBug, Numerics, Verdict};
@@ -40,7 +39,7 @@ pub fn judge_against_reference(
     known_bugs: &[KnownBug],
     strict_rounding: bool,
 ) -> Verdict {
-    let eval = |m: &Module, args: &[Literal]| evaluate_reference(m, args).ok();
+    let eval = |m: &Module, args: &[Literal]| crate::reference::evaluate(m, args).ok();
     judge_for(
         numerics,
         Tolerance::Exact,

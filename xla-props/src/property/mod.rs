@@ -8,7 +8,6 @@ mod arbitrary;
 mod catalogue;
 mod configs;
 mod context;
-mod contract;
 mod coverage;
 mod groups;
 mod id;
@@ -22,16 +21,12 @@ pub use catalogue::{
     build_case, build_chain, elementwise_role, fuse_entry, BuiltCase, CatalogueError,
 };
 pub use context::{CaseContext, Failure, Outcome, ReferenceCache};
-pub use contract::{
-    is_skip, registry_backends, run_module, Backend, BackendError, Executable, Numerics,
-    ReferenceBackend, Unavailable,
-};
 pub use coverage::{
     class_coverage, coverage_markdown, coverage_text, full_coverage, ClassCoverage, DTYPE_FAMILIES,
 };
 pub use groups::{
     accepted_dtypes, bitcast_targets, catalogue_ops, check, distribution_group, dtype_group,
-    op_group, Distribution, DtypeRule, DISTRIBUTION_GROUPS, DTYPE_GROUPS, OP_GROUPS,
+    op_group, CaseDistribution, DtypeRule, DISTRIBUTION_GROUPS, DTYPE_GROUPS, OP_GROUPS,
 };
 pub use id::{BackendId, CaseId, CaseKey, Fnv, ParseCaseIdError};
 pub use inputs::{generate, Role, SplitMix};

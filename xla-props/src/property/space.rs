@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use super::groups::{
-    accepted_dtypes, bitcast_targets, distribution_group, dtype_group, op_group, Distribution,
+    accepted_dtypes, bitcast_targets, distribution_group, dtype_group, op_group, CaseDistribution,
 };
 use super::id::{BackendId, CaseId, CaseKey};
 use super::spec::{LayoutSelection, PropertySpec, Selection, Template};
@@ -410,7 +410,7 @@ struct Section {
     /// (shape index, layout index) pairs; for a tied section (attribute
     /// classes) (class index, layout index), one per class.
     shapes: Vec<(u16, u8)>,
-    dists: Vec<Distribution>,
+    dists: Vec<CaseDistribution>,
     params: &'static [&'static str],
     /// The parameter is the class the shape entry names (not a product with it).
     tied: bool,
@@ -498,7 +498,7 @@ fn resolve_dtypes(spec: &PropertySpec) -> Result<Vec<ElementType>, SpaceError> {
     }
 }
 
-fn resolve_dists(spec: &PropertySpec) -> Result<Vec<Distribution>, SpaceError> {
+fn resolve_dists(spec: &PropertySpec) -> Result<Vec<CaseDistribution>, SpaceError> {
     let unknown = |name: &str| SpaceError::Unknown {
         property: spec.name.to_string(),
         what: "distribution",
@@ -510,7 +510,7 @@ fn resolve_dists(spec: &PropertySpec) -> Result<Vec<Distribution>, SpaceError> {
             .ok_or_else(|| unknown(g)),
         Selection::List(names) => names
             .iter()
-            .map(|n| Distribution::from_name(n).ok_or_else(|| unknown(n)))
+            .map(|n| CaseDistribution::from_name(n).ok_or_else(|| unknown(n)))
             .collect(),
     }
 }

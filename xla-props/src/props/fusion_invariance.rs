@@ -36,7 +36,7 @@ pub fn fusion_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
     // a backend that declares excess precision inside fusions may compute the
     // fused chain as the explicitly widened program does (explicit converts still round)
     if !verdict.is_agreement() && ctx.backend.numerics().excess_precision_in_fusions {
-        if let Some(wide) = crate::backend::mutant::excess_precision_variant(&fused) {
+        if let Some(wide) = crate::backend::mutant::widen_fused_arithmetic(&fused) {
             if let Ok(widened) = ctx.run_on(ctx.backend, &wide, &inputs) {
                 if ctx.check(&widened, &actual).is_agreement() {
                     return Outcome::Pass;

@@ -4,7 +4,7 @@
 //! `template_vs_reference::fusion::bf16::bf16[4,16]{1,0}::uniform.softmax.all-in-one::interpreter`.
 
 use crate::check::Verdict;
-use crate::fuzz::{judge_outputs, RunResult};
+use crate::fuzz::{judge_runs, RunResult};
 use crate::hlo::{ElementType, Module};
 use crate::inputs::{generate_inputs, Distribution};
 use crate::literal::Literal;
@@ -91,7 +91,7 @@ pub fn template_vs_reference(ctx: &mut CaseContext<'_>) -> Outcome {
         let args = pc.inputs(ctx)?;
         let expected = ctx.run_on(ctx.reference, &module, &args)?;
         let actual = ctx.run_on(ctx.backend, &module, &args)?;
-        let verdict = judge_outputs(
+        let verdict = judge_runs(
             &module,
             &args,
             &RunResult::Ok(expected),
@@ -127,7 +127,7 @@ pub fn template_fusion_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
         }
         for (i, (ni, _, ri)) in results.iter().enumerate() {
             for (nj, mj, rj) in &results[i + 1..] {
-                let v = judge_outputs(mj, &args, ri, rj, ctx.numerics(), false);
+                let v = judge_runs(mj, &args, ri, rj, ctx.numerics(), false);
                 if !v.is_agreement() {
                     return Ok(outcome_of(&format!("{ni} vs {nj}"), &v));
                 }

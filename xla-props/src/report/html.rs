@@ -13,7 +13,7 @@ use plotters::style::RGBColor;
 
 use super::model::{Cell, CellKey, Comparison, RunModel};
 use super::plot;
-use super::results::{Isolation, Outcome, ReportError, RunResults};
+use super::results::{CaseStatus, Isolation, ReportError, RunResults};
 
 /// Failed cases listed per heatmap cell; the rest are counted, not listed,
 /// so that a badly broken backend does not make a page of hundreds of MB.
@@ -550,7 +550,7 @@ fn failures(h: &mut String, run: &RunResults, model: &RunModel, cmp: Option<&Com
             );
             for &i in cell.failures.iter().take(MAX_FAILURES_PER_CELL) {
                 let c = &run.cases[i];
-                debug_assert_eq!(c.outcome(), Outcome::Failed);
+                debug_assert_eq!(c.outcome(), CaseStatus::Failed);
                 let new = cmp.is_some_and(|x| x.new_failures.contains(&c.id));
                 let reproduce = match (c.rerun(), c.reproducer()) {
                     (Some(r), Some(d)) => format!(

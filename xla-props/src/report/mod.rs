@@ -17,7 +17,7 @@ pub use model::{
     UlpDistribution,
 };
 pub use results::{
-    BackendInfo, CaseResult, Culprit, GraphEdge, GraphNode, HistogramBucket, Isolation, Outcome,
+    BackendInfo, CaseResult, CaseStatus, Culprit, GraphEdge, GraphNode, HistogramBucket, Isolation,
     ReportError, RunMetadata, RunResults,
 };
 

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::results::{Outcome, RunResults};
+use super::results::{CaseStatus, RunResults};
 
 /// Passed, failed and skipped counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -18,11 +18,11 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, o: Outcome) {
+    fn add(&mut self, o: CaseStatus) {
         match o {
-            Outcome::Passed => self.passed += 1,
-            Outcome::Failed => self.failed += 1,
-            Outcome::Skipped => self.skipped += 1,
+            CaseStatus::Passed => self.passed += 1,
+            CaseStatus::Failed => self.failed += 1,
+            CaseStatus::Skipped => self.skipped += 1,
         }
     }
 
@@ -225,7 +225,7 @@ impl RunModel {
                 .entry((c.backend().into(), c.op().into(), c.dtype().into()))
                 .or_default();
             cell.counts.add(outcome);
-            if outcome == Outcome::Failed {
+            if outcome == CaseStatus::Failed {
                 cell.failures.push(i);
             }
             if let Some(u) = c.max_ulp {
@@ -334,7 +334,7 @@ impl Comparison {
     /// assert!(c.new_failures.contains("p::sub::f32::s::u::b"));
     /// ```
     pub fn new(old: &RunResults, new: &RunResults) -> Comparison {
-        let outcome_of = |run: &RunResults| -> HashMap<String, Outcome> {
+        let outcome_of = |run: &RunResults| -> HashMap<String, CaseStatus> {
             run.cases
                 .iter()
                 .map(|c| (c.id.clone(), c.outcome()))
@@ -344,8 +344,8 @@ impl Comparison {
         let now = outcome_of(new);
         let mut c = Comparison::default();
         for (id, &o) in &now {
-            if o == Outcome::Failed {
-                if before.get(id) == Some(&Outcome::Failed) {
+            if o == CaseStatus::Failed {
+                if before.get(id) == Some(&CaseStatus::Failed) {
                     c.still_failing += 1;
                 } else {
                     c.new_failures.insert(id.clone());
@@ -353,13 +353,13 @@ impl Comparison {
             }
         }
         for (id, &o) in &before {
-            if o == Outcome::Failed {
+            if o == CaseStatus::Failed {
                 match now.get(id) {
-                    Some(Outcome::Passed) => {
+                    Some(CaseStatus::Passed) => {
                         c.fixed.insert(id.clone());
                     }
-                    Some(Outcome::Failed) => {}
-                    Some(Outcome::Skipped) | None => {
+                    Some(CaseStatus::Failed) => {}
+                    Some(CaseStatus::Skipped) | None => {
                         c.no_longer_run.insert(id.clone());
                     }
                 }

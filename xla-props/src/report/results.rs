@@ -15,7 +15,7 @@ pub struct ReportError(pub String);
 /// How a case ended, as the runner writes it (`"passed"`, `"failed"`, `"skipped"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+pub enum CaseStatus {
     /// The property held.
     Passed,
     /// The property failed.
@@ -52,7 +52,7 @@ pub struct CaseResult {
     /// The backend (else taken from the id).
     pub backend: Option<String>,
     /// How it ended (`None` only in invalid input; `load` rejects it).
-    pub outcome: Option<Outcome>,
+    pub outcome: Option<CaseStatus>,
     /// The failure report or the skip reason.
     pub message: Option<String>,
     /// The largest ULP distance the checker saw.
@@ -174,8 +174,8 @@ impl CaseResult {
     }
 
     /// The outcome (`load` guarantees it is present).
-    pub fn outcome(&self) -> Outcome {
-        self.outcome.unwrap_or(Outcome::Skipped)
+    pub fn outcome(&self) -> CaseStatus {
+        self.outcome.unwrap_or(CaseStatus::Skipped)
     }
 
     /// The verdict: the field, else the message's `verdict:` line, else its first line.

@@ -25,13 +25,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use super::args::{ArgError, Shard};
-use crate::backend::BatchRequest;
+use crate::backend::{Backend, BackendError, BatchRequest, Executable};
+use crate::check::Numerics;
 use crate::hlo::Module;
 use crate::literal::Literal;
-use crate::property::{
-    Backend, BackendError, BackendId, CaseContext, CaseId, Executable, LimitationKind, Numerics,
-    ReferenceCache,
-};
+use crate::property::{BackendId, CaseContext, CaseId, LimitationKind, ReferenceCache};
 
 /// A 128-bit fingerprint (two independent 64-bit hashes).
 type Fp = u128;

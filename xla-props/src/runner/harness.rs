@@ -18,17 +18,18 @@ use super::batch;
 use super::metadata::{BackendVersion, RunStart};
 use super::persist;
 use super::report::{self, CaseKind, CaseRecord, CaseStatus, Totals};
-use crate::check::Verdict;
+use crate::backend::{available_backends, Backend, ReferenceBackend, Unavailable};
+use crate::check::{Numerics, Verdict};
 use crate::property::{
-    registry, registry_backends, Backend, BackendId, CaseContext, CaseId, CaseSpace,
-    LimitationKind, Numerics, Outcome, ReferenceBackend, ReferenceCache, SpaceFilter,
+    registry, BackendId, CaseContext, CaseId, CaseSpace, LimitationKind, Outcome, ReferenceCache,
+    SpaceFilter,
 };
 
 /// The conformance harness: a builder over backends, then `run`.
 ///
 /// ```no_run
 /// // tests/conformance.rs, with `harness = false` in Cargo.toml
-/// use xla_props::property::Unavailable;
+/// use xla_props::backend::Unavailable;
 /// fn main() -> std::process::ExitCode {
 ///     xla_props::Harness::from_args()
 ///         .backend(Unavailable::new("my-compiler", "not installed here"))
@@ -130,7 +131,7 @@ impl Harness {
     /// 0.1 s each), so the whole default suite on them takes hours: they are added only when
     /// `--backend` or `XLA_PROPS_BACKENDS` names them.
     /// A backend that is named but unavailable here (no plugin) joins as
-    /// [`crate::property::Unavailable`]: its cases are skipped with the reason.
+    /// [`Unavailable`]: its cases are skipped with the reason.
     pub fn available_backends(mut self) -> Harness {
         for info in crate::backend::known_backends() {
             if let crate::backend::Availability::Unavailable(why) = info.availability {
@@ -138,7 +139,7 @@ impl Harness {
                     && !self.backends.iter().any(|x| x.name() == info.name)
                 {
                     eprintln!("note: backend {} is unavailable: {why}", info.name);
-                    let b = crate::property::Unavailable::new(info.name, why);
+                    let b = Unavailable::new(info.name, why);
                     self.backends.push(Arc::new(b));
                 }
             }
@@ -149,7 +150,7 @@ impl Harness {
             .filter(|i| i.source != "built-in")
             .map(|i| i.name)
             .collect();
-        for b in registry_backends() {
+        for b in available_backends() {
             let only_by_name = b.name().starts_with("xla-")
                 || b.name().starts_with("iree-")
                 || declared.contains(&b.name());
@@ -226,8 +227,9 @@ impl Harness {
             libtest.filter = ours.test_only.clone();
         }
         let self_reference_is_default = self.reference.is_none();
-        let reference: Arc<dyn Backend> =
-            self.reference.unwrap_or_else(|| Arc::new(ReferenceBackend));
+        let reference: Arc<dyn Backend> = self
+            .reference
+            .unwrap_or_else(|| Arc::new(ReferenceBackend::default()));
         let mut all_backends = self.backends;
         if all_backends.is_empty() {
             all_backends.push(reference.clone());
@@ -833,7 +835,7 @@ fn run_body(ctx: &mut CaseContext<'_>) -> Outcome {
 /// Declares `main` running the harness over the given backends.
 ///
 /// ```no_run
-/// use xla_props::property::Unavailable;
+/// use xla_props::backend::Unavailable;
 /// xla_props::main!(Unavailable::new("my-compiler", "not installed here"));
 /// ```
 #[macro_export]

@@ -15,4 +15,4 @@ mod rewrite;
 
 pub use backend::Mutant;
 pub use mutation::{Mutation, MutationCategory, UnknownMutation};
-pub use rewrite::excess_precision_variant;
+pub use rewrite::widen_fused_arithmetic;

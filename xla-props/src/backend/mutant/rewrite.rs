@@ -151,17 +151,17 @@ fn with_dtype(shape: &Shape, dtype: ElementType) -> Shape {
 /// which is how explicit round trips stay honoured) and at the fusion's root.
 ///
 /// ```
-/// use xla_props::backend::mutant::excess_precision_variant;
+/// use xla_props::backend::mutant::widen_fused_arithmetic;
 /// use xla_props::hlo::parse_module;
 /// let m = parse_module("HloModule m\n\
 ///     fused { p = f16[2] parameter(0)\n a = f16[2] add(p, p)\n ROOT m = f16[2] multiply(a, p) }\n\
 ///     ENTRY main { x = f16[2] parameter(0)\n ROOT f = f16[2] fusion(x), kind=kLoop, calls=fused }").unwrap();
-/// let wide = excess_precision_variant(&m).unwrap();
+/// let wide = widen_fused_arithmetic(&m).unwrap();
 /// let fused = &wide.computations[0];
 /// assert!(fused.instructions.iter().any(|i| i.shape.to_string().starts_with("f32")));
 /// assert!(fused.instr(fused.root).shape.to_string().starts_with("f16"));
 /// ```
-pub fn excess_precision_variant(module: &Module) -> Option<Module> {
+pub fn widen_fused_arithmetic(module: &Module) -> Option<Module> {
     let mut m = module.clone();
     (widen_fusions(&mut m) > 0).then_some(m)
 }
