@@ -13,6 +13,7 @@ mod point;
 mod preimage;
 mod propagate;
 mod scale;
+mod seeded;
 mod sites;
 
 #[cfg(test)]
@@ -28,3 +29,4 @@ pub use generate::{
     MAX_REJECTION_ROUNDS,
 };
 pub use interval::Interval;
+pub use seeded::{generate, CaseDistribution, Role, SplitMix};

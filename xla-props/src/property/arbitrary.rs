@@ -14,9 +14,9 @@
 
 use quickcheck::{Arbitrary, Gen};
 
-use super::groups::CaseDistribution;
-use super::inputs::{generate, Role, SplitMix};
 use crate::hlo::{ArrayShape, ElementType, Layout};
+use crate::inputs::CaseDistribution;
+use crate::inputs::{generate, Role, SplitMix};
 use crate::literal::Literal;
 
 impl Arbitrary for ElementType {

@@ -2,7 +2,6 @@
 //! what each parameter is for (so inputs land in a safe range).
 
 use super::id::CaseKey;
-use super::inputs::Role;
 use super::space::Form;
 use super::spec::Template;
 use crate::hlo::{
@@ -10,6 +9,7 @@ use crate::hlo::{
     ConvDims, DotDims, ElementType, FusionKind, GatherDims, InstrId, Instruction, Layout, Module,
     Opcode, PadDim, ScatterDims, Shape, SliceDim, WindowDim,
 };
+use crate::inputs::Role;
 
 /// A case's module and the role of each entry parameter.
 #[derive(Clone, Debug)]

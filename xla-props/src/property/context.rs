@@ -8,12 +8,12 @@ use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 
 use super::catalogue::{build_case, BuiltCase};
 use super::id::{CaseId, CaseKey};
-use super::inputs::{generate, SplitMix};
 use super::judge::{judge_for, Against};
 use super::spec::PropertySpec;
 use crate::backend::{reference_error, run_module, Backend};
 use crate::check::{Numerics, Verdict};
 use crate::hlo::Module;
+use crate::inputs::{generate, SplitMix};
 use crate::literal::Literal;
 
 /// What a failing case reports.
@@ -148,7 +148,7 @@ pub struct CaseContext<'a> {
 fn generate_inputs(
     built: &BuiltCase,
     seed: u64,
-    dist: super::CaseDistribution,
+    dist: crate::inputs::CaseDistribution,
 ) -> Result<Vec<Literal>, String> {
     let mut rng = SplitMix::new(seed);
     let mut v = Vec::new();

@@ -3,6 +3,7 @@
 //! this is the one place that says which (op, dtype) pairs exist, with reasons.
 
 use crate::hlo::{Category, ElementType, Opcode};
+use crate::inputs::CaseDistribution;
 
 use ElementType as T;
 
@@ -267,47 +268,6 @@ pub fn dtype_group(name: &str) -> Option<&'static [ElementType]> {
         "unsigned" => Some(UNSIGNED),
         "pred" => Some(&[ElementType::Pred]),
         _ => None,
-    }
-}
-
-/// An input value distribution.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum CaseDistribution {
-    /// Uniform values in a safe range for the op.
-    Uniform,
-    /// Edge values: NaN, ±inf, ±0, min, max, ±1, subnormals, integer extremes.
-    Special,
-    /// Each element independently uniform or special, half the time each.
-    Mixed,
-    /// Every bit pattern of the element type, in order (NaNs included), in a
-    /// float operand of exactly `2^bits` elements: an exhaustive sweep. Not
-    /// part of `default`/`all`; other operands are uniform.
-    Exhaustive,
-}
-
-impl CaseDistribution {
-    /// All distributions.
-    pub const ALL: &'static [CaseDistribution] = &[
-        CaseDistribution::Uniform,
-        CaseDistribution::Special,
-        CaseDistribution::Mixed,
-    ];
-    /// The name used in case names.
-    pub fn name(self) -> &'static str {
-        match self {
-            CaseDistribution::Uniform => "uniform",
-            CaseDistribution::Special => "special",
-            CaseDistribution::Mixed => "mixed",
-            CaseDistribution::Exhaustive => "exhaustive",
-        }
-    }
-    /// Parses a distribution name.
-    pub fn from_name(s: &str) -> Option<CaseDistribution> {
-        Self::ALL
-            .iter()
-            .copied()
-            .chain([CaseDistribution::Exhaustive])
-            .find(|d| d.name() == s)
     }
 }
 

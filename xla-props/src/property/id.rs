@@ -6,10 +6,10 @@ use std::str::FromStr;
 use std::sync::{OnceLock, RwLock};
 
 use super::configs;
-use super::groups::CaseDistribution;
 use super::space::{case_params, layouts, shapes, CaseSpace, Form, SpaceFilter, CONFIG_SET};
 use super::spec::{registry, PropertySpec};
 use crate::hlo::{ArrayShape, ElementType, Layout, Opcode};
+use crate::inputs::CaseDistribution;
 
 /// A backend's id: an index into a process-wide table of backend names.
 ///

@@ -11,7 +11,6 @@ mod context;
 mod coverage;
 mod groups;
 mod id;
-mod inputs;
 mod judge;
 mod judging;
 mod space;
@@ -26,10 +25,9 @@ pub use coverage::{
 };
 pub use groups::{
     accepted_dtypes, bitcast_targets, catalogue_ops, check, distribution_group, dtype_group,
-    op_group, CaseDistribution, DtypeRule, DISTRIBUTION_GROUPS, DTYPE_GROUPS, OP_GROUPS,
+    op_group, DtypeRule, DISTRIBUTION_GROUPS, DTYPE_GROUPS, OP_GROUPS,
 };
 pub use id::{BackendId, CaseId, CaseKey, Fnv, ParseCaseIdError};
-pub use inputs::{generate, Role, SplitMix};
 pub use judge::element_text;
 pub use judging::judge_against_reference;
 pub use space::{

@@ -6,12 +6,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
-use super::groups::{
-    accepted_dtypes, bitcast_targets, distribution_group, dtype_group, op_group, CaseDistribution,
-};
+use super::groups::{accepted_dtypes, bitcast_targets, distribution_group, dtype_group, op_group};
 use super::id::{BackendId, CaseId, CaseKey};
 use super::spec::{LayoutSelection, PropertySpec, Selection, Template};
 use crate::hlo::{Category, ElementType, Opcode};
+use crate::inputs::CaseDistribution;
 
 /// The shape sets usable in `#[xla_property(shapes = ...)]`.
 /// `exhaustive`: one vector of `2^bits` elements per float type of at most

@@ -9,6 +9,7 @@ use super::*;
 use crate::backend::{Backend, BackendError, Executable, Unavailable};
 use crate::check::Numerics;
 use crate::hlo::{ArrayShape, ElementType, Module, Opcode};
+use crate::inputs::{generate, CaseDistribution, Role, SplitMix};
 use crate::literal::Literal;
 
 fn builtin_spaces() -> Vec<CaseSpace> {

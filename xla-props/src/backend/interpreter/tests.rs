@@ -2088,7 +2088,7 @@ fn unsigned_power_uses_the_zero_extended_exponent() {
     assert_eq!(u.to_i128_vec(), vec![137, 171]);
     for dt in [U4, U8, U16, U32, U64, S4, S8, S32, S64] {
         let (lo, hi) = dt.int_range().unwrap();
-        let mut rng = crate::property::SplitMix::new(dt as u64);
+        let mut rng = crate::inputs::SplitMix::new(dt as u64);
         let mut base = vec![lo, hi, 0, 1, hi - 1];
         let mut exp = vec![hi, hi, hi, hi - 1, lo];
         for _ in 0..64 {

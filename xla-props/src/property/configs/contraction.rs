@@ -2,7 +2,7 @@
 
 use super::{Cfg, Res};
 use crate::hlo::{Attrs, ConvDims, DotDims, InstrId, Opcode, WindowDim};
-use crate::property::inputs::Role;
+use crate::inputs::Role;
 
 type DotSpec = (&'static [i64], &'static [i64], DotDims);
 

@@ -3,8 +3,8 @@
 
 use super::{Cfg, Res};
 use crate::hlo::{Attrs, CompId, ComparisonDirection, ElementType, InstrId, Opcode, Shape};
+use crate::inputs::Role;
 use crate::property::catalogue::{arr, comparison_type, Builder, Init};
-use crate::property::inputs::Role;
 
 const DIMS: [i64; 2] = [3, 4];
 

@@ -3,8 +3,8 @@
 
 use super::{Cfg, Res};
 use crate::hlo::{Attrs, ComparisonDirection, ComparisonType, ElementType, InstrId, Opcode, Shape};
+use crate::inputs::Role;
 use crate::property::catalogue::arr;
-use crate::property::inputs::Role;
 
 use ElementType as T;
 

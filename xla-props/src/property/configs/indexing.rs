@@ -2,8 +2,8 @@
 
 use super::{Cfg, Res};
 use crate::hlo::{Attrs, ConstantData, ElementType, GatherDims, InstrId, Opcode, ScatterDims};
+use crate::inputs::Role;
 use crate::property::catalogue::arr;
-use crate::property::inputs::Role;
 
 const SLICE: [i64; 2] = [2, 3];
 

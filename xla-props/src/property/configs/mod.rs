@@ -15,10 +15,10 @@ use std::sync::OnceLock;
 
 use super::catalogue::{arr, Builder, BuiltCase, CatalogueError};
 use super::id::CaseKey;
-use super::inputs::Role;
 use crate::hlo::{
     class_families, infer, Attrs, ElementType, InstrId, Layout, Opcode, Shape, ATTRIBUTE_CLASSES,
 };
+use crate::inputs::Role;
 
 type Res<T> = Result<T, String>;
 

@@ -4,8 +4,8 @@ use super::{digits, Cfg, Res};
 use crate::hlo::{
     Attrs, CompId, ComparisonDirection, ElementType, InstrId, Opcode, Shape, WindowDim,
 };
+use crate::inputs::Role;
 use crate::property::catalogue::{comparison_type, highest, lowest, scalar, Builder, Init};
-use crate::property::inputs::Role;
 
 pub(super) fn first_dims(op: Opcode, class: &str) -> Vec<i64> {
     match (op, class) {

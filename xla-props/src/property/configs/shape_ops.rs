@@ -3,8 +3,8 @@
 
 use super::{digits, Cfg, Res};
 use crate::hlo::{Attrs, InstrId, Opcode, PadDim, Shape, SliceDim};
+use crate::inputs::Role;
 use crate::property::catalogue::arr;
-use crate::property::inputs::Role;
 
 fn rank_dims(rank: usize) -> Vec<i64> {
     match rank {

@@ -1,8 +1,9 @@
-//! Simple seeded input generation: uniform values in a safe range per
-//! operand role, edge values for the `special` distribution. (Legal-domain
-//! propagation through whole graphs arrives with the `inputs` module.)
+//! The suite's single-op cases' inputs: seeded values in a safe range per
+//! operand role (the catalogue in `programs` says each parameter's role),
+//! edge values for the `special` distribution, every bit pattern for
+//! `exhaustive`. Whole graphs get theirs from `generate_inputs` instead
+//! (legal domains propagated back through the graph).
 
-use super::groups::CaseDistribution;
 use crate::hlo::{ArrayShape, ElementType};
 use crate::literal::{Literal, LiteralError};
 
@@ -21,6 +22,48 @@ pub enum Role {
     ShiftAmount,
     /// Index values in `[lo, hi]`, never edge values.
     Index(i64, i64),
+}
+
+/// How a single-op case's inputs are drawn (the last segment of its name:
+/// `uniform`, `special`, `mixed`, `exhaustive`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CaseDistribution {
+    /// Uniform values in a safe range for the op.
+    Uniform,
+    /// Edge values: NaN, ±inf, ±0, min, max, ±1, subnormals, integer extremes.
+    Special,
+    /// Each element independently uniform or special, half the time each.
+    Mixed,
+    /// Every bit pattern of the element type, in order (NaNs included), in a
+    /// float operand of exactly `2^bits` elements: an exhaustive sweep. Not
+    /// part of `default`/`all`; other operands are uniform.
+    Exhaustive,
+}
+
+impl CaseDistribution {
+    /// All distributions.
+    pub const ALL: &'static [CaseDistribution] = &[
+        CaseDistribution::Uniform,
+        CaseDistribution::Special,
+        CaseDistribution::Mixed,
+    ];
+    /// The name used in case names.
+    pub fn name(self) -> &'static str {
+        match self {
+            CaseDistribution::Uniform => "uniform",
+            CaseDistribution::Special => "special",
+            CaseDistribution::Mixed => "mixed",
+            CaseDistribution::Exhaustive => "exhaustive",
+        }
+    }
+    /// Parses a distribution name.
+    pub fn from_name(s: &str) -> Option<CaseDistribution> {
+        Self::ALL
+            .iter()
+            .copied()
+            .chain([CaseDistribution::Exhaustive])
+            .find(|d| d.name() == s)
+    }
 }
 
 /// A small deterministic generator (SplitMix64).
@@ -131,7 +174,7 @@ fn uniform_int(t: ElementType, role: Role, rng: &mut SplitMix) -> i128 {
 ///
 /// ```
 /// use xla_props::hlo::{ArrayShape, ElementType};
-/// use xla_props::property::{generate, CaseDistribution, Role, SplitMix};
+/// use xla_props::inputs::{generate, CaseDistribution, Role, SplitMix};
 /// let shape = ArrayShape::new(ElementType::F16, vec![4]);
 /// let a = generate(&shape, Role::NonZero, CaseDistribution::Uniform, &mut SplitMix::new(7)).unwrap();
 /// let b = generate(&shape, Role::NonZero, CaseDistribution::Uniform, &mut SplitMix::new(7)).unwrap();
@@ -146,7 +189,7 @@ pub fn generate(
 ) -> Result<Literal, LiteralError> {
     let t = shape.dtype;
     if dist == CaseDistribution::Exhaustive && t.is_float() {
-        if let Some(all) = crate::inputs::exhaustive_bits(t) {
+        if let Some(all) = super::exhaustive_bits(t) {
             if shape.element_count() == Some(all.element_count() as u64) {
                 let bits: Vec<u64> = (0..all.element_count()).map(|i| all.get_bits(i)).collect();
                 return Literal::from_bits(shape, &bits);
