@@ -5,11 +5,17 @@
 //! Generators only make programs; judging lives in `check`.
 
 mod cases;
+mod catalogue;
 mod fusion;
 mod random;
 mod templates;
 
 pub use cases::{program_params, PROGRAM_PROPERTIES};
+pub use catalogue::{
+    build_chain, build_single, elementwise_role, fuse_entry, BuiltCase, CatalogueError, Form,
+    OpCase,
+};
+pub(crate) use catalogue::{build_configuration, class_operand_dims, op_classes};
 pub use fusion::{apply_configuration, outline, FusionGroup, OutlineError};
 pub(crate) use random::Rng;
 pub use random::{program_strategy, random_program, FUZZ_DTYPES};

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 
-use super::catalogue::{build_case, BuiltCase};
+use super::build::build_case;
 use super::id::{CaseId, CaseKey};
 use super::judge::{judge_for, Against};
 use super::spec::PropertySpec;
@@ -15,6 +15,7 @@ use crate::check::{Numerics, Verdict};
 use crate::hlo::Module;
 use crate::inputs::{generate, SplitMix};
 use crate::literal::Literal;
+use crate::programs::BuiltCase;
 
 /// What a failing case reports.
 #[derive(Clone, Debug)]

@@ -217,7 +217,7 @@ mod tests {
                 let applies = accepted.iter().any(|&t| {
                     family_of(t) == fi
                         && r.family.applies_to(t)
-                        && super::super::configs::classes(r.family.op, t).contains(&r.class)
+                        && crate::programs::op_classes(r.family.op, t).contains(&r.class)
                 });
                 assert_eq!(
                     applies,

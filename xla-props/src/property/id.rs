@@ -5,11 +5,11 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::{OnceLock, RwLock};
 
-use super::configs;
-use super::space::{case_params, layouts, shapes, CaseSpace, Form, SpaceFilter, CONFIG_SET};
+use super::space::{case_params, layouts, shapes, CaseSpace, SpaceFilter, CONFIG_SET};
 use super::spec::{registry, PropertySpec};
 use crate::hlo::{ArrayShape, ElementType, Layout, Opcode};
 use crate::inputs::CaseDistribution;
+use crate::programs::Form;
 
 /// A backend's id: an index into a process-wide table of backend names.
 ///
@@ -97,14 +97,14 @@ impl CaseKey {
     }
     /// The op's form.
     pub fn form(&self) -> Form {
-        Form::of_case(self.spec().template, self.op).unwrap_or(Form::Elementwise)
+        super::space::case_form(self.spec().template, self.op).unwrap_or(Form::Elementwise)
     }
     /// The logical dims of the case's first operand.
     pub fn dims(&self) -> &'static [i64] {
         if self.spec().shapes == CONFIG_SET {
             return self
                 .param()
-                .map_or(&[], |c| configs::first_dims(self.op, c));
+                .map_or(&[], |c| crate::programs::class_operand_dims(self.op, c));
         }
         shapes(self.form(), self.spec().shapes)
             .get(self.shape as usize)
@@ -318,7 +318,7 @@ impl FromStr for CaseKey {
         let spec = registry()[property];
         let op: Opcode = op.parse().map_err(|_| err("unknown op"))?;
         let dtype: ElementType = dtype.parse().map_err(|_| err("unknown dtype"))?;
-        let form = Form::of_case(spec.template, op)
+        let form = super::space::case_form(spec.template, op)
             .ok_or_else(|| err("the catalogue has no cases for this op"))?;
         let (shape_dtype, dims, layout) = parse_shape(shape).ok_or_else(|| err("bad shape"))?;
         if shape_dtype != dtype {
@@ -336,7 +336,7 @@ impl FromStr for CaseKey {
                 .iter()
                 .position(|n| *n == class)
                 .ok_or_else(|| err("unknown variant parameter"))?;
-            if configs::first_dims(op, class) != dims.as_slice() {
+            if crate::programs::class_operand_dims(op, class) != dims.as_slice() {
                 return Err(err("no such shape for this class"));
             }
             i

@@ -5,8 +5,7 @@
 
 #[cfg(feature = "quickcheck")]
 mod arbitrary;
-mod catalogue;
-mod configs;
+mod build;
 mod context;
 mod coverage;
 mod groups;
@@ -16,9 +15,7 @@ mod judging;
 mod space;
 mod spec;
 
-pub use catalogue::{
-    build_case, build_chain, elementwise_role, fuse_entry, BuiltCase, CatalogueError,
-};
+pub use build::{build_case, build_fused_chain};
 pub use context::{CaseContext, Failure, Outcome, ReferenceCache};
 pub use coverage::{
     class_coverage, coverage_markdown, coverage_text, full_coverage, ClassCoverage, DTYPE_FAMILIES,
@@ -31,8 +28,8 @@ pub use id::{BackendId, CaseId, CaseKey, Fnv, ParseCaseIdError};
 pub use judge::element_text;
 pub use judging::judge_against_reference;
 pub use space::{
-    case_params, is_exhaustive_shape, layouts, params, shapes, CaseSpace, Form, SpaceError,
-    SpaceFilter, CONFIG_SET, SHAPE_SETS,
+    case_params, is_exhaustive_shape, layouts, params, shapes, CaseSpace, SpaceError, SpaceFilter,
+    CONFIG_SET, SHAPE_SETS,
 };
 pub use spec::{
     find_property, registry, LayoutSelection, Limitation, LimitationKind, PropertySpec, Selection,

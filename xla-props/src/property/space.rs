@@ -9,8 +9,9 @@ use std::sync::OnceLock;
 use super::groups::{accepted_dtypes, bitcast_targets, distribution_group, dtype_group, op_group};
 use super::id::{BackendId, CaseId, CaseKey};
 use super::spec::{LayoutSelection, PropertySpec, Selection, Template};
-use crate::hlo::{Category, ElementType, Opcode};
+use crate::hlo::{ElementType, Opcode};
 use crate::inputs::CaseDistribution;
+use crate::programs::Form;
 
 /// The shape sets usable in `#[xla_property(shapes = ...)]`.
 /// `exhaustive`: one vector of `2^bits` elements per float type of at most
@@ -22,86 +23,12 @@ pub const SHAPE_SETS: &[&str] = &["default", "small", "exhaustive", CONFIG_SET];
 /// The shape set of the attribute-class cases.
 pub const CONFIG_SET: &str = "configurations";
 
-/// How the catalogue builds an op's cases; decides its shape table and parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[expect(missing_docs)]
-pub enum Form {
-    Elementwise,
-    Compare,
-    Convert,
-    BitcastConvert,
-    ReducePrecision,
-    Iota,
-    Copy,
-    Broadcast,
-    Reshape,
-    Transpose,
-    Slice,
-    Concatenate,
-    Pad,
-    Reverse,
-    DynamicSlice,
-    DynamicUpdateSlice,
-    Gather,
-    Scatter,
-    Reduce,
-    ReduceWindow,
-    Sort,
-    Dot,
-    Convolution,
-    /// while, conditional, call, map, tuple: built only as attribute classes.
-    Structure,
-    /// A multi-op program template (`Template::Program`).
-    Program,
-}
-
-impl Form {
-    /// The form of a case of `template` on `op`: program templates have their own.
-    pub fn of_case(template: Template, op: Opcode) -> Option<Form> {
-        if template == Template::Program {
-            Some(Form::Program)
-        } else {
-            Form::of(op)
-        }
-    }
-
-    /// The form of an op the catalogue builds, or None.
-    pub fn of(op: Opcode) -> Option<Form> {
-        use Opcode as O;
-        Some(match op {
-            O::Compare => Form::Compare,
-            O::Convert => Form::Convert,
-            O::BitcastConvert => Form::BitcastConvert,
-            O::ReducePrecision => Form::ReducePrecision,
-            O::Iota => Form::Iota,
-            O::Copy => Form::Copy,
-            O::Broadcast => Form::Broadcast,
-            O::Reshape => Form::Reshape,
-            O::Transpose => Form::Transpose,
-            O::Slice => Form::Slice,
-            O::Concatenate => Form::Concatenate,
-            O::Pad => Form::Pad,
-            O::Reverse => Form::Reverse,
-            O::DynamicSlice => Form::DynamicSlice,
-            O::DynamicUpdateSlice => Form::DynamicUpdateSlice,
-            O::Gather => Form::Gather,
-            O::Scatter => Form::Scatter,
-            O::Reduce => Form::Reduce,
-            O::ReduceWindow => Form::ReduceWindow,
-            O::Sort => Form::Sort,
-            O::Dot => Form::Dot,
-            O::Convolution => Form::Convolution,
-            O::Select | O::Clamp => Form::Elementwise,
-            O::While | O::Conditional | O::Call | O::Map | O::Tuple => Form::Structure,
-            _ if matches!(
-                op.category(),
-                Category::ElementwiseUnary | Category::ElementwiseBinary
-            ) =>
-            {
-                Form::Elementwise
-            }
-            _ => return None,
-        })
+/// The form of a case of `template` on `op`: program templates have their own.
+pub fn case_form(template: Template, op: Opcode) -> Option<Form> {
+    if template == Template::Program {
+        Some(Form::Program)
+    } else {
+        Form::of(op)
     }
 }
 
@@ -351,7 +278,7 @@ pub fn case_params(
     dtype: ElementType,
 ) -> &'static [&'static str] {
     if spec.shapes == CONFIG_SET {
-        super::configs::classes(op, dtype)
+        crate::programs::op_classes(op, dtype)
     } else if spec.template == Template::Program {
         crate::programs::program_params(spec.name, dtype)
     } else {
@@ -378,10 +305,10 @@ fn class_entries(op: Opcode, dtype: ElementType, sel: LayoutSelection) -> Vec<(u
         .iter()
         .position(|&t| t == dtype)
         .unwrap_or(0);
-    let classes = super::configs::classes(op, dtype);
+    let classes = crate::programs::op_classes(op, dtype);
     let mut entries = Vec::with_capacity(classes.len());
     for (ci, class) in classes.iter().enumerate() {
-        let rank = super::configs::first_dims(op, class).len();
+        let rank = crate::programs::class_operand_dims(op, class).len();
         let range = layout_indices(rank, sel);
         if range.is_empty() {
             continue;
@@ -537,7 +464,7 @@ impl CaseSpace {
             if !filter.ops.is_empty() && !filter.ops.contains(&op) {
                 continue;
             }
-            let Some(form) = Form::of_case(spec.template, op) else {
+            let Some(form) = case_form(spec.template, op) else {
                 continue;
             };
             if spec.template == Template::ElementwiseChain

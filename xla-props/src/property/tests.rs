@@ -122,7 +122,7 @@ fn every_section_builds_well_formed_modules_and_inputs() {
                 );
             }
             if key.spec().template == Template::ElementwiseChain {
-                let fused = build_chain(&key, true).unwrap();
+                let fused = build_fused_chain(&key).unwrap();
                 check_module(&fused.module, &key.to_string());
                 assert_eq!(fused.module.result_shape(), built.module.result_shape());
                 crate::hlo::verify(&fused.module).unwrap_or_else(|e| panic!("{key} fused: {e}"));
@@ -494,4 +494,35 @@ fn exhaustive_sweep_is_exact_about_nan_outside_the_domain() {
     assert!(ctx.worst_mismatch().unwrap().contains("nan"));
     let hist = ctx.ulp_histogram().unwrap();
     assert_eq!(hist.iter().map(|b| b.count).sum::<u64>(), 65536);
+}
+
+/// Every class of every op builds, for every dtype it applies to, into a
+/// module the verifier accepts, and its name parses back to the same case.
+#[test]
+fn every_class_builds_a_valid_module_and_round_trips() {
+    let (idx, spec) = find_property("configurations").unwrap();
+    let space = CaseSpace::new(idx, spec, &SpaceFilter::default()).unwrap();
+    assert!(space.len() > 3000, "{} cases", space.len());
+    eprintln!("configurations: {} cases", space.len());
+    let mut failures = Vec::new();
+    for key in space.iter() {
+        let name = key.to_string();
+        match build_case(&key) {
+            Ok(built) => {
+                if let Err(e) = crate::hlo::verify(&built.module) {
+                    failures.push(format!("{name}: {e}"));
+                }
+                assert_eq!(built.module.parameter_shapes().len(), built.roles.len());
+            }
+            Err(e) => failures.push(e.to_string()),
+        }
+        let back: CaseKey = name.parse().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, key);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures: {:#?}",
+        failures.len(),
+        &failures[..failures.len().min(20)]
+    );
 }

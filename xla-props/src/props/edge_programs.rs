@@ -8,7 +8,8 @@ use xla_props_macros::xla_property;
 
 use crate::hlo::{parse_module, ElementType};
 use crate::inputs::Role;
-use crate::property::{BuiltCase, CaseContext, Outcome};
+use crate::programs::BuiltCase;
+use crate::property::{CaseContext, Outcome};
 
 fn shape(t: ElementType, dims: &[i64]) -> String {
     let d: Vec<String> = dims.iter().map(i64::to_string).collect();

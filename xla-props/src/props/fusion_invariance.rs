@@ -2,7 +2,7 @@
 //! `kLoop` fusion as unfused (e.g. a fusion must not elide the f16 round trip
 //! of a quantization residual).
 
-use crate::property::{build_chain, CaseContext, Outcome};
+use crate::property::{build_fused_chain, CaseContext, Outcome};
 use xla_props_macros::xla_property;
 
 /// Fused vs unfused chain, same backend, bit-exact.
@@ -16,7 +16,7 @@ use xla_props_macros::xla_property;
     tolerance = exact
 )]
 pub fn fusion_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
-    let fused = match build_chain(&ctx.case.key, true) {
+    let fused = match build_fused_chain(&ctx.case.key) {
         Ok(b) => b.module,
         Err(e) => return Outcome::fail(e.to_string()),
     };

@@ -4,7 +4,7 @@
 use super::{Cfg, Res};
 use crate::hlo::{Attrs, CompId, ComparisonDirection, ElementType, InstrId, Opcode, Shape};
 use crate::inputs::Role;
-use crate::property::catalogue::{arr, comparison_type, Builder, Init};
+use crate::programs::catalogue::{arr, comparison_type, Builder, Init};
 
 const DIMS: [i64; 2] = [3, 4];
 

@@ -3,7 +3,7 @@
 use super::{Cfg, Res};
 use crate::hlo::{Attrs, ConstantData, ElementType, GatherDims, InstrId, Opcode, ScatterDims};
 use crate::inputs::Role;
-use crate::property::catalogue::arr;
+use crate::programs::catalogue::arr;
 
 const SLICE: [i64; 2] = [2, 3];
 

@@ -13,8 +13,7 @@ mod shape_ops;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::catalogue::{arr, Builder, BuiltCase, CatalogueError};
-use super::id::CaseKey;
+use super::{arr, Builder, BuiltCase, CatalogueError, OpCase};
 use crate::hlo::{
     class_families, infer, Attrs, ElementType, InstrId, Layout, Opcode, Shape, ATTRIBUTE_CLASSES,
 };
@@ -93,20 +92,15 @@ fn dims_of(op: Opcode, class: &str) -> Vec<i64> {
 }
 
 /// Builds the module of an attribute-class case.
-pub(crate) fn build(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
-    let err = |why: String| CatalogueError {
-        case: key.to_string(),
-        why,
-    };
-    let class = key
-        .param()
-        .ok_or_else(|| err("no attribute class".into()))?;
+pub(crate) fn build(key: &OpCase<'_>) -> Result<BuiltCase, CatalogueError> {
+    let err = |why: String| key.err(&why);
+    let class = key.param.ok_or_else(|| err("no attribute class".into()))?;
     let mut c = Cfg {
         b: Builder::default(),
         t: key.dtype,
-        layout: Some(key.layout()),
+        layout: Some(key.layout.clone()),
     };
-    let dims = key.dims();
+    let dims = key.dims;
     use Opcode as O;
     let root = match key.op {
         O::Transpose
@@ -203,6 +197,3 @@ pub(super) fn digits(s: &str) -> Vec<i64> {
         .map(|b| i64::from(b - b'0'))
         .collect()
 }
-
-#[cfg(test)]
-mod tests;

@@ -4,7 +4,7 @@
 use super::{Cfg, Res};
 use crate::hlo::{Attrs, ComparisonDirection, ComparisonType, ElementType, InstrId, Opcode, Shape};
 use crate::inputs::Role;
-use crate::property::catalogue::arr;
+use crate::programs::catalogue::arr;
 
 use ElementType as T;
 

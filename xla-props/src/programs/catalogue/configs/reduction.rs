@@ -5,7 +5,7 @@ use crate::hlo::{
     Attrs, CompId, ComparisonDirection, ElementType, InstrId, Opcode, Shape, WindowDim,
 };
 use crate::inputs::Role;
-use crate::property::catalogue::{comparison_type, highest, lowest, scalar, Builder, Init};
+use crate::programs::catalogue::{comparison_type, highest, lowest, scalar, Builder, Init};
 
 pub(super) fn first_dims(op: Opcode, class: &str) -> Vec<i64> {
     match (op, class) {

@@ -4,7 +4,7 @@
 use super::{digits, Cfg, Res};
 use crate::hlo::{Attrs, InstrId, Opcode, PadDim, Shape, SliceDim};
 use crate::inputs::Role;
-use crate::property::catalogue::arr;
+use crate::programs::catalogue::arr;
 
 fn rank_dims(rank: usize) -> Vec<i64> {
     match rank {

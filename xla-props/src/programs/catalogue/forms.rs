@@ -1,266 +1,30 @@
-//! The catalogue: builds the HLO module of a case from its key alone, and says
-//! what each parameter is for (so inputs land in a safe range).
+//! Each form's single-op module (`build_single` dispatches by family).
 
-use super::id::CaseKey;
-use super::space::Form;
-use super::spec::Template;
+use super::{
+    arr, comparison_type, elementwise, highest, lowest, scalar, window_out, Builder,
+    CatalogueError, Form, Init, OpCase,
+};
 use crate::hlo::{
-    ArrayShape, Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData,
-    ConvDims, DotDims, ElementType, FusionKind, GatherDims, InstrId, Instruction, Layout, Module,
-    Opcode, PadDim, ScatterDims, Shape, SliceDim, WindowDim,
+    Attrs, ComparisonDirection, ConstantData, ConvDims, DotDims, ElementType, GatherDims, InstrId,
+    Opcode, PadDim, ScatterDims, SliceDim, WindowDim,
 };
 use crate::inputs::Role;
 
-/// A case's module and the role of each entry parameter.
-#[derive(Clone, Debug)]
-pub struct BuiltCase {
-    /// The module (entry computation last).
-    pub module: Module,
-    /// One role per entry parameter, by parameter number.
-    pub roles: Vec<Role>,
-}
-
-/// Why the catalogue could not build a case (a bug in the catalogue, reported as a failure).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("catalogue cannot build `{case}`: {why}")]
-pub struct CatalogueError {
-    /// The case.
-    pub case: String,
-    /// Why.
-    pub why: String,
-}
-
-#[derive(Default)]
-pub(super) struct Builder {
-    pub(super) comps: Vec<Computation>,
-    pub(super) instrs: Vec<Instruction>,
-    pub(super) roles: Vec<Role>,
-}
-
-pub(super) fn arr(dtype: ElementType, dims: Vec<i64>, layout: Option<Layout>) -> Shape {
-    let layout = Some(layout.unwrap_or_else(|| Layout::row_major(dims.len())));
-    Shape::Array(ArrayShape {
-        dtype,
-        dims,
-        layout,
-    })
-}
-
-pub(super) fn scalar(dtype: ElementType) -> Shape {
-    arr(dtype, vec![], None)
-}
-
-impl Builder {
-    pub(super) fn push(
-        &mut self,
-        op: Opcode,
-        shape: Shape,
-        operands: Vec<InstrId>,
-        attrs: Attrs,
-    ) -> InstrId {
-        let id = InstrId(self.instrs.len() as u32);
-        let name = format!("{}.{}", op.name(), id.0);
-        self.instrs.push(Instruction {
-            name,
-            opcode: op,
-            shape,
-            operands,
-            attrs,
-        });
-        id
-    }
-    pub(super) fn param(&mut self, shape: Shape, role: Role) -> InstrId {
-        let n = self.roles.len();
-        self.roles.push(role);
-        let id = self.push(
-            Opcode::Parameter,
-            shape,
-            vec![],
-            Attrs {
-                parameter_number: Some(n as i64),
-                ..Attrs::default()
-            },
-        );
-        self.instrs[id.index()].name = format!("p{n}");
-        id
-    }
-    pub(super) fn constant(&mut self, shape: Shape, data: ConstantData) -> InstrId {
-        self.push(
-            Opcode::Constant,
-            shape,
-            vec![],
-            Attrs {
-                constant: Some(data),
-                ..Attrs::default()
-            },
-        )
-    }
-    pub(super) fn scalar_const(&mut self, dtype: ElementType, v: Init) -> InstrId {
-        let data = match v {
-            Init::F(x) if dtype.is_float() => ConstantData::Float(vec![x]),
-            Init::I(i) if dtype.is_float() => ConstantData::Float(vec![i as f64]),
-            Init::F(x) if dtype.is_pred() => ConstantData::Pred(vec![x != 0.0]),
-            Init::I(i) if dtype.is_pred() => ConstantData::Pred(vec![i != 0]),
-            Init::F(x) => ConstantData::Int(vec![x as i128]),
-            Init::I(i) => ConstantData::Int(vec![i]),
-        };
-        self.constant(scalar(dtype), data)
-    }
-    /// A called computation `(a, b) -> op(a, b)` on scalars.
-    pub(super) fn binary_comp(&mut self, op: Opcode, dtype: ElementType) -> CompId {
-        let mut b = Builder::default();
-        let x = b.param(scalar(dtype), Role::Data);
-        let y = b.param(scalar(dtype), Role::Data);
-        let r = b.push(op, scalar(dtype), vec![x, y], Attrs::default());
-        self.sub(b, format!("{}_{}", op.name(), dtype), r)
-    }
-    /// A sort comparator `(a, b) -> compare(a, b, dir)`.
-    pub(super) fn compare_comp(&mut self, dtype: ElementType, dir: ComparisonDirection) -> CompId {
-        let mut b = Builder::default();
-        let x = b.param(scalar(dtype), Role::Data);
-        let y = b.param(scalar(dtype), Role::Data);
-        let r = b.push(
-            Opcode::Compare,
-            scalar(ElementType::Pred),
-            vec![x, y],
-            Attrs {
-                direction: Some(dir),
-                comparison_type: Some(comparison_type(dtype, true)),
-                ..Attrs::default()
-            },
-        );
-        self.sub(b, format!("compare_{}_{}", dtype, dir.name()), r)
-    }
-    pub(super) fn sub(&mut self, mut b: Builder, name: String, root: InstrId) -> CompId {
-        // instruction names are unique module-wide
-        for instr in &mut b.instrs {
-            instr.name = format!("{name}.{}", instr.name);
-        }
-        let mut comps = b.comps;
-        let id = CompId((self.comps.len() + comps.len()) as u32);
-        self.comps.append(&mut comps);
-        self.comps.push(Computation {
-            name,
-            instructions: b.instrs,
-            root,
-            other: vec![],
-        });
-        id
-    }
-    pub(super) fn finish(mut self, root: InstrId) -> BuiltCase {
-        let entry = CompId(self.comps.len() as u32);
-        self.comps.push(Computation {
-            name: "main".to_string(),
-            instructions: self.instrs,
-            root,
-            other: vec![],
-        });
-        BuiltCase {
-            module: Module {
-                name: "case".to_string(),
-                attrs: vec![],
-                computations: self.comps,
-                entry,
-            },
-            roles: self.roles,
-        }
-    }
-}
-
-pub(super) fn comparison_type(dtype: ElementType, total: bool) -> ComparisonType {
-    if dtype.is_float() {
-        if total {
-            ComparisonType::TotalOrder
-        } else {
-            ComparisonType::Float
-        }
-    } else if dtype.is_signed_int() {
-        ComparisonType::Signed
-    } else {
-        ComparisonType::Unsigned
-    }
-}
-
-/// The safe-range role of operand `i` of an elementwise op.
-pub fn elementwise_role(op: Opcode, i: usize) -> Role {
-    use Opcode as O;
-    match (op, i) {
-        (O::Log | O::Sqrt | O::Rsqrt, _) => Role::Range(0.05, 8.0),
-        (O::LogPlusOne, _) => Role::Range(-0.9, 8.0),
-        (O::Tan, _) => Role::Range(-1.4, 1.4),
-        (O::Divide | O::Remainder, 1) => Role::NonZero,
-        (O::Power, 0) => Role::Range(0.25, 4.0),
-        (O::Power, 1) => Role::NonNegative,
-        (O::ShiftLeft | O::ShiftRightArithmetic | O::ShiftRightLogical, 1) => Role::ShiftAmount,
-        _ => Role::Data,
-    }
-}
-
-/// An init value: a float (exact in f64) or an integer (exact in i128).
-#[derive(Clone, Copy)]
-pub(super) enum Init {
-    F(f64),
-    I(i128),
-}
-
-pub(super) fn lowest(dtype: ElementType) -> Init {
-    match dtype.float_format() {
-        Some(f) if f.has_inf => Init::F(f64::NEG_INFINITY),
-        Some(f) => Init::F(-f.max),
-        None => Init::I(dtype.int_range().map_or(0, |r| r.0)),
-    }
-}
-
-pub(super) fn highest(dtype: ElementType) -> Init {
-    match dtype.float_format() {
-        Some(f) if f.has_inf => Init::F(f64::INFINITY),
-        Some(f) => Init::F(f.max),
-        None => Init::I(dtype.int_range().map_or(0, |r| r.1)),
-    }
-}
-
-fn window_out(d: i64, size: i64, stride: i64, lo: i64, hi: i64) -> i64 {
-    let padded = d + lo + hi;
-    if padded < size {
-        0
-    } else {
-        (padded - size) / stride + 1
-    }
-}
-
-/// Builds the module of a case.
-///
-/// ```
-/// use xla_props::property::{build_case, CaseKey};
-/// let key: CaseKey = "vs_reference::add::f32::f32[3,5]{1,0}::uniform".parse().unwrap();
-/// let built = build_case(&key).unwrap();
-/// assert_eq!(built.module.parameter_shapes().len(), 2);
-/// assert_eq!(built.module.result_shape().to_string(), "f32[3,5]{1,0}");
-/// ```
-pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
-    let err = |why: &str| CatalogueError {
-        case: key.to_string(),
-        why: why.to_string(),
-    };
-    if key.spec().template == Template::ElementwiseChain {
-        return build_chain(key, false);
-    }
-    if key.spec().shapes == super::space::CONFIG_SET {
-        return super::configs::build(key);
-    }
-    let form = Form::of(key.op).ok_or_else(|| err("no form for this op"))?;
-    let t = key.dtype;
-    let dims = key.dims().to_vec();
-    let rank = dims.len();
-    let layout = key.layout();
+/// Elementwise ops, compare, converts and reduce-precision.
+pub(super) fn elementwise_forms(
+    b: &mut Builder,
+    form: Form,
+    c: &OpCase<'_>,
+) -> Result<InstrId, CatalogueError> {
+    let err = |why: &str| c.err(why);
+    let t = c.dtype;
+    let dims = c.dims.to_vec();
+    let layout = c.layout.clone();
     let operand = arr(t, dims.clone(), Some(layout.clone()));
-    let param = key.param().unwrap_or("");
-    let mut b = Builder::default();
+    let param = c.param.unwrap_or("");
     let default_attrs = Attrs::default;
-    let root = match form {
-        Form::Program => return Err(err("program templates are built by `crate::programs`")),
-        Form::Structure => return Err(err("built only as attribute classes")),
-        Form::Elementwise => elementwise(&mut b, key.op, t, &dims, &layout)?,
+    Ok(match form {
+        Form::Elementwise => elementwise(b, c.op, t, &dims, &layout)?,
         Form::Copy => {
             let x = b.param(operand.clone(), Role::Data);
             b.push(Opcode::Copy, operand, vec![x], default_attrs())
@@ -297,7 +61,7 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
             };
             let x = b.param(operand, role);
             b.push(
-                key.op,
+                c.op,
                 arr(target, dims, Some(layout)),
                 vec![x],
                 default_attrs(),
@@ -322,6 +86,25 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
                 },
             )
         }
+        _ => return Err(err("not a form of this family")),
+    })
+}
+
+/// Iota, broadcast, reshape, transpose, slice and concatenate.
+pub(super) fn layout_forms(
+    b: &mut Builder,
+    form: Form,
+    c: &OpCase<'_>,
+) -> Result<InstrId, CatalogueError> {
+    let err = |why: &str| c.err(why);
+    let t = c.dtype;
+    let dims = c.dims.to_vec();
+    let rank = dims.len();
+    let layout = c.layout.clone();
+    let operand = arr(t, dims.clone(), Some(layout.clone()));
+    let param = c.param.unwrap_or("");
+    let default_attrs = Attrs::default;
+    Ok(match form {
         Form::Iota => {
             let d = if param == "first" { 0 } else { rank as i64 - 1 };
             b.push(
@@ -436,6 +219,25 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
                 },
             )
         }
+        _ => return Err(err("not a form of this family")),
+    })
+}
+
+/// Pad, reverse and dynamic slices.
+pub(super) fn indexing_forms(
+    b: &mut Builder,
+    form: Form,
+    c: &OpCase<'_>,
+) -> Result<InstrId, CatalogueError> {
+    let err = |why: &str| c.err(why);
+    let t = c.dtype;
+    let dims = c.dims.to_vec();
+    let rank = dims.len();
+    let layout = c.layout.clone();
+    let operand = arr(t, dims.clone(), Some(layout.clone()));
+    let param = c.param.unwrap_or("");
+    let default_attrs = Attrs::default;
+    Ok(match form {
         Form::Pad => {
             let x = b.param(operand, Role::Data);
             let v = b.param(scalar(t), Role::Data);
@@ -530,6 +332,25 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
                 )
             }
         }
+        _ => return Err(err("not a form of this family")),
+    })
+}
+
+/// Gather and scatter.
+pub(super) fn gather_forms(
+    b: &mut Builder,
+    form: Form,
+    c: &OpCase<'_>,
+) -> Result<InstrId, CatalogueError> {
+    let err = |why: &str| c.err(why);
+    let t = c.dtype;
+    let dims = c.dims.to_vec();
+    let rank = dims.len();
+    let layout = c.layout.clone();
+    let operand = arr(t, dims.clone(), Some(layout.clone()));
+    let param = c.param.unwrap_or("");
+    let default_attrs = Attrs::default;
+    Ok(match form {
         Form::Gather => {
             let n = dims[0];
             let k = 3;
@@ -605,6 +426,25 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
                 },
             )
         }
+        _ => return Err(err("not a form of this family")),
+    })
+}
+
+/// Reductions and sort.
+pub(super) fn reduction_forms(
+    b: &mut Builder,
+    form: Form,
+    c: &OpCase<'_>,
+) -> Result<InstrId, CatalogueError> {
+    let err = |why: &str| c.err(why);
+    let t = c.dtype;
+    let dims = c.dims.to_vec();
+    let rank = dims.len();
+    let layout = c.layout.clone();
+    let operand = arr(t, dims.clone(), Some(layout.clone()));
+    let param = c.param.unwrap_or("");
+    let default_attrs = Attrs::default;
+    Ok(match form {
         Form::Reduce => {
             let (op, init, which) = match param {
                 "add-all" => (Opcode::Add, Init::I(0), "all"),
@@ -690,6 +530,25 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
                 },
             )
         }
+        _ => return Err(err("not a form of this family")),
+    })
+}
+
+/// Dot and convolution.
+pub(super) fn contraction_forms(
+    b: &mut Builder,
+    form: Form,
+    c: &OpCase<'_>,
+) -> Result<InstrId, CatalogueError> {
+    let err = |why: &str| c.err(why);
+    let t = c.dtype;
+    let dims = c.dims.to_vec();
+    let rank = dims.len();
+    let layout = c.layout.clone();
+    let operand = arr(t, dims.clone(), Some(layout.clone()));
+    let param = c.param.unwrap_or("");
+    let default_attrs = Attrs::default;
+    Ok(match form {
         Form::Dot => {
             let n = if param == "n1" { 1 } else { 3 };
             let x = b.param(operand, Role::Data);
@@ -772,144 +631,6 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
                 },
             )
         }
-    };
-    Ok(b.finish(root))
-}
-
-fn elementwise(
-    b: &mut Builder,
-    op: Opcode,
-    t: ElementType,
-    dims: &[i64],
-    layout: &Layout,
-) -> Result<InstrId, CatalogueError> {
-    let shape = |dt| arr(dt, dims.to_vec(), Some(layout.clone()));
-    let operands = match op {
-        Opcode::Select => vec![
-            b.param(shape(ElementType::Pred), Role::Data),
-            b.param(shape(t), Role::Data),
-            b.param(shape(t), Role::Data),
-        ],
-        Opcode::Clamp => (0..3).map(|_| b.param(shape(t), Role::Data)).collect(),
-        _ => {
-            let n = match op.arity() {
-                crate::hlo::Arity::Fixed(n) => n,
-                crate::hlo::Arity::AtLeast(n) => n,
-            };
-            (0..n)
-                .map(|i| b.param(shape(t), elementwise_role(op, i)))
-                .collect()
-        }
-    };
-    let out = if op == Opcode::IsFinite {
-        ElementType::Pred
-    } else {
-        t
-    };
-    Ok(b.push(op, shape(out), operands, Attrs::default()))
-}
-
-/// The narrower type a float is rounded through by the `then-residual` follower.
-fn residual_type(t: ElementType) -> ElementType {
-    match t {
-        ElementType::F64 | ElementType::F32 => ElementType::Bf16,
-        ElementType::F16 | ElementType::Bf16 => ElementType::F8E5M2,
-        ElementType::F8E5M2 => ElementType::F8E4M3Fn,
-        _ => ElementType::F8E5M2,
-    }
-}
-
-/// Builds an elementwise chain `follower(op(params...))`; `fused` puts the
-/// whole chain in one `kLoop` fusion called from the entry.
-///
-/// ```
-/// use xla_props::hlo::Opcode;
-/// use xla_props::property::{build_chain, CaseKey};
-/// let key: CaseKey = "fusion_invariance::multiply::f32::f32[7]{0}::uniform.then-residual".parse().unwrap();
-/// let fused = build_chain(&key, true).unwrap().module;
-/// let entry = fused.entry_computation();
-/// assert_eq!(entry.instr(entry.root).opcode, Opcode::Fusion);
-/// ```
-pub fn build_chain(key: &CaseKey, fused: bool) -> Result<BuiltCase, CatalogueError> {
-    let err = |why: &str| CatalogueError {
-        case: key.to_string(),
-        why: why.to_string(),
-    };
-    let t = key.dtype;
-    let dims = key.dims().to_vec();
-    let layout = key.layout();
-    let shape = arr(t, dims.clone(), Some(layout.clone()));
-    let mut b = Builder::default();
-    let first = elementwise(&mut b, key.op, t, &dims, &layout)?;
-    let follower = key
-        .param()
-        .and_then(|p| p.strip_prefix("then-"))
-        .ok_or_else(|| err("no follower"))?;
-    let root = match follower {
-        "negate" | "abs" | "not" => {
-            let op: Opcode = follower.parse().map_err(|_| err("bad follower"))?;
-            b.push(op, shape, vec![first], Attrs::default())
-        }
-        "residual" => {
-            let narrow = residual_type(t);
-            let down = b.push(
-                Opcode::Convert,
-                arr(narrow, dims.clone(), Some(layout.clone())),
-                vec![first],
-                Attrs::default(),
-            );
-            let up = b.push(Opcode::Convert, shape.clone(), vec![down], Attrs::default());
-            b.push(Opcode::Subtract, shape, vec![first, up], Attrs::default())
-        }
-        other => {
-            let op: Opcode = other.parse().map_err(|_| err("bad follower"))?;
-            let y = b.param(shape.clone(), Role::Data);
-            b.push(op, shape, vec![first, y], Attrs::default())
-        }
-    };
-    let unfused = b.finish(root);
-    if !fused {
-        return Ok(unfused);
-    }
-    Ok(BuiltCase {
-        module: fuse_entry(unfused.module),
-        roles: unfused.roles,
+        _ => return Err(err("not a form of this family")),
     })
-}
-
-/// Moves the whole entry computation into one `kLoop` fusion called from a new entry.
-pub fn fuse_entry(mut module: Module) -> Module {
-    let entry_idx = module.entry.index();
-    let mut body = module.computations[entry_idx].clone();
-    body.name = "fused_computation".to_string();
-    let params = body.parameters();
-    let mut entry = Vec::new();
-    for (n, &p) in params.iter().enumerate() {
-        let mut instr = body.instr(p).clone();
-        instr.name = format!("arg{n}");
-        entry.push(instr);
-    }
-    let fusion_id = CompId(entry_idx as u32);
-    let root_shape = body.instr(body.root).shape.clone();
-    entry.push(Instruction {
-        name: "fusion".to_string(),
-        opcode: Opcode::Fusion,
-        shape: root_shape,
-        operands: (0..params.len() as u32).map(InstrId).collect(),
-        attrs: Attrs {
-            fusion_kind: Some(FusionKind::Loop),
-            calls: vec![fusion_id],
-            ..Attrs::default()
-        },
-    });
-    let root = InstrId(params.len() as u32);
-    module.computations[entry_idx] = body;
-    module.computations.push(Computation {
-        name: "main".to_string(),
-        instructions: entry,
-        root,
-        other: vec![],
-    });
-    module.entry = CompId(module.computations.len() as u32 - 1);
-    module
 }
