@@ -273,6 +273,116 @@ impl FusionKind {
     }
 }
 
+/// `fft_type=` of fft.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FftType {
+    /// `FFT`: complex to complex, forward.
+    Fft,
+    /// `IFFT`: complex to complex, inverse.
+    Ifft,
+    /// `RFFT`: real to complex, forward.
+    Rfft,
+    /// `IRFFT`: complex to real, inverse.
+    Irfft,
+}
+
+impl FftType {
+    /// All four types.
+    pub const ALL: [FftType; 4] = [FftType::Fft, FftType::Ifft, FftType::Rfft, FftType::Irfft];
+    /// The HLO text (`RFFT`), which is also StableHLO's (`#stablehlo<fft_type RFFT>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FftType::Fft => "FFT",
+            FftType::Ifft => "IFFT",
+            FftType::Rfft => "RFFT",
+            FftType::Irfft => "IRFFT",
+        }
+    }
+    /// Parses `FFT` etc.
+    pub fn from_name(s: &str) -> Option<FftType> {
+        Self::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
+/// `transpose_a=` of triangular-solve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TransposeA {
+    /// `NO_TRANSPOSE`: solve with `a`.
+    NoTranspose,
+    /// `TRANSPOSE`: solve with the transpose of `a`.
+    Transpose,
+    /// `ADJOINT`: solve with the conjugate transpose of `a`.
+    Adjoint,
+}
+
+impl TransposeA {
+    /// All three.
+    pub const ALL: [TransposeA; 3] = [
+        TransposeA::NoTranspose,
+        TransposeA::Transpose,
+        TransposeA::Adjoint,
+    ];
+    /// The HLO text (`NO_TRANSPOSE`), which is also StableHLO's (`#stablehlo<transpose NO_TRANSPOSE>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TransposeA::NoTranspose => "NO_TRANSPOSE",
+            TransposeA::Transpose => "TRANSPOSE",
+            TransposeA::Adjoint => "ADJOINT",
+        }
+    }
+    /// Parses `NO_TRANSPOSE` etc.
+    pub fn from_name(s: &str) -> Option<TransposeA> {
+        Self::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
+/// The options of a triangular-solve (`left_side=true, lower=true,
+/// unit_diagonal=true, transpose_a=NO_TRANSPOSE`; a false flag is not
+/// written, as XLA prints them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct TriangularSolveOptions {
+    /// `left_side=`: solve `op(a) x = b` (true) or `x op(a) = b` (false).
+    pub left_side: bool,
+    /// `lower=`: `a` is lower (true) or upper (false) triangular.
+    pub lower: bool,
+    /// `unit_diagonal=`: the diagonal of `a` is taken as ones.
+    pub unit_diagonal: bool,
+    /// `transpose_a=` (None when the text gave none).
+    pub transpose_a: Option<TransposeA>,
+}
+
+/// `algorithm=` of rng-bit-generator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RngAlgorithm {
+    /// `rng_default`: the backend's choice.
+    Default,
+    /// `rng_three_fry`.
+    ThreeFry,
+    /// `rng_philox`.
+    Philox,
+}
+
+impl RngAlgorithm {
+    /// All three.
+    pub const ALL: [RngAlgorithm; 3] = [
+        RngAlgorithm::Default,
+        RngAlgorithm::ThreeFry,
+        RngAlgorithm::Philox,
+    ];
+    /// The HLO text (`rng_three_fry`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RngAlgorithm::Default => "rng_default",
+            RngAlgorithm::ThreeFry => "rng_three_fry",
+            RngAlgorithm::Philox => "rng_philox",
+        }
+    }
+    /// Parses `rng_default` etc.
+    pub fn from_name(s: &str) -> Option<RngAlgorithm> {
+        Self::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
 /// The payload of a `constant(...)`, elements in logical row-major order.
 ///
 /// Floats are kept as f64: every value of every float type up to f64 is
@@ -392,6 +502,14 @@ pub struct Attrs {
     pub scatter: Option<CompId>,
     /// `custom_call_target="..."`.
     pub custom_call_target: Option<String>,
+    /// `fft_type=` of fft.
+    pub fft_type: Option<FftType>,
+    /// `fft_length={...}` of fft.
+    pub fft_length: Option<Vec<i64>>,
+    /// The options of a triangular-solve.
+    pub triangular_solve: Option<TriangularSolveOptions>,
+    /// `algorithm=` of rng-bit-generator.
+    pub rng_algorithm: Option<RngAlgorithm>,
     /// Every other attribute as `(name, raw value text)`, in source order.
     pub other: Vec<(String, String)>,
 }

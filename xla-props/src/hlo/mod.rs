@@ -23,8 +23,8 @@ pub use dtype::{ElementType, FloatFormat, TypeKind, UnknownElementType};
 pub use float_bits::{bits_to_f64, round_to_bits};
 pub use ir::{
     Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData, ConvDims,
-    DotDims, FusionKind, GatherDims, InstrId, Instruction, Module, PadDim, ScatterDims, SliceDim,
-    WindowDim,
+    DotDims, FftType, FusionKind, GatherDims, InstrId, Instruction, Module, PadDim, RngAlgorithm,
+    ScatterDims, SliceDim, TransposeA, TriangularSolveOptions, WindowDim,
 };
 pub use load::{
     is_stablehlo_file, load_check_programs, load_module_bytes, load_module_file, LoadError,

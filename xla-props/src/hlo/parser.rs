@@ -13,7 +13,8 @@ use std::fmt;
 use super::dtype::{ElementType, TypeKind};
 use super::ir::{
     Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData, ConvDims,
-    FusionKind, InstrId, Instruction, Module, PadDim, SliceDim, WindowDim,
+    FftType, FusionKind, InstrId, Instruction, Module, PadDim, RngAlgorithm, SliceDim, TransposeA,
+    TriangularSolveOptions, WindowDim,
 };
 use super::opcode::Opcode;
 use super::shape::{ArrayShape, Layout, Shape};
@@ -938,6 +939,9 @@ impl<'a> Parser<'a> {
             Opcode::Scatter => {
                 attrs.scatter_dims.get_or_insert_with(Default::default);
             }
+            Opcode::TriangularSolve => {
+                attrs.triangular_solve.get_or_insert_with(Default::default);
+            }
             _ => {}
         }
         Ok(PendingInstr {
@@ -1196,6 +1200,50 @@ impl<'a> Parser<'a> {
                     return fail(at, format!("expected a string, found {}", self.found()));
                 }
                 a.custom_call_target = Some(self.string()?.to_string());
+            }
+            "fft_type" => {
+                let (w, at) = self.ident("an fft type")?;
+                a.fft_type = Some(match FftType::from_name(w) {
+                    Some(t) => t,
+                    None => {
+                        return fail(
+                            at,
+                            format!("unknown fft type `{w}` (FFT, IFFT, RFFT or IRFFT)"),
+                        )
+                    }
+                });
+            }
+            "fft_length" => a.fft_length = Some(self.int_list()?),
+            "left_side" => triangular(a).left_side = self.bool_value()?,
+            "lower" => triangular(a).lower = self.bool_value()?,
+            "unit_diagonal" => triangular(a).unit_diagonal = self.bool_value()?,
+            "transpose_a" => {
+                let (w, at) = self.ident("a transpose")?;
+                triangular(a).transpose_a = Some(match TransposeA::from_name(w) {
+                    Some(t) => t,
+                    None => {
+                        return fail(
+                            at,
+                            format!(
+                                "unknown transpose_a `{w}` (NO_TRANSPOSE, TRANSPOSE or ADJOINT)"
+                            ),
+                        )
+                    }
+                });
+            }
+            "algorithm" if op == Opcode::RngBitGenerator => {
+                let (w, at) = self.ident("an rng algorithm")?;
+                a.rng_algorithm = Some(match RngAlgorithm::from_name(w) {
+                    Some(r) => r,
+                    None => {
+                        return fail(
+                            at,
+                            format!(
+                                "unknown rng algorithm `{w}` (rng_default, rng_three_fry or rng_philox)"
+                            ),
+                        )
+                    }
+                });
             }
             _ => return fail(at, format!("attribute `{attr}` is not handled")),
         }
@@ -1688,6 +1736,10 @@ fn scatter(a: &mut Attrs) -> &mut super::ir::ScatterDims {
     a.scatter_dims.get_or_insert_with(Default::default)
 }
 
+fn triangular(a: &mut Attrs) -> &mut TriangularSolveOptions {
+    a.triangular_solve.get_or_insert_with(Default::default)
+}
+
 /// Attributes with a typed field in [`Attrs`]; parsed typed only when the
 /// opcode table lists them for the opcode, verbatim otherwise.
 const TYPED_ATTRS: &[&str] = &[
@@ -1739,9 +1791,23 @@ const TYPED_ATTRS: &[&str] = &[
     "custom_call_target",
 ];
 
+/// Attributes with a typed field for one opcode only: the same name is
+/// verbatim on the others that have it (cholesky's `lower`, dot's `algorithm`).
+const OP_TYPED_ATTRS: &[(Opcode, &[&str])] = &[
+    (Opcode::Fft, &["fft_type", "fft_length"]),
+    (
+        Opcode::TriangularSolve,
+        &["left_side", "lower", "unit_diagonal", "transpose_a"],
+    ),
+    (Opcode::RngBitGenerator, &["algorithm"]),
+];
+
 /// True when `attr` of `op` is parsed into a typed [`Attrs`] field.
 pub(crate) fn is_typed(op: Opcode, attr: &str) -> bool {
-    TYPED_ATTRS.contains(&attr) && op.attributes().contains(&attr)
+    (TYPED_ATTRS.contains(&attr) && op.attributes().contains(&attr))
+        || OP_TYPED_ATTRS
+            .iter()
+            .any(|(o, attrs)| *o == op && attrs.contains(&attr))
 }
 
 /// Positions of the two named letters and the spatial digits of one dim-label group.

@@ -325,6 +325,30 @@ fn write_attrs(f: &mut fmt::Formatter<'_>, m: &Module, op: Opcode, a: &Attrs) ->
     if let Some(t) = &a.custom_call_target {
         write!(f, ", custom_call_target=\"{t}\"")?;
     }
+    if let Some(t) = a.fft_type {
+        write!(f, ", fft_type={}", t.name())?;
+    }
+    if let Some(v) = &a.fft_length {
+        write!(f, ", fft_length={}", ints(v))?;
+    }
+    if let Some(t) = &a.triangular_solve {
+        // as XLA prints them: the flags only when set, then transpose_a
+        for (key, set) in [
+            ("left_side", t.left_side),
+            ("lower", t.lower),
+            ("unit_diagonal", t.unit_diagonal),
+        ] {
+            if set {
+                write!(f, ", {key}=true")?;
+            }
+        }
+        if let Some(x) = t.transpose_a {
+            write!(f, ", transpose_a={}", x.name())?;
+        }
+    }
+    if let Some(r) = a.rng_algorithm {
+        write!(f, ", algorithm={}", r.name())?;
+    }
     for (k, v) in &a.other {
         write!(f, ", {k}={v}")?;
     }

@@ -14,8 +14,9 @@ use super::dense::constant_data;
 use super::syntax::{Attr, Func, ModuleDef, Op, Region, Type, ValueRef};
 use crate::hlo::dtype::ElementType;
 use crate::hlo::ir::{
-    Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConvDims, DotDims, FusionKind,
-    GatherDims, InstrId, Instruction, Module, PadDim, ScatterDims, SliceDim, WindowDim,
+    Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConvDims, DotDims, FftType,
+    FusionKind, GatherDims, InstrId, Instruction, Module, PadDim, RngAlgorithm, ScatterDims,
+    SliceDim, TransposeA, TriangularSolveOptions, WindowDim,
 };
 use crate::hlo::opcode::Opcode;
 use crate::hlo::shape::Shape;
@@ -1213,16 +1214,62 @@ impl<'a> Converter<'a> {
                 a.custom_call_target = Some(target);
                 self.results(op, b, Opcode::CustomCall, ops, a)
             }
-            "real" | "imag" | "complex" | "rng_bit_generator" | "fft" | "triangular_solve"
-            | "cholesky" | "after_all" | "replica_id" | "partition_id" => {
+            // parse-only ops with attributes, kept as HLO text spells them
+            "fft" => {
+                let ops = self.operands(op, b, outers)?;
+                let t = kind_enum_attr(op, "fft_type", "fft_type")?.ok_or((
+                    pos,
+                    "`stablehlo.fft` needs attribute `fft_type`".to_string(),
+                ))?;
+                a.fft_type = Some(FftType::from_name(&t).ok_or((
+                    pos,
+                    format!("unknown fft type `{t}` (FFT, IFFT, RFFT or IRFFT)"),
+                ))?);
+                a.fft_length = Some(ints_attr(op, "fft_length")?);
+                self.results(op, b, Opcode::Fft, ops, a)
+            }
+            "triangular_solve" => {
+                let ops = self.operands(op, b, outers)?;
+                let t = kind_enum_attr(op, "transpose_a", "transpose")?.ok_or((
+                    pos,
+                    "`stablehlo.triangular_solve` needs attribute `transpose_a`".to_string(),
+                ))?;
+                let transpose_a = TransposeA::from_name(&t).ok_or((
+                    pos,
+                    format!("unknown transpose_a `{t}` (NO_TRANSPOSE, TRANSPOSE or ADJOINT)"),
+                ))?;
+                a.triangular_solve = Some(TriangularSolveOptions {
+                    left_side: bool_attr(op, "left_side")?,
+                    lower: bool_attr(op, "lower")?,
+                    unit_diagonal: bool_attr(op, "unit_diagonal")?,
+                    transpose_a: Some(transpose_a),
+                });
+                self.results(op, b, Opcode::TriangularSolve, ops, a)
+            }
+            "rng_bit_generator" => {
+                let ops = self.operands(op, b, outers)?;
+                // StableHLO's default is DEFAULT
+                let r = kind_enum_attr(op, "rng_algorithm", "rng_algorithm")?
+                    .unwrap_or_else(|| "DEFAULT".to_string());
+                a.rng_algorithm = Some(rng_algorithm(&r).ok_or((
+                    pos,
+                    format!("unknown rng algorithm `{r}` (DEFAULT, THREE_FRY or PHILOX)"),
+                ))?);
+                if op.result_types.len() != 2 {
+                    return err(
+                        pos,
+                        "`stablehlo.rng_bit_generator` has two results (state, output)",
+                    );
+                }
+                self.results(op, b, Opcode::RngBitGenerator, ops, a)
+            }
+            "real" | "imag" | "complex" | "cholesky" | "after_all" | "replica_id"
+            | "partition_id" => {
                 let ops = self.operands(op, b, outers)?;
                 let code = match short {
                     "real" => Opcode::Real,
                     "imag" => Opcode::Imag,
                     "complex" => Opcode::Complex,
-                    "rng_bit_generator" => Opcode::RngBitGenerator,
-                    "fft" => Opcode::Fft,
-                    "triangular_solve" => Opcode::TriangularSolve,
                     "cholesky" => Opcode::Cholesky,
                     "after_all" => Opcode::AfterAll,
                     "replica_id" => Opcode::ReplicaId,
@@ -1925,6 +1972,39 @@ fn enum_attr(op: &Op, name: &str) -> R<Option<String>> {
         None => Ok(None),
         Some(Attr::Enum(_, v)) | Some(Attr::Word(v)) => Ok(Some(v.clone())),
         Some(_) => err(op.pos, format!("attribute `{name}` must be an enum")),
+    }
+}
+
+/// An enum attribute of one kind: the pretty form's bare word, or
+/// `#stablehlo<KIND VALUE>`; another kind, or another attribute, is an error.
+fn kind_enum_attr(op: &Op, name: &str, kind: &str) -> R<Option<String>> {
+    match op.attr(name) {
+        None => Ok(None),
+        Some(Attr::Word(v)) => Ok(Some(v.clone())),
+        Some(Attr::Enum(k, v)) if k == kind => Ok(Some(v.clone())),
+        Some(_) => err(
+            op.pos,
+            format!(
+                "attribute `{name}` of `{}` must be `#stablehlo<{kind} ...>`",
+                op.name
+            ),
+        ),
+    }
+}
+
+/// StableHLO's rng algorithm (`THREE_FRY`) as HLO's.
+pub(crate) fn rng_algorithm(s: &str) -> Option<RngAlgorithm> {
+    RngAlgorithm::ALL
+        .into_iter()
+        .find(|r| stablehlo_rng_algorithm(*r) == s)
+}
+
+/// HLO's rng algorithm as StableHLO spells it (`rng_three_fry` is `THREE_FRY`).
+pub(crate) fn stablehlo_rng_algorithm(r: RngAlgorithm) -> &'static str {
+    match r {
+        RngAlgorithm::Default => "DEFAULT",
+        RngAlgorithm::ThreeFry => "THREE_FRY",
+        RngAlgorithm::Philox => "PHILOX",
     }
 }
 

@@ -8,6 +8,8 @@ mod dense;
 mod printer;
 mod reader;
 mod syntax;
+#[cfg(test)]
+mod tests;
 
 pub use chlo::{ChloLowering, CHLO_OPS};
 pub use convert::{CheckKind, CheckSpec};

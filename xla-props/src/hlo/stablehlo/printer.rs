@@ -14,6 +14,7 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
+use super::convert::stablehlo_rng_algorithm;
 use crate::hlo::float_bits::round_to_bits;
 use crate::hlo::{
     ArrayShape, CompId, ComparisonType, Computation, ConstantData, ElementType, InstrId,
@@ -1982,6 +1983,10 @@ impl Lowerer<'_> {
                 let ty = mlir_type(&instr.shape)?;
                 one(self.op(out, indent, name, operands, &[], &[], &[ty]))
             }
+            // parse-only ops with attributes (the compile form has no lowering for them)
+            Opcode::Fft | Opcode::TriangularSolve | Opcode::RngBitGenerator => {
+                self.faithful_parse_only(instr, operands, out, indent)
+            }
             Opcode::CustomCall => {
                 let target = a
                     .custom_call_target
@@ -2043,6 +2048,85 @@ impl Lowerer<'_> {
                 Ok(v)
             }
         }
+    }
+
+    /// fft, triangular-solve and rng-bit-generator with their attributes
+    /// (`#stablehlo<fft_type ..>`, `#stablehlo<transpose ..>`,
+    /// `#stablehlo<rng_algorithm ..>`); rng-bit-generator's two results are
+    /// put together by a `stablehlo.tuple`, as other multi-result ops'.
+    fn faithful_parse_only(
+        &mut self,
+        instr: &Instruction,
+        operands: &[Val],
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Val, LowerError> {
+        let a = &instr.attrs;
+        let missing = |what: &str| LowerError::Invalid(format!("missing {what}"));
+        if operands.iter().any(|v| !v.ty.starts_with("tensor<")) {
+            return invalid("a tuple operand where an array is expected");
+        }
+        let one = |vals: Vec<Val>| -> Result<Val, LowerError> {
+            match <[Val; 1]>::try_from(vals) {
+                Ok([v]) => Ok(v),
+                Err(_) => invalid("expected one value"),
+            }
+        };
+        let (name, attrs) = match instr.opcode {
+            Opcode::Fft => {
+                let t = a.fft_type.ok_or_else(|| missing("fft_type"))?;
+                let len = a.fft_length.as_ref().ok_or_else(|| missing("fft_length"))?;
+                (
+                    "stablehlo.fft",
+                    vec![
+                        format!("fft_type = #stablehlo<fft_type {}>", t.name()),
+                        format!("fft_length = {}", array_attr(len)),
+                    ],
+                )
+            }
+            Opcode::TriangularSolve => {
+                let t = a
+                    .triangular_solve
+                    .as_ref()
+                    .ok_or_else(|| missing("triangular-solve options"))?;
+                let x = t.transpose_a.ok_or_else(|| missing("transpose_a"))?;
+                (
+                    "stablehlo.triangular_solve",
+                    vec![
+                        format!("left_side = {}", t.left_side),
+                        format!("lower = {}", t.lower),
+                        format!("transpose_a = #stablehlo<transpose {}>", x.name()),
+                        format!("unit_diagonal = {}", t.unit_diagonal),
+                    ],
+                )
+            }
+            Opcode::RngBitGenerator => {
+                let r = a.rng_algorithm.ok_or_else(|| missing("algorithm"))?;
+                let (state, output) = match instr.shape.as_tuple() {
+                    Some([s, o]) if s.as_array().is_some() && o.as_array().is_some() => (s, o),
+                    _ => return invalid("rng-bit-generator's shape is (state, output)"),
+                };
+                let attrs = [format!(
+                    "rng_algorithm = #stablehlo<rng_algorithm {}>",
+                    stablehlo_rng_algorithm(r)
+                )];
+                let types = [mlir_type(state)?, mlir_type(output)?];
+                let vals = self.op(
+                    out,
+                    indent,
+                    "stablehlo.rng_bit_generator",
+                    operands,
+                    &[],
+                    &attrs,
+                    &types,
+                );
+                let ty = mlir_type(&instr.shape)?;
+                return one(self.op(out, indent, "stablehlo.tuple", &vals, &[], &[], &[ty]));
+            }
+            _ => return invalid("not fft, triangular-solve or rng-bit-generator"),
+        };
+        let ty = mlir_type(&instr.shape)?;
+        one(self.op(out, indent, name, operands, &[], &attrs, &[ty]))
     }
 
     /// A conditional whose regions each call their branch's function on
