@@ -70,7 +70,7 @@ fn eval(m: &Module, args: &[Literal]) -> Vec<Literal> {
 fn everywhere(m: &Module, args: &[Literal], b: &Fixed) -> Verdict {
     let expected = eval(m, args);
     let n = b.numerics();
-    let suite = xla_props::property::judge_against_reference(
+    let suite = xla_props::check::judge_against_reference(
         m, args, &expected, &b.outputs, &n, &b.bugs, false,
     );
     let compare = xla_props::cli::judge_compare(

@@ -25,6 +25,8 @@ mod verdict;
 
 #[cfg(test)]
 mod comparator_tests;
+#[cfg(test)]
+mod judge_semantics_tests;
 
 pub use alternatives::{excess_precision_variant, flush_subnormal_inputs};
 pub(crate) use compare::{compare, CompareContext};
@@ -35,7 +37,7 @@ pub use contraction::fma_contraction_variant;
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
 pub use grouped_conv_model::{batch_group_dilation_holes, dense_depthwise_convolutions};
-pub use judge::Judge;
+pub use judge::{judge_against_reference, Judge};
 pub use known_bug_model::{
     apply_model_specs, replace_with_model, type_text, ModelSpec, SubnormalSign,
 };

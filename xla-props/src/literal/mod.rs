@@ -18,5 +18,7 @@ pub use float::{
     bf16_from_f64, bits_to_f64, f16_from_f64, round_to_bits, round_to_type, F8E4M3Fn, F8E5M2,
 };
 pub use layout::{logical_to_physical_index, LayoutMap};
-pub use storage::{check_size, set_size_budget, size_budget, ArrayData, Literal, LiteralError};
+pub use storage::{
+    check_size, element_text, set_size_budget, size_budget, ArrayData, Literal, LiteralError,
+};
 pub use value::Value;

@@ -563,3 +563,20 @@ fn flat_mut<T>(a: &mut ArrayD<T>, i: usize) -> &mut T {
         a.iter_mut().nth(i).expect("index in range")
     }
 }
+
+/// Formats element `i` of a literal exactly enough to reproduce it.
+pub fn element_text(l: &Literal, i: usize) -> String {
+    let t = l.dtype();
+    if t.is_float() {
+        let v = l.get_f64(i);
+        format!(
+            "{v:?} (0x{:0w$x})",
+            l.get_bits(i),
+            w = (t.bit_width() as usize).div_ceil(4)
+        )
+    } else if t.is_pred() {
+        (l.get_i128(i) != 0).to_string()
+    } else {
+        l.get_i128(i).to_string()
+    }
+}

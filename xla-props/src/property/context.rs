@@ -8,10 +8,9 @@ use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 
 use super::build::build_case;
 use super::id::{CaseId, CaseKey};
-use super::judge::{judge_for, Against};
 use super::spec::PropertySpec;
 use crate::backend::{reference_error, run_module, Backend};
-use crate::check::{Numerics, Verdict};
+use crate::check::{Numerics, Policy, Verdict};
 use crate::hlo::Module;
 use crate::inputs::{generate, SplitMix};
 use crate::literal::Literal;
@@ -353,7 +352,7 @@ impl<'a> CaseContext<'a> {
     /// flushed outputs, reassociation bounds); records the ULP histogram, the
     /// worst ULP and the verdict for reports.
     pub fn check(&mut self, expected: &[Literal], actual: &[Literal]) -> Verdict {
-        self.judge(Against::Itself, None, expected, actual)
+        self.judge(Policy::Itself, None, expected, actual)
     }
 
     /// Judges the backend's `actual` outputs of `module` (run on the case's
@@ -371,12 +370,12 @@ impl<'a> CaseContext<'a> {
         expected: &[Literal],
         actual: &[Literal],
     ) -> Verdict {
-        self.judge(Against::Reference, Some(module), expected, actual)
+        self.judge(Policy::Reference, Some(module), expected, actual)
     }
 
     fn judge(
         &mut self,
-        against: Against,
+        policy: Policy,
         module: Option<&Module>,
         expected: &[Literal],
         actual: &[Literal],
@@ -396,11 +395,10 @@ impl<'a> CaseContext<'a> {
         let direct = self.direct_reference;
         let v = match module {
             Some(module) => {
-                let j = judge_for(
+                let j = self.spec.tolerance.judge(
                     &numerics,
-                    self.spec.tolerance,
                     self.spec.strict_rounding,
-                    against,
+                    policy,
                     self.backend.known_bugs(),
                 );
                 let eval = |m: &Module, args: &[Literal]| {

@@ -1,7 +1,6 @@
 //! The judge's known-bug phase: a mismatch a known bug's model explains is a
 //! `Verdict::KnownBug`; a different wrong value still fails.
 
-use super::judge::{judge_for, Against};
 use super::spec::Tolerance;
 use crate::backend::xla::known_bugs::{
     F32_LOG_SUBNORMAL, INT_POWER_LOW_6_BITS, XLA_CPU_KNOWN_BUGS,
@@ -28,7 +27,7 @@ fn judge(
     bugs: &[KnownBug],
     actual: &[Literal],
 ) -> Verdict {
-    let j = judge_for(numerics, Tolerance::Exact, false, Against::Reference, bugs);
+    let j = Tolerance::Exact.judge(numerics, false, crate::check::Policy::Reference, bugs);
     j.against_reference(m, inputs, actual)
 }
 

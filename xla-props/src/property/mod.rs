@@ -10,8 +10,6 @@ mod context;
 mod coverage;
 mod groups;
 mod id;
-mod judge;
-mod judging;
 mod space;
 mod spec;
 
@@ -25,8 +23,6 @@ pub use groups::{
     op_group, DtypeRule, DISTRIBUTION_GROUPS, DTYPE_GROUPS, OP_GROUPS,
 };
 pub use id::{BackendId, CaseId, CaseKey, Fnv, ParseCaseIdError};
-pub use judge::element_text;
-pub use judging::judge_against_reference;
 pub use space::{
     case_params, is_exhaustive_shape, layouts, params, shapes, CaseSpace, SpaceError, SpaceFilter,
     CONFIG_SET, SHAPE_SETS,

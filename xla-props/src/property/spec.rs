@@ -3,6 +3,7 @@
 use std::sync::OnceLock;
 
 use super::context::{CaseContext, Outcome};
+use crate::check::{ErrorSpec, Judge, KnownBug, Numerics, Policy};
 use crate::hlo::{ElementType, Opcode};
 
 /// A selection by name: a named group, or an explicit list of names.
@@ -28,6 +29,38 @@ pub enum Tolerance {
     Abs(f64),
     /// Relative difference for floats.
     Rel(f64),
+}
+
+impl Tolerance {
+    /// The error spec of this tolerance for one output type: floats get the
+    /// bound, integers and pred stay exact; `strict_rounding` makes floats exact.
+    pub fn error_spec(self, strict_rounding: bool, dtype: ElementType) -> ErrorSpec {
+        if !dtype.is_float() || strict_rounding {
+            return ErrorSpec::exact();
+        }
+        match self {
+            Tolerance::Exact => ErrorSpec::exact(),
+            Tolerance::Ulp(n) => ErrorSpec::exact().with_ulp(n),
+            Tolerance::Abs(x) => ErrorSpec::exact().with_abs(x),
+            Tolerance::Rel(x) => ErrorSpec::exact().with_rel(x),
+        }
+    }
+
+    /// The one judge (`check::Judge`) for a property case with this
+    /// tolerance: `policy` says what the comparison is between.
+    pub fn judge<'a>(
+        self,
+        numerics: &'a Numerics,
+        strict_rounding: bool,
+        policy: Policy,
+        known_bugs: &'a [KnownBug],
+    ) -> Judge<'a> {
+        // the tolerance's float spec (error_spec keeps integers exact itself)
+        Judge::new(numerics, policy)
+            .with_known_bugs(known_bugs)
+            .strict_rounding(strict_rounding)
+            .with_float_spec(self.error_spec(false, ElementType::F64))
+    }
 }
 
 /// What a limitation does to the cases it matches.

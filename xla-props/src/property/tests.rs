@@ -266,7 +266,6 @@ fn a_budget_is_an_even_deterministic_subset() {
 
 #[test]
 fn property_tolerances_resolve_per_dtype() {
-    use super::judge::property_spec;
     use crate::check::{compare, CompareContext, Verdict};
     let s = ArrayShape::new(ElementType::F16, vec![4]);
     let e = Literal::from_bits(&s, &[0x7e00, 0x0000, 0x3c00, 0x3c00]).unwrap();
@@ -280,7 +279,7 @@ fn property_tolerances_resolve_per_dtype() {
             &CompareContext::new(),
         )
     };
-    match judge(property_spec(Tolerance::Ulp(1), false, ElementType::F16)) {
+    match judge(Tolerance::Ulp(1).error_spec(false, ElementType::F16)) {
         Verdict::Mismatch(r) => {
             assert_eq!(r.count, 2); // -0 and the 3-ulp element
             let w = &r.outputs[0].worst;
@@ -293,17 +292,17 @@ fn property_tolerances_resolve_per_dtype() {
         v => panic!("{v}"),
     }
     // strict rounding: the 1-ulp element fails too
-    match judge(property_spec(Tolerance::Ulp(1), true, ElementType::F16)) {
+    match judge(Tolerance::Ulp(1).error_spec(true, ElementType::F16)) {
         Verdict::Mismatch(r) => assert_eq!(r.count, 3),
         v => panic!("{v}"),
     }
     // integers stay exact whatever the float tolerance
     assert_eq!(
-        property_spec(Tolerance::Ulp(1000), false, ElementType::S8),
+        Tolerance::Ulp(1000).error_spec(false, ElementType::S8),
         crate::check::ErrorSpec::exact()
     );
     assert_eq!(
-        property_spec(Tolerance::Rel(0.5), false, ElementType::F32).rel,
+        Tolerance::Rel(0.5).error_spec(false, ElementType::F32).rel,
         0.5
     );
 }

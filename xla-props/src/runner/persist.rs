@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::hlo::Module;
+use crate::literal::element_text;
 use crate::literal::Literal;
-use crate::property::element_text;
 
 /// Where failures are written: `$XLA_PROPS_FAILURES_DIR`, else
 /// `<target>/xla-props/failures` for the `target` directory holding the test

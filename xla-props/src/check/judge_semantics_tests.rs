@@ -1,72 +1,9 @@
-//! How the runner's properties judge a backend: a property's tolerance and
-//! policy turned into the one judge (`check::Judge`).
+//! The one judge on op semantics and accumulation: declared fast min/max,
+//! flushed products, narrow reductions (moved from the property module's judge).
 
-use super::spec::Tolerance;
-use crate::check::{ErrorSpec, Judge, KnownBug, Numerics, Policy};
+use crate::check::Numerics;
 use crate::hlo::ElementType;
 use crate::literal::Literal;
-
-/// What a comparison is between.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Against {
-    /// The backend against the exact reference: default error specs and the
-    /// reference's alternative results apply.
-    Reference,
-    /// Two runs of the same backend (layouts, fusions): only the property's
-    /// tolerance and the backend's numerics apply.
-    Itself,
-}
-
-/// The spec of a property's tolerance for one output type: floats get the
-/// bound, integers and pred stay exact; `strict_rounding` makes floats exact.
-pub(crate) fn property_spec(tol: Tolerance, strict: bool, dtype: ElementType) -> ErrorSpec {
-    if !dtype.is_float() || strict {
-        return ErrorSpec::exact();
-    }
-    match tol {
-        Tolerance::Exact => ErrorSpec::exact(),
-        Tolerance::Ulp(n) => ErrorSpec::exact().with_ulp(n),
-        Tolerance::Abs(x) => ErrorSpec::exact().with_abs(x),
-        Tolerance::Rel(x) => ErrorSpec::exact().with_rel(x),
-    }
-}
-
-/// The one judge for a property case.
-pub(crate) fn judge_for<'a>(
-    numerics: &'a Numerics,
-    tolerance: Tolerance,
-    strict_rounding: bool,
-    against: Against,
-    known_bugs: &'a [KnownBug],
-) -> Judge<'a> {
-    let policy = match against {
-        Against::Reference => Policy::Reference,
-        Against::Itself => Policy::Itself,
-    };
-    // the tolerance's float spec (property_spec keeps integers exact itself)
-    let spec = property_spec(tolerance, false, ElementType::F64);
-    Judge::new(numerics, policy)
-        .with_known_bugs(known_bugs)
-        .strict_rounding(strict_rounding)
-        .with_float_spec(spec)
-}
-
-/// Formats element `i` of a literal exactly enough to reproduce it.
-pub fn element_text(l: &Literal, i: usize) -> String {
-    let t = l.dtype();
-    if t.is_float() {
-        let v = l.get_f64(i);
-        format!(
-            "{v:?} (0x{:0w$x})",
-            l.get_bits(i),
-            w = (t.bit_width() as usize).div_ceil(4)
-        )
-    } else if t.is_pred() {
-        (l.get_i128(i) != 0).to_string()
-    } else {
-        l.get_i128(i).to_string()
-    }
-}
 
 /// Tests: `actual` judged against the exact reference's result for `m` on
 /// `inputs`, under `numerics`, with no property tolerance and no known bugs.
@@ -77,11 +14,9 @@ fn judged(
     numerics: &Numerics,
     actual: Literal,
 ) -> crate::check::Verdict {
-    judge_for(numerics, Tolerance::Exact, false, Against::Reference, &[]).against_reference(
-        m,
-        inputs,
-        &[actual],
-    )
+    crate::check::Judge::new(numerics, crate::check::Policy::Reference)
+        .with_float_spec(crate::check::ErrorSpec::exact())
+        .against_reference(m, inputs, &[actual])
 }
 
 #[cfg(test)]
