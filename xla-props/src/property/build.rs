@@ -1,9 +1,10 @@
 //! A case's module from its key: the key says which single-op module, chain
 //! or attribute class the catalogue (`crate::programs`) builds.
 
+use super::groups::CONFIG_SET;
 use super::id::CaseKey;
-use super::space::{case_form, CONFIG_SET};
 use super::spec::Template;
+use super::tables::case_form;
 use crate::programs::{
     build_chain, build_configuration, build_single, BuiltCase, CatalogueError, OpCase,
 };

@@ -7,7 +7,8 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::space::{CaseSpace, SpaceFilter, CONFIG_SET};
+use super::groups::CONFIG_SET;
+use super::space::{CaseSpace, SpaceFilter};
 use super::spec::registry;
 use crate::hlo::{ClassFamily, ElementType, Opcode, ATTRIBUTE_CLASSES};
 

@@ -271,6 +271,16 @@ pub fn dtype_group(name: &str) -> Option<&'static [ElementType]> {
     }
 }
 
+/// The shape sets usable in `#[xla_property(shapes = ...)]`.
+/// `exhaustive`: one vector of `2^bits` elements per float type of at most
+/// 16 bits (every bit pattern once), elementwise ops only.
+/// `configurations`: one case per attribute class of the op
+/// ([`crate::hlo::ATTRIBUTE_CLASSES`]), each class with its own operand shapes.
+pub const SHAPE_SETS: &[&str] = &["default", "small", "exhaustive", CONFIG_SET];
+
+/// The shape set of the attribute-class cases.
+pub const CONFIG_SET: &str = "configurations";
+
 /// The named distribution groups.
 pub const DISTRIBUTION_GROUPS: &[&str] = &[
     "default",
@@ -367,7 +377,7 @@ pub mod check {
     }
     /// Panics with `msg` unless `name` is a shape set.
     pub const fn shapes(name: &str, msg: &str) {
-        if !any(super::super::space::SHAPE_SETS, name) {
+        if !any(super::SHAPE_SETS, name) {
             panic!("{}", msg);
         }
     }

@@ -10,11 +10,13 @@ mod context;
 mod coverage;
 mod groups;
 mod id;
+mod key;
+mod parse;
 mod space;
 mod spec;
+mod tables;
 
 pub use build::{build_case, build_fused_chain};
-pub use context::{CaseContext, Failure, Outcome, ReferenceCache};
 pub use coverage::{
     class_coverage, coverage_markdown, coverage_text, full_coverage, ClassCoverage, DTYPE_FAMILIES,
 };
@@ -22,15 +24,15 @@ pub use groups::{
     accepted_dtypes, bitcast_targets, catalogue_ops, check, distribution_group, dtype_group,
     op_group, DtypeRule, DISTRIBUTION_GROUPS, DTYPE_GROUPS, OP_GROUPS,
 };
+pub use groups::{CONFIG_SET, SHAPE_SETS};
 pub use id::{BackendId, CaseId, CaseKey, Fnv, ParseCaseIdError};
-pub use space::{
-    case_params, is_exhaustive_shape, layouts, params, shapes, CaseSpace, SpaceError, SpaceFilter,
-    CONFIG_SET, SHAPE_SETS,
-};
+pub use space::{CaseSpace, SpaceError, SpaceFilter};
 pub use spec::{
     find_property, registry, LayoutSelection, Limitation, LimitationKind, PropertySpec, Selection,
     Template, Tolerance,
 };
+pub use spec::{CaseContext, Failure, Outcome, ReferenceCache};
+pub use tables::{case_params, is_exhaustive_shape, layouts, params, shapes};
 
 #[cfg(test)]
 mod known_bug_tests;

@@ -1,9 +1,14 @@
 //! `PropertySpec`: what `#[xla_property]` emits, and the registry that collects them.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
-use super::context::{CaseContext, Outcome};
-use crate::check::{ErrorSpec, Judge, KnownBug, Numerics, Policy};
+use super::id::{CaseId, CaseKey};
+use crate::backend::Backend;
+use crate::literal::Literal;
+use crate::programs::BuiltCase;
+
+use crate::check::{ErrorSpec, Judge, KnownBug, Numerics, Policy, Verdict};
 use crate::hlo::{ElementType, Opcode};
 
 /// A selection by name: a named group, or an explicit list of names.
@@ -203,4 +208,133 @@ pub fn find_property(name: &str) -> Option<(u16, &'static PropertySpec)> {
         .iter()
         .position(|p| p.name == name)
         .map(|i| (i as u16, registry()[i]))
+}
+
+/// What a failing case reports.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// One line: what went wrong.
+    pub summary: String,
+    /// The verdict, when the failure is a comparison.
+    pub verdict: Option<Verdict>,
+}
+
+/// The outcome of one case: never a bool, never a panic.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// The property holds.
+    Pass,
+    /// The property does not hold.
+    Fail(Box<Failure>),
+    /// The case does not apply (unsupported op or dtype, a known limitation), with the reason.
+    Skip(String),
+}
+
+impl Outcome {
+    /// A failure with a one-line summary.
+    pub fn fail(summary: impl Into<String>) -> Outcome {
+        Outcome::Fail(Box::new(Failure {
+            summary: summary.into(),
+            verdict: None,
+        }))
+    }
+    /// The outcome of a verdict: agreement passes, a skipped comparison
+    /// skips, anything else fails (carrying the verdict and its report).
+    pub fn from_verdict(what: &str, verdict: Verdict) -> Outcome {
+        match verdict {
+            v if v.is_agreement() => Outcome::Pass,
+            Verdict::Skipped { reason } => Outcome::Skip(format!("{what}: {reason}")),
+            v => Outcome::Fail(Box::new(Failure {
+                summary: format!("{what}: {}", first_line(&v.to_string())),
+                verdict: Some(v),
+            })),
+        }
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// Buckets of the ULP histogram (see `check::HistogramBucket`).
+pub(super) const HISTOGRAM_BUCKETS: usize = 35;
+
+pub(super) type RefResult = Result<Arc<Vec<Literal>>, String>;
+
+/// What every backend's run of one case shares: its module, its inputs and
+/// the reference result, each computed once.
+#[derive(Default)]
+pub(super) struct SharedCase {
+    pub(super) built: OnceLock<Result<Arc<BuiltCase>, String>>,
+    pub(super) inputs: OnceLock<Result<Arc<Vec<Literal>>, String>>,
+    pub(super) reference: OnceLock<RefResult>,
+}
+
+/// A module set by the property itself, and its inputs once generated.
+pub(super) type LocalCase = (Arc<BuiltCase>, Option<Arc<Vec<Literal>>>);
+
+/// A shared case and how many runs still need it.
+type Slot = (Arc<SharedCase>, usize);
+
+/// Per-case work shared by every backend's run of the case (module, inputs,
+/// reference result), keyed by the case without its backend. An entry is
+/// dropped after its last expected user has taken it, so memory stays flat.
+#[derive(Default)]
+pub struct ReferenceCache {
+    map: Mutex<HashMap<CaseKey, Slot>>,
+    pub(super) computed: std::sync::atomic::AtomicU64,
+}
+
+impl ReferenceCache {
+    /// An empty cache.
+    pub fn new() -> ReferenceCache {
+        ReferenceCache::default()
+    }
+    /// How many reference results were computed (not served from the cache).
+    pub fn computed(&self) -> u64 {
+        self.computed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    pub(super) fn take(&self, key: CaseKey, users: usize) -> Arc<SharedCase> {
+        if users <= 1 {
+            return Arc::default();
+        }
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = map.entry(key).or_insert_with(|| (Arc::default(), users));
+        entry.1 -= 1;
+        let shared = entry.0.clone();
+        if entry.1 == 0 {
+            map.remove(&key);
+        }
+        shared
+    }
+}
+
+/// Everything a property body needs for one case.
+pub struct CaseContext<'a> {
+    /// The case.
+    pub case: CaseId,
+    /// The property.
+    pub spec: &'static PropertySpec,
+    /// The backend under test.
+    pub backend: &'a dyn Backend,
+    /// The reference (the oracle).
+    pub reference: &'a dyn Backend,
+    pub(super) cache: &'a ReferenceCache,
+    pub(super) shared: Arc<SharedCase>,
+    pub(super) run_seed: u64,
+    /// A module the property set itself (not shared with other backends).
+    pub(super) local: Option<LocalCase>,
+    pub(super) numerics: OnceLock<Arc<Numerics>>,
+    pub(super) direct_reference: bool,
+    pub(crate) max_ulp: Option<u64>,
+    /// Elements accepted by each legal difference, over every judgement.
+    pub(crate) legal: std::collections::BTreeMap<crate::check::LegalReason, u64>,
+    pub(crate) last_verdict: Option<Verdict>,
+    /// ULP histogram over the float outputs of the comparisons judged so far
+    /// (bucket counts indexed like `check::HistogramBucket` labels).
+    pub(crate) ulp_histogram: Option<[u64; HISTOGRAM_BUCKETS]>,
+    /// Whether judging records the histogram (the runner turns it off when
+    /// no `--json` report will carry it: one pass less over every output).
+    pub(super) keep_histogram: bool,
+    pub(super) draws: u64,
 }
