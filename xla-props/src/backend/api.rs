@@ -48,11 +48,11 @@ pub trait Backend: Send + Sync {
     fn known_bugs(&self) -> &[KnownBug] {
         &[]
     }
-    /// True when the backend requires a reduction's init value to be an
-    /// identity of its computation (XLA: "the result is undefined" otherwise),
-    /// so properties that feed other init values skip (default: false).
-    fn requires_identity_reduce_init(&self) -> bool {
-        false
+    /// What the runner and the properties need to know about the backend
+    /// beyond its numerics: one struct of facts, not one method each
+    /// (default: none of them).
+    fn traits(&self) -> BackendTraits {
+        BackendTraits::default()
     }
     /// What the backend is, for a run's records (`--json` metadata): its
     /// version, the plugin it loaded, ... (default: not declared).
@@ -63,13 +63,6 @@ pub trait Backend: Send + Sync {
     /// by one (XLA's HLO passes), for `bisect-passes` (default: none).
     fn pass_control(&self) -> Option<&dyn PassControl> {
         None
-    }
-    /// True when many small independent modules run much faster handed over
-    /// together (one compile for many, as XLA), so that the runner collects
-    /// a run's requests first and gives them to [`Backend::execute_many`]
-    /// (default: false; the runner then calls `compile`/`execute` per case).
-    fn prefers_batching(&self) -> bool {
-        false
     }
     /// Runs every request's module on each of its argument lists and returns
     /// one entry per argument list: the outputs, or `None` where they could
@@ -97,7 +90,7 @@ pub trait Backend: Send + Sync {
     /// let a = [Literal::from_f64s(s.as_array().unwrap(), &[1.0, 2.0]).unwrap()];
     /// let b = [Literal::from_f64s(s.as_array().unwrap(), &[3.0, 4.0]).unwrap()];
     /// let interp = Interpreter::default();
-    /// assert!(!interp.prefers_batching());
+    /// assert!(!interp.traits().prefers_batching);
     /// let out = interp.execute_many(&[BatchRequest { module: &module, args: vec![&a, &b] }], &|_| {});
     /// assert_eq!(out[0][1].as_ref().unwrap()[0].to_f64_vec(), vec![-3.0, -4.0]);
     /// ```
@@ -120,6 +113,45 @@ pub trait Backend: Send + Sync {
             })
             .collect()
     }
+}
+
+/// Facts about a backend that shared mechanisms act on (the runner's
+/// batching and module-aligned shards, properties that feed reductions).
+///
+/// ```
+/// use xla_props::backend::{Backend, BackendTraits, Interpreter};
+/// assert_eq!(Interpreter::default().traits(), BackendTraits::default());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BackendTraits {
+    /// Many small independent modules run much faster handed over together
+    /// (one compile for many, as XLA): the runner collects a run's requests
+    /// first and gives them to [`Backend::execute_many`]; otherwise it calls
+    /// `compile`/`execute` per case.
+    pub prefers_batching: bool,
+    /// A reduction's init value must be an identity of its computation (XLA:
+    /// "the result is undefined" otherwise), so properties that feed other
+    /// init values skip.
+    pub requires_identity_reduce_init: bool,
+    /// Its cases follow `XLA_PROPS_XLA_SHARD`: shards aligned on modules (a
+    /// module's cases stay together), for compiling backends that batch.
+    pub module_aligned_shards: bool,
+}
+
+impl BackendTraits {
+    /// None of them (the interpreter, the reference, a user's backend by default).
+    pub const NONE: BackendTraits = BackendTraits {
+        prefers_batching: false,
+        requires_identity_reduce_init: false,
+        module_aligned_shards: false,
+    };
+    /// A compiler with a costly compile per module and XLA's reduction
+    /// semantics (xla-cpu, xla-gpu, declared XLA backends, iree-cpu).
+    pub const BATCHING_COMPILER: BackendTraits = BackendTraits {
+        prefers_batching: true,
+        requires_identity_reduce_init: true,
+        module_aligned_shards: true,
+    };
 }
 
 /// One module and the argument lists to run it on, for [`Backend::execute_many`].

@@ -13,7 +13,8 @@ mod unavailable;
 pub mod xla;
 
 pub use api::{
-    builtin_version, run_module, Backend, BatchRequest, Executable, FusionProbe, ProbedValue,
+    builtin_version, run_module, Backend, BackendTraits, BatchRequest, Executable, FusionProbe,
+    ProbedValue,
 };
 pub use api::{PassControl, PassStep};
 pub use error::BackendError;

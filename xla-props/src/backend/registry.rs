@@ -1,6 +1,6 @@
 //! The built-in backends, by name.
 
-use super::api::Backend;
+use super::api::{Backend, BackendTraits};
 use super::error::BackendError;
 use super::interpreter::Interpreter;
 use super::mutant::{Mutant, Mutation};
@@ -28,6 +28,10 @@ pub struct BackendInfo {
     /// Where it comes from: `built-in`, the built-in file, or the path of
     /// the user's `xla-props.toml`.
     pub source: String,
+    /// What its backend's `traits()` says, known without making it (an
+    /// unavailable backend keeps them: listing does not depend on what is
+    /// installed).
+    pub traits: BackendTraits,
 }
 
 /// One registry entry: how to describe a backend and how to make it.
@@ -36,6 +40,8 @@ struct Entry {
     description: &'static str,
     /// `Err(reason)` when the backend is unavailable.
     make: fn() -> Result<Box<dyn Backend>, String>,
+    /// Its traits (what `make`'s backend returns from `traits()`).
+    traits: BackendTraits,
 }
 
 /// The registry. Adding a built-in backend means adding one entry here.
@@ -44,11 +50,13 @@ const ENTRIES: &[Entry] = &[
         name: "reference",
         description: "the exact reference evaluator (every float op rounded once from an exact or f64 result)",
         make: || Ok(Box::new(super::ReferenceBackend::default())),
+        traits: BackendTraits::NONE,
     },
     Entry {
         name: "interpreter",
         description: "native-dtype evaluation the way a simple cpu compiler computes (f32 math for narrow floats)",
         make: || Ok(Box::new(Interpreter::default())),
+        traits: BackendTraits::NONE,
     },
     Entry {
         name: "iree-cpu",
@@ -58,11 +66,13 @@ const ENTRIES: &[Entry] = &[
             backend.availability()?;
             Ok(Box::new(backend))
         },
+        traits: BackendTraits::BATCHING_COMPILER,
     },
     Entry {
         name: "xla-gpu",
         description: "the xla gpu compiler through jax's cuda pjrt plugin",
         make: || make_xla(XlaPlugin::Gpu),
+        traits: BackendTraits::BATCHING_COMPILER,
     },
 ];
 
@@ -121,6 +131,7 @@ pub fn known_backends() -> Vec<BackendInfo> {
             description: e.description,
             availability: availability((e.make)()),
             source: "built-in".to_string(),
+            traits: e.traits,
         })
         .collect();
     // declared ones after the interpreter, in file order (built-in file first)
@@ -132,6 +143,7 @@ pub fn known_backends() -> Vec<BackendInfo> {
             description: d.description,
             availability: availability(make_declared(d)),
             source: d.source.to_string(),
+            traits: BackendTraits::BATCHING_COMPILER,
         })
         .collect();
     out.splice(at..at, declared);

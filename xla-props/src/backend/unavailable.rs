@@ -1,7 +1,7 @@
 //! A backend that exists but cannot run anything, and says why (a backend
 //! not compiled in or not installed still exists, DESIGN.md).
 
-use super::api::{Backend, Executable};
+use super::api::{Backend, BackendTraits, Executable};
 use super::error::BackendError;
 use crate::hlo::Module;
 
@@ -16,6 +16,7 @@ use crate::hlo::Module;
 pub struct Unavailable {
     name: String,
     why: String,
+    traits: BackendTraits,
 }
 
 impl Unavailable {
@@ -24,13 +25,23 @@ impl Unavailable {
         Unavailable {
             name: name.into(),
             why: why.into(),
+            traits: BackendTraits::NONE,
         }
+    }
+    /// The same, with the traits the backend would have (so that its cases
+    /// are selected as they would be where it is available).
+    pub fn with_traits(mut self, traits: BackendTraits) -> Unavailable {
+        self.traits = traits;
+        self
     }
 }
 
 impl Backend for Unavailable {
     fn name(&self) -> &str {
         &self.name
+    }
+    fn traits(&self) -> BackendTraits {
+        self.traits
     }
     fn version(&self) -> Option<String> {
         Some(format!("unavailable: {}", self.why))

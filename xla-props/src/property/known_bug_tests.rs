@@ -117,8 +117,11 @@ impl crate::backend::Backend for IdentityInitOnly {
     ) -> Result<Box<dyn crate::backend::Executable>, crate::backend::BackendError> {
         self.0.compile(module)
     }
-    fn requires_identity_reduce_init(&self) -> bool {
-        true
+    fn traits(&self) -> crate::backend::BackendTraits {
+        crate::backend::BackendTraits {
+            requires_identity_reduce_init: true,
+            ..Default::default()
+        }
     }
 }
 
@@ -135,7 +138,7 @@ fn reduce_with_init_skips_where_the_init_must_be_an_identity() {
     let mut ctx = CaseContext::new(case, &interp, &reference, &cache, 2, 0);
     assert!(matches!((ctx.spec.body)(&mut ctx), Outcome::Pass));
     let xla_like = IdentityInitOnly(crate::backend::Interpreter::default());
-    assert!(xla_like.requires_identity_reduce_init());
+    assert!(xla_like.traits().requires_identity_reduce_init);
     let mut ctx = CaseContext::new(case, &xla_like, &reference, &cache, 2, 0);
     match (ctx.spec.body)(&mut ctx) {
         Outcome::Skip(why) => assert!(why.contains("identity"), "{why}"),

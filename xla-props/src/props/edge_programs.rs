@@ -73,7 +73,7 @@ pub fn round_trip_residual(ctx: &mut CaseContext<'_>) -> Outcome {
     tolerance = ulp(1)
 )]
 pub fn reduce_with_init(ctx: &mut CaseContext<'_>) -> Outcome {
-    if ctx.backend.requires_identity_reduce_init() {
+    if ctx.backend.traits().requires_identity_reduce_init {
         return Outcome::Skip(format!(
             "{} requires a reduce's init value to be an identity of its computation \
              (the result is undefined otherwise)",

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use super::args::{ArgError, Shard};
-use crate::backend::{Backend, BackendError, BatchRequest, Executable};
+use crate::backend::{Backend, BackendError, BackendTraits, BatchRequest, Executable};
 use crate::check::Numerics;
 use crate::hlo::Module;
 use crate::literal::Literal;
@@ -124,8 +124,11 @@ impl Backend for Recorder {
     fn numerics(&self) -> Numerics {
         self.numerics.clone()
     }
-    fn requires_identity_reduce_init(&self) -> bool {
-        self.identity_init
+    fn traits(&self) -> BackendTraits {
+        BackendTraits {
+            requires_identity_reduce_init: self.identity_init,
+            ..BackendTraits::default()
+        }
     }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         let zeros = module
@@ -212,8 +215,8 @@ impl Backend for Stored {
     fn known_bugs(&self) -> &[crate::check::KnownBug] {
         self.inner.known_bugs()
     }
-    fn requires_identity_reduce_init(&self) -> bool {
-        self.inner.requires_identity_reduce_init()
+    fn traits(&self) -> BackendTraits {
+        self.inner.traits()
     }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         let fp = module_fingerprint(module);
@@ -281,13 +284,13 @@ pub(super) fn xla_shard(setting: Option<String>) -> Result<Option<Shard>, ArgErr
     }
 }
 
-/// True when the case belongs to the XLA shard (always, for other backends).
-pub(super) fn in_xla_shard(shard: Option<Shard>, id: &CaseId, name: &str) -> bool {
+/// True when the case belongs to the module-aligned shard (always, for a
+/// backend without `module_aligned_shards`).
+pub(super) fn in_xla_shard(shard: Option<Shard>, module_aligned: bool, name: &str) -> bool {
     let Some(shard) = shard else {
         return true;
     };
-    let backend = id.backend.name();
-    if !backend.starts_with("xla-") && !backend.starts_with("iree-") {
+    if !module_aligned {
         return true;
     }
     // the name without its variant and backend
@@ -331,7 +334,7 @@ pub(super) fn prepass(input: &PrepassInput<'_>, ids: &[CaseId]) -> Prepared {
     let mut prepared = Prepared::default();
     for (slot, (bid, backend)) in input.backends.iter().enumerate() {
         let mine: Vec<CaseId> = ids.iter().copied().filter(|i| i.backend == *bid).collect();
-        if mine.is_empty() || !backend.prefers_batching() {
+        if mine.is_empty() || !backend.traits().prefers_batching {
             continue;
         }
         let start = Instant::now();
@@ -339,7 +342,7 @@ pub(super) fn prepass(input: &PrepassInput<'_>, ids: &[CaseId]) -> Prepared {
         let recorder = Recorder {
             name: backend.name().to_string(),
             numerics: (*input.numerics[slot]).clone(),
-            identity_init: backend.requires_identity_reduce_init(),
+            identity_init: backend.traits().requires_identity_reduce_init,
             recording: recording.clone(),
         };
         record(input, slot, &recorder, &mine);
@@ -479,8 +482,11 @@ mod tests {
             }
             self.interp.compile(module)
         }
-        fn prefers_batching(&self) -> bool {
-            true
+        fn traits(&self) -> BackendTraits {
+            BackendTraits {
+                prefers_batching: true,
+                ..BackendTraits::default()
+            }
         }
         fn execute_many(
             &self,
@@ -613,23 +619,21 @@ mod tests {
         let shard = xla_shard(Some("2/7".into())).unwrap();
         let name =
             |dist: &str, b: &str| format!("vs_reference::add::f32::f32[7]{{0}}::{dist}::{b}");
-        let id = |dist: &str, b: &str| -> CaseId { name(dist, b).parse().unwrap() };
         let kept: Vec<bool> = ["uniform", "special", "mixed"]
             .iter()
-            .map(|d| in_xla_shard(shard, &id(d, "xla-cpu"), &name(d, "xla-cpu")))
+            .map(|d| in_xla_shard(shard, true, &name(d, "xla-cpu")))
             .collect();
         assert!(kept.iter().all(|&k| k == kept[0]), "{kept:?}");
-        assert!(in_xla_shard(
-            shard,
-            &id("uniform", "interpreter"),
-            &name("uniform", "interpreter")
-        ));
+        // a backend without module-aligned shards keeps every case
+        assert!((1..=50).all(|n| {
+            let nm = format!("vs_reference::add::f32::f32[{n}]{{0}}::uniform::interpreter");
+            in_xla_shard(shard, false, &nm)
+        }));
         // over many shapes, about 1/7 of the xla cases are kept
-        let xla = id("uniform", "xla-cpu");
         let kept = (1..=700)
             .filter(|n| {
                 let nm = format!("vs_reference::add::f32::f32[{n}]{{0}}::uniform::xla-cpu");
-                in_xla_shard(shard, &xla, &nm)
+                in_xla_shard(shard, true, &nm)
             })
             .count();
         assert!((50..150).contains(&kept), "{kept}");

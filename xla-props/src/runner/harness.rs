@@ -139,7 +139,7 @@ impl Harness {
                     && !self.backends.iter().any(|x| x.name() == info.name)
                 {
                     eprintln!("note: backend {} is unavailable: {why}", info.name);
-                    let b = Unavailable::new(info.name, why);
+                    let b = Unavailable::new(info.name, why).with_traits(info.traits);
                     self.backends.push(Arc::new(b));
                 }
             }
@@ -294,11 +294,17 @@ impl Harness {
         };
         let xla_shard =
             batch::xla_shard((self.env)("XLA_PROPS_XLA_SHARD")).map_err(|e| HarnessError(e.0))?;
+        // backends whose cases follow XLA_PROPS_XLA_SHARD (their traits)
+        let module_aligned: HashSet<BackendId> = backends
+            .iter()
+            .filter(|b| b.1.traits().module_aligned_shards)
+            .map(|b| b.0)
+            .collect();
         let keep = |id: &CaseId, name: &str| {
             (filter.ops.is_empty() || filter.ops.contains(&id.key.op))
                 && (filter.dtypes.is_empty() || filter.dtypes.contains(&id.key.dtype))
                 && ours.shard.is_none_or(|s| s.contains(name))
-                && batch::in_xla_shard(xla_shard, id, name)
+                && batch::in_xla_shard(xla_shard, module_aligned.contains(&id.backend), name)
         };
         if libtest.list && libtest.logfile.is_none() {
             // listing 460k names through a line-buffered stdout costs a syscall a line;
@@ -309,11 +315,12 @@ impl Harness {
         // the selected cases of backends that prefer batching, for `batch::prepass`
         let batching: Vec<BackendId> = backends
             .iter()
-            .filter(|b| batch_on && b.1.prefers_batching() && !libtest.ignored)
+            .filter(|b| batch_on && b.1.traits().prefers_batching && !libtest.ignored)
             .map(|b| b.0)
             .collect();
         let in_shard = |id: &CaseId, name: &str| {
-            ours.shard.is_none_or(|s| s.contains(name)) && batch::in_xla_shard(xla_shard, id, name)
+            ours.shard.is_none_or(|s| s.contains(name))
+                && batch::in_xla_shard(xla_shard, module_aligned.contains(&id.backend), name)
         };
         let selection = Selection {
             spaces: &spaces,

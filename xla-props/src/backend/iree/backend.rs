@@ -16,7 +16,7 @@ use super::error::IreeError;
 use super::numerics::{iree_cpu_numerics, unsupported_in};
 use super::tools::{IreeTools, Scratch, IREE_VERSION};
 use crate::backend::xla::many::{self, RowRunner};
-use crate::backend::{Backend, BackendError, BatchRequest, Executable};
+use crate::backend::{Backend, BackendError, BackendTraits, BatchRequest, Executable};
 use crate::check::{KnownBug, Numerics};
 use crate::hlo::stablehlo::{lower_module, mlir_element_type, LowerError, Lowered};
 use crate::hlo::{ArrayShape, Module};
@@ -168,13 +168,6 @@ impl Backend for IreeBackend {
         iree_cpu_numerics()
     }
 
-    /// StableHLO leaves a reduction with a non-identity init value
-    /// implementation-defined, and IREE splits reductions (the init value
-    /// would be folded in more than once).
-    fn requires_identity_reduce_init(&self) -> bool {
-        true
-    }
-
     /// The IREE bugs of docs/findings.md that have an exact model.
     fn known_bugs(&self) -> &[KnownBug] {
         super::known_bugs::IREE_CPU_KNOWN_BUGS
@@ -198,10 +191,13 @@ impl Backend for IreeBackend {
         }
     }
 
-    /// Each compile is an `iree-compile` process (about 0.4 s of fixed cost):
-    /// many modules share one.
-    fn prefers_batching(&self) -> bool {
-        true
+    /// StableHLO leaves a reduction with a non-identity init value
+    /// implementation-defined, and IREE splits reductions (the init value
+    /// would be folded in more than once). Each compile is an `iree-compile`
+    /// process (about 0.4 s of fixed cost): many modules share one, and its
+    /// shards keep a module's cases together.
+    fn traits(&self) -> BackendTraits {
+        BackendTraits::BATCHING_COMPILER
     }
 
     fn execute_many(

@@ -158,4 +158,17 @@ impl Backend for Box<dyn Backend> {
     fn pass_control(&self) -> Option<&dyn crate::backend::PassControl> {
         self.as_ref().pass_control()
     }
+    fn known_bugs(&self) -> &[crate::check::KnownBug] {
+        self.as_ref().known_bugs()
+    }
+    fn traits(&self) -> crate::backend::BackendTraits {
+        self.as_ref().traits()
+    }
+    fn execute_many(
+        &self,
+        requests: &[crate::backend::BatchRequest<'_>],
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Vec<Vec<Option<Vec<Literal>>>> {
+        self.as_ref().execute_many(requests, progress)
+    }
 }

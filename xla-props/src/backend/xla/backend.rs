@@ -13,7 +13,7 @@ use super::numerics::{measured_xla_cpu_numerics, XLA_CPU_BUDGETS};
 use super::pjrt::HostArray;
 use super::process::{find_worker_program, Worker};
 use super::protocol::{Request, Response};
-use crate::backend::{Backend, BackendError, BatchRequest, Executable};
+use crate::backend::{Backend, BackendError, BackendTraits, BatchRequest, Executable};
 use crate::check::{KnownBug, Numerics};
 use crate::hlo::{ArrayShape, Module};
 use crate::literal::Literal;
@@ -696,12 +696,6 @@ impl Backend for XlaBackend {
         self.shared.profile.known_bugs
     }
 
-    /// XLA requires a reduction's init value to be an identity of its
-    /// computation ("if violated the result is undefined", jax.lax.reduce).
-    fn requires_identity_reduce_init(&self) -> bool {
-        true
-    }
-
     /// What its declaration promises: for xla-cpu, what XLA CPU was measured
     /// to do (docs/numerics.md).
     fn numerics(&self) -> Numerics {
@@ -720,14 +714,17 @@ impl Backend for XlaBackend {
         Some(self)
     }
 
-    /// Every distinct module is an XLA compile (about 0.1 s); hundreds of
-    /// them compile in one module at a few ms each (docs/perf.md).
-    fn prefers_batching(&self) -> bool {
-        true
-    }
-
     /// Groups the requests by their StableHLO text and runs them as merged
     /// modules (`super::many`), one compile per batch, on every worker.
+    /// XLA requires a reduction's init value to be an identity of its
+    /// computation ("if violated the result is undefined", jax.lax.reduce).
+    /// Every distinct module is an XLA compile (about 0.1 s); hundreds of
+    /// them compile in one module at a few ms each (docs/perf.md), so it
+    /// batches, and its shards keep a module's cases together.
+    fn traits(&self) -> BackendTraits {
+        BackendTraits::BATCHING_COMPILER
+    }
+
     fn execute_many(
         &self,
         requests: &[BatchRequest<'_>],
