@@ -136,6 +136,10 @@ pub struct BackendTraits {
     /// Its cases follow `XLA_PROPS_XLA_SHARD`: shards aligned on modules (a
     /// module's cases stay together), for compiling backends that batch.
     pub module_aligned_shards: bool,
+    /// It runs only when named (`--backend`, `XLA_PROPS_BACKENDS`): a real
+    /// compiler, whose full suite takes minutes to hours, is not part of a
+    /// plain `cargo test`.
+    pub only_when_named: bool,
 }
 
 impl BackendTraits {
@@ -144,6 +148,7 @@ impl BackendTraits {
         prefers_batching: false,
         requires_identity_reduce_init: false,
         module_aligned_shards: false,
+        only_when_named: false,
     };
     /// A compiler with a costly compile per module and XLA's reduction
     /// semantics (xla-cpu, xla-gpu, declared XLA backends, iree-cpu).
@@ -151,6 +156,7 @@ impl BackendTraits {
         prefers_batching: true,
         requires_identity_reduce_init: true,
         module_aligned_shards: true,
+        only_when_named: true,
     };
 }
 

@@ -151,9 +151,7 @@ impl Harness {
             .map(|i| i.name)
             .collect();
         for b in available_backends() {
-            let only_by_name = b.name().starts_with("xla-")
-                || b.name().starts_with("iree-")
-                || declared.contains(&b.name());
+            let only_by_name = b.traits().only_when_named || declared.contains(&b.name());
             if only_by_name && !self.names_backend(b.name()) {
                 continue;
             }
