@@ -312,7 +312,11 @@ fn a_full_run_reports_consistently_everywhere() {
         let rerun = c["rerun"].as_str().unwrap();
         assert!(rerun.ends_with(&format!("--exact '{}'", c["id"].as_str().unwrap())));
         let repro = Path::new(c["reproducer"].as_str().unwrap());
-        assert!(repro.join("module.hlo").exists(), "{}", repro.display());
+        assert!(
+            repro.join("reproducer.hlotest").exists(),
+            "{}",
+            repro.display()
+        );
         assert!(c.get("kind").is_none(), "a plain failure has no kind: {c}");
     }
     // a passing float case: its ULP histogram counts every compared element
@@ -400,7 +404,7 @@ fn failures_print_backend_verdict_rerun_and_reproducer_and_run_first_next_time()
         .unwrap();
     for f in [
         "case.txt",
-        "module.hlo",
+        "reproducer.hlotest",
         "input0.npy",
         "input1.npy",
         "report.txt",

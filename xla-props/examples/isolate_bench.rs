@@ -13,8 +13,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use xla_props::filetest::write_isolation_results;
 use xla_props::isolate::testing::{transformer, Bug, Buggy};
-use xla_props::isolate::{isolate, write_results, Isolation, Options, Oracle};
+use xla_props::isolate::{isolate, Isolation, Options, Oracle};
 
 fn main() {
     let mut sizes = Vec::new();
@@ -63,7 +64,9 @@ fn main() {
                 Ok(Isolation::Isolated(mut iso)) => {
                     if let Some(dir) = &out {
                         let d = dir.join(format!("{size}-{}", bug.name()));
-                        if let Err(e) = write_results(&mut iso, &d, &["interpreter".to_string()]) {
+                        if let Err(e) =
+                            write_isolation_results(&mut iso, &d, &["interpreter".to_string()])
+                        {
                             eprintln!("cannot write {}: {e}", d.display());
                         }
                     }

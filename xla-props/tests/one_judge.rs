@@ -11,9 +11,10 @@ use xla_props::check::{
     whole_module_excess_precision_variant, ErrorBudget, KnownBug, LegalReason, Numerics, Produced,
     Verdict,
 };
+use xla_props::filetest::render_arg;
 use xla_props::filetest::{observe, HloTest};
 use xla_props::hlo::{parse_module, print_module, ElementType as T, Module, Opcode};
-use xla_props::isolate::{judge_module, render_arg, Oracle, Tested};
+use xla_props::isolate::{judge_module, Oracle, Tested};
 use xla_props::literal::Literal;
 
 /// A backend that returns fixed outputs with declared numerics.

@@ -201,6 +201,15 @@ fn create_mutant(full: &str, spec: &str) -> Result<Box<dyn Backend>, BackendErro
     Ok(Box::new(Mutant::new(base, mutation)))
 }
 
+/// Every backend of the built-in registry that is available in this build.
+pub fn available_backends() -> Vec<Box<dyn super::api::Backend>> {
+    known_backends()
+        .into_iter()
+        .filter(|info| info.availability == Availability::Available)
+        .filter_map(|info| create(info.name).ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,13 +254,4 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), infos.len());
     }
-}
-
-/// Every backend of the built-in registry that is available in this build.
-pub fn available_backends() -> Vec<Box<dyn super::api::Backend>> {
-    known_backends()
-        .into_iter()
-        .filter(|info| info.availability == Availability::Available)
-        .filter_map(|info| create(info.name).ok())
-        .collect()
 }

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use super::CliError;
 use crate::backend::{Backend, BackendError};
-use crate::isolate::{isolate, write_results, IsolateError, Isolation, Options, Oracle};
+use crate::filetest::write_isolation_results;
+use crate::isolate::{isolate, IsolateError, Isolation, Options, Oracle};
 
 /// Arguments of `xla-props isolate`.
 #[derive(clap::Args, Debug)]
@@ -84,7 +85,7 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
             Ok(0)
         }
         Isolation::Isolated(mut iso) => {
-            let path = write_results(&mut iso, &args.out, &[]).map_err(|e| {
+            let path = write_isolation_results(&mut iso, &args.out, &[]).map_err(|e| {
                 CliError::input(format!("cannot write to {}: {e}", args.out.display()))
             })?;
             let r = &iso.report;

@@ -11,7 +11,9 @@
 //! ```
 
 mod format;
+mod print;
 mod run;
 
 pub use format::{Expectation, HloTest, Inputs, JudgeMode, TestFileError};
+pub use print::{render_arg, write_isolation_results, Reproducer, MAX_INLINE_ELEMENTS};
 pub use run::{bless, observe, run_file_on, Observation, TrialResult, BLESS_ENV};

@@ -211,7 +211,7 @@ mod tests {
             &[1.5, -0.0, 65504.0, 2f64.powi(-24)],
         )
         .unwrap();
-        let line = crate::isolate::render_arg(&lit);
+        let line = crate::filetest::render_arg(&lit);
         let text = format!("// run: backends=interpreter inputs=inline\n// expect: agree\n// arg: {line}\nHloModule m\nENTRY main {{ p = f16[2,2] parameter(0) ROOT n = f16[2,2] negate(p) }}\n");
         let t = HloTest::parse(&text, None).unwrap();
         assert_eq!(t.args[0].to_bits_vec(), lit.to_bits_vec());

@@ -14,11 +14,12 @@ use crate::check::{
     compare, flush_subnormal_inputs, CompareContext, ElementFailure, ErrorSpec, Judge, LegalReason,
     Numerics, Policy, Verdict,
 };
+use crate::filetest::{Inputs, JudgeMode, Reproducer};
 use crate::hlo::rewrite::with_root;
 use crate::hlo::{verify, Computation, InstrId, Instruction, Module, Opcode};
 use crate::inputs::{generate_inputs, Distribution};
 use crate::isolate::{
-    dead_code_eliminated, judge_module, render_arg, Case, Minimizer, MismatchKind, Oracle,
+    dead_code_eliminated, judge_module, Case, Minimizer, MismatchKind, Oracle,
     Signature as IsolateSignature, Tested,
 };
 use crate::literal::Literal;
@@ -582,14 +583,17 @@ pub fn hlotest_inline_text(
     kind: &str,
     note: &str,
 ) -> String {
-    let mut s = format!(
-        "// fuzz: {note}\n// run: backends={backend} tolerance=default inputs=inline\n// expect: mismatch {kind}\n"
-    );
-    for a in args {
-        s.push_str(&format!("// arg: {}\n", render_arg(a)));
+    Reproducer {
+        comments: vec![format!("fuzz: {note}")],
+        backends: vec![backend.to_string()],
+        tolerance: JudgeMode::Default,
+        inputs: Inputs::Inline,
+        args,
+        expect: format!("mismatch {kind}"),
+        expect_for: vec![],
+        module,
     }
-    s.push_str(&module.to_string());
-    s
+    .text()
 }
 
 /// The `.hlotest` text of a reproducer.
@@ -600,10 +604,17 @@ pub fn hlotest_text(
     signature: &FailureSignature,
     note: &str,
 ) -> String {
-    format!(
-        "// fuzz: {note}\n// run: backends={backend} tolerance=default inputs=seed:{seed}\n// expect: mismatch {}\n{module}",
-        signature.kind
-    )
+    Reproducer {
+        comments: vec![format!("fuzz: {note}")],
+        backends: vec![backend.to_string()],
+        tolerance: JudgeMode::Default,
+        inputs: Inputs::Seed(seed),
+        args: &[],
+        expect: format!("mismatch {}", signature.kind),
+        expect_for: vec![],
+        module,
+    }
+    .text()
 }
 
 fn write(path: &Path, text: &str) -> Result<(), FuzzError> {

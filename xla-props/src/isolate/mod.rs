@@ -37,7 +37,7 @@ pub use passes::{
     bisect_passes, candidate_passes, CulpritHlo, PassBisectError, PassBisectOptions, PassBisection,
     PassVerdict, Probe, ProbeResult, MAX_CHANGES_SHOWN, MAX_PROBES,
 };
-pub use report::{render_arg, write_results, MAX_INLINE_ELEMENTS};
+pub use report::write_report_files;
 pub use session::{isolate, IsolateError, Isolated, Isolation, Options, Report};
 
 #[cfg(test)]

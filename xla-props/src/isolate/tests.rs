@@ -45,7 +45,9 @@ fn isolated(module: &Module, backend: &dyn Backend, seed: u64) -> Isolated {
 /// The reproducer, written and read back, fails on `buggy` and agrees on the interpreter.
 fn check_reproducer(iso: &mut Isolated, buggy: &Buggy) {
     let dir = tempfile::tempdir().unwrap();
-    let path = write_results(iso, dir.path(), &["interpreter".to_string()]).unwrap();
+    let path =
+        crate::filetest::write_isolation_results(iso, dir.path(), &["interpreter".to_string()])
+            .unwrap();
     let test = HloTest::load(&path).unwrap();
     let on_bug = observe(&test, buggy).unwrap();
     assert_eq!(

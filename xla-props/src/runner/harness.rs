@@ -783,8 +783,14 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
             msg.push_str(&format!("\nrerun: {rerun}"));
             let mut reproducer = None;
             if let Some((module, inputs)) = ctx.artifacts() {
-                match persist::write_reproducer(&state.failures_dir, &name, &module, &inputs, &msg)
-                {
+                match persist::write_reproducer(
+                    &state.failures_dir,
+                    &name,
+                    backend_name,
+                    &module,
+                    &inputs,
+                    &msg,
+                ) {
                     Ok(dir) => {
                         msg.push_str(&format!("\nreproducer: {}", dir.display()));
                         reproducer = Some(dir);

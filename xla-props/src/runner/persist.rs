@@ -1,9 +1,11 @@
-//! Failure persistence: reproducers under `target/xla-props/failures/`, and the
+//! Failure persistence: reproducers (`.hlotest` files, with their inputs)
+//! under `target/xla-props/failures/`, and the
 //! list of failing cases that run first next time.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::filetest::{Inputs, JudgeMode, Reproducer};
 use crate::hlo::Module;
 use crate::literal::element_text;
 use crate::literal::Literal;
@@ -40,10 +42,15 @@ pub fn sanitize(name: &str) -> String {
         .collect()
 }
 
-/// Writes a reproducer (the module and its inputs) for a failing case; returns its directory.
+/// Writes a reproducer for a failing case on `backend`: `reproducer.hlotest`
+/// (the module, run on the backend with the inputs as `input*.npy` beside
+/// it, expected to agree with the reference: a regression test that fails
+/// while the bug is there), the inputs as text too, the case name and the
+/// report; returns its directory.
 pub fn write_reproducer(
     dir: &Path,
     name: &str,
+    backend: &str,
     module: &Module,
     inputs: &[Literal],
     report: &str,
@@ -56,7 +63,6 @@ pub fn write_reproducer(
             .map_err(|e| format!("failed to write {}: {e}", case_dir.join(file).display()))
     };
     write("case.txt", format!("{name}\n"))?;
-    write("module.hlo", crate::hlo::print_module(module))?;
     for (i, lit) in inputs.iter().enumerate() {
         let values: Vec<String> = (0..lit.element_count())
             .map(|k| element_text(lit, k))
@@ -69,6 +75,29 @@ pub fn write_reproducer(
         lit.write_npy_file(&npy)
             .map_err(|e| format!("failed to write {}: {e}", npy.display()))?;
     }
+    let summary = report
+        .lines()
+        .find_map(|l| l.strip_prefix("verdict: "))
+        .unwrap_or("failed");
+    let text = Reproducer {
+        comments: vec![
+            format!("case {name} failed on {backend}: {summary}"),
+            "expects agreement with the reference: it fails while the bug is there".into(),
+        ],
+        backends: vec![backend.to_string()],
+        tolerance: JudgeMode::Default,
+        inputs: Inputs::Files(
+            (0..inputs.len())
+                .map(|i| PathBuf::from(format!("input{i}.npy")))
+                .collect(),
+        ),
+        args: &[],
+        expect: "agree".into(),
+        expect_for: vec![],
+        module,
+    }
+    .text();
+    write("reproducer.hlotest", text)?;
     write("report.txt", format!("{report}\n"))?;
     Ok(case_dir)
 }
