@@ -3,7 +3,7 @@
 //! yet, a `custom-call` to the op's own name, which evaluators report as
 //! unsupported. [`CHLO_OPS`] lists every one (docs/stablehlo.md shows it).
 
-use super::convert::{emit, err, shape_of, Builder, R};
+use super::build::{emit, err, shape_of, Builder, R};
 use super::syntax::{Attr, Op, Type};
 use crate::hlo::dtype::ElementType;
 use crate::hlo::ir::{
