@@ -270,6 +270,19 @@ pub(crate) fn decompose(
         });
         return Ok(vec![e.cmp(ComparisonDirection::Eq, ax, inf)]);
     }
+    real_function(b, kind, x, dims, t, pos)
+}
+
+/// A real function of one float operand (`chlo.sinh`, `chlo.lgamma`, ...), computed in
+/// the working type and converted back to `t`.
+fn real_function(
+    b: &mut Builder,
+    kind: &str,
+    x: InstrId,
+    dims: Vec<i64>,
+    t: ElementType,
+    pos: usize,
+) -> R<Vec<InstrId>> {
     let w = working_type(t).ok_or((pos, format!("`chlo.{kind}` of {t} is not supported")))?;
     let mut e = E { b, dims, t: w };
     let x = e.conv(x, w);
