@@ -118,7 +118,13 @@ fn ints(v: &[i64]) -> String {
 }
 
 fn write_attrs(f: &mut fmt::Formatter<'_>, m: &Module, op: Opcode, a: &Attrs) -> fmt::Result {
-    let name = |id| comp_name(m, id);
+    write_array_attrs(f, a)?;
+    write_dims_attrs(f, a)?;
+    write_called_attrs(f, m, op, a)
+}
+
+/// Index, iota, slice, padding, window and convolution attributes.
+fn write_array_attrs(f: &mut fmt::Formatter<'_>, a: &Attrs) -> fmt::Result {
     if let Some(v) = a.index {
         write!(f, ", index={v}")?;
     }
@@ -193,6 +199,11 @@ fn write_attrs(f: &mut fmt::Formatter<'_>, m: &Module, op: Opcode, a: &Attrs) ->
     if let Some(v) = a.batch_group_count {
         write!(f, ", batch_group_count={v}")?;
     }
+    Ok(())
+}
+
+/// Dot, gather and scatter dimensions, sort/compare/precision flags and the fusion kind.
+fn write_dims_attrs(f: &mut fmt::Formatter<'_>, a: &Attrs) -> fmt::Result {
     if let Some(d) = &a.dot_dims {
         for (key, v) in [
             ("lhs_batch_dims", &d.lhs_batch),
@@ -284,6 +295,18 @@ fn write_attrs(f: &mut fmt::Formatter<'_>, m: &Module, op: Opcode, a: &Attrs) ->
     if let Some(v) = a.fusion_kind {
         write!(f, ", kind={}", v.name())?;
     }
+    Ok(())
+}
+
+/// Called computations, custom-call, fft, triangular-solve and rng attributes, then the
+/// attributes carried as text.
+fn write_called_attrs(
+    f: &mut fmt::Formatter<'_>,
+    m: &Module,
+    op: Opcode,
+    a: &Attrs,
+) -> fmt::Result {
+    let name = |id| comp_name(m, id);
     if !a.calls.is_empty() {
         let names: Vec<String> = a.calls.iter().map(|&c| name(c)).collect();
         if op == Opcode::CustomCall {

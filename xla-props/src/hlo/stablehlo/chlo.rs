@@ -3,7 +3,7 @@
 //! yet, a `custom-call` to the op's own name, which evaluators report as
 //! unsupported. [`CHLO_OPS`] lists every one (docs/stablehlo.md shows it).
 
-use super::convert::{emit, err, shape_of, Builder, R};
+use super::build::{emit, err, shape_of, Builder, R};
 use super::syntax::{Attr, Op, Type};
 use crate::hlo::dtype::ElementType;
 use crate::hlo::ir::{
@@ -270,6 +270,19 @@ pub(crate) fn decompose(
         });
         return Ok(vec![e.cmp(ComparisonDirection::Eq, ax, inf)]);
     }
+    real_function(b, kind, x, dims, t, pos)
+}
+
+/// A real function of one float operand (`chlo.sinh`, `chlo.lgamma`, ...), computed in
+/// the working type and converted back to `t`.
+fn real_function(
+    b: &mut Builder,
+    kind: &str,
+    x: InstrId,
+    dims: Vec<i64>,
+    t: ElementType,
+    pos: usize,
+) -> R<Vec<InstrId>> {
     let w = working_type(t).ok_or((pos, format!("`chlo.{kind}` of {t} is not supported")))?;
     let mut e = E { b, dims, t: w };
     let x = e.conv(x, w);

@@ -1,7 +1,7 @@
 //! `dense<...>` payloads as IR constants: hex blobs, nested lists, splats,
 //! hexadecimal float bit patterns; narrow floats are rounded once to their type.
 
-use super::convert::{err, R};
+use super::build::{err, R};
 use super::syntax::{Dense, Scalar};
 use crate::hlo::dtype::ElementType;
 use crate::hlo::float_bits::{bits_to_f64, round_to_bits};

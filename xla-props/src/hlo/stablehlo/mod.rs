@@ -2,6 +2,7 @@
 //! `chlo` decompositions, check ops, `// -----` split files) and the printer
 //! (the lowering the XLA backend compiles).
 
+mod build;
 mod chlo;
 mod convert;
 mod dense;

@@ -1,6 +1,7 @@
 //! Unit tests of the parser: accepted forms and every class of bad input.
 
 use super::*;
+use crate::hlo::{CompId, ConstantData, InstrId, Module, Opcode, PadDim, SliceDim};
 
 fn ok(src: &str) -> Module {
     parse_module(src).unwrap_or_else(|e| panic!("{}", e.render("test", src)))

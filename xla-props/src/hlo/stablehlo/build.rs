@@ -1,0 +1,136 @@
+//! Building one computation: the instruction list, the value scope, and the
+//! error type the reader's stages share (below `convert`, `chlo` and `dense`).
+
+use std::collections::{HashMap, HashSet};
+
+use super::syntax::Type;
+use crate::hlo::dtype::ElementType;
+use crate::hlo::ir::{Attrs, InstrId, Instruction};
+use crate::hlo::opcode::Opcode;
+use crate::hlo::shape::Shape;
+
+pub(crate) type R<T> = Result<T, (usize, String)>;
+
+pub(crate) fn err<T>(pos: usize, msg: impl Into<String>) -> R<T> {
+    Err((pos, msg.into()))
+}
+
+/// Builds one computation.
+pub(crate) struct Builder {
+    pub instrs: Vec<Instruction>,
+    pub(super) scope: HashMap<String, Vec<InstrId>>,
+    pub(super) params: usize,
+    /// The `get-tuple-element`s the reader made to take a multi-result op's
+    /// results apart; dropped from a function when nothing uses them.
+    pub(super) synthetic: Vec<InstrId>,
+    /// Instructions an op's `loc("name")` named.
+    pub(super) located: HashSet<InstrId>,
+}
+
+impl Builder {
+    pub fn new() -> Builder {
+        Builder {
+            instrs: Vec::new(),
+            scope: HashMap::new(),
+            params: 0,
+            synthetic: Vec::new(),
+            located: HashSet::new(),
+        }
+    }
+
+    pub fn shape(&self, id: InstrId) -> &Shape {
+        &self.instrs[id.index()].shape
+    }
+
+    /// The array shape of `id` (dims, dtype), or an error at `pos`.
+    pub fn array(&self, id: InstrId, pos: usize) -> R<(Vec<i64>, ElementType)> {
+        match self.shape(id) {
+            Shape::Array(a) => Ok((a.dims.clone(), a.dtype)),
+            s => err(pos, format!("expected a tensor operand, found {s}")),
+        }
+    }
+
+    pub fn push(
+        &mut self,
+        opcode: Opcode,
+        shape: Shape,
+        operands: Vec<InstrId>,
+        attrs: Attrs,
+    ) -> InstrId {
+        let id = InstrId(self.instrs.len() as u32);
+        let mut i = Instruction::new(
+            format!("{}.{}", opcode.name().replace('-', "_"), id.0),
+            opcode,
+            shape,
+            operands,
+        );
+        i.attrs = attrs;
+        self.instrs.push(i);
+        id
+    }
+
+    pub(super) fn param(&mut self, shape: Shape) -> InstrId {
+        let n = self.params as i64;
+        self.params += 1;
+        self.push(
+            Opcode::Parameter,
+            shape,
+            vec![],
+            Attrs {
+                parameter_number: Some(n),
+                ..Attrs::default()
+            },
+        )
+    }
+
+    pub fn gte(&mut self, tuple: InstrId, k: usize) -> InstrId {
+        let shape = match self.shape(tuple) {
+            Shape::Tuple(t) => t[k].clone(),
+            s => s.clone(),
+        };
+        self.push(
+            Opcode::GetTupleElement,
+            shape,
+            vec![tuple],
+            Attrs {
+                index: Some(k as i64),
+                ..Attrs::default()
+            },
+        )
+    }
+
+    pub fn tuple(&mut self, items: Vec<InstrId>) -> InstrId {
+        let shape = Shape::Tuple(items.iter().map(|&i| self.shape(i).clone()).collect());
+        self.push(Opcode::Tuple, shape, items, Attrs::default())
+    }
+
+    pub(super) fn bind(&mut self, name: &str, ids: Vec<InstrId>) {
+        self.scope.insert(name.to_string(), ids);
+    }
+}
+
+pub(crate) fn shape_of(t: &Type) -> Shape {
+    match t {
+        Type::Tensor(dims, e) => Shape::array(*e, dims.clone()),
+        Type::Token => Shape::Token,
+        Type::Tuple(items) => Shape::Tuple(items.iter().map(shape_of).collect()),
+    }
+}
+
+/// Emits one instruction of `shapes.len()` results (a tuple when several).
+pub(crate) fn emit(
+    b: &mut Builder,
+    opcode: Opcode,
+    shapes: Vec<Shape>,
+    operands: Vec<InstrId>,
+    attrs: Attrs,
+) -> Vec<InstrId> {
+    if shapes.len() == 1 {
+        return vec![b.push(opcode, shapes[0].clone(), operands, attrs)];
+    }
+    let n = shapes.len();
+    let t = b.push(opcode, Shape::Tuple(shapes), operands, attrs);
+    let parts: Vec<InstrId> = (0..n).map(|k| b.gte(t, k)).collect();
+    b.synthetic.extend(parts.iter().copied());
+    parts
+}

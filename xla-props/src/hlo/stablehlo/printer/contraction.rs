@@ -1,0 +1,150 @@
+//! Lowering dot and convolution.
+
+use super::lower::{array_shape_of, arrays_of, result_types_of, Lowerer};
+use super::types::{
+    array_attr, invalid, list, padding_attr, precision_attr, unsupported, LowerError, Val,
+};
+use crate::hlo::{Instruction, Opcode, WindowDim};
+
+impl Lowerer<'_> {
+    /// Dot and convolution; other opcodes go on to [`Self::control_instruction`].
+    pub(super) fn contraction_instruction(
+        &mut self,
+        instr: &Instruction,
+        operands: &[&[Val]],
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Vec<Val>, LowerError> {
+        let a = &instr.attrs;
+        let op = instr.opcode;
+        let arrays = || arrays_of(operands);
+        let result_types = || result_types_of(instr);
+        let array_shape = || array_shape_of(instr);
+        Ok(match op {
+            Opcode::Dot => {
+                let d = a.dot_dims.clone().unwrap_or_default();
+                if a.other.iter().any(|(k, _)| k == "algorithm") {
+                    return unsupported("dot algorithm");
+                }
+                let mut fields = Vec::new();
+                if !d.lhs_batch.is_empty() {
+                    fields.push(format!("lhs_batching_dimensions = {}", list(&d.lhs_batch)));
+                    fields.push(format!("rhs_batching_dimensions = {}", list(&d.rhs_batch)));
+                }
+                fields.push(format!(
+                    "lhs_contracting_dimensions = {}",
+                    list(&d.lhs_contracting)
+                ));
+                fields.push(format!(
+                    "rhs_contracting_dimensions = {}",
+                    list(&d.rhs_contracting)
+                ));
+                let mut attrs = vec![format!(
+                    "dot_dimension_numbers = #stablehlo.dot<{}>",
+                    fields.join(", ")
+                )];
+                attrs.extend(precision_attr(&a.precision)?);
+                let ops = arrays()?;
+                self.op(
+                    out,
+                    indent,
+                    "stablehlo.dot_general",
+                    &ops,
+                    &[],
+                    &attrs,
+                    &result_types()?,
+                )
+            }
+            Opcode::Convolution => {
+                let dn = a
+                    .conv_dims
+                    .as_ref()
+                    .ok_or_else(|| LowerError::Invalid("missing dim_labels".into()))?;
+                let rank = array_shape()?.rank();
+                let labels = |batch: i64, feature: i64, spatial: &[i64], b: &str, f: &str| {
+                    let mut v = vec![String::from("?"); rank];
+                    let mut set = |i: i64, s: String| {
+                        if let Some(slot) = usize::try_from(i).ok().and_then(|i| v.get_mut(i)) {
+                            *slot = s;
+                        }
+                    };
+                    set(batch, b.into());
+                    set(feature, f.into());
+                    for (k, &d) in spatial.iter().enumerate() {
+                        set(d, k.to_string());
+                    }
+                    format!("[{}]", v.join(", "))
+                };
+                let input = labels(
+                    dn.input_batch,
+                    dn.input_feature,
+                    &dn.input_spatial,
+                    "b",
+                    "f",
+                );
+                let kernel = labels(
+                    dn.kernel_input_feature,
+                    dn.kernel_output_feature,
+                    &dn.kernel_spatial,
+                    "i",
+                    "o",
+                );
+                let output = labels(
+                    dn.output_batch,
+                    dn.output_feature,
+                    &dn.output_spatial,
+                    "b",
+                    "f",
+                );
+                if [&input, &kernel, &output].iter().any(|s| s.contains('?')) {
+                    return invalid("dim_labels do not cover every dimension");
+                }
+                let spatial = dn.input_spatial.len();
+                let w: Vec<WindowDim> = match &a.window {
+                    Some(w) => w.clone(),
+                    None => vec![WindowDim::new(1); spatial],
+                };
+                if w.len() != spatial {
+                    return invalid("window rank differs from the spatial rank");
+                }
+                let mut attrs = Vec::new();
+                if spatial > 0 {
+                    let strides: Vec<i64> = w.iter().map(|d| d.stride).collect();
+                    let padding: Vec<(i64, i64)> =
+                        w.iter().map(|d| (d.pad_low, d.pad_high)).collect();
+                    let lhs: Vec<i64> = w.iter().map(|d| d.base_dilation).collect();
+                    let rhs: Vec<i64> = w.iter().map(|d| d.window_dilation).collect();
+                    let rev: Vec<String> = w.iter().map(|d| d.reversal.to_string()).collect();
+                    attrs.push(format!("window_strides = {}", array_attr(&strides)));
+                    attrs.push(format!("padding = {}", padding_attr(&padding)));
+                    attrs.push(format!("lhs_dilation = {}", array_attr(&lhs)));
+                    attrs.push(format!("rhs_dilation = {}", array_attr(&rhs)));
+                    attrs.push(format!("window_reversal = array<i1: {}>", rev.join(", ")));
+                }
+                attrs.push(format!(
+                    "dimension_numbers = #stablehlo.conv<{input}x{kernel}->{output}>"
+                ));
+                attrs.push(format!(
+                    "feature_group_count = {} : i64",
+                    a.feature_group_count.unwrap_or(1)
+                ));
+                attrs.push(format!(
+                    "batch_group_count = {} : i64",
+                    a.batch_group_count.unwrap_or(1)
+                ));
+                attrs.extend(precision_attr(&a.precision)?);
+                let ops = arrays()?;
+                self.op(
+                    out,
+                    indent,
+                    "stablehlo.convolution",
+                    &ops,
+                    &[],
+                    &attrs,
+                    &result_types()?,
+                )
+            }
+            _ => return self.control_instruction(instr, operands, out, indent),
+        })
+    }
+}

@@ -1,0 +1,242 @@
+//! Lowering compare, reduce-precision, broadcast, transpose, slices,
+//! concatenation, padding, reversal and dynamic slices.
+
+use super::lower::{arrays_of, need, operand_shape, result_types_of, Lowerer};
+use super::types::{array_attr, invalid, LowerError, Val};
+use crate::hlo::{ComparisonType, Computation, Instruction, Opcode};
+
+impl Lowerer<'_> {
+    /// Compare, reduce-precision, broadcast and transpose; other opcodes go on to [`Self::slicing_instruction`].
+    pub(super) fn shaping_instruction(
+        &mut self,
+        c: &Computation,
+        instr: &Instruction,
+        operands: &[&[Val]],
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Vec<Val>, LowerError> {
+        let a = &instr.attrs;
+        let op = instr.opcode;
+        let arrays = || arrays_of(operands);
+        let result_types = || result_types_of(instr);
+        Ok(match op {
+            Opcode::Compare => {
+                let dir = a
+                    .direction
+                    .ok_or_else(|| LowerError::Invalid("missing direction".into()))?;
+                let src = operand_shape(c, instr, 0)?;
+                let dtype = src
+                    .as_array()
+                    .ok_or_else(|| LowerError::Invalid("compare of a tuple".into()))?
+                    .dtype;
+                let ty = a.comparison_type.unwrap_or(if dtype.is_float() {
+                    ComparisonType::Float
+                } else if dtype.is_signed_int() {
+                    ComparisonType::Signed
+                } else {
+                    ComparisonType::Unsigned
+                });
+                let mut attrs = vec![format!(
+                    "comparison_direction = #stablehlo<comparison_direction {}>",
+                    dir.name()
+                )];
+                // the faithful form leaves an absent type absent (its default)
+                if !self.faithful || a.comparison_type.is_some() {
+                    attrs.push(format!(
+                        "compare_type = #stablehlo<comparison_type {}>",
+                        ty.name()
+                    ));
+                }
+                let ops = arrays()?;
+                self.op(
+                    out,
+                    indent,
+                    "stablehlo.compare",
+                    &ops,
+                    &[],
+                    &attrs,
+                    &result_types()?,
+                )
+            }
+            Opcode::ReducePrecision => {
+                let (Some(e), Some(m)) = (a.exponent_bits, a.mantissa_bits) else {
+                    return invalid("missing exponent_bits or mantissa_bits");
+                };
+                let attrs = [
+                    format!("exponent_bits = {e} : i32"),
+                    format!("mantissa_bits = {m} : i32"),
+                ];
+                let ops = arrays()?;
+                self.op(
+                    out,
+                    indent,
+                    "stablehlo.reduce_precision",
+                    &ops,
+                    &[],
+                    &attrs,
+                    &result_types()?,
+                )
+            }
+            Opcode::Broadcast => {
+                // `dimensions={}` may be left out for a scalar operand.
+                let scalar_operand = operand_shape(c, instr, 0)?
+                    .as_array()
+                    .is_some_and(|s| s.rank() == 0);
+                let dims = match &a.dimensions {
+                    None if scalar_operand => Vec::new(),
+                    d => need(d, "dimensions")?,
+                };
+                let attrs = [format!("broadcast_dimensions = {}", array_attr(&dims))];
+                let ops = arrays()?;
+                self.op(
+                    out,
+                    indent,
+                    "stablehlo.broadcast_in_dim",
+                    &ops,
+                    &[],
+                    &attrs,
+                    &result_types()?,
+                )
+            }
+            Opcode::Transpose => {
+                let dims = need(&a.dimensions, "dimensions")?;
+                let attrs = [format!("permutation = {}", array_attr(&dims))];
+                let ops = arrays()?;
+                self.op(
+                    out,
+                    indent,
+                    "stablehlo.transpose",
+                    &ops,
+                    &[],
+                    &attrs,
+                    &result_types()?,
+                )
+            }
+            _ => return self.slicing_instruction(instr, operands, out, indent),
+        })
+    }
+
+    /// Slices, concatenation, padding, reversal and dynamic slices; other opcodes go on to [`Self::indexing_instruction`].
+    pub(super) fn slicing_instruction(
+        &mut self,
+        instr: &Instruction,
+        operands: &[&[Val]],
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Vec<Val>, LowerError> {
+        let a = &instr.attrs;
+        let op = instr.opcode;
+        let arrays = || arrays_of(operands);
+        let result_types = || result_types_of(instr);
+        Ok(match op {
+            Opcode::Slice => {
+                let s = a
+                    .slice
+                    .as_ref()
+                    .ok_or_else(|| LowerError::Invalid("missing slice".into()))?;
+                let starts: Vec<i64> = s.iter().map(|d| d.start).collect();
+                let limits: Vec<i64> = s.iter().map(|d| d.limit).collect();
+                let strides: Vec<i64> = s.iter().map(|d| d.stride).collect();
+                let attrs = [
+                    format!("start_indices = {}", array_attr(&starts)),
+                    format!("limit_indices = {}", array_attr(&limits)),
+                    format!("strides = {}", array_attr(&strides)),
+                ];
+                let ops = arrays()?;
+                self.op(
+                    out,
+                    indent,
+                    "stablehlo.slice",
+                    &ops,
+                    &[],
+                    &attrs,
+                    &result_types()?,
+                )
+            }
+            Opcode::Concatenate => {
+                let dims = need(&a.dimensions, "dimensions")?;
+                let [d] = dims[..] else {
+                    return invalid("concatenate needs exactly one dimension");
+                };
+                let attrs = [format!("dimension = {d} : i64")];
+                let ops = arrays()?;
+                self.op(
+                    out,
+                    indent,
+                    "stablehlo.concatenate",
+                    &ops,
+                    &[],
+                    &attrs,
+                    &result_types()?,
+                )
+            }
+            Opcode::Pad => {
+                let p = a
+                    .padding
+                    .as_ref()
+                    .ok_or_else(|| LowerError::Invalid("missing padding".into()))?;
+                let lo: Vec<i64> = p.iter().map(|d| d.low).collect();
+                let hi: Vec<i64> = p.iter().map(|d| d.high).collect();
+                let interior: Vec<i64> = p.iter().map(|d| d.interior).collect();
+                let attrs = [
+                    format!("edge_padding_low = {}", array_attr(&lo)),
+                    format!("edge_padding_high = {}", array_attr(&hi)),
+                    format!("interior_padding = {}", array_attr(&interior)),
+                ];
+                let ops = arrays()?;
+                self.op(
+                    out,
+                    indent,
+                    "stablehlo.pad",
+                    &ops,
+                    &[],
+                    &attrs,
+                    &result_types()?,
+                )
+            }
+            Opcode::Reverse => {
+                let dims = need(&a.dimensions, "dimensions")?;
+                let attrs = [format!("dimensions = {}", array_attr(&dims))];
+                let ops = arrays()?;
+                self.op(
+                    out,
+                    indent,
+                    "stablehlo.reverse",
+                    &ops,
+                    &[],
+                    &attrs,
+                    &result_types()?,
+                )
+            }
+            Opcode::DynamicSlice => {
+                let sizes = need(&a.dynamic_slice_sizes, "dynamic_slice_sizes")?;
+                let ops = arrays()?;
+                let ops = self.scalar_indices(ops, 1, out, indent)?;
+                let attrs = [format!("slice_sizes = {}", array_attr(&sizes))];
+                self.op(
+                    out,
+                    indent,
+                    "stablehlo.dynamic_slice",
+                    &ops,
+                    &[],
+                    &attrs,
+                    &result_types()?,
+                )
+            }
+            Opcode::DynamicUpdateSlice => {
+                let ops = arrays()?;
+                let ops = self.scalar_indices(ops, 2, out, indent)?;
+                self.op(
+                    out,
+                    indent,
+                    "stablehlo.dynamic_update_slice",
+                    &ops,
+                    &[],
+                    &[],
+                    &result_types()?,
+                )
+            }
+            _ => return self.indexing_instruction(instr, operands, out, indent),
+        })
+    }
+}

@@ -1,0 +1,106 @@
+//! Types (`tensor<2x3xf32>`, tuples, tokens) and element type names.
+
+use super::ast::{err, Type, R};
+use super::cursor::Cursor;
+use crate::hlo::dtype::ElementType;
+
+impl Cursor<'_> {
+    pub(super) fn ty(&mut self) -> R<Type> {
+        self.enter()?;
+        self.skip_ws();
+        let pos = self.pos;
+        let t = if self.eat("tensor") {
+            self.expect("<")?;
+            let mut dims = Vec::new();
+            loop {
+                self.skip_ws();
+                if self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                    let d = self.usize()?;
+                    dims.push(
+                        i64::try_from(d).map_err(|_| (pos, "dimension too large".to_string()))?,
+                    );
+                    if self.peek() != Some(b'x') {
+                        return err(self.pos, "expected `x` after a dimension");
+                    }
+                    self.pos += 1;
+                } else if self.peek() == Some(b'?') {
+                    return err(self.pos, "dynamic dimensions are not supported");
+                } else {
+                    break;
+                }
+            }
+            let e = self.element_type()?;
+            self.skip_ws();
+            if self.peek() == Some(b',') {
+                return err(self.pos, "tensor encodings are not supported");
+            }
+            self.expect(">")?;
+            Type::Tensor(dims, e)
+        } else if self.eat("!stablehlo.token") {
+            Type::Token
+        } else if self.eat("tuple") {
+            self.expect("<")?;
+            let mut items = Vec::new();
+            if !self.eat(">") {
+                loop {
+                    items.push(self.ty()?);
+                    if self.eat(">") {
+                        break;
+                    }
+                    self.expect(",")?;
+                }
+            }
+            Type::Tuple(items)
+        } else {
+            // a scalar type used bare (e.g. in `: i64` after attributes) is not a value type
+            let found = self.describe_next();
+            return err(pos, format!("expected a tensor type, found {found}"));
+        };
+        self.leave();
+        Ok(t)
+    }
+
+    pub(super) fn element_type(&mut self) -> R<ElementType> {
+        self.skip_ws();
+        let pos = self.pos;
+        if self.eat("complex") {
+            self.expect("<")?;
+            let inner = self.element_type()?;
+            self.expect(">")?;
+            return match inner {
+                ElementType::F32 => Ok(ElementType::C64),
+                ElementType::F64 => Ok(ElementType::C128),
+                t => err(pos, format!("unsupported element type complex<{t}>")),
+            };
+        }
+        let name = self.expect_ident("an element type")?;
+        element_type_named(&name).ok_or((pos, format!("unsupported element type `{name}`")))
+    }
+
+    // ---- attributes ----
+}
+
+/// The IR element type for an MLIR element type name (`f32`, `ui8`, `i1`).
+pub(crate) fn element_type_named(name: &str) -> Option<ElementType> {
+    use ElementType as E;
+    Some(match name {
+        "i1" => E::Pred,
+        "i4" | "si4" => E::S4,
+        "i8" | "si8" => E::S8,
+        "i16" | "si16" => E::S16,
+        "i32" | "si32" => E::S32,
+        "i64" | "si64" => E::S64,
+        "ui4" => E::U4,
+        "ui8" => E::U8,
+        "ui16" => E::U16,
+        "ui32" => E::U32,
+        "ui64" => E::U64,
+        "f16" => E::F16,
+        "bf16" => E::Bf16,
+        "f32" => E::F32,
+        "f64" => E::F64,
+        "f8E4M3FN" => E::F8E4M3Fn,
+        "f8E5M2" => E::F8E5M2,
+        _ => return None,
+    })
+}
