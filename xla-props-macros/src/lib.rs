@@ -80,7 +80,7 @@ fn check_call(check: &str, lit: &syn::LitStr, span: Span) -> TokenStream2 {
     let f = syn::Ident::new(check, span);
     let msg = syn::LitStr::new(&check_message(check, &lit.value()), span);
     quote_spanned! {span=>
-        const _: () = ::xla_props::property::check::#f(#lit, #msg);
+        const _: () = ::xla_props::property::validate::#f(#lit, #msg);
     }
 }
 

@@ -306,7 +306,7 @@ pub fn distribution_group(name: &str) -> Option<&'static [CaseDistribution]> {
 /// Compile-time name checks emitted by `#[xla_property]` (a `const` item per
 /// name, so a misspelt name is a span-located compile error).
 #[doc(hidden)]
-pub mod check {
+pub mod validate {
     use crate::hlo::Opcode;
 
     const fn eq(a: &str, b: &str) -> bool {

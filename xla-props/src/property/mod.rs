@@ -1,7 +1,8 @@
-//! Properties: `PropertySpec` (what `#[xla_property]` emits), `CaseId`
-//! (Display <-> FromStr), the lazy case space, the catalogue that builds a
-//! case's module, simple seeded inputs, and how a case is judged (the full tolerance model of
-//! `crate::check`).
+//! Properties: `PropertySpec` (what `#[xla_property]` emits) and the case
+//! context, `CaseId` (Display <-> FromStr), the lazy case space, its groups
+//! and coverage classes, and the map from a case key to the catalogue's
+//! module (`crate::programs`). Inputs come from `crate::inputs`, judging
+//! from `crate::check`.
 
 #[cfg(feature = "quickcheck")]
 mod arbitrary;
@@ -21,10 +22,10 @@ pub use coverage::{
     class_coverage, coverage_markdown, coverage_text, full_coverage, ClassCoverage, DTYPE_FAMILIES,
 };
 pub use groups::{
-    accepted_dtypes, bitcast_targets, catalogue_ops, check, distribution_group, dtype_group,
-    op_group, DtypeRule, DISTRIBUTION_GROUPS, DTYPE_GROUPS, OP_GROUPS,
+    accepted_dtypes, bitcast_targets, catalogue_ops, distribution_group, dtype_group, op_group,
+    DtypeRule, DISTRIBUTION_GROUPS, DTYPE_GROUPS, OP_GROUPS,
 };
-pub use groups::{CONFIG_SET, SHAPE_SETS};
+pub use groups::{validate, CONFIG_SET, SHAPE_SETS};
 pub use id::{BackendId, CaseId, CaseKey, Fnv, ParseCaseIdError};
 pub use space::{CaseSpace, SpaceError, SpaceFilter};
 pub use spec::{
