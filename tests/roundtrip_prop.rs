@@ -277,6 +277,33 @@ fn attrs(r: &mut Rng, op: Opcode, n_comps: usize) -> Attrs {
             "select" => a.select = Some(comp(r)),
             "scatter" => a.scatter = Some(comp(r)),
             "custom_call_target" => a.custom_call_target = Some("my_kernel.v2".to_string()),
+            // typed on their own ops (verbatim elsewhere: cholesky's `lower`, dot's `algorithm`)
+            "fft_type" if op == Opcode::Fft => {
+                a.fft_type = Some(*r.pick(&xla_props::hlo::FftType::ALL))
+            }
+            "fft_length" if op == Opcode::Fft => a.fft_length = Some(r.ints(3, 1, 9)),
+            "algorithm" if op == Opcode::RngBitGenerator => {
+                a.rng_algorithm = Some(*r.pick(&xla_props::hlo::RngAlgorithm::ALL))
+            }
+            "left_side" | "lower" | "unit_diagonal" | "transpose_a"
+                if op == Opcode::TriangularSolve =>
+            {
+                // a false flag is not printed: transpose_a is always there
+                let t = a
+                    .triangular_solve
+                    .get_or_insert(xla_props::hlo::TriangularSolveOptions {
+                        left_side: false,
+                        lower: false,
+                        unit_diagonal: false,
+                        transpose_a: Some(*r.pick(&xla_props::hlo::TransposeA::ALL)),
+                    });
+                match name {
+                    "left_side" => t.left_side = r.chance(50),
+                    "lower" => t.lower = r.chance(50),
+                    "unit_diagonal" => t.unit_diagonal = r.chance(50),
+                    _ => t.transpose_a = Some(*r.pick(&xla_props::hlo::TransposeA::ALL)),
+                }
+            }
             // set together below, or by `branch_computations`
             "offset_dims"
             | "collapsed_slice_dims"
