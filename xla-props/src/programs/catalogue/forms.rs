@@ -1,8 +1,8 @@
 //! Each form's single-op module (`build_single` dispatches by family).
 
 use super::{
-    arr, comparison_type, elementwise, highest, lowest, scalar, window_out, Builder,
-    CatalogueError, Form, Init, OpCase,
+    arr, comparison_type, elementwise, highest, lowest, scalar, window_out, Builder, Form, Init,
+    OpCase, Res,
 };
 use crate::hlo::{
     Attrs, ComparisonDirection, ConstantData, ConvDims, DotDims, ElementType, GatherDims, InstrId,
@@ -11,23 +11,13 @@ use crate::hlo::{
 use crate::inputs::Role;
 
 /// Elementwise ops, compare, converts and reduce-precision.
-pub(super) fn elementwise_forms(
-    b: &mut Builder,
-    form: Form,
-    c: &OpCase<'_>,
-) -> Result<InstrId, CatalogueError> {
-    let err = |why: &str| c.err(why);
-    let t = c.dtype;
-    let dims = c.dims.to_vec();
-    let layout = c.layout.clone();
-    let operand = arr(t, dims.clone(), Some(layout.clone()));
-    let param = c.param.unwrap_or("");
-    let default_attrs = Attrs::default;
+pub(super) fn elementwise_forms(b: &mut Builder, form: Form, c: &OpCase<'_>) -> Res<InstrId> {
+    let (t, dims, _, layout, operand, param) = c.site();
     Ok(match form {
         Form::Elementwise => elementwise(b, c.op, t, &dims, &layout)?,
         Form::Copy => {
             let x = b.param(operand.clone(), Role::Data);
-            b.push(Opcode::Copy, operand, vec![x], default_attrs())
+            b.push(Opcode::Copy, operand, vec![x], Attrs::default())
         }
         Form::Compare => {
             let x = b.param(operand.clone(), Role::Data);
@@ -37,7 +27,7 @@ pub(super) fn elementwise_forms(
                 None => (param, false),
             };
             let dir = ComparisonDirection::from_name(&dir.to_uppercase())
-                .ok_or_else(|| err("bad direction"))?;
+                .ok_or_else(|| c.err("bad direction"))?;
             b.push(
                 Opcode::Compare,
                 arr(ElementType::Pred, dims, Some(layout)),
@@ -45,7 +35,7 @@ pub(super) fn elementwise_forms(
                 Attrs {
                     direction: Some(dir),
                     comparison_type: Some(comparison_type(t, total)),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
@@ -53,7 +43,7 @@ pub(super) fn elementwise_forms(
             let target: ElementType = param
                 .strip_prefix("to-")
                 .and_then(|s| s.parse().ok())
-                .ok_or_else(|| err("bad conversion target"))?;
+                .ok_or_else(|| c.err("bad conversion target"))?;
             let role = if t.is_float() && target.is_unsigned_int() {
                 Role::NonNegative
             } else {
@@ -64,7 +54,7 @@ pub(super) fn elementwise_forms(
                 c.op,
                 arr(target, dims, Some(layout)),
                 vec![x],
-                default_attrs(),
+                Attrs::default(),
             )
         }
         Form::ReducePrecision => {
@@ -82,28 +72,17 @@ pub(super) fn elementwise_forms(
                 Attrs {
                     exponent_bits: Some(e),
                     mantissa_bits: Some(m),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
-        _ => return Err(err("not a form of this family")),
+        _ => return Err(c.err("not a form of this family")),
     })
 }
 
 /// Iota, broadcast, reshape, transpose, slice and concatenate.
-pub(super) fn layout_forms(
-    b: &mut Builder,
-    form: Form,
-    c: &OpCase<'_>,
-) -> Result<InstrId, CatalogueError> {
-    let err = |why: &str| c.err(why);
-    let t = c.dtype;
-    let dims = c.dims.to_vec();
-    let rank = dims.len();
-    let layout = c.layout.clone();
-    let operand = arr(t, dims.clone(), Some(layout.clone()));
-    let param = c.param.unwrap_or("");
-    let default_attrs = Attrs::default;
+pub(super) fn layout_forms(b: &mut Builder, form: Form, c: &OpCase<'_>) -> Res<InstrId> {
+    let (t, dims, rank, layout, operand, param) = c.site();
     Ok(match form {
         Form::Iota => {
             let d = if param == "first" { 0 } else { rank as i64 - 1 };
@@ -113,7 +92,7 @@ pub(super) fn layout_forms(
                 vec![],
                 Attrs {
                     iota_dimension: Some(d),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
@@ -136,7 +115,7 @@ pub(super) fn layout_forms(
                 vec![x],
                 Attrs {
                     dimensions: Some(map),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
@@ -147,7 +126,12 @@ pub(super) fn layout_forms(
             } else {
                 std::iter::once(1).chain(dims.iter().copied()).collect()
             };
-            b.push(Opcode::Reshape, arr(t, out, None), vec![x], default_attrs())
+            b.push(
+                Opcode::Reshape,
+                arr(t, out, None),
+                vec![x],
+                Attrs::default(),
+            )
         }
         Form::Transpose => {
             let x = b.param(operand, Role::Data);
@@ -163,7 +147,7 @@ pub(super) fn layout_forms(
                 vec![x],
                 Attrs {
                     dimensions: Some(perm),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
@@ -199,7 +183,7 @@ pub(super) fn layout_forms(
                 vec![x],
                 Attrs {
                     slice: Some(sl),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
@@ -215,28 +199,17 @@ pub(super) fn layout_forms(
                 vec![x, y],
                 Attrs {
                     dimensions: Some(vec![d as i64]),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
-        _ => return Err(err("not a form of this family")),
+        _ => return Err(c.err("not a form of this family")),
     })
 }
 
 /// Pad, reverse and dynamic slices.
-pub(super) fn indexing_forms(
-    b: &mut Builder,
-    form: Form,
-    c: &OpCase<'_>,
-) -> Result<InstrId, CatalogueError> {
-    let err = |why: &str| c.err(why);
-    let t = c.dtype;
-    let dims = c.dims.to_vec();
-    let rank = dims.len();
-    let layout = c.layout.clone();
-    let operand = arr(t, dims.clone(), Some(layout.clone()));
-    let param = c.param.unwrap_or("");
-    let default_attrs = Attrs::default;
+pub(super) fn indexing_forms(b: &mut Builder, form: Form, c: &OpCase<'_>) -> Res<InstrId> {
+    let (t, dims, rank, layout, operand, param) = c.site();
     Ok(match form {
         Form::Pad => {
             let x = b.param(operand, Role::Data);
@@ -277,7 +250,7 @@ pub(super) fn indexing_forms(
                 vec![x, v],
                 Attrs {
                     padding: Some(pads),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
@@ -294,7 +267,7 @@ pub(super) fn indexing_forms(
                 vec![x],
                 Attrs {
                     dimensions: Some(ds),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
@@ -320,7 +293,7 @@ pub(super) fn indexing_forms(
                     operands,
                     Attrs {
                         dynamic_slice_sizes: Some(sizes),
-                        ..default_attrs()
+                        ..Attrs::default()
                     },
                 )
             } else {
@@ -328,28 +301,17 @@ pub(super) fn indexing_forms(
                     Opcode::DynamicUpdateSlice,
                     operand,
                     operands,
-                    default_attrs(),
+                    Attrs::default(),
                 )
             }
         }
-        _ => return Err(err("not a form of this family")),
+        _ => return Err(c.err("not a form of this family")),
     })
 }
 
 /// Gather and scatter.
-pub(super) fn gather_forms(
-    b: &mut Builder,
-    form: Form,
-    c: &OpCase<'_>,
-) -> Result<InstrId, CatalogueError> {
-    let err = |why: &str| c.err(why);
-    let t = c.dtype;
-    let dims = c.dims.to_vec();
-    let rank = dims.len();
-    let layout = c.layout.clone();
-    let operand = arr(t, dims.clone(), Some(layout.clone()));
-    let param = c.param.unwrap_or("");
-    let default_attrs = Attrs::default;
+pub(super) fn gather_forms(b: &mut Builder, form: Form, c: &OpCase<'_>) -> Res<InstrId> {
+    let (t, dims, rank, _, operand, param) = c.site();
     Ok(match form {
         Form::Gather => {
             let n = dims[0];
@@ -380,7 +342,7 @@ pub(super) fn gather_forms(
                             .chain(dims[1..].iter().copied())
                             .collect(),
                     }),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
@@ -422,28 +384,17 @@ pub(super) fn gather_forms(
                     }),
                     unique_indices: true,
                     to_apply: Some(comp),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
-        _ => return Err(err("not a form of this family")),
+        _ => return Err(c.err("not a form of this family")),
     })
 }
 
 /// Reductions and sort.
-pub(super) fn reduction_forms(
-    b: &mut Builder,
-    form: Form,
-    c: &OpCase<'_>,
-) -> Result<InstrId, CatalogueError> {
-    let err = |why: &str| c.err(why);
-    let t = c.dtype;
-    let dims = c.dims.to_vec();
-    let rank = dims.len();
-    let layout = c.layout.clone();
-    let operand = arr(t, dims.clone(), Some(layout.clone()));
-    let param = c.param.unwrap_or("");
-    let default_attrs = Attrs::default;
+pub(super) fn reduction_forms(b: &mut Builder, form: Form, c: &OpCase<'_>) -> Res<InstrId> {
+    let (t, dims, rank, _, operand, param) = c.site();
     Ok(match form {
         Form::Reduce => {
             let (op, init, which) = match param {
@@ -472,7 +423,7 @@ pub(super) fn reduction_forms(
                 Attrs {
                     dimensions: Some(reduced),
                     to_apply: Some(comp),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
@@ -506,7 +457,7 @@ pub(super) fn reduction_forms(
                 Attrs {
                     window: Some(window),
                     to_apply: Some(comp),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
@@ -526,28 +477,17 @@ pub(super) fn reduction_forms(
                     dimensions: Some(vec![dim]),
                     is_stable: true,
                     to_apply: Some(comp),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
-        _ => return Err(err("not a form of this family")),
+        _ => return Err(c.err("not a form of this family")),
     })
 }
 
 /// Dot and convolution.
-pub(super) fn contraction_forms(
-    b: &mut Builder,
-    form: Form,
-    c: &OpCase<'_>,
-) -> Result<InstrId, CatalogueError> {
-    let err = |why: &str| c.err(why);
-    let t = c.dtype;
-    let dims = c.dims.to_vec();
-    let rank = dims.len();
-    let layout = c.layout.clone();
-    let operand = arr(t, dims.clone(), Some(layout.clone()));
-    let param = c.param.unwrap_or("");
-    let default_attrs = Attrs::default;
+pub(super) fn contraction_forms(b: &mut Builder, form: Form, c: &OpCase<'_>) -> Res<InstrId> {
+    let (t, dims, rank, _, operand, param) = c.site();
     Ok(match form {
         Form::Dot => {
             let n = if param == "n1" { 1 } else { 3 };
@@ -581,7 +521,7 @@ pub(super) fn contraction_forms(
                 vec![x, y],
                 Attrs {
                     dot_dims: Some(dd),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
@@ -627,10 +567,10 @@ pub(super) fn contraction_forms(
                     }),
                     feature_group_count: Some(1),
                     batch_group_count: Some(1),
-                    ..default_attrs()
+                    ..Attrs::default()
                 },
             )
         }
-        _ => return Err(err("not a form of this family")),
+        _ => return Err(c.err("not a form of this family")),
     })
 }

@@ -254,7 +254,25 @@ pub struct OpCase<'a> {
     pub param: Option<&'a str>,
 }
 
-impl OpCase<'_> {
+/// What a form's builder returns.
+pub(crate) type Res<T> = Result<T, CatalogueError>;
+
+impl<'a> OpCase<'a> {
+    /// What every form's builder reads of the case: element type, dims,
+    /// rank, layout, the main operand's shape and the parameter (or "").
+    pub(crate) fn site(&self) -> (ElementType, Vec<i64>, usize, Layout, Shape, &'a str) {
+        let dims = self.dims.to_vec();
+        let operand = arr(self.dtype, dims.clone(), Some(self.layout.clone()));
+        let rank = dims.len();
+        (
+            self.dtype,
+            dims,
+            rank,
+            self.layout.clone(),
+            operand,
+            self.param.unwrap_or(""),
+        )
+    }
     pub(crate) fn err(&self, why: &str) -> CatalogueError {
         CatalogueError {
             case: self.name.to_string(),
