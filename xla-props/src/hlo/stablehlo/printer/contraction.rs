@@ -17,9 +17,6 @@ impl Lowerer<'_> {
     ) -> Result<Vec<Val>, LowerError> {
         let a = &instr.attrs;
         let op = instr.opcode;
-        let arrays = || arrays_of(operands);
-        let result_types = || result_types_of(instr);
-        let array_shape = || array_shape_of(instr);
         Ok(match op {
             Opcode::Dot => {
                 let d = a.dot_dims.clone().unwrap_or_default();
@@ -44,7 +41,7 @@ impl Lowerer<'_> {
                     fields.join(", ")
                 )];
                 attrs.extend(precision_attr(&a.precision)?);
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -52,7 +49,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::Convolution => {
@@ -60,7 +57,7 @@ impl Lowerer<'_> {
                     .conv_dims
                     .as_ref()
                     .ok_or_else(|| LowerError::Invalid("missing dim_labels".into()))?;
-                let rank = array_shape()?.rank();
+                let rank = array_shape_of(instr)?.rank();
                 let labels = |batch: i64, feature: i64, spatial: &[i64], b: &str, f: &str| {
                     let mut v = vec![String::from("?"); rank];
                     let mut set = |i: i64, s: String| {
@@ -133,7 +130,7 @@ impl Lowerer<'_> {
                     a.batch_group_count.unwrap_or(1)
                 ));
                 attrs.extend(precision_attr(&a.precision)?);
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -141,7 +138,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             _ => return self.control_instruction(instr, operands, out, indent),

@@ -15,7 +15,6 @@ impl Lowerer<'_> {
     ) -> Result<Vec<Val>, LowerError> {
         let a = &instr.attrs;
         let op = instr.opcode;
-        let result_types = || result_types_of(instr);
         Ok(match op {
             Opcode::Fusion | Opcode::Call => {
                 let f = if op == Opcode::Fusion {
@@ -74,7 +73,7 @@ impl Lowerer<'_> {
                     &[selector],
                     &regions,
                     &[],
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             _ => return unsupported("no stablehlo lowering for this opcode"),

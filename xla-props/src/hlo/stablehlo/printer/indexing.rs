@@ -17,8 +17,6 @@ impl Lowerer<'_> {
     ) -> Result<Vec<Val>, LowerError> {
         let a = &instr.attrs;
         let op = instr.opcode;
-        let arrays = || arrays_of(operands);
-        let result_types = || result_types_of(instr);
         Ok(match op {
             Opcode::Gather => {
                 let g = a.gather_dims.as_ref().ok_or_else(|| {
@@ -53,7 +51,7 @@ impl Lowerer<'_> {
                     format!("indices_are_sorted = {}", a.indices_are_sorted),
                     format!("slice_sizes = {}", array_attr(&g.slice_sizes)),
                 ];
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -61,7 +59,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::Scatter => {
@@ -105,7 +103,7 @@ impl Lowerer<'_> {
                     format!("unique_indices = {}", a.unique_indices),
                 ];
                 let region = self.region(f, indent + 1)?;
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -113,7 +111,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[region],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             _ => return self.reduction_instruction(instr, operands, out, indent),
@@ -130,16 +128,13 @@ impl Lowerer<'_> {
     ) -> Result<Vec<Val>, LowerError> {
         let a = &instr.attrs;
         let op = instr.opcode;
-        let arrays = || arrays_of(operands);
-        let result_types = || result_types_of(instr);
-        let array_shape = || array_shape_of(instr);
         Ok(match op {
             Opcode::Reduce => {
                 let dims = need(&a.dimensions, "dimensions")?;
                 let f = called(a.to_apply, "to_apply")?;
                 let region = self.region(f, indent + 1)?;
                 let attrs = [format!("dimensions = {}", array_attr(&dims))];
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -147,7 +142,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[region],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::ReduceWindow => {
@@ -161,7 +156,7 @@ impl Lowerer<'_> {
                     return unsupported("window reversal in reduce-window");
                 }
                 let attrs = window_attrs(w, true);
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -169,7 +164,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[region],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::SelectAndScatter => {
@@ -185,7 +180,7 @@ impl Lowerer<'_> {
                 let select = self.region(called(a.select, "select")?, indent + 1)?;
                 let scatter = self.region(called(a.scatter, "scatter")?, indent + 1)?;
                 let attrs = window_attrs(w, false);
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -193,7 +188,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[select, scatter],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::TopK => {
@@ -211,7 +206,7 @@ impl Lowerer<'_> {
                 if raw("largest").is_some_and(|l| l == "false") {
                     return unsupported("topk with largest=false (chlo.top_k takes the largest)");
                 }
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -219,7 +214,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &[format!("k = {k} : i64")],
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::Sort => {
@@ -233,7 +228,7 @@ impl Lowerer<'_> {
                     format!("dimension = {d} : i64"),
                     format!("is_stable = {}", a.is_stable),
                 ];
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -241,16 +236,16 @@ impl Lowerer<'_> {
                     &ops,
                     &[region],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::Map => {
                 let f = called(a.to_apply, "to_apply")?;
-                let rank = array_shape()?.rank() as i64;
+                let rank = array_shape_of(instr)?.rank() as i64;
                 let region = self.region(f, indent + 1)?;
                 let all: Vec<i64> = (0..rank).collect();
                 let attrs = [format!("dimensions = {}", array_attr(&all))];
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -258,7 +253,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[region],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             _ => return self.contraction_instruction(instr, operands, out, indent),

@@ -346,12 +346,10 @@ impl<'m> Lowerer<'m> {
         if !op.arity().accepts(operands.len()) {
             return invalid(format!("{} operands", operands.len()));
         }
-        let arrays = || arrays_of(operands);
-        let result_types = || result_types_of(instr);
 
         if let Some(name) = elementwise_name(op) {
-            let ops = arrays()?;
-            return Ok(self.op(out, indent, name, &ops, &[], &[], &result_types()?));
+            let ops = arrays_of(operands)?;
+            return Ok(self.op(out, indent, name, &ops, &[], &[], &result_types_of(instr)?));
         }
         self.value_instruction(c, instr, operands, params, out, indent)
     }

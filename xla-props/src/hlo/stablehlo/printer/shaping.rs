@@ -17,8 +17,6 @@ impl Lowerer<'_> {
     ) -> Result<Vec<Val>, LowerError> {
         let a = &instr.attrs;
         let op = instr.opcode;
-        let arrays = || arrays_of(operands);
-        let result_types = || result_types_of(instr);
         Ok(match op {
             Opcode::Compare => {
                 let dir = a
@@ -47,7 +45,7 @@ impl Lowerer<'_> {
                         ty.name()
                     ));
                 }
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -55,7 +53,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::ReducePrecision => {
@@ -66,7 +64,7 @@ impl Lowerer<'_> {
                     format!("exponent_bits = {e} : i32"),
                     format!("mantissa_bits = {m} : i32"),
                 ];
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -74,7 +72,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::Broadcast => {
@@ -87,7 +85,7 @@ impl Lowerer<'_> {
                     d => need(d, "dimensions")?,
                 };
                 let attrs = [format!("broadcast_dimensions = {}", array_attr(&dims))];
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -95,13 +93,13 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::Transpose => {
                 let dims = need(&a.dimensions, "dimensions")?;
                 let attrs = [format!("permutation = {}", array_attr(&dims))];
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -109,7 +107,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             _ => return self.slicing_instruction(instr, operands, out, indent),
@@ -126,8 +124,6 @@ impl Lowerer<'_> {
     ) -> Result<Vec<Val>, LowerError> {
         let a = &instr.attrs;
         let op = instr.opcode;
-        let arrays = || arrays_of(operands);
-        let result_types = || result_types_of(instr);
         Ok(match op {
             Opcode::Slice => {
                 let s = a
@@ -142,7 +138,7 @@ impl Lowerer<'_> {
                     format!("limit_indices = {}", array_attr(&limits)),
                     format!("strides = {}", array_attr(&strides)),
                 ];
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -150,7 +146,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::Concatenate => {
@@ -159,7 +155,7 @@ impl Lowerer<'_> {
                     return invalid("concatenate needs exactly one dimension");
                 };
                 let attrs = [format!("dimension = {d} : i64")];
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -167,7 +163,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::Pad => {
@@ -183,7 +179,7 @@ impl Lowerer<'_> {
                     format!("edge_padding_high = {}", array_attr(&hi)),
                     format!("interior_padding = {}", array_attr(&interior)),
                 ];
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -191,13 +187,13 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::Reverse => {
                 let dims = need(&a.dimensions, "dimensions")?;
                 let attrs = [format!("dimensions = {}", array_attr(&dims))];
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 self.op(
                     out,
                     indent,
@@ -205,12 +201,12 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::DynamicSlice => {
                 let sizes = need(&a.dynamic_slice_sizes, "dynamic_slice_sizes")?;
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 let ops = self.scalar_indices(ops, 1, out, indent)?;
                 let attrs = [format!("slice_sizes = {}", array_attr(&sizes))];
                 self.op(
@@ -220,11 +216,11 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::DynamicUpdateSlice => {
-                let ops = arrays()?;
+                let ops = arrays_of(operands)?;
                 let ops = self.scalar_indices(ops, 2, out, indent)?;
                 self.op(
                     out,
@@ -233,7 +229,7 @@ impl Lowerer<'_> {
                     &ops,
                     &[],
                     &[],
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             _ => return self.indexing_instruction(instr, operands, out, indent),

@@ -17,7 +17,6 @@ impl Lowerer<'_> {
     ) -> Result<Vec<Val>, LowerError> {
         let a = &instr.attrs;
         let op = instr.opcode;
-        let result_types = || result_types_of(instr);
         Ok(match op {
             Opcode::Parameter => {
                 let n = a
@@ -50,7 +49,7 @@ impl Lowerer<'_> {
                     &[],
                     &[],
                     &attrs,
-                    &result_types()?,
+                    &result_types_of(instr)?,
                 )
             }
             Opcode::Tuple => operands.iter().flat_map(|o| o.iter().cloned()).collect(),
@@ -88,16 +87,13 @@ impl Lowerer<'_> {
         indent: usize,
     ) -> Result<Vec<Val>, LowerError> {
         let op = instr.opcode;
-        let arrays = || arrays_of(operands);
-        let result_types = || result_types_of(instr);
-        let array_shape = || array_shape_of(instr);
         Ok(match op {
             Opcode::Bitcast => {
                 let src = operand_shape(c, instr, 0)?;
                 let src = src
                     .as_array()
                     .ok_or_else(|| LowerError::Invalid("bitcast of a tuple".into()))?;
-                let dst = array_shape()?.clone();
+                let dst = array_shape_of(instr)?.clone();
                 if src.dtype.bit_width() != dst.dtype.bit_width()
                     || src.dtype.is_complex() != dst.dtype.is_complex()
                     || src.element_count() != dst.element_count()
@@ -136,7 +132,7 @@ impl Lowerer<'_> {
                     a.layout = None;
                     a
                 };
-                let mut vals = arrays()?;
+                let mut vals = arrays_of(operands)?;
                 if !identity(&ps) {
                     let t = tensor_type(&permuted(src, &ps, src.dtype))?;
                     let attrs = [format!(
@@ -166,7 +162,7 @@ impl Lowerer<'_> {
                         &vals,
                         &[],
                         &[],
-                        &result_types()?,
+                        &result_types_of(instr)?,
                     )
                 } else {
                     let t = tensor_type(&flat)?;
@@ -186,7 +182,7 @@ impl Lowerer<'_> {
                         &vals,
                         &[],
                         &attrs,
-                        &result_types()?,
+                        &result_types_of(instr)?,
                     )
                 }
             }
