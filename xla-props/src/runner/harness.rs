@@ -144,15 +144,9 @@ impl Harness {
                 }
             }
         }
-        // backends declared in a file (compiling ones) join only when named, too
-        let declared: Vec<&str> = crate::backend::known_backends()
-            .into_iter()
-            .filter(|i| i.source != "built-in")
-            .map(|i| i.name)
-            .collect();
+        // real compilers (built in or declared in a file) join only when named
         for b in available_backends() {
-            let only_by_name = b.traits().only_when_named || declared.contains(&b.name());
-            if only_by_name && !self.names_backend(b.name()) {
+            if b.traits().only_when_named && !self.names_backend(b.name()) {
                 continue;
             }
             if !self.backends.iter().any(|x| x.name() == b.name()) {
