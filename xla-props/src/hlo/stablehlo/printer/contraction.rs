@@ -1,23 +1,17 @@
 //! Lowering dot and convolution.
 
-use super::lower::{array_shape_of, arrays_of, result_types_of, Lowerer};
+use super::lower::{array_shape_of, Lowerer, Lowering, Site};
 use super::types::{
-    array_attr, invalid, list, padding_attr, precision_attr, unsupported, LowerError, Val,
+    array_attr, invalid, list, padding_attr, precision_attr, unsupported, LowerError,
 };
-use crate::hlo::{Instruction, Opcode, WindowDim};
+use crate::hlo::{Opcode, WindowDim};
 
 impl Lowerer<'_> {
     /// Dot and convolution; other opcodes go on to [`Self::control_instruction`].
-    pub(super) fn contraction_instruction(
-        &mut self,
-        instr: &Instruction,
-        operands: &[&[Val]],
-        out: &mut String,
-        indent: usize,
-    ) -> Result<Vec<Val>, LowerError> {
+    pub(super) fn contraction_instruction(&mut self, site: &mut Site) -> Lowering {
+        let instr = site.instr;
         let a = &instr.attrs;
-        let op = instr.opcode;
-        Ok(match op {
+        Ok(Some(match instr.opcode {
             Opcode::Dot => {
                 let d = a.dot_dims.clone().unwrap_or_default();
                 if a.other.iter().any(|(k, _)| k == "algorithm") {
@@ -41,16 +35,7 @@ impl Lowerer<'_> {
                     fields.join(", ")
                 )];
                 attrs.extend(precision_attr(&a.precision)?);
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.dot_general",
-                    &ops,
-                    &[],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.dot_general", &[], &attrs)?
             }
             Opcode::Convolution => {
                 let dn = a
@@ -130,18 +115,9 @@ impl Lowerer<'_> {
                     a.batch_group_count.unwrap_or(1)
                 ));
                 attrs.extend(precision_attr(&a.precision)?);
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.convolution",
-                    &ops,
-                    &[],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.convolution", &[], &attrs)?
             }
-            _ => return self.control_instruction(instr, operands, out, indent),
-        })
+            _ => return Ok(None),
+        }))
     }
 }

@@ -1,21 +1,16 @@
 //! Lowering fusions, calls, while loops and conditionals.
 
-use super::lower::{called, result_types_of, Lowerer};
-use super::types::{invalid, unsupported, LowerError, Val};
-use crate::hlo::{Instruction, Opcode};
+use super::lower::{called, result_types_of, Lowerer, Lowering, Site};
+use super::types::{invalid, LowerError, Val};
+use crate::hlo::Opcode;
 
 impl Lowerer<'_> {
     /// Fusions, calls, while and conditional; any other opcode has no lowering.
-    pub(super) fn control_instruction(
-        &mut self,
-        instr: &Instruction,
-        operands: &[&[Val]],
-        out: &mut String,
-        indent: usize,
-    ) -> Result<Vec<Val>, LowerError> {
+    pub(super) fn control_instruction(&mut self, site: &mut Site) -> Lowering {
+        let (instr, operands, indent) = (site.instr, site.operands, site.indent);
         let a = &instr.attrs;
         let op = instr.opcode;
-        Ok(match op {
+        Ok(Some(match op {
             Opcode::Fusion | Opcode::Call => {
                 let f = if op == Opcode::Fusion {
                     a.calls
@@ -26,7 +21,7 @@ impl Lowerer<'_> {
                     called(a.to_apply, "to_apply")?
                 };
                 let args: Vec<Vec<Val>> = operands.iter().map(|o| o.to_vec()).collect();
-                self.computation(f, &args, out, indent)?
+                self.computation(f, &args, site.out, indent)?
             }
             Opcode::While => {
                 let cond = self.region(called(a.condition, "condition")?, indent + 1)?;
@@ -34,7 +29,7 @@ impl Lowerer<'_> {
                 let init = operands[0].to_vec();
                 let tys: Vec<String> = init.iter().map(|v| v.ty.clone()).collect();
                 self.op(
-                    out,
+                    site.out,
                     indent,
                     "stablehlo.while",
                     &init,
@@ -67,7 +62,7 @@ impl Lowerer<'_> {
                     "stablehlo.case"
                 };
                 self.op(
-                    out,
+                    site.out,
                     indent,
                     name,
                     &[selector],
@@ -76,7 +71,7 @@ impl Lowerer<'_> {
                     &result_types_of(instr)?,
                 )
             }
-            _ => return unsupported("no stablehlo lowering for this opcode"),
-        })
+            _ => return Ok(None),
+        }))
     }
 }

@@ -235,14 +235,7 @@ impl Lowerer<'_> {
             let start = body.len();
             let v = self
                 .faithful_instruction(c, instr, &operands, &mut body, 2)
-                .map_err(|e| match e {
-                    LowerError::Unsupported(m) => {
-                        LowerError::Unsupported(format!("{} ({}): {m}", instr.name, instr.opcode))
-                    }
-                    LowerError::Invalid(m) => {
-                        LowerError::Invalid(format!("{} ({}): {m}", instr.name, instr.opcode))
-                    }
-                })?;
+                .map_err(|e| e.at(instr))?;
             if body.len() > start {
                 annotate_last(&mut body, start, &instruction_extras(instr), &instr.name);
             }

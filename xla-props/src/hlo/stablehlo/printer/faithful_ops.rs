@@ -3,10 +3,9 @@
 
 use super::faithful::{mlir_type, quote, symbol};
 use super::lower::{operand_shape, Lowerer};
-use super::types::{array_attr, invalid, names, pad, region, tensor_type, types, LowerError, Val};
+use super::types::{array_attr, block, invalid, region, tensor_type, LowerError, Val};
 use crate::hlo::stablehlo::convert::stablehlo_rng_algorithm;
 use crate::hlo::{ArrayShape, CompId, Computation, Instruction, Opcode, Shape};
-use std::fmt::Write as _;
 
 impl Lowerer<'_> {
     /// One instruction of the faithful form: one value, of the instruction's type.
@@ -279,32 +278,13 @@ impl Lowerer<'_> {
             let results = if instr.shape.as_tuple().is_some() {
                 let mut rs = Vec::new();
                 for (i, t) in result_types.iter().enumerate() {
-                    let attrs = [format!("index = {i} : i32")];
-                    rs.extend(self.op(
-                        &mut body,
-                        indent + 2,
-                        "stablehlo.get_tuple_element",
-                        &r,
-                        &[],
-                        &attrs,
-                        std::slice::from_ref(t),
-                    ));
+                    rs.extend(self.tuple_element(&mut body, indent + 2, &r, i, t.clone()));
                 }
                 rs
             } else {
                 r
             };
-            let mut s = String::from("{\n");
-            s.push_str(&body);
-            let _ = writeln!(
-                s,
-                "{}\"stablehlo.return\"({}) : ({}) -> ()",
-                pad(indent + 2),
-                names(&results),
-                types(&results)
-            );
-            let _ = write!(s, "{}}}", pad(indent + 1));
-            regions.push(s);
+            regions.push(block(indent + 1, &body, &results));
         }
         let name = if is_pred {
             "stablehlo.if"
@@ -333,6 +313,27 @@ impl Lowerer<'_> {
             .ok_or_else(|| LowerError::Invalid("conditional without a result".into()))
     }
 
+    /// Element `k` (of MLIR type `ty`) of the tuple value `v`.
+    fn tuple_element(
+        &mut self,
+        out: &mut String,
+        indent: usize,
+        v: &[Val],
+        k: usize,
+        ty: String,
+    ) -> Vec<Val> {
+        let attrs = [format!("index = {k} : i32")];
+        self.op(
+            out,
+            indent,
+            "stablehlo.get_tuple_element",
+            v,
+            &[],
+            &attrs,
+            &[ty],
+        )
+    }
+
     /// The array leaves of `v` (of HLO shape `s`), taken apart with `get_tuple_element`.
     pub(super) fn unpack(
         &mut self,
@@ -345,15 +346,12 @@ impl Lowerer<'_> {
             Shape::Tuple(items) => {
                 let mut leaves = Vec::new();
                 for (k, item) in items.iter().enumerate() {
-                    let attrs = [format!("index = {k} : i32")];
-                    let e = self.op(
+                    let e = self.tuple_element(
                         out,
                         indent,
-                        "stablehlo.get_tuple_element",
                         std::slice::from_ref(v),
-                        &[],
-                        &attrs,
-                        &[mlir_type(item)?],
+                        k,
+                        mlir_type(item)?,
                     );
                     for x in &e {
                         leaves.extend(self.unpack(x, item, out, indent)?);
@@ -476,16 +474,7 @@ impl Lowerer<'_> {
         let results = if root.as_tuple().is_some() {
             let mut rs = Vec::new();
             for (k, p) in parts.iter().enumerate() {
-                let attrs = [format!("index = {k} : i32")];
-                rs.extend(self.op(
-                    &mut body,
-                    indent + 1,
-                    "stablehlo.get_tuple_element",
-                    &r,
-                    &[],
-                    &attrs,
-                    &[tensor_type(p)?],
-                ));
+                rs.extend(self.tuple_element(&mut body, indent + 1, &r, k, tensor_type(p)?));
             }
             rs
         } else {

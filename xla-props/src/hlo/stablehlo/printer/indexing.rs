@@ -1,23 +1,15 @@
 //! Lowering gather, scatter, reductions, select-and-scatter, top-k, sort and map.
 
-use super::lower::{
-    array_shape_of, arrays_of, called, need, result_types_of, window_attrs, Lowerer,
-};
-use super::types::{array_attr, invalid, list, unsupported, LowerError, Val};
-use crate::hlo::{Instruction, Opcode};
+use super::lower::{array_shape_of, called, need, window_attrs, Lowerer, Lowering, Site};
+use super::types::{array_attr, invalid, list, unsupported, LowerError};
+use crate::hlo::Opcode;
 
 impl Lowerer<'_> {
     /// Gather and scatter; other opcodes go on to [`Self::reduction_instruction`].
-    pub(super) fn indexing_instruction(
-        &mut self,
-        instr: &Instruction,
-        operands: &[&[Val]],
-        out: &mut String,
-        indent: usize,
-    ) -> Result<Vec<Val>, LowerError> {
+    pub(super) fn indexing_instruction(&mut self, site: &mut Site) -> Lowering {
+        let (instr, indent) = (site.instr, site.indent);
         let a = &instr.attrs;
-        let op = instr.opcode;
-        Ok(match op {
+        Ok(Some(match instr.opcode {
             Opcode::Gather => {
                 let g = a.gather_dims.as_ref().ok_or_else(|| {
                     LowerError::Invalid("missing gather dimension numbers".into())
@@ -51,16 +43,7 @@ impl Lowerer<'_> {
                     format!("indices_are_sorted = {}", a.indices_are_sorted),
                     format!("slice_sizes = {}", array_attr(&g.slice_sizes)),
                 ];
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.gather",
-                    &ops,
-                    &[],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.gather", &[], &attrs)?
             }
             Opcode::Scatter => {
                 let s = a.scatter_dims.as_ref().ok_or_else(|| {
@@ -103,47 +86,23 @@ impl Lowerer<'_> {
                     format!("unique_indices = {}", a.unique_indices),
                 ];
                 let region = self.region(f, indent + 1)?;
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.scatter",
-                    &ops,
-                    &[region],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.scatter", &[region], &attrs)?
             }
-            _ => return self.reduction_instruction(instr, operands, out, indent),
-        })
+            _ => return Ok(None),
+        }))
     }
 
     /// Reductions, select-and-scatter, top-k, sort and map; other opcodes go on to [`Self::contraction_instruction`].
-    pub(super) fn reduction_instruction(
-        &mut self,
-        instr: &Instruction,
-        operands: &[&[Val]],
-        out: &mut String,
-        indent: usize,
-    ) -> Result<Vec<Val>, LowerError> {
+    pub(super) fn reduction_instruction(&mut self, site: &mut Site) -> Lowering {
+        let (instr, indent) = (site.instr, site.indent);
         let a = &instr.attrs;
-        let op = instr.opcode;
-        Ok(match op {
+        Ok(Some(match instr.opcode {
             Opcode::Reduce => {
                 let dims = need(&a.dimensions, "dimensions")?;
                 let f = called(a.to_apply, "to_apply")?;
                 let region = self.region(f, indent + 1)?;
                 let attrs = [format!("dimensions = {}", array_attr(&dims))];
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.reduce",
-                    &ops,
-                    &[region],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.reduce", &[region], &attrs)?
             }
             Opcode::ReduceWindow => {
                 let w = a
@@ -156,16 +115,7 @@ impl Lowerer<'_> {
                     return unsupported("window reversal in reduce-window");
                 }
                 let attrs = window_attrs(w, true);
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.reduce_window",
-                    &ops,
-                    &[region],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.reduce_window", &[region], &attrs)?
             }
             Opcode::SelectAndScatter => {
                 let w = a
@@ -180,16 +130,12 @@ impl Lowerer<'_> {
                 let select = self.region(called(a.select, "select")?, indent + 1)?;
                 let scatter = self.region(called(a.scatter, "scatter")?, indent + 1)?;
                 let attrs = window_attrs(w, false);
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
+                self.emit(
+                    site,
                     "stablehlo.select_and_scatter",
-                    &ops,
                     &[select, scatter],
                     &attrs,
-                    &result_types_of(instr)?,
-                )
+                )?
             }
             Opcode::TopK => {
                 // CHLO's top_k: the k largest along the last dimension, ties by
@@ -206,16 +152,7 @@ impl Lowerer<'_> {
                 if raw("largest").is_some_and(|l| l == "false") {
                     return unsupported("topk with largest=false (chlo.top_k takes the largest)");
                 }
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "chlo.top_k",
-                    &ops,
-                    &[],
-                    &[format!("k = {k} : i64")],
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "chlo.top_k", &[], &[format!("k = {k} : i64")])?
             }
             Opcode::Sort => {
                 let dims = need(&a.dimensions, "dimensions")?;
@@ -228,16 +165,7 @@ impl Lowerer<'_> {
                     format!("dimension = {d} : i64"),
                     format!("is_stable = {}", a.is_stable),
                 ];
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.sort",
-                    &ops,
-                    &[region],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.sort", &[region], &attrs)?
             }
             Opcode::Map => {
                 let f = called(a.to_apply, "to_apply")?;
@@ -245,18 +173,9 @@ impl Lowerer<'_> {
                 let region = self.region(f, indent + 1)?;
                 let all: Vec<i64> = (0..rank).collect();
                 let attrs = [format!("dimensions = {}", array_attr(&all))];
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.map",
-                    &ops,
-                    &[region],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.map", &[region], &attrs)?
             }
-            _ => return self.contraction_instruction(instr, operands, out, indent),
-        })
+            _ => return Ok(None),
+        }))
     }
 }

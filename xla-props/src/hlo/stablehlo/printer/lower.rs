@@ -8,12 +8,27 @@ use std::collections::HashSet;
 use super::constants::dense_attr;
 use super::opnames::elementwise_name;
 use super::types::{
-    array_attr, invalid, leaves, names, pad, padding_attr, region, tensor_type, transferable,
-    types, unsupported, LowerError, Lowered, Val,
+    array_attr, block, invalid, leaves, names, pad, padding_attr, region, tensor_type,
+    transferable, types, unsupported, LowerError, Lowered, Val,
 };
 use crate::hlo::{
     ArrayShape, CompId, Computation, ConstantData, InstrId, Instruction, Module, Shape, WindowDim,
 };
+
+/// One instruction being lowered: its computation, its operands' values, the
+/// caller's parameter values (for `parameter`), and where its text goes.
+pub(super) struct Site<'a> {
+    pub c: &'a Computation,
+    pub instr: &'a Instruction,
+    pub operands: &'a [&'a [Val]],
+    pub params: &'a [Vec<Val>],
+    pub out: &'a mut String,
+    pub indent: usize,
+}
+
+/// What an op family's lowering gives: the results, or `None` for an opcode
+/// that is not the family's.
+pub(super) type Lowering = Result<Option<Vec<Val>>, LowerError>;
 
 /// Lowers a module to StableHLO MLIR text.
 ///
@@ -265,17 +280,7 @@ impl<'m> Lowerer<'m> {
     ) -> Result<String, LowerError> {
         let mut body = String::new();
         let results = self.computation(comp, params, &mut body, indent + 1)?;
-        let mut s = String::from("{\n");
-        s.push_str(&body);
-        let _ = writeln!(
-            s,
-            "{}\"stablehlo.return\"({}) : ({}) -> ()",
-            pad(indent + 1),
-            names(&results),
-            types(&results)
-        );
-        let _ = write!(s, "{}}}", pad(indent));
-        Ok(s)
+        Ok(block(indent, &body, &results))
     }
 
     /// Emits the instructions of `comp` reachable from its root, with its
@@ -316,14 +321,7 @@ impl<'m> Lowerer<'m> {
                 .collect::<Result<_, _>>()?;
             let vals = self
                 .instruction(c, instr, &operands, params, out, indent)
-                .map_err(|e| match e {
-                    LowerError::Unsupported(m) => {
-                        LowerError::Unsupported(format!("{} ({}): {m}", instr.name, instr.opcode))
-                    }
-                    LowerError::Invalid(m) => {
-                        LowerError::Invalid(format!("{} ({}): {m}", instr.name, instr.opcode))
-                    }
-                })?;
+                .map_err(|e| e.at(instr))?;
             values[id.index()] = Some(vals);
         }
         self.depth -= 1;
@@ -346,12 +344,48 @@ impl<'m> Lowerer<'m> {
         if !op.arity().accepts(operands.len()) {
             return invalid(format!("{} operands", operands.len()));
         }
-
+        let mut site = Site {
+            c,
+            instr,
+            operands,
+            params,
+            out,
+            indent,
+        };
         if let Some(name) = elementwise_name(op) {
-            let ops = arrays_of(operands)?;
-            return Ok(self.op(out, indent, name, &ops, &[], &[], &result_types_of(instr)?));
+            return self.emit(&mut site, name, &[], &[]);
         }
-        self.value_instruction(c, instr, operands, params, out, indent)
+        // each family lowers its own opcodes and passes on the others
+        let families: [fn(&mut Self, &mut Site) -> Lowering; 8] = [
+            Self::value_instruction,
+            Self::bitcast_instruction,
+            Self::shaping_instruction,
+            Self::slicing_instruction,
+            Self::indexing_instruction,
+            Self::reduction_instruction,
+            Self::contraction_instruction,
+            Self::control_instruction,
+        ];
+        for family in families {
+            if let Some(vals) = family(self, &mut site)? {
+                return Ok(vals);
+            }
+        }
+        unsupported("no stablehlo lowering for this opcode")
+    }
+
+    /// Emits `name` over the instruction's array operands with `regions` and
+    /// `attrs`, typed as the instruction's results.
+    pub(super) fn emit(
+        &mut self,
+        site: &mut Site,
+        name: &str,
+        regions: &[String],
+        attrs: &[String],
+    ) -> Result<Vec<Val>, LowerError> {
+        let ops = arrays_of(site.operands)?;
+        let types = result_types_of(site.instr)?;
+        Ok(self.op(site.out, site.indent, name, &ops, regions, attrs, &types))
     }
 }
 

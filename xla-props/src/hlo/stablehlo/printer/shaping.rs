@@ -1,23 +1,16 @@
 //! Lowering compare, reduce-precision, broadcast, transpose, slices,
 //! concatenation, padding, reversal and dynamic slices.
 
-use super::lower::{arrays_of, need, operand_shape, result_types_of, Lowerer};
-use super::types::{array_attr, invalid, LowerError, Val};
-use crate::hlo::{ComparisonType, Computation, Instruction, Opcode};
+use super::lower::{arrays_of, need, operand_shape, result_types_of, Lowerer, Lowering, Site};
+use super::types::{array_attr, invalid, LowerError};
+use crate::hlo::{ComparisonType, Opcode};
 
 impl Lowerer<'_> {
     /// Compare, reduce-precision, broadcast and transpose; other opcodes go on to [`Self::slicing_instruction`].
-    pub(super) fn shaping_instruction(
-        &mut self,
-        c: &Computation,
-        instr: &Instruction,
-        operands: &[&[Val]],
-        out: &mut String,
-        indent: usize,
-    ) -> Result<Vec<Val>, LowerError> {
+    pub(super) fn shaping_instruction(&mut self, site: &mut Site) -> Lowering {
+        let (c, instr) = (site.c, site.instr);
         let a = &instr.attrs;
-        let op = instr.opcode;
-        Ok(match op {
+        Ok(Some(match instr.opcode {
             Opcode::Compare => {
                 let dir = a
                     .direction
@@ -45,16 +38,7 @@ impl Lowerer<'_> {
                         ty.name()
                     ));
                 }
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.compare",
-                    &ops,
-                    &[],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.compare", &[], &attrs)?
             }
             Opcode::ReducePrecision => {
                 let (Some(e), Some(m)) = (a.exponent_bits, a.mantissa_bits) else {
@@ -64,16 +48,7 @@ impl Lowerer<'_> {
                     format!("exponent_bits = {e} : i32"),
                     format!("mantissa_bits = {m} : i32"),
                 ];
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.reduce_precision",
-                    &ops,
-                    &[],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.reduce_precision", &[], &attrs)?
             }
             Opcode::Broadcast => {
                 // `dimensions={}` may be left out for a scalar operand.
@@ -85,46 +60,23 @@ impl Lowerer<'_> {
                     d => need(d, "dimensions")?,
                 };
                 let attrs = [format!("broadcast_dimensions = {}", array_attr(&dims))];
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.broadcast_in_dim",
-                    &ops,
-                    &[],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.broadcast_in_dim", &[], &attrs)?
             }
             Opcode::Transpose => {
                 let dims = need(&a.dimensions, "dimensions")?;
                 let attrs = [format!("permutation = {}", array_attr(&dims))];
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.transpose",
-                    &ops,
-                    &[],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.transpose", &[], &attrs)?
             }
-            _ => return self.slicing_instruction(instr, operands, out, indent),
-        })
+            _ => return Ok(None),
+        }))
     }
 
     /// Slices, concatenation, padding, reversal and dynamic slices; other opcodes go on to [`Self::indexing_instruction`].
-    pub(super) fn slicing_instruction(
-        &mut self,
-        instr: &Instruction,
-        operands: &[&[Val]],
-        out: &mut String,
-        indent: usize,
-    ) -> Result<Vec<Val>, LowerError> {
+    pub(super) fn slicing_instruction(&mut self, site: &mut Site) -> Lowering {
+        let (instr, operands, indent) = (site.instr, site.operands, site.indent);
         let a = &instr.attrs;
         let op = instr.opcode;
-        Ok(match op {
+        Ok(Some(match op {
             Opcode::Slice => {
                 let s = a
                     .slice
@@ -138,16 +90,7 @@ impl Lowerer<'_> {
                     format!("limit_indices = {}", array_attr(&limits)),
                     format!("strides = {}", array_attr(&strides)),
                 ];
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.slice",
-                    &ops,
-                    &[],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.slice", &[], &attrs)?
             }
             Opcode::Concatenate => {
                 let dims = need(&a.dimensions, "dimensions")?;
@@ -155,16 +98,7 @@ impl Lowerer<'_> {
                     return invalid("concatenate needs exactly one dimension");
                 };
                 let attrs = [format!("dimension = {d} : i64")];
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.concatenate",
-                    &ops,
-                    &[],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.concatenate", &[], &attrs)?
             }
             Opcode::Pad => {
                 let p = a
@@ -179,38 +113,20 @@ impl Lowerer<'_> {
                     format!("edge_padding_high = {}", array_attr(&hi)),
                     format!("interior_padding = {}", array_attr(&interior)),
                 ];
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.pad",
-                    &ops,
-                    &[],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.pad", &[], &attrs)?
             }
             Opcode::Reverse => {
                 let dims = need(&a.dimensions, "dimensions")?;
                 let attrs = [format!("dimensions = {}", array_attr(&dims))];
-                let ops = arrays_of(operands)?;
-                self.op(
-                    out,
-                    indent,
-                    "stablehlo.reverse",
-                    &ops,
-                    &[],
-                    &attrs,
-                    &result_types_of(instr)?,
-                )
+                self.emit(site, "stablehlo.reverse", &[], &attrs)?
             }
             Opcode::DynamicSlice => {
                 let sizes = need(&a.dynamic_slice_sizes, "dynamic_slice_sizes")?;
                 let ops = arrays_of(operands)?;
-                let ops = self.scalar_indices(ops, 1, out, indent)?;
+                let ops = self.scalar_indices(ops, 1, site.out, indent)?;
                 let attrs = [format!("slice_sizes = {}", array_attr(&sizes))];
                 self.op(
-                    out,
+                    site.out,
                     indent,
                     "stablehlo.dynamic_slice",
                     &ops,
@@ -221,9 +137,9 @@ impl Lowerer<'_> {
             }
             Opcode::DynamicUpdateSlice => {
                 let ops = arrays_of(operands)?;
-                let ops = self.scalar_indices(ops, 2, out, indent)?;
+                let ops = self.scalar_indices(ops, 2, site.out, indent)?;
                 self.op(
-                    out,
+                    site.out,
                     indent,
                     "stablehlo.dynamic_update_slice",
                     &ops,
@@ -232,7 +148,7 @@ impl Lowerer<'_> {
                     &result_types_of(instr)?,
                 )
             }
-            _ => return self.indexing_instruction(instr, operands, out, indent),
-        })
+            _ => return Ok(None),
+        }))
     }
 }

@@ -16,6 +16,17 @@ pub enum LowerError {
     Invalid(String),
 }
 
+impl LowerError {
+    /// The error with the instruction it arose in: `name (opcode): ...`.
+    pub(super) fn at(self, instr: &crate::hlo::Instruction) -> LowerError {
+        let locate = |m: String| format!("{} ({}): {m}", instr.name, instr.opcode);
+        match self {
+            LowerError::Unsupported(m) => LowerError::Unsupported(locate(m)),
+            LowerError::Invalid(m) => LowerError::Invalid(locate(m)),
+        }
+    }
+}
+
 /// A lowered module: MLIR text plus the flattened entry signature.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lowered {
@@ -171,8 +182,14 @@ pub(super) fn pad(indent: usize) -> String {
 /// A region in the generic form: its block arguments, its body and the
 /// `stablehlo.return` of `results`.
 pub(super) fn region(indent: usize, block_args: &[String], body: &str, results: &[Val]) -> String {
+    let head = format!("{}^bb0({}):\n", pad(indent), block_args.join(", "));
+    block(indent, &(head + body), results)
+}
+
+/// A region without block arguments: `body` and the `stablehlo.return` of
+/// `results`, closed at `indent`.
+pub(super) fn block(indent: usize, body: &str, results: &[Val]) -> String {
     let mut s = String::from("{\n");
-    let _ = writeln!(s, "{}^bb0({}):", pad(indent), block_args.join(", "));
     s.push_str(body);
     let _ = writeln!(
         s,

@@ -1,23 +1,19 @@
 //! Lowering parameters, constants, iota, tuples, copies and bitcasts.
 
-use super::lower::{array_shape_of, arrays_of, operand_shape, result_types_of, Lowerer};
-use super::types::{array_attr, invalid, tensor_type, unsupported, LowerError, Val};
-use crate::hlo::{ArrayShape, Computation, ElementType, Instruction, Opcode};
+use super::lower::{
+    array_shape_of, arrays_of, operand_shape, result_types_of, Lowerer, Lowering, Site,
+};
+use super::types::{array_attr, invalid, tensor_type, unsupported, LowerError};
+use crate::hlo::{ArrayShape, ElementType, Opcode};
 
 impl Lowerer<'_> {
     /// Parameters, constants, iota, tuples and copies; other opcodes go on to [`Self::bitcast_instruction`].
-    pub(super) fn value_instruction(
-        &mut self,
-        c: &Computation,
-        instr: &Instruction,
-        operands: &[&[Val]],
-        params: &[Vec<Val>],
-        out: &mut String,
-        indent: usize,
-    ) -> Result<Vec<Val>, LowerError> {
+    pub(super) fn value_instruction(&mut self, site: &mut Site) -> Lowering {
+        let (c, instr, operands, params, indent) =
+            (site.c, site.instr, site.operands, site.params, site.indent);
         let a = &instr.attrs;
         let op = instr.opcode;
-        Ok(match op {
+        Ok(Some(match op {
             Opcode::Parameter => {
                 let n = a
                     .parameter_number
@@ -35,7 +31,7 @@ impl Lowerer<'_> {
                     .constant
                     .as_ref()
                     .ok_or_else(|| LowerError::Invalid("missing constant data".into()))?;
-                self.constant(&instr.shape, data, out, indent)?
+                self.constant(&instr.shape, data, site.out, indent)?
             }
             Opcode::Iota => {
                 let d = a
@@ -43,7 +39,7 @@ impl Lowerer<'_> {
                     .ok_or_else(|| LowerError::Invalid("missing iota_dimension".into()))?;
                 let attrs = [format!("iota_dimension = {d} : i64")];
                 self.op(
-                    out,
+                    site.out,
                     indent,
                     "stablehlo.iota",
                     &[],
@@ -73,21 +69,16 @@ impl Lowerer<'_> {
                     .to_vec()
             }
             Opcode::Copy => operands[0].to_vec(),
-            _ => return self.bitcast_instruction(c, instr, operands, out, indent),
-        })
+            _ => return Ok(None),
+        }))
     }
 
     /// Bitcasts; other opcodes go on to [`Self::shaping_instruction`].
-    pub(super) fn bitcast_instruction(
-        &mut self,
-        c: &Computation,
-        instr: &Instruction,
-        operands: &[&[Val]],
-        out: &mut String,
-        indent: usize,
-    ) -> Result<Vec<Val>, LowerError> {
+    pub(super) fn bitcast_instruction(&mut self, site: &mut Site) -> Lowering {
+        let (c, instr, operands, indent) = (site.c, site.instr, site.operands, site.indent);
+        let out = &mut *site.out;
         let op = instr.opcode;
-        Ok(match op {
+        Ok(Some(match op {
             Opcode::Bitcast => {
                 let src = operand_shape(c, instr, 0)?;
                 let src = src
@@ -186,7 +177,7 @@ impl Lowerer<'_> {
                     )
                 }
             }
-            _ => return self.shaping_instruction(c, instr, operands, out, indent),
-        })
+            _ => return Ok(None),
+        }))
     }
 }
