@@ -3,25 +3,19 @@
 use super::attrs::{
     conv_dims, field_ints, opt_int_attr, opt_ints_attr, opt_padding, precision, struct_attr_opt,
 };
-use super::converter::Converter;
-use crate::hlo::ir::{Attrs, DotDims, InstrId, WindowDim};
+use super::converter::{Converted, Converter, OpSite};
+use crate::hlo::ir::{Attrs, DotDims, WindowDim};
 use crate::hlo::opcode::Opcode;
-use crate::hlo::stablehlo::build::{err, Builder, R};
-use crate::hlo::stablehlo::syntax::{Attr, Op};
+use crate::hlo::stablehlo::build::{err, Builder};
+use crate::hlo::stablehlo::syntax::Attr;
 
 impl Converter<'_> {
     /// `dot_general`/`dot` and `convolution`; other names go on to [`Self::control_op`].
-    pub(super) fn contraction_op(
-        &mut self,
-        op: &Op,
-        b: &mut Builder,
-        outers: &[&Builder],
-        checked: bool,
-        short: &str,
-        mut a: Attrs,
-    ) -> R<Vec<InstrId>> {
+    pub(super) fn contraction_op(&mut self, site: &OpSite, b: &mut Builder) -> Converted {
+        let (op, outers, short) = (site.op, site.outers, site.short);
+        let mut a = Attrs::default();
         let pos = op.pos;
-        match short {
+        let converted = match short {
             "dot_general" | "dot" => {
                 let ops = self.operands(op, b, outers)?;
                 let d = if short == "dot" {
@@ -119,7 +113,8 @@ impl Converter<'_> {
                 a.precision = precision(op)?;
                 self.results(op, b, Opcode::Convolution, ops, a)
             }
-            _ => self.control_op(op, b, outers, checked, short, a),
-        }
+            _ => return Ok(None),
+        };
+        converted.map(Some)
     }
 }

@@ -3,7 +3,7 @@
 
 use super::attrs::{bool_attr, int_attr, ints_attr, kind_enum_attr, rng_algorithm};
 use super::check::{CheckKind, PendingCheck};
-use super::converter::Converter;
+use super::converter::{Converter, OpSite};
 use super::helpers::elementwise;
 use crate::hlo::ir::{
     Attrs, CompId, Computation, FftType, FusionKind, InstrId, TransposeA, TriangularSolveOptions,
@@ -16,15 +16,9 @@ use crate::hlo::stablehlo::syntax::{Attr, Op, Type};
 
 impl Converter<'_> {
     /// Control flow, tuples, calls, custom calls and the remaining ops; an unknown name is an error.
-    pub(super) fn control_op(
-        &mut self,
-        op: &Op,
-        b: &mut Builder,
-        outers: &[&Builder],
-        checked: bool,
-        short: &str,
-        mut a: Attrs,
-    ) -> R<Vec<InstrId>> {
+    pub(super) fn control_op(&mut self, site: &OpSite, b: &mut Builder) -> R<Vec<InstrId>> {
+        let (op, outers, checked, short) = (site.op, site.outers, site.checked, site.short);
+        let mut a = Attrs::default();
         let pos = op.pos;
         let name = op.name.as_str();
         match short {

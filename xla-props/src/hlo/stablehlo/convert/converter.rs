@@ -31,6 +31,20 @@ pub(crate) struct Converter<'a> {
 /// Most nested function calls followed while converting (guards recursion).
 pub(super) const MAX_REGIONS: usize = 10_000;
 
+/// One StableHLO operation being converted: the op, its name without the
+/// `stablehlo.` prefix, the builders of the scopes around it, and whether
+/// `check.*` ops are kept.
+pub(super) struct OpSite<'a> {
+    pub op: &'a Op,
+    pub short: &'a str,
+    pub outers: &'a [&'a Builder],
+    pub checked: bool,
+}
+
+/// What an op family's conversion gives: the results, or `None` for an
+/// operation that is not the family's.
+pub(super) type Converted = R<Option<Vec<InstrId>>>;
+
 impl<'a> Converter<'a> {
     pub fn new(def: &'a ModuleDef, check_entry: Option<usize>) -> R<Converter<'a>> {
         let mut funcs = HashMap::new();
@@ -293,8 +307,21 @@ impl<'a> Converter<'a> {
         if let Some(kind) = name.strip_prefix("check.") {
             return self.check_op(op, kind, b, outers, checked);
         }
-        let a = Attrs::default();
         let short = name.strip_prefix("stablehlo.").unwrap_or(name);
-        self.data_op(op, b, outers, checked, short, a)
+        let site = OpSite {
+            op,
+            short,
+            outers,
+            checked,
+        };
+        // each family converts its own operations and passes on the others
+        let families: [fn(&mut Self, &OpSite, &mut Builder) -> Converted; 3] =
+            [Self::data_op, Self::indexing_op, Self::contraction_op];
+        for family in families {
+            if let Some(ids) = family(self, &site, b)? {
+                return Ok(ids);
+            }
+        }
+        self.control_op(&site, b)
     }
 }

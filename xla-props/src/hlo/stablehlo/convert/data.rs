@@ -1,27 +1,21 @@
 //! Constants and data movement ops: `constant` to `dynamic_update_slice`.
 
 use super::attrs::{enum_attr, int_attr, ints_attr};
-use super::converter::Converter;
+use super::converter::{Converted, Converter, OpSite};
 use super::helpers::{broadcast_in_dim, one_result};
-use crate::hlo::ir::{Attrs, ComparisonDirection, ComparisonType, InstrId, PadDim, SliceDim};
+use crate::hlo::ir::{Attrs, ComparisonDirection, ComparisonType, PadDim, SliceDim};
 use crate::hlo::opcode::Opcode;
-use crate::hlo::stablehlo::build::{err, shape_of, Builder, R};
+use crate::hlo::stablehlo::build::{err, shape_of, Builder};
 use crate::hlo::stablehlo::dense::constant_data;
-use crate::hlo::stablehlo::syntax::{Attr, Op, Type};
+use crate::hlo::stablehlo::syntax::{Attr, Type};
 
 impl Converter<'_> {
     /// Constants and data movement: `constant` .. `dynamic_update_slice`; other names go on to [`Self::indexing_op`].
-    pub(super) fn data_op(
-        &mut self,
-        op: &Op,
-        b: &mut Builder,
-        outers: &[&Builder],
-        checked: bool,
-        short: &str,
-        mut a: Attrs,
-    ) -> R<Vec<InstrId>> {
+    pub(super) fn data_op(&mut self, site: &OpSite, b: &mut Builder) -> Converted {
+        let (op, outers, short) = (site.op, site.outers, site.short);
+        let mut a = Attrs::default();
         let pos = op.pos;
-        match short {
+        let converted = match short {
             "constant" => {
                 let Some(Attr::Dense(d, t)) = op.attr("value") else {
                     return err(pos, "a constant needs `value = dense<...>`");
@@ -144,7 +138,8 @@ impl Converter<'_> {
                 let ops = self.operands(op, b, outers)?;
                 self.results(op, b, Opcode::DynamicUpdateSlice, ops, a)
             }
-            _ => self.indexing_op(op, b, outers, checked, short, a),
-        }
+            _ => return Ok(None),
+        };
+        converted.map(Some)
     }
 }

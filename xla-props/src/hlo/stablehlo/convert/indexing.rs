@@ -3,25 +3,19 @@
 use super::attrs::{
     bool_attr, field_int, field_ints, ints_attr, opt_int_attr, struct_attr, window,
 };
-use super::converter::Converter;
-use crate::hlo::ir::{Attrs, GatherDims, InstrId, ScatterDims};
+use super::converter::{Converted, Converter, OpSite};
+use crate::hlo::ir::{Attrs, GatherDims, ScatterDims};
 use crate::hlo::opcode::Opcode;
-use crate::hlo::stablehlo::build::{err, Builder, R};
-use crate::hlo::stablehlo::syntax::{Attr, Op};
+use crate::hlo::stablehlo::build::{err, Builder};
+use crate::hlo::stablehlo::syntax::Attr;
 
 impl Converter<'_> {
     /// Gather, scatter, reductions, `sort` and `map`; other names go on to [`Self::contraction_op`].
-    pub(super) fn indexing_op(
-        &mut self,
-        op: &Op,
-        b: &mut Builder,
-        outers: &[&Builder],
-        checked: bool,
-        short: &str,
-        mut a: Attrs,
-    ) -> R<Vec<InstrId>> {
+    pub(super) fn indexing_op(&mut self, site: &OpSite, b: &mut Builder) -> Converted {
+        let (op, outers, short) = (site.op, site.outers, site.short);
+        let mut a = Attrs::default();
         let pos = op.pos;
-        match short {
+        let converted = match short {
             "gather" => {
                 let ops = self.operands(op, b, outers)?;
                 let f = struct_attr(op, "dimension_numbers", "gather")?;
@@ -105,7 +99,8 @@ impl Converter<'_> {
                 a.to_apply = Some(self.region_comp(op, 0, outers, b, "map_fn")?);
                 self.results(op, b, Opcode::Map, ops, a)
             }
-            _ => self.contraction_op(op, b, outers, checked, short, a),
-        }
+            _ => return Ok(None),
+        };
+        converted.map(Some)
     }
 }

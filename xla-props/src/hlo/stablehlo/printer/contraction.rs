@@ -1,16 +1,13 @@
 //! Lowering dot and convolution.
 
-use super::lower::{array_shape_of, Lowerer, Lowering, Site};
-use super::types::{
-    array_attr, invalid, list, padding_attr, precision_attr, unsupported, LowerError,
-};
+use super::lower::{array_shape_of, present, Lowerer, Lowering, Site};
+use super::types::{array_attr, invalid, list, padding_attr, precision_attr, unsupported};
 use crate::hlo::{Opcode, WindowDim};
 
 impl Lowerer<'_> {
     /// Dot and convolution; other opcodes go on to [`Self::control_instruction`].
     pub(super) fn contraction_instruction(&mut self, site: &mut Site) -> Lowering {
-        let instr = site.instr;
-        let a = &instr.attrs;
+        let (instr, a) = (site.instr, &site.instr.attrs);
         Ok(Some(match instr.opcode {
             Opcode::Dot => {
                 let d = a.dot_dims.clone().unwrap_or_default();
@@ -38,10 +35,7 @@ impl Lowerer<'_> {
                 self.emit(site, "stablehlo.dot_general", &[], &attrs)?
             }
             Opcode::Convolution => {
-                let dn = a
-                    .conv_dims
-                    .as_ref()
-                    .ok_or_else(|| LowerError::Invalid("missing dim_labels".into()))?;
+                let dn = present(&a.conv_dims, "dim_labels")?;
                 let rank = array_shape_of(instr)?.rank();
                 let labels = |batch: i64, feature: i64, spatial: &[i64], b: &str, f: &str| {
                     let mut v = vec![String::from("?"); rank];

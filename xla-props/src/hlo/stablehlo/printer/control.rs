@@ -7,8 +7,8 @@ use crate::hlo::Opcode;
 impl Lowerer<'_> {
     /// Fusions, calls, while and conditional; any other opcode has no lowering.
     pub(super) fn control_instruction(&mut self, site: &mut Site) -> Lowering {
-        let (instr, operands, indent) = (site.instr, site.operands, site.indent);
-        let a = &instr.attrs;
+        let (instr, a, operands, indent) =
+            (site.instr, &site.instr.attrs, site.operands, site.indent);
         let op = instr.opcode;
         Ok(Some(match op {
             Opcode::Fusion | Opcode::Call => {

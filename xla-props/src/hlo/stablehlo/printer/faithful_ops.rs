@@ -2,7 +2,7 @@
 //! conditionals, tuple packing and forwarding regions.
 
 use super::faithful::{mlir_type, quote, symbol};
-use super::lower::{operand_shape, Lowerer};
+use super::lower::{operand_shape, present, Lowerer};
 use super::types::{array_attr, block, invalid, region, tensor_type, LowerError, Val};
 use crate::hlo::stablehlo::convert::stablehlo_rng_algorithm;
 use crate::hlo::{ArrayShape, CompId, Computation, Instruction, Opcode, Shape};
@@ -30,9 +30,7 @@ impl Lowerer<'_> {
                 one(self.op(out, indent, "stablehlo.tuple", operands, &[], &[], &[ty]))
             }
             Opcode::GetTupleElement if operands.len() == 1 => {
-                let index = a
-                    .index
-                    .ok_or_else(|| LowerError::Invalid("missing index".into()))?;
+                let index = *present(&a.index, "index")?;
                 let ty = mlir_type(&instr.shape)?;
                 let attrs = [format!("index = {index} : i32")];
                 one(self.op(
@@ -97,10 +95,7 @@ impl Lowerer<'_> {
                 self.faithful_parse_only(instr, operands, out, indent)
             }
             Opcode::CustomCall => {
-                let target = a
-                    .custom_call_target
-                    .as_ref()
-                    .ok_or_else(|| LowerError::Invalid("missing custom_call_target".into()))?;
+                let target = present(&a.custom_call_target, "custom_call_target")?;
                 let attrs = [format!("call_target_name = {}", quote(target))];
                 let result_types: Vec<String> = match &instr.shape {
                     Shape::Tuple(items) => items.iter().map(mlir_type).collect::<Result<_, _>>()?,

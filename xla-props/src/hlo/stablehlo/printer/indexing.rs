@@ -1,87 +1,57 @@
 //! Lowering gather, scatter, reductions, select-and-scatter, top-k, sort and map.
 
-use super::lower::{array_shape_of, called, need, window_attrs, Lowerer, Lowering, Site};
-use super::types::{array_attr, invalid, list, unsupported, LowerError};
+use super::lower::{array_shape_of, called, need, present, window_attrs, Lowerer, Lowering, Site};
+use super::types::{array_attr, invalid, list, unsupported};
 use crate::hlo::Opcode;
 
 impl Lowerer<'_> {
     /// Gather and scatter; other opcodes go on to [`Self::reduction_instruction`].
     pub(super) fn indexing_instruction(&mut self, site: &mut Site) -> Lowering {
-        let (instr, indent) = (site.instr, site.indent);
-        let a = &instr.attrs;
+        let (instr, a, indent) = (site.instr, &site.instr.attrs, site.indent);
         Ok(Some(match instr.opcode {
             Opcode::Gather => {
-                let g = a.gather_dims.as_ref().ok_or_else(|| {
-                    LowerError::Invalid("missing gather dimension numbers".into())
-                })?;
-                let mut fields = vec![format!("offset_dims = {}", list(&g.offset_dims))];
-                if !g.collapsed_slice_dims.is_empty() {
-                    fields.push(format!(
-                        "collapsed_slice_dims = {}",
-                        list(&g.collapsed_slice_dims)
-                    ));
-                }
-                if !g.operand_batching_dims.is_empty() {
-                    fields.push(format!(
-                        "operand_batching_dims = {}",
-                        list(&g.operand_batching_dims)
-                    ));
-                }
-                if !g.start_indices_batching_dims.is_empty() {
-                    fields.push(format!(
-                        "start_indices_batching_dims = {}",
-                        list(&g.start_indices_batching_dims)
-                    ));
-                }
-                fields.push(format!("start_index_map = {}", list(&g.start_index_map)));
-                fields.push(format!("index_vector_dim = {}", g.index_vector_dim));
+                let g = present(&a.gather_dims, "gather dimension numbers")?;
+                let fields = dimension_fields(
+                    [
+                        ("offset_dims", &g.offset_dims),
+                        ("collapsed_slice_dims", &g.collapsed_slice_dims),
+                        ("operand_batching_dims", &g.operand_batching_dims),
+                        (
+                            "start_indices_batching_dims",
+                            &g.start_indices_batching_dims,
+                        ),
+                        ("start_index_map", &g.start_index_map),
+                    ],
+                    g.index_vector_dim,
+                );
                 let attrs = [
-                    format!(
-                        "dimension_numbers = #stablehlo.gather<{}>",
-                        fields.join(", ")
-                    ),
+                    format!("dimension_numbers = #stablehlo.gather<{}>", fields),
                     format!("indices_are_sorted = {}", a.indices_are_sorted),
                     format!("slice_sizes = {}", array_attr(&g.slice_sizes)),
                 ];
                 self.emit(site, "stablehlo.gather", &[], &attrs)?
             }
             Opcode::Scatter => {
-                let s = a.scatter_dims.as_ref().ok_or_else(|| {
-                    LowerError::Invalid("missing scatter dimension numbers".into())
-                })?;
+                let s = present(&a.scatter_dims, "scatter dimension numbers")?;
                 let f = called(a.to_apply, "to_apply")?;
-                let mut fields = vec![format!(
-                    "update_window_dims = {}",
-                    list(&s.update_window_dims)
-                )];
-                if !s.inserted_window_dims.is_empty() {
-                    fields.push(format!(
-                        "inserted_window_dims = {}",
-                        list(&s.inserted_window_dims)
-                    ));
-                }
-                if !s.input_batching_dims.is_empty() {
-                    fields.push(format!(
-                        "input_batching_dims = {}",
-                        list(&s.input_batching_dims)
-                    ));
-                }
-                if !s.scatter_indices_batching_dims.is_empty() {
-                    fields.push(format!(
-                        "scatter_indices_batching_dims = {}",
-                        list(&s.scatter_indices_batching_dims)
-                    ));
-                }
-                fields.push(format!(
-                    "scatter_dims_to_operand_dims = {}",
-                    list(&s.scatter_dims_to_operand_dims)
-                ));
-                fields.push(format!("index_vector_dim = {}", s.index_vector_dim));
+                let fields = dimension_fields(
+                    [
+                        ("update_window_dims", &s.update_window_dims),
+                        ("inserted_window_dims", &s.inserted_window_dims),
+                        ("input_batching_dims", &s.input_batching_dims),
+                        (
+                            "scatter_indices_batching_dims",
+                            &s.scatter_indices_batching_dims,
+                        ),
+                        (
+                            "scatter_dims_to_operand_dims",
+                            &s.scatter_dims_to_operand_dims,
+                        ),
+                    ],
+                    s.index_vector_dim,
+                );
                 let attrs = [
-                    format!(
-                        "scatter_dimension_numbers = #stablehlo.scatter<{}>",
-                        fields.join(", ")
-                    ),
+                    format!("scatter_dimension_numbers = #stablehlo.scatter<{}>", fields),
                     format!("indices_are_sorted = {}", a.indices_are_sorted),
                     format!("unique_indices = {}", a.unique_indices),
                 ];
@@ -94,8 +64,7 @@ impl Lowerer<'_> {
 
     /// Reductions, select-and-scatter, top-k, sort and map; other opcodes go on to [`Self::contraction_instruction`].
     pub(super) fn reduction_instruction(&mut self, site: &mut Site) -> Lowering {
-        let (instr, indent) = (site.instr, site.indent);
-        let a = &instr.attrs;
+        let (instr, a, indent) = (site.instr, &site.instr.attrs, site.indent);
         Ok(Some(match instr.opcode {
             Opcode::Reduce => {
                 let dims = need(&a.dimensions, "dimensions")?;
@@ -105,10 +74,7 @@ impl Lowerer<'_> {
                 self.emit(site, "stablehlo.reduce", &[region], &attrs)?
             }
             Opcode::ReduceWindow => {
-                let w = a
-                    .window
-                    .as_ref()
-                    .ok_or_else(|| LowerError::Invalid("missing window".into()))?;
+                let w = present(&a.window, "window")?;
                 let f = called(a.to_apply, "to_apply")?;
                 let region = self.region(f, indent + 1)?;
                 if w.iter().any(|d| d.reversal) {
@@ -118,10 +84,7 @@ impl Lowerer<'_> {
                 self.emit(site, "stablehlo.reduce_window", &[region], &attrs)?
             }
             Opcode::SelectAndScatter => {
-                let w = a
-                    .window
-                    .as_ref()
-                    .ok_or_else(|| LowerError::Invalid("missing window".into()))?;
+                let w = present(&a.window, "window")?;
                 if w.iter()
                     .any(|d| d.base_dilation != 1 || d.window_dilation != 1 || d.reversal)
                 {
@@ -178,4 +141,18 @@ impl Lowerer<'_> {
             _ => return Ok(None),
         }))
     }
+}
+
+/// The fields of gather's or scatter's dimension numbers: the first and the
+/// last list always, the three between only when not empty, then the index
+/// vector dimension.
+fn dimension_fields(lists: [(&str, &Vec<i64>); 5], index_vector_dim: i64) -> String {
+    let mut fields: Vec<String> = lists
+        .iter()
+        .enumerate()
+        .filter(|(k, (_, dims))| *k == 0 || *k == 4 || !dims.is_empty())
+        .map(|(_, (name, dims))| format!("{name} = {}", list(dims)))
+        .collect();
+    fields.push(format!("index_vector_dim = {index_vector_dim}"));
+    fields.join(", ")
 }

@@ -163,6 +163,12 @@ pub(super) fn array_shape_of(instr: &Instruction) -> Result<&ArrayShape, LowerEr
         .ok_or_else(|| LowerError::Invalid("expected an array shape".into()))
 }
 
+/// The attribute `v`, or an error naming it as missing.
+pub(super) fn present<'v, T>(v: &'v Option<T>, what: &str) -> Result<&'v T, LowerError> {
+    v.as_ref()
+        .ok_or_else(|| LowerError::Invalid(format!("missing {what}")))
+}
+
 /// A required integer-list attribute.
 pub(super) fn need(v: &Option<Vec<i64>>, what: &str) -> Result<Vec<i64>, LowerError> {
     v.clone()

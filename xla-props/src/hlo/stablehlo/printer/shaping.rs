@@ -1,20 +1,19 @@
 //! Lowering compare, reduce-precision, broadcast, transpose, slices,
 //! concatenation, padding, reversal and dynamic slices.
 
-use super::lower::{arrays_of, need, operand_shape, result_types_of, Lowerer, Lowering, Site};
+use super::lower::{
+    arrays_of, need, operand_shape, present, result_types_of, Lowerer, Lowering, Site,
+};
 use super::types::{array_attr, invalid, LowerError};
 use crate::hlo::{ComparisonType, Opcode};
 
 impl Lowerer<'_> {
     /// Compare, reduce-precision, broadcast and transpose; other opcodes go on to [`Self::slicing_instruction`].
     pub(super) fn shaping_instruction(&mut self, site: &mut Site) -> Lowering {
-        let (c, instr) = (site.c, site.instr);
-        let a = &instr.attrs;
+        let (c, instr, a) = (site.c, site.instr, &site.instr.attrs);
         Ok(Some(match instr.opcode {
             Opcode::Compare => {
-                let dir = a
-                    .direction
-                    .ok_or_else(|| LowerError::Invalid("missing direction".into()))?;
+                let dir = *present(&a.direction, "direction")?;
                 let src = operand_shape(c, instr, 0)?;
                 let dtype = src
                     .as_array()
@@ -73,23 +72,14 @@ impl Lowerer<'_> {
 
     /// Slices, concatenation, padding, reversal and dynamic slices; other opcodes go on to [`Self::indexing_instruction`].
     pub(super) fn slicing_instruction(&mut self, site: &mut Site) -> Lowering {
-        let (instr, operands, indent) = (site.instr, site.operands, site.indent);
-        let a = &instr.attrs;
+        let (instr, a, operands, indent) =
+            (site.instr, &site.instr.attrs, site.operands, site.indent);
         let op = instr.opcode;
         Ok(Some(match op {
             Opcode::Slice => {
-                let s = a
-                    .slice
-                    .as_ref()
-                    .ok_or_else(|| LowerError::Invalid("missing slice".into()))?;
-                let starts: Vec<i64> = s.iter().map(|d| d.start).collect();
-                let limits: Vec<i64> = s.iter().map(|d| d.limit).collect();
-                let strides: Vec<i64> = s.iter().map(|d| d.stride).collect();
-                let attrs = [
-                    format!("start_indices = {}", array_attr(&starts)),
-                    format!("limit_indices = {}", array_attr(&limits)),
-                    format!("strides = {}", array_attr(&strides)),
-                ];
+                let names = ["start_indices", "limit_indices", "strides"];
+                let s = present(&a.slice, "slice")?;
+                let attrs = per_field_attrs(s, names, |d| [d.start, d.limit, d.stride]);
                 self.emit(site, "stablehlo.slice", &[], &attrs)?
             }
             Opcode::Concatenate => {
@@ -101,18 +91,9 @@ impl Lowerer<'_> {
                 self.emit(site, "stablehlo.concatenate", &[], &attrs)?
             }
             Opcode::Pad => {
-                let p = a
-                    .padding
-                    .as_ref()
-                    .ok_or_else(|| LowerError::Invalid("missing padding".into()))?;
-                let lo: Vec<i64> = p.iter().map(|d| d.low).collect();
-                let hi: Vec<i64> = p.iter().map(|d| d.high).collect();
-                let interior: Vec<i64> = p.iter().map(|d| d.interior).collect();
-                let attrs = [
-                    format!("edge_padding_low = {}", array_attr(&lo)),
-                    format!("edge_padding_high = {}", array_attr(&hi)),
-                    format!("interior_padding = {}", array_attr(&interior)),
-                ];
+                let names = ["edge_padding_low", "edge_padding_high", "interior_padding"];
+                let p = present(&a.padding, "padding")?;
+                let attrs = per_field_attrs(p, names, |d| [d.low, d.high, d.interior]);
                 self.emit(site, "stablehlo.pad", &[], &attrs)?
             }
             Opcode::Reverse => {
@@ -151,4 +132,15 @@ impl Lowerer<'_> {
             _ => return Ok(None),
         }))
     }
+}
+
+/// One `name = array<i64: ...>` attribute per field of `items` (a slice's
+/// starts, limits and strides; a padding's lows, highs and interiors).
+fn per_field_attrs<T>(
+    items: &[T],
+    names: [&str; 3],
+    fields: impl Fn(&T) -> [i64; 3],
+) -> [String; 3] {
+    let column = |k: usize| items.iter().map(|d| fields(d)[k]).collect::<Vec<i64>>();
+    [0, 1, 2].map(|k| format!("{} = {}", names[k], array_attr(&column(k))))
 }

@@ -1,7 +1,7 @@
 //! Lowering parameters, constants, iota, tuples, copies and bitcasts.
 
 use super::lower::{
-    array_shape_of, arrays_of, operand_shape, result_types_of, Lowerer, Lowering, Site,
+    array_shape_of, arrays_of, operand_shape, present, result_types_of, Lowerer, Lowering, Site,
 };
 use super::types::{array_attr, invalid, tensor_type, unsupported, LowerError};
 use crate::hlo::{ArrayShape, ElementType, Opcode};
@@ -9,15 +9,18 @@ use crate::hlo::{ArrayShape, ElementType, Opcode};
 impl Lowerer<'_> {
     /// Parameters, constants, iota, tuples and copies; other opcodes go on to [`Self::bitcast_instruction`].
     pub(super) fn value_instruction(&mut self, site: &mut Site) -> Lowering {
-        let (c, instr, operands, params, indent) =
-            (site.c, site.instr, site.operands, site.params, site.indent);
-        let a = &instr.attrs;
+        let (c, instr, a, operands, params, indent) = (
+            site.c,
+            site.instr,
+            &site.instr.attrs,
+            site.operands,
+            site.params,
+            site.indent,
+        );
         let op = instr.opcode;
         Ok(Some(match op {
             Opcode::Parameter => {
-                let n = a
-                    .parameter_number
-                    .ok_or_else(|| LowerError::Invalid("missing parameter number".into()))?;
+                let n = *present(&a.parameter_number, "parameter number")?;
                 usize::try_from(n)
                     .ok()
                     .and_then(|n| params.get(n))
@@ -27,16 +30,11 @@ impl Lowerer<'_> {
                     })?
             }
             Opcode::Constant => {
-                let data = a
-                    .constant
-                    .as_ref()
-                    .ok_or_else(|| LowerError::Invalid("missing constant data".into()))?;
+                let data = present(&a.constant, "constant data")?;
                 self.constant(&instr.shape, data, site.out, indent)?
             }
             Opcode::Iota => {
-                let d = a
-                    .iota_dimension
-                    .ok_or_else(|| LowerError::Invalid("missing iota_dimension".into()))?;
+                let d = *present(&a.iota_dimension, "iota_dimension")?;
                 let attrs = [format!("iota_dimension = {d} : i64")];
                 self.op(
                     site.out,
@@ -50,9 +48,7 @@ impl Lowerer<'_> {
             }
             Opcode::Tuple => operands.iter().flat_map(|o| o.iter().cloned()).collect(),
             Opcode::GetTupleElement => {
-                let index = a
-                    .index
-                    .ok_or_else(|| LowerError::Invalid("missing index".into()))?;
+                let index = *present(&a.index, "index")?;
                 let src = &operand_shape(c, instr, 0)?;
                 let elems = src
                     .as_tuple()
