@@ -583,17 +583,7 @@ pub fn hlotest_inline_text(
     kind: &str,
     note: &str,
 ) -> String {
-    Reproducer {
-        comments: vec![format!("fuzz: {note}")],
-        backends: vec![backend.to_string()],
-        tolerance: JudgeMode::Default,
-        inputs: Inputs::Inline,
-        args,
-        expect: format!("mismatch {kind}"),
-        expect_for: vec![],
-        module,
-    }
-    .text()
+    fuzz_reproducer(module, backend, Inputs::Inline, args, kind, note)
 }
 
 /// The `.hlotest` text of a reproducer.
@@ -604,13 +594,26 @@ pub fn hlotest_text(
     signature: &FailureSignature,
     note: &str,
 ) -> String {
+    let kind = &signature.kind;
+    fuzz_reproducer(module, backend, Inputs::Seed(seed), &[], kind, note)
+}
+
+/// A fuzz reproducer: `module` on `backend` fails with a mismatch of `kind`.
+fn fuzz_reproducer(
+    module: &Module,
+    backend: &str,
+    inputs: Inputs,
+    args: &[Literal],
+    kind: &str,
+    note: &str,
+) -> String {
     Reproducer {
         comments: vec![format!("fuzz: {note}")],
         backends: vec![backend.to_string()],
         tolerance: JudgeMode::Default,
-        inputs: Inputs::Seed(seed),
-        args: &[],
-        expect: format!("mismatch {}", signature.kind),
+        inputs,
+        args,
+        expect: format!("mismatch {kind}"),
         expect_for: vec![],
         module,
     }

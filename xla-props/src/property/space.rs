@@ -89,49 +89,26 @@ pub enum SpaceError {
     },
 }
 
-fn resolve_ops(spec: &PropertySpec) -> Result<Vec<Opcode>, SpaceError> {
+/// The members of one of `spec`'s selections (`what`: "op", "dtype",
+/// "distribution"): a named group, or a list of names, each of which must be
+/// known.
+fn resolve<T>(
+    spec: &PropertySpec,
+    what: &'static str,
+    selection: Selection,
+    group: impl Fn(&str) -> Option<Vec<T>>,
+    named: impl Fn(&str) -> Option<T>,
+) -> Result<Vec<T>, SpaceError> {
     let unknown = |name: &str| SpaceError::Unknown {
         property: spec.name.to_string(),
-        what: "op",
+        what,
         name: name.to_string(),
     };
-    match spec.ops {
-        Selection::Group(g) => op_group(g).ok_or_else(|| unknown(g)),
+    match selection {
+        Selection::Group(g) => group(g).ok_or_else(|| unknown(g)),
         Selection::List(names) => names
             .iter()
-            .map(|n| n.parse::<Opcode>().map_err(|_| unknown(n)))
-            .collect(),
-    }
-}
-
-fn resolve_dtypes(spec: &PropertySpec) -> Result<Vec<ElementType>, SpaceError> {
-    let unknown = |name: &str| SpaceError::Unknown {
-        property: spec.name.to_string(),
-        what: "dtype",
-        name: name.to_string(),
-    };
-    match spec.dtypes {
-        Selection::Group(g) => dtype_group(g).map(<[_]>::to_vec).ok_or_else(|| unknown(g)),
-        Selection::List(names) => names
-            .iter()
-            .map(|n| n.parse::<ElementType>().map_err(|_| unknown(n)))
-            .collect(),
-    }
-}
-
-fn resolve_dists(spec: &PropertySpec) -> Result<Vec<CaseDistribution>, SpaceError> {
-    let unknown = |name: &str| SpaceError::Unknown {
-        property: spec.name.to_string(),
-        what: "distribution",
-        name: name.to_string(),
-    };
-    match spec.distributions {
-        Selection::Group(g) => distribution_group(g)
-            .map(<[_]>::to_vec)
-            .ok_or_else(|| unknown(g)),
-        Selection::List(names) => names
-            .iter()
-            .map(|n| CaseDistribution::from_name(n).ok_or_else(|| unknown(n)))
+            .map(|n| named(n).ok_or_else(|| unknown(n)))
             .collect(),
     }
 }
@@ -143,9 +120,21 @@ impl CaseSpace {
         spec: &'static PropertySpec,
         filter: &SpaceFilter,
     ) -> Result<CaseSpace, SpaceError> {
-        let ops = resolve_ops(spec)?;
-        let dtypes = resolve_dtypes(spec)?;
-        let dists = resolve_dists(spec)?;
+        let ops = resolve(spec, "op", spec.ops, op_group, |n| n.parse().ok())?;
+        let dtypes = resolve(
+            spec,
+            "dtype",
+            spec.dtypes,
+            |g| dtype_group(g).map(<[_]>::to_vec),
+            |n| n.parse().ok(),
+        )?;
+        let dists = resolve(
+            spec,
+            "distribution",
+            spec.distributions,
+            |g| distribution_group(g).map(<[_]>::to_vec),
+            CaseDistribution::from_name,
+        )?;
         if !SHAPE_SETS.contains(&spec.shapes) {
             return Err(SpaceError::Unknown {
                 property: spec.name.to_string(),

@@ -18,7 +18,8 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, o: CaseStatus) {
+    /// Counts one more case of status `o`.
+    pub fn add(&mut self, o: CaseStatus) {
         match o {
             CaseStatus::Passed => self.passed += 1,
             CaseStatus::Failed => self.failed += 1,

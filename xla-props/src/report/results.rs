@@ -18,10 +18,21 @@ pub struct ReportError(pub String);
 pub enum CaseStatus {
     /// The property held.
     Passed,
-    /// The property failed.
+    /// The property failed (or an expected failure passed).
     Failed,
-    /// Not applicable, unsupported, or an expected failure.
+    /// Not applicable, unsupported, a skip limitation, or an expected failure.
     Skipped,
+}
+
+impl CaseStatus {
+    /// Lowercase name, as the runner writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CaseStatus::Passed => "passed",
+            CaseStatus::Failed => "failed",
+            CaseStatus::Skipped => "skipped",
+        }
+    }
 }
 
 /// One bucket of a ULP histogram, as the comparator writes it:

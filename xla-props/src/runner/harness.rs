@@ -17,13 +17,14 @@ use super::args::RunnerArgs;
 use super::batch;
 use super::metadata::{BackendVersion, RunStart};
 use super::persist;
-use super::report::{self, CaseKind, CaseRecord, CaseStatus, Totals};
+use super::report::{self, CaseKind, CaseRecord};
 use crate::backend::{available_backends, Backend, ReferenceBackend, Unavailable};
 use crate::check::{Numerics, Verdict};
 use crate::property::{
     registry, BackendId, CaseContext, CaseId, CaseSpace, LimitationKind, Outcome, ReferenceCache,
     SpaceFilter,
 };
+use crate::report::{CaseStatus, Counts};
 
 /// The conformance harness: a builder over backends, then `run`.
 ///
@@ -50,8 +51,8 @@ pub struct Harness {
 pub struct RunReport {
     /// libtest-mimic's conclusion.
     pub conclusion: libtest_mimic::Conclusion,
-    /// Totals from the runner's own records (match the conclusion's counts).
-    pub totals: Totals,
+    /// Counts from the runner's own records (match the conclusion's counts).
+    pub totals: Counts,
     /// Reference results computed (each shared by every backend of the case).
     pub reference_runs: u64,
 }
@@ -256,7 +257,7 @@ impl Harness {
                     num_ignored: 0,
                     num_measured: 0,
                 },
-                totals: Totals::default(),
+                totals: Counts::default(),
                 reference_runs: 0,
             });
         }
@@ -499,7 +500,7 @@ fn list_cases(
             num_ignored: 0,
             num_measured: 0,
         },
-        totals: Totals::default(),
+        totals: Counts::default(),
         reference_runs: 0,
     })
 }
@@ -545,7 +546,7 @@ fn finish(
     if libtest.list {
         return Ok(RunReport {
             conclusion,
-            totals: Totals::default(),
+            totals: Counts::default(),
             reference_runs: 0,
         });
     }

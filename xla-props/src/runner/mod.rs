@@ -20,8 +20,6 @@ pub use execute::execute;
 pub use harness::{Harness, HarnessError, RunReport};
 pub use metadata::{BackendVersion, RunMetadata};
 pub use persist::{failures_dir, load_failed, sanitize, write_reproducer};
-pub use report::{
-    composition, family, summary_table, totals, CaseKind, CaseRecord, CaseStatus, Totals,
-};
+pub use report::{composition, family, summary_table, totals, CaseKind, CaseRecord};
 pub use signature::{dtype_family, failure_groups, signature, FailureSignature};
 pub use terminal::{format_counts, result_line, TerminalReporter};

@@ -12,28 +12,7 @@ use super::metadata::RunMetadata;
 use crate::check::{HistogramBucket, LegalReason};
 use crate::hlo::Category;
 use crate::property::{BackendId, CaseId, CaseSpace};
-
-/// How a case ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum CaseStatus {
-    /// The property held.
-    Passed,
-    /// The property failed (or an expected failure passed).
-    Failed,
-    /// Not applicable, unsupported, a skip limitation, or an expected failure.
-    Skipped,
-}
-
-impl CaseStatus {
-    /// Lowercase name.
-    pub fn name(self) -> &'static str {
-        match self {
-            CaseStatus::Passed => "passed",
-            CaseStatus::Failed => "failed",
-            CaseStatus::Skipped => "skipped",
-        }
-    }
-}
+use crate::report::{CaseStatus, Counts};
 
 /// How a case ended, finer than [`CaseStatus`]: expected failures and
 /// unexpected passes are told apart.
@@ -150,37 +129,16 @@ pub fn family(id: &CaseId) -> &'static str {
     }
 }
 
-/// Totals of a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Totals {
-    /// Passed cases.
-    pub passed: u64,
-    /// Failed cases.
-    pub failed: u64,
-    /// Skipped (ignored) cases.
-    pub skipped: u64,
-}
-
-impl Totals {
-    fn add(&mut self, s: CaseStatus) {
-        match s {
-            CaseStatus::Passed => self.passed += 1,
-            CaseStatus::Failed => self.failed += 1,
-            CaseStatus::Skipped => self.skipped += 1,
-        }
-    }
-}
-
-/// Totals over records.
-pub fn totals(records: &[CaseRecord]) -> Totals {
-    let mut t = Totals::default();
+/// Counts over records.
+pub fn totals(records: &[CaseRecord]) -> Counts {
+    let mut t = Counts::default();
     records.iter().for_each(|r| t.add(r.status));
     t
 }
 
 /// The end-of-run table: backend × op family, passed / failed / skipped.
 pub fn summary_table(records: &[CaseRecord]) -> String {
-    let mut cells: BTreeMap<(&'static str, &'static str), Totals> = BTreeMap::new();
+    let mut cells: BTreeMap<(&'static str, &'static str), Counts> = BTreeMap::new();
     for r in records {
         cells
             .entry((r.id.backend.name(), family(&r.id)))

@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::report::{CaseRecord, CaseStatus};
+use super::report::CaseRecord;
 use crate::hlo::ElementType;
+use crate::report::CaseStatus;
 
 /// What a failure is, for grouping.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

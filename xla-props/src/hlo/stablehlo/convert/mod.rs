@@ -9,12 +9,10 @@
 
 mod attrs;
 mod check;
-mod contraction;
 mod control;
 mod converter;
-mod data;
 mod helpers;
-mod indexing;
+mod ops;
 mod regions;
 
 pub(crate) use attrs::stablehlo_rng_algorithm;

@@ -90,12 +90,6 @@ impl Lowerer<'_> {
                 let attrs = [format!("dimension = {d} : i64")];
                 self.emit(site, "stablehlo.concatenate", &[], &attrs)?
             }
-            Opcode::Pad => {
-                let names = ["edge_padding_low", "edge_padding_high", "interior_padding"];
-                let p = present(&a.padding, "padding")?;
-                let attrs = per_field_attrs(p, names, |d| [d.low, d.high, d.interior]);
-                self.emit(site, "stablehlo.pad", &[], &attrs)?
-            }
             Opcode::Reverse => {
                 let dims = need(&a.dimensions, "dimensions")?;
                 let attrs = [format!("dimensions = {}", array_attr(&dims))];
@@ -128,6 +122,12 @@ impl Lowerer<'_> {
                     &[],
                     &result_types_of(instr)?,
                 )
+            }
+            Opcode::Pad => {
+                let names = ["edge_padding_low", "edge_padding_high", "interior_padding"];
+                let p = present(&a.padding, "padding")?;
+                let attrs = per_field_attrs(p, names, |d| [d.low, d.high, d.interior]);
+                self.emit(site, "stablehlo.pad", &[], &attrs)?
             }
             _ => return Ok(None),
         }))
