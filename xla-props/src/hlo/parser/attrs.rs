@@ -196,33 +196,23 @@ impl<'a> Parser<'a> {
 
     /// `{[a:b], [a:b:s]}`.
     pub(super) fn slice_attr(&mut self) -> PResult<Vec<SliceDim>> {
-        self.expect(b'{')?;
-        let mut out = Vec::new();
-        if self.eat(b'}')? {
-            return Ok(out);
-        }
-        loop {
-            self.expect(b'[')?;
-            let start = self.i64_lit("a slice start")?;
-            self.expect(b':')?;
-            let limit = self.i64_lit("a slice limit")?;
-            let stride = if self.eat(b':')? {
-                self.i64_lit("a slice stride")?
+        self.braced_list(|p| {
+            p.expect(b'[')?;
+            let start = p.i64_lit("a slice start")?;
+            p.expect(b':')?;
+            let limit = p.i64_lit("a slice limit")?;
+            let stride = if p.eat(b':')? {
+                p.i64_lit("a slice stride")?
             } else {
                 1
             };
-            self.expect(b']')?;
-            out.push(SliceDim {
+            p.expect(b']')?;
+            Ok(SliceDim {
                 start,
                 limit,
                 stride,
-            });
-            if self.eat(b',')? {
-                continue;
-            }
-            self.expect(b'}')?;
-            return Ok(out);
-        }
+            })
+        })
     }
 
     /// `lo_hi[_interior]` groups separated by `x`, directly adjacent.

@@ -23,34 +23,14 @@ use crate::hlo::shape::Shape;
 /// assert_eq!(entry.instr(entry.root).opcode, Opcode::Add);
 /// ```
 pub fn parse_module(text: &str) -> Result<Module, ParseError> {
-    let mut p = Parser {
-        src: text,
-        b: text.as_bytes(),
-        pos: 0,
-        depth: 0,
-        nested: Vec::new(),
-        inline: Vec::new(),
-        inline_total: 0,
-        nested_count: 0,
-        operand_depth: 0,
-    };
+    let mut p = Parser::new(text);
     p.module().map_err(|e| ParseError::at(text, e.pos, e.msg))
 }
 
 /// Parses one HLO shape (`f32[2,3]{1,0}`, `(f32[], s32[4])`) that makes up
 /// all of `text`; None when it is not one.
 pub(crate) fn parse_shape_text(text: &str) -> Option<Shape> {
-    let mut p = Parser {
-        src: text,
-        b: text.as_bytes(),
-        pos: 0,
-        depth: 0,
-        nested: Vec::new(),
-        inline: Vec::new(),
-        inline_total: 0,
-        nested_count: 0,
-        operand_depth: 0,
-    };
+    let mut p = Parser::new(text);
     let s = p.shape().ok()?;
     p.skip_ws().ok()?;
     (p.pos == text.len()).then_some(s)

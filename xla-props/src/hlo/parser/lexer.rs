@@ -42,6 +42,21 @@ pub(super) fn is_ident_byte(c: u8) -> bool {
 }
 
 impl<'a> Parser<'a> {
+    /// A parser at the start of `text`.
+    pub(super) fn new(text: &'a str) -> Parser<'a> {
+        Parser {
+            src: text,
+            b: text.as_bytes(),
+            pos: 0,
+            depth: 0,
+            nested: Vec::new(),
+            inline: Vec::new(),
+            inline_total: 0,
+            nested_count: 0,
+            operand_depth: 0,
+        }
+    }
+
     // ---------------------------------------------------------------- lexing
 
     pub(super) fn peek(&self) -> Option<u8> {
@@ -301,20 +316,28 @@ impl<'a> Parser<'a> {
 
     // ---------------------------------------------------------------- shapes
 
-    pub(super) fn int_list(&mut self) -> PResult<Vec<i64>> {
+    /// `{item, item, ...}` (possibly empty), each item read by `item`.
+    pub(super) fn braced_list<T>(
+        &mut self,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
         self.expect(b'{')?;
         let mut out = Vec::new();
         if self.eat(b'}')? {
             return Ok(out);
         }
         loop {
-            out.push(self.i64_lit("an integer")?);
+            out.push(item(self)?);
             if self.eat(b',')? {
                 continue;
             }
             self.expect(b'}')?;
             return Ok(out);
         }
+    }
+
+    pub(super) fn int_list(&mut self) -> PResult<Vec<i64>> {
+        self.braced_list(|p| p.i64_lit("an integer"))
     }
 
     pub(super) fn bool_value(&mut self) -> PResult<bool> {
@@ -327,19 +350,7 @@ impl<'a> Parser<'a> {
     }
 
     pub(super) fn name_list(&mut self) -> PResult<Vec<NameRef>> {
-        self.expect(b'{')?;
-        let mut out = Vec::new();
-        if self.eat(b'}')? {
-            return Ok(out);
-        }
-        loop {
-            out.push(self.name("a computation name")?);
-            if self.eat(b',')? {
-                continue;
-            }
-            self.expect(b'}')?;
-            return Ok(out);
-        }
+        self.braced_list(|p| p.name("a computation name"))
     }
 
     /// The name of a called computation.

@@ -100,6 +100,12 @@ pub(super) fn kind_enum_attr(op: &Op, name: &str, kind: &str) -> R<Option<String
     }
 }
 
+/// A required enum attribute ([`kind_enum_attr`]); its absence is an error.
+pub(super) fn needed_kind_enum(op: &Op, name: &str, kind: &str) -> R<String> {
+    kind_enum_attr(op, name, kind)?
+        .ok_or_else(|| (op.pos, format!("`{}` needs attribute `{name}`", op.name)))
+}
+
 /// StableHLO's rng algorithm (`THREE_FRY`) as HLO's.
 pub(crate) fn rng_algorithm(s: &str) -> Option<RngAlgorithm> {
     RngAlgorithm::ALL

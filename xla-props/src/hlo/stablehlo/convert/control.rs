@@ -1,7 +1,9 @@
 //! Control flow (`while`, `if`, `case`), tuples, calls, custom calls, the
 //! remaining ops, and the `check.*` ops.
 
-use super::attrs::{bool_attr, int_attr, ints_attr, kind_enum_attr, rng_algorithm};
+use super::attrs::{
+    bool_attr, int_attr, ints_attr, kind_enum_attr, needed_kind_enum, rng_algorithm,
+};
 use super::check::{CheckKind, PendingCheck};
 use super::converter::{Converter, OpSite};
 use super::helpers::elementwise;
@@ -87,10 +89,7 @@ impl Converter<'_> {
             // parse-only ops with attributes, kept as HLO text spells them
             "fft" => {
                 let ops = self.operands(op, b, outers)?;
-                let t = kind_enum_attr(op, "fft_type", "fft_type")?.ok_or((
-                    pos,
-                    "`stablehlo.fft` needs attribute `fft_type`".to_string(),
-                ))?;
+                let t = needed_kind_enum(op, "fft_type", "fft_type")?;
                 a.fft_type = Some(FftType::from_name(&t).ok_or((
                     pos,
                     format!("unknown fft type `{t}` (FFT, IFFT, RFFT or IRFFT)"),
@@ -100,10 +99,7 @@ impl Converter<'_> {
             }
             "triangular_solve" => {
                 let ops = self.operands(op, b, outers)?;
-                let t = kind_enum_attr(op, "transpose_a", "transpose")?.ok_or((
-                    pos,
-                    "`stablehlo.triangular_solve` needs attribute `transpose_a`".to_string(),
-                ))?;
+                let t = needed_kind_enum(op, "transpose_a", "transpose")?;
                 let transpose_a = TransposeA::from_name(&t).ok_or((
                     pos,
                     format!("unknown transpose_a `{t}` (NO_TRANSPOSE, TRANSPOSE or ADJOINT)"),

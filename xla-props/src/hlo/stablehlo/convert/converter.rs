@@ -177,30 +177,14 @@ impl<'a> Converter<'a> {
                 // `stablehlo.tuple` of all results of one multi-result op,
                 // in order: the op's own tuple value (as the printer writes
                 // a tuple-shaped HLO instruction)
-                annotate(
-                    &mut b.instrs[t.index()],
-                    op.loc.as_deref(),
-                    &op.attrs,
-                    op.pos,
-                )?;
-                if op.loc.is_some() {
-                    b.located.insert(t);
-                }
+                annotate_op(b, t, op)?;
                 b.bind(&op.results[0].0, vec![t]);
                 continue;
             }
             let before = b.instrs.len();
             let ids = self.op(op, b, outers, checked)?;
             if let Some(id) = named_result(b, &ids, before) {
-                annotate(
-                    &mut b.instrs[id.index()],
-                    op.loc.as_deref(),
-                    &op.attrs,
-                    op.pos,
-                )?;
-                if op.loc.is_some() {
-                    b.located.insert(id);
-                }
+                annotate_op(b, id, op)?;
             }
             if ids.len() != op.result_count() {
                 return err(
@@ -324,4 +308,19 @@ impl<'a> Converter<'a> {
         }
         self.control_op(&site, b)
     }
+}
+
+/// Puts `op`'s location and extra attributes on instruction `id` (and
+/// records that it has a location).
+fn annotate_op(b: &mut Builder, id: InstrId, op: &Op) -> R<()> {
+    annotate(
+        &mut b.instrs[id.index()],
+        op.loc.as_deref(),
+        &op.attrs,
+        op.pos,
+    )?;
+    if op.loc.is_some() {
+        b.located.insert(id);
+    }
+    Ok(())
 }

@@ -226,20 +226,7 @@ impl Converter<'_> {
             .iter()
             .map(|v| (v.name.clone(), v.index))
             .collect();
-        let mut names = Vec::new();
-        for (i, g) in unpack.iter().enumerate() {
-            let ok = g.name == "stablehlo.get_tuple_element"
-                && g.operands.len() == 1
-                && g.operands[0].name == *result
-                && g.operands[0].index.is_none()
-                && g.results.len() == 1
-                && g.results[0].1 == 1
-                && g.attr("index").and_then(attr_ints) == Some(vec![i as i64]);
-            if !ok {
-                return None;
-            }
-            names.push((g.results[0].0.clone(), None));
-        }
+        let mut names = unpacked_names(unpack, result)?;
         if unpack.is_empty() {
             names.push((result.clone(), None));
         }
@@ -293,20 +280,7 @@ impl Converter<'_> {
             return (returned == direct).then_some(CompId(k as u32));
         }
         // `%r = call`, `%a = get_tuple_element %r[0]`, ..., `return %a, ...`
-        let mut names = Vec::new();
-        for (i, g) in unpack.iter().enumerate() {
-            let ok = g.name == "stablehlo.get_tuple_element"
-                && g.operands.len() == 1
-                && g.operands[0].name == *result
-                && g.operands[0].index.is_none()
-                && g.results.len() == 1
-                && g.results[0].1 == 1
-                && g.attr("index").and_then(attr_ints) == Some(vec![i as i64]);
-            if !ok {
-                return None;
-            }
-            names.push((g.results[0].0.clone(), None));
-        }
+        let names = unpacked_names(unpack, result)?;
         (n == 1 && returned == names).then_some(CompId(k as u32))
     }
 
@@ -410,4 +384,25 @@ impl Converter<'_> {
         }
         Ok(out)
     }
+}
+
+/// The names `unpack` gives the elements of the tuple `result` when it is
+/// `get_tuple_element` of element 0, 1, ... in order, one result each; None
+/// otherwise.
+fn unpacked_names(unpack: &[Op], result: &str) -> Option<Vec<(String, Option<usize>)>> {
+    let mut names = Vec::new();
+    for (i, g) in unpack.iter().enumerate() {
+        let ok = g.name == "stablehlo.get_tuple_element"
+            && g.operands.len() == 1
+            && g.operands[0].name == *result
+            && g.operands[0].index.is_none()
+            && g.results.len() == 1
+            && g.results[0].1 == 1
+            && g.attr("index").and_then(attr_ints) == Some(vec![i as i64]);
+        if !ok {
+            return None;
+        }
+        names.push((g.results[0].0.clone(), None));
+    }
+    Some(names)
 }

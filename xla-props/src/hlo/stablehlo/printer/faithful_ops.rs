@@ -18,12 +18,6 @@ impl Lowerer<'_> {
         indent: usize,
     ) -> Result<Val, LowerError> {
         let a = &instr.attrs;
-        let one = |vals: Vec<Val>| -> Result<Val, LowerError> {
-            match <[Val; 1]>::try_from(vals) {
-                Ok([v]) => Ok(v),
-                Err(_) => invalid("expected one value"),
-            }
-        };
         match instr.opcode {
             Opcode::Tuple => {
                 let ty = mlir_type(&instr.shape)?;
@@ -170,12 +164,6 @@ impl Lowerer<'_> {
         if operands.iter().any(|v| !v.ty.starts_with("tensor<")) {
             return invalid("a tuple operand where an array is expected");
         }
-        let one = |vals: Vec<Val>| -> Result<Val, LowerError> {
-            match <[Val; 1]>::try_from(vals) {
-                Ok([v]) => Ok(v),
-                Err(_) => invalid("expected one value"),
-            }
-        };
         let (name, attrs) = match instr.opcode {
             Opcode::Fft => {
                 let t = a.fft_type.ok_or_else(|| missing("fft_type"))?;
@@ -481,5 +469,13 @@ impl Lowerer<'_> {
             .collect();
         let s = region(indent, &decls, &body, &results);
         Ok(Some(s))
+    }
+}
+
+/// The one value of an op with one result.
+fn one(vals: Vec<Val>) -> Result<Val, LowerError> {
+    match <[Val; 1]>::try_from(vals) {
+        Ok([v]) => Ok(v),
+        Err(_) => invalid("expected one value"),
     }
 }
