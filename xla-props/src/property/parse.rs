@@ -29,27 +29,13 @@ fn parse_shape(s: &str) -> Option<(ElementType, Vec<i64>, Option<Vec<i64>>)> {
     let close = s.find(']')?;
     let dtype = s[..open].parse().ok()?;
     let dims_text = &s[open + 1..close];
-    let dims = if dims_text.is_empty() {
-        Vec::new()
-    } else {
-        dims_text
-            .split(',')
-            .map(|d| d.parse::<i64>().ok())
-            .collect::<Option<Vec<_>>>()?
-    };
+    let dims = int_list(dims_text)?;
     let rest = &s[close + 1..];
     let layout = if rest.is_empty() {
         None
     } else {
         let inner = rest.strip_prefix('{')?.strip_suffix('}')?;
-        Some(if inner.is_empty() {
-            Vec::new()
-        } else {
-            inner
-                .split(',')
-                .map(|d| d.parse::<i64>().ok())
-                .collect::<Option<Vec<_>>>()?
-        })
+        Some(int_list(inner)?)
     };
     Some((dtype, dims, layout))
 }
@@ -159,4 +145,12 @@ impl FromStr for CaseId {
             backend: BackendId::intern(backend),
         })
     }
+}
+
+/// `1,2,3` (or nothing) as integers; None if one is not an integer.
+fn int_list(text: &str) -> Option<Vec<i64>> {
+    if text.is_empty() {
+        return Some(Vec::new());
+    }
+    text.split(',').map(|d| d.parse::<i64>().ok()).collect()
 }

@@ -39,22 +39,8 @@ const ELEMENTWISE_SHAPES: &[Dims] = &[
     &[2, 2, 2, 2],
     &[1, 4, 1, 3],
 ];
-const RANKED_SHAPES: &[Dims] = &[
-    &[1],
-    &[0],
-    &[7],
-    &[16],
-    &[3, 5],
-    &[1, 7],
-    &[0, 3],
-    &[4, 4],
-    &[2, 3, 2],
-    &[1, 1, 1],
-    &[3, 0, 2],
-    &[2, 3, 1, 2],
-    &[2, 2, 2, 2],
-    &[1, 4, 1, 3],
-];
+/// The elementwise shapes but the scalar.
+const RANKED_SHAPES: &[Dims] = ELEMENTWISE_SHAPES.split_at(1).1;
 const INDEXING_SHAPES: &[Dims] = &[&[5], &[8], &[4, 3], &[1, 6], &[3, 4, 2], &[2, 2, 3, 2]];
 const DOT_SHAPES: &[Dims] = &[
     &[3, 4],

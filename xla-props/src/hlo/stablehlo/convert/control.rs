@@ -198,24 +198,20 @@ impl Converter<'_> {
             .iter()
             .map(|(n, ids)| (n.clone(), ids.iter().map(|&i| b.shape(i).clone()).collect()))
             .collect();
-        let cond = self.tuple_region(
-            &op.regions[0],
-            &carried,
-            &cap_shapes,
-            outers,
-            b,
-            "cond",
-            false,
-        )?;
-        let body = self.tuple_region(
-            &op.regions[1],
-            &carried,
-            &cap_shapes,
-            outers,
-            b,
-            "body",
-            true,
-        )?;
+        let (regions, scope) = (&op.regions, &*b);
+        let mut region = |k: usize, name: &str, pass_through: bool| {
+            self.tuple_region(
+                &regions[k],
+                &carried,
+                &cap_shapes,
+                outers,
+                scope,
+                name,
+                pass_through,
+            )
+        };
+        let cond = region(0, "cond", false)?;
+        let body = region(1, "body", true)?;
         let mut state = init.clone();
         for (_, ids) in &caps {
             state.extend(ids.iter().copied());

@@ -37,17 +37,7 @@ impl Converter<'_> {
         let mut os: Vec<&Builder> = outers.to_vec();
         os.push(b);
         let results = self.body(region, &mut inner, &os, false)?;
-        let root = if results.len() == 1 {
-            results[0]
-        } else {
-            inner.tuple(results)
-        };
-        self.new_comp(Computation {
-            name: format!("{name}_{}", self.comps.len()),
-            instructions: inner.instrs,
-            root,
-            other: vec![],
-        })
+        self.region_computation(name, inner, results, false)
     }
 
     /// The branches of an `if`/`case` as the printer writes an HLO
@@ -85,20 +75,9 @@ impl Converter<'_> {
                 return Ok(None);
             };
             let result = &call.results[0].0;
-            let mut names = Vec::new();
-            for (i, g) in unpack.iter().enumerate() {
-                let ok = g.name == "stablehlo.get_tuple_element"
-                    && g.operands.len() == 1
-                    && g.operands[0].name == *result
-                    && g.operands[0].index.is_none()
-                    && g.results.len() == 1
-                    && g.results[0].1 == 1
-                    && g.attr("index").and_then(attr_ints) == Some(vec![i as i64]);
-                if !ok {
-                    return Ok(None);
-                }
-                names.push((g.results[0].0.clone(), None));
-            }
+            let Some(mut names) = unpacked_names(unpack, result) else {
+                return Ok(None);
+            };
             if unpack.is_empty() {
                 names.push((result.clone(), None));
             }
@@ -329,7 +308,19 @@ impl Converter<'_> {
         if pass_through {
             results.extend(captured_ids);
         }
-        let root = if results.len() == 1 && !pass_through {
+        self.region_computation(name, inner, results, pass_through)
+    }
+
+    /// The computation of a converted region named after `name`: its one
+    /// result, or a tuple of its results (always a tuple when `tupled`).
+    fn region_computation(
+        &mut self,
+        name: &str,
+        mut inner: Builder,
+        results: Vec<InstrId>,
+        tupled: bool,
+    ) -> R<CompId> {
+        let root = if results.len() == 1 && !tupled {
             results[0]
         } else {
             inner.tuple(results)

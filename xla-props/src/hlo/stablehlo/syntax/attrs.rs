@@ -46,16 +46,7 @@ impl Cursor<'_> {
             Some(b'@') => Attr::Symbol(self.sigil_name(b'@')?),
             Some(b'[') => {
                 self.pos += 1;
-                let mut items = Vec::new();
-                if !self.eat("]") {
-                    loop {
-                        items.push(self.attr()?);
-                        if self.eat("]") {
-                            break;
-                        }
-                        self.expect(",")?;
-                    }
-                }
+                let items = self.list_until("]", |p| p.attr())?;
                 Attr::List(items)
             }
             Some(b'{') => Attr::Dict(self.attr_dict()?),

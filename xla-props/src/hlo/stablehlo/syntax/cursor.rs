@@ -22,6 +22,26 @@ pub(super) fn is_ident(b: u8) -> bool {
 }
 
 impl<'a> Cursor<'a> {
+    /// Items separated by `,` up to `close` (the opening bracket already
+    /// read; possibly no item), each read by `item`.
+    pub(super) fn list_until<T>(
+        &mut self,
+        close: &str,
+        mut item: impl FnMut(&mut Self) -> R<T>,
+    ) -> R<Vec<T>> {
+        let mut out = Vec::new();
+        if !self.eat(close) {
+            loop {
+                out.push(item(self)?);
+                if self.eat(close) {
+                    break;
+                }
+                self.expect(",")?;
+            }
+        }
+        Ok(out)
+    }
+
     pub(super) fn peek(&self) -> Option<u8> {
         (self.pos < self.end).then(|| self.s[self.pos])
     }

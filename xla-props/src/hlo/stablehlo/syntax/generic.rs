@@ -81,16 +81,8 @@ impl Cursor<'_> {
         }
         self.expect(":")?;
         self.expect("(")?;
-        let mut operand_types = Vec::new();
-        if !self.eat(")") {
-            loop {
-                operand_types.push(self.ty()?);
-                if self.eat(")") {
-                    break;
-                }
-                self.expect(",")?;
-            }
-        }
+        // the operand types: read for the syntax, the operands carry theirs
+        self.list_until(")", |p| p.ty())?;
         self.expect("->")?;
         op.result_types = self.result_types()?;
         Ok(())
@@ -98,16 +90,7 @@ impl Cursor<'_> {
 
     pub(super) fn result_types(&mut self) -> R<Vec<Type>> {
         if self.eat("(") {
-            let mut out = Vec::new();
-            if !self.eat(")") {
-                loop {
-                    out.push(self.ty()?);
-                    if self.eat(")") {
-                        break;
-                    }
-                    self.expect(",")?;
-                }
-            }
+            let out = self.list_until(")", |p| p.ty())?;
             Ok(out)
         } else {
             Ok(vec![self.ty()?])

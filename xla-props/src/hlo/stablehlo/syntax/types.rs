@@ -40,16 +40,7 @@ impl Cursor<'_> {
             Type::Token
         } else if self.eat("tuple") {
             self.expect("<")?;
-            let mut items = Vec::new();
-            if !self.eat(">") {
-                loop {
-                    items.push(self.ty()?);
-                    if self.eat(">") {
-                        break;
-                    }
-                    self.expect(",")?;
-                }
-            }
+            let items = self.list_until(">", |p| p.ty())?;
             Type::Tuple(items)
         } else {
             // a scalar type used bare (e.g. in `: i64` after attributes) is not a value type
