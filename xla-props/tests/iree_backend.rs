@@ -93,6 +93,53 @@ fn batched_results_are_the_direct_results() {
 }
 
 #[test]
+fn a_batch_drops_the_module_its_compile_error_points_at() {
+    let Some(b) = backend_or_skip() else { return };
+    // rejected by iree-compile (docs/repro/iree-reduce-window-stride), and
+    // not legalized (f8 sqrt): both diagnostics name their line
+    let rejected = module(
+        "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+         ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[3] parameter(0)\n  \
+         z = f32[] constant(0)\n  ROOT r = f32[1] reduce-window(x, z), \
+         window={size=2 stride=2}, to_apply=add\n}\n",
+    );
+    let skipped = unary("sqrt", "f8e4m3fn", 2);
+    let neg = unary("negate", "f32", 2);
+    let sq = unary("sqrt", "f32", 2);
+    let x2 = [bits(ElementType::F32, &[0x4080_0000, 0x4110_0000])];
+    let x3 = [bits(ElementType::F32, &[0x3f80_0000, 0, 0x4000_0000])];
+    let f8 = [bits(ElementType::F8E4M3Fn, &[0x38, 0x40])];
+    let requests = [
+        BatchRequest {
+            module: &neg,
+            args: vec![&x2],
+        },
+        BatchRequest {
+            module: &rejected,
+            args: vec![&x3],
+        },
+        BatchRequest {
+            module: &skipped,
+            args: vec![&f8],
+        },
+        BatchRequest {
+            module: &sq,
+            args: vec![&x2],
+        },
+    ];
+    let out = b.execute_many(&requests, &|_| {});
+    assert_eq!(
+        out[0][0].as_ref().unwrap()[0].to_f64_vec(),
+        vec![-4.0, -9.0]
+    );
+    assert_eq!(out[3][0].as_ref().unwrap()[0].to_f64_vec(), vec![2.0, 3.0]);
+    // the two culprits are left to run directly (and report their error)
+    assert!(out[1][0].is_none() && out[2][0].is_none());
+    // one compile per culprit and one that succeeds; halving would take 7
+    assert_eq!(b.compile_counts(), (3, 2));
+}
+
+#[test]
 fn what_iree_cannot_compile_is_a_skip_with_the_reason() {
     let Some(b) = backend_or_skip() else { return };
     // declared: f64 cbrt is never handed to iree-compile
