@@ -35,6 +35,18 @@ pub enum BugModel {
     /// Model kinds with their parameters; the first that applies to an
     /// instruction models it.
     Data(&'static [ModelSpec]),
+    /// The backend rejects valid modules: it fails to compile every module
+    /// `modules` matches, with an error containing `error`. There is no
+    /// wrong value to model: such a compile error is an expected failure
+    /// naming the bug (`Verdict::KnownRejection`), never a pass or a skip;
+    /// another error, or any result such a module computes, is judged as
+    /// usual.
+    Rejects {
+        /// The modules the backend rejects (as measured: narrow).
+        modules: fn(&Module) -> bool,
+        /// A fragment of its compile error.
+        error: &'static str,
+    },
 }
 
 impl BugModel {
@@ -44,11 +56,21 @@ impl BugModel {
         match self {
             BugModel::Rust(f) => f(m),
             BugModel::Data(specs) => apply_model_specs(specs, m),
+            BugModel::Rejects { .. } => None,
         }
     }
 }
 
 impl KnownBug {
+    /// True when this bug is the backend rejecting `module` with the compile
+    /// error `error` ([`BugModel::Rejects`]).
+    pub fn rejects(&self, module: &Module, error: &str) -> bool {
+        match self.model {
+            BugModel::Rejects { modules, error: e } => error.contains(e) && modules(module),
+            _ => false,
+        }
+    }
+
     /// What a report says about the bug.
     pub fn note(&self) -> KnownBugNote {
         KnownBugNote {

@@ -59,6 +59,15 @@ pub enum Verdict {
         /// The mismatch against the exact reference.
         mismatch: Box<MismatchReport>,
     },
+    /// The backend failed to compile a valid module that one of its known
+    /// bugs says it rejects (`check::BugModel::Rejects`). Reported as an
+    /// expected failure naming the bug.
+    KnownRejection {
+        /// The bugs that declare the rejection.
+        bugs: Vec<super::KnownBugNote>,
+        /// The backend's error.
+        error: String,
+    },
     /// Not judged (an unsupported op or dtype, a precondition the case lacks).
     Skipped {
         /// Why.
@@ -420,6 +429,14 @@ impl fmt::Display for Verdict {
             Verdict::KnownBug { bugs, mismatch } => {
                 let ids: Vec<String> = bugs.iter().map(|b| b.to_string()).collect();
                 write!(f, "known bug {}; {mismatch}", ids.join("; "))
+            }
+            Verdict::KnownRejection { bugs, error } => {
+                let ids: Vec<String> = bugs.iter().map(|b| b.to_string()).collect();
+                write!(
+                    f,
+                    "known bug {}; the backend rejected a valid module: {error}",
+                    ids.join("; ")
+                )
             }
         }
     }

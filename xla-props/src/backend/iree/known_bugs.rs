@@ -93,8 +93,24 @@ pub const F8_ROUND_UP_TO_MIN_NORMAL: KnownBug = KnownBug {
     model: BugModel::Rust(f8_round_up_to_min_normal),
 };
 
+/// `iree-compile` rejects a valid strided `reduce-window` whose window fits
+/// a dimension once without covering it.
+pub const REDUCE_WINDOW_STRIDE_REJECTED: KnownBug = KnownBug {
+    id: "iree-cpu/reduce-window-stride-rejected",
+    summary: "iree-compile rejects a valid reduce-window with a strided dimension that has one \
+              output and a window of 2 or more not covering the (padded) input \
+              (f32[3] size=2 stride=2: 'linalg.generic' op inferred input/output operand #1 \
+              has shape's dimension #0 to be 3, but found 2)",
+    documented: "docs/findings.md, \"IREE bug: a strided `reduce-window` is rejected\"",
+    model: BugModel::Rejects {
+        modules: has_rejected_reduce_window,
+        error: "'linalg.generic' op inferred input/output operand",
+    },
+};
+
 /// The known bugs of `iree-cpu` (IREE 3.13.0).
 pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
+    REDUCE_WINDOW_STRIDE_REJECTED,
     CBRT_INF,
     F8E4M3FN_IS_FINITE,
     FLOOR_BF16_SUBNORMAL,
@@ -232,6 +248,39 @@ fn f64_expm1(m: &Module) -> Option<Module> {
 }
 
 /// The array type of an instruction whose opcode is `op` and dtype one of `dtypes`.
+/// A `reduce-window` as measured rejected (docs/repro/iree-reduce-window-stride):
+/// some dimension has a stride above 1, one output, and a window of size 2
+/// or more (dilated) shorter than its (dilated, padded) input: f32[3] or
+/// f32[4,3] -> [2,1] with size 2 and stride 2 are rejected; f32[4], f32[5],
+/// f32[4,2] -> [2,1], size 1, and a stride-1 dimension are not.
+fn has_rejected_reduce_window(m: &Module) -> bool {
+    m.computations.iter().any(|c| {
+        c.instructions.iter().any(|i| {
+            if i.opcode != Opcode::ReduceWindow {
+                return false;
+            }
+            let (Some(window), Some(input), Some(out)) = (
+                i.attrs.window.as_ref(),
+                i.operands
+                    .first()
+                    .and_then(|o| c.instructions.get(o.index()))
+                    .and_then(|o| o.shape.as_array()),
+                i.shape.leaves().first().copied(),
+            ) else {
+                return false;
+            };
+            window.iter().enumerate().any(|(d, w)| {
+                let (Some(&n), Some(&o)) = (input.dims.get(d), out.dims.get(d)) else {
+                    return false;
+                };
+                let span = (w.size - 1) * w.window_dilation + 1;
+                let padded = (n - 1).max(0) * w.base_dilation + 1 + w.pad_low + w.pad_high;
+                w.stride > 1 && w.size > 1 && o == 1 && span < padded
+            })
+        })
+    })
+}
+
 fn array_of(i: &Instruction, op: Opcode, dtypes: &[ElementType]) -> Option<ArrayShape> {
     let a = i.shape.as_array()?;
     (i.opcode == op && dtypes.contains(&a.dtype)).then(|| a.clone())
