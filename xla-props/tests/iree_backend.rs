@@ -243,7 +243,8 @@ fn the_iree_bugs_of_the_findings_reproduce() {
     );
     let e = b.compile(&dot).err().expect("iree-compile crashes");
     assert!(e.to_string().contains("crashed"), "{e}");
-    // gather reads 0 for out-of-range start indices instead of clamping them
+    // gather does not clamp out-of-range start indices: it reads outside
+    // the operand (0 here, garbage in general: docs/findings.md)
     let g = module(
         "HloModule m\nENTRY e {\n  x = s16[5] parameter(0)\n  i = s32[3,1] parameter(1)\n  \
          ROOT g = s16[3] gather(x, i), offset_dims={}, collapsed_slice_dims={0}, \
@@ -256,10 +257,10 @@ fn the_iree_bugs_of_the_findings_reproduce() {
     )
     .unwrap();
     let y = b.compile(&g).unwrap().execute(&[x, i]).unwrap()[0].to_bits_vec();
-    assert_eq!(
-        y,
-        vec![0, 0x7fff, 0],
-        "the reference gives [1, 32767, 32767]"
+    assert_eq!(y[1], 0x7fff, "{y:x?}");
+    assert!(
+        (y[0], y[2]) != (1, 0x7fff),
+        "the reference gives [1, 32767, 32767], iree-cpu {y:x?}"
     );
     // f32 sine of a small negative number is off by about 1,600 ulp
     let y = run(

@@ -11,6 +11,7 @@
 
 use super::known_bug_model::{apply_model_specs, ModelSpec};
 use crate::hlo::Module;
+use crate::literal::Literal;
 
 /// A bug a backend is known to have, with a model of its wrong results.
 #[derive(Clone, Copy, Debug)]
@@ -24,6 +25,10 @@ pub struct KnownBug {
     /// The module rewritten to compute what the buggy backend computes.
     pub model: BugModel,
 }
+
+/// Per output of a module run on its inputs, the elements a known bug may
+/// make any value (`None`: the module has nothing the bug affects).
+pub type AnyValueMasks = fn(&Module, &[Literal]) -> Option<Vec<Vec<bool>>>;
 
 /// How a known bug's model is given: a Rust function, or data
 /// (`xla-props.toml`'s `known_bugs`, see [`ModelSpec`]).
@@ -47,6 +52,11 @@ pub enum BugModel {
         /// A fragment of its compile error.
         error: &'static str,
     },
+    /// Wrong values that are not deterministic (e.g. an out-of-bounds
+    /// read): given the module and its inputs, per output, the elements the
+    /// bug may make any value; `None` when the module has nothing the bug
+    /// affects. Every other element must still be right.
+    AnyValue(AnyValueMasks),
 }
 
 impl BugModel {
@@ -56,7 +66,7 @@ impl BugModel {
         match self {
             BugModel::Rust(f) => f(m),
             BugModel::Data(specs) => apply_model_specs(specs, m),
-            BugModel::Rejects { .. } => None,
+            BugModel::Rejects { .. } | BugModel::AnyValue(_) => None,
         }
     }
 }

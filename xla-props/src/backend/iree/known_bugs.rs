@@ -7,6 +7,7 @@
 
 use crate::check::{replace_with_model, type_text, BugModel, KnownBug};
 use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
+use crate::literal::Literal;
 
 /// `cbrt(±inf)` is NaN.
 pub const CBRT_INF: KnownBug = KnownBug {
@@ -108,9 +109,22 @@ pub const REDUCE_WINDOW_STRIDE_REJECTED: KnownBug = KnownBug {
     },
 };
 
+/// `gather` reads outside its operand for an out-of-range start index
+/// instead of clamping it.
+pub const GATHER_OUT_OF_RANGE_START: KnownBug = KnownBug {
+    id: "iree-cpu/gather-out-of-range-start-unclamped",
+    summary: "gather does not clamp an out-of-range start index: the slice is read from \
+              outside the operand (0 or garbage that changes from run to run) instead of \
+              from the clamped start",
+    documented: "docs/findings.md, \"IREE bug: gather does not clamp out-of-range start \
+                 indices (a silent miscompilation)\"",
+    model: BugModel::AnyValue(gather_out_of_range_rows),
+};
+
 /// The known bugs of `iree-cpu` (IREE 3.13.0).
 pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     REDUCE_WINDOW_STRIDE_REJECTED,
+    GATHER_OUT_OF_RANGE_START,
     CBRT_INF,
     F8E4M3FN_IS_FINITE,
     FLOOR_BF16_SUBNORMAL,
@@ -278,6 +292,53 @@ fn has_rejected_reduce_window(m: &Module) -> bool {
                 w.stride > 1 && w.size > 1 && o == 1 && span < padded
             })
         })
+    })
+}
+
+/// For a root `gather` of one start index per output row (indices `[k, 1]`
+/// or `[k]` from an entry parameter, output dimension 0 the batch, the
+/// others the slice): the output rows whose start index is out of range
+/// (as measured, docs/repro/iree-gather-clamp; in-range rows are right).
+fn gather_out_of_range_rows(m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bool>>> {
+    let entry = m.entry_computation();
+    let root = entry.instr(entry.root);
+    let g = root.attrs.gather_dims.as_ref()?;
+    let out = root.shape.as_array()?;
+    let (operand, indices) = match root.operands.as_slice() {
+        [o, i] if root.opcode == Opcode::Gather => (entry.instr(*o), entry.instr(*i)),
+        _ => return None,
+    };
+    let dims = &operand.shape.as_array()?.dims;
+    let index_shape = indices.shape.as_array()?;
+    let one_index = match index_shape.dims.as_slice() {
+        [_, 1] | [_] => g.index_vector_dim == 1,
+        _ => false,
+    };
+    let offsets: Vec<i64> = (1..out.dims.len() as i64).collect();
+    if !one_index
+        || g.start_index_map.len() != 1
+        || g.offset_dims != offsets
+        || !g.operand_batching_dims.is_empty()
+        || indices.opcode != Opcode::Parameter
+    {
+        return None;
+    }
+    let d = usize::try_from(g.start_index_map[0]).ok()?;
+    let hi = i128::from(dims.get(d)? - g.slice_sizes.get(d)?);
+    let starts = inputs.get(usize::try_from(indices.attrs.parameter_number?).ok()?)?;
+    let rows = usize::try_from(*out.dims.first()?).ok()?;
+    let per_row = usize::try_from(out.dims[1..].iter().product::<i64>()).ok()?;
+    if starts.element_count() != rows {
+        return None;
+    }
+    let bad: Vec<bool> = (0..rows)
+        .map(|r| !(0..=hi).contains(&starts.get_i128(r)))
+        .collect();
+    bad.contains(&true).then(|| {
+        vec![bad
+            .iter()
+            .flat_map(|&b| std::iter::repeat_n(b, per_row))
+            .collect()]
     })
 }
 
@@ -535,5 +596,68 @@ mod tests {
             .model
             .apply(&unary("exponential-minus-one", "f32", "f32"))
             .is_none());
+    }
+
+    #[test]
+    fn an_out_of_range_gather_row_may_be_anything_and_an_in_range_row_must_be_right() {
+        use crate::check::{judge_against_reference, Numerics, Verdict};
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  x = f32[4,3] parameter(0)\n  i = s32[4,1] parameter(1)\n  \
+             ROOT g = f32[4,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, \
+             start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}\n}\n",
+        )
+        .unwrap();
+        let x = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F32, vec![4, 3]),
+            &(1..=12).map(f64::from).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let i = Literal::from_f64s(
+            &ArrayShape::new(ElementType::S32, vec![4, 1]),
+            &[-2.0, 0.0, 3.0, 4.0],
+        )
+        .unwrap();
+        let args = [x, i];
+        let BugModel::AnyValue(rows) = GATHER_OUT_OF_RANGE_START.model else {
+            panic!("an any-value model");
+        };
+        let rep = |v: bool| std::iter::repeat_n(v, 3);
+        let want: Vec<bool> = rep(true)
+            .chain(rep(false))
+            .chain(rep(false))
+            .chain(rep(true))
+            .collect();
+        assert_eq!(rows(&m, &args), Some(vec![want]));
+        let expected = crate::reference::evaluate(&m, &args).unwrap();
+        let s = ArrayShape::new(ElementType::F32, vec![4, 3]);
+        // as measured: garbage in the out-of-range rows, the in-range rows right
+        let iree = Literal::from_f64s(
+            &s,
+            &[
+                0.0, 3.9e-21, 0.0, 1.0, 2.0, 3.0, 10.0, 11.0, 12.0, 0.0, 0.0, 0.0,
+            ],
+        )
+        .unwrap();
+        let n = Numerics::exact();
+        let bugs = [GATHER_OUT_OF_RANGE_START];
+        let v = judge_against_reference(&m, &args, &expected, &[iree], &n, &bugs, false);
+        assert!(matches!(v, Verdict::KnownBug { .. }), "{v}");
+        // a wrong value in an in-range row is not the bug
+        let wrong = Literal::from_f64s(
+            &s,
+            &[
+                0.0, 0.0, 0.0, 1.0, 2.0, 3.5, 10.0, 11.0, 12.0, 0.0, 0.0, 0.0,
+            ],
+        )
+        .unwrap();
+        let v = judge_against_reference(&m, &args, &expected, &[wrong], &n, &bugs, false);
+        assert!(matches!(v, Verdict::Mismatch(_)), "{v}");
+        // in-range starts only: nothing to excuse
+        let j = Literal::from_f64s(
+            &ArrayShape::new(ElementType::S32, vec![4, 1]),
+            &[0.0, 1.0, 2.0, 3.0],
+        )
+        .unwrap();
+        assert_eq!(rows(&m, &[args[0].clone(), j]), None);
     }
 }
