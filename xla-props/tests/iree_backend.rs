@@ -262,6 +262,11 @@ fn the_iree_bugs_of_the_findings_reproduce() {
         (y[0], y[2]) != (1, 0x7fff),
         "the reference gives [1, 32767, 32767], iree-cpu {y:x?}"
     );
+    // sine(-0) and tan(-0) are +0 (docs/repro/iree-sine-minus-zero)
+    for op in ["sine", "tan"] {
+        let y = run(&unary(op, "f32", 1), bits(ElementType::F32, &[0x8000_0000]));
+        assert_eq!(y, vec![0], "{op}(-0)");
+    }
     // f32 sine of a small negative number is off by about 1,600 ulp
     let y = run(
         &unary("sine", "f32", 1),

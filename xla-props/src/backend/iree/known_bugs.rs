@@ -87,8 +87,8 @@ pub const F64_LOG1P: KnownBug = KnownBug {
 pub const F8_ROUND_UP_TO_MIN_NORMAL: KnownBug = KnownBug {
     id: "iree-cpu/f8-round-up-to-min-normal-is-zero",
     summary: "an f8e4m3fn (f8e5m2) result in [15*2^-10, 2^-6) ([7*2^-17, 2^-14)), which rounds \
-              up to the smallest normal, is ±0 instead (convert from f32/bf16; expm1, log1p \
-              and tanh, computed in f32)",
+              up to the smallest normal, is ±0 instead (convert from f32/bf16; expm1, log1p, \
+              tanh, sine and tan, computed in f32)",
     documented:
         "docs/findings.md, \"IREE bug: an f8 result rounding up to the smallest normal is zero\"",
     model: BugModel::Rust(f8_round_up_to_min_normal),
@@ -121,8 +121,43 @@ pub const GATHER_OUT_OF_RANGE_START: KnownBug = KnownBug {
     model: BugModel::AnyValue(gather_out_of_range_rows),
 };
 
+/// f16, bf16 and f32 `sine`, `cosine` and `tan` are inaccurate everywhere
+/// and wrong (±inf, NaN, 0) beyond 2^13: no model (the values are IREE's
+/// range reduction's), so any value at every element of such an op.
+pub const SINE_RANGE: KnownBug = KnownBug {
+    id: "iree-cpu/sine-cosine-tan-inaccurate",
+    summary: "f32 sine, cosine and tan are inaccurate (sin(-0.00148) off by 1,593 ulp, \
+              sin(8192) by 1,378 ulp) and wrong beyond 2^13 (sin(2.35e17) = 0, ±inf, NaN); \
+              f16 and bf16, computed in f32, inherit it (sin(bf16 1.6e11) = -inf): any value \
+              at the elements of a sine, cosine or tan that is an output, on f16, bf16, f32",
+    documented: "docs/findings.md, \"IREE bug: f32 `sine`, `cosine` and `tan` are inaccurate, \
+                 and wrong beyond 2^13\"",
+    model: BugModel::AnyValue(sine_family_outputs),
+};
+
+/// `sine` and `tan` of -0 are +0 (f8, bf16, f32).
+pub const SINE_OF_MINUS_ZERO: KnownBug = KnownBug {
+    id: "iree-cpu/sine-tan-of-minus-zero-is-plus-zero",
+    summary: "sine(-0) and tan(-0) are +0 instead of -0 (f8e4m3fn, f8e5m2, bf16, f32)",
+    documented: "docs/findings.md, \"IREE bug: `sine` and `tan` of -0 are +0\"",
+    model: BugModel::Rust(sine_of_minus_zero),
+};
+
+/// f8e4m3fn -NaN (`0xff`) read as -480 by the transcendentals.
+pub const F8E4M3FN_MINUS_NAN: KnownBug = KnownBug {
+    id: "iree-cpu/f8e4m3fn-minus-nan-read-as-number",
+    summary: "an f8e4m3fn transcendental reads -NaN (0xff) as -480 (the magnitude the bits \
+              would have without the format's NaN encoding): exp(-NaN) = 0, tanh(-NaN) = -1, \
+              cosine(-NaN) = -0.8125, cbrt(-NaN) = -8",
+    documented: "docs/findings.md, \"IREE bug: f8e4m3fn -NaN is read as a number\"",
+    model: BugModel::Rust(f8e4m3fn_minus_nan),
+};
+
 /// The known bugs of `iree-cpu` (IREE 3.13.0).
 pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
+    SINE_RANGE,
+    SINE_OF_MINUS_ZERO,
+    F8E4M3FN_MINUS_NAN,
     REDUCE_WINDOW_STRIDE_REJECTED,
     GATHER_OUT_OF_RANGE_START,
     CBRT_INF,
@@ -210,7 +245,13 @@ fn f8_round_up_to_min_normal(m: &Module) -> Option<Module> {
         let src = operand_dtype(m, i)?;
         let op = match i.opcode {
             Opcode::Convert if [F32, Bf16].contains(&src) => None,
-            Opcode::ExponentialMinusOne | Opcode::LogPlusOne | Opcode::Tanh if src == a.dtype => {
+            Opcode::ExponentialMinusOne
+            | Opcode::LogPlusOne
+            | Opcode::Tanh
+            | Opcode::Sine
+            | Opcode::Tan
+                if src == a.dtype =>
+            {
                 Some(i.opcode)
             }
             _ => return None,
@@ -339,6 +380,88 @@ fn gather_out_of_range_rows(m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bo
             .iter()
             .flat_map(|&b| std::iter::repeat_n(b, per_row))
             .collect()]
+    })
+}
+
+/// Every element of each output that is a `sine`, `cosine` or `tan` of f16,
+/// bf16 or f32 (the root, or an element of a root tuple).
+fn sine_family_outputs(m: &Module, _: &[Literal]) -> Option<Vec<Vec<bool>>> {
+    use ElementType::{Bf16, F16, F32};
+    let entry = m.entry_computation();
+    let root = entry.instr(entry.root);
+    let outputs: Vec<&Instruction> = if root.opcode == Opcode::Tuple {
+        root.operands.iter().map(|&o| entry.instr(o)).collect()
+    } else {
+        vec![root]
+    };
+    let mut any = false;
+    let masks = outputs
+        .iter()
+        .map(|o| {
+            let n = o
+                .shape
+                .as_array()
+                .map_or(0, |a| a.dims.iter().product::<i64>().max(0) as usize);
+            let hit = [Opcode::Sine, Opcode::Cosine, Opcode::Tan]
+                .iter()
+                .any(|&op| array_of(o, op, &[F16, Bf16, F32]).is_some());
+            any |= hit && n > 0;
+            vec![hit; n]
+        })
+        .collect();
+    any.then_some(masks)
+}
+
+/// `sine` and `tan`: a zero input gives +0.
+fn sine_of_minus_zero(m: &Module) -> Option<Module> {
+    use ElementType::{Bf16, F8E4M3Fn, F32, F8E5M2};
+    replace_with_model(m, &|i| {
+        let a = [Opcode::Sine, Opcode::Tan]
+            .iter()
+            .find_map(|&op| array_of(i, op, &[F8E4M3Fn, F8E5M2, Bf16, F32]))?;
+        let (t, p) = (type_text(&a), with_dtype(&a, ElementType::Pred));
+        let ts = type_text(&ArrayShape::new(a.dtype, vec![]));
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  \
+             z = f64[] constant(0)\n  zt = {ts} convert(z)\n  zb = {t} broadcast(zt), dimensions={{}}\n  \
+             zero = {p} compare(x, zb), direction=EQ\n  y = {t} {}(x)\n  \
+             ROOT r = {t} select(zero, zb, y)\n}}\n",
+            i.opcode.name()
+        ))
+    })
+}
+
+/// f8e4m3fn transcendentals: `0xff` (-NaN) counts as -480; the function is
+/// computed in f64 and rounded once (other elements: the exact result).
+fn f8e4m3fn_minus_nan(m: &Module) -> Option<Module> {
+    use Opcode::*;
+    replace_with_model(m, &|i| {
+        let a = [
+            Exponential,
+            ExponentialMinusOne,
+            Logistic,
+            Sine,
+            Cosine,
+            Tan,
+            Tanh,
+            Cbrt,
+        ]
+        .iter()
+        .find_map(|&op| array_of(i, op, &[ElementType::F8E4M3Fn]))?;
+        let t = type_text(&a);
+        let (d, u, p) = (
+            with_dtype(&a, ElementType::F64),
+            with_dtype(&a, ElementType::U8),
+            with_dtype(&a, ElementType::Pred),
+        );
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  b = {u} bitcast-convert(x)\n  \
+             ff = u8[] constant(255)\n  ffb = {u} broadcast(ff), dimensions={{}}\n  \
+             neg = {p} compare(b, ffb), direction=EQ\n  xd = {d} convert(x)\n  \
+             c = f64[] constant(-480)\n  cb = {d} broadcast(c), dimensions={{}}\n  \
+             v = {d} select(neg, cb, xd)\n  w = {d} {}(v)\n  ROOT r = {t} convert(w)\n}}\n",
+            i.opcode.name()
+        ))
     })
 }
 
@@ -659,5 +782,50 @@ mod tests {
         )
         .unwrap();
         assert_eq!(rows(&m, &[args[0].clone(), j]), None);
+    }
+
+    #[test]
+    fn the_sine_and_f8_nan_models_compute_what_iree_computes() {
+        // sine(-0) = +0, other inputs the exact sine
+        let m = SINE_OF_MINUS_ZERO
+            .model
+            .apply(&unary("sine", "f32", "f32"))
+            .unwrap();
+        let y = eval(&m, ElementType::F32, &[0x8000_0000, 0, 0x3f00_0000]);
+        assert_eq!(y, vec![0, 0, 0x3ef5_7744]);
+        assert!(SINE_OF_MINUS_ZERO
+            .model
+            .apply(&unary("cosine", "f32", "f32"))
+            .is_none());
+        // f8e4m3fn -NaN (0xff) counts as -480: exp = 0, tanh = -1, +NaN stays NaN
+        let m = F8E4M3FN_MINUS_NAN
+            .model
+            .apply(&unary("exponential", "f8e4m3fn", "f8e4m3fn"))
+            .unwrap();
+        let y = eval(&m, ElementType::F8E4M3Fn, &[0xff, 0x7f, 0x00]);
+        assert_eq!((y[0], y[1] & 0x7f, y[2]), (0x00, 0x7f, 0x38));
+        let m = F8E4M3FN_MINUS_NAN
+            .model
+            .apply(&unary("tanh", "f8e4m3fn", "f8e4m3fn"))
+            .unwrap();
+        assert_eq!(
+            eval(&m, ElementType::F8E4M3Fn, &[0xff, 0xff, 0x00])[0],
+            0xb8
+        );
+        assert!(F8E4M3FN_MINUS_NAN
+            .model
+            .apply(&unary("tanh", "f8e5m2", "f8e5m2"))
+            .is_none());
+        // the range bug: every element of an f16/bf16/f32 sine output, nothing else
+        let BugModel::AnyValue(masks) = SINE_RANGE.model else {
+            panic!("an any-value model");
+        };
+        assert_eq!(
+            masks(&unary("tan", "bf16", "bf16"), &[]),
+            Some(vec![vec![true; 3]])
+        );
+        assert_eq!(masks(&unary("sine", "f64", "f64"), &[]), None);
+        assert_eq!(masks(&unary("sine", "f8e4m3fn", "f8e4m3fn"), &[]), None);
+        assert_eq!(masks(&unary("exponential", "f32", "f32"), &[]), None);
     }
 }
