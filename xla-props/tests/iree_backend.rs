@@ -262,6 +262,12 @@ fn the_iree_bugs_of_the_findings_reproduce() {
         (y[0], y[2]) != (1, 0x7fff),
         "the reference gives [1, 32767, 32767], iree-cpu {y:x?}"
     );
+    // f8e4m3fn logistic(-6.5) is NaN (docs/repro/iree-f8e4m3fn-logistic-nan)
+    let y = run(
+        &unary("logistic", "f8e4m3fn", 2),
+        bits(ElementType::F8E4M3Fn, &[0xcc, 0xcd]),
+    );
+    assert_eq!(y, vec![0x01, 0x7f]);
     // sine(-0) and tan(-0) are +0 (docs/repro/iree-sine-minus-zero)
     for op in ["sine", "tan"] {
         let y = run(&unary(op, "f32", 1), bits(ElementType::F32, &[0x8000_0000]));

@@ -148,13 +148,24 @@ pub const F8E4M3FN_MINUS_NAN: KnownBug = KnownBug {
     id: "iree-cpu/f8e4m3fn-minus-nan-read-as-number",
     summary: "an f8e4m3fn transcendental reads -NaN (0xff) as -480 (the magnitude the bits \
               would have without the format's NaN encoding): exp(-NaN) = 0, tanh(-NaN) = -1, \
-              cosine(-NaN) = -0.8125, cbrt(-NaN) = -8",
+              cosine(-NaN) = -0.8125, cbrt(-NaN) = -8 (logistic: its own bug)",
     documented: "docs/findings.md, \"IREE bug: f8e4m3fn -NaN is read as a number\"",
     model: BugModel::Rust(f8e4m3fn_minus_nan),
 };
 
+/// f8e4m3fn `logistic` is NaN where `exp(-x)` overflows the type.
+pub const F8E4M3FN_LOGISTIC_NAN: KnownBug = KnownBug {
+    id: "iree-cpu/f8e4m3fn-logistic-overflow-nan",
+    summary: "f8e4m3fn logistic(x) is NaN for x <= -6.5 (and -NaN), where the exact result is \
+              0 or the smallest subnormal: exp(-x) is rounded to f8e4m3fn, which has no \
+              infinity, so it overflows to NaN",
+    documented: "docs/findings.md, \"IREE bug: f8e4m3fn `logistic` of x <= -6.5 is NaN\"",
+    model: BugModel::Rust(f8e4m3fn_logistic_nan),
+};
+
 /// The known bugs of `iree-cpu` (IREE 3.13.0).
 pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
+    F8E4M3FN_LOGISTIC_NAN,
     SINE_RANGE,
     SINE_OF_MINUS_ZERO,
     F8E4M3FN_MINUS_NAN,
@@ -431,6 +442,30 @@ fn sine_of_minus_zero(m: &Module) -> Option<Module> {
     })
 }
 
+/// f8e4m3fn `logistic`: NaN where `exp(-x)` rounded to f8e4m3fn is NaN
+/// (`0xff`, -NaN, counts as -480), else the exact result.
+fn f8e4m3fn_logistic_nan(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Logistic, &[ElementType::F8E4M3Fn])?;
+        let t = type_text(&a);
+        let (d, u, p) = (
+            with_dtype(&a, ElementType::F64),
+            with_dtype(&a, ElementType::U8),
+            with_dtype(&a, ElementType::Pred),
+        );
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  b = {u} bitcast-convert(x)\n  \
+             ff = u8[] constant(255)\n  ffb = {u} broadcast(ff), dimensions={{}}\n  \
+             neg = {p} compare(b, ffb), direction=EQ\n  xd = {d} convert(x)\n  \
+             c = f64[] constant(-480)\n  cb = {d} broadcast(c), dimensions={{}}\n  \
+             v = {d} select(neg, cb, xd)\n  nv = {d} negate(v)\n  e = {d} exponential(nv)\n  \
+             e8 = {t} convert(e)\n  over = {p} compare(e8, e8), direction=NE\n  \
+             nan = f64[] constant(nan)\n  nanb = {d} broadcast(nan), dimensions={{}}\n  \
+             l = {d} logistic(v)\n  w = {d} select(over, nanb, l)\n  ROOT r = {t} convert(w)\n}}\n"
+        ))
+    })
+}
+
 /// f8e4m3fn transcendentals: `0xff` (-NaN) counts as -480; the function is
 /// computed in f64 and rounded once (other elements: the exact result).
 fn f8e4m3fn_minus_nan(m: &Module) -> Option<Module> {
@@ -439,7 +474,6 @@ fn f8e4m3fn_minus_nan(m: &Module) -> Option<Module> {
         let a = [
             Exponential,
             ExponentialMinusOne,
-            Logistic,
             Sine,
             Cosine,
             Tan,
@@ -827,5 +861,17 @@ mod tests {
         assert_eq!(masks(&unary("sine", "f64", "f64"), &[]), None);
         assert_eq!(masks(&unary("sine", "f8e4m3fn", "f8e4m3fn"), &[]), None);
         assert_eq!(masks(&unary("exponential", "f32", "f32"), &[]), None);
+    }
+
+    #[test]
+    fn the_f8e4m3fn_logistic_model_is_nan_where_exp_overflows() {
+        let m = F8E4M3FN_LOGISTIC_NAN
+            .model
+            .apply(&unary("logistic", "f8e4m3fn", "f8e4m3fn"))
+            .unwrap();
+        // -6 (0xcc): exp(6) = 403 fits; -6.5 (0xcd): exp(6.5) = 665 does not; -NaN
+        let y = eval(&m, ElementType::F8E4M3Fn, &[0xcc, 0xcd, 0xff]);
+        assert_eq!(y[0], 0x01, "{y:x?}");
+        assert_eq!((y[1] & 0x7f, y[2] & 0x7f), (0x7f, 0x7f), "{y:x?}");
     }
 }
