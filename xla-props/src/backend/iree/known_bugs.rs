@@ -199,9 +199,25 @@ fn power_exp_log(m: &Module) -> Option<Module> {
     replace_with_model(m, &|i| {
         let a = array_of(i, Opcode::Power, &FLOATS)?;
         let t = type_text(&a);
+        // subnormal operands are flushed to the zero of their sign first
+        // (f16, bf16, f32, f64: pow(2^-149, -0) is NaN, as exp(-0 * log(0)))
+        let flush = if super::numerics::IREE_CPU_FLUSHED.contains(&a.dtype) {
+            let ts = type_text(&ArrayShape::new(a.dtype, vec![]));
+            let p = with_dtype(&a, ElementType::Pred);
+            let mn = a.dtype.float_format()?.min_normal();
+            format!(
+                "mn = f64[] constant({mn:e})\n  mnt = {ts} convert(mn)\n  mnb = {t} broadcast(mnt), dimensions={{}}\n  \
+                 z = f64[] constant(0)\n  zt = {ts} convert(z)\n  zb = {t} broadcast(zt), dimensions={{}}\n  \
+                 ax = {t} abs(x0)\n  sx = {p} compare(ax, mnb), direction=LT\n  zx = {t} multiply(x0, zb)\n  \
+                 x = {t} select(sx, zx, x0)\n  ay = {t} abs(y0)\n  sy = {p} compare(ay, mnb), direction=LT\n  \
+                 zy = {t} multiply(y0, zb)\n  y = {t} select(sy, zy, y0)\n  "
+            )
+        } else {
+            format!("x = {t} copy(x0)\n  y = {t} copy(y0)\n  ")
+        };
         Some(format!(
-            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  y = {t} parameter(1)\n  \
-             l = {t} log(x)\n  e = {t} multiply(y, l)\n  ROOT r = {t} exponential(e)\n}}\n"
+            "HloModule model\n\nENTRY model {{\n  x0 = {t} parameter(0)\n  y0 = {t} parameter(1)\n  \
+             {flush}l = {t} log(x)\n  e = {t} multiply(y, l)\n  ROOT r = {t} exponential(e)\n}}\n"
         ))
     })
 }
@@ -233,7 +249,8 @@ fn atan2_zero_inf(m: &Module) -> Option<Module> {
              xz0 = {p} compare(ax, mnb), direction=LT\n  xz1 = {p} compare(ax, zb), direction=EQ\n  \
              xz = {p} or(xz0, xz1)\n  both = {p} and(yz, xz)\n  bad = {p} or(qnan, both)\n  \
              xneg = {p} compare(x, zb), direction=LT\n  xnz = {p} not(xz)\n  xn = {p} and(xneg, xnz)\n  \
-             q0 = {p} compare(q, zb), direction=EQ\n  q0y = {p} or(q0, yz)\n  flip = {p} and(xn, q0y)\n  \
+             q00 = {p} compare(q, zb), direction=EQ\n  aq = {t} abs(q)\n  \
+             q01 = {p} compare(aq, mnb), direction=LT\n  q0 = {p} or(q00, q01)\n  q0y = {p} or(q0, yz)\n  flip = {p} and(xn, q0y)\n  \
              pi = f64[] constant(3.141592653589793)\n  pit = {ts} convert(pi)\n  pib = {t} broadcast(pit), dimensions={{}}\n  \
              nan = f64[] constant(nan)\n  nant = {ts} convert(nan)\n  nanb = {t} broadcast(nant), dimensions={{}}\n  \
              at = {t} atan2(y, x)\n  r0 = {t} select(flip, pib, at)\n  \
@@ -873,5 +890,34 @@ mod tests {
         let y = eval(&m, ElementType::F8E4M3Fn, &[0xcc, 0xcd, 0xff]);
         assert_eq!(y[0], 0x01, "{y:x?}");
         assert_eq!((y[1] & 0x7f, y[2] & 0x7f), (0x7f, 0x7f), "{y:x?}");
+    }
+
+    #[test]
+    fn the_power_and_atan2_models_flush_subnormals_first() {
+        let binary = |op: &str| {
+            parse_module(&format!(
+                "HloModule m\nENTRY e {{\n  x = f32[2] parameter(0)\n  y = f32[2] parameter(1)\n  \
+                 ROOT r = f32[2] {op}(x, y)\n}}\n"
+            ))
+            .unwrap()
+        };
+        let f32s =
+            |b: &[u64]| Literal::from_bits(&ArrayShape::new(ElementType::F32, vec![2]), b).unwrap();
+        // pow(-0, -2^-149): exp(-0 * log(-0)) = NaN; pow(2, 3) = exp(3 log 2)
+        let m = POWER_EXP_LOG.model.apply(&binary("power")).unwrap();
+        let args = [
+            f32s(&[0x8000_0000, 0x4000_0000]),
+            f32s(&[0x8000_0001, 0x4040_0000]),
+        ];
+        let y = crate::reference::evaluate(&m, &args).unwrap()[0].to_f64_vec();
+        assert!(y[0].is_nan() && (y[1] - 8.0).abs() < 1e-5, "{y:?}");
+        // atan2(-min_normal, -2.5): the quotient is flushed, so +pi
+        let m = ATAN2_ZERO_INF.model.apply(&binary("atan2")).unwrap();
+        let args = [
+            f32s(&[0x8080_0000, 0x3f80_0000]),
+            f32s(&[0xc020_0000, 0x3f80_0000]),
+        ];
+        let y = crate::reference::evaluate(&m, &args).unwrap()[0].to_bits_vec();
+        assert_eq!(y[0], 0x4049_0fdb, "{y:x?}");
     }
 }
