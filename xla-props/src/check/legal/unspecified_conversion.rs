@@ -6,7 +6,7 @@
 use super::{Case, Evidence, LegalDifference, Setting};
 use crate::check::policy::Policy;
 use crate::check::LegalReason;
-use crate::hlo::{Module, Opcode};
+use crate::hlo::{Module, Opcode, TypeKind};
 use crate::literal::Literal;
 
 pub(crate) struct UnspecifiedConversion;
@@ -55,7 +55,12 @@ pub(crate) fn unspecified_conversions(
             let Some(x) = conversion_input(module, out, inputs) else {
                 return vec![false; n];
             };
-            let range = out.shape.as_array().and_then(|a| a.dtype.int_range());
+            // a conversion to pred is specified (zero is false, anything else true)
+            let range = out
+                .shape
+                .as_array()
+                .filter(|a| matches!(a.dtype.kind(), TypeKind::Signed | TypeKind::Unsigned))
+                .and_then(|a| a.dtype.int_range());
             let Some((lo, hi)) = range.filter(|_| x.element_count() == n) else {
                 return vec![false; n];
             };
@@ -152,6 +157,13 @@ mod tests {
         let x =
             Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![2]), &[1.0, -2.0]).unwrap();
         assert_eq!(unspecified_conversions(&m, &[x]), None);
+        let m = convert("f32", "pred", 2);
+        let x = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F32, vec![2]),
+            &[2.0, f64::NAN],
+        )
+        .unwrap();
+        assert_eq!(unspecified_conversions(&m, std::slice::from_ref(&x)), None);
         let m = convert("f32", "f16", 2);
         let x = Literal::from_f64s(
             &ArrayShape::new(ElementType::F32, vec![2]),
