@@ -132,6 +132,10 @@ pub(crate) struct CompareContext<'a> {
     pub elementwise: bool,
     /// Alternative legal expected results.
     pub alternatives: Vec<Alternative<'a>>,
+    /// Per output, the elements that may legally be any value (for the
+    /// reason given): what the specification leaves open, or a known bug
+    /// whose wrong value is not deterministic.
+    pub any_value: Vec<(LegalReason, &'a [Vec<bool>])>,
     /// Magnitude sums per output (None for outputs that are not reductions).
     pub magnitude_sums: Vec<Option<MagnitudeSums>>,
     /// Ops in the program whose approximation budgets (from `Numerics`) apply.
@@ -158,6 +162,7 @@ impl Default for CompareContext<'_> {
             inputs: &[],
             elementwise: false,
             alternatives: Vec::new(),
+            any_value: Vec::new(),
             magnitude_sums: Vec::new(),
             approximate_ops: Vec::new(),
             strict_rounding: false,
@@ -183,6 +188,12 @@ impl<'a> CompareContext<'a> {
     /// Adds an alternative expected result, legal for `reason`.
     pub fn with_alternative(mut self, reason: LegalReason, outputs: &'a [Literal]) -> Self {
         self.alternatives.push(Alternative { reason, outputs });
+        self
+    }
+    /// Accepts any value, for `reason`, at the elements `masks` marks (one
+    /// mask per output, in flat element order).
+    pub fn with_any_value(mut self, reason: LegalReason, masks: &'a [Vec<bool>]) -> Self {
+        self.any_value.push((reason, masks));
         self
     }
     /// Sets the element rules.
@@ -374,6 +385,11 @@ impl ElementJudge<'_, '_> {
                 if abs_error(e, a, self.dtype).is_some_and(|x| x <= bound) {
                     return Ok(Some(LegalReason::Reassociation));
                 }
+            }
+        }
+        for (reason, masks) in &self.ctx.any_value {
+            if masks.get(self.out).and_then(|m| m.get(flat)) == Some(&true) {
+                return Ok(Some(*reason));
             }
         }
         for alt in &self.ctx.alternatives {

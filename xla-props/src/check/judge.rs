@@ -196,6 +196,7 @@ impl<'a> Judge<'a> {
         };
         let admitted: Vec<_> = REGISTRY.iter().filter(|e| e.admissible(&setting)).collect();
         let case = Case {
+            policy: self.policy,
             module,
             inputs,
             expected,
@@ -251,9 +252,10 @@ impl<'a> Judge<'a> {
         // phase 2: the costly evidence
         let case = Case { expected, ..case };
         let mut owned: Vec<(LegalReason, Vec<Literal>)> = Vec::new();
+        let mut open: Vec<(LegalReason, Vec<Vec<bool>>)> = Vec::new();
         let mut variants: Vec<Module> = Vec::new();
         let mut bound = false;
-        let mut models: Vec<(KnownBugNote, Vec<Literal>)> = Vec::new();
+        let mut models: Vec<(KnownBugNote, Model)> = Vec::new();
         let mut costly = false;
         for e in admitted.iter().filter(|e| !e.cheap()) {
             if e.reason() == LegalReason::KnownBug {
@@ -271,6 +273,7 @@ impl<'a> Judge<'a> {
                         }
                     }
                     Evidence::Outputs(o) => owned.push((e.reason(), o)),
+                    Evidence::AnyValue(m) => open.push((e.reason(), m)),
                     Evidence::Variant(m) => variants.push(m),
                     Evidence::PropagatedBound => bound = true,
                     _ => {}
@@ -282,6 +285,9 @@ impl<'a> Judge<'a> {
             let mut full = ctx.clone();
             for (reason, outs) in &owned {
                 full = full.with_alternative(*reason, outs);
+            }
+            for (reason, masks) in &open {
+                full = full.with_any_value(*reason, masks);
             }
             v = with_ties(compare(expected, actual, &exact, &full), unstable_ties);
             lap("phase 2 (costly evidence) compared");
@@ -305,8 +311,12 @@ impl<'a> Judge<'a> {
             .find(|e| e.reason() == LegalReason::KnownBug)
         {
             for ev in kb.evidence(&case) {
-                if let Evidence::KnownBug(note, outs) = ev {
-                    models.push((note, outs));
+                match ev {
+                    Evidence::KnownBug(note, outs) => models.push((note, Model::Outputs(outs))),
+                    Evidence::KnownBugAnyValue(note, masks) => {
+                        models.push((note, Model::AnyValue(masks)))
+                    }
+                    _ => {}
                 }
             }
         }
@@ -425,12 +435,19 @@ fn with_ties(v: Verdict, ties: Option<u64>) -> Verdict {
 /// becomes `Verdict::KnownBug`, naming the bug that explains it alone, else
 /// every bug whose model was needed together; any other verdict is returned
 /// unchanged.
+/// What a known bug's evidence says: the outputs its model computes, or the
+/// elements it may make any value.
+enum Model {
+    Outputs(Vec<Literal>),
+    AnyValue(Vec<Vec<bool>>),
+}
+
 fn explained_by_known_bugs(
     v: Verdict,
     ctx: &CompareContext<'_>,
     expected: &[Literal],
     actual: &[Literal],
-    models: &[(KnownBugNote, Vec<Literal>)],
+    models: &[(KnownBugNote, Model)],
 ) -> Verdict {
     let Verdict::Mismatch(report) = v else {
         return v;
@@ -438,10 +455,13 @@ fn explained_by_known_bugs(
     if models.is_empty() {
         return Verdict::Mismatch(report);
     }
-    let explains = |ms: &[&(KnownBugNote, Vec<Literal>)]| {
+    let explains = |ms: &[&(KnownBugNote, Model)]| {
         let mut c = ctx.clone();
-        for (_, out) in ms {
-            c = c.with_alternative(LegalReason::KnownBug, out);
+        for (_, model) in ms {
+            c = match model {
+                Model::Outputs(out) => c.with_alternative(LegalReason::KnownBug, out),
+                Model::AnyValue(masks) => c.with_any_value(LegalReason::KnownBug, masks),
+            };
         }
         match compare(expected, actual, &ErrorSpec::exact(), &c) {
             Verdict::Agree(a) => Some(a),

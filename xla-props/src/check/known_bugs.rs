@@ -11,6 +11,7 @@
 
 use super::known_bug_model::{apply_model_specs, ModelSpec};
 use crate::hlo::Module;
+use crate::literal::Literal;
 
 /// A bug a backend is known to have, with a model of its wrong results.
 #[derive(Clone, Copy, Debug)]
@@ -25,6 +26,10 @@ pub struct KnownBug {
     pub model: BugModel,
 }
 
+/// Per output of a module run on its inputs, the elements a known bug may
+/// make any value (`None`: the module has nothing the bug affects).
+pub type AnyValueMasks = fn(&Module, &[Literal]) -> Option<Vec<Vec<bool>>>;
+
 /// How a known bug's model is given: a Rust function, or data
 /// (`xla-props.toml`'s `known_bugs`, see [`ModelSpec`]).
 #[derive(Clone, Copy, Debug)]
@@ -35,6 +40,23 @@ pub enum BugModel {
     /// Model kinds with their parameters; the first that applies to an
     /// instruction models it.
     Data(&'static [ModelSpec]),
+    /// The backend rejects valid modules: it fails to compile every module
+    /// `modules` matches, with an error containing `error`. There is no
+    /// wrong value to model: such a compile error is an expected failure
+    /// naming the bug (`Verdict::KnownRejection`), never a pass or a skip;
+    /// another error, or any result such a module computes, is judged as
+    /// usual.
+    Rejects {
+        /// The modules the backend rejects (as measured: narrow).
+        modules: fn(&Module) -> bool,
+        /// A fragment of its compile error.
+        error: &'static str,
+    },
+    /// Wrong values that are not deterministic (e.g. an out-of-bounds
+    /// read): given the module and its inputs, per output, the elements the
+    /// bug may make any value; `None` when the module has nothing the bug
+    /// affects. Every other element must still be right.
+    AnyValue(AnyValueMasks),
 }
 
 impl BugModel {
@@ -44,11 +66,21 @@ impl BugModel {
         match self {
             BugModel::Rust(f) => f(m),
             BugModel::Data(specs) => apply_model_specs(specs, m),
+            BugModel::Rejects { .. } | BugModel::AnyValue(_) => None,
         }
     }
 }
 
 impl KnownBug {
+    /// True when this bug is the backend rejecting `module` with the compile
+    /// error `error` ([`BugModel::Rejects`]).
+    pub fn rejects(&self, module: &Module, error: &str) -> bool {
+        match self.model {
+            BugModel::Rejects { modules, error: e } => error.contains(e) && modules(module),
+            _ => false,
+        }
+    }
+
     /// What a report says about the bug.
     pub fn note(&self) -> KnownBugNote {
         KnownBugNote {

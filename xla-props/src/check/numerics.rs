@@ -124,6 +124,15 @@ pub struct Numerics {
     /// being skipped. Judged by the reference on `check::op_semantics_variant`.
     #[serde(default)]
     pub convolution_multiplies_padding: bool,
+    /// A float -> integer `convert` of NaN, or of a value whose truncation
+    /// the integer type cannot represent, may give any value of the type:
+    /// the StableHLO specification leaves it open ("the behavior is TBD",
+    /// openxla/stablehlo#180). Only those elements: every other element of
+    /// the conversion is judged as usual. Judged on the outputs that are a
+    /// `convert` of an entry parameter (`check::legal`,
+    /// `unspecified_conversion`).
+    #[serde(default)]
+    pub out_of_range_float_to_int_unspecified: bool,
 }
 
 impl Numerics {
@@ -141,6 +150,7 @@ impl Numerics {
             fast_min_max: false,
             reduce_precision_in_own_type: Vec::new(),
             convolution_multiplies_padding: false,
+            out_of_range_float_to_int_unspecified: false,
         }
     }
 

@@ -59,6 +59,15 @@ pub enum Verdict {
         /// The mismatch against the exact reference.
         mismatch: Box<MismatchReport>,
     },
+    /// The backend failed to compile a valid module that one of its known
+    /// bugs says it rejects (`check::BugModel::Rejects`). Reported as an
+    /// expected failure naming the bug.
+    KnownRejection {
+        /// The bugs that declare the rejection.
+        bugs: Vec<super::KnownBugNote>,
+        /// The backend's error.
+        error: String,
+    },
     /// Not judged (an unsupported op or dtype, a precondition the case lacks).
     Skipped {
         /// Why.
@@ -120,6 +129,9 @@ pub enum LegalReason {
     ReducePrecisionInOwnType,
     /// Matches the reference with convolution padding multiplied by the kernel.
     ConvolutionPadding,
+    /// A float -> integer conversion of NaN or of an out-of-range value,
+    /// whose result the specification leaves open (any value).
+    UnspecifiedConversion,
     /// Matches the reference with the backend's declared op semantics together.
     OpSemantics,
     /// Equal once the carried values of an unstable sort are compared per tie run.
@@ -135,7 +147,7 @@ pub enum LegalReason {
 
 impl LegalReason {
     /// Every reason, in report order.
-    pub const ALL: [LegalReason; 16] = [
+    pub const ALL: [LegalReason; 17] = [
         LegalReason::WithinErrorSpec,
         LegalReason::FlushedSubnormalOutput,
         LegalReason::FlushedInputs,
@@ -147,6 +159,7 @@ impl LegalReason {
         LegalReason::FastMinMax,
         LegalReason::ReducePrecisionInOwnType,
         LegalReason::ConvolutionPadding,
+        LegalReason::UnspecifiedConversion,
         LegalReason::OpSemantics,
         LegalReason::UnstableSort,
         LegalReason::PropagatedBound,
@@ -168,6 +181,7 @@ impl LegalReason {
             LegalReason::FastMinMax => "fast-min-max",
             LegalReason::ReducePrecisionInOwnType => "reduce-precision-in-own-type",
             LegalReason::ConvolutionPadding => "convolution-padding",
+            LegalReason::UnspecifiedConversion => "unspecified-conversion",
             LegalReason::OpSemantics => "op-semantics",
             LegalReason::UnstableSort => "unstable-sort",
             LegalReason::PropagatedBound => "propagated-bound",
@@ -190,6 +204,9 @@ impl LegalReason {
             LegalReason::FastMinMax => "matches NaN-dropping min/max",
             LegalReason::ReducePrecisionInOwnType => "matches reduce-precision in its own type",
             LegalReason::ConvolutionPadding => "matches multiplied convolution padding",
+            LegalReason::UnspecifiedConversion => {
+                "an unspecified conversion (NaN or out of the integer range)"
+            }
             LegalReason::OpSemantics => "matches the backend's declared op semantics",
             LegalReason::UnstableSort => "equal up to the order of sort ties",
             LegalReason::PropagatedBound => "inside the bound propagated through the graph",
@@ -420,6 +437,14 @@ impl fmt::Display for Verdict {
             Verdict::KnownBug { bugs, mismatch } => {
                 let ids: Vec<String> = bugs.iter().map(|b| b.to_string()).collect();
                 write!(f, "known bug {}; {mismatch}", ids.join("; "))
+            }
+            Verdict::KnownRejection { bugs, error } => {
+                let ids: Vec<String> = bugs.iter().map(|b| b.to_string()).collect();
+                write!(
+                    f,
+                    "known bug {}; the backend rejected a valid module: {error}",
+                    ids.join("; ")
+                )
             }
         }
     }

@@ -154,6 +154,7 @@ pub fn mismatch_kind(verdict: &Verdict) -> Option<&'static str> {
             crate::check::Side::Reference => "reference-failed",
         }),
         Verdict::BothFailedDifferently { .. } => Some("both-failed-differently"),
+        Verdict::KnownRejection { .. } => Some("backend-failed"),
         Verdict::Agree(_) | Verdict::BothFailedAlike { .. } | Verdict::Skipped { .. } => None,
     }
 }

@@ -74,6 +74,7 @@ impl MismatchKind {
                 ..
             } => Some(MismatchKind::ReferenceFailed),
             Verdict::BothFailedDifferently { .. } => Some(MismatchKind::BothFailedDifferently),
+            Verdict::KnownRejection { .. } => Some(MismatchKind::BackendFailed),
             Verdict::Agree(_) | Verdict::BothFailedAlike { .. } | Verdict::Skipped { .. } => None,
         }
     }

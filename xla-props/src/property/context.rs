@@ -8,7 +8,7 @@ use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 use super::build::build_case;
 use super::id::CaseId;
 use super::spec::{CaseContext, Outcome, ReferenceCache, HISTOGRAM_BUCKETS};
-use crate::backend::{reference_error, run_module, Backend};
+use crate::backend::{reference_error, run_module, Backend, BackendError};
 use crate::check::{Numerics, Policy, Verdict};
 use crate::hlo::Module;
 use crate::inputs::{generate, SplitMix};
@@ -212,7 +212,8 @@ impl<'a> CaseContext<'a> {
             if e.is_skip() {
                 Outcome::Skip(format!("{}: {e}", backend.name()))
             } else {
-                Outcome::fail(format!("{}: {e}", backend.name()))
+                known_rejection(backend, module, &e)
+                    .unwrap_or_else(|| Outcome::fail(format!("{}: {e}", backend.name())))
             }
         })
     }
@@ -429,4 +430,30 @@ fn max_ulp_of(v: &Verdict) -> Option<u64> {
         ),
         _ => None,
     }
+}
+
+/// A compile error that the backend's known bugs say it gives for this
+/// module (`BugModel::Rejects`): a failure carrying
+/// `Verdict::KnownRejection`, which the runner reports as an expected
+/// failure naming the bugs. `None` for any other error.
+fn known_rejection(backend: &dyn Backend, module: &Module, e: &BackendError) -> Option<Outcome> {
+    let BackendError::Compile(message) = e else {
+        return None;
+    };
+    let bugs: Vec<_> = backend
+        .known_bugs()
+        .iter()
+        .filter(|b| b.rejects(module, message))
+        .map(|b| b.note())
+        .collect();
+    if bugs.is_empty() {
+        return None;
+    }
+    Some(Outcome::Fail(Box::new(super::spec::Failure {
+        summary: format!("{}: {e}", backend.name()),
+        verdict: Some(Verdict::KnownRejection {
+            bugs,
+            error: e.to_string(),
+        }),
+    })))
 }

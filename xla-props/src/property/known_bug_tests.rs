@@ -145,3 +145,65 @@ fn reduce_with_init_skips_where_the_init_must_be_an_identity() {
         _ => panic!("reduce_with_init ran on a backend that requires identity inits"),
     }
 }
+
+/// A backend that fails every compile with `self.0` and declares IREE's
+/// strided reduce-window rejection.
+struct Rejecting(&'static str);
+
+impl crate::backend::Backend for Rejecting {
+    fn name(&self) -> &str {
+        "rejecting"
+    }
+    fn compile(
+        &self,
+        _: &Module,
+    ) -> Result<Box<dyn crate::backend::Executable>, crate::backend::BackendError> {
+        Err(crate::backend::BackendError::Compile(self.0.to_string()))
+    }
+    fn known_bugs(&self) -> &[KnownBug] {
+        &[crate::backend::iree::known_bugs::REDUCE_WINDOW_STRIDE_REJECTED]
+    }
+}
+
+#[test]
+fn a_declared_rejection_is_a_known_bug_and_other_compile_errors_fail() {
+    use super::{CaseContext, CaseId, Outcome, ReferenceCache};
+    let window = |input: &str, out: &str, window: &str| {
+        parse_module(&format!(
+            "HloModule m\nadd {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+             ROOT s = f32[] add(a, b)\n}}\nENTRY e {{\n  x = f32[{input}] parameter(0)\n  \
+             z = f32[] constant(0)\n  ROOT r = f32[{out}] reduce-window(x, z), \
+             window={{{window}}}, to_apply=add\n}}\n"
+        ))
+        .unwrap()
+    };
+    let rejected = window("4,3", "2,1", "size=2x2 stride=2x2");
+    let accepted = window("4,2", "2,1", "size=2x2 stride=2x2");
+    let unstrided = window("4,3", "3,2", "size=2x2");
+    let case: CaseId = "vs_reference::add::f32::f32[7]{0}::uniform::interpreter"
+        .parse()
+        .unwrap();
+    let reference = crate::backend::ReferenceBackend::default();
+    let cache = ReferenceCache::new();
+    let ctx = CaseContext::new(case, &reference, &reference, &cache, 1, 0);
+    let iree = Rejecting(
+        "iree-compile: module.mlir:5:10: error: 'linalg.generic' op inferred input/output \
+         operand #1 has shape's dimension #1 to be 2, but found 3",
+    );
+    let crash = Rejecting("iree-compile: module.mlir:5:10: error: something else");
+    let run = |b: &Rejecting, m: &Module| match ctx.run_on(b, m, &[]) {
+        Err(Outcome::Fail(f)) => f.verdict,
+        _ => panic!("expected a failure"),
+    };
+    match run(&iree, &rejected) {
+        Some(Verdict::KnownRejection { bugs, error }) => {
+            assert_eq!(bugs[0].id, "iree-cpu/reduce-window-stride-rejected");
+            assert!(error.contains("linalg.generic"), "{error}");
+        }
+        v => panic!("expected the known rejection, got {v:?}"),
+    }
+    // another error, or a module the bug does not reject, is a plain failure
+    assert_eq!(run(&crash, &rejected), None);
+    assert_eq!(run(&iree, &accepted), None);
+    assert_eq!(run(&iree, &unstrided), None);
+}

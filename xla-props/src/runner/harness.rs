@@ -757,7 +757,9 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
         (Outcome::Fail(f), None) => {
             // a mismatch the backend's known bugs explain: an expected
             // failure that names the bugs (a new wrong value still fails)
-            if let Some(Verdict::KnownBug { bugs, .. }) = &f.verdict {
+            if let Some(Verdict::KnownBug { bugs, .. } | Verdict::KnownRejection { bugs, .. }) =
+                &f.verdict
+            {
                 let ids: Vec<String> = bugs.iter().map(|b| b.to_string()).collect();
                 let why = format!("known bug {}", ids.join("; "));
                 record(CaseRecord {

@@ -4,8 +4,9 @@
 //! compiled by `iree-compile` into a `.vmfb` and run by `iree-run-module`
 //! with raw little-endian files in and out. Every call is its own process
 //! (`tools`), so a crash or a hang inside IREE fails one call: in the suite
-//! a batch that fails is split and retried down to one module
-//! (`xla::many`), and that module's cases then run directly and report it.
+//! a batch that fails is retried without the module its compile error points
+//! at (or split and retried down to one module when the error names no line;
+//! `xla::many`), and that module's cases then run directly and report it.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -96,6 +97,14 @@ impl IreeBackend {
         self
     }
 
+    /// `iree-compile` runs so far, and how many of them failed.
+    pub fn compile_counts(&self) -> (u64, u64) {
+        (
+            self.stats.compiles.load(Ordering::Relaxed),
+            self.stats.failed_compiles.load(Ordering::Relaxed),
+        )
+    }
+
     /// `Err(reason)` when the tools are missing.
     pub fn availability(&self) -> Result<(), String> {
         self.tools.as_ref().map(|_| ()).map_err(String::clone)
@@ -148,9 +157,9 @@ pub fn to_backend_error(backend: &str, e: IreeError) -> BackendError {
             backend: backend.to_string(),
             reason,
         },
-        IreeError::Lowering(LowerError::Unsupported(what)) | IreeError::Unsupported(what) => {
-            BackendError::Unsupported { what }
-        }
+        IreeError::Lowering(LowerError::Unsupported(what))
+        | IreeError::Unsupported(what)
+        | IreeError::CannotLower { what, .. } => BackendError::Unsupported { what },
         IreeError::Lowering(e @ LowerError::Invalid(_)) => BackendError::Compile(e.to_string()),
         IreeError::Compile(m) => BackendError::Compile(format!("iree-compile: {m}")),
         IreeError::Signature(m) => BackendError::BadArguments(m),
@@ -241,6 +250,11 @@ impl RowRunner for IreeBackend {
     }
     fn output_error(message: String) -> IreeError {
         IreeError::Output(message)
+    }
+    /// The line of the batch's `module.mlir` that `iree-compile`'s first
+    /// error names: the batcher drops that module instead of halving.
+    fn error_line(e: &IreeError) -> Option<usize> {
+        e.mlir_line()
     }
     /// One `iree-compile`, then one `iree-run-module` per argument list.
     fn run_rows(

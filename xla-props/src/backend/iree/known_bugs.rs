@@ -7,6 +7,7 @@
 
 use crate::check::{replace_with_model, type_text, BugModel, KnownBug};
 use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
+use crate::literal::Literal;
 
 /// `cbrt(±inf)` is NaN.
 pub const CBRT_INF: KnownBug = KnownBug {
@@ -86,15 +87,90 @@ pub const F64_LOG1P: KnownBug = KnownBug {
 pub const F8_ROUND_UP_TO_MIN_NORMAL: KnownBug = KnownBug {
     id: "iree-cpu/f8-round-up-to-min-normal-is-zero",
     summary: "an f8e4m3fn (f8e5m2) result in [15*2^-10, 2^-6) ([7*2^-17, 2^-14)), which rounds \
-              up to the smallest normal, is ±0 instead (convert from f32/bf16; expm1, log1p \
-              and tanh, computed in f32)",
+              up to the smallest normal, is ±0 instead (convert from f32/bf16; expm1, log1p, \
+              tanh, sine and tan, computed in f32)",
     documented:
         "docs/findings.md, \"IREE bug: an f8 result rounding up to the smallest normal is zero\"",
     model: BugModel::Rust(f8_round_up_to_min_normal),
 };
 
+/// `iree-compile` rejects a valid strided `reduce-window` whose window fits
+/// a dimension once without covering it.
+pub const REDUCE_WINDOW_STRIDE_REJECTED: KnownBug = KnownBug {
+    id: "iree-cpu/reduce-window-stride-rejected",
+    summary: "iree-compile rejects a valid reduce-window with a strided dimension that has one \
+              output and a window of 2 or more not covering the (padded) input \
+              (f32[3] size=2 stride=2: 'linalg.generic' op inferred input/output operand #1 \
+              has shape's dimension #0 to be 3, but found 2)",
+    documented: "docs/findings.md, \"IREE bug: a strided `reduce-window` is rejected\"",
+    model: BugModel::Rejects {
+        modules: has_rejected_reduce_window,
+        error: "'linalg.generic' op inferred input/output operand",
+    },
+};
+
+/// `gather` reads outside its operand for an out-of-range start index
+/// instead of clamping it.
+pub const GATHER_OUT_OF_RANGE_START: KnownBug = KnownBug {
+    id: "iree-cpu/gather-out-of-range-start-unclamped",
+    summary: "gather does not clamp an out-of-range start index: the slice is read from \
+              outside the operand (0 or garbage that changes from run to run) instead of \
+              from the clamped start",
+    documented: "docs/findings.md, \"IREE bug: gather does not clamp out-of-range start \
+                 indices (a silent miscompilation)\"",
+    model: BugModel::AnyValue(gather_out_of_range_rows),
+};
+
+/// f16, bf16 and f32 `sine`, `cosine` and `tan` are inaccurate everywhere
+/// and wrong (±inf, NaN, 0) beyond 2^13: no model (the values are IREE's
+/// range reduction's), so any value at every element of such an op.
+pub const SINE_RANGE: KnownBug = KnownBug {
+    id: "iree-cpu/sine-cosine-tan-inaccurate",
+    summary: "f32 sine, cosine and tan are inaccurate (sin(-0.00148) off by 1,593 ulp, \
+              sin(8192) by 1,378 ulp) and wrong beyond 2^13 (sin(2.35e17) = 0, ±inf, NaN); \
+              f16 and bf16, computed in f32, inherit it (sin(bf16 1.6e11) = -inf): any value \
+              at the elements of a sine, cosine or tan that is an output, on f16, bf16, f32",
+    documented: "docs/findings.md, \"IREE bug: f32 `sine`, `cosine` and `tan` are inaccurate, \
+                 and wrong beyond 2^13\"",
+    model: BugModel::AnyValue(sine_family_outputs),
+};
+
+/// `sine` and `tan` of -0 are +0 (f8, bf16, f32).
+pub const SINE_OF_MINUS_ZERO: KnownBug = KnownBug {
+    id: "iree-cpu/sine-tan-of-minus-zero-is-plus-zero",
+    summary: "sine(-0) and tan(-0) are +0 instead of -0 (f8e4m3fn, f8e5m2, bf16, f32)",
+    documented: "docs/findings.md, \"IREE bug: `sine` and `tan` of -0 are +0\"",
+    model: BugModel::Rust(sine_of_minus_zero),
+};
+
+/// f8e4m3fn -NaN (`0xff`) read as -480 by the transcendentals.
+pub const F8E4M3FN_MINUS_NAN: KnownBug = KnownBug {
+    id: "iree-cpu/f8e4m3fn-minus-nan-read-as-number",
+    summary: "an f8e4m3fn transcendental reads -NaN (0xff) as -480 (the magnitude the bits \
+              would have without the format's NaN encoding): exp(-NaN) = 0, tanh(-NaN) = -1, \
+              cosine(-NaN) = -0.8125, cbrt(-NaN) = -8 (logistic: its own bug)",
+    documented: "docs/findings.md, \"IREE bug: f8e4m3fn -NaN is read as a number\"",
+    model: BugModel::Rust(f8e4m3fn_minus_nan),
+};
+
+/// f8e4m3fn `logistic` is NaN where `exp(-x)` overflows the type.
+pub const F8E4M3FN_LOGISTIC_NAN: KnownBug = KnownBug {
+    id: "iree-cpu/f8e4m3fn-logistic-overflow-nan",
+    summary: "f8e4m3fn logistic(x) is NaN for x <= -6.5 (and -NaN), where the exact result is \
+              0 or the smallest subnormal: exp(-x) is rounded to f8e4m3fn, which has no \
+              infinity, so it overflows to NaN",
+    documented: "docs/findings.md, \"IREE bug: f8e4m3fn `logistic` of x <= -6.5 is NaN\"",
+    model: BugModel::Rust(f8e4m3fn_logistic_nan),
+};
+
 /// The known bugs of `iree-cpu` (IREE 3.13.0).
 pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
+    F8E4M3FN_LOGISTIC_NAN,
+    SINE_RANGE,
+    SINE_OF_MINUS_ZERO,
+    F8E4M3FN_MINUS_NAN,
+    REDUCE_WINDOW_STRIDE_REJECTED,
+    GATHER_OUT_OF_RANGE_START,
     CBRT_INF,
     F8E4M3FN_IS_FINITE,
     FLOOR_BF16_SUBNORMAL,
@@ -123,9 +199,25 @@ fn power_exp_log(m: &Module) -> Option<Module> {
     replace_with_model(m, &|i| {
         let a = array_of(i, Opcode::Power, &FLOATS)?;
         let t = type_text(&a);
+        // subnormal operands are flushed to the zero of their sign first
+        // (f16, bf16, f32, f64: pow(2^-149, -0) is NaN, as exp(-0 * log(0)))
+        let flush = if super::numerics::IREE_CPU_FLUSHED.contains(&a.dtype) {
+            let ts = type_text(&ArrayShape::new(a.dtype, vec![]));
+            let p = with_dtype(&a, ElementType::Pred);
+            let mn = a.dtype.float_format()?.min_normal();
+            format!(
+                "mn = f64[] constant({mn:e})\n  mnt = {ts} convert(mn)\n  mnb = {t} broadcast(mnt), dimensions={{}}\n  \
+                 z = f64[] constant(0)\n  zt = {ts} convert(z)\n  zb = {t} broadcast(zt), dimensions={{}}\n  \
+                 ax = {t} abs(x0)\n  sx = {p} compare(ax, mnb), direction=LT\n  zx = {t} multiply(x0, zb)\n  \
+                 x = {t} select(sx, zx, x0)\n  ay = {t} abs(y0)\n  sy = {p} compare(ay, mnb), direction=LT\n  \
+                 zy = {t} multiply(y0, zb)\n  y = {t} select(sy, zy, y0)\n  "
+            )
+        } else {
+            format!("x = {t} copy(x0)\n  y = {t} copy(y0)\n  ")
+        };
         Some(format!(
-            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  y = {t} parameter(1)\n  \
-             l = {t} log(x)\n  e = {t} multiply(y, l)\n  ROOT r = {t} exponential(e)\n}}\n"
+            "HloModule model\n\nENTRY model {{\n  x0 = {t} parameter(0)\n  y0 = {t} parameter(1)\n  \
+             {flush}l = {t} log(x)\n  e = {t} multiply(y, l)\n  ROOT r = {t} exponential(e)\n}}\n"
         ))
     })
 }
@@ -157,7 +249,8 @@ fn atan2_zero_inf(m: &Module) -> Option<Module> {
              xz0 = {p} compare(ax, mnb), direction=LT\n  xz1 = {p} compare(ax, zb), direction=EQ\n  \
              xz = {p} or(xz0, xz1)\n  both = {p} and(yz, xz)\n  bad = {p} or(qnan, both)\n  \
              xneg = {p} compare(x, zb), direction=LT\n  xnz = {p} not(xz)\n  xn = {p} and(xneg, xnz)\n  \
-             q0 = {p} compare(q, zb), direction=EQ\n  q0y = {p} or(q0, yz)\n  flip = {p} and(xn, q0y)\n  \
+             q00 = {p} compare(q, zb), direction=EQ\n  aq = {t} abs(q)\n  \
+             q01 = {p} compare(aq, mnb), direction=LT\n  q0 = {p} or(q00, q01)\n  q0y = {p} or(q0, yz)\n  flip = {p} and(xn, q0y)\n  \
              pi = f64[] constant(3.141592653589793)\n  pit = {ts} convert(pi)\n  pib = {t} broadcast(pit), dimensions={{}}\n  \
              nan = f64[] constant(nan)\n  nant = {ts} convert(nan)\n  nanb = {t} broadcast(nant), dimensions={{}}\n  \
              at = {t} atan2(y, x)\n  r0 = {t} select(flip, pib, at)\n  \
@@ -180,7 +273,13 @@ fn f8_round_up_to_min_normal(m: &Module) -> Option<Module> {
         let src = operand_dtype(m, i)?;
         let op = match i.opcode {
             Opcode::Convert if [F32, Bf16].contains(&src) => None,
-            Opcode::ExponentialMinusOne | Opcode::LogPlusOne | Opcode::Tanh if src == a.dtype => {
+            Opcode::ExponentialMinusOne
+            | Opcode::LogPlusOne
+            | Opcode::Tanh
+            | Opcode::Sine
+            | Opcode::Tan
+                if src == a.dtype =>
+            {
                 Some(i.opcode)
             }
             _ => return None,
@@ -192,9 +291,16 @@ fn f8_round_up_to_min_normal(m: &Module) -> Option<Module> {
             Some(op) => format!("w = {d} {}(xd)", op.name()),
             None => format!("w = {d} copy(xd)"),
         };
+        // tan is sin / cos in the op's type: the band is the sine's
+        // (tan(2^-6) = 0 in f8e4m3fn, whose exact value is above 2^-6)
+        let band_of = if op == Some(Opcode::Tan) {
+            format!("bw = {d} sine(xd)")
+        } else {
+            format!("bw = {d} copy(w)")
+        };
         Some(format!(
             "HloModule model\n\nENTRY model {{\n  x = {x} parameter(0)\n  xd = {d} convert(x)\n  {w}\n  \
-             aw = {d} abs(w)\n  lo = f64[] constant({lo})\n  lob = {d} broadcast(lo), dimensions={{}}\n  \
+             {band_of}\n  aw = {d} abs(bw)\n  lo = f64[] constant({lo})\n  lob = {d} broadcast(lo), dimensions={{}}\n  \
              mn = f64[] constant({min_normal})\n  mnb = {d} broadcast(mn), dimensions={{}}\n  \
              ge = {p} compare(aw, lob), direction=GE\n  lt = {p} compare(aw, mnb), direction=LT\n  \
              band = {p} and(ge, lt)\n  z = f64[] constant(0)\n  zb = {d} broadcast(z), dimensions={{}}\n  \
@@ -232,6 +338,191 @@ fn f64_expm1(m: &Module) -> Option<Module> {
 }
 
 /// The array type of an instruction whose opcode is `op` and dtype one of `dtypes`.
+/// A `reduce-window` as measured rejected (docs/repro/iree-reduce-window-stride):
+/// some dimension has a stride above 1, one output, and a window of size 2
+/// or more (dilated) shorter than its (dilated, padded) input: f32[3] or
+/// f32[4,3] -> [2,1] with size 2 and stride 2 are rejected; f32[4], f32[5],
+/// f32[4,2] -> [2,1], size 1, and a stride-1 dimension are not.
+fn has_rejected_reduce_window(m: &Module) -> bool {
+    m.computations.iter().any(|c| {
+        c.instructions.iter().any(|i| {
+            if i.opcode != Opcode::ReduceWindow {
+                return false;
+            }
+            let (Some(window), Some(input), Some(out)) = (
+                i.attrs.window.as_ref(),
+                i.operands
+                    .first()
+                    .and_then(|o| c.instructions.get(o.index()))
+                    .and_then(|o| o.shape.as_array()),
+                i.shape.leaves().first().copied(),
+            ) else {
+                return false;
+            };
+            window.iter().enumerate().any(|(d, w)| {
+                let (Some(&n), Some(&o)) = (input.dims.get(d), out.dims.get(d)) else {
+                    return false;
+                };
+                let span = (w.size - 1) * w.window_dilation + 1;
+                let padded = (n - 1).max(0) * w.base_dilation + 1 + w.pad_low + w.pad_high;
+                w.stride > 1 && w.size > 1 && o == 1 && span < padded
+            })
+        })
+    })
+}
+
+/// For a root `gather` of one start index per output row (indices `[k, 1]`
+/// or `[k]` from an entry parameter, output dimension 0 the batch, the
+/// others the slice): the output rows whose start index is out of range
+/// (as measured, docs/repro/iree-gather-clamp; in-range rows are right).
+fn gather_out_of_range_rows(m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bool>>> {
+    let entry = m.entry_computation();
+    let root = entry.instr(entry.root);
+    let g = root.attrs.gather_dims.as_ref()?;
+    let out = root.shape.as_array()?;
+    let (operand, indices) = match root.operands.as_slice() {
+        [o, i] if root.opcode == Opcode::Gather => (entry.instr(*o), entry.instr(*i)),
+        _ => return None,
+    };
+    let dims = &operand.shape.as_array()?.dims;
+    let index_shape = indices.shape.as_array()?;
+    let one_index = match index_shape.dims.as_slice() {
+        [_, 1] | [_] => g.index_vector_dim == 1,
+        _ => false,
+    };
+    let offsets: Vec<i64> = (1..out.dims.len() as i64).collect();
+    if !one_index
+        || g.start_index_map.len() != 1
+        || g.offset_dims != offsets
+        || !g.operand_batching_dims.is_empty()
+        || indices.opcode != Opcode::Parameter
+    {
+        return None;
+    }
+    let d = usize::try_from(g.start_index_map[0]).ok()?;
+    let hi = i128::from(dims.get(d)? - g.slice_sizes.get(d)?);
+    let starts = inputs.get(usize::try_from(indices.attrs.parameter_number?).ok()?)?;
+    let rows = usize::try_from(*out.dims.first()?).ok()?;
+    let per_row = usize::try_from(out.dims[1..].iter().product::<i64>()).ok()?;
+    if starts.element_count() != rows {
+        return None;
+    }
+    let bad: Vec<bool> = (0..rows)
+        .map(|r| !(0..=hi).contains(&starts.get_i128(r)))
+        .collect();
+    bad.contains(&true).then(|| {
+        vec![bad
+            .iter()
+            .flat_map(|&b| std::iter::repeat_n(b, per_row))
+            .collect()]
+    })
+}
+
+/// Every element of each output that is a `sine`, `cosine` or `tan` of f16,
+/// bf16 or f32 (the root, or an element of a root tuple).
+fn sine_family_outputs(m: &Module, _: &[Literal]) -> Option<Vec<Vec<bool>>> {
+    use ElementType::{Bf16, F16, F32};
+    let entry = m.entry_computation();
+    let root = entry.instr(entry.root);
+    let outputs: Vec<&Instruction> = if root.opcode == Opcode::Tuple {
+        root.operands.iter().map(|&o| entry.instr(o)).collect()
+    } else {
+        vec![root]
+    };
+    let mut any = false;
+    let masks = outputs
+        .iter()
+        .map(|o| {
+            let n = o
+                .shape
+                .as_array()
+                .map_or(0, |a| a.dims.iter().product::<i64>().max(0) as usize);
+            let hit = [Opcode::Sine, Opcode::Cosine, Opcode::Tan]
+                .iter()
+                .any(|&op| array_of(o, op, &[F16, Bf16, F32]).is_some());
+            any |= hit && n > 0;
+            vec![hit; n]
+        })
+        .collect();
+    any.then_some(masks)
+}
+
+/// `sine` and `tan`: a zero input gives +0.
+fn sine_of_minus_zero(m: &Module) -> Option<Module> {
+    use ElementType::{Bf16, F8E4M3Fn, F32, F8E5M2};
+    replace_with_model(m, &|i| {
+        let a = [Opcode::Sine, Opcode::Tan]
+            .iter()
+            .find_map(|&op| array_of(i, op, &[F8E4M3Fn, F8E5M2, Bf16, F32]))?;
+        let (t, p) = (type_text(&a), with_dtype(&a, ElementType::Pred));
+        let ts = type_text(&ArrayShape::new(a.dtype, vec![]));
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  \
+             z = f64[] constant(0)\n  zt = {ts} convert(z)\n  zb = {t} broadcast(zt), dimensions={{}}\n  \
+             zero = {p} compare(x, zb), direction=EQ\n  y = {t} {}(x)\n  \
+             ROOT r = {t} select(zero, zb, y)\n}}\n",
+            i.opcode.name()
+        ))
+    })
+}
+
+/// f8e4m3fn `logistic`: NaN where `exp(-x)` rounded to f8e4m3fn is NaN
+/// (`0xff`, -NaN, counts as -480), else the exact result.
+fn f8e4m3fn_logistic_nan(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Logistic, &[ElementType::F8E4M3Fn])?;
+        let t = type_text(&a);
+        let (d, u, p) = (
+            with_dtype(&a, ElementType::F64),
+            with_dtype(&a, ElementType::U8),
+            with_dtype(&a, ElementType::Pred),
+        );
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  b = {u} bitcast-convert(x)\n  \
+             ff = u8[] constant(255)\n  ffb = {u} broadcast(ff), dimensions={{}}\n  \
+             neg = {p} compare(b, ffb), direction=EQ\n  xd = {d} convert(x)\n  \
+             c = f64[] constant(-480)\n  cb = {d} broadcast(c), dimensions={{}}\n  \
+             v = {d} select(neg, cb, xd)\n  nv = {d} negate(v)\n  e = {d} exponential(nv)\n  \
+             e8 = {t} convert(e)\n  over = {p} compare(e8, e8), direction=NE\n  \
+             nan = f64[] constant(nan)\n  nanb = {d} broadcast(nan), dimensions={{}}\n  \
+             l = {d} logistic(v)\n  w = {d} select(over, nanb, l)\n  ROOT r = {t} convert(w)\n}}\n"
+        ))
+    })
+}
+
+/// f8e4m3fn transcendentals: `0xff` (-NaN) counts as -480; the function is
+/// computed in f64 and rounded once (other elements: the exact result).
+fn f8e4m3fn_minus_nan(m: &Module) -> Option<Module> {
+    use Opcode::*;
+    replace_with_model(m, &|i| {
+        let a = [
+            Exponential,
+            ExponentialMinusOne,
+            Sine,
+            Cosine,
+            Tan,
+            Tanh,
+            Cbrt,
+        ]
+        .iter()
+        .find_map(|&op| array_of(i, op, &[ElementType::F8E4M3Fn]))?;
+        let t = type_text(&a);
+        let (d, u, p) = (
+            with_dtype(&a, ElementType::F64),
+            with_dtype(&a, ElementType::U8),
+            with_dtype(&a, ElementType::Pred),
+        );
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  b = {u} bitcast-convert(x)\n  \
+             ff = u8[] constant(255)\n  ffb = {u} broadcast(ff), dimensions={{}}\n  \
+             neg = {p} compare(b, ffb), direction=EQ\n  xd = {d} convert(x)\n  \
+             c = f64[] constant(-480)\n  cb = {d} broadcast(c), dimensions={{}}\n  \
+             v = {d} select(neg, cb, xd)\n  w = {d} {}(v)\n  ROOT r = {t} convert(w)\n}}\n",
+            i.opcode.name()
+        ))
+    })
+}
+
 fn array_of(i: &Instruction, op: Opcode, dtypes: &[ElementType]) -> Option<ArrayShape> {
     let a = i.shape.as_array()?;
     (i.opcode == op && dtypes.contains(&a.dtype)).then(|| a.clone())
@@ -486,5 +777,165 @@ mod tests {
             .model
             .apply(&unary("exponential-minus-one", "f32", "f32"))
             .is_none());
+    }
+
+    #[test]
+    fn an_out_of_range_gather_row_may_be_anything_and_an_in_range_row_must_be_right() {
+        use crate::check::{judge_against_reference, Numerics, Verdict};
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  x = f32[4,3] parameter(0)\n  i = s32[4,1] parameter(1)\n  \
+             ROOT g = f32[4,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, \
+             start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}\n}\n",
+        )
+        .unwrap();
+        let x = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F32, vec![4, 3]),
+            &(1..=12).map(f64::from).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let i = Literal::from_f64s(
+            &ArrayShape::new(ElementType::S32, vec![4, 1]),
+            &[-2.0, 0.0, 3.0, 4.0],
+        )
+        .unwrap();
+        let args = [x, i];
+        let BugModel::AnyValue(rows) = GATHER_OUT_OF_RANGE_START.model else {
+            panic!("an any-value model");
+        };
+        let rep = |v: bool| std::iter::repeat_n(v, 3);
+        let want: Vec<bool> = rep(true)
+            .chain(rep(false))
+            .chain(rep(false))
+            .chain(rep(true))
+            .collect();
+        assert_eq!(rows(&m, &args), Some(vec![want]));
+        let expected = crate::reference::evaluate(&m, &args).unwrap();
+        let s = ArrayShape::new(ElementType::F32, vec![4, 3]);
+        // as measured: garbage in the out-of-range rows, the in-range rows right
+        let iree = Literal::from_f64s(
+            &s,
+            &[
+                0.0, 3.9e-21, 0.0, 1.0, 2.0, 3.0, 10.0, 11.0, 12.0, 0.0, 0.0, 0.0,
+            ],
+        )
+        .unwrap();
+        let n = Numerics::exact();
+        let bugs = [GATHER_OUT_OF_RANGE_START];
+        let v = judge_against_reference(&m, &args, &expected, &[iree], &n, &bugs, false);
+        assert!(matches!(v, Verdict::KnownBug { .. }), "{v}");
+        // a wrong value in an in-range row is not the bug
+        let wrong = Literal::from_f64s(
+            &s,
+            &[
+                0.0, 0.0, 0.0, 1.0, 2.0, 3.5, 10.0, 11.0, 12.0, 0.0, 0.0, 0.0,
+            ],
+        )
+        .unwrap();
+        let v = judge_against_reference(&m, &args, &expected, &[wrong], &n, &bugs, false);
+        assert!(matches!(v, Verdict::Mismatch(_)), "{v}");
+        // in-range starts only: nothing to excuse
+        let j = Literal::from_f64s(
+            &ArrayShape::new(ElementType::S32, vec![4, 1]),
+            &[0.0, 1.0, 2.0, 3.0],
+        )
+        .unwrap();
+        assert_eq!(rows(&m, &[args[0].clone(), j]), None);
+    }
+
+    #[test]
+    fn the_sine_and_f8_nan_models_compute_what_iree_computes() {
+        // sine(-0) = +0, other inputs the exact sine
+        let m = SINE_OF_MINUS_ZERO
+            .model
+            .apply(&unary("sine", "f32", "f32"))
+            .unwrap();
+        let y = eval(&m, ElementType::F32, &[0x8000_0000, 0, 0x3f00_0000]);
+        assert_eq!(y, vec![0, 0, 0x3ef5_7744]);
+        assert!(SINE_OF_MINUS_ZERO
+            .model
+            .apply(&unary("cosine", "f32", "f32"))
+            .is_none());
+        // f8e4m3fn -NaN (0xff) counts as -480: exp = 0, tanh = -1, +NaN stays NaN
+        let m = F8E4M3FN_MINUS_NAN
+            .model
+            .apply(&unary("exponential", "f8e4m3fn", "f8e4m3fn"))
+            .unwrap();
+        let y = eval(&m, ElementType::F8E4M3Fn, &[0xff, 0x7f, 0x00]);
+        assert_eq!((y[0], y[1] & 0x7f, y[2]), (0x00, 0x7f, 0x38));
+        let m = F8E4M3FN_MINUS_NAN
+            .model
+            .apply(&unary("tanh", "f8e4m3fn", "f8e4m3fn"))
+            .unwrap();
+        assert_eq!(
+            eval(&m, ElementType::F8E4M3Fn, &[0xff, 0xff, 0x00])[0],
+            0xb8
+        );
+        assert!(F8E4M3FN_MINUS_NAN
+            .model
+            .apply(&unary("tanh", "f8e5m2", "f8e5m2"))
+            .is_none());
+        // the range bug: every element of an f16/bf16/f32 sine output, nothing else
+        let BugModel::AnyValue(masks) = SINE_RANGE.model else {
+            panic!("an any-value model");
+        };
+        assert_eq!(
+            masks(&unary("tan", "bf16", "bf16"), &[]),
+            Some(vec![vec![true; 3]])
+        );
+        assert_eq!(masks(&unary("sine", "f64", "f64"), &[]), None);
+        assert_eq!(masks(&unary("sine", "f8e4m3fn", "f8e4m3fn"), &[]), None);
+        assert_eq!(masks(&unary("exponential", "f32", "f32"), &[]), None);
+    }
+
+    #[test]
+    fn the_f8e4m3fn_logistic_model_is_nan_where_exp_overflows() {
+        let m = F8E4M3FN_LOGISTIC_NAN
+            .model
+            .apply(&unary("logistic", "f8e4m3fn", "f8e4m3fn"))
+            .unwrap();
+        // -6 (0xcc): exp(6) = 403 fits; -6.5 (0xcd): exp(6.5) = 665 does not; -NaN
+        let y = eval(&m, ElementType::F8E4M3Fn, &[0xcc, 0xcd, 0xff]);
+        assert_eq!(y[0], 0x01, "{y:x?}");
+        assert_eq!((y[1] & 0x7f, y[2] & 0x7f), (0x7f, 0x7f), "{y:x?}");
+    }
+
+    #[test]
+    fn the_power_and_atan2_models_flush_subnormals_first() {
+        let binary = |op: &str| {
+            parse_module(&format!(
+                "HloModule m\nENTRY e {{\n  x = f32[2] parameter(0)\n  y = f32[2] parameter(1)\n  \
+                 ROOT r = f32[2] {op}(x, y)\n}}\n"
+            ))
+            .unwrap()
+        };
+        let f32s =
+            |b: &[u64]| Literal::from_bits(&ArrayShape::new(ElementType::F32, vec![2]), b).unwrap();
+        // pow(-0, -2^-149): exp(-0 * log(-0)) = NaN; pow(2, 3) = exp(3 log 2)
+        let m = POWER_EXP_LOG.model.apply(&binary("power")).unwrap();
+        let args = [
+            f32s(&[0x8000_0000, 0x4000_0000]),
+            f32s(&[0x8000_0001, 0x4040_0000]),
+        ];
+        let y = crate::reference::evaluate(&m, &args).unwrap()[0].to_f64_vec();
+        assert!(y[0].is_nan() && (y[1] - 8.0).abs() < 1e-5, "{y:?}");
+        // atan2(-min_normal, -2.5): the quotient is flushed, so +pi
+        let m = ATAN2_ZERO_INF.model.apply(&binary("atan2")).unwrap();
+        let args = [
+            f32s(&[0x8080_0000, 0x3f80_0000]),
+            f32s(&[0xc020_0000, 0x3f80_0000]),
+        ];
+        let y = crate::reference::evaluate(&m, &args).unwrap()[0].to_bits_vec();
+        assert_eq!(y[0], 0x4049_0fdb, "{y:x?}");
+    }
+
+    #[test]
+    fn f8_tan_of_the_smallest_normal_is_zero_as_its_sine() {
+        let m = F8_ROUND_UP_TO_MIN_NORMAL
+            .model
+            .apply(&unary("tan", "f8e4m3fn", "f8e4m3fn"))
+            .unwrap();
+        // tan(+-2^-6) = +-0 (measured), tan(1) = 1.5
+        let y = eval(&m, ElementType::F8E4M3Fn, &[0x08, 0x88, 0x38]);
+        assert_eq!(y, vec![0x00, 0x80, 0x3c]);
     }
 }

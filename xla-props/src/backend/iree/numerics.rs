@@ -118,6 +118,10 @@ pub fn iree_cpu_numerics() -> Numerics {
         // outputs of a 3x3 `pad=1_1x1_1` convolution whose inf weight is over
         // the padding, as xla-cpu (docs/numerics.md, "iree-cpu")
         convolution_multiplies_padding: true,
+        // inf, NaN and out-of-range floats convert to INT_MIN, 0, wrapped or
+        // clamped values: left open by StableHLO ("the behavior is TBD",
+        // openxla/stablehlo#180); only those elements (docs/numerics.md, "iree-cpu")
+        out_of_range_float_to_int_unspecified: true,
         ..Numerics::exact()
     };
     for &(op, dtype, ulp, abs) in IREE_CPU_BUDGETS {

@@ -108,7 +108,10 @@ impl IreeTools {
         let logs = out.with_extension("compile");
         run_tool("iree-compile", &mut cmd, &logs, timeout).map_err(|e| match e {
             ToolFailure::Failed(msg) => match cannot_legalize(&msg).or_else(|| cannot_link(&msg)) {
-                Some(what) => IreeError::Unsupported(what),
+                Some(what) => IreeError::CannotLower {
+                    what,
+                    line: super::error::error_line(&msg),
+                },
                 None => IreeError::Compile(msg),
             },
             ToolFailure::Other(e) => e,

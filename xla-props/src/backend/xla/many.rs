@@ -11,9 +11,12 @@
 //! by their number of argument lists so a batch wastes few executions.
 //! Batches run on every worker process at once.
 //!
-//! A batch that fails (a compile error, a crash, a timeout) is split in two
-//! and each half retried, down to single groups; a group that fails alone is
-//! left unanswered, so the runner runs its cases directly and reports the
+//! A batch that fails is retried without the group that made it fail when
+//! the backend can tell which one (IREE: the line of the batched StableHLO
+//! text its compile error points at, [`RowRunner::error_line`]); otherwise
+//! (a crash, a timeout, an error without a location) it is split in two and
+//! each half retried, down to single groups. A group dropped or failing alone
+//! is left unanswered, so the runner runs its cases directly and reports the
 //! error there.
 
 use std::cmp::Reverse;
@@ -55,6 +58,12 @@ pub(crate) trait RowRunner: Backend {
     fn is_unavailable(e: &Self::Error) -> bool;
     /// An error for outputs that do not split back per module.
     fn output_error(message: String) -> Self::Error;
+    /// The 1-based line of the compiled StableHLO text that the error
+    /// `e` points at, when it names one (`None`: it cannot tell, and a
+    /// failed batch is halved instead).
+    fn error_line(_e: &Self::Error) -> Option<usize> {
+        None
+    }
     /// Compiles `lowered` (a batch of `modules` modules) once and runs it
     /// on every argument list.
     fn run_rows(
@@ -73,6 +82,8 @@ struct Group<'a> {
     module: &'a Module,
     /// (request, argument list) pairs, in order.
     rows: Vec<(usize, usize)>,
+    /// Lines of its lowered entry's body (see [`group_at_line`]).
+    body_lines: usize,
 }
 
 /// A request's answer: which (request, argument list) and its outputs.
@@ -116,10 +127,12 @@ pub(crate) fn execute_many<B: RowRunner>(
         match by_text.get(&lowered.mlir) {
             Some(&g) => groups[g].rows.extend(rows),
             None => {
+                let body_lines = lowered.mlir.lines().count().saturating_sub(FRAME_LINES);
                 by_text.insert(lowered.mlir, groups.len());
                 groups.push(Group {
                     module: r.module,
                     rows,
+                    body_lines,
                 });
             }
         }
@@ -165,7 +178,8 @@ pub(crate) fn execute_many<B: RowRunner>(
     results
 }
 
-/// Runs groups as one batch; on failure, each half on its own.
+/// Runs groups as one batch; on failure, again without the group the error
+/// points at, or else each half on its own.
 fn run_groups<B: RowRunner>(
     backend: &B,
     requests: &[BatchRequest<'_>],
@@ -173,9 +187,23 @@ fn run_groups<B: RowRunner>(
 ) -> Vec<Answer> {
     match run_once(backend, requests, groups) {
         Ok(done) => done,
-        Err(e) if B::is_unavailable(&e) => Vec::new(),
+        Err(Failed { error, .. }) if B::is_unavailable(&error) => Vec::new(),
         Err(_) if groups.len() <= 1 => Vec::new(),
-        Err(_) => {
+        Err(Failed { error, lines }) => {
+            let bodies: Vec<usize> = groups.iter().map(|g| g.body_lines).collect();
+            let culprit = B::error_line(&error)
+                .zip(lines)
+                .and_then(|(line, total)| group_at_line(&bodies, total, line));
+            if let Some(k) = culprit {
+                // the culprit's cases run directly later and report the error
+                let rest: Vec<&Group<'_>> = groups
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != k)
+                    .map(|(_, g)| *g)
+                    .collect();
+                return run_groups(backend, requests, &rest);
+            }
             let (a, b) = groups.split_at(groups.len() / 2);
             let mut done = run_groups(backend, requests, a);
             done.extend(run_groups(backend, requests, b));
@@ -184,14 +212,54 @@ fn run_groups<B: RowRunner>(
     }
 }
 
+/// Lines of a lowered module around its entry's body: `module ... {` and
+/// `func.func ... {` before it, the return and two closing braces after.
+const FRAME_LINES: usize = 5;
+
+/// Which group of a batch the 1-based `line` of the batch's lowered text
+/// belongs to, given the body lines of each group's own lowering (`bodies`,
+/// in batch order) and the batch text's line count (`total`). The batch's
+/// entry calls each group's module in order, and the lowering inlines the
+/// calls (parameters and the result tuple print no line), so its body is the
+/// groups' bodies one after the other. `None` for a line outside every body
+/// or when the counts do not add up (then nothing is guessed).
+fn group_at_line(bodies: &[usize], total: usize, line: usize) -> Option<usize> {
+    if bodies.iter().sum::<usize>() + FRAME_LINES != total {
+        return None;
+    }
+    // the body starts at line 3
+    let mut at = line.checked_sub(3)?;
+    for (k, &n) in bodies.iter().enumerate() {
+        if at < n {
+            return Some(k);
+        }
+        at -= n;
+    }
+    None
+}
+
+/// A failed batch: the error, and the line count of its lowered text (when
+/// it lowered).
+struct Failed<E> {
+    error: E,
+    lines: Option<usize>,
+}
+
 fn run_once<B: RowRunner>(
     backend: &B,
     requests: &[BatchRequest<'_>],
     groups: &[&Group<'_>],
-) -> Result<Vec<Answer>, B::Error> {
+) -> Result<Vec<Answer>, Failed<B::Error>> {
     let modules: Vec<&Module> = groups.iter().map(|g| g.module).collect();
     let batch = batch_modules(&modules);
-    let lowered = lower_module(&batch.module)?;
+    let lowered = lower_module(&batch.module).map_err(|e| Failed {
+        error: B::Error::from(e),
+        lines: None,
+    })?;
+    let failed = |error: B::Error| Failed {
+        error,
+        lines: Some(lowered.mlir.lines().count()),
+    };
     let rows = groups.iter().map(|g| g.rows.len()).max().unwrap_or(0);
     let args: Vec<Vec<&Literal>> = (0..rows)
         .map(|r| {
@@ -205,7 +273,9 @@ fn run_once<B: RowRunner>(
         })
         .collect();
     let t = std::time::Instant::now();
-    let outputs = backend.run_rows(&lowered, groups.len(), &args)?;
+    let outputs = backend
+        .run_rows(&lowered, groups.len(), &args)
+        .map_err(&failed)?;
     if std::env::var_os("XLA_PROPS_DEBUG_BATCH").is_some() {
         eprintln!(
             "batch: {} groups, {} rows, {} bytes of mlir, {:.2} s",
@@ -219,7 +289,7 @@ fn run_once<B: RowRunner>(
     for (r, out) in outputs.into_iter().enumerate() {
         let per_group = batch
             .split(&out)
-            .ok_or_else(|| B::output_error("batched outputs do not split back".into()))?;
+            .ok_or_else(|| failed(B::output_error("batched outputs do not split back".into())))?;
         for (g, o) in groups.iter().zip(per_group) {
             if r < g.rows.len() {
                 done.push((g.rows[r], o));
@@ -227,4 +297,70 @@ fn run_once<B: RowRunner>(
         }
     }
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::parse_module;
+
+    #[test]
+    fn a_line_maps_to_the_group_whose_body_holds_it() {
+        // bodies of 2, 3 and 1 lines: lines 3-4, 5-7, 8 of an 11-line text
+        let bodies = [2, 3, 1];
+        let at = |line| group_at_line(&bodies, 11, line);
+        assert_eq!(
+            (3..=8).map(at).collect::<Vec<_>>(),
+            [0, 0, 1, 1, 1, 2].map(Some)
+        );
+        // the header, the closing lines, and beyond
+        for line in [0, 1, 2, 9, 10, 11, 12] {
+            assert_eq!(at(line), None, "line {line}");
+        }
+        // counts that do not add up guess nothing
+        assert_eq!(group_at_line(&bodies, 12, 5), None);
+    }
+
+    #[test]
+    fn each_op_of_a_lowered_batch_maps_to_its_own_module() {
+        let texts = [
+            "HloModule a\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p)\n}\n",
+            "HloModule b\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  \
+             ROOT s = f32[] add(x, y)\n}\nENTRY e {\n  p = f32[1,4,1,3] parameter(0)\n  \
+             z = f32[] constant(0)\n  ROOT r = f32[1,2,1,1] reduce-window(p, z), \
+             window={size=1x2x1x2 stride=2x2x2x2}, to_apply=add\n}\n",
+            "HloModule c\nENTRY e {\n  p = s32[3] parameter(0)\n  q = s32[3] parameter(1)\n  \
+             a = s32[3] multiply(p, q)\n  ROOT t = (s32[3], s32[3]) tuple(a, p)\n}\n",
+            "HloModule d\nENTRY e {\n  p = f16[4] parameter(0)\n  ROOT c = f32[4] convert(p)\n}\n",
+        ];
+        let modules: Vec<Module> = texts.iter().map(|t| parse_module(t).unwrap()).collect();
+        let bodies: Vec<usize> = modules
+            .iter()
+            .map(|m| lower_module(m).unwrap().mlir.lines().count() - FRAME_LINES)
+            .collect();
+        let refs: Vec<&Module> = modules.iter().collect();
+        let mlir = lower_module(&batch_modules(&refs).module).unwrap().mlir;
+        let total = mlir.lines().count();
+        // one op of each module, found by its StableHLO name
+        for (k, op) in ["negate", "reduce_window", "multiply", "convert"]
+            .iter()
+            .enumerate()
+        {
+            let line = mlir.lines().position(|l| l.contains(op)).unwrap() + 1;
+            assert_eq!(
+                group_at_line(&bodies, total, line),
+                Some(k),
+                "{op} at line {line} of\n{mlir}"
+            );
+        }
+        // the reducer's add inside the region is module b's too
+        let inner = mlir
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains("stablehlo.add"))
+            .map(|(i, _)| i + 1)
+            .next()
+            .unwrap();
+        assert_eq!(group_at_line(&bodies, total, inner), Some(1));
+    }
 }

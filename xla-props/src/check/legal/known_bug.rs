@@ -3,7 +3,7 @@
 
 use super::{Case, Evidence, LegalDifference, Setting};
 use crate::check::policy::Policy;
-use crate::check::LegalReason;
+use crate::check::{BugModel, LegalReason};
 
 pub(crate) struct KnownBugs;
 
@@ -14,13 +14,22 @@ impl LegalDifference for KnownBugs {
     fn summary(&self) -> &'static str {
         "a known bug of the backend (`Backend::known_bugs`), whose model the reference evaluates: the verdict is an expected failure naming the bug, not an agreement"
     }
+    /// Against the reference; and between two runs of the backend for the
+    /// bugs whose wrong values are not deterministic (two runs differ there).
     fn admissible(&self, s: &Setting<'_>) -> bool {
-        !s.known_bugs.is_empty() && s.policy == Policy::Reference
+        !s.known_bugs.is_empty() && matches!(s.policy, Policy::Reference | Policy::Itself)
     }
     fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         c.known_bugs
             .iter()
+            .filter(|b| c.policy == Policy::Reference || matches!(b.model, BugModel::AnyValue(_)))
             .filter_map(|b| {
+                if let BugModel::AnyValue(masks) = b.model {
+                    return Some(Evidence::KnownBugAnyValue(
+                        b.note(),
+                        masks(c.module, c.inputs)?,
+                    ));
+                }
                 let m = b.model.apply(c.module)?;
                 Some(Evidence::KnownBug(b.note(), c.eval(&m, c.inputs)?))
             })

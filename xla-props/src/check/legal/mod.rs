@@ -22,6 +22,7 @@ mod op_semantics;
 mod propagated_bound;
 mod reassociation;
 mod reduce_precision;
+mod unspecified_conversion;
 mod unstable_sort;
 
 use super::compare::MagnitudeSums;
@@ -42,6 +43,7 @@ pub(crate) struct Setting<'a> {
 
 /// What evidence is built from.
 pub(crate) struct Case<'a, 'e> {
+    pub policy: Policy,
     pub module: &'a Module,
     pub inputs: &'a [Literal],
     pub expected: &'a [Literal],
@@ -75,6 +77,11 @@ pub(crate) enum Evidence<'n> {
     UnstableSort,
     /// A known bug's model: what the buggy backend computes.
     KnownBug(KnownBugNote, Vec<Literal>),
+    /// A known bug whose wrong values are not deterministic: per output,
+    /// the elements it may make any value.
+    KnownBugAnyValue(KnownBugNote, Vec<Vec<bool>>),
+    /// Per output, the elements the specification leaves open (any value).
+    AnyValue(Vec<Vec<bool>>),
     /// Values inside the enclosure of every legal value are legal.
     PropagatedBound,
 }
@@ -109,6 +116,7 @@ pub(crate) static REGISTRY: &[&dyn LegalDifference] = &[
     &fast_min_max::FastMinMax,
     &reduce_precision::ReducePrecisionInOwnType,
     &convolution_padding::ConvolutionPadding,
+    &unspecified_conversion::UnspecifiedConversion,
     &op_semantics::OpSemanticsTogether,
     &propagated_bound::PropagatedBound,
     &known_bug::KnownBugs,
