@@ -110,23 +110,15 @@ fn a_batch_drops_the_module_its_compile_error_points_at() {
     let x3 = [bits(ElementType::F32, &[0x3f80_0000, 0, 0x4000_0000])];
     let f8 = [bits(ElementType::F8E4M3Fn, &[0x38, 0x40])];
     let requests = [
-        BatchRequest {
-            module: &neg,
-            args: vec![&x2],
-        },
-        BatchRequest {
-            module: &rejected,
-            args: vec![&x3],
-        },
-        BatchRequest {
-            module: &skipped,
-            args: vec![&f8],
-        },
-        BatchRequest {
-            module: &sq,
-            args: vec![&x2],
-        },
-    ];
+        (&neg, &x2[..]),
+        (&rejected, &x3),
+        (&skipped, &f8),
+        (&sq, &x2),
+    ]
+    .map(|(module, args)| BatchRequest {
+        module,
+        args: vec![args],
+    });
     let out = b.execute_many(&requests, &|_| {});
     assert_eq!(
         out[0][0].as_ref().unwrap()[0].to_f64_vec(),

@@ -10,7 +10,7 @@
 //! a known bug's model.
 
 use super::known_bug_model::{apply_model_specs, ModelSpec};
-use crate::hlo::Module;
+use crate::hlo::{Instruction, Module};
 use crate::literal::Literal;
 
 /// A bug a backend is known to have, with a model of its wrong results.
@@ -29,6 +29,29 @@ pub struct KnownBug {
 /// Per output of a module run on its inputs, the elements a known bug may
 /// make any value (`None`: the module has nothing the bug affects).
 pub type AnyValueMasks = fn(&Module, &[Literal]) -> Option<Vec<Vec<bool>>>;
+
+/// Per output of `module` (see [`Module::outputs`]), the mask `mask` gives
+/// for it and its element count (0 for a non-array output); `None` when no
+/// mask has a set element. Serves [`AnyValueMasks`] functions and "any
+/// value" legal evidence alike.
+pub fn output_masks(
+    module: &Module,
+    mut mask: impl FnMut(&Instruction, usize) -> Vec<bool>,
+) -> Option<Vec<Vec<bool>>> {
+    let masks: Vec<Vec<bool>> = module
+        .outputs()
+        .into_iter()
+        .map(|o| {
+            let n = o.shape.as_array().map_or(0, |a| {
+                a.element_count()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .unwrap_or(0)
+            });
+            mask(o, n)
+        })
+        .collect();
+    masks.iter().flatten().any(|&b| b).then_some(masks)
+}
 
 /// How a known bug's model is given: a Rust function, or data
 /// (`xla-props.toml`'s `known_bugs`, see [`ModelSpec`]).

@@ -41,7 +41,7 @@ pub use judge::{judge_against_reference, Judge};
 pub use known_bug_model::{
     apply_model_specs, replace_with_model, type_text, ModelSpec, SubnormalSign,
 };
-pub use known_bugs::{AnyValueMasks, BugModel, KnownBug, KnownBugNote};
+pub use known_bugs::{output_masks, AnyValueMasks, BugModel, KnownBug, KnownBugNote};
 pub use legal::legal_differences;
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use op_semantics::op_semantics_variant;

@@ -681,6 +681,17 @@ impl Module {
             .map(|p| &entry.instr(p).shape)
             .collect()
     }
+    /// The entry computation's outputs: the operands of a root tuple, else
+    /// the root itself.
+    pub fn outputs(&self) -> Vec<&Instruction> {
+        let entry = self.entry_computation();
+        let root = entry.instr(entry.root);
+        if root.opcode == Opcode::Tuple {
+            root.operands.iter().map(|&o| entry.instr(o)).collect()
+        } else {
+            vec![root]
+        }
+    }
     /// The entry computation's result shape.
     pub fn result_shape(&self) -> &Shape {
         let entry = self.entry_computation();

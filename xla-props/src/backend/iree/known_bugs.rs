@@ -5,7 +5,7 @@
 //! a model (sine/cosine/tan accuracy, f8e4m3fn NaN read as a number) stay
 //! failures.
 
-use crate::check::{replace_with_model, type_text, BugModel, KnownBug};
+use crate::check::{output_masks, replace_with_model, type_text, BugModel, KnownBug};
 use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
 use crate::literal::Literal;
 
@@ -422,29 +422,12 @@ fn gather_out_of_range_rows(m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bo
 /// bf16 or f32 (the root, or an element of a root tuple).
 fn sine_family_outputs(m: &Module, _: &[Literal]) -> Option<Vec<Vec<bool>>> {
     use ElementType::{Bf16, F16, F32};
-    let entry = m.entry_computation();
-    let root = entry.instr(entry.root);
-    let outputs: Vec<&Instruction> = if root.opcode == Opcode::Tuple {
-        root.operands.iter().map(|&o| entry.instr(o)).collect()
-    } else {
-        vec![root]
-    };
-    let mut any = false;
-    let masks = outputs
-        .iter()
-        .map(|o| {
-            let n = o
-                .shape
-                .as_array()
-                .map_or(0, |a| a.dims.iter().product::<i64>().max(0) as usize);
-            let hit = [Opcode::Sine, Opcode::Cosine, Opcode::Tan]
-                .iter()
-                .any(|&op| array_of(o, op, &[F16, Bf16, F32]).is_some());
-            any |= hit && n > 0;
-            vec![hit; n]
-        })
-        .collect();
-    any.then_some(masks)
+    output_masks(m, |o, n| {
+        let hit = [Opcode::Sine, Opcode::Cosine, Opcode::Tan]
+            .iter()
+            .any(|&op| array_of(o, op, &[F16, Bf16, F32]).is_some());
+        vec![hit; n]
+    })
 }
 
 /// `sine` and `tan`: a zero input gives +0.
@@ -471,22 +454,14 @@ fn sine_of_minus_zero(m: &Module) -> Option<Module> {
 fn f8e4m3fn_logistic_nan(m: &Module) -> Option<Module> {
     replace_with_model(m, &|i| {
         let a = array_of(i, Opcode::Logistic, &[ElementType::F8E4M3Fn])?;
-        let t = type_text(&a);
-        let (d, u, p) = (
-            with_dtype(&a, ElementType::F64),
-            with_dtype(&a, ElementType::U8),
-            with_dtype(&a, ElementType::Pred),
-        );
-        Some(format!(
-            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  b = {u} bitcast-convert(x)\n  \
-             ff = u8[] constant(255)\n  ffb = {u} broadcast(ff), dimensions={{}}\n  \
-             neg = {p} compare(b, ffb), direction=EQ\n  xd = {d} convert(x)\n  \
-             c = f64[] constant(-480)\n  cb = {d} broadcast(c), dimensions={{}}\n  \
-             v = {d} select(neg, cb, xd)\n  nv = {d} negate(v)\n  e = {d} exponential(nv)\n  \
-             e8 = {t} convert(e)\n  over = {p} compare(e8, e8), direction=NE\n  \
-             nan = f64[] constant(nan)\n  nanb = {d} broadcast(nan), dimensions={{}}\n  \
-             l = {d} logistic(v)\n  w = {d} select(over, nanb, l)\n  ROOT r = {t} convert(w)\n}}\n"
-        ))
+        Some(minus_nan_as_480(&a, |t, d, p| {
+            format!(
+                "  nv = {d} negate(v)\n  e = {d} exponential(nv)\n  \
+                 e8 = {t} convert(e)\n  over = {p} compare(e8, e8), direction=NE\n  \
+                 nan = f64[] constant(nan)\n  nanb = {d} broadcast(nan), dimensions={{}}\n  \
+                 l = {d} logistic(v)\n  w = {d} select(over, nanb, l)\n  ROOT r = {t} convert(w)\n"
+            )
+        }))
     })
 }
 
@@ -506,21 +481,31 @@ fn f8e4m3fn_minus_nan(m: &Module) -> Option<Module> {
         ]
         .iter()
         .find_map(|&op| array_of(i, op, &[ElementType::F8E4M3Fn]))?;
-        let t = type_text(&a);
-        let (d, u, p) = (
-            with_dtype(&a, ElementType::F64),
-            with_dtype(&a, ElementType::U8),
-            with_dtype(&a, ElementType::Pred),
-        );
-        Some(format!(
-            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  b = {u} bitcast-convert(x)\n  \
-             ff = u8[] constant(255)\n  ffb = {u} broadcast(ff), dimensions={{}}\n  \
-             neg = {p} compare(b, ffb), direction=EQ\n  xd = {d} convert(x)\n  \
-             c = f64[] constant(-480)\n  cb = {d} broadcast(c), dimensions={{}}\n  \
-             v = {d} select(neg, cb, xd)\n  w = {d} {}(v)\n  ROOT r = {t} convert(w)\n}}\n",
-            i.opcode.name()
-        ))
+        let op = i.opcode.name();
+        Some(minus_nan_as_480(&a, |t, d, _| {
+            format!("  w = {d} {op}(v)\n  ROOT r = {t} convert(w)\n")
+        }))
     })
+}
+
+/// A one-parameter model module over the f8e4m3fn array `a`: `v` is the
+/// input in f64 with `0xff` (-NaN) read as -480; `body` (given the input,
+/// f64 and pred type texts) computes the root from `v`.
+fn minus_nan_as_480(a: &ArrayShape, body: impl FnOnce(&str, &str, &str) -> String) -> String {
+    let t = type_text(a);
+    let (d, u, p) = (
+        with_dtype(a, ElementType::F64),
+        with_dtype(a, ElementType::U8),
+        with_dtype(a, ElementType::Pred),
+    );
+    format!(
+        "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  b = {u} bitcast-convert(x)\n  \
+         ff = u8[] constant(255)\n  ffb = {u} broadcast(ff), dimensions={{}}\n  \
+         neg = {p} compare(b, ffb), direction=EQ\n  xd = {d} convert(x)\n  \
+         c = f64[] constant(-480)\n  cb = {d} broadcast(c), dimensions={{}}\n  \
+         v = {d} select(neg, cb, xd)\n{}}}\n",
+        body(&t, &d, &p)
+    )
 }
 
 fn array_of(i: &Instruction, op: Opcode, dtypes: &[ElementType]) -> Option<ArrayShape> {

@@ -5,7 +5,7 @@
 
 use super::{Case, Evidence, LegalDifference, Setting};
 use crate::check::policy::Policy;
-use crate::check::LegalReason;
+use crate::check::{output_masks, LegalReason};
 use crate::hlo::{Module, Opcode, TypeKind};
 use crate::literal::Literal;
 
@@ -37,39 +37,21 @@ pub(crate) fn unspecified_conversions(
     module: &Module,
     inputs: &[Literal],
 ) -> Option<Vec<Vec<bool>>> {
-    let entry = module.entry_computation();
-    let root = entry.instr(entry.root);
-    let outputs: Vec<_> = if root.opcode == Opcode::Tuple {
-        root.operands.iter().map(|&o| entry.instr(o)).collect()
-    } else {
-        vec![root]
-    };
-    let mut any = false;
-    let masks = outputs
-        .iter()
-        .map(|out| {
-            let n = out
-                .shape
-                .as_array()
-                .map_or(0, |a| a.dims.iter().product::<i64>().max(0) as usize);
-            let Some(x) = conversion_input(module, out, inputs) else {
-                return vec![false; n];
-            };
-            // a conversion to pred is specified (zero is false, anything else true)
-            let range = out
-                .shape
-                .as_array()
-                .filter(|a| matches!(a.dtype.kind(), TypeKind::Signed | TypeKind::Unsigned))
-                .and_then(|a| a.dtype.int_range());
-            let Some((lo, hi)) = range.filter(|_| x.element_count() == n) else {
-                return vec![false; n];
-            };
-            let mask: Vec<bool> = (0..n).map(|i| out_of_range(x.get_f64(i), lo, hi)).collect();
-            any |= mask.contains(&true);
-            mask
-        })
-        .collect();
-    any.then_some(masks)
+    output_masks(module, |out, n| {
+        let Some(x) = conversion_input(module, out, inputs) else {
+            return vec![false; n];
+        };
+        // a conversion to pred is specified (zero is false, anything else true)
+        let range = out
+            .shape
+            .as_array()
+            .filter(|a| matches!(a.dtype.kind(), TypeKind::Signed | TypeKind::Unsigned))
+            .and_then(|a| a.dtype.int_range());
+        let Some((lo, hi)) = range.filter(|_| x.element_count() == n) else {
+            return vec![false; n];
+        };
+        (0..n).map(|i| out_of_range(x.get_f64(i), lo, hi)).collect()
+    })
 }
 
 /// The float input of `out` when it is a `convert` of an entry parameter to

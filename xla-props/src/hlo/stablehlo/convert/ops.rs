@@ -13,9 +13,9 @@ use crate::hlo::ir::{
     WindowDim,
 };
 use crate::hlo::opcode::Opcode;
-use crate::hlo::stablehlo::build::{err, shape_of, Builder};
+use crate::hlo::stablehlo::build::{err, shape_of, Builder, R};
 use crate::hlo::stablehlo::dense::constant_data;
-use crate::hlo::stablehlo::syntax::{Attr, Type};
+use crate::hlo::stablehlo::syntax::{Attr, Op, Type};
 
 impl Converter<'_> {
     /// Constants and data movement: `constant` .. `dynamic_update_slice`; other names go on to [`Self::indexing_op`].
@@ -100,41 +100,34 @@ impl Converter<'_> {
             }
             "slice" => {
                 let ops = self.operands(op, b, outers)?;
-                let s = ints_attr(op, "start_indices")?;
-                let l = ints_attr(op, "limit_indices")?;
-                let st = ints_attr(op, "strides")
-                    .or_else(|_| Ok::<_, (usize, String)>(vec![1; s.len()]))?;
-                if s.len() != l.len() || s.len() != st.len() {
-                    return err(pos, "slice attributes differ in length");
-                }
-                a.slice = Some(
-                    (0..s.len())
-                        .map(|k| SliceDim {
-                            start: s[k],
-                            limit: l[k],
-                            stride: st[k],
-                        })
-                        .collect(),
-                );
+                let strides = opt_ints_attr(op, "strides")?;
+                let fields = ["start_indices", "limit_indices"];
+                a.slice = Some(per_field_ints(
+                    op,
+                    fields,
+                    strides,
+                    |[start, limit, stride]| SliceDim {
+                        start,
+                        limit,
+                        stride,
+                    },
+                )?);
                 self.results(op, b, Opcode::Slice, ops, a)
             }
             "pad" => {
                 let ops = self.operands(op, b, outers)?;
-                let lo = ints_attr(op, "edge_padding_low")?;
-                let hi = ints_attr(op, "edge_padding_high")?;
-                let int = ints_attr(op, "interior_padding")?;
-                if lo.len() != hi.len() || lo.len() != int.len() {
-                    return err(pos, "pad attributes differ in length");
-                }
-                a.padding = Some(
-                    (0..lo.len())
-                        .map(|k| PadDim {
-                            low: lo[k],
-                            high: hi[k],
-                            interior: int[k],
-                        })
-                        .collect(),
-                );
+                let interior = ints_attr(op, "interior_padding")?;
+                let fields = ["edge_padding_low", "edge_padding_high"];
+                a.padding = Some(per_field_ints(
+                    op,
+                    fields,
+                    Some(interior),
+                    |[low, high, interior]| PadDim {
+                        low,
+                        high,
+                        interior,
+                    },
+                )?);
                 self.results(op, b, Opcode::Pad, ops, a)
             }
             "dynamic_slice" => {
@@ -352,4 +345,25 @@ impl Converter<'_> {
         };
         converted.map(Some)
     }
+}
+
+/// A per-dimension attribute given as three parallel integer lists (the
+/// mirror of the printer's `per_field_attrs`): the two `names` are required
+/// attributes, the third list is `third` (all ones when the op omits it). An
+/// error when the lists differ in length.
+fn per_field_ints<T>(
+    op: &Op,
+    names: [&str; 2],
+    third: Option<Vec<i64>>,
+    make: impl Fn([i64; 3]) -> T,
+) -> R<Vec<T>> {
+    let first = ints_attr(op, names[0])?;
+    let second = ints_attr(op, names[1])?;
+    let third = third.unwrap_or_else(|| vec![1; first.len()]);
+    if first.len() != second.len() || first.len() != third.len() {
+        return err(op.pos, format!("`{}` attributes differ in length", op.name));
+    }
+    Ok((0..first.len())
+        .map(|k| make([first[k], second[k], third[k]]))
+        .collect())
 }

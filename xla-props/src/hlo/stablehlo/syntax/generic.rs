@@ -67,13 +67,8 @@ impl Cursor<'_> {
         self.skip_ws();
         if self.rest_starts("({") {
             self.pos += 1;
-            loop {
-                op.regions.push(self.region_body(Vec::new())?);
-                if self.eat(")") {
-                    break;
-                }
-                self.expect(",")?;
-            }
+            let regions = self.list_until(")", |p| p.region_body(Vec::new()))?;
+            op.regions.extend(regions);
         }
         self.skip_ws();
         if self.peek() == Some(b'{') {
@@ -139,15 +134,7 @@ impl Cursor<'_> {
         self.skip_ws();
         if self.peek() == Some(b'(') {
             self.pos += 1;
-            if !self.eat(")") {
-                loop {
-                    self.ty()?;
-                    if self.eat(")") {
-                        break;
-                    }
-                    self.expect(",")?;
-                }
-            }
+            self.list_until(")", |p| p.ty())?;
             self.expect("->")?;
             return self.result_types();
         }

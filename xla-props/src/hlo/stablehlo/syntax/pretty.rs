@@ -42,15 +42,7 @@ impl Cursor<'_> {
                 op.operands = self.operand_list_until(")")?;
                 self.expect(":")?;
                 self.expect("(")?;
-                if !self.eat(")") {
-                    loop {
-                        self.ty()?;
-                        if self.eat(")") {
-                            break;
-                        }
-                        self.expect(",")?;
-                    }
-                }
+                self.list_until(")", |p| p.ty())?;
                 self.expect("->")?;
                 op.result_types = self.result_types()?;
                 return Ok(());
@@ -339,18 +331,15 @@ impl Cursor<'_> {
     /// `stablehlo.while(%iterArg = %x, ...) : T, T cond { ... } do { ... }`.
     pub(super) fn pretty_while(&mut self, op: &mut Op) -> R<()> {
         self.expect("(")?;
+        let pairs = self.list_until(")", |p| {
+            let a = p.value_ref()?;
+            p.expect("=")?;
+            Ok((a.name, p.value_ref()?))
+        })?;
         let mut args = Vec::new();
-        if !self.eat(")") {
-            loop {
-                let a = self.value_ref()?;
-                self.expect("=")?;
-                op.operands.push(self.value_ref()?);
-                args.push(a.name);
-                if self.eat(")") {
-                    break;
-                }
-                self.expect(",")?;
-            }
+        for (a, v) in pairs {
+            args.push(a);
+            op.operands.push(v);
         }
         self.skip_ws();
         if self.peek() == Some(b'{') {

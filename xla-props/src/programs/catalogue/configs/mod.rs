@@ -69,8 +69,18 @@ pub(crate) fn first_dims(op: Opcode, class: &str) -> &'static [i64] {
 }
 
 fn dims_of(op: Opcode, class: &str) -> Vec<i64> {
+    let first_dims = family(op).map_or(control::first_dims as FirstDims, |f| f.0);
+    first_dims(op, class)
+}
+
+type FirstDims = fn(Opcode, &str) -> Vec<i64>;
+type Build = fn(&mut Cfg, Opcode, &str, &[i64]) -> Res<InstrId>;
+
+/// The op family module that has `op`'s attribute classes: its first-dims
+/// and build functions; None for an op without attribute classes.
+fn family(op: Opcode) -> Option<(FirstDims, Build)> {
     use Opcode as O;
-    match op {
+    Some(match op {
         O::Transpose
         | O::Reverse
         | O::Slice
@@ -78,17 +88,20 @@ fn dims_of(op: Opcode, class: &str) -> Vec<i64> {
         | O::Concatenate
         | O::Reshape
         | O::Broadcast
-        | O::Iota => shape_ops::first_dims(op, class),
+        | O::Iota => (shape_ops::first_dims, shape_ops::build),
         O::Select | O::Clamp | O::Compare | O::BitcastConvert | O::ReducePrecision => {
-            elementwise::first_dims(op, class)
+            (elementwise::first_dims, elementwise::build)
         }
         O::DynamicSlice | O::DynamicUpdateSlice | O::Gather | O::Scatter => {
-            indexing::first_dims(op, class)
+            (indexing::first_dims, indexing::build)
         }
-        O::Reduce | O::ReduceWindow | O::Sort => reduction::first_dims(op, class),
-        O::Dot | O::Convolution => contraction::first_dims(op, class),
-        _ => control::first_dims(op, class),
-    }
+        O::Reduce | O::ReduceWindow | O::Sort => (reduction::first_dims, reduction::build),
+        O::Dot | O::Convolution => (contraction::first_dims, contraction::build),
+        O::While | O::Conditional | O::Call | O::Map | O::Tuple => {
+            (control::first_dims, control::build)
+        }
+        _ => return None,
+    })
 }
 
 /// Builds the module of an attribute-class case.
@@ -100,31 +113,9 @@ pub(crate) fn build(key: &OpCase<'_>) -> Result<BuiltCase, CatalogueError> {
         t: key.dtype,
         layout: Some(key.layout.clone()),
     };
-    let dims = key.dims;
-    use Opcode as O;
-    let root = match key.op {
-        O::Transpose
-        | O::Reverse
-        | O::Slice
-        | O::Pad
-        | O::Concatenate
-        | O::Reshape
-        | O::Broadcast
-        | O::Iota => shape_ops::build(&mut c, key.op, class, dims),
-        O::Select | O::Clamp | O::Compare | O::BitcastConvert | O::ReducePrecision => {
-            elementwise::build(&mut c, key.op, class, dims)
-        }
-        O::DynamicSlice | O::DynamicUpdateSlice | O::Gather | O::Scatter => {
-            indexing::build(&mut c, key.op, class, dims)
-        }
-        O::Reduce | O::ReduceWindow | O::Sort => reduction::build(&mut c, key.op, class, dims),
-        O::Dot | O::Convolution => contraction::build(&mut c, key.op, class, dims),
-        O::While | O::Conditional | O::Call | O::Map | O::Tuple => {
-            control::build(&mut c, key.op, class, dims)
-        }
-        other => Err(format!("`{other}` has no attribute classes")),
-    }
-    .map_err(err)?;
+    let (_, build) =
+        family(key.op).ok_or_else(|| err(format!("`{}` has no attribute classes", key.op)))?;
+    let root = build(&mut c, key.op, class, key.dims).map_err(err)?;
     Ok(c.b.finish(root))
 }
 
