@@ -454,7 +454,8 @@ fn module(seed: u64) -> Module {
 
 /// The parser's canonical form (what parsing any text gives): a float
 /// constant holds values of its type (rounded once), a map names its
-/// dimensions, a scalar's broadcast names its (empty) dimensions.
+/// dimensions, a scalar's broadcast names its (empty) dimensions, a
+/// gather, scatter or triangular-solve has its (possibly default) options.
 fn canonical(m: &mut Module) {
     for c in &mut m.computations {
         let shapes: Vec<Shape> = c.instructions.iter().map(|i| i.shape.clone()).collect();
@@ -479,6 +480,15 @@ fn canonical(m: &mut Module) {
                     if scalar {
                         i.attrs.dimensions = Some(Vec::new());
                     }
+                }
+                Opcode::Gather => {
+                    i.attrs.gather_dims.get_or_insert_with(Default::default);
+                }
+                Opcode::Scatter => {
+                    i.attrs.scatter_dims.get_or_insert_with(Default::default);
+                }
+                Opcode::TriangularSolve => {
+                    i.attrs.triangular_solve.get_or_insert_with(Default::default);
                 }
                 _ => {}
             }
@@ -541,3 +551,4 @@ fn generator_covers_every_opcode_and_edge_value() {
     );
     assert!(neg_nan && neg_zero, "edge floats are never generated");
 }
+
