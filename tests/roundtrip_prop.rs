@@ -488,7 +488,9 @@ fn canonical(m: &mut Module) {
                     i.attrs.scatter_dims.get_or_insert_with(Default::default);
                 }
                 Opcode::TriangularSolve => {
-                    i.attrs.triangular_solve.get_or_insert_with(Default::default);
+                    i.attrs
+                        .triangular_solve
+                        .get_or_insert_with(Default::default);
                 }
                 _ => {}
             }
@@ -551,4 +553,3 @@ fn generator_covers_every_opcode_and_edge_value() {
     );
     assert!(neg_nan && neg_zero, "edge floats are never generated");
 }
-

@@ -226,7 +226,7 @@ fn the_iree_bugs_of_the_findings_reproduce() {
     let e = b.compile(&rw).err().expect("iree-compile rejects it");
     assert!(e.to_string().contains("linalg.generic"), "{e}");
     // ... as its known bug declares (an expected failure, not a new one)
-    let declared = &xla_props::backend::iree::known_bugs::REDUCE_WINDOW_STRIDE_REJECTED;
+    let declared = &xla_props::backend::iree::known_bugs::STRIDED_WINDOW_REJECTED;
     assert!(declared.rejects(&rw, &e.to_string()), "{e}");
     // a dot over an empty contracting dimension crashes iree-compile
     let dot = module(
@@ -235,6 +235,8 @@ fn the_iree_bugs_of_the_findings_reproduce() {
     );
     let e = b.compile(&dot).err().expect("iree-compile crashes");
     assert!(e.to_string().contains("crashed"), "{e}");
+    let declared = &xla_props::backend::iree::known_bugs::EMPTY_CONTRACTION_CRASH;
+    assert!(declared.rejects(&dot, &e.to_string()), "{e}");
     // gather does not clamp out-of-range start indices: it reads outside
     // the operand (0 here, garbage in general: docs/findings.md)
     let g = module(
@@ -387,9 +389,11 @@ fn a_stable_sort_is_not_stable() {
 }
 
 /// docs/repro/iree-dynamic-slice-narrow-index: negative s8 start indices
-/// must clamp to 0 (the reference's slice); iree-cpu reads another window.
+/// must clamp to 0 (the reference's slice); iree-cpu reads them as unsigned
+/// (-3 = 253, which clamps to the last window), as its known bug's model
+/// computes.
 #[test]
-fn a_negative_narrow_start_index_is_not_clamped_to_zero() {
+fn a_negative_narrow_start_index_is_read_as_unsigned() {
     let Some(b) = backend_or_skip() else {
         return;
     };
@@ -414,4 +418,39 @@ fn a_negative_narrow_start_index_is_not_clamped_to_zero() {
         got, want,
         "iree-cpu clamps now: the finding is fixed in this IREE"
     );
+    let model = xla_props::backend::iree::known_bugs::NARROW_START_UNSIGNED
+        .model
+        .apply(&m)
+        .expect("the model applies to an s8 start");
+    let modelled = xla_props::reference::evaluate(&model, &args).unwrap()[0].to_f64_vec();
+    assert_eq!(got, modelled, "the last window, (3, 3)");
+    assert_eq!(modelled, [21.0, 22.0, 23.0, 27.0, 28.0, 29.0]);
+}
+
+/// An f8 reduce to a scalar over 24 elements is rejected, over 32 it is
+/// not; the declared rule matches both.
+#[test]
+fn an_f8_reduce_with_a_masked_tail_is_rejected_as_declared() {
+    let Some(b) = backend_or_skip() else {
+        return;
+    };
+    let reduce = |n: usize| {
+        module(&format!(
+            "HloModule m\nr {{\n  a = f8e4m3fn[] parameter(0)\n  c = f8e4m3fn[] parameter(1)\n  \
+             ROOT s = f8e4m3fn[] add(a, c)\n}}\nENTRY e {{\n  x = f8e4m3fn[{n}] parameter(0)\n  \
+             z = f8e4m3fn[] constant(0)\n  ROOT y = f8e4m3fn[] reduce(x, z), dimensions={{0}}, to_apply=r\n}}\n"
+        ))
+    };
+    let declared = &xla_props::backend::iree::known_bugs::F8_REDUCE_MASKED_TAIL_REJECTED;
+    let rejected = reduce(24);
+    let e = b.compile(&rejected).err().expect("iree-compile rejects it");
+    assert!(declared.rejects(&rejected, &e.to_string()), "{e}");
+    let accepted = reduce(32);
+    let ones = bits(ElementType::F8E4M3Fn, &[0x38; 32]);
+    let y = b.compile(&accepted).unwrap().execute(&[ones]).unwrap()[0].to_f64_vec();
+    assert_eq!(y, [32.0]);
+    assert!(!declared.rejects(
+        &accepted,
+        "'vector.mask' op expects only one operation to mask"
+    ));
 }

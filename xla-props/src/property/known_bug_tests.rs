@@ -161,7 +161,7 @@ impl crate::backend::Backend for Rejecting {
         Err(crate::backend::BackendError::Compile(self.0.to_string()))
     }
     fn known_bugs(&self) -> &[KnownBug] {
-        &[crate::backend::iree::known_bugs::REDUCE_WINDOW_STRIDE_REJECTED]
+        &[crate::backend::iree::known_bugs::STRIDED_WINDOW_REJECTED]
     }
 }
 
@@ -197,7 +197,7 @@ fn a_declared_rejection_is_a_known_bug_and_other_compile_errors_fail() {
     };
     match run(&iree, &rejected) {
         Some(Verdict::KnownRejection { bugs, error }) => {
-            assert_eq!(bugs[0].id, "iree-cpu/reduce-window-stride-rejected");
+            assert_eq!(bugs[0].id, "iree-cpu/strided-window-rejected");
             assert!(error.contains("linalg.generic"), "{error}");
         }
         v => panic!("expected the known rejection, got {v:?}"),
@@ -206,4 +206,18 @@ fn a_declared_rejection_is_a_known_bug_and_other_compile_errors_fail() {
     assert_eq!(run(&crash, &rejected), None);
     assert_eq!(run(&iree, &accepted), None);
     assert_eq!(run(&iree, &unstrided), None);
+    // the same rule for a convolution's spatial dimensions
+    let conv = |n: i64, o: i64| {
+        parse_module(&format!(
+            "HloModule m\nENTRY e {{\n  x = f32[1,{n},1] parameter(0)\n  \
+             w = f32[2,1,1] parameter(1)\n  ROOT c = f32[1,{o},1] convolution(x, w), \
+             window={{size=2 stride=2}}, dim_labels=b0f_0io->b0f\n}}\n"
+        ))
+        .unwrap()
+    };
+    assert!(matches!(
+        run(&iree, &conv(3, 1)),
+        Some(Verdict::KnownRejection { .. })
+    ));
+    assert_eq!(run(&iree, &conv(4, 2)), None);
 }

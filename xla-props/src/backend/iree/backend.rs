@@ -162,6 +162,11 @@ pub fn to_backend_error(backend: &str, e: IreeError) -> BackendError {
         | IreeError::CannotLower { what, .. } => BackendError::Unsupported { what },
         IreeError::Lowering(e @ LowerError::Invalid(_)) => BackendError::Compile(e.to_string()),
         IreeError::Compile(m) => BackendError::Compile(format!("iree-compile: {m}")),
+        // the compiler dying on a module is a failed compile, not a run
+        e @ IreeError::Crashed {
+            tool: "iree-compile",
+            ..
+        } => BackendError::Compile(e.to_string()),
         IreeError::Signature(m) => BackendError::BadArguments(m),
         other => BackendError::Execute(other.to_string()),
     }

@@ -96,16 +96,55 @@ pub const F8_ROUND_UP_TO_MIN_NORMAL: KnownBug = KnownBug {
 
 /// `iree-compile` rejects a valid strided `reduce-window` whose window fits
 /// a dimension once without covering it.
-pub const REDUCE_WINDOW_STRIDE_REJECTED: KnownBug = KnownBug {
-    id: "iree-cpu/reduce-window-stride-rejected",
-    summary: "iree-compile rejects a valid reduce-window with a strided dimension that has one \
-              output and a window of 2 or more not covering the (padded) input \
-              (f32[3] size=2 stride=2: 'linalg.generic' op inferred input/output operand #1 \
-              has shape's dimension #0 to be 3, but found 2)",
-    documented: "docs/findings.md, \"IREE bug: a strided `reduce-window` is rejected\"",
+pub const STRIDED_WINDOW_REJECTED: KnownBug = KnownBug {
+    id: "iree-cpu/strided-window-rejected",
+    summary: "iree-compile rejects a valid reduce-window or convolution with a strided \
+              (spatial) dimension that has one output and a window of 2 or more not covering \
+              the (padded, dilated) input (f32[3] size=2 stride=2: 'linalg.generic' op \
+              inferred input/output operand #1 has shape's dimension #0 to be 3, but found 2)",
+    documented: "docs/findings.md, \"IREE bug: a strided `reduce-window` or `convolution` is \
+                 rejected\"",
     model: BugModel::Rejects {
-        modules: has_rejected_reduce_window,
+        modules: has_rejected_strided_window,
         error: "'linalg.generic' op inferred input/output operand",
+    },
+};
+
+/// `dynamic-slice` / `dynamic-update-slice` read an s8 or s16 start index
+/// as unsigned.
+pub const NARROW_START_UNSIGNED: KnownBug = KnownBug {
+    id: "iree-cpu/narrow-start-index-unsigned",
+    summary: "dynamic-slice and dynamic-update-slice read an s8 or s16 start index as unsigned: \
+              a negative start (s8 -3 = 253) clamps to the last window instead of the first",
+    documented: "docs/findings.md, \"IREE bug: dynamic slices read s8 and s16 start indices as \
+                 unsigned (a silent miscompilation)\"",
+    model: BugModel::Rust(narrow_start_unsigned),
+};
+
+/// A dot over an empty contraction crashes iree-compile.
+pub const EMPTY_CONTRACTION_CRASH: KnownBug = KnownBug {
+    id: "iree-cpu/empty-contraction-dot-crash",
+    summary: "iree-compile dies of SIGFPE on a dot whose contracting dimensions hold no element \
+              and whose result is not empty (f32[2,0] . f32[0,1]; the result is all zeros)",
+    documented: "docs/findings.md, \"IREE bug: a dot over an empty contraction crashes \
+                 iree-compile\"",
+    model: BugModel::Rejects {
+        modules: has_empty_contraction_dot,
+        error: "iree-compile crashed: signal: 8 (SIGFPE)",
+    },
+};
+
+/// An f8 reduction whose innermost reduced run is not a multiple of 16
+/// elements (and more than 16) is rejected by iree-compile.
+pub const F8_REDUCE_MASKED_TAIL_REJECTED: KnownBug = KnownBug {
+    id: "iree-cpu/f8-reduce-masked-tail-rejected",
+    summary: "iree-compile rejects a valid f8e4m3fn or f8e5m2 reduce whose trailing reduced \
+              dimensions hold more than 16 elements, not a multiple of 16 (f8e4m3fn[24] -> \
+              f8e4m3fn[]: 'vector.mask' op expects only one operation to mask)",
+    documented: "docs/findings.md, \"IREE bug: an f8 reduce with a masked tail is rejected\"",
+    model: BugModel::Rejects {
+        modules: has_rejected_f8_reduce,
+        error: "'vector.mask' op expects only one operation to mask",
     },
 };
 
@@ -169,7 +208,10 @@ pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     SINE_RANGE,
     SINE_OF_MINUS_ZERO,
     F8E4M3FN_MINUS_NAN,
-    REDUCE_WINDOW_STRIDE_REJECTED,
+    STRIDED_WINDOW_REJECTED,
+    NARROW_START_UNSIGNED,
+    EMPTY_CONTRACTION_CRASH,
+    F8_REDUCE_MASKED_TAIL_REJECTED,
     GATHER_OUT_OF_RANGE_START,
     CBRT_INF,
     F8E4M3FN_IS_FINITE,
@@ -343,24 +385,43 @@ fn f64_expm1(m: &Module) -> Option<Module> {
 /// or more (dilated) shorter than its (dilated, padded) input: f32[3] or
 /// f32[4,3] -> [2,1] with size 2 and stride 2 are rejected; f32[4], f32[5],
 /// f32[4,2] -> [2,1], size 1, and a stride-1 dimension are not.
-fn has_rejected_reduce_window(m: &Module) -> bool {
+/// True when `m` has a reduce-window or convolution that iree-compile
+/// rejects: a window dimension with a stride above 1, one output, and a
+/// window of 2 or more whose (dilated) span does not cover the padded,
+/// base-dilated input (measured on 25 reduce-windows and 17 one-dimensional
+/// convolutions, docs/findings.md).
+fn has_rejected_strided_window(m: &Module) -> bool {
     m.computations.iter().any(|c| {
         c.instructions.iter().any(|i| {
-            if i.opcode != Opcode::ReduceWindow {
-                return false;
-            }
+            let operand = |k: usize| {
+                i.operands
+                    .get(k)
+                    .and_then(|o| c.instructions.get(o.index()))
+                    .and_then(|o| o.shape.as_array())
+            };
             let (Some(window), Some(input), Some(out)) = (
                 i.attrs.window.as_ref(),
-                i.operands
-                    .first()
-                    .and_then(|o| c.instructions.get(o.index()))
-                    .and_then(|o| o.shape.as_array()),
+                operand(0),
                 i.shape.leaves().first().copied(),
             ) else {
                 return false;
             };
-            window.iter().enumerate().any(|(d, w)| {
-                let (Some(&n), Some(&o)) = (input.dims.get(d), out.dims.get(d)) else {
+            // per window dimension: the input and output dimensions it spans
+            let dims: Vec<(i64, i64)> = match (i.opcode, &i.attrs.conv_dims) {
+                (Opcode::ReduceWindow, _) => (0..window.len() as i64).map(|d| (d, d)).collect(),
+                (Opcode::Convolution, Some(cd)) => cd
+                    .input_spatial
+                    .iter()
+                    .copied()
+                    .zip(cd.output_spatial.iter().copied())
+                    .collect(),
+                _ => return false,
+            };
+            window.iter().zip(dims).any(|(w, (di, do_))| {
+                let size = |s: &crate::hlo::ArrayShape, d: i64| {
+                    usize::try_from(d).ok().and_then(|d| s.dims.get(d).copied())
+                };
+                let (Some(n), Some(o)) = (size(input, di), size(out, do_)) else {
                     return false;
                 };
                 let span = (w.size - 1) * w.window_dilation + 1;
@@ -552,12 +613,130 @@ fn f8e4m3fn_is_finite(m: &Module) -> Option<Module> {
 
 /// The element type of `i`'s first operand (`i` an instruction of `m`).
 fn operand_dtype(m: &Module, i: &Instruction) -> Option<ElementType> {
+    operand_shapes(m, i)?.first().map(|a| a.dtype)
+}
+
+/// The array shapes of `i`'s operands (`i` an instruction of `m`); None
+/// when one is not an array.
+fn operand_shapes(m: &Module, i: &Instruction) -> Option<Vec<ArrayShape>> {
     let c = m
         .computations
         .iter()
         .find(|c| c.instructions.iter().any(|x| std::ptr::eq(x, i)))?;
-    let o = c.instructions.get(i.operands.first()?.index())?;
-    o.shape.as_array().map(|a| a.dtype)
+    i.operands
+        .iter()
+        .map(|o| c.instructions.get(o.index())?.shape.as_array().cloned())
+        .collect()
+}
+
+/// `dynamic-slice` and `dynamic-update-slice` with s8 or s16 start
+/// indices: each start is read as unsigned (a negative start becomes
+/// large and clamps to the last window instead of the first).
+fn narrow_start_unsigned(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let first_index = match i.opcode {
+            Opcode::DynamicSlice => 1,
+            Opcode::DynamicUpdateSlice => 2,
+            _ => return None,
+        };
+        let shapes = operand_shapes(m, i)?;
+        let narrow = |t: ElementType| matches!(t, ElementType::S8 | ElementType::S16);
+        if !shapes[first_index..].iter().any(|a| narrow(a.dtype)) {
+            return None;
+        }
+        let mut body = String::new();
+        let mut args = Vec::new();
+        for (k, a) in shapes.iter().enumerate() {
+            body += &format!("  p{k} = {} parameter({k})\n", type_text(a));
+            if k < first_index || !narrow(a.dtype) {
+                args.push(format!("p{k}"));
+                continue;
+            }
+            let u = if a.dtype == ElementType::S8 {
+                "u8"
+            } else {
+                "u16"
+            };
+            body +=
+                &format!("  u{k} = {u}[] bitcast-convert(p{k})\n  w{k} = s32[] convert(u{k})\n");
+            args.push(format!("w{k}"));
+        }
+        let sizes = match &i.attrs.dynamic_slice_sizes {
+            Some(v) if i.opcode == Opcode::DynamicSlice => format!(
+                ", dynamic_slice_sizes={{{}}}",
+                v.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+            ),
+            _ => String::new(),
+        };
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n{body}  ROOT r = {} {}({}){sizes}\n}}\n",
+            type_text(i.shape.as_array()?),
+            i.opcode.name(),
+            args.join(", ")
+        ))
+    })
+}
+
+/// True when `m` has an f8 reduce whose trailing reduced dimensions (the
+/// longest run of reduced dimensions at the end of the operand's) hold
+/// more than 16 elements, not a multiple of 16 (measured on 22 one-op
+/// reduces, docs/findings.md: `f8e4m3fn[17]` .. `[23]`, `[24]`, `[33]`,
+/// `[40]`, `[3,8]` all, `[3,20]` over 1 rejected; `[16]`, `[32]`, `[48]`,
+/// `[64]`, `[24,2]` over 0, `[20,3]` over 1 accepted).
+fn has_rejected_f8_reduce(m: &Module) -> bool {
+    m.computations.iter().any(|c| {
+        c.instructions.iter().any(|i| {
+            let (Opcode::Reduce, Some(reduced), Some(x)) = (
+                i.opcode,
+                i.attrs.dimensions.as_ref(),
+                i.operands
+                    .first()
+                    .and_then(|o| c.instructions.get(o.index()))
+                    .and_then(|o| o.shape.as_array()),
+            ) else {
+                return false;
+            };
+            if !matches!(x.dtype, ElementType::F8E4M3Fn | ElementType::F8E5M2) {
+                return false;
+            }
+            let tail: i64 = (0..x.dims.len())
+                .rev()
+                .take_while(|&d| reduced.contains(&(d as i64)))
+                .map(|d| x.dims[d])
+                .product();
+            tail > 16 && tail % 16 != 0
+        })
+    })
+}
+
+/// True when `m` has a dot whose contracting dimensions hold no element and
+/// whose result is not empty: iree-compile dies of SIGFPE on it (measured
+/// on f32, f16, s32, s8 dots, docs/findings.md).
+fn has_empty_contraction_dot(m: &Module) -> bool {
+    m.computations.iter().any(|c| {
+        c.instructions.iter().any(|i| {
+            let (Some(d), Some(out), Some(lhs)) = (
+                i.attrs.dot_dims.as_ref(),
+                i.shape.as_array(),
+                i.operands
+                    .first()
+                    .and_then(|o| c.instructions.get(o.index()))
+                    .and_then(|o| o.shape.as_array()),
+            ) else {
+                return false;
+            };
+            let contracted: Option<i64> = d
+                .lhs_contracting
+                .iter()
+                .map(|&k| {
+                    usize::try_from(k)
+                        .ok()
+                        .and_then(|k| lhs.dims.get(k).copied())
+                })
+                .product();
+            i.opcode == Opcode::Dot && contracted == Some(0) && out.element_count() != Some(0)
+        })
+    })
 }
 
 /// bf16/f32 `floor`: a negative subnormal input is returned as it is.
@@ -922,5 +1101,77 @@ mod tests {
         // tan(+-2^-6) = +-0 (measured), tan(1) = 1.5
         let y = eval(&m, ElementType::F8E4M3Fn, &[0x08, 0x88, 0x38]);
         assert_eq!(y, vec![0x00, 0x80, 0x3c]);
+    }
+
+    #[test]
+    fn the_rejection_rules_match_what_was_measured() {
+        let m = |text: &str| parse_module(text).unwrap();
+        let dot = |a: &str, b: &str, o: &str| {
+            m(&format!(
+                "HloModule m\nENTRY e {{\n  a = f32[{a}] parameter(0)\n  b = f32[{b}] parameter(1)\n  \
+                 ROOT d = f32[{o}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n"
+            ))
+        };
+        assert!(has_empty_contraction_dot(&dot("2,0", "0,1", "2,1")));
+        assert!(!has_empty_contraction_dot(&dot("0,2", "2,3", "0,3")));
+        assert!(!has_empty_contraction_dot(&dot("0,0", "0,3", "0,3")));
+        let reduce = |t: &str, dims: &str, over: &str, out: &str| {
+            m(&format!(
+                "HloModule m\nr {{\n  a = {t}[] parameter(0)\n  c = {t}[] parameter(1)\n  \
+                 ROOT s = {t}[] add(a, c)\n}}\nENTRY e {{\n  x = {t}[{dims}] parameter(0)\n  \
+                 z = {t}[] constant(0)\n  ROOT y = {t}[{out}] reduce(x, z), dimensions={{{over}}}, to_apply=r\n}}\n"
+            ))
+        };
+        assert!(has_rejected_f8_reduce(&reduce("f8e4m3fn", "24", "0", "")));
+        assert!(has_rejected_f8_reduce(&reduce("f8e5m2", "3,20", "1", "3")));
+        assert!(has_rejected_f8_reduce(&reduce(
+            "f8e4m3fn", "2,3,4", "0,1,2", ""
+        )));
+        assert!(!has_rejected_f8_reduce(&reduce("f8e4m3fn", "32", "0", "")));
+        assert!(!has_rejected_f8_reduce(&reduce(
+            "f8e4m3fn", "24,2", "0", "2"
+        )));
+        assert!(!has_rejected_f8_reduce(&reduce(
+            "f8e4m3fn", "20,3", "1", "20"
+        )));
+        assert!(!has_rejected_f8_reduce(&reduce("f16", "24", "0", "")));
+    }
+
+    #[test]
+    fn the_narrow_start_model_reads_s8_and_s16_starts_as_unsigned() {
+        let dus = |t: &str| {
+            parse_module(&format!(
+                "HloModule m\nENTRY e {{\n  x = f32[6] parameter(0)\n  u = f32[2] parameter(1)\n  \
+                 i = {t}[] parameter(2)\n  ROOT d = f32[6] dynamic-update-slice(x, u, i)\n}}\n"
+            ))
+            .unwrap()
+        };
+        assert!(NARROW_START_UNSIGNED.model.apply(&dus("s32")).is_none());
+        assert!(NARROW_START_UNSIGNED.model.apply(&dus("u8")).is_none());
+        for (t, minus_one) in [("s8", 0xff), ("s16", 0xffff)] {
+            let model = NARROW_START_UNSIGNED.model.apply(&dus(t)).unwrap();
+            let f32s = |v: &[f64]| {
+                Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![v.len() as i64]), v)
+                    .unwrap()
+            };
+            let idx = |bits: u64| {
+                let dtype = if t == "s8" {
+                    ElementType::S8
+                } else {
+                    ElementType::S16
+                };
+                Literal::from_bits(&ArrayShape::new(dtype, vec![]), &[bits]).unwrap()
+            };
+            let x = f32s(&[0.0; 6]);
+            let u = f32s(&[1.0, 2.0]);
+            let run = |start: u64| {
+                crate::reference::evaluate(&model, &[x.clone(), u.clone(), idx(start)]).unwrap()[0]
+                    .to_f64_vec()
+            };
+            // -1 is read as 255 (65535): the update lands at the end
+            assert_eq!(run(minus_one), [0.0, 0.0, 0.0, 0.0, 1.0, 2.0]);
+            // a non-negative start is unchanged
+            assert_eq!(run(1), [0.0, 1.0, 2.0, 0.0, 0.0, 0.0]);
+        }
     }
 }
