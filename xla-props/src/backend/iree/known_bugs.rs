@@ -148,6 +148,17 @@ pub const F8_REDUCE_MASKED_TAIL_REJECTED: KnownBug = KnownBug {
     },
 };
 
+/// A sort with `is_stable=true` reorders elements the comparator ties.
+pub const SORT_UNSTABLE: KnownBug = KnownBug {
+    id: "iree-cpu/stable-sort-unstable",
+    summary: "a sort with is_stable=true is not stable: elements the comparator orders neither \
+              way come out in another order (k = [0, 0, -1, 0], v = [1, 2, 3, 4] gives v = \
+              [3, 2, 4, 1], stable: [3, 1, 2, 4]); any value at exactly the tied positions, \
+              every other position must be right",
+    documented: "docs/findings.md, \"IREE bug: a sort with `is_stable=true` is not stable\"",
+    model: BugModel::AnyValue(stable_sort_ties),
+};
+
 /// `gather` reads outside its operand for an out-of-range start index
 /// instead of clamping it.
 pub const GATHER_OUT_OF_RANGE_START: KnownBug = KnownBug {
@@ -212,6 +223,7 @@ pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     NARROW_START_UNSIGNED,
     EMPTY_CONTRACTION_CRASH,
     F8_REDUCE_MASKED_TAIL_REJECTED,
+    SORT_UNSTABLE,
     GATHER_OUT_OF_RANGE_START,
     CBRT_INF,
     F8E4M3FN_IS_FINITE,
@@ -709,6 +721,47 @@ fn has_rejected_f8_reduce(m: &Module) -> bool {
     })
 }
 
+/// For a root `sort` with `is_stable=true`: per output, the positions of
+/// the sorted result that belong to a run of elements the comparator ties
+/// (neither `cmp(a, b)` nor `cmp(b, a)` on neighbours of the reference's
+/// sorted result). An unstable sort can only permute within such a run.
+fn stable_sort_ties(m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bool>>> {
+    let entry = m.entry_computation();
+    let root = entry.instr(entry.root);
+    if root.opcode != Opcode::Sort || !root.attrs.is_stable {
+        return None;
+    }
+    let dim = usize::try_from(*root.attrs.dimensions.as_ref()?.first()?).ok()?;
+    let mut comparator = m.clone();
+    comparator.entry = root.attrs.to_apply?;
+    let sorted = crate::reference::evaluate(m, inputs).ok()?;
+    let dims = sorted.first()?.dims().to_vec();
+    let (len, total) = (*dims.get(dim)?, sorted[0].element_count());
+    let stride: usize = dims[dim + 1..].iter().product();
+    let bits: Vec<Vec<u64>> = sorted.iter().map(Literal::to_bits_vec).collect();
+    let scalar = |k: usize, at: usize| {
+        Literal::from_bits(&ArrayShape::new(sorted[k].dtype(), vec![]), &[bits[k][at]]).ok()
+    };
+    let less = |a: usize, b: usize| -> Option<bool> {
+        let args = (0..sorted.len())
+            .flat_map(|k| [scalar(k, a), scalar(k, b)])
+            .collect::<Option<Vec<_>>>()?;
+        let out = crate::reference::evaluate(&comparator, &args).ok()?;
+        Some(out.first()?.get_bits(0) != 0)
+    };
+    let mut tied = vec![false; total];
+    for base in (0..total).filter(|f| (f / stride.max(1)) % len.max(1) == 0) {
+        for j in 0..len.saturating_sub(1) {
+            let (a, b) = (base + j * stride, base + (j + 1) * stride);
+            if !less(a, b)? && !less(b, a)? {
+                tied[a] = true;
+                tied[b] = true;
+            }
+        }
+    }
+    tied.contains(&true).then(|| vec![tied; sorted.len()])
+}
+
 /// True when `m` has a dot whose contracting dimensions hold no element and
 /// whose result is not empty: iree-compile dies of SIGFPE on it (measured
 /// on f32, f16, s32, s8 dots, docs/findings.md).
@@ -1173,5 +1226,47 @@ mod tests {
             // a non-negative start is unchanged
             assert_eq!(run(1), [0.0, 1.0, 2.0, 0.0, 0.0, 0.0]);
         }
+    }
+
+    #[test]
+    fn an_unstable_sort_may_permute_tied_keys_only() {
+        use crate::check::{judge_against_reference, Numerics, Verdict};
+        let m = parse_module(
+            "HloModule m\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+             c = s32[] parameter(2)\n  d = s32[] parameter(3)\n  \
+             ROOT lt = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  k = f32[4] parameter(0)\n  \
+             v = s32[4] parameter(1)\n  ROOT s = (f32[4], s32[4]) sort(k, v), dimensions={0}, \
+             is_stable=true, to_apply=cmp\n}\n",
+        )
+        .unwrap();
+        let f32s = |v: &[f64]| Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![4]), v);
+        let s32s = |v: &[f64]| Literal::from_f64s(&ArrayShape::new(ElementType::S32, vec![4]), v);
+        let args = [
+            f32s(&[0.0, 0.0, -1.0, 0.0]).unwrap(),
+            s32s(&[1.0, 2.0, 3.0, 4.0]).unwrap(),
+        ];
+        let BugModel::AnyValue(ties) = SORT_UNSTABLE.model else {
+            panic!("an any-value model");
+        };
+        let tied = vec![false, true, true, true];
+        assert_eq!(ties(&m, &args), Some(vec![tied.clone(), tied]));
+        let expected = crate::reference::evaluate(&m, &args).unwrap();
+        let keys = f32s(&[-1.0, 0.0, 0.0, 0.0]).unwrap();
+        let n = Numerics::exact();
+        let bugs = [SORT_UNSTABLE];
+        let judge = |values: &[f64]| {
+            let out = [keys.clone(), s32s(values).unwrap()];
+            judge_against_reference(&m, &args, &expected, &out, &n, &bugs, false)
+        };
+        // as measured: the tied values in another order
+        assert!(matches!(
+            judge(&[3.0, 2.0, 4.0, 1.0]),
+            Verdict::KnownBug { .. }
+        ));
+        // the untied position must be right
+        assert!(matches!(judge(&[2.0, 3.0, 4.0, 1.0]), Verdict::Mismatch(_)));
+        // distinct keys: nothing to excuse
+        let distinct = [f32s(&[2.0, 0.0, -1.0, 1.0]).unwrap(), args[1].clone()];
+        assert_eq!(ties(&m, &distinct), None);
     }
 }
