@@ -750,7 +750,7 @@ fn stable_sort_ties(m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bool>>> {
         Some(out.first()?.get_bits(0) != 0)
     };
     let mut tied = vec![false; total];
-    for base in (0..total).filter(|f| (f / stride.max(1)) % len.max(1) == 0) {
+    for base in (0..total).filter(|f| (f / stride.max(1)).is_multiple_of(len.max(1))) {
         for j in 0..len.saturating_sub(1) {
             let (a, b) = (base + j * stride, base + (j + 1) * stride);
             if !less(a, b)? && !less(b, a)? {
