@@ -454,3 +454,53 @@ fn an_f8_reduce_with_a_masked_tail_is_rejected_as_declared() {
         "'vector.mask' op expects only one operation to mask"
     ));
 }
+
+/// iree-cpu's f8e4m3fn `reduce-precision` is the round-and-mask rule on the
+/// operand's own bits (`reduce_precision_in_own_type`), on every input and
+/// every configuration measured (docs/numerics.md).
+#[test]
+fn f8e4m3fn_reduce_precision_is_the_rule_on_its_own_bits() {
+    let Some(b) = backend_or_skip() else {
+        return;
+    };
+    let x = bits(ElementType::F8E4M3Fn, &(0..256).collect::<Vec<u64>>());
+    let numerics = xla_props::check::Numerics {
+        reduce_precision_in_own_type: vec![ElementType::F8E4M3Fn],
+        ..xla_props::check::Numerics::exact()
+    };
+    for (e, m) in [
+        (4, 3),
+        (5, 2),
+        (5, 10),
+        (8, 7),
+        (3, 1),
+        (2, 1),
+        (4, 2),
+        (3, 3),
+        (5, 3),
+    ] {
+        let rp = module(&format!(
+            "HloModule m\nENTRY e {{\n  x = f8e4m3fn[256] parameter(0)\n  \
+             ROOT r = f8e4m3fn[256] reduce-precision(x), exponent_bits={e}, mantissa_bits={m}\n}}\n"
+        ));
+        let got = b
+            .compile(&rp)
+            .unwrap()
+            .execute(std::slice::from_ref(&x))
+            .unwrap()[0]
+            .to_bits_vec();
+        let rule = xla_props::check::op_semantics_variant(&rp, &numerics).unwrap();
+        let want = xla_props::reference::evaluate(&rule, std::slice::from_ref(&x)).unwrap()[0]
+            .to_bits_vec();
+        // NaN is 0x7f / 0xff either way
+        let nan = |v: u64| v & 0x7f == 0x7f;
+        for i in 0..256 {
+            assert!(
+                got[i] == want[i] || (nan(got[i]) && nan(want[i])),
+                "e{e}m{m} of 0x{i:02x}: iree-cpu 0x{:02x}, the own-bits rule 0x{:02x}",
+                got[i],
+                want[i]
+            );
+        }
+    }
+}

@@ -389,6 +389,7 @@ pub(crate) fn allowances(n: &Numerics, strict_rounding: bool) -> Allowances {
         flush_outputs: n.flush_outputs.clone(),
         reassociates: n.reassociates_reductions,
         accumulate_in_declared_type: n.reductions_accumulate_in_declared_type,
+        contract_in_declared_type: n.contractions_accumulate_in_declared_type,
     }
 }
 

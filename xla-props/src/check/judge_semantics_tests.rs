@@ -127,4 +127,40 @@ mod accumulation_tests {
         // far off is still caught
         assert!(!judge(&f16_accumulation, 64.0).is_agreement());
     }
+
+    #[test]
+    fn narrow_contractions_in_their_declared_type_only_when_declared() {
+        let conv = parse_module(
+            "HloModule m\nENTRY e {\n  x = f16[1,5,1] parameter(0)\n  y = f16[5,1,1] parameter(1)\n  \
+             ROOT c = f16[1,1,1] convolution(x, y), window={size=5}, dim_labels=b0f_0io->b0f\n}\n",
+        )
+        .unwrap();
+        let f16s = |dims: Vec<i64>, v: &[f64]| {
+            Literal::from_f64s(&ArrayShape::new(ElementType::F16, dims), v).unwrap()
+        };
+        let inputs = [
+            f16s(vec![1, 5, 1], &[2048.0, 1.0, 1.0, 1.0, -2048.0]),
+            f16s(vec![5, 1, 1], &[1.0; 5]),
+        ];
+        let exact = crate::reference::evaluate(&conv, &inputs).unwrap();
+        assert_eq!(exact[0].get_f64(0), 3.0);
+        let out = |v: f64| f16s(vec![1, 1, 1], &[v]);
+        let f32_accumulation = Numerics::exact().with_reassociation();
+        let f16_accumulation = Numerics {
+            contractions_accumulate_in_declared_type: true,
+            ..Numerics::exact().with_reassociation()
+        };
+        // every partial sum rounded to f16, as iree-cpu sums: 2048 + 1 = 2048,
+        // three times, then - 2048 = 0
+        let iree = 0.0;
+        assert!(!judged(&conv, &inputs, &f32_accumulation, out(iree)).is_agreement());
+        assert!(judged(&conv, &inputs, &f16_accumulation, out(iree)).is_agreement());
+        assert!(!judged(&conv, &inputs, &f16_accumulation, out(64.0)).is_agreement());
+        // the reductions' flag alone does not cover contractions
+        let reductions_only = Numerics {
+            reductions_accumulate_in_declared_type: true,
+            ..Numerics::exact().with_reassociation()
+        };
+        assert!(!judged(&conv, &inputs, &reductions_only, out(iree)).is_agreement());
+    }
 }

@@ -102,6 +102,14 @@ pub struct Numerics {
     /// and convolutions still accumulate in f32.
     #[serde(default)]
     pub reductions_accumulate_in_declared_type: bool,
+    /// Whether `dot` and `convolution` over a float type narrower than f32
+    /// may round every product, and every partial sum, to the declared type
+    /// (XLA's `ALG_DOT_F16_F16_F16` kind of algorithm, which StableHLO's
+    /// implementation-defined precision allows), instead of multiplying
+    /// exactly and accumulating in f32 at least: the reassociation bound
+    /// becomes `n * eps(type) * sum|x|`, as for reductions above.
+    #[serde(default)]
+    pub contractions_accumulate_in_declared_type: bool,
     /// Float `minimum`/`maximum` computed as a compare and select that does
     /// not propagate NaN: `minimum(a, b)` is `a` unless `b < a`, `maximum(a, b)`
     /// is `a` unless `b > a` (a NaN first operand propagates, a NaN second
@@ -147,6 +155,7 @@ impl Numerics {
             contracts_multiply_add: false,
             excess_precision_anywhere: false,
             reductions_accumulate_in_declared_type: false,
+            contractions_accumulate_in_declared_type: false,
             fast_min_max: false,
             reduce_precision_in_own_type: Vec::new(),
             convolution_multiplies_padding: false,

@@ -273,6 +273,7 @@ impl Emitter<'_> {
         let ushape = Shape::array(ut, arr.dims.clone());
         let fshape = Shape::Array(arr.clone());
         let mut v = self.push(Opcode::BitcastConvert, ushape.clone(), vec![x]);
+        let bits = v;
         if mb < smb {
             let shift = smb - mb;
             let last = 1u64 << shift;
@@ -302,7 +303,14 @@ impl Emitter<'_> {
             v = self.push(Opcode::Select, ushape.clone(), vec![over, inf, v1]);
         }
         let r = self.push(Opcode::BitcastConvert, fshape.clone(), vec![v]);
-        let nan = self.compare(arr, x, x, ComparisonDirection::Ne);
+        // NaN as the rule reads the bits: an all-ones exponent with a
+        // nonzero mantissa (for IEEE types exactly `x != x`; for f8e4m3fn,
+        // which has no infinity, also the finite 0x79..0x7e, which the rule
+        // passes through unrounded, as measured on iree-cpu)
+        let c_abs = self.uint(ut, arr, width_mask >> 1);
+        let magnitude = self.push(Opcode::And, ushape.clone(), vec![bits, c_abs]);
+        let c_inf = self.uint(ut, arr, exp_mask);
+        let nan = self.compare(arr, magnitude, c_inf, ComparisonDirection::Gt);
         let nan_value = if mb > 0 {
             x
         } else {
@@ -625,5 +633,26 @@ mod tests {
         )
         .unwrap();
         assert!(op_semantics_variant(&unpadded, &n).is_none());
+    }
+
+    #[test]
+    fn reduce_precision_on_f8e4m3fn_bits_passes_the_all_ones_exponent_through() {
+        let n = own_type(ElementType::F8E4M3Fn);
+        let x = lit(
+            ElementType::F8E4M3Fn,
+            &[0x01, 0x03, 0x79, 0x7e, 0xfd, 0x7f, 0x38, 0x3b],
+        );
+        let run = |e: i64, m: i64| {
+            let v = op_semantics_variant(&reduce_precision_module("f8e4m3fn", e, m), &n).unwrap();
+            evaluate(&v, std::slice::from_ref(&x)).unwrap()[0].to_bits_vec()
+        };
+        // as iree-cpu computes them (all 256 inputs, tests/iree_backend.rs):
+        // e5m2 rounds the subnormals' bits (0x01 -> 0x00, 0x03 -> 0x04) and
+        // leaves 0x79..0x7e (a NaN exponent to the rule) unrounded
+        assert_eq!(run(5, 2), [0x00, 0x04, 0x79, 0x7e, 0xfd, 0x7f, 0x38, 0x3c]);
+        // e4m3 is the identity (the reference flushes 0x01 and makes 448 NaN)
+        assert_eq!(run(4, 3), [0x01, 0x03, 0x79, 0x7e, 0xfd, 0x7f, 0x38, 0x3b]);
+        // a carry out of the all-ones exponent never reaches the sign bit
+        assert_eq!(run(3, 1)[3], 0x7e);
     }
 }

@@ -15,7 +15,7 @@ impl LegalDifference for Reassociation {
         LegalReason::Reassociation
     }
     fn summary(&self) -> &'static str {
-        "a reduction's terms summed in another order (and narrow floats in f32, or in the declared type with `reductions_accumulate_in_declared_type`): within `n * eps * sum|x|` plus the subnormal floors (`Numerics::reassociates_reductions`)"
+        "a reduction's terms summed in another order (and narrow floats in f32, or in the declared type with `reductions_accumulate_in_declared_type` / `contractions_accumulate_in_declared_type`): within `n * eps * sum|x|` plus the subnormal floors (`Numerics::reassociates_reductions`)"
     }
     fn admissible(&self, s: &Setting<'_>) -> bool {
         s.numerics.reassociates_reductions
@@ -33,7 +33,10 @@ impl LegalDifference for Reassociation {
                 c.inputs,
                 e,
                 flushes,
-                n.reductions_accumulate_in_declared_type,
+                (
+                    n.reductions_accumulate_in_declared_type,
+                    n.contractions_accumulate_in_declared_type,
+                ),
                 c.reference,
             )
         });
@@ -154,7 +157,7 @@ pub(crate) fn root_magnitudes(
     inputs: &[Literal],
     expected: &Literal,
     flushes: bool,
-    narrow_accumulation: bool,
+    (narrow_reductions, narrow_contractions): (bool, bool),
     reference: &EvalFn<'_>,
 ) -> Option<MagnitudeSums> {
     let (combine, terms) = root_reduction(module)?;
@@ -180,11 +183,15 @@ pub(crate) fn root_magnitudes(
             // eps(type) * |result| (loosened here to n times that); a backend
             // that accumulates reduce/reduce-window in the reducer's declared
             // type (`Numerics::reductions_accumulate_in_declared_type`) rounds
-            // every partial sum: n * eps(type) * sum|x|
+            // every partial sum: n * eps(type) * sum|x|; likewise a dot or
+            // convolution whose products and partial sums are rounded to the
+            // declared type (`contractions_accumulate_in_declared_type`)
             let entry = module.entry_computation();
-            let root_op = entry.instr(entry.root).opcode;
-            let declared_type =
-                narrow_accumulation && matches!(root_op, Opcode::Reduce | Opcode::ReduceWindow);
+            let declared_type = match entry.instr(entry.root).opcode {
+                Opcode::Reduce | Opcode::ReduceWindow => narrow_reductions,
+                Opcode::Dot | Opcode::Convolution => narrow_contractions,
+                _ => false,
+            };
             let (scale, last) = if declared_type {
                 (1.0, 0.0)
             } else if fmt.epsilon() > f64::from(f32::EPSILON) {

@@ -24,6 +24,9 @@ pub struct Allowances {
     /// Reduce and reduce-window of narrow floats may round every partial sum
     /// to the declared type.
     pub accumulate_in_declared_type: bool,
+    /// Dot and convolution of narrow floats may round every product and
+    /// partial sum to the declared type.
+    pub contract_in_declared_type: bool,
     /// A float multiply of f32 or narrower may be left unrounded (contracted
     /// into a fused multiply-add with its user).
     pub contracts_multiply_add: bool,

@@ -370,7 +370,11 @@ impl Interval<'_, '_> {
         };
         let terms = contraction_terms(ins, a, b) as f64;
         let t = out.dtype;
-        let eps_acc = fmt.epsilon().min(f64::from(f32::EPSILON));
+        let eps_acc = if self.allow.contract_in_declared_type {
+            fmt.epsilon()
+        } else {
+            fmt.epsilon().min(f64::from(f32::EPSILON))
+        };
         let floor = if self.allow.flush_outputs.contains(&t) || self.allow.flush_inputs.contains(&t)
         {
             fmt.min_normal()
