@@ -403,43 +403,47 @@ fn f64_expm1(m: &Module) -> Option<Module> {
 /// base-dilated input (measured on 25 reduce-windows and 17 one-dimensional
 /// convolutions, docs/findings.md).
 fn has_rejected_strided_window(m: &Module) -> bool {
-    m.computations.iter().any(|c| {
-        c.instructions.iter().any(|i| {
-            let operand = |k: usize| {
-                i.operands
-                    .get(k)
-                    .and_then(|o| c.instructions.get(o.index()))
-                    .and_then(|o| o.shape.as_array())
+    any_instruction(m, |i, input| {
+        let (Some(window), Some(out)) =
+            (i.attrs.window.as_ref(), i.shape.leaves().first().copied())
+        else {
+            return false;
+        };
+        // per window dimension: the input and output dimensions it spans
+        let dims: Vec<(i64, i64)> = match (i.opcode, &i.attrs.conv_dims) {
+            (Opcode::ReduceWindow, _) => (0..window.len() as i64).map(|d| (d, d)).collect(),
+            (Opcode::Convolution, Some(cd)) => cd
+                .input_spatial
+                .iter()
+                .copied()
+                .zip(cd.output_spatial.iter().copied())
+                .collect(),
+            _ => return false,
+        };
+        window.iter().zip(dims).any(|(w, (di, do_))| {
+            let size = |s: &ArrayShape, d: i64| {
+                usize::try_from(d).ok().and_then(|d| s.dims.get(d).copied())
             };
-            let (Some(window), Some(input), Some(out)) = (
-                i.attrs.window.as_ref(),
-                operand(0),
-                i.shape.leaves().first().copied(),
-            ) else {
+            let (Some(n), Some(o)) = (size(input, di), size(out, do_)) else {
                 return false;
             };
-            // per window dimension: the input and output dimensions it spans
-            let dims: Vec<(i64, i64)> = match (i.opcode, &i.attrs.conv_dims) {
-                (Opcode::ReduceWindow, _) => (0..window.len() as i64).map(|d| (d, d)).collect(),
-                (Opcode::Convolution, Some(cd)) => cd
-                    .input_spatial
-                    .iter()
-                    .copied()
-                    .zip(cd.output_spatial.iter().copied())
-                    .collect(),
-                _ => return false,
-            };
-            window.iter().zip(dims).any(|(w, (di, do_))| {
-                let size = |s: &crate::hlo::ArrayShape, d: i64| {
-                    usize::try_from(d).ok().and_then(|d| s.dims.get(d).copied())
-                };
-                let (Some(n), Some(o)) = (size(input, di), size(out, do_)) else {
-                    return false;
-                };
-                let span = (w.size - 1) * w.window_dilation + 1;
-                let padded = (n - 1).max(0) * w.base_dilation + 1 + w.pad_low + w.pad_high;
-                w.stride > 1 && w.size > 1 && o == 1 && span < padded
-            })
+            let span = (w.size - 1) * w.window_dilation + 1;
+            let padded = (n - 1).max(0) * w.base_dilation + 1 + w.pad_low + w.pad_high;
+            w.stride > 1 && w.size > 1 && o == 1 && span < padded
+        })
+    })
+}
+
+/// True when `rule` holds for some instruction of `m` whose first operand
+/// is an array (given with the instruction).
+fn any_instruction(m: &Module, rule: impl Fn(&Instruction, &ArrayShape) -> bool) -> bool {
+    m.computations.iter().any(|c| {
+        c.instructions.iter().any(|i| {
+            i.operands
+                .first()
+                .and_then(|o| c.instructions.get(o.index()))
+                .and_then(|o| o.shape.as_array())
+                .is_some_and(|x| rule(i, x))
         })
     })
 }
@@ -696,28 +700,19 @@ fn narrow_start_unsigned(m: &Module) -> Option<Module> {
 /// `[40]`, `[3,8]` all, `[3,20]` over 1 rejected; `[16]`, `[32]`, `[48]`,
 /// `[64]`, `[24,2]` over 0, `[20,3]` over 1 accepted).
 fn has_rejected_f8_reduce(m: &Module) -> bool {
-    m.computations.iter().any(|c| {
-        c.instructions.iter().any(|i| {
-            let (Opcode::Reduce, Some(reduced), Some(x)) = (
-                i.opcode,
-                i.attrs.dimensions.as_ref(),
-                i.operands
-                    .first()
-                    .and_then(|o| c.instructions.get(o.index()))
-                    .and_then(|o| o.shape.as_array()),
-            ) else {
-                return false;
-            };
-            if !matches!(x.dtype, ElementType::F8E4M3Fn | ElementType::F8E5M2) {
-                return false;
-            }
-            let tail: i64 = (0..x.dims.len())
-                .rev()
-                .take_while(|&d| reduced.contains(&(d as i64)))
-                .map(|d| x.dims[d])
-                .product();
-            tail > 16 && tail % 16 != 0
-        })
+    any_instruction(m, |i, x| {
+        let (Opcode::Reduce, Some(reduced)) = (i.opcode, i.attrs.dimensions.as_ref()) else {
+            return false;
+        };
+        if !matches!(x.dtype, ElementType::F8E4M3Fn | ElementType::F8E5M2) {
+            return false;
+        }
+        let tail: i64 = (0..x.dims.len())
+            .rev()
+            .take_while(|&d| reduced.contains(&(d as i64)))
+            .map(|d| x.dims[d])
+            .product();
+        tail > 16 && tail % 16 != 0
     })
 }
 
@@ -766,29 +761,22 @@ fn stable_sort_ties(m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bool>>> {
 /// whose result is not empty: iree-compile dies of SIGFPE on it (measured
 /// on f32, f16, s32, s8 dots, docs/findings.md).
 fn has_empty_contraction_dot(m: &Module) -> bool {
-    m.computations.iter().any(|c| {
-        c.instructions.iter().any(|i| {
-            let (Some(d), Some(out), Some(lhs)) = (
-                i.attrs.dot_dims.as_ref(),
-                i.shape.as_array(),
-                i.operands
-                    .first()
-                    .and_then(|o| c.instructions.get(o.index()))
-                    .and_then(|o| o.shape.as_array()),
-            ) else {
-                return false;
-            };
-            let contracted: Option<i64> = d
-                .lhs_contracting
-                .iter()
-                .map(|&k| {
-                    usize::try_from(k)
-                        .ok()
-                        .and_then(|k| lhs.dims.get(k).copied())
-                })
-                .product();
-            i.opcode == Opcode::Dot && contracted == Some(0) && out.element_count() != Some(0)
-        })
+    any_instruction(m, |i, lhs| {
+        let (Opcode::Dot, Some(d), Some(out)) =
+            (i.opcode, i.attrs.dot_dims.as_ref(), i.shape.as_array())
+        else {
+            return false;
+        };
+        let contracted: Option<i64> = d
+            .lhs_contracting
+            .iter()
+            .map(|&k| {
+                usize::try_from(k)
+                    .ok()
+                    .and_then(|k| lhs.dims.get(k).copied())
+            })
+            .product();
+        contracted == Some(0) && out.element_count() != Some(0)
     })
 }
 
