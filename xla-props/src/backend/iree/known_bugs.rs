@@ -88,7 +88,8 @@ pub const F8_ROUND_UP_TO_MIN_NORMAL: KnownBug = KnownBug {
     id: "iree-cpu/f8-round-up-to-min-normal-is-zero",
     summary: "an f8e4m3fn (f8e5m2) result in [15*2^-10, 2^-6) ([7*2^-17, 2^-14)), which rounds \
               up to the smallest normal, is ±0 instead (convert from f32/bf16; expm1, log1p, \
-              tanh, sine and tan, computed in f32)",
+              tanh, sine and tan, computed in f32; add, subtract, multiply, divide and atan2, \
+              computed and rounded in f32: all 65,536 operand pairs)",
     documented:
         "docs/findings.md, \"IREE bug: an f8 result rounding up to the smallest normal is zero\"",
     model: BugModel::Rust(f8_round_up_to_min_normal),
@@ -198,7 +199,8 @@ pub const F8E4M3FN_MINUS_NAN: KnownBug = KnownBug {
     id: "iree-cpu/f8e4m3fn-minus-nan-read-as-number",
     summary: "an f8e4m3fn transcendental reads -NaN (0xff) as -480 (the magnitude the bits \
               would have without the format's NaN encoding): exp(-NaN) = 0, tanh(-NaN) = -1, \
-              cosine(-NaN) = -0.8125, cbrt(-NaN) = -8 (logistic: its own bug)",
+              cosine(-NaN) = -0.8125, cbrt(-NaN) = -8 (logistic: its own bug); so do add, \
+              subtract, multiply, divide and atan2 (16 + -NaN = -448)",
     documented: "docs/findings.md, \"IREE bug: f8e4m3fn -NaN is read as a number\"",
     model: BugModel::Rust(f8e4m3fn_minus_nan),
 };
@@ -234,6 +236,16 @@ pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     F64_EXPM1,
     F64_LOG1P,
     F8_ROUND_UP_TO_MIN_NORMAL,
+];
+
+/// The binary f8 arithmetic IREE computes in f32 and truncates (so that
+/// the f8 bugs of its truncation and of its -NaN reading show there too).
+const F8_BINARY: [Opcode; 5] = [
+    Opcode::Add,
+    Opcode::Subtract,
+    Opcode::Multiply,
+    Opcode::Divide,
+    Opcode::Atan2,
 ];
 
 /// The float types power and atan2 models cover (f64 atan2 does not link).
@@ -314,8 +326,10 @@ fn atan2_zero_inf(m: &Module) -> Option<Module> {
 }
 
 /// f8 results of `convert` (from f32 or bf16), `exponential-minus-one`,
-/// `log-plus-one` and `tanh`: the exact value (in f64) rounded once, except that one in
-/// `[lo, min_normal)` is a signed zero.
+/// `log-plus-one`, `tanh`, `sine`, `tan` (the exact value, in f64) and of
+/// the binary arithmetic [`F8_BINARY`] (computed and rounded in f32): that
+/// value rounded once, except that one in `[lo, min_normal)` is a signed
+/// zero.
 fn f8_round_up_to_min_normal(m: &Module) -> Option<Module> {
     use ElementType::{Bf16, F8E4M3Fn, F32, F8E5M2};
     replace_with_model(m, &|i| {
@@ -336,12 +350,25 @@ fn f8_round_up_to_min_normal(m: &Module) -> Option<Module> {
             {
                 Some(i.opcode)
             }
+            op if F8_BINARY.contains(&op) && src == a.dtype => Some(op),
             _ => return None,
         };
         let (t, x) = (type_text(&a), with_dtype(&a, src));
         let d = with_dtype(&a, ElementType::F64);
         let p = with_dtype(&a, ElementType::Pred);
+        let binary = i.operands.len() == 2;
         let w = match op {
+            // computed in f32 and rounded there first, as IREE does (an
+            // f8e5m2 atan2 of 3.5 * 2^-16 - tiny is 3.5 * 2^-16 in f32, a tie
+            // that then rounds up to the smallest normal: 0)
+            Some(op) if binary => {
+                let f = with_dtype(&a, F32);
+                format!(
+                    "y = {x} parameter(1)\n  xf = {f} convert(x)\n  yf = {f} convert(y)\n  \
+                     wf = {f} {}(xf, yf)\n  w = {d} convert(wf)",
+                    op.name()
+                )
+            }
             Some(op) => format!("w = {d} {}(xd)", op.name()),
             None => format!("w = {d} copy(xd)"),
         };
@@ -531,19 +558,20 @@ fn sine_of_minus_zero(m: &Module) -> Option<Module> {
 fn f8e4m3fn_logistic_nan(m: &Module) -> Option<Module> {
     replace_with_model(m, &|i| {
         let a = array_of(i, Opcode::Logistic, &[ElementType::F8E4M3Fn])?;
-        Some(minus_nan_as_480(&a, |t, d, p| {
+        Some(minus_nan_as_480(&a, 1, |t, d, p| {
             format!(
-                "  nv = {d} negate(v)\n  e = {d} exponential(nv)\n  \
+                "  nv = {d} negate(v0)\n  e = {d} exponential(nv)\n  \
                  e8 = {t} convert(e)\n  over = {p} compare(e8, e8), direction=NE\n  \
                  nan = f64[] constant(nan)\n  nanb = {d} broadcast(nan), dimensions={{}}\n  \
-                 l = {d} logistic(v)\n  w = {d} select(over, nanb, l)\n  ROOT r = {t} convert(w)\n"
+                 l = {d} logistic(v0)\n  w = {d} select(over, nanb, l)\n  ROOT r = {t} convert(w)\n"
             )
         }))
     })
 }
 
-/// f8e4m3fn transcendentals: `0xff` (-NaN) counts as -480; the function is
-/// computed in f64 and rounded once (other elements: the exact result).
+/// f8e4m3fn transcendentals and binary arithmetic ([`F8_BINARY`]): `0xff`
+/// (-NaN) counts as -480; the function is computed in f64 and rounded once
+/// (other elements: the exact result).
 fn f8e4m3fn_minus_nan(m: &Module) -> Option<Module> {
     use Opcode::*;
     replace_with_model(m, &|i| {
@@ -557,32 +585,47 @@ fn f8e4m3fn_minus_nan(m: &Module) -> Option<Module> {
             Cbrt,
         ]
         .iter()
+        .chain(&F8_BINARY)
         .find_map(|&op| array_of(i, op, &[ElementType::F8E4M3Fn]))?;
+        let arity = i.operands.len();
+        let args: Vec<String> = (0..arity).map(|k| format!("v{k}")).collect();
         let op = i.opcode.name();
-        Some(minus_nan_as_480(&a, |t, d, _| {
-            format!("  w = {d} {op}(v)\n  ROOT r = {t} convert(w)\n")
+        Some(minus_nan_as_480(&a, arity, |t, d, _| {
+            format!(
+                "  w = {d} {op}({})\n  ROOT r = {t} convert(w)\n",
+                args.join(", ")
+            )
         }))
     })
 }
 
-/// A one-parameter model module over the f8e4m3fn array `a`: `v` is the
-/// input in f64 with `0xff` (-NaN) read as -480; `body` (given the input,
-/// f64 and pred type texts) computes the root from `v`.
-fn minus_nan_as_480(a: &ArrayShape, body: impl FnOnce(&str, &str, &str) -> String) -> String {
+/// A model module over `arity` f8e4m3fn arrays of shape `a`: `v0`, `v1`,
+/// .. are the inputs in f64 with `0xff` (-NaN) read as -480; `body` (given
+/// the input, f64 and pred type texts) computes the root from them.
+fn minus_nan_as_480(
+    a: &ArrayShape,
+    arity: usize,
+    body: impl FnOnce(&str, &str, &str) -> String,
+) -> String {
     let t = type_text(a);
     let (d, u, p) = (
         with_dtype(a, ElementType::F64),
         with_dtype(a, ElementType::U8),
         with_dtype(a, ElementType::Pred),
     );
-    format!(
-        "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  b = {u} bitcast-convert(x)\n  \
-         ff = u8[] constant(255)\n  ffb = {u} broadcast(ff), dimensions={{}}\n  \
-         neg = {p} compare(b, ffb), direction=EQ\n  xd = {d} convert(x)\n  \
-         c = f64[] constant(-480)\n  cb = {d} broadcast(c), dimensions={{}}\n  \
-         v = {d} select(neg, cb, xd)\n{}}}\n",
-        body(&t, &d, &p)
-    )
+    let mut text = format!(
+        "HloModule model\n\nENTRY model {{\n  ff = u8[] constant(255)\n  \
+         ffb = {u} broadcast(ff), dimensions={{}}\n  c = f64[] constant(-480)\n  \
+         cb = {d} broadcast(c), dimensions={{}}\n"
+    );
+    for k in 0..arity {
+        text += &format!(
+            "  x{k} = {t} parameter({k})\n  b{k} = {u} bitcast-convert(x{k})\n  \
+             neg{k} = {p} compare(b{k}, ffb), direction=EQ\n  xd{k} = {d} convert(x{k})\n  \
+             v{k} = {d} select(neg{k}, cb, xd{k})\n"
+        );
+    }
+    text + &body(&t, &d, &p) + "}\n"
 }
 
 fn array_of(i: &Instruction, op: Opcode, dtypes: &[ElementType]) -> Option<ArrayShape> {
