@@ -110,6 +110,11 @@ pub fn iree_cpu_numerics() -> Numerics {
         reassociates_reductions: true,
         // dispatch regions fuse elementwise chains; f16/bf16 math runs in f32
         excess_precision_in_fusions: true,
+        // ... and IREE forms those dispatch regions itself, from unfused HLO:
+        // bf16 `(1 + 2^-8) - 2^-8` is 1 (the intermediate kept in f32), where
+        // each op rounded gives 0.99609375 (f16 alike is rounded per op);
+        // XLA's `xla_allow_excess_precision` permission (docs/numerics.md)
+        excess_precision_anywhere: true,
         reduce_precision_in_own_type: IREE_CPU_REDUCE_PRECISION_IN_OWN_TYPE.to_vec(),
         // an f16 add reduce accumulates in f16, as its reducer says: the sum
         // of 61,440 ones is 2048, where f32 accumulation gives 61440
