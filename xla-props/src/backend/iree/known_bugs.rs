@@ -139,9 +139,10 @@ pub const EMPTY_CONTRACTION_CRASH: KnownBug = KnownBug {
 /// elements (and more than 16) is rejected by iree-compile.
 pub const F8_REDUCE_MASKED_TAIL_REJECTED: KnownBug = KnownBug {
     id: "iree-cpu/f8-reduce-masked-tail-rejected",
-    summary: "iree-compile rejects a valid f8e4m3fn or f8e5m2 reduce whose trailing reduced \
-              dimensions hold more than 16 elements, not a multiple of 16 (f8e4m3fn[24] -> \
-              f8e4m3fn[]: 'vector.mask' op expects only one operation to mask)",
+    summary: "iree-compile rejects a valid f8e4m3fn or f8e5m2 reduce (or a reduce-window whose \
+              windows cover whole dimensions) whose trailing reduced dimensions hold more than 16 \
+              elements, not a multiple of 16 (f8e4m3fn[24] -> f8e4m3fn[]: 'vector.mask' op \
+              expects only one operation to mask)",
     documented: "docs/findings.md, \"IREE bug: an f8 reduce with a masked tail is rejected\"",
     model: BugModel::Rejects {
         modules: has_rejected_f8_reduce,
@@ -795,15 +796,44 @@ fn narrow_start_unsigned(m: &Module) -> Option<Module> {
 /// `[64]`, `[24,2]` over 0, `[20,3]` over 1 accepted).
 fn has_rejected_f8_reduce(m: &Module) -> bool {
     any_instruction(m, |i, x| {
-        let (Opcode::Reduce, Some(reduced)) = (i.opcode, i.attrs.dimensions.as_ref()) else {
-            return false;
-        };
         if !matches!(x.dtype, ElementType::F8E4M3Fn | ElementType::F8E5M2) {
             return false;
         }
+        // per operand dimension: whether the op reduces all of it
+        let reduced: Vec<bool> = match (i.opcode, &i.attrs.dimensions, &i.attrs.window) {
+            (Opcode::Reduce, Some(dims), _) => (0..x.dims.len())
+                .map(|d| dims.contains(&(d as i64)))
+                .collect(),
+            // a reduce-window whose windows cover whole dimensions (and are
+            // 1 elsewhere) is that reduce (measured: `[3,20]` window `1x20`
+            // is rejected, `[6,5]` window `4x5` is not)
+            (Opcode::ReduceWindow, _, Some(window)) if window.len() == x.dims.len() => {
+                let plain = |w: &crate::hlo::WindowDim| {
+                    w.pad_low == 0
+                        && w.pad_high == 0
+                        && w.base_dilation == 1
+                        && w.window_dilation == 1
+                };
+                if !window
+                    .iter()
+                    .zip(&x.dims)
+                    .all(|(w, &n)| plain(w) && (w.size == n || (w.size == 1 && w.stride == 1)))
+                {
+                    return false;
+                }
+                window
+                    .iter()
+                    .zip(&x.dims)
+                    .map(|(w, &n)| w.size == n)
+                    .collect()
+            }
+            _ => return false,
+        };
+        // the trailing run of reduced dimensions (unit dimensions skipped)
         let tail: i64 = (0..x.dims.len())
             .rev()
-            .take_while(|&d| reduced.contains(&(d as i64)))
+            .filter(|&d| x.dims[d] != 1)
+            .take_while(|&d| reduced[d])
             .map(|d| x.dims[d])
             .product();
         tail > 16 && tail % 16 != 0
@@ -1270,6 +1300,18 @@ mod tests {
             "f8e4m3fn", "20,3", "1", "20"
         )));
         assert!(!has_rejected_f8_reduce(&reduce("f16", "24", "0", "")));
+        let window = |dims: &str, win: &str, out: &str| {
+            m(&format!(
+                "HloModule m\nr {{\n  a = f8e5m2[] parameter(0)\n  c = f8e5m2[] parameter(1)\n  \
+                 ROOT s = f8e5m2[] add(a, c)\n}}\nENTRY e {{\n  x = f8e5m2[{dims}] parameter(0)\n  \
+                 z = f8e5m2[] constant(0)\n  ROOT y = f8e5m2[{out}] reduce-window(x, z), window={{size={win}}}, to_apply=r\n}}\n"
+            ))
+        };
+        assert!(has_rejected_f8_reduce(&window("4,5", "4x5", "1,1")));
+        assert!(has_rejected_f8_reduce(&window("3,20", "1x20", "3,1")));
+        assert!(!has_rejected_f8_reduce(&window("4,4", "4x4", "1,1")));
+        assert!(!has_rejected_f8_reduce(&window("6,5", "4x5", "3,1")));
+        assert!(!has_rejected_f8_reduce(&window("20,3", "20x1", "1,3")));
     }
 
     #[test]
