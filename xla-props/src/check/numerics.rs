@@ -132,6 +132,12 @@ pub struct Numerics {
     /// being skipped. Judged by the reference on `check::op_semantics_variant`.
     #[serde(default)]
     pub convolution_multiplies_padding: bool,
+    /// A convolution's input (lhs) dilation is materialized as zero holes
+    /// that are multiplied by the kernel (`0 * w`, NaN for an infinite or
+    /// NaN weight), instead of being skipped (iree-cpu: a `pad` with
+    /// interior padding). Judged with `convolution_multiplies_padding`.
+    #[serde(default)]
+    pub convolution_multiplies_dilation_holes: bool,
     /// A float -> integer `convert` of NaN, or of a value whose truncation
     /// the integer type cannot represent, may give any value of the type:
     /// the StableHLO specification leaves it open ("the behavior is TBD",
@@ -159,6 +165,7 @@ impl Numerics {
             fast_min_max: false,
             reduce_precision_in_own_type: Vec::new(),
             convolution_multiplies_padding: false,
+            convolution_multiplies_dilation_holes: false,
             out_of_range_float_to_int_unspecified: false,
         }
     }
@@ -169,6 +176,7 @@ impl Numerics {
         self.fast_min_max
             || !self.reduce_precision_in_own_type.is_empty()
             || self.convolution_multiplies_padding
+            || self.convolution_multiplies_dilation_holes
     }
 
     /// Adds (or replaces) the budget of `op` at result type `dtype`.

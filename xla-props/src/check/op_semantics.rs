@@ -103,8 +103,15 @@ pub fn op_semantics_variant(module: &Module, numerics: &Numerics) -> Option<Modu
                     e.reduce_precision_on_bits(*x, &arr, eb, mb)
                         .map(|r| (Opcode::Copy, vec![r]))
                 }
-                Opcode::Convolution if numerics.convolution_multiplies_padding => {
-                    e.explicit_padding(&instr)
+                Opcode::Convolution
+                    if numerics.convolution_multiplies_padding
+                        || numerics.convolution_multiplies_dilation_holes =>
+                {
+                    e.explicit_padding(
+                        &instr,
+                        numerics.convolution_multiplies_padding,
+                        numerics.convolution_multiplies_dilation_holes,
+                    )
                 }
                 _ => None,
             };
@@ -116,8 +123,13 @@ pub fn op_semantics_variant(module: &Module, numerics: &Numerics) -> Option<Modu
                 if opcode == Opcode::Convolution {
                     if let Some(w) = target.attrs.window.as_mut() {
                         for d in w.iter_mut() {
-                            d.pad_low = 0;
-                            d.pad_high = 0;
+                            if numerics.convolution_multiplies_padding {
+                                d.pad_low = 0;
+                                d.pad_high = 0;
+                            }
+                            if numerics.convolution_multiplies_dilation_holes {
+                                d.base_dilation = 1;
+                            }
                         }
                     }
                 }
@@ -320,19 +332,31 @@ impl Emitter<'_> {
         Some(self.push(Opcode::Select, fshape, vec![nan, nan_value, r]))
     }
 
-    /// The convolution's input padded explicitly with zeros; the caller
-    /// clears the window's padding. None when there is no padding, or it is
-    /// negative, or the input is dilated.
-    fn explicit_padding(&mut self, conv: &Instruction) -> Option<(Opcode, Vec<InstrId>)> {
+    /// The convolution's input padded explicitly with zeros (its padding
+    /// when `padding_too`, its input-dilation holes as interior padding when
+    /// `holes_too`); the caller clears what was made explicit. None when
+    /// there is nothing to make explicit, the padding is negative, or the
+    /// input is dilated and `holes_too` is off.
+    fn explicit_padding(
+        &mut self,
+        conv: &Instruction,
+        padding_too: bool,
+        holes_too: bool,
+    ) -> Option<(Opcode, Vec<InstrId>)> {
         let window = conv.attrs.window.as_ref()?;
         let cd = conv.attrs.conv_dims.as_ref()?;
         let &[lhs, rhs] = conv.operands.as_slice() else {
             return None;
         };
-        if window.iter().all(|w| w.pad_low == 0 && w.pad_high == 0)
-            || window
-                .iter()
-                .any(|w| w.pad_low < 0 || w.pad_high < 0 || w.base_dilation != 1)
+        let padded = |w: &crate::hlo::WindowDim| w.pad_low != 0 || w.pad_high != 0;
+        let holes = |w: &crate::hlo::WindowDim| w.base_dilation != 1;
+        let wanted = window
+            .iter()
+            .any(|w| (padding_too && padded(w)) || (holes_too && holes(w)));
+        if !wanted
+            || window.iter().any(|w| w.pad_low < 0 || w.pad_high < 0 || w.base_dilation < 1)
+            // a dilation the variant kept would apply to the padded input
+            || (!holes_too && window.iter().any(holes))
             || window.len() != cd.input_spatial.len()
         {
             return None;
@@ -353,9 +377,15 @@ impl Emitter<'_> {
         let mut dims = s.dims.clone();
         for (w, &d) in window.iter().zip(&cd.input_spatial) {
             let d = usize::try_from(d).ok().filter(|&d| d < dims.len())?;
-            padding[d].low = w.pad_low;
-            padding[d].high = w.pad_high;
-            dims[d] += w.pad_low + w.pad_high;
+            if holes_too && dims[d] > 0 {
+                padding[d].interior = w.base_dilation - 1;
+                dims[d] = (dims[d] - 1) * w.base_dilation + 1;
+            }
+            if padding_too {
+                padding[d].low = w.pad_low;
+                padding[d].high = w.pad_high;
+                dims[d] += w.pad_low + w.pad_high;
+            }
         }
         let zero = self.splat(
             s.dtype,
@@ -654,5 +684,44 @@ mod tests {
         assert_eq!(run(4, 3), [0x01, 0x03, 0x79, 0x7e, 0xfd, 0x7f, 0x38, 0x3b]);
         // a carry out of the all-ones exponent never reaches the sign bit
         assert_eq!(run(3, 1)[3], 0x7e);
+    }
+
+    #[test]
+    fn input_dilation_holes_become_zeros_that_multiply_only_when_declared() {
+        // x = [1, 1] dilated to [1, 0, 1], kernel [inf, 1]: the second
+        // window is hole * inf + 1, NaN on iree-cpu (measured), 1 skipped
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  x = f32[1,2,1] parameter(0)\n  w = f32[2,1,1] parameter(1)\n  \
+             ROOT c = f32[1,2,1] convolution(x, w), window={size=2 lhs_dilate=2}, dim_labels=b0f_0io->b0f\n}\n",
+        )
+        .unwrap();
+        let args = [
+            Literal::from_f64s(
+                &ArrayShape::new(ElementType::F32, vec![1, 2, 1]),
+                &[1.0, 1.0],
+            )
+            .unwrap(),
+            Literal::from_f64s(
+                &ArrayShape::new(ElementType::F32, vec![2, 1, 1]),
+                &[f64::INFINITY, 1.0],
+            )
+            .unwrap(),
+        ];
+        let reference = evaluate(&m, &args).unwrap()[0].to_f64_vec();
+        assert_eq!(reference, [f64::INFINITY, 1.0]);
+        // padding alone (xla-cpu) leaves a dilated convolution alone
+        let padding = Numerics {
+            convolution_multiplies_padding: true,
+            ..Numerics::exact()
+        };
+        assert!(op_semantics_variant(&m, &padding).is_none());
+        let holes = Numerics {
+            convolution_multiplies_dilation_holes: true,
+            ..padding
+        };
+        let v = op_semantics_variant(&m, &holes).unwrap();
+        let alt = evaluate(&v, &args).unwrap()[0].to_f64_vec();
+        assert_eq!(alt[0], f64::INFINITY);
+        assert!(alt[1].is_nan(), "{alt:?}");
     }
 }

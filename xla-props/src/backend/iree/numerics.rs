@@ -130,6 +130,10 @@ pub fn iree_cpu_numerics() -> Numerics {
         // outputs of a 3x3 `pad=1_1x1_1` convolution whose inf weight is over
         // the padding, as xla-cpu (docs/numerics.md, "iree-cpu")
         convolution_multiplies_padding: true,
+        // ... and so are the holes of an input (lhs) dilation: `[1, 1]`
+        // dilated by 2 under the kernel `[inf, 1]` gives `[inf, NaN]`, the
+        // reference (holes skipped) and xla-cpu `[inf, 1]`
+        convolution_multiplies_dilation_holes: true,
         // inf, NaN and out-of-range floats convert to INT_MIN, 0, wrapped or
         // clamped values: left open by StableHLO ("the behavior is TBD",
         // openxla/stablehlo#180); only those elements (docs/numerics.md, "iree-cpu")

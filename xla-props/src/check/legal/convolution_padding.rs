@@ -12,10 +12,12 @@ impl LegalDifference for ConvolutionPadding {
         LegalReason::ConvolutionPadding
     }
     fn summary(&self) -> &'static str {
-        "a convolution's padding multiplied by the kernel instead of skipped (`Numerics::convolution_multiplies_padding`)"
+        "a convolution's padding (or input dilation holes) multiplied by the kernel instead of skipped (`Numerics::convolution_multiplies_padding`, `convolution_multiplies_dilation_holes`)"
     }
     fn admissible(&self, s: &Setting<'_>) -> bool {
-        s.numerics.convolution_multiplies_padding && s.policy != Policy::Itself
+        (s.numerics.convolution_multiplies_padding
+            || s.numerics.convolution_multiplies_dilation_holes)
+            && s.policy != Policy::Itself
     }
     fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         let n = only_semantics(c.numerics, |n| {

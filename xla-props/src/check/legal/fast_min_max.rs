@@ -21,6 +21,7 @@ impl LegalDifference for FastMinMax {
         let n = only_semantics(c.numerics, |n| {
             n.reduce_precision_in_own_type.clear();
             n.convolution_multiplies_padding = false;
+            n.convolution_multiplies_dilation_holes = false;
         });
         variant_evidence(c, op_semantics_variant(c.module, &n))
     }

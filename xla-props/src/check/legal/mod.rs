@@ -139,6 +139,7 @@ pub(crate) fn only_semantics(n: &Numerics, pick: impl Fn(&mut Numerics)) -> Nume
         fast_min_max: false,
         reduce_precision_in_own_type: Vec::new(),
         convolution_multiplies_padding: false,
+        convolution_multiplies_dilation_holes: false,
         ..n.clone()
     };
     let mut full = n.clone();
@@ -146,6 +147,7 @@ pub(crate) fn only_semantics(n: &Numerics, pick: impl Fn(&mut Numerics)) -> Nume
     only.fast_min_max = full.fast_min_max;
     only.reduce_precision_in_own_type = full.reduce_precision_in_own_type;
     only.convolution_multiplies_padding = full.convolution_multiplies_padding;
+    only.convolution_multiplies_dilation_holes = full.convolution_multiplies_dilation_holes;
     only
 }
 

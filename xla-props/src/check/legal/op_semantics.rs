@@ -11,7 +11,7 @@ pub(crate) struct OpSemanticsTogether;
 fn declared(n: &crate::check::Numerics) -> usize {
     usize::from(n.fast_min_max)
         + usize::from(!n.reduce_precision_in_own_type.is_empty())
-        + usize::from(n.convolution_multiplies_padding)
+        + usize::from(n.convolution_multiplies_padding || n.convolution_multiplies_dilation_holes)
 }
 
 impl LegalDifference for OpSemanticsTogether {

@@ -21,6 +21,7 @@ impl LegalDifference for ReducePrecisionInOwnType {
         let n = only_semantics(c.numerics, |n| {
             n.fast_min_max = false;
             n.convolution_multiplies_padding = false;
+            n.convolution_multiplies_dilation_holes = false;
         });
         variant_evidence(c, op_semantics_variant(c.module, &n))
     }
