@@ -1,0 +1,437 @@
+//! The value models of the IREE known bugs: each rewrites the case's module
+//! (`check::replace_with_model`) so that the reference computes what IREE
+//! computes, as measured.
+
+use super::{F8_BINARY, FLOATS};
+use crate::check::{replace_with_model, type_text};
+use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
+
+/// `power(x, y)` as IREE computes it: `exp(y * log(x))` evaluated in the
+/// op's own type, each step rounded to it (f8: `pow(3, 3)` = 32, f16:
+/// `pow(0.5, 2)` = 0.2499, as measured).
+pub(super) fn power_exp_log(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Power, &FLOATS)?;
+        let t = type_text(&a);
+        // subnormal operands are flushed to the zero of their sign first
+        // (bf16, f32, f64: pow(2^-149, -0) is NaN, as exp(-0 * log(0))); not
+        // f16, computed in f32 where its subnormals are normal: pow(-2^-24,
+        // 1) is NaN (a negative base), pow(2^-24, -0) is 1 (measured)
+        let flush = a.dtype != ElementType::F16
+            && crate::backend::iree::numerics::IREE_CPU_FLUSHED.contains(&a.dtype);
+        let flush = if flush {
+            let ts = type_text(&ArrayShape::new(a.dtype, vec![]));
+            let p = with_dtype(&a, ElementType::Pred);
+            let mn = a.dtype.float_format()?.min_normal();
+            format!(
+                "mn = f64[] constant({mn:e})\n  mnt = {ts} convert(mn)\n  mnb = {t} broadcast(mnt), dimensions={{}}\n  \
+                 z = f64[] constant(0)\n  zt = {ts} convert(z)\n  zb = {t} broadcast(zt), dimensions={{}}\n  \
+                 ax = {t} abs(x0)\n  sx = {p} compare(ax, mnb), direction=LT\n  zx = {t} multiply(x0, zb)\n  \
+                 x = {t} select(sx, zx, x0)\n  ay = {t} abs(y0)\n  sy = {p} compare(ay, mnb), direction=LT\n  \
+                 zy = {t} multiply(y0, zb)\n  y = {t} select(sy, zy, y0)\n  "
+            )
+        } else {
+            format!("x = {t} copy(x0)\n  y = {t} copy(y0)\n  ")
+        };
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x0 = {t} parameter(0)\n  y0 = {t} parameter(1)\n  \
+             {flush}l = {t} log(x)\n  e = {t} multiply(y, l)\n  ROOT r = {t} exponential(e)\n}}\n"
+        ))
+    })
+}
+
+/// `atan2(y, x)` as IREE computes it (`atan(y / x)` in the op's type, turned
+/// by ±pi unless `x > 0`, with `x == 0` special-cased): NaN where `y / x` is
+/// NaN or both operands are zero after flushing (f16, bf16, f32 subnormals
+/// are zero); `+pi` for `x < 0` and `y / x` zero (IEEE: `-pi` for a negative
+/// or `-0` `y`); else the exact `atan2`.
+pub(super) fn atan2_zero_inf(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Atan2, &FLOATS)?;
+        let t = type_text(&a);
+        let p = with_dtype(&a, ElementType::Pred);
+        let ts = type_text(&ArrayShape::new(a.dtype, vec![]));
+        let flushed = [ElementType::F16, ElementType::Bf16, ElementType::F32].contains(&a.dtype);
+        let min_normal = if !flushed {
+            "0".to_string()
+        } else {
+            format!("{:e}", a.dtype.float_format()?.min_normal())
+        };
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  y = {t} parameter(0)\n  x = {t} parameter(1)\n  \
+             q = {t} divide(y, x)\n  qnan = {p} compare(q, q), direction=NE\n  \
+             z = f64[] constant(0)\n  zt = {ts} convert(z)\n  zb = {t} broadcast(zt), dimensions={{}}\n  \
+             mn = f64[] constant({min_normal})\n  mnt = {ts} convert(mn)\n  mnb = {t} broadcast(mnt), dimensions={{}}\n  \
+             ay = {t} abs(y)\n  ax = {t} abs(x)\n  yz0 = {p} compare(ay, mnb), direction=LT\n  \
+             yz1 = {p} compare(ay, zb), direction=EQ\n  yz = {p} or(yz0, yz1)\n  \
+             xz0 = {p} compare(ax, mnb), direction=LT\n  xz1 = {p} compare(ax, zb), direction=EQ\n  \
+             xz = {p} or(xz0, xz1)\n  both = {p} and(yz, xz)\n  bad = {p} or(qnan, both)\n  \
+             xneg = {p} compare(x, zb), direction=LT\n  xnz = {p} not(xz)\n  xn = {p} and(xneg, xnz)\n  \
+             q00 = {p} compare(q, zb), direction=EQ\n  aq = {t} abs(q)\n  \
+             q01 = {p} compare(aq, mnb), direction=LT\n  q0 = {p} or(q00, q01)\n  q0y = {p} or(q0, yz)\n  flip = {p} and(xn, q0y)\n  \
+             pi = f64[] constant(3.141592653589793)\n  pit = {ts} convert(pi)\n  pib = {t} broadcast(pit), dimensions={{}}\n  \
+             nan = f64[] constant(nan)\n  nant = {ts} convert(nan)\n  nanb = {t} broadcast(nant), dimensions={{}}\n  \
+             at = {t} atan2(y, x)\n  r0 = {t} select(flip, pib, at)\n  \
+             ROOT r = {t} select(bad, nanb, r0)\n}}\n"
+        ))
+    })
+}
+
+/// f8 results of `convert` (from f32 or bf16), `exponential-minus-one`,
+/// `log-plus-one`, `tanh`, `sine`, `tan` (the exact value, in f64) and of
+/// the binary arithmetic [`F8_BINARY`] (computed and rounded in f32): that
+/// value rounded once, except that one in `[lo, min_normal)` is a signed
+/// zero.
+pub(super) fn f8_round_up_to_min_normal(m: &Module) -> Option<Module> {
+    use ElementType::{Bf16, F8E4M3Fn, F32, F8E5M2};
+    replace_with_model(m, &|i| {
+        let a = array_of(i, i.opcode, &[F8E4M3Fn, F8E5M2])?;
+        if matches!(i.opcode, Opcode::Dot | Opcode::Convolution) {
+            return f8_contraction_band(m, i, &a);
+        }
+        let (lo, min_normal) = match a.dtype {
+            F8E4M3Fn => ("0.0146484375", "0.015625"),
+            _ => ("5.340576171875e-05", "6.103515625e-05"),
+        };
+        let src = operand_dtype(m, i)?;
+        let op = match i.opcode {
+            Opcode::Convert if [F32, Bf16].contains(&src) => None,
+            Opcode::ExponentialMinusOne
+            | Opcode::LogPlusOne
+            | Opcode::Tanh
+            | Opcode::Sine
+            | Opcode::Tan
+                if src == a.dtype =>
+            {
+                Some(i.opcode)
+            }
+            op if F8_BINARY.contains(&op) && src == a.dtype => Some(op),
+            _ => return None,
+        };
+        let (t, x) = (type_text(&a), with_dtype(&a, src));
+        let d = with_dtype(&a, ElementType::F64);
+        let p = with_dtype(&a, ElementType::Pred);
+        let binary = i.operands.len() == 2;
+        let w = match op {
+            // computed in f32 and rounded there first, as IREE does (an
+            // f8e5m2 atan2 of 3.5 * 2^-16 - tiny is 3.5 * 2^-16 in f32, a tie
+            // that then rounds up to the smallest normal: 0)
+            Some(op) if binary => {
+                let f = with_dtype(&a, F32);
+                format!(
+                    "y = {x} parameter(1)\n  xf = {f} convert(x)\n  yf = {f} convert(y)\n  \
+                     wf = {f} {}(xf, yf)\n  w = {d} convert(wf)",
+                    op.name()
+                )
+            }
+            Some(op) => format!("w = {d} {}(xd)", op.name()),
+            None => format!("w = {d} copy(xd)"),
+        };
+        // tan is sin / cos in the op's type: the band is the sine's
+        // (tan(2^-6) = 0 in f8e4m3fn, whose exact value is above 2^-6)
+        let band_of = if op == Some(Opcode::Tan) {
+            format!("bw = {d} sine(xd)")
+        } else {
+            format!("bw = {d} copy(w)")
+        };
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {x} parameter(0)\n  xd = {d} convert(x)\n  {w}\n  \
+             {band_of}\n  aw = {d} abs(bw)\n  lo = f64[] constant({lo})\n  lob = {d} broadcast(lo), dimensions={{}}\n  \
+             mn = f64[] constant({min_normal})\n  mnb = {d} broadcast(mn), dimensions={{}}\n  \
+             ge = {p} compare(aw, lob), direction=GE\n  lt = {p} compare(aw, mnb), direction=LT\n  \
+             band = {p} and(ge, lt)\n  z = f64[] constant(0)\n  zb = {d} broadcast(z), dimensions={{}}\n  \
+             neg = {p} compare(w, zb), direction=LT\n  nz = f64[] constant(-0)\n  nzb = {d} broadcast(nz), dimensions={{}}\n  \
+             sz = {d} select(neg, nzb, zb)\n  zt = {t} convert(sz)\n  r0 = {t} convert(w)\n  \
+             ROOT r = {t} select(band, zt, r0)\n}}\n"
+        ))
+    })
+}
+
+/// The model of an f8 `dot` or `convolution` (`i`, of result `a`, in `m`)
+/// under the round-up bug: the op on the operands in f64 (exact), rounded
+/// once, except that a result in the band below the smallest normal is a
+/// signed zero (IREE sums in f32 and truncates: measured on the suite's
+/// `k1` convolutions, `0.0156` for an exact `2^-6`). Built with the module
+/// builder, as the op's attributes come along.
+pub(super) fn f8_contraction_band(m: &Module, i: &Instruction, a: &ArrayShape) -> Option<String> {
+    use crate::hlo::{ComparisonDirection as Dir, ComparisonType, ModuleBuilder, Shape};
+    let (lo, min_normal) = match a.dtype {
+        ElementType::F8E4M3Fn => (0.0146484375, 0.015625),
+        _ => (5.340576171875e-05, 6.103515625e-05),
+    };
+    let shapes = operand_shapes(m, i)?;
+    if shapes.len() != 2 || shapes.iter().any(|s| s.dtype != a.dtype) {
+        return None;
+    }
+    let model = ModuleBuilder::new("model").build("model", |b| {
+        let x = b.parameter(Shape::array(a.dtype, shapes[0].dims.clone()))?;
+        let y = b.parameter(Shape::array(a.dtype, shapes[1].dims.clone()))?;
+        let (xd, yd) = (
+            b.convert(x, ElementType::F64)?,
+            b.convert(y, ElementType::F64)?,
+        );
+        let w = b.add(i.opcode, &[xd, yd], i.attrs.clone(), None)?;
+        let mut splat = |v: f64| {
+            let c = b.constant_f64(ElementType::F64, &[], &[v])?;
+            b.broadcast(c, &a.dims, &[])
+        };
+        let (lob, mnb, zb, nzb) = (splat(lo)?, splat(min_normal)?, splat(0.0)?, splat(-0.0)?);
+        let cmp = |b: &mut crate::hlo::ComputationBuilder<'_>, d, p, q| {
+            b.compare(d, ComparisonType::Float, p, q)
+        };
+        let aw = b.unary(Opcode::Abs, w)?;
+        let ge = cmp(b, Dir::Ge, aw, lob)?;
+        let lt = cmp(b, Dir::Lt, aw, mnb)?;
+        let band = b.binary(Opcode::And, ge, lt)?;
+        let neg = cmp(b, Dir::Lt, w, zb)?;
+        let signed_zero = b.select(neg, nzb, zb)?;
+        let v = b.select(band, signed_zero, w)?;
+        b.convert(v, a.dtype)
+    });
+    Some(crate::hlo::print_module(&model.ok()?))
+}
+
+/// f64 `log-plus-one(x)` as IREE computes it: `log(1 + x)`.
+pub(super) fn f64_log1p(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::LogPlusOne, &[ElementType::F64])?;
+        let t = type_text(&a);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  \
+             one = f64[] constant(1)\n  oneb = {t} broadcast(one), dimensions={{}}\n  \
+             s = {t} add(x, oneb)\n  ROOT r = {t} log(s)\n}}\n"
+        ))
+    })
+}
+
+/// f64 `exponential-minus-one(x)` as IREE computes it: `exp(x) - 1`.
+pub(super) fn f64_expm1(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::ExponentialMinusOne, &[ElementType::F64])?;
+        let t = type_text(&a);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  e = {t} exponential(x)\n  \
+             one = f64[] constant(1)\n  oneb = {t} broadcast(one), dimensions={{}}\n  \
+             ROOT r = {t} subtract(e, oneb)\n}}\n"
+        ))
+    })
+}
+
+/// `sine` and `tan`: a zero input gives +0.
+pub(super) fn sine_of_minus_zero(m: &Module) -> Option<Module> {
+    use ElementType::{Bf16, F8E4M3Fn, F32, F8E5M2};
+    replace_with_model(m, &|i| {
+        let a = [Opcode::Sine, Opcode::Tan]
+            .iter()
+            .find_map(|&op| array_of(i, op, &[F8E4M3Fn, F8E5M2, Bf16, F32]))?;
+        let (t, p) = (type_text(&a), with_dtype(&a, ElementType::Pred));
+        let ts = type_text(&ArrayShape::new(a.dtype, vec![]));
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  \
+             z = f64[] constant(0)\n  zt = {ts} convert(z)\n  zb = {t} broadcast(zt), dimensions={{}}\n  \
+             zero = {p} compare(x, zb), direction=EQ\n  y = {t} {}(x)\n  \
+             ROOT r = {t} select(zero, zb, y)\n}}\n",
+            i.opcode.name()
+        ))
+    })
+}
+
+/// f8e4m3fn `logistic`: NaN where `exp(-x)` rounded to f8e4m3fn is NaN
+/// (`0xff`, -NaN, counts as -480), else the exact result.
+pub(super) fn f8e4m3fn_logistic_nan(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Logistic, &[ElementType::F8E4M3Fn])?;
+        Some(minus_nan_as_480(&a, 1, |t, d, p| {
+            format!(
+                "  nv = {d} negate(v0)\n  e = {d} exponential(nv)\n  \
+                 e8 = {t} convert(e)\n  over = {p} compare(e8, e8), direction=NE\n  \
+                 nan = f64[] constant(nan)\n  nanb = {d} broadcast(nan), dimensions={{}}\n  \
+                 l = {d} logistic(v0)\n  w = {d} select(over, nanb, l)\n  ROOT r = {t} convert(w)\n"
+            )
+        }))
+    })
+}
+
+/// f8e4m3fn transcendentals and binary arithmetic ([`F8_BINARY`]): `0xff`
+/// (-NaN) counts as -480; the function is computed in f64 and rounded once
+/// (other elements: the exact result).
+pub(super) fn f8e4m3fn_minus_nan(m: &Module) -> Option<Module> {
+    use Opcode::*;
+    replace_with_model(m, &|i| {
+        let a = [
+            Exponential,
+            ExponentialMinusOne,
+            Sine,
+            Cosine,
+            Tan,
+            Tanh,
+            Cbrt,
+        ]
+        .iter()
+        .chain(&F8_BINARY)
+        .find_map(|&op| array_of(i, op, &[ElementType::F8E4M3Fn]))?;
+        let arity = i.operands.len();
+        let args: Vec<String> = (0..arity).map(|k| format!("v{k}")).collect();
+        let op = i.opcode.name();
+        Some(minus_nan_as_480(&a, arity, |t, d, _| {
+            format!(
+                "  w = {d} {op}({})\n  ROOT r = {t} convert(w)\n",
+                args.join(", ")
+            )
+        }))
+    })
+}
+
+/// A model module over `arity` f8e4m3fn arrays of shape `a`: `v0`, `v1`,
+/// .. are the inputs in f64 with `0xff` (-NaN) read as -480; `body` (given
+/// the input, f64 and pred type texts) computes the root from them.
+pub(super) fn minus_nan_as_480(
+    a: &ArrayShape,
+    arity: usize,
+    body: impl FnOnce(&str, &str, &str) -> String,
+) -> String {
+    let t = type_text(a);
+    let (d, u, p) = (
+        with_dtype(a, ElementType::F64),
+        with_dtype(a, ElementType::U8),
+        with_dtype(a, ElementType::Pred),
+    );
+    let mut text = format!(
+        "HloModule model\n\nENTRY model {{\n  ff = u8[] constant(255)\n  \
+         ffb = {u} broadcast(ff), dimensions={{}}\n  c = f64[] constant(-480)\n  \
+         cb = {d} broadcast(c), dimensions={{}}\n"
+    );
+    for k in 0..arity {
+        text += &format!(
+            "  x{k} = {t} parameter({k})\n  b{k} = {u} bitcast-convert(x{k})\n  \
+             neg{k} = {p} compare(b{k}, ffb), direction=EQ\n  xd{k} = {d} convert(x{k})\n  \
+             v{k} = {d} select(neg{k}, cb, xd{k})\n"
+        );
+    }
+    text + &body(&t, &d, &p) + "}\n"
+}
+
+pub(super) fn array_of(i: &Instruction, op: Opcode, dtypes: &[ElementType]) -> Option<ArrayShape> {
+    let a = i.shape.as_array()?;
+    (i.opcode == op && dtypes.contains(&a.dtype)).then(|| a.clone())
+}
+
+pub(super) fn with_dtype(a: &ArrayShape, t: ElementType) -> String {
+    type_text(&ArrayShape::new(t, a.dims.clone()))
+}
+
+/// `cbrt`: an infinite input gives NaN, others `cbrt`.
+pub(super) fn cbrt_inf(m: &Module) -> Option<Module> {
+    use ElementType::{Bf16, F16, F32, F8E5M2};
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Cbrt, &[F16, Bf16, F32, F8E5M2])?;
+        let t = type_text(&a);
+        let f = with_dtype(&a, F32);
+        let p = with_dtype(&a, ElementType::Pred);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  xf = {f} convert(x)\n  \
+             ax = {f} abs(xf)\n  inf = f32[] constant(inf)\n  infb = {f} broadcast(inf), dimensions={{}}\n  \
+             isinf = {p} compare(ax, infb), direction=EQ\n  c = {t} cbrt(x)\n  \
+             nan = f32[] constant(nan)\n  nanb = {f} broadcast(nan), dimensions={{}}\n  \
+             nant = {t} convert(nanb)\n  ROOT r = {t} select(isinf, nant, c)\n}}\n"
+        ))
+    })
+}
+
+/// f8e4m3fn `is-finite`: false everywhere.
+pub(super) fn f8e4m3fn_is_finite(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::IsFinite, &[ElementType::Pred])?;
+        (operand_dtype(m, i)? == ElementType::F8E4M3Fn).then(|| {
+            format!(
+                "HloModule model\n\nENTRY model {{\n  x = {} parameter(0)\n  f = pred[] constant(false)\n  \
+                 ROOT r = {} broadcast(f), dimensions={{}}\n}}\n",
+                with_dtype(&a, ElementType::F8E4M3Fn),
+                type_text(&a)
+            )
+        })
+    })
+}
+
+/// The element type of `i`'s first operand (`i` an instruction of `m`).
+pub(super) fn operand_dtype(m: &Module, i: &Instruction) -> Option<ElementType> {
+    operand_shapes(m, i)?.first().map(|a| a.dtype)
+}
+
+/// The array shapes of `i`'s operands (`i` an instruction of `m`); None
+/// when one is not an array.
+pub(super) fn operand_shapes(m: &Module, i: &Instruction) -> Option<Vec<ArrayShape>> {
+    let c = m
+        .computations
+        .iter()
+        .find(|c| c.instructions.iter().any(|x| std::ptr::eq(x, i)))?;
+    i.operands
+        .iter()
+        .map(|o| c.instructions.get(o.index())?.shape.as_array().cloned())
+        .collect()
+}
+
+/// `dynamic-slice` and `dynamic-update-slice` with s8 or s16 start
+/// indices: each start is read as unsigned (a negative start becomes
+/// large and clamps to the last window instead of the first).
+pub(super) fn narrow_start_unsigned(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let first_index = match i.opcode {
+            Opcode::DynamicSlice => 1,
+            Opcode::DynamicUpdateSlice => 2,
+            _ => return None,
+        };
+        let shapes = operand_shapes(m, i)?;
+        let narrow = |t: ElementType| matches!(t, ElementType::S8 | ElementType::S16);
+        if !shapes[first_index..].iter().any(|a| narrow(a.dtype)) {
+            return None;
+        }
+        let mut body = String::new();
+        let mut args = Vec::new();
+        for (k, a) in shapes.iter().enumerate() {
+            body += &format!("  p{k} = {} parameter({k})\n", type_text(a));
+            if k < first_index || !narrow(a.dtype) {
+                args.push(format!("p{k}"));
+                continue;
+            }
+            let u = if a.dtype == ElementType::S8 {
+                "u8"
+            } else {
+                "u16"
+            };
+            body +=
+                &format!("  u{k} = {u}[] bitcast-convert(p{k})\n  w{k} = s32[] convert(u{k})\n");
+            args.push(format!("w{k}"));
+        }
+        let sizes = match &i.attrs.dynamic_slice_sizes {
+            Some(v) if i.opcode == Opcode::DynamicSlice => format!(
+                ", dynamic_slice_sizes={{{}}}",
+                v.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+            ),
+            _ => String::new(),
+        };
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n{body}  ROOT r = {} {}({}){sizes}\n}}\n",
+            type_text(i.shape.as_array()?),
+            i.opcode.name(),
+            args.join(", ")
+        ))
+    })
+}
+
+/// bf16/f32 `floor`: a negative subnormal input is returned as it is.
+pub(super) fn floor_bf16_subnormal(m: &Module) -> Option<Module> {
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Floor, &[ElementType::Bf16, ElementType::F32])?;
+        let t = type_text(&a);
+        let f = with_dtype(&a, ElementType::F32);
+        let p = with_dtype(&a, ElementType::Pred);
+        Some(format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  xf = {f} convert(x)\n  \
+             z = f32[] constant(0)\n  zb = {f} broadcast(z), dimensions={{}}\n  \
+             mn = f32[] constant(-1.1754943508222875e-38)\n  mnb = {f} broadcast(mn), dimensions={{}}\n  \
+             lo = {p} compare(xf, mnb), direction=GT\n  hi = {p} compare(xf, zb), direction=LT\n  \
+             sub = {p} and(lo, hi)\n  fl = {t} floor(x)\n  ROOT r = {t} select(sub, x, fl)\n}}\n"
+        ))
+    })
+}

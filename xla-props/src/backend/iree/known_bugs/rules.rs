@@ -1,0 +1,242 @@
+//! Which modules an IREE known bug touches: the module rules of the declared
+//! rejections and the per-element masks of the any-value bugs.
+
+use super::models::array_of;
+use crate::check::output_masks;
+use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
+use crate::literal::Literal;
+
+/// The array type of an instruction whose opcode is `op` and dtype one of `dtypes`.
+/// A `reduce-window` as measured rejected (docs/repro/iree-reduce-window-stride):
+/// some dimension has a stride above 1, one output, and a window of size 2
+/// or more (dilated) shorter than its (dilated, padded) input: f32[3] or
+/// f32[4,3] -> [2,1] with size 2 and stride 2 are rejected; f32[4], f32[5],
+/// f32[4,2] -> [2,1], size 1, and a stride-1 dimension are not.
+/// True when `m` has a reduce-window or convolution that iree-compile
+/// rejects: a window dimension with a stride above 1, one output, and a
+/// window of 2 or more whose (dilated) span does not cover the padded,
+/// base-dilated input (measured on 25 reduce-windows and 17 one-dimensional
+/// convolutions, docs/findings.md).
+pub(super) fn has_rejected_strided_window(m: &Module) -> bool {
+    any_instruction(m, |i, input| {
+        let (Some(window), Some(out)) =
+            (i.attrs.window.as_ref(), i.shape.leaves().first().copied())
+        else {
+            return false;
+        };
+        // per window dimension: the input and output dimensions it spans
+        let dims: Vec<(i64, i64)> = match (i.opcode, &i.attrs.conv_dims) {
+            (Opcode::ReduceWindow, _) => (0..window.len() as i64).map(|d| (d, d)).collect(),
+            (Opcode::Convolution, Some(cd)) => cd
+                .input_spatial
+                .iter()
+                .copied()
+                .zip(cd.output_spatial.iter().copied())
+                .collect(),
+            _ => return false,
+        };
+        window.iter().zip(dims).any(|(w, (di, do_))| {
+            let size = |s: &ArrayShape, d: i64| {
+                usize::try_from(d).ok().and_then(|d| s.dims.get(d).copied())
+            };
+            let (Some(n), Some(o)) = (size(input, di), size(out, do_)) else {
+                return false;
+            };
+            let span = (w.size - 1) * w.window_dilation + 1;
+            let padded = (n - 1).max(0) * w.base_dilation + 1 + w.pad_low + w.pad_high;
+            w.stride > 1 && w.size > 1 && o == 1 && span < padded
+        })
+    })
+}
+
+/// True when `rule` holds for some instruction of `m` whose first operand
+/// is an array (given with the instruction).
+pub(super) fn any_instruction(
+    m: &Module,
+    rule: impl Fn(&Instruction, &ArrayShape) -> bool,
+) -> bool {
+    m.computations.iter().any(|c| {
+        c.instructions.iter().any(|i| {
+            i.operands
+                .first()
+                .and_then(|o| c.instructions.get(o.index()))
+                .and_then(|o| o.shape.as_array())
+                .is_some_and(|x| rule(i, x))
+        })
+    })
+}
+
+/// For a root `gather` of one start index per output row (indices `[k, 1]`
+/// or `[k]` from an entry parameter, output dimension 0 the batch, the
+/// others the slice): the output rows whose start index is out of range
+/// (as measured, docs/repro/iree-gather-clamp; in-range rows are right).
+pub(super) fn gather_out_of_range_rows(m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bool>>> {
+    let entry = m.entry_computation();
+    let root = entry.instr(entry.root);
+    let g = root.attrs.gather_dims.as_ref()?;
+    let out = root.shape.as_array()?;
+    let (operand, indices) = match root.operands.as_slice() {
+        [o, i] if root.opcode == Opcode::Gather => (entry.instr(*o), entry.instr(*i)),
+        _ => return None,
+    };
+    let dims = &operand.shape.as_array()?.dims;
+    let index_shape = indices.shape.as_array()?;
+    let one_index = match index_shape.dims.as_slice() {
+        [_, 1] | [_] => g.index_vector_dim == 1,
+        _ => false,
+    };
+    let offsets: Vec<i64> = (1..out.dims.len() as i64).collect();
+    if !one_index
+        || g.start_index_map.len() != 1
+        || g.offset_dims != offsets
+        || !g.operand_batching_dims.is_empty()
+        || indices.opcode != Opcode::Parameter
+    {
+        return None;
+    }
+    let d = usize::try_from(g.start_index_map[0]).ok()?;
+    let hi = i128::from(dims.get(d)? - g.slice_sizes.get(d)?);
+    let starts = inputs.get(usize::try_from(indices.attrs.parameter_number?).ok()?)?;
+    let rows = usize::try_from(*out.dims.first()?).ok()?;
+    let per_row = usize::try_from(out.dims[1..].iter().product::<i64>()).ok()?;
+    if starts.element_count() != rows {
+        return None;
+    }
+    let bad: Vec<bool> = (0..rows)
+        .map(|r| !(0..=hi).contains(&starts.get_i128(r)))
+        .collect();
+    bad.contains(&true).then(|| {
+        vec![bad
+            .iter()
+            .flat_map(|&b| std::iter::repeat_n(b, per_row))
+            .collect()]
+    })
+}
+
+/// Every element of each output that is a `sine`, `cosine` or `tan` of f16,
+/// bf16 or f32 (the root, or an element of a root tuple).
+pub(super) fn sine_family_outputs(m: &Module, _: &[Literal]) -> Option<Vec<Vec<bool>>> {
+    use ElementType::{Bf16, F16, F32};
+    output_masks(m, |o, n| {
+        let hit = [Opcode::Sine, Opcode::Cosine, Opcode::Tan]
+            .iter()
+            .any(|&op| array_of(o, op, &[F16, Bf16, F32]).is_some());
+        vec![hit; n]
+    })
+}
+
+/// True when `m` has an f8 reduce whose trailing reduced dimensions (the
+/// longest run of reduced dimensions at the end of the operand's) hold
+/// more than 16 elements, not a multiple of 16 (measured on 22 one-op
+/// reduces, docs/findings.md: `f8e4m3fn[17]` .. `[23]`, `[24]`, `[33]`,
+/// `[40]`, `[3,8]` all, `[3,20]` over 1 rejected; `[16]`, `[32]`, `[48]`,
+/// `[64]`, `[24,2]` over 0, `[20,3]` over 1 accepted).
+pub(super) fn has_rejected_f8_reduce(m: &Module) -> bool {
+    any_instruction(m, |i, x| {
+        if !matches!(x.dtype, ElementType::F8E4M3Fn | ElementType::F8E5M2) {
+            return false;
+        }
+        // per operand dimension: whether the op reduces all of it
+        let reduced: Vec<bool> = match (i.opcode, &i.attrs.dimensions, &i.attrs.window) {
+            (Opcode::Reduce, Some(dims), _) => (0..x.dims.len())
+                .map(|d| dims.contains(&(d as i64)))
+                .collect(),
+            // a reduce-window whose windows cover whole dimensions (and are
+            // 1 elsewhere) is that reduce (measured: `[3,20]` window `1x20`
+            // is rejected, `[6,5]` window `4x5` is not)
+            (Opcode::ReduceWindow, _, Some(window)) if window.len() == x.dims.len() => {
+                let plain = |w: &crate::hlo::WindowDim| {
+                    w.pad_low == 0
+                        && w.pad_high == 0
+                        && w.base_dilation == 1
+                        && w.window_dilation == 1
+                };
+                if !window
+                    .iter()
+                    .zip(&x.dims)
+                    .all(|(w, &n)| plain(w) && (w.size == n || (w.size == 1 && w.stride == 1)))
+                {
+                    return false;
+                }
+                window
+                    .iter()
+                    .zip(&x.dims)
+                    .map(|(w, &n)| w.size == n)
+                    .collect()
+            }
+            _ => return false,
+        };
+        // the trailing run of reduced dimensions (unit dimensions skipped)
+        let tail: i64 = (0..x.dims.len())
+            .rev()
+            .filter(|&d| x.dims[d] != 1)
+            .take_while(|&d| reduced[d])
+            .map(|d| x.dims[d])
+            .product();
+        tail > 16 && tail % 16 != 0
+    })
+}
+
+/// For a root `sort` with `is_stable=true`: per output, the positions of
+/// the sorted result that belong to a run of elements the comparator ties
+/// (neither `cmp(a, b)` nor `cmp(b, a)` on neighbours of the reference's
+/// sorted result). An unstable sort can only permute within such a run.
+pub(super) fn stable_sort_ties(m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bool>>> {
+    let entry = m.entry_computation();
+    let root = entry.instr(entry.root);
+    if root.opcode != Opcode::Sort || !root.attrs.is_stable {
+        return None;
+    }
+    let dim = usize::try_from(*root.attrs.dimensions.as_ref()?.first()?).ok()?;
+    let mut comparator = m.clone();
+    comparator.entry = root.attrs.to_apply?;
+    let sorted = crate::reference::evaluate(m, inputs).ok()?;
+    let dims = sorted.first()?.dims().to_vec();
+    let (len, total) = (*dims.get(dim)?, sorted[0].element_count());
+    let stride: usize = dims[dim + 1..].iter().product();
+    let bits: Vec<Vec<u64>> = sorted.iter().map(Literal::to_bits_vec).collect();
+    let scalar = |k: usize, at: usize| {
+        Literal::from_bits(&ArrayShape::new(sorted[k].dtype(), vec![]), &[bits[k][at]]).ok()
+    };
+    let less = |a: usize, b: usize| -> Option<bool> {
+        let args = (0..sorted.len())
+            .flat_map(|k| [scalar(k, a), scalar(k, b)])
+            .collect::<Option<Vec<_>>>()?;
+        let out = crate::reference::evaluate(&comparator, &args).ok()?;
+        Some(out.first()?.get_bits(0) != 0)
+    };
+    let mut tied = vec![false; total];
+    for base in (0..total).filter(|f| (f / stride.max(1)).is_multiple_of(len.max(1))) {
+        for j in 0..len.saturating_sub(1) {
+            let (a, b) = (base + j * stride, base + (j + 1) * stride);
+            if !less(a, b)? && !less(b, a)? {
+                tied[a] = true;
+                tied[b] = true;
+            }
+        }
+    }
+    tied.contains(&true).then(|| vec![tied; sorted.len()])
+}
+
+/// True when `m` has a dot whose contracting dimensions hold no element and
+/// whose result is not empty: iree-compile dies of SIGFPE on it (measured
+/// on f32, f16, s32, s8 dots, docs/findings.md).
+pub(super) fn has_empty_contraction_dot(m: &Module) -> bool {
+    any_instruction(m, |i, lhs| {
+        let (Opcode::Dot, Some(d), Some(out)) =
+            (i.opcode, i.attrs.dot_dims.as_ref(), i.shape.as_array())
+        else {
+            return false;
+        };
+        let contracted: Option<i64> = d
+            .lhs_contracting
+            .iter()
+            .map(|&k| {
+                usize::try_from(k)
+                    .ok()
+                    .and_then(|k| lhs.dims.get(k).copied())
+            })
+            .product();
+        contracted == Some(0) && out.element_count() != Some(0)
+    })
+}

@@ -1,0 +1,489 @@
+use super::*;
+use crate::hlo::{parse_module, ArrayShape, Module};
+use crate::literal::Literal;
+
+fn eval(m: &Module, t: ElementType, bits: &[u64]) -> Vec<u64> {
+    let x = Literal::from_bits(&ArrayShape::new(t, vec![bits.len() as i64]), bits).unwrap();
+    crate::reference::evaluate(m, &[x]).unwrap()[0].to_bits_vec()
+}
+
+fn unary(op: &str, t: &str, out: &str) -> Module {
+    parse_module(&format!(
+        "HloModule m\nENTRY e {{\n  x = {t}[3] parameter(0)\n  ROOT y = {out}[3] {op}(x)\n}}\n"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn the_models_compute_what_iree_computes() {
+    let m = CBRT_INF.model.apply(&unary("cbrt", "f32", "f32")).unwrap();
+    let y = eval(
+        &m,
+        ElementType::F32,
+        &[0x7f80_0000, 0xff80_0000, 0x4100_0000],
+    );
+    assert!(y[0] & 0x7f_ffff != 0 && y[1] & 0x7f_ffff != 0, "{y:x?}");
+    assert_eq!(y[2], 0x4000_0000);
+
+    let m = F8E4M3FN_IS_FINITE
+        .model
+        .apply(&unary("is-finite", "f8e4m3fn", "pred"))
+        .unwrap();
+    assert_eq!(
+        eval(&m, ElementType::F8E4M3Fn, &[0, 0x38, 0x7f]),
+        vec![0, 0, 0]
+    );
+    assert!(F8E4M3FN_IS_FINITE
+        .model
+        .apply(&unary("is-finite", "f16", "pred"))
+        .is_none());
+
+    let m = FLOOR_BF16_SUBNORMAL
+        .model
+        .apply(&unary("floor", "bf16", "bf16"))
+        .unwrap();
+    assert_eq!(
+        eval(&m, ElementType::Bf16, &[0x8001, 0x0001, 0xbfc0]),
+        vec![0x8001, 0x0000, 0xc000]
+    );
+    assert!(FLOOR_BF16_SUBNORMAL
+        .model
+        .apply(&unary("floor", "f16", "f16"))
+        .is_none());
+}
+
+fn binary(op: &str, t: &str) -> Module {
+    parse_module(&format!(
+        "HloModule m\nENTRY e {{\n  x = {t}[4] parameter(0)\n  y = {t}[4] parameter(1)\n  \
+         ROOT z = {t}[4] {op}(x, y)\n}}\n"
+    ))
+    .unwrap()
+}
+
+fn eval2(m: &Module, t: ElementType, x: &[f64], y: &[f64]) -> Vec<f64> {
+    let s = ArrayShape::new(t, vec![x.len() as i64]);
+    let x = Literal::from_f64s(&s, x).unwrap();
+    let y = Literal::from_f64s(&s, y).unwrap();
+    crate::reference::evaluate(m, &[x, y]).unwrap_or_else(|e| panic!("{e}"))[0].to_f64_vec()
+}
+
+/// The values measured on iree-cpu (docs/findings.md).
+#[test]
+fn the_power_atan2_and_expm1_models_compute_what_iree_computes() {
+    let m = POWER_EXP_LOG.model.apply(&binary("power", "f32")).unwrap();
+    let y = eval2(
+        &m,
+        ElementType::F32,
+        &[-2.0, 1.0, -0.0, 0.5],
+        &[1.0, f64::INFINITY, 3.0, 2.0],
+    );
+    assert!(y[0].is_nan() && y[1].is_nan(), "{y:?}");
+    assert_eq!(y[2].to_bits(), 0, "pow(-0, 3) is +0 on iree: {y:?}");
+    assert_eq!(y[3], 0.25);
+    let m = POWER_EXP_LOG
+        .model
+        .apply(&binary("power", "f8e4m3fn"))
+        .unwrap();
+    let y = eval2(
+        &m,
+        ElementType::F8E4M3Fn,
+        &[3.0, 2.0, -1.0, 0.5],
+        &[3.0, 0.0, 2.0, 2.0],
+    );
+    assert!(y[2].is_nan(), "{y:?}");
+    assert_eq!(
+        (y[0], y[1], y[3]),
+        (32.0, 1.0, 0.25),
+        "pow(3, 3) is 32 in f8e4m3fn on iree"
+    );
+    assert!(POWER_EXP_LOG.model.apply(&binary("power", "s32")).is_none());
+
+    let m = INT_POWER_LOW_6_BITS
+        .model
+        .apply(&binary("power", "s8"))
+        .unwrap();
+    let y = eval2(
+        &m,
+        ElementType::S8,
+        &[46.0, 3.0, -2.0, 2.0],
+        &[71.0, 5.0, 7.0, 9.0],
+    );
+    assert_eq!(y, vec![-128.0, -13.0, -128.0, 0.0]);
+
+    let m = ATAN2_ZERO_INF.model.apply(&binary("atan2", "f16")).unwrap();
+    let inf = f64::INFINITY;
+    let y = eval2(
+        &m,
+        ElementType::F16,
+        &[0.0, inf, 1.0, -0.0],
+        &[-0.0, -inf, -0.0, -1.0],
+    );
+    assert!(y[0].is_nan() && y[1].is_nan(), "{y:?}");
+    assert!((y[2] - std::f64::consts::FRAC_PI_2).abs() < 1e-3, "{y:?}");
+    // atan2(-0, -1): +pi on iree, -pi in IEEE
+    assert!((y[3] - std::f64::consts::PI).abs() < 1e-2, "{y:?}");
+    let y = eval2(
+        &ATAN2_ZERO_INF.model.apply(&binary("atan2", "f32")).unwrap(),
+        ElementType::F32,
+        &[-1e-45, -2.5, 3.0, -1.0],
+        &[0.0, -inf, 4.0, -1.0],
+    );
+    assert!(y[0].is_nan(), "a flushed subnormal and 0: {y:?}");
+    assert!((y[1] - std::f64::consts::PI).abs() < 1e-6, "{y:?}");
+    assert!((y[2] - 0.6435011087932844).abs() < 1e-6, "{y:?}");
+    assert!(
+        (y[3] + 3.0 * std::f64::consts::FRAC_PI_4).abs() < 1e-6,
+        "{y:?}"
+    );
+
+    let m = F64_EXPM1
+        .model
+        .apply(&unary("exponential-minus-one", "f64", "f64"))
+        .unwrap();
+    let x = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F64, vec![3]),
+        &[-0.0, 1e-10, 0.5],
+    )
+    .unwrap();
+    let y = crate::reference::evaluate(&m, &[x]).unwrap()[0].to_f64_vec();
+    assert_eq!(y[0].to_bits(), 0, "expm1(-0) is +0 on iree");
+    assert_eq!(y[1], 1.000000082740371e-10);
+    assert_eq!(y[2], 0.6487212707001282);
+    let m = F8_ROUND_UP_TO_MIN_NORMAL
+        .model
+        .apply(&unary("convert", "f32", "f8e4m3fn"))
+        .unwrap();
+    let x = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![3]),
+        &[-0.0155, 7.4 / 512.0, 0.0158],
+    )
+    .unwrap();
+    let y = crate::reference::evaluate(&m, &[x]).unwrap()[0].to_bits_vec();
+    assert_eq!(y, vec![0x80, 0x07, 0x08], "measured on iree-cpu");
+    assert!(F8_ROUND_UP_TO_MIN_NORMAL
+        .model
+        .apply(&unary("convert", "f16", "f8e4m3fn"))
+        .is_none());
+    let m = F64_LOG1P
+        .model
+        .apply(&unary("log-plus-one", "f64", "f64"))
+        .unwrap();
+    let x = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F64, vec![3]),
+        &[-0.0, 1e-10, 0.5],
+    )
+    .unwrap();
+    let y = crate::reference::evaluate(&m, &[x]).unwrap()[0].to_f64_vec();
+    assert_eq!(y[0].to_bits(), 0, "log1p(-0) is +0 on iree");
+    assert_eq!(y[1], 1.000000082690371e-10);
+    assert_eq!(y[2], 0.4054651081081644);
+    assert!(F64_EXPM1
+        .model
+        .apply(&unary("exponential-minus-one", "f32", "f32"))
+        .is_none());
+}
+
+#[test]
+fn an_out_of_range_gather_row_may_be_anything_and_an_in_range_row_must_be_right() {
+    use crate::check::{judge_against_reference, Numerics, Verdict};
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[4,3] parameter(0)\n  i = s32[4,1] parameter(1)\n  \
+         ROOT g = f32[4,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, \
+         start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}\n}\n",
+    )
+    .unwrap();
+    let x = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![4, 3]),
+        &(1..=12).map(f64::from).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let i = Literal::from_f64s(
+        &ArrayShape::new(ElementType::S32, vec![4, 1]),
+        &[-2.0, 0.0, 3.0, 4.0],
+    )
+    .unwrap();
+    let args = [x, i];
+    let BugModel::AnyValue(rows) = GATHER_OUT_OF_RANGE_START.model else {
+        panic!("an any-value model");
+    };
+    let rep = |v: bool| std::iter::repeat_n(v, 3);
+    let want: Vec<bool> = rep(true)
+        .chain(rep(false))
+        .chain(rep(false))
+        .chain(rep(true))
+        .collect();
+    assert_eq!(rows(&m, &args), Some(vec![want]));
+    let expected = crate::reference::evaluate(&m, &args).unwrap();
+    let s = ArrayShape::new(ElementType::F32, vec![4, 3]);
+    // as measured: garbage in the out-of-range rows, the in-range rows right
+    let iree = Literal::from_f64s(
+        &s,
+        &[
+            0.0, 3.9e-21, 0.0, 1.0, 2.0, 3.0, 10.0, 11.0, 12.0, 0.0, 0.0, 0.0,
+        ],
+    )
+    .unwrap();
+    let n = Numerics::exact();
+    let bugs = [GATHER_OUT_OF_RANGE_START];
+    let v = judge_against_reference(&m, &args, &expected, &[iree], &n, &bugs, false);
+    assert!(matches!(v, Verdict::KnownBug { .. }), "{v}");
+    // a wrong value in an in-range row is not the bug
+    let wrong = Literal::from_f64s(
+        &s,
+        &[
+            0.0, 0.0, 0.0, 1.0, 2.0, 3.5, 10.0, 11.0, 12.0, 0.0, 0.0, 0.0,
+        ],
+    )
+    .unwrap();
+    let v = judge_against_reference(&m, &args, &expected, &[wrong], &n, &bugs, false);
+    assert!(matches!(v, Verdict::Mismatch(_)), "{v}");
+    // in-range starts only: nothing to excuse
+    let j = Literal::from_f64s(
+        &ArrayShape::new(ElementType::S32, vec![4, 1]),
+        &[0.0, 1.0, 2.0, 3.0],
+    )
+    .unwrap();
+    assert_eq!(rows(&m, &[args[0].clone(), j]), None);
+}
+
+#[test]
+fn the_sine_and_f8_nan_models_compute_what_iree_computes() {
+    // sine(-0) = +0, other inputs the exact sine
+    let m = SINE_OF_MINUS_ZERO
+        .model
+        .apply(&unary("sine", "f32", "f32"))
+        .unwrap();
+    let y = eval(&m, ElementType::F32, &[0x8000_0000, 0, 0x3f00_0000]);
+    assert_eq!(y, vec![0, 0, 0x3ef5_7744]);
+    assert!(SINE_OF_MINUS_ZERO
+        .model
+        .apply(&unary("cosine", "f32", "f32"))
+        .is_none());
+    // f8e4m3fn -NaN (0xff) counts as -480: exp = 0, tanh = -1, +NaN stays NaN
+    let m = F8E4M3FN_MINUS_NAN
+        .model
+        .apply(&unary("exponential", "f8e4m3fn", "f8e4m3fn"))
+        .unwrap();
+    let y = eval(&m, ElementType::F8E4M3Fn, &[0xff, 0x7f, 0x00]);
+    assert_eq!((y[0], y[1] & 0x7f, y[2]), (0x00, 0x7f, 0x38));
+    let m = F8E4M3FN_MINUS_NAN
+        .model
+        .apply(&unary("tanh", "f8e4m3fn", "f8e4m3fn"))
+        .unwrap();
+    assert_eq!(
+        eval(&m, ElementType::F8E4M3Fn, &[0xff, 0xff, 0x00])[0],
+        0xb8
+    );
+    assert!(F8E4M3FN_MINUS_NAN
+        .model
+        .apply(&unary("tanh", "f8e5m2", "f8e5m2"))
+        .is_none());
+    // the range bug: every element of an f16/bf16/f32 sine output, nothing else
+    let BugModel::AnyValue(masks) = SINE_RANGE.model else {
+        panic!("an any-value model");
+    };
+    assert_eq!(
+        masks(&unary("tan", "bf16", "bf16"), &[]),
+        Some(vec![vec![true; 3]])
+    );
+    assert_eq!(masks(&unary("sine", "f64", "f64"), &[]), None);
+    assert_eq!(masks(&unary("sine", "f8e4m3fn", "f8e4m3fn"), &[]), None);
+    assert_eq!(masks(&unary("exponential", "f32", "f32"), &[]), None);
+}
+
+#[test]
+fn the_f8e4m3fn_logistic_model_is_nan_where_exp_overflows() {
+    let m = F8E4M3FN_LOGISTIC_NAN
+        .model
+        .apply(&unary("logistic", "f8e4m3fn", "f8e4m3fn"))
+        .unwrap();
+    // -6 (0xcc): exp(6) = 403 fits; -6.5 (0xcd): exp(6.5) = 665 does not; -NaN
+    let y = eval(&m, ElementType::F8E4M3Fn, &[0xcc, 0xcd, 0xff]);
+    assert_eq!(y[0], 0x01, "{y:x?}");
+    assert_eq!((y[1] & 0x7f, y[2] & 0x7f), (0x7f, 0x7f), "{y:x?}");
+}
+
+#[test]
+fn the_power_and_atan2_models_flush_subnormals_first() {
+    let binary = |op: &str| {
+        parse_module(&format!(
+            "HloModule m\nENTRY e {{\n  x = f32[2] parameter(0)\n  y = f32[2] parameter(1)\n  \
+             ROOT r = f32[2] {op}(x, y)\n}}\n"
+        ))
+        .unwrap()
+    };
+    let f32s =
+        |b: &[u64]| Literal::from_bits(&ArrayShape::new(ElementType::F32, vec![2]), b).unwrap();
+    // pow(-0, -2^-149): exp(-0 * log(-0)) = NaN; pow(2, 3) = exp(3 log 2)
+    let m = POWER_EXP_LOG.model.apply(&binary("power")).unwrap();
+    let args = [
+        f32s(&[0x8000_0000, 0x4000_0000]),
+        f32s(&[0x8000_0001, 0x4040_0000]),
+    ];
+    let y = crate::reference::evaluate(&m, &args).unwrap()[0].to_f64_vec();
+    assert!(y[0].is_nan() && (y[1] - 8.0).abs() < 1e-5, "{y:?}");
+    // atan2(-min_normal, -2.5): the quotient is flushed, so +pi
+    let m = ATAN2_ZERO_INF.model.apply(&binary("atan2")).unwrap();
+    let args = [
+        f32s(&[0x8080_0000, 0x3f80_0000]),
+        f32s(&[0xc020_0000, 0x3f80_0000]),
+    ];
+    let y = crate::reference::evaluate(&m, &args).unwrap()[0].to_bits_vec();
+    assert_eq!(y[0], 0x4049_0fdb, "{y:x?}");
+}
+
+#[test]
+fn f8_tan_of_the_smallest_normal_is_zero_as_its_sine() {
+    let m = F8_ROUND_UP_TO_MIN_NORMAL
+        .model
+        .apply(&unary("tan", "f8e4m3fn", "f8e4m3fn"))
+        .unwrap();
+    // tan(+-2^-6) = +-0 (measured), tan(1) = 1.5
+    let y = eval(&m, ElementType::F8E4M3Fn, &[0x08, 0x88, 0x38]);
+    assert_eq!(y, vec![0x00, 0x80, 0x3c]);
+}
+
+#[test]
+fn the_rejection_rules_match_what_was_measured() {
+    let m = |text: &str| parse_module(text).unwrap();
+    let dot = |a: &str, b: &str, o: &str| {
+        m(&format!(
+            "HloModule m\nENTRY e {{\n  a = f32[{a}] parameter(0)\n  b = f32[{b}] parameter(1)\n  \
+             ROOT d = f32[{o}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n"
+        ))
+    };
+    assert!(has_empty_contraction_dot(&dot("2,0", "0,1", "2,1")));
+    assert!(!has_empty_contraction_dot(&dot("0,2", "2,3", "0,3")));
+    assert!(!has_empty_contraction_dot(&dot("0,0", "0,3", "0,3")));
+    let reduce = |t: &str, dims: &str, over: &str, out: &str| {
+        m(&format!(
+            "HloModule m\nr {{\n  a = {t}[] parameter(0)\n  c = {t}[] parameter(1)\n  \
+             ROOT s = {t}[] add(a, c)\n}}\nENTRY e {{\n  x = {t}[{dims}] parameter(0)\n  \
+             z = {t}[] constant(0)\n  ROOT y = {t}[{out}] reduce(x, z), dimensions={{{over}}}, to_apply=r\n}}\n"
+        ))
+    };
+    assert!(has_rejected_f8_reduce(&reduce("f8e4m3fn", "24", "0", "")));
+    assert!(has_rejected_f8_reduce(&reduce("f8e5m2", "3,20", "1", "3")));
+    assert!(has_rejected_f8_reduce(&reduce(
+        "f8e4m3fn", "2,3,4", "0,1,2", ""
+    )));
+    assert!(!has_rejected_f8_reduce(&reduce("f8e4m3fn", "32", "0", "")));
+    assert!(!has_rejected_f8_reduce(&reduce(
+        "f8e4m3fn", "24,2", "0", "2"
+    )));
+    assert!(!has_rejected_f8_reduce(&reduce(
+        "f8e4m3fn", "20,3", "1", "20"
+    )));
+    assert!(!has_rejected_f8_reduce(&reduce("f16", "24", "0", "")));
+    let window = |dims: &str, win: &str, out: &str| {
+        m(&format!(
+            "HloModule m\nr {{\n  a = f8e5m2[] parameter(0)\n  c = f8e5m2[] parameter(1)\n  \
+             ROOT s = f8e5m2[] add(a, c)\n}}\nENTRY e {{\n  x = f8e5m2[{dims}] parameter(0)\n  \
+             z = f8e5m2[] constant(0)\n  ROOT y = f8e5m2[{out}] reduce-window(x, z), window={{size={win}}}, to_apply=r\n}}\n"
+        ))
+    };
+    assert!(has_rejected_f8_reduce(&window("4,5", "4x5", "1,1")));
+    assert!(has_rejected_f8_reduce(&window("3,20", "1x20", "3,1")));
+    assert!(!has_rejected_f8_reduce(&window("4,4", "4x4", "1,1")));
+    assert!(!has_rejected_f8_reduce(&window("6,5", "4x5", "3,1")));
+    assert!(!has_rejected_f8_reduce(&window("20,3", "20x1", "1,3")));
+}
+
+#[test]
+fn the_narrow_start_model_reads_s8_and_s16_starts_as_unsigned() {
+    let dus = |t: &str| {
+        parse_module(&format!(
+            "HloModule m\nENTRY e {{\n  x = f32[6] parameter(0)\n  u = f32[2] parameter(1)\n  \
+             i = {t}[] parameter(2)\n  ROOT d = f32[6] dynamic-update-slice(x, u, i)\n}}\n"
+        ))
+        .unwrap()
+    };
+    assert!(NARROW_START_UNSIGNED.model.apply(&dus("s32")).is_none());
+    assert!(NARROW_START_UNSIGNED.model.apply(&dus("u8")).is_none());
+    for (t, minus_one) in [("s8", 0xff), ("s16", 0xffff)] {
+        let model = NARROW_START_UNSIGNED.model.apply(&dus(t)).unwrap();
+        let f32s = |v: &[f64]| {
+            Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![v.len() as i64]), v).unwrap()
+        };
+        let idx = |bits: u64| {
+            let dtype = if t == "s8" {
+                ElementType::S8
+            } else {
+                ElementType::S16
+            };
+            Literal::from_bits(&ArrayShape::new(dtype, vec![]), &[bits]).unwrap()
+        };
+        let x = f32s(&[0.0; 6]);
+        let u = f32s(&[1.0, 2.0]);
+        let run = |start: u64| {
+            crate::reference::evaluate(&model, &[x.clone(), u.clone(), idx(start)]).unwrap()[0]
+                .to_f64_vec()
+        };
+        // -1 is read as 255 (65535): the update lands at the end
+        assert_eq!(run(minus_one), [0.0, 0.0, 0.0, 0.0, 1.0, 2.0]);
+        // a non-negative start is unchanged
+        assert_eq!(run(1), [0.0, 1.0, 2.0, 0.0, 0.0, 0.0]);
+    }
+}
+
+#[test]
+fn an_unstable_sort_may_permute_tied_keys_only() {
+    use crate::check::{judge_against_reference, Numerics, Verdict};
+    let m = parse_module(
+        "HloModule m\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+         c = s32[] parameter(2)\n  d = s32[] parameter(3)\n  \
+         ROOT lt = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  k = f32[4] parameter(0)\n  \
+         v = s32[4] parameter(1)\n  ROOT s = (f32[4], s32[4]) sort(k, v), dimensions={0}, \
+         is_stable=true, to_apply=cmp\n}\n",
+    )
+    .unwrap();
+    let f32s = |v: &[f64]| Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![4]), v);
+    let s32s = |v: &[f64]| Literal::from_f64s(&ArrayShape::new(ElementType::S32, vec![4]), v);
+    let args = [
+        f32s(&[0.0, 0.0, -1.0, 0.0]).unwrap(),
+        s32s(&[1.0, 2.0, 3.0, 4.0]).unwrap(),
+    ];
+    let BugModel::AnyValue(ties) = SORT_UNSTABLE.model else {
+        panic!("an any-value model");
+    };
+    let tied = vec![false, true, true, true];
+    assert_eq!(ties(&m, &args), Some(vec![tied.clone(), tied]));
+    let expected = crate::reference::evaluate(&m, &args).unwrap();
+    let keys = f32s(&[-1.0, 0.0, 0.0, 0.0]).unwrap();
+    let n = Numerics::exact();
+    let bugs = [SORT_UNSTABLE];
+    let judge = |values: &[f64]| {
+        let out = [keys.clone(), s32s(values).unwrap()];
+        judge_against_reference(&m, &args, &expected, &out, &n, &bugs, false)
+    };
+    // as measured: the tied values in another order
+    assert!(matches!(
+        judge(&[3.0, 2.0, 4.0, 1.0]),
+        Verdict::KnownBug { .. }
+    ));
+    // the untied position must be right
+    assert!(matches!(judge(&[2.0, 3.0, 4.0, 1.0]), Verdict::Mismatch(_)));
+    // distinct keys: nothing to excuse
+    let distinct = [f32s(&[2.0, 0.0, -1.0, 1.0]).unwrap(), args[1].clone()];
+    assert_eq!(ties(&m, &distinct), None);
+}
+
+#[test]
+fn the_round_up_model_covers_f8_contractions() {
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  x = f8e4m3fn[1,1] parameter(0)\n  y = f8e4m3fn[1,2] parameter(1)\n  \
+         ROOT d = f8e4m3fn[1,2] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+    )
+    .unwrap();
+    let model = F8_ROUND_UP_TO_MIN_NORMAL.model.apply(&m).unwrap();
+    let f8 = |dims: Vec<i64>, bits: &[u64]| {
+        Literal::from_bits(&ArrayShape::new(ElementType::F8E4M3Fn, dims), bits).unwrap()
+    };
+    // 0.125 * [15/128, 1]: 15 * 2^-10 rounds up to 2^-6 (0x08, the
+    // reference); iree-cpu gives 0 (measured), as the model does
+    let args = [f8(vec![1, 1], &[0x20]), f8(vec![1, 2], &[0x1f, 0x38])];
+    let exact = crate::reference::evaluate(&m, &args).unwrap()[0].to_bits_vec();
+    assert_eq!(exact, [0x08, 0x20]);
+    let y = crate::reference::evaluate(&model, &args).unwrap()[0].to_bits_vec();
+    assert_eq!(y, [0x00, 0x20]);
+}
