@@ -7,6 +7,14 @@ fn eval(m: &Module, t: ElementType, bits: &[u64]) -> Vec<u64> {
     crate::reference::evaluate(m, &[x]).unwrap()[0].to_bits_vec()
 }
 
+/// `bug`'s model of `m` evaluated by the reference on one argument of
+/// `dtype` holding `values`.
+fn modelled(bug: &KnownBug, m: &Module, dtype: ElementType, values: &[f64]) -> Literal {
+    let model = bug.model.apply(m).expect("the model applies");
+    let x = Literal::from_f64s(&ArrayShape::new(dtype, vec![values.len() as i64]), values).unwrap();
+    crate::reference::evaluate(&model, &[x]).unwrap().remove(0)
+}
+
 fn unary(op: &str, t: &str, out: &str) -> Module {
     parse_module(&format!(
         "HloModule m\nENTRY e {{\n  x = {t}[3] parameter(0)\n  ROOT y = {out}[3] {op}(x)\n}}\n"
@@ -136,44 +144,35 @@ fn the_power_atan2_and_expm1_models_compute_what_iree_computes() {
         "{y:?}"
     );
 
-    let m = F64_EXPM1
-        .model
-        .apply(&unary("exponential-minus-one", "f64", "f64"))
-        .unwrap();
-    let x = Literal::from_f64s(
-        &ArrayShape::new(ElementType::F64, vec![3]),
+    let y = modelled(
+        &F64_EXPM1,
+        &unary("exponential-minus-one", "f64", "f64"),
+        ElementType::F64,
         &[-0.0, 1e-10, 0.5],
     )
-    .unwrap();
-    let y = crate::reference::evaluate(&m, &[x]).unwrap()[0].to_f64_vec();
+    .to_f64_vec();
     assert_eq!(y[0].to_bits(), 0, "expm1(-0) is +0 on iree");
     assert_eq!(y[1], 1.000000082740371e-10);
     assert_eq!(y[2], 0.6487212707001282);
-    let m = F8_ROUND_UP_TO_MIN_NORMAL
-        .model
-        .apply(&unary("convert", "f32", "f8e4m3fn"))
-        .unwrap();
-    let x = Literal::from_f64s(
-        &ArrayShape::new(ElementType::F32, vec![3]),
+    let y = modelled(
+        &F8_ROUND_UP_TO_MIN_NORMAL,
+        &unary("convert", "f32", "f8e4m3fn"),
+        ElementType::F32,
         &[-0.0155, 7.4 / 512.0, 0.0158],
     )
-    .unwrap();
-    let y = crate::reference::evaluate(&m, &[x]).unwrap()[0].to_bits_vec();
+    .to_bits_vec();
     assert_eq!(y, vec![0x80, 0x07, 0x08], "measured on iree-cpu");
     assert!(F8_ROUND_UP_TO_MIN_NORMAL
         .model
         .apply(&unary("convert", "f16", "f8e4m3fn"))
         .is_none());
-    let m = F64_LOG1P
-        .model
-        .apply(&unary("log-plus-one", "f64", "f64"))
-        .unwrap();
-    let x = Literal::from_f64s(
-        &ArrayShape::new(ElementType::F64, vec![3]),
+    let y = modelled(
+        &F64_LOG1P,
+        &unary("log-plus-one", "f64", "f64"),
+        ElementType::F64,
         &[-0.0, 1e-10, 0.5],
     )
-    .unwrap();
-    let y = crate::reference::evaluate(&m, &[x]).unwrap()[0].to_f64_vec();
+    .to_f64_vec();
     assert_eq!(y[0].to_bits(), 0, "log1p(-0) is +0 on iree");
     assert_eq!(y[1], 1.000000082690371e-10);
     assert_eq!(y[2], 0.4054651081081644);
