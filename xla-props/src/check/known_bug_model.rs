@@ -7,7 +7,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::numerics::opcode_by_name;
-use crate::hlo::{parse_module, ArrayShape, CompId, ElementType, Instruction, Module, Opcode};
+use crate::hlo::{
+    parse_module, ArrayShape, CompId, Computation, ElementType, InstrId, Instruction, Module,
+    Opcode,
+};
 
 /// Which subnormal inputs a model applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -424,12 +427,40 @@ pub fn replace_with_model(
     module: &Module,
     template: &dyn Fn(&Instruction) -> Option<String>,
 ) -> Option<Module> {
+    replace_with_model_of(module, &|_, i| template(i).map(|t| (t, i.operands.clone())))
+}
+
+/// A model's text and the call's operands for an instruction of a
+/// computation, or None to leave it alone ([`replace_with_model_of`]).
+pub type ModelTemplate<'a> =
+    dyn Fn(&Computation, &Instruction) -> Option<(String, Vec<InstrId>)> + 'a;
+
+/// [`replace_with_model`] for a model that reads other values than the
+/// instruction's operands: `template` gets the instruction's computation
+/// too and returns the model's text and the call's operands (one per
+/// parameter of the model), e.g. an operand's operand to model a backend
+/// that skips a step.
+///
+/// ```
+/// use xla_props::check::replace_with_model_of;
+/// use xla_props::hlo::{parse_module, Opcode};
+/// let m = parse_module("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  n = f32[2] negate(x)\n  ROOT y = f32[2] abs(n)\n}\n").unwrap();
+/// // abs(negate(x)) modelled as abs skipping the negate: a call of copy on x
+/// let v = replace_with_model_of(&m, &|c, i| {
+///     let n = c.instructions.get(i.operands.first()?.index())?;
+///     (i.opcode == Opcode::Abs && n.opcode == Opcode::Negate).then(|| {
+///         ("HloModule t\nENTRY t {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] copy(x)\n}\n".to_string(), n.operands.clone())
+///     })
+/// }).unwrap();
+/// let y = &v.computations[0].instructions[2];
+/// assert_eq!((y.opcode, y.operands[0].index()), (Opcode::Call, 0));
+/// ```
+pub fn replace_with_model_of(module: &Module, template: &ModelTemplate<'_>) -> Option<Module> {
     let mut m = module.clone();
     let mut any = false;
-    for ci in 0..module.computations.len() {
-        for k in 0..module.computations[ci].instructions.len() {
-            let instr = &module.computations[ci].instructions[k];
-            let Some(text) = template(instr) else {
+    for (ci, c) in module.computations.iter().enumerate() {
+        for (k, instr) in c.instructions.iter().enumerate() {
+            let Some((text, operands)) = template(c, instr) else {
                 continue;
             };
             let t = parse_module(&text).ok()?;
@@ -442,6 +473,7 @@ pub fn replace_with_model(
             let id = CompId(m.computations.len() as u32 - 1);
             let call = &mut m.computations[ci].instructions[k];
             call.opcode = Opcode::Call;
+            call.operands = operands;
             call.attrs = Default::default();
             call.attrs.to_apply = Some(id);
             any = true;

@@ -39,7 +39,8 @@ pub use excess::whole_module_excess_precision_variant;
 pub use grouped_conv_model::{batch_group_dilation_holes, dense_depthwise_convolutions};
 pub use judge::{judge_against_reference, Judge};
 pub use known_bug_model::{
-    apply_model_specs, replace_with_model, type_text, ModelSpec, SubnormalSign,
+    apply_model_specs, replace_with_model, replace_with_model_of, type_text, ModelSpec,
+    ModelTemplate, SubnormalSign,
 };
 pub use known_bugs::{output_masks, AnyValueMasks, BugModel, KnownBug, KnownBugNote};
 pub use legal::legal_differences;

@@ -220,6 +220,20 @@ pub const F8E4M3FN_LOGISTIC_NAN: KnownBug = KnownBug {
     model: BugModel::Rust(f8e4m3fn_logistic_nan),
 };
 
+/// A bf16 round trip is elided (any shape when f16 is an end, else one
+/// element).
+pub const BF16_ROUND_TRIP_ELIDED: KnownBug = KnownBug {
+    id: "iree-cpu/bf16-round-trip-elided",
+    summary: "a convert to bf16 and back (from and to f16, f32 or f64) drops the bf16 rounding \
+              when f16 is the source or the destination (any shape), and for a one-element \
+              value otherwise (rank 0, [1], [1,1]; reduce bodies included): f32(bf16(x)) = x \
+              for x = -0.31364793 (exact: -0.31445313); f64 sources keep their rounding to \
+              f32; f32/f64 values of two or more elements round right",
+    documented: "docs/findings.md, \"IREE bug: a bf16 round trip is elided (a silent \
+                 miscompilation)\"",
+    model: BugModel::Rust(bf16_round_trip_elided),
+};
+
 /// The known bugs of `iree-cpu` (IREE 3.13.0).
 pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     F8E4M3FN_LOGISTIC_NAN,
@@ -241,6 +255,7 @@ pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     F64_EXPM1,
     F64_LOG1P,
     F8_ROUND_UP_TO_MIN_NORMAL,
+    BF16_ROUND_TRIP_ELIDED,
 ];
 
 /// The binary f8 arithmetic IREE computes in f32 and truncates (so that

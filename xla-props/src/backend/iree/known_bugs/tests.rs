@@ -130,6 +130,19 @@ fn the_power_atan2_and_expm1_models_compute_what_iree_computes() {
     assert!((y[2] - std::f64::consts::FRAC_PI_2).abs() < 1e-3, "{y:?}");
     // atan2(-0, -1): +pi on iree, -pi in IEEE
     assert!((y[3] - std::f64::consts::PI).abs() < 1e-2, "{y:?}");
+    // f16 subnormals are normal in f32, where IREE computes: not flushed
+    // (measured: atan2(-0, -2^-24) = +pi, atan2(2^-24, 2^-24) = pi/4)
+    let tiny = 2f64.powi(-24);
+    let y = eval2(
+        &m,
+        ElementType::F16,
+        &[-0.0, tiny, tiny, -0.0],
+        &[-tiny, tiny, 0.0, 0.0],
+    );
+    assert!((y[0] - std::f64::consts::PI).abs() < 1e-2, "{y:?}");
+    assert!((y[1] - std::f64::consts::FRAC_PI_4).abs() < 1e-3, "{y:?}");
+    assert!((y[2] - std::f64::consts::FRAC_PI_2).abs() < 1e-3, "{y:?}");
+    assert!(y[3].is_nan(), "{y:?}");
     let y = eval2(
         &ATAN2_ZERO_INF.model.apply(&binary("atan2", "f32")).unwrap(),
         ElementType::F32,
