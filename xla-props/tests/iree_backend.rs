@@ -649,3 +649,56 @@ fn a_bf16_round_trip_is_elided_as_declared() {
     );
     assert_ne!(got[0].to_bits_vec(), eval(&m, &x).unwrap()[0].to_bits_vec());
 }
+
+/// `reduce-precision` without mantissa bits keeps NaN on iree-cpu, in every
+/// float type (docs/findings.md), as `iree-cpu/reduce-precision-nan-
+/// without-mantissa` models it (bit for bit); with one mantissa bit the
+/// model does not apply.
+#[test]
+fn reduce_precision_without_mantissa_keeps_nan_as_declared() {
+    let Some(b) = backend_or_skip() else { return };
+    let bug = &xla_props::backend::iree::known_bugs::REDUCE_PRECISION_NAN_WITHOUT_MANTISSA;
+    for (t, dtype, inputs) in [
+        ("f16", ElementType::F16, vec![0x7e00, 0x4200, 0xfc01]),
+        ("bf16", ElementType::Bf16, vec![0x7fc0, 0x4040, 0xff81]),
+        (
+            "f32",
+            ElementType::F32,
+            vec![0x7fc0_0000, 0x4040_0000, 0xff80_0001],
+        ),
+        (
+            "f64",
+            ElementType::F64,
+            vec![0x7ff8 << 48, 0x4008 << 48, 0xfff0_0000_0000_0001],
+        ),
+        ("f8e5m2", ElementType::F8E5M2, vec![0x7e, 0x42, 0xfd]),
+        ("f8e4m3fn", ElementType::F8E4M3Fn, vec![0x7f, 0x7e, 0x79]),
+    ] {
+        let x = bits(dtype, &inputs);
+        for (e, m) in [(1, 0), (8, 0), (3, 1)] {
+            let module = module(&format!(
+                "HloModule m\nENTRY e {{\n  x = {t}[3] parameter(0)\n  \
+                 ROOT y = {t}[3] reduce-precision(x), exponent_bits={e}, mantissa_bits={m}\n}}\n"
+            ));
+            let got = b
+                .compile(&module)
+                .unwrap()
+                .execute(std::slice::from_ref(&x))
+                .unwrap();
+            let model = bug.model.apply(&module);
+            assert_eq!(model.is_some(), m == 0, "{t} e{e}m{m}");
+            let want = model.as_ref().unwrap_or(&module);
+            let want = xla_props::reference::evaluate(want, std::slice::from_ref(&x)).unwrap();
+            // bit for bit, but NaN by class (iree-cpu quiets bf16's
+            // signalling NaNs, computed in f32)
+            let (g, w) = (got[0].to_f64_vec(), want[0].to_f64_vec());
+            let same = |i: usize| {
+                (g[i].is_nan() && w[i].is_nan())
+                    || got[0].to_bits_vec()[i] == want[0].to_bits_vec()[i]
+            };
+            if m == 0 {
+                assert!((0..3).all(same), "{t} e{e}m{m}: {g:?} {w:?}");
+            }
+        }
+    }
+}

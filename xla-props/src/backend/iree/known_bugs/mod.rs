@@ -234,6 +234,18 @@ pub const BF16_ROUND_TRIP_ELIDED: KnownBug = KnownBug {
     model: BugModel::Rust(bf16_round_trip_elided),
 };
 
+/// `reduce-precision` with `mantissa_bits=0` keeps NaN, as xla-cpu's
+/// (`xla-cpu/reduce-precision-nan-without-mantissa`).
+pub const REDUCE_PRECISION_NAN_WITHOUT_MANTISSA: KnownBug = KnownBug {
+    id: "iree-cpu/reduce-precision-nan-without-mantissa",
+    summary: "reduce-precision with mantissa_bits=0 keeps a NaN input NaN (f16, bf16, f32, f64, \
+              f8e5m2; f8e4m3fn also 0x79..0x7e, NaN to the round-and-mask rule on its bits), \
+              where the StableHLO interpreter and XLA's evaluator give +inf",
+    documented: "docs/findings.md, \"IREE bug: `reduce-precision` with no mantissa bits keeps \
+                 NaN\"",
+    model: BugModel::Rust(reduce_precision_nan_without_mantissa),
+};
+
 /// The known bugs of `iree-cpu` (IREE 3.13.0).
 pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     F8E4M3FN_LOGISTIC_NAN,
@@ -256,6 +268,7 @@ pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     F64_LOG1P,
     F8_ROUND_UP_TO_MIN_NORMAL,
     BF16_ROUND_TRIP_ELIDED,
+    REDUCE_PRECISION_NAN_WITHOUT_MANTISSA,
 ];
 
 /// The binary f8 arithmetic IREE computes in f32 and truncates (so that

@@ -499,3 +499,33 @@ fn the_round_up_model_covers_f8_contractions() {
     let y = crate::reference::evaluate(&model, &args).unwrap()[0].to_bits_vec();
     assert_eq!(y, [0x00, 0x20]);
 }
+
+/// iree-cpu keeps NaN through a `reduce-precision` without mantissa bits
+/// (measured: f32 `0x7fc00000` e8m0 stays `0x7fc00000`, the reference gives
+/// `0x7f800000`), f8e4m3fn also the bit patterns the rule reads as NaN.
+#[test]
+fn reduce_precision_without_mantissa_keeps_nan() {
+    let rp = |t: &str, e: u32, m: u32| {
+        parse_module(&format!(
+            "HloModule m\nENTRY e {{\n  x = {t}[3] parameter(0)\n  \
+             ROOT y = {t}[3] reduce-precision(x), exponent_bits={e}, mantissa_bits={m}\n}}\n"
+        ))
+        .unwrap()
+    };
+    let bug = &REDUCE_PRECISION_NAN_WITHOUT_MANTISSA;
+    assert!(bug.model.apply(&rp("f32", 8, 1)).is_none());
+    let m = bug.model.apply(&rp("f32", 8, 0)).unwrap();
+    assert_eq!(
+        eval(
+            &m,
+            ElementType::F32,
+            &[0x7fc0_0000, 0x4040_0000, 0xff80_0001]
+        ),
+        // NaN kept, 3 (a tie) rounds to 2, a negative NaN kept
+        vec![0x7fc0_0000, 0x4000_0000, 0xff80_0001]
+    );
+    let m = bug.model.apply(&rp("f8e4m3fn", 8, 0)).unwrap();
+    let y = eval(&m, ElementType::F8E4M3Fn, &[0x7e, 0x79, 0x38]);
+    assert_eq!(&y[..2], &[0x7e, 0x79], "{y:x?}");
+    assert_eq!(y[2], 0x38, "1 stays 1: {y:x?}");
+}
