@@ -702,3 +702,55 @@ fn reduce_precision_without_mantissa_keeps_nan_as_declared() {
         }
     }
 }
+
+/// docs/findings.md: the IREE bugs the shared corpus found (modules 009,
+/// 015, 037), each as its known bug declares it.
+#[test]
+fn the_corpus_bugs_reproduce_as_declared() {
+    let Some(b) = backend_or_skip() else { return };
+    let bugs = &xla_props::backend::iree::known_bugs::IREE_CPU_KNOWN_BUGS;
+    // a pred dot is a sum modulo 2: [1, 1] . [1, 1] is false
+    let dot = module(
+        "HloModule m\nENTRY e {\n  a = pred[2,2] parameter(0)\n  b = pred[2,1] parameter(1)\n  \
+         ROOT d = pred[2,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+    );
+    let a = Literal::from_bits(
+        &ArrayShape::new(ElementType::Pred, vec![2, 2]),
+        &[1, 1, 1, 0],
+    )
+    .unwrap();
+    let c = Literal::from_bits(&ArrayShape::new(ElementType::Pred, vec![2, 1]), &[1, 1]).unwrap();
+    let args = [a, c];
+    let got = b.compile(&dot).unwrap().execute(&args).unwrap()[0].to_bits_vec();
+    assert_eq!(got, vec![0, 1], "the reference gives [1, 1]");
+    let model = xla_props::backend::iree::known_bugs::PRED_DOT_XOR
+        .model
+        .apply(&dot)
+        .unwrap();
+    let want = xla_props::reference::evaluate(&model, &args).unwrap()[0].to_bits_vec();
+    assert_eq!(got, want);
+    // rejected: a reduce with a constant reducer, a unit-window scatter
+    // over every operand dimension
+    let rejected = [
+        module(
+            "HloModule m\nr {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] constant(1)\n}\n\
+             ENTRY e {\n  x = f32[2,3] parameter(0)\n  z = f32[] constant(0)\n  \
+             ROOT y = f32[2] reduce(x, z), dimensions={1}, to_apply=r\n}\n",
+        ),
+        module(
+            "HloModule m\nu {\n  l = s32[] parameter(0)\n  ROOT r = s32[] parameter(1)\n}\n\
+             ENTRY e {\n  o = s32[3,4] parameter(0)\n  i = s32[12,2] parameter(1)\n  \
+             p = s32[12,1,1] parameter(2)\n  ROOT s = s32[3,4] scatter(o, i, p), to_apply=u, \
+             update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, \
+             index_vector_dim=1\n}\n",
+        ),
+    ];
+    for m in &rejected {
+        let e = b
+            .compile(m)
+            .err()
+            .expect("iree-compile rejects it")
+            .to_string();
+        assert!(bugs.iter().any(|bug| bug.rejects(m, &e)), "undeclared: {e}");
+    }
+}

@@ -246,6 +246,45 @@ pub const REDUCE_PRECISION_NAN_WITHOUT_MANTISSA: KnownBug = KnownBug {
     model: BugModel::Rust(reduce_precision_nan_without_mantissa),
 };
 
+/// A `pred` dot sums its products modulo 2.
+pub const PRED_DOT_XOR: KnownBug = KnownBug {
+    id: "iree-cpu/pred-dot-xor",
+    summary: "a dot of pred operands is the sum of the products modulo 2 (true for an odd count \
+              of true products): [1, 1] . [1, 1] is false, XLA's pred dot is true for any true \
+              product (a silent miscompilation)",
+    documented: "docs/findings.md, \"IREE bug: a `pred` dot is a sum modulo 2\"",
+    model: BugModel::Rust(pred_dot_xor),
+};
+
+/// A reduce whose reducer returns a constant is rejected.
+pub const CONSTANT_REDUCER_REJECTED: KnownBug = KnownBug {
+    id: "iree-cpu/constant-reducer-rejected",
+    summary: "iree-compile rejects a valid reduce whose reducer returns a constant: it folds the \
+              reduce to the scalar and fails its own verifier (type of return operand 0 \
+              ('tensor<i1>') doesn't match function result type ('tensor<24x1x1xi1>'))",
+    documented: "docs/findings.md, \"IREE bug: a reduce with a constant reducer is rejected\"",
+    model: BugModel::Rejects {
+        modules: has_constant_reducer,
+        error: "type of return operand 0",
+    },
+};
+
+/// A scatter of unit windows addressed by every operand dimension is
+/// rejected.
+pub const UNIT_WINDOW_SCATTER_REJECTED: KnownBug = KnownBug {
+    id: "iree-cpu/unit-window-scatter-rejected",
+    summary: "iree-compile rejects a valid scatter whose indices address every operand dimension \
+              with no inserted window dimension (s32[3,4] from indices s32[3,4,2], updates \
+              s32[3,4,1,1]: 'iree_linalg_ext.scatter' op expected indices to be equal to batch \
+              rank or batch rank + 1)",
+    documented: "docs/findings.md, \"IREE bug: a scatter of unit windows over every dimension is \
+                 rejected\"",
+    model: BugModel::Rejects {
+        modules: has_rejected_unit_window_scatter,
+        error: "expected indices to be equal to batch rank or batch rank + 1",
+    },
+};
+
 /// The known bugs of `iree-cpu` (IREE 3.13.0).
 pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     F8E4M3FN_LOGISTIC_NAN,
@@ -269,6 +308,9 @@ pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     F8_ROUND_UP_TO_MIN_NORMAL,
     BF16_ROUND_TRIP_ELIDED,
     REDUCE_PRECISION_NAN_WITHOUT_MANTISSA,
+    PRED_DOT_XOR,
+    CONSTANT_REDUCER_REJECTED,
+    UNIT_WINDOW_SCATTER_REJECTED,
 ];
 
 /// The binary f8 arithmetic IREE computes in f32 and truncates (so that

@@ -521,3 +521,34 @@ pub(super) fn reduce_precision_nan_without_mantissa(m: &Module) -> Option<Module
         ))
     })
 }
+
+/// A `dot` of `pred` operands: the products summed modulo 2 (an odd count
+/// of true products is true), where XLA's `pred` dot is true for any true
+/// product (measured: `[1, 1] . [1, 1]` is false on iree-cpu).
+pub(super) fn pred_dot_xor(m: &Module) -> Option<Module> {
+    use crate::hlo::{ComparisonDirection as Dir, ComparisonType, ModuleBuilder, Shape};
+    replace_with_model(m, &|i| {
+        let a = array_of(i, Opcode::Dot, &[ElementType::Pred])?;
+        let shapes = operand_shapes(m, i)?;
+        if shapes.len() != 2 || shapes.iter().any(|s| s.dtype != ElementType::Pred) {
+            return None;
+        }
+        let model = ModuleBuilder::new("model").build("model", |b| {
+            let x = b.parameter(Shape::array(ElementType::Pred, shapes[0].dims.clone()))?;
+            let y = b.parameter(Shape::array(ElementType::Pred, shapes[1].dims.clone()))?;
+            let (xs, ys) = (
+                b.convert(x, ElementType::S32)?,
+                b.convert(y, ElementType::S32)?,
+            );
+            let d = b.add(i.opcode, &[xs, ys], i.attrs.clone(), None)?;
+            let mut splat = |v: i128| {
+                let c = b.constant_i128(ElementType::S32, &[], &[v])?;
+                b.broadcast(c, &a.dims, &[])
+            };
+            let (one, zero) = (splat(1)?, splat(0)?);
+            let odd = b.binary(Opcode::And, d, one)?;
+            b.compare(Dir::Ne, ComparisonType::Signed, odd, zero)
+        });
+        Some(crate::hlo::print_module(&model.ok()?))
+    })
+}

@@ -240,3 +240,37 @@ pub(super) fn has_empty_contraction_dot(m: &Module) -> bool {
         contracted == Some(0) && out.element_count() != Some(0)
     })
 }
+
+/// True when `m` has a reduce whose reducer returns a constant (ignores
+/// its parameters): iree-compile folds the reduce to the scalar constant and
+/// then fails its own verifier (`type of return operand 0 ('tensor<f32>')
+/// doesn't match function result type ('tensor<2xf32>')`; measured on pred
+/// and f32 reduces, docs/findings.md).
+pub(super) fn has_constant_reducer(m: &Module) -> bool {
+    any_instruction(m, |i, _| {
+        i.opcode == Opcode::Reduce
+            && i.attrs
+                .to_apply
+                .and_then(|c| m.computations.get(c.0 as usize))
+                .and_then(|c| c.instructions.get(c.root.index()))
+                .is_some_and(|r| r.opcode == Opcode::Constant)
+    })
+}
+
+/// True when `m` has a scatter whose indices address every operand
+/// dimension with no inserted window dimension (unit windows kept as update
+/// dimensions): iree-compile rejects it (`'iree_linalg_ext.scatter' op
+/// expected indices to be equal to batch rank or batch rank + 1`; measured
+/// with one and two scatter batch dimensions, docs/findings.md). A window
+/// over a dimension the indices do not address compiles.
+pub(super) fn has_rejected_unit_window_scatter(m: &Module) -> bool {
+    any_instruction(m, |i, operand| {
+        let (Opcode::Scatter, Some(d)) = (i.opcode, i.attrs.scatter_dims.as_ref()) else {
+            return false;
+        };
+        d.inserted_window_dims.is_empty()
+            && d.input_batching_dims.is_empty()
+            && d.scatter_dims_to_operand_dims.len() == operand.rank()
+            && operand.rank() > 0
+    })
+}

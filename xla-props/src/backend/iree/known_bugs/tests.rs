@@ -529,3 +529,64 @@ fn reduce_precision_without_mantissa_keeps_nan() {
     assert_eq!(&y[..2], &[0x7e, 0x79], "{y:x?}");
     assert_eq!(y[2], 0x38, "1 stays 1: {y:x?}");
 }
+
+#[test]
+fn a_pred_dot_is_modelled_as_a_sum_modulo_2() {
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  a = pred[2,2] parameter(0)\n  b = pred[2,1] parameter(1)\n  \
+         ROOT d = pred[2,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+    )
+    .unwrap();
+    let model = PRED_DOT_XOR.model.apply(&m).expect("applies to a pred dot");
+    let a = Literal::from_bits(
+        &ArrayShape::new(ElementType::Pred, vec![2, 2]),
+        &[1, 1, 1, 0],
+    )
+    .unwrap();
+    let b = Literal::from_bits(&ArrayShape::new(ElementType::Pred, vec![2, 1]), &[1, 1]).unwrap();
+    let y = crate::reference::evaluate(&model, &[a.clone(), b.clone()]).unwrap();
+    // two true products: false (the reference: true); one: true
+    assert_eq!(y[0].to_bits_vec(), vec![0, 1]);
+    let exact = crate::reference::evaluate(&m, &[a, b]).unwrap();
+    assert_eq!(exact[0].to_bits_vec(), vec![1, 1]);
+    assert!(PRED_DOT_XOR.model.apply(&binary("add", "f32")).is_none());
+}
+
+#[test]
+fn the_constant_reducer_and_unit_window_scatter_rules_are_narrow() {
+    let reduce = |body: &str| {
+        parse_module(&format!(
+            "HloModule m\nr {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  {body}\n}}\n\
+             ENTRY e {{\n  x = f32[2,3] parameter(0)\n  z = f32[] constant(0)\n  \
+             ROOT y = f32[2] reduce(x, z), dimensions={{1}}, to_apply=r\n}}\n"
+        ))
+        .unwrap()
+    };
+    let err = "type of return operand 0 ('tensor<f32>') doesn't match";
+    assert!(CONSTANT_REDUCER_REJECTED.rejects(&reduce("ROOT c = f32[] constant(1)"), err));
+    assert!(!CONSTANT_REDUCER_REJECTED.rejects(&reduce("ROOT c = f32[] add(a, b)"), err));
+    let scatter = |dims: &str| {
+        parse_module(&format!(
+            "HloModule m\nu {{\n  l = s32[] parameter(0)\n  ROOT r = s32[] parameter(1)\n}}\n\
+             ENTRY e {{\n  o = s32[3,4] parameter(0)\n  {dims}\n}}\n"
+        ))
+        .unwrap()
+    };
+    let unit = scatter(
+        "i = s32[12,2] parameter(1)\n  p = s32[12,1,1] parameter(2)\n  \
+         ROOT s = s32[3,4] scatter(o, i, p), to_apply=u, update_window_dims={1,2}, \
+         inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1",
+    );
+    let rows = scatter(
+        "i = s32[2,1] parameter(1)\n  p = s32[2,1,4] parameter(2)\n  \
+         ROOT s = s32[3,4] scatter(o, i, p), to_apply=u, update_window_dims={1,2}, \
+         inserted_window_dims={}, scatter_dims_to_operand_dims={0}, index_vector_dim=1",
+    );
+    let err =
+        "'iree_linalg_ext.scatter' op expected indices to be equal to batch rank or batch rank + 1";
+    assert!(UNIT_WINDOW_SCATTER_REJECTED.rejects(&unit, err));
+    assert!(
+        !UNIT_WINDOW_SCATTER_REJECTED.rejects(&rows, err),
+        "compiles on iree-cpu"
+    );
+}
