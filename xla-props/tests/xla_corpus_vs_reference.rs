@@ -199,6 +199,7 @@ fn judge_corpus(backend: &dyn Backend, files: &[PathBuf], triaged_list: &[(&str,
             (Outcome::Agree, None) => agree += 1,
             (Outcome::KnownBug(ids), _) => triaged.push(format!("{name}: known bug {ids}")),
             (Outcome::NotRun(why), _) => not_run.push(format!("{name}: {why}")),
+            // an open entry (`IREE_OPEN`) says so in its text: "open: ..."
             (Outcome::Disagree(_), Some((_, why))) => triaged.push(format!("{name}: {why}")),
             (Outcome::Disagree(what), None) => {
                 let first: String = what.lines().take(12).collect::<Vec<_>>().join("\n    ");
@@ -214,7 +215,12 @@ fn judge_corpus(backend: &dyn Backend, files: &[PathBuf], triaged_list: &[(&str,
         untriaged.len()
     );
     for t in &triaged {
-        eprintln!("  triaged: {t}");
+        let label = if t.contains(": open: ") {
+            "open"
+        } else {
+            "triaged"
+        };
+        eprintln!("  {label}: {t}");
     }
     for n in &not_run {
         eprintln!("  not run: {n}");
