@@ -157,7 +157,8 @@ impl ModelSpec {
             ModelSpec::ReducePrecisionKeepsNan { dtypes } => (i.opcode == Opcode::ReducePrecision
                 && i.attrs.mantissa_bits == Some(0)
                 && dtypes.contains(&a.dtype))
-            .then(|| reduce_precision_keeps_nan(a, i.attrs.exponent_bits.unwrap_or(1))),
+            .then(|| reduce_precision_keeps_nan(a, i.attrs.exponent_bits.unwrap_or(1)))
+            .flatten(),
             // IR rewrites, applied by `apply_model_specs`
             ModelSpec::DenseGroupedConvolution { .. }
             | ModelSpec::BatchGroupDilationHoles { .. } => None,
@@ -190,14 +191,28 @@ pub fn apply_model_specs(specs: &[ModelSpec], m: &Module) -> Option<Module> {
 }
 
 /// `reduce-precision(x)` with no mantissa bits, NaN kept: `select(x != x, x, rp(x))`.
-fn reduce_precision_keeps_nan(a: &ArrayShape, exponent_bits: i64) -> String {
-    let t = type_text(a);
-    let p = with_dtype(a, ElementType::Pred);
-    format!(
+fn reduce_precision_keeps_nan(a: &ArrayShape, exponent_bits: i64) -> Option<String> {
+    // NaN as the round-and-mask rule reads the bits (an all-ones exponent
+    // and a nonzero mantissa): for IEEE types exactly `x != x`; f8e4m3fn's
+    // finite 0x79..0x7e too (iree-cpu keeps them, docs/findings.md)
+    let fmt = a.dtype.float_format()?;
+    let (seb, smb) = (fmt.exponent_bits, fmt.mantissa_bits);
+    let ut = ElementType::unsigned_of_width(1 + seb + smb)?;
+    let magnitude = u64::MAX >> (64 - seb - smb);
+    let exp_mask = ((1u64 << seb) - 1) << smb;
+    let (t, u, p) = (
+        type_text(a),
+        with_dtype(a, ut),
+        with_dtype(a, ElementType::Pred),
+    );
+    Some(format!(
         "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  \
          r = {t} reduce-precision(x), exponent_bits={exponent_bits}, mantissa_bits=0\n  \
-         nan = {p} compare(x, x), direction=NE\n  ROOT o = {t} select(nan, x, r)\n}}\n"
-    )
+         b = {u} bitcast-convert(x)\n  am = {ut}[] constant({magnitude})\n  \
+         amb = {u} broadcast(am), dimensions={{}}\n  mag = {u} and(b, amb)\n  \
+         em = {ut}[] constant({exp_mask})\n  emb = {u} broadcast(em), dimensions={{}}\n  \
+         nan = {p} compare(mag, emb), direction=GT\n  ROOT o = {t} select(nan, x, r)\n}}\n"
+    ))
 }
 
 /// Elementwise ops of fixed arity (the only ones the float kinds model).

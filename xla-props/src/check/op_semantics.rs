@@ -268,13 +268,7 @@ impl Emitter<'_> {
         let fmt = arr.dtype.float_format()?;
         let (seb, smb) = (fmt.exponent_bits as u64, fmt.mantissa_bits as u64);
         let w = seb + smb + 1;
-        let ut = match w {
-            8 => ElementType::U8,
-            16 => ElementType::U16,
-            32 => ElementType::U32,
-            64 => ElementType::U64,
-            _ => return None,
-        };
+        let ut = ElementType::unsigned_of_width(w as u32)?;
         let (eb, mb) = (u64::try_from(eb).ok()?, u64::try_from(mb).ok()?);
         if eb < 1 || (eb >= seb && mb >= smb) {
             // nothing to reduce: the identity

@@ -217,6 +217,24 @@ impl ElementType {
         }
     }
 
+    /// The unsigned integer type `bits` wide (8, 16, 32 or 64): the type a
+    /// float's bit pattern is read as.
+    ///
+    /// ```
+    /// use xla_props::hlo::ElementType;
+    /// assert_eq!(ElementType::unsigned_of_width(ElementType::Bf16.bit_width()), Some(ElementType::U16));
+    /// assert_eq!(ElementType::unsigned_of_width(4), None);
+    /// ```
+    pub const fn unsigned_of_width(bits: u32) -> Option<ElementType> {
+        match bits {
+            8 => Some(ElementType::U8),
+            16 => Some(ElementType::U16),
+            32 => Some(ElementType::U32),
+            64 => Some(ElementType::U64),
+            _ => None,
+        }
+    }
+
     /// The float format, for float types.
     pub const fn float_format(self) -> Option<FloatFormat> {
         match self {

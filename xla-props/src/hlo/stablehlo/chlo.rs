@@ -589,12 +589,8 @@ fn next_after(
     pos: usize,
 ) -> R<InstrId> {
     use ComparisonDirection as D;
-    let it = match t.bit_width() {
-        8 => ElementType::U8,
-        16 => ElementType::U16,
-        32 => ElementType::U32,
-        64 => ElementType::U64,
-        _ => return err(pos, format!("next_after of {t} is not supported")),
+    let Some(it) = ElementType::unsigned_of_width(t.bit_width()) else {
+        return err(pos, format!("next_after of {t} is not supported"));
     };
     if !t.is_float() {
         return err(pos, format!("next_after of {t} is not supported"));

@@ -484,42 +484,14 @@ pub(super) fn bf16_round_trip_elided(m: &Module) -> Option<Module> {
 
 /// `reduce-precision` with `mantissa_bits=0` keeps a NaN input (the StableHLO
 /// interpreter and XLA's evaluator give +inf: no mantissa bit is left to
-/// tell a NaN from an infinity): a NaN as the round-and-mask rule reads the
-/// bits (an all-ones exponent and a nonzero mantissa: for IEEE types `x !=
-/// x`, for f8e4m3fn also its finite 0x79..0x7e) is returned as it is.
+/// tell a NaN from an infinity), in every float type: xla-cpu's model
+/// (`ModelSpec::ReducePrecisionKeepsNan`), whose NaN is read on the bits
+/// (f8e4m3fn: also its finite 0x79..0x7e).
 pub(super) fn reduce_precision_nan_without_mantissa(m: &Module) -> Option<Module> {
-    use ElementType::{U16, U32, U64, U8};
-    replace_with_model(m, &|i| {
-        let a = array_of(i, Opcode::ReducePrecision, &FLOATS)?;
-        let eb = i.attrs.exponent_bits?;
-        if i.attrs.mantissa_bits != Some(0) {
-            return None;
-        }
-        let fmt = a.dtype.float_format()?;
-        let (seb, smb) = (fmt.exponent_bits, fmt.mantissa_bits);
-        let ut = match 1 + seb + smb {
-            8 => U8,
-            16 => U16,
-            32 => U32,
-            64 => U64,
-            _ => return None,
-        };
-        let magnitude = u64::MAX >> (64 - seb - smb);
-        let exp_mask = ((1u64 << seb) - 1) << smb;
-        let (t, u, p) = (
-            type_text(&a),
-            with_dtype(&a, ut),
-            with_dtype(&a, ElementType::Pred),
-        );
-        Some(format!(
-            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  b = {u} bitcast-convert(x)\n  \
-             am = {ut}[] constant({magnitude})\n  amb = {u} broadcast(am), dimensions={{}}\n  \
-             mag = {u} and(b, amb)\n  em = {ut}[] constant({exp_mask})\n  \
-             emb = {u} broadcast(em), dimensions={{}}\n  nan = {p} compare(mag, emb), direction=GT\n  \
-             rp = {t} reduce-precision(x), exponent_bits={eb}, mantissa_bits=0\n  \
-             ROOT r = {t} select(nan, x, rp)\n}}\n"
-        ))
-    })
+    let spec = crate::check::ModelSpec::ReducePrecisionKeepsNan {
+        dtypes: FLOATS.to_vec(),
+    };
+    crate::check::apply_model_specs(&[spec], m)
 }
 
 /// A `dot` of `pred` operands: the products summed modulo 2 (an odd count
