@@ -29,7 +29,7 @@ use super::unstable_sort::canonical_unstable_sort;
 use super::verdict::{LegalReason, Verdict};
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::Literal;
-use crate::reference::{enclose, Allowances};
+use crate::reference::{enclose, first_order_bounds, Allowances};
 
 /// The one judge. See the module documentation.
 ///
@@ -354,7 +354,15 @@ impl Judge<'_> {
         let mut last = None;
         for m in modules {
             for allow in &modes {
-                if let Ok(bs) = enclose(m, inputs, allow) {
+                // the interval enclosure, and the first-order bound that
+                // stays finite where intervals of dependent operands explode
+                for bs in [
+                    enclose(m, inputs, allow),
+                    first_order_bounds(m, inputs, allow),
+                ]
+                .into_iter()
+                .flatten()
+                {
                     if bs.len() == expected.len() {
                         for (k, b) in bs.into_iter().enumerate() {
                             full.enclosures[k].push(b);

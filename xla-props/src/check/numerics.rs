@@ -242,6 +242,13 @@ impl Numerics {
         self
     }
 
+    /// What the reference's bounds (interval and first-order) may assume
+    /// of a backend with these numerics (`strict_rounding`: no elided
+    /// rounding).
+    pub fn allowances(&self, strict_rounding: bool) -> crate::reference::Allowances {
+        super::judge::allowances(self, strict_rounding)
+    }
+
     /// Whether subnormal inputs of `dtype` may be flushed.
     pub fn flushes_inputs(&self, dtype: ElementType) -> bool {
         self.flush_inputs.contains(&dtype)

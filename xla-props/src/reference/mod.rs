@@ -44,6 +44,7 @@ mod data;
 mod elementwise;
 mod error;
 mod eval;
+mod first_order;
 mod indexing;
 mod interval;
 pub(crate) mod math;
@@ -65,6 +66,7 @@ pub fn evaluates(op: crate::hlo::Opcode) -> bool {
     !op.is_parse_only() || matches!(op, O::Real | O::Imag | O::Complex)
 }
 
+pub use first_order::{first_order_bounds, FirstOrder};
 pub use interval::{enclose, Allowances, Bounds, Enclosure};
 
 #[cfg(test)]

@@ -323,8 +323,24 @@ impl Bounds {
         Some(out)
     }
 
+    /// Widens integer element `i` by `r` either side, within the type.
+    pub(crate) fn widen_int(&mut self, i: usize, r: f64) {
+        let t = self.lo.dtype();
+        let Some((lo, hi)) = self.range(i) else {
+            return;
+        };
+        let (min, max) = int_range(t);
+        let w = if r >= 1e30 {
+            i128::MAX / 4
+        } else {
+            r.ceil() as i128
+        };
+        let range = (lo.saturating_sub(w).max(min), hi.saturating_add(w).min(max));
+        self.set(i, Some(range), self.nan[i]);
+    }
+
     /// Makes element `i` unbounded.
-    pub(super) fn unbound(&mut self, i: usize) {
+    pub(crate) fn unbound(&mut self, i: usize) {
         let t = self.lo.dtype();
         let range = match t.float_format() {
             Some(fmt) => {
@@ -410,7 +426,7 @@ pub(super) fn widen_budget(b: &mut Bounds, fmt: &FloatFormat, ulp: u64, abs: f64
 }
 
 /// Widens element `i` by `bound` absolutely, rounded outward.
-pub(super) fn widen_abs(b: &mut Bounds, i: usize, fmt: &FloatFormat, bound: f64) {
+pub(crate) fn widen_abs(b: &mut Bounds, i: usize, fmt: &FloatFormat, bound: f64) {
     let Some((lo, hi)) = b.range(i) else { return };
     if bound.is_nan() || bound <= 0.0 {
         return;

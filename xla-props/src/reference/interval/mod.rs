@@ -22,6 +22,7 @@ mod bounds;
 mod eval;
 mod families;
 
+pub(crate) use bounds::widen_abs;
 pub use bounds::{Allowances, Bounds, Enclosure};
 pub use eval::enclose;
 

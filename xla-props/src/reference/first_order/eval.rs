@@ -1,0 +1,621 @@
+//! The run: values and radii per instruction, control flow, and the
+//! bounds of the entry's outputs.
+
+use super::super::interval::{widen_abs, Allowances, Bounds};
+use super::super::{EvalError, OpError, Run};
+use crate::hlo::{ArrayShape, CompId, ElementType, Instruction, Module, Opcode, Shape};
+use crate::literal::{Literal, Value};
+
+/// The entry outputs' reference values and radii (tuples flattened): every
+/// value a backend within the declared numerics can compute for element
+/// `i` of output `k` lies within `radii[k][i]` of `values[k]`'s element
+/// (an infinite radius bounds nothing).
+#[derive(Clone, Debug)]
+pub struct FirstOrder {
+    /// The reference's values.
+    pub values: Vec<Literal>,
+    /// The radii, per output and element.
+    pub radii: Vec<Vec<f64>>,
+}
+
+/// The first-order bound of every entry output of `module` on `args`
+/// under `allowances`, as the reference's values and their radii.
+///
+/// ```
+/// use xla_props::hlo::{parse_module, ArrayShape, ElementType};
+/// use xla_props::literal::Literal;
+/// use xla_props::reference::{first_order_bounds, Allowances};
+/// let m = parse_module("HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  s = f32[3] sine(x)\n  ROOT y = f32[3] multiply(s, s)\n}\n").unwrap();
+/// let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![3]), &[0.5, 1.0, 2.0]).unwrap();
+/// let b = first_order_bounds(&m, &[x], &Allowances::default()).unwrap();
+/// // two roundings, a few ULP wide, never unbounded
+/// for i in 0..3 {
+///     assert!(b[0].is_bounded(i));
+///     assert!(b[0].hi.get_f64(i) - b[0].lo.get_f64(i) < 1e-6);
+/// }
+/// ```
+pub fn first_order_bounds(
+    module: &Module,
+    args: &[Literal],
+    allowances: &Allowances,
+) -> Result<Vec<Bounds>, EvalError> {
+    let fo = FirstOrder::of(module, args, allowances)?;
+    Ok(fo
+        .values
+        .iter()
+        .zip(&fo.radii)
+        .map(|(v, r)| bounds_of(v, r))
+        .collect())
+}
+
+impl FirstOrder {
+    /// Evaluates `module` on `args` with radii (see [`first_order_bounds`]).
+    pub fn of(
+        module: &Module,
+        args: &[Literal],
+        allowances: &Allowances,
+    ) -> Result<FirstOrder, EvalError> {
+        Self::with_local(module, args, allowances, &|_, _| None)
+    }
+
+    /// As [`FirstOrder::of`], with the local error of some entry
+    /// instructions given by `local(name, value)` (a measured error per
+    /// element, used instead of the declared numerics' rounding and
+    /// budget), e.g. each unit's error measured on the reference's own
+    /// operands.
+    pub fn with_local(
+        module: &Module,
+        args: &[Literal],
+        allowances: &Allowances,
+        local: &dyn Fn(&str, &Literal) -> Option<Vec<f64>>,
+    ) -> Result<FirstOrder, EvalError> {
+        let expanded = crate::hlo::expand_known_custom_calls(module);
+        let module = expanded.as_ref().unwrap_or(module);
+        let aux = aux_module();
+        let entry = module.entry_computation();
+        let params = entry.parameters();
+        let mut next = args.iter();
+        let mut values = Vec::new();
+        for &p in &params {
+            let shape = &entry.instr(p).shape;
+            values.push(param_dual(shape, &mut next).ok_or_else(|| {
+                EvalError::BadArguments(format!(
+                    "{} arguments do not fit the entry parameters",
+                    args.len()
+                ))
+            })?);
+        }
+        let mut cx = Radii {
+            run: Run::new(module),
+            aux: &aux,
+            module,
+            allow: allowances,
+            depth: 0,
+            fused: 0,
+            local,
+        };
+        let root = cx.computation(module.entry, values)?;
+        let mut out = FirstOrder {
+            values: Vec::new(),
+            radii: Vec::new(),
+        };
+        root.flatten_into(&mut out);
+        Ok(out)
+    }
+}
+
+/// A value with its radii.
+#[derive(Clone, Debug)]
+pub(super) enum Dual {
+    Array(Literal, Vec<f64>),
+    Tuple(Vec<Dual>),
+    Token,
+}
+
+impl Dual {
+    pub(super) fn value(&self) -> Value {
+        match self {
+            Dual::Array(l, _) => Value::Array(l.clone()),
+            Dual::Tuple(t) => Value::Tuple(t.iter().map(Dual::value).collect()),
+            Dual::Token => Value::Token,
+        }
+    }
+    pub(super) fn exact(v: Value) -> Dual {
+        match v {
+            Value::Array(l) => {
+                let n = l.element_count();
+                Dual::Array(l, vec![0.0; n])
+            }
+            Value::Tuple(t) => Dual::Tuple(t.into_iter().map(Dual::exact).collect()),
+            Value::Token => Dual::Token,
+        }
+    }
+    /// `v` with every element unbounded.
+    pub(super) fn unbounded(v: Value) -> Dual {
+        match v {
+            Value::Array(l) => {
+                let n = l.element_count();
+                Dual::Array(l, vec![f64::INFINITY; n])
+            }
+            Value::Tuple(t) => Dual::Tuple(t.into_iter().map(Dual::unbounded).collect()),
+            Value::Token => Dual::Token,
+        }
+    }
+    pub(super) fn is_exact(&self) -> bool {
+        match self {
+            Dual::Array(_, r) => r.iter().all(|&x| x == 0.0),
+            Dual::Tuple(t) => t.iter().all(Dual::is_exact),
+            Dual::Token => true,
+        }
+    }
+    pub(super) fn array(&self) -> Option<(&Literal, &[f64])> {
+        match self {
+            Dual::Array(l, r) => Some((l, r)),
+            _ => None,
+        }
+    }
+    fn flatten_into(self, out: &mut FirstOrder) {
+        match self {
+            Dual::Array(l, r) => {
+                out.values.push(l);
+                out.radii.push(r);
+            }
+            Dual::Tuple(t) => t.into_iter().for_each(|d| d.flatten_into(out)),
+            Dual::Token => {}
+        }
+    }
+    /// The elementwise maximum of two radii of the same structure (or
+    /// unbounded where they differ).
+    fn widest(self, other: &Dual) -> Dual {
+        match (self, other) {
+            (Dual::Array(l, mut r), Dual::Array(m, q)) if r.len() == q.len() => {
+                for (i, x) in r.iter_mut().enumerate() {
+                    let d = (l.get_f64(i) - m.get_f64(i)).abs();
+                    *x = if d.is_nan() {
+                        f64::INFINITY
+                    } else {
+                        x.max(d + q[i])
+                    };
+                }
+                Dual::Array(l, r)
+            }
+            (Dual::Tuple(a), Dual::Tuple(b)) if a.len() == b.len() => {
+                Dual::Tuple(a.into_iter().zip(b).map(|(x, y)| x.widest(y)).collect())
+            }
+            (d, _) => Dual::unbounded(d.value()),
+        }
+    }
+}
+
+fn param_dual<'l>(shape: &Shape, next: &mut impl Iterator<Item = &'l Literal>) -> Option<Dual> {
+    match shape {
+        Shape::Array(_) => next.next().map(|l| Dual::exact(Value::Array(l.clone()))),
+        Shape::Tuple(t) => t
+            .iter()
+            .map(|s| param_dual(s, next))
+            .collect::<Option<Vec<_>>>()
+            .map(Dual::Tuple),
+        Shape::Token => Some(Dual::Token),
+    }
+}
+
+/// The f64 reducers the radii are summed with (a module of its own, so the
+/// user's module is never changed).
+fn aux_module() -> Module {
+    const TEXT: &str = "HloModule first_order_aux\n\
+        add_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = f64[] add(a, b)\n}\n\
+        max_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = f64[] maximum(a, b)\n}\n\
+        mul_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = f64[] multiply(a, b)\n}\n\
+        assign_f64 {\n  a = f64[] parameter(0)\n  ROOT b = f64[] parameter(1)\n}\n\
+        ENTRY e {\n  a = f64[] parameter(0)\n  ROOT r = f64[] copy(a)\n}\n";
+    crate::hlo::parse_module(TEXT).expect("the auxiliary module parses")
+}
+
+/// The reducers of the auxiliary module.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum AuxReducer {
+    Add,
+    Max,
+    Mul,
+    Assign,
+}
+
+pub(super) struct Radii<'a, 'r> {
+    pub(super) run: Run<'a, 'r>,
+    pub(super) aux: &'a Module,
+    pub(super) module: &'a Module,
+    pub(super) allow: &'a Allowances,
+    pub(super) depth: usize,
+    /// How many fusions the evaluation is inside.
+    pub(super) fused: usize,
+    pub(super) local: &'a dyn Fn(&str, &Literal) -> Option<Vec<f64>>,
+}
+
+/// A literal of f64 values shaped like `like` (its dims and layout).
+pub(super) fn f64_literal(like: &Literal, values: &[f64]) -> Result<Literal, OpError> {
+    let s = ArrayShape {
+        dtype: ElementType::F64,
+        dims: like.dims().iter().map(|&d| d as i64).collect(),
+        layout: like.layout().cloned(),
+    };
+    Ok(Literal::from_f64s(&s, values)?)
+}
+
+/// `ins` with every array in its shape made f64.
+pub(super) fn f64_instruction(ins: &Instruction) -> Instruction {
+    fn f64_shape(s: &Shape) -> Shape {
+        match s {
+            Shape::Array(a) => Shape::Array(ArrayShape {
+                dtype: ElementType::F64,
+                ..a.clone()
+            }),
+            Shape::Tuple(t) => Shape::Tuple(t.iter().map(f64_shape).collect()),
+            Shape::Token => Shape::Token,
+        }
+    }
+    let mut i = ins.clone();
+    i.shape = f64_shape(&ins.shape);
+    i
+}
+
+impl Radii<'_, '_> {
+    pub(super) fn computation(&mut self, id: CompId, args: Vec<Dual>) -> Result<Dual, EvalError> {
+        if self.depth >= 64 {
+            return Err(EvalError::Invalid {
+                instruction: String::new(),
+                message: "calls nest too deep".into(),
+            });
+        }
+        let module = self.module;
+        let comp = module
+            .computations
+            .get(id.index())
+            .ok_or_else(|| EvalError::Invalid {
+                instruction: String::new(),
+                message: format!("computation #{} does not exist", id.0),
+            })?;
+        let order = comp.post_order().ok_or_else(|| EvalError::Invalid {
+            instruction: comp.name.clone(),
+            message: "a cycle or a dangling operand".into(),
+        })?;
+        let mut args: Vec<Option<Dual>> = args.into_iter().map(Some).collect();
+        let mut values: Vec<Option<Dual>> = vec![None; comp.instructions.len()];
+        self.depth += 1;
+        for id in order {
+            let ins = comp.instr(id);
+            let v = if ins.opcode == Opcode::Parameter {
+                let n = ins.attrs.parameter_number.unwrap_or(-1);
+                usize::try_from(n)
+                    .ok()
+                    .and_then(|k| args.get_mut(k))
+                    .and_then(Option::take)
+                    .ok_or_else(|| EvalError::Invalid {
+                        instruction: ins.name.clone(),
+                        message: format!("parameter {n} has no argument"),
+                    })?
+            } else {
+                let ops: Vec<&Dual> = ins
+                    .operands
+                    .iter()
+                    .map(|o| values.get(o.index()).and_then(Option::as_ref))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| EvalError::Invalid {
+                        instruction: ins.name.clone(),
+                        message: "an operand has no value".into(),
+                    })?;
+                let top = self.depth == 1;
+                self.instruction(ins, &ops, top)?
+            };
+            if debug_enabled() {
+                if let Dual::Array(l, r) = &v {
+                    let (k, w) = r.iter().enumerate().fold((0, 0.0f64), |(k, w), (i, &x)| {
+                        if x > w || x.is_nan() {
+                            (i, x)
+                        } else {
+                            (k, w)
+                        }
+                    });
+                    let val = if l.element_count() > 0 {
+                        l.get_f64(k)
+                    } else {
+                        0.0
+                    };
+                    eprintln!(
+                        "{:>3} {:<40} {:<16} radius {w:.3e} at value {val:.3e}",
+                        self.depth,
+                        ins.name,
+                        ins.opcode.name()
+                    );
+                }
+            }
+            values[id.index()] = Some(v);
+        }
+        self.depth -= 1;
+        values
+            .get_mut(comp.root.index())
+            .and_then(Option::take)
+            .ok_or_else(|| EvalError::Invalid {
+                instruction: comp.name.clone(),
+                message: "root has no value".into(),
+            })
+    }
+
+    fn instruction(
+        &mut self,
+        ins: &Instruction,
+        ops: &[&Dual],
+        top: bool,
+    ) -> Result<Dual, EvalError> {
+        use Opcode as O;
+        let d = match ins.opcode {
+            O::Tuple => Dual::Tuple(ops.iter().map(|o| (*o).clone()).collect()),
+            O::GetTupleElement => match (ops.first(), ins.attrs.index) {
+                (Some(Dual::Tuple(t)), Some(k)) => usize::try_from(k)
+                    .ok()
+                    .and_then(|k| t.get(k))
+                    .cloned()
+                    .ok_or_else(|| OpError::Invalid("tuple index out of range".into()).at(ins))?,
+                _ => {
+                    return Err(OpError::Invalid("get-tuple-element of a non-tuple".into()).at(ins))
+                }
+            },
+            O::Fusion | O::Call => self.call(ins, ops)?,
+            O::While => self.while_loop(ins, ops)?,
+            O::Conditional => self.conditional(ins, ops)?,
+            _ => {
+                let vals: Vec<Value> = ops.iter().map(|o| o.value()).collect();
+                let refs: Vec<&Value> = vals.iter().collect();
+                let v = self.run.step_op(ins, &refs).map_err(|e| e.at(ins))?;
+                match v {
+                    Value::Array(l) => {
+                        let r = self.radius(ins, ops, &l).map_err(|e| e.at(ins))?;
+                        Dual::Array(l, r)
+                    }
+                    other => self.tuple_result(ins, ops, other),
+                }
+            }
+        };
+        if !top {
+            return Ok(d);
+        }
+        // a measured local error replaces the declared one (the caller's
+        // certificate): the operands' radii carried through, plus it
+        Ok(match d {
+            Dual::Array(l, mut r) => {
+                if let Some(m) = (self.local)(&ins.name, &l) {
+                    if m.len() == r.len() {
+                        let carried = self.carried_only(ins, ops, &l);
+                        for (i, x) in r.iter_mut().enumerate() {
+                            *x = carried.get(i).copied().unwrap_or(*x) + m[i];
+                        }
+                    }
+                }
+                Dual::Array(l, r)
+            }
+            d => d,
+        })
+    }
+
+    /// The radius an instruction carries from its operands alone, without
+    /// its own rounding (for a measured local error to add to).
+    fn carried_only(&mut self, ins: &Instruction, ops: &[&Dual], l: &Literal) -> Vec<f64> {
+        if ops.iter().all(|o| o.is_exact()) {
+            return vec![0.0; l.element_count()];
+        }
+        let quiet = Allowances {
+            budgets: Default::default(),
+            ..self.allow.clone()
+        };
+        let mut cx = Radii {
+            run: Run::new(self.module),
+            aux: self.aux,
+            module: self.module,
+            allow: &quiet,
+            depth: self.depth,
+            fused: self.fused,
+            local: self.local,
+        };
+        match ins.opcode {
+            Opcode::Fusion | Opcode::Call => cx.call(ins, ops).ok(),
+            _ => cx
+                .radius(ins, ops, l)
+                .ok()
+                .map(|r| Dual::Array(l.clone(), r)),
+        }
+        .and_then(|d| d.array().map(|(_, r)| r.to_vec()))
+        .unwrap_or_else(|| vec![f64::INFINITY; l.element_count()])
+    }
+
+    /// An op with a tuple result other than the structural ones (variadic
+    /// reduce and sort, top-k, ...): exact on exact operands when the op
+    /// only selects or compares, unbounded otherwise.
+    fn tuple_result(&mut self, ins: &Instruction, ops: &[&Dual], v: Value) -> Dual {
+        let selects_only = match ins.opcode {
+            Opcode::Sort | Opcode::TopK => true,
+            Opcode::Reduce | Opcode::ReduceWindow => {
+                ins.attrs.to_apply.is_some_and(|c| self.selects_only(c))
+            }
+            _ => false,
+        };
+        if selects_only && ops.iter().all(|o| o.is_exact()) {
+            Dual::exact(v)
+        } else {
+            Dual::unbounded(v)
+        }
+    }
+
+    /// Whether a computation only compares and selects (an argmax reducer),
+    /// so that on exact operands its result is exact in any order.
+    pub(super) fn selects_only(&self, c: CompId) -> bool {
+        use Opcode as O;
+        self.module.computations.get(c.index()).is_some_and(|comp| {
+            comp.instructions.iter().all(|i| {
+                matches!(
+                    i.opcode,
+                    O::Parameter
+                        | O::Compare
+                        | O::Select
+                        | O::Tuple
+                        | O::GetTupleElement
+                        | O::Maximum
+                        | O::Minimum
+                        | O::And
+                        | O::Or
+                        | O::Not
+                        | O::Constant
+                )
+            })
+        })
+    }
+
+    fn call(&mut self, ins: &Instruction, ops: &[&Dual]) -> Result<Dual, EvalError> {
+        let fusion = ins.opcode == Opcode::Fusion;
+        let comp = if fusion {
+            ins.attrs.calls.first().copied()
+        } else {
+            ins.attrs
+                .to_apply
+                .or_else(|| ins.attrs.calls.first().copied())
+        };
+        let comp = comp.ok_or_else(|| OpError::Invalid("no called computation".into()).at(ins))?;
+        let fusion = usize::from(fusion);
+        self.fused += fusion;
+        let v = self.computation(comp, ops.iter().map(|o| (*o).clone()).collect());
+        self.fused -= fusion;
+        v
+    }
+
+    /// A while loop on the reference's values, iterated to its trip count;
+    /// a condition that may flip makes the result unbounded.
+    fn while_loop(&mut self, ins: &Instruction, ops: &[&Dual]) -> Result<Dual, EvalError> {
+        let (Some(cond), Some(body), Some(init)) =
+            (ins.attrs.condition, ins.attrs.body, ops.first())
+        else {
+            return Err(OpError::Invalid("while without condition, body or state".into()).at(ins));
+        };
+        let mut state = (*init).clone();
+        loop {
+            self.run.burn_fuel(ins)?;
+            let c = self.computation(cond, vec![state.clone()])?;
+            let Some((p, r)) = c.array() else {
+                return Err(
+                    OpError::Invalid("a while condition that is not a pred".into()).at(ins),
+                );
+            };
+            if r.first().is_none_or(|&x| x != 0.0) {
+                return Ok(Dual::unbounded(state.value()));
+            }
+            if p.get_bits(0) & 1 == 0 {
+                return Ok(state);
+            }
+            state = self.computation(body, vec![state])?;
+        }
+    }
+
+    fn conditional(&mut self, ins: &Instruction, ops: &[&Dual]) -> Result<Dual, EvalError> {
+        let branches = &ins.attrs.branch_computations;
+        let Some((sel, r)) = ops.first().and_then(|o| o.array()) else {
+            return Err(OpError::Invalid("conditional without a selector".into()).at(ins));
+        };
+        let n = branches.len() as i128;
+        let k = sel.get_i128(0);
+        let b = if sel.dtype().is_pred() {
+            if k == 1 {
+                0
+            } else {
+                1
+            }
+        } else if k < 0 || k >= n {
+            (n - 1).max(0) as usize
+        } else {
+            k as usize
+        };
+        let (Some(&comp), Some(arg)) = (branches.get(b), ops.get(b + 1)) else {
+            return Err(OpError::Invalid("conditional branch out of range".into()).at(ins));
+        };
+        let v = self.computation(comp, vec![(*arg).clone()])?;
+        if r.first().is_none_or(|&x| x != 0.0) {
+            // the other branches may run: their distance from this one
+            let mut acc = v;
+            for (j, &c) in branches.iter().enumerate() {
+                if j == b {
+                    continue;
+                }
+                let Some(a) = ops.get(j + 1) else { continue };
+                let w = self.computation(c, vec![(*a).clone()])?;
+                acc = acc.widest(&w);
+            }
+            return Ok(acc);
+        }
+        Ok(v)
+    }
+
+    /// Runs an op of the auxiliary module's kind on f64 literals: `ins`
+    /// made f64, its reducer (if any) replaced by `reducer`.
+    pub(super) fn f64_op(
+        &mut self,
+        ins: &Instruction,
+        ops: &[Literal],
+        reducer: Option<AuxReducer>,
+    ) -> Result<Literal, OpError> {
+        let mut i = f64_instruction(ins);
+        let refs: Vec<Value> = ops.iter().cloned().map(Value::Array).collect();
+        let refs: Vec<&Value> = refs.iter().collect();
+        let v = match reducer {
+            None => self.run.step_op(&i, &refs)?,
+            Some(k) => {
+                let name = match k {
+                    AuxReducer::Add => "add_f64",
+                    AuxReducer::Max => "max_f64",
+                    AuxReducer::Mul => "mul_f64",
+                    AuxReducer::Assign => "assign_f64",
+                };
+                let id = self
+                    .aux
+                    .computations
+                    .iter()
+                    .position(|c| c.name == name)
+                    .map(|p| CompId(p as u32))
+                    .ok_or_else(|| OpError::Invalid("no auxiliary reducer".into()))?;
+                if i.attrs.to_apply.is_some() {
+                    i.attrs.to_apply = Some(id);
+                }
+                if i.attrs.scatter.is_some() {
+                    i.attrs.scatter = Some(id);
+                }
+                Run::new(self.aux).step_op(&i, &refs)?
+            }
+        };
+        match v {
+            Value::Array(l) => Ok(l),
+            _ => Err(OpError::Invalid("an f64 op gave a tuple".into())),
+        }
+    }
+}
+
+/// The bounds of one output from its value and radii.
+pub(crate) fn bounds_of(v: &Literal, r: &[f64]) -> Bounds {
+    let mut b = Bounds::point(v);
+    let t = v.dtype();
+    for (i, &x) in r.iter().enumerate() {
+        if x == 0.0 {
+            continue;
+        }
+        if !x.is_finite() {
+            b.unbound(i);
+            continue;
+        }
+        match t.float_format() {
+            Some(fmt) => widen_abs(&mut b, i, &fmt, x),
+            None => b.widen_int(i, x),
+        }
+    }
+    b
+}
+
+/// `XLA_PROPS_DEBUG_FIRST_ORDER` is set: every instruction's widest radius
+/// is printed (a diagnostic for where a bound grows).
+fn debug_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("XLA_PROPS_DEBUG_FIRST_ORDER").is_some())
+}

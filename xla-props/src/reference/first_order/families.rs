@@ -1,0 +1,422 @@
+//! The radii of data movement, reductions, contractions, sorts and
+//! scatters: each computed by the op itself, run in f64 on the radii and
+//! magnitudes (the reducer replaced by an f64 one), so that every layout,
+//! window, padding and dimension number means what it means for values.
+
+use super::super::OpError;
+use super::eval::{f64_literal, AuxReducer, Radii};
+use super::rules::{gamma, unit_roundoff};
+use crate::hlo::{CompId, Instruction, Opcode};
+use crate::literal::Literal;
+
+/// How a reduction or scatter combines (its computation's root over its
+/// two parameters).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Combiner {
+    Add,
+    Max,
+    Min,
+    Mul,
+    Logical,
+    /// Returns the update (a scatter that assigns).
+    Assign,
+    Other,
+}
+
+impl Radii<'_, '_> {
+    pub(super) fn family(
+        &mut self,
+        ins: &Instruction,
+        a: &[(&Literal, Vec<f64>)],
+        v: &Literal,
+    ) -> Result<Vec<f64>, OpError> {
+        use Opcode as O;
+        let unbounded = vec![f64::INFINITY; v.element_count()];
+        let r = match ins.opcode {
+            O::Broadcast
+            | O::Reshape
+            | O::Transpose
+            | O::Slice
+            | O::Reverse
+            | O::Concatenate
+            | O::Pad
+            | O::Bitcast
+            | O::Copy => self.moved(ins, a, usize::MAX),
+            O::DynamicSlice | O::Gather => self.moved(ins, a, 1),
+            O::DynamicUpdateSlice => self.moved(ins, a, 2),
+            O::Reduce | O::ReduceWindow if a.len() == 2 => self.reduction(ins, a, v),
+            O::Dot | O::Convolution if a.len() == 2 => self.contraction(ins, a, v),
+            O::Sort if a.len() == 1 => Ok(sorted(ins, a[0].1.as_slice(), v)),
+            O::Scatter if a.len() == 3 => self.scatter(ins, a, v),
+            O::SelectAndScatter if a.len() == 3 => self.select_and_scatter(ins, a, v),
+            _ => Ok(unbounded.clone()),
+        };
+        // an op the f64 run cannot express bounds nothing
+        Ok(r.unwrap_or(unbounded))
+    }
+
+    /// Data movement: the op run on the radii (index operands, from
+    /// `first_index` on, must be exact: a moved index moves everything).
+    fn moved(
+        &mut self,
+        ins: &Instruction,
+        a: &[(&Literal, Vec<f64>)],
+        first_index: usize,
+    ) -> Result<Vec<f64>, OpError> {
+        let mut ops = Vec::with_capacity(a.len());
+        for (k, (l, r)) in a.iter().enumerate() {
+            if k >= first_index {
+                if r.iter().any(|&x| x != 0.0) {
+                    return Err(OpError::Invalid("an inexact index".into()));
+                }
+                ops.push((*l).clone());
+            } else {
+                ops.push(f64_literal(l, r)?);
+            }
+        }
+        Ok(self.f64_op(ins, &ops, None)?.to_f64_vec())
+    }
+
+    fn combiner(&self, c: Option<CompId>) -> Combiner {
+        let Some(comp) = c.and_then(|c| self.module.computations.get(c.index())) else {
+            return Combiner::Other;
+        };
+        let root = comp.instr(comp.root);
+        let param = |k: usize| {
+            root.operands
+                .get(k)
+                .is_some_and(|o| comp.instr(*o).opcode == Opcode::Parameter)
+        };
+        if root.opcode == Opcode::Parameter && root.attrs.parameter_number == Some(1) {
+            return Combiner::Assign;
+        }
+        if root.operands.len() != 2 || !param(0) || !param(1) {
+            return Combiner::Other;
+        }
+        match root.opcode {
+            Opcode::Add => Combiner::Add,
+            Opcode::Maximum => Combiner::Max,
+            Opcode::Minimum => Combiner::Min,
+            Opcode::Multiply => Combiner::Mul,
+            Opcode::And | Opcode::Or => Combiner::Logical,
+            _ => Combiner::Other,
+        }
+    }
+
+    /// The unit roundoff of a result type (0 for integers: they are exact).
+    fn u_of(v: &Literal) -> f64 {
+        v.dtype().float_format().map_or(0.0, |f| unit_roundoff(&f))
+    }
+
+    /// reduce and reduce-window of one array: an add carries the summed
+    /// radii plus `gamma_n * sum |x|` for `n` terms (any order, any
+    /// accumulation type at least as wide as the result's); max, min and
+    /// logical reducers carry the largest radius; a product
+    /// `prod(|x| + r) - prod |x|` plus `gamma_n * prod(|x| + r)`.
+    fn reduction(
+        &mut self,
+        ins: &Instruction,
+        a: &[(&Literal, Vec<f64>)],
+        v: &Literal,
+    ) -> Result<Vec<f64>, OpError> {
+        let ((x, rx), (init, ri)) = ((a[0].0, &a[0].1), (a[1].0, &a[1].1));
+        let n = v.element_count();
+        let exact = rx.iter().chain(ri.iter()).all(|&q| q == 0.0);
+        let lit = |l: &Literal, f: &dyn Fn(usize) -> f64| -> Result<Literal, OpError> {
+            let vals: Vec<f64> = (0..l.element_count()).map(f).collect();
+            f64_literal(l, &vals)
+        };
+        let combine = self.combiner(ins.attrs.to_apply);
+        let ri0 = ri.first().copied().unwrap_or(0.0);
+        match combine {
+            Combiner::Max | Combiner::Min | Combiner::Logical => {
+                if exact {
+                    return Ok(vec![0.0; n]);
+                }
+                let r = self.f64_op(
+                    ins,
+                    &[lit(x, &|i| rx[i])?, lit(init, &|_| ri0)?],
+                    Some(AuxReducer::Max),
+                )?;
+                Ok(r.to_f64_vec())
+            }
+            Combiner::Add => {
+                let zero = lit(init, &|_| 0.0)?;
+                let carried = if exact {
+                    vec![0.0; n]
+                } else {
+                    self.f64_op(
+                        ins,
+                        &[lit(x, &|i| rx[i])?, zero.clone()],
+                        Some(AuxReducer::Add),
+                    )?
+                    .to_f64_vec()
+                };
+                let u = Self::u_of(v);
+                if u == 0.0 {
+                    return Ok(carried.iter().map(|c| c + ri0).collect());
+                }
+                let ones = self.f64_op(
+                    ins,
+                    &[lit(x, &|_| 1.0)?, zero.clone()],
+                    Some(AuxReducer::Add),
+                )?;
+                let mag = self.f64_op(
+                    ins,
+                    &[
+                        lit(x, &|i| x.get_f64(i).abs() + rx[i])?,
+                        lit(init, &|_| init.get_f64(0).abs() + ri0)?,
+                    ],
+                    Some(AuxReducer::Add),
+                )?;
+                Ok((0..n)
+                    .map(|i| {
+                        let terms = ones.get_f64(i) + 1.0;
+                        carried[i] + ri0 + gamma(terms, u) * mag.get_f64(i)
+                    })
+                    .collect())
+            }
+            Combiner::Mul => {
+                let one = lit(init, &|_| 1.0)?;
+                let u = Self::u_of(v);
+                let outer = self.f64_op(
+                    ins,
+                    &[
+                        lit(x, &|i| x.get_f64(i).abs() + rx[i])?,
+                        lit(init, &|_| init.get_f64(0).abs() + ri0)?,
+                    ],
+                    Some(AuxReducer::Mul),
+                )?;
+                let inner = self.f64_op(
+                    ins,
+                    &[
+                        lit(x, &|i| x.get_f64(i).abs())?,
+                        lit(init, &|_| init.get_f64(0).abs())?,
+                    ],
+                    Some(AuxReducer::Mul),
+                )?;
+                let zero = lit(init, &|_| 0.0)?;
+                let ones = self.f64_op(ins, &[lit(x, &|_| 1.0)?, zero], Some(AuxReducer::Add))?;
+                let _ = one;
+                Ok((0..n)
+                    .map(|i| {
+                        let (o, p) = (outer.get_f64(i), inner.get_f64(i));
+                        (o - p).max(0.0) * (1.0 + 4.0 * f64::EPSILON)
+                            + gamma(ones.get_f64(i) + 1.0, u) * o
+                    })
+                    .collect())
+            }
+            Combiner::Assign | Combiner::Other => {
+                if exact && ins.attrs.to_apply.is_some_and(|c| self.selects_only(c)) {
+                    Ok(vec![0.0; n])
+                } else {
+                    Err(OpError::Invalid("a reducer with no radius rule".into()))
+                }
+            }
+        }
+    }
+
+    /// dot and convolution: `op(|a|, rb) + op(ra, |b|) + op(ra, rb)`
+    /// carried, plus `gamma_n * op(|a|, |b|)` with `n` the terms per output
+    /// element (`op(1, 1)`); a dot algorithm that rounds its operands to a
+    /// narrower type adds that type's rounding of both.
+    fn contraction(
+        &mut self,
+        ins: &Instruction,
+        a: &[(&Literal, Vec<f64>)],
+        v: &Literal,
+    ) -> Result<Vec<f64>, OpError> {
+        let ((x, rx), (y, ry)) = ((a[0].0, &a[0].1), (a[1].0, &a[1].1));
+        let n = v.element_count();
+        let abs = |l: &Literal, r: &[f64]| -> Result<Literal, OpError> {
+            let vals: Vec<f64> = (0..l.element_count())
+                .map(|i| l.get_f64(i).abs() + r[i])
+                .collect();
+            f64_literal(l, &vals)
+        };
+        let of = |l: &Literal, r: &[f64]| f64_literal(l, r);
+        let zx = vec![0.0; x.element_count()];
+        let zy = vec![0.0; y.element_count()];
+        let mut r = vec![0.0; n];
+        let exact_x = rx.iter().all(|&q| q == 0.0);
+        let exact_y = ry.iter().all(|&q| q == 0.0);
+        // (|x| + rx)(|y| + ry) - |x||y| = |x| ry + rx |y| + rx ry
+        let mag_hi = self.f64_op(ins, &[abs(x, rx)?, abs(y, ry)?], None)?;
+        let mag = if exact_x && exact_y {
+            mag_hi.clone()
+        } else {
+            let m = self.f64_op(ins, &[abs(x, &zx)?, abs(y, &zy)?], None)?;
+            for (i, q) in r.iter_mut().enumerate() {
+                *q = (mag_hi.get_f64(i) - m.get_f64(i)).max(0.0) * (1.0 + 4.0 * f64::EPSILON);
+            }
+            m
+        };
+        let u = Self::u_of(v);
+        if u == 0.0 {
+            return Ok(r);
+        }
+        let ones_x = of(x, &vec![1.0; x.element_count()])?;
+        let ones_y = of(y, &vec![1.0; y.element_count()])?;
+        let terms = self.f64_op(ins, &[ones_x, ones_y], None)?;
+        let narrowed = algorithm_roundoff(ins);
+        for (i, q) in r.iter_mut().enumerate() {
+            let m = mag_hi.get_f64(i).max(mag.get_f64(i));
+            *q += gamma(terms.get_f64(i), u) * m + narrowed * m;
+        }
+        Ok(r)
+    }
+
+    /// scatter of one array: the update's radii scattered the way values
+    /// are (added, assigned, maxed), the sums' rounding added.
+    fn scatter(
+        &mut self,
+        ins: &Instruction,
+        a: &[(&Literal, Vec<f64>)],
+        v: &Literal,
+    ) -> Result<Vec<f64>, OpError> {
+        let ((x, rx), (idx, ridx), (upd, ru)) =
+            ((a[0].0, &a[0].1), (a[1].0, &a[1].1), (a[2].0, &a[2].1));
+        if ridx.iter().any(|&q| q != 0.0) {
+            return Err(OpError::Invalid("inexact scatter indices".into()));
+        }
+        let n = v.element_count();
+        let lit = |l: &Literal, f: &dyn Fn(usize) -> f64| -> Result<Literal, OpError> {
+            let vals: Vec<f64> = (0..l.element_count()).map(f).collect();
+            f64_literal(l, &vals)
+        };
+        let exact = rx.iter().chain(ru.iter()).all(|&q| q == 0.0);
+        let reducer = match self.combiner(ins.attrs.to_apply) {
+            Combiner::Add => AuxReducer::Add,
+            Combiner::Assign => AuxReducer::Assign,
+            Combiner::Max | Combiner::Min | Combiner::Logical => AuxReducer::Max,
+            Combiner::Mul | Combiner::Other => {
+                return Err(OpError::Invalid(
+                    "a scatter combiner with no radius rule".into(),
+                ))
+            }
+        };
+        let carried = if exact {
+            vec![0.0; n]
+        } else {
+            self.f64_op(
+                ins,
+                &[lit(x, &|i| rx[i])?, idx.clone(), lit(upd, &|i| ru[i])?],
+                Some(reducer),
+            )?
+            .to_f64_vec()
+        };
+        let u = Self::u_of(v);
+        if reducer != AuxReducer::Add || u == 0.0 {
+            return Ok(carried);
+        }
+        let ones = self.f64_op(
+            ins,
+            &[lit(x, &|_| 1.0)?, idx.clone(), lit(upd, &|_| 1.0)?],
+            Some(AuxReducer::Add),
+        )?;
+        let mag = self.f64_op(
+            ins,
+            &[
+                lit(x, &|i| x.get_f64(i).abs() + rx[i])?,
+                idx.clone(),
+                lit(upd, &|i| upd.get_f64(i).abs() + ru[i])?,
+            ],
+            Some(AuxReducer::Add),
+        )?;
+        Ok((0..n)
+            .map(|i| carried[i] + gamma(ones.get_f64(i), u) * mag.get_f64(i))
+            .collect())
+    }
+
+    /// select-and-scatter (a max-pool's gradient): the selection must not
+    /// flip (an exact operand); the source's radii are scattered with an
+    /// add, the sums' rounding added.
+    fn select_and_scatter(
+        &mut self,
+        ins: &Instruction,
+        a: &[(&Literal, Vec<f64>)],
+        v: &Literal,
+    ) -> Result<Vec<f64>, OpError> {
+        let ((x, rx), (src, rs), (init, ri)) =
+            ((a[0].0, &a[0].1), (a[1].0, &a[1].1), (a[2].0, &a[2].1));
+        if rx.iter().any(|&q| q != 0.0) || self.combiner(ins.attrs.scatter) != Combiner::Add {
+            return Err(OpError::Invalid("a selection that may flip".into()));
+        }
+        let n = v.element_count();
+        let lit = |l: &Literal, f: &dyn Fn(usize) -> f64| -> Result<Literal, OpError> {
+            let vals: Vec<f64> = (0..l.element_count()).map(f).collect();
+            f64_literal(l, &vals)
+        };
+        let ri0 = ri.first().copied().unwrap_or(0.0);
+        let carried = self
+            .f64_op(
+                ins,
+                &[x.clone(), lit(src, &|i| rs[i])?, lit(init, &|_| ri0)?],
+                Some(AuxReducer::Add),
+            )?
+            .to_f64_vec();
+        let u = Self::u_of(v);
+        let ones = self.f64_op(
+            ins,
+            &[x.clone(), lit(src, &|_| 1.0)?, lit(init, &|_| 0.0)?],
+            Some(AuxReducer::Add),
+        )?;
+        let mag = self.f64_op(
+            ins,
+            &[
+                x.clone(),
+                lit(src, &|i| src.get_f64(i).abs() + rs[i])?,
+                lit(init, &|_| init.get_f64(0).abs() + ri0)?,
+            ],
+            Some(AuxReducer::Add),
+        )?;
+        Ok((0..n)
+            .map(|i| carried[i] + gamma(ones.get_f64(i) + 1.0, u) * mag.get_f64(i))
+            .collect())
+    }
+}
+
+/// The unit roundoff of the type a dot algorithm rounds its operands to
+/// (0 without an algorithm, or one that keeps them).
+fn algorithm_roundoff(ins: &Instruction) -> f64 {
+    let Some((_, alg)) = ins.attrs.other.iter().find(|(k, _)| k == "algorithm") else {
+        return 0.0;
+    };
+    let alg = alg.to_ascii_lowercase();
+    // both operands rounded: (1 + u)^2 - 1 < 2.01 u of the product
+    let u = if alg.contains("bf16") {
+        2f64.powi(-8)
+    } else if alg.contains("tf32") || alg.contains("f16") {
+        2f64.powi(-11)
+    } else if alg.contains("f8") {
+        2f64.powi(-3)
+    } else {
+        0.0
+    };
+    2.01 * u
+}
+
+/// A sort of one array: each sorted slice moves by at most its largest
+/// radius (sorting is 1-Lipschitz in the largest norm).
+fn sorted(ins: &Instruction, r: &[f64], v: &Literal) -> Vec<f64> {
+    let dims = v.dims();
+    let d = ins
+        .attrs
+        .dimensions
+        .as_ref()
+        .and_then(|d| d.first().copied())
+        .and_then(|d| usize::try_from(d).ok())
+        .filter(|&d| d < dims.len());
+    let Some(d) = d else {
+        return vec![f64::INFINITY; v.element_count()];
+    };
+    let inner: usize = dims[d + 1..].iter().product();
+    let len = dims[d];
+    let key = |i: usize| (i / (inner * len)) * inner + i % inner;
+    let mut widest = std::collections::HashMap::new();
+    for (i, &q) in r.iter().enumerate() {
+        let e = widest.entry(key(i)).or_insert(0.0f64);
+        *e = e.max(q);
+    }
+    (0..r.len()).map(|i| widest[&key(i)]).collect()
+}

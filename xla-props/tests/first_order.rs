@@ -1,0 +1,187 @@
+//! The first-order bound (`reference::first_order_bounds`) is sound and
+//! tight: every value a backend within its declared numerics computes lies
+//! inside it (random well-typed programs on the interpreter), loops and
+//! deep chains keep it finite, and an elided rounding stays outside it.
+
+use xla_props::backend::{Backend, Interpreter};
+use xla_props::hlo::{parse_module, ArrayShape, ElementType, Module};
+use xla_props::inputs::{generate_inputs, Distribution};
+use xla_props::literal::Literal;
+use xla_props::programs::random_program;
+use xla_props::reference::{evaluate, first_order_bounds, Allowances, Bounds};
+
+fn run(b: &dyn Backend, m: &Module, args: &[Literal]) -> Option<Vec<Literal>> {
+    b.compile(m).ok()?.execute(args).ok()
+}
+
+/// Elements of `actual` outside `bounds` where the reference is finite and
+/// the bound says something.
+fn outside(bounds: &[Bounds], expected: &[Literal], actual: &[Literal]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (k, (b, (e, a))) in bounds.iter().zip(expected.iter().zip(actual)).enumerate() {
+        for i in 0..b.len() {
+            if !e.get_f64(i).is_finite() || !b.is_bounded(i) {
+                continue;
+            }
+            if !b.contains(i, a.get_bits(i)) {
+                out.push((k, i));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn interpreter_results_lie_inside_the_first_order_bound_of_random_programs() {
+    let interp = Interpreter::default();
+    let allow = interp.numerics().allowances(false);
+    let (mut checked, mut bounded, mut programs) = (0usize, 0usize, 0usize);
+    let mut violations = Vec::new();
+    for seed in 0..300u64 {
+        let Ok(m) = random_program(seed, 10) else {
+            continue;
+        };
+        let Ok(inputs) = generate_inputs(&m, Distribution::Uniform, seed) else {
+            continue;
+        };
+        let (Ok(expected), Some(actual)) =
+            (evaluate(&m, &inputs.args), run(&interp, &m, &inputs.args))
+        else {
+            continue;
+        };
+        let Ok(bounds) = first_order_bounds(&m, &inputs.args, &allow) else {
+            continue;
+        };
+        programs += 1;
+        for (b, e) in bounds.iter().zip(&expected) {
+            for i in 0..b.len() {
+                if e.get_f64(i).is_finite() {
+                    checked += 1;
+                    bounded += usize::from(b.is_bounded(i));
+                }
+            }
+        }
+        for (k, i) in outside(&bounds, &expected, &actual) {
+            violations.push(format!(
+                "seed {seed}: output {k} element {i}: {} not in [{}, {}]",
+                actual[k].get_f64(i),
+                bounds[k].lo.get_f64(i),
+                bounds[k].hi.get_f64(i)
+            ));
+        }
+    }
+    assert!(programs > 150, "only {programs} programs ran");
+    assert!(
+        violations.is_empty(),
+        "{} elements outside the bound:\n{}",
+        violations.len(),
+        violations.join("\n")
+    );
+    // tight enough to say something almost everywhere
+    assert!(
+        bounded * 10 >= checked * 9,
+        "only {bounded} of {checked} elements bounded"
+    );
+}
+
+const LOOP: &str = "HloModule loop
+cond {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(10)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[8] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  k = f32[] constant(0.9)
+  kb = f32[8] broadcast(k), dimensions={}
+  m = f32[8] multiply(v, kb)
+  sv = f32[8] sine(v)
+  v1 = f32[8] add(m, sv)
+  ROOT t = (s32[], f32[8]) tuple(i1, v1)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  z = s32[] constant(0)
+  t0 = (s32[], f32[8]) tuple(z, x)
+  w = (s32[], f32[8]) while(t0), condition=cond, body=body
+  ROOT r = f32[8] get-tuple-element(w), index=1
+}
+";
+
+#[test]
+fn a_while_loop_carries_its_budgets_through_every_iteration() {
+    let m = parse_module(LOOP).unwrap();
+    let s = ArrayShape::new(ElementType::F32, vec![8]);
+    let x = Literal::from_f64s(&s, &[0.1, 0.5, 1.0, 2.0, -1.0, -3.0, 4.0, 0.7]).unwrap();
+    let mut allow = Allowances::default();
+    allow
+        .budgets
+        .insert((xla_props::hlo::Opcode::Sine, ElementType::F32), (4, 0.0));
+    let b = &first_order_bounds(&m, &[x], &allow).unwrap()[0];
+    for i in 0..8 {
+        assert!(b.is_bounded(i), "element {i} unbounded");
+        let (lo, hi) = (b.lo.get_f64(i), b.hi.get_f64(i));
+        let ulps = (hi - lo) / (f64::from(f32::EPSILON) * lo.abs().max(hi.abs()));
+        // ten iterations of a 4-ulp sine: wider than a point, far below a bf16 step
+        assert!(
+            ulps >= 4.0 && ulps < 4096.0,
+            "element {i}: [{lo}, {hi}] is {ulps} ulp wide"
+        );
+    }
+}
+
+#[test]
+fn an_elided_round_trip_stays_outside_the_bound_even_deep_in_a_graph() {
+    // a layer-norm-like chain, then the quantization residual
+    let text = "HloModule m
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+ENTRY e {
+  x = f32[4,16] parameter(0)
+  w = f32[16,16] parameter(1)
+  d = f32[4,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = f32[] constant(0)
+  s = f32[4] reduce(d, z), dimensions={1}, to_apply=add
+  n = f32[] constant(0.0625)
+  nb = f32[4] broadcast(n), dimensions={}
+  mean = f32[4] multiply(s, nb)
+  mb = f32[4,16] broadcast(mean), dimensions={0}
+  c = f32[4,16] subtract(d, mb)
+  t = f32[4,16] tanh(c)
+  h = f16[4,16] convert(t)
+  b = f32[4,16] convert(h)
+  ROOT r = f32[4,16] subtract(t, b)
+}";
+    let m = parse_module(text).unwrap();
+    // model-scale inputs (|x| < 1, weights ~ 1/sqrt(16)): tanh does not saturate
+    let args: Vec<Literal> = generate_inputs(&m, Distribution::Uniform, 3)
+        .unwrap()
+        .args
+        .iter()
+        .map(|a| {
+            let v: Vec<f64> = a.to_f64_vec().iter().map(|x| x / 256.0).collect();
+            Literal::from_f64s(&a.shape(), &v).unwrap()
+        })
+        .collect();
+    let expected = evaluate(&m, &args).unwrap();
+    let b = &first_order_bounds(&m, &args, &Allowances::default()).unwrap()[0];
+    // the residual with the round trip elided is zero
+    let (mut caught, mut nonzero) = (0, 0);
+    for i in 0..b.len() {
+        assert!(b.is_bounded(i));
+        if expected[0].get_f64(i) != 0.0 {
+            nonzero += 1;
+            caught += usize::from(!b.contains(i, 0));
+        }
+    }
+    assert!(nonzero * 2 > b.len(), "only {nonzero} non-zero residuals");
+    // only an element whose interval holds an f16 rounding boundary may round either way
+    assert!(
+        caught * 10 >= nonzero * 9,
+        "only {caught} of {nonzero} elided residuals outside the bound"
+    );
+}
