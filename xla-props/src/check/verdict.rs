@@ -139,6 +139,10 @@ pub enum LegalReason {
     /// Inside the enclosure of every legal value, carried through the graph
     /// from each op's declared error (`reference::enclose`).
     PropagatedBound,
+    /// Every unit (fusion or top-level instruction) agrees within its
+    /// declared numerics on the reference's own operands, and their
+    /// measured errors carried through the graph bound the deviation.
+    Amplified,
     /// Matches a known bug's model (the verdict is then `KnownBug`, an xfail).
     KnownBug,
     /// Matches another alternative expected result the caller passed.
@@ -147,7 +151,7 @@ pub enum LegalReason {
 
 impl LegalReason {
     /// Every reason, in report order.
-    pub const ALL: [LegalReason; 17] = [
+    pub const ALL: [LegalReason; 18] = [
         LegalReason::WithinErrorSpec,
         LegalReason::FlushedSubnormalOutput,
         LegalReason::FlushedInputs,
@@ -163,6 +167,7 @@ impl LegalReason {
         LegalReason::OpSemantics,
         LegalReason::UnstableSort,
         LegalReason::PropagatedBound,
+        LegalReason::Amplified,
         LegalReason::KnownBug,
         LegalReason::Alternative,
     ];
@@ -185,6 +190,7 @@ impl LegalReason {
             LegalReason::OpSemantics => "op-semantics",
             LegalReason::UnstableSort => "unstable-sort",
             LegalReason::PropagatedBound => "propagated-bound",
+            LegalReason::Amplified => "amplified",
             LegalReason::KnownBug => "known-bug",
             LegalReason::Alternative => "alternative",
         }
@@ -210,6 +216,9 @@ impl LegalReason {
             LegalReason::OpSemantics => "matches the backend's declared op semantics",
             LegalReason::UnstableSort => "equal up to the order of sort ties",
             LegalReason::PropagatedBound => "inside the bound propagated through the graph",
+            LegalReason::Amplified => {
+                "amplified (every unit agrees; their measured errors carried through the graph explain it)"
+            }
             LegalReason::KnownBug => "matches a known bug's model",
             LegalReason::Alternative => "matches an alternative expected result",
         }
@@ -398,6 +407,29 @@ pub struct MismatchReport {
     pub outputs: Vec<OutputMismatch>,
     /// What the agreeing elements consisted of.
     pub agreement: Agreement,
+}
+
+impl Verdict {
+    /// A value mismatch whose every element the certificate of local
+    /// agreement explains, as the agreement it is (`LegalReason::Amplified`).
+    pub fn amplified(self) -> Verdict {
+        match self {
+            Verdict::Mismatch(r) => {
+                let mut a = r.agreement;
+                a.elements = r.elements;
+                *a.legal.entry(LegalReason::Amplified).or_insert(0) += r.count;
+                let worst = r
+                    .outputs
+                    .iter()
+                    .flat_map(|o| o.worst.iter().filter_map(|m| m.ulp))
+                    .max()
+                    .unwrap_or(0);
+                a.max_ulp = a.max_ulp.max(worst);
+                Verdict::Agree(a)
+            }
+            v => v,
+        }
+    }
 }
 
 impl fmt::Display for Verdict {

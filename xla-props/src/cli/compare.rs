@@ -9,6 +9,7 @@ use crate::check::{Judge, KnownBug, Numerics, Policy, Produced, Verdict};
 use crate::fuzz::{run_backend, run_reference, RunResult};
 use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
+use crate::isolate::{explain_departure, Departure, MismatchKind, Tested};
 use crate::literal::Literal;
 
 /// Arguments of `xla-props compare`.
@@ -156,6 +157,12 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
         );
     }
     say!("{}", report.verdict);
+    if let Some(d) = &report.departure {
+        match d {
+            Departure::Unit(l) => say!("culprit: {}", super::isolate::describe(l)),
+            Departure::Certified(c) => say!("{c}"),
+        }
+    }
     let deep = if args.deep {
         let d = super::deep::deep_compare(
             &file,
@@ -192,6 +199,7 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
             "verdict": report.verdict,
             "inputs": inputs,
             "reference_nonfinite_outputs": report.reference_nonfinite_outputs,
+            "departure": report.departure,
         });
         if let Some(d) = &deep {
             json["output_agrees"] = serde_json::json!(report.verdict.is_agreement());
@@ -217,6 +225,9 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
 struct CompareReport {
     verdict: Verdict,
     reference_nonfinite_outputs: u64,
+    /// Why a disagreeing output departs (a unit, or the certificate of the
+    /// units' agreement): only for value mismatches against the reference.
+    departure: Option<Departure>,
 }
 
 fn compare_module(
@@ -242,9 +253,24 @@ fn compare_module(
         args.reference == "reference",
         args.strict_rounding,
     );
+    let departure = match (expected.outputs(), actual.outputs(), MismatchKind::of(&verdict)) {
+        (Some(e), Some(a), Some(MismatchKind::Values | MismatchKind::NonFinite))
+            if args.reference == "reference" && args.backend != "reference" =>
+        {
+            let b = backend::create(&args.backend)
+                .map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
+            explain_departure(module, &inputs.args, e, a, &Tested::new(b.as_ref()))
+        }
+        _ => None,
+    };
+    let verdict = match &departure {
+        Some(Departure::Certified(c)) if c.is_amplified() => verdict.amplified(),
+        _ => verdict,
+    };
     Ok(CompareReport {
         verdict,
         reference_nonfinite_outputs,
+        departure,
     })
 }
 

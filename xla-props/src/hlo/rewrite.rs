@@ -215,6 +215,47 @@ pub fn extract_instruction(module: &Module, id: InstrId) -> Extracted {
     }
 }
 
+/// A connected region of the entry computation extracted as its own
+/// module: `ids` (in topological order) are copied, every operand outside
+/// them becomes a parameter, and `root` is the root. Called computations
+/// come along whole.
+pub fn extract_region(module: &Module, ids: &[InstrId], root: InstrId) -> Extracted {
+    let entry = module.entry_computation();
+    let mut copier = CompCopier::new(module);
+    let mut b = EntryBuilder::default();
+    let mut operands: Vec<InstrId> = Vec::new();
+    let inside: std::collections::HashSet<InstrId> = ids
+        .iter()
+        .copied()
+        .filter(|&i| entry.instr(i).opcode != Opcode::Parameter)
+        .collect();
+    let mut map = HashMap::new();
+    for &id in ids.iter().filter(|i| inside.contains(i)) {
+        let ins = entry.instr(id);
+        for &o in &ins.operands {
+            if !inside.contains(&o) && !map.contains_key(&o) {
+                let src = entry.instr(o);
+                map.insert(o, b.parameter(src.name.clone(), src.shape.clone()));
+                operands.push(o);
+            }
+        }
+        let mut copy = copier.instruction(ins);
+        copy.operands = ins.operands.iter().map(|o| map[o]).collect();
+        let new = b.push(copy);
+        map.insert(id, new);
+    }
+    if !map.contains_key(&root) {
+        let src = entry.instr(root);
+        map.insert(root, b.parameter(src.name.clone(), src.shape.clone()));
+        operands.push(root);
+    }
+    let name = format!("{}_{}_region", module.name, sanitize(&entry.instr(root).name));
+    Extracted {
+        module: copier.finish(&name, b.finish(&entry.name, map[&root])),
+        operands,
+    }
+}
+
 /// Many instructions extracted side by side into one module (for one
 /// backend run): each gets its own parameters, so no value flows from one
 /// candidate into another. The root is a tuple of the candidates.

@@ -10,6 +10,7 @@
 //! `inside` (the instruction inside the fusion), `minimize` (reduction
 //! passes), `session` (the whole run and its report) and `report` (files).
 
+mod certificate;
 mod deep;
 pub(crate) mod inside;
 pub(crate) mod judge;
@@ -23,8 +24,12 @@ mod session;
 pub mod testing;
 
 pub use crate::hlo::rewrite::{
-    dead_code_eliminated, expose_values, extract_batch, extract_instruction, find_instruction,
+    dead_code_eliminated, expose_values, extract_batch, extract_instruction, extract_region,
+    find_instruction,
     inline_fusion, move_fusion_root, Batch, Extracted,
+};
+pub use certificate::{
+    certify, explain_departure, grow_departing_region, Certificate, Departure, Explanation,
 };
 pub use deep::{deep_check, CulpritLocation, DeepCheck, LocalDisagreement, MAX_LOOKED_INSIDE};
 pub use inside::{by_moved_root, by_probe, look_inside, vanishes_when_split, Inside, InsideMethod};

@@ -1,0 +1,361 @@
+//! The certificate of local agreement, checked against the whole: when a
+//! module's output falls outside every bound but no unit (fusion or
+//! top-level instruction) disagrees on the reference's own operand values,
+//! each unit's measured local error is carried through the graph with the
+//! first-order sensitivities (`reference::FirstOrder::with_local`). If the
+//! carried errors explain the output's deviation, the departure is
+//! *amplified*: legal. If not, the compiler did something to the whole
+//! program that no unit shows (a fusion it formed itself, a rounding it
+//! elided across units): a *composition* mismatch, and the smallest
+//! subgraph around the first departing value that departs when compiled
+//! whole is its reproducer.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::judge::{judge_outputs, Tested};
+use super::localize::{candidates, operand_args, BATCH_SIZE};
+use crate::check::{default_error_spec_for_module, Numerics};
+use crate::hlo::rewrite::{extract_batch, extract_region, Extracted};
+use crate::hlo::{InstrId, Module, Opcode};
+use crate::literal::{Literal, Value};
+use crate::reference::FirstOrder;
+
+/// How a departure with every unit in agreement is explained.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Certificate {
+    /// The units' measured errors, carried through the graph, bound the
+    /// output's deviation: legal.
+    Amplified(Explanation),
+    /// They do not: the whole departs beyond what its units explain.
+    Composition(Explanation),
+}
+
+/// The numbers behind a [`Certificate`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Explanation {
+    /// Units compared on the reference's values of their operands.
+    pub units: usize,
+    /// The largest error a unit makes there, in ULP of its result.
+    pub worst_local_ulp: f64,
+    /// The unit that makes it.
+    pub worst_local_unit: String,
+    /// Output elements whose deviation exceeds the carried bound.
+    pub beyond: usize,
+    /// The element with the largest deviation relative to its bound.
+    pub output: usize,
+    /// Its flat index.
+    pub element: usize,
+    /// Its deviation from the reference.
+    pub observed: f64,
+    /// The bound the units' errors predict there.
+    pub predicted: f64,
+}
+
+impl Certificate {
+    /// The numbers.
+    pub fn explanation(&self) -> &Explanation {
+        match self {
+            Certificate::Amplified(e) | Certificate::Composition(e) => e,
+        }
+    }
+    /// True for an amplified (legal) departure.
+    pub fn is_amplified(&self) -> bool {
+        matches!(self, Certificate::Amplified(_))
+    }
+}
+
+impl std::fmt::Display for Certificate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let e = self.explanation();
+        let local = format!(
+            "every one of {} units agrees within its declared numerics on the reference's operands (worst local error {:.0} ulp, at `{}`)",
+            e.units, e.worst_local_ulp, e.worst_local_unit
+        );
+        match self {
+            Certificate::Amplified(_) => write!(
+                f,
+                "amplified: {local}, and their errors carried through the graph bound the output's deviation (largest: output {} element {}: observed {:.3e} <= predicted {:.3e})",
+                e.output, e.element, e.observed, e.predicted
+            ),
+            Certificate::Composition(_) => write!(
+                f,
+                "composition: {local}, but {} output elements depart beyond what their errors explain (worst: output {} element {}: observed {:.3e} > predicted {:.3e})",
+                e.beyond, e.output, e.element, e.observed, e.predicted
+            ),
+        }
+    }
+}
+
+/// One ULP of a value of magnitude `x` in a float type (1 for others).
+fn ulp_of(l: &Literal, x: f64) -> f64 {
+    match l.dtype().float_format() {
+        Some(fmt) => {
+            let e = if x != 0.0 && x.is_finite() {
+                (x.abs().log2().floor() as i32).max(1 - fmt.bias)
+            } else {
+                1 - fmt.bias
+            };
+            2f64.powi(e - fmt.mantissa_bits as i32)
+        }
+        None => 1.0,
+    }
+}
+
+/// One unit's measured error on the reference's values of its operands.
+#[derive(Clone, Debug)]
+pub(crate) struct LocalError {
+    /// Per element, `|backend - reference|`.
+    pub(crate) abs: Vec<f64>,
+    /// The largest, in ULP of the result's type.
+    pub(crate) worst_ulp: f64,
+}
+
+/// Each unit's error on the reference's values of its operands (units
+/// whose runs fail are left to the declared numerics).
+pub(crate) fn measure_local(
+    module: &Module,
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+) -> HashMap<String, LocalError> {
+    let entry = module.entry_computation();
+    let mut out = HashMap::new();
+    for chunk in candidates(module).chunks(BATCH_SIZE) {
+        let batch = extract_batch(module, chunk);
+        let mut args = Vec::new();
+        for ops in &batch.operands {
+            match operand_args(reference, ops) {
+                Some(a) => args.extend(a),
+                None => return out,
+            }
+        }
+        let Ok(outputs) = tested.run(&batch.module, &args) else {
+            continue;
+        };
+        let mut at = 0;
+        for (k, &c) in chunk.iter().enumerate() {
+            let n = batch.leaves[k];
+            let actual = outputs.get(at..at + n).unwrap_or(&[]);
+            at += n;
+            let (Some(Some(Value::Array(e))), [a]) = (reference.get(c.index()), actual) else {
+                continue;
+            };
+            if !e.dtype().is_float() || a.element_count() != e.element_count() {
+                continue;
+            }
+            let abs: Vec<f64> = (0..e.element_count())
+                .map(|i| {
+                    let (p, q) = (e.get_f64(i), a.get_f64(i));
+                    if p == q || (p.is_nan() && q.is_nan()) {
+                        0.0
+                    } else if !p.is_finite() || !q.is_finite() {
+                        f64::INFINITY
+                    } else {
+                        (p - q).abs()
+                    }
+                })
+                .collect();
+            let worst_ulp = abs
+                .iter()
+                .enumerate()
+                .map(|(i, d)| d / ulp_of(e, e.get_f64(i)))
+                .fold(0.0, f64::max);
+            out.insert(entry.instr(c).name.clone(), LocalError { abs, worst_ulp });
+        }
+    }
+    out
+}
+
+/// The certificate for a module whose output disagrees although no unit
+/// does: `expected` and `actual` are the whole module's outputs on `args`,
+/// `reference` every entry instruction's reference value. None when the
+/// first-order bound cannot be evaluated.
+pub fn certify(
+    module: &Module,
+    args: &[Literal],
+    expected: &[Literal],
+    actual: &[Literal],
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+) -> Option<Certificate> {
+    let numerics = tested.numerics();
+    let measured = measure_local(module, reference, tested);
+    let allow = numerics.allowances(false);
+    // the measured error, element by element, on top of the rounding the
+    // carried interval already holds (at the backend's own, perturbed
+    // operands an element may round the other way)
+    let local = |name: &str, _: &Literal| -> Option<Vec<f64>> {
+        measured.get(name).map(|m| m.abs.clone())
+    };
+    let fo = FirstOrder::with_local(module, args, &allow, &local).ok()?;
+    // what the judge's bound already legalized stays legal
+    let declared = FirstOrder::of(module, args, &allow).ok();
+    let (worst_unit, worst_ulp) = measured
+        .iter()
+        .max_by(|a, b| a.1.worst_ulp.total_cmp(&b.1.worst_ulp))
+        .map(|(n, m)| (n.clone(), m.worst_ulp))
+        .unwrap_or_default();
+    let mut e = Explanation {
+        units: candidates(module).len(),
+        worst_local_ulp: worst_ulp,
+        worst_local_unit: worst_unit,
+        beyond: 0,
+        output: 0,
+        element: 0,
+        observed: 0.0,
+        predicted: 0.0,
+    };
+    let mut worst_ratio = -1.0f64;
+    for (k, ((x, y), r)) in expected.iter().zip(actual).zip(&fo.radii).enumerate() {
+        let spec = default_error_spec_for_module(module, x.dtype());
+        for i in 0..x.element_count().min(y.element_count()).min(r.len()) {
+            let (p, q) = (x.get_f64(i), y.get_f64(i));
+            if x.get_bits(i) == y.get_bits(i) || (p.is_nan() && q.is_nan()) {
+                continue;
+            }
+            let observed = (p - q).abs();
+            let within_declared = declared
+                .as_ref()
+                .and_then(|d| d.radii.get(k))
+                .and_then(|d| d.get(i))
+                .is_some_and(|&d| observed <= d);
+            let explained = observed <= r[i]
+                || within_declared
+                || spec.accepts(x.get_bits(i), y.get_bits(i), x.dtype());
+            let ratio = if r[i] > 0.0 { observed / r[i] } else { f64::INFINITY };
+            if !explained {
+                e.beyond += 1;
+            }
+            let ratio = if ratio.is_nan() { f64::INFINITY } else { ratio };
+            if ratio > worst_ratio || (ratio == worst_ratio && observed > e.observed) {
+                worst_ratio = ratio;
+                (e.output, e.element, e.observed, e.predicted) = (k, i, observed, r[i]);
+            }
+        }
+    }
+    Some(if e.beyond == 0 {
+        Certificate::Amplified(e)
+    } else {
+        Certificate::Composition(e)
+    })
+}
+
+/// The smallest subgraph around output `output`'s root that departs when
+/// compiled whole: the ancestors of the root within a growing depth
+/// (doubling, then bisecting), each run on the reference's values of its
+/// inputs and judged. Returns the region and its arguments, or None when
+/// even the whole graph's region does not depart alone.
+pub fn grow_departing_region(
+    module: &Module,
+    output: usize,
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+    numerics: &Numerics,
+) -> Option<(Extracted, Vec<Literal>)> {
+    let entry = module.entry_computation();
+    let root_ins = entry.instr(entry.root);
+    let start = if root_ins.opcode == Opcode::Tuple {
+        *root_ins.operands.get(output)?
+    } else {
+        entry.root
+    };
+    let departs = |depth: usize| -> Option<Option<(Extracted, Vec<Literal>)>> {
+        let ids = ancestors_within(module, start, depth);
+        let x = extract_region(module, &ids, start);
+        let args = operand_args(reference, &x.operands)?;
+        let expected = reference.get(start.index())?.as_ref()?.flatten();
+        let verdict = match tested.run(&x.module, &args) {
+            Ok(actual) => judge_outputs(&x.module, &args, &expected, &actual, numerics),
+            Err(_) => return Some(None),
+        };
+        Some(verdict.is_disagreement().then_some((x, args)))
+    };
+    let total = entry.instructions.len();
+    let (mut lo, mut hi) = (0usize, 1usize);
+    let found = loop {
+        match departs(hi)? {
+            Some(f) => break f,
+            None if hi >= total => return None,
+            None => {
+                lo = hi;
+                hi = (hi * 2).min(total);
+            }
+        }
+    };
+    // the smallest depth in (lo, hi] that still departs
+    let mut best = found;
+    let mut top = hi;
+    while top - lo > 1 {
+        let mid = (lo + top) / 2;
+        match departs(mid)? {
+            Some(f) => {
+                best = f;
+                top = mid;
+            }
+            None => lo = mid,
+        }
+    }
+    Some(best)
+}
+
+/// The entry instructions within `depth` operand steps of `root`, in
+/// topological order (parameters excluded: they stay inputs).
+fn ancestors_within(module: &Module, root: InstrId, depth: usize) -> Vec<InstrId> {
+    let entry = module.entry_computation();
+    let mut dist: HashMap<InstrId, usize> = HashMap::from([(root, 0)]);
+    let mut frontier = vec![root];
+    for d in 1..=depth {
+        let mut next = Vec::new();
+        for id in frontier {
+            for &o in &entry.instr(id).operands {
+                if entry.instr(o).opcode != Opcode::Parameter && !dist.contains_key(&o) {
+                    dist.insert(o, d);
+                    next.push(o);
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    entry
+        .post_order()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|i| dist.contains_key(i))
+        .collect()
+}
+
+/// Why a module's output departs from every bound: a unit that disagrees on
+/// the reference's own operand values (the first, in topological order),
+/// or the certificate of the units' agreement checked against the whole.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Departure {
+    /// A unit disagrees: the first culprit.
+    Unit(super::deep::LocalDisagreement),
+    /// Every unit agrees.
+    Certified(Certificate),
+}
+
+/// Explains a disagreeing output (see [`Departure`]); None when the
+/// reference cannot evaluate every instruction or the bound cannot be
+/// carried.
+pub fn explain_departure(
+    module: &Module,
+    args: &[Literal],
+    expected: &[Literal],
+    actual: &[Literal],
+    tested: &Tested<'_>,
+) -> Option<Departure> {
+    let oracle = super::judge::Oracle::Exact;
+    let reference = oracle.all_values(module, args).ok()?;
+    let deep = super::deep::deep_check(module, &reference, &oracle, tested, &mut |_| {});
+    if let Some(first) = deep.local_disagreements.into_iter().next() {
+        return Some(Departure::Unit(first));
+    }
+    certify(module, args, expected, actual, &reference, tested).map(Departure::Certified)
+}
