@@ -253,7 +253,11 @@ fn compare_module(
         args.reference == "reference",
         args.strict_rounding,
     );
-    let departure = match (expected.outputs(), actual.outputs(), MismatchKind::of(&verdict)) {
+    let departure = match (
+        expected.outputs(),
+        actual.outputs(),
+        MismatchKind::of(&verdict),
+    ) {
         (Some(e), Some(a), Some(MismatchKind::Values | MismatchKind::NonFinite))
             if args.reference == "reference" && args.backend != "reference" =>
         {

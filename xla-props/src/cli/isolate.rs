@@ -77,11 +77,28 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
     })?;
     match outcome {
         Isolation::Agree { verdict, .. } => {
-            say!(
-                "{file}: `{}` agrees with `{}`: {verdict}; nothing to isolate",
+            let line = format!(
+                "`{}` agrees with `{}`: {verdict}; nothing to isolate",
                 args.backend,
                 oracle.name()
             );
+            write_plain_report(&args.out, &file, &line, None)?;
+            say!("{file}: {line}");
+            Ok(0)
+        }
+        Isolation::Amplified {
+            verdict,
+            certificate,
+            ..
+        } => {
+            let first = verdict.lines().next().unwrap_or_default();
+            let line = format!(
+                "`{}` departs from every bound of `{}` ({first}), but no instruction departs on its own: {certificate}",
+                args.backend,
+                oracle.name()
+            );
+            write_plain_report(&args.out, &file, &line, Some(&certificate))?;
+            say!("{file}: {line}");
             Ok(0)
         }
         Isolation::Isolated(mut iso) => {
@@ -107,6 +124,10 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
             }
             for d in &r.local_disagreements {
                 say!("  local disagreement: {}", describe(d));
+            }
+            if let Some(c) = &r.certificate {
+                say!("{c}");
+                say!("the smallest region that departs when compiled whole is the reproducer");
             }
             match &r.culprit.fusion {
                 Some(f) => say!(
@@ -136,6 +157,33 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
             Ok(1)
         }
     }
+}
+
+/// `DIR/report.md` and `DIR/report.json` when there is nothing to
+/// isolate (the output agrees, or its departure is amplified): an
+/// isolation always leaves its report.
+fn write_plain_report(
+    dir: &std::path::Path,
+    file: &str,
+    line: &str,
+    certificate: Option<&crate::isolate::Certificate>,
+) -> Result<(), CliError> {
+    let cannot =
+        |e: std::io::Error| CliError::input(format!("cannot write to {}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(cannot)?;
+    let json = serde_json::json!({
+        "module": file,
+        "conclusion": line,
+        "certificate": certificate,
+    });
+    let text = serde_json::to_string_pretty(&json)
+        .map_err(|e| CliError::input(format!("cannot encode json: {e}")))?;
+    std::fs::write(dir.join("report.json"), text + "\n").map_err(cannot)?;
+    std::fs::write(
+        dir.join("report.md"),
+        format!("# isolation of `{file}`\n\n{line}\n"),
+    )
+    .map_err(cannot)
 }
 
 /// The pass that introduced the disagreement, on the same inputs:

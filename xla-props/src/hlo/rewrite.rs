@@ -249,7 +249,11 @@ pub fn extract_region(module: &Module, ids: &[InstrId], root: InstrId) -> Extrac
         map.insert(root, b.parameter(src.name.clone(), src.shape.clone()));
         operands.push(root);
     }
-    let name = format!("{}_{}_region", module.name, sanitize(&entry.instr(root).name));
+    let name = format!(
+        "{}_{}_region",
+        module.name,
+        sanitize(&entry.instr(root).name)
+    );
     Extracted {
         module: copier.finish(&name, b.finish(&entry.name, map[&root])),
         operands,

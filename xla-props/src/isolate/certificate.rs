@@ -186,9 +186,8 @@ pub fn certify(
     // the measured error, element by element, on top of the rounding the
     // carried interval already holds (at the backend's own, perturbed
     // operands an element may round the other way)
-    let local = |name: &str, _: &Literal| -> Option<Vec<f64>> {
-        measured.get(name).map(|m| m.abs.clone())
-    };
+    let local =
+        |name: &str, _: &Literal| -> Option<Vec<f64>> { measured.get(name).map(|m| m.abs.clone()) };
     let fo = FirstOrder::with_local(module, args, &allow, &local).ok()?;
     // what the judge's bound already legalized stays legal
     let declared = FirstOrder::of(module, args, &allow).ok();
@@ -224,7 +223,11 @@ pub fn certify(
             let explained = observed <= r[i]
                 || within_declared
                 || spec.accepts(x.get_bits(i), y.get_bits(i), x.dtype());
-            let ratio = if r[i] > 0.0 { observed / r[i] } else { f64::INFINITY };
+            let ratio = if r[i] > 0.0 {
+                observed / r[i]
+            } else {
+                f64::INFINITY
+            };
             if !explained {
                 e.beyond += 1;
             }

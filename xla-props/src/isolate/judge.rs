@@ -35,17 +35,21 @@ pub enum MismatchKind {
     ReferenceFailed,
     /// Both failed, differently.
     BothFailedDifferently,
+    /// Every unit agrees on the reference's operands, but the whole
+    /// departs beyond what their errors explain (see `Certificate`).
+    Composition,
 }
 
 impl MismatchKind {
     /// Every kind.
-    pub const ALL: [MismatchKind; 6] = [
+    pub const ALL: [MismatchKind; 7] = [
         MismatchKind::Values,
         MismatchKind::NonFinite,
         MismatchKind::Shape,
         MismatchKind::BackendFailed,
         MismatchKind::ReferenceFailed,
         MismatchKind::BothFailedDifferently,
+        MismatchKind::Composition,
     ];
     /// The kind of a disagreeing verdict (None for agreement and skips).
     pub fn of(verdict: &Verdict) -> Option<MismatchKind> {
@@ -87,6 +91,7 @@ impl MismatchKind {
             MismatchKind::BackendFailed => "backend-failed",
             MismatchKind::ReferenceFailed => "reference-failed",
             MismatchKind::BothFailedDifferently => "both-failed-differently",
+            MismatchKind::Composition => "composition",
         }
     }
 }

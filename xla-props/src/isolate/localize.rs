@@ -34,6 +34,10 @@ pub struct Located {
     pub verdict: Verdict,
     /// The kind of disagreement.
     pub kind: MismatchKind,
+    /// For a composition: the region around it that departs when compiled
+    /// whole (its module; `args` are its arguments). None: the culprit is
+    /// the instruction alone.
+    pub region: Option<Module>,
 }
 
 /// Why localization found nothing.
@@ -177,6 +181,7 @@ pub(crate) fn follow_errors(
                 args: cargs,
                 verdict,
                 kind,
+                region: None,
             });
         }
     }
@@ -284,6 +289,7 @@ fn scan_batch(
                     args: cargs,
                     verdict,
                     kind: MismatchKind::BackendFailed,
+                    region: None,
                 },
                 fingerprint_differs: true,
             });
@@ -326,5 +332,6 @@ fn confirm(
         args: cargs,
         verdict,
         kind,
+        region: None,
     })
 }

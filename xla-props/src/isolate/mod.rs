@@ -25,8 +25,7 @@ pub mod testing;
 
 pub use crate::hlo::rewrite::{
     dead_code_eliminated, expose_values, extract_batch, extract_instruction, extract_region,
-    find_instruction,
-    inline_fusion, move_fusion_root, Batch, Extracted,
+    find_instruction, inline_fusion, move_fusion_root, Batch, Extracted,
 };
 pub use certificate::{
     certify, explain_departure, grow_departing_region, Certificate, Departure, Explanation,

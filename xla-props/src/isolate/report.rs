@@ -21,6 +21,13 @@ fn markdown(r: &Report, isolated: &Isolated) -> String {
     let _ = writeln!(s, "# isolation of `{}` on `{}`\n", r.module, r.backend);
     let _ = writeln!(s, "- reference: `{}`, input seed {}", r.reference, r.seed);
     let _ = writeln!(s, "- whole module: {}", r.verdict);
+    if let Some(c) = &r.certificate {
+        let _ = writeln!(s, "- {c}");
+        let _ = writeln!(
+            s,
+            "- the reproducer is the smallest region around that output that departs when compiled whole"
+        );
+    }
     if r.output_agrees {
         let _ = writeln!(
             s,

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::certificate::{certify, grow_departing_region, Certificate};
 use super::deep::{deep_check, fused_location, plain_location, CulpritLocation, LocalDisagreement};
 use super::inside::{look_inside, vanishes_when_split, InsideMethod};
 use super::judge::{judge_module, MismatchKind, Oracle, Tested};
@@ -92,6 +93,9 @@ pub struct Report {
     pub vanishes_when_split: bool,
     /// The kind of mismatch (the failure signature's other half).
     pub mismatch: MismatchKind,
+    /// For a departure no unit shows: the certificate of the units'
+    /// agreement checked against the whole (a composition mismatch).
+    pub certificate: Option<Certificate>,
     /// The culprit's verdict, in words.
     pub culprit_verdict: String,
     /// Top-level candidates in the module.
@@ -118,6 +122,17 @@ pub enum Isolation {
     Agree {
         /// The verdict.
         verdict: Verdict,
+        /// Backend runs.
+        backend_runs: u64,
+    },
+    /// The output departs from every bound, but every top-level instruction
+    /// agrees on the reference values of its operands and their measured
+    /// errors, carried through the graph, explain the departure: legal.
+    Amplified {
+        /// The whole-module verdict, in words.
+        verdict: String,
+        /// The certificate.
+        certificate: Certificate,
         /// Backend runs.
         backend_runs: u64,
     },
@@ -208,6 +223,7 @@ pub fn isolate(
         }
     };
     let cands = super::localize::candidates(module);
+    let mut certificate_found = None;
     stage(&bar, "compare", cands.len() as u64);
     let deep = deep_check(module, &reference, oracle, &tested, &mut |n| bar.inc(n));
     let located = match deep.findings.first() {
@@ -219,22 +235,40 @@ pub fn isolate(
                 backend_runs: tested.runs(),
             });
         }
-        // no instruction disagrees alone: follow the errors through the graph
+        // no instruction disagrees alone: the certificate of their agreement
+        // against the whole, else follow the errors through the graph
         None => {
-            stage(&bar, "follow", 1);
-            follow_errors(module, &args, &reference, &tested)?
+            stage(&bar, "certify", 1);
+            match certified(module, &args, &reference, oracle, &tested) {
+                Some(Certified::Amplified(certificate)) => {
+                    bar.finish_and_clear();
+                    return Ok(Isolation::Amplified {
+                        verdict: whole_verdict,
+                        certificate,
+                        backend_runs: tested.runs(),
+                    });
+                }
+                Some(Certified::Composition(certificate, located)) => {
+                    certificate_found = Some(certificate);
+                    located
+                }
+                None => follow_errors(module, &args, &reference, &tested)?,
+            }
         }
     };
+    let composition = certificate_found.is_some();
     let entry = module.entry_computation();
     let top = entry.instr(located.id);
-    let extracted = extract_instruction(module, located.id);
-    let cmod = extracted.module;
+    let cmod = match &located.region {
+        Some(region) => region.clone(),
+        None => extract_instruction(module, located.id).module,
+    };
     let cargs = located.args.clone();
     let croot = cmod.entry_computation().root;
 
     // look inside
     stage(&bar, "inside", 1);
-    let (culprit, inside, vanishes) = if top.opcode == Opcode::Fusion {
+    let (culprit, inside, vanishes) = if top.opcode == Opcode::Fusion && !composition {
         let found = look_inside(&cmod, croot, &cargs, oracle, &tested);
         let vanishes = vanishes_when_split(&cmod, croot, &cargs, oracle, &tested);
         // the extracted module keeps the fused computation and its names
@@ -268,7 +302,8 @@ pub fn isolate(
         module: cmod,
         args: cargs,
     };
-    let (reproducer, reductions) = if options.minimize && located.local {
+    // a composition departs only whole: its region is not reduced
+    let (reproducer, reductions) = if options.minimize && located.local && !composition {
         stage(&bar, "minimize", super::minimize::MAX_ATTEMPTS as u64);
         let minimizer = Minimizer {
             oracle,
@@ -294,6 +329,7 @@ pub fn isolate(
         inside,
         vanishes_when_split: vanishes,
         mismatch: located.kind,
+        certificate: certificate_found,
         culprit_verdict: located.verdict.to_string(),
         candidates: deep.candidates,
         instructions: module.instruction_count(),
@@ -307,4 +343,56 @@ pub fn isolate(
         report,
         reproducer,
     })))
+}
+
+/// What the certificate of local agreement concluded.
+enum Certified {
+    Amplified(Certificate),
+    /// With the smallest departing region around the worst output, as the
+    /// located culprit.
+    Composition(Certificate, super::localize::Located),
+}
+
+/// The certificate for a disagreeing output with no local disagreement,
+/// and for a composition the region that departs when compiled whole.
+fn certified(
+    module: &Module,
+    args: &[crate::literal::Literal],
+    reference: &[Option<crate::literal::Value>],
+    oracle: &Oracle,
+    tested: &Tested<'_>,
+) -> Option<Certified> {
+    let expected = oracle.run(module, args).ok()?;
+    let actual = tested.run(module, args).ok()?;
+    let certificate = certify(module, args, &expected, &actual, reference, tested)?;
+    if certificate.is_amplified() {
+        return Some(Certified::Amplified(certificate));
+    }
+    let output = certificate.explanation().output;
+    let numerics = tested.numerics();
+    let entry = module.entry_computation();
+    let (region, rargs, id) =
+        match grow_departing_region(module, output, reference, tested, &numerics) {
+            Some((x, a)) => {
+                let root = x.module.entry_computation().root;
+                let name = x.module.entry_computation().instr(root).name.clone();
+                let id = crate::hlo::rewrite::find_instruction(module, &name)
+                    .map_or(entry.root, |(_, i)| i);
+                (x.module, a, id)
+            }
+            // only the whole module departs
+            None => (module.clone(), args.to_vec(), entry.root),
+        };
+    let verdict = super::judge::judge_module(&region, &rargs, oracle, tested);
+    Some(Certified::Composition(
+        certificate,
+        super::localize::Located {
+            id,
+            local: true,
+            args: rargs,
+            verdict,
+            kind: MismatchKind::Composition,
+            region: Some(region),
+        },
+    ))
 }
