@@ -28,6 +28,10 @@ pub enum CaseKind {
     Skip,
     /// Failed as declared by an expected-failure limitation (counted as skipped).
     XFail,
+    /// Failed because the backend rejected or crashed on a module the
+    /// reference runs (a compile error, a crash, a timeout): no values were
+    /// judged, so it is not reported as wrong values (counted as failed).
+    Rejected,
 }
 
 impl CaseKind {
@@ -39,6 +43,7 @@ impl CaseKind {
             CaseKind::Fail => "fail",
             CaseKind::Skip => "skip",
             CaseKind::XFail => "xfail",
+            CaseKind::Rejected => "rejected",
         }
     }
 
@@ -46,7 +51,7 @@ impl CaseKind {
     pub fn status(self) -> CaseStatus {
         match self {
             CaseKind::Pass | CaseKind::XPass => CaseStatus::Passed,
-            CaseKind::Fail => CaseStatus::Failed,
+            CaseKind::Fail | CaseKind::Rejected => CaseStatus::Failed,
             CaseKind::Skip | CaseKind::XFail => CaseStatus::Skipped,
         }
     }
