@@ -286,3 +286,31 @@ pub fn judge_compare(
         .strict_rounding(strict_rounding)
         .judge(module, inputs, expected, actual, &eval)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_backend_that_rejects_or_crashes_is_exit_3() {
+        let backend = Verdict::OnlyOneFailed {
+            failed: Side::Backend,
+            error: "compile error: iree-compile: ...".into(),
+        };
+        let reference = Verdict::OnlyOneFailed {
+            failed: Side::Reference,
+            error: "x".into(),
+        };
+        let known = Verdict::KnownRejection {
+            bugs: vec![],
+            error: "x".into(),
+        };
+        let skipped = Verdict::Skipped { reason: "x".into() };
+        let shape = Verdict::ShapeMismatch { detail: "x".into() };
+        assert_eq!(exit_code(&backend, false), 3);
+        assert_eq!(exit_code(&known, false), 3);
+        assert_eq!(exit_code(&reference, false), 1);
+        assert_eq!(exit_code(&shape, false), 1);
+        assert_eq!(exit_code(&skipped, false), 2);
+    }
+}

@@ -115,6 +115,7 @@ fn unsigned_reduce_window(m: &Module, c: usize, id: InstrId) -> Option<Module> {
     body.name = format!("{}.signed", reducer.name);
     for i in &mut body.instructions {
         i.shape = signed(&i.shape);
+        i.name = format!("{}.signed", i.name);
     }
     m.computations.push(body);
     let body_id = crate::hlo::CompId(m.computations.len() as u32 - 1);
@@ -358,4 +359,134 @@ fn dot_algorithm(c: &Computation, id: InstrId) -> Result<Option<Computation>, St
     }
     c.instructions[id.index()] = new;
     Ok(Some(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::parse_module;
+    use crate::inputs::{generate_inputs, Distribution};
+
+    /// The rewritten module, checked to compute the same bits as the
+    /// original on the reference for three input sets.
+    fn same_meaning(text: &str) -> Module {
+        let m = parse_module(text).unwrap_or_else(|e| panic!("{e}"));
+        let c = canonicalize(&m).unwrap().into_owned();
+        crate::hlo::verify(&c).unwrap_or_else(|e| panic!("{e}\n{c}"));
+        for seed in 0..3 {
+            let args = generate_inputs(&m, Distribution::Uniform, seed).unwrap().args;
+            let want = crate::reference::evaluate(&m, &args).unwrap();
+            let got = crate::reference::evaluate(&c, &args).unwrap();
+            let bits = |v: &[crate::literal::Literal]| -> Vec<Vec<u64>> {
+                v.iter().map(|l| l.to_bits_vec()).collect()
+            };
+            assert_eq!(bits(&got), bits(&want), "seed {seed}\n{c}");
+        }
+        c
+    }
+
+    fn root(m: &Module) -> &Instruction {
+        let e = m.entry_computation();
+        let r = e.instr(e.root);
+        match r.opcode {
+            Opcode::Copy => e.instr(e.instr(r.operands[0]).operands[0]),
+            _ => r,
+        }
+    }
+
+    const ADD: &str = "add {\n  p = f32[] parameter(0)\n  q = f32[] parameter(1)\n  ROOT sum = f32[] add(p, q)\n}\n";
+
+    #[test]
+    fn unit_windows_over_addressed_dims_become_inserted_dims() {
+        let c = same_meaning(&format!(
+            "HloModule m\n{ADD}\nENTRY e {{\n  o = f32[4,6] parameter(0)\n  i = s32[4,2] parameter(1)\n  \
+             u = f32[4,1,1] parameter(2)\n  ROOT s = f32[4,6] scatter(o, i, u), to_apply=add, \
+             update_window_dims={{1,2}}, inserted_window_dims={{}}, scatter_dims_to_operand_dims={{0,1}}, index_vector_dim=1\n}}\n"
+        ));
+        let d = root(&c).attrs.scatter_dims.clone().unwrap();
+        assert_eq!(d.inserted_window_dims, vec![0, 1]);
+        assert!(d.update_window_dims.is_empty());
+    }
+
+    #[test]
+    fn the_index_vector_becomes_the_last_dimension() {
+        let c = same_meaning(&format!(
+            "HloModule m\n{ADD}\nENTRY e {{\n  o = f32[5,3] parameter(0)\n  i = s32[1,4] parameter(1)\n  \
+             u = f32[4,3] parameter(2)\n  ROOT s = f32[5,3] scatter(o, i, u), to_apply=add, \
+             update_window_dims={{1}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=0\n}}\n"
+        ));
+        let r = root(&c);
+        assert_eq!(r.attrs.scatter_dims.as_ref().unwrap().index_vector_dim, 1);
+        let e = c.entry_computation();
+        assert_eq!(e.instr(r.operands[1]).opcode, Opcode::Transpose);
+        // an implicit index vector: a reshape adds it
+        let c = same_meaning(&format!(
+            "HloModule m\n{ADD}\nENTRY e {{\n  o = f32[5,3] parameter(0)\n  i = s32[4] parameter(1)\n  \
+             u = f32[4,3] parameter(2)\n  ROOT s = f32[5,3] scatter(o, i, u), to_apply=add, \
+             update_window_dims={{1}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1\n}}\n"
+        ));
+        let e = c.entry_computation();
+        assert_eq!(e.instr(root(&c).operands[1]).shape.to_string(), "s32[4,1]");
+    }
+
+    #[test]
+    fn a_scatter_in_iree_form_is_left_alone() {
+        let m = parse_module(&format!(
+            "HloModule m\n{ADD}\nENTRY e {{\n  o = f32[5,3] parameter(0)\n  i = s32[4,1] parameter(1)\n  \
+             u = f32[4,3] parameter(2)\n  ROOT s = f32[5,3] scatter(o, i, u), to_apply=add, \
+             update_window_dims={{1}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1\n}}\n"
+        ))
+        .unwrap();
+        assert!(matches!(canonicalize(&m), Ok(Cow::Borrowed(_))));
+    }
+
+    #[test]
+    fn window_reversal_becomes_a_reverse_of_the_kernel() {
+        let c = same_meaning(
+            "HloModule m\nENTRY e {\n  x = f32[1,6,6,4] parameter(0)\n  k = f32[3,3,1,4] parameter(1)\n  \
+             ROOT c = f32[1,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1 rhs_reversal=0x1}, \
+             dim_labels=b01f_01io->b01f, feature_group_count=4\n}\n",
+        );
+        let r = root(&c);
+        assert!(r.attrs.window.as_ref().unwrap().iter().all(|d| !d.reversal));
+        let rev = c.entry_computation().instr(r.operands[1]);
+        assert_eq!(
+            (rev.opcode, rev.attrs.dimensions.clone()),
+            (Opcode::Reverse, Some(vec![1]))
+        );
+    }
+
+    #[test]
+    fn an_unsigned_reduce_window_runs_on_signed_twins() {
+        let text = "HloModule m\nadd {\n  p = u32[] parameter(0)\n  q = u32[] parameter(1)\n  ROOT sum = u32[] add(p, q)\n}\n\
+                    ENTRY e {\n  a = u32[8] parameter(0)\n  z = u32[] constant(0)\n  \
+                    ROOT s = u32[8] reduce-window(a, z), window={size=8 pad=7_0}, to_apply=add\n}\n";
+        let c = same_meaning(text);
+        assert_eq!(root(&c).shape.to_string(), "s32[8]");
+        // a max reducer depends on the sign: left alone
+        let max = text.replace("add(p, q)", "maximum(p, q)");
+        let m = parse_module(&max).unwrap();
+        assert!(matches!(canonicalize(&m), Ok(Cow::Borrowed(_))));
+    }
+
+    #[test]
+    fn a_dot_algorithm_becomes_conversions_of_its_operands() {
+        let dot = |alg: &str| {
+            format!(
+                "HloModule m\nENTRY e {{\n  a = f32[2,8] parameter(0)\n  b = f32[8,3] parameter(1)\n  \
+                 ROOT d = f32[2,3] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}, algorithm={alg}\n}}\n"
+            )
+        };
+        let c = same_meaning(&dot("dot_bf16_bf16_f32"));
+        let r = root(&c);
+        assert!(r.attrs.other.is_empty());
+        let e = c.entry_computation();
+        assert_eq!(e.instr(r.operands[0]).shape.to_string(), "bf16[2,8]");
+        let c = same_meaning(&dot("dot_tf32_tf32_f32"));
+        let e = c.entry_computation();
+        assert_eq!(e.instr(root(&c).operands[1]).opcode, Opcode::ReducePrecision);
+        // several components per operand: no lowering, a reason
+        let m = parse_module(&dot("dot_bf16_bf16_f32_x3")).unwrap();
+        assert!(canonicalize(&m).unwrap_err().contains("several components"));
+    }
 }
