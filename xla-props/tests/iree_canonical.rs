@@ -38,8 +38,8 @@ fn compare(file: &Path, backend: &str, seed: u64) -> (i32, String) {
         .args(["--seed", &seed.to_string()])
         .output()
         .expect("binary runs");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.code().unwrap_or(-1), text)
 }
 
@@ -55,7 +55,8 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-const ADD_F32: &str = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+const ADD_F32: &str =
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
 
 /// Scatters as XLA's scatter simplifier leaves them (every window dimension
 /// in the updates, unit windows over addressed dimensions) and with the
@@ -151,10 +152,38 @@ fn the_iree_reproducers_agree_once_canonicalized() {
     // dilation (a gradient convolution), 1-D
     let dir = scratch("conv");
     let convs = [
-        ("f32[1,6,6,2]", "f32[3,3,2,4]", "f32[1,6,6,4]", "size=3x3 pad=1_1x1_1 rhs_reversal=1x1", "b01f_01io->b01f", ""),
-        ("f32[1,6,6,2]", "f32[3,3,2,4]", "f32[1,6,6,4]", "size=3x3 pad=1_1x1_1 rhs_reversal=0x1", "b01f_01io->b01f", ""),
-        ("f32[1,3,3,4]", "f32[3,3,2,4]", "f32[1,6,6,2]", "size=3x3 pad=1_2x1_2 lhs_dilate=2x2 rhs_reversal=1x1", "b01f_01oi->b01f", ""),
-        ("f32[1,6,6,4]", "f32[3,3,1,4]", "f32[1,6,6,4]", "size=3x3 pad=1_1x1_1 rhs_reversal=1x1", "b01f_01io->b01f", ", feature_group_count=4"),
+        (
+            "f32[1,6,6,2]",
+            "f32[3,3,2,4]",
+            "f32[1,6,6,4]",
+            "size=3x3 pad=1_1x1_1 rhs_reversal=1x1",
+            "b01f_01io->b01f",
+            "",
+        ),
+        (
+            "f32[1,6,6,2]",
+            "f32[3,3,2,4]",
+            "f32[1,6,6,4]",
+            "size=3x3 pad=1_1x1_1 rhs_reversal=0x1",
+            "b01f_01io->b01f",
+            "",
+        ),
+        (
+            "f32[1,3,3,4]",
+            "f32[3,3,2,4]",
+            "f32[1,6,6,2]",
+            "size=3x3 pad=1_2x1_2 lhs_dilate=2x2 rhs_reversal=1x1",
+            "b01f_01oi->b01f",
+            "",
+        ),
+        (
+            "f32[1,6,6,4]",
+            "f32[3,3,1,4]",
+            "f32[1,6,6,4]",
+            "size=3x3 pad=1_1x1_1 rhs_reversal=1x1",
+            "b01f_01io->b01f",
+            ", feature_group_count=4",
+        ),
     ];
     for (k, (x, w, o, window, labels, groups)) in convs.iter().enumerate() {
         let text = format!(

@@ -172,11 +172,18 @@ mod tests {
         }
         let mut attrs = Attrs::default();
         assert_eq!(DotAlgorithm::of(&attrs), Ok(None));
-        attrs.other.push(("algorithm".into(), "dot_tf32_tf32_f32".into()));
-        assert_eq!(DotAlgorithm::of(&attrs), Ok(Some(DotAlgorithm::Tf32Tf32F32)));
+        attrs
+            .other
+            .push(("algorithm".into(), "dot_tf32_tf32_f32".into()));
+        assert_eq!(
+            DotAlgorithm::of(&attrs),
+            Ok(Some(DotAlgorithm::Tf32Tf32F32))
+        );
         attrs.other[0].1 = "unset".into();
         assert_eq!(DotAlgorithm::of(&attrs), Ok(None));
         attrs.other[0].1 = "dot_x".into();
-        assert!(DotAlgorithm::of(&attrs).unwrap_err().contains("unknown dot algorithm `dot_x`"));
+        assert!(DotAlgorithm::of(&attrs)
+            .unwrap_err()
+            .contains("unknown dot algorithm `dot_x`"));
     }
 }

@@ -8,8 +8,8 @@
 use super::data::{dims_of, f64s, from_f64s, from_i128s, i128s, next_index, strides};
 use super::OpError;
 use crate::hlo::{
-    bits_to_f64, round_to_bits, ArrayShape, Attrs, DotAlgorithm, DotDims, ElementType,
-    FloatFormat, OperandPrecision, WindowDim,
+    bits_to_f64, round_to_bits, ArrayShape, Attrs, DotAlgorithm, DotDims, ElementType, FloatFormat,
+    OperandPrecision, WindowDim,
 };
 use crate::literal::Literal;
 
@@ -131,7 +131,9 @@ pub(crate) fn round_as(x: f64, precision: OperandPrecision, own: ElementType) ->
 /// rounded to the algorithm's precision, then the remainder rounded, ...
 fn components(l: &Literal, alg: DotAlgorithm) -> Result<Vec<Literal>, OpError> {
     let precision = alg.operand_precision();
-    if !l.dtype().is_float() || precision.or_operand(l.dtype()).is_none() && precision != OperandPrecision::Tf32 {
+    if !l.dtype().is_float()
+        || precision.or_operand(l.dtype()).is_none() && precision != OperandPrecision::Tf32
+    {
         return Err(OpError::Unsupported(format!(
             "dot algorithm {} on {} operands",
             alg.name(),
@@ -146,7 +148,10 @@ fn components(l: &Literal, alg: DotAlgorithm) -> Result<Vec<Literal>, OpError> {
     let mut rest = f64s(l);
     let mut out = Vec::with_capacity(alg.components());
     for _ in 0..alg.components() {
-        let part: Vec<f64> = rest.iter().map(|&x| round_as(x, precision, l.dtype())).collect();
+        let part: Vec<f64> = rest
+            .iter()
+            .map(|&x| round_as(x, precision, l.dtype()))
+            .collect();
         for (x, p) in rest.iter_mut().zip(&part) {
             // the remainder is exact in f64; a non-finite part leaves nothing
             *x = if p.is_finite() { *x - p } else { 0.0 };
@@ -172,8 +177,11 @@ pub(crate) fn dot_with_algorithm(
         return dot(l, r, attrs.dot_dims.as_ref(), o);
     };
     let (lc, rc) = (components(l, alg)?, components(r, alg)?);
-    let pairs: Vec<(&Literal, &Literal)> =
-        alg.products().iter().map(|&(i, j)| (&lc[i], &rc[j])).collect();
+    let pairs: Vec<(&Literal, &Literal)> = alg
+        .products()
+        .iter()
+        .map(|&(i, j)| (&lc[i], &rc[j]))
+        .collect();
     dot_pairs(&pairs, attrs.dot_dims.as_ref(), o)
 }
 

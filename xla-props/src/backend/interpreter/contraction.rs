@@ -12,8 +12,8 @@ use super::math::Compute;
 use super::shape_ops::transpose;
 use crate::backend::BackendError;
 use crate::hlo::{
-    bits_to_f64, round_to_bits, ArrayShape, Attrs, DotAlgorithm, DotDims, ElementType,
-    FloatFormat, OperandPrecision,
+    bits_to_f64, round_to_bits, ArrayShape, Attrs, DotAlgorithm, DotDims, ElementType, FloatFormat,
+    OperandPrecision,
 };
 use crate::literal::{ArrayData, Literal};
 

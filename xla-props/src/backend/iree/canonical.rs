@@ -133,7 +133,12 @@ fn unsigned_reduce_window(m: &Module, c: usize, id: InstrId) -> Option<Module> {
     let back = Instruction::new("bc", Opcode::BitcastConvert, ins.shape.clone(), vec![inner]);
     let back = add(comp, &base, "unsigned", back);
     // the original becomes a copy of the result (its users keep their operand)
-    let mut copy = Instruction::new(ins.name.clone(), Opcode::Copy, ins.shape.clone(), vec![back]);
+    let mut copy = Instruction::new(
+        ins.name.clone(),
+        Opcode::Copy,
+        ins.shape.clone(),
+        vec![back],
+    );
     copy.attrs.other.clear();
     comp.instructions[id.index()] = copy;
     Some(m)
@@ -251,7 +256,8 @@ fn scatter(c: &Computation, id: InstrId) -> Option<Computation> {
             .filter(|w| !drop.contains(w))
             .map(|&w| w - drop.iter().filter(|&&x| x < w).count() as i64)
             .collect();
-        nd.inserted_window_dims.extend(unit.iter().map(|&(od, _)| od));
+        nd.inserted_window_dims
+            .extend(unit.iter().map(|&(od, _)| od));
         nd.inserted_window_dims.sort_unstable();
     }
     let mut new = ins.clone();
@@ -335,7 +341,8 @@ fn dot_algorithm(c: &Computation, id: InstrId) -> Result<Option<Computation>, St
         let rounded = match precision {
             // TF32: f32 rounded to 10 mantissa bits, kept in f32
             OperandPrecision::Tf32 if a.dtype == ElementType::F32 => {
-                let mut r = Instruction::new("rp", Opcode::ReducePrecision, Shape::Array(a), vec![o]);
+                let mut r =
+                    Instruction::new("rp", Opcode::ReducePrecision, Shape::Array(a), vec![o]);
                 r.attrs.exponent_bits = Some(8);
                 r.attrs.mantissa_bits = Some(10);
                 r
@@ -374,7 +381,9 @@ mod tests {
         let c = canonicalize(&m).unwrap().into_owned();
         crate::hlo::verify(&c).unwrap_or_else(|e| panic!("{e}\n{c}"));
         for seed in 0..3 {
-            let args = generate_inputs(&m, Distribution::Uniform, seed).unwrap().args;
+            let args = generate_inputs(&m, Distribution::Uniform, seed)
+                .unwrap()
+                .args;
             let want = crate::reference::evaluate(&m, &args).unwrap();
             let got = crate::reference::evaluate(&c, &args).unwrap();
             let bits = |v: &[crate::literal::Literal]| -> Vec<Vec<u64>> {
@@ -484,7 +493,10 @@ mod tests {
         assert_eq!(e.instr(r.operands[0]).shape.to_string(), "bf16[2,8]");
         let c = same_meaning(&dot("dot_tf32_tf32_f32"));
         let e = c.entry_computation();
-        assert_eq!(e.instr(root(&c).operands[1]).opcode, Opcode::ReducePrecision);
+        assert_eq!(
+            e.instr(root(&c).operands[1]).opcode,
+            Opcode::ReducePrecision
+        );
         // several components per operand: no lowering, a reason
         let m = parse_module(&dot("dot_bf16_bf16_f32_x3")).unwrap();
         assert!(canonicalize(&m).unwrap_err().contains("several components"));

@@ -1,8 +1,8 @@
 //! The interval rules of data movement, selection, control flow,
 //! reductions and contractions.
 
-use super::super::OpError;
 use super::super::contraction::round_as;
+use super::super::OpError;
 use super::bounds::*;
 use super::eval::*;
 use crate::hlo::{ArrayShape, ElementType, Instruction, Opcode, Shape};
@@ -313,7 +313,11 @@ impl Interval<'_, '_> {
                     lo.set_f64(i, round_as(x.lo.get_f64(i), alg.operand_precision(), own));
                     hi.set_f64(i, round_as(x.hi.get_f64(i), alg.operand_precision(), own));
                 }
-                Ok(Bounds { lo, hi, nan: x.nan.clone() })
+                Ok(Bounds {
+                    lo,
+                    hi,
+                    nan: x.nan.clone(),
+                })
             };
             let (ra, rb) = (Enclosure::Array(rounded(a)?), Enclosure::Array(rounded(b)?));
             let mut plain = ins.clone();

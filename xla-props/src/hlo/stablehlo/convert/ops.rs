@@ -381,9 +381,7 @@ fn dot_algorithm(attr: &Attr) -> Option<crate::hlo::DotAlgorithm> {
     let field = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
     let word = |name: &str| match field(name)? {
         Attr::Word(w) => Some(w.to_ascii_lowercase()),
-        Attr::Type(Type::Tensor(d, t)) if d.is_empty() => {
-            Some(t.name().to_string())
-        }
+        Attr::Type(Type::Tensor(d, t)) if d.is_empty() => Some(t.name().to_string()),
         _ => None,
     };
     let int = |name: &str| match field(name) {
@@ -394,7 +392,10 @@ fn dot_algorithm(attr: &Attr) -> Option<crate::hlo::DotAlgorithm> {
     let lhs = word("lhs_precision_type")?;
     let acc = word("accumulation_type")?;
     let ops = int("num_primitive_operations")?;
-    let imprecise = matches!(field("allow_imprecise_accumulation"), Some(Attr::Bool(true)));
+    let imprecise = matches!(
+        field("allow_imprecise_accumulation"),
+        Some(Attr::Bool(true))
+    );
     // HLO type names are MLIR's in lower case (`bf16`, `f8e5m2`)
     let name = |t: crate::hlo::ElementType| Some(t.name().to_ascii_lowercase());
     DotAlgorithm::ALL.iter().copied().find(|a| {

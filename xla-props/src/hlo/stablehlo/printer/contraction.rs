@@ -4,7 +4,7 @@ use super::lower::{array_shape_of, operand_shape, present, Lowerer, Lowering, Si
 use super::types::{
     array_attr, invalid, list, mlir_element_type, padding_attr, precision_attr, LowerError,
 };
-use crate::hlo::{DotAlgorithm, OperandPrecision, Opcode, WindowDim};
+use crate::hlo::{DotAlgorithm, Opcode, OperandPrecision, WindowDim};
 
 /// StableHLO's `#stablehlo.dot_algorithm<...>` of `alg` (as XLA writes it:
 /// one component per operand, the `_xN` products as
