@@ -19,7 +19,7 @@ use super::metadata::{BackendVersion, RunStart};
 use super::persist;
 use super::report::{self, CaseKind, CaseRecord};
 use crate::backend::{available_backends, Backend, ReferenceBackend, Unavailable};
-use crate::check::{Numerics, Side, Verdict};
+use crate::check::{Numerics, Verdict};
 use crate::property::{
     registry, BackendId, CaseContext, CaseId, CaseSpace, LimitationKind, Outcome, ReferenceCache,
     SpaceFilter,
@@ -769,7 +769,7 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
                 return Ok(Completion::ignored_with(why));
             }
             let name = id.to_string();
-            let kind = failure_kind(f.verdict.as_ref());
+            let kind = CaseKind::of_failure(f.verdict.as_ref());
             let mut msg = format!("backend: {backend_name}\nverdict: {}", f.summary);
             if let Some(v) = &f.verdict {
                 msg = format!("backend: {backend_name}\nverdict: {v}");
@@ -807,18 +807,6 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
             });
             Err(msg.into())
         }
-    }
-}
-
-/// How a failed case is reported: the backend rejecting or crashing on a
-/// module the reference runs is its own kind, not a value mismatch.
-fn failure_kind(verdict: Option<&Verdict>) -> CaseKind {
-    match verdict {
-        Some(Verdict::OnlyOneFailed {
-            failed: Side::Backend,
-            ..
-        }) => CaseKind::Rejected,
-        _ => CaseKind::Fail,
     }
 }
 

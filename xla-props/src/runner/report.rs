@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::metadata::RunMetadata;
-use crate::check::{HistogramBucket, LegalReason};
+use crate::check::{HistogramBucket, LegalReason, Side, Verdict};
 use crate::hlo::Category;
 use crate::property::{BackendId, CaseId, CaseSpace};
 use crate::report::{CaseStatus, Counts};
@@ -53,6 +53,19 @@ impl CaseKind {
             CaseKind::Pass | CaseKind::XPass => CaseStatus::Passed,
             CaseKind::Fail | CaseKind::Rejected => CaseStatus::Failed,
             CaseKind::Skip | CaseKind::XFail => CaseStatus::Skipped,
+        }
+    }
+
+    /// How a failed case with this verdict is reported: the backend
+    /// rejecting or crashing on a module the reference runs is
+    /// [`CaseKind::Rejected`], not a value mismatch.
+    pub fn of_failure(verdict: Option<&Verdict>) -> CaseKind {
+        match verdict {
+            Some(Verdict::OnlyOneFailed {
+                failed: Side::Backend,
+                ..
+            }) => CaseKind::Rejected,
+            _ => CaseKind::Fail,
         }
     }
 
@@ -391,6 +404,24 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
 
 #[cfg(test)]
 mod legal_tests {
+    #[test]
+    fn a_backend_rejection_is_its_own_failure_kind() {
+        let rejected = Verdict::OnlyOneFailed {
+            failed: Side::Backend,
+            error: "compile error: iree-compile: x".into(),
+        };
+        let reference = Verdict::OnlyOneFailed {
+            failed: Side::Reference,
+            error: "x".into(),
+        };
+        assert_eq!(CaseKind::of_failure(Some(&rejected)), CaseKind::Rejected);
+        assert_eq!(CaseKind::Rejected.status(), CaseStatus::Failed);
+        assert_eq!(CaseKind::Rejected.name(), "rejected");
+        assert!(!CaseKind::Rejected.implied_by_status(), "the JSON names it");
+        assert_eq!(CaseKind::of_failure(Some(&reference)), CaseKind::Fail);
+        assert_eq!(CaseKind::of_failure(None), CaseKind::Fail);
+    }
+
     use super::*;
 
     #[test]
