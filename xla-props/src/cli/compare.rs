@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::CliError;
 use crate::backend;
-use crate::check::{Judge, KnownBug, Numerics, Policy, Produced, Verdict};
+use crate::check::{Judge, KnownBug, Numerics, Policy, Produced, Side, Verdict};
 use crate::fuzz::{run_backend, run_reference, RunResult};
 use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
@@ -97,7 +97,8 @@ macro_rules! say {
     }};
 }
 
-/// Runs the command; returns the exit code (0 agree, 1 disagree, 2 error or skipped).
+/// Runs the command; returns the exit code ([`exit_code`]: 0 agree, 1
+/// disagree, 2 error or skipped, 3 the backend rejected or crashed).
 pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     let file = args.file.display().to_string();
     let module =
@@ -212,13 +213,28 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
             .map_err(|e| CliError::input(format!("{}: cannot write: {e}", path.display())))?;
     }
     let masked = deep.is_some_and(|d| !d.local_disagreements.is_empty());
-    Ok(match &report.verdict {
+    Ok(exit_code(&report.verdict, masked))
+}
+
+/// `compare`'s exit code for a verdict: 0 agree, 1 the values disagree
+/// (or, with `--deep`, an instruction disagrees locally: `masked`), 2 not
+/// judged (skipped, both sides failed), 3 the backend rejected or crashed
+/// on a module the reference runs (a compile error, a crash, a timeout; a
+/// known rejection too): no values to judge, and no claim that they are
+/// wrong.
+pub fn exit_code(verdict: &Verdict, masked: bool) -> u8 {
+    match verdict {
         v if v.is_agreement() && masked => 1,
         v if v.is_agreement() => 0,
+        Verdict::OnlyOneFailed {
+            failed: Side::Backend,
+            ..
+        }
+        | Verdict::KnownRejection { .. } => 3,
         v if v.is_disagreement() => 1,
         // skipped, or both sides failed: the program could not be judged
         _ => 2,
-    })
+    }
 }
 
 /// The verdict of one comparison and what the reference produced.
@@ -299,4 +315,32 @@ pub fn judge_compare(
         .with_known_bugs(bugs)
         .strict_rounding(strict_rounding)
         .judge(module, inputs, expected, actual, &eval)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_backend_that_rejects_or_crashes_is_exit_3() {
+        let backend = Verdict::OnlyOneFailed {
+            failed: Side::Backend,
+            error: "compile error: iree-compile: ...".into(),
+        };
+        let reference = Verdict::OnlyOneFailed {
+            failed: Side::Reference,
+            error: "x".into(),
+        };
+        let known = Verdict::KnownRejection {
+            bugs: vec![],
+            error: "x".into(),
+        };
+        let skipped = Verdict::Skipped { reason: "x".into() };
+        let shape = Verdict::ShapeMismatch { detail: "x".into() };
+        assert_eq!(exit_code(&backend, false), 3);
+        assert_eq!(exit_code(&known, false), 3);
+        assert_eq!(exit_code(&reference, false), 1);
+        assert_eq!(exit_code(&shape, false), 1);
+        assert_eq!(exit_code(&skipped, false), 2);
+    }
 }

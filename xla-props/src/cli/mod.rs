@@ -1,7 +1,8 @@
 //! The `xla-props` command line: argument parsing only; the work is in the library.
 //!
 //! Exit codes: 0 success (or agreement), 1 disagreement, 2 error (bad input,
-//! unknown backend, missing plugin).
+//! unknown backend, missing plugin), 3 (`compare`) the backend rejected or
+//! crashed on a module the reference runs.
 
 mod backends;
 mod bisect;
@@ -15,7 +16,7 @@ mod isolate;
 pub use backends::backends_listing;
 pub use bisect::BisectArgs;
 pub use check::CheckArgs;
-pub use compare::{judge_compare, CompareArgs};
+pub use compare::{exit_code, judge_compare, CompareArgs};
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
 pub use fuzz::FuzzArgs;
 pub use isolate::IsolateArgs;
@@ -55,7 +56,9 @@ pub struct Cli {
 enum Command {
     /// Parse an HLO (`.hlo`) or StableHLO (`.mlir`) file; print it as canonical HLO text or StableHLO.
     Parse(ParseArgs),
-    /// Generate legal inputs, run the reference and a backend, judge with the tolerance model.
+    /// Generate legal inputs, run the reference and a backend, judge with the tolerance model;
+    /// exit 0 agree, 1 the values disagree, 2 error or not judged, 3 the backend rejected or
+    /// crashed on the module (compile error, crash, timeout).
     Compare(CompareArgs),
     /// Run an HLO module on a backend with given arguments; write or summarize the outputs.
     Eval(EvalArgs),

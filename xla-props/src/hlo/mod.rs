@@ -3,6 +3,7 @@
 mod attr_classes;
 mod builder;
 mod custom_calls;
+mod dot_algorithm;
 mod dtype;
 mod float_bits;
 mod ir;
@@ -19,6 +20,7 @@ mod verifier;
 pub use attr_classes::{class_families, class_family, ClassFamily, ATTRIBUTE_CLASSES};
 pub use builder::{BuildError, ComputationBuilder, ModuleBuilder};
 pub use custom_calls::expand_known_custom_calls;
+pub use dot_algorithm::{DotAlgorithm, OperandPrecision};
 pub use dtype::{ElementType, FloatFormat, TypeKind, UnknownElementType};
 pub use float_bits::{bits_to_f64, round_to_bits};
 pub use ir::{

@@ -7,7 +7,10 @@
 
 use super::data::{dims_of, f64s, from_f64s, from_i128s, i128s, next_index, strides};
 use super::OpError;
-use crate::hlo::{ArrayShape, Attrs, DotDims, WindowDim};
+use crate::hlo::{
+    bits_to_f64, round_to_bits, ArrayShape, Attrs, DotAlgorithm, DotDims, ElementType, FloatFormat,
+    OperandPrecision, WindowDim,
+};
 use crate::literal::Literal;
 
 fn bad(msg: impl Into<String>) -> OpError {
@@ -99,6 +102,99 @@ pub(crate) fn dot(
     dims: Option<&DotDims>,
     o: &ArrayShape,
 ) -> Result<Literal, OpError> {
+    dot_pairs(&[(l, r)], dims, o)
+}
+
+/// The TF32 format: f32's exponent, 10 mantissa bits.
+const TF32: FloatFormat = FloatFormat {
+    exponent_bits: 8,
+    mantissa_bits: 10,
+    has_inf: true,
+    bias: 127,
+    max: 3.4011621342146535e38,
+};
+
+/// `x` rounded (to nearest even) as `precision` says.
+pub(crate) fn round_as(x: f64, precision: OperandPrecision, own: ElementType) -> f64 {
+    let fmt = match precision {
+        OperandPrecision::Type(t) => t.float_format(),
+        OperandPrecision::Tf32 => Some(TF32),
+        OperandPrecision::AnyF8 => own.float_format(),
+    };
+    match fmt {
+        Some(f) => bits_to_f64(round_to_bits(x, &f), &f),
+        None => x,
+    }
+}
+
+/// The components of `l` under `alg`, as exact f64 literals: the value
+/// rounded to the algorithm's precision, then the remainder rounded, ...
+fn components(l: &Literal, alg: DotAlgorithm) -> Result<Vec<Literal>, OpError> {
+    let precision = alg.operand_precision();
+    if !l.dtype().is_float()
+        || precision.or_operand(l.dtype()).is_none() && precision != OperandPrecision::Tf32
+    {
+        return Err(OpError::Unsupported(format!(
+            "dot algorithm {} on {} operands",
+            alg.name(),
+            l.dtype()
+        )));
+    }
+    let shape = ArrayShape {
+        dtype: ElementType::F64,
+        dims: l.dims().iter().map(|&d| d as i64).collect(),
+        layout: None,
+    };
+    let mut rest = f64s(l);
+    let mut out = Vec::with_capacity(alg.components());
+    for _ in 0..alg.components() {
+        let part: Vec<f64> = rest
+            .iter()
+            .map(|&x| round_as(x, precision, l.dtype()))
+            .collect();
+        for (x, p) in rest.iter_mut().zip(&part) {
+            // the remainder is exact in f64; a non-finite part leaves nothing
+            *x = if p.is_finite() { *x - p } else { 0.0 };
+        }
+        out.push(from_f64s(&shape, &part)?);
+    }
+    Ok(out)
+}
+
+/// dot_general with the instruction's `algorithm=` (XLA's meaning): each
+/// operand split into the algorithm's components (rounded to its precision
+/// type), the products of the component pairs it names exact, summed once
+/// and rounded once into the output type. How a backend accumulates (in the
+/// accumulation type, in any order) is the judge's to allow, as for a dot
+/// without an algorithm.
+pub(crate) fn dot_with_algorithm(
+    l: &Literal,
+    r: &Literal,
+    attrs: &Attrs,
+    o: &ArrayShape,
+) -> Result<Literal, OpError> {
+    let Some(alg) = DotAlgorithm::of(attrs).map_err(OpError::Invalid)? else {
+        return dot(l, r, attrs.dot_dims.as_ref(), o);
+    };
+    let (lc, rc) = (components(l, alg)?, components(r, alg)?);
+    let pairs: Vec<(&Literal, &Literal)> = alg
+        .products()
+        .iter()
+        .map(|&(i, j)| (&lc[i], &rc[j]))
+        .collect();
+    dot_pairs(&pairs, attrs.dot_dims.as_ref(), o)
+}
+
+/// dot_general of the sum of the dots of `pairs` (operands of the same
+/// shapes), accumulated together and rounded once.
+fn dot_pairs(
+    pairs: &[(&Literal, &Literal)],
+    dims: Option<&DotDims>,
+    o: &ArrayShape,
+) -> Result<Literal, OpError> {
+    let Some(&(l, r)) = pairs.first() else {
+        return Err(bad("a dot of no operands"));
+    };
     // no dimension numbers at all: nothing is contracted (an outer product)
     let default = DotDims::default();
     let dd = dims.unwrap_or(&default);
@@ -136,34 +232,42 @@ pub(crate) fn dot(
     let (lco, rco) = (offsets(&lc, &ld, &ls), offsets(&rc, &rd, &rs));
     let (m, n, k) = (lfo.len(), rfo.len(), lco.len());
     if is_float(l, r, o) {
-        let exact = exact_products(l, r);
-        let (lv, rv) = (f64s(l), f64s(r));
+        let exact = pairs.iter().all(|(l, r)| exact_products(l, r));
+        let vals: Vec<(Vec<f64>, Vec<f64>)> =
+            pairs.iter().map(|(l, r)| (f64s(l), f64s(r))).collect();
+        let np = vals.len();
         let mut res = Vec::with_capacity(lbo.len() * m * n);
-        let mut lrow = vec![0.0; k];
-        let mut rmat = vec![0.0; n * k];
+        let mut lrows = vec![vec![0.0; k]; np];
+        let mut rmats = vec![vec![0.0; n * k]; np];
         for (&lb0, &rb0) in lbo.iter().zip(&rbo) {
-            for (j, &rf0) in rfo.iter().enumerate() {
-                for (q, &rc0) in rco.iter().enumerate() {
-                    rmat[j * k + q] = rv[rb0 + rf0 + rc0];
+            for ((_, rv), rmat) in vals.iter().zip(rmats.iter_mut()) {
+                for (j, &rf0) in rfo.iter().enumerate() {
+                    for (q, &rc0) in rco.iter().enumerate() {
+                        rmat[j * k + q] = rv[rb0 + rf0 + rc0];
+                    }
                 }
             }
             for &lf0 in &lfo {
-                for (q, &lc0) in lco.iter().enumerate() {
-                    lrow[q] = lv[lb0 + lf0 + lc0];
+                for ((lv, _), lrow) in vals.iter().zip(lrows.iter_mut()) {
+                    for (q, &lc0) in lco.iter().enumerate() {
+                        lrow[q] = lv[lb0 + lf0 + lc0];
+                    }
                 }
                 // four independent accumulation chains at a time, for throughput
                 let mut j = 0;
                 while j + 4 <= n {
                     let mut acc = [Acc::default(); 4];
-                    let cols = [
-                        &rmat[j * k..],
-                        &rmat[(j + 1) * k..],
-                        &rmat[(j + 2) * k..],
-                        &rmat[(j + 3) * k..],
-                    ];
-                    for (q, &a) in lrow.iter().enumerate() {
-                        for (c, col) in acc.iter_mut().zip(&cols) {
-                            c.add_product(a, col[q], exact);
+                    for (lrow, rmat) in lrows.iter().zip(&rmats) {
+                        let cols = [
+                            &rmat[j * k..],
+                            &rmat[(j + 1) * k..],
+                            &rmat[(j + 2) * k..],
+                            &rmat[(j + 3) * k..],
+                        ];
+                        for (q, &a) in lrow.iter().enumerate() {
+                            for (c, col) in acc.iter_mut().zip(&cols) {
+                                c.add_product(a, col[q], exact);
+                            }
                         }
                     }
                     res.extend(acc.iter().map(Acc::value));
@@ -171,8 +275,10 @@ pub(crate) fn dot(
                 }
                 for j in j..n {
                     let mut acc = Acc::default();
-                    for (&a, &b) in lrow.iter().zip(&rmat[j * k..(j + 1) * k]) {
-                        acc.add_product(a, b, exact);
+                    for (lrow, rmat) in lrows.iter().zip(&rmats) {
+                        for (&a, &b) in lrow.iter().zip(&rmat[j * k..(j + 1) * k]) {
+                            acc.add_product(a, b, exact);
+                        }
                     }
                     res.push(acc.value());
                 }

@@ -483,7 +483,7 @@ impl Run<'_, '_> {
             O::Sort => reduction::sort(self, ins, &arrs(ops)?),
             O::TopK => topk::topk(ins, a(0)?),
             O::Map => reduction::map(self, ins, &arrs(ops)?).map(Value::Array),
-            O::Dot => contraction::dot(a(0)?, a(1)?, ins.attrs.dot_dims.as_ref(), out(ins)?)
+            O::Dot => contraction::dot_with_algorithm(a(0)?, a(1)?, &ins.attrs, out(ins)?)
                 .map(Value::Array),
             O::Convolution => {
                 contraction::convolution(a(0)?, a(1)?, &ins.attrs, out(ins)?).map(Value::Array)

@@ -769,9 +769,13 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
                 return Ok(Completion::ignored_with(why));
             }
             let name = id.to_string();
+            let kind = CaseKind::of_failure(f.verdict.as_ref());
             let mut msg = format!("backend: {backend_name}\nverdict: {}", f.summary);
             if let Some(v) = &f.verdict {
                 msg = format!("backend: {backend_name}\nverdict: {v}");
+            }
+            if kind == CaseKind::Rejected {
+                msg = format!("rejected: the backend failed on a module the reference runs\n{msg}");
             }
             if let Some(n) = &batch_note {
                 msg.push_str(&format!("\n{n}"));
@@ -799,7 +803,7 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
                 verdict: Some(f.summary),
                 rerun: Some(rerun),
                 reproducer,
-                ..checked(CaseKind::Fail, Some(msg.clone()))
+                ..checked(kind, Some(msg.clone()))
             });
             Err(msg.into())
         }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::metadata::RunMetadata;
-use crate::check::{HistogramBucket, LegalReason};
+use crate::check::{HistogramBucket, LegalReason, Side, Verdict};
 use crate::hlo::Category;
 use crate::property::{BackendId, CaseId, CaseSpace};
 use crate::report::{CaseStatus, Counts};
@@ -28,6 +28,10 @@ pub enum CaseKind {
     Skip,
     /// Failed as declared by an expected-failure limitation (counted as skipped).
     XFail,
+    /// Failed because the backend rejected or crashed on a module the
+    /// reference runs (a compile error, a crash, a timeout): no values were
+    /// judged, so it is not reported as wrong values (counted as failed).
+    Rejected,
 }
 
 impl CaseKind {
@@ -39,6 +43,7 @@ impl CaseKind {
             CaseKind::Fail => "fail",
             CaseKind::Skip => "skip",
             CaseKind::XFail => "xfail",
+            CaseKind::Rejected => "rejected",
         }
     }
 
@@ -46,8 +51,21 @@ impl CaseKind {
     pub fn status(self) -> CaseStatus {
         match self {
             CaseKind::Pass | CaseKind::XPass => CaseStatus::Passed,
-            CaseKind::Fail => CaseStatus::Failed,
+            CaseKind::Fail | CaseKind::Rejected => CaseStatus::Failed,
             CaseKind::Skip | CaseKind::XFail => CaseStatus::Skipped,
+        }
+    }
+
+    /// How a failed case with this verdict is reported: the backend
+    /// rejecting or crashing on a module the reference runs is
+    /// [`CaseKind::Rejected`], not a value mismatch.
+    pub fn of_failure(verdict: Option<&Verdict>) -> CaseKind {
+        match verdict {
+            Some(Verdict::OnlyOneFailed {
+                failed: Side::Backend,
+                ..
+            }) => CaseKind::Rejected,
+            _ => CaseKind::Fail,
         }
     }
 
@@ -386,6 +404,24 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
 
 #[cfg(test)]
 mod legal_tests {
+    #[test]
+    fn a_backend_rejection_is_its_own_failure_kind() {
+        let rejected = Verdict::OnlyOneFailed {
+            failed: Side::Backend,
+            error: "compile error: iree-compile: x".into(),
+        };
+        let reference = Verdict::OnlyOneFailed {
+            failed: Side::Reference,
+            error: "x".into(),
+        };
+        assert_eq!(CaseKind::of_failure(Some(&rejected)), CaseKind::Rejected);
+        assert_eq!(CaseKind::Rejected.status(), CaseStatus::Failed);
+        assert_eq!(CaseKind::Rejected.name(), "rejected");
+        assert!(!CaseKind::Rejected.implied_by_status(), "the JSON names it");
+        assert_eq!(CaseKind::of_failure(Some(&reference)), CaseKind::Fail);
+        assert_eq!(CaseKind::of_failure(None), CaseKind::Fail);
+    }
+
     use super::*;
 
     #[test]

@@ -11,7 +11,10 @@ use super::elementwise::convert;
 use super::math::Compute;
 use super::shape_ops::transpose;
 use crate::backend::BackendError;
-use crate::hlo::{ArrayShape, Attrs, DotDims, ElementType};
+use crate::hlo::{
+    bits_to_f64, round_to_bits, ArrayShape, Attrs, DotAlgorithm, DotDims, ElementType, FloatFormat,
+    OperandPrecision,
+};
 use crate::literal::{ArrayData, Literal};
 
 /// An accumulation type.
@@ -252,6 +255,86 @@ pub(crate) fn dot(
             out.dtype,
         ),
     }
+}
+
+/// The TF32 format (f32's exponent, 10 mantissa bits).
+const TF32: FloatFormat = FloatFormat {
+    exponent_bits: 8,
+    mantissa_bits: 10,
+    has_inf: true,
+    bias: 127,
+    max: 3.4011621342146535e38,
+};
+
+/// `l`'s component `k` under `alg` (0: the value rounded to the algorithm's
+/// precision, 1: the remainder rounded, ...), kept in `l`'s own type.
+fn component(l: &Literal, alg: DotAlgorithm, k: usize) -> Res<Literal> {
+    let fmt = match alg.operand_precision() {
+        OperandPrecision::Type(t) => t.float_format(),
+        OperandPrecision::Tf32 => Some(TF32),
+        OperandPrecision::AnyF8 => None,
+    };
+    let Some(fmt) = fmt.filter(|_| l.dtype().is_float()) else {
+        if k == 0 && l.dtype().is_float() {
+            return Ok(l.clone());
+        }
+        return Err(BackendError::Unsupported {
+            what: format!("dot algorithm {} on {} operands", alg.name(), l.dtype()),
+        });
+    };
+    let round = |x: f64| bits_to_f64(round_to_bits(x, &fmt), &fmt);
+    let values: Vec<f64> = (0..l.element_count())
+        .map(|i| {
+            let mut x = l.get_f64(i);
+            for _ in 0..k {
+                let p = round(x);
+                x = if p.is_finite() { x - p } else { 0.0 };
+            }
+            round(x)
+        })
+        .collect();
+    let shape = ArrayShape {
+        dtype: l.dtype(),
+        dims: l.dims().iter().map(|&d| d as i64).collect(),
+        layout: None,
+    };
+    Literal::from_f64s(&shape, &values).map_err(|e| BackendError::Execute(e.to_string()))
+}
+
+/// A dot with the instruction's `algorithm=`: the operands split and
+/// rounded as the algorithm says, one dot per component pair it names,
+/// the partial results summed in the accumulation type (as a compiler
+/// that runs the `_xN` algorithms as N dots does).
+pub(crate) fn dot_with_algorithm(
+    lhs: &Literal,
+    rhs: &Literal,
+    attrs: &Attrs,
+    out: &ArrayShape,
+) -> Res<Literal> {
+    let alg = DotAlgorithm::of(attrs).map_err(BackendError::Compile)?;
+    let Some(alg) = alg else {
+        return dot(lhs, rhs, attrs.dot_dims.as_ref(), out);
+    };
+    if alg.products().len() == 1 {
+        let (l, r) = (component(lhs, alg, 0)?, component(rhs, alg, 0)?);
+        return dot(&l, &r, attrs.dot_dims.as_ref(), out);
+    }
+    let wide = ArrayShape {
+        dtype: alg.accumulation_type(),
+        ..out.clone()
+    };
+    let mut sum: Option<Vec<f64>> = None;
+    for &(i, j) in alg.products() {
+        let (l, r) = (component(lhs, alg, i)?, component(rhs, alg, j)?);
+        let part = dot(&l, &r, attrs.dot_dims.as_ref(), &wide)?;
+        let acc = sum.get_or_insert_with(|| vec![0.0; part.element_count()]);
+        for (k, a) in acc.iter_mut().enumerate() {
+            // summed in f32: each partial sum rounded to it
+            *a = f64::from((*a + part.get_f64(k)) as f32);
+        }
+    }
+    let sum = sum.unwrap_or_default();
+    Literal::from_f64s(out, &sum).map_err(|e| BackendError::Execute(e.to_string()))
 }
 
 struct ConvGeom {

@@ -394,10 +394,10 @@ impl Compiled {
             Opcode::Sort => self.sort(ins, ops),
             Opcode::TopK => self.topk(ins, ops),
             Opcode::Map => self.map(ins, ops),
-            Opcode::Dot => array(contraction::dot(
+            Opcode::Dot => array(contraction::dot_with_algorithm(
                 x.arr(0)?,
                 x.arr(1)?,
-                a.dot_dims.as_ref(),
+                a,
                 x.out_shape()?.0,
             )?),
             Opcode::Convolution => array(contraction::convolution(

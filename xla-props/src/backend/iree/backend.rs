@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::canonical::canonicalize;
 use super::error::IreeError;
 use super::numerics::{iree_cpu_numerics, unsupported_in};
 use super::tools::{IreeTools, Scratch, IREE_VERSION};
@@ -121,7 +122,8 @@ impl IreeBackend {
         if let Some(why) = unsupported_in(module) {
             return Err(IreeError::Unsupported(why));
         }
-        self.compile_lowered(lower_module(module)?)
+        let module = canonicalize(module).map_err(IreeError::Unsupported)?;
+        self.compile_lowered(lower_module(&module)?)
     }
 
     /// Compiles StableHLO text with `iree-compile`.
@@ -219,12 +221,28 @@ impl Backend for IreeBackend {
         requests: &[BatchRequest<'_>],
         progress: &(dyn Fn(usize) + Sync),
     ) -> Vec<Vec<Option<Vec<Literal>>>> {
-        // what IREE is declared not to support is answered directly (a skip)
+        // what IREE is declared not to support, or cannot be given in a
+        // form it compiles, is answered directly (a skip)
         let supported: Vec<usize> = (0..requests.len())
             .filter(|&i| unsupported_in(requests[i].module).is_none())
+            .filter(|&i| canonicalize(requests[i].module).is_ok())
             .collect();
-        let subset: Vec<BatchRequest<'_>> =
-            supported.iter().map(|&i| requests[i].clone()).collect();
+        // valid HLO that IREE rejects, rewritten into a form it compiles
+        let canonical: Vec<Option<Module>> = supported
+            .iter()
+            .map(|&i| match canonicalize(requests[i].module) {
+                Ok(std::borrow::Cow::Owned(m)) => Some(m),
+                _ => None,
+            })
+            .collect();
+        let subset: Vec<BatchRequest<'_>> = supported
+            .iter()
+            .zip(&canonical)
+            .map(|(&i, c)| BatchRequest {
+                module: c.as_ref().unwrap_or(requests[i].module),
+                args: requests[i].args.clone(),
+            })
+            .collect();
         progress(
             requests.iter().map(|r| r.args.len()).sum::<usize>()
                 - subset.iter().map(|r| r.args.len()).sum::<usize>(),

@@ -3,11 +3,13 @@
 //!
 //! - [`tools`]: finding the pinned tools and running them with a timeout.
 //! - [`numerics`]: what IREE was measured to compute (docs/numerics.md).
+//! - [`canonical`]: valid HLO that IREE rejects, rewritten before lowering.
 //! - `IreeBackend`: lowering (the XLA backend's StableHLO printer),
 //!   compiling with `iree-compile`, running with `iree-run-module`, and
 //!   batching through the XLA backend's batcher (`xla::many`).
 
 mod backend;
+pub mod canonical;
 mod error;
 pub mod known_bugs;
 pub mod numerics;

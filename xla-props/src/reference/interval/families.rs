@@ -1,6 +1,7 @@
 //! The interval rules of data movement, selection, control flow,
 //! reductions and contractions.
 
+use super::super::contraction::round_as;
 use super::super::OpError;
 use super::bounds::*;
 use super::eval::*;
@@ -298,6 +299,31 @@ impl Interval<'_, '_> {
         else {
             return self.exact(ins, ops);
         };
+        // a dot algorithm: rounding each operand is monotone, so its
+        // enclosure is the rounded ends; the plain dot of those follows
+        // (several components per operand: only a point result)
+        if let Ok(Some(alg)) = crate::hlo::DotAlgorithm::of(&ins.attrs) {
+            if alg.components() > 1 {
+                return self.exact(ins, ops);
+            }
+            let rounded = |x: &Bounds| -> Result<Bounds, OpError> {
+                let (mut lo, mut hi) = (x.lo.clone(), x.hi.clone());
+                for i in 0..x.len() {
+                    let own = x.lo.dtype();
+                    lo.set_f64(i, round_as(x.lo.get_f64(i), alg.operand_precision(), own));
+                    hi.set_f64(i, round_as(x.hi.get_f64(i), alg.operand_precision(), own));
+                }
+                Ok(Bounds {
+                    lo,
+                    hi,
+                    nan: x.nan.clone(),
+                })
+            };
+            let (ra, rb) = (Enclosure::Array(rounded(a)?), Enclosure::Array(rounded(b)?));
+            let mut plain = ins.clone();
+            plain.attrs.other.retain(|(k, _)| k != "algorithm");
+            return self.contraction(&plain, &[&ra, &rb]);
+        }
         let finite = |x: &Bounds| {
             (0..x.len())
                 .all(|i| !x.nan[i] && x.lo.get_f64(i).is_finite() && x.hi.get_f64(i).is_finite())

@@ -277,8 +277,11 @@ impl Converter<'_> {
                 };
                 a.dot_dims = Some(d);
                 a.precision = precision(op)?;
-                if op.attr("algorithm").is_some() {
-                    return err(pos, "dot algorithms are not supported");
+                if let Some(alg) = op.attr("algorithm") {
+                    let Some(alg) = dot_algorithm(alg) else {
+                        return err(pos, "a dot algorithm that is not one of XLA's");
+                    };
+                    a.other.push(("algorithm".into(), alg.name().into()));
                 }
                 self.results(op, b, Opcode::Dot, ops, a)
             }
@@ -366,4 +369,43 @@ fn per_field_ints<T>(
     Ok((0..first.len())
         .map(|k| make([first[k], second[k], third[k]]))
         .collect())
+}
+
+/// The XLA dot algorithm a `#stablehlo.dot_algorithm<...>` names (its
+/// precision and accumulation types, products and accumulation flag).
+fn dot_algorithm(attr: &Attr) -> Option<crate::hlo::DotAlgorithm> {
+    use crate::hlo::{DotAlgorithm, OperandPrecision};
+    let Attr::Struct(_, fields) = attr else {
+        return None;
+    };
+    let field = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+    let word = |name: &str| match field(name)? {
+        Attr::Word(w) => Some(w.to_ascii_lowercase()),
+        Attr::Type(Type::Tensor(d, t)) if d.is_empty() => Some(t.name().to_string()),
+        _ => None,
+    };
+    let int = |name: &str| match field(name) {
+        Some(Attr::Int(i)) => Some(*i),
+        None => Some(1),
+        _ => None,
+    };
+    let lhs = word("lhs_precision_type")?;
+    let acc = word("accumulation_type")?;
+    let ops = int("num_primitive_operations")?;
+    let imprecise = matches!(
+        field("allow_imprecise_accumulation"),
+        Some(Attr::Bool(true))
+    );
+    // HLO type names are MLIR's in lower case (`bf16`, `f8e5m2`)
+    let name = |t: crate::hlo::ElementType| Some(t.name().to_ascii_lowercase());
+    DotAlgorithm::ALL.iter().copied().find(|a| {
+        let prec = match a.operand_precision() {
+            OperandPrecision::Type(t) => name(t).is_some_and(|n| n == lhs),
+            OperandPrecision::Tf32 => lhs == "tf32",
+            OperandPrecision::AnyF8 => lhs.starts_with("f8"),
+        };
+        prec && name(a.accumulation_type()).is_some_and(|n| n == acc)
+            && a.primitive_operations() as i128 == ops
+            && a.imprecise_accumulation() == imprecise
+    })
 }

@@ -1,8 +1,38 @@
 //! Lowering dot and convolution.
 
-use super::lower::{array_shape_of, present, Lowerer, Lowering, Site};
-use super::types::{array_attr, invalid, list, padding_attr, precision_attr, unsupported};
-use crate::hlo::{Opcode, WindowDim};
+use super::lower::{array_shape_of, operand_shape, present, Lowerer, Lowering, Site};
+use super::types::{
+    array_attr, invalid, list, mlir_element_type, padding_attr, precision_attr, LowerError,
+};
+use crate::hlo::{DotAlgorithm, Opcode, OperandPrecision, WindowDim};
+
+/// StableHLO's `#stablehlo.dot_algorithm<...>` of `alg` (as XLA writes it:
+/// one component per operand, the `_xN` products as
+/// `num_primitive_operations`) for operands of the MLIR element types
+/// `lhs` and `rhs` (an f8 algorithm names the operands' own types).
+pub(super) fn dot_algorithm_attr(
+    alg: DotAlgorithm,
+    lhs: &str,
+    rhs: &str,
+) -> Result<String, LowerError> {
+    let prec = |own: &str| -> Result<String, LowerError> {
+        Ok(match alg.operand_precision() {
+            OperandPrecision::Type(t) => mlir_element_type(t)?.to_string(),
+            OperandPrecision::Tf32 => "tf32".to_string(),
+            OperandPrecision::AnyF8 => own.to_string(),
+        })
+    };
+    Ok(format!(
+        "#stablehlo.dot_algorithm<lhs_precision_type = {}, rhs_precision_type = {}, \
+         accumulation_type = {}, lhs_component_count = 1, rhs_component_count = 1, \
+         num_primitive_operations = {}, allow_imprecise_accumulation = {}>",
+        prec(lhs)?,
+        prec(rhs)?,
+        mlir_element_type(alg.accumulation_type())?,
+        alg.primitive_operations(),
+        alg.imprecise_accumulation()
+    ))
+}
 
 impl Lowerer<'_> {
     /// Dot and convolution; other opcodes go on to [`Self::control_instruction`].
@@ -11,9 +41,6 @@ impl Lowerer<'_> {
         Ok(Some(match instr.opcode {
             Opcode::Dot => {
                 let d = a.dot_dims.clone().unwrap_or_default();
-                if a.other.iter().any(|(k, _)| k == "algorithm") {
-                    return unsupported("dot algorithm");
-                }
                 let mut fields = Vec::new();
                 if !d.lhs_batch.is_empty() {
                     fields.push(format!("lhs_batching_dimensions = {}", list(&d.lhs_batch)));
@@ -32,6 +59,18 @@ impl Lowerer<'_> {
                     fields.join(", ")
                 )];
                 attrs.extend(precision_attr(&a.precision)?);
+                if let Some(alg) = DotAlgorithm::of(a).map_err(LowerError::Invalid)? {
+                    let elem = |k: usize| -> Result<&str, LowerError> {
+                        match operand_shape(site.c, instr, k)?.as_array() {
+                            Some(a) => mlir_element_type(a.dtype),
+                            None => invalid("a tuple dot operand"),
+                        }
+                    };
+                    attrs.push(format!(
+                        "algorithm = {}",
+                        dot_algorithm_attr(alg, elem(0)?, elem(1)?)?
+                    ));
+                }
                 self.emit(site, "stablehlo.dot_general", &[], &attrs)?
             }
             Opcode::Convolution => {

@@ -131,7 +131,15 @@ pub(super) fn instruction_extras(instr: &Instruction) -> Vec<String> {
             quote(&explicit.join(","))
         ));
     }
-    extras.extend(carried_attrs(&instr.attrs.other));
+    // a dot's algorithm is written as `#stablehlo.dot_algorithm`, not carried
+    let carried: Vec<(String, String)> = instr
+        .attrs
+        .other
+        .iter()
+        .filter(|(k, _)| !(instr.opcode == Opcode::Dot && k == "algorithm"))
+        .cloned()
+        .collect();
+    extras.extend(carried_attrs(&carried));
     extras
 }
 
