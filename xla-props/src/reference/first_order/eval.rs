@@ -255,6 +255,9 @@ pub(super) fn f64_instruction(ins: &Instruction) -> Instruction {
     }
     let mut i = ins.clone();
     i.shape = f64_shape(&ins.shape);
+    // radii and magnitudes are summed in f64 as they are: a dot
+    // algorithm's operand rounding is the caller's to add
+    i.attrs.other.retain(|(k, _)| k != "algorithm");
     i
 }
 

@@ -376,24 +376,29 @@ impl Radii<'_, '_> {
     }
 }
 
-/// The unit roundoff of the type a dot algorithm rounds its operands to
-/// (0 without an algorithm, or one that keeps them).
+/// What a dot algorithm that rounds its operands to a narrower type adds,
+/// relative to `op(|a|, |b|)`: both operands rounded (`(1 + u)^2 - 1 <
+/// 2.01 u`), since a moved operand may round the other way (0 without an
+/// algorithm, or one that keeps the operands or splits them exactly).
 fn algorithm_roundoff(ins: &Instruction) -> f64 {
-    let Some((_, alg)) = ins.attrs.other.iter().find(|(k, _)| k == "algorithm") else {
+    let Ok(Some(alg)) = crate::hlo::DotAlgorithm::of(&ins.attrs) else {
         return 0.0;
     };
-    let alg = alg.to_ascii_lowercase();
-    // both operands rounded: (1 + u)^2 - 1 < 2.01 u of the product
-    let u = if alg.contains("bf16") {
-        2f64.powi(-8)
-    } else if alg.contains("tf32") || alg.contains("f16") {
-        2f64.powi(-11)
-    } else if alg.contains("f8") {
-        2f64.powi(-3)
-    } else {
-        0.0
+    let u = match alg.operand_precision() {
+        crate::hlo::OperandPrecision::Type(t) => t
+            .float_format()
+            .map_or(0.0, |f| unit_roundoff(&f)),
+        crate::hlo::OperandPrecision::Tf32 => 2f64.powi(-11),
+        // e5m2 is the coarser of the f8 types
+        crate::hlo::OperandPrecision::AnyF8 => 2f64.powi(-3),
     };
-    2.01 * u
+    if alg.components() > 1 {
+        // split into pieces: what the dropped cross products and the last
+        // piece's rounding leave is second order in u
+        4.0 * u * u
+    } else {
+        2.01 * u
+    }
 }
 
 /// A sort of one array: each sorted slice moves by at most its largest
