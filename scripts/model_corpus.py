@@ -1163,7 +1163,7 @@ def main():
             lowered = jax.jit(fn, keep_unused=True).lower(*args)
             before = lowered.as_text(dialect="hlo")
             assert entry_parameters(before) == len(jax.tree.leaves(args)), (name, kind)
-            for stage, text in (("before", before), ("after", lowered.compile().as_text())):
+            for stage, text in (("before", before), ("after", optimized_text(lowered.compile()))):
                 text = relative(text)
                 file = f"{name}.{kind}.{stage}.hlo"
                 (out / file).write_text(text)
@@ -1174,6 +1174,19 @@ def main():
         (out / "MANIFEST.tsv").write_text("\n".join(rows) + "\n")
     print(f"{len(manifest) // 4} models, jax {jax.__version__}, flax {flax.__version__}, "
           f"equinox {eqx.__version__}, haiku {hk.__version__}, optax {optax.__version__}", file=sys.stderr)
+
+
+def optimized_text(compiled):
+    """The optimized module's text, as `compiled.as_text()` prints it, but
+    with every constant written out: the default printer elides large
+    constants as `{...}`, which no reader can evaluate."""
+    text = compiled.as_text()
+    if "{...}" not in text:
+        return text
+    from jaxlib import _hlo
+    options = _hlo.HloPrintOptions()
+    options.print_large_constants = True
+    return compiled.runtime_executable().hlo_modules()[0].to_string(options)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,184 @@
+//! The real-model corpus (`tests/data/models/`, exported by
+//! `scripts/gen-model-corpus.sh`: flax linen and nnx, equinox and haiku
+//! models, each a forward pass and an optax train step, before and after
+//! XLA:CPU optimization) judged by `xla-props compare` on the interpreter,
+//! xla-cpu and iree-cpu.
+//!
+//! Every module gets a verdict on every backend. On the interpreter every
+//! one agrees. On the compilers each agrees, or is listed in
+//! `tests/data/models/TRIAGE.tsv` with the text its output shows and the
+//! finding (docs/findings.md, "Real models") whose reproducer explains it;
+//! a listed pair whose output no longer shows that text fails, so entries
+//! leave when fixed. No verdict anywhere says the enclosure is unbounded,
+//! and the reference's outputs are finite on the default inputs.
+//!
+//! The debug run (the README's test command) judges the forward passes on
+//! the interpreter; the whole matrix is `--ignored`, run in release by CI
+//! (`.ci/run`), two modules at a time.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/models");
+
+fn xla_props() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_xla-props"))
+}
+
+fn modules(filter: &dyn Fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(DATA)
+        .unwrap_or_else(|e| panic!("{DATA}: {e}"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
+        .filter(|p| filter(&p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "{DATA} has no modules");
+    files
+}
+
+/// One triaged (module, backend) pair.
+struct Triage {
+    file: String,
+    backend: String,
+    exit: i32,
+    shows: String,
+}
+
+fn triage() -> Vec<Triage> {
+    let text = std::fs::read_to_string(Path::new(DATA).join("TRIAGE.tsv")).unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            assert!(f.len() >= 5, "TRIAGE.tsv: a row needs file, backend, exit, shows, why: {l}");
+            Triage {
+                file: f[0].into(),
+                backend: f[1].into(),
+                exit: f[2].parse().unwrap_or_else(|_| panic!("TRIAGE.tsv: bad exit in {l}")),
+                shows: f[3].into(),
+            }
+        })
+        .collect()
+}
+
+/// Whether `backend` can run here; without it and without `CI`, the test
+/// skips with a message (under `CI` a missing backend is a failure).
+fn available(backend: &str) -> bool {
+    let out = xla_props().arg("backends").output().expect("xla-props backends");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ok = text
+        .lines()
+        .any(|l| l.split_whitespace().collect::<Vec<_>>()[..] == [backend, "available"]);
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "CI is set but `{backend}` is unavailable");
+        eprintln!("skipped: `{backend}` is not installed (scripts/fetch-xla-plugin.sh, scripts/fetch-iree.sh)");
+    }
+    ok
+}
+
+/// Runs `compare` on every module, two at a time; returns the failures.
+fn judge_all(files: &[PathBuf], backend: &str) -> Vec<String> {
+    let triaged = triage();
+    let failures = Mutex::new(Vec::new());
+    let next = Mutex::new(files.iter());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let Some(file) = next.lock().unwrap().next() else { break };
+                let name = file.file_name().unwrap().to_string_lossy().to_string();
+                let dir = tempfile::tempdir().unwrap();
+                let json = dir.path().join("v.json");
+                let out = xla_props()
+                    .args(["compare", file.to_str().unwrap(), "--backend", backend, "--json"])
+                    .arg(&json)
+                    .output()
+                    .unwrap();
+                let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+                let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+                let code = out.status.code().unwrap_or(-1);
+                let mut problems = Vec::new();
+                if stdout.contains("enclosure is unbounded") {
+                    problems.push("a verdict says the enclosure is unbounded".to_string());
+                }
+                let nonfinite = std::fs::read_to_string(&json)
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                    .and_then(|v| v["reference_nonfinite_outputs"].as_u64());
+                if nonfinite.is_some_and(|n| n > 0) {
+                    problems.push(format!("the reference's outputs are not finite ({nonfinite:?} elements)"));
+                }
+                let listed = triaged.iter().find(|t| t.file == name && t.backend == backend);
+                match (code, listed) {
+                    (0, None) => {}
+                    (c, Some(t)) if c == t.exit && stdout.contains(&t.shows) => {}
+                    (c, Some(t)) => problems.push(format!(
+                        "triaged as exit {} showing `{}`, but exit {c}",
+                        t.exit, t.shows
+                    )),
+                    (c, None) => problems.push(format!("exit {c}, not triaged")),
+                }
+                if !problems.is_empty() {
+                    let head: String = stdout.lines().filter(|l| !l.starts_with("  parameter")).take(12).collect::<Vec<_>>().join("\n");
+                    failures.lock().unwrap().push(format!(
+                        "{name} on {backend}: {}\n{head}\n{}",
+                        problems.join("; "),
+                        stderr.lines().take(3).collect::<Vec<_>>().join("\n")
+                    ));
+                }
+            });
+        }
+    });
+    failures.into_inner().unwrap()
+}
+
+fn check(files: &[PathBuf], backend: &str) {
+    let failures = judge_all(files, backend);
+    assert!(
+        failures.is_empty(),
+        "{} of {} modules on {backend}:\n\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn forward_passes_agree_on_the_interpreter() {
+    check(&modules(&|n| n.contains(".fwd.")), "interpreter");
+}
+
+#[test]
+#[ignore = "the whole corpus: run in release by .ci/run"]
+fn every_model_agrees_on_the_interpreter() {
+    check(&modules(&|_| true), "interpreter");
+}
+
+#[test]
+#[ignore = "the whole corpus: run in release by .ci/run"]
+fn every_model_agrees_or_is_triaged_on_xla_cpu() {
+    if available("xla-cpu") {
+        check(&modules(&|_| true), "xla-cpu");
+    }
+}
+
+#[test]
+#[ignore = "the whole corpus: run in release by .ci/run"]
+fn every_model_agrees_or_is_triaged_on_iree_cpu() {
+    if available("iree-cpu") {
+        check(&modules(&|_| true), "iree-cpu");
+    }
+}
+
+#[test]
+fn every_triage_row_names_a_module_and_a_backend() {
+    let names: Vec<String> = modules(&|_| true)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    for t in triage() {
+        assert!(names.contains(&t.file), "TRIAGE.tsv names `{}`, which is not in the corpus", t.file);
+        assert!(["xla-cpu", "iree-cpu"].contains(&t.backend.as_str()), "TRIAGE.tsv: `{}` on `{}`: only compilers are triaged; the interpreter must agree", t.file, t.backend);
+    }
+}
