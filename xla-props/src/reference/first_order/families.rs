@@ -103,9 +103,20 @@ impl Radii<'_, '_> {
         }
     }
 
-    /// The unit roundoff of a result type (0 for integers: they are exact).
-    fn u_of(v: &Literal) -> f64 {
-        v.dtype().float_format().map_or(0.0, |f| unit_roundoff(&f))
+    /// The unit roundoff a sum into `v`'s type accumulates in (0 for
+    /// integers: they are exact): a narrow float accumulates in f32 unless
+    /// the backend declares accumulation in the declared type
+    /// (`in_declared`), where its own roundoff holds every partial sum.
+    fn u_of(v: &Literal, in_declared: bool) -> f64 {
+        let Some(f) = v.dtype().float_format() else {
+            return 0.0;
+        };
+        let own = unit_roundoff(&f);
+        if in_declared {
+            own
+        } else {
+            own.min(f64::from(f32::EPSILON) / 2.0)
+        }
     }
 
     /// reduce and reduce-window of one array: an add carries the summed
@@ -152,7 +163,7 @@ impl Radii<'_, '_> {
                     )?
                     .to_f64_vec()
                 };
-                let u = Self::u_of(v);
+                let u = Self::u_of(v, self.allow.accumulate_in_declared_type);
                 if u == 0.0 {
                     return Ok(carried.iter().map(|c| c + ri0).collect());
                 }
@@ -178,7 +189,7 @@ impl Radii<'_, '_> {
             }
             Combiner::Mul => {
                 let one = lit(init, &|_| 1.0)?;
-                let u = Self::u_of(v);
+                let u = Self::u_of(v, self.allow.accumulate_in_declared_type);
                 let outer = self.f64_op(
                     ins,
                     &[
@@ -251,7 +262,7 @@ impl Radii<'_, '_> {
             }
             m
         };
-        let u = Self::u_of(v);
+        let u = Self::u_of(v, self.allow.contract_in_declared_type);
         if u == 0.0 {
             return Ok(r);
         }
@@ -305,7 +316,7 @@ impl Radii<'_, '_> {
             )?
             .to_f64_vec()
         };
-        let u = Self::u_of(v);
+        let u = Self::u_of(v, self.allow.accumulate_in_declared_type);
         if reducer != AuxReducer::Add || u == 0.0 {
             return Ok(carried);
         }
@@ -355,7 +366,7 @@ impl Radii<'_, '_> {
                 Some(AuxReducer::Add),
             )?
             .to_f64_vec();
-        let u = Self::u_of(v);
+        let u = Self::u_of(v, self.allow.accumulate_in_declared_type);
         let ones = self.f64_op(
             ins,
             &[x.clone(), lit(src, &|_| 1.0)?, lit(init, &|_| 0.0)?],
