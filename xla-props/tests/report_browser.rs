@@ -46,7 +46,7 @@ fn chromium_or_skip() -> Option<PathBuf> {
             panic!("chromium is not installed, and CI is set: install it (apt-get install -y chromium)")
         }
         None => {
-            eprintln!("skipped: chromium is not installed (apt-get install -y chromium); set CI to make this a failure");
+            xla_props::skip::this_test("chromium is not installed (apt-get install -y chromium); set CI to make this a failure");
             None
         }
     }
@@ -271,6 +271,7 @@ fn a_real_run_with_a_mutant_renders_with_metadata_and_histograms() {
             json.to_str().unwrap(),
         ];
         let report = xla_props::Harness::from_iter(args.map(String::from), |_| None)
+            .with_builtins()
             .backend(xla_props::backend::Interpreter::default())
             .failures_dir(dir.path().join("failures"))
             .run_to_report()
