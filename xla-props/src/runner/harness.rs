@@ -22,7 +22,7 @@ use crate::backend::{available_backends, Backend, ReferenceBackend, Unavailable}
 use crate::check::{Numerics, Verdict};
 use crate::property::{
     registry, BackendId, CaseContext, CaseId, CaseSpace, LimitationKind, Outcome, ReferenceCache,
-    SpaceFilter,
+    SpaceFilter, Tolerance,
 };
 use crate::report::{CaseStatus, Counts};
 
@@ -775,10 +775,12 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
     let xfail = limitation.filter(|l| l.kind == LimitationKind::XFail);
     // what every outcome records: the checker's worst ULP, mismatch and
     // histogram (recorded only when `--json` will write it; see `context`)
+    let budget = judged_against(&ctx);
     let checked = |kind: CaseKind, message: Option<String>| CaseRecord {
         message,
         max_ulp: ctx.max_ulp,
         legal: ctx.legal.clone(),
+        budget: budget.clone(),
         worst_mismatch: worst.clone(),
         ulp_histogram: ctx.ulp_histogram(),
         ..CaseRecord::new(id, kind)
@@ -856,6 +858,29 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
             Err(msg.into())
         }
     }
+}
+
+/// What a case's ULP distances were judged against, when it saw any: the
+/// property's tolerance, and the backend's declared budget for the op and
+/// dtype (an approximate function), for the report to say why a distance
+/// was accepted.
+fn judged_against(ctx: &CaseContext<'_>) -> Option<String> {
+    ctx.max_ulp.filter(|u| *u > 0)?;
+    let (op, dtype) = (ctx.case.key.op, ctx.case.key.dtype);
+    let tolerance = match ctx.spec.tolerance {
+        Tolerance::Exact => "exact".to_string(),
+        Tolerance::Ulp(n) => format!("ulp({n})"),
+        Tolerance::Abs(x) => format!("abs({x})"),
+        Tolerance::Rel(x) => format!("rel({x})"),
+    };
+    let mut text = format!("{} tolerance {tolerance}", ctx.spec.name);
+    if let Some(b) = ctx.numerics().budget(op, dtype) {
+        text.push_str(&format!("; declared budget {op} {dtype} {} ulp", b.ulp));
+        if b.abs > 0.0 {
+            text.push_str(&format!(" or {} absolute", b.abs));
+        }
+    }
+    Some(text)
 }
 
 /// A case's context on `backend` (the slot's backend, or its batched stand-in).

@@ -13,6 +13,7 @@ mod metadata;
 mod persist;
 mod report;
 mod signature;
+mod table;
 mod terminal;
 
 pub use args::{ArgError, RunnerArgs, Shard};
