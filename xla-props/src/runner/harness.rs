@@ -22,7 +22,7 @@ use crate::backend::{available_backends, Backend, ReferenceBackend, Unavailable}
 use crate::check::{Numerics, Verdict};
 use crate::property::{
     registry, BackendId, CaseContext, CaseId, CaseSpace, LimitationKind, Outcome, ReferenceCache,
-    SpaceFilter, Tolerance,
+    SpaceFilter,
 };
 use crate::report::{CaseStatus, Counts};
 
@@ -775,7 +775,7 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
     let xfail = limitation.filter(|l| l.kind == LimitationKind::XFail);
     // what every outcome records: the checker's worst ULP, mismatch and
     // histogram (recorded only when `--json` will write it; see `context`)
-    let budget = judged_against(&ctx);
+    let budget = report::judged_against(&ctx);
     let checked = |kind: CaseKind, message: Option<String>| CaseRecord {
         message,
         max_ulp: ctx.max_ulp,
@@ -860,29 +860,6 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
     }
 }
 
-/// What a case's ULP distances were judged against, when it saw any: the
-/// property's tolerance, and the backend's declared budget for the op and
-/// dtype (an approximate function), for the report to say why a distance
-/// was accepted.
-fn judged_against(ctx: &CaseContext<'_>) -> Option<String> {
-    ctx.max_ulp.filter(|u| *u > 0)?;
-    let (op, dtype) = (ctx.case.key.op, ctx.case.key.dtype);
-    let tolerance = match ctx.spec.tolerance {
-        Tolerance::Exact => "exact".to_string(),
-        Tolerance::Ulp(n) => format!("ulp({n})"),
-        Tolerance::Abs(x) => format!("abs({x})"),
-        Tolerance::Rel(x) => format!("rel({x})"),
-    };
-    let mut text = format!("{} tolerance {tolerance}", ctx.spec.name);
-    if let Some(b) = ctx.numerics().budget(op, dtype) {
-        text.push_str(&format!("; declared budget {op} {dtype} {} ulp", b.ulp));
-        if b.abs > 0.0 {
-            text.push_str(&format!(" or {} absolute", b.abs));
-        }
-    }
-    Some(text)
-}
-
 /// A case's context on `backend` (the slot's backend, or its batched stand-in).
 fn context<'a>(
     state: &'a RunState,
@@ -915,35 +892,4 @@ fn run_body(ctx: &mut CaseContext<'_>) -> Outcome {
             .unwrap_or_else(|| "a panic".to_string());
         Outcome::fail(format!("panicked: {msg}"))
     })
-}
-
-/// Declares `main`: the harness over the test target's own properties.
-///
-/// `xla_props::main!()` runs them on the registry's available backends (the
-/// reference and the interpreter; a real compiler such as `xla-cpu` when
-/// `--backend` or `XLA_PROPS_BACKENDS` names it). Given backends, it runs
-/// them on those. Put it in a test target with `harness = false`:
-///
-/// ```toml
-/// [[test]]
-/// name = "my_props"
-/// harness = false
-/// ```
-///
-/// ```no_run
-/// use xla_props::backend::Unavailable;
-/// xla_props::main!(Unavailable::new("my-compiler", "not installed here"));
-/// ```
-#[macro_export]
-macro_rules! main {
-    () => {
-        fn main() -> ::std::process::ExitCode {
-            $crate::Harness::from_args().available_backends().run()
-        }
-    };
-    ($($backend:expr),+ $(,)?) => {
-        fn main() -> ::std::process::ExitCode {
-            $crate::Harness::from_args()$(.backend($backend))+.run()
-        }
-    };
 }

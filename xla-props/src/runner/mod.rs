@@ -9,6 +9,7 @@ mod execute;
 mod harness;
 #[cfg(test)]
 mod known_bug_tests;
+mod macros;
 mod metadata;
 mod persist;
 mod report;

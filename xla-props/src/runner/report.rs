@@ -12,7 +12,7 @@ use super::metadata::RunMetadata;
 use super::table::{render, Align};
 use crate::check::{HistogramBucket, LegalReason};
 use crate::hlo::Category;
-use crate::property::{BackendId, CaseId, CaseSpace};
+use crate::property::{BackendId, CaseContext, CaseId, CaseSpace, Tolerance};
 use crate::report::{CaseStatus, Counts};
 
 /// How a case ended, finer than [`CaseStatus`]: expected failures and
@@ -394,6 +394,29 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
             .map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
     }
     std::fs::write(path, bytes).map_err(|e| format!("failed to write {}: {e}", path.display()))
+}
+
+/// What a case's ULP distances were judged against, when it saw any: the
+/// property's tolerance, and the backend's declared budget for the op and
+/// dtype (an approximate function), for the report to say why a distance
+/// was accepted.
+pub(super) fn judged_against(ctx: &CaseContext<'_>) -> Option<String> {
+    ctx.max_ulp.filter(|u| *u > 0)?;
+    let (op, dtype) = (ctx.case.key.op, ctx.case.key.dtype);
+    let tolerance = match ctx.spec.tolerance {
+        Tolerance::Exact => "exact".to_string(),
+        Tolerance::Ulp(n) => format!("ulp({n})"),
+        Tolerance::Abs(x) => format!("abs({x})"),
+        Tolerance::Rel(x) => format!("rel({x})"),
+    };
+    let mut text = format!("{} tolerance {tolerance}", ctx.spec.name);
+    if let Some(b) = ctx.numerics().budget(op, dtype) {
+        text.push_str(&format!("; declared budget {op} {dtype} {} ulp", b.ulp));
+        if b.abs > 0.0 {
+            text.push_str(&format!(" or {} absolute", b.abs));
+        }
+    }
+    Some(text)
 }
 
 #[cfg(test)]
