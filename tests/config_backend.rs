@@ -32,7 +32,10 @@ fn run(backend: &str, json: &Path) {
     .map(|s| s.to_string())
     .chain([json.display().to_string()])
     // libtest's lines go to a log, not among this test's own
-    .chain(["--logfile".into(), json.with_extension("log").display().to_string()])
+    .chain([
+        "--logfile".into(),
+        json.with_extension("log").display().to_string(),
+    ])
     .collect::<Vec<String>>();
     let report = xla_props::Harness::from_iter(args, |k| std::env::var(k).ok())
         .with_builtins()

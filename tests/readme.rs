@@ -108,7 +108,11 @@ fn the_quickstart_is_the_example_crates_text() {
     let (toml, rust, _) = quickstart();
     let example = root().join("examples/user-crate");
     let file = |p: &str| std::fs::read_to_string(example.join(p)).unwrap();
-    assert_eq!(rust, file("tests/my_props.rs"), "README vs tests/my_props.rs");
+    assert_eq!(
+        rust,
+        file("tests/my_props.rs"),
+        "README vs tests/my_props.rs"
+    );
     // the manifest from [dev-dependencies] on, but for the dependency's path
     let manifest = file("Cargo.toml");
     let tail = &manifest[manifest.find("[dev-dependencies]").unwrap()..];
@@ -119,7 +123,11 @@ fn the_quickstart_is_the_example_crates_text() {
             .map(str::to_string)
             .collect()
     };
-    assert_eq!(keep(&toml), keep(tail), "README vs examples/user-crate/Cargo.toml");
+    assert_eq!(
+        keep(&toml),
+        keep(tail),
+        "README vs examples/user-crate/Cargo.toml"
+    );
     assert_eq!(toml.lines().filter(dependency).count(), 1);
     assert!(Path::new(&example).join("Cargo.lock").is_file());
 }
@@ -170,7 +178,8 @@ fn passed_cases(out: &Output) -> Vec<String> {
         .lines()
         .filter_map(|l| l.strip_prefix("test "))
         .filter_map(|l| l.strip_suffix(" ... ok"))
-        .map(str::to_string)
+        // libtest-mimic pads names to a column
+        .map(|n| n.trim_end().to_string())
         .collect()
 }
 
@@ -184,7 +193,10 @@ fn the_example_crate_runs_its_property_and_no_builtin() {
     let cases = passed_cases(&out);
     // budget 20 per backend, on the reference and the interpreter
     assert_eq!(cases.len(), 40, "{}", text(&out));
-    assert!(cases.iter().all(|c| c.starts_with("my_property::")), "{cases:?}");
+    assert!(
+        cases.iter().all(|c| c.starts_with("my_property::")),
+        "{cases:?}"
+    );
     assert!(cases.iter().any(|c| c.ends_with("::interpreter")));
 }
 
@@ -195,7 +207,10 @@ fn new_crate(dir: &Path, with_harness_stanza: bool) -> PathBuf {
     let (toml, rust, _) = quickstart();
     let readme = readme();
     let new = "cargo new --lib my-compiler";
-    assert!(readme.contains(&format!("`{new}`")), "the README says {new:?}");
+    assert!(
+        readme.contains(&format!("`{new}`")),
+        "the README says {new:?}"
+    );
     let args: Vec<&str> = new.split_whitespace().skip(1).collect();
     let out = cargo(dir, &args);
     assert!(out.status.success(), "{}", text(&out));
@@ -247,7 +262,11 @@ fn the_quickstart_followed_to_the_letter_runs_the_property() {
         .split('`')
         .find(|s| s.starts_with("test my_property::"))
         .expect("the README shows a case line");
-    let shown = shown.strip_prefix("test ").unwrap().strip_suffix(" ... ok").unwrap();
+    let shown = shown
+        .strip_prefix("test ")
+        .unwrap()
+        .strip_suffix(" ... ok")
+        .unwrap();
     assert!(cases.iter().any(|c| c == shown), "{shown} not in {cases:?}");
 }
 

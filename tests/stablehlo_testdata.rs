@@ -32,7 +32,9 @@ fn corpus_files() -> Option<Vec<std::path::PathBuf>> {
             std::env::var_os("CI").is_none(),
             "{CORPUS} is missing under CI"
         );
-        xla_props::skip::this_test(format!("{CORPUS} is absent (the shared corpus is not checked out)"));
+        xla_props::skip::this_test(format!(
+            "{CORPUS} is absent (the shared corpus is not checked out)"
+        ));
         return None;
     }
     let mut files: Vec<_> = std::fs::read_dir(dir)

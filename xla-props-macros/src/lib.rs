@@ -522,7 +522,10 @@ fn harness_missing_test(property: &str) -> TokenStream2 {
         return TokenStream2::new();
     }
     let target = std::env::var("CARGO_CRATE_NAME").unwrap_or_else(|_| "my_props".into());
-    let test = syn::Ident::new(&format!("{property}_needs_harness_false"), Span::call_site());
+    let test = syn::Ident::new(
+        &format!("{property}_needs_harness_false"),
+        Span::call_site(),
+    );
     let message = harness_missing_message(property, &target);
     quote! {
         #[cfg(test)]

@@ -21,14 +21,15 @@ static AT_EXIT: Once = Once::new();
 /// skips libtest reported as passed.
 ///
 /// ```
-/// #[test]
+/// // in a #[test] fn
 /// fn needs_my_compiler() {
-///     if std::env::var_os("MY_COMPILER").is_none() {
-///         xla_props::skip::this_test("MY_COMPILER is not set");
+///     if std::env::var_os("MY_COMPILER_THAT_IS_NOT_SET").is_none() {
+///         xla_props::skip::this_test("MY_COMPILER_THAT_IS_NOT_SET is not set");
 ///         return;
 ///     }
-///     // ...
+///     // ... run the compiler
 /// }
+/// needs_my_compiler();
 /// ```
 pub fn this_test(reason: impl std::fmt::Display) {
     let test = std::thread::current()
@@ -96,6 +97,7 @@ mod tests {
             count_line(&skips),
             "skipped: 2 tests of this binary (libtest counted them as passed): a, b\n"
         );
-        assert!(count_line(&skips[..1]).starts_with("skipped: 1 test of this binary (libtest counted it as passed)"));
+        assert!(count_line(&skips[..1])
+            .starts_with("skipped: 1 test of this binary (libtest counted it as passed)"));
     }
 }

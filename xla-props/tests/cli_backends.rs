@@ -58,7 +58,10 @@ fn backends_verbose_names_each_plugins_xla_revision() {
         cpu.contains("xla revision: openxla/xla@91888df6ce85102c30220e41d952065925e10886"),
         "{text}"
     );
-    assert!(block("xla-cpu-0.81").contains("xla revision: not recorded by its wheel"), "{text}");
+    assert!(
+        block("xla-cpu-0.81").contains("xla revision: not recorded by its wheel"),
+        "{text}"
+    );
     // the interpreter has a version, no revision
     let interp = block("interpreter");
     assert!(interp.contains("version: "), "{text}");

@@ -110,7 +110,10 @@ fn eval_without_arg_runs_on_generated_legal_inputs_and_says_so() {
     );
     assert!(out.status.success(), "{err}");
     assert!(err.contains("no --arg given"), "{err}");
-    assert!(err.contains("generated legal inputs (uniform, seed 3)"), "{err}");
+    assert!(
+        err.contains("generated legal inputs (uniform, seed 3)"),
+        "{err}"
+    );
     assert!(text.contains("output 0: f32[64]"), "{text}");
     // legal inputs: no NaN from a negative square root
     assert!(text.contains("nonfinite=0x00000000"), "{text}");

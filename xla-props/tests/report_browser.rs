@@ -158,7 +158,10 @@ fn assert_reasons_on_the_page(dom: &str) -> Vec<String> {
             continue;
         }
         cells_with_skips += 1;
-        assert!(cell.contains("<sup class=\"why\">"), "a skipped cell without a reason: {cell}");
+        assert!(
+            cell.contains("<sup class=\"why\">"),
+            "a skipped cell without a reason: {cell}"
+        );
         for mark in cell.split("href=\"#skip-").skip(1) {
             let id = &mark[..mark.find('"').unwrap()];
             let item = format!("<li id=\"skip-{id}\">");
@@ -253,7 +256,9 @@ fn report_renders_in_headless_chromium() {
     // why each skipped cell was skipped, and what accepted each nonzero ulp
     let reasons = assert_reasons_on_the_page(&dom);
     assert!(
-        reasons.iter().any(|r| r.starts_with("unsupported: bf16 add (1 case)")),
+        reasons
+            .iter()
+            .any(|r| r.starts_with("unsupported: bf16 add (1 case)")),
         "{reasons:?}"
     );
     assert!(
@@ -458,7 +463,10 @@ fn a_real_run_with_a_mutant_renders_with_metadata_and_histograms() {
     // the run's skips and accepted distances carry their reasons too
     let reasons = assert_reasons_on_the_page(&dom);
     assert!(!reasons.is_empty());
-    assert!(dom.contains("accepted by: vs_reference tolerance"), "no budget on the page");
+    assert!(
+        dom.contains("accepted by: vs_reference tolerance"),
+        "no budget on the page"
+    );
 
     let shot = dir.path().join("real.png");
     chromium(

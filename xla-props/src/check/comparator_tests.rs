@@ -331,7 +331,10 @@ fn report_worst_histogram_and_fingerprints() {
     assert!(line.contains("max expected 1 actual 1.29"), "{line}");
     for (lane, e, a) in o.expected_fingerprint.differences(&o.actual_fingerprint) {
         assert_ne!(e, a, "{lane}");
-        assert!(line.contains(&format!("{lane} expected {e} actual {a}")), "{line}");
+        assert!(
+            line.contains(&format!("{lane} expected {e} actual {a}")),
+            "{line}"
+        );
     }
     let json = serde_json::to_value(&v).unwrap();
     assert_eq!(json["verdict"], "mismatch");
@@ -359,7 +362,10 @@ fn equal_fingerprints_are_not_printed() {
         &CompareContext::new(),
     );
     let r = mismatch(&v);
-    assert_eq!(r.outputs[0].expected_fingerprint, r.outputs[0].actual_fingerprint);
+    assert_eq!(
+        r.outputs[0].expected_fingerprint,
+        r.outputs[0].actual_fingerprint
+    );
     let text = v.to_string();
     assert!(text.contains("2 of 2 elements differ"), "{text}");
     assert!(!text.contains("fingerprint"), "{text}");

@@ -120,7 +120,10 @@ impl UlpAcc {
             }
         }
         for (reason, n) in &c.legal {
-            *self.accepted_by.entry(format!("legal: {reason}")).or_default() += n;
+            *self
+                .accepted_by
+                .entry(format!("legal: {reason}"))
+                .or_default() += n;
         }
     }
 

@@ -125,7 +125,11 @@ mod tests {
         let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
         let (header, row) = (lines[1], lines[2]);
         // every column starts where its header does
-        for (h, cell) in [("backend", backend), ("kind", "mismatch"), ("example", "vs_reference::")] {
+        for (h, cell) in [
+            ("backend", backend),
+            ("kind", "mismatch"),
+            ("example", "vs_reference::"),
+        ] {
             assert_eq!(header.find(h), row.find(cell), "{h}:\n{text}");
         }
         assert!(row.contains(&format!("{backend}  mismatch")), "{text}");

@@ -55,9 +55,17 @@ mod tests {
     #[test]
     fn columns_fit_their_widest_cell() {
         let t = render(
-            &[("n", Align::Right), ("backend", Align::Left), ("kind", Align::Left)],
             &[
-                vec!["3".into(), "a-21-character-backend".into(), "mismatch".into()],
+                ("n", Align::Right),
+                ("backend", Align::Left),
+                ("kind", Align::Left),
+            ],
+            &[
+                vec![
+                    "3".into(),
+                    "a-21-character-backend".into(),
+                    "mismatch".into(),
+                ],
                 vec!["120".into(), "x".into(), "panicked".into()],
             ],
         );

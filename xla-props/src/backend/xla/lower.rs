@@ -177,7 +177,8 @@ mod tests {
         // the skip reason says exactly why: no 4-bit packing for PJRT
         assert!(
             e.to_string().contains("s4 parameters and results")
-                && e.to_string().contains("does not pack 4-bit arrays into PJRT host buffers"),
+                && e.to_string()
+                    .contains("does not pack 4-bit arrays into PJRT host buffers"),
             "{e}"
         );
 
