@@ -34,6 +34,16 @@ const KEYS: &[&str] = &[
 ///     ctx.compare_with_reference()
 /// }
 /// ```
+///
+/// Keys: `ops` (required), `dtypes`, `shapes`, `distributions`, `layouts`,
+/// `template`, `tolerance`, `strict_rounding`, `limitations`, `budget`, and
+/// `harness_check`. A property runs under the xla-props harness (a test
+/// target with `harness = false` whose `main` is `xla_props::main!()`); in
+/// an integration test under libtest's default harness it would not run, so
+/// the attribute also emits a libtest test, `NAME_needs_harness_false`, that
+/// fails with the lines to add (it cannot exist under `harness = false`).
+/// `harness_check = false` leaves it out, for a property compiled into a
+/// libtest target only for its case names and run by another target.
 #[proc_macro_attribute]
 pub fn xla_property(attr: TokenStream, item: TokenStream) -> TokenStream {
     match expand(attr.into(), item.into()) {
