@@ -10,6 +10,7 @@ use xla_props::backend::ReferenceBackend;
 
 fn main() -> std::process::ExitCode {
     xla_props::Harness::from_args()
+        .with_builtins()
         .backend(ReferenceBackend::default())
         .backend(Interpreter::default())
         .available_backends()

@@ -19,7 +19,7 @@ fn nextest(args: &[&str]) -> Option<Output> {
             std::env::var_os("CI").is_none(),
             "cargo-nextest is not installed (.ci/run installs it)"
         );
-        eprintln!("skipping: cargo-nextest is not installed");
+        xla_props::skip::this_test("cargo-nextest is not installed");
         return None;
     }
     let release =

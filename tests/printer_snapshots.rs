@@ -11,10 +11,10 @@ fn canonical(file: &str) -> Option<String> {
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!(
-                "skipping: cannot read {}: {e} (set CI to make this fail)",
+            xla_props::skip::this_test(format!(
+                "cannot read {}: {e} (set CI to make this fail)",
                 path.display()
-            );
+            ));
             return None;
         }
         Err(e) => panic!("{}: {e}", path.display()),

@@ -32,7 +32,9 @@ fn corpus_files() -> Option<Vec<std::path::PathBuf>> {
             std::env::var_os("CI").is_none(),
             "{CORPUS} is missing under CI"
         );
-        eprintln!("skipping: {CORPUS} is absent (the shared corpus is not checked out)");
+        xla_props::skip::this_test(format!(
+            "{CORPUS} is absent (the shared corpus is not checked out)"
+        ));
         return None;
     }
     let mut files: Vec<_> = std::fs::read_dir(dir)
@@ -329,7 +331,7 @@ fn testdata_suite_on_xla_cpu() {
             std::env::var_os("CI").is_none(),
             "xla-cpu must be available in CI: {reason}"
         );
-        eprintln!("skipping: {reason}");
+        xla_props::skip::this_test(&reason);
         return;
     }
     let (total, pass, fail, not_run) = counts(&files, &backend);

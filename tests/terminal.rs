@@ -15,7 +15,7 @@ fn on_a_terminal(args: &str) -> Option<String> {
             std::env::var_os("CI").is_none(),
             "`script` (util-linux) is needed for the terminal test"
         );
-        eprintln!("skipping: no `script` command");
+        xla_props::skip::this_test("no `script` command");
         return None;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -53,7 +53,7 @@ impl Backend for AbortOnce {
 
 fn main() -> std::process::ExitCode {
     // also serves the XLA worker processes (`__xla-worker`)
-    let harness = xla_props::Harness::from_args();
+    let harness = xla_props::Harness::from_args().with_builtins();
     if std::env::var_os("XLA_PROPS_FIXTURE").is_none() {
         let args = libtest_mimic::Arguments::from_args();
         return libtest_mimic::run(&args, Vec::new()).exit_code();

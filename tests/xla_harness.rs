@@ -66,7 +66,7 @@ fn xla_cpu_or_skip() -> bool {
                 std::env::var_os("CI").is_none(),
                 "xla-cpu must be available in CI: {reason}"
             );
-            eprintln!("skipping: {reason}");
+            xla_props::skip::this_test(&reason);
             false
         }
     }

@@ -23,6 +23,7 @@ const KEYS: &[&str] = &[
     "strict_rounding",
     "limitations",
     "budget",
+    "harness_check",
 ];
 
 /// Declares a property over HLO ops; see the `xla_props::property` module.
@@ -33,6 +34,16 @@ const KEYS: &[&str] = &[
 ///     ctx.compare_with_reference()
 /// }
 /// ```
+///
+/// Keys: `ops` (required), `dtypes`, `shapes`, `distributions`, `layouts`,
+/// `template`, `tolerance`, `strict_rounding`, `limitations`, `budget`, and
+/// `harness_check`. A property runs under the xla-props harness (a test
+/// target with `harness = false` whose `main` is `xla_props::main!()`); in
+/// an integration test under libtest's default harness it would not run, so
+/// the attribute also emits a libtest test, `NAME_needs_harness_false`, that
+/// fails with the lines to add (it cannot exist under `harness = false`).
+/// `harness_check = false` leaves it out, for a property compiled into a
+/// libtest target only for its case names and run by another target.
 #[proc_macro_attribute]
 pub fn xla_property(attr: TokenStream, item: TokenStream) -> TokenStream {
     match expand(attr.into(), item.into()) {
@@ -304,6 +315,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
     let mut template = quote! { ::xla_props::property::Template::SingleOp };
     let mut tol = quote! { ::xla_props::property::Tolerance::Exact };
     let mut strict = false;
+    let mut harness_check = true;
     let mut limitations = Vec::new();
     let mut budget = quote! { ::core::option::Option::None };
     for meta in &args {
@@ -322,8 +334,8 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
             ));
         }
         seen.push(key.clone());
-        if key == "strict_rounding" {
-            strict = match meta {
+        if key == "strict_rounding" || key == "harness_check" {
+            let value = match meta {
                 Meta::Path(_) => true,
                 Meta::NameValue(nv) => match &nv.value {
                     Expr::Lit(ExprLit {
@@ -332,17 +344,22 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
                     v => {
                         return Err(syn::Error::new(
                             v.span(),
-                            "`strict_rounding` takes `true` or `false`",
+                            format!("`{key}` takes `true` or `false`"),
                         ))
                     }
                 },
                 Meta::List(l) => {
                     return Err(syn::Error::new(
                         l.span(),
-                        "write `strict_rounding` or `strict_rounding = true`",
+                        format!("write `{key}` or `{key} = true`"),
                     ))
                 }
             };
+            if key == "strict_rounding" {
+                strict = value;
+            } else {
+                harness_check = value;
+            }
             continue;
         }
         let Meta::NameValue(nv) = meta else {
@@ -471,9 +488,15 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
     let fn_check = quote_spanned! {sig.span()=>
         const _: fn(&mut ::xla_props::property::CaseContext<'_>) -> ::xla_props::property::Outcome = #ident;
     };
+    let harness_test = if harness_check {
+        harness_missing_test(&name)
+    } else {
+        TokenStream2::new()
+    };
     Ok(quote! {
         #func
         #fn_check
+        #harness_test
         #(#checks)*
         ::xla_props::inventory::submit! {
             ::xla_props::property::PropertySpec {
@@ -493,4 +516,62 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
             }
         }
     })
+}
+
+/// The libtest test that tells a user their properties are not running.
+///
+/// A `#[test]` only exists when rustc builds the target with libtest's
+/// harness (`--test`); under `harness = false` rustc drops it, and the
+/// xla-props runner collects the property instead. So this test runs exactly
+/// when the property would not: it fails with the two lines to add.
+/// Emitted only in integration tests and benches (cargo sets
+/// `CARGO_TARGET_TMPDIR` for those alone), where properties are declared;
+/// a library's own unit tests (xla-props' built-ins) get none.
+fn harness_missing_test(property: &str) -> TokenStream2 {
+    if std::env::var_os("CARGO_TARGET_TMPDIR").is_none() {
+        return TokenStream2::new();
+    }
+    let target = std::env::var("CARGO_CRATE_NAME").unwrap_or_else(|_| "my_props".into());
+    let test = syn::Ident::new(
+        &format!("{property}_needs_harness_false"),
+        Span::call_site(),
+    );
+    let message = harness_missing_message(property, &target);
+    quote! {
+        #[cfg(test)]
+        #[test]
+        fn #test() {
+            ::core::panic!("{}", #message);
+        }
+    }
+}
+
+/// What the harness-missing test says: the fix, to paste.
+fn harness_missing_message(property: &str, target: &str) -> String {
+    format!(
+        "the xla-props property `{property}` did not run: this test target runs under \
+         libtest's default harness, which does not know xla-props properties.\n\
+         add to Cargo.toml:\n\n\
+         [[test]]\nname = \"{target}\"\nharness = false\n\n\
+         and to tests/{target}.rs:\n\n\
+         xla_props::main!();\n\n\
+         (a property compiled here only for its case names, run by another \
+         harness = false target, says so with `harness_check = false`)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_harness_message_names_the_target_and_the_fix() {
+        let m = harness_missing_message("my_property", "my_props");
+        assert!(m.contains("`my_property` did not run"), "{m}");
+        assert!(
+            m.contains("[[test]]\nname = \"my_props\"\nharness = false"),
+            "{m}"
+        );
+        assert!(m.contains("xla_props::main!();"), "{m}");
+    }
 }

@@ -26,6 +26,7 @@ mod props;
 pub mod reference;
 pub mod report;
 pub mod runner;
+pub mod skip;
 
 pub use runner::Harness;
 pub use xla_props_macros::xla_property;

@@ -32,6 +32,46 @@ fn backends_lists_availability() {
 }
 
 #[test]
+fn backends_verbose_names_each_plugins_xla_revision() {
+    // with or without the plugin here: the revision is recorded with the pin
+    let out = xla_props()
+        .args(["backends", "--verbose"])
+        .env("XLA_PJRT_PLUGIN", "/nonexistent/plugin.so")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let block = |name: &str| -> String {
+        let start = text
+            .find(&format!("\n{name} "))
+            .map(|i| i + 1)
+            .unwrap_or_else(|| panic!("no {name} in {text}"));
+        let mut lines = text[start..].lines();
+        let first = lines.next().unwrap_or_default();
+        std::iter::once(first)
+            .chain(lines.take_while(|l| l.starts_with(' ')))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let cpu = block("xla-cpu");
+    assert!(
+        cpu.contains("xla revision: openxla/xla@91888df6ce85102c30220e41d952065925e10886"),
+        "{text}"
+    );
+    assert!(
+        block("xla-cpu-0.81").contains("xla revision: not recorded by its wheel"),
+        "{text}"
+    );
+    // the interpreter has a version, no revision
+    let interp = block("interpreter");
+    assert!(interp.contains("version: "), "{text}");
+    assert!(!interp.contains("xla revision"), "{text}");
+    // without --verbose, neither
+    let plain = xla_props().arg("backends").output().unwrap();
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("revision"));
+}
+
+#[test]
 fn backends_says_why_xla_cpu_is_unavailable() {
     let out = xla_props()
         .arg("backends")

@@ -86,6 +86,44 @@ fn eval_writes_outputs_by_extension() {
 }
 
 #[test]
+fn eval_without_arg_runs_on_generated_legal_inputs_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    // sqrt(x - y): legal only where x >= y, which the generator must respect
+    let hlo = write(
+        dir.path(),
+        "sqrt.hlo",
+        "HloModule m\n\nENTRY main {\n  x = f32[64] parameter(0)\n  y = f32[64] parameter(1)\n  \
+         d = f32[64] subtract(x, y)\n  ROOT r = f32[64] sqrt(d)\n}\n",
+    );
+    let run = |seed: &str| {
+        xla_props()
+            .arg("eval")
+            .arg(&hlo)
+            .args(["--backend", "interpreter", "--seed", seed])
+            .output()
+            .unwrap()
+    };
+    let out = run("3");
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("no --arg given"), "{err}");
+    assert!(
+        err.contains("generated legal inputs (uniform, seed 3)"),
+        "{err}"
+    );
+    assert!(text.contains("output 0: f32[64]"), "{text}");
+    // legal inputs: no NaN from a negative square root
+    assert!(text.contains("nonfinite=0x00000000"), "{text}");
+    assert!(!text.contains("NaN"), "{text}");
+    // deterministic per seed, and another seed draws other inputs
+    assert_eq!(run("3").stdout, out.stdout);
+    assert_ne!(run("4").stdout, out.stdout);
+}
+
+#[test]
 fn eval_argument_errors_exit_2_and_name_the_parameter() {
     let dir = tempfile::tempdir().unwrap();
     let hlo = write(dir.path(), "add.hlo", ADD);

@@ -159,6 +159,31 @@ fn shape_mismatch_exits_2_naming_the_instruction() {
     let out = parse_file(&path);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("bad_shape.hlo: "), "{err}");
+    // FILE:LINE:COL of the instruction's definition: line 4, `wrong` at column 8
+    assert!(
+        err.starts_with(&format!("{}:4:8: ", path.display())),
+        "{err}"
+    );
     assert!(err.contains("'wrong'"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_verifier_error_in_a_called_computation_is_located_there() {
+    let dir = tempfile::tempdir().unwrap();
+    // `x` is defined in both computations; the bad one is the callee's
+    let path = write(
+        &dir,
+        "bad_callee.hlo",
+        b"HloModule m\n\nf {\n  x = f32[2] parameter(0)\n  ROOT %y = f32[2] add(x, x, x)\n}\n\n\
+          ENTRY e {\n  x.0 = f32[2] parameter(0)\n  ROOT c = f32[2] call(x.0), to_apply=f\n}\n",
+    );
+    let out = parse_file(&path);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!("{}:5:8: ", path.display())),
+        "{err}"
+    );
+    assert!(err.contains("'y'"), "{err}");
 }

@@ -21,7 +21,7 @@ fn backend_or_skip() -> Option<IreeBackend> {
             panic!("iree-cpu must be available in CI: {reason}")
         }
         Err(reason) => {
-            eprintln!("skipping: iree-cpu unavailable: {reason}");
+            xla_props::skip::this_test(format!("iree-cpu unavailable: {reason}"));
             None
         }
     }

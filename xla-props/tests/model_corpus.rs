@@ -52,11 +52,16 @@ fn triage() -> Vec<Triage> {
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
-            assert!(f.len() >= 5, "TRIAGE.tsv: a row needs file, backend, exit, shows, why: {l}");
+            assert!(
+                f.len() >= 5,
+                "TRIAGE.tsv: a row needs file, backend, exit, shows, why: {l}"
+            );
             Triage {
                 file: f[0].into(),
                 backend: f[1].into(),
-                exit: f[2].parse().unwrap_or_else(|_| panic!("TRIAGE.tsv: bad exit in {l}")),
+                exit: f[2]
+                    .parse()
+                    .unwrap_or_else(|_| panic!("TRIAGE.tsv: bad exit in {l}")),
                 shows: f[3].into(),
             }
         })
@@ -66,13 +71,19 @@ fn triage() -> Vec<Triage> {
 /// Whether `backend` can run here; without it and without `CI`, the test
 /// skips with a message (under `CI` a missing backend is a failure).
 fn available(backend: &str) -> bool {
-    let out = xla_props().arg("backends").output().expect("xla-props backends");
+    let out = xla_props()
+        .arg("backends")
+        .output()
+        .expect("xla-props backends");
     let text = String::from_utf8_lossy(&out.stdout);
     let ok = text
         .lines()
         .any(|l| l.split_whitespace().collect::<Vec<_>>()[..] == [backend, "available"]);
     if !ok {
-        assert!(std::env::var_os("CI").is_none(), "CI is set but `{backend}` is unavailable");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but `{backend}` is unavailable"
+        );
         eprintln!("skipped: `{backend}` is not installed (scripts/fetch-xla-plugin.sh, scripts/fetch-iree.sh)");
     }
     ok
@@ -86,12 +97,20 @@ fn judge_all(files: &[PathBuf], backend: &str) -> Vec<String> {
     std::thread::scope(|s| {
         for _ in 0..2 {
             s.spawn(|| loop {
-                let Some(file) = next.lock().unwrap().next() else { break };
+                let Some(file) = next.lock().unwrap().next() else {
+                    break;
+                };
                 let name = file.file_name().unwrap().to_string_lossy().to_string();
                 let dir = tempfile::tempdir().unwrap();
                 let json = dir.path().join("v.json");
                 let out = xla_props()
-                    .args(["compare", file.to_str().unwrap(), "--backend", backend, "--json"])
+                    .args([
+                        "compare",
+                        file.to_str().unwrap(),
+                        "--backend",
+                        backend,
+                        "--json",
+                    ])
                     .arg(&json)
                     .output()
                     .unwrap();
@@ -107,9 +126,13 @@ fn judge_all(files: &[PathBuf], backend: &str) -> Vec<String> {
                     .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
                     .and_then(|v| v["reference_nonfinite_outputs"].as_u64());
                 if nonfinite.is_some_and(|n| n > 0) {
-                    problems.push(format!("the reference's outputs are not finite ({nonfinite:?} elements)"));
+                    problems.push(format!(
+                        "the reference's outputs are not finite ({nonfinite:?} elements)"
+                    ));
                 }
-                let listed = triaged.iter().find(|t| t.file == name && t.backend == backend);
+                let listed = triaged
+                    .iter()
+                    .find(|t| t.file == name && t.backend == backend);
                 match (code, listed) {
                     (0, None) => {}
                     (c, Some(t)) if c == t.exit && stdout.contains(&t.shows) => {}
@@ -120,7 +143,12 @@ fn judge_all(files: &[PathBuf], backend: &str) -> Vec<String> {
                     (c, None) => problems.push(format!("exit {c}, not triaged")),
                 }
                 if !problems.is_empty() {
-                    let head: String = stdout.lines().filter(|l| !l.starts_with("  parameter")).take(12).collect::<Vec<_>>().join("\n");
+                    let head: String = stdout
+                        .lines()
+                        .filter(|l| !l.starts_with("  parameter"))
+                        .take(12)
+                        .collect::<Vec<_>>()
+                        .join("\n");
                     failures.lock().unwrap().push(format!(
                         "{name} on {backend}: {}\n{head}\n{}",
                         problems.join("; "),
@@ -178,7 +206,16 @@ fn every_triage_row_names_a_module_and_a_backend() {
         .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
         .collect();
     for t in triage() {
-        assert!(names.contains(&t.file), "TRIAGE.tsv names `{}`, which is not in the corpus", t.file);
-        assert!(["xla-cpu", "iree-cpu"].contains(&t.backend.as_str()), "TRIAGE.tsv: `{}` on `{}`: only compilers are triaged; the interpreter must agree", t.file, t.backend);
+        assert!(
+            names.contains(&t.file),
+            "TRIAGE.tsv names `{}`, which is not in the corpus",
+            t.file
+        );
+        assert!(
+            ["xla-cpu", "iree-cpu"].contains(&t.backend.as_str()),
+            "TRIAGE.tsv: `{}` on `{}`: only compilers are triaged; the interpreter must agree",
+            t.file,
+            t.backend
+        );
     }
 }

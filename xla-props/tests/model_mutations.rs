@@ -16,7 +16,9 @@ use xla_props::backend::mutant::{Mutant, Mutation};
 use xla_props::backend::{Backend, Interpreter};
 use xla_props::hlo::load_module_file;
 use xla_props::inputs::{generate_inputs, Distribution};
-use xla_props::isolate::{explain_departure, isolate, Departure, Isolation, Options, Oracle, Tested};
+use xla_props::isolate::{
+    explain_departure, isolate, Departure, Isolation, Options, Oracle, Tested,
+};
 use xla_props::literal::Literal;
 use xla_props::reference::evaluate;
 
@@ -42,7 +44,8 @@ fn same(a: &[Literal], b: &[Literal]) -> bool {
         && a.iter().zip(b).all(|(x, y)| {
             x.element_count() == y.element_count()
                 && (0..x.element_count()).all(|i| {
-                    x.get_bits(i) == y.get_bits(i) || (x.get_f64(i).is_nan() && y.get_f64(i).is_nan())
+                    x.get_bits(i) == y.get_bits(i)
+                        || (x.get_f64(i).is_nan() && y.get_f64(i).is_nan())
                 })
         })
 }
@@ -69,9 +72,8 @@ fn check_one(file: &PathBuf, m: Mutation) -> Result<bool, String> {
     let expected = evaluate(&module, &args).map_err(|e| format!("{name}: reference: {e}"))?;
     let numerics = mutant.numerics();
     let eval = |mm: &xla_props::hlo::Module, a: &[Literal]| evaluate(mm, a).ok();
-    let verdict = xla_props::check::Judge::new(&numerics, xla_props::check::Policy::Reference).outputs(
-        &module, &args, &expected, &actual, &eval,
-    );
+    let verdict = xla_props::check::Judge::new(&numerics, xla_props::check::Policy::Reference)
+        .outputs(&module, &args, &expected, &actual, &eval);
     let tested = Tested::new(&mutant);
     let amplified = verdict.is_disagreement()
         && matches!(
@@ -81,7 +83,11 @@ fn check_one(file: &PathBuf, m: Mutation) -> Result<bool, String> {
     let alarm = verdict.is_disagreement() && !amplified;
     if m.is_benign() {
         return if alarm {
-            Err(format!("{name}: benign `{}` raises an alarm: {}", m.name(), verdict.to_string().lines().next().unwrap_or_default()))
+            Err(format!(
+                "{name}: benign `{}` raises an alarm: {}",
+                m.name(),
+                verdict.to_string().lines().next().unwrap_or_default()
+            ))
         } else {
             Ok(true)
         };
@@ -91,7 +97,11 @@ fn check_one(file: &PathBuf, m: Mutation) -> Result<bool, String> {
             "{name}: `{}` changes the result but is not detected: {}{}",
             m.name(),
             verdict.to_string().lines().next().unwrap_or_default(),
-            if amplified { " (certified amplified)" } else { "" }
+            if amplified {
+                " (certified amplified)"
+            } else {
+                ""
+            }
         ));
     }
     let options = Options {
@@ -103,8 +113,14 @@ fn check_one(file: &PathBuf, m: Mutation) -> Result<bool, String> {
             assert!(!iso.report.culprit.instruction.is_empty());
             Ok(true)
         }
-        Ok(_) => Err(format!("{name}: `{}` is detected but isolate finds nothing", m.name())),
-        Err(e) => Err(format!("{name}: `{}` is detected but isolate fails: {e}", m.name())),
+        Ok(_) => Err(format!(
+            "{name}: `{}` is detected but isolate finds nothing",
+            m.name()
+        )),
+        Err(e) => Err(format!(
+            "{name}: `{}` is detected but isolate fails: {e}",
+            m.name()
+        )),
     }
 }
 
@@ -122,7 +138,9 @@ fn every_mutation_that_touches_a_model_is_detected_and_isolated() {
     std::thread::scope(|s| {
         for _ in 0..2 {
             s.spawn(|| loop {
-                let Some((f, m)) = next.lock().unwrap().next() else { break };
+                let Some((f, m)) = next.lock().unwrap().next() else {
+                    break;
+                };
                 match check_one(f, *m) {
                     Ok(t) => *touched.lock().unwrap() += usize::from(t),
                     Err(e) => failures.lock().unwrap().push(e),
@@ -132,7 +150,16 @@ fn every_mutation_that_touches_a_model_is_detected_and_isolated() {
     });
     let failures = failures.into_inner().unwrap();
     let touched = touched.into_inner().unwrap();
-    eprintln!("{} modules x {} mutations: {touched} pairs change a result", files.len(), Mutation::ALL.len());
+    eprintln!(
+        "{} modules x {} mutations: {touched} pairs change a result",
+        files.len(),
+        Mutation::ALL.len()
+    );
     assert!(touched > 0, "no mutation changes any module");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -102,7 +102,9 @@ fn reference_evaluates_the_corpus() {
         if std::env::var_os("CI").is_some() {
             panic!("../shared/corpus/xla-hlo is missing under CI");
         }
-        eprintln!("skipping: ../shared/corpus/xla-hlo not found (set CI to make this a failure)");
+        xla_props::skip::this_test(
+            "../shared/corpus/xla-hlo not found (set CI to make this a failure)",
+        );
         return;
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -220,7 +222,9 @@ fn interpreter_agrees_with_the_reference_on_the_corpus() {
         if std::env::var_os("CI").is_some() {
             panic!("../shared/corpus/xla-hlo is missing under CI");
         }
-        eprintln!("skipping: ../shared/corpus/xla-hlo not found (set CI to make this a failure)");
+        xla_props::skip::this_test(
+            "../shared/corpus/xla-hlo not found (set CI to make this a failure)",
+        );
         return;
     };
     let interpreter = xla_props::backend::Interpreter::with_while_limit(100_000);

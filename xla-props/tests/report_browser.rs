@@ -46,7 +46,7 @@ fn chromium_or_skip() -> Option<PathBuf> {
             panic!("chromium is not installed, and CI is set: install it (apt-get install -y chromium)")
         }
         None => {
-            eprintln!("skipped: chromium is not installed (apt-get install -y chromium); set CI to make this a failure");
+            xla_props::skip::this_test("chromium is not installed (apt-get install -y chromium); set CI to make this a failure");
             None
         }
     }
@@ -136,6 +136,70 @@ fn recorded_errors(dom: &str) -> String {
     body[open..close].to_string()
 }
 
+/// The value of attribute `name` in an element's text.
+fn attr<'a>(element: &'a str, name: &str) -> &'a str {
+    let at = element
+        .find(&format!("{name}=\""))
+        .unwrap_or_else(|| panic!("no {name} in {element}"));
+    let rest = &element[at + name.len() + 2..];
+    &rest[..rest.find('"').unwrap()]
+}
+
+/// Reasons on the page, as rendered: every heatmap cell with a skipped
+/// case carries numbered marks, each linking to a reason listed under its
+/// table; every ULP histogram with a nonzero distance says what accepted it
+/// (or that its cases failed). Returns the listed skip reasons (one per
+/// cell with skips at least).
+fn assert_reasons_on_the_page(dom: &str) -> Vec<String> {
+    let mut cells_with_skips = 0;
+    for cell in dom.split("<td class=\"cell ").skip(1) {
+        let cell = &cell[..cell.find("</td>").unwrap()];
+        if attr(cell, "data-skipped") == "0" {
+            assert!(!cell.contains("class=\"why\""), "{cell}");
+            continue;
+        }
+        cells_with_skips += 1;
+        assert!(
+            cell.contains("<sup class=\"why\">"),
+            "a skipped cell without a reason: {cell}"
+        );
+        for mark in cell.split("href=\"#skip-").skip(1) {
+            let id = &mark[..mark.find('"').unwrap()];
+            let item = format!("<li id=\"skip-{id}\">");
+            assert!(dom.contains(&item), "no {item} for {cell}");
+        }
+    }
+    let reasons: Vec<String> = dom
+        .split("<li id=\"skip-")
+        .skip(1)
+        .map(|li| {
+            let text = &li[li.find('>').unwrap() + 1..li.find("</li>").unwrap()];
+            text.to_string()
+        })
+        .collect();
+    let mut figures = 0;
+    for fig in dom.split("<figure class=\"ulp-hist\"").skip(1) {
+        let caption = &fig[fig.find("<figcaption>").unwrap()..fig.find("</figcaption>").unwrap()];
+        // `BACKEND max N ulp (...)`, one per backend
+        for part in caption.split(" max ").skip(1) {
+            let n: u64 = part.split_whitespace().next().unwrap().parse().unwrap();
+            // its parentheses follow `N ulp` (the part runs to the next backend)
+            let own = part;
+            if n > 0 {
+                figures += 1;
+                assert!(
+                    own.contains("accepted by: ") || own.contains("failed cases, not accepted"),
+                    "a nonzero ulp without its reason: {caption}"
+                );
+                assert!(!own.contains("not recorded"), "{caption}");
+            }
+        }
+    }
+    assert!(figures > 0, "no histogram with a nonzero distance");
+    assert!(reasons.len() >= cells_with_skips.min(1), "{reasons:?}");
+    reasons
+}
+
 fn render(dir: &Path) -> PathBuf {
     let page = dir.join("report.html");
     let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
@@ -190,6 +254,18 @@ fn report_renders_in_headless_chromium() {
     assert_eq!(dom.matches(&format!("id=\"{FAILURE_ANCHOR}\"")).count(), 1);
     // plots are inline svg: histograms and the culprit fusion
     assert!(dom.matches("<svg").count() >= 4);
+    // why each skipped cell was skipped, and what accepted each nonzero ulp
+    let reasons = assert_reasons_on_the_page(&dom);
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with("unsupported: bf16 add (1 case)")),
+        "{reasons:?}"
+    );
+    assert!(
+        dom.contains("accepted by: vs_reference tolerance ulp(2), "),
+        "the declared tolerance is on the page"
+    );
 
     let shot = dir.path().join("report.png");
     chromium(
@@ -271,6 +347,7 @@ fn a_real_run_with_a_mutant_renders_with_metadata_and_histograms() {
             json.to_str().unwrap(),
         ];
         let report = xla_props::Harness::from_iter(args.map(String::from), |_| None)
+            .with_builtins()
             .backend(xla_props::backend::Interpreter::default())
             .failures_dir(dir.path().join("failures"))
             .run_to_report()
@@ -384,6 +461,19 @@ fn a_real_run_with_a_mutant_renders_with_metadata_and_histograms() {
         assert!(fig.contains("ulp per element"), "{fig}");
         assert!(fig.contains("mutant:exp-low-precision max"), "{fig}");
     }
+    // the run's accepted distances carry their reasons too (and skips, if any)
+    assert_reasons_on_the_page(&dom);
+    let captions: Vec<&str> = dom
+        .split("<figcaption>")
+        .skip(1)
+        .map(|c| &c[..c.find("</figcaption>").unwrap()])
+        .collect();
+    assert!(
+        captions
+            .iter()
+            .any(|c| c.contains("accepted by: ") && c.contains(" tolerance ")),
+        "no declared tolerance on the page: {captions:#?}"
+    );
 
     let shot = dir.path().join("real.png");
     chromium(

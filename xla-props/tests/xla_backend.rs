@@ -26,7 +26,7 @@ fn backend_or_skip(plugin: XlaPlugin) -> Option<XlaBackend> {
             )
         }
         Err(reason) => {
-            eprintln!("skipping: {} unavailable: {reason}", plugin.backend_name());
+            xla_props::skip::this_test(format!("{} unavailable: {reason}", plugin.backend_name()));
             None
         }
     }

@@ -13,7 +13,7 @@ fn backend() -> Option<XlaBackend> {
         Ok(()) => Some(b),
         Err(reason) if std::env::var_os("CI").is_some() => panic!("{reason}"),
         Err(reason) => {
-            eprintln!("skipping: {reason}");
+            xla_props::skip::this_test(&reason);
             None
         }
     }

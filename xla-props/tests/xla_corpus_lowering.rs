@@ -12,7 +12,7 @@ const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/x
 fn corpus_files() -> Option<Vec<std::path::PathBuf>> {
     let dir = Path::new(CORPUS);
     let Ok(rd) = std::fs::read_dir(dir) else {
-        eprintln!("skipping: no shared corpus at {}", dir.display());
+        xla_props::skip::this_test(format!("no shared corpus at {}", dir.display()));
         return None;
     };
     let mut files: Vec<_> = rd
@@ -53,7 +53,7 @@ fn lowered_corpus_modules_compile_on_xla_cpu() {
             std::env::var_os("CI").is_none(),
             "xla-cpu must be available in CI: {reason}"
         );
-        eprintln!("skipping: {reason}");
+        xla_props::skip::this_test(&reason);
         return;
     }
     let mut failures = Vec::new();

@@ -52,7 +52,7 @@ fn corpus_files() -> Option<Vec<PathBuf>> {
             "the shared corpus is missing at {} (CI is set)",
             dir.display()
         );
-        eprintln!("skipping: no shared corpus at {}", dir.display());
+        xla_props::skip::this_test(format!("no shared corpus at {}", dir.display()));
         return None;
     };
     let mut files: Vec<_> = rd
@@ -142,7 +142,7 @@ fn corpus_on_xla_cpu_agrees_with_the_reference_or_is_triaged() {
             std::env::var_os("CI").is_none(),
             "xla-cpu must be available in CI: {reason}"
         );
-        eprintln!("skipping: {reason}");
+        xla_props::skip::this_test(&reason);
         return;
     }
     let agree = judge_corpus(&backend, &files, TRIAGED);
@@ -290,7 +290,7 @@ fn corpus_on_iree_cpu_agrees_with_the_reference_or_is_triaged() {
             std::env::var_os("CI").is_none(),
             "iree-cpu must be available in CI: {reason}"
         );
-        eprintln!("skipping: {reason}");
+        xla_props::skip::this_test(&reason);
         return;
     }
     let listed: Vec<(&str, &str)> = IREE_TRIAGED.iter().chain(IREE_OPEN).copied().collect();

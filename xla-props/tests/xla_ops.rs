@@ -19,7 +19,7 @@ fn backend() -> Option<XlaBackend> {
             panic!("xla-cpu must be available in CI: {reason}")
         }
         Err(reason) => {
-            eprintln!("skipping: xla-cpu unavailable: {reason}");
+            xla_props::skip::this_test(format!("xla-cpu unavailable: {reason}"));
             None
         }
     }

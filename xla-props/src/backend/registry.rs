@@ -28,6 +28,9 @@ pub struct BackendInfo {
     /// Where it comes from: `built-in`, the built-in file, or the path of
     /// the user's `xla-props.toml`.
     pub source: String,
+    /// The XLA revision of its plugin, as recorded with the pin (declared
+    /// backends that record one).
+    pub revision: Option<&'static str>,
     /// What its backend's `traits()` says, known without making it (an
     /// unavailable backend keeps them: listing does not depend on what is
     /// installed).
@@ -131,6 +134,7 @@ pub fn known_backends() -> Vec<BackendInfo> {
             description: e.description,
             availability: availability((e.make)()),
             source: "built-in".to_string(),
+            revision: None,
             traits: e.traits,
         })
         .collect();
@@ -143,6 +147,7 @@ pub fn known_backends() -> Vec<BackendInfo> {
             description: d.description,
             availability: availability(make_declared(d)),
             source: d.source.to_string(),
+            revision: d.revision,
             traits: BackendTraits::BATCHING_COMPILER,
         })
         .collect();

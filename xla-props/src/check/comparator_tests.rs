@@ -322,6 +322,20 @@ fn report_worst_histogram_and_fingerprints() {
     assert_eq!(o.expected_fingerprint, e.fingerprint());
     let text = v.to_string();
     assert!(text.contains("2 of 4 elements differ"), "{text}");
+    // the lanes that differ, each side at digits that tell them apart
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("fingerprint:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(!line.contains("min expected"), "min agrees: {line}");
+    assert!(line.contains("max expected 1 actual 1.29"), "{line}");
+    for (lane, e, a) in o.expected_fingerprint.differences(&o.actual_fingerprint) {
+        assert_ne!(e, a, "{lane}");
+        assert!(
+            line.contains(&format!("{lane} expected {e} actual {a}")),
+            "{line}"
+        );
+    }
     let json = serde_json::to_value(&v).unwrap();
     assert_eq!(json["verdict"], "mismatch");
     assert_eq!(json["count"], 2);
@@ -333,6 +347,28 @@ fn report_worst_histogram_and_fingerprints() {
             .len(),
         32
     );
+}
+
+#[test]
+fn equal_fingerprints_are_not_printed() {
+    // the same values in another order: the summary cannot tell them apart
+    let e = lit(ElementType::F32, &[1.0, 2.0]);
+    let a = lit(ElementType::F32, &[2.0, 1.0]);
+    let v = run(
+        &e,
+        &a,
+        ErrorSpec::exact(),
+        &Numerics::exact(),
+        &CompareContext::new(),
+    );
+    let r = mismatch(&v);
+    assert_eq!(
+        r.outputs[0].expected_fingerprint,
+        r.outputs[0].actual_fingerprint
+    );
+    let text = v.to_string();
+    assert!(text.contains("2 of 2 elements differ"), "{text}");
+    assert!(!text.contains("fingerprint"), "{text}");
 }
 
 #[test]

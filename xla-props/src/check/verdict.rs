@@ -510,8 +510,17 @@ impl fmt::Display for MismatchReport {
                 o.elements,
                 o.first_index
             )?;
-            writeln!(f, "  expected fingerprint: {}", o.expected_fingerprint)?;
-            writeln!(f, "  actual fingerprint:   {}", o.actual_fingerprint)?;
+            // only the lanes that differ (equal fingerprints say nothing:
+            // a summary does not see every difference)
+            let parts: Vec<String> = o
+                .expected_fingerprint
+                .differences(&o.actual_fingerprint)
+                .into_iter()
+                .map(|(lane, e, a)| format!("{lane} expected {e} actual {a}"))
+                .collect();
+            if !parts.is_empty() {
+                writeln!(f, "  fingerprint: {}", parts.join(", "))?;
+            }
             writeln!(f, "  worst:")?;
             for m in &o.worst {
                 let ulp = m.ulp.map_or("-".to_string(), |u| u.to_string());

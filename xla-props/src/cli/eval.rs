@@ -17,9 +17,13 @@ pub struct EvalArgs {
     #[arg(long)]
     pub backend: String,
     /// An argument file per entry parameter, in order: `.npy`, or raw
-    /// little-endian bytes in the parameter's type, row-major.
+    /// little-endian bytes in the parameter's type, row-major. Without any,
+    /// legal inputs are generated as `compare` does (and stderr says so).
     #[arg(long = "arg", value_name = "PATH")]
     pub args: Vec<PathBuf>,
+    /// Seed of the generated inputs (when no `--arg` is given).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
     /// An output file per result (tuples flattened): `.npy` by extension,
     /// otherwise raw little-endian bytes. Without it, outputs are summarized.
     #[arg(long = "out", value_name = "PATH")]
@@ -135,6 +139,36 @@ pub fn eval_module(
     args: &[PathBuf],
     outs: &[PathBuf],
 ) -> Result<String, CliError> {
+    let literals = read_arguments(module, args)?;
+    eval_with(module, file, backend_name, &literals, outs)
+}
+
+/// Legal inputs for `module`, drawn as `compare` draws them (uniform
+/// distribution, intervals propagated backwards from every op), with the
+/// note that says so.
+pub fn generated_arguments(
+    module: &Module,
+    file: &str,
+    seed: u64,
+) -> Result<(Vec<Literal>, String), CliError> {
+    let distribution = crate::inputs::Distribution::Uniform;
+    let inputs = crate::inputs::generate_inputs(module, distribution, seed)
+        .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?;
+    let note = format!(
+        "note: no --arg given: running on generated legal inputs ({distribution}, seed {seed}), \
+         as `xla-props compare` draws them"
+    );
+    Ok((inputs.args, note))
+}
+
+/// Runs `module` on `backend_name` with `literals`; writes or summarizes the outputs.
+fn eval_with(
+    module: &Module,
+    file: &str,
+    backend_name: &str,
+    literals: &[Literal],
+    outs: &[PathBuf],
+) -> Result<String, CliError> {
     let backend = create(backend_name).map_err(|e| backend_error(file, e))?;
     let n_out = module.result_shape().leaves().len();
     if !outs.is_empty() && outs.len() != n_out {
@@ -143,11 +177,10 @@ pub fn eval_module(
             outs.len()
         )));
     }
-    let literals = read_arguments(module, args)?;
     let exe = backend
         .compile(module)
         .map_err(|e| backend_error(file, e))?;
-    let results = exe.execute(&literals).map_err(|e| backend_error(file, e))?;
+    let results = exe.execute(literals).map_err(|e| backend_error(file, e))?;
     if outs.is_empty() {
         Ok(results
             .iter()
@@ -176,7 +209,14 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, CliError> {
     // an unknown backend is reported before anything else is read
     create(&args.backend).map_err(|e| backend_error(&file, e))?;
     let module = load_module(&args.file)?;
-    let text = eval_module(&module, &file, &args.backend, &args.args, &args.outs)?;
+    let takes_arguments = !parameter_leaves(&module).is_empty();
+    let text = if args.args.is_empty() && takes_arguments {
+        let (literals, note) = generated_arguments(&module, &file, args.seed)?;
+        eprintln!("{note}");
+        eval_with(&module, &file, &args.backend, &literals, &args.outs)?
+    } else {
+        eval_module(&module, &file, &args.backend, &args.args, &args.outs)?
+    };
     print!("{text}");
     Ok(0)
 }

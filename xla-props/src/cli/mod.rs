@@ -63,7 +63,7 @@ enum Command {
     /// Run an HLO module on a backend with given arguments; write or summarize the outputs.
     Eval(EvalArgs),
     /// List the backends this build knows and whether each is available.
-    Backends,
+    Backends(BackendsArgs),
     /// Run a StableHLO file's own check ops; exit 0 all pass, 1 a check fails, 2 error.
     Check(CheckArgs),
     /// Grow random programs, judge a backend against the reference, write minimized reproducers.
@@ -74,6 +74,15 @@ enum Command {
     Isolate(IsolateArgs),
     /// Which compiler pass introduced a disagreement: bisects XLA's HLO passes (`xla_disable_hlo_passes`), one compile per probe.
     BisectPasses(BisectArgs),
+}
+
+/// Arguments of `xla-props backends`.
+#[derive(clap::Args, Debug)]
+pub struct BackendsArgs {
+    /// Also each backend's version: a plugin's own attributes (PJRT API,
+    /// StableHLO), the XLA revision recorded with its pin, its file and sha256.
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 /// Arguments of `xla-props parse`.
@@ -109,7 +118,7 @@ pub fn main() -> ExitCode {
         Command::Parse(args) => run_parse(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Eval(args) => eval::run_eval(&args),
-        Command::Backends => backends::run_backends(),
+        Command::Backends(args) => backends::run_backends(&args),
         Command::Check(args) => check::run(&args),
         Command::Fuzz(args) => fuzz::run(&args),
         Command::Report(args) => crate::report::write_report(

@@ -24,14 +24,54 @@ pub enum LoadError {
         /// The rendered error.
         rendered: String,
     },
-    /// The module parses but is not valid (shapes, names, call graph).
-    #[error("{file}: {error}")]
+    /// The module parses but is not valid (shapes, names, call graph):
+    /// `FILE:LINE:COL: message` where the error names an instruction that
+    /// the text defines, else `FILE: message`.
+    #[error("{file}{}: {error}", location(.at))]
     Invalid {
         /// The file.
         file: String,
+        /// The line and column (1-based) of the instruction's definition.
+        at: Option<(usize, usize)>,
         /// The verifier's error, naming the instruction.
         error: Box<super::verifier::VerifyError>,
     },
+}
+
+fn location(at: &Option<(usize, usize)>) -> String {
+    at.map(|(line, col)| format!(":{line}:{col}"))
+        .unwrap_or_default()
+}
+
+/// Where HLO `text` defines `instruction` (`NAME = ...`, `ROOT %NAME = ...`)
+/// of `computation`: the line and column of its name, looked for after the
+/// computation's header first.
+fn definition_site(text: &str, computation: &str, instruction: &str) -> Option<(usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let opens = |line: &str| {
+        let t = line.trim_start();
+        let t = t.strip_prefix("ENTRY ").map_or(t, str::trim_start);
+        let t = t.strip_prefix('%').unwrap_or(t);
+        t.strip_prefix(computation)
+            .is_some_and(|rest| rest.starts_with([' ', '(', '{']))
+    };
+    let defines = |line: &str| -> Option<usize> {
+        let t = line.trim_start();
+        let t = t.strip_prefix("ROOT ").map_or(t, str::trim_start);
+        let name_at = line.len() - t.len();
+        let bare = t.strip_prefix('%').unwrap_or(t);
+        let rest = bare.strip_prefix(instruction)?;
+        rest.trim_start().starts_with('=').then_some(name_at + 1)
+    };
+    let header = lines.iter().position(|l| opens(l));
+    let search = |from: usize| {
+        lines
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find_map(|(k, l)| defines(l).map(|col| (k + 1, col)))
+    };
+    header.and_then(|h| search(h + 1)).or_else(|| search(0))
 }
 
 /// Parses `bytes` (named `file` in messages), makes instruction names unique
@@ -43,7 +83,9 @@ pub enum LoadError {
 /// assert_eq!(m.entry_computation().instructions.len(), 2);
 /// let bad = "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT n = f32[3] negate(p)\n}\n";
 /// let err = xla_props::hlo::load_module_bytes("m.hlo", bad.as_bytes()).unwrap_err();
-/// assert!(err.to_string().starts_with("m.hlo: "), "{err}");
+/// // located at the instruction's definition: line 4, column 8 (`n`)
+/// assert!(err.to_string().starts_with("m.hlo:4:8: "), "{err}");
+/// assert!(err.to_string().contains("instruction 'n'"), "{err}");
 /// ```
 pub fn load_module_bytes(file: &str, bytes: &[u8]) -> Result<Module, LoadError> {
     let mut module = if is_stablehlo_file(file) {
@@ -56,9 +98,17 @@ pub fn load_module_bytes(file: &str, bytes: &[u8]) -> Result<Module, LoadError> 
         })?
     };
     uniquify_names(&mut module);
-    verify(&module).map_err(|error| LoadError::Invalid {
-        file: file.to_string(),
-        error: Box::new(error),
+    verify(&module).map_err(|error| {
+        let text = String::from_utf8_lossy(bytes);
+        let at = error
+            .site()
+            .filter(|_| !is_stablehlo_file(file))
+            .and_then(|(c, i)| definition_site(&text, c, i));
+        LoadError::Invalid {
+            file: file.to_string(),
+            at,
+            error: Box::new(error),
+        }
     })?;
     Ok(module)
 }
@@ -120,6 +170,7 @@ pub fn load_check_programs(
         uniquify_names(&mut p.module);
         verify(&p.module).map_err(|error| LoadError::Invalid {
             file: format!("{file} (@{})", p.function),
+            at: None,
             error: Box::new(error),
         })?;
     }

@@ -201,6 +201,62 @@ fn shape_problem(s: &Shape) -> Option<String> {
     }
 }
 
+impl VerifyError {
+    /// The computation and instruction the error is about, where it names
+    /// one (for a location in the source text).
+    pub fn site(&self) -> Option<(&str, &str)> {
+        use VerifyError::*;
+        match self {
+            UndefinedOperand {
+                computation,
+                instruction,
+                ..
+            }
+            | UndefinedComputation {
+                computation,
+                instruction,
+                ..
+            }
+            | EntryCalled {
+                computation,
+                instruction,
+                ..
+            }
+            | Arity {
+                computation,
+                instruction,
+                ..
+            }
+            | MissingAttribute {
+                computation,
+                instruction,
+                ..
+            }
+            | CalleeSignature {
+                computation,
+                instruction,
+                ..
+            }
+            | Invalid {
+                computation,
+                instruction,
+                ..
+            }
+            | BadShape {
+                computation,
+                instruction,
+                ..
+            }
+            | ShapeMismatch {
+                computation,
+                instruction,
+                ..
+            } => Some((computation, instruction)),
+            _ => None,
+        }
+    }
+}
+
 /// Checks that `module` is well formed and that every declared shape is the
 /// one shape inference gives (layouts ignored). Parse-only ops are accepted
 /// as declared.

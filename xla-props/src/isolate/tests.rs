@@ -39,6 +39,9 @@ fn isolated(module: &Module, backend: &dyn Backend, seed: u64) -> Isolated {
         Isolation::Agree { verdict, .. } => {
             panic!("{what}: expected a disagreement, got {verdict}")
         }
+        Isolation::Amplified { certificate, .. } => {
+            panic!("{what}: expected a disagreement, got {certificate}")
+        }
     }
 }
 
@@ -281,6 +284,7 @@ fn the_correct_interpreter_agrees_on_a_large_transformer() {
     let batches = candidates(&t.module).len().div_ceil(BATCH_SIZE) as u64;
     match out {
         Isolation::Agree { backend_runs, .. } => assert_eq!(backend_runs, 1 + batches),
+        Isolation::Amplified { certificate, .. } => panic!("not an agreement: {certificate}"),
         Isolation::Isolated(i) => panic!("false alarm: {:?}", i.report.culprit),
     }
 }
@@ -374,6 +378,9 @@ fn a_cancellation_of_legal_errors_is_legal_by_the_bound() {
             ),
             v => panic!("expected an agreement, got {v}"),
         },
+        Isolation::Amplified { certificate, .. } => {
+            panic!("the bound alone should legalize it: {certificate}")
+        }
         Isolation::Isolated(i) => {
             panic!("a legal cancellation was isolated: {:?}", i.report.culprit)
         }

@@ -162,6 +162,36 @@ impl Fingerprint {
         Fingerprint { lanes }
     }
 
+    /// The parts of two fingerprints that differ, as (name, this, other),
+    /// each lane at the digits that tell its two values apart (the shortest
+    /// text that reads back as the lane's f32); empty when they are equal.
+    ///
+    /// ```
+    /// use xla_props::hlo::{ArrayShape, ElementType};
+    /// use xla_props::literal::Literal;
+    /// let shape = ArrayShape::new(ElementType::F32, vec![3]);
+    /// let a = Literal::from_f64s(&shape, &[1.0, 2.0, 3.0]).unwrap().fingerprint();
+    /// let b = Literal::from_f64s(&shape, &[1.0, 2.0, 3.01]).unwrap().fingerprint();
+    /// let d = a.differences(&b);
+    /// assert_eq!(d.iter().map(|x| x.0).collect::<Vec<_>>(), ["max", "mean", "mean_abs"]);
+    /// assert!(d.iter().all(|(_, x, y)| x != y));
+    /// assert!(a.differences(&a).is_empty());
+    /// ```
+    pub fn differences(&self, other: &Fingerprint) -> Vec<(&'static str, String, String)> {
+        let mut out = Vec::new();
+        for (k, name) in ["min", "max", "mean", "mean_abs"].into_iter().enumerate() {
+            let (a, b) = (self.lane(k), other.lane(k));
+            if a.to_bits() != b.to_bits() {
+                out.push((name, a.to_string(), b.to_string()));
+            }
+        }
+        let (a, b) = (self.nonfinite_tag(), other.nonfinite_tag());
+        if a != b {
+            out.push(("nonfinite", format!("{a:#010x}"), format!("{b:#010x}")));
+        }
+        out
+    }
+
     /// The cheap localization check: equal non-finite tags, and every lane
     /// within `rel_tol` times the tensors' magnitude (the largest |min| or
     /// |max| of the two; the means are bounded by it, so a mean near zero from

@@ -80,7 +80,7 @@ table.heatmap td.cell,table.heatmap td.nocell{width:46px;height:22px;text-align:
 table.heatmap th{font-weight:normal;font-size:12px}
 td.cell a{display:block;color:inherit;text-decoration:none;line-height:22px}
 td.cell.pass{background:#66bb6a}td.cell.partpass{background:#c5e1a5}
-td.cell.skip{background:#bdbdbd}td.cell.fail{background:#e53935;color:#fff;font-weight:bold}
+td.cell.skip{background:#bdbdbd}sup.why{font-size:70%}td.cell.fail{background:#e53935;color:#fff;font-weight:bold}
 td.cell.partfail{background:#ef9a9a;font-weight:bold}
 td.cell.new{outline:3px solid #6a1b9a;outline-offset:-3px}td.cell.fixed{outline:3px dashed #2e7d32;outline-offset:-3px}
 td.nocell{background:#fafafa}
@@ -450,6 +450,15 @@ fn heatmaps(h: &mut String, model: &RunModel, cmp: Option<&Comparison>) {
         }
     );
     for backend in &model.backends {
+        heatmap(h, model, cmp, backend);
+    }
+}
+
+/// One backend's heatmap, and under it why its skipped cases were skipped:
+/// every cell with a skipped case carries the numbers of its reasons.
+fn heatmap(h: &mut String, model: &RunModel, cmp: Option<&Comparison>, backend: &String) {
+    let mut reasons: Vec<(&str, u64)> = Vec::new();
+    {
         let ops = model.ops_of(backend);
         let dtypes: Vec<&String> = model
             .dtypes
@@ -502,13 +511,35 @@ fn heatmaps(h: &mut String, model: &RunModel, cmp: Option<&Comparison>) {
                     "{backend} {op} {d}: {} passed, {} failed, {} skipped{ulp}{was}",
                     c.passed, c.failed, c.skipped
                 );
-                let body = if c.failed > 0 {
+                let mut body = if c.failed > 0 {
                     format!("<a href=\"#{}\">{}</a>", cell_anchor(&key), c.failed)
                 } else if c.passed > 0 {
                     "✓".to_string()
                 } else {
                     "–".to_string()
                 };
+                let mut tip = tip;
+                if !cell.skip_reasons.is_empty() {
+                    let mut marks = Vec::new();
+                    for (why, n) in &cell.skip_reasons {
+                        let k = match reasons.iter().position(|r| r.0 == why.as_str()) {
+                            Some(k) => k,
+                            None => {
+                                reasons.push((why.as_str(), 0));
+                                reasons.len() - 1
+                            }
+                        };
+                        reasons[k].1 += n;
+                        marks.push(format!(
+                            "<a href=\"#skip-{}-{}\">{}</a>",
+                            slug(backend),
+                            k + 1,
+                            k + 1
+                        ));
+                        tip.push_str(&format!("; skipped ({n}): {why}"));
+                    }
+                    body.push_str(&format!("<sup class=\"why\">{}</sup>", marks.join(",")));
+                }
                 let _ = write!(
                     h,
                     "<td class=\"cell {class}\" title=\"{}\" data-passed=\"{}\" data-failed=\"{}\" data-skipped=\"{}\">{body}</td>",
@@ -521,6 +552,24 @@ fn heatmaps(h: &mut String, model: &RunModel, cmp: Option<&Comparison>) {
             h.push_str("</tr>\n");
         }
         h.push_str("</table>\n");
+    }
+    if !reasons.is_empty() {
+        let _ = writeln!(
+            h,
+            "<ol class=\"skip-reasons\" data-backend=\"{}\"><b>Why cases were skipped</b> (the numbers in the cells)",
+            escape(backend)
+        );
+        for (k, (why, n)) in reasons.iter().enumerate() {
+            let _ = writeln!(
+                h,
+                "<li id=\"skip-{}-{}\">{} ({n} case{})</li>",
+                slug(backend),
+                k + 1,
+                escape(why),
+                if *n == 1 { "" } else { "s" }
+            );
+        }
+        h.push_str("</ol>\n");
     }
 }
 
@@ -687,7 +736,7 @@ fn histograms(h: &mut String, model: &RunModel) -> Result<(), ReportError> {
             let maxima: Vec<String> = u
                 .by_backend
                 .iter()
-                .map(|(b, x)| format!("{b} max {} ulp", x.max_ulp))
+                .map(|(b, x)| format!("{b} max {} ulp{}", x.max_ulp, accepted_by(x)))
                 .collect();
             let _ = writeln!(
                 h,
@@ -710,6 +759,37 @@ fn histograms(h: &mut String, model: &RunModel) -> Result<(), ReportError> {
         );
     }
     Ok(())
+}
+
+/// Why a backend's nonzero ULP distances were accepted, for a histogram's
+/// caption: the declared budgets and tolerances, the legal differences, and
+/// the cases that failed (not accepted).
+fn accepted_by(x: &super::model::UlpDistribution) -> String {
+    if x.max_ulp == 0 && x.accepted_by.is_empty() {
+        return String::new();
+    }
+    let mut parts: Vec<String> = x
+        .accepted_by
+        .iter()
+        .map(|(why, n)| match why.strip_prefix("legal: ") {
+            Some(reason) => format!("{reason}, {n} elements"),
+            None => format!("{why}, {n} cases"),
+        })
+        .collect();
+    if x.unexplained > 0 {
+        parts.push(format!(
+            "not recorded in these results, {} cases",
+            x.unexplained
+        ));
+    }
+    let mut out = String::new();
+    if !parts.is_empty() {
+        out = format!(" (accepted by: {})", parts.join("; "));
+    }
+    if x.failed > 0 {
+        out.push_str(&format!(" ({} failed cases, not accepted)", x.failed));
+    }
+    out
 }
 
 fn yes_no(v: Option<bool>) -> &'static str {

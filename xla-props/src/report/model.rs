@@ -45,6 +45,8 @@ pub struct Cell {
     pub max_ulp: Option<u64>,
     /// Indices into `RunResults::cases` of the failed ones, in run order.
     pub failures: Vec<usize>,
+    /// Why the skipped ones were skipped (the first line of each message), with how many.
+    pub skip_reasons: BTreeMap<String, u64>,
 }
 
 /// The ULP distances of one op and dtype, over every backend and property
@@ -65,6 +67,14 @@ pub struct UlpDistribution {
     pub by_backend: Vec<(String, UlpDistribution)>,
     /// Cases with a ULP distance or histogram per property, and their compared elements.
     pub properties: BTreeMap<String, (u64, u64)>,
+    /// What accepted the distances of the cases that passed: each declared
+    /// budget or tolerance (`budget` of the results) with its cases, and
+    /// each legal reason (`legal: REASON`) with its elements.
+    pub accepted_by: BTreeMap<String, u64>,
+    /// Passed cases with a nonzero distance whose results record no budget.
+    pub unexplained: u64,
+    /// Failed cases with a nonzero distance (not accepted).
+    pub failed: u64,
 }
 
 impl UlpDistribution {
@@ -82,6 +92,9 @@ struct UlpAcc {
     case_max: HashMap<String, u64>,
     max_ulp: u64,
     cases: u64,
+    accepted_by: BTreeMap<String, u64>,
+    unexplained: u64,
+    failed: u64,
 }
 
 impl UlpAcc {
@@ -95,6 +108,22 @@ impl UlpAcc {
             *self.case_max.entry(ulp_bucket_label(u)).or_default() += 1;
             self.max_ulp = self.max_ulp.max(u);
             self.cases += 1;
+        }
+        if c.max_ulp.is_some_and(|u| u > 0) {
+            match (c.outcome(), &c.budget) {
+                (CaseStatus::Failed, _) => self.failed += 1,
+                (CaseStatus::Passed, Some(b)) => {
+                    *self.accepted_by.entry(b.clone()).or_default() += 1
+                }
+                (CaseStatus::Passed, None) => self.unexplained += 1,
+                _ => {}
+            }
+        }
+        for (reason, n) in &c.legal {
+            *self
+                .accepted_by
+                .entry(format!("legal: {reason}"))
+                .or_default() += n;
         }
     }
 
@@ -112,6 +141,9 @@ impl UlpAcc {
             case_max: on(self.case_max, axis.map(|a| a.1)),
             max_ulp: self.max_ulp,
             cases: self.cases,
+            accepted_by: self.accepted_by,
+            unexplained: self.unexplained,
+            failed: self.failed,
             ..UlpDistribution::default()
         }
     }
@@ -228,6 +260,15 @@ impl RunModel {
             cell.counts.add(outcome);
             if outcome == CaseStatus::Failed {
                 cell.failures.push(i);
+            }
+            if outcome == CaseStatus::Skipped {
+                let why = c
+                    .message
+                    .as_deref()
+                    .and_then(|m| m.lines().next())
+                    .filter(|m| !m.trim().is_empty())
+                    .unwrap_or("no reason recorded");
+                *cell.skip_reasons.entry(why.to_string()).or_default() += 1;
             }
             if let Some(u) = c.max_ulp {
                 cell.max_ulp = Some(cell.max_ulp.map_or(u, |x| x.max(u)));

@@ -70,6 +70,9 @@ pub struct CaseResult {
     pub max_ulp: Option<u64>,
     /// Elements the judge accepted per legal difference, by reason name.
     pub legal: std::collections::BTreeMap<String, u64>,
+    /// What the case was judged against: the property's tolerance and the
+    /// backend's declared budget for the op and dtype, as text.
+    pub budget: Option<String>,
     /// The worst mismatch, as text.
     pub worst_mismatch: Option<String>,
     /// Wall time of the case.

@@ -326,7 +326,8 @@ const RUNNER_FORM: &str = r#"{"passed": 3, "failed": 2, "skipped": 1,
   "families": {"exponential": "elementwise-unary", "add": "elementwise-binary"},
   "cases": [
     {"id": "exhaustive::exponential::f16::f16[65536]{0}::all::interpreter", "outcome": "passed",
-     "max_ulp": 1, "ulp_histogram": {"0": 65000, "1": 536}, "duration_us": 9000},
+     "max_ulp": 1, "budget": "exhaustive tolerance ulp(1)", "legal": {"approximate-function": 3},
+     "ulp_histogram": {"0": 65000, "1": 536}, "duration_us": 9000},
     {"id": "exhaustive::exponential::f16::f16[65536]{0}::all::mutant:exp-low-precision", "outcome": "failed",
      "verdict": "backend vs reference: mismatch", "max_ulp": 9, "ulp_histogram": {"0": 60000, "5-8": 5000, "9-16": 536},
      "rerun": "cargo test --test conformance -- --exact 'exhaustive::exponential::f16::f16[65536]{0}::all::mutant:exp-low-precision'",
@@ -410,8 +411,13 @@ fn ulp_histograms_aggregate_per_backend_over_any_property() {
         .nth(1)
         .expect("a histogram of exponential f16");
     let fig = &fig[..fig.find("</figure>").unwrap()];
+    // each nonzero maximum with what accepted it, or that it failed
     assert!(
-        fig.contains("interpreter max 1 ulp, mutant:exp-low-precision max 9 ulp"),
+        fig.contains(
+            "interpreter max 1 ulp (accepted by: exhaustive tolerance ulp(1), 1 cases; \
+             approximate-function, 3 elements), mutant:exp-low-precision max 9 ulp \
+             (2 failed cases, not accepted)"
+        ),
         "{fig}"
     );
     assert!(
@@ -501,4 +507,39 @@ fn legal_differences_are_counted_per_reason_and_backend() {
     let none = RunResults::parse(r#"{"cases": []}"#, "r").unwrap();
     let html = render_html(&none, None, &[], &ReportOptions::default()).unwrap();
     assert!(html.contains("No element was accepted by a legal difference"));
+}
+
+#[test]
+fn a_skipped_cell_says_why_under_its_table() {
+    let html = render_html(
+        &RunResults::parse(RUNNER_FORM, "r.json").unwrap(),
+        None,
+        &[],
+        &ReportOptions::default(),
+    )
+    .unwrap();
+    // the mutant's add f32 cell: all skipped (an expected failure)
+    let cell = html
+        .split("<td class=\"cell skip\"")
+        .nth(1)
+        .expect("an all-skipped cell");
+    let cell = &cell[..cell.find("</td>").unwrap()];
+    assert!(
+        cell.contains("skipped (1): expected failure: known"),
+        "{cell}"
+    );
+    assert!(
+        cell.contains(
+            "<sup class=\"why\"><a href=\"#skip-mutant-exp-low-precision-1\">1</a></sup>"
+        ),
+        "{cell}"
+    );
+    assert!(
+        html.contains(
+            "<li id=\"skip-mutant-exp-low-precision-1\">expected failure: known (1 case)</li>"
+        ),
+        "{html}"
+    );
+    // a backend without skips lists none
+    assert_eq!(html.matches("<ol class=\"skip-reasons\"").count(), 1);
 }

@@ -1,7 +1,8 @@
 //! Batching for backends that run many small modules faster together (XLA:
 //! one compile of a merged module instead of one per case).
 //!
-//! Before the libtest pass, [`prepass`] runs every selected case body of such
+//! Once per run, when the first case of such a backend runs (inside libtest's
+//! run, so its timing counts it), [`prepass`] runs every selected case body of such
 //! a backend against a [`Recorder`], a stand-in that captures each (module,
 //! arguments) request and answers zeros of the module's result shapes (so a
 //! body that runs several modules goes on). The requests, deduplicated, go to
@@ -467,6 +468,8 @@ mod tests {
         wrong: bool,
         /// Answers nothing in bulk.
         refuse: bool,
+        /// Takes this long to answer in bulk.
+        delay: std::time::Duration,
         many_calls: AtomicU64,
         direct_compiles: AtomicU64,
         in_bulk: AtomicBool,
@@ -494,6 +497,7 @@ mod tests {
             progress: &(dyn Fn(usize) + Sync),
         ) -> Vec<Vec<Option<Vec<Literal>>>> {
             self.many_calls.fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(self.delay);
             if self.refuse {
                 return requests.iter().map(|r| vec![None; r.args.len()]).collect();
             }
@@ -511,13 +515,16 @@ mod tests {
         }
     }
 
+    /// Runs the harness on `backend`: its report, its `--json` results and
+    /// libtest's lines (written to a log, not among this test's output).
     fn run(
         backend: Arc<Batching>,
         env: &[(&str, &str)],
-    ) -> (crate::runner::RunReport, serde_json::Value) {
+    ) -> (crate::runner::RunReport, serde_json::Value, String) {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("r.json");
-        let args = [
+        let log = dir.path().join("libtest.log");
+        let args = vec![
             "prog",
             "--op",
             "negate,add",
@@ -528,11 +535,13 @@ mod tests {
             "-q",
             "--test-threads",
             "2",
-            "--json",
+            "--logfile",
         ]
-        .iter()
+        .into_iter()
         .map(|s| s.to_string())
-        .chain([json.display().to_string()]);
+        .chain([log.display().to_string(), "--json".into()])
+        .chain([json.display().to_string()])
+        .collect::<Vec<_>>();
         let env: Vec<(String, String)> = env
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -540,12 +549,14 @@ mod tests {
         let report = Harness::from_iter(args, move |k| {
             env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
         })
+        .with_builtins()
         .backend_arc(backend)
         .failures_dir(dir.path().join("failures"))
         .run_to_report()
         .unwrap();
         let text = std::fs::read_to_string(&json).unwrap();
-        (report, serde_json::from_str(&text).unwrap())
+        let log = std::fs::read_to_string(&log).unwrap();
+        (report, serde_json::from_str(&text).unwrap(), log)
     }
 
     fn messages(json: &serde_json::Value) -> Vec<String> {
@@ -563,7 +574,7 @@ mod tests {
     #[test]
     fn a_batching_backend_answers_from_the_store_without_direct_compiles() {
         let b = Arc::new(Batching::default());
-        let (report, _) = run(b.clone(), &[]);
+        let (report, _, _) = run(b.clone(), &[]);
         assert!(report.totals.passed > 50, "{:?}", report.totals);
         assert_eq!(report.totals.failed, 0);
         assert_eq!(b.many_calls.load(Ordering::Relaxed), 1);
@@ -580,7 +591,7 @@ mod tests {
             wrong: true,
             ..Batching::default()
         });
-        let (report, json) = run(b.clone(), &[]);
+        let (report, json, _) = run(b.clone(), &[]);
         assert_eq!(
             report.totals.failed, 0,
             "the direct runs pass: {:?}",
@@ -597,17 +608,38 @@ mod tests {
     }
 
     #[test]
+    fn libtests_time_includes_the_batched_pre_pass() {
+        let b = Arc::new(Batching {
+            delay: std::time::Duration::from_millis(1500),
+            ..Batching::default()
+        });
+        let (report, _, log) = run(b.clone(), &[]);
+        assert_eq!(report.totals.failed, 0);
+        assert_eq!(b.many_calls.load(Ordering::Relaxed), 1);
+        let line = log
+            .lines()
+            .find(|l| l.starts_with("test result:"))
+            .unwrap_or_else(|| panic!("no result line in {log}"));
+        let secs: f64 = line
+            .rsplit_once("finished in ")
+            .and_then(|(_, t)| t.trim().strip_suffix('s'))
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no time in {line}"));
+        assert!(secs >= 1.5, "the 1.5 s pre-pass is not counted: {line}");
+    }
+
+    #[test]
     fn unanswered_requests_run_directly_and_batching_can_be_turned_off() {
         let refused = Arc::new(Batching {
             refuse: true,
             ..Batching::default()
         });
-        let (report, _) = run(refused.clone(), &[]);
+        let (report, _, _) = run(refused.clone(), &[]);
         assert_eq!(report.totals.failed, 0);
         assert!(report.totals.passed > 50);
         assert!(refused.direct_compiles.load(Ordering::Relaxed) > 0);
         let off = Arc::new(Batching::default());
-        let (report, _) = run(off.clone(), &[("XLA_PROPS_BATCH", "0")]);
+        let (report, _, _) = run(off.clone(), &[("XLA_PROPS_BATCH", "0")]);
         assert_eq!(report.totals.failed, 0);
         assert_eq!(off.many_calls.load(Ordering::Relaxed), 0, "no pre-pass");
     }

@@ -26,10 +26,14 @@ use crate::property::{
 };
 use crate::report::{CaseStatus, Counts};
 
-/// The conformance harness: a builder over backends, then `run`.
+/// The harness: a builder over backends, then `run`.
+///
+/// It runs the properties declared with `#[xla_property]` in the crates
+/// linked into the test target, except xla-props' own built-in ones, which
+/// join on request ([`Harness::with_builtins`]: the conformance suite).
 ///
 /// ```no_run
-/// // tests/conformance.rs, with `harness = false` in Cargo.toml
+/// // tests/my_props.rs, with `harness = false` in Cargo.toml
 /// use xla_props::backend::Unavailable;
 /// fn main() -> std::process::ExitCode {
 ///     xla_props::Harness::from_args()
@@ -79,8 +83,34 @@ struct RunState {
     rerun_prefix: String,
     /// When and how the run started (for the `--json` metadata).
     start: Option<RunStart>,
-    /// Results computed in bulk for backends that prefer batching (`batch`).
+    /// Results computed in bulk for backends that prefer batching (`batch`),
+    /// by the first of their cases to run (so libtest's time counts it).
     batched: std::sync::OnceLock<batch::Prepared>,
+    /// The selected cases to compute in bulk, and their backends.
+    to_batch: std::sync::OnceLock<(Vec<CaseId>, HashSet<BackendId>)>,
+}
+
+impl RunState {
+    /// The bulk results for a case on `backend`: computed by the first such
+    /// case (the others wait for it), inside libtest's run, so its closing
+    /// line's time includes the pre-pass.
+    fn prepared(&self, backend: BackendId) -> Option<&batch::Prepared> {
+        match self.to_batch.get() {
+            Some((ids, backends)) if backends.contains(&backend) => {
+                Some(self.batched.get_or_init(|| {
+                    let input = batch::PrepassInput {
+                        backends: &self.backends,
+                        numerics: &self.numerics,
+                        reference: &self.reference,
+                        direct_reference: self.direct_reference,
+                        seed: self.seed,
+                    };
+                    batch::prepass(&input, ids)
+                }))
+            }
+            _ => None,
+        }
+    }
 }
 
 impl Harness {
@@ -108,7 +138,7 @@ impl Harness {
             env: Box::new(env),
             backends: Vec::new(),
             reference: None,
-            builtins: true,
+            builtins: false,
             failures_dir: None,
         }
     }
@@ -180,7 +210,24 @@ impl Harness {
         self
     }
 
-    /// Runs only properties declared outside the xla-props library.
+    /// Also runs xla-props' built-in properties (`vs_reference`,
+    /// `layout_invariance`, ...: about 248,000 cases per backend), as the
+    /// conformance suite does.
+    ///
+    /// ```no_run
+    /// fn main() -> std::process::ExitCode {
+    ///     xla_props::Harness::from_args()
+    ///         .with_builtins()
+    ///         .backend(xla_props::backend::Interpreter::default())
+    ///         .run()
+    /// }
+    /// ```
+    pub fn with_builtins(mut self) -> Harness {
+        self.builtins = true;
+        self
+    }
+
+    /// Runs only properties declared outside the xla-props library (the default).
     pub fn without_builtins(mut self) -> Harness {
         self.builtins = false;
         self
@@ -234,6 +281,9 @@ impl Harness {
             dtypes: ours.dtypes.clone(),
         };
         let mut spaces = Vec::new();
+        if !self.builtins && registry().iter().all(|s| s.is_builtin()) {
+            return Err(HarnessError(NO_PROPERTIES.to_string()));
+        }
         for (i, spec) in registry().iter().enumerate() {
             if !self.builtins && spec.is_builtin() {
                 continue;
@@ -279,6 +329,7 @@ impl Harness {
             rerun_prefix: rerun_prefix(),
             start,
             batched: std::sync::OnceLock::new(),
+            to_batch: std::sync::OnceLock::new(),
         });
         let previous = if libtest.list {
             BTreeSet::new()
@@ -324,18 +375,17 @@ impl Harness {
         };
         let (trials, to_batch) = selection.trials(&keep, &in_shard);
         if !to_batch.is_empty() {
-            let input = batch::PrepassInput {
-                backends: &state.backends,
-                numerics: &state.numerics,
-                reference: &state.reference,
-                direct_reference: state.direct_reference,
-                seed: state.seed,
-            };
-            let _ = state.batched.set(batch::prepass(&input, &to_batch));
+            let backends = to_batch.iter().map(|i| i.backend).collect();
+            let _ = state.to_batch.set((to_batch, backends));
         }
         finish(trials, &libtest, &state, previous, &ours)
     }
 }
+
+/// Why a harness without built-ins has nothing to run.
+const NO_PROPERTIES: &str = "no properties to run: this test target links no \
+     #[xla_property] of its own (declare one in it, or add xla-props' built-in \
+     properties with Harness::with_builtins())";
 
 /// A backend selected for the run, with its interned id.
 type Registered = (BackendId, Arc<dyn Backend>);
@@ -669,6 +719,9 @@ fn trial(state: &Arc<RunState>, id: CaseId, name: String, users: usize) -> Trial
 }
 
 fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Failed> {
+    // the bulk results (the first case of a batching backend computes them
+    // for all; that time is the run's, not this case's)
+    let prepared = state.prepared(id.backend);
     let start = Instant::now();
     let spec = id.key.spec();
     let backend_name = id.backend.name();
@@ -696,7 +749,7 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
     };
     let backend = state.backends[slot].1.clone();
     // answered from results computed in bulk, when the pre-pass made them
-    let stored = state.batched.get().and_then(|p| p.backend(slot, &backend));
+    let stored = prepared.and_then(|p| p.backend(slot, &backend));
     let on: &dyn Backend = stored
         .as_ref()
         .map_or(backend.as_ref(), |s| s as &dyn Backend);
@@ -723,10 +776,12 @@ fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Fa
     let xfail = limitation.filter(|l| l.kind == LimitationKind::XFail);
     // what every outcome records: the checker's worst ULP, mismatch and
     // histogram (recorded only when `--json` will write it; see `context`)
+    let budget = report::judged_against(&ctx);
     let checked = |kind: CaseKind, message: Option<String>| CaseRecord {
         message,
         max_ulp: ctx.max_ulp,
         legal: ctx.legal.clone(),
+        budget: budget.clone(),
         worst_mismatch: worst.clone(),
         ulp_histogram: ctx.ulp_histogram(),
         ..CaseRecord::new(id, kind)
@@ -842,19 +897,4 @@ fn run_body(ctx: &mut CaseContext<'_>) -> Outcome {
             .unwrap_or_else(|| "a panic".to_string());
         Outcome::fail(format!("panicked: {msg}"))
     })
-}
-
-/// Declares `main` running the harness over the given backends.
-///
-/// ```no_run
-/// use xla_props::backend::Unavailable;
-/// xla_props::main!(Unavailable::new("my-compiler", "not installed here"));
-/// ```
-#[macro_export]
-macro_rules! main {
-    ($($backend:expr),* $(,)?) => {
-        fn main() -> ::std::process::ExitCode {
-            $crate::Harness::from_args()$(.backend($backend))*.run()
-        }
-    };
 }

@@ -260,7 +260,7 @@ mod tests {
                 .is_ok_and(|o| o.status.success())
         };
         if !run(&["init", "-q"]) {
-            eprintln!("skipped: git is not installed");
+            crate::skip::this_test("git is not installed");
             return;
         }
         std::fs::write(d.join("f"), "1").unwrap();

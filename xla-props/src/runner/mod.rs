@@ -9,10 +9,12 @@ mod execute;
 mod harness;
 #[cfg(test)]
 mod known_bug_tests;
+mod macros;
 mod metadata;
 mod persist;
 mod report;
 mod signature;
+mod table;
 mod terminal;
 
 pub use args::{ArgError, RunnerArgs, Shard};

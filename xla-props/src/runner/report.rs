@@ -9,9 +9,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::metadata::RunMetadata;
+use super::table::{render, Align};
 use crate::check::{HistogramBucket, LegalReason, Side, Verdict};
 use crate::hlo::Category;
-use crate::property::{BackendId, CaseId, CaseSpace};
+use crate::property::{BackendId, CaseContext, CaseId, CaseSpace, Tolerance};
 use crate::report::{CaseStatus, Counts};
 
 /// How a case ended, finer than [`CaseStatus`]: expected failures and
@@ -92,6 +93,9 @@ pub struct CaseRecord {
     pub max_ulp: Option<u64>,
     /// Elements the judge accepted by each legal difference (empty: none).
     pub legal: BTreeMap<LegalReason, u64>,
+    /// What its ULP distances were judged against: the property's tolerance
+    /// and the backend's declared budget for the op and dtype.
+    pub budget: Option<String>,
     /// The worst mismatch, as text.
     pub worst_mismatch: Option<String>,
     /// ULP distances of every compared float element (non-empty buckets, in
@@ -116,6 +120,7 @@ impl CaseRecord {
             verdict: None,
             max_ulp: None,
             legal: BTreeMap::new(),
+            budget: None,
             worst_mismatch: None,
             ulp_histogram: None,
             rerun: None,
@@ -163,25 +168,28 @@ pub fn summary_table(records: &[CaseRecord]) -> String {
             .or_default()
             .add(r.status);
     }
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\nxla-props summary\n{:<16} {:<20} {:>9} {:>9} {:>9}",
-        "backend", "family", "passed", "failed", "skipped"
-    );
-    for ((b, f), t) in &cells {
-        let _ = writeln!(
-            out,
-            "{b:<16} {f:<20} {:>9} {:>9} {:>9}",
-            t.passed, t.failed, t.skipped
-        );
-    }
-    let t = totals(records);
-    let _ = writeln!(
-        out,
-        "{:<16} {:<20} {:>9} {:>9} {:>9}",
-        "total", "", t.passed, t.failed, t.skipped
-    );
+    let mut out = String::from("\nxla-props summary\n");
+    let row = |b: &str, f: &str, t: &Counts| {
+        vec![
+            b.to_string(),
+            f.to_string(),
+            t.passed.to_string(),
+            t.failed.to_string(),
+            t.skipped.to_string(),
+        ]
+    };
+    let mut rows: Vec<Vec<String>> = cells.iter().map(|((b, f), t)| row(b, f, t)).collect();
+    rows.push(row("total", "", &totals(records)));
+    out.push_str(&render(
+        &[
+            ("backend", Align::Left),
+            ("family", Align::Left),
+            ("passed", Align::Right),
+            ("failed", Align::Right),
+            ("skipped", Align::Right),
+        ],
+        &rows,
+    ));
     let legal = legal_totals(records);
     if !legal.is_empty() {
         let _ = writeln!(out, "\nelements accepted by a legal difference, by reason");
@@ -309,6 +317,9 @@ struct JsonCase<'a> {
     /// Elements accepted per legal difference, by reason name.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     legal: BTreeMap<&'static str, u64>,
+    /// What a ULP distance was judged against (tolerance, declared budget).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     worst_mismatch: Option<&'a str>,
     /// `{"0": 30, "3-4": 2}`: elements per ULP bucket, in bucket order.
@@ -332,6 +343,7 @@ impl<'a> JsonCase<'a> {
             verdict: r.verdict.as_deref(),
             max_ulp: r.max_ulp,
             legal: r.legal.iter().map(|(k, v)| (k.name(), *v)).collect(),
+            budget: r.budget.as_deref(),
             worst_mismatch: r.worst_mismatch.as_deref(),
             ulp_histogram: r.ulp_histogram.as_ref().filter(|h| !h.is_empty()).map(|h| {
                 h.iter()
@@ -400,6 +412,29 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
             .map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
     }
     std::fs::write(path, bytes).map_err(|e| format!("failed to write {}: {e}", path.display()))
+}
+
+/// What a case's ULP distances were judged against, when it saw any: the
+/// property's tolerance, and the backend's declared budget for the op and
+/// dtype (an approximate function), for the report to say why a distance
+/// was accepted.
+pub(super) fn judged_against(ctx: &CaseContext<'_>) -> Option<String> {
+    ctx.max_ulp.filter(|u| *u > 0)?;
+    let (op, dtype) = (ctx.case.key.op, ctx.case.key.dtype);
+    let tolerance = match ctx.spec.tolerance {
+        Tolerance::Exact => "exact".to_string(),
+        Tolerance::Ulp(n) => format!("ulp({n})"),
+        Tolerance::Abs(x) => format!("abs({x})"),
+        Tolerance::Rel(x) => format!("rel({x})"),
+    };
+    let mut text = format!("{} tolerance {tolerance}", ctx.spec.name);
+    if let Some(b) = ctx.numerics().budget(op, dtype) {
+        text.push_str(&format!("; declared budget {op} {dtype} {} ulp", b.ulp));
+        if b.abs > 0.0 {
+            text.push_str(&format!(" or {} absolute", b.abs));
+        }
+    }
+    Some(text)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::report::CaseRecord;
+use super::table::{render, Align};
 use crate::hlo::ElementType;
 use crate::report::CaseStatus;
 
@@ -77,22 +78,60 @@ pub fn failure_groups(records: &[CaseRecord]) -> String {
     let mut rows: Vec<_> = groups.into_iter().collect();
     rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\nfailures by signature ({} signatures)\n{:>7}  {:<20} {:<9} {:<16} {:<24} example",
-        rows.len(),
-        "cases",
-        "op",
-        "dtypes",
-        "backend",
-        "kind"
-    );
-    for (s, (n, example)) in rows {
-        let _ = writeln!(
-            out,
-            "{n:>7}  {:<20} {:<9} {:<16} {:<24} {example}",
-            s.op, s.dtype_family, s.backend, s.kind
-        );
-    }
+    let _ = writeln!(out, "\nfailures by signature ({} signatures)", rows.len());
+    let cells: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|(s, (n, example))| {
+            vec![
+                n.to_string(),
+                s.op,
+                s.dtype_family.to_string(),
+                s.backend,
+                s.kind,
+                example,
+            ]
+        })
+        .collect();
+    out.push_str(&render(
+        &[
+            ("cases", Align::Right),
+            ("op", Align::Left),
+            ("dtypes", Align::Left),
+            ("backend", Align::Left),
+            ("kind", Align::Left),
+            ("example", Align::Left),
+        ],
+        &cells,
+    ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::property::CaseId;
+    use crate::runner::CaseKind;
+
+    #[test]
+    fn the_signature_table_fits_a_long_backend_name() {
+        let backend = "xla-cpu-declared-long";
+        assert_eq!(backend.len(), 21);
+        let id: CaseId = format!("vs_reference::add::f32::f32[7]{{0}}::uniform::{backend}")
+            .parse()
+            .expect("a case name");
+        let mut r = CaseRecord::new(id, CaseKind::Fail);
+        r.verdict = Some(format!("{backend} vs reference: mismatch: 1 of 7"));
+        let text = failure_groups(&[r]);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+        let (header, row) = (lines[1], lines[2]);
+        // every column starts where its header does
+        for (h, cell) in [
+            ("backend", backend),
+            ("kind", "mismatch"),
+            ("example", "vs_reference::"),
+        ] {
+            assert_eq!(header.find(h), row.find(cell), "{h}:\n{text}");
+        }
+        assert!(row.contains(&format!("{backend}  mismatch")), "{text}");
+    }
 }

@@ -98,6 +98,8 @@ impl XlaPlugin {
 /// What a backend promises and how its worker is started, beyond its plugin.
 #[derive(Clone, Debug)]
 struct Profile {
+    /// The XLA revision of the plugin, as recorded with its pin.
+    revision: Option<&'static str>,
     numerics: Numerics,
     known_bugs: &'static [KnownBug],
     /// Environment of the worker process (`XLA_FLAGS`, create options).
@@ -119,6 +121,7 @@ impl Profile {
             worker_env.push((super::worker::CREATE_OPTIONS_ENV.to_string(), json));
         }
         Profile {
+            revision: d.revision,
             numerics: d.numerics.clone(),
             known_bugs: d.known_bugs,
             worker_env,
@@ -131,6 +134,7 @@ impl Profile {
         match builtin_backend(plugin.backend_name()) {
             Some(d) => Profile::declared(&d),
             None => Profile {
+                revision: None,
                 numerics: measured_xla_cpu_numerics(XLA_CPU_BUDGETS),
                 known_bugs: &[],
                 worker_env: Vec::new(),
@@ -261,17 +265,30 @@ impl XlaBackend {
     /// The backend's version text. Loads the plugin in a worker when none is
     /// running yet; a plugin that cannot be found or loaded is described as such.
     pub(crate) fn version_text(&self) -> String {
+        let revision = self.revision_text();
         let Some(path) = self.plugin_path() else {
             return match self.availability() {
-                Err(why) => format!("unavailable: {why}"),
-                Ok(()) => "unavailable: no plugin".to_string(),
+                Err(why) => format!("unavailable: {why}{revision}"),
+                Ok(()) => format!("unavailable: no plugin{revision}"),
             };
         };
         let file = super::version::describe_file(path);
         match self.describe() {
-            Ok(d) => format!("{d}; plugin {file}"),
-            Err(e) => format!("plugin {file}; could not be loaded: {e}"),
+            Ok(d) => format!("{d}{revision}; plugin {file}"),
+            Err(e) => format!("plugin {file}{revision}; could not be loaded: {e}"),
         }
+    }
+
+    /// The XLA revision its plugin was built from, as recorded with the pin.
+    pub fn revision(&self) -> Option<&'static str> {
+        self.shared.profile.revision
+    }
+
+    /// `; xla revision R (recorded with the pin)`, or nothing.
+    fn revision_text(&self) -> String {
+        self.revision()
+            .map(|r| format!("; xla revision {r} (recorded with the pin)"))
+            .unwrap_or_default()
     }
 
     /// The backend for a pinned plugin, located through its env var or the

@@ -103,6 +103,10 @@ struct KnownBugDecl {
 struct BackendDecl {
     #[serde(default)]
     description: Option<String>,
+    /// The XLA revision the plugin was built from, recorded with its pin
+    /// (a PJRT plugin reports only version numbers of itself).
+    #[serde(default)]
+    revision: Option<String>,
     #[serde(default)]
     plugin: Option<PathBuf>,
     #[serde(default)]
@@ -148,6 +152,8 @@ pub struct DeclaredBackend {
     pub name: &'static str,
     /// One line saying what it is.
     pub description: &'static str,
+    /// The XLA revision its plugin was built from, as recorded with its pin.
+    pub revision: Option<&'static str>,
     /// Where it was declared.
     pub source: BackendSource,
     /// How its plugin is found.
@@ -262,6 +268,7 @@ pub fn parse_config(
         out.push(DeclaredBackend {
             name: leak(name),
             description: leak(description),
+            revision: decl.revision.map(leak),
             source: source.clone(),
             plugin,
             create_options: decl.create_options,

@@ -62,5 +62,10 @@ mod tests {
         let v = b.version().unwrap();
         assert!(v.starts_with("unavailable: "), "{v}");
         assert!(v.contains("/nonexistent/plugin.so"), "{v}");
+        // the revision recorded with the pin, which runs' records carry
+        assert!(
+            v.contains("xla revision openxla/xla@91888df6ce85102c30220e41d952065925e10886"),
+            "{v}"
+        );
     }
 }

@@ -396,9 +396,9 @@ fn algorithm_roundoff(ins: &Instruction) -> f64 {
         return 0.0;
     };
     let u = match alg.operand_precision() {
-        crate::hlo::OperandPrecision::Type(t) => t
-            .float_format()
-            .map_or(0.0, |f| unit_roundoff(&f)),
+        crate::hlo::OperandPrecision::Type(t) => {
+            t.float_format().map_or(0.0, |f| unit_roundoff(&f))
+        }
         crate::hlo::OperandPrecision::Tf32 => 2f64.powi(-11),
         // e5m2 is the coarser of the f8 types
         crate::hlo::OperandPrecision::AnyF8 => 2f64.powi(-3),

@@ -126,9 +126,12 @@ pub(super) fn leaves(s: &Shape) -> Result<Vec<&ArrayShape>, LowerError> {
 
 pub(super) fn transferable(a: &ArrayShape) -> Result<(), LowerError> {
     match a.dtype {
+        // what the skip says is what happens: the arrays never reach XLA
         ElementType::S4 | ElementType::U4 => unsupported(format!(
-            "{} at the entry signature (host transfer)",
-            a.dtype
+            "{} parameters and results: xla-props does not pack 4-bit arrays \
+             into PJRT host buffers (two elements per byte), so a module with {} \
+             at its entry signature is not run on a PJRT plugin",
+            a.dtype, a.dtype
         )),
         _ => Ok(()),
     }
