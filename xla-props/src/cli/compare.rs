@@ -8,7 +8,7 @@ use crate::backend;
 use crate::check::{Judge, KnownBug, Numerics, Policy, Produced, Verdict};
 use crate::fuzz::{run_backend, run_reference, RunResult};
 use crate::hlo::Module;
-use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
+use crate::inputs::{generate_inputs, Distribution, GeneratedInputs, ParameterRole};
 use crate::literal::Literal;
 
 /// Arguments of `xla-props compare`.
@@ -138,7 +138,10 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
         }
     );
     for (k, i) in inputs.intervals.iter().enumerate() {
-        say!("  parameter {k}: {i}");
+        match inputs.roles.get(k) {
+            Some(r) if *r != ParameterRole::Data => say!("  parameter {k}: {i} ({r})"),
+            _ => say!("  parameter {k}: {i}"),
+        }
     }
     for &k in &inputs.point_parameters {
         say!(

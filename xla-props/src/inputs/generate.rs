@@ -10,6 +10,7 @@ use super::graph::{Graph, GraphError, Reducer};
 use super::interval::Interval;
 use super::point;
 use super::propagate::{live_nodes, Propagation};
+use super::scale::ParameterRole;
 use super::sites::{collect_sites, Demand, Site};
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::{Literal, LiteralError};
@@ -47,6 +48,12 @@ pub struct GeneratedInputs {
     /// Requirements still violated by some elements when the repair's budget
     /// ran out (the reference may see values outside an op's domain there).
     pub unmet: Vec<String>,
+    /// Each parameter's role, read from the dataflow (see [`ParameterRole`]):
+    /// it chose the parameter's starting range.
+    pub roles: Vec<ParameterRole>,
+    /// Parameters whose range the finite repair narrowed because the
+    /// reference's outputs were not finite (each also has a note).
+    pub narrowed: Vec<usize>,
 }
 
 /// Why no legal inputs could be made.
@@ -97,6 +104,7 @@ struct Analysis {
     sites: Vec<Site>,
     unguaranteed: Vec<usize>,
     notes: Vec<String>,
+    roles: Vec<ParameterRole>,
 }
 
 /// How the starting intervals are chosen.
@@ -131,19 +139,23 @@ fn analyse(
         GraphError::TooDeep => InputError::Graph("calls nested more than 64 deep".into()),
     })?;
     let want_finite = distribution.wants_finite();
+    // roles read the dataflow through loops and conditionals too
+    let roles = match Graph::build_unrolled(module) {
+        Ok(unrolled) => super::scale::parameter_roles(module, &unrolled),
+        Err(_) => super::scale::parameter_roles(module, &graph),
+    };
     let begin = |how: Start| -> Vec<Interval> {
         let mut v = start_intervals(&graph, how);
         if how == Start::Default {
-            for (k, bound) in super::scale::weight_bounds(module, &graph)
-                .into_iter()
-                .enumerate()
-            {
-                if let (Some(b), Some(i)) = (bound, v.get_mut(k)) {
+            for (k, role) in roles.iter().enumerate() {
+                if let (Some(r), Some(i)) = (role.range(), v.get_mut(k)) {
                     let t = graph.nodes[graph.params[k]]
                         .dtype
                         .unwrap_or(ElementType::F32);
-                    let scaled = i.intersect(Interval::new(-b, b)).round_inward(t);
-                    if !scaled.is_empty() && scaled.lo < scaled.hi {
+                    let scaled = i.intersect(r).round_inward(t);
+                    // a reduce's identity (a point) stays; so does a range
+                    // that leaves a single value
+                    if !scaled.is_empty() && scaled.lo < scaled.hi && i.lo < i.hi {
                         *i = scaled;
                     }
                 }
@@ -190,6 +202,7 @@ fn analyse(
         sites,
         unguaranteed,
         notes,
+        roles,
     })
 }
 
@@ -341,9 +354,9 @@ pub fn legal_intervals(
 }
 
 /// Per-parameter sampler state.
-struct Sampler {
-    dtype: ElementType,
-    interval: Interval,
+pub(super) struct Sampler {
+    pub dtype: ElementType,
+    pub interval: Interval,
     distribution: Distribution,
     pool: Vec<f64>,
     edges: Vec<f64>,
@@ -351,7 +364,16 @@ struct Sampler {
 }
 
 impl Sampler {
-    fn draw(&self, rng: &mut ChaCha8Rng) -> f64 {
+    /// Draws from `to` from now on (a duplicates pool is redrawn inside it).
+    pub fn narrow(&mut self, to: Interval, rng: &mut ChaCha8Rng) {
+        self.interval = to;
+        if !self.pool.is_empty() {
+            let n = self.pool.len();
+            self.pool = (0..n).map(|_| uniform(rng, to, self.dtype)).collect();
+        }
+    }
+
+    pub fn draw(&self, rng: &mut ChaCha8Rng) -> f64 {
         let i = self.interval;
         match self.distribution {
             Distribution::Uniform => uniform(rng, i, self.dtype),
@@ -538,6 +560,8 @@ pub fn generate_inputs(
         notes: a.notes.clone(),
         point_parameters,
         unmet: Vec::new(),
+        roles: a.roles.clone(),
+        narrowed: Vec::new(),
     };
     if !distribution.enforces_domain() || a.unguaranteed.is_empty() {
         return Ok(out);
@@ -561,6 +585,17 @@ pub fn generate_inputs(
         &mut rng,
         &mut out,
     );
+    // what the point check could not check, or could not meet, the reference checks
+    if distribution.wants_finite() && !(out.unchecked.is_empty() && out.unmet.is_empty()) {
+        let unchecked = out.unchecked.clone();
+        let mut redo = |s: &mut [Sampler], rng: &mut ChaCha8Rng, out: &mut GeneratedInputs| {
+            out.notes.retain(|n| !n.starts_with("unmet: "));
+            out.unmet.clear();
+            repair(module, g, &enforced, &deps, s, rng, out);
+            out.unchecked.clone_from(&unchecked);
+        };
+        super::finite::repair_nonfinite(module, &mut samplers, &mut rng, &mut out, &mut redo);
+    }
     Ok(out)
 }
 
@@ -698,7 +733,7 @@ fn repair(
 }
 
 /// Half of `i`, around 0 when it holds 0, else around its bound nearest 0.
-fn shrink(i: Interval) -> Interval {
+pub(super) fn shrink(i: Interval) -> Interval {
     let c = if i.contains(0.0) {
         0.0
     } else if i.lo > 0.0 {

@@ -6,6 +6,7 @@
 
 mod distribution;
 mod domain;
+mod finite;
 mod generate;
 mod graph;
 mod interval;
@@ -17,6 +18,8 @@ mod seeded;
 mod sites;
 
 #[cfg(test)]
+mod roles_tests;
+#[cfg(test)]
 mod tests;
 
 pub use distribution::{
@@ -24,9 +27,11 @@ pub use distribution::{
     UnknownDistribution, DEFAULT_RANGES, FLOAT_EDGES,
 };
 pub use domain::{Constraint, DomainRule, Resolved, DOMAIN_RULES, INDEX_OPERANDS};
+pub use finite::MAX_FINITE_ROUNDS;
 pub use generate::{
     exhaustive_bits, generate_inputs, legal_intervals, GeneratedInputs, InputError, LegalIntervals,
     MAX_REJECTION_ROUNDS,
 };
 pub use interval::Interval;
+pub use scale::ParameterRole;
 pub use seeded::{generate, CaseDistribution, Role, SplitMix};
