@@ -6,8 +6,11 @@
 //! the reference runs on the drawn arguments; while one of its outputs is
 //! not finite, the parameters upstream of the place where the non-finite
 //! values START (an instruction whose non-finite result has only finite
-//! operands) have their range narrowed to a quarter and are redrawn, for a
-//! bounded number of rounds. The rounds draw from the generator's one RNG,
+//! operands) are repaired, for a bounded number of rounds: those shaped
+//! like that instruction have its non-finite elements redrawn, as long as
+//! that makes progress (a hole, `rsqrt(nu - mu * mu)`); otherwise every
+//! parameter upstream has its range narrowed to a quarter and is redrawn
+//! (an overflow, `exp(x . w)`). The rounds draw from the generator's one RNG,
 //! so the result is deterministic per seed. Each parameter narrowed is
 //! reported (a note, and [`GeneratedInputs::narrowed`]).
 
@@ -16,11 +19,11 @@ use rand::rngs::ChaCha8Rng;
 use super::generate::{shrink, GeneratedInputs, Sampler};
 use super::interval::Interval;
 use crate::hlo::{InstrId, Module, Opcode};
-use crate::literal::Value;
+use crate::literal::{Literal, Value};
 use crate::reference::Evaluator;
 
-/// Rounds of narrowing at most (the reference runs once more than this).
-pub const MAX_FINITE_ROUNDS: usize = 8;
+/// Rounds of repair at most (the reference runs once more than this).
+pub const MAX_FINITE_ROUNDS: usize = 16;
 
 /// Whether some float element of `v` is NaN or infinite.
 fn nonfinite(v: &Value) -> bool {
@@ -34,21 +37,26 @@ fn nonfinite(v: &Value) -> bool {
     }
 }
 
-/// Where the outputs' non-finite values come from: the entry instruction
-/// (by name) where they start, and the entry parameters upstream of it.
+/// One place where the outputs' non-finite values start.
 #[derive(Debug, PartialEq)]
-pub(crate) struct Origin {
-    pub at: Vec<String>,
+pub(crate) struct Start {
+    /// The entry instruction's name.
+    pub at: String,
+    /// Its non-finite elements (row-major), when it is an array.
+    pub elements: Option<(usize, Vec<usize>)>,
+    /// The entry parameters upstream of it.
     pub params: Vec<usize>,
 }
 
 /// Runs the reference: `Ok(None)` when every output is finite, else where
-/// the non-finite values start. Non-finite values that start at a constant
-/// (a `-inf` mask) name no parameter. `Err`: the reference cannot run it.
-pub(crate) fn nonfinite_origin(
+/// the non-finite values start: the non-finite instructions that the
+/// outputs' non-finite values come through and whose operands are all
+/// finite. Non-finite values that start at a constant (a `-inf` mask) name
+/// no parameter. `Err`: the reference cannot run the module.
+pub(crate) fn nonfinite_starts(
     module: &Module,
-    args: &[crate::literal::Literal],
-) -> Result<Option<Origin>, String> {
+    args: &[Literal],
+) -> Result<Option<Vec<Start>>, String> {
     let values = Evaluator::new()
         .evaluate_all(module, args)
         .map_err(|e| e.to_string())?;
@@ -60,7 +68,6 @@ pub(crate) fn nonfinite_origin(
     if !bad.get(entry.root.index()).copied().unwrap_or(false) {
         return Ok(None);
     }
-    // the non-finite instructions the outputs' non-finite values come through
     let mut blamed = vec![false; bad.len()];
     let mut stack = vec![entry.root];
     blamed[entry.root.index()] = true;
@@ -72,11 +79,8 @@ pub(crate) fn nonfinite_origin(
             }
         }
     }
-    let params = entry_dependencies(module);
-    let mut origin = Origin {
-        at: Vec::new(),
-        params: Vec::new(),
-    };
+    let deps = entry_dependencies(module);
+    let mut starts = Vec::new();
     for (i, _) in blamed.iter().enumerate().filter(|(_, &b)| b) {
         let instr = entry.instr(InstrId(i as u32));
         if instr
@@ -86,14 +90,23 @@ pub(crate) fn nonfinite_origin(
         {
             continue;
         }
-        origin.at.push(instr.name.clone());
-        origin.params.extend(params[i].iter().copied());
+        let elements = match values.get(i).and_then(Option::as_ref) {
+            Some(Value::Array(l)) => Some((
+                l.element_count(),
+                (0..l.element_count())
+                    .filter(|&e| !l.get_f64(e).is_finite())
+                    .collect(),
+            )),
+            _ => None,
+        };
+        starts.push(Start {
+            at: instr.name.clone(),
+            elements,
+            params: deps[i].clone(),
+        });
     }
-    origin.params.sort_unstable();
-    origin.params.dedup();
-    Ok(Some(origin))
+    Ok(Some(starts))
 }
-
 /// The entry parameters each entry instruction depends on.
 fn entry_dependencies(module: &Module) -> Vec<Vec<usize>> {
     let entry = module.entry_computation();
@@ -124,6 +137,17 @@ fn quarter(i: Interval) -> Interval {
     shrink(shrink(i))
 }
 
+/// How one round repairs.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// Redraw the non-finite elements of the parameters shaped like the
+    /// instruction where they start (a hole: `rsqrt(nu - mu * mu)`).
+    Elements,
+    /// Narrow every parameter upstream to a quarter and redraw it (an
+    /// overflow: `exp(x . w)`).
+    Narrow,
+}
+
 /// Evaluate, repair, retry (see the module's documentation). `redo` re-runs
 /// the point repair after a redraw (a redrawn parameter may violate a
 /// requirement the point check enforces).
@@ -137,13 +161,14 @@ pub(super) fn repair_nonfinite(
     let mut first: Vec<Option<Interval>> = vec![None; samplers.len()];
     let mut last_at = Vec::new();
     let mut finite = false;
+    let (mut best, mut stalled) = (usize::MAX, 0);
     for round in 0..=MAX_FINITE_ROUNDS {
-        let origin = match nonfinite_origin(module, &out.args) {
+        let starts = match nonfinite_starts(module, &out.args) {
             Ok(None) => {
                 finite = true;
                 break;
             }
-            Ok(Some(o)) => o,
+            Ok(Some(s)) => s,
             Err(e) => {
                 out.notes.push(format!(
                     "the reference cannot evaluate the module ({e}): the finiteness of its outputs is not checked"
@@ -151,36 +176,92 @@ pub(super) fn repair_nonfinite(
                 return;
             }
         };
-        last_at = origin.at.clone();
+        last_at = starts.iter().map(|s| s.at.clone()).collect();
         if round == MAX_FINITE_ROUNDS {
             break;
         }
-        let mut narrowed_any = false;
-        for &p in &origin.params {
-            let Some(s) = samplers.get_mut(p) else {
-                continue;
-            };
-            if !s.dtype.is_float() || s.interval.lo >= s.interval.hi {
-                continue;
-            }
-            let q = quarter(s.interval).round_inward(s.dtype);
-            if q.is_empty() || q.lo >= q.hi || q == s.interval {
-                continue;
-            }
-            first[p].get_or_insert(s.interval);
-            s.narrow(q, rng);
-            if let Some(lit) = out.args.get_mut(p) {
-                for i in 0..lit.element_count() {
-                    lit.set_f64(i, s.draw(rng));
+        let bad: usize = starts
+            .iter()
+            .map(|s| s.elements.as_ref().map_or(usize::MAX / 4, |e| e.1.len()))
+            .sum();
+        if bad < best {
+            (best, stalled) = (bad, 0);
+        } else {
+            stalled += 1;
+        }
+        let counts: Vec<usize> = out.args.iter().map(Literal::element_count).collect();
+        let aligned = |s: &Start, p: usize| {
+            s.elements
+                .as_ref()
+                .is_some_and(|(n, _)| counts.get(p) == Some(n))
+        };
+        let any_aligned = starts.iter().any(|s| {
+            s.params
+                .iter()
+                .any(|&p| aligned(s, p) && shrinkable(&samplers[p]))
+        });
+        let mode = if any_aligned && stalled < 2 {
+            Mode::Elements
+        } else {
+            (best, stalled) = (usize::MAX, 0);
+            Mode::Narrow
+        };
+        let mut changed = false;
+        let mut narrowed = vec![false; samplers.len()];
+        for s in &starts {
+            for &p in &s.params {
+                if !shrinkable(&samplers[p]) {
+                    continue;
+                }
+                let lit = &mut out.args[p];
+                match (mode, &s.elements) {
+                    (Mode::Elements, Some((_, elems))) if aligned(s, p) => {
+                        for &i in elems {
+                            lit.set_f64(i, samplers[p].draw(rng));
+                        }
+                        out.resampled_elements += elems.len() as u64;
+                        changed = true;
+                    }
+                    (Mode::Elements, _) => {}
+                    (Mode::Narrow, _) if !narrowed[p] => {
+                        let sampler = &mut samplers[p];
+                        let q = quarter(sampler.interval).round_inward(sampler.dtype);
+                        if q.is_empty() || q.lo >= q.hi || q == sampler.interval {
+                            continue;
+                        }
+                        first[p].get_or_insert(sampler.interval);
+                        sampler.narrow(q, rng);
+                        for i in 0..lit.element_count() {
+                            lit.set_f64(i, sampler.draw(rng));
+                        }
+                        narrowed[p] = true;
+                        changed = true;
+                    }
+                    (Mode::Narrow, _) => {}
                 }
             }
-            narrowed_any = true;
         }
-        if !narrowed_any {
+        if !changed {
             break;
         }
         redo(samplers, rng, out);
     }
+    report(samplers, &first, finite, &last_at, out);
+}
+
+/// Whether the finite repair may redraw a parameter: a float one with a range.
+fn shrinkable(s: &Sampler) -> bool {
+    s.dtype.is_float() && s.interval.lo < s.interval.hi
+}
+
+/// Notes for every parameter narrowed, and for outputs left non-finite.
+fn report(
+    samplers: &[Sampler],
+    first: &[Option<Interval>],
+    finite: bool,
+    last_at: &[String],
+    out: &mut GeneratedInputs,
+) {
     for (p, from) in first.iter().enumerate() {
         let Some(from) = from else { continue };
         out.narrowed.push(p);
@@ -208,7 +289,7 @@ pub(super) fn repair_nonfinite(
             if out.narrowed.is_empty() {
                 ": no parameter upstream can be narrowed"
             } else {
-                " after narrowing every parameter upstream"
+                " after narrowing the parameters upstream"
             }
         ));
     }

@@ -100,7 +100,8 @@ fn adams_second_moment_step_count_and_learning_rate() {
             ParameterRole::Data,
             // the gradient is squared into nu: its sign does not matter there
             ParameterRole::Data,
-            ParameterRole::Data,
+            // mu: a moving average of the gradient
+            ParameterRole::Average,
             ParameterRole::Moment,
             ParameterRole::StepCount,
             ParameterRole::Rate,
@@ -222,6 +223,7 @@ fn every_role_has_a_rule_and_a_sensible_range() {
         ParameterRole::Weight { fan_in: 4.0 },
         ParameterRole::NormScale,
         ParameterRole::Moment,
+        ParameterRole::Average,
         ParameterRole::Bias,
         ParameterRole::Rate,
         ParameterRole::StepCount,

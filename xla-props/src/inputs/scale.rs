@@ -6,14 +6,14 @@
 //!
 //! Every role, its rule and its range are in [`ParameterRole`]. The rules
 //! are tried in one order (integers: label, index, step count; floats:
-//! weight, norm scale, moment, bias, rate); the first that holds wins, and a parameter no rule claims is
+//! weight, norm scale, moment, average, bias, rate); the first that holds wins, and a parameter no rule claims is
 //! [`ParameterRole::Data`], drawn from the default range of its type.
 
 use std::fmt;
 
 use super::graph::{Graph, Node, NodeId};
 use super::interval::Interval;
-use crate::hlo::{ElementType, Module, Opcode};
+use crate::hlo::{ConstantData, ElementType, Module, Opcode};
 
 /// What a parameter is to the program, read from the dataflow. Each variant
 /// documents the rule that gives it and the range it is drawn from; the
@@ -39,12 +39,21 @@ pub enum ParameterRole {
     /// a product of one). Range: `[0.5, 1.5]` (ones at initialization,
     /// perturbed so that the scale still carries a signal).
     NormScale,
-    /// Rule: a float parameter that reaches the operand of a sqrt or rsqrt
-    /// through sums, products (not squares), quotients (as the dividend),
-    /// selects and extrema: an optimizer's second moment (adam's `nu`), a
+    /// Rule: a float parameter that reaches the operand of a sqrt, an rsqrt
+    /// or a fractional power (adafactor's `v ** -0.5`) through sums,
+    /// products (not squares), quotients (as the dividend), differences (as
+    /// the minuend), selects and extrema: an optimizer's second moment
+    /// (adam's `nu`, the centered RMSprop's `nu` in `nu - mu^2`), a
     /// batch norm's running variance. Range: `[0, 1]` (non-negative, like the
     /// squares it averages).
     Moment,
+    /// Rule: a float parameter multiplied by a constant decay in `[0.5, 1)`,
+    /// the product added to something: an exponential moving average
+    /// (adam's first moment `mu`, a momentum, a batch norm's running mean).
+    /// Range: `[-0.1, 0.1]` (an average of gradients is small; its square
+    /// stays below a second moment's range, as the centered RMSprop's
+    /// `nu - mu^2` needs).
+    Average,
     /// Rule: a float parameter that reaches an operand of an add whose other
     /// operand is the result of a dot or a convolution. Range: `[-0.25, 0.25]`
     /// (zeros at initialization in most libraries; small, non-zero values
@@ -87,6 +96,7 @@ impl ParameterRole {
             ParameterRole::Weight { .. } => "weight",
             ParameterRole::NormScale => "norm-scale",
             ParameterRole::Moment => "moment",
+            ParameterRole::Average => "average",
             ParameterRole::Bias => "bias",
             ParameterRole::Rate => "rate",
             ParameterRole::StepCount => "step-count",
@@ -105,7 +115,8 @@ impl ParameterRole {
             ParameterRole::NormScale => {
                 "multiplies a normalized value (after an rsqrt or a divide by a sqrt)"
             }
-            ParameterRole::Moment => "reaches a sqrt or rsqrt through sums, products and quotients",
+            ParameterRole::Moment => "reaches a sqrt, an rsqrt or a fractional power through sums, products and quotients",
+            ParameterRole::Average => "multiplied by a decay in [0.5, 1), the product added to something",
             ParameterRole::Bias => "is added to the result of a dot or a convolution",
             ParameterRole::Rate => {
                 "a scalar whose product is added to or subtracted from a parameter"
@@ -129,6 +140,7 @@ impl ParameterRole {
             }
             ParameterRole::NormScale => Some(Interval::new(0.5, 1.5)),
             ParameterRole::Moment => Some(Interval::new(0.0, 1.0)),
+            ParameterRole::Average => Some(Interval::new(-0.1, 0.1)),
             ParameterRole::Bias => Some(Interval::new(-0.25, 0.25)),
             ParameterRole::Rate => Some(Interval::new(1e-4, 1e-2)),
             ParameterRole::StepCount => Some(Interval::new(1.0, 16.0)),
@@ -346,7 +358,8 @@ fn integer_arithmetic(n: &Node, k: usize) -> bool {
 /// What keeps parameter `p`'s sign on the way to a sqrt: sums, products
 /// (not with another factor of `p` itself: `p * p * c` is non-negative
 /// whatever the sign of `p`, as a gradient squared into adam's `nu` is),
-/// dividends, selects and extrema.
+/// dividends, minuends (the centered RMSprop's `nu - mu^2`), selects and
+/// extrema.
 fn sign_preserving<'a>(flow: &'a Flow<'_>, p: usize) -> impl Fn(&Node, usize) -> bool + 'a {
     move |n, k| {
         pass_through(n, k)
@@ -354,7 +367,7 @@ fn sign_preserving<'a>(flow: &'a Flow<'_>, p: usize) -> impl Fn(&Node, usize) ->
             || (n.opcode == Opcode::Multiply
                 && n.operands.len() == 2
                 && !flow.deps[n.operands[1 - k.min(1)]].contains(&p))
-            || (n.opcode == Opcode::Divide && k == 0)
+            || (matches!(n.opcode, Opcode::Divide | Opcode::Subtract) && k == 0)
             || (n.opcode == Opcode::Select && k > 0)
     }
 }
@@ -365,6 +378,40 @@ fn scaling(n: &Node, k: usize) -> bool {
     pass_through(n, k)
         || matches!(n.opcode, Opcode::Multiply | Opcode::Negate)
         || (n.opcode == Opcode::Divide && k == 0)
+}
+
+/// The value of a single-valued constant (through pass-through ops).
+fn constant_value(module: &Module, g: &Graph, n: NodeId) -> Option<f64> {
+    let c = origin(g, n).filter(|c| c.opcode == Opcode::Constant)?;
+    match module.comp(c.comp).instr(c.instr).attrs.constant.as_ref()? {
+        ConstantData::Float(v) => match v.as_slice() {
+            [x] => Some(*x),
+            [x, rest @ ..] if rest.iter().all(|y| y == x) => Some(*x),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether node `u` takes a root of its operand 0: a sqrt, an rsqrt, or a
+/// power whose exponent is a constant with a fractional part (adafactor's
+/// `v ** -0.5`).
+fn root_like(module: &Module, g: &Graph, u: NodeId) -> bool {
+    let n = &g.nodes[u];
+    match n.opcode {
+        Opcode::Sqrt | Opcode::Rsqrt => true,
+        Opcode::Power => n
+            .operands
+            .get(1)
+            .and_then(|&e| origin(g, e))
+            .filter(|e| e.opcode == Opcode::Constant)
+            .and_then(|e| module.comp(e.comp).instr(e.instr).attrs.constant.as_ref())
+            .is_some_and(|c| match c {
+                ConstantData::Float(v) => v.iter().any(|x| x.fract() != 0.0),
+                _ => false,
+            }),
+        _ => false,
+    }
 }
 
 /// The iota extent a compare's other operand counts along, if it is an iota.
@@ -414,7 +461,7 @@ pub(crate) fn parameter_roles(module: &Module, g: &Graph) -> Vec<ParameterRole> 
         .map(|(k, &p)| {
             let node = &g.nodes[p];
             match node.dtype {
-                Some(t) if t.is_float() => float_role(&flow, k, fans[k]),
+                Some(t) if t.is_float() => float_role(module, &flow, k, fans[k]),
                 Some(t) if t.int_range().is_some() && !t.is_pred() => {
                     integer_role(module, &flow, node, p)
                 }
@@ -454,7 +501,7 @@ fn integer_role(module: &Module, flow: &Flow<'_>, node: &Node, p: NodeId) -> Par
     ParameterRole::Data
 }
 
-fn float_role(flow: &Flow<'_>, number: usize, fan: Option<f64>) -> ParameterRole {
+fn float_role(module: &Module, flow: &Flow<'_>, number: usize, fan: Option<f64>) -> ParameterRole {
     let p = flow.g.params[number];
     let node = &flow.g.nodes[p];
     let g = flow.g;
@@ -474,9 +521,22 @@ fn float_role(flow: &Flow<'_>, number: usize, fan: Option<f64>) -> ParameterRole
     let to_sqrt = flow
         .reach(p, sign_preserving(flow, number))
         .iter()
-        .any(|&(u, k)| k == 0 && matches!(g.nodes[u].opcode, Opcode::Sqrt | Opcode::Rsqrt));
+        .any(|&(u, k)| k == 0 && root_like(module, g, u));
     if to_sqrt {
         return ParameterRole::Moment;
+    }
+    let averaged = direct.iter().any(|&use_| {
+        g.nodes[use_.0].opcode == Opcode::Multiply
+            && flow
+                .other(use_)
+                .and_then(|o| constant_value(module, g, o))
+                .is_some_and(|c| (0.5..1.0).contains(&c))
+            && flow.users[use_.0]
+                .iter()
+                .any(|&(a, _)| g.nodes[a].opcode == Opcode::Add)
+    });
+    if averaged {
+        return ParameterRole::Average;
     }
     let contraction = |o: NodeId| {
         origin(g, o).is_some_and(|n| matches!(n.opcode, Opcode::Dot | Opcode::Convolution))
