@@ -144,9 +144,9 @@ fn analyse(
         Ok(unrolled) => super::scale::parameter_roles(module, &unrolled),
         Err(_) => super::scale::parameter_roles(module, &graph),
     };
-    let begin = |how: Start| -> Vec<Interval> {
+    let begin = |how: Start, with_roles: bool| -> Vec<Interval> {
         let mut v = start_intervals(&graph, how);
-        if how == Start::Default {
+        if how == Start::Default && with_roles {
             for (k, role) in roles.iter().enumerate() {
                 if let (Some(r), Some(i)) = (role.range(), v.get_mut(k)) {
                     let t = graph.nodes[graph.params[k]]
@@ -164,11 +164,22 @@ fn analyse(
         v
     };
     let mut notes = Vec::new();
-    let mut used = begin(start);
+    let mut used = begin(start, true);
     let mut attempt = solve(module, &graph, used.clone(), want_finite, false);
     if attempt.is_err() && start == Start::Default {
+        // a role's range is a choice too: without them
+        used = begin(Start::Default, false);
+        attempt = solve(module, &graph, used.clone(), want_finite, false);
+        if attempt.is_ok() {
+            notes.push(
+                "the parameters' roles leave no legal input: drawn from the default ranges"
+                    .to_string(),
+            );
+        }
+    }
+    if attempt.is_err() && start == Start::Default {
         // the default range is a choice, not the legal domain: not yet a proof
-        used = begin(Start::WholeType);
+        used = begin(Start::WholeType, false);
         attempt = solve(module, &graph, used.clone(), want_finite, false);
         if attempt.is_ok() {
             notes.push(

@@ -162,16 +162,20 @@ fn a_whole_type_integer_that_is_no_count_keeps_its_range() {
     assert_eq!(roles(text), vec![ParameterRole::Data]);
 }
 
-/// `exp` of a dot: the default inputs overflow it; intervals cannot see
-/// through the contraction well enough, so the reference does.
-const EXP_OF_DOT: &str =
-    "HloModule m\nENTRY e {\n  x = f32[4,64] parameter(0)\n  w = f32[64,8] parameter(1)\n  \
-    d = f32[4,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  \
-    ROOT r = f32[4,8] exponential(d)\n}\n";
+/// `x * 4^10` in f16, by a loop: the default inputs overflow it; the
+/// intervals and the point check do not see through the loop, the
+/// reference does.
+const LOOP: &str = "HloModule m\ncond {\n  s = (s32[], f16[8]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n  \
+    n = s32[] constant(10)\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n\
+    body {\n  s = (s32[], f16[8]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n  one = s32[] constant(1)\n  \
+    j = s32[] add(i, one)\n  v = f16[8] get-tuple-element(s), index=1\n  four = f16[] constant(4)\n  \
+    fb = f16[8] broadcast(four), dimensions={}\n  w = f16[8] multiply(v, fb)\n  ROOT t = (s32[], f16[8]) tuple(j, w)\n}\n\
+    ENTRY e {\n  x = f16[8] parameter(0)\n  z = s32[] constant(0)\n  t = (s32[], f16[8]) tuple(z, x)\n  \
+    l = (s32[], f16[8]) while(t), condition=cond, body=body\n  ROOT r = f16[8] get-tuple-element(l), index=1\n}\n";
 
 #[test]
 fn non_finite_reference_outputs_are_repaired_and_reported() {
-    let m = module(EXP_OF_DOT);
+    let m = module(LOOP);
     let g = generate_inputs(&m, Distribution::Uniform, 5).unwrap();
     let out = crate::reference::evaluate(&m, &g.args).unwrap();
     for l in &out {
@@ -179,7 +183,13 @@ fn non_finite_reference_outputs_are_repaired_and_reported() {
             assert!(l.get_f64(i).is_finite(), "{:?}", g.notes);
         }
     }
-    assert!(!g.narrowed.is_empty(), "{:?}", g.notes);
+    assert_eq!(g.narrowed, vec![0], "{:?}", g.notes);
+    // 4^10 * x stays below f16's max (65504) only for |x| < 0.0625
+    assert!(
+        g.intervals[0].hi <= 0.0625 && g.intervals[0].hi > 0.0,
+        "{}",
+        g.intervals[0]
+    );
     for &p in &g.narrowed {
         assert!(
             g.notes
@@ -201,20 +211,47 @@ fn non_finite_reference_outputs_are_repaired_and_reported() {
 }
 
 #[test]
-fn non_finite_values_from_the_programs_own_constants_are_reported_not_chased() {
-    // the -inf is the program's: no input makes the output finite
-    let text = "HloModule m\nENTRY e {\n  x = f32[4,8] parameter(0)\n  w = f32[8,8] parameter(1)\n  \
-                d = f32[4,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  \
-                minf = f32[] constant(-inf)\n  ninf = f32[4,8] broadcast(minf), dimensions={}\n  ROOT r = f32[4,8] add(d, ninf)\n}\n";
-    let g = generate_inputs(&module(text), Distribution::Uniform, 6).unwrap();
-    assert!(g.narrowed.is_empty(), "{:?}", g.notes);
-    assert!(
-        g.notes
-            .iter()
-            .any(|n| n.contains("not finite") && n.contains("`ninf`")),
-        "{:?}",
-        g.notes
+fn non_finite_values_start_where_every_operand_is_finite() {
+    // log(x . w) is NaN where the dot is negative; the -inf is the program's
+    let text = "HloModule m\nENTRY e {\n  x = f32[2,2] parameter(0)\n  w = f32[2,2] parameter(1)\n  \
+                d = f32[2,2] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  l = f32[2,2] log(d)\n  \
+                minf = f32[] constant(-inf)\n  ninf = f32[2,2] broadcast(minf), dimensions={}\n  \
+                a = f32[2,2] add(l, ninf)\n  ROOT r = (f32[2,2], f32[2,2]) tuple(a, d)\n}\n";
+    let m = module(text);
+    let shape = crate::hlo::ArrayShape::new(crate::hlo::ElementType::F32, vec![2, 2]);
+    let lit = |v: &[f64]| crate::literal::Literal::from_f64s(&shape, v).unwrap();
+    // d = x . w = w: positive, so the non-finite values start at the constant alone
+    let positive = [lit(&[1.0, 0.0, 0.0, 1.0]), lit(&[1.0, 1.0, 2.0, 3.0])];
+    let starts = super::finite::nonfinite_starts(&m, &positive)
+        .unwrap()
+        .unwrap();
+    let at: Vec<&str> = starts.iter().map(|s| s.at.as_str()).collect();
+    assert_eq!(at, ["minf"], "{starts:?}");
+    assert!(starts[0].params.is_empty());
+    // d = [[1, -1], [2, 3]]: the log's NaN starts upstream of both parameters
+    let args = [lit(&[1.0, 0.0, 0.0, 1.0]), lit(&[1.0, -1.0, 2.0, 3.0])];
+    let starts = super::finite::nonfinite_starts(&m, &args).unwrap().unwrap();
+    let at: Vec<&str> = starts.iter().map(|s| s.at.as_str()).collect();
+    assert_eq!(at, ["l", "minf"], "{starts:?}");
+    assert_eq!(starts[0].params, vec![0, 1]);
+    assert_eq!(starts[0].elements, Some((4, vec![1])));
+    let finite_text = text.replace("add(l, ninf)", "add(d, d)");
+    // and where everything is finite there is nothing to repair
+    assert_eq!(
+        super::finite::nonfinite_starts(&module(&finite_text), &positive).unwrap(),
+        None
     );
+}
+
+#[test]
+fn a_role_range_that_leaves_no_legal_input_is_dropped() {
+    // sqrt(x - 3): x is a moment by its dataflow, but [0, 1] holds no x >= 3
+    let text = "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  c = f32[] constant(3)\n  \
+                cb = f32[8] broadcast(c), dimensions={}\n  d = f32[8] subtract(x, cb)\n  ROOT r = f32[8] sqrt(d)\n}\n";
+    assert_eq!(roles(text), vec![ParameterRole::Moment]);
+    let g = generate_inputs(&module(text), Distribution::Uniform, 7).unwrap();
+    assert_eq!(g.intervals[0], Interval::new(3.0, 64.0));
+    assert!(g.notes.iter().any(|n| n.contains("roles")), "{:?}", g.notes);
 }
 
 #[test]
