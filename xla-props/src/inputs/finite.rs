@@ -12,12 +12,13 @@
 //! parameter upstream has its range narrowed to a quarter and is redrawn
 //! (an overflow, `exp(x . w)`). The rounds draw from the generator's one RNG,
 //! so the result is deterministic per seed. Each parameter narrowed is
-//! reported (a note, and [`GeneratedInputs::narrowed`]).
+//! reported (a note each, and `GeneratedInputs::narrowed`).
 
 use rand::rngs::ChaCha8Rng;
 
-use super::generate::{shrink, GeneratedInputs, Sampler};
 use super::interval::Interval;
+use super::sampler::{shrink, Sampler};
+use super::scale::ParameterRole;
 use crate::hlo::{InstrId, Module, Opcode};
 use crate::literal::{Literal, Value};
 use crate::reference::Evaluator;
@@ -148,48 +149,83 @@ enum Mode {
     Narrow,
 }
 
-/// Evaluate, repair, retry (see the module's documentation). `redo` re-runs
-/// the point repair after a redraw (a redrawn parameter may violate a
-/// requirement the point check enforces).
-pub(super) fn repair_nonfinite(
-    module: &Module,
-    samplers: &mut [Sampler],
-    rng: &mut ChaCha8Rng,
-    out: &mut GeneratedInputs,
-    redo: &mut dyn FnMut(&mut [Sampler], &mut ChaCha8Rng, &mut GeneratedInputs),
-) {
-    let mut first: Vec<Option<Interval>> = vec![None; samplers.len()];
-    let mut last_at = Vec::new();
-    let mut finite = false;
-    let (mut best, mut stalled) = (usize::MAX, 0);
-    for round in 0..=MAX_FINITE_ROUNDS {
-        let starts = match nonfinite_starts(module, &out.args) {
+/// Whether to run the reference again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    /// Something was redrawn: run again.
+    Again,
+    /// The outputs are finite, or nothing more can be done.
+    Done,
+}
+
+/// The state of the evaluate-repair-retry loop over one module's arguments.
+pub(super) struct FiniteRepair {
+    /// Per parameter, its interval before the first narrowing.
+    first: Vec<Option<Interval>>,
+    /// Where the non-finite values started at the last evaluation.
+    last_at: Vec<String>,
+    /// The fewest non-finite elements seen since the last narrowing, and
+    /// the rounds since it went down.
+    best: usize,
+    stalled: usize,
+    rounds: usize,
+    /// The reference's error, when it cannot evaluate the module.
+    error: Option<String>,
+    finite: bool,
+    /// Elements redrawn one by one.
+    pub resampled: u64,
+}
+
+impl FiniteRepair {
+    pub fn new(params: usize) -> Self {
+        FiniteRepair {
+            first: vec![None; params],
+            last_at: Vec::new(),
+            best: usize::MAX,
+            stalled: 0,
+            rounds: 0,
+            error: None,
+            finite: false,
+            resampled: 0,
+        }
+    }
+
+    /// Evaluates the reference on `args` and, while an output is not finite
+    /// and the budget lasts, repairs the parameters upstream of where the
+    /// non-finite values start (see the module's documentation).
+    pub fn round(
+        &mut self,
+        module: &Module,
+        samplers: &mut [Sampler],
+        rng: &mut ChaCha8Rng,
+        args: &mut [Literal],
+    ) -> Step {
+        let starts = match nonfinite_starts(module, args) {
             Ok(None) => {
-                finite = true;
-                break;
+                self.finite = true;
+                return Step::Done;
             }
             Ok(Some(s)) => s,
             Err(e) => {
-                out.notes.push(format!(
-                    "the reference cannot evaluate the module ({e}): the finiteness of its outputs is not checked"
-                ));
-                return;
+                self.error = Some(e);
+                return Step::Done;
             }
         };
-        last_at = starts.iter().map(|s| s.at.clone()).collect();
-        if round == MAX_FINITE_ROUNDS {
-            break;
+        self.last_at = starts.iter().map(|s| s.at.clone()).collect();
+        if self.rounds == MAX_FINITE_ROUNDS {
+            return Step::Done;
         }
+        self.rounds += 1;
         let bad: usize = starts
             .iter()
             .map(|s| s.elements.as_ref().map_or(usize::MAX / 4, |e| e.1.len()))
             .sum();
-        if bad < best {
-            (best, stalled) = (bad, 0);
+        if bad < self.best {
+            (self.best, self.stalled) = (bad, 0);
         } else {
-            stalled += 1;
+            self.stalled += 1;
         }
-        let counts: Vec<usize> = out.args.iter().map(Literal::element_count).collect();
+        let counts: Vec<usize> = args.iter().map(Literal::element_count).collect();
         let aligned = |s: &Start, p: usize| {
             s.elements
                 .as_ref()
@@ -198,38 +234,38 @@ pub(super) fn repair_nonfinite(
         let any_aligned = starts.iter().any(|s| {
             s.params
                 .iter()
-                .any(|&p| aligned(s, p) && shrinkable(&samplers[p]))
+                .any(|&p| aligned(s, p) && samplers.get(p).is_some_and(shrinkable))
         });
-        let mode = if any_aligned && stalled < 2 {
+        let mode = if any_aligned && self.stalled < 2 {
             Mode::Elements
         } else {
-            (best, stalled) = (usize::MAX, 0);
+            (self.best, self.stalled) = (usize::MAX, 0);
             Mode::Narrow
         };
         let mut changed = false;
         let mut narrowed = vec![false; samplers.len()];
         for s in &starts {
             for &p in &s.params {
-                if !shrinkable(&samplers[p]) {
+                let (Some(sampler), Some(lit)) = (samplers.get_mut(p), args.get_mut(p)) else {
+                    continue;
+                };
+                if !shrinkable(sampler) {
                     continue;
                 }
-                let lit = &mut out.args[p];
                 match (mode, &s.elements) {
                     (Mode::Elements, Some((_, elems))) if aligned(s, p) => {
                         for &i in elems {
-                            lit.set_f64(i, samplers[p].draw(rng));
+                            lit.set_f64(i, sampler.draw(rng));
                         }
-                        out.resampled_elements += elems.len() as u64;
+                        self.resampled += elems.len() as u64;
                         changed = true;
                     }
-                    (Mode::Elements, _) => {}
                     (Mode::Narrow, _) if !narrowed[p] => {
-                        let sampler = &mut samplers[p];
                         let q = quarter(sampler.interval).round_inward(sampler.dtype);
                         if q.is_empty() || q.lo >= q.hi || q == sampler.interval {
                             continue;
                         }
-                        first[p].get_or_insert(sampler.interval);
+                        self.first[p].get_or_insert(sampler.interval);
                         sampler.narrow(q, rng);
                         for i in 0..lit.element_count() {
                             lit.set_f64(i, sampler.draw(rng));
@@ -237,60 +273,66 @@ pub(super) fn repair_nonfinite(
                         narrowed[p] = true;
                         changed = true;
                     }
-                    (Mode::Narrow, _) => {}
+                    _ => {}
                 }
             }
         }
-        if !changed {
-            break;
+        if changed {
+            Step::Again
+        } else {
+            Step::Done
         }
-        redo(samplers, rng, out);
     }
-    report(samplers, &first, finite, &last_at, out);
+
+    /// The parameters whose range was narrowed.
+    pub fn narrowed(&self) -> impl Iterator<Item = usize> + '_ {
+        self.first
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.is_some())
+            .map(|(p, _)| p)
+    }
+
+    /// A note for every parameter narrowed, and for outputs left non-finite.
+    pub fn notes(&self, samplers: &[Sampler], roles: &[ParameterRole]) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some(e) = &self.error {
+            notes.push(format!(
+                "the reference cannot evaluate the module ({e}): the finiteness of its outputs is not checked"
+            ));
+            return notes;
+        }
+        for (p, from) in self.first.iter().enumerate() {
+            let (Some(from), Some(s)) = (from, samplers.get(p)) else {
+                continue;
+            };
+            notes.push(format!(
+                "parameter {p} ({}): range narrowed from {from} to {} so that the reference's outputs are finite",
+                roles.get(p).map_or("data", |r| r.name()),
+                s.interval
+            ));
+        }
+        if !self.finite {
+            let at: Vec<String> = self.last_at.iter().map(|n| format!("`{n}`")).collect();
+            notes.push(format!(
+                "the reference's outputs are not finite (non-finite values start at {}){}",
+                if at.is_empty() {
+                    "an unknown place".to_string()
+                } else {
+                    at.join(", ")
+                },
+                if self.narrowed().next().is_none() {
+                    ": no parameter upstream can be narrowed"
+                } else {
+                    " after narrowing the parameters upstream"
+                }
+            ));
+        }
+        notes
+    }
 }
 
 /// Whether the finite repair may redraw a parameter: a float one with a range.
 fn shrinkable(s: &Sampler) -> bool {
     s.dtype.is_float() && s.interval.lo < s.interval.hi
-}
-
-/// Notes for every parameter narrowed, and for outputs left non-finite.
-fn report(
-    samplers: &[Sampler],
-    first: &[Option<Interval>],
-    finite: bool,
-    last_at: &[String],
-    out: &mut GeneratedInputs,
-) {
-    for (p, from) in first.iter().enumerate() {
-        let Some(from) = from else { continue };
-        out.narrowed.push(p);
-        if let Some(i) = out.intervals.get_mut(p) {
-            *i = samplers[p].interval;
-        }
-        out.notes.push(format!(
-            "parameter {p} ({}): range narrowed from {from} to {} so that the reference's outputs are finite",
-            out.roles.get(p).map_or("data", |r| r.name()),
-            samplers[p].interval
-        ));
-    }
-    if !finite {
-        out.notes.push(format!(
-            "the reference's outputs are not finite (non-finite values start at {}){}",
-            if last_at.is_empty() {
-                "an unknown place".to_string()
-            } else {
-                last_at
-                    .iter()
-                    .map(|n| format!("`{n}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            },
-            if out.narrowed.is_empty() {
-                ": no parameter upstream can be narrowed"
-            } else {
-                " after narrowing the parameters upstream"
-            }
-        ));
-    }
 }

@@ -1,15 +1,17 @@
 //! Seeded generation of legal arguments for a whole module.
 
 use rand::rngs::ChaCha8Rng;
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 
 use super::distribution::{
-    convert_ties, default_interval, integer_edges, log_uniform, uniform, Distribution, FLOAT_EDGES,
+    convert_ties, default_interval, integer_edges, uniform, Distribution, FLOAT_EDGES,
 };
+use super::finite::{FiniteRepair, Step};
 use super::graph::{Graph, GraphError, Reducer};
 use super::interval::Interval;
 use super::point;
 use super::propagate::{live_nodes, Propagation};
+use super::sampler::{shrink, Sampler};
 use super::scale::ParameterRole;
 use super::sites::{collect_sites, Demand, Site};
 use crate::hlo::{ElementType, Module, Opcode};
@@ -364,61 +366,35 @@ pub fn legal_intervals(
     })
 }
 
-/// Per-parameter sampler state.
-pub(super) struct Sampler {
-    pub dtype: ElementType,
-    pub interval: Interval,
+/// The edge values a parameter of `dtype` draws half its elements from
+/// under the edge distributions: those `legal` holds (and every special).
+fn edge_values(
     distribution: Distribution,
-    pool: Vec<f64>,
-    edges: Vec<f64>,
-    index_param: bool,
-}
-
-impl Sampler {
-    /// Draws from `to` from now on (a duplicates pool is redrawn inside it).
-    pub fn narrow(&mut self, to: Interval, rng: &mut ChaCha8Rng) {
-        self.interval = to;
-        if !self.pool.is_empty() {
-            let n = self.pool.len();
-            self.pool = (0..n).map(|_| uniform(rng, to, self.dtype)).collect();
+    dtype: ElementType,
+    legal: Interval,
+    ties: &[(ElementType, f64)],
+) -> Vec<f64> {
+    match distribution {
+        Distribution::EdgeValues | Distribution::IntegerEdges if dtype.is_float() => {
+            let mut e: Vec<f64> = FLOAT_EDGES
+                .iter()
+                .map(|(edge, _)| edge.value(dtype))
+                .filter(|v| !v.is_finite() || legal.contains(*v))
+                .collect();
+            e.extend(
+                ties.iter()
+                    .filter(|(t, v)| *t == dtype && legal.contains(*v))
+                    .map(|(_, v)| crate::literal::round_to_type(*v, dtype))
+                    .filter(|v| legal.contains(*v)),
+            );
+            e
         }
-    }
-
-    pub fn draw(&self, rng: &mut ChaCha8Rng) -> f64 {
-        let i = self.interval;
-        match self.distribution {
-            Distribution::Uniform => uniform(rng, i, self.dtype),
-            Distribution::LogUniform => log_uniform(rng, i, self.dtype),
-            Distribution::Duplicates => {
-                if self.pool.is_empty() {
-                    uniform(rng, i, self.dtype)
-                } else {
-                    self.pool[rng.random_range(0..self.pool.len())]
-                }
-            }
-            Distribution::EdgeValues | Distribution::IntegerEdges => {
-                if !self.edges.is_empty() && rng.random::<bool>() {
-                    self.edges[rng.random_range(0..self.edges.len())]
-                } else {
-                    uniform(rng, i, self.dtype)
-                }
-            }
-            Distribution::Exhaustive => uniform(rng, i, self.dtype),
-            Distribution::OutOfRangeIndices => {
-                if self.index_param && rng.random::<bool>() {
-                    let (min, max) = self.dtype.int_range().unwrap_or((i128::MIN, i128::MAX));
-                    let off = rng.random_range(1..=4) as f64;
-                    let v = if rng.random::<bool>() {
-                        i.hi + off
-                    } else {
-                        i.lo - off
-                    };
-                    v.clamp(min as f64, max as f64)
-                } else {
-                    uniform(rng, i, self.dtype)
-                }
-            }
-        }
+        Distribution::EdgeValues | Distribution::IntegerEdges => integer_edges(dtype)
+            .into_iter()
+            .map(|v| v as f64)
+            .filter(|v| legal.contains(*v))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -496,28 +472,7 @@ pub fn generate_inputs(
             }
         }
         let legal = wide.as_ref().map_or(interval, |w| w[k]);
-        let edges = match distribution {
-            Distribution::EdgeValues | Distribution::IntegerEdges if dtype.is_float() => {
-                let mut e: Vec<f64> = FLOAT_EDGES
-                    .iter()
-                    .map(|(edge, _)| edge.value(dtype))
-                    .filter(|v| !v.is_finite() || legal.contains(*v))
-                    .collect();
-                e.extend(
-                    ties.iter()
-                        .filter(|(t, v)| *t == dtype && legal.contains(*v))
-                        .map(|(_, v)| crate::literal::round_to_type(*v, dtype))
-                        .filter(|v| legal.contains(*v)),
-                );
-                e
-            }
-            Distribution::EdgeValues | Distribution::IntegerEdges => integer_edges(dtype)
-                .into_iter()
-                .map(|v| v as f64)
-                .filter(|v| legal.contains(*v))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let edges = edge_values(distribution, dtype, legal, &ties);
         let mut sampler = Sampler {
             dtype,
             interval,
@@ -598,16 +553,59 @@ pub fn generate_inputs(
     );
     // what the point check could not check, or could not meet, the reference checks
     if distribution.wants_finite() && !(out.unchecked.is_empty() && out.unmet.is_empty()) {
-        let unchecked = out.unchecked.clone();
-        let mut redo = |s: &mut [Sampler], rng: &mut ChaCha8Rng, out: &mut GeneratedInputs| {
-            out.notes.retain(|n| !n.starts_with("unmet: "));
-            out.unmet.clear();
-            repair(module, g, &enforced, &deps, s, rng, out);
-            out.unchecked.clone_from(&unchecked);
+        let point = PointRepair {
+            module,
+            g,
+            enforced: &enforced,
+            deps: &deps,
         };
-        super::finite::repair_nonfinite(module, &mut samplers, &mut rng, &mut out, &mut redo);
+        finite_repair(&point, &mut samplers, &mut rng, &mut out);
     }
     Ok(out)
+}
+
+/// What the point repair needs, to run again after the finite repair redraws.
+struct PointRepair<'a> {
+    module: &'a Module,
+    g: &'a Graph,
+    enforced: &'a [&'a Site],
+    deps: &'a [Vec<usize>],
+}
+
+/// Evaluate, repair, retry on the reference (see `finite.rs`); the point
+/// repair runs again after each redraw (a redrawn parameter may violate a
+/// requirement it enforces).
+fn finite_repair(
+    point: &PointRepair<'_>,
+    samplers: &mut [Sampler],
+    rng: &mut ChaCha8Rng,
+    out: &mut GeneratedInputs,
+) {
+    let mut finite = FiniteRepair::new(samplers.len());
+    let unchecked = out.unchecked.clone();
+    while finite.round(point.module, samplers, rng, &mut out.args) == Step::Again {
+        out.notes.retain(|n| !n.starts_with("unmet: "));
+        out.unmet.clear();
+        repair(
+            point.module,
+            point.g,
+            point.enforced,
+            point.deps,
+            samplers,
+            rng,
+            out,
+        );
+        out.unchecked.clone_from(&unchecked);
+    }
+    out.resampled_elements += finite.resampled;
+    out.rejection_sampling_used |= finite.resampled > 0;
+    for p in finite.narrowed() {
+        out.narrowed.push(p);
+        if let (Some(i), Some(s)) = (out.intervals.get_mut(p), samplers.get(p)) {
+            *i = s.interval;
+        }
+    }
+    out.notes.extend(finite.notes(samplers, &out.roles));
 }
 
 /// Rounds of redrawing after which a parameter that keeps failing has its
@@ -741,25 +739,6 @@ fn repair(
             }
         }
     }
-}
-
-/// Half of `i`, around 0 when it holds 0, else around its bound nearest 0.
-pub(super) fn shrink(i: Interval) -> Interval {
-    let c = if i.contains(0.0) {
-        0.0
-    } else if i.lo > 0.0 {
-        i.lo
-    } else {
-        i.hi
-    };
-    let half = |b: f64| {
-        if b.is_finite() {
-            c + (b - c) / 2.0
-        } else {
-            b / 2.0
-        }
-    };
-    Interval::new(half(i.lo), half(i.hi))
 }
 
 /// Every bit pattern of a float type of at most 16 bits, as a rank-1 literal

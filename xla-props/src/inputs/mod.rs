@@ -13,6 +13,7 @@ mod interval;
 mod point;
 mod preimage;
 mod propagate;
+mod sampler;
 mod scale;
 mod seeded;
 mod sites;
