@@ -69,9 +69,9 @@ fn what_multiplies_a_normalized_value_is_a_norm_scale() {
     let text = LAYER_NORM.replace("ADD\n", ADD);
     let r = roles(&text);
     assert_eq!(r[1], ParameterRole::NormScale, "{r:?}");
-    // the shift is added to a normalized value, not to a contraction
     assert_eq!(r[0], ParameterRole::Data);
-    assert_eq!(r[2], ParameterRole::Data);
+    // the shift is added to a normalized value
+    assert_eq!(r[2], ParameterRole::Bias);
     let g = generate_inputs(&module(&text), Distribution::Uniform, 2).unwrap();
     assert_eq!(g.intervals[1], Interval::new(0.5, 1.5));
 }

@@ -55,9 +55,9 @@ pub enum ParameterRole {
     /// `nu - mu^2` needs).
     Average,
     /// Rule: a float parameter that reaches an operand of an add whose other
-    /// operand is the result of a dot or a convolution. Range: `[-0.25, 0.25]`
-    /// (zeros at initialization in most libraries; small, non-zero values
-    /// keep its signal).
+    /// operand is the result of a dot or a convolution, or a normalized value
+    /// (a norm's shift). Range: `[-0.25, 0.25]` (zeros at initialization in
+    /// most libraries; small, non-zero values keep its signal).
     Bias,
     /// Rule: a float scalar that, through products, quotients (as the
     /// dividend) and negations, reaches an add or subtract whose other
@@ -117,7 +117,7 @@ impl ParameterRole {
             }
             ParameterRole::Moment => "reaches a sqrt, an rsqrt or a fractional power through sums, products and quotients",
             ParameterRole::Average => "multiplied by a decay in [0.5, 1), the product added to something",
-            ParameterRole::Bias => "is added to the result of a dot or a convolution",
+            ParameterRole::Bias => "is added to the result of a dot or a convolution, or to a normalized value",
             ParameterRole::Rate => {
                 "a scalar whose product is added to or subtracted from a parameter"
             }
@@ -540,6 +540,7 @@ fn float_role(module: &Module, flow: &Flow<'_>, number: usize, fan: Option<f64>)
     }
     let contraction = |o: NodeId| {
         origin(g, o).is_some_and(|n| matches!(n.opcode, Opcode::Dot | Opcode::Convolution))
+            || normalized(g, o, 8)
     };
     if binary(Opcode::Add).any(contraction) {
         return ParameterRole::Bias;
