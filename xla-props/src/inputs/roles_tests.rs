@@ -44,6 +44,20 @@ fn a_dot_kernel_is_a_weight_and_what_is_added_to_its_result_a_bias() {
 }
 
 #[test]
+fn what_depends_on_itself_is_neither_norm_scale_nor_bias() {
+    // x * rsqrt(x . x) normalizes x; x + dot(x, w) is a residual
+    let text =
+        "HloModule m\nENTRY e {\n  x = f32[4,8] parameter(0)\n  w = f32[8,8] parameter(1)\n  \
+                d = f32[4,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  \
+                r = f32[4,8] add(x, d)\n  s = f32[4,8] multiply(r, r)\n  q = f32[4,8] rsqrt(s)\n  \
+                ROOT n = f32[4,8] multiply(x, q)\n}\n";
+    assert_eq!(
+        roles(text),
+        vec![ParameterRole::Data, ParameterRole::Weight { fan_in: 8.0 }]
+    );
+}
+
+#[test]
 fn a_convolution_kernel_is_a_weight_with_its_fan_in() {
     let text = "HloModule m\nENTRY e {\n  x = f32[1,8,8,3] parameter(0)\n  k = f32[3,3,3,4] parameter(1)\n  \
                 ROOT c = f32[1,8,8,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}\n";

@@ -36,7 +36,7 @@ pub enum ParameterRole {
     },
     /// Rule: a float parameter that reaches an operand of a multiply whose
     /// other operand is a normalized value (an rsqrt, a divide by a sqrt, or
-    /// a product of one). Range: `[0.5, 1.5]` (ones at initialization,
+    /// a product of one) that does not depend on the parameter itself. Range: `[0.5, 1.5]` (ones at initialization,
     /// perturbed so that the scale still carries a signal).
     NormScale,
     /// Rule: a float parameter that reaches the operand of a sqrt, an rsqrt
@@ -56,7 +56,8 @@ pub enum ParameterRole {
     Average,
     /// Rule: a float parameter that reaches an operand of an add whose other
     /// operand is the result of a dot or a convolution, or a normalized value
-    /// (a norm's shift). Range: `[-0.25, 0.25]` (zeros at initialization in
+    /// (a norm's shift), that does not depend on the parameter itself (a
+    /// residual `x + f(x)` is no bias). Range: `[-0.25, 0.25]` (zeros at initialization in
     /// most libraries; small, non-zero values keep its signal).
     Bias,
     /// Rule: a float scalar that, through products, quotients (as the
@@ -509,11 +510,15 @@ fn float_role(module: &Module, flow: &Flow<'_>, number: usize, fan: Option<f64>)
         return ParameterRole::Weight { fan_in };
     }
     let direct = flow.reach(p, pass_through);
+    // the other operand of a binary op it reaches, when that operand does
+    // not depend on it (`x * rsqrt(sum(x * x))` normalizes x, it does not
+    // scale it; `x + dot(x, w)` is a residual, not a bias)
     let binary = |op: Opcode| {
         direct
             .iter()
             .filter(move |&&(u, _)| g.nodes[u].opcode == op)
             .filter_map(|&use_| flow.other(use_))
+            .filter(move |&o| !flow.deps[o].contains(&number))
     };
     if binary(Opcode::Multiply).any(|o| normalized(g, o, 8)) {
         return ParameterRole::NormScale;
