@@ -8,7 +8,7 @@ use crate::backend;
 use crate::check::{Judge, KnownBug, Numerics, Policy, Produced, Verdict};
 use crate::fuzz::{run_backend, run_reference, RunResult};
 use crate::hlo::Module;
-use crate::inputs::{generate_inputs, Distribution, GeneratedInputs, ParameterRole};
+use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
 use crate::literal::Literal;
 
 /// Arguments of `xla-props compare`.
@@ -139,7 +139,9 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     );
     for (k, i) in inputs.intervals.iter().enumerate() {
         match inputs.roles.get(k) {
-            Some(r) if *r != ParameterRole::Data => say!("  parameter {k}: {i} ({r})"),
+            Some(r) if *r != crate::inputs::ParameterRole::Data => {
+                say!("  parameter {k}: {i} ({r})")
+            }
             _ => say!("  parameter {k}: {i}"),
         }
     }
