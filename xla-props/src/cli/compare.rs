@@ -140,7 +140,12 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
         }
     );
     for (k, i) in inputs.intervals.iter().enumerate() {
-        say!("  parameter {k}: {i}");
+        match inputs.roles.get(k) {
+            Some(r) if *r != crate::inputs::ParameterRole::Data => {
+                say!("  parameter {k}: {i} ({r})")
+            }
+            _ => say!("  parameter {k}: {i}"),
+        }
     }
     for &k in &inputs.point_parameters {
         say!(

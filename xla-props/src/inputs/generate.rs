@@ -1,15 +1,18 @@
 //! Seeded generation of legal arguments for a whole module.
 
 use rand::rngs::ChaCha8Rng;
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 
 use super::distribution::{
-    convert_ties, default_interval, integer_edges, log_uniform, uniform, Distribution, FLOAT_EDGES,
+    convert_ties, default_interval, integer_edges, uniform, Distribution, FLOAT_EDGES,
 };
+use super::finite::{FiniteRepair, Step};
 use super::graph::{Graph, GraphError, Reducer};
 use super::interval::Interval;
 use super::point;
 use super::propagate::{live_nodes, Propagation};
+use super::sampler::{shrink, Sampler};
+use super::scale::ParameterRole;
 use super::sites::{collect_sites, Demand, Site};
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::{Literal, LiteralError};
@@ -47,6 +50,12 @@ pub struct GeneratedInputs {
     /// Requirements still violated by some elements when the repair's budget
     /// ran out (the reference may see values outside an op's domain there).
     pub unmet: Vec<String>,
+    /// Each parameter's role, read from the dataflow (see [`ParameterRole`]):
+    /// it chose the parameter's starting range.
+    pub roles: Vec<ParameterRole>,
+    /// Parameters whose range the finite repair narrowed because the
+    /// reference's outputs were not finite (each also has a note).
+    pub narrowed: Vec<usize>,
 }
 
 /// Why no legal inputs could be made.
@@ -97,6 +106,7 @@ struct Analysis {
     sites: Vec<Site>,
     unguaranteed: Vec<usize>,
     notes: Vec<String>,
+    roles: Vec<ParameterRole>,
 }
 
 /// How the starting intervals are chosen.
@@ -131,19 +141,23 @@ fn analyse(
         GraphError::TooDeep => InputError::Graph("calls nested more than 64 deep".into()),
     })?;
     let want_finite = distribution.wants_finite();
-    let begin = |how: Start| -> Vec<Interval> {
+    // roles read the dataflow through loops and conditionals too
+    let roles = match Graph::build_unrolled(module) {
+        Ok(unrolled) => super::scale::parameter_roles(module, &unrolled),
+        Err(_) => super::scale::parameter_roles(module, &graph),
+    };
+    let begin = |how: Start, with_roles: bool| -> Vec<Interval> {
         let mut v = start_intervals(&graph, how);
-        if how == Start::Default {
-            for (k, bound) in super::scale::weight_bounds(module, &graph)
-                .into_iter()
-                .enumerate()
-            {
-                if let (Some(b), Some(i)) = (bound, v.get_mut(k)) {
+        if how == Start::Default && with_roles {
+            for (k, role) in roles.iter().enumerate() {
+                if let (Some(r), Some(i)) = (role.range(), v.get_mut(k)) {
                     let t = graph.nodes[graph.params[k]]
                         .dtype
                         .unwrap_or(ElementType::F32);
-                    let scaled = i.intersect(Interval::new(-b, b)).round_inward(t);
-                    if !scaled.is_empty() && scaled.lo < scaled.hi {
+                    let scaled = i.intersect(r).round_inward(t);
+                    // a reduce's identity (a point) stays; so does a range
+                    // that leaves a single value
+                    if !scaled.is_empty() && scaled.lo < scaled.hi && i.lo < i.hi {
                         *i = scaled;
                     }
                 }
@@ -152,11 +166,22 @@ fn analyse(
         v
     };
     let mut notes = Vec::new();
-    let mut used = begin(start);
+    let mut used = begin(start, true);
     let mut attempt = solve(module, &graph, used.clone(), want_finite, false);
     if attempt.is_err() && start == Start::Default {
+        // a role's range is a choice too: without them
+        used = begin(Start::Default, false);
+        attempt = solve(module, &graph, used.clone(), want_finite, false);
+        if attempt.is_ok() {
+            notes.push(
+                "the parameters' roles leave no legal input: drawn from the default ranges"
+                    .to_string(),
+            );
+        }
+    }
+    if attempt.is_err() && start == Start::Default {
         // the default range is a choice, not the legal domain: not yet a proof
-        used = begin(Start::WholeType);
+        used = begin(Start::WholeType, false);
         attempt = solve(module, &graph, used.clone(), want_finite, false);
         if attempt.is_ok() {
             notes.push(
@@ -190,6 +215,7 @@ fn analyse(
         sites,
         unguaranteed,
         notes,
+        roles,
     })
 }
 
@@ -340,52 +366,35 @@ pub fn legal_intervals(
     })
 }
 
-/// Per-parameter sampler state.
-struct Sampler {
-    dtype: ElementType,
-    interval: Interval,
+/// The edge values a parameter of `dtype` draws half its elements from
+/// under the edge distributions: those `legal` holds (and every special).
+fn edge_values(
     distribution: Distribution,
-    pool: Vec<f64>,
-    edges: Vec<f64>,
-    index_param: bool,
-}
-
-impl Sampler {
-    fn draw(&self, rng: &mut ChaCha8Rng) -> f64 {
-        let i = self.interval;
-        match self.distribution {
-            Distribution::Uniform => uniform(rng, i, self.dtype),
-            Distribution::LogUniform => log_uniform(rng, i, self.dtype),
-            Distribution::Duplicates => {
-                if self.pool.is_empty() {
-                    uniform(rng, i, self.dtype)
-                } else {
-                    self.pool[rng.random_range(0..self.pool.len())]
-                }
-            }
-            Distribution::EdgeValues | Distribution::IntegerEdges => {
-                if !self.edges.is_empty() && rng.random::<bool>() {
-                    self.edges[rng.random_range(0..self.edges.len())]
-                } else {
-                    uniform(rng, i, self.dtype)
-                }
-            }
-            Distribution::Exhaustive => uniform(rng, i, self.dtype),
-            Distribution::OutOfRangeIndices => {
-                if self.index_param && rng.random::<bool>() {
-                    let (min, max) = self.dtype.int_range().unwrap_or((i128::MIN, i128::MAX));
-                    let off = rng.random_range(1..=4) as f64;
-                    let v = if rng.random::<bool>() {
-                        i.hi + off
-                    } else {
-                        i.lo - off
-                    };
-                    v.clamp(min as f64, max as f64)
-                } else {
-                    uniform(rng, i, self.dtype)
-                }
-            }
+    dtype: ElementType,
+    legal: Interval,
+    ties: &[(ElementType, f64)],
+) -> Vec<f64> {
+    match distribution {
+        Distribution::EdgeValues | Distribution::IntegerEdges if dtype.is_float() => {
+            let mut e: Vec<f64> = FLOAT_EDGES
+                .iter()
+                .map(|(edge, _)| edge.value(dtype))
+                .filter(|v| !v.is_finite() || legal.contains(*v))
+                .collect();
+            e.extend(
+                ties.iter()
+                    .filter(|(t, v)| *t == dtype && legal.contains(*v))
+                    .map(|(_, v)| crate::literal::round_to_type(*v, dtype))
+                    .filter(|v| legal.contains(*v)),
+            );
+            e
         }
+        Distribution::EdgeValues | Distribution::IntegerEdges => integer_edges(dtype)
+            .into_iter()
+            .map(|v| v as f64)
+            .filter(|v| legal.contains(*v))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -463,28 +472,7 @@ pub fn generate_inputs(
             }
         }
         let legal = wide.as_ref().map_or(interval, |w| w[k]);
-        let edges = match distribution {
-            Distribution::EdgeValues | Distribution::IntegerEdges if dtype.is_float() => {
-                let mut e: Vec<f64> = FLOAT_EDGES
-                    .iter()
-                    .map(|(edge, _)| edge.value(dtype))
-                    .filter(|v| !v.is_finite() || legal.contains(*v))
-                    .collect();
-                e.extend(
-                    ties.iter()
-                        .filter(|(t, v)| *t == dtype && legal.contains(*v))
-                        .map(|(_, v)| crate::literal::round_to_type(*v, dtype))
-                        .filter(|v| legal.contains(*v)),
-                );
-                e
-            }
-            Distribution::EdgeValues | Distribution::IntegerEdges => integer_edges(dtype)
-                .into_iter()
-                .map(|v| v as f64)
-                .filter(|v| legal.contains(*v))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let edges = edge_values(distribution, dtype, legal, &ties);
         let mut sampler = Sampler {
             dtype,
             interval,
@@ -538,6 +526,8 @@ pub fn generate_inputs(
         notes: a.notes.clone(),
         point_parameters,
         unmet: Vec::new(),
+        roles: a.roles.clone(),
+        narrowed: Vec::new(),
     };
     if !distribution.enforces_domain() || a.unguaranteed.is_empty() {
         return Ok(out);
@@ -561,7 +551,61 @@ pub fn generate_inputs(
         &mut rng,
         &mut out,
     );
+    // what the point check could not check, or could not meet, the reference checks
+    if distribution.wants_finite() && !(out.unchecked.is_empty() && out.unmet.is_empty()) {
+        let point = PointRepair {
+            module,
+            g,
+            enforced: &enforced,
+            deps: &deps,
+        };
+        finite_repair(&point, &mut samplers, &mut rng, &mut out);
+    }
     Ok(out)
+}
+
+/// What the point repair needs, to run again after the finite repair redraws.
+struct PointRepair<'a> {
+    module: &'a Module,
+    g: &'a Graph,
+    enforced: &'a [&'a Site],
+    deps: &'a [Vec<usize>],
+}
+
+/// Evaluate, repair, retry on the reference (see `finite.rs`); the point
+/// repair runs again after each redraw (a redrawn parameter may violate a
+/// requirement it enforces).
+fn finite_repair(
+    point: &PointRepair<'_>,
+    samplers: &mut [Sampler],
+    rng: &mut ChaCha8Rng,
+    out: &mut GeneratedInputs,
+) {
+    let mut finite = FiniteRepair::new(samplers.len());
+    let unchecked = out.unchecked.clone();
+    while finite.round(point.module, samplers, rng, &mut out.args) == Step::Again {
+        out.notes.retain(|n| !n.starts_with("unmet: "));
+        out.unmet.clear();
+        repair(
+            point.module,
+            point.g,
+            point.enforced,
+            point.deps,
+            samplers,
+            rng,
+            out,
+        );
+        out.unchecked.clone_from(&unchecked);
+    }
+    out.resampled_elements += finite.resampled;
+    out.rejection_sampling_used |= finite.resampled > 0;
+    for p in finite.narrowed() {
+        out.narrowed.push(p);
+        if let (Some(i), Some(s)) = (out.intervals.get_mut(p), samplers.get(p)) {
+            *i = s.interval;
+        }
+    }
+    out.notes.extend(finite.notes(samplers, &out.roles));
 }
 
 /// Rounds of redrawing after which a parameter that keeps failing has its
@@ -695,25 +739,6 @@ fn repair(
             }
         }
     }
-}
-
-/// Half of `i`, around 0 when it holds 0, else around its bound nearest 0.
-fn shrink(i: Interval) -> Interval {
-    let c = if i.contains(0.0) {
-        0.0
-    } else if i.lo > 0.0 {
-        i.lo
-    } else {
-        i.hi
-    };
-    let half = |b: f64| {
-        if b.is_finite() {
-            c + (b - c) / 2.0
-        } else {
-            b / 2.0
-        }
-    };
-    Interval::new(half(i.lo), half(i.hi))
 }
 
 /// Every bit pattern of a float type of at most 16 bits, as a rank-1 literal

@@ -50,6 +50,8 @@ pub(crate) struct Graph {
     /// Node of each entry parameter, by parameter number.
     pub params: Vec<NodeId>,
     pub root: NodeId,
+    /// Whether loops and conditionals are inlined ([`Graph::build_unrolled`]).
+    control: bool,
 }
 
 /// Why a module cannot be flattened.
@@ -61,10 +63,23 @@ pub(crate) enum GraphError {
 
 impl Graph {
     pub fn build(module: &Module) -> Result<Graph, GraphError> {
+        Graph::build_with(module, false)
+    }
+
+    /// The graph with loops and conditionals inlined too, for reading the
+    /// dataflow (not for values): a while loop's condition and body once, on
+    /// its initial value (its result is the body's root), each branch of a
+    /// conditional on its operand (its result is the last branch's root).
+    pub fn build_unrolled(module: &Module) -> Result<Graph, GraphError> {
+        Graph::build_with(module, true)
+    }
+
+    fn build_with(module: &Module, control: bool) -> Result<Graph, GraphError> {
         let mut g = Graph {
             nodes: Vec::new(),
             params: Vec::new(),
             root: 0,
+            control,
         };
         let entry = module.entry_computation();
         let params = entry.parameters();
@@ -140,6 +155,37 @@ impl Graph {
                     }
                     _ => self.push_opaque(comp_id, id, instr, ops),
                 },
+                Opcode::While if self.control && ops.len() == 1 => {
+                    match (instr.attrs.condition, instr.attrs.body) {
+                        (Some(c), Some(b))
+                            if c.index() < module.computations.len()
+                                && b.index() < module.computations.len() =>
+                        {
+                            self.inline(module, c, &ops, depth + 1)?;
+                            self.inline(module, b, &ops, depth + 1)?
+                        }
+                        _ => self.push_opaque(comp_id, id, instr, ops),
+                    }
+                }
+                Opcode::Conditional
+                    if self.control
+                        && ops.len() == instr.operands.len()
+                        && ops.len() == instr.attrs.branch_computations.len() + 1
+                        && instr
+                            .attrs
+                            .branch_computations
+                            .iter()
+                            .all(|c| c.index() < module.computations.len()) =>
+                {
+                    let mut last = None;
+                    for (k, &c) in instr.attrs.branch_computations.iter().enumerate() {
+                        last = Some(self.inline(module, c, &ops[k + 1..k + 2], depth + 1)?);
+                    }
+                    match last {
+                        Some(n) => n,
+                        None => self.push_opaque(comp_id, id, instr, ops),
+                    }
+                }
                 Opcode::GetTupleElement => {
                     let k = instr.attrs.index.unwrap_or(-1);
                     let from_tuple = ops.first().and_then(|&t| {

@@ -6,16 +6,20 @@
 
 mod distribution;
 mod domain;
+mod finite;
 mod generate;
 mod graph;
 mod interval;
 mod point;
 mod preimage;
 mod propagate;
+mod sampler;
 mod scale;
 mod seeded;
 mod sites;
 
+#[cfg(test)]
+mod roles_tests;
 #[cfg(test)]
 mod tests;
 
@@ -24,9 +28,11 @@ pub use distribution::{
     UnknownDistribution, DEFAULT_RANGES, FLOAT_EDGES,
 };
 pub use domain::{Constraint, DomainRule, Resolved, DOMAIN_RULES, INDEX_OPERANDS};
+pub use finite::MAX_FINITE_ROUNDS;
 pub use generate::{
     exhaustive_bits, generate_inputs, legal_intervals, GeneratedInputs, InputError, LegalIntervals,
     MAX_REJECTION_ROUNDS,
 };
 pub use interval::Interval;
+pub use scale::ParameterRole;
 pub use seeded::{generate, CaseDistribution, Role, SplitMix};

@@ -807,11 +807,10 @@ fn normalization_inputs_are_not_collapsed_to_zero() {
     let m = crate::hlo::parse_module(text).unwrap();
     let g = generate_inputs(&m, Distribution::Uniform, 1).unwrap();
     assert!(g.point_parameters.is_empty(), "{:?}", g.intervals);
-    assert!(
-        g.intervals.iter().all(|i| i.width() >= 1.0),
-        "{:?}",
-        g.intervals
-    );
+    // x is data; the bias, added to the normalized x, has a bias's range
+    assert_eq!(g.roles, vec![ParameterRole::Data, ParameterRole::Bias]);
+    assert!(g.intervals[0].width() >= 1.0, "{:?}", g.intervals);
+    assert_eq!(g.intervals[1], Interval::new(-0.25, 0.25));
 }
 
 #[test]

@@ -1,0 +1,90 @@
+//! Per-parameter sampling: the interval and distribution one parameter's
+//! elements are drawn from, and how an interval is shrunk.
+
+use rand::rngs::ChaCha8Rng;
+use rand::RngExt;
+
+use super::distribution::{log_uniform, uniform, Distribution};
+use super::interval::Interval;
+use crate::hlo::ElementType;
+
+/// Per-parameter sampler state.
+pub(super) struct Sampler {
+    pub dtype: ElementType,
+    pub interval: Interval,
+    pub distribution: Distribution,
+    /// The values the duplicates distribution draws from.
+    pub pool: Vec<f64>,
+    /// The edge values the edge distributions draw from.
+    pub edges: Vec<f64>,
+    /// Whether it feeds an index operand (drawn out of range on purpose by
+    /// the clamping distribution).
+    pub index_param: bool,
+}
+
+impl Sampler {
+    /// Draws from `to` from now on (a duplicates pool is redrawn inside it).
+    pub fn narrow(&mut self, to: Interval, rng: &mut ChaCha8Rng) {
+        self.interval = to;
+        if !self.pool.is_empty() {
+            let n = self.pool.len();
+            self.pool = (0..n).map(|_| uniform(rng, to, self.dtype)).collect();
+        }
+    }
+
+    pub fn draw(&self, rng: &mut ChaCha8Rng) -> f64 {
+        let i = self.interval;
+        match self.distribution {
+            Distribution::Uniform => uniform(rng, i, self.dtype),
+            Distribution::LogUniform => log_uniform(rng, i, self.dtype),
+            Distribution::Duplicates => {
+                if self.pool.is_empty() {
+                    uniform(rng, i, self.dtype)
+                } else {
+                    self.pool[rng.random_range(0..self.pool.len())]
+                }
+            }
+            Distribution::EdgeValues | Distribution::IntegerEdges => {
+                if !self.edges.is_empty() && rng.random::<bool>() {
+                    self.edges[rng.random_range(0..self.edges.len())]
+                } else {
+                    uniform(rng, i, self.dtype)
+                }
+            }
+            Distribution::Exhaustive => uniform(rng, i, self.dtype),
+            Distribution::OutOfRangeIndices => {
+                if self.index_param && rng.random::<bool>() {
+                    let (min, max) = self.dtype.int_range().unwrap_or((i128::MIN, i128::MAX));
+                    let off = rng.random_range(1..=4) as f64;
+                    let v = if rng.random::<bool>() {
+                        i.hi + off
+                    } else {
+                        i.lo - off
+                    };
+                    v.clamp(min as f64, max as f64)
+                } else {
+                    uniform(rng, i, self.dtype)
+                }
+            }
+        }
+    }
+}
+
+/// Half of `i`, around 0 when it holds 0, else around its bound nearest 0.
+pub(super) fn shrink(i: Interval) -> Interval {
+    let c = if i.contains(0.0) {
+        0.0
+    } else if i.lo > 0.0 {
+        i.lo
+    } else {
+        i.hi
+    };
+    let half = |b: f64| {
+        if b.is_finite() {
+            c + (b - c) / 2.0
+        } else {
+            b / 2.0
+        }
+    };
+    Interval::new(half(i.lo), half(i.hi))
+}
