@@ -119,6 +119,7 @@ pub(crate) fn measure_local(
     module: &Module,
     reference: &[Option<Value>],
     tested: &Tested<'_>,
+    allow: &crate::reference::Allowances,
 ) -> HashMap<String, LocalError> {
     let entry = module.entry_computation();
     let mut out = HashMap::new();
@@ -162,10 +163,47 @@ pub(crate) fn measure_local(
                 .enumerate()
                 .map(|(i, d)| d / ulp_of(e, e.get_f64(i)))
                 .fold(0.0, f64::max);
+            let abs = spread(module, c, reference, allow, abs);
             out.insert(entry.instr(c).name.clone(), LocalError { abs, worst_ulp });
         }
     }
     out
+}
+
+/// A unit's measured errors spread over all its elements: which element
+/// errs, and by how much, depends on the operands (a sum's rounding), and
+/// the backend's own operands are not the reference's. So the unit is taken
+/// to use the same fraction of its declared own error (its first-order
+/// radius on exact operands) everywhere: `max(abs_i, s * own_i)` with `s`
+/// the largest measured fraction.
+fn spread(
+    module: &Module,
+    c: InstrId,
+    reference: &[Option<Value>],
+    allow: &crate::reference::Allowances,
+    abs: Vec<f64>,
+) -> Vec<f64> {
+    if abs.iter().all(|&a| a == 0.0) {
+        return abs;
+    }
+    let x = crate::hlo::rewrite::extract_instruction(module, c);
+    let own = operand_args(reference, &x.operands)
+        .and_then(|args| FirstOrder::of(&x.module, &args, allow).ok())
+        .and_then(|f| f.radii.into_iter().next())
+        .filter(|o| o.len() == abs.len());
+    let Some(own) = own else {
+        return abs;
+    };
+    let s = abs
+        .iter()
+        .zip(&own)
+        .filter(|(_, &o)| o > 0.0 && o.is_finite())
+        .map(|(&a, &o)| a / o)
+        .fold(0.0, f64::max);
+    abs.iter()
+        .zip(&own)
+        .map(|(&a, &o)| if o.is_finite() { a.max(s * o) } else { a })
+        .collect()
 }
 
 /// The certificate for a module whose output disagrees although no unit
@@ -181,8 +219,8 @@ pub fn certify(
     tested: &Tested<'_>,
 ) -> Option<Certificate> {
     let numerics = tested.numerics();
-    let measured = measure_local(module, reference, tested);
     let allow = numerics.allowances(false);
+    let measured = measure_local(module, reference, tested, &allow);
     // the measured error, element by element, on top of the rounding the
     // carried interval already holds (at the backend's own, perturbed
     // operands an element may round the other way)
