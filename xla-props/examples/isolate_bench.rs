@@ -84,7 +84,7 @@ fn main() {
                         if right { "yes" } else { "NO" }
                     );
                 }
-                Ok(Isolation::Agree { .. }) => println!(
+                Ok(Isolation::Agree { .. } | Isolation::Amplified { .. }) => println!(
                     "| {} | {} | {} ({comp}) | - | - | {generate:.2} | - | agreed |",
                     t.module.instruction_count(),
                     t.layers,

@@ -129,7 +129,7 @@ fn a_while_loop_carries_its_budgets_through_every_iteration() {
         let ulps = (hi - lo) / (f64::from(f32::EPSILON) * lo.abs().max(hi.abs()));
         // ten iterations of a 4-ulp sine: wider than a point, far below a bf16 step
         assert!(
-            ulps >= 4.0 && ulps < 4096.0,
+            (4.0..4096.0).contains(&ulps),
             "element {i}: [{lo}, {hi}] is {ulps} ulp wide"
         );
     }

@@ -244,9 +244,9 @@ pub fn extract_region(module: &Module, ids: &[InstrId], root: InstrId) -> Extrac
         let new = b.push(copy);
         map.insert(id, new);
     }
-    if !map.contains_key(&root) {
+    if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(root) {
         let src = entry.instr(root);
-        map.insert(root, b.parameter(src.name.clone(), src.shape.clone()));
+        slot.insert(b.parameter(src.name.clone(), src.shape.clone()));
         operands.push(root);
     }
     let name = format!(

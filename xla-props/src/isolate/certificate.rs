@@ -247,7 +247,8 @@ pub fn certify(
     let mut worst_ratio = -1.0f64;
     for (k, ((x, y), r)) in expected.iter().zip(actual).zip(&fo.radii).enumerate() {
         let spec = default_error_spec_for_module(module, x.dtype());
-        for i in 0..x.element_count().min(y.element_count()).min(r.len()) {
+        let n = x.element_count().min(y.element_count());
+        for (i, &ri) in r.iter().enumerate().take(n) {
             let (p, q) = (x.get_f64(i), y.get_f64(i));
             if x.get_bits(i) == y.get_bits(i) || (p.is_nan() && q.is_nan()) {
                 continue;
@@ -258,11 +259,11 @@ pub fn certify(
                 .and_then(|d| d.radii.get(k))
                 .and_then(|d| d.get(i))
                 .is_some_and(|&d| observed <= d);
-            let explained = observed <= r[i]
+            let explained = observed <= ri
                 || within_declared
                 || spec.accepts(x.get_bits(i), y.get_bits(i), x.dtype());
-            let ratio = if r[i] > 0.0 {
-                observed / r[i]
+            let ratio = if ri > 0.0 {
+                observed / ri
             } else {
                 f64::INFINITY
             };
@@ -272,7 +273,7 @@ pub fn certify(
             let ratio = if ratio.is_nan() { f64::INFINITY } else { ratio };
             if ratio > worst_ratio || (ratio == worst_ratio && observed > e.observed) {
                 worst_ratio = ratio;
-                (e.output, e.element, e.observed, e.predicted) = (k, i, observed, r[i]);
+                (e.output, e.element, e.observed, e.predicted) = (k, i, observed, ri);
             }
         }
     }

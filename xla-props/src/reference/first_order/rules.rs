@@ -4,7 +4,7 @@
 
 use super::super::OpError;
 use super::eval::{f64_literal, Dual, Radii};
-use crate::hlo::{ComparisonDirection, ElementType, FloatFormat, Instruction, Opcode};
+use crate::hlo::{ElementType, FloatFormat, Instruction, Opcode};
 use crate::literal::{round_to_type, Literal};
 
 /// Relative slack for evaluating an image in f64 rather than exactly.
@@ -279,7 +279,7 @@ impl Radii<'_, '_> {
             }
             O::Sine | O::Cosine if a.len() == 1 => each(&|i| r(0, i).min(2.0)),
             O::Atan2 if a.len() == 2 => each(&|i| atan2_radius(x(0, i), x(1, i), r(0, i), r(1, i))),
-            O::Compare if a.len() == 2 => self.compare(ins, a, n),
+            O::Compare if a.len() == 2 => self.compare(a, n),
             O::Select if a.len() == 3 => each(&|i| {
                 let chosen = if at(a[0].0, i) != 0.0 { 1 } else { 2 };
                 if r(0, i) == 0.0 {
@@ -346,11 +346,7 @@ impl Radii<'_, '_> {
     }
 
     /// A comparison may flip where its operands' intervals overlap.
-    fn compare(&self, ins: &Instruction, a: &[(&Literal, Vec<f64>)], n: usize) -> Vec<f64> {
-        let eq_only = matches!(
-            ins.attrs.direction,
-            Some(ComparisonDirection::Eq) | Some(ComparisonDirection::Ne)
-        );
+    fn compare(&self, a: &[(&Literal, Vec<f64>)], n: usize) -> Vec<f64> {
         (0..n)
             .map(|i| {
                 let (p, q) = (at(a[0].0, i), at(a[1].0, i));
@@ -360,7 +356,7 @@ impl Radii<'_, '_> {
                 }
                 let d = (p - q).abs();
                 // NaN operands compare false everywhere but may stop being NaN
-                if d.is_nan() || !w.is_finite() || d <= w || (eq_only && d <= w) {
+                if d.is_nan() || !w.is_finite() || d <= w {
                     1.0
                 } else {
                     0.0
@@ -439,9 +435,9 @@ impl Radii<'_, '_> {
         for (s, t) in [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)] {
             let (px, py) = side(s, t);
             let c = self.f64_op(ins, &[shaped(&px)?, shaped(&py)?], None)?;
-            for i in 0..n {
+            for (i, o) in out.iter_mut().enumerate() {
                 let d = (c.get_f64(i) - mid.get_f64(i)).abs();
-                out[i] = out[i].max(if d.is_nan() { f64::INFINITY } else { d });
+                *o = o.max(if d.is_nan() { f64::INFINITY } else { d });
             }
         }
         for (i, o) in out.iter_mut().enumerate() {
