@@ -199,7 +199,10 @@ fn every_model_agrees_on_the_interpreter() {
 fn every_model_agrees_or_is_triaged_on_xla_cpu() {
     if available("xla-cpu") {
         let all = modules(&|_| true);
-        check(&all.into_iter().step_by(stride()).collect::<Vec<_>>(), "xla-cpu");
+        check(
+            &all.into_iter().step_by(stride()).collect::<Vec<_>>(),
+            "xla-cpu",
+        );
     }
 }
 
@@ -208,7 +211,10 @@ fn every_model_agrees_or_is_triaged_on_xla_cpu() {
 fn every_model_agrees_or_is_triaged_on_iree_cpu() {
     if available("iree-cpu") {
         let all = modules(&|_| true);
-        check(&all.into_iter().step_by(stride()).collect::<Vec<_>>(), "iree-cpu");
+        check(
+            &all.into_iter().step_by(stride()).collect::<Vec<_>>(),
+            "iree-cpu",
+        );
     }
 }
 

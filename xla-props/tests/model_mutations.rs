@@ -1,9 +1,11 @@
 //! Bugs inside real models are still found: for every catalogue mutation
 //! that changes a corpus module's result (`tests/data/models/`, on the
-//! interpreter with the default inputs), the one judge disagrees (never
-//! "amplified": a departure no unit shows is a composition mismatch) and
-//! `isolate` names the culprit fusion or instruction; a benign variant
-//! raises no alarm on any model.
+//! interpreter with the default inputs), `compare --deep` raises the alarm:
+//! the one judge disagrees (never "amplified": a departure no unit shows is
+//! a composition mismatch), or a unit disagrees on the reference's own
+//! operands where the output's bound masks it; and `isolate` names the
+//! culprit fusion or instruction. A benign variant raises no alarm on any
+//! model.
 //!
 //! The whole matrix (every module x every mutation) is `--ignored` and run
 //! in release by `.ci/run` on a stride of the modules
@@ -17,7 +19,7 @@ use xla_props::backend::{Backend, Interpreter};
 use xla_props::hlo::load_module_file;
 use xla_props::inputs::{generate_inputs, Distribution};
 use xla_props::isolate::{
-    explain_departure, isolate, Departure, Isolation, Options, Oracle, Tested,
+    deep_check, explain_departure, isolate, Departure, Isolation, Options, Oracle, Tested,
 };
 use xla_props::literal::Literal;
 use xla_props::reference::evaluate;
@@ -80,7 +82,19 @@ fn check_one(file: &PathBuf, m: Mutation) -> Result<bool, String> {
             explain_departure(&module, &args, &expected, &actual, &tested),
             Some(Departure::Certified(c)) if c.is_amplified()
         );
-    let alarm = verdict.is_disagreement() && !amplified;
+    // what `compare --deep` reports: the whole module's verdict, and every
+    // unit on the reference's operands (a bug the output's bound masks)
+    let masked = || {
+        Oracle::Exact
+            .all_values(&module, &args)
+            .map(|values| {
+                !deep_check(&module, &values, &Oracle::Exact, &tested, &mut |_| {})
+                    .local_disagreements
+                    .is_empty()
+            })
+            .unwrap_or(false)
+    };
+    let alarm = (verdict.is_disagreement() && !amplified) || masked();
     if m.is_benign() {
         return if alarm {
             Err(format!(
