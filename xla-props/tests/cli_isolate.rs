@@ -59,7 +59,10 @@ fn an_agreeing_module_exits_0_and_says_so() {
     );
     assert!(stdout.contains("agrees with `reference`"), "{stdout}");
     assert!(stdout.contains("nothing to isolate"), "{stdout}");
-    assert!(!dir.path().join("out").join("report.json").exists());
+    // an isolation always leaves its report, also with nothing to isolate
+    let report = std::fs::read_to_string(dir.path().join("out").join("report.json")).unwrap();
+    assert!(report.contains("nothing to isolate"), "{report}");
+    assert!(!dir.path().join("out").join("reproducer.hlotest").exists());
 }
 
 #[test]
