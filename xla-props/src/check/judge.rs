@@ -384,21 +384,7 @@ impl Judge<'_> {
 /// The backend's numerics as the interval evaluator's allowances (no
 /// elided rounding under `strict_rounding`).
 pub(crate) fn allowances(n: &Numerics, strict_rounding: bool) -> Allowances {
-    Allowances {
-        contracts_multiply_add: n.contracts_multiply_add && !strict_rounding,
-        excess_anywhere: n.excess_precision_anywhere && !strict_rounding,
-        excess_in_fusions: n.excess_precision_in_fusions && !strict_rounding,
-        budgets: n
-            .approximations
-            .iter()
-            .map(|a| ((a.op, a.dtype), (a.budget.ulp, a.budget.abs)))
-            .collect(),
-        flush_inputs: n.flush_inputs.clone(),
-        flush_outputs: n.flush_outputs.clone(),
-        reassociates: n.reassociates_reductions,
-        accumulate_in_declared_type: n.reductions_accumulate_in_declared_type,
-        contract_in_declared_type: n.contractions_accumulate_in_declared_type,
-    }
+    n.allowances(strict_rounding)
 }
 
 /// Elements whose bits differ (NaNs by class), over all outputs.

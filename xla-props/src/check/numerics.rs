@@ -246,7 +246,21 @@ impl Numerics {
     /// of a backend with these numerics (`strict_rounding`: no elided
     /// rounding).
     pub fn allowances(&self, strict_rounding: bool) -> crate::reference::Allowances {
-        super::judge::allowances(self, strict_rounding)
+        crate::reference::Allowances {
+            contracts_multiply_add: self.contracts_multiply_add && !strict_rounding,
+            excess_anywhere: self.excess_precision_anywhere && !strict_rounding,
+            excess_in_fusions: self.excess_precision_in_fusions && !strict_rounding,
+            budgets: self
+                .approximations
+                .iter()
+                .map(|a| ((a.op, a.dtype), (a.budget.ulp, a.budget.abs)))
+                .collect(),
+            flush_inputs: self.flush_inputs.clone(),
+            flush_outputs: self.flush_outputs.clone(),
+            reassociates: self.reassociates_reductions,
+            accumulate_in_declared_type: self.reductions_accumulate_in_declared_type,
+            contract_in_declared_type: self.contractions_accumulate_in_declared_type,
+        }
     }
 
     /// Whether subnormal inputs of `dtype` may be flushed.

@@ -235,24 +235,17 @@ pub fn isolate(
                 backend_runs: tested.runs(),
             });
         }
-        // no instruction disagrees alone: the certificate of their agreement
-        // against the whole, else follow the errors through the graph
         None => {
+            // no instruction disagrees alone: certify their agreement, or follow the errors
             stage(&bar, "certify", 1);
-            match certified(module, &args, &reference, oracle, &tested) {
-                Some(Certified::Amplified(certificate)) => {
-                    bar.finish_and_clear();
-                    return Ok(Isolation::Amplified {
-                        verdict: whole_verdict,
-                        certificate,
-                        backend_runs: tested.runs(),
-                    });
-                }
-                Some(Certified::Composition(certificate, located)) => {
-                    certificate_found = Some(certificate);
+            match without_local_culprit(module, &args, &reference, oracle, &tested)? {
+                Ok((located, certificate)) => {
+                    certificate_found = certificate;
                     located
                 }
-                None => follow_errors(module, &args, &reference, &tested)?,
+                Err(certificate) => {
+                    return Ok(amplified(&bar, whole_verdict, certificate, &tested))
+                }
             }
         }
     };
@@ -264,29 +257,11 @@ pub fn isolate(
         None => extract_instruction(module, located.id).module,
     };
     let cargs = located.args.clone();
-    let croot = cmod.entry_computation().root;
 
     // look inside
     stage(&bar, "inside", 1);
     let (culprit, inside, vanishes) = if top.opcode == Opcode::Fusion && !composition {
-        let found = look_inside(&cmod, croot, &cargs, oracle, &tested);
-        let vanishes = vanishes_when_split(&cmod, croot, &cargs, oracle, &tested);
-        // the extracted module keeps the fused computation and its names
-        let fused = cmod
-            .entry_computation()
-            .instr(croot)
-            .attrs
-            .calls
-            .first()
-            .map(|&c| cmod.comp(c));
-        match (found, fused) {
-            (Some(found), Some(fused)) => (
-                fused_location(fused, &top.name, found.id),
-                Some(found.method),
-                vanishes,
-            ),
-            _ => (plain_location(entry, located.id), None, vanishes),
-        }
+        look_at_fusion(module, &cmod, &cargs, located.id, oracle, &tested)
     } else {
         (plain_location(entry, located.id), None, false)
     };
@@ -395,4 +370,74 @@ fn certified(
             region: Some(region),
         },
     ))
+}
+
+/// Inside a culprit fusion (`cmod`, extracted whole, run on `cargs`): the
+/// first diverging instruction, how it was found, and whether splitting
+/// the fusion makes the disagreement vanish.
+fn look_at_fusion(
+    module: &Module,
+    cmod: &Module,
+    cargs: &[crate::literal::Literal],
+    id: crate::hlo::InstrId,
+    oracle: &Oracle,
+    tested: &Tested<'_>,
+) -> (CulpritLocation, Option<InsideMethod>, bool) {
+    let entry = module.entry_computation();
+    let top = entry.instr(id);
+    let croot = cmod.entry_computation().root;
+    let found = look_inside(cmod, croot, cargs, oracle, tested);
+    let vanishes = vanishes_when_split(cmod, croot, cargs, oracle, tested);
+    // the extracted module keeps the fused computation and its names
+    let fused = cmod
+        .entry_computation()
+        .instr(croot)
+        .attrs
+        .calls
+        .first()
+        .map(|&c| cmod.comp(c));
+    match (found, fused) {
+        (Some(found), Some(fused)) => (
+            fused_location(fused, &top.name, found.id),
+            Some(found.method),
+            vanishes,
+        ),
+        _ => (plain_location(entry, id), None, vanishes),
+    }
+}
+
+/// The culprit when no instruction disagrees alone: a composition's region
+/// (with its certificate), or the errors followed through the graph; `Err`
+/// with the certificate when the departure is amplified (legal).
+#[expect(
+    clippy::type_complexity,
+    reason = "one branch of the session, each outcome named"
+)]
+fn without_local_culprit(
+    module: &Module,
+    args: &[crate::literal::Literal],
+    reference: &[Option<crate::literal::Value>],
+    oracle: &Oracle,
+    tested: &Tested<'_>,
+) -> Result<Result<(super::localize::Located, Option<Certificate>), Certificate>, IsolateError> {
+    Ok(match certified(module, args, reference, oracle, tested) {
+        Some(Certified::Amplified(c)) => Err(c),
+        Some(Certified::Composition(c, located)) => Ok((located, Some(c))),
+        None => Ok((follow_errors(module, args, reference, tested)?, None)),
+    })
+}
+
+/// The outcome of an amplified departure (the progress bar cleared).
+fn amplified(
+    bar: &ProgressBar,
+    verdict: String,
+    certificate: Certificate,
+    tested: &Tested<'_>,
+) -> Isolation {
+    bar.finish_and_clear();
+    Isolation::Amplified {
+        verdict,
+        certificate,
+        backend_runs: tested.runs(),
+    }
 }
