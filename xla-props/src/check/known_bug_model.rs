@@ -96,6 +96,21 @@ pub enum ModelSpec {
         /// The types it applies to (operands and result alike).
         dtypes: Vec<ElementType>,
     },
+    /// `op` at one of `dtypes` whose operand `operand` is all ones (a splat
+    /// constant 1 or a broadcast of one) may give any value at every element
+    /// of an output it is (or the root of an output fusion): wrong values
+    /// that depend on the shape in ways no model was measured for
+    /// (`xla-cpu/atan2-of-broadcast-one`). Not a rewrite: the judge accepts
+    /// any value there (`BugModel::any_value_masks`).
+    AnyValueWhereOperandIsOne {
+        /// The opcode, by its HLO name.
+        #[serde(with = "opcode_by_name")]
+        op: Opcode,
+        /// The result types it applies to.
+        dtypes: Vec<ElementType>,
+        /// Which operand is all ones.
+        operand: usize,
+    },
 }
 
 impl ModelSpec {
@@ -117,6 +132,18 @@ impl ModelSpec {
                 operand,
                 ..
             } => float_op_problem(*op, dtypes, *operand),
+            ModelSpec::AnyValueWhereOperandIsOne {
+                op,
+                dtypes,
+                operand,
+            } => match operand_count(*op) {
+                Some(n) if *operand < n => dtypes
+                    .iter()
+                    .find(|t| !t.is_float())
+                    .map(|t| format!("dtype {t} is not a float type"))
+                    .or_else(|| dtypes.is_empty().then(|| "dtypes is empty".to_string())),
+                _ => Some(format!("`{}` has no operand {operand}", op.name())),
+            },
             ModelSpec::ReducePrecisionKeepsNan { dtypes }
             | ModelSpec::DenseGroupedConvolution { dtypes }
             | ModelSpec::BatchGroupDilationHoles { dtypes } => dtypes
@@ -159,11 +186,90 @@ impl ModelSpec {
                 && dtypes.contains(&a.dtype))
             .then(|| reduce_precision_keeps_nan(a, i.attrs.exponent_bits.unwrap_or(1)))
             .flatten(),
-            // IR rewrites, applied by `apply_model_specs`
+            // IR rewrites, applied by `apply_model_specs`; any value: masks
             ModelSpec::DenseGroupedConvolution { .. }
-            | ModelSpec::BatchGroupDilationHoles { .. } => None,
+            | ModelSpec::BatchGroupDilationHoles { .. }
+            | ModelSpec::AnyValueWhereOperandIsOne { .. } => None,
         }
     }
+}
+
+/// True when `id` in `comp` is all ones: a splat float constant 1, or a broadcast of one.
+fn is_all_ones(comp: &Computation, id: InstrId) -> bool {
+    let Some(i) = comp.instructions.get(id.index()) else {
+        return false;
+    };
+    match i.opcode {
+        Opcode::Constant => match &i.attrs.constant {
+            Some(crate::hlo::ConstantData::Float(v)) => {
+                !v.is_empty() && v.iter().all(|&x| x == 1.0)
+            }
+            _ => false,
+        },
+        Opcode::Broadcast => i.operands.first().is_some_and(|&o| is_all_ones(comp, o)),
+        _ => false,
+    }
+}
+
+/// Per output of `m`: every element when the output is (or is a fusion
+/// whose root is) `op` at one of `dtypes` with operand `operand` all ones;
+/// None when no output is.
+pub fn operand_is_one_outputs(
+    m: &Module,
+    op: Opcode,
+    dtypes: &[ElementType],
+    operand: usize,
+) -> Option<Vec<Vec<bool>>> {
+    let hit = |comp: &Computation, i: &Instruction| {
+        i.opcode == op
+            && i.shape
+                .as_array()
+                .is_some_and(|a| dtypes.contains(&a.dtype))
+            && i.operands
+                .get(operand)
+                .is_some_and(|&x| is_all_ones(comp, x))
+    };
+    let entry = m.entry_computation();
+    super::output_masks(m, |o, n| {
+        let affected = hit(entry, o)
+            || (o.opcode == Opcode::Fusion
+                && o.attrs
+                    .calls
+                    .first()
+                    .and_then(|c| m.computations.get(c.index()))
+                    .is_some_and(|c| hit(c, c.instr(c.root))));
+        vec![affected; n]
+    })
+}
+
+/// Per output, the elements the any-value specs among `specs` accept any
+/// value at; None when none applies.
+pub fn any_value_spec_masks(specs: &[ModelSpec], m: &Module) -> Option<Vec<Vec<bool>>> {
+    let mut out: Option<Vec<Vec<bool>>> = None;
+    for s in specs {
+        let ModelSpec::AnyValueWhereOperandIsOne {
+            op,
+            dtypes,
+            operand,
+        } = s
+        else {
+            continue;
+        };
+        let Some(masks) = operand_is_one_outputs(m, *op, dtypes, *operand) else {
+            continue;
+        };
+        match &mut out {
+            None => out = Some(masks),
+            Some(acc) => {
+                for (a, b) in acc.iter_mut().zip(masks) {
+                    for (x, y) in a.iter_mut().zip(b) {
+                        *x |= y;
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The module with every instruction some spec applies to replaced by its

@@ -92,6 +92,28 @@ impl BugModel {
             BugModel::Rejects { .. } | BugModel::AnyValue(_) => None,
         }
     }
+
+    /// True when the bug's wrong values are any value at some elements
+    /// (an [`BugModel::AnyValue`], or a data model with an any-value kind).
+    pub fn is_any_value(&self) -> bool {
+        match self {
+            BugModel::AnyValue(_) => true,
+            BugModel::Data(specs) => specs
+                .iter()
+                .any(|s| matches!(s, ModelSpec::AnyValueWhereOperandIsOne { .. })),
+            _ => false,
+        }
+    }
+
+    /// Per output of `m`, the elements where the bug may give any value;
+    /// None when it has nothing there.
+    pub fn any_value_masks(&self, m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bool>>> {
+        match self {
+            BugModel::AnyValue(f) => f(m, inputs),
+            BugModel::Data(specs) => super::known_bug_model::any_value_spec_masks(specs, m),
+            _ => None,
+        }
+    }
 }
 
 impl KnownBug {

@@ -28,7 +28,9 @@ mod comparator_tests;
 #[cfg(test)]
 mod judge_semantics_tests;
 
-pub use alternatives::{excess_precision_variant, flush_subnormal_inputs};
+pub use alternatives::{
+    excess_precision_variant, flush_subnormal_constants, flush_subnormal_inputs,
+};
 pub(crate) use compare::{compare, CompareContext};
 pub use compare::{
     magnitude_sums_for_dot, magnitude_sums_for_reduce, module_opcodes, MagnitudeSums, Produced,
@@ -39,8 +41,8 @@ pub use excess::whole_module_excess_precision_variant;
 pub use grouped_conv_model::{batch_group_dilation_holes, dense_depthwise_convolutions};
 pub use judge::{judge_against_reference, Judge};
 pub use known_bug_model::{
-    apply_model_specs, replace_with_model, replace_with_model_of, type_text, ModelSpec,
-    ModelTemplate, SubnormalSign,
+    any_value_spec_masks, apply_model_specs, operand_is_one_outputs, replace_with_model,
+    replace_with_model_of, type_text, ModelSpec, ModelTemplate, SubnormalSign,
 };
 pub use known_bugs::{output_masks, AnyValueMasks, BugModel, KnownBug, KnownBugNote};
 pub use legal::legal_differences;

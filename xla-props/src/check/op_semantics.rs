@@ -14,12 +14,26 @@ use crate::hlo::{
     Opcode, PadDim, Shape,
 };
 
+/// True when `id` is a constant, or a broadcast or reshape of one.
+fn is_constant_made(instrs: &[crate::hlo::Instruction], id: crate::hlo::InstrId) -> bool {
+    instrs.get(id.index()).is_some_and(|i| match i.opcode {
+        Opcode::Constant => true,
+        Opcode::Broadcast | Opcode::Reshape => i
+            .operands
+            .first()
+            .is_some_and(|&o| is_constant_made(instrs, o)),
+        _ => false,
+    })
+}
+
 /// The module rewritten to the op semantics `numerics` declares, or None when
 /// no declared semantics applies to any instruction:
 ///
 /// - `fast_min_max`: every float `minimum(a, b)` becomes
 ///   `select(b < a, b, a)` and `maximum(a, b)` becomes `select(b > a, b, a)`,
-///   in every computation (reducers and fusions included); a float
+///   in every computation (reducers and fusions included), with a constant
+///   `a` (a constant, or a broadcast of one) and a non-constant `b` taken
+///   as `b, a` (XLA moves constants to the right); a float
 ///   `clamp(lo, x, hi)` becomes `minimum(maximum(lo, x), hi)` under that rule.
 ///   With `swap_reducers`, the rule is applied with swapped operands inside
 ///   computations that reduce, reduce-window or scatter call (an
@@ -52,6 +66,13 @@ pub fn op_semantics_variant(module: &Module, numerics: &Numerics) -> Option<Modu
             let Some(arr) = instr.shape.as_array().cloned() else {
                 continue;
             };
+            // XLA moves a constant operand of a commutative op to the right
+            // (its algebraic simplifier's canonical form): a constant first
+            // operand of minimum/maximum is the dropped one under fast min/max
+            let constant_first = matches!(instr.opcode, Opcode::Minimum | Opcode::Maximum)
+                && instr.operands.len() == 2
+                && is_constant_made(&m.computations[ci].instructions, instr.operands[0])
+                && !is_constant_made(&m.computations[ci].instructions, instr.operands[1]);
             let mut e = Emitter {
                 comp: &mut m.computations[ci].instructions,
                 name: instr.name.clone(),
@@ -62,6 +83,7 @@ pub fn op_semantics_variant(module: &Module, numerics: &Numerics) -> Option<Modu
                     if numerics.fast_min_max && arr.dtype.is_float() =>
                 {
                     let (a, b) = match instr.operands.as_slice() {
+                        [a, b] if constant_first => (*b, *a),
                         [a, b] => (*a, *b),
                         _ => continue,
                     };

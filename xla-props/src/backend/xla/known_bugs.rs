@@ -102,6 +102,29 @@ pub const BATCH_GROUP_DILATION_HOLES: KnownBug = KnownBug {
     model: BugModel::Rust(batch_group_dilation_holes),
 };
 
+/// `atan2(y, x)` with `x` all ones (`jnp.arctan`'s lowering) is wrong in
+/// some shapes (0.115 only; found by the `operand_forms` property).
+pub const ATAN2_OF_ONES: KnownBug = KnownBug {
+    id: "xla-cpu/atan2-of-broadcast-one",
+    summary: "atan2(y, x) whose x is all ones (broadcast(constant(1)) or a splat constant 1: \
+              what jnp.arctan lowers to), f16, bf16, f32, f64 and f8, is wrong in some shapes: \
+              elements out of place, zeros and garbage (f64[64] of y = 1..64 gives \
+              atan(5), atan(6), 0, 0, ...; f64[49], [7,9], [5,10], [2,32] are right, [50], \
+              [64], [400], [8,8], [4,16], [32,2], [25,2] wrong); any value at every element \
+              of such an atan2 that is an output",
+    documented: "docs/findings.md, \"XLA bug: `atan2(y, broadcast(1))` (jnp.arctan) is wrong \
+                 in some shapes\"",
+    model: BugModel::AnyValue(atan2_of_ones_outputs),
+};
+
+/// Per output: every element when it is (or is a fusion whose root is) an
+/// f16, bf16, f32, f64 or f8 atan2 whose second operand is all ones.
+fn atan2_of_ones_outputs(m: &Module, _: &[crate::literal::Literal]) -> Option<Vec<Vec<bool>>> {
+    use ElementType as T;
+    let measured = [T::F16, T::Bf16, T::F32, T::F64, T::F8E4M3Fn, T::F8E5M2];
+    crate::check::operand_is_one_outputs(m, Opcode::Atan2, &measured, 1)
+}
+
 fn dense_depthwise_f64(m: &Module) -> Option<Module> {
     crate::check::dense_depthwise_convolutions(m, &[ElementType::F64])
 }
@@ -122,6 +145,7 @@ pub const XLA_CPU_KNOWN_BUGS: &[KnownBug] = &[
     REDUCE_PRECISION_NAN_WITHOUT_MANTISSA,
     DENSE_GROUPED_CONVOLUTION,
     BATCH_GROUP_DILATION_HOLES,
+    ATAN2_OF_ONES,
 ];
 
 fn reduce_precision_nan_without_mantissa(m: &Module) -> Option<Module> {

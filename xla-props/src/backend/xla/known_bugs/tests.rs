@@ -159,7 +159,8 @@ fn atan2_model_is_nan_only_when_both_operands_are_subnormal() {
 #[test]
 fn versions_declare_what_was_measured() {
     let ids = |b: &[KnownBug]| b.iter().map(|b| b.id).collect::<Vec<_>>();
-    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 8);
+    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 9);
+    assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&ATAN2_OF_ONES.id));
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&F32_LOG_SUBNORMAL.id));
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&CBRT_SUBNORMAL.id));
     assert!(!ids(XLA_CPU_KNOWN_BUGS).contains(&CBRT_SUBNORMAL_0_81.id));
@@ -306,4 +307,31 @@ fn reduce_precision_model_keeps_nan_without_mantissa_bits() {
     let got = crate::reference::evaluate(&modelled, &[x]).unwrap()[0].to_f64_vec();
     assert!(got[0].is_nan());
     assert_eq!(got[1], exact[1]);
+}
+
+#[test]
+fn atan2_of_ones_accepts_any_value_only_where_x_is_all_ones() {
+    let text = |c: &str, x: &str| {
+        format!(
+            "HloModule m\nENTRY e {{\n  y = f64[64] parameter(0)\n  c = f64[] constant({c})\n  \
+             b = f64[64] broadcast(c), dimensions={{}}\n  ROOT r = f64[64] atan2({x})\n}}\n"
+        )
+    };
+    let masks = |t: &str| {
+        let m = parse_module(t).unwrap();
+        ATAN2_OF_ONES.model.any_value_masks(&m, &[])
+    };
+    let ones = masks(&text("1", "y, b")).expect("x all ones is the bug");
+    assert_eq!(ones, vec![vec![true; 64]]);
+    assert!(masks(&text("2.5", "y, b")).is_none(), "x = 2.5 is right");
+    assert!(masks(&text("1", "b, y")).is_none(), "y all ones is right");
+    let data = crate::backend::xla::config::builtin_backend("xla-cpu")
+        .unwrap()
+        .known_bugs
+        .iter()
+        .find(|b| b.id == ATAN2_OF_ONES.id)
+        .unwrap();
+    let m = parse_module(&text("1", "y, b")).unwrap();
+    assert_eq!(data.model.any_value_masks(&m, &[]), Some(ones));
+    assert!(data.model.is_any_value() && ATAN2_OF_ONES.model.is_any_value());
 }
