@@ -41,10 +41,13 @@ pub use excess::whole_module_excess_precision_variant;
 pub use grouped_conv_model::{batch_group_dilation_holes, dense_depthwise_convolutions};
 pub use judge::{judge_against_reference, Judge};
 pub use known_bug_model::{
-    any_value_spec_masks, apply_model_specs, operand_is_one_outputs, replace_with_model,
-    replace_with_model_of, type_text, ModelSpec, ModelTemplate, SubnormalSign,
+    apply_model_specs, replace_with_model, replace_with_model_of, type_text, ModelSpec,
+    ModelTemplate, SubnormalSign,
 };
-pub use known_bugs::{output_masks, AnyValueMasks, BugModel, KnownBug, KnownBugNote};
+pub use known_bugs::{
+    any_value_spec_masks, operand_is_one_outputs, output_masks, AnyValueMasks, BugModel, KnownBug,
+    KnownBugNote,
+};
 pub use legal::legal_differences;
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use op_semantics::op_semantics_variant;
