@@ -18,18 +18,21 @@ impl LegalDifference for FlushedInputs {
         !s.numerics.flush_inputs.is_empty() && s.policy != Policy::Itself
     }
     fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
-        // arguments, and constants (read like arguments: XLA folds or loads them)
+        // the arguments flushed (at the module's boundary), and the
+        // arguments and constants flushed (a constant read like an
+        // argument: XLA folds or loads it); either may be what ran
         let args = flush_subnormal_inputs(c.inputs, c.numerics);
         let module = flush_subnormal_constants(c.module, c.numerics);
-        if args.is_none() && module.is_none() {
-            return Vec::new();
+        let mut out = Vec::new();
+        if let Some(a) = &args {
+            out.extend(c.eval(c.module, a).map(Evidence::Outputs));
         }
-        c.eval(
-            module.as_ref().unwrap_or(c.module),
-            args.as_deref().unwrap_or(c.inputs),
-        )
-        .map(Evidence::Outputs)
-        .into_iter()
-        .collect()
+        if let Some(m) = &module {
+            out.extend(
+                c.eval(m, args.as_deref().unwrap_or(c.inputs))
+                    .map(Evidence::Outputs),
+            );
+        }
+        out
     }
 }
