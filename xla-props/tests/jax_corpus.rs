@@ -20,6 +20,10 @@ use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/jax");
 
 /// Which backends a triage entry is for.
+#[expect(
+    dead_code,
+    reason = "no pair is triaged today; the table keeps its shape"
+)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum On {
     XlaCpu,
@@ -34,6 +38,10 @@ impl On {
 }
 
 /// Why a module does not (yet) agree.
+#[expect(
+    dead_code,
+    reason = "no pair is triaged today; the table keeps its shape"
+)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
     /// A finding: a difference no declared numerics explain, with its
@@ -50,19 +58,12 @@ struct Triage {
     why: &'static str,
 }
 
-const TRIAGED: &[Triage] = &[
-    // found only by the deep check (the one judge): the whole module agrees
-    Triage {
-        file: "quantize_int8.after.hlo",
-        on: On::XlaCpu,
-        kind: Kind::Finding,
-        shows: "local disagreement: fusion `broadcast_divide_fusion` (computation `fused_computation.2`): `div.1` (divide)",
-        why: "finding: fed the reference's values, XLA:CPU's divide by the broadcast scale is not \
-              the correctly rounded quotient (xla-cpu declares no divide budget); the rounding \
-              to int8 that follows hides it at the output. Reproducer: \
-              docs/repro/divide-by-broadcast/reproducer.hlotest (docs/findings.md)",
-    },
-];
+// quantize_int8.after on xla-cpu was listed here (XLA:CPU's divide by a
+// broadcast scale is not correctly rounded, masked at the output by the
+// rounding to int8); with the role-based inputs (issue 33) its output and
+// every instruction agree, and the finding keeps its own reproducer,
+// docs/repro/divide-by-broadcast (docs/findings.md).
+const TRIAGED: &[Triage] = &[];
 
 fn xla_props() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xla-props"))

@@ -409,10 +409,6 @@ fn look_at_fusion(
 /// The culprit when no instruction disagrees alone: a composition's region
 /// (with its certificate), or the errors followed through the graph; `Err`
 /// with the certificate when the departure is amplified (legal).
-#[expect(
-    clippy::type_complexity,
-    reason = "one branch of the session, each outcome named"
-)]
 fn without_local_culprit(
     module: &Module,
     args: &[crate::literal::Literal],
