@@ -121,17 +121,7 @@ impl Radii<'_, '_> {
             return Ok(vec![if exact { 0.0 } else { f64::INFINITY }; n]);
         };
         let exact_in = arrays.iter().all(|(_, r)| r.iter().all(|&x| x == 0.0));
-        // sums round at every step, also on exact operands
-        let sums = matches!(
-            ins.opcode,
-            Opcode::Reduce
-                | Opcode::ReduceWindow
-                | Opcode::Dot
-                | Opcode::Convolution
-                | Opcode::Scatter
-                | Opcode::SelectAndScatter
-        );
-        let mut r = if exact_in && !sums {
+        let mut r = if exact_in && !sums(ins.opcode) {
             vec![0.0; n]
         } else {
             self.carried(ins, &arrays, v)?
@@ -456,34 +446,20 @@ impl Radii<'_, '_> {
     }
 }
 
-/// Elementwise ops whose unrounded result the f64 run gives.
-fn elementwise_rounding(op: Opcode) -> bool {
+/// Ops that sum many terms: they round at every step, also on exact
+/// operands, and their unrounded result is not the f64 run's.
+fn sums(op: Opcode) -> bool {
     use Opcode as O;
     matches!(
         op,
-        O::Add
-            | O::Subtract
-            | O::Multiply
-            | O::Divide
-            | O::Sqrt
-            | O::Rsqrt
-            | O::Convert
-            | O::ReducePrecision
-            | O::Remainder
-            | O::Exponential
-            | O::ExponentialMinusOne
-            | O::Log
-            | O::LogPlusOne
-            | O::Logistic
-            | O::Sine
-            | O::Cosine
-            | O::Tan
-            | O::Tanh
-            | O::Cbrt
-            | O::Erf
-            | O::Power
-            | O::Atan2
+        O::Reduce | O::ReduceWindow | O::Dot | O::Convolution | O::Scatter | O::SelectAndScatter
     )
+}
+
+/// Elementwise ops whose unrounded result the f64 run gives: every
+/// rounding op but the sums.
+fn elementwise_rounding(op: Opcode) -> bool {
+    own_error(op) != Own::Exact && !sums(op)
 }
 
 /// Whether converting `from` to `to` is exact (a float widening).
