@@ -264,39 +264,21 @@ pub(crate) fn gather(
     })
 }
 
-/// scatter per XLA's dimension numbers, variadic, batching dims included.
-/// Updates are applied in row-major order of the updates, one at a time, with
-/// the combiner computation (so duplicate indices combine sequentially); an
-/// update whose window would not fit in the operand is dropped.
-pub(crate) fn scatter(
-    run: &mut dyn Calls,
+/// Where each element of a scatter's updates lands: the operand's flat
+/// index, in row-major order of the updates, or `None` for an update whose
+/// window would not fit in the operand (XLA drops it).
+pub(crate) fn scatter_targets(
     ins: &Instruction,
-    ops: &[&Literal],
-) -> Result<Value, OpError> {
+    operand_dims: &[usize],
+    indices: &Literal,
+    update_dims: &[usize],
+) -> Result<Vec<Option<usize>>, OpError> {
     let s = ins
         .attrs
         .scatter_dims
         .as_ref()
         .ok_or_else(|| bad("scatter without dimension numbers"))?;
-    let comp = ins
-        .attrs
-        .to_apply
-        .ok_or_else(|| bad("scatter without to_apply"))?;
-    if ops.len() < 3 || ops.len() & 1 == 0 {
-        return Err(bad("scatter takes N operands, indices and N updates"));
-    }
-    let n = (ops.len() - 1) / 2;
-    let (xs, indices, ups) = (&ops[..n], ops[n], &ops[n + 1..]);
-    let xd = xs[0].dims().to_vec();
-    let ud = ups[0].dims().to_vec();
-    if xs.iter().any(|x| x.dims() != xd.as_slice()) || ups.iter().any(|u| u.dims() != ud.as_slice())
-    {
-        return Err(bad("scatter operands (or updates) differ in shape"));
-    }
-    let types: Vec<ElementType> = xs.iter().map(|x| x.dtype()).collect();
-    if ups.iter().zip(&types).any(|(u, &t)| u.dtype() != t) {
-        return Err(bad("scatter updates differ in type from the operands"));
-    }
+    let (xd, ud) = (operand_dims, update_dims);
     let map = IndexMap::new(
         indices,
         s.index_vector_dim,
@@ -317,36 +299,27 @@ pub(crate) fn scatter(
             .any(|(&u, &i)| ud[u] != id[i])
     {
         return Err(bad(format!(
-            "scatter of {} into {} does not match {s:?}",
-            ups[0].shape(),
-            xs[0].shape()
+            "scatter of updates {ud:?} into {xd:?} does not match {s:?}"
         )));
     }
     let mut wsize = vec![1usize; xd.len()];
     for (&w, &u) in map.window_dims.iter().zip(&uwd) {
         wsize[w] = ud[u];
     }
-    let comb = if n == 1 {
-        Combiner::of(run.module(), comp, types[0])
-    } else {
-        Combiner::Computation(ScalarFn::new(run.module(), comp))
-    };
-    let st = strides(&xd);
-    let mut res: Vec<Vec<u64>> = xs.iter().map(|x| bits(x)).collect();
-    let ub: Vec<Vec<u64>> = ups.iter().map(|u| bits(u)).collect();
+    let st = strides(xd);
     let mut start = vec![0i128; xd.len()];
     let mut gi = vec![0usize; scatter_dims.len()];
     let mut u = vec![0usize; ud.len()];
-    let mut acc = vec![0u64; n];
-    let mut x = vec![0u64; n];
-    for k in 0..ub[0].len() {
+    let count: usize = ud.iter().product();
+    let mut targets = Vec::with_capacity(count);
+    for _ in 0..count {
         for (j, &d) in scatter_dims.iter().enumerate() {
             gi[j] = u[d];
         }
         map.start(&gi, &mut start);
         let fits =
             (0..xd.len()).all(|d| start[d] >= 0 && start[d] + wsize[d] as i128 <= xd[d] as i128);
-        if fits {
+        targets.push(fits.then(|| {
             let mut flat = 0;
             for d in 0..xd.len() {
                 flat += start[d] as usize * st[d];
@@ -354,16 +327,63 @@ pub(crate) fn scatter(
             for (&w, &ud_) in map.window_dims.iter().zip(&uwd) {
                 flat += u[ud_] * st[w];
             }
-            for ((a, xj), (r, u)) in acc.iter_mut().zip(x.iter_mut()).zip(res.iter().zip(&ub)) {
-                *a = r[flat];
-                *xj = u[k];
-            }
-            let combined = comb.apply(run, &acc, &x, &types)?;
-            for (r, v) in res.iter_mut().zip(combined) {
-                r[flat] = v;
-            }
+            flat
+        }));
+        next_index(&mut u, ud);
+    }
+    Ok(targets)
+}
+
+/// scatter per XLA's dimension numbers, variadic, batching dims included.
+/// Updates are applied in row-major order of the updates, one at a time, with
+/// the combiner computation (so duplicate indices combine sequentially); an
+/// update whose window would not fit in the operand is dropped. Which order
+/// XLA applies colliding updates in is implementation-defined: the interval
+/// enclosure (`reference::interval`) widens such elements.
+pub(crate) fn scatter(
+    run: &mut dyn Calls,
+    ins: &Instruction,
+    ops: &[&Literal],
+) -> Result<Value, OpError> {
+    let comp = ins
+        .attrs
+        .to_apply
+        .ok_or_else(|| bad("scatter without to_apply"))?;
+    if ops.len() < 3 || ops.len() & 1 == 0 {
+        return Err(bad("scatter takes N operands, indices and N updates"));
+    }
+    let n = (ops.len() - 1) / 2;
+    let (xs, indices, ups) = (&ops[..n], ops[n], &ops[n + 1..]);
+    let xd = xs[0].dims().to_vec();
+    let ud = ups[0].dims().to_vec();
+    if xs.iter().any(|x| x.dims() != xd.as_slice()) || ups.iter().any(|u| u.dims() != ud.as_slice())
+    {
+        return Err(bad("scatter operands (or updates) differ in shape"));
+    }
+    let types: Vec<ElementType> = xs.iter().map(|x| x.dtype()).collect();
+    if ups.iter().zip(&types).any(|(u, &t)| u.dtype() != t) {
+        return Err(bad("scatter updates differ in type from the operands"));
+    }
+    let targets = scatter_targets(ins, &xd, indices, &ud)?;
+    let comb = if n == 1 {
+        Combiner::of(run.module(), comp, types[0])
+    } else {
+        Combiner::Computation(ScalarFn::new(run.module(), comp))
+    };
+    let mut res: Vec<Vec<u64>> = xs.iter().map(|x| bits(x)).collect();
+    let ub: Vec<Vec<u64>> = ups.iter().map(|u| bits(u)).collect();
+    let mut acc = vec![0u64; n];
+    let mut x = vec![0u64; n];
+    for (k, target) in targets.iter().enumerate() {
+        let Some(flat) = *target else { continue };
+        for ((a, xj), (r, u)) in acc.iter_mut().zip(x.iter_mut()).zip(res.iter().zip(&ub)) {
+            *a = r[flat];
+            *xj = u[k];
         }
-        next_index(&mut u, &ud);
+        let combined = comb.apply(run, &acc, &x, &types)?;
+        for (r, v) in res.iter_mut().zip(combined) {
+            r[flat] = v;
+        }
     }
     let shapes: Vec<&ArrayShape> = match &ins.shape {
         Shape::Tuple(t) => t.iter().filter_map(Shape::as_array).collect(),

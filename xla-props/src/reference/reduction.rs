@@ -50,16 +50,7 @@ impl Combiner {
         {
             return generic;
         }
-        let commutative = matches!(
-            root.opcode,
-            Opcode::Add
-                | Opcode::Multiply
-                | Opcode::Maximum
-                | Opcode::Minimum
-                | Opcode::And
-                | Opcode::Or
-                | Opcode::Xor
-        );
+        let commutative = commutative(root.opcode);
         let known = if t.is_complex() {
             false
         } else if t.is_float() {
@@ -74,6 +65,13 @@ impl Combiner {
         } else {
             generic
         }
+    }
+
+    /// A plain op whose operands commute (its result over a set of values
+    /// does not depend on their order, up to the rounding of a float sum or
+    /// product).
+    pub(crate) fn commutative(&self) -> bool {
+        matches!(*self, Combiner::Plain(op, _) if commutative(op))
     }
 
     /// `f(acc, x)` on bits of one type (plain combiners only have one operand).
@@ -97,6 +95,19 @@ impl Combiner {
             }
         }
     }
+}
+
+fn commutative(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Add
+            | Opcode::Multiply
+            | Opcode::Maximum
+            | Opcode::Minimum
+            | Opcode::And
+            | Opcode::Or
+            | Opcode::Xor
+    )
 }
 
 /// The exact sum of `xs`, as an f64 that rounds ONCE into `t` correctly:

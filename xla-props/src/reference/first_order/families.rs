@@ -3,6 +3,7 @@
 //! magnitudes (the reducer replaced by an f64 one), so that every layout,
 //! window, padding and dimension number means what it means for values.
 
+use super::super::indexing::scatter_targets;
 use super::super::OpError;
 use super::eval::{f64_literal, AuxReducer, Radii};
 use super::rules::{gamma, unit_roundoff};
@@ -316,6 +317,25 @@ impl Radii<'_, '_> {
             )?
             .to_f64_vec()
         };
+        if reducer == AuxReducer::Assign {
+            // colliding updates land in an implementation-defined order: the
+            // element is any of them
+            let targets = scatter_targets(ins, x.dims(), idx, upd.dims())?;
+            let mut carried = carried;
+            let mut hits = vec![0u32; n];
+            for t in targets.iter().flatten() {
+                if let Some(h) = hits.get_mut(*t) {
+                    *h += 1;
+                }
+            }
+            for (k, t) in targets.iter().enumerate() {
+                if let Some(&t) = t.as_ref().filter(|&&t| hits.get(t) > Some(&1)) {
+                    let d = (upd.get_f64(k) - v.get_f64(t)).abs() + ru[k];
+                    carried[t] = carried[t].max(if d.is_nan() { f64::INFINITY } else { d });
+                }
+            }
+            return Ok(carried);
+        }
         let u = Self::u_of(v, self.allow.accumulate_in_declared_type);
         if reducer != AuxReducer::Add || u == 0.0 {
             return Ok(carried);

@@ -317,6 +317,7 @@ impl Interval<'_, '_> {
             }
             O::DynamicSlice | O::Gather => self.moved_indexed(ins, ops, 1),
             O::DynamicUpdateSlice => self.moved_indexed(ins, ops, 2),
+            O::Scatter => self.scatter(ins, ops),
             O::Fusion | O::Call => self.call(ins, ops),
             O::While => self.while_loop(ins, ops),
             O::Conditional => self.conditional(ins, ops),

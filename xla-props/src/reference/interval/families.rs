@@ -2,6 +2,8 @@
 //! reductions and contractions.
 
 use super::super::contraction::round_as;
+use super::super::indexing::scatter_targets;
+use super::super::reduction::Combiner;
 use super::super::OpError;
 use super::bounds::*;
 use super::eval::*;
@@ -76,6 +78,69 @@ impl Interval<'_, '_> {
             result.nan[o] = b.nan[i];
         }
         Ok(Enclosure::Array(result))
+    }
+
+    /// scatter: XLA applies updates that collide on one element in an
+    /// implementation-defined order. Where that order cannot matter (no
+    /// collision, or a plain commutative combiner: the point value) the point
+    /// value stands (a float sum's other orders round differently: the
+    /// first-order bound's gamma_n covers them); with an overwriting combiner a colliding element is any
+    /// of the updates that land on it (their hull); with any other combiner
+    /// it is unbounded.
+    pub(super) fn scatter(
+        &mut self,
+        ins: &Instruction,
+        ops: &[&Enclosure],
+    ) -> Result<Enclosure, OpError> {
+        let exact = self.exact(ins, ops)?;
+        let (Enclosure::Array(mut out), Some(a)) = (exact.clone(), arrays_of(ops)) else {
+            return Ok(exact);
+        };
+        if a.len() != 3 || !out.is_point() || a.iter().any(|b| !b.is_point()) {
+            return Ok(exact);
+        }
+        let (x, upd) = (&a[0].lo, &a[2].lo);
+        let targets = scatter_targets(ins, x.dims(), &a[1].lo, upd.dims())?;
+        let mut landing: Vec<Vec<usize>> = vec![Vec::new(); out.len()];
+        for (k, t) in targets.iter().enumerate() {
+            if let Some(l) = t.and_then(|t| landing.get_mut(t)) {
+                l.push(k);
+            }
+        }
+        if landing.iter().all(|l| l.len() < 2) {
+            return Ok(exact);
+        }
+        let overwrite = match ins.attrs.to_apply {
+            Some(comp) => match Combiner::of(self.module, comp, x.dtype()) {
+                // the rounding of a float sum in another order is the
+                // first-order bound's (gamma_n), not this enclosure's
+                c @ Combiner::Plain(..) if c.commutative() => return Ok(exact),
+                Combiner::Plain(..) => false,
+                Combiner::Computation(_) => {
+                    self.module.computations.get(comp.index()).is_some_and(|c| {
+                        let params = c.parameters();
+                        params.len() == 2 && c.root == params[1]
+                    })
+                }
+            },
+            None => false,
+        };
+        for (i, l) in landing.iter().enumerate().filter(|(_, l)| l.len() >= 2) {
+            if !overwrite {
+                out.unbound(i);
+                continue;
+            }
+            let keys: Vec<Option<i128>> = l.iter().map(|&k| key(upd, k)).collect();
+            let nan = keys.iter().any(Option::is_none);
+            let range = keys
+                .iter()
+                .flatten()
+                .fold(None, |r: Option<(i128, i128)>, &k| {
+                    Some(r.map_or((k, k), |(a, b)| (a.min(k), b.max(k))))
+                });
+            out.set(i, range, nan);
+        }
+        Ok(Enclosure::Array(out))
     }
 
     pub(super) fn select(&mut self, p: &Bounds, t: &Bounds, f: &Bounds) -> Result<Bounds, OpError> {

@@ -198,3 +198,40 @@ mod integer_tests {
         }
     }
 }
+
+#[test]
+fn colliding_overwrites_enclose_every_update_that_lands() {
+    // updates 0..3 at indices {1, 1, 2, 1}: element 1 is any of 0, 1 or 3
+    // (XLA's order of colliding updates is implementation-defined)
+    let text = |comb: &str| {
+        format!(
+            "HloModule m\n{comb}\nENTRY e {{\n  x = s32[4] constant({{9, 9, 9, 9}})\n  i = s32[4,1] constant({{{{1}}, {{1}}, {{2}}, {{1}}}})\n  u = s32[4] iota(), iota_dimension=0\n  ROOT s = s32[4] scatter(x, i, u), update_window_dims={{}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=c\n}}\n"
+        )
+    };
+    let over = parse_module(&text(
+        "c {\n  a = s32[] parameter(0)\n  ROOT b = s32[] parameter(1)\n}",
+    ))
+    .unwrap();
+    let b = enclose(&over, &[], &Allowances::default()).unwrap();
+    let range = |i| (b[0].lo.get_i128(i), b[0].hi.get_i128(i));
+    assert_eq!(
+        [range(0), range(1), range(2), range(3)],
+        [(9, 9), (0, 3), (2, 2), (9, 9)]
+    );
+    // an order-free combiner keeps the point value
+    let add = parse_module(&text(
+        "c {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] add(a, b)\n}",
+    ))
+    .unwrap();
+    let b = enclose(&add, &[], &Allowances::default()).unwrap();
+    assert_eq!(b[0].lo.to_bits_vec(), b[0].hi.to_bits_vec());
+    assert_eq!(b[0].lo.get_i128(1), 9 + 4);
+    // any other combiner over a collision bounds nothing there
+    let sub = parse_module(&text(
+        "c {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] subtract(a, b)\n}",
+    ))
+    .unwrap();
+    let b = enclose(&sub, &[], &Allowances::default()).unwrap();
+    assert_eq!(b[0].lo.get_i128(1), i128::from(i32::MIN));
+    assert_eq!(b[0].lo.get_i128(2), b[0].hi.get_i128(2));
+}
