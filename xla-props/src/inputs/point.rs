@@ -227,6 +227,34 @@ impl NodeEval<'_> {
         })
     }
 
+    /// concatenate: each output element from the operand whose span along
+    /// the dimension holds it.
+    fn concatenate(&self) -> Option<Vec<f64>> {
+        let d = usize::try_from(*self.instr.attrs.dimensions.as_ref()?.first()?).ok()?;
+        let dims = udims(self.n);
+        let parts: Vec<(&Vec<f64>, Vec<usize>)> = (0..self.n.operands.len())
+            .map(|k| Some((self.operand(k)?, self.operand_dims(k)?)))
+            .collect::<Option<_>>()?;
+        if parts
+            .iter()
+            .any(|(v, pd)| pd.len() != dims.len() || v.len() != pd.iter().product::<usize>())
+        {
+            return None;
+        }
+        (0..self.count)
+            .map(|i| {
+                let mut idx = index_of(i, &dims);
+                for (v, pd) in &parts {
+                    if idx[d] < pd[d] {
+                        return get(v, flat_of(&idx, pd));
+                    }
+                    idx[d] -= pd[d];
+                }
+                None
+            })
+            .collect()
+    }
+
     fn reverse(&self) -> Option<Vec<f64>> {
         let rev = self.instr.attrs.dimensions.clone().unwrap_or_default();
         let dims = udims(self.n);
@@ -351,6 +379,7 @@ fn eval_node(
         Opcode::Broadcast => e.broadcast(),
         Opcode::Transpose => e.transpose(),
         Opcode::Slice => e.slice(),
+        Opcode::Concatenate => e.concatenate(),
         Opcode::Reverse => e.reverse(),
         Opcode::Negate => e.unary(&|x| -x),
         Opcode::Abs => e.unary(&f64::abs),

@@ -380,6 +380,12 @@ impl<'m> Propagation<'m> {
             Opcode::Abs => narrow(x, abs_preimage(z, want[x]), want),
             Opcode::Sign => narrow(x, sign_preimage(z, self.g.nodes[x].dtype), want),
             Opcode::Select => select(z, &n.operands, want),
+            // every element of every operand is an element of the result
+            Opcode::Concatenate => {
+                for &o in &n.operands {
+                    narrow(o, z, want);
+                }
+            }
             Opcode::Compare => {
                 let Some(dir) = self.instr(n).attrs.direction else {
                     return;
@@ -449,6 +455,10 @@ impl<'m> Propagation<'m> {
                 Some(x),
                 _,
             ) => self.ensure(x, req, depth + 1),
+            (Opcode::Concatenate, _, _) => {
+                let ops = node.operands.clone();
+                ops.into_iter().all(|o| self.ensure(o, req, depth + 1))
+            }
             (Opcode::Negate, Some(x), _) => self.ensure(x, req.negated(), depth + 1),
             (Opcode::Add, Some(x), Some(y)) => self.ensure_sum(x, 1.0, y, 1.0, req, depth),
             (Opcode::Subtract, Some(x), Some(y)) => self.ensure_sum(x, 1.0, y, -1.0, req, depth),

@@ -847,3 +847,21 @@ fn no_in_range_index_falls_back_to_clamping_and_says_so() {
         g.notes
     );
 }
+
+#[test]
+fn scatter_indices_built_by_a_concatenate_stay_in_range() {
+    // the parameter reaches the scatter's indices through a reshape and a
+    // concatenate with an iota (XLA's TensorFlowScatterV2 test): the point
+    // check sees the concatenated indices and repairs the parameter
+    let m = crate::hlo::parse_module(
+        "HloModule m\nc {\n  a = s32[] parameter(0)\n  ROOT b = s32[] parameter(1)\n}\nENTRY e {\n  p = s32[3,4] parameter(0)\n  r = s32[3,4,1] reshape(p)\n  x = s32[3,4] iota(), iota_dimension=1\n  u = s32[3,4,1,1] iota(), iota_dimension=1\n  i = s32[3,4,1] iota(), iota_dimension=0\n  idx = s32[3,4,2] concatenate(i, r), dimensions={2}\n  ROOT s = s32[3,4] scatter(x, idx, u), to_apply=c, update_window_dims={2,3}, inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=2\n}\n",
+    )
+    .unwrap();
+    for seed in 0..10 {
+        let g = generate_inputs(&m, Distribution::Uniform, seed).unwrap();
+        assert!(g.unchecked.is_empty(), "{:?}", g.unchecked);
+        for k in 0..12 {
+            assert!((0..=2).contains(&g.args[0].get_i128(k)), "seed {seed}");
+        }
+    }
+}
