@@ -185,3 +185,29 @@ ENTRY e {
         "only {caught} of {nonzero} elided residuals outside the bound"
     );
 }
+
+#[test]
+fn an_unbounded_operand_times_an_exact_zero_contributes_nothing_and_never_vanishes() {
+    // `a` is made unbounded (a measured local error of inf); the mask's
+    // first column is all zeros, its second is not: output column 0 stays
+    // exact, column 1 is unbounded (inf * 0 in the radius's sum used to be
+    // NaN, which `max` then read as no error at all)
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[2,3] parameter(0)\n  a = f32[2,3] negate(x)\n  w = f32[3,2] constant({{0, 1}, {0, 2}, {0, 0}})\n  ROOT d = f32[2,2] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+    )
+    .unwrap();
+    let x = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![2, 3]),
+        &[0.5, -1.25, 2.0, 3.0, 0.75, -0.5],
+    )
+    .unwrap();
+    let unbounded =
+        |name: &str, l: &Literal| (name == "a").then(|| vec![f64::INFINITY; l.element_count()]);
+    let fo =
+        xla_props::reference::FirstOrder::with_local(&m, &[x], &Allowances::default(), &unbounded)
+            .unwrap();
+    let r = &fo.radii[0];
+    // column 0: no carried error, only the rounding of an exact zero
+    assert!(r[0] < 1e-40 && r[2] < 1e-40, "{r:?}");
+    assert!(r[1].is_infinite() && r[3].is_infinite(), "{r:?}");
+}

@@ -260,25 +260,45 @@ fn index_upper_bound(
             let update = &operand_types.get(1)?.1;
             Some(operand_dims.get(d)? - update.get(d)?)
         }
-        Opcode::Gather => {
-            let g = instr.attrs.gather_dims.as_ref()?;
-            g.start_index_map
-                .iter()
-                .map(|&d| {
-                    let d = usize::try_from(d).ok()?;
-                    Some(operand_dims.get(d)? - g.slice_sizes.get(d)?)
-                })
-                .try_fold(i64::MAX, |acc, v| v.map(|v| acc.min(v)))
-        }
-        Opcode::Scatter => {
-            let s = instr.attrs.scatter_dims.as_ref()?;
-            s.scatter_dims_to_operand_dims
-                .iter()
-                .map(|&d| Some(operand_dims.get(usize::try_from(d).ok()?)? - 1))
-                .try_fold(i64::MAX, |acc, v| v.map(|v| acc.min(v)))
+        // an index vector's components index different dimensions: the
+        // whole operand's requirement is their hull (each component's own
+        // bound is `index_component_bounds`)
+        Opcode::Gather | Opcode::Scatter => {
+            let (_, bounds) = index_component_bounds(instr, operand_types)?;
+            bounds.into_iter().max()
         }
         _ => None,
     }
+}
+
+/// For gather and scatter: the index vector dimension and, per component of
+/// the index vector, the largest legal start index (the operand dimension
+/// it indexes, less the slice: gather's slice size, scatter's 1).
+pub(crate) fn index_component_bounds(
+    instr: &Instruction,
+    operand_types: &[(ElementType, Vec<i64>)],
+) -> Option<(usize, Vec<i64>)> {
+    let operand_dims = &operand_types.first()?.1;
+    let (ivd, map, slice): (i64, &[i64], Option<&[i64]>) = match instr.opcode {
+        Opcode::Gather => {
+            let g = instr.attrs.gather_dims.as_ref()?;
+            (g.index_vector_dim, &g.start_index_map, Some(&g.slice_sizes))
+        }
+        Opcode::Scatter => {
+            let s = instr.attrs.scatter_dims.as_ref()?;
+            (s.index_vector_dim, &s.scatter_dims_to_operand_dims, None)
+        }
+        _ => return None,
+    };
+    let bounds = map
+        .iter()
+        .map(|&d| {
+            let d = usize::try_from(d).ok()?;
+            let size = slice.map_or(Some(1), |s| s.get(d).copied())?;
+            Some(operand_dims.get(d)? - size)
+        })
+        .collect::<Option<Vec<i64>>>()?;
+    Some((usize::try_from(ivd).ok()?, bounds))
 }
 
 #[cfg(test)]

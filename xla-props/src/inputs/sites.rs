@@ -87,10 +87,24 @@ pub(crate) fn collect_sites(
                         Demand::Within(Interval::at_least(0.0))
                     }
                 };
+                let is_index = super::domain::is_index_constraint(rule.constraint);
+                if is_index {
+                    if let Some(pieces) = index_pieces(module, g, operand, instr, &types) {
+                        for (node, bound) in pieces {
+                            sites.push(Site {
+                                node,
+                                demand: Demand::Within(Interval::new(0.0, bound.max(0) as f64)),
+                                is_index,
+                                what: format!("{}(operand {k}) in {}", n.opcode, instr.name),
+                            });
+                        }
+                        continue;
+                    }
+                }
                 sites.push(Site {
                     node: operand,
                     demand,
-                    is_index: super::domain::is_index_constraint(rule.constraint),
+                    is_index,
                     what: format!("{}(operand {k}) in {}", n.opcode, instr.name),
                 });
             }
@@ -108,4 +122,44 @@ pub(crate) fn collect_sites(
         }
     }
     sites
+}
+
+/// The index vectors of a gather or scatter built by a concatenate along the
+/// index vector dimension (XLA's batch index beside the data's, JAX's
+/// `take_along_axis`): each piece indexes its own dimensions, so each gets
+/// the requirement of its components (the whole operand's would be their
+/// hull, or an intersection no batch iota meets).
+fn index_pieces(
+    module: &Module,
+    g: &Graph,
+    operand: NodeId,
+    instr: &crate::hlo::Instruction,
+    types: &[(ElementType, Vec<i64>)],
+) -> Option<Vec<(NodeId, i64)>> {
+    let (ivd, bounds) = super::domain::index_component_bounds(instr, types)?;
+    let concat = &g.nodes[operand];
+    if concat.opcode != Opcode::Concatenate || bounds.len() < 2 {
+        return None;
+    }
+    let dims = concat.dims.clone();
+    let along = module
+        .comp(concat.comp)
+        .instr(concat.instr)
+        .attrs
+        .dimensions
+        .as_ref()?
+        .first()
+        .and_then(|&d| usize::try_from(d).ok())?;
+    if along != ivd || dims.get(ivd).copied()? as usize != bounds.len() {
+        return None;
+    }
+    let mut at = 0usize;
+    let mut pieces = Vec::new();
+    for &o in &concat.operands {
+        let w = usize::try_from(*g.nodes[o].dims.get(ivd)?).ok()?;
+        let b = bounds.get(at..at + w)?.iter().copied().min()?;
+        pieces.push((o, b));
+        at += w;
+    }
+    Some(pieces)
 }

@@ -129,11 +129,25 @@ pub(crate) fn measure_local(
         for ops in &batch.operands {
             match operand_args(reference, ops) {
                 Some(a) => args.extend(a),
-                None => return out,
+                None => {
+                    if std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some() {
+                        eprintln!("certificate debug: a unit's operands have no reference value; measuring stops");
+                    }
+                    return out;
+                }
             }
         }
-        let Ok(outputs) = tested.run(&batch.module, &args) else {
-            continue;
+        let outputs = match tested.run(&batch.module, &args) {
+            Ok(o) => o,
+            Err(e) => {
+                if std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some() {
+                    eprintln!(
+                        "certificate debug: a batch of {} units failed: {e}",
+                        chunk.len()
+                    );
+                }
+                continue;
+            }
         };
         let mut at = 0;
         for (k, &c) in chunk.iter().enumerate() {
@@ -141,6 +155,12 @@ pub(crate) fn measure_local(
             let actual = outputs.get(at..at + n).unwrap_or(&[]);
             at += n;
             let (Some(Some(Value::Array(e))), [a]) = (reference.get(c.index()), actual) else {
+                if std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some() {
+                    eprintln!(
+                        "certificate debug: `{}` not measured (not one array)",
+                        entry.instr(c).name
+                    );
+                }
                 continue;
             };
             if !e.dtype().is_float() || a.element_count() != e.element_count() {
@@ -227,6 +247,9 @@ pub fn certify(
     let local =
         |name: &str, _: &Literal| -> Option<Vec<f64>> { measured.get(name).map(|m| m.abs.clone()) };
     let fo = FirstOrder::with_local(module, args, &allow, &local).ok()?;
+    if std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some() {
+        debug_first_gap(module, args, reference, tested, &allow, &local);
+    }
     // what the judge's bound already legalized stays legal
     let declared = FirstOrder::of(module, args, &allow).ok();
     let (worst_unit, worst_ulp) = measured
@@ -400,4 +423,101 @@ pub fn explain_departure(
         return Some(Departure::Unit(first));
     }
     certify(module, args, expected, actual, &reference, tested).map(Departure::Certified)
+}
+
+/// Diagnostic (`XLA_PROPS_DEBUG_CERTIFICATE`): runs the module with every
+/// float entry value exposed and prints, in program order, the entry
+/// instructions whose tested value leaves the certificate's radius.
+fn debug_first_gap(
+    module: &Module,
+    args: &[Literal],
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+    allow: &crate::reference::Allowances,
+    local: &dyn Fn(&str, &Literal) -> Option<Vec<f64>>,
+) {
+    let entry = module.entry_computation();
+    let ids: Vec<InstrId> = entry
+        .post_order()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|&i| {
+            entry
+                .instr(i)
+                .shape
+                .as_array()
+                .is_some_and(|a| a.dtype.is_float())
+        })
+        .collect();
+    let exposed = crate::hlo::rewrite::expose_values(module, &ids);
+    let (Ok(actual), Ok(fo)) = (
+        tested.run(&exposed, args),
+        FirstOrder::with_local(&exposed, args, allow, local),
+    ) else {
+        eprintln!("certificate debug: cannot run the exposed module");
+        return;
+    };
+    let mut shown = 0;
+    for (k, &id) in ids.iter().enumerate() {
+        let (Some(Some(Value::Array(e))), Some(a), Some(r)) =
+            (reference.get(id.index()), actual.get(k), fo.radii.get(k))
+        else {
+            continue;
+        };
+        let n = e.element_count().min(a.element_count()).min(r.len());
+        let bad: Vec<usize> = (0..n)
+            .filter(|&i| {
+                let (p, q) = (e.get_f64(i), a.get_f64(i));
+                e.get_bits(i) != a.get_bits(i)
+                    && !(p.is_nan() && q.is_nan())
+                    && (p - q).abs() > r[i]
+            })
+            .collect();
+        if let Some(&i) = bad.first() {
+            let ins = entry.instr(id);
+            for o in &ins.operands {
+                let Some(j) = ids.iter().position(|x| x == o) else {
+                    eprintln!("  operand {} not a float value", entry.instr(*o).name);
+                    continue;
+                };
+                let (Some(Some(Value::Array(oe))), Some(oa), Some(or)) =
+                    (reference.get(o.index()), actual.get(j), fo.radii.get(j))
+                else {
+                    continue;
+                };
+                let dev = (0..oe.element_count().min(oa.element_count()))
+                    .map(|x| (oe.get_f64(x) - oa.get_f64(x)).abs())
+                    .fold(0.0, f64::max);
+                let rad = or.iter().copied().fold(0.0, f64::max);
+                eprintln!(
+                    "  operand {}: max deviation {dev:e}, max radius {rad:e}",
+                    entry.instr(*o).name
+                );
+                if std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE_ELEMS").is_some() {
+                    for x in 0..16.min(oe.element_count()) {
+                        eprintln!(
+                            "    [{x}] ref {:e} tested {:e} radius {:e}",
+                            oe.get_f64(x),
+                            oa.get_f64(x),
+                            or[x]
+                        );
+                    }
+                }
+            }
+            eprintln!(
+                "certificate gap: {} ({}) {} of {n} elements, first [{i}]: reference {} tested {} radius {:e}; operands {:?}",
+                ins.name,
+                ins.opcode,
+                bad.len(),
+                e.get_f64(i),
+                a.get_f64(i),
+                r[i],
+                ins.operands.iter().map(|o| entry.instr(*o).name.clone()).collect::<Vec<_>>()
+            );
+            shown += 1;
+            if shown >= 8 {
+                return;
+            }
+        }
+    }
 }

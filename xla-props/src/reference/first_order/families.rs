@@ -24,6 +24,10 @@ enum Combiner {
     Other,
 }
 
+/// A magnitude this large came from an unbounded radius (entered as
+/// `f64::MAX`): the result it feeds is unbounded too.
+const UNBOUNDED: f64 = 1e300;
+
 impl Radii<'_, '_> {
     pub(super) fn family(
         &mut self,
@@ -240,12 +244,16 @@ impl Radii<'_, '_> {
     ) -> Result<Vec<f64>, OpError> {
         let ((x, rx), (y, ry)) = ((a[0].0, &a[0].1), (a[1].0, &a[1].1));
         let n = v.element_count();
+        // an unbounded radius enters as the largest finite value: times an
+        // exact zero of the other operand (a mask) it contributes nothing,
+        // where `inf * 0` would poison the whole sum with NaN
         let abs = |l: &Literal, r: &[f64]| -> Result<Literal, OpError> {
             let vals: Vec<f64> = (0..l.element_count())
-                .map(|i| l.get_f64(i).abs() + r[i])
+                .map(|i| (l.get_f64(i).abs() + r[i]).min(f64::MAX))
                 .collect();
             f64_literal(l, &vals)
         };
+        let unbounded = |q: f64| q.is_nan() || q >= UNBOUNDED;
         let of = |l: &Literal, r: &[f64]| f64_literal(l, r);
         let zx = vec![0.0; x.element_count()];
         let zy = vec![0.0; y.element_count()];
@@ -259,7 +267,12 @@ impl Radii<'_, '_> {
         } else {
             let m = self.f64_op(ins, &[abs(x, &zx)?, abs(y, &zy)?], None)?;
             for (i, q) in r.iter_mut().enumerate() {
-                *q = (mag_hi.get_f64(i) - m.get_f64(i)).max(0.0) * (1.0 + 4.0 * f64::EPSILON);
+                let hi = mag_hi.get_f64(i);
+                *q = if unbounded(hi) {
+                    f64::INFINITY
+                } else {
+                    (hi - m.get_f64(i)).max(0.0) * (1.0 + 4.0 * f64::EPSILON)
+                };
             }
             m
         };
@@ -273,7 +286,11 @@ impl Radii<'_, '_> {
         let narrowed = algorithm_roundoff(ins);
         for (i, q) in r.iter_mut().enumerate() {
             let m = mag_hi.get_f64(i).max(mag.get_f64(i));
-            *q += gamma(terms.get_f64(i), u) * m + narrowed * m;
+            *q += if unbounded(m) {
+                f64::INFINITY
+            } else {
+                gamma(terms.get_f64(i), u) * m + narrowed * m
+            };
         }
         Ok(r)
     }

@@ -143,6 +143,14 @@ impl Radii<'_, '_> {
             None
         };
         self.add_own(ins, v, &mut r, unrounded.as_deref(), widening);
+        // a NaN radius (an unbounded radius times a zero: `inf * 0` in a
+        // contraction's `r_a |b|`) bounds nothing; `f64::max` and the
+        // comparisons downstream would read it as no error at all
+        for x in &mut r {
+            if x.is_nan() {
+                *x = f64::INFINITY;
+            }
+        }
         Ok(r)
     }
 
