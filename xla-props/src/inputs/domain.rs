@@ -260,12 +260,13 @@ fn index_upper_bound(
             let update = &operand_types.get(1)?.1;
             Some(operand_dims.get(d)? - update.get(d)?)
         }
-        // an index vector's components index different dimensions: the
-        // whole operand's requirement is their hull (each component's own
-        // bound is `index_component_bounds`)
+        // an index vector's components index different dimensions: one
+        // interval for the whole operand is the smallest bound, which every
+        // component meets (strict for the others; the requirement sites give
+        // a concatenated index vector's pieces their own bounds)
         Opcode::Gather | Opcode::Scatter => {
             let (_, bounds) = index_component_bounds(instr, operand_types)?;
-            bounds.into_iter().max()
+            bounds.into_iter().min()
         }
         _ => None,
     }
