@@ -493,16 +493,6 @@ fn debug_first_gap(
                     "  operand {}: max deviation {dev:e}, max radius {rad:e}",
                     entry.instr(*o).name
                 );
-                if std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE_ELEMS").is_some() {
-                    for x in 0..16.min(oe.element_count()) {
-                        eprintln!(
-                            "    [{x}] ref {:e} tested {:e} radius {:e}",
-                            oe.get_f64(x),
-                            oa.get_f64(x),
-                            or[x]
-                        );
-                    }
-                }
             }
             eprintln!(
                 "certificate gap: {} ({}) {} of {n} elements, first [{i}]: reference {} tested {} radius {:e}; operands {:?}",
