@@ -416,3 +416,62 @@ fn every_declared_model_reproduces_the_plugin() {
         }
     }
 }
+
+/// Round an f32 value to bf16 (nearest even), back as f32.
+fn bf16(x: f32) -> f32 {
+    let b = x.to_bits();
+    let rounded = b.wrapping_add(0x7fff + ((b >> 16) & 1)) & 0xffff_0000;
+    f32::from_bits(rounded)
+}
+
+#[test]
+fn a_bf16_dot_with_trailing_batch_dims_is_summed_in_bf16_on_xla_cpu_0_115() {
+    // docs/repro/xla-cpu-bf16-dot-accumulates-in-bf16 (from the unoptimized
+    // haiku causal LM's train step): every product rounded to bf16 and the
+    // sum accumulated in bf16, in contraction order
+    let Some(b) = backend(XlaPlugin::Cpu) else {
+        return;
+    };
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/repro/xla-cpu-bf16-dot-accumulates-in-bf16"
+    );
+    let m =
+        parse_module(&std::fs::read_to_string(format!("{dir}/reproducer.hlo")).unwrap()).unwrap();
+    let read = |name: &str| -> Vec<f32> {
+        std::fs::read(format!("{dir}/{name}"))
+            .unwrap()
+            .chunks(2)
+            .map(|c| f32::from_bits(u32::from(u16::from_le_bytes([c[0], c[1]])) << 16))
+            .collect()
+    };
+    let (l, r) = (read("a.bin"), read("b.bin"));
+    let arg = |v: &[f32], dims: Vec<i64>| {
+        let bits: Vec<u64> = v.iter().map(|x| u64::from(x.to_bits() >> 16)).collect();
+        Literal::from_bits(&ArrayShape::new(ElementType::Bf16, dims), &bits).unwrap()
+    };
+    let y = b
+        .compile_module(&m)
+        .unwrap()
+        .run(&[arg(&l, vec![2, 2, 8, 8]), arg(&r, vec![2, 8, 2, 8])])
+        .unwrap();
+    let got = y[0].to_f64_vec();
+    let (mut summed_in_bf16, mut exact) = (0, 0);
+    for (flat, &g) in got.iter().enumerate() {
+        let (b0, b1, i, j) = (flat / 128, (flat / 64) % 2, (flat / 8) % 8, flat % 8);
+        // lhs [b0, b1, k, i] . rhs [b0, j, b1, k]
+        let terms = (0..8).map(|k| {
+            l[((b0 * 2 + b1) * 8 + k) * 8 + i] as f64 * r[((b0 * 8 + j) * 2 + b1) * 8 + k] as f64
+        });
+        let acc = terms
+            .clone()
+            .fold(0f32, |acc, t| bf16(acc + bf16(t as f32)));
+        summed_in_bf16 += usize::from(acc as f64 == g);
+        exact += usize::from(bf16(terms.sum::<f64>() as f32) as f64 == g);
+    }
+    assert_eq!(
+        summed_in_bf16, 256,
+        "the bf16-accumulation model no longer explains xla-cpu; update docs/findings.md"
+    );
+    assert!(exact < 128, "{exact} of 256 correctly rounded");
+}
