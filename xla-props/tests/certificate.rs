@@ -18,25 +18,7 @@ fn xla_props() -> Command {
 /// A normalization, then the quantization residual: before optimization
 /// there is no fusion, and each instruction alone agrees under a backend
 /// that elides the f16 round trip only across instructions.
-const RESIDUAL: &str = "HloModule m
-add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
-ENTRY e {
-  x = f32[4,16] parameter(0)
-  w = f32[16,16] parameter(1)
-  d = f32[4,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  z = f32[] constant(0)
-  s = f32[4] reduce(d, z), dimensions={1}, to_apply=add
-  n = f32[] constant(0.0625)
-  nb = f32[4] broadcast(n), dimensions={}
-  mean = f32[4] multiply(s, nb)
-  mb = f32[4,16] broadcast(mean), dimensions={0}
-  c = f32[4,16] subtract(d, mb)
-  t = f32[4,16] tanh(c)
-  h = f16[4,16] convert(t)
-  b = f32[4,16] convert(h)
-  ROOT r = f32[4,16] subtract(t, b)
-}
-";
+const RESIDUAL: &str = include_str!("data/residual.hlo");
 
 #[test]
 fn an_elided_round_trip_across_instructions_is_a_composition_mismatch() {

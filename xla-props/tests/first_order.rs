@@ -138,24 +138,7 @@ fn a_while_loop_carries_its_budgets_through_every_iteration() {
 #[test]
 fn an_elided_round_trip_stays_outside_the_bound_even_deep_in_a_graph() {
     // a layer-norm-like chain, then the quantization residual
-    let text = "HloModule m
-add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
-ENTRY e {
-  x = f32[4,16] parameter(0)
-  w = f32[16,16] parameter(1)
-  d = f32[4,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  z = f32[] constant(0)
-  s = f32[4] reduce(d, z), dimensions={1}, to_apply=add
-  n = f32[] constant(0.0625)
-  nb = f32[4] broadcast(n), dimensions={}
-  mean = f32[4] multiply(s, nb)
-  mb = f32[4,16] broadcast(mean), dimensions={0}
-  c = f32[4,16] subtract(d, mb)
-  t = f32[4,16] tanh(c)
-  h = f16[4,16] convert(t)
-  b = f32[4,16] convert(h)
-  ROOT r = f32[4,16] subtract(t, b)
-}";
+    let text = include_str!("data/residual.hlo");
     let m = parse_module(text).unwrap();
     // model-scale inputs (|x| < 1, weights ~ 1/sqrt(16)): tanh does not saturate
     let args: Vec<Literal> = generate_inputs(&m, Distribution::Uniform, 3)

@@ -141,7 +141,7 @@ fn index_pieces(
     if concat.opcode != Opcode::Concatenate || bounds.len() < 2 {
         return None;
     }
-    let dims = concat.dims.clone();
+    let dims = &concat.dims;
     let along = module
         .comp(concat.comp)
         .instr(concat.instr)

@@ -121,6 +121,7 @@ pub(crate) fn measure_local(
     tested: &Tested<'_>,
     allow: &crate::reference::Allowances,
 ) -> HashMap<String, LocalError> {
+    let debug = std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some();
     let entry = module.entry_computation();
     let mut out = HashMap::new();
     for chunk in candidates(module).chunks(BATCH_SIZE) {
@@ -130,7 +131,7 @@ pub(crate) fn measure_local(
             match operand_args(reference, ops) {
                 Some(a) => args.extend(a),
                 None => {
-                    if std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some() {
+                    if debug {
                         eprintln!("certificate debug: a unit's operands have no reference value; measuring stops");
                     }
                     return out;
@@ -140,7 +141,7 @@ pub(crate) fn measure_local(
         let outputs = match tested.run(&batch.module, &args) {
             Ok(o) => o,
             Err(e) => {
-                if std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some() {
+                if debug {
                     eprintln!(
                         "certificate debug: a batch of {} units failed: {e}",
                         chunk.len()
@@ -155,7 +156,7 @@ pub(crate) fn measure_local(
             let actual = outputs.get(at..at + n).unwrap_or(&[]);
             at += n;
             let (Some(Some(Value::Array(e))), [a]) = (reference.get(c.index()), actual) else {
-                if std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some() {
+                if debug {
                     eprintln!(
                         "certificate debug: `{}` not measured (not one array)",
                         entry.instr(c).name

@@ -193,7 +193,6 @@ impl Radii<'_, '_> {
                     .collect())
             }
             Combiner::Mul => {
-                let one = lit(init, &|_| 1.0)?;
                 let u = Self::u_of(v, self.allow.accumulate_in_declared_type);
                 let outer = self.f64_op(
                     ins,
@@ -213,7 +212,6 @@ impl Radii<'_, '_> {
                 )?;
                 let zero = lit(init, &|_| 0.0)?;
                 let ones = self.f64_op(ins, &[lit(x, &|_| 1.0)?, zero], Some(AuxReducer::Add))?;
-                let _ = one;
                 Ok((0..n)
                     .map(|i| {
                         let (o, p) = (outer.get_f64(i), inner.get_f64(i));
