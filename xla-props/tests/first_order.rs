@@ -194,3 +194,79 @@ fn an_unbounded_operand_times_an_exact_zero_contributes_nothing_and_never_vanish
     assert!(r[0] < 1e-40 && r[2] < 1e-40, "{r:?}");
     assert!(r[1].is_infinite() && r[3].is_infinite(), "{r:?}");
 }
+
+const GE_ADD: &str = "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n\
+    add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+
+fn f32s(dims: Vec<i64>, v: &[f64]) -> Literal {
+    Literal::from_f64s(&ArrayShape::new(ElementType::F32, dims), v).unwrap()
+}
+
+/// Allowances of a backend whose `exponential` is within 2 ULP.
+fn exp_budget() -> Allowances {
+    let mut allow = Allowances::default();
+    allow.budgets.insert(
+        (xla_props::hlo::Opcode::Exponential, ElementType::F32),
+        (2, 0.0),
+    );
+    allow
+}
+
+#[test]
+fn a_maximum_whose_operands_stay_apart_moves_with_its_winner_only() {
+    // relu(-exp(x)): exp moves by its budget, the result is exactly 0
+    // whatever it returns; relu(exp(x)) moves with it
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  p = f32[2] exponential(x)\n  \
+         s = f32[2] constant({-1, 1})\n  n = f32[2] multiply(p, s)\n  z = f32[2] constant({0, 0})\n  \
+         ROOT r = f32[2] maximum(n, z)\n}\n",
+    )
+    .unwrap();
+    let b = first_order_bounds(&m, &[f32s(vec![2], &[0.1, 0.1])], &exp_budget()).unwrap();
+    assert_eq!((b[0].lo.get_f64(0), b[0].hi.get_f64(0)), (0.0, 0.0));
+    assert!(b[0].is_bounded(1) && b[0].hi.get_f64(1) > b[0].lo.get_f64(1));
+}
+
+#[test]
+fn a_select_and_scatter_is_bounded_and_may_flip_only_where_its_operands_are_close() {
+    // two windows of a max-pool gradient: [exp(0.5), exp(0.5)] (a backend
+    // within its budget may return them in either order) and [exp(3),
+    // exp(2)] (apart); exact operands choose as the reference does, ties too
+    let text = format!(
+        "HloModule m\n{GE_ADD}ENTRY e {{\n  x = f32[1,4] parameter(0)\n  s = f32[1,2] parameter(1)\n  \
+         p = f32[1,4] exponential(x)\n  z = f32[] constant(0)\n  \
+         q = f32[1,4] select-and-scatter(p, s, z), window={{size=1x2 stride=1x2}}, select=ge, scatter=add\n  \
+         e = f32[1,4] select-and-scatter(x, s, z), window={{size=1x2 stride=1x2}}, select=ge, scatter=add\n  \
+         ROOT t = (f32[1,4], f32[1,4]) tuple(q, e)\n}}\n"
+    );
+    let m = parse_module(&text).unwrap();
+    let x = f32s(vec![1, 4], &[0.5, 0.5, 3.0, 2.0]);
+    let s = f32s(vec![1, 2], &[5.0, 7.0]);
+    let b = first_order_bounds(&m, &[x.clone(), s.clone()], &exp_budget()).unwrap();
+    let range = |b: &[Bounds], k: usize, i: usize| (b[k].lo.get_f64(i), b[k].hi.get_f64(i));
+    // the close window: either element may get the 5
+    for i in 0..2 {
+        assert!(b[0].is_bounded(i));
+        let (lo, hi) = range(&b, 0, i);
+        assert!(lo <= 0.0 && hi >= 5.0, "element {i}: [{lo}, {hi}]");
+    }
+    // the window that stays apart: 7 at exp(3) (within the sum's
+    // rounding), exactly 0 at exp(2)
+    let near = |(lo, hi): (f64, f64), v: f64| lo <= v && v <= hi && hi - lo < 1e-5;
+    assert!(near(range(&b, 0, 2), 7.0), "{:?}", range(&b, 0, 2));
+    let (lo, hi) = range(&b, 0, 3);
+    assert!(lo <= 0.0 && hi >= 0.0 && hi - lo < 1e-30, "[{lo}, {hi}]");
+    // exact operands: the reference's choice
+    let exact = evaluate(&m, &[x, s]).unwrap();
+    for i in 0..4 {
+        assert!(near(range(&b, 1, i), exact[1].get_f64(i)) || range(&b, 1, i) == (0.0, 0.0));
+    }
+    // and a tie of exact values keeps the first maximum
+    let tie = f32s(vec![1, 4], &[0.0, 0.0, 0.0, 0.0]);
+    let b = first_order_bounds(&m, &[tie, f32s(vec![1, 2], &[5.0, 7.0])], &exp_budget()).unwrap();
+    assert!(near(range(&b, 1, 0), 5.0) && near(range(&b, 1, 2), 7.0));
+    for i in [1, 3] {
+        let (lo, hi) = range(&b, 1, i);
+        assert!(lo <= 0.0 && hi >= 0.0 && hi - lo < 1e-30, "[{lo}, {hi}]");
+    }
+}

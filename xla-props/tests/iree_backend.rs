@@ -759,3 +759,33 @@ fn the_corpus_bugs_reproduce_as_declared() {
         assert_eq!(b.compile(m).is_ok(), k == 1, "{k}");
     }
 }
+
+/// docs/repro/iree-select-and-scatter-ties: on a window of equal maxima
+/// (a max-pool gradient over ReLU zeros) IREE scatters into the last of
+/// them; `a >= b` keeps the first, as the reference and XLA do.
+#[test]
+fn a_select_and_scatter_tie_goes_to_the_last_maximum() {
+    let Some(b) = backend_or_skip() else { return };
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/repro/iree-select-and-scatter-ties/reproducer.hlo"
+    ))
+    .unwrap();
+    let m = module(&text);
+    let shape = |d: Vec<i64>| ArrayShape::new(ElementType::F32, d);
+    let x = Literal::from_f64s(&shape(vec![1, 2, 2, 1]), &[0.0; 4]).unwrap();
+    let s = Literal::from_f64s(&shape(vec![1, 1, 1, 1]), &[5.0]).unwrap();
+    let args = [x, s];
+    let expected = Interpreter::default()
+        .compile(&m)
+        .unwrap()
+        .execute(&args)
+        .unwrap();
+    assert_eq!(expected[0].to_f64_vec(), vec![5.0, 0.0, 0.0, 0.0]);
+    let out = b.compile(&m).unwrap().execute(&args).unwrap();
+    assert_eq!(
+        out[0].to_f64_vec(),
+        vec![0.0, 0.0, 0.0, 5.0],
+        "IREE now keeps the first maximum: the finding is fixed"
+    );
+}

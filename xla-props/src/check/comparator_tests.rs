@@ -520,3 +520,43 @@ fn zero_sum_sign_against_an_alternative_only_for_reassociated_sums() {
         1
     );
 }
+
+/// A mismatching element shows what the enclosures together legalize: an
+/// unbounded one legalizes nothing, a bounded one beside it does, so the
+/// report gives the bounded one's range (not "unbounded").
+#[test]
+fn a_mismatch_shows_the_bounded_enclosure_beside_an_unbounded_one() {
+    use crate::reference::Bounds;
+    let t = ElementType::F32;
+    let e = lit(t, &[1.0, 1.0]);
+    let a = lit(t, &[1.5, 1.0]);
+    let inf = f64::INFINITY;
+    let unbounded = Bounds {
+        lo: lit(t, &[-inf, 1.0]),
+        hi: lit(t, &[inf, 1.0]),
+        nan: vec![true, false],
+    };
+    let bounded = Bounds {
+        lo: lit(t, &[0.75, 1.0]),
+        hi: lit(t, &[1.25, 1.0]),
+        nan: vec![false, false],
+    };
+    let mut ctx = CompareContext {
+        enclosures: vec![vec![unbounded.clone(), bounded]],
+        ..Default::default()
+    };
+    let v = run(&e, &a, ErrorSpec::exact(), &Numerics::exact(), &ctx);
+    let el = &mismatch(&v).outputs[0].worst[0];
+    let b = el.bound.as_ref().expect("a bound");
+    assert!(b.bounded);
+    assert_eq!(
+        (b.lo.value.as_str(), b.hi.value.as_str()),
+        ("7.5e-1", "1.25e0")
+    );
+    assert!(!b.to_string().contains("unbounded"), "{b}");
+    // with only the unbounded one, it says so
+    ctx.enclosures = vec![vec![unbounded]];
+    let v = run(&e, &a, ErrorSpec::exact(), &Numerics::exact(), &ctx);
+    let b = mismatch(&v).outputs[0].worst[0].bound.clone().unwrap();
+    assert!(!b.bounded && b.to_string().contains("unbounded"), "{b}");
+}

@@ -556,14 +556,7 @@ fn compare_output(
             bound: ctx
                 .enclosures
                 .get(out)
-                .and_then(|v| v.first())
-                .filter(|b| b.len() > i && b.lo.dtype() == dtype)
-                .map(|b| ElementBound {
-                    lo: element_value(&b.lo, i),
-                    hi: element_value(&b.hi, i),
-                    nan: b.nan[i],
-                    bounded: b.is_bounded(i),
-                }),
+                .and_then(|all| element_bound(all, i, dtype)),
         })
         .collect();
     let histogram = histogram
@@ -586,6 +579,42 @@ fn compare_output(
         histogram,
         expected_fingerprint: expected.fingerprint(),
         actual_fingerprint: actual.fingerprint(),
+    })
+}
+
+/// What the enclosures of `all` legalize at element `i`: an element is
+/// legal inside any bounded one, and each holds the reference's value, so
+/// together they are the hull of the bounded ones. Unbounded (legalizing
+/// nothing) only when none is bounded there; None when there are none.
+fn element_bound(all: &[Bounds], i: usize, dtype: ElementType) -> Option<ElementBound> {
+    let fits: Vec<&Bounds> = all
+        .iter()
+        .filter(|b| b.len() > i && b.lo.dtype() == dtype)
+        .collect();
+    let first = *fits.first()?;
+    let bounded: Vec<&Bounds> = fits.iter().copied().filter(|b| b.is_bounded(i)).collect();
+    let Some(&one) = bounded.first() else {
+        return Some(ElementBound {
+            lo: element_value(&first.lo, i),
+            hi: element_value(&first.hi, i),
+            nan: first.nan[i],
+            bounded: false,
+        });
+    };
+    let (mut lo, mut hi) = (one, one);
+    for &b in &bounded[1..] {
+        if b.lo.get_f64(i) < lo.lo.get_f64(i) {
+            lo = b;
+        }
+        if b.hi.get_f64(i) > hi.hi.get_f64(i) {
+            hi = b;
+        }
+    }
+    Some(ElementBound {
+        lo: element_value(&lo.lo, i),
+        hi: element_value(&hi.hi, i),
+        nan: bounded.iter().any(|b| b.nan[i]),
+        bounded: true,
     })
 }
 

@@ -26,7 +26,7 @@ fn a_dot_kernel_is_a_weight_and_what_is_added_to_its_result_a_bias() {
     assert_eq!(
         roles(text),
         vec![
-            ParameterRole::Data,
+            ParameterRole::Input,
             ParameterRole::Weight { fan_in: 16.0 },
             ParameterRole::Bias
         ]
@@ -39,7 +39,8 @@ fn a_dot_kernel_is_a_weight_and_what_is_added_to_its_result_a_bias() {
         g.intervals[1]
     );
     assert_eq!(g.intervals[2], Interval::new(-0.25, 0.25));
-    assert_eq!(g.intervals[0], Interval::new(-64.0, 64.0));
+    // the data the layer takes: standardized, so that `x w` stays of order one
+    assert_eq!(g.intervals[0], Interval::new(-1.0, 1.0));
     assert_eq!(g.roles[1].name(), "weight");
 }
 
@@ -53,7 +54,7 @@ fn what_depends_on_itself_is_neither_norm_scale_nor_bias() {
                 ROOT n = f32[4,8] multiply(x, q)\n}\n";
     assert_eq!(
         roles(text),
-        vec![ParameterRole::Data, ParameterRole::Weight { fan_in: 8.0 }]
+        vec![ParameterRole::Input, ParameterRole::Weight { fan_in: 8.0 }]
     );
 }
 
@@ -63,8 +64,39 @@ fn a_convolution_kernel_is_a_weight_with_its_fan_in() {
                 ROOT c = f32[1,8,8,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}\n";
     assert_eq!(
         roles(text),
-        vec![ParameterRole::Data, ParameterRole::Weight { fan_in: 27.0 }]
+        vec![ParameterRole::Input, ParameterRole::Weight { fan_in: 27.0 }]
     );
+}
+
+/// Equinox's `Linear` is `W @ x` (vmapped: `dot(W, x)` contracting both
+/// last dimensions), and an LSTM cell adds its bias to a sum of two
+/// contractions: `W x + U h + b`.
+#[test]
+fn a_weight_multiplied_from_the_left_and_the_bias_of_a_sum_of_contractions() {
+    let text = "HloModule m\nENTRY e {\n  w = f32[16,8] parameter(0)\n  x = f32[4,8] parameter(1)\n  \
+                u = f32[16,32] parameter(2)\n  h = f32[4,32] parameter(3)\n  b = f32[16] parameter(4)\n  \
+                d = f32[16,4] dot(w, x), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n  \
+                e = f32[16,4] dot(u, h), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n  \
+                s = f32[16,4] add(d, e)\n  bb = f32[16,4] broadcast(b), dimensions={0}\n  \
+                ROOT y = f32[16,4] add(s, bb)\n}\n";
+    let r = roles(text);
+    // the data on the right is scaled like a weight, the weight on the
+    // left like standardized data: either way no layer saturates
+    assert_eq!(
+        r,
+        vec![
+            ParameterRole::Input,
+            ParameterRole::Weight { fan_in: 8.0 },
+            ParameterRole::Input,
+            ParameterRole::Weight { fan_in: 32.0 },
+            ParameterRole::Bias,
+        ]
+    );
+    let g = generate_inputs(&module(text), Distribution::Uniform, 3).unwrap();
+    for k in 0..4 {
+        let i = g.intervals[k];
+        assert!(i.lo >= -1.0 && i.hi <= 1.0, "parameter {k}: {i}");
+    }
 }
 
 /// A layer norm: `(x - mean) * rsqrt(var + eps) * scale + shift`.
@@ -280,6 +312,7 @@ fn every_role_has_a_rule_and_a_sensible_range() {
         ParameterRole::StepCount,
         ParameterRole::Label { classes: 3 },
         ParameterRole::Index { extent: 5 },
+        ParameterRole::Input,
         ParameterRole::Data,
     ];
     for r in all {

@@ -86,6 +86,14 @@ pub enum ParameterRole {
         /// The smallest extent of a dimension it indexes.
         extent: i64,
     },
+    /// Rule: a float parameter that is none of the above but reaches an
+    /// operand of a dot or a convolution's input: the data a layer takes,
+    /// or a weight multiplied from the left (equinox's `W @ x`, whose
+    /// right operand is the data). Range: `[-1, 1]` (standardized data:
+    /// with the other side at variance `1 / fan_in` a layer's
+    /// pre-activations stay of order one, where the default range would
+    /// saturate every gate and overflow `exp`).
+    Input,
     /// No rule holds: the default sampling range of the type.
     Data,
 }
@@ -103,6 +111,7 @@ impl ParameterRole {
             ParameterRole::StepCount => "step-count",
             ParameterRole::Label { .. } => "label",
             ParameterRole::Index { .. } => "index",
+            ParameterRole::Input => "input",
             ParameterRole::Data => "data",
         }
     }
@@ -127,6 +136,7 @@ impl ParameterRole {
             ParameterRole::Index { .. } => {
                 "reaches an index operand (gather, scatter, dynamic slice)"
             }
+            ParameterRole::Input => "reaches an operand of a dot or a convolution's input",
             ParameterRole::Data => "no rule holds",
         }
     }
@@ -149,6 +159,7 @@ impl ParameterRole {
             ParameterRole::Index { extent } => {
                 Some(Interval::new(-extent as f64, (extent - 1) as f64))
             }
+            ParameterRole::Input => Some(Interval::new(-1.0, 1.0)),
             ParameterRole::Data => None,
         }
     }
@@ -338,6 +349,21 @@ impl<'g> Flow<'g> {
 
 fn pass_through(n: &Node, _k: usize) -> bool {
     PASS_THROUGH.contains(&n.opcode)
+}
+
+/// What moves a parameter's elements without computing on them: the
+/// pass-through ops, and taking parts of it (dynamic slices and gathers of
+/// it, as a scan takes one step of a sequence), joining it with others
+/// (concatenate, pad, a dynamic update), or choosing it (select).
+fn moves_values(n: &Node, k: usize) -> bool {
+    pass_through(n, k)
+        || matches!(n.opcode, Opcode::Concatenate)
+        || (matches!(
+            n.opcode,
+            Opcode::DynamicSlice | Opcode::Gather | Opcode::Pad
+        ) && k == 0)
+        || (n.opcode == Opcode::DynamicUpdateSlice && k <= 1)
+        || (n.opcode == Opcode::Select && k > 0)
 }
 
 /// Integer arithmetic an index or a count passes through on its way.
@@ -543,12 +569,31 @@ fn float_role(module: &Module, flow: &Flow<'_>, number: usize, fan: Option<f64>)
     if averaged {
         return ParameterRole::Average;
     }
-    let contraction = |o: NodeId| {
-        origin(g, o).is_some_and(|n| matches!(n.opcode, Opcode::Dot | Opcode::Convolution))
-            || normalized(g, o, 8)
-    };
+    // a contraction's result, or a sum of them (an LSTM's `W x + U h + b`)
+    fn summed_contraction(g: &Graph, o: NodeId, depth: usize) -> bool {
+        origin(g, o).is_some_and(|n| match n.opcode {
+            Opcode::Dot | Opcode::Convolution => true,
+            Opcode::Add if depth > 0 => n
+                .operands
+                .iter()
+                .any(|&x| summed_contraction(g, x, depth - 1)),
+            _ => false,
+        })
+    }
+    let contraction = |o: NodeId| summed_contraction(g, o, 2) || normalized(g, o, 8);
     if binary(Opcode::Add).any(contraction) {
         return ParameterRole::Bias;
+    }
+    let contracted = flow
+        .reach(p, moves_values)
+        .iter()
+        .any(|&(u, k)| match g.nodes[u].opcode {
+            Opcode::Dot => true,
+            Opcode::Convolution => k == 0,
+            _ => false,
+        });
+    if contracted {
+        return ParameterRole::Input;
     }
     if node.element_count() == 1 {
         let updates = flow.reach(p, scaling).into_iter().any(|use_| {

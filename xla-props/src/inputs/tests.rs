@@ -817,7 +817,8 @@ fn normalization_inputs_are_not_collapsed_to_zero() {
 fn weights_of_a_dot_are_scaled_by_their_fan_in() {
     let text = "HloModule m\nENTRY e {\n  x = f32[8,48] parameter(0)\n  w = f32[48,16] parameter(1)\n  ROOT d = f32[8,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
     let p = intervals_of(text);
-    assert_eq!(p[0], Interval::new(-64.0, 64.0));
+    // the data the dot takes: standardized
+    assert_eq!(p[0], Interval::new(-1.0, 1.0));
     let b = (3.0f64 / 48.0).sqrt();
     assert!(
         (p[1].hi - b).abs() < 1e-6 && (p[1].lo + b).abs() < 1e-6,

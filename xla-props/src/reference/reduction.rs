@@ -622,6 +622,36 @@ pub(crate) fn select_and_scatter(
     from_bits(result, &res)
 }
 
+/// The operand elements (flat, in window order) that the window of each
+/// source element of a select-and-scatter covers, in row-major source
+/// order: where its select may choose.
+pub(crate) fn select_and_scatter_windows(
+    ins: &Instruction,
+    xd: &[usize],
+    sd: &[usize],
+) -> Result<Vec<Vec<usize>>, OpError> {
+    let win = ins
+        .attrs
+        .window
+        .as_deref()
+        .ok_or_else(|| bad("select-and-scatter without a window"))?;
+    check_window(win, xd.len())?;
+    if sd.len() != xd.len() {
+        return Err(bad("source rank differs from the operand's"));
+    }
+    let st = strides(xd);
+    let n: usize = sd.iter().product();
+    let mut o = vec![0usize; sd.len()];
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut buf = Vec::new();
+        window_elements(&o, win, xd, &st, &mut buf);
+        out.push(buf);
+        next_index(&mut o, sd);
+    }
+    Ok(out)
+}
+
 /// sort along `dimensions[0]`, several operands, with a comparator
 /// computation. The sort is always stable (a merge sort), which is a valid
 /// result for `is_stable=false` too.

@@ -3,7 +3,9 @@
 
 use super::super::interval::{widen_abs, Allowances, Bounds};
 use super::super::{EvalError, OpError, Run};
-use crate::hlo::{ArrayShape, CompId, ElementType, Instruction, Module, Opcode, Shape};
+use crate::hlo::{
+    ArrayShape, CompId, ComparisonDirection, ElementType, Instruction, Module, Opcode, Shape,
+};
 use crate::literal::{Literal, Value};
 
 /// The entry outputs' reference values and radii (tuples flattened): every
@@ -207,8 +209,43 @@ fn aux_module() -> Module {
         max_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = f64[] maximum(a, b)\n}\n\
         mul_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = f64[] multiply(a, b)\n}\n\
         assign_f64 {\n  a = f64[] parameter(0)\n  ROOT b = f64[] parameter(1)\n}\n\
+        ge_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = pred[] compare(a, b), direction=GE\n}\n\
+        gt_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = pred[] compare(a, b), direction=GT\n}\n\
+        le_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = pred[] compare(a, b), direction=LE\n}\n\
+        lt_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = pred[] compare(a, b), direction=LT\n}\n\
         ENTRY e {\n  a = f64[] parameter(0)\n  ROOT r = f64[] copy(a)\n}\n";
     crate::hlo::parse_module(TEXT).expect("the auxiliary module parses")
+}
+
+/// The comparison a select computation (a select-and-scatter's) makes of
+/// its first parameter with its second: `GE`, `GT`, `LE` or `LT` (a
+/// comparison written the other way round is turned), None for any other.
+pub(super) fn select_comparison(module: &Module, c: CompId) -> Option<ComparisonDirection> {
+    use ComparisonDirection as D;
+    let comp = module.computations.get(c.index())?;
+    let root = comp.instr(comp.root);
+    if root.opcode != Opcode::Compare || root.operands.len() != 2 {
+        return None;
+    }
+    let number = |k: usize| {
+        let o = comp.instr(root.operands[k]);
+        (o.opcode == Opcode::Parameter).then_some(o.attrs.parameter_number)?
+    };
+    let swapped = match (number(0), number(1)) {
+        (Some(0), Some(1)) => false,
+        (Some(1), Some(0)) => true,
+        _ => return None,
+    };
+    let d = root.attrs.direction?;
+    let turned = match (d, swapped) {
+        (d, false) => d,
+        (D::Ge, true) => D::Le,
+        (D::Gt, true) => D::Lt,
+        (D::Le, true) => D::Ge,
+        (D::Lt, true) => D::Gt,
+        _ => return None,
+    };
+    matches!(turned, D::Ge | D::Gt | D::Le | D::Lt).then_some(turned)
 }
 
 /// The reducers of the auxiliary module.
@@ -585,6 +622,23 @@ impl Radii<'_, '_> {
                 }
                 if i.attrs.scatter.is_some() {
                     i.attrs.scatter = Some(id);
+                }
+                // a select-and-scatter's select: the same comparison in f64
+                if let Some(sel) = i.attrs.select {
+                    let name = select_comparison(self.module, sel)
+                        .map(|d| match d {
+                            ComparisonDirection::Ge => "ge_f64",
+                            ComparisonDirection::Gt => "gt_f64",
+                            ComparisonDirection::Le => "le_f64",
+                            _ => "lt_f64",
+                        })
+                        .ok_or_else(|| OpError::Invalid("a select that is no comparison".into()))?;
+                    i.attrs.select = self
+                        .aux
+                        .computations
+                        .iter()
+                        .position(|c| c.name == name)
+                        .map(|p| CompId(p as u32));
                 }
                 Run::new(self.aux).step_op(&i, &refs)?
             }

@@ -4,6 +4,7 @@
 //! window, padding and dimension number means what it means for values.
 
 use super::super::indexing::scatter_targets;
+use super::super::reduction::select_and_scatter_windows;
 use super::super::OpError;
 use super::eval::{f64_literal, AuxReducer, Radii};
 use super::rules::{gamma, unit_roundoff};
@@ -57,6 +58,12 @@ impl Radii<'_, '_> {
             _ => Ok(unbounded.clone()),
         };
         // an op the f64 run cannot express bounds nothing
+        if let (Err(e), true) = (
+            &r,
+            std::env::var_os("XLA_PROPS_DEBUG_FIRST_ORDER").is_some(),
+        ) {
+            eprintln!("first-order: {} unbounded: {e:?}", ins.name);
+        }
         Ok(r.unwrap_or(unbounded))
     }
 
@@ -82,11 +89,36 @@ impl Radii<'_, '_> {
         Ok(self.f64_op(ins, &ops, None)?.to_f64_vec())
     }
 
+    /// The combiner of a computation that ends in its op (a rounding
+    /// round trip after it is [`Self::rounded_combiner`]'s, for reductions).
     fn combiner(&self, c: Option<CompId>) -> Combiner {
+        match self.rounded_combiner(c) {
+            (c, 0.0) => c,
+            _ => Combiner::Other,
+        }
+    }
+
+    /// The combiner under any converts that end its computation (XLA's
+    /// bf16 normalization writes a reducer as `f32(bf16(max(a, b)))`), and
+    /// the unit roundoff of the narrowest float type they round through (0
+    /// when none narrows).
+    fn rounded_combiner(&self, c: Option<CompId>) -> (Combiner, f64) {
         let Some(comp) = c.and_then(|c| self.module.computations.get(c.index())) else {
-            return Combiner::Other;
+            return (Combiner::Other, 0.0);
         };
-        let root = comp.instr(comp.root);
+        let mut root = comp.instr(comp.root);
+        let mut u = 0.0f64;
+        while root.opcode == Opcode::Convert && root.operands.len() == 1 {
+            let Some(f) = root.shape.as_array().and_then(|a| a.dtype.float_format()) else {
+                return (Combiner::Other, 0.0);
+            };
+            u = u.max(unit_roundoff(&f));
+            root = comp.instr(root.operands[0]);
+        }
+        (self.combiner_of(comp, root), u)
+    }
+
+    fn combiner_of(&self, comp: &crate::hlo::Computation, root: &Instruction) -> Combiner {
         let param = |k: usize| {
             root.operands
                 .get(k)
@@ -142,7 +174,7 @@ impl Radii<'_, '_> {
             let vals: Vec<f64> = (0..l.element_count()).map(f).collect();
             f64_literal(l, &vals)
         };
-        let combine = self.combiner(ins.attrs.to_apply);
+        let (combine, narrow) = self.rounded_combiner(ins.attrs.to_apply);
         let ri0 = ri.first().copied().unwrap_or(0.0);
         match combine {
             Combiner::Max | Combiner::Min | Combiner::Logical => {
@@ -154,7 +186,18 @@ impl Radii<'_, '_> {
                     &[lit(x, &|i| rx[i])?, lit(init, &|_| ri0)?],
                     Some(AuxReducer::Max),
                 )?;
-                Ok(r.to_f64_vec())
+                // a round trip through a narrower type after the extremum:
+                // a moved extremum may round one step of that type apart
+                Ok((0..n)
+                    .map(|i| {
+                        let q = r.get_f64(i);
+                        if narrow > 0.0 && q > 0.0 {
+                            q + 2.0 * narrow * (v.get_f64(i).abs() + q)
+                        } else {
+                            q
+                        }
+                    })
+                    .collect())
             }
             Combiner::Add => {
                 let zero = lit(init, &|_| 0.0)?;
@@ -168,7 +211,8 @@ impl Radii<'_, '_> {
                     )?
                     .to_f64_vec()
                 };
-                let u = Self::u_of(v, self.allow.accumulate_in_declared_type);
+                // a round trip in the reducer rounds every partial sum
+                let u = Self::u_of(v, self.allow.accumulate_in_declared_type).max(narrow);
                 if u == 0.0 {
                     return Ok(carried.iter().map(|c| c + ri0).collect());
                 }
@@ -312,11 +356,14 @@ impl Radii<'_, '_> {
             f64_literal(l, &vals)
         };
         let exact = rx.iter().chain(ru.iter()).all(|&q| q == 0.0);
-        let reducer = match self.combiner(ins.attrs.to_apply) {
+        // a round trip after the combiner (bf16 normalization) rounds every
+        // partial sum to its type: only an add's rule takes that
+        let (combine, narrow) = self.rounded_combiner(ins.attrs.to_apply);
+        let reducer = match combine {
             Combiner::Add => AuxReducer::Add,
-            Combiner::Assign => AuxReducer::Assign,
-            Combiner::Max | Combiner::Min | Combiner::Logical => AuxReducer::Max,
-            Combiner::Mul | Combiner::Other => {
+            Combiner::Assign if narrow == 0.0 => AuxReducer::Assign,
+            Combiner::Max | Combiner::Min | Combiner::Logical if narrow == 0.0 => AuxReducer::Max,
+            _ => {
                 return Err(OpError::Invalid(
                     "a scatter combiner with no radius rule".into(),
                 ))
@@ -351,7 +398,7 @@ impl Radii<'_, '_> {
             }
             return Ok(carried);
         }
-        let u = Self::u_of(v, self.allow.accumulate_in_declared_type);
+        let u = Self::u_of(v, self.allow.accumulate_in_declared_type).max(narrow);
         if reducer != AuxReducer::Add || u == 0.0 {
             return Ok(carried);
         }
@@ -385,15 +432,74 @@ impl Radii<'_, '_> {
     ) -> Result<Vec<f64>, OpError> {
         let ((x, rx), (src, rs), (init, ri)) =
             ((a[0].0, &a[0].1), (a[1].0, &a[1].1), (a[2].0, &a[2].1));
-        if rx.iter().any(|&q| q != 0.0) || self.combiner(ins.attrs.scatter) != Combiner::Add {
-            return Err(OpError::Invalid("a selection that may flip".into()));
+        if self.combiner(ins.attrs.scatter) != Combiner::Add {
+            return Err(OpError::Invalid("a scatter that does not add".into()));
         }
+        // where a moved operand may flip the selection: the window elements
+        // that may be its extremum, each of which may gain or lose the
+        // source value
+        let flips = if rx.iter().any(|&q| q != 0.0) {
+            let Some(max) = self.selects_max(ins.attrs.select) else {
+                return Err(OpError::Invalid("a selection that may flip".into()));
+            };
+            let windows = select_and_scatter_windows(ins, x.dims(), src.dims())?;
+            let mut extra = vec![0.0f64; v.element_count()];
+            let mut count = vec![0.0f64; v.element_count()];
+            for (w, cover) in windows.iter().enumerate() {
+                // exact values choose as the reference does, ties included
+                if cover.iter().all(|&i| rx[i] == 0.0) {
+                    continue;
+                }
+                let s = src.get_f64(w).abs() + rs[w];
+                // the value's side of its range: a candidate can win when
+                // its best case reaches the others' worst cases
+                let key = |i: usize, toward: f64| {
+                    let (q, r) = (x.get_f64(i), rx[i]);
+                    if max {
+                        q + toward * r
+                    } else {
+                        -q + toward * r
+                    }
+                };
+                let floor = cover
+                    .iter()
+                    .map(|&i| key(i, -1.0))
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let candidates: Vec<usize> = cover
+                    .iter()
+                    .copied()
+                    .filter(|&i| {
+                        let k = key(i, 1.0);
+                        k.is_nan() || floor.is_nan() || k >= floor
+                    })
+                    .collect();
+                if candidates.len() > 1 {
+                    for i in candidates {
+                        extra[i] += s;
+                        count[i] += 1.0;
+                    }
+                }
+            }
+            if std::env::var_os("XLA_PROPS_DEBUG_FIRST_ORDER").is_some() {
+                let flipping = count.iter().filter(|&&c| c > 0.0).count();
+                eprintln!(
+                    "first-order: {}: {flipping} operand elements may gain or lose a source value",
+                    ins.name
+                );
+            }
+            Some((extra, count))
+        } else {
+            None
+        };
         let n = v.element_count();
         let lit = |l: &Literal, f: &dyn Fn(usize) -> f64| -> Result<Literal, OpError> {
             let vals: Vec<f64> = (0..l.element_count()).map(f).collect();
             f64_literal(l, &vals)
         };
         let ri0 = ri.first().copied().unwrap_or(0.0);
+        // the operand in f64 too (exactly: the selection does not change),
+        // so that the kernel sees one type
+        let x = &lit(x, &|i| x.get_f64(i))?;
         let carried = self
             .f64_op(
                 ins,
@@ -417,8 +523,20 @@ impl Radii<'_, '_> {
             Some(AuxReducer::Add),
         )?;
         Ok((0..n)
-            .map(|i| carried[i] + gamma(ones.get_f64(i) + 1.0, u) * mag.get_f64(i))
+            .map(|i| {
+                let (e, c) = flips.as_ref().map_or((0.0, 0.0), |(e, c)| (e[i], c[i]));
+                carried[i] + e + gamma(ones.get_f64(i) + c + 1.0, u) * (mag.get_f64(i) + e)
+            })
             .collect())
+    }
+
+    /// Whether a select computation picks the larger value (`a >= b` or
+    /// `a > b` keeps the current one), the smaller (`<=`, `<`), or neither
+    /// that can be read (None).
+    fn selects_max(&self, c: Option<CompId>) -> Option<bool> {
+        use crate::hlo::ComparisonDirection as D;
+        let d = super::eval::select_comparison(self.module, c?)?;
+        Some(matches!(d, D::Ge | D::Gt))
     }
 }
 

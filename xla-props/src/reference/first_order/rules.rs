@@ -274,6 +274,23 @@ impl Radii<'_, '_> {
                     (p.abs() * rq + q.abs() * rp) / (q.abs() * (q.abs() - rq))
                 }
             }),
+            // 1-Lipschitz; where the operands stay apart the result is the
+            // winner, which moves by its own radius only (`max(x, 0)` of an
+            // x well below zero is exactly 0)
+            O::Maximum | O::Minimum if a.len() == 2 => each(&|i| {
+                let (p, q, rp, rq) = (x(0, i), x(1, i), r(0, i), r(1, i));
+                let apart = (p - q).abs() > rp + rq;
+                if apart {
+                    let first = (p > q) == (ins.opcode == O::Maximum);
+                    if first {
+                        rp
+                    } else {
+                        rq
+                    }
+                } else {
+                    rp.max(rq)
+                }
+            }),
             O::Maximum | O::Minimum | O::Clamp => {
                 each(&|i| (0..a.len()).map(|k| r(k, i)).fold(0.0, f64::max))
             }

@@ -194,8 +194,9 @@ impl Interval<'_, '_> {
                             (h - l) / (l.abs().max(h.abs()).max(1e-30))
                         })
                         .fold(0.0f64, f64::max);
+                    let nan_only = (0..b.len()).filter(|&i| b.range(i).is_none()).count();
                     eprintln!(
-                        "{:>3} {:<40} {:<12} {w:.3e}",
+                        "{:>3} {:<40} {:<12} {w:.3e} nan-only {nan_only}",
                         self.depth, ins.name, ins.opcode
                     );
                 }
@@ -520,6 +521,74 @@ impl Interval<'_, '_> {
         }
         for i in 0..n {
             mixed[i] = some_nan[i] && !nan_only[i];
+        }
+        // NaN at every corner is the whole box only when each operand is
+        // one value there; an operand whose range reaches an infinity also
+        // holds every finite value up to it (e.g. unbounded * exact zero is
+        // NaN at the corners and zero inside): the corners of the finite
+        // part of the box give those, and NaN stays possible
+        let spans_inf = |b: &Bounds, i: usize| {
+            b.range(i).is_some_and(|(lo, hi)| lo != hi)
+                && (b.lo.get_f64(i).is_infinite() || b.hi.get_f64(i).is_infinite())
+        };
+        let inside: Vec<usize> = (0..n)
+            .filter(|&i| {
+                nan_only[i]
+                    && arrays.iter().all(|b| b.len() != n || b.range(i).is_some())
+                    && arrays.iter().any(|b| b.len() == n && spans_inf(b, i))
+            })
+            .collect();
+        if !inside.is_empty() {
+            let finite_end = |l: &Literal| {
+                let mut l = l.clone();
+                if let Some(fmt) = l.dtype().float_format() {
+                    // the largest finite value: the key below infinity's
+                    let finite_top = float_max_key(&fmt) - i128::from(fmt.has_inf);
+                    let top = float_from_key(finite_top, &fmt);
+                    let bottom = float_from_key(-finite_top - 1, &fmt);
+                    for i in 0..l.element_count() {
+                        let x = l.get_f64(i);
+                        if x == f64::INFINITY {
+                            l.set_bits(i, top);
+                        } else if x == f64::NEG_INFINITY {
+                            l.set_bits(i, bottom);
+                        }
+                    }
+                }
+                l
+            };
+            let ends: Vec<(Literal, Literal)> = arrays
+                .iter()
+                .map(|b| (finite_end(&b.lo), finite_end(&b.hi)))
+                .collect();
+            let mut finite: Vec<Option<(i128, i128)>> = vec![None; n];
+            for c in 0..(1usize << k) {
+                let vals: Vec<Value> = ends
+                    .iter()
+                    .enumerate()
+                    .map(|(j, (lo, hi))| {
+                        Value::Array(if c >> j & 1 == 1 { hi } else { lo }.clone())
+                    })
+                    .collect();
+                let v = match self.kernel(ins, &vals) {
+                    Ok(Value::Array(l)) if l.element_count() == n => l,
+                    _ => return self.exact(ins, ops),
+                };
+                for &i in &inside {
+                    if let Some(x) = key(&v, i) {
+                        finite[i] = Some(finite[i].map_or((x, x), |(a, b)| (a.min(x), b.max(x))));
+                    }
+                }
+            }
+            for &i in &inside {
+                match finite[i] {
+                    Some(r) => {
+                        nan_only[i] = false;
+                        ranges[i] = Some(r);
+                    }
+                    None => mixed[i] = true,
+                }
+            }
         }
         // a NaN an operand may be: the op on it, for each operand in turn
         let mut extra_nan = vec![false; n];

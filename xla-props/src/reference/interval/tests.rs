@@ -66,6 +66,25 @@ fn a_divisor_range_holding_zero_is_unbounded() {
 }
 
 #[test]
+fn an_unbounded_range_times_an_exact_zero_is_zero_or_nan_not_only_nan() {
+    // the corners of [-inf, inf] * [0, 0] are all NaN, but every finite
+    // value inside times zero is zero: a NaN-only enclosure would exclude
+    // the reference's own value (and make a later compare certain)
+    let m = parse_module("HloModule m\nENTRY e {\n  x = f32[1] parameter(0)\n  s = f32[1] sine(x)\n  one = f32[1] constant({1})\n  d = f32[1] divide(one, s)\n  zero = f32[1] constant({0})\n  ROOT p = f32[1] multiply(d, zero)\n}\n").unwrap();
+    let mut allow = Allowances::default();
+    allow
+        .budgets
+        .insert((Opcode::Sine, ElementType::F32), (0, 1e-6));
+    let x = f32s(&[1e-7]);
+    let b = enclose(&m, std::slice::from_ref(&x), &allow).unwrap();
+    let point = crate::reference::evaluate(&m, &[x]).unwrap()[0].get_bits(0);
+    assert!(b[0].contains(0, point), "{:?}", b[0]);
+    assert!(b[0].is_bounded(0), "{:?}", b[0]);
+    assert_eq!((b[0].lo.get_f64(0), b[0].hi.get_f64(0)), (0.0, 0.0));
+    assert!(b[0].nan[0], "an infinite d times zero is NaN");
+}
+
+#[test]
 fn reassociated_sums_widen_and_exact_ones_do_not() {
     let m = parse_module("HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add\n}\n").unwrap();
     let x = f32s(&[1.0, 1e8, -1e8, 1.0]);
