@@ -789,3 +789,26 @@ fn a_select_and_scatter_tie_goes_to_the_last_maximum() {
         "IREE now keeps the first maximum: the finding is fixed"
     );
 }
+
+/// docs/repro/iree-scatter-window-on-indexed-dim: a valid scatter whose
+/// update window spans a dimension its index also addresses is rejected by
+/// `iree-compile` (a compile error, not a skip: the module is valid HLO).
+#[test]
+fn a_scatter_window_over_an_indexed_dimension_is_rejected() {
+    let Some(b) = backend_or_skip() else { return };
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/repro/iree-scatter-window-on-indexed-dim/reproducer.hlo"
+    ))
+    .unwrap();
+    let e = b
+        .compile(&module(&text))
+        .err()
+        .expect("IREE now compiles it: the finding is fixed");
+    assert!(!e.is_unsupported(), "{e}");
+    assert!(
+        e.to_string()
+            .contains("expected indices to be equal to batch rank"),
+        "{e}"
+    );
+}

@@ -136,7 +136,26 @@ fn index_pieces(
     instr: &crate::hlo::Instruction,
     types: &[(ElementType, Vec<i64>)],
 ) -> Option<Vec<(NodeId, i64)>> {
-    let (ivd, bounds) = super::domain::index_component_bounds(instr, types)?;
+    let (mut ivd, bounds) = super::domain::index_component_bounds(instr, types)?;
+    // through reshapes that keep the index vector as the last dimension
+    // (XLA's `s32[2,8,1,3] -> s32[16,3]` bitcast of the batched vectors)
+    let mut operand = operand;
+    while matches!(
+        g.nodes[operand].opcode,
+        Opcode::Reshape | Opcode::Bitcast | Opcode::Copy
+    ) {
+        let n = &g.nodes[operand];
+        let &[src] = n.operands.as_slice() else {
+            return None;
+        };
+        let from = &g.nodes[src].dims;
+        let last = n.dims.len().checked_sub(1)?;
+        if ivd != last || from.last() != n.dims.last() || from.is_empty() {
+            return None;
+        }
+        ivd = from.len() - 1;
+        operand = src;
+    }
     let concat = &g.nodes[operand];
     if concat.opcode != Opcode::Concatenate || bounds.len() < 2 {
         return None;

@@ -866,3 +866,32 @@ fn scatter_indices_built_by_a_concatenate_stay_in_range() {
         }
     }
 }
+
+#[test]
+fn gather_indices_concatenated_then_reshaped_stay_in_range() {
+    // JAX's take_along_axis after XLA: the batch iotas and the wrapped
+    // label concatenated into s32[2,8,1,3], bitcast to the gather's
+    // s32[16,3] index vectors: each piece keeps its own dimension's bound
+    let m = crate::hlo::parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[2,8,32] parameter(0)\n  y = s32[2,8] parameter(1)\n  \
+         a = s32[2,8,1,1] iota(), iota_dimension=0\n  b = s32[2,8,1,1] iota(), iota_dimension=1\n  \
+         y3 = s32[2,8,1] bitcast(y)\n  z = s32[2,8,1] constant({{{0},{0},{0},{0},{0},{0},{0},{0}},{{0},{0},{0},{0},{0},{0},{0},{0}}})\n  \
+         lt = pred[2,8,1] compare(y3, z), direction=LT\n  n = s32[] constant(32)\n  nb = s32[2,8,1] broadcast(n), dimensions={}\n  \
+         w = s32[2,8,1] add(y3, nb)\n  s = s32[2,8,1] select(lt, w, y3)\n  s4 = s32[2,8,1,1] bitcast(s)\n  \
+         c = s32[2,8,1,3] concatenate(a, b, s4), dimensions={3}\n  i = s32[16,3] bitcast(c)\n  \
+         ROOT g = f32[16,1,1,1] gather(x, i), offset_dims={1,2,3}, collapsed_slice_dims={}, start_index_map={0,1,2}, index_vector_dim=1, slice_sizes={1,1,1}\n}\n",
+    )
+    .unwrap();
+    for seed in 0..10 {
+        let g = generate_inputs(&m, Distribution::Uniform, seed).unwrap();
+        assert!(
+            !g.notes.iter().any(|n| n.contains("unmet")),
+            "seed {seed}: {:?}",
+            g.notes
+        );
+        for k in 0..16 {
+            let v = g.args[1].get_i128(k);
+            assert!((-32..32).contains(&v), "seed {seed}: y[{k}] = {v}");
+        }
+    }
+}
