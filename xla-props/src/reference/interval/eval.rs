@@ -523,72 +523,9 @@ impl Interval<'_, '_> {
             mixed[i] = some_nan[i] && !nan_only[i];
         }
         // NaN at every corner is the whole box only when each operand is
-        // one value there; an operand whose range reaches an infinity also
-        // holds every finite value up to it (e.g. unbounded * exact zero is
-        // NaN at the corners and zero inside): the corners of the finite
-        // part of the box give those, and NaN stays possible
-        let spans_inf = |b: &Bounds, i: usize| {
-            b.range(i).is_some_and(|(lo, hi)| lo != hi)
-                && (b.lo.get_f64(i).is_infinite() || b.hi.get_f64(i).is_infinite())
-        };
-        let inside: Vec<usize> = (0..n)
-            .filter(|&i| {
-                nan_only[i]
-                    && arrays.iter().all(|b| b.len() != n || b.range(i).is_some())
-                    && arrays.iter().any(|b| b.len() == n && spans_inf(b, i))
-            })
-            .collect();
-        if !inside.is_empty() {
-            let finite_end = |l: &Literal| {
-                let mut l = l.clone();
-                if let Some(fmt) = l.dtype().float_format() {
-                    // the largest finite value: the key below infinity's
-                    let finite_top = float_max_key(&fmt) - i128::from(fmt.has_inf);
-                    let top = float_from_key(finite_top, &fmt);
-                    let bottom = float_from_key(-finite_top - 1, &fmt);
-                    for i in 0..l.element_count() {
-                        let x = l.get_f64(i);
-                        if x == f64::INFINITY {
-                            l.set_bits(i, top);
-                        } else if x == f64::NEG_INFINITY {
-                            l.set_bits(i, bottom);
-                        }
-                    }
-                }
-                l
-            };
-            let ends: Vec<(Literal, Literal)> = arrays
-                .iter()
-                .map(|b| (finite_end(&b.lo), finite_end(&b.hi)))
-                .collect();
-            let mut finite: Vec<Option<(i128, i128)>> = vec![None; n];
-            for c in 0..(1usize << k) {
-                let vals: Vec<Value> = ends
-                    .iter()
-                    .enumerate()
-                    .map(|(j, (lo, hi))| {
-                        Value::Array(if c >> j & 1 == 1 { hi } else { lo }.clone())
-                    })
-                    .collect();
-                let v = match self.kernel(ins, &vals) {
-                    Ok(Value::Array(l)) if l.element_count() == n => l,
-                    _ => return self.exact(ins, ops),
-                };
-                for &i in &inside {
-                    if let Some(x) = key(&v, i) {
-                        finite[i] = Some(finite[i].map_or((x, x), |(a, b)| (a.min(x), b.max(x))));
-                    }
-                }
-            }
-            for &i in &inside {
-                match finite[i] {
-                    Some(r) => {
-                        nan_only[i] = false;
-                        ranges[i] = Some(r);
-                    }
-                    None => mixed[i] = true,
-                }
-            }
+        // one value there (see `finite_inside`)
+        if !self.finite_inside(ins, &arrays, &mut nan_only, &mut ranges, &mut mixed) {
+            return self.exact(ins, ops);
         }
         // a NaN an operand may be: the op on it, for each operand in turn
         let mut extra_nan = vec![false; n];
@@ -641,6 +578,86 @@ impl Interval<'_, '_> {
             }
         }
         Ok(Enclosure::Array(result))
+    }
+
+    /// Elements whose corners are all NaN while an operand's range reaches
+    /// an infinity without being one value: that operand also holds every
+    /// finite value up to it (unbounded * exact zero is NaN at the corners
+    /// and zero inside), so the corners of the finite part of the box give
+    /// their range, and NaN stays possible. False when the kernel fails.
+    fn finite_inside(
+        &mut self,
+        ins: &Instruction,
+        arrays: &[&Bounds],
+        nan_only: &mut [bool],
+        ranges: &mut [Option<(i128, i128)>],
+        mixed: &mut [bool],
+    ) -> bool {
+        let (n, k) = (nan_only.len(), arrays.len());
+        let spans_inf = |b: &Bounds, i: usize| {
+            b.range(i).is_some_and(|(lo, hi)| lo != hi)
+                && (b.lo.get_f64(i).is_infinite() || b.hi.get_f64(i).is_infinite())
+        };
+        let inside: Vec<usize> = (0..n)
+            .filter(|&i| {
+                nan_only[i]
+                    && arrays.iter().all(|b| b.len() != n || b.range(i).is_some())
+                    && arrays.iter().any(|b| b.len() == n && spans_inf(b, i))
+            })
+            .collect();
+        if !inside.is_empty() {
+            let finite_end = |l: &Literal| {
+                let mut l = l.clone();
+                if let Some(fmt) = l.dtype().float_format() {
+                    // the largest finite value: the key below infinity's
+                    let finite_top = float_max_key(&fmt) - i128::from(fmt.has_inf);
+                    let top = float_from_key(finite_top, &fmt);
+                    let bottom = float_from_key(-finite_top - 1, &fmt);
+                    for i in 0..l.element_count() {
+                        let x = l.get_f64(i);
+                        if x == f64::INFINITY {
+                            l.set_bits(i, top);
+                        } else if x == f64::NEG_INFINITY {
+                            l.set_bits(i, bottom);
+                        }
+                    }
+                }
+                l
+            };
+            let ends: Vec<(Literal, Literal)> = arrays
+                .iter()
+                .map(|b| (finite_end(&b.lo), finite_end(&b.hi)))
+                .collect();
+            let mut finite: Vec<Option<(i128, i128)>> = vec![None; n];
+            for c in 0..(1usize << k) {
+                let vals: Vec<Value> = ends
+                    .iter()
+                    .enumerate()
+                    .map(|(j, (lo, hi))| {
+                        Value::Array(if c >> j & 1 == 1 { hi } else { lo }.clone())
+                    })
+                    .collect();
+                let v = match self.kernel(ins, &vals) {
+                    Ok(Value::Array(l)) if l.element_count() == n => l,
+                    _ => return false,
+                };
+                for &i in &inside {
+                    if let Some(x) = key(&v, i) {
+                        finite[i] = Some(finite[i].map_or((x, x), |(a, b)| (a.min(x), b.max(x))));
+                    }
+                }
+            }
+            for &i in &inside {
+                match finite[i] {
+                    Some(r) => {
+                        nan_only[i] = false;
+                        ranges[i] = Some(r);
+                    }
+                    None => mixed[i] = true,
+                }
+            }
+        }
+        true
     }
 
     pub(super) fn trig(
