@@ -237,7 +237,8 @@ impl Radii<'_, '_> {
                     .collect())
             }
             Combiner::Mul => {
-                let u = Self::u_of(v, self.allow.accumulate_in_declared_type);
+                // a round trip in the reducer rounds every partial product
+                let u = Self::u_of(v, self.allow.accumulate_in_declared_type).max(narrow);
                 let outer = self.f64_op(
                     ins,
                     &[
