@@ -6,7 +6,7 @@
 use super::super::indexing::scatter_targets;
 use super::super::reduction::select_and_scatter_windows;
 use super::super::OpError;
-use super::eval::{f64_literal, AuxReducer, Radii};
+use super::eval::{debug_enabled, f64_literal, AuxReducer, Radii};
 use super::rules::{gamma, unit_roundoff};
 use crate::hlo::{CompId, Instruction, Opcode};
 use crate::literal::Literal;
@@ -58,10 +58,7 @@ impl Radii<'_, '_> {
             _ => Ok(unbounded.clone()),
         };
         // an op the f64 run cannot express bounds nothing
-        if let (Err(e), true) = (
-            &r,
-            std::env::var_os("XLA_PROPS_DEBUG_FIRST_ORDER").is_some(),
-        ) {
+        if let (Err(e), true) = (&r, debug_enabled()) {
             eprintln!("first-order: {} unbounded: {e:?}", ins.name);
         }
         Ok(r.unwrap_or(unbounded))
@@ -481,7 +478,7 @@ impl Radii<'_, '_> {
                     }
                 }
             }
-            if std::env::var_os("XLA_PROPS_DEBUG_FIRST_ORDER").is_some() {
+            if debug_enabled() {
                 let flipping = count.iter().filter(|&&c| c > 0.0).count();
                 eprintln!(
                     "first-order: {}: {flipping} operand elements may gain or lose a source value",
