@@ -11,10 +11,10 @@
 //! formed something across units that exposing the values undid), leaves
 //! the verdict to the carried bound, which may call it a composition.
 
-use super::judge::{judge_outputs, MismatchKind, Tested};
+use super::judge::{judge_outputs, rebuild, MismatchKind, Tested};
 use super::localize::{candidates, operand_args};
 use crate::hlo::rewrite::{expose_values, extract_instruction};
-use crate::hlo::{InstrId, Module, Opcode, Shape};
+use crate::hlo::{InstrId, Module, Opcode};
 use crate::literal::{Literal, Value};
 
 /// What the own run shows when every unit is legal in it.
@@ -26,27 +26,6 @@ pub(crate) struct OwnRun {
     pub(crate) worst_ulp: f64,
     /// The unit that makes it.
     pub(crate) worst_unit: String,
-}
-
-fn has_token(s: &Shape) -> bool {
-    match s {
-        Shape::Token => true,
-        Shape::Tuple(t) => t.iter().any(has_token),
-        Shape::Array(_) => false,
-    }
-}
-
-/// A value of `shape` from the flat leaves of a run.
-fn value_of(shape: &Shape, leaves: &mut impl Iterator<Item = Literal>) -> Option<Value> {
-    match shape {
-        Shape::Array(_) => leaves.next().map(Value::Array),
-        Shape::Tuple(t) => t
-            .iter()
-            .map(|s| value_of(s, leaves))
-            .collect::<Option<Vec<_>>>()
-            .map(Value::Tuple),
-        Shape::Token => None,
-    }
 }
 
 /// Every unit legal in the backend's own run (see the module docs), or
@@ -68,7 +47,7 @@ pub(crate) fn every_unit_legal_in_own_run(
             let ins = entry.instr(i);
             !matches!(ins.opcode, Opcode::Parameter | Opcode::Constant)
                 && !ins.shape.leaves().is_empty()
-                && !has_token(&ins.shape)
+                && !ins.shape.has_token()
         })
         .collect();
     let exposed = expose_values(module, &exposed_ids);
@@ -81,10 +60,19 @@ pub(crate) fn every_unit_legal_in_own_run(
             return None;
         }
     };
-    let mut values: Vec<Option<Value>> = reference.to_vec();
+    // the run's own values; parameters and constants are the reference's
+    let mut values: Vec<Option<Value>> = entry
+        .instructions
+        .iter()
+        .zip(reference)
+        .map(|(ins, v)| match ins.opcode {
+            Opcode::Parameter | Opcode::Constant => v.clone(),
+            _ => None,
+        })
+        .collect();
     let mut it = leaves.into_iter();
     for &i in &exposed_ids {
-        values[i.index()] = Some(value_of(&entry.instr(i).shape, &mut it)?);
+        *values.get_mut(i.index())? = Some(rebuild(&entry.instr(i).shape, &mut it));
     }
     // the exposed run must be the judged run
     let outputs = values.get(entry.root.index())?.as_ref()?.flatten();

@@ -131,28 +131,38 @@ impl IreeBackend {
 
     /// Compiles StableHLO text with `iree-compile`.
     pub fn compile_lowered(&self, lowered: Lowered) -> Result<IreeExecutable, IreeError> {
-        let tools = self.tools()?.clone();
-        let scratch = Scratch::new()?;
-        let mlir = scratch.dir.join("module.mlir");
-        let vmfb = scratch.dir.join("module.vmfb");
-        std::fs::write(&mlir, &lowered.mlir).map_err(|e| IreeError::Io(e.to_string()))?;
-        self.stats.compiles.fetch_add(1, Ordering::Relaxed);
-        if let Err(e) = tools.compile(&mlir, &vmfb, self.timeout) {
-            self.stats.failed_compiles.fetch_add(1, Ordering::Relaxed);
-            return Err(e);
-        }
-        Ok(IreeExecutable {
-            tools,
-            timeout: self.timeout,
-            scratch,
-            vmfb,
-            lowered,
-            stats: self.stats.clone(),
-            next_run: AtomicU64::new(0),
-            source: None,
-            packed: OnceLock::new(),
-        })
+        compile_with(self.tools()?, self.timeout, &self.stats, lowered)
     }
+}
+
+/// One `iree-compile` of `lowered` with these tools, counted in `stats`.
+fn compile_with(
+    tools: &IreeTools,
+    timeout: Duration,
+    stats: &Arc<Stats>,
+    lowered: Lowered,
+) -> Result<IreeExecutable, IreeError> {
+    let tools = tools.clone();
+    let scratch = Scratch::new()?;
+    let mlir = scratch.dir.join("module.mlir");
+    let vmfb = scratch.dir.join("module.vmfb");
+    std::fs::write(&mlir, &lowered.mlir).map_err(|e| IreeError::Io(e.to_string()))?;
+    stats.compiles.fetch_add(1, Ordering::Relaxed);
+    if let Err(e) = tools.compile(&mlir, &vmfb, timeout) {
+        stats.failed_compiles.fetch_add(1, Ordering::Relaxed);
+        return Err(e);
+    }
+    Ok(IreeExecutable {
+        tools,
+        timeout,
+        scratch,
+        vmfb,
+        lowered,
+        stats: stats.clone(),
+        next_run: AtomicU64::new(0),
+        source: None,
+        packed: OnceLock::new(),
+    })
 }
 
 /// Maps the typed IREE error onto the backend contract's error: missing
@@ -396,13 +406,12 @@ impl IreeExecutable {
         let Some((packed, packing)) = pack_parameters(module) else {
             return Err(refused);
         };
-        let backend = IreeBackend {
-            tools: Ok(self.tools.clone()),
-            timeout: self.timeout,
-            workers: 1,
-            stats: self.stats.clone(),
-        };
-        let exe = backend.compile_lowered(lower_module(&packed)?)?;
+        let exe = compile_with(
+            &self.tools,
+            self.timeout,
+            &self.stats,
+            lower_module(&packed)?,
+        )?;
         Ok((Box::new(exe), packing))
     }
 
