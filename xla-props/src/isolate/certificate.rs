@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::judge::{judge_outputs, Tested};
+use super::judge::{judge_outputs, ulp_of, Tested};
 use super::localize::{candidates, operand_args, BATCH_SIZE};
 use crate::check::{default_error_spec_for_module, Numerics};
 use crate::hlo::rewrite::{extract_batch, extract_region, Extracted};
@@ -107,21 +107,6 @@ impl std::fmt::Display for Certificate {
                 e.beyond, e.output, e.element, e.observed, e.predicted
             ),
         }
-    }
-}
-
-/// One ULP of a value of magnitude `x` in a float type (1 for others).
-pub(crate) fn ulp_of(l: &Literal, x: f64) -> f64 {
-    match l.dtype().float_format() {
-        Some(fmt) => {
-            let e = if x != 0.0 && x.is_finite() {
-                (x.abs().log2().floor() as i32).max(1 - fmt.bias)
-            } else {
-                1 - fmt.bias
-            };
-            2f64.powi(e - fmt.mantissa_bits as i32)
-        }
-        None => 1.0,
     }
 }
 

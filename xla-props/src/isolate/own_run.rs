@@ -11,7 +11,7 @@
 //! formed something across units that exposing the values undid), leaves
 //! the verdict to the carried bound, which may call it a composition.
 
-use super::judge::{judge_outputs, rebuild, MismatchKind, Tested};
+use super::judge::{judge_outputs, rebuild, ulp_of, MismatchKind, Tested};
 use super::localize::{candidates, operand_args};
 use crate::hlo::rewrite::{expose_values, extract_instruction};
 use crate::hlo::{InstrId, Module, Opcode};
@@ -139,7 +139,7 @@ fn worst_ulp(expected: &[Literal], got: &[Literal]) -> f64 {
         for i in 0..e.element_count().min(g.element_count()) {
             let (p, q) = (e.get_f64(i), g.get_f64(i));
             if e.get_bits(i) != g.get_bits(i) && p.is_finite() && q.is_finite() {
-                worst = worst.max((p - q).abs() / super::certificate::ulp_of(e, p));
+                worst = worst.max((p - q).abs() / ulp_of(e, p));
             }
         }
     }
