@@ -8,7 +8,7 @@ use std::process::Command;
 use xla_props::backend::{Backend, Interpreter};
 use xla_props::hlo::parse_module;
 use xla_props::inputs::{generate_inputs, Distribution};
-use xla_props::isolate::{certify, Certificate, Oracle, Tested};
+use xla_props::isolate::{certify, Basis, Certificate, Oracle, Tested};
 use xla_props::reference::evaluate;
 
 fn xla_props() -> Command {
@@ -137,11 +137,13 @@ ENTRY e {
         &Tested::new(&interp),
     )
     .unwrap();
+    // the backend's own run: every unit legal on the operands it got there
     assert!(matches!(c, Certificate::Amplified(_)), "{c}");
     assert_eq!(c.explanation().units, 4);
+    assert_eq!(c.explanation().basis, Basis::OwnRun);
     assert!(
         c.to_string()
-            .starts_with("amplified: every one of 4 units agrees"),
+            .starts_with("amplified: in the backend's own run (every value exposed, the same outputs) each of 4 units"),
         "{c}"
     );
     // the same outputs with one element moved far: a composition

@@ -140,8 +140,10 @@ pub enum LegalReason {
     /// from each op's declared error (`reference::enclose`).
     PropagatedBound,
     /// Every unit (fusion or top-level instruction) agrees within its
-    /// declared numerics on the reference's own operands, and their
-    /// measured errors carried through the graph bound the deviation.
+    /// declared numerics on the reference's own operands, and the
+    /// certificate explains the deviation: every unit is legal on its own
+    /// operands in the backend's own run, or their measured errors carried
+    /// through the graph bound it (`isolate::Certificate`).
     Amplified,
     /// Matches a known bug's model (the verdict is then `KnownBug`, an xfail).
     KnownBug,
@@ -217,7 +219,7 @@ impl LegalReason {
             LegalReason::UnstableSort => "equal up to the order of sort ties",
             LegalReason::PropagatedBound => "inside the bound propagated through the graph",
             LegalReason::Amplified => {
-                "amplified (every unit agrees; their measured errors carried through the graph explain it)"
+                "amplified (every unit agrees, and the certificate of local agreement explains it)"
             }
             LegalReason::KnownBug => "matches a known bug's model",
             LegalReason::Alternative => "matches an alternative expected result",

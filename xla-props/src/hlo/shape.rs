@@ -126,6 +126,14 @@ impl Shape {
     pub fn is_tuple(&self) -> bool {
         matches!(self, Shape::Tuple(_))
     }
+    /// True when it is a token or a tuple holding one.
+    pub fn has_token(&self) -> bool {
+        match self {
+            Shape::Token => true,
+            Shape::Tuple(t) => t.iter().any(Shape::has_token),
+            Shape::Array(_) => false,
+        }
+    }
     /// Leaf array shapes in depth-first order (tuples flattened; tokens skipped).
     pub fn leaves(&self) -> Vec<&ArrayShape> {
         let mut out = Vec::new();

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::judge::{judge_outputs, Tested};
+use super::judge::{judge_outputs, ulp_of, Tested};
 use super::localize::{candidates, operand_args, BATCH_SIZE};
 use crate::check::{default_error_spec_for_module, Numerics};
 use crate::hlo::rewrite::{extract_batch, extract_region, Extracted};
@@ -50,8 +50,24 @@ pub struct Explanation {
     pub element: usize,
     /// Its deviation from the reference.
     pub observed: f64,
-    /// The bound the units' errors predict there.
+    /// The bound the units' errors predict there (0 when the basis is
+    /// the backend's own run, which carries no bound).
     pub predicted: f64,
+    /// What the certificate rests on.
+    pub basis: Basis,
+}
+
+/// What a certificate rests on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Basis {
+    /// Every unit is legal on the operands it was given in the backend's
+    /// own run (every value exposed, the same outputs): a composition of
+    /// legal steps (`own_run`).
+    OwnRun,
+    /// Each unit's error, measured on the reference's operands, carried
+    /// through the graph with the first-order sensitivities.
+    Carried,
 }
 
 impl Certificate {
@@ -75,6 +91,11 @@ impl std::fmt::Display for Certificate {
             e.units, e.worst_local_ulp, e.worst_local_unit
         );
         match self {
+            Certificate::Amplified(_) if e.basis == Basis::OwnRun => write!(
+                f,
+                "amplified: in the backend's own run (every value exposed, the same outputs) each of {} units computes what its declared numerics allow from the operands it was given (worst local error {:.0} ulp, at `{}`): the output is a composition of legal steps (largest deviation: output {} element {}: {:.3e})",
+                e.units, e.worst_local_ulp, e.worst_local_unit, e.output, e.element, e.observed
+            ),
             Certificate::Amplified(_) => write!(
                 f,
                 "amplified: {local}, and their errors carried through the graph bound the output's deviation (largest: output {} element {}: observed {:.3e} <= predicted {:.3e})",
@@ -86,21 +107,6 @@ impl std::fmt::Display for Certificate {
                 e.beyond, e.output, e.element, e.observed, e.predicted
             ),
         }
-    }
-}
-
-/// One ULP of a value of magnitude `x` in a float type (1 for others).
-fn ulp_of(l: &Literal, x: f64) -> f64 {
-    match l.dtype().float_format() {
-        Some(fmt) => {
-            let e = if x != 0.0 && x.is_finite() {
-                (x.abs().log2().floor() as i32).max(1 - fmt.bias)
-            } else {
-                1 - fmt.bias
-            };
-            2f64.powi(e - fmt.mantissa_bits as i32)
-        }
-        None => 1.0,
     }
 }
 
@@ -239,6 +245,13 @@ pub fn certify(
     reference: &[Option<Value>],
     tested: &Tested<'_>,
 ) -> Option<Certificate> {
+    if let Some(own) =
+        super::own_run::every_unit_legal_in_own_run(module, args, actual, reference, tested)
+    {
+        return Some(Certificate::Amplified(own_run_explanation(
+            own, expected, actual,
+        )));
+    }
     let numerics = tested.numerics();
     let allow = numerics.allowances(false);
     let measured = measure_local(module, reference, tested, &allow);
@@ -267,6 +280,7 @@ pub fn certify(
         element: 0,
         observed: 0.0,
         predicted: 0.0,
+        basis: Basis::Carried,
     };
     let mut worst_ratio = -1.0f64;
     for (k, ((x, y), r)) in expected.iter().zip(actual).zip(&fo.radii).enumerate() {
@@ -278,15 +292,15 @@ pub fn certify(
                 continue;
             }
             let observed = (p - q).abs();
-            let within_declared = declared
+            let declared_radius = declared
                 .as_ref()
                 .and_then(|d| d.radii.get(k))
                 .and_then(|d| d.get(i))
-                .is_some_and(|&d| observed <= d);
-            let explained = observed <= ri
-                || within_declared
+                .copied();
+            let explained = within(observed, ri)
+                || declared_radius.is_some_and(|d| within(observed, d))
                 || spec.accepts(x.get_bits(i), y.get_bits(i), x.dtype());
-            let ratio = if ri > 0.0 {
+            let ratio = if ri > 0.0 && ri.is_finite() {
                 observed / ri
             } else {
                 f64::INFINITY
@@ -306,6 +320,40 @@ pub fn certify(
     } else {
         Certificate::Composition(e)
     })
+}
+
+/// A deviation a radius explains: an unbounded radius explains nothing
+/// (it would certify any deviation, a bug's too).
+fn within(observed: f64, radius: f64) -> bool {
+    radius.is_finite() && observed <= radius
+}
+
+/// The explanation of an own-run certificate: the largest output deviation.
+fn own_run_explanation(
+    own: super::own_run::OwnRun,
+    expected: &[Literal],
+    actual: &[Literal],
+) -> Explanation {
+    let mut e = Explanation {
+        units: own.units,
+        worst_local_ulp: own.worst_ulp,
+        worst_local_unit: own.worst_unit,
+        beyond: 0,
+        output: 0,
+        element: 0,
+        observed: 0.0,
+        predicted: 0.0,
+        basis: Basis::OwnRun,
+    };
+    for (k, (x, y)) in expected.iter().zip(actual).enumerate() {
+        for i in 0..x.element_count().min(y.element_count()) {
+            let d = (x.get_f64(i) - y.get_f64(i)).abs();
+            if d > e.observed {
+                (e.output, e.element, e.observed) = (k, i, d);
+            }
+        }
+    }
+    e
 }
 
 /// The smallest subgraph around output `output`'s root that departs when
@@ -510,5 +558,16 @@ fn debug_first_gap(
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_unbounded_radius_explains_no_deviation() {
+        assert!(super::within(1e-7, 2e-7));
+        assert!(!super::within(3e-7, 2e-7));
+        assert!(!super::within(1e-7, f64::INFINITY));
+        assert!(!super::within(1e-7, f64::NAN));
     }
 }

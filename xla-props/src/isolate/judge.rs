@@ -198,6 +198,21 @@ impl Oracle {
     }
 }
 
+/// One ULP of a value of magnitude `x` in a float type (1 for others).
+pub(crate) fn ulp_of(l: &Literal, x: f64) -> f64 {
+    match l.dtype().float_format() {
+        Some(fmt) => {
+            let e = if x != 0.0 && x.is_finite() {
+                (x.abs().log2().floor() as i32).max(1 - fmt.bias)
+            } else {
+                1 - fmt.bias
+            };
+            2f64.powi(e - fmt.mantissa_bits as i32)
+        }
+        None => 1.0,
+    }
+}
+
 /// Rebuilds a value of `shape` from flattened leaves.
 pub(crate) fn rebuild(shape: &crate::hlo::Shape, it: &mut impl Iterator<Item = Literal>) -> Value {
     match shape {

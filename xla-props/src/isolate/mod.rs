@@ -6,7 +6,8 @@
 //! The stages are separate modules (the module surgery they share is
 //! `hlo::rewrite`): `judge`
 //! (both sides and the verdict), `deep` (every top-level instruction on the
-//! reference's values, even when the output agrees), `localize` (the top-level culprit),
+//! reference's values, even when the output agrees), `certificate` and
+//! `own_run` (why an output departs when no unit does), `localize` (the top-level culprit),
 //! `inside` (the instruction inside the fusion), `minimize` (reduction
 //! passes), `session` (the whole run and its report) and `report` (files).
 
@@ -16,6 +17,7 @@ pub(crate) mod inside;
 pub(crate) mod judge;
 mod localize;
 mod minimize;
+mod own_run;
 mod passes;
 mod passes_report;
 mod report;
@@ -28,7 +30,7 @@ pub use crate::hlo::rewrite::{
     find_instruction, inline_fusion, move_fusion_root, Batch, Extracted,
 };
 pub use certificate::{
-    certify, explain_departure, grow_departing_region, Certificate, Departure, Explanation,
+    certify, explain_departure, grow_departing_region, Basis, Certificate, Departure, Explanation,
 };
 pub use deep::{deep_check, CulpritLocation, DeepCheck, LocalDisagreement, MAX_LOOKED_INSIDE};
 pub use inside::{by_moved_root, by_probe, look_inside, vanishes_when_split, Inside, InsideMethod};

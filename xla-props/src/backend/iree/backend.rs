@@ -10,12 +10,13 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::canonical::canonicalize;
 use super::error::IreeError;
 use super::numerics::{iree_cpu_numerics, unsupported_in};
+use super::packing::{is_binding_limit, pack_parameters, Packing};
 use super::tools::{IreeTools, Scratch, IREE_VERSION};
 use crate::backend::xla::many::{self, RowRunner};
 use crate::backend::{Backend, BackendError, BackendTraits, BatchRequest, Executable};
@@ -123,31 +124,45 @@ impl IreeBackend {
             return Err(IreeError::Unsupported(why));
         }
         let module = canonicalize(module).map_err(IreeError::Unsupported)?;
-        self.compile_lowered(lower_module(&module)?)
+        let mut exe = self.compile_lowered(lower_module(&module)?)?;
+        exe.source = Some(module.into_owned());
+        Ok(exe)
     }
 
     /// Compiles StableHLO text with `iree-compile`.
     pub fn compile_lowered(&self, lowered: Lowered) -> Result<IreeExecutable, IreeError> {
-        let tools = self.tools()?.clone();
-        let scratch = Scratch::new()?;
-        let mlir = scratch.dir.join("module.mlir");
-        let vmfb = scratch.dir.join("module.vmfb");
-        std::fs::write(&mlir, &lowered.mlir).map_err(|e| IreeError::Io(e.to_string()))?;
-        self.stats.compiles.fetch_add(1, Ordering::Relaxed);
-        if let Err(e) = tools.compile(&mlir, &vmfb, self.timeout) {
-            self.stats.failed_compiles.fetch_add(1, Ordering::Relaxed);
-            return Err(e);
-        }
-        Ok(IreeExecutable {
-            tools,
-            timeout: self.timeout,
-            scratch,
-            vmfb,
-            lowered,
-            stats: self.stats.clone(),
-            next_run: AtomicU64::new(0),
-        })
+        compile_with(self.tools()?, self.timeout, &self.stats, lowered)
     }
+}
+
+/// One `iree-compile` of `lowered` with these tools, counted in `stats`.
+fn compile_with(
+    tools: &IreeTools,
+    timeout: Duration,
+    stats: &Arc<Stats>,
+    lowered: Lowered,
+) -> Result<IreeExecutable, IreeError> {
+    let tools = tools.clone();
+    let scratch = Scratch::new()?;
+    let mlir = scratch.dir.join("module.mlir");
+    let vmfb = scratch.dir.join("module.vmfb");
+    std::fs::write(&mlir, &lowered.mlir).map_err(|e| IreeError::Io(e.to_string()))?;
+    stats.compiles.fetch_add(1, Ordering::Relaxed);
+    if let Err(e) = tools.compile(&mlir, &vmfb, timeout) {
+        stats.failed_compiles.fetch_add(1, Ordering::Relaxed);
+        return Err(e);
+    }
+    Ok(IreeExecutable {
+        tools,
+        timeout,
+        scratch,
+        vmfb,
+        lowered,
+        stats: stats.clone(),
+        next_run: AtomicU64::new(0),
+        source: None,
+        packed: OnceLock::new(),
+    })
 }
 
 /// Maps the typed IREE error onto the backend contract's error: missing
@@ -309,6 +324,12 @@ pub struct IreeExecutable {
     lowered: Lowered,
     stats: Arc<Stats>,
     next_run: AtomicU64,
+    /// The module it was compiled from (the canonical form), for a rerun
+    /// with packed parameters; `None` for StableHLO compiled as given.
+    source: Option<Module>,
+    /// Its packed twin, compiled on the first run the runtime refuses for
+    /// too many bindings (`packing`).
+    packed: OnceLock<Result<(Box<IreeExecutable>, Packing), IreeError>>,
 }
 
 /// `2x3xf32` (or `f32` for a scalar): `iree-run-module`'s type of an input.
@@ -354,8 +375,47 @@ impl IreeExecutable {
     }
 
     /// Runs with arguments given as the entry's parameter leaves, returning
-    /// the root's leaves; dtypes and shapes are checked both ways.
+    /// the root's leaves; dtypes and shapes are checked both ways. A run
+    /// that `iree-run-module` refuses for a dispatch with too many bindings
+    /// is rerun on the module with its parameters packed (`packing`: a
+    /// declared IREE quirk, docs/findings.md).
     pub fn run(&self, args: &[&Literal]) -> Result<Vec<Literal>, IreeError> {
+        match self.run_as_compiled(args) {
+            Err(IreeError::Execute(m)) if is_binding_limit(&m) && self.source.is_some() => {
+                let (exe, packing) = self
+                    .packed
+                    .get_or_init(|| self.compile_packed(IreeError::Execute(m)))
+                    .as_ref()
+                    .map_err(Clone::clone)?;
+                let packed = packing.pack(args).map_err(IreeError::Signature)?;
+                exe.run_as_compiled(&packed.iter().collect::<Vec<_>>())
+            }
+            other => other,
+        }
+    }
+
+    /// The packed twin of this executable's module; `refused` when the
+    /// module cannot be packed.
+    fn compile_packed(
+        &self,
+        refused: IreeError,
+    ) -> Result<(Box<IreeExecutable>, Packing), IreeError> {
+        let Some(module) = &self.source else {
+            return Err(refused);
+        };
+        let Some((packed, packing)) = pack_parameters(module) else {
+            return Err(refused);
+        };
+        let exe = compile_with(
+            &self.tools,
+            self.timeout,
+            &self.stats,
+            lower_module(&packed)?,
+        )?;
+        Ok((Box::new(exe), packing))
+    }
+
+    fn run_as_compiled(&self, args: &[&Literal]) -> Result<Vec<Literal>, IreeError> {
         let params = &self.lowered.params;
         if args.len() != params.len() {
             return Err(IreeError::Signature(format!(

@@ -165,9 +165,11 @@ impl Radii<'_, '_> {
                     // read as zero or as itself: no interval holds only those two
                     // without values no flushing produces (a steep cbrt near
                     // zero), so a flushable element bounds nothing here; the
-                    // judge's flushing enclosure covers it
+                    // judge's flushing enclosure covers it. An interval that
+                    // already holds zero (x >= |value|) holds both: flushing
+                    // any value in it gives zero, inside it.
                     let a = l.get_f64(i).abs();
-                    if a != 0.0 && a - x < fmt.min_normal() {
+                    if a != 0.0 && a > x && a - x < fmt.min_normal() {
                         f64::INFINITY
                     } else {
                         x
@@ -239,8 +241,10 @@ impl Radii<'_, '_> {
             let top = lo.abs().max(hi.abs());
             w += ulps * ulp(&fmt, top) + abs;
             let subnormal = |y: f64| y != 0.0 && y.abs() < fmt.min_normal();
-            if flush && (subnormal(rlo) || subnormal(rhi) || (lo < 0.0 && hi > 0.0)) {
-                // flushed or not: as for flushed inputs, a two-point set
+            if flush && !(rlo <= 0.0 && rhi >= 0.0) && (subnormal(rlo) || subnormal(rhi)) {
+                // flushed or not: as for flushed inputs, a two-point set.
+                // An interval that holds zero holds both: a flushed value
+                // in it is zero, inside it, so the radius stands
                 w = f64::INFINITY;
             }
             *x = if w.is_finite() { w } else { f64::INFINITY };

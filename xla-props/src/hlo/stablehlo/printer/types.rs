@@ -111,14 +111,7 @@ pub fn tensor_type(a: &ArrayShape) -> Result<String, LowerError> {
 }
 
 pub(super) fn leaves(s: &Shape) -> Result<Vec<&ArrayShape>, LowerError> {
-    fn has_token(s: &Shape) -> bool {
-        match s {
-            Shape::Token => true,
-            Shape::Tuple(t) => t.iter().any(has_token),
-            Shape::Array(_) => false,
-        }
-    }
-    if has_token(s) {
+    if s.has_token() {
         return unsupported("token values");
     }
     Ok(s.leaves())
