@@ -9,7 +9,9 @@
 //!
 //! The whole matrix (every module x every mutation) is `--ignored` and run
 //! in release by `.ci/run` on a stride of the modules
-//! (`XLA_PROPS_MODEL_STRIDE`, default 1: every module).
+//! (`XLA_PROPS_MODEL_STRIDE`, default 1: every module; to reproduce one
+//! failure, `XLA_PROPS_MODEL_FILTER` keeps the modules whose file name holds
+//! it and `XLA_PROPS_MUTATION` names one mutation).
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -38,7 +40,24 @@ fn modules() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
         .collect();
     files.sort();
-    files.into_iter().step_by(stride).collect()
+    // to reproduce one failure: a part of the module's file name
+    let only = std::env::var("XLA_PROPS_MODEL_FILTER").unwrap_or_default();
+    files
+        .into_iter()
+        .step_by(stride)
+        .filter(|f| f.to_string_lossy().contains(&only))
+        .collect()
+}
+
+/// The mutations to apply (`XLA_PROPS_MUTATION`: one mutation's name, to
+/// reproduce one failure; default every one).
+fn mutations() -> Vec<Mutation> {
+    let only = std::env::var("XLA_PROPS_MUTATION").unwrap_or_default();
+    Mutation::ALL
+        .iter()
+        .copied()
+        .filter(|m| only.is_empty() || m.name() == only)
+        .collect()
 }
 
 fn same(a: &[Literal], b: &[Literal]) -> bool {
@@ -144,7 +163,7 @@ fn every_mutation_that_touches_a_model_is_detected_and_isolated() {
     let files = modules();
     let work: Vec<(PathBuf, Mutation)> = files
         .iter()
-        .flat_map(|f| Mutation::ALL.iter().map(move |&m| (f.clone(), m)))
+        .flat_map(|f| mutations().into_iter().map(move |m| (f.clone(), m)))
         .collect();
     let next = Mutex::new(work.iter());
     let failures = Mutex::new(Vec::new());
@@ -167,7 +186,7 @@ fn every_mutation_that_touches_a_model_is_detected_and_isolated() {
     eprintln!(
         "{} modules x {} mutations: {touched} pairs change a result",
         files.len(),
-        Mutation::ALL.len()
+        mutations().len()
     );
     assert!(touched > 0, "no mutation changes any module");
     assert!(

@@ -165,6 +165,39 @@ impl EntryBuilder {
         self.params += 1;
         self.push(p)
     }
+    /// Stands in for operand `o` of an extracted instruction: a constant
+    /// expression (a constant or an iota, moved by broadcasts, reshapes,
+    /// transposes or converts) is copied as itself, so the compiler sees
+    /// the operand's form as in the source (`x / broadcast(c)` may be
+    /// compiled as `x * (1/c)`, `atan2(x, broadcast(c))` otherwise than
+    /// with two arrays); anything else becomes the next parameter, named
+    /// `name`. True when a parameter was made (an argument is needed).
+    pub(crate) fn operand(
+        &mut self,
+        source: &Computation,
+        o: InstrId,
+        name: String,
+    ) -> (InstrId, bool) {
+        if is_constant_expression(source, o, 8) {
+            (self.copy_constant(source, o, &name), false)
+        } else {
+            let src = source.instr(o);
+            (self.parameter(name, src.shape.clone()), true)
+        }
+    }
+    fn copy_constant(&mut self, source: &Computation, o: InstrId, name: &str) -> InstrId {
+        let src = source.instr(o);
+        let ops: Vec<InstrId> = src
+            .operands
+            .iter()
+            .enumerate()
+            .map(|(k, &p)| self.copy_constant(source, p, &format!("{name}.const{k}")))
+            .collect();
+        let mut c = src.clone();
+        c.name = name.to_string();
+        c.operands = ops;
+        self.push(c)
+    }
     pub(crate) fn push(&mut self, ins: Instruction) -> InstrId {
         self.instructions.push(ins);
         InstrId(self.instructions.len() as u32 - 1)
@@ -179,17 +212,37 @@ impl EntryBuilder {
     }
 }
 
+/// Whether `o` computes from constants alone, through ops that only move
+/// or convert (no called computation), within `depth` levels.
+fn is_constant_expression(source: &Computation, o: InstrId, depth: usize) -> bool {
+    let ins = source.instr(o);
+    if !ins.called_computations().is_empty() || depth == 0 {
+        return false;
+    }
+    match ins.opcode {
+        Opcode::Constant | Opcode::Iota => true,
+        Opcode::Broadcast | Opcode::Reshape | Opcode::Transpose | Opcode::Convert => ins
+            .operands
+            .iter()
+            .all(|&p| is_constant_expression(source, p, depth - 1)),
+        _ => false,
+    }
+}
+
 /// One instruction extracted as its own module.
 #[derive(Clone, Debug)]
 pub struct Extracted {
-    /// The module: one parameter per distinct operand, then the instruction (the root).
+    /// The module: one parameter per distinct operand that is not a
+    /// constant (a constant operand is copied as itself), then the
+    /// instruction (the root).
     pub module: Module,
     /// For each parameter of the new module, the operand it stands for in the source computation.
     pub operands: Vec<InstrId>,
 }
 
 /// Extracts instruction `id` of the entry computation as its own module whose
-/// parameters are its (distinct) operands, named after them. Called
+/// parameters are its (distinct) operands, named after them, except
+/// constants, which are copied, so the compiler sees the same form. Called
 /// computations (a fusion's fused computation, reducers) come along whole.
 pub fn extract_instruction(module: &Module, id: InstrId) -> Extracted {
     let entry = module.entry_computation();
@@ -200,9 +253,11 @@ pub fn extract_instruction(module: &Module, id: InstrId) -> Extracted {
     let mut map = HashMap::new();
     for &o in &ins.operands {
         if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(o) {
-            let src = entry.instr(o);
-            slot.insert(b.parameter(src.name.clone(), src.shape.clone()));
-            operands.push(o);
+            let (id, param) = b.operand(entry, o, entry.instr(o).name.clone());
+            slot.insert(id);
+            if param {
+                operands.push(o);
+            }
         }
     }
     let mut copy = copier.instruction(ins);
@@ -234,9 +289,11 @@ pub fn extract_region(module: &Module, ids: &[InstrId], root: InstrId) -> Extrac
         let ins = entry.instr(id);
         for &o in &ins.operands {
             if !inside.contains(&o) && !map.contains_key(&o) {
-                let src = entry.instr(o);
-                map.insert(o, b.parameter(src.name.clone(), src.shape.clone()));
-                operands.push(o);
+                let (id, param) = b.operand(entry, o, entry.instr(o).name.clone());
+                map.insert(o, id);
+                if param {
+                    operands.push(o);
+                }
             }
         }
         let mut copy = copier.instruction(ins);
@@ -285,12 +342,13 @@ pub fn extract_batch(module: &Module, ids: &[InstrId]) -> Batch {
         let ins = entry.instr(id);
         let mut map = HashMap::new();
         let mut ops = Vec::new();
-        for &o in &ins.operands {
+        for (k, &o) in ins.operands.iter().enumerate() {
             if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(o) {
-                let src = entry.instr(o);
-                let name = format!("{}.in{}", ins.name, ops.len());
-                slot.insert(b.parameter(name, src.shape.clone()));
-                ops.push(o);
+                let (id, param) = b.operand(entry, o, format!("{}.in{k}", ins.name));
+                slot.insert(id);
+                if param {
+                    ops.push(o);
+                }
             }
         }
         let mut copy = copier.instruction(ins);
@@ -520,6 +578,28 @@ mod tests {
             x.module.entry_computation().instr(root).opcode,
             Opcode::Fusion
         );
+    }
+
+    #[test]
+    fn a_constant_operand_stays_a_constant_when_extracted() {
+        let m = crate::hlo::parse_module(
+            "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  c = f32[] constant(3)\n  b = f32[4] broadcast(c), dimensions={}\n  ROOT q = f32[4] divide(x, b)\n}\n",
+        )
+        .unwrap();
+        let entry = m.entry_computation();
+        let q = entry.root;
+        for x in [extract_instruction(&m, q), extract_region(&m, &[q], q)] {
+            verify(&x.module).unwrap();
+            // only `x` is an argument; the divisor is the broadcast
+            // constant itself
+            assert_eq!(x.operands, vec![entry.find("x").unwrap()]);
+            let e = x.module.entry_computation();
+            assert!(e.instructions.iter().any(|i| i.opcode == Opcode::Constant));
+            assert!(e.instructions.iter().any(|i| i.opcode == Opcode::Broadcast));
+        }
+        let b = extract_batch(&m, &[q]);
+        verify(&b.module).unwrap();
+        assert_eq!(b.operands, vec![vec![entry.find("x").unwrap()]]);
     }
 
     #[test]

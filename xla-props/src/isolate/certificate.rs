@@ -55,6 +55,14 @@ pub struct Explanation {
     pub predicted: f64,
     /// What the certificate rests on.
     pub basis: Basis,
+    /// Own run only: values left unexposed (reductions and contractions
+    /// the compiler orders otherwise once they are outputs), judged inside
+    /// the regions of the units that read them.
+    pub hidden_values: usize,
+    /// Own run only: units judged together with their producers (on the
+    /// exposed values alone they depart: a value kept unrounded or
+    /// recomputed across the boundary, as the numerics allow).
+    pub grown_units: usize,
 }
 
 /// What a certificate rests on.
@@ -91,11 +99,29 @@ impl std::fmt::Display for Certificate {
             e.units, e.worst_local_ulp, e.worst_local_unit
         );
         match self {
-            Certificate::Amplified(_) if e.basis == Basis::OwnRun => write!(
-                f,
-                "amplified: in the backend's own run (every value exposed, the same outputs) each of {} units computes what its declared numerics allow from the operands it was given (worst local error {:.0} ulp, at `{}`): the output is a composition of legal steps (largest deviation: output {} element {}: {:.3e})",
-                e.units, e.worst_local_ulp, e.worst_local_unit, e.output, e.element, e.observed
-            ),
+            Certificate::Amplified(_) if e.basis == Basis::OwnRun => {
+                let exposed = if e.hidden_values == 0 {
+                    "every value exposed".to_string()
+                } else {
+                    format!(
+                        "every value exposed but {} that a reduction or contraction computes, reads or moves, each judged inside the units that read it",
+                        e.hidden_values
+                    )
+                };
+                let grown = if e.grown_units == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        "; {} of them judged together with their producers, which the compiler kept unrounded or recomputed across the boundary",
+                        e.grown_units
+                    )
+                };
+                write!(
+                    f,
+                    "amplified: in the backend's own run ({exposed}, the same outputs) each of {} units computes what its declared numerics allow from the operands it was given (worst local error {:.0} ulp, at `{}`{grown}): the output is a composition of legal steps (largest deviation: output {} element {}: {:.3e})",
+                    e.units, e.worst_local_ulp, e.worst_local_unit, e.output, e.element, e.observed
+                )
+            }
             Certificate::Amplified(_) => write!(
                 f,
                 "amplified: {local}, and their errors carried through the graph bound the output's deviation (largest: output {} element {}: observed {:.3e} <= predicted {:.3e})",
@@ -281,6 +307,8 @@ pub fn certify(
         observed: 0.0,
         predicted: 0.0,
         basis: Basis::Carried,
+        hidden_values: 0,
+        grown_units: 0,
     };
     let mut worst_ratio = -1.0f64;
     for (k, ((x, y), r)) in expected.iter().zip(actual).zip(&fo.radii).enumerate() {
@@ -344,6 +372,8 @@ fn own_run_explanation(
         observed: 0.0,
         predicted: 0.0,
         basis: Basis::OwnRun,
+        hidden_values: own.hidden,
+        grown_units: own.grown,
     };
     for (k, (x, y)) in expected.iter().zip(actual).enumerate() {
         for i in 0..x.element_count().min(y.element_count()) {

@@ -11,10 +11,13 @@
 //! formed something across units that exposing the values undid), leaves
 //! the verdict to the carried bound, which may call it a composition.
 
+use std::collections::HashSet;
+
 use super::judge::{judge_outputs, rebuild, ulp_of, MismatchKind, Tested};
-use super::localize::{candidates, operand_args};
-use crate::hlo::rewrite::{expose_values, extract_instruction};
-use crate::hlo::{InstrId, Module, Opcode};
+use super::localize::{candidates, is_candidate, operand_args};
+use crate::check::Numerics;
+use crate::hlo::rewrite::{expose_values, extract_region};
+use crate::hlo::{InstrId, Instruction, Module, Opcode};
 use crate::literal::{Literal, Value};
 
 /// What the own run shows when every unit is legal in it.
@@ -26,12 +29,28 @@ pub(crate) struct OwnRun {
     pub(crate) worst_ulp: f64,
     /// The unit that makes it.
     pub(crate) worst_unit: String,
+    /// Values left unexposed (a reduction or a contraction that the
+    /// compiler computes in another order once it is an output), each
+    /// judged inside the region of every unit that reads it.
+    pub(crate) hidden: usize,
+    /// Units judged together with their producers, because on the exposed
+    /// values alone they depart (the compiler kept a value across them
+    /// unrounded or recomputed it, as its numerics allow).
+    pub(crate) grown: usize,
 }
 
 /// Every unit legal in the backend's own run (see the module docs), or
 /// None. `reference` holds the reference value of every entry instruction
 /// (parameters and constants are taken from it); `actual` the judged run's
 /// outputs.
+///
+/// When exposing every value changes the outputs, the run is tried once
+/// more with the values of reductions and contractions left unexposed
+/// (their order of summation is what exposing changes: a reduction fused
+/// into its consumers, a dot fused with its bias); each unit is then judged
+/// together with the unexposed values it reads, recomputed from exposed
+/// ones: a region judged whole by the one judge, which sound as long as the
+/// region's own bound is.
 pub(crate) fn every_unit_legal_in_own_run(
     module: &Module,
     args: &[Literal],
@@ -41,7 +60,7 @@ pub(crate) fn every_unit_legal_in_own_run(
 ) -> Option<OwnRun> {
     let debug = std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some();
     let entry = module.entry_computation();
-    let exposed_ids: Vec<InstrId> = (0..entry.instructions.len())
+    let exposable: Vec<InstrId> = (0..entry.instructions.len())
         .map(|i| InstrId(i as u32))
         .filter(|&i| {
             let ins = entry.instr(i);
@@ -50,8 +69,112 @@ pub(crate) fn every_unit_legal_in_own_run(
                 && !ins.shape.has_token()
         })
         .collect();
-    let exposed = expose_values(module, &exposed_ids);
-    let leaves = match tested.run(&exposed, args) {
+    let mut values = own_values(module, args, actual, reference, tested, &exposable, debug);
+    let mut hidden = 0;
+    // second and third tries: fewer values exposed, each left unexposed
+    // judged inside the regions of its readers (larger regions, looser)
+    for reads in [false, true] {
+        if values.is_some() {
+            break;
+        }
+        let hide = hidden_values(module, reads);
+        let fewer: Vec<InstrId> = exposable
+            .iter()
+            .copied()
+            .filter(|i| !hide[i.index()])
+            .collect();
+        if fewer.len() < exposable.len() {
+            hidden = exposable.len() - fewer.len();
+            values = own_values(module, args, actual, reference, tested, &fewer, debug);
+        }
+    }
+    let values = values?;
+    let numerics = tested.numerics();
+    let mut own = OwnRun {
+        units: 0,
+        worst_ulp: 0.0,
+        worst_unit: String::new(),
+        hidden,
+        grown: 0,
+    };
+    for c in candidates(module) {
+        // an unexposed value is judged inside its readers' regions
+        let Some(got) = values.get(c.index())?.as_ref().map(Value::flatten) else {
+            continue;
+        };
+        own.units += 1;
+        let region = region_of(module, &values, &[c]);
+        let ulp = match judge_region(module, &values, &region, c, &got, &numerics) {
+            Ok(ulp) => ulp,
+            Err(kind) => {
+                // the unit with its producers, recomputed from their own
+                // operands: a value kept unrounded or recomputed across
+                // the boundary. First only the producers whose value the
+                // numerics let stay unrounded (a product contracted into
+                // its add, a narrow float kept in f32), then every one.
+                let computed: Vec<InstrId> = entry
+                    .instr(c)
+                    .operands
+                    .iter()
+                    .copied()
+                    .filter(|&o| {
+                        !matches!(entry.instr(o).opcode, Opcode::Parameter | Opcode::Constant)
+                    })
+                    .collect();
+                let unrounded: Vec<InstrId> = computed
+                    .iter()
+                    .copied()
+                    .filter(|&o| may_stay_unrounded(entry.instr(o), &numerics))
+                    .collect();
+                let mut tries = vec![unrounded.clone()];
+                if computed.len() > unrounded.len() {
+                    tries.push(computed);
+                }
+                let legal = tries.into_iter().filter(|t| !t.is_empty()).find_map(|t| {
+                    let roots: Vec<InstrId> = t.into_iter().chain(std::iter::once(c)).collect();
+                    let grown = region_of(module, &values, &roots);
+                    judge_region(module, &values, &grown, c, &got, &numerics).ok()
+                });
+                match legal {
+                    Some(ulp) => {
+                        own.grown += 1;
+                        ulp
+                    }
+                    None => {
+                        if debug {
+                            eprintln!(
+                                "certificate debug: `{}` departs on its own operands in the backend's run ({kind:?}), also with its producers",
+                                entry.instr(c).name
+                            );
+                        }
+                        return None;
+                    }
+                }
+            }
+        };
+        if ulp > own.worst_ulp {
+            own.worst_ulp = ulp;
+            own.worst_unit = entry.instr(c).name.clone();
+        }
+    }
+    Some(own)
+}
+
+/// The backend's values of every entry instruction when `exposed` are
+/// made outputs (parameters and constants are the reference's; a value
+/// not exposed is None), or None when that run fails or its outputs are
+/// not the judged run's, bit for bit.
+fn own_values(
+    module: &Module,
+    args: &[Literal],
+    actual: &[Literal],
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+    exposed: &[InstrId],
+    debug: bool,
+) -> Option<Vec<Option<Value>>> {
+    let entry = module.entry_computation();
+    let leaves = match tested.run(&expose_values(module, exposed), args) {
         Ok(l) => l,
         Err(e) => {
             if debug {
@@ -60,7 +183,6 @@ pub(crate) fn every_unit_legal_in_own_run(
             return None;
         }
     };
-    // the run's own values; parameters and constants are the reference's
     let mut values: Vec<Option<Value>> = entry
         .instructions
         .iter()
@@ -71,7 +193,7 @@ pub(crate) fn every_unit_legal_in_own_run(
         })
         .collect();
     let mut it = leaves.into_iter();
-    for &i in &exposed_ids {
+    for &i in exposed {
         *values.get_mut(i.index())? = Some(rebuild(&entry.instr(i).shape, &mut it));
     }
     // the exposed run must be the judged run
@@ -84,52 +206,166 @@ pub(crate) fn every_unit_legal_in_own_run(
     if !same {
         if debug {
             eprintln!(
-                "certificate debug: the exposed run computes other outputs than the judged run"
+                "certificate debug: the run with {} values exposed computes other outputs than the judged run",
+                exposed.len()
             );
         }
         return None;
     }
-    let numerics = tested.numerics();
-    let mut own = OwnRun {
-        units: 0,
-        worst_ulp: 0.0,
-        worst_unit: String::new(),
-    };
-    for c in candidates(module) {
-        own.units += 1;
-        let x = extract_instruction(module, c);
-        let cargs = operand_args(&values, &x.operands)?;
-        let got = values.get(c.index())?.as_ref()?.flatten();
-        let expected = crate::reference::evaluate(&x.module, &cargs).ok()?;
-        if expected.len() == got.len()
-            && expected
-                .iter()
-                .zip(&got)
-                .all(|(e, g)| e.to_bits_vec() == g.to_bits_vec())
+    Some(values)
+}
+
+/// The entry values to leave unexposed: what a reduction or contraction
+/// computes and what only moves such a value (reshape, broadcast,
+/// transpose, ...), and with `reads` also what a reduction or contraction
+/// reads (exposing it changes how the compiler fuses the producer into the
+/// sum, and so its order). A value is left unexposed only where every
+/// reader is a unit, whose region then judges it: never the root, nor a
+/// value that tuples or get-tuple-elements read.
+fn hidden_values(module: &Module, reads: bool) -> Vec<bool> {
+    let entry = module.entry_computation();
+    let n = entry.instructions.len();
+    let mut read_by_unit = vec![true; n];
+    let mut read_by_sum = vec![false; n];
+    for ins in &entry.instructions {
+        let sums = reassociates(module, ins);
+        for &o in &ins.operands {
+            read_by_unit[o.index()] &= is_candidate(ins.opcode);
+            read_by_sum[o.index()] |= sums;
+        }
+    }
+    let mut hide = vec![false; n];
+    for i in entry.post_order().unwrap_or_default() {
+        let ins = entry.instr(i);
+        if i == entry.root
+            || !read_by_unit[i.index()]
+            || matches!(ins.opcode, Opcode::Parameter | Opcode::Constant)
         {
             continue;
         }
-        let verdict = judge_outputs(&x.module, &cargs, &expected, &got, &numerics);
-        if let Some(kind) = MismatchKind::of(&verdict) {
-            if debug {
-                eprintln!(
-                    "certificate debug: `{}` departs on its own operands in the backend's run ({kind:?})",
-                    entry.instr(c).name
-                );
-            }
-            return None;
+        let moves_hidden = moves_data(ins.opcode) && ins.operands.iter().any(|o| hide[o.index()]);
+        hide[i.index()] =
+            reassociates(module, ins) || moves_hidden || (reads && read_by_sum[i.index()]);
+    }
+    hide
+}
+
+/// Whether the numerics let a value of `ins` reach its readers unrounded:
+/// a float product of f32 or narrower contracted into its add, or a narrow
+/// float result kept in f32 (excess precision).
+fn may_stay_unrounded(ins: &Instruction, numerics: &Numerics) -> bool {
+    let Some(t) = ins.shape.as_array().map(|a| a.dtype) else {
+        return false;
+    };
+    if !t.is_float() {
+        return false;
+    }
+    (numerics.contracts_multiply_add && ins.opcode == Opcode::Multiply && t.bit_width() <= 32)
+        || (t.bit_width() < 32
+            && (numerics.excess_precision_anywhere || numerics.excess_precision_in_fusions))
+}
+
+/// Ops that only move or replicate elements.
+fn moves_data(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Reshape
+            | Opcode::Broadcast
+            | Opcode::Transpose
+            | Opcode::Bitcast
+            | Opcode::Copy
+            | Opcode::Slice
+            | Opcode::Reverse
+            | Opcode::Concatenate
+            | Opcode::Pad
+    )
+}
+
+/// Whether an instruction sums in an order the compiler chooses (and may
+/// choose otherwise when its value becomes an output): a reduction, a
+/// contraction or a scatter, or a fusion or call that holds one.
+fn reassociates(module: &Module, ins: &Instruction) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack = vec![ins];
+    while let Some(i) = stack.pop() {
+        if matches!(
+            i.opcode,
+            Opcode::Reduce
+                | Opcode::ReduceWindow
+                | Opcode::Dot
+                | Opcode::Convolution
+                | Opcode::Scatter
+                | Opcode::SelectAndScatter
+        ) {
+            return true;
         }
-        let ulp = worst_ulp(&expected, &got);
-        if ulp > own.worst_ulp {
-            own.worst_ulp = ulp;
-            own.worst_unit = entry.instr(c).name.clone();
+        if !matches!(i.opcode, Opcode::Fusion | Opcode::Call) {
+            continue;
+        }
+        for c in i.called_computations() {
+            if seen.insert(c) {
+                if let Some(comp) = module.computations.get(c.index()) {
+                    stack.extend(comp.instructions.iter());
+                }
+            }
         }
     }
-    Some(own)
+    false
+}
+
+/// `roots` with every unexposed value they read, transitively, in
+/// topological order.
+fn region_of(module: &Module, values: &[Option<Value>], roots: &[InstrId]) -> Vec<InstrId> {
+    let entry = module.entry_computation();
+    let mut inside: HashSet<InstrId> = roots.iter().copied().collect();
+    let mut stack: Vec<InstrId> = roots.to_vec();
+    while let Some(i) = stack.pop() {
+        for &o in &entry.instr(i).operands {
+            if values.get(o.index()).is_some_and(Option::is_none) && inside.insert(o) {
+                stack.push(o);
+            }
+        }
+    }
+    entry
+        .post_order()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|i| inside.contains(i))
+        .collect()
+}
+
+/// Judges the backend's value `got` of `root`, computed by `region` from
+/// the backend's own values of the region's operands: its worst error in
+/// ULP when legal, else the kind of the mismatch.
+fn judge_region(
+    module: &Module,
+    values: &[Option<Value>],
+    region: &[InstrId],
+    root: InstrId,
+    got: &[Literal],
+    numerics: &Numerics,
+) -> Result<f64, MismatchKind> {
+    let x = extract_region(module, region, root);
+    let cargs = operand_args(values, &x.operands).ok_or(MismatchKind::ReferenceFailed)?;
+    let expected =
+        crate::reference::evaluate(&x.module, &cargs).map_err(|_| MismatchKind::ReferenceFailed)?;
+    if expected.len() == got.len()
+        && expected
+            .iter()
+            .zip(got)
+            .all(|(e, g)| e.to_bits_vec() == g.to_bits_vec())
+    {
+        return Ok(0.0);
+    }
+    let verdict = judge_outputs(&x.module, &cargs, &expected, got, numerics);
+    match MismatchKind::of(&verdict) {
+        Some(kind) => Err(kind),
+        None => Ok(worst_ulp(&expected, got)),
+    }
 }
 
 /// The largest float difference between two flat results, in ULP of the
-/// expected value.
+/// larger of the two values.
 fn worst_ulp(expected: &[Literal], got: &[Literal]) -> f64 {
     let mut worst = 0.0f64;
     for (e, g) in expected.iter().zip(got) {
@@ -139,9 +375,71 @@ fn worst_ulp(expected: &[Literal], got: &[Literal]) -> f64 {
         for i in 0..e.element_count().min(g.element_count()) {
             let (p, q) = (e.get_f64(i), g.get_f64(i));
             if e.get_bits(i) != g.get_bits(i) && p.is_finite() && q.is_finite() {
-                worst = worst.max((p - q).abs() / ulp_of(e, p));
+                // in ULP of the larger side: a value against an expected
+                // zero counts the steps of its own magnitude, not
+                // multiples of the smallest subnormal
+                worst = worst.max((p - q).abs() / ulp_of(e, p.abs().max(q.abs())));
             }
         }
     }
     worst
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::parse_module;
+
+    const TEXT: &str = "HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+sum_fused {
+  p = f32[4,8] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[4] reduce(p, z), dimensions={1}, to_apply=add
+}
+scale_fused {
+  p = f32[4] parameter(0)
+  ROOT m = f32[4] multiply(p, p)
+}
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  s = f32[4] fusion(x), kind=kLoop, calls=sum_fused
+  q = f32[4] fusion(s), kind=kLoop, calls=scale_fused
+  ROOT n = f32[4] negate(q)
+}
+";
+
+    fn id(m: &Module, name: &str) -> InstrId {
+        m.entry_computation().find(name).unwrap()
+    }
+
+    #[test]
+    fn a_fusion_that_holds_a_reduction_reassociates_and_an_elementwise_one_does_not() {
+        let m = parse_module(TEXT).unwrap();
+        let entry = m.entry_computation();
+        assert!(reassociates(&m, entry.instr(id(&m, "s"))));
+        assert!(!reassociates(&m, entry.instr(id(&m, "q"))));
+        assert!(!reassociates(&m, entry.instr(id(&m, "n"))));
+    }
+
+    #[test]
+    fn a_region_takes_in_every_unexposed_value_it_reads_and_stops_at_exposed_ones() {
+        let m = parse_module(TEXT).unwrap();
+        let n = m.entry_computation().instructions.len();
+        let some = Some(Value::Array(Literal::scalar(
+            crate::hlo::ElementType::F32,
+            0.0,
+        )));
+        let mut values: Vec<Option<Value>> = vec![some.clone(); n];
+        // `s` hidden: `q`'s region recomputes it from `x`
+        values[id(&m, "s").index()] = None;
+        let r = region_of(&m, &values, &[id(&m, "q")]);
+        assert_eq!(r, vec![id(&m, "s"), id(&m, "q")]);
+        // `q` exposed: `n`'s region is `n` alone
+        assert_eq!(region_of(&m, &values, &[id(&m, "n")]), vec![id(&m, "n")]);
+    }
 }
