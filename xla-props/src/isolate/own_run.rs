@@ -77,7 +77,7 @@ pub(crate) fn every_unit_legal_in_own_run(
         if values.is_some() {
             break;
         }
-        let hide = hidden_values(module, reads);
+        let hide = hidden_values(module, reads, &tested.numerics());
         let fewer: Vec<InstrId> = exposable
             .iter()
             .copied()
@@ -219,19 +219,24 @@ fn own_values(
 /// computes and what only moves such a value (reshape, broadcast,
 /// transpose, ...), and with `reads` also what a reduction or contraction
 /// reads (exposing it changes how the compiler fuses the producer into the
-/// sum, and so its order). A value is left unexposed only where every
-/// reader is a unit, whose region then judges it: never the root, nor a
-/// value that tuples or get-tuple-elements read.
-fn hidden_values(module: &Module, reads: bool) -> Vec<bool> {
+/// sum, and so its order) and a product an add reads where the numerics
+/// let it be contracted (exposed, it is rounded first). A value is left
+/// unexposed only where every reader is a unit, whose region then judges
+/// it: never the root, nor a value that tuples or get-tuple-elements read.
+fn hidden_values(module: &Module, reads: bool, numerics: &Numerics) -> Vec<bool> {
     let entry = module.entry_computation();
     let n = entry.instructions.len();
     let mut read_by_unit = vec![true; n];
     let mut read_by_sum = vec![false; n];
     for ins in &entry.instructions {
-        let sums = reassociates(module, ins);
+        let sums = reassociates(module, ins)
+            || (matches!(ins.opcode, Opcode::Add | Opcode::Subtract)
+                && numerics.contracts_multiply_add);
         for &o in &ins.operands {
             read_by_unit[o.index()] &= is_candidate(ins.opcode);
-            read_by_sum[o.index()] |= sums;
+            read_by_sum[o.index()] |= sums
+                && (!matches!(ins.opcode, Opcode::Add | Opcode::Subtract)
+                    || entry.instr(o).opcode == Opcode::Multiply);
         }
     }
     let mut hide = vec![false; n];
