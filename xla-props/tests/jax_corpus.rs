@@ -20,10 +20,6 @@ use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/jax");
 
 /// Which backends a triage entry is for.
-#[expect(
-    dead_code,
-    reason = "no pair is triaged today; the table keeps its shape"
-)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum On {
     XlaCpu,
@@ -38,10 +34,6 @@ impl On {
 }
 
 /// Why a module does not (yet) agree.
-#[expect(
-    dead_code,
-    reason = "no pair is triaged today; the table keeps its shape"
-)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
     /// A finding: a difference no declared numerics explain, with its
@@ -63,7 +55,28 @@ struct Triage {
 // rounding to int8); with the role-based inputs (issue 33) its output and
 // every instruction agree, and the finding keeps its own reproducer,
 // docs/repro/divide-by-broadcast (docs/findings.md).
-const TRIAGED: &[Triage] = &[];
+//
+// With extracted units keeping their constant operands (fourteenth
+// session), `compare --deep` shows the same finding inside two
+// unoptimized modules: a divide by a broadcast constant (a softmax scale,
+// an average pool's 1/9) that XLA:CPU computes as `x * (1/c)`; the outputs
+// agree within their bounds, the unit departs by 1 ulp.
+const TRIAGED: &[Triage] = &[
+    Triage {
+        file: "attention.before.hlo",
+        on: On::XlaCpu,
+        kind: Kind::Finding,
+        shows: "local disagreement: `div.7` (divide) [values]",
+        why: "XLA:CPU divides by a broadcast constant as x * (1/c), 1 ulp low (docs/repro/divide-by-broadcast)",
+    },
+    Triage {
+        file: "avg_pool.before.hlo",
+        on: On::XlaCpu,
+        kind: Kind::Finding,
+        shows: "local disagreement: `div.3` (divide) [values]",
+        why: "XLA:CPU divides by a broadcast constant as x * (1/c), 1 ulp low (docs/repro/divide-by-broadcast)",
+    },
+];
 
 fn xla_props() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xla-props"))
