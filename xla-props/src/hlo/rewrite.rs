@@ -233,8 +233,9 @@ fn is_constant_expression(source: &Computation, o: InstrId, depth: usize) -> boo
 #[derive(Clone, Debug)]
 pub struct Extracted {
     /// The module: one parameter per distinct operand that is not a
-    /// constant (a constant operand is copied as itself), then the
-    /// instruction (the root).
+    /// constant expression (a constant or iota, broadcast, reshaped,
+    /// transposed or converted: copied as itself), then the instruction
+    /// (the root).
     pub module: Module,
     /// For each parameter of the new module, the operand it stands for in the source computation.
     pub operands: Vec<InstrId>,
@@ -242,7 +243,8 @@ pub struct Extracted {
 
 /// Extracts instruction `id` of the entry computation as its own module whose
 /// parameters are its (distinct) operands, named after them, except
-/// constants, which are copied, so the compiler sees the same form. Called
+/// constant expressions, which are copied, so the compiler sees the same
+/// form. Called
 /// computations (a fusion's fused computation, reducers) come along whole.
 pub fn extract_instruction(module: &Module, id: InstrId) -> Extracted {
     let entry = module.entry_computation();
@@ -272,7 +274,8 @@ pub fn extract_instruction(module: &Module, id: InstrId) -> Extracted {
 
 /// A connected region of the entry computation extracted as its own
 /// module: `ids` (in topological order) are copied, every operand outside
-/// them becomes a parameter, and `root` is the root. Called computations
+/// them becomes a parameter (a constant expression is copied instead), and
+/// `root` is the root. Called computations
 /// come along whole.
 pub fn extract_region(module: &Module, ids: &[InstrId], root: InstrId) -> Extracted {
     let entry = module.entry_computation();

@@ -6,10 +6,12 @@
 //! numerics allow for the operands it was given there, the output is a
 //! composition of legal steps: legal, however far the steps' errors carry
 //! (a deep network's batch-norm gradients, bf16 attention), with no bound
-//! carried through the graph at all. A unit that departs on its own
-//! operands, or an exposed run that computes other outputs (the compiler
-//! formed something across units that exposing the values undid), leaves
-//! the verdict to the carried bound, which may call it a composition.
+//! carried through the graph at all. Where exposing a value changes how
+//! the compiler orders a sum, that value is left unexposed and judged
+//! inside the regions of the units that read it. A unit that departs on
+//! its own operands (also with its producers), or an exposed run that
+//! still computes other outputs, leaves the verdict to the carried bound,
+//! which may call it a composition.
 
 use std::collections::HashSet;
 
@@ -44,13 +46,13 @@ pub(crate) struct OwnRun {
 /// (parameters and constants are taken from it); `actual` the judged run's
 /// outputs.
 ///
-/// When exposing every value changes the outputs, the run is tried once
-/// more with the values of reductions and contractions left unexposed
-/// (their order of summation is what exposing changes: a reduction fused
-/// into its consumers, a dot fused with its bias); each unit is then judged
+/// When exposing every value changes the outputs, the run is tried up to
+/// twice more with fewer values exposed (see [`hidden_values`]: their
+/// order of summation is what exposing changes, a reduction fused into its
+/// consumers, a product contracted into its add); each unit is then judged
 /// together with the unexposed values it reads, recomputed from exposed
-/// ones: a region judged whole by the one judge, which sound as long as the
-/// region's own bound is.
+/// ones: a region judged whole by the one judge, which is sound as long as
+/// the region's own bound is.
 pub(crate) fn every_unit_legal_in_own_run(
     module: &Module,
     args: &[Literal],
