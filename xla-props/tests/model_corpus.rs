@@ -229,22 +229,25 @@ fn every_model_agrees_or_is_triaged_on_iree_cpu() {
 /// it (an unsound certificate: `predicted inf`).
 #[test]
 fn a_deep_gradient_is_certified_by_the_backends_own_run() {
-    let file = Path::new(DATA).join("eqx_cnn.train.after.hlo");
+    assert_certified_by_own_run(
+        "eqx_cnn.train.after.hlo",
+        "interpreter",
+        "amplified: in the backend's own run",
+    );
+}
+
+/// `compare` of corpus module `file` on `backend` agrees, and its
+/// certificate, which says `says`, rests on the backend's own run (never on
+/// an unbounded prediction).
+fn assert_certified_by_own_run(file: &str, backend: &str, says: &str) {
+    let file = Path::new(DATA).join(file);
     let out = xla_props()
-        .args([
-            "compare",
-            file.to_str().unwrap(),
-            "--backend",
-            "interpreter",
-        ])
+        .args(["compare", file.to_str().unwrap(), "--backend", backend])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(
-        stdout.contains("amplified: in the backend's own run"),
-        "{stdout}"
-    );
+    assert!(stdout.contains(says), "{stdout}");
     assert!(!stdout.contains("predicted inf"), "{stdout}");
 }
 
@@ -260,18 +263,11 @@ fn a_forward_pass_whose_sums_move_when_exposed_is_certified_with_them_hidden() {
     if !available("xla-cpu") {
         return;
     }
-    let file = Path::new(DATA).join("eqx_transformer.fwd.after.hlo");
-    let out = xla_props()
-        .args(["compare", file.to_str().unwrap(), "--backend", "xla-cpu"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(
-        stdout.contains("amplified: in the backend's own run (every value exposed but"),
-        "{stdout}"
+    assert_certified_by_own_run(
+        "eqx_transformer.fwd.after.hlo",
+        "xla-cpu",
+        "amplified: in the backend's own run (every value exposed but",
     );
-    assert!(!stdout.contains("predicted inf"), "{stdout}");
 }
 
 #[test]

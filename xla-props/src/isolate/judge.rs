@@ -213,6 +213,14 @@ pub(crate) fn ulp_of(l: &Literal, x: f64) -> f64 {
     }
 }
 
+/// Whether two flat results hold the same bits, leaf by leaf.
+pub(crate) fn same_bits(a: &[Literal], b: &[Literal]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.to_bits_vec() == y.to_bits_vec())
+}
+
 /// Rebuilds a value of `shape` from flattened leaves.
 pub(crate) fn rebuild(shape: &crate::hlo::Shape, it: &mut impl Iterator<Item = Literal>) -> Value {
     match shape {

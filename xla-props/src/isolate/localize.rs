@@ -10,7 +10,7 @@
 //! reference is the culprit, whose error appears only when upstream errors
 //! feed it.
 
-use super::judge::{judge_outputs, rebuild, MismatchKind, Tested};
+use super::judge::{judge_outputs, rebuild, same_bits, MismatchKind, Tested};
 use crate::backend::BackendError;
 use crate::check::Verdict;
 use crate::hlo::rewrite::{expose_values, extract_batch, extract_instruction};
@@ -240,12 +240,7 @@ fn scan_batch(
                 };
                 let expected_flat = expected.flatten();
                 let fingerprint_differs = fingerprints_differ(&expected_flat, actual);
-                if !fingerprint_differs
-                    && expected_flat
-                        .iter()
-                        .zip(actual)
-                        .all(|(e, a)| e.to_bits_vec() == a.to_bits_vec())
-                {
+                if !fingerprint_differs && same_bits(&expected_flat, actual) {
                     continue;
                 }
                 let x = extract_instruction(module, c);

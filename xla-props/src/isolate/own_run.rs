@@ -15,7 +15,7 @@
 
 use std::collections::HashSet;
 
-use super::judge::{judge_outputs, rebuild, ulp_of, MismatchKind, Tested};
+use super::judge::{judge_outputs, rebuild, same_bits, ulp_of, MismatchKind, Tested};
 use super::localize::{candidates, is_candidate, operand_args};
 use crate::check::Numerics;
 use crate::hlo::rewrite::{expose_values, extract_region};
@@ -71,6 +71,7 @@ pub(crate) fn every_unit_legal_in_own_run(
                 && !ins.shape.has_token()
         })
         .collect();
+    let numerics = tested.numerics();
     let mut values = own_values(module, args, actual, reference, tested, &exposable, debug);
     let mut hidden = 0;
     // second and third tries: fewer values exposed, each left unexposed
@@ -79,7 +80,7 @@ pub(crate) fn every_unit_legal_in_own_run(
         if values.is_some() {
             break;
         }
-        let hide = hidden_values(module, reads, &tested.numerics());
+        let hide = hidden_values(module, reads, &numerics);
         let fewer: Vec<InstrId> = exposable
             .iter()
             .copied()
@@ -91,7 +92,16 @@ pub(crate) fn every_unit_legal_in_own_run(
         }
     }
     let values = values?;
-    let numerics = tested.numerics();
+    // each instruction's place in topological order, for ordering regions
+    let mut rank = vec![0; entry.instructions.len()];
+    for (k, i) in entry
+        .post_order()
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+    {
+        rank[i.index()] = k;
+    }
     let mut own = OwnRun {
         units: 0,
         worst_ulp: 0.0,
@@ -105,7 +115,7 @@ pub(crate) fn every_unit_legal_in_own_run(
             continue;
         };
         own.units += 1;
-        let region = region_of(module, &values, &[c]);
+        let region = region_of(module, &values, &rank, &[c]);
         let ulp = match judge_region(module, &values, &region, c, &got, &numerics) {
             Ok(ulp) => ulp,
             Err(kind) => {
@@ -134,7 +144,7 @@ pub(crate) fn every_unit_legal_in_own_run(
                 }
                 let legal = tries.into_iter().filter(|t| !t.is_empty()).find_map(|t| {
                     let roots: Vec<InstrId> = t.into_iter().chain(std::iter::once(c)).collect();
-                    let grown = region_of(module, &values, &roots);
+                    let grown = region_of(module, &values, &rank, &roots);
                     judge_region(module, &values, &grown, c, &got, &numerics).ok()
                 });
                 match legal {
@@ -200,12 +210,7 @@ fn own_values(
     }
     // the exposed run must be the judged run
     let outputs = values.get(entry.root.index())?.as_ref()?.flatten();
-    let same = outputs.len() == actual.len()
-        && outputs
-            .iter()
-            .zip(actual)
-            .all(|(a, b)| a.to_bits_vec() == b.to_bits_vec());
-    if !same {
+    if !same_bits(&outputs, actual) {
         if debug {
             eprintln!(
                 "certificate debug: the run with {} values exposed computes other outputs than the judged run",
@@ -228,10 +233,15 @@ fn own_values(
 fn hidden_values(module: &Module, reads: bool, numerics: &Numerics) -> Vec<bool> {
     let entry = module.entry_computation();
     let n = entry.instructions.len();
+    let sums_alone: Vec<bool> = entry
+        .instructions
+        .iter()
+        .map(|ins| reassociates(module, ins))
+        .collect();
     let mut read_by_unit = vec![true; n];
     let mut read_by_sum = vec![false; n];
-    for ins in &entry.instructions {
-        let sums = reassociates(module, ins)
+    for (ins, &alone) in entry.instructions.iter().zip(&sums_alone) {
+        let sums = alone
             || (matches!(ins.opcode, Opcode::Add | Opcode::Subtract)
                 && numerics.contracts_multiply_add);
         for &o in &ins.operands {
@@ -252,7 +262,7 @@ fn hidden_values(module: &Module, reads: bool, numerics: &Numerics) -> Vec<bool>
         }
         let moves_hidden = moves_data(ins.opcode) && ins.operands.iter().any(|o| hide[o.index()]);
         hide[i.index()] =
-            reassociates(module, ins) || moves_hidden || (reads && read_by_sum[i.index()]);
+            sums_alone[i.index()] || moves_hidden || (reads && read_by_sum[i.index()]);
     }
     hide
 }
@@ -321,8 +331,13 @@ fn reassociates(module: &Module, ins: &Instruction) -> bool {
 }
 
 /// `roots` with every unexposed value they read, transitively, in
-/// topological order.
-fn region_of(module: &Module, values: &[Option<Value>], roots: &[InstrId]) -> Vec<InstrId> {
+/// topological order (`rank`: each instruction's place in it).
+fn region_of(
+    module: &Module,
+    values: &[Option<Value>],
+    rank: &[usize],
+    roots: &[InstrId],
+) -> Vec<InstrId> {
     let entry = module.entry_computation();
     let mut inside: HashSet<InstrId> = roots.iter().copied().collect();
     let mut stack: Vec<InstrId> = roots.to_vec();
@@ -333,12 +348,9 @@ fn region_of(module: &Module, values: &[Option<Value>], roots: &[InstrId]) -> Ve
             }
         }
     }
-    entry
-        .post_order()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|i| inside.contains(i))
-        .collect()
+    let mut region: Vec<InstrId> = inside.into_iter().collect();
+    region.sort_by_key(|i| rank[i.index()]);
+    region
 }
 
 /// Judges the backend's value `got` of `root`, computed by `region` from
@@ -356,12 +368,7 @@ fn judge_region(
     let cargs = operand_args(values, &x.operands).ok_or(MismatchKind::ReferenceFailed)?;
     let expected =
         crate::reference::evaluate(&x.module, &cargs).map_err(|_| MismatchKind::ReferenceFailed)?;
-    if expected.len() == got.len()
-        && expected
-            .iter()
-            .zip(got)
-            .all(|(e, g)| e.to_bits_vec() == g.to_bits_vec())
-    {
+    if same_bits(&expected, got) {
         return Ok(0.0);
     }
     let verdict = judge_outputs(&x.module, &cargs, &expected, got, numerics);
@@ -442,11 +449,15 @@ ENTRY e {
             0.0,
         )));
         let mut values: Vec<Option<Value>> = vec![some.clone(); n];
+        let rank: Vec<usize> = (0..n).collect();
         // `s` hidden: `q`'s region recomputes it from `x`
         values[id(&m, "s").index()] = None;
-        let r = region_of(&m, &values, &[id(&m, "q")]);
+        let r = region_of(&m, &values, &rank, &[id(&m, "q")]);
         assert_eq!(r, vec![id(&m, "s"), id(&m, "q")]);
         // `q` exposed: `n`'s region is `n` alone
-        assert_eq!(region_of(&m, &values, &[id(&m, "n")]), vec![id(&m, "n")]);
+        assert_eq!(
+            region_of(&m, &values, &rank, &[id(&m, "n")]),
+            vec![id(&m, "n")]
+        );
     }
 }
