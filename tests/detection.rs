@@ -43,7 +43,12 @@ fn subset(m: Mutation) -> (&'static str, T) {
         | M::SortCarriesValuesUnsorted
         | M::ScatterMinimumAsMaximum
         | M::DotMajorContractingAsMinor
-        | M::ConvIgnoresWindowReversal => ("configurations", T::F32),
+        | M::ConvIgnoresWindowReversal
+        | M::DotSquareRhsContractingAsZero => ("configurations", T::F32),
+        M::UnsignedStartIndexAsSigned => ("configurations", T::U8),
+        M::BroadcastConstantMisreadsOther | M::DynamicSliceConstantStartOffByOne => {
+            ("operand_forms", T::F32)
+        }
         _ => ("vs_reference", T::F32),
     }
 }

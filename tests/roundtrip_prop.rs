@@ -256,6 +256,11 @@ fn attrs(r: &mut Rng, op: Opcode, n_comps: usize) -> Attrs {
             "is_stable" => a.is_stable = r.chance(50),
             "direction" => a.direction = Some(*r.pick(&ComparisonDirection::ALL)),
             "type" => a.comparison_type = Some(*r.pick(&ComparisonType::ALL)),
+            // `order=TOTAL`/`PARTIAL` is read into the comparison type
+            "order" => {
+                a.comparison_type =
+                    Some(*r.pick(&[ComparisonType::TotalOrder, ComparisonType::Float]))
+            }
             "kind" => {
                 a.fusion_kind = Some(*r.pick(&[
                     FusionKind::Loop,

@@ -53,6 +53,10 @@ pub fn relevant_ops(mutation: Mutation) -> &'static [Opcode] {
         M::ScatterMinimumAsMaximum => &[O::Scatter],
         M::DotMajorContractingAsMinor => &[O::Dot],
         M::ConvIgnoresWindowReversal => &[O::Convolution],
+        M::BroadcastConstantMisreadsOther => &[O::Atan2, O::Add, O::Subtract, O::Divide],
+        M::DynamicSliceConstantStartOffByOne => &[O::DynamicSlice],
+        M::UnsignedStartIndexAsSigned => &[O::DynamicSlice, O::DynamicUpdateSlice],
+        M::DotSquareRhsContractingAsZero => &[O::Dot],
     }
 }
 

@@ -373,6 +373,51 @@ fn every_declared_model_reproduces_the_plugin() {
         batch_group_probe(ElementType::F8E5M2),
         batch_group_probe(ElementType::F8E4M3Fn),
         (
+            // an unsigned power of a broadcast base ignores the exponent's top bit
+            parse_module(
+                "HloModule m\n\nENTRY main {\n  s = u16[] parameter(0)\n  \
+                 x = u16[3] broadcast(s), dimensions={}\n  y = u16[3] parameter(1)\n  \
+                 ROOT r = u16[3] power(x, y)\n}\n",
+            )
+            .unwrap(),
+            vec![
+                lit(ElementType::U16, &[], &[55558.0]),
+                u16s(&[59717.0, 14529.0, 10.0]),
+            ],
+        ),
+        (
+            // divide by a broadcast constant: x * (1/3)
+            parse_module(
+                "HloModule m\n\nENTRY main {\n  x = f32[4] parameter(0)\n  \
+                 c = f32[] constant(3)\n  b = f32[4] broadcast(c), dimensions={}\n  \
+                 ROOT r = f32[4] divide(x, b)\n}\n",
+            )
+            .unwrap(),
+            vec![lit(ElementType::F32, &[4], &[10.0, 1.0, 7.0, 5.0])],
+        ),
+        (
+            // -0 + broadcast(0)
+            parse_module(
+                "HloModule m\n\nENTRY main {\n  x = f32[2] parameter(0)\n  \
+                 c = f32[] constant(0)\n  b = f32[2] broadcast(c), dimensions={}\n  \
+                 ROOT r = f32[2] add(x, b)\n}\n",
+            )
+            .unwrap(),
+            vec![lit(ElementType::F32, &[2], &[-0.0, 1.0])],
+        ),
+        (
+            // a convolution of two constants, folded with saturation
+            parse_module(
+                "HloModule m\n\nENTRY main {\n  \
+                 x = s16[1,2,1,2] constant({{{{32767, 1}}, {{100, -3}}}})\n  \
+                 w = s16[1,1,2,1] constant({{{{32767}, {32767}}}})\n  \
+                 ROOT r = s16[1,2,1,1] convolution(x, w), window={size=1x1}, \
+                 dim_labels=b01f_01io->b01f\n}\n",
+            )
+            .unwrap(),
+            Vec::new(),
+        ),
+        (
             binary("atan2", "bf16[3]"),
             vec![
                 bf16s(&[0x0001, 0x8001, 0x0040]),

@@ -42,6 +42,36 @@ pub fn flush_subnormal_inputs(args: &[Literal], numerics: &Numerics) -> Option<V
     changed.then_some(out)
 }
 
+/// The module with the subnormal float constants of flushed input types
+/// made zeros of their sign (a constant is read like an argument: an
+/// operand form, or XLA folding it), or None when it has none.
+pub fn flush_subnormal_constants(
+    module: &crate::hlo::Module,
+    numerics: &Numerics,
+) -> Option<crate::hlo::Module> {
+    let mut m = module.clone();
+    let mut changed = false;
+    for comp in &mut m.computations {
+        for i in &mut comp.instructions {
+            let Some(dtype) = i.shape.as_array().map(|a| a.dtype) else {
+                continue;
+            };
+            let (true, Some(fmt)) = (numerics.flushes_inputs(dtype), dtype.float_format()) else {
+                continue;
+            };
+            if let Some(crate::hlo::ConstantData::Float(v)) = &mut i.attrs.constant {
+                for x in v.iter_mut() {
+                    if *x != 0.0 && x.is_finite() && x.abs() < fmt.min_normal() {
+                        *x = if *x < 0.0 { -0.0 } else { 0.0 };
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    changed.then_some(m)
+}
+
 pub(crate) fn is_narrow_float(t: ElementType) -> bool {
     t.is_float() && t.bit_width() < 32
 }

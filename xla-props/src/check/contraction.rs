@@ -196,3 +196,125 @@ mod tests {
         assert_eq!(eval(&v, &args)[0].get_f64(0), 2f64.powi(-24));
     }
 }
+
+/// The module with every f64 `dot` and `convolution` computed from
+/// products that do not overflow: the left operand scaled by 2^-512 and
+/// the result by 2^512. A backend that accumulates products with fused
+/// multiply-adds (Eigen's matrix kernels, under XLA CPU's f64 dots and
+/// convolutions) never rounds a product, so a product that overflows f64 on
+/// its own does not make the sum infinite or NaN: `-2.5 * -inf + -2.5 *
+/// f64::MAX` is `inf` there, NaN with every product rounded. Where scaling
+/// loses a product's low bits (a left operand below 2^-510) the variant
+/// differs from both, so it legalizes only what it computes. None when the
+/// module has no f64 dot or convolution.
+///
+/// ```
+/// use xla_props::check::unrounded_products_variant;
+/// use xla_props::hlo::{parse_module, Opcode};
+/// let m = parse_module("HloModule m\nENTRY e {\n  a = f64[2] parameter(0)\n  b = f64[2] parameter(1)\n  ROOT d = f64[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n").unwrap();
+/// let v = unrounded_products_variant(&m).unwrap();
+/// let e = v.entry_computation();
+/// // the dot, scaled back: a copy of the product by 2^512
+/// assert_eq!(e.instr(e.root).opcode, Opcode::Copy);
+/// ```
+pub fn unrounded_products_variant(module: &Module) -> Option<Module> {
+    let mut m = module.clone();
+    let mut any = false;
+    for comp in &mut m.computations {
+        for k in 0..comp.instructions.len() {
+            let instr = comp.instructions[k].clone();
+            let Some(out) = instr.shape.as_array().cloned() else {
+                continue;
+            };
+            if !matches!(instr.opcode, Opcode::Dot | Opcode::Convolution)
+                || out.dtype != ElementType::F64
+                || instr.operands.len() != 2
+            {
+                continue;
+            }
+            let Some(lhs) = comp.instructions[instr.operands[0].index()]
+                .shape
+                .as_array()
+                .cloned()
+            else {
+                continue;
+            };
+            let name = instr.name.clone();
+            let scale = |comp: &mut crate::hlo::Computation,
+                         x: InstrId,
+                         like: &ArrayShape,
+                         e: i32,
+                         tag: &str| {
+                let c = comp.push(constant_f64(
+                    format!("{name}.products.{tag}c"),
+                    2f64.powi(e),
+                ));
+                let mut b = Instruction::new(
+                    format!("{name}.products.{tag}b"),
+                    Opcode::Broadcast,
+                    Shape::Array(like.clone()),
+                    vec![c],
+                );
+                b.attrs.dimensions = Some(Vec::new());
+                let b = comp.push(b);
+                comp.push(Instruction::new(
+                    format!("{name}.products.{tag}m"),
+                    Opcode::Multiply,
+                    Shape::Array(like.clone()),
+                    vec![x, b],
+                ))
+            };
+            let scaled = scale(comp, instr.operands[0], &lhs, -512, "l");
+            let mut inner = instr.clone();
+            inner.name = format!("{name}.products");
+            inner.operands[0] = scaled;
+            let inner = comp.push(inner);
+            let up = scale(comp, inner, &out, 512, "r");
+            let target = &mut comp.instructions[k];
+            target.opcode = Opcode::Copy;
+            target.operands = vec![up];
+            target.attrs = Default::default();
+            any = true;
+        }
+    }
+    any.then_some(m)
+}
+
+fn constant_f64(name: String, v: f64) -> Instruction {
+    let mut c = Instruction::new(
+        name,
+        Opcode::Constant,
+        Shape::Array(ArrayShape::new(ElementType::F64, Vec::new())),
+        Vec::new(),
+    );
+    c.attrs.constant = Some(crate::hlo::ConstantData::Float(vec![v]));
+    c
+}
+
+#[cfg(test)]
+mod products_tests {
+    use super::*;
+    use crate::hlo::parse_module;
+    use crate::literal::Literal;
+
+    #[test]
+    fn unrounded_products_keep_an_overflowing_product_finite() {
+        // measured on xla-cpu (both versions): a 1x1 f64 convolution of
+        // (-inf, f64::MAX) with a kernel of -2.5 is inf (NaN rounded)
+        let m = parse_module("HloModule m\nENTRY e {\n  x = f64[1,1,1,2] parameter(0)\n  c = f64[] constant(-2.5)\n  w = f64[1,1,2,1] broadcast(c), dimensions={}\n  ROOT r = f64[1,1,1,1] convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f\n}\n").unwrap();
+        let shape = ArrayShape::new(ElementType::F64, vec![1, 1, 1, 2]);
+        let x = Literal::from_f64s(&shape, &[f64::NEG_INFINITY, f64::MAX]).unwrap();
+        let exact = crate::reference::evaluate(&m, std::slice::from_ref(&x)).unwrap();
+        assert!(exact[0].get_f64(0).is_nan());
+        let v = unrounded_products_variant(&m).unwrap();
+        let alt = crate::reference::evaluate(&v, std::slice::from_ref(&x)).unwrap();
+        assert_eq!(alt[0].get_f64(0), f64::INFINITY);
+        // finite products are unchanged: 3 * 2.5 + 4 * 2.5
+        let y = Literal::from_f64s(&shape, &[3.0, 4.0]).unwrap();
+        let alt = crate::reference::evaluate(&v, &[y]).unwrap();
+        assert_eq!(alt[0].get_f64(0), -17.5);
+        // f32 is left alone
+        let f32m = parse_module("HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT d = f32[] dot(a, a), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n").unwrap();
+        assert!(unrounded_products_variant(&f32m).is_none());
+    }
+}

@@ -10,7 +10,8 @@
 //! a known bug's model.
 
 use super::known_bug_model::{apply_model_specs, ModelSpec};
-use crate::hlo::{Instruction, Module};
+use crate::hlo::ElementType;
+use crate::hlo::{Computation, InstrId, Instruction, Module, Opcode};
 use crate::literal::Literal;
 
 /// A bug a backend is known to have, with a model of its wrong results.
@@ -92,6 +93,28 @@ impl BugModel {
             BugModel::Rejects { .. } | BugModel::AnyValue(_) => None,
         }
     }
+
+    /// True when the bug's wrong values are any value at some elements
+    /// (an [`BugModel::AnyValue`], or a data model with an any-value kind).
+    pub fn is_any_value(&self) -> bool {
+        match self {
+            BugModel::AnyValue(_) => true,
+            BugModel::Data(specs) => specs
+                .iter()
+                .any(|s| matches!(s, ModelSpec::AnyValueWhereOperandIsOne { .. })),
+            _ => false,
+        }
+    }
+
+    /// Per output of `m`, the elements where the bug may give any value;
+    /// None when it has nothing there.
+    pub fn any_value_masks(&self, m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bool>>> {
+        match self {
+            BugModel::AnyValue(f) => f(m, inputs),
+            BugModel::Data(specs) => any_value_spec_masks(specs, m),
+            _ => None,
+        }
+    }
 }
 
 impl KnownBug {
@@ -129,4 +152,70 @@ impl std::fmt::Display for KnownBugNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {} ({})", self.id, self.summary, self.documented)
     }
+}
+
+/// True when `id` in `comp` is all ones: a splat float constant 1, or a broadcast of one.
+fn is_all_ones(comp: &Computation, id: InstrId) -> bool {
+    super::known_bug_model::is_all(comp, id, 1.0)
+}
+
+/// Per output of `m`: every element when the output is (or is a fusion
+/// whose root is) `op` at one of `dtypes` with operand `operand` all ones;
+/// None when no output is.
+pub fn operand_is_one_outputs(
+    m: &Module,
+    op: Opcode,
+    dtypes: &[ElementType],
+    operand: usize,
+) -> Option<Vec<Vec<bool>>> {
+    let hit = |comp: &Computation, i: &Instruction| {
+        i.opcode == op
+            && i.shape
+                .as_array()
+                .is_some_and(|a| dtypes.contains(&a.dtype))
+            && i.operands
+                .get(operand)
+                .is_some_and(|&x| is_all_ones(comp, x))
+    };
+    let entry = m.entry_computation();
+    output_masks(m, |o, n| {
+        let affected = hit(entry, o)
+            || (o.opcode == Opcode::Fusion
+                && o.attrs
+                    .calls
+                    .first()
+                    .and_then(|c| m.computations.get(c.index()))
+                    .is_some_and(|c| hit(c, c.instr(c.root))));
+        vec![affected; n]
+    })
+}
+
+/// Per output, the elements the any-value specs among `specs` accept any
+/// value at; None when none applies.
+pub fn any_value_spec_masks(specs: &[ModelSpec], m: &Module) -> Option<Vec<Vec<bool>>> {
+    let mut out: Option<Vec<Vec<bool>>> = None;
+    for s in specs {
+        let ModelSpec::AnyValueWhereOperandIsOne {
+            op,
+            dtypes,
+            operand,
+        } = s
+        else {
+            continue;
+        };
+        let Some(masks) = operand_is_one_outputs(m, *op, dtypes, *operand) else {
+            continue;
+        };
+        match &mut out {
+            None => out = Some(masks),
+            Some(acc) => {
+                for (a, b) in acc.iter_mut().zip(masks) {
+                    for (x, y) in a.iter_mut().zip(b) {
+                        *x |= y;
+                    }
+                }
+            }
+        }
+    }
+    out
 }

@@ -28,12 +28,14 @@ mod comparator_tests;
 #[cfg(test)]
 mod judge_semantics_tests;
 
-pub use alternatives::{excess_precision_variant, flush_subnormal_inputs};
+pub use alternatives::{
+    excess_precision_variant, flush_subnormal_constants, flush_subnormal_inputs,
+};
 pub(crate) use compare::{compare, CompareContext};
 pub use compare::{
     magnitude_sums_for_dot, magnitude_sums_for_reduce, module_opcodes, MagnitudeSums, Produced,
 };
-pub use contraction::fma_contraction_variant;
+pub use contraction::{fma_contraction_variant, unrounded_products_variant};
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
 pub use grouped_conv_model::{batch_group_dilation_holes, dense_depthwise_convolutions};
@@ -42,10 +44,13 @@ pub use known_bug_model::{
     apply_model_specs, replace_with_model, replace_with_model_of, type_text, ModelSpec,
     ModelTemplate, SubnormalSign,
 };
-pub use known_bugs::{output_masks, AnyValueMasks, BugModel, KnownBug, KnownBugNote};
+pub use known_bugs::{
+    any_value_spec_masks, operand_is_one_outputs, output_masks, AnyValueMasks, BugModel, KnownBug,
+    KnownBugNote,
+};
 pub use legal::legal_differences;
 pub use numerics::{Approximation, ErrorBudget, Numerics};
-pub use op_semantics::op_semantics_variant;
+pub use op_semantics::{op_semantics_variant, op_semantics_variant_ordered, ConstantOrder};
 pub use policy::{EvalFn, Policy};
 pub use sweep::{ulp_stats, UlpStats};
 pub use tolerances::{

@@ -14,13 +14,48 @@ use crate::hlo::{
     Opcode, PadDim, Shape,
 };
 
+/// Which first operands count as constants that XLA moves to the right.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ConstantOrder {
+    /// Constants and broadcasts or reshapes of them, first operands of
+    /// `minimum`/`maximum` only (the algebraic simplifier's canonical form).
+    Canonical,
+    /// Also iotas, and a constant lower bound of `clamp`: measured on
+    /// xla-cpu in some operand forms and not others (`maximum(iota, x)` of 0
+    /// and -0 is -0 in one fusion, 0 in another; `clamp(broadcast(0), -0,
+    /// h)` is -0, `clamp(constant(0...), -0, h)` is 0), so an alternative.
+    Widened,
+}
+
+/// True when `id` is a constant (with `Widened`, or an iota), or a
+/// broadcast or reshape of one.
+fn is_constant_made(
+    instrs: &[crate::hlo::Instruction],
+    id: crate::hlo::InstrId,
+    order: ConstantOrder,
+) -> bool {
+    instrs.get(id.index()).is_some_and(|i| match i.opcode {
+        Opcode::Constant => true,
+        Opcode::Iota => order == ConstantOrder::Widened,
+        Opcode::Broadcast | Opcode::Reshape => i
+            .operands
+            .first()
+            .is_some_and(|&o| is_constant_made(instrs, o, order)),
+        _ => false,
+    })
+}
+
 /// The module rewritten to the op semantics `numerics` declares, or None when
 /// no declared semantics applies to any instruction:
 ///
 /// - `fast_min_max`: every float `minimum(a, b)` becomes
 ///   `select(b < a, b, a)` and `maximum(a, b)` becomes `select(b > a, b, a)`,
-///   in every computation (reducers and fusions included); a float
-///   `clamp(lo, x, hi)` becomes `minimum(maximum(lo, x), hi)` under that rule.
+///   in every computation (reducers and fusions included), with a constant
+///   `a` (a constant, or a broadcast of one) and a non-constant `b` taken
+///   as `b, a` (XLA moves constants to the right); a float
+///   `clamp(lo, x, hi)` becomes `minimum(maximum(lo, x), hi)` under that
+///   rule ([`op_semantics_variant_ordered`] also moves iotas and constant
+///   clamp bounds).
 ///   With `swap_reducers`, the rule is applied with swapped operands inside
 ///   computations that reduce, reduce-window or scatter call (an
 ///   implementation may pass (element, accumulator) instead of
@@ -43,6 +78,15 @@ use crate::hlo::{
 /// assert_eq!(e.instr(e.root).opcode, Opcode::Select);
 /// ```
 pub fn op_semantics_variant(module: &Module, numerics: &Numerics) -> Option<Module> {
+    op_semantics_variant_ordered(module, numerics, ConstantOrder::Canonical)
+}
+
+/// [`op_semantics_variant`] with the first operands `order` moves.
+pub fn op_semantics_variant_ordered(
+    module: &Module,
+    numerics: &Numerics,
+    order: ConstantOrder,
+) -> Option<Module> {
     let mut m = module.clone();
     let mut changed = false;
     for ci in 0..m.computations.len() {
@@ -52,6 +96,13 @@ pub fn op_semantics_variant(module: &Module, numerics: &Numerics) -> Option<Modu
             let Some(arr) = instr.shape.as_array().cloned() else {
                 continue;
             };
+            // XLA moves a constant operand of a commutative op to the right
+            // (its algebraic simplifier's canonical form): a constant first
+            // operand of minimum/maximum is the dropped one under fast min/max
+            let constant_first = matches!(instr.opcode, Opcode::Minimum | Opcode::Maximum)
+                && instr.operands.len() == 2
+                && is_constant_made(&m.computations[ci].instructions, instr.operands[0], order)
+                && !is_constant_made(&m.computations[ci].instructions, instr.operands[1], order);
             let mut e = Emitter {
                 comp: &mut m.computations[ci].instructions,
                 name: instr.name.clone(),
@@ -62,6 +113,7 @@ pub fn op_semantics_variant(module: &Module, numerics: &Numerics) -> Option<Modu
                     if numerics.fast_min_max && arr.dtype.is_float() =>
                 {
                     let (a, b) = match instr.operands.as_slice() {
+                        [a, b] if constant_first => (*b, *a),
                         [a, b] => (*a, *b),
                         _ => continue,
                     };
@@ -78,13 +130,24 @@ pub fn op_semantics_variant(module: &Module, numerics: &Numerics) -> Option<Modu
                     let [lo, x, hi] = instr.operands.as_slice() else {
                         continue;
                     };
+                    // widened: a constant lower bound moved to the right of
+                    // the maximum (measured: clamp of a broadcast 0 and -0 is
+                    // -0, of a broadcast NaN is x)
+                    let lo_constant = order == ConstantOrder::Widened
+                        && is_constant_made(e.comp, *lo, order)
+                        && !is_constant_made(e.comp, *x, order);
                     let lo = e.broadcast_scalar(*lo, &arr);
                     let hi = e.broadcast_scalar(*hi, &arr);
                     let (x, lo, hi) = (*x, lo?, hi?);
                     let daz = numerics.flushes_inputs(arr.dtype);
-                    // maximum(lo, x): lo unless x > lo
-                    let gt = e.daz_compare(&arr, x, lo, ComparisonDirection::Gt, daz);
-                    let mx = e.push(Opcode::Select, Shape::Array(arr.clone()), vec![gt, x, lo]);
+                    // maximum(lo, x): lo unless x > lo; maximum(x, lo): x unless lo > x
+                    let (first, second) = if lo_constant { (x, lo) } else { (lo, x) };
+                    let gt = e.daz_compare(&arr, second, first, ComparisonDirection::Gt, daz);
+                    let mx = e.push(
+                        Opcode::Select,
+                        Shape::Array(arr.clone()),
+                        vec![gt, second, first],
+                    );
                     // minimum(mx, hi): mx unless hi < mx
                     let lt = e.daz_compare(&arr, hi, mx, ComparisonDirection::Lt, daz);
                     Some((Opcode::Select, vec![lt, hi, mx]))
@@ -348,7 +411,8 @@ impl Emitter<'_> {
             .iter()
             .any(|w| (padding_too && padded(w)) || (holes_too && holes(w)));
         if !wanted
-            || window.iter().any(|w| w.pad_low < 0 || w.pad_high < 0 || w.base_dilation < 1)
+            // a negative padding crops, as a `pad` with negative edges does
+            || window.iter().any(|w| w.base_dilation < 1)
             // a dilation the variant kept would apply to the padded input
             || (!holes_too && window.iter().any(holes))
             || window.len() != cd.input_spatial.len()
@@ -480,6 +544,54 @@ mod tests {
             assert!(judged(&n).is_agreement(), "{op}");
             assert!(!judged(&Numerics::exact()).is_agreement(), "{op}");
         }
+    }
+
+    #[test]
+    fn fast_min_max_moves_a_constant_clamp_bound_and_an_iota_in_the_widened_order() {
+        // measured on xla-cpu: clamp(broadcast(0), -0, hi) is -0 and
+        // clamp(broadcast(NaN), x, hi) is min(x, hi); maximum(iota, -0) is -0
+        // in one fusion (and 0 in other forms: the canonical order)
+        let n = fast_min_max();
+        let wide =
+            |m: &Module| op_semantics_variant_ordered(m, &n, ConstantOrder::Widened).unwrap();
+        let clamp = |lo: &str| {
+            parse_module(&format!(
+                "HloModule m\nENTRY e {{\n  c = f32[] constant({lo})\n  l = f32[4] broadcast(c), dimensions={{}}\n  x = f32[4] parameter(0)\n  h = f32[4] parameter(1)\n  ROOT r = f32[4] clamp(l, x, h)\n}}\n"
+            ))
+            .unwrap()
+        };
+        let x = lit(ElementType::F32, &[NEG_ZERO, ONE_HALF, NEG_ZERO, ONE_HALF]);
+        let h = lit(ElementType::F32, &[ONE_HALF, 0x4000_0000, 0, 0x3f80_0000]);
+        let args = [x, h];
+        let alt = evaluate(&wide(&clamp("0")), &args).unwrap().pop().unwrap();
+        assert_eq!(bits(&alt), [NEG_ZERO, ONE_HALF, NEG_ZERO, 0x3f80_0000]);
+        let canonical = op_semantics_variant(&clamp("0"), &n).unwrap();
+        let alt = evaluate(&canonical, &args).unwrap().pop().unwrap();
+        assert_eq!(bits(&alt), [0, ONE_HALF, 0, 0x3f80_0000]);
+        let alt = evaluate(&wide(&clamp("nan")), &args)
+            .unwrap()
+            .pop()
+            .unwrap();
+        assert_eq!(bits(&alt), [NEG_ZERO, ONE_HALF, NEG_ZERO, 0x3f80_0000]);
+        // a parameter bound keeps the order: max(lo, x) is lo for equal zeros
+        let m = parse_module("HloModule m\nENTRY e {\n  l = f32[2] parameter(0)\n  x = f32[2] parameter(1)\n  h = f32[2] parameter(2)\n  ROOT r = f32[2] clamp(l, x, h)\n}\n").unwrap();
+        let args = [
+            lit(ElementType::F32, &[0, 0]),
+            lit(ElementType::F32, &[NEG_ZERO, NEG_ZERO]),
+            lit(ElementType::F32, &[ONE_HALF, ONE_HALF]),
+        ];
+        assert_eq!(bits(&evaluate(&wide(&m), &args).unwrap()[0]), [0, 0]);
+        let iota = parse_module("HloModule m\nENTRY e {\n  i = f32[2] iota(), iota_dimension=0\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] maximum(i, x)\n}\n").unwrap();
+        let x = [lit(ElementType::F32, &[NEG_ZERO, 0x4000_0000])];
+        assert_eq!(
+            bits(&evaluate(&wide(&iota), &x).unwrap()[0]),
+            [NEG_ZERO, 0x4000_0000]
+        );
+        let canonical = op_semantics_variant(&iota, &n).unwrap();
+        assert_eq!(
+            bits(&evaluate(&canonical, &x).unwrap()[0]),
+            [0, 0x4000_0000]
+        );
     }
 
     #[test]
@@ -657,6 +769,20 @@ mod tests {
         )
         .unwrap();
         assert!(op_semantics_variant(&unpadded, &n).is_none());
+        // a negative edge crops while the other pads (measured on xla-cpu:
+        // configurations' pad-negative class, f8e5m2, an inf weight over
+        // the padded column gives NaN)
+        let mixed = parse_module(
+            "HloModule m\nENTRY e {\n  x = f32[1,3,3,1] parameter(0)\n  w = f32[3,3,1,1] parameter(1)\n  ROOT c = f32[1,1,2,1] convolution(x, w), window={size=3x3 pad=-1_1x1_-1}, dim_labels=b01f_01io->b01f\n}\n",
+        )
+        .unwrap();
+        let v = op_semantics_variant(&mixed, &n).unwrap();
+        let alt = evaluate(&v, &args).unwrap().pop().unwrap();
+        let reference = evaluate(&mixed, &args).unwrap().pop().unwrap();
+        // output (0,0): rows 1..3 (row 3 padding), columns -1..1: the inf
+        // weight (0,0) meets the padded column
+        assert!(alt.get_f64(0).is_nan());
+        assert_eq!(reference.get_f64(0), 8.0);
     }
 
     #[test]

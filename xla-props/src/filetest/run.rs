@@ -216,4 +216,43 @@ mod tests {
         let t = HloTest::parse(&text, None).unwrap();
         assert_eq!(t.args[0].to_bits_vec(), lit.to_bits_vec());
     }
+
+    #[test]
+    fn the_rng_and_triangular_solve_examples_agree_on_the_interpreter() {
+        for (name, text) in [
+            (
+                "rng_bit_generator",
+                include_str!("../../../tests/hlo/rng_bit_generator.hlotest"),
+            ),
+            (
+                "triangular_solve",
+                include_str!("../../../tests/hlo/triangular_solve.hlotest"),
+            ),
+        ] {
+            let t = HloTest::parse(text, None).unwrap();
+            assert_eq!(
+                run_file_on(&t, &Interpreter::default()),
+                TrialResult::Pass,
+                "{name}"
+            );
+            // the values themselves, not only the judge's verdict (which
+            // bounds nothing for a triangular solve)
+            let (m, args) = (&t.module, t.arguments().unwrap());
+            let reference = crate::reference::evaluate(m, &args).unwrap();
+            let ours = Interpreter::default()
+                .compile(m)
+                .unwrap()
+                .execute(&args)
+                .unwrap();
+            assert_eq!(ours.len(), reference.len());
+            for (o, r) in ours.iter().zip(&reference) {
+                for (x, y) in o.to_f64_vec().iter().zip(r.to_f64_vec()) {
+                    assert!(
+                        (x - y).abs() <= 1e-5 * y.abs().max(1.0),
+                        "{name}: {x} vs {y}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -234,25 +234,29 @@ pub const ATTRIBUTE_CLASSES: &[ClassFamily] = &[
     ClassFamily {
         op: Opcode::DynamicSlice,
         attribute: "start index dtype x range",
-        reason: "every index type; in-bounds starts and starts clamped from above and (signed) from below",
+        reason: "every index type; in-bounds starts and starts clamped from above and (signed) from below; unsigned starts with the high bit set (past the end; negative if misread as signed); the type's minimum and maximum; a zero-size window",
         applies: any,
         classes: &[
             "s8-inbounds", "s8-oob-high", "s8-oob-low", "s16-inbounds", "s16-oob-low",
             "s32-inbounds", "s32-oob-high", "s32-oob-low", "s64-inbounds", "s64-oob-high",
             "u8-inbounds", "u8-oob-high", "u16-oob-high", "u32-inbounds", "u32-oob-high",
-            "u64-oob-high",
+            "u64-oob-high", "u8-high-bit", "u16-high-bit", "u32-high-bit", "u64-high-bit",
+            "s8-extremes", "s32-extremes", "s64-extremes", "u8-extremes", "u64-extremes",
+            "s32-empty-window", "u32-empty-window",
         ],
     },
     ClassFamily {
         op: Opcode::DynamicUpdateSlice,
         attribute: "start index dtype x range",
-        reason: "every index type; in-bounds starts and starts clamped from above and (signed) from below",
+        reason: "every index type; in-bounds starts and starts clamped from above and (signed) from below; unsigned starts with the high bit set (past the end; negative if misread as signed); the type's minimum and maximum; a zero-size window",
         applies: any,
         classes: &[
             "s8-inbounds", "s8-oob-high", "s8-oob-low", "s16-inbounds", "s16-oob-low",
             "s32-inbounds", "s32-oob-high", "s32-oob-low", "s64-inbounds", "s64-oob-high",
             "u8-inbounds", "u8-oob-high", "u16-oob-high", "u32-inbounds", "u32-oob-high",
-            "u64-oob-high",
+            "u64-oob-high", "u8-high-bit", "u16-high-bit", "u32-high-bit", "u64-high-bit",
+            "s8-extremes", "s32-extremes", "s64-extremes", "u8-extremes", "u64-extremes",
+            "s32-empty-window", "u32-empty-window",
         ],
     },
     ClassFamily {
@@ -271,6 +275,16 @@ pub const ATTRIBUTE_CLASSES: &[ClassFamily] = &[
         reason: "a sortedness promise honoured by sorted indices",
         applies: any,
         classes: &["sorted"],
+    },
+    ClassFamily {
+        op: Opcode::Gather,
+        attribute: "start index type x value class",
+        reason: "start indices of every width and signedness: unsigned with the high bit set (past the end; negative if misread as signed), the type's minimum and maximum, negative (clamped to 0)",
+        applies: any,
+        classes: &[
+            "u8-high-bit", "u16-high-bit", "u32-high-bit", "u64-high-bit", "s8-extremes",
+            "s16-extremes", "s64-extremes", "u8-extremes", "u64-extremes", "s32-oob-low",
+        ],
     },
     ClassFamily {
         op: Opcode::Scatter,
@@ -348,29 +362,35 @@ pub const ATTRIBUTE_CLASSES: &[ClassFamily] = &[
     ClassFamily {
         op: Opcode::Dot,
         attribute: "contracting dimensions",
-        reason: "the contracting dimension in every position of rank 1 and 2 operands, two contracting dims (in both orders), none (an outer product)",
+        reason: "the contracting dimension in every position of rank 1 and 2 operands, two contracting dims (in both orders), none (an outer product); each also with square operands (every dim 3), where a kernel can mistake one dim for another",
         applies: any,
         classes: &[
             "vv", "mv", "vm", "mk-kn", "km-kn", "mk-nk", "km-nk", "two-contract",
-            "two-contract-swapped", "outer", "no-contract-r2",
+            "two-contract-swapped", "outer", "no-contract-r2", "mv-square", "vm-square",
+            "mk-kn-square", "km-kn-square", "mk-nk-square", "km-nk-square",
+            "two-contract-square", "two-contract-swapped-square", "no-contract-r2-square",
         ],
     },
     ClassFamily {
         op: Opcode::Dot,
         attribute: "batch dimensions",
-        reason: "the batch dimension first, in the middle, last, in different positions on the two sides, two batch dims, and batch only",
+        reason: "the batch dimension first, in the middle, last, in different positions on the two sides, two batch dims, and batch only; each also with square operands (every dim 3)",
         applies: any,
         classes: &[
             "batch-first", "batch-middle", "batch-last", "batch-mixed", "batch-two",
-            "batch-only",
+            "batch-only", "batch-first-square", "batch-middle-square", "batch-last-square",
+            "batch-mixed-square", "batch-two-square", "batch-only-square",
         ],
     },
     ClassFamily {
         op: Opcode::Convolution,
         attribute: "dim_labels",
-        reason: "input, kernel and output dimension orders other than b01f_01io->b01f",
+        reason: "input, kernel and output dimension orders other than b01f_01io->b01f; each with a square kernel (2 input, 2 output features) and a non-square one (`-o3`: 3 output features)",
         applies: any,
-        classes: &["b01f", "bf01", "f01b", "kernel-oi01", "kernel-i01o", "output-bf01"],
+        classes: &[
+            "b01f", "bf01", "f01b", "kernel-oi01", "kernel-i01o", "output-bf01", "b01f-o3",
+            "bf01-o3", "f01b-o3", "kernel-oi01-o3", "kernel-i01o-o3", "output-bf01-o3",
+        ],
     },
     ClassFamily {
         op: Opcode::Convolution,

@@ -39,7 +39,7 @@ pub use parser::{
     parse_module, parse_module_bytes, ParseError, MAX_NESTING, MAX_OPERAND_NESTING,
     MAX_SPLAT_ELEMENTS,
 };
-pub use printer::print_module;
+pub use printer::{attrs_text, print_module};
 pub use shape::{ArrayShape, Layout, Shape};
 pub use shape_inference::{
     check_constant, default_comparison_type, infer, infer_shape, signature, ShapeError,

@@ -175,7 +175,7 @@ opcodes! {
     ShiftRightArithmetic => "shift-right-arithmetic", Fixed(2), ElementwiseBinary, [];
     ShiftRightLogical => "shift-right-logical", Fixed(2), ElementwiseBinary, [];
     // selection
-    Compare => "compare", Fixed(2), Selection, ["direction", "type"];
+    Compare => "compare", Fixed(2), Selection, ["direction", "type", "order"];
     Select => "select", Fixed(3), Selection, [];
     Clamp => "clamp", Fixed(3), Selection, [];
     // conversion
@@ -248,7 +248,7 @@ opcodes! {
     Cholesky => "cholesky", Fixed(1), ParseOnly, ["lower"];
     TriangularSolve => "triangular-solve", Fixed(2), ParseOnly, ["left_side", "lower", "unit_diagonal", "transpose_a"];
     Fft => "fft", Fixed(1), ParseOnly, ["fft_type", "fft_length"];
-    TopK => "topk", Fixed(1), Reduction, ["k", "largest"];
+    TopK => "topk", Fixed(1), Reduction, ["k", "largest", "is_stable"];
     StochasticConvert => "stochastic-convert", Fixed(2), ParseOnly, [];
     BatchNormTraining => "batch-norm-training", Fixed(3), ParseOnly, ["epsilon", "feature_index"];
     BatchNormInference => "batch-norm-inference", Fixed(5), ParseOnly, ["epsilon", "feature_index"];

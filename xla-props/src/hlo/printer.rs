@@ -97,6 +97,19 @@ fn write_instruction(
     write_attrs(f, m, i.opcode, a)
 }
 
+/// The attributes of `i` as the printer writes them after its operands
+/// (`, window={size=1x1}, dim_labels=...`), for a model that repeats the
+/// instruction with other operands.
+pub fn attrs_text(m: &Module, i: &Instruction) -> String {
+    struct Attrs<'a>(&'a Module, &'a Instruction);
+    impl fmt::Display for Attrs<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write_attrs(f, self.0, self.1.opcode, &self.1.attrs)
+        }
+    }
+    Attrs(m, i).to_string()
+}
+
 /// The name of a called computation (a placeholder for a dangling id).
 fn comp_name(m: &Module, id: super::ir::CompId) -> String {
     m.computations.get(id.index()).map_or_else(

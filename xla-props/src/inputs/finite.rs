@@ -26,13 +26,21 @@ use crate::reference::Evaluator;
 /// Rounds of repair at most (the reference runs once more than this).
 pub const MAX_FINITE_ROUNDS: usize = 16;
 
-/// Whether some float element of `v` is NaN or infinite.
+/// Whether element `i` of `l` is NaN or infinite (a complex element: either part).
+fn element_nonfinite(l: &Literal, i: usize) -> bool {
+    let t = l.dtype();
+    if t.is_complex() {
+        let (re, im) = l.get_complex(i);
+        !(re.is_finite() && im.is_finite())
+    } else {
+        t.is_float() && !l.get_f64(i).is_finite()
+    }
+}
+
+/// Whether some float or complex element of `v` is NaN or infinite.
 fn nonfinite(v: &Value) -> bool {
     match v {
-        Value::Array(l) => {
-            let t = l.dtype();
-            t.is_float() && (0..l.element_count()).any(|i| !l.get_f64(i).is_finite())
-        }
+        Value::Array(l) => (0..l.element_count()).any(|i| element_nonfinite(l, i)),
         Value::Tuple(items) => items.iter().any(nonfinite),
         Value::Token => false,
     }
@@ -95,7 +103,7 @@ pub(crate) fn nonfinite_starts(
             Some(Value::Array(l)) => Some((
                 l.element_count(),
                 (0..l.element_count())
-                    .filter(|&e| !l.get_f64(e).is_finite())
+                    .filter(|&e| element_nonfinite(l, e))
                     .collect(),
             )),
             _ => None,
@@ -255,7 +263,7 @@ impl FiniteRepair {
                 match (mode, &s.elements) {
                     (Mode::Elements, Some((_, elems))) if aligned(s, p) => {
                         for &i in elems {
-                            lit.set_f64(i, sampler.draw(rng));
+                            sampler.redraw(lit, i, rng);
                         }
                         self.resampled += elems.len() as u64;
                         changed = true;
@@ -268,7 +276,7 @@ impl FiniteRepair {
                         self.first[p].get_or_insert(sampler.interval);
                         sampler.narrow(q, rng);
                         for i in 0..lit.element_count() {
-                            lit.set_f64(i, sampler.draw(rng));
+                            sampler.redraw(lit, i, rng);
                         }
                         narrowed[p] = true;
                         changed = true;

@@ -127,8 +127,8 @@ fn analyse(
 ) -> Result<Analysis, InputError> {
     for (index, shape) in module.parameter_shapes().into_iter().enumerate() {
         match shape.as_array() {
-            Some(a) if !a.dtype.is_complex() => {}
-            _ => {
+            Some(_) => {}
+            None => {
                 return Err(InputError::UnsupportedParameter {
                     index,
                     shape: shape.to_string(),
@@ -151,9 +151,7 @@ fn analyse(
         if how == Start::Default && with_roles {
             for (k, role) in roles.iter().enumerate() {
                 if let (Some(r), Some(i)) = (role.range(), v.get_mut(k)) {
-                    let t = graph.nodes[graph.params[k]]
-                        .dtype
-                        .unwrap_or(ElementType::F32);
+                    let t = sample_type(graph.nodes[graph.params[k]].dtype);
                     let scaled = i.intersect(r).round_inward(t);
                     // a reduce's identity (a point) stays; so does a range
                     // that leaves a single value
@@ -219,14 +217,23 @@ fn analyse(
     })
 }
 
+/// The type a parameter's values are drawn in: its element type, or the
+/// component type of a complex one (each part is drawn from the parameter's
+/// interval: the interval of a complex parameter bounds both parts).
+fn sample_type(dtype: Option<ElementType>) -> ElementType {
+    let t = dtype.unwrap_or(ElementType::F32);
+    crate::literal::component_type(t).unwrap_or(t)
+}
+
 /// Each parameter's interval before propagation; a reduce's init that is an
-/// entry parameter starts as its reducer's identity.
+/// entry parameter starts as its reducer's identity (a complex one: that
+/// real value, drawn with a zero imaginary part).
 fn start_intervals(graph: &Graph, how: Start) -> Vec<Interval> {
     let mut start: Vec<Interval> = graph
         .params
         .iter()
         .map(|&p| {
-            let t = graph.nodes[p].dtype.unwrap_or(ElementType::F32);
+            let t = sample_type(graph.nodes[p].dtype);
             let i = match how {
                 Start::Default => default_interval(t),
                 Start::WholeType => Interval::finite_of_type(t),
@@ -246,7 +253,7 @@ fn start_intervals(graph: &Graph, how: Start) -> Vec<Interval> {
         let Some(p) = graph.nodes[init].param.filter(|&p| p < start.len()) else {
             continue;
         };
-        let t = graph.nodes[init].dtype.unwrap_or(ElementType::F32);
+        let t = sample_type(graph.nodes[init].dtype);
         let identity = match reducer {
             Reducer::Add => 0.0,
             Reducer::Mul => 1.0,
@@ -342,6 +349,8 @@ fn guaranteed(s: &Site, prop: &Propagation<'_>) -> bool {
     match s.demand {
         Demand::Within(i) => i.contains_interval(f),
         Demand::Finite => match prop.g.nodes[s.node].dtype {
+            // no interval says a complex value is finite
+            Some(t) if t.is_complex() => false,
             Some(t) => Interval::finite_of_type(t).contains_interval(f),
             None => true,
         },
@@ -461,7 +470,8 @@ pub fn generate_inputs(
     let mut args = Vec::new();
     for (k, &p) in g.params.iter().enumerate() {
         let node = &g.nodes[p];
-        let dtype = node.dtype.unwrap_or(ElementType::F32);
+        let complex = node.dtype.is_some_and(ElementType::is_complex);
+        let dtype = sample_type(node.dtype);
         let mut interval = a.params[k];
         if let Some((min, max)) = dtype.int_range() {
             interval = interval.intersect(Interval::new(min as f64, max as f64));
@@ -480,6 +490,7 @@ pub fn generate_inputs(
             pool: Vec::new(),
             edges,
             index_param: index_params.contains(&k),
+            complex,
         };
         let count = node.element_count();
         if distribution == Distribution::Duplicates {
@@ -493,7 +504,14 @@ pub fn generate_inputs(
             .cloned()
             .expect("checked array parameter");
         crate::literal::check_size(&shape)?;
-        if distribution == Distribution::Exhaustive && dtype.is_float() && dtype.bit_width() <= 16 {
+        if complex {
+            let values: Vec<(f64, f64)> =
+                (0..count).map(|_| sampler.draw_complex(&mut rng)).collect();
+            args.push(Literal::from_complex(&shape, &values)?);
+        } else if distribution == Distribution::Exhaustive
+            && dtype.is_float()
+            && dtype.bit_width() <= 16
+        {
             let patterns = 1u64 << dtype.bit_width();
             let bits: Vec<u64> = (0..count as u64).map(|i| i % patterns).collect();
             args.push(Literal::from_bits(&shape, &bits)?);
@@ -728,8 +746,7 @@ fn repair(
                 None => (0..lit.element_count()).collect(),
             };
             for i in elems {
-                let v = sampler.draw(rng);
-                lit.set_f64(i, v);
+                sampler.redraw(lit, i, rng);
                 if hole {
                     out.hole_resamples += 1;
                 } else {

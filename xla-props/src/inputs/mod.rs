@@ -19,6 +19,8 @@ mod seeded;
 mod sites;
 
 #[cfg(test)]
+mod complex_tests;
+#[cfg(test)]
 mod roles_tests;
 #[cfg(test)]
 mod tests;

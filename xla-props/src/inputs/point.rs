@@ -2,7 +2,10 @@
 //! with one rounding per node to the node's type, to test each requirement
 //! element by element. It covers the ops whose values requirements depend on
 //! (elementwise math, shape ops, reductions); a node it cannot evaluate makes
-//! its requirements "unchecked", which the caller reports.
+//! its requirements "unchecked", which the caller reports. Complex values
+//! are not evaluated; the real and imaginary parts of a complex entry
+//! parameter are (JAX writes most complex functions as real arithmetic on
+//! them).
 
 use super::graph::{Graph, Node, Reducer};
 use crate::hlo::{ComparisonDirection, ConstantData, ElementType, Instruction, Module, Opcode};
@@ -365,7 +368,7 @@ fn eval_node(
         n,
         instr: module.comp(n.comp).instr(n.instr),
         vals,
-        dtype: n.dtype?,
+        dtype: n.dtype.filter(|t| !t.is_complex())?,
         count: n.element_count(),
     };
     let float = e.dtype.is_float();
@@ -419,8 +422,42 @@ fn eval_node(
         Opcode::Clamp => e.clamp(),
         Opcode::Compare => e.compare(),
         Opcode::Reduce => e.reduce(),
+        Opcode::Real | Opcode::Imag => part(g, n, args, vals, n.opcode == Opcode::Real),
         _ => None,
     }
+}
+
+/// `real(x)` or `imag(x)`: of a complex entry parameter, its parts; of a
+/// real value, the value or 0. Other complex values are not evaluated.
+fn part(
+    g: &Graph,
+    n: &Node,
+    args: &[Literal],
+    vals: &[Option<Vec<f64>>],
+    real: bool,
+) -> Option<Vec<f64>> {
+    let dtype = n.dtype?;
+    let x = g.nodes.get(*n.operands.first()?)?;
+    let count = n.element_count();
+    if !x.dtype?.is_complex() {
+        let v = vals.get(*n.operands.first()?)?.as_ref()?;
+        return Some(if real { v.clone() } else { vec![0.0; v.len()] });
+    }
+    if x.opcode != Opcode::Parameter {
+        return None;
+    }
+    let lit = args.get(x.param?)?;
+    if lit.element_count() != count || !lit.dtype().is_complex() {
+        return None;
+    }
+    Some(
+        (0..count)
+            .map(|i| {
+                let (re, im) = lit.get_complex(i);
+                round(if real { re } else { im }, dtype)
+            })
+            .collect(),
+    )
 }
 
 /// Which elements of each node reach the output: a select's untaken branch

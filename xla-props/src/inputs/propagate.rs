@@ -11,6 +11,12 @@
 //!    and `c > -t`, ...) so that every point left is legal. What neither step
 //!    can express (`x*x >= 1`, holes such as `x - y != 0`) is left to
 //!    rejection sampling, and reported.
+//!
+//! Complex values have no interval: a complex node's forward interval is
+//! everything, and no step narrows a complex node or a complex operand (the
+//! interval of a complex parameter bounds both its parts and is only ever
+//! its starting range). What a real node computed from complex values
+//! requires (`log(abs(z))`) is left to sampling and the reference's checks.
 
 use super::graph::{Graph, Node, NodeId, Reducer};
 use super::interval::Interval;
@@ -147,7 +153,7 @@ impl<'m> Propagation<'m> {
     }
 
     fn forward_node(&self, n: &Node, fwd: &[Interval]) -> Interval {
-        let Some(dtype) = n.dtype else {
+        let Some(dtype) = n.dtype.filter(|t| !t.is_complex()) else {
             return Interval::ALL;
         };
         let full = Interval::of_type(dtype);
@@ -282,6 +288,7 @@ impl<'m> Propagation<'m> {
                 }
             }
             Opcode::Dot => op(0).times(op(1)).scale(self.dot_terms(n)),
+            Opcode::Real | Opcode::Imag => self.part_interval(n, fwd),
             _ => full,
         };
         if !dtype.is_float() && !full.contains_interval(raw) {
@@ -346,6 +353,41 @@ impl<'m> Propagation<'m> {
         true
     }
 
+    /// The forward interval of `real(x)` or `imag(x)`: of a complex entry
+    /// parameter, its interval (which bounds both parts; a parameter drawn as
+    /// a single real value has imaginary part 0); of a real value, the value
+    /// or 0; of any other complex value, everything.
+    fn part_interval(&self, n: &Node, fwd: &[Interval]) -> Interval {
+        let real = n.opcode == Opcode::Real;
+        let Some(&o) = n.operands.first() else {
+            return Interval::ALL;
+        };
+        let x = &self.g.nodes[o];
+        match (x.dtype, x.opcode, x.param) {
+            (Some(t), Opcode::Parameter, Some(k)) if t.is_complex() => {
+                let i = self.params.get(k).copied().unwrap_or(Interval::ALL);
+                if !real && i.lo == i.hi {
+                    Interval::point(0.0)
+                } else {
+                    i
+                }
+            }
+            (Some(t), _, _) if t.is_complex() => Interval::ALL,
+            _ if real => fwd.get(o).copied().unwrap_or(Interval::ALL),
+            _ => Interval::point(0.0),
+        }
+    }
+
+    /// Whether node `n` or one of its operands is complex: no interval
+    /// describes it, so nothing is narrowed through it.
+    fn touches_complex(&self, n: &Node) -> bool {
+        let complex = |t: Option<ElementType>| t.is_some_and(ElementType::is_complex);
+        complex(n.dtype)
+            || n.operands
+                .iter()
+                .any(|&o| complex(self.g.nodes.get(o).and_then(|x| x.dtype)))
+    }
+
     /// Narrows the operands of node `id` given its wanted interval.
     fn project(&self, id: NodeId, want: &mut [Interval]) {
         let n = &self.g.nodes[id];
@@ -363,7 +405,12 @@ impl<'m> Propagation<'m> {
         // (values that meet it only by wrapping are dropped: an inner step,
         // never a reason to refuse; a wrapped index says nothing more)
         let follow_unwrapped = may_wrap && n.opcode != Opcode::Abs && !z.contains_interval(full);
-        if z.is_empty() || n.operands.is_empty() || wraps(n) || (may_wrap && !follow_unwrapped) {
+        if z.is_empty()
+            || n.operands.is_empty()
+            || wraps(n)
+            || (may_wrap && !follow_unwrapped)
+            || self.touches_complex(n)
+        {
             return;
         }
         let x = n.operands[0];
@@ -423,7 +470,12 @@ impl<'m> Propagation<'m> {
             return true;
         }
         let node = &self.g.nodes[n];
-        if depth > 48 || !self.adjustable[n] || req.intersect(cur).is_empty() || wraps(node) {
+        if depth > 48
+            || !self.adjustable[n]
+            || req.intersect(cur).is_empty()
+            || wraps(node)
+            || self.touches_complex(node)
+        {
             return false;
         }
         let req = req.intersect(cur);

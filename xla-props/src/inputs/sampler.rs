@@ -1,5 +1,8 @@
 //! Per-parameter sampling: the interval and distribution one parameter's
-//! elements are drawn from, and how an interval is shrunk.
+//! elements are drawn from, and how an interval is shrunk. A complex
+//! parameter draws each element's real and imaginary parts one after the
+//! other, each as a float of the component type (`f32` for `c64`, `f64` for
+//! `c128`) from the same interval and distribution.
 
 use rand::rngs::ChaCha8Rng;
 use rand::RngExt;
@@ -7,10 +10,16 @@ use rand::RngExt;
 use super::distribution::{log_uniform, uniform, Distribution};
 use super::interval::Interval;
 use crate::hlo::ElementType;
+use crate::literal::Literal;
 
 /// Per-parameter sampler state.
 pub(super) struct Sampler {
+    /// The type each drawn value has: the parameter's element type, or the
+    /// component type of a complex parameter.
     pub dtype: ElementType,
+    /// Whether the parameter is complex: each element is two draws, real
+    /// part first (see [`Sampler::draw_complex`]).
+    pub complex: bool,
     pub interval: Interval,
     pub distribution: Distribution,
     /// The values the duplicates distribution draws from.
@@ -29,6 +38,30 @@ impl Sampler {
         if !self.pool.is_empty() {
             let n = self.pool.len();
             self.pool = (0..n).map(|_| uniform(rng, to, self.dtype)).collect();
+        }
+    }
+
+    /// One complex element: the real part, then the imaginary part, each a
+    /// [`Sampler::draw`]. A parameter narrowed to a single value (a reduce's
+    /// identity) is that real value: its imaginary part is 0.
+    pub fn draw_complex(&self, rng: &mut ChaCha8Rng) -> (f64, f64) {
+        let re = self.draw(rng);
+        let im = if self.interval.lo == self.interval.hi {
+            0.0
+        } else {
+            self.draw(rng)
+        };
+        (re, im)
+    }
+
+    /// Redraws element `i` of `lit`, this parameter's argument (both parts
+    /// of a complex element).
+    pub fn redraw(&self, lit: &mut Literal, i: usize, rng: &mut ChaCha8Rng) {
+        if self.complex {
+            let (re, im) = self.draw_complex(rng);
+            lit.set_complex(i, re, im);
+        } else {
+            lit.set_f64(i, self.draw(rng));
         }
     }
 

@@ -22,6 +22,12 @@ pub enum Role {
     ShiftAmount,
     /// Index values in `[lo, hi]`, never edge values.
     Index(i64, i64),
+    /// Integers with the top bit set: unsigned at or above `2^(w-1)` (an
+    /// index that is past the end, or negative when misread as signed),
+    /// signed negative; floats as `Data`.
+    HighBit,
+    /// The integer type's minimum or maximum, each half the time; floats as `Data`.
+    Extremes,
 }
 
 /// How a single-op case's inputs are drawn (the last segment of its name:
@@ -136,7 +142,7 @@ fn int_specials(t: ElementType) -> Vec<i128> {
 
 fn uniform_float(role: Role, rng: &mut SplitMix) -> f64 {
     match role {
-        Role::Data | Role::ShiftAmount => -4.0 + 8.0 * rng.unit(),
+        Role::Data | Role::ShiftAmount | Role::HighBit | Role::Extremes => -4.0 + 8.0 * rng.unit(),
         Role::Range(lo, hi) => lo + (hi - lo) * rng.unit(),
         Role::NonZero => {
             let m = 0.25 + 3.75 * rng.unit();
@@ -165,6 +171,15 @@ fn uniform_int(t: ElementType, role: Role, rng: &mut SplitMix) -> i128 {
             }
         },
         Role::Data | Role::Range(..) => rng.int_in(lo, hi),
+        Role::HighBit if lo == 0 => rng.int_in(1i128 << (t.bit_width() - 1), hi),
+        Role::HighBit => rng.int_in(lo, -1),
+        Role::Extremes => {
+            if rng.next_u64() & 1 == 0 {
+                lo
+            } else {
+                hi
+            }
+        }
     }
 }
 
@@ -207,7 +222,10 @@ pub fn generate(
     } else {
         int_specials(t)
     };
-    let index_like = matches!(role, Role::Index(..) | Role::ShiftAmount | Role::NonZero);
+    let index_like = matches!(
+        role,
+        Role::Index(..) | Role::ShiftAmount | Role::NonZero | Role::HighBit | Role::Extremes
+    );
     for i in 0..lit.element_count() {
         let special = !index_like
             && match dist {

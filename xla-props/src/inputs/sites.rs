@@ -2,6 +2,12 @@
 //! domain table), and finiteness of every float value when the distribution
 //! wants finite outputs. The propagation narrows the parameters until every
 //! site holds.
+//!
+//! A complex operand gets no domain requirement: the table's rules are about
+//! reals (`log` of a complex number is defined off 0, `sqrt` everywhere).
+//! A complex value that must be finite has no interval form: its requirement
+//! is never guaranteed by the intervals, so the point check (which does not
+//! evaluate complex values) leaves it to the reference's finite repair.
 
 use super::domain::{resolve, rules_for, Resolved};
 use super::graph::{Graph, NodeId};
@@ -32,7 +38,9 @@ impl Site {
     pub fn interval(&self, dtype: Option<ElementType>) -> Option<Interval> {
         match self.demand {
             Demand::Within(i) => Some(i),
-            Demand::Finite => dtype.map(Interval::finite_of_type),
+            Demand::Finite => dtype
+                .filter(|t| !t.is_complex())
+                .map(Interval::finite_of_type),
             Demand::AwayFromZero(_) => None,
         }
     }
@@ -58,7 +66,7 @@ pub(crate) fn collect_sites(
             })
             .collect();
         for (k, &operand) in n.operands.iter().enumerate() {
-            if g.nodes[operand].dtype.is_none() {
+            if g.nodes[operand].dtype.is_none_or(ElementType::is_complex) {
                 continue;
             }
             for rule in rules_for(n.opcode, k) {
@@ -110,7 +118,7 @@ pub(crate) fn collect_sites(
             }
         }
         if want_finite
-            && n.dtype.is_some_and(|t| t.is_float())
+            && n.dtype.is_some_and(|t| t.is_float() || t.is_complex())
             && !matches!(n.opcode, Opcode::Parameter | Opcode::Constant)
         {
             sites.push(Site {

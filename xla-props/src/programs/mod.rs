@@ -12,8 +12,9 @@ mod templates;
 
 pub use cases::{program_params, PROGRAM_PROPERTIES};
 pub use catalogue::{
-    build_chain, build_single, elementwise_role, fuse_entry, BuiltCase, CatalogueError, Form,
-    OpCase,
+    build_chain, build_operand_forms, build_single, elementwise_role, forms_operand_dims,
+    fuse_entry, has_operand_forms, operand_form_slots, BuiltCase, CatalogueError, Form, FormsSite,
+    OpCase, FUSED_SUFFIX, OPERAND_FORMS, SLOT_SEPARATOR,
 };
 pub(crate) use catalogue::{build_configuration, class_operand_dims, op_classes};
 pub use fusion::{apply_configuration, outline, FusionGroup, OutlineError};

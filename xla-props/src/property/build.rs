@@ -1,12 +1,13 @@
 //! A case's module from its key: the key says which single-op module, chain
 //! or attribute class the catalogue (`crate::programs`) builds.
 
-use super::groups::CONFIG_SET;
+use super::groups::{CONFIG_SET, FORMS_SET};
 use super::id::CaseKey;
 use super::spec::Template;
 use super::tables::case_form;
 use crate::programs::{
-    build_chain, build_configuration, build_single, BuiltCase, CatalogueError, OpCase,
+    build_chain, build_configuration, build_operand_forms, build_single, BuiltCase, CatalogueError,
+    FormsSite, OpCase,
 };
 
 /// Runs `f` on the single-op case `key` names.
@@ -39,6 +40,14 @@ pub fn build_case(key: &CaseKey) -> Result<BuiltCase, CatalogueError> {
         }
         if spec.shapes == CONFIG_SET {
             return build_configuration(c);
+        }
+        if spec.shapes == FORMS_SET {
+            let site = FormsSite {
+                base_param: super::tables::forms_base_param(key.op, key.dtype),
+                dist: key.dist,
+                seed: key.seed(0),
+            };
+            return build_operand_forms(c, &site);
         }
         let form = case_form(spec.template, key.op).ok_or_else(|| c.err("no form for this op"))?;
         build_single(c, form)

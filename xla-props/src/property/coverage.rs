@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::groups::CONFIG_SET;
+use super::groups::{CONFIG_SET, FORMS_SET};
 use super::space::{CaseSpace, SpaceFilter};
 use super::spec::registry;
 use crate::hlo::{ClassFamily, ElementType, Opcode, ATTRIBUTE_CLASSES};
@@ -180,6 +180,101 @@ pub fn coverage_markdown() -> String {
          follow-up): select-and-scatter's window and topk's `k`/`largest`, which only the\n\
          program templates and the corpus exercise.\n\n{}\n",
         without.join(", ")
+    );
+    out.push_str(&forms_markdown());
+    out
+}
+
+/// The operand-form section of `docs/coverage.md`: per op, its slots, its
+/// cases, and how much of the form space the covering array reaches.
+fn forms_markdown() -> String {
+    use crate::programs::{FUSED_SUFFIX, OPERAND_FORMS, SLOT_SEPARATOR};
+    let k = OPERAND_FORMS.len();
+    let mut out = format!(
+        "## Operand forms
+
+         The `operand_forms` property gives each operand slot of an op one of {k} forms
+         ({}), the whole module unfused or in one `kLoop` fusion. The start indices of
+         dynamic-slice and dynamic-update-slice are one slot (all constant: `x[3]`).
+         A covering array, not the product: every (dtype, slot, form) triple, every pair
+         of forms on every pair of slots, every (slot, form) fused and unfused; all slots
+         constant (constant folding) for every op. Counts are cases per backend.
+
+         | op | slots | cases | (dtype, slot, form) | form pairs | fused | all constant |
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: |
+",
+        OPERAND_FORMS
+            .iter()
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let Some(space) = registry()
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.shapes == FORMS_SET)
+        .find_map(|(i, s)| CaseSpace::new(i as u16, s, &SpaceFilter::default()).ok())
+    else {
+        return out;
+    };
+    type Row = (
+        usize,
+        u64,
+        std::collections::HashSet<(ElementType, usize, String)>,
+        std::collections::HashSet<(usize, usize, String, String)>,
+        u64,
+        u64,
+    );
+    let mut by_op: Vec<(Opcode, Row)> = Vec::new();
+    for key in space.iter() {
+        let Some(row) = key.param() else { continue };
+        let (forms, fused) = match row.strip_suffix(FUSED_SUFFIX) {
+            Some(r) => (r, true),
+            None => (row, false),
+        };
+        let forms: Vec<&str> = forms.split(SLOT_SEPARATOR).collect();
+        if by_op.last().is_none_or(|l| l.0 != key.op) {
+            by_op.push((
+                key.op,
+                (forms.len(), 0, Default::default(), Default::default(), 0, 0),
+            ));
+        }
+        let Some((_, r)) = by_op.last_mut() else {
+            continue;
+        };
+        r.1 += 1;
+        r.4 += u64::from(fused);
+        r.5 += u64::from(forms.iter().all(|f| *f == "const"));
+        for (s, a) in forms.iter().enumerate() {
+            r.2.insert((key.dtype, s, a.to_string()));
+            for (t, b) in forms.iter().enumerate().skip(s + 1) {
+                r.3.insert((s, t, a.to_string(), b.to_string()));
+            }
+        }
+    }
+    let mut total = 0;
+    for (op, (slots, cases, dtype_forms, pairs, fused, all_const)) in &by_op {
+        let dtypes: std::collections::HashSet<ElementType> =
+            dtype_forms.iter().map(|d| d.0).collect();
+        let slot_pairs = slots * slots.saturating_sub(1) / 2;
+        let pair_text = if slot_pairs == 0 {
+            "-".to_string()
+        } else {
+            format!("{}/{}", pairs.len(), slot_pairs * k * k)
+        };
+        let _ = writeln!(
+            out,
+            "| {op} | {slots} | {cases} | {}/{} | {pair_text} | {fused} | {all_const} |",
+            dtype_forms.len(),
+            dtypes.len() * slots * k
+        );
+        total += cases;
+    }
+    let _ = writeln!(
+        out,
+        "
+{} ops, {total} operand-form cases per backend.",
+        by_op.len()
     );
     out
 }

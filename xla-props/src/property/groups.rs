@@ -276,10 +276,16 @@ pub fn dtype_group(name: &str) -> Option<&'static [ElementType]> {
 /// 16 bits (every bit pattern once), elementwise ops only.
 /// `configurations`: one case per attribute class of the op
 /// ([`crate::hlo::ATTRIBUTE_CLASSES`]), each class with its own operand shapes.
-pub const SHAPE_SETS: &[&str] = &["default", "small", "exhaustive", CONFIG_SET];
+/// `operand_forms`: one case per row of the op's operand-form covering
+/// array (`crate::programs::OPERAND_FORMS` per slot, fused or not), on the
+/// op's own operand shape.
+pub const SHAPE_SETS: &[&str] = &["default", "small", "exhaustive", CONFIG_SET, FORMS_SET];
 
 /// The shape set of the attribute-class cases.
 pub const CONFIG_SET: &str = "configurations";
+
+/// The shape set of the operand-form cases.
+pub const FORMS_SET: &str = "operand_forms";
 
 /// The named distribution groups.
 pub const DISTRIBUTION_GROUPS: &[&str] = &[

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::groups::CONFIG_SET;
+use super::groups::{CONFIG_SET, FORMS_SET};
 use super::id::{BackendId, CaseId, CaseKey, Fnv};
 use super::spec::{registry, PropertySpec};
 use super::tables::{case_params, layouts, shapes};
@@ -25,6 +25,9 @@ impl CaseKey {
             return self
                 .param()
                 .map_or(&[], |c| crate::programs::class_operand_dims(self.op, c));
+        }
+        if self.spec().shapes == FORMS_SET {
+            return crate::programs::forms_operand_dims(self.op);
         }
         shapes(self.form(), self.spec().shapes)
             .get(self.shape as usize)

@@ -25,7 +25,7 @@ pub use groups::{
     accepted_dtypes, bitcast_targets, catalogue_ops, distribution_group, dtype_group, op_group,
     DtypeRule, DISTRIBUTION_GROUPS, DTYPE_GROUPS, OP_GROUPS,
 };
-pub use groups::{validate, CONFIG_SET, SHAPE_SETS};
+pub use groups::{validate, CONFIG_SET, FORMS_SET, SHAPE_SETS};
 pub use id::{BackendId, CaseId, CaseKey, Fnv, ParseCaseIdError};
 pub use space::{CaseSpace, SpaceError, SpaceFilter};
 pub use spec::{
@@ -35,6 +35,8 @@ pub use spec::{
 pub use spec::{CaseContext, Failure, Outcome, ReferenceCache};
 pub use tables::{case_params, is_exhaustive_shape, layouts, params, shapes};
 
+#[cfg(test)]
+mod forms_tests;
 #[cfg(test)]
 mod known_bug_tests;
 #[cfg(test)]

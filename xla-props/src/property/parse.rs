@@ -4,7 +4,7 @@
 use std::str::FromStr;
 use std::sync::OnceLock;
 
-use super::groups::CONFIG_SET;
+use super::groups::{CONFIG_SET, FORMS_SET};
 use super::id::{BackendId, CaseId, CaseKey, ParseCaseIdError};
 use super::space::{CaseSpace, SpaceFilter};
 use super::spec::registry;
@@ -79,6 +79,17 @@ impl FromStr for CaseKey {
                 .ok_or_else(|| err("unknown variant parameter"))?;
             if crate::programs::class_operand_dims(op, class) != dims.as_slice() {
                 return Err(err("no such shape for this class"));
+            }
+            i
+        } else if spec.shapes == FORMS_SET {
+            // the row names the shape: its index is the row's
+            let row = param.ok_or_else(|| err("the variant needs a parameter"))?;
+            let i = names
+                .iter()
+                .position(|n| *n == row)
+                .ok_or_else(|| err("unknown variant parameter"))?;
+            if crate::programs::forms_operand_dims(op) != dims.as_slice() {
+                return Err(err("no such shape for this op's operand forms"));
             }
             i
         } else {

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::groups::{
-    accepted_dtypes, distribution_group, dtype_group, op_group, CONFIG_SET, SHAPE_SETS,
+    accepted_dtypes, distribution_group, dtype_group, op_group, CONFIG_SET, FORMS_SET, SHAPE_SETS,
 };
 use super::id::{BackendId, CaseId, CaseKey};
 use super::spec::{PropertySpec, Selection, Template};
@@ -35,6 +35,9 @@ struct Section {
     params: &'static [&'static str],
     /// The parameter is the class the shape entry names (not a product with it).
     tied: bool,
+    /// One distribution per shape entry (operand-form rows), instead of the
+    /// product with `dists`; empty otherwise.
+    entry_dists: Vec<CaseDistribution>,
     /// Index of the first case of this section.
     start: u64,
 }
@@ -48,6 +51,9 @@ impl Section {
         }
     }
     fn variants(&self) -> u64 {
+        if !self.entry_dists.is_empty() {
+            return 1;
+        }
         self.dists.len() as u64 * self.nparams()
     }
     fn count(&self) -> u64 {
@@ -163,10 +169,17 @@ impl CaseSpace {
                 {
                     continue;
                 }
-                let tied = spec.shapes == CONFIG_SET;
+                let tied = spec.shapes == CONFIG_SET || spec.shapes == FORMS_SET;
                 let mut shape_entries = Vec::new();
-                if tied {
+                let mut entry_dists = Vec::new();
+                if spec.shapes == CONFIG_SET {
                     shape_entries = class_entries(op, dtype, spec.layouts);
+                }
+                if spec.shapes == FORMS_SET {
+                    for (row, layout, dist) in form_entries(op, dtype, spec.layouts, &dists) {
+                        shape_entries.push((row, layout));
+                        entry_dists.push(dist);
+                    }
                 }
                 for (si, dims) in shapes(form, spec.shapes).iter().enumerate() {
                     if spec.shapes == "exhaustive" && !is_exhaustive_shape(dims, dtype) {
@@ -188,6 +201,7 @@ impl CaseSpace {
                     dists: section_dists,
                     params: case_params(spec, op, form, dtype),
                     tied,
+                    entry_dists,
                     start,
                 };
                 if section.count() == 0 {
@@ -250,6 +264,18 @@ impl CaseSpace {
         let si = self.sections.partition_point(|s| s.start <= n) - 1;
         let s = &self.sections[si];
         let mut r = n - s.start;
+        if !s.entry_dists.is_empty() {
+            let (shape, layout) = s.shapes[r as usize];
+            return Some(CaseKey {
+                property: self.property,
+                op: s.op,
+                dtype: s.dtype,
+                shape,
+                layout,
+                dist: s.entry_dists[r as usize],
+                param: shape,
+            });
+        }
         let nparams = s.nparams();
         let mut param = r % nparams;
         r /= nparams;
@@ -276,6 +302,15 @@ impl CaseSpace {
             return None;
         }
         let s = &self.sections[*self.by_pair.get(&(key.op, key.dtype))?];
+        if !s.entry_dists.is_empty() {
+            let pos = (0..s.shapes.len()).find(|&i| {
+                s.shapes[i] == (key.shape, key.layout) && s.entry_dists[i] == key.dist
+            })?;
+            if key.param != key.shape {
+                return None;
+            }
+            return self.budgeted_index(s.start + pos as u64);
+        }
         let shape_pos =
             s.shapes
                 .iter()
@@ -294,6 +329,12 @@ impl CaseSpace {
             return None;
         }
         let n = s.start + (shape_pos * s.dists.len() as u64 + dist_pos) * nparams + param;
+        self.budgeted_index(n)
+    }
+
+    /// The index of natural case `n` after the property's budget, or None
+    /// when the budget leaves it out.
+    fn budgeted_index(&self, n: u64) -> Option<u64> {
         match self.spec.budget {
             Some(b) if self.natural > b => {
                 let (nn, bb, nat) = (n as u128, b as u128, self.natural as u128);

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-use super::groups::{bitcast_targets, CONFIG_SET};
+use super::groups::{accepted_dtypes, bitcast_targets, CONFIG_SET, FORMS_SET};
 use super::spec::{LayoutSelection, PropertySpec, Template};
 use crate::hlo::{ElementType, Opcode};
 use crate::programs::Form;
@@ -82,8 +82,9 @@ pub fn shapes(form: Form, set: &str) -> &'static [Dims] {
             &[]
         };
     }
-    if set == CONFIG_SET {
-        // each attribute class has its own operands (`configs::first_dims`)
+    if set == CONFIG_SET || set == FORMS_SET {
+        // each attribute class has its own operands (`configs::first_dims`),
+        // operand-form cases the op's (`forms_operand_dims`)
         return &[];
     }
     let small = set == "small";
@@ -252,6 +253,8 @@ pub fn case_params(
 ) -> &'static [&'static str] {
     if spec.shapes == CONFIG_SET {
         crate::programs::op_classes(op, dtype)
+    } else if spec.shapes == FORMS_SET {
+        form_rows(op, dtype).names.as_slice()
     } else if spec.template == Template::Program {
         crate::programs::program_params(spec.name, dtype)
     } else {
@@ -294,6 +297,210 @@ pub(super) fn class_entries(
         entries.push((ci as u16, li as u8));
     }
     entries
+}
+
+/// The op form's own parameter that an operand-form case of `op` keeps
+/// (the first of its single-op parameters: a direction, a target, ...).
+pub fn forms_base_param(op: Opcode, dtype: ElementType) -> Option<&'static str> {
+    let form = Form::of(op)?;
+    params(Template::SingleOp, form, dtype).first().copied()
+}
+
+/// The operand-form rows of one (op, dtype): a covering array, with the
+/// distribution and the layout turn of each row.
+pub(super) struct FormRows {
+    /// The row names (`param+bcast-const`, `.fused` when fused).
+    pub names: Vec<&'static str>,
+    /// Per row: its distribution's index in the property's list, and its layout turn.
+    pub turns: Vec<(usize, usize)>,
+}
+
+/// The operand-form rows of `op` on `dtype`, a covering array rather than
+/// the product. With `k` forms, `n` slots and the op's `m` dtypes, the
+/// dtype at position `d` gets `k` rows per round `q`, row `j` giving slot
+/// `s` the form `(j + s*r) mod k` with `r = (d + q*m) mod k`, and
+/// `ceil(k/m)` rounds when `n > 1`. So every (dtype, slot, form) triple
+/// appears, and across the dtypes every `r` does: every pair of forms on
+/// every pair of slots (`k` = 11 is prime and 3 slots at most, so `r` and `2r`
+/// both run over every residue). Fused and the distribution rotate with
+/// `j + d + q`, so every (op, form) meets both fusions and every distribution.
+/// Elementwise ops also get, on every dtype, each constant form in each slot
+/// with parameters in the others (`STAR_FORMS`).
+pub(super) fn form_rows(op: Opcode, dtype: ElementType) -> &'static FormRows {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    type Table = HashMap<Opcode, &'static HashMap<ElementType, FormRows>>;
+    static TABLE: OnceLock<Mutex<Table>> = OnceLock::new();
+    static EMPTY: OnceLock<FormRows> = OnceLock::new();
+    let table = TABLE.get_or_init(|| Mutex::new(HashMap::new()));
+    let cached = table
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&op)
+        .copied();
+    let of_op = cached.unwrap_or_else(|| {
+        let rows: &'static HashMap<ElementType, FormRows> = Box::leak(Box::new(op_form_rows(op)));
+        table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(op, rows);
+        rows
+    });
+    of_op.get(&dtype).unwrap_or_else(|| {
+        EMPTY.get_or_init(|| FormRows {
+            names: Vec::new(),
+            turns: Vec::new(),
+        })
+    })
+}
+
+/// Every dtype's rows of `op`; then, for a (slot, form) that the rotation
+/// met only fused or only unfused across the dtypes, one more row with the
+/// other fusion (on the dtype that has the row to flip).
+fn op_form_rows(op: Opcode) -> std::collections::HashMap<ElementType, FormRows> {
+    use crate::programs::{FUSED_SUFFIX, SLOT_SEPARATOR};
+    use std::collections::{HashMap, HashSet};
+    let mut all: HashMap<ElementType, FormRows> = accepted_dtypes(op)
+        .dtypes
+        .iter()
+        .map(|&t| (t, make_form_rows(op, t)))
+        .collect();
+    let split = |name: &'static str| {
+        let (forms, fused) = match name.strip_suffix(FUSED_SUFFIX) {
+            Some(r) => (r, true),
+            None => (name, false),
+        };
+        (forms, fused)
+    };
+    let mut seen: HashSet<(usize, &str, bool)> = HashSet::new();
+    for rows in all.values() {
+        for &name in &rows.names {
+            let (forms, fused) = split(name);
+            for (s, f) in forms.split(SLOT_SEPARATOR).enumerate() {
+                seen.insert((s, f, fused));
+            }
+        }
+    }
+    let mut dtypes: Vec<ElementType> = all.keys().copied().collect();
+    dtypes.sort();
+    for t in dtypes {
+        let Some(rows) = all.get_mut(&t) else {
+            continue;
+        };
+        let mut extra = Vec::new();
+        for (i, &name) in rows.names.iter().enumerate() {
+            let (forms, fused) = split(name);
+            let missing = forms
+                .split(SLOT_SEPARATOR)
+                .enumerate()
+                .any(|(s, f)| !seen.contains(&(s, f, !fused)));
+            if missing {
+                for (s, f) in forms.split(SLOT_SEPARATOR).enumerate() {
+                    seen.insert((s, f, !fused));
+                }
+                let flipped = if fused {
+                    forms.to_string()
+                } else {
+                    format!("{forms}{FUSED_SUFFIX}")
+                };
+                let (turn, layout_turn) = rows.turns[i];
+                extra.push((flipped, turn + 1, layout_turn));
+            }
+        }
+        for (name, turn, layout_turn) in extra {
+            if !rows.names.contains(&name.as_str()) {
+                rows.names.push(Box::leak(name.into_boxed_str()));
+                rows.turns.push((turn, layout_turn));
+            }
+        }
+    }
+    all
+}
+
+fn make_form_rows(op: Opcode, dtype: ElementType) -> FormRows {
+    use crate::programs::{operand_form_slots, FUSED_SUFFIX, OPERAND_FORMS, SLOT_SEPARATOR};
+    let mut rows = FormRows {
+        names: Vec::new(),
+        turns: Vec::new(),
+    };
+    let accepted = accepted_dtypes(op).dtypes;
+    let Some(d) = accepted.iter().position(|&t| t == dtype) else {
+        return rows;
+    };
+    if !crate::programs::has_operand_forms(op) {
+        return rows;
+    }
+    let n = operand_form_slots(op, dtype, forms_base_param(op, dtype));
+    if n == 0 {
+        return rows;
+    }
+    let (k, m) = (OPERAND_FORMS.len(), accepted.len());
+    let rounds = if n == 1 { 1 } else { k.div_ceil(m) };
+    let mut push = |forms: Vec<&str>, turn: usize, layout_turn: usize| {
+        let mut name = forms.join(&SLOT_SEPARATOR.to_string());
+        if turn % 2 == 1 {
+            name.push_str(FUSED_SUFFIX);
+        }
+        if !rows.names.contains(&name.as_str()) {
+            rows.names.push(Box::leak(name.into_boxed_str()));
+            rows.turns.push((turn, layout_turn));
+        }
+    };
+    for q in 0..rounds {
+        let r = (d + q * m) % k;
+        for j in 0..k {
+            let forms: Vec<&str> = (0..n).map(|s| OPERAND_FORMS[(j + s * r) % k]).collect();
+            push(forms, j + d + q, j + d);
+        }
+    }
+    // elementwise ops: every constant form against parameters in the
+    // other slots, on every dtype (the pair covering meets a constant
+    // against a parameter on only some dtypes, and a constant against a
+    // broadcast or another constant hides a misread operand)
+    if n > 1 && is_elementwise_form(op) {
+        for s in 0..n {
+            for (fi, f) in STAR_FORMS.iter().enumerate() {
+                let mut forms = vec!["param"; n];
+                forms[s] = f;
+                push(forms, d + s + fi, d + s + fi);
+            }
+        }
+    }
+    rows
+}
+
+/// The forms each slot of an elementwise op meets with parameters in the
+/// other slots, on every dtype: the constants simplifiers and code
+/// generators special-case, and an iota.
+const STAR_FORMS: &[&str] = &["const", "bcast-const", "bcast-one", "bcast-zero", "iota"];
+
+fn is_elementwise_form(op: Opcode) -> bool {
+    matches!(Form::of(op), Some(Form::Elementwise | Form::Compare))
+}
+
+/// One (row index, layout index, distribution) entry per operand-form row
+/// of `op` on `dtype`: the distribution rotates over `dists`, the main
+/// operand's layout over the selection's layouts of its rank.
+pub(super) fn form_entries(
+    op: Opcode,
+    dtype: ElementType,
+    sel: LayoutSelection,
+    dists: &[crate::inputs::CaseDistribution],
+) -> Vec<(u16, u8, crate::inputs::CaseDistribution)> {
+    let rows = form_rows(op, dtype);
+    let rank = crate::programs::forms_operand_dims(op).len();
+    let range = layout_indices(rank, sel);
+    if range.is_empty() || dists.is_empty() {
+        return Vec::new();
+    }
+    rows.turns
+        .iter()
+        .enumerate()
+        .map(|(i, &(turn, layout_turn))| {
+            let li = range.start + layout_turn % range.len();
+            (i as u16, li as u8, dists[turn % dists.len()])
+        })
+        .collect()
 }
 
 impl fmt::Display for Form {

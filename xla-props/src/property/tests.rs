@@ -35,6 +35,7 @@ fn default_settings_give_at_least_200k_cases_per_backend() {
             "grouped_convolution",
             "integer_division_edges",
             "layout_invariance",
+            "operand_forms",
             "quantization_residual",
             "reduce_with_init",
             "round_trip_residual",

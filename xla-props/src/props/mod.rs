@@ -5,5 +5,6 @@ mod edge_programs;
 mod exhaustive;
 mod fusion_invariance;
 mod layout_invariance;
+mod operand_forms;
 mod templates;
 mod vs_reference;

@@ -2,8 +2,8 @@
 
 use super::error::out;
 use super::{
-    complex, contraction, control, conversion, elementwise, indexing, reduction, shape_ops, topk,
-    Calls, EvalError, OpError,
+    complex, contraction, control, conversion, elementwise, indexing, linalg, reduction, rng,
+    shape_ops, topk, Calls, EvalError, OpError,
 };
 use crate::hlo::{CompId, Instruction, Module, Opcode, Shape};
 use crate::literal::{Literal, Value};
@@ -482,6 +482,10 @@ impl Run<'_, '_> {
             }
             O::Sort => reduction::sort(self, ins, &arrs(ops)?),
             O::TopK => topk::topk(ins, a(0)?),
+            O::RngBitGenerator => rng::rng_bit_generator(ins, a(0)?),
+            O::TriangularSolve => {
+                linalg::triangular_solve(a(0)?, a(1)?, &ins.attrs, out(ins)?).map(Value::Array)
+            }
             O::Map => reduction::map(self, ins, &arrs(ops)?).map(Value::Array),
             O::Dot => contraction::dot_with_algorithm(a(0)?, a(1)?, &ins.attrs, out(ins)?)
                 .map(Value::Array),

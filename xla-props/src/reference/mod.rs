@@ -47,8 +47,10 @@ mod eval;
 mod first_order;
 mod indexing;
 mod interval;
+mod linalg;
 pub(crate) mod math;
 mod reduction;
+mod rng;
 mod scalar;
 mod shape_ops;
 mod topk;
@@ -59,11 +61,16 @@ pub(crate) use error::OpError;
 pub(crate) use eval::Run;
 pub use eval::{evaluate, evaluate_values, Evaluator, FusionValues, DEFAULT_FUEL};
 /// Whether the reference evaluates `op` although the opcode table lists it
-/// as parse-only (the complex ops `real`, `imag`, `complex`: they join no
-/// property's op group).
+/// as parse-only (the complex ops `real`, `imag`, `complex`,
+/// `rng-bit-generator` and `triangular-solve`: they join no property's op
+/// group).
 pub fn evaluates(op: crate::hlo::Opcode) -> bool {
     use crate::hlo::Opcode as O;
-    !op.is_parse_only() || matches!(op, O::Real | O::Imag | O::Complex)
+    !op.is_parse_only()
+        || matches!(
+            op,
+            O::Real | O::Imag | O::Complex | O::RngBitGenerator | O::TriangularSolve
+        )
 }
 
 pub use first_order::{first_order_bounds, FirstOrder};

@@ -157,7 +157,7 @@ impl Compiled {
                 ));
             }
             for ins in &comp.instructions {
-                if ins.opcode.is_parse_only() {
+                if ins.opcode.is_parse_only() && !evaluated_parse_only(ins.opcode) {
                     return Err(BackendError::unsupported(format!(
                         "opcode `{}`",
                         ins.opcode
@@ -393,6 +393,13 @@ impl Compiled {
             Opcode::SelectAndScatter => self.select_and_scatter(ins, ops),
             Opcode::Sort => self.sort(ins, ops),
             Opcode::TopK => self.topk(ins, ops),
+            Opcode::RngBitGenerator => super::rng::rng_bit_generator(ins, x.arr(0)?),
+            Opcode::TriangularSolve => array(super::linalg::triangular_solve(
+                x.arr(0)?,
+                x.arr(1)?,
+                a,
+                x.out_shape()?.0,
+            )?),
             Opcode::Map => self.map(ins, ops),
             Opcode::Dot => array(contraction::dot_with_algorithm(
                 x.arr(0)?,
@@ -809,6 +816,12 @@ impl Operands<'_, '_> {
     fn callee(&self, c: Option<CompId>, what: &str) -> Res<CompId> {
         c.ok_or_else(|| BackendError::Execute(format!("{}: missing attribute {what}", self.name())))
     }
+}
+
+/// The parse-only ops (in the opcode table's sense: they join no property's
+/// op group) that the interpreter runs all the same.
+fn evaluated_parse_only(op: Opcode) -> bool {
+    matches!(op, Opcode::RngBitGenerator | Opcode::TriangularSolve)
 }
 
 fn array(l: Literal) -> Res<Value> {

@@ -8,6 +8,9 @@
 //! - reduce and dot accumulate in f32 for f16, bf16 and f32 (f64 for f64),
 //!   sequentially; generic reducers run element by element;
 //! - a fusion runs as one unit, each intermediate kept in its declared type.
+//! - triangular-solve substitutes row by row, accumulating like dot and
+//!   rounding each solved element to its type; rng-bit-generator computes
+//!   XLA's ThreeFry and Philox bits (its own code, not the reference's).
 //!
 //! It shares the IR and `Literal` with the rest of the crate, and none of the
 //! reference evaluator's kernels.
@@ -18,9 +21,11 @@ mod elem;
 mod elementwise;
 mod engine;
 mod indexing;
+mod linalg;
 mod math;
 mod numerics;
 mod reduce;
+mod rng;
 mod shape_ops;
 #[cfg(test)]
 mod tests;

@@ -103,6 +103,13 @@ pub(crate) fn targets(
             is_f && instr.operands.len() == 2 && reducer_root(module, instr) == Some(O::Add)
         }
         (M::ReciprocalDivide, O::Divide) => is_f,
+        (
+            M::BroadcastConstantMisreadsOther
+            | M::DynamicSliceConstantStartOffByOne
+            | M::UnsignedStartIndexAsSigned
+            | M::DotSquareRhsContractingAsZero,
+            _,
+        ) => super::form_bugs::targets(mutation, comp, instr),
         _ => {
             let dims: Vec<Vec<i64>> = instr
                 .operands

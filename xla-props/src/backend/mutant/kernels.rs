@@ -33,6 +33,10 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
         | M::PairwiseReduction
         | M::ReverseOrderReduction
         | M::ReciprocalDivide => accumulation(mutation, c),
+        M::BroadcastConstantMisreadsOther
+        | M::DynamicSliceConstantStartOffByOne
+        | M::UnsignedStartIndexAsSigned
+        | M::DotSquareRhsContractingAsZero => super::form_bugs::apply(mutation, c),
         _ => super::config_bugs::apply(mutation, c),
     }
 }

@@ -9,6 +9,7 @@ mod backend;
 mod config_bugs;
 mod ctx;
 mod exec;
+mod form_bugs;
 mod kernels;
 mod mutation;
 mod rewrite;

@@ -150,6 +150,14 @@ mutations! {
     DotMajorContractingAsMinor = "dot-major-contracting-as-minor", CustomKernel;
     /// Convolution window reversal ignored: the kernel is applied unflipped.
     ConvIgnoresWindowReversal = "conv-ignores-window-reversal", CustomKernel;
+    /// An elementwise binary op one of whose operands is a broadcast constant reads its other operand back to front: a fast path for a splat operand with the wrong index map for the other.
+    BroadcastConstantMisreadsOther = "broadcast-constant-misreads-other", HloRewrite;
+    /// A dynamic-slice whose start indices are all constants lands one element further along every dimension: the static-slice rewrite off by one.
+    DynamicSliceConstantStartOffByOne = "dynamic-slice-constant-start-off-by-one", HloRewrite;
+    /// Unsigned start indices of dynamic-slice and dynamic-update-slice read as signed: a start at or above 2^(w-1) clamps to 0 instead of to the end.
+    UnsignedStartIndexAsSigned = "unsigned-start-index-as-signed", Emitter;
+    /// A dot whose rhs is a square matrix contracted on dimension 1 contracts dimension 0: a kernel that picks the layout by the shape alone.
+    DotSquareRhsContractingAsZero = "dot-square-rhs-contracting-as-zero", CustomKernel;
     /// Benign: `add(multiply(a, b), c)` fused into one rounding (fma), everywhere, consistently; declared (`Numerics::contracts_multiply_add`).
     FmaContraction = "fma-contraction", Benign;
     /// Benign: float add-reductions summed pairwise (a tree) in the accumulation type.
@@ -278,7 +286,7 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), Mutation::ALL.len());
-        assert_eq!(Mutation::bugs().count(), 37);
+        assert_eq!(Mutation::bugs().count(), 41);
         assert_eq!(Mutation::benign().count(), 8);
     }
 

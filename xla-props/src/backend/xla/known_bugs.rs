@@ -20,6 +20,108 @@ pub const INT_POWER_LOW_6_BITS: KnownBug = KnownBug {
     model: BugModel::Rust(int_power_low_6_bits),
 };
 
+/// Unsigned integer `power` whose exponent has its top bit set takes the
+/// exponent's low 6 bits, as for any other exponent, in some operand forms
+/// (0.115 only; found by the `operand_forms` property).
+pub const UNSIGNED_POWER_TOP_BIT: KnownBug = KnownBug {
+    id: "xla-cpu/unsigned-power-top-bit",
+    summary: "unsigned integer power whose exponent has its top bit set gives x^(y & 63) wrapped \
+              (not the 0 of int-power-low-6-bits' negative rule) in some operand forms: a \
+              broadcast base, sliced or reshaped operands, fused or not (u16[8,8] = \
+              broadcast(55558) ^ y is 55558^5 = 61024 for y = 59717); two parameters of the \
+              same shape keep the negative rule; signed types keep it in every form",
+    documented: "docs/findings.md, \"XLA bug: unsigned `power` with the exponent's top bit set \
+                 ignores it in some operand forms\"",
+    model: BugModel::Rust(unsigned_power_top_bit),
+};
+
+fn unsigned_power_top_bit(m: &Module) -> Option<Module> {
+    crate::check::apply_model_specs(
+        &[crate::check::ModelSpec::UnsignedPowerLowBits { bits: 6 }],
+        m,
+    )
+}
+
+/// f16/f32/f64 `divide` by a constant or a broadcast scalar is a multiply
+/// by the rounded reciprocal (0.115; XLA's algebraic simplifier).
+pub const DIVIDE_AS_RECIPROCAL: KnownBug = KnownBug {
+    id: "xla-cpu/divide-as-reciprocal",
+    summary: "f16, f32 and f64 divide(x, y) whose divisor y is a constant array or a broadcast of \
+              a scalar (a constant or a parameter) is computed as x * (1/y), two roundings: up to \
+              an ulp off the correctly rounded quotient (XLA's algebraic simplifier, `algsimp`); \
+              bf16 divides exactly",
+    documented: "docs/findings.md, \"XLA bug: divide by a constant or a broadcast scalar is a \
+                 multiply by its rounded reciprocal\"",
+    model: BugModel::Rust(divide_as_reciprocal),
+};
+
+/// The same on 0.81, whose divide by a broadcast parameter is exact.
+pub const DIVIDE_AS_RECIPROCAL_0_81: KnownBug = KnownBug {
+    id: "xla-cpu-0.81/divide-by-constant-as-reciprocal",
+    summary: "f16, f32 and f64 divide(x, y) whose divisor y is a constant array or a broadcast of \
+              a scalar constant is computed as x * (1/y), two roundings (a broadcast parameter \
+              divides exactly); bf16 divides exactly",
+    documented: "docs/findings.md, \"XLA bug: divide by a constant or a broadcast scalar is a \
+                 multiply by its rounded reciprocal\"",
+    model: BugModel::Rust(divide_by_constant_as_reciprocal),
+};
+
+/// `x + 0` is `x` in f16, bf16, f32 and f64, so -0 + 0 is -0 (both versions;
+/// XLA's algebraic simplifier).
+pub const ADD_ZERO_IS_IDENTITY: KnownBug = KnownBug {
+    id: "xla-cpu/add-zero-keeps-negative-zero",
+    summary: "add(x, zeros) and add(zeros, x), where zeros is a constant of zeros or a broadcast \
+              of one, is x in f16, bf16, f32 and f64 (XLA's algebraic simplifier, A + 0 => A): -0 + 0 \
+              is -0 where IEEE 754 gives +0",
+    documented: "docs/findings.md, \"XLA bug: -0 + 0 is -0 when the zero is a constant\"",
+    model: BugModel::Rust(add_zero_is_identity),
+};
+
+fn add_zero_is_identity(m: &Module) -> Option<Module> {
+    use ElementType as T;
+    let spec = crate::check::ModelSpec::AddZeroIsIdentity {
+        dtypes: vec![T::F16, T::Bf16, T::F32, T::F64],
+    };
+    crate::check::apply_model_specs(&[spec], m)
+}
+
+/// A signed integer convolution of two constants is folded with
+/// saturation (both versions; XLA's constant folding).
+pub const CONSTANT_INTEGER_CONVOLUTION_SATURATES: KnownBug = KnownBug {
+    id: "xla-cpu/constant-integer-convolution-saturates",
+    summary: "an s8, s16 or s32 convolution whose operands are both constants (folded at compile \
+              time) saturates to the type's range where the same convolution of parameters \
+              wraps: the exact sum clamped (s16 32120 + 65536k is -32768 or 32767)",
+    documented: "docs/findings.md, \"XLA bug: a constant-folded integer convolution saturates\"",
+    model: BugModel::Rust(constant_integer_convolution_saturates),
+};
+
+fn constant_integer_convolution_saturates(m: &Module) -> Option<Module> {
+    use ElementType as T;
+    let spec = crate::check::ModelSpec::ConstantIntegerConvolutionSaturates {
+        dtypes: vec![T::S8, T::S16, T::S32],
+    };
+    crate::check::apply_model_specs(&[spec], m)
+}
+
+const RECIPROCAL_DTYPES: [ElementType; 3] = [ElementType::F16, ElementType::F32, ElementType::F64];
+
+fn divide_as_reciprocal(m: &Module) -> Option<Module> {
+    let spec = crate::check::ModelSpec::DivideAsReciprocal {
+        dtypes: RECIPROCAL_DTYPES.to_vec(),
+        broadcast_parameters: true,
+    };
+    crate::check::apply_model_specs(&[spec], m)
+}
+
+fn divide_by_constant_as_reciprocal(m: &Module) -> Option<Module> {
+    let spec = crate::check::ModelSpec::DivideAsReciprocal {
+        dtypes: RECIPROCAL_DTYPES.to_vec(),
+        broadcast_parameters: false,
+    };
+    crate::check::apply_model_specs(&[spec], m)
+}
+
 /// f32 `log` of a positive subnormal is ln(2^-150) (0.115 only).
 pub const F32_LOG_SUBNORMAL: KnownBug = KnownBug {
     id: "xla-cpu/f32-log-subnormal",
@@ -102,6 +204,29 @@ pub const BATCH_GROUP_DILATION_HOLES: KnownBug = KnownBug {
     model: BugModel::Rust(batch_group_dilation_holes),
 };
 
+/// `atan2(y, x)` with `x` all ones (`jnp.arctan`'s lowering) is wrong in
+/// some shapes (0.115 only; found by the `operand_forms` property).
+pub const ATAN2_OF_ONES: KnownBug = KnownBug {
+    id: "xla-cpu/atan2-of-broadcast-one",
+    summary: "atan2(y, x) whose x is all ones (broadcast(constant(1)) or a splat constant 1: \
+              what jnp.arctan lowers to), f16, bf16, f32, f64 and f8, is wrong in some shapes: \
+              elements out of place, zeros and garbage (f64[64] of y = 1..64 gives \
+              atan(5), atan(6), 0, 0, ...; f64[49], [7,9], [5,10], [2,32] are right, [50], \
+              [64], [400], [8,8], [4,16], [32,2], [25,2] wrong); any value at every element \
+              of such an atan2 that is an output",
+    documented: "docs/findings.md, \"XLA bug: `atan2(y, broadcast(1))` (jnp.arctan) is wrong \
+                 in some shapes\"",
+    model: BugModel::AnyValue(atan2_of_ones_outputs),
+};
+
+/// Per output: every element when it is (or is a fusion whose root is) an
+/// f16, bf16, f32, f64 or f8 atan2 whose second operand is all ones.
+fn atan2_of_ones_outputs(m: &Module, _: &[crate::literal::Literal]) -> Option<Vec<Vec<bool>>> {
+    use ElementType as T;
+    let measured = [T::F16, T::Bf16, T::F32, T::F64, T::F8E4M3Fn, T::F8E5M2];
+    crate::check::operand_is_one_outputs(m, Opcode::Atan2, &measured, 1)
+}
+
 fn dense_depthwise_f64(m: &Module) -> Option<Module> {
     crate::check::dense_depthwise_convolutions(m, &[ElementType::F64])
 }
@@ -122,6 +247,11 @@ pub const XLA_CPU_KNOWN_BUGS: &[KnownBug] = &[
     REDUCE_PRECISION_NAN_WITHOUT_MANTISSA,
     DENSE_GROUPED_CONVOLUTION,
     BATCH_GROUP_DILATION_HOLES,
+    ATAN2_OF_ONES,
+    UNSIGNED_POWER_TOP_BIT,
+    DIVIDE_AS_RECIPROCAL,
+    ADD_ZERO_IS_IDENTITY,
+    CONSTANT_INTEGER_CONVOLUTION_SATURATES,
 ];
 
 fn reduce_precision_nan_without_mantissa(m: &Module) -> Option<Module> {
@@ -144,6 +274,9 @@ pub const XLA_CPU_0_81_KNOWN_BUGS: &[KnownBug] = &[
     POWER_SUBNORMAL_BASE,
     CBRT_SUBNORMAL_0_81,
     ATAN2_SUBNORMALS,
+    DIVIDE_AS_RECIPROCAL_0_81,
+    ADD_ZERO_IS_IDENTITY,
+    CONSTANT_INTEGER_CONVOLUTION_SATURATES,
 ];
 
 /// The array type of an instruction whose opcode is `op` and dtype one of `dtypes`.

@@ -3,7 +3,7 @@
 
 use super::{only_semantics, variant_evidence, Case, Evidence, LegalDifference, Setting};
 use crate::check::policy::Policy;
-use crate::check::{op_semantics_variant, LegalReason};
+use crate::check::{op_semantics_variant_ordered, ConstantOrder, LegalReason};
 
 pub(crate) struct FastMinMax;
 
@@ -23,6 +23,13 @@ impl LegalDifference for FastMinMax {
             n.convolution_multiplies_padding = false;
             n.convolution_multiplies_dilation_holes = false;
         });
-        variant_evidence(c, op_semantics_variant(c.module, &n))
+        let mut e = Vec::new();
+        for order in [ConstantOrder::Canonical, ConstantOrder::Widened] {
+            e.extend(variant_evidence(
+                c,
+                op_semantics_variant_ordered(c.module, &n, order),
+            ));
+        }
+        e
     }
 }

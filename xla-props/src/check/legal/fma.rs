@@ -2,7 +2,7 @@
 
 use super::{variant_evidence, Case, Evidence, LegalDifference, Setting};
 use crate::check::policy::Policy;
-use crate::check::{fma_contraction_variant, LegalReason};
+use crate::check::{fma_contraction_variant, unrounded_products_variant, LegalReason};
 
 pub(crate) struct Fma;
 
@@ -11,12 +11,14 @@ impl LegalDifference for Fma {
         LegalReason::Fma
     }
     fn summary(&self) -> &'static str {
-        "multiply-adds of f32 or narrower floats contracted into one fused multiply-add, the product unrounded (`Numerics::contracts_multiply_add`; never under `strict_rounding`)"
+        "multiply-adds of f32 or narrower floats contracted into one fused multiply-add, the product unrounded; f64 dots and convolutions whose products are accumulated unrounded, so a product that overflows alone does not make the sum infinite or NaN (`Numerics::contracts_multiply_add`; never under `strict_rounding`)"
     }
     fn admissible(&self, s: &Setting<'_>) -> bool {
         s.numerics.contracts_multiply_add && !s.strict_rounding && s.policy != Policy::Itself
     }
     fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
-        variant_evidence(c, fma_contraction_variant(c.module))
+        let mut e = variant_evidence(c, fma_contraction_variant(c.module));
+        e.extend(variant_evidence(c, unrounded_products_variant(c.module)));
+        e
     }
 }

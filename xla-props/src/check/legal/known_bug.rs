@@ -3,7 +3,7 @@
 
 use super::{Case, Evidence, LegalDifference, Setting};
 use crate::check::policy::Policy;
-use crate::check::{BugModel, LegalReason};
+use crate::check::LegalReason;
 
 pub(crate) struct KnownBugs;
 
@@ -22,12 +22,12 @@ impl LegalDifference for KnownBugs {
     fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         c.known_bugs
             .iter()
-            .filter(|b| c.policy == Policy::Reference || matches!(b.model, BugModel::AnyValue(_)))
+            .filter(|b| c.policy == Policy::Reference || b.model.is_any_value())
             .filter_map(|b| {
-                if let BugModel::AnyValue(masks) = b.model {
+                if b.model.is_any_value() {
                     return Some(Evidence::KnownBugAnyValue(
                         b.note(),
-                        masks(c.module, c.inputs)?,
+                        b.model.any_value_masks(c.module, c.inputs)?,
                     ));
                 }
                 let m = b.model.apply(c.module)?;

@@ -113,6 +113,24 @@ fn root_reduction(module: &Module) -> Option<(Combine, u64)> {
     }
 }
 
+/// `module` with the float constants of its entry computation mapped
+/// elementwise by `f`: a reduction whose terms are constants (an operand
+/// form, or every operand constant) has its magnitudes taken on them too.
+fn mapped_constants(module: &Module, f: impl Fn(f64) -> f64) -> Module {
+    let mut m = module.clone();
+    let entry = m.entry.index();
+    if let Some(comp) = m.computations.get_mut(entry) {
+        for i in &mut comp.instructions {
+            if let Some(crate::hlo::ConstantData::Float(v)) = &mut i.attrs.constant {
+                for x in v.iter_mut() {
+                    *x = f(*x);
+                }
+            }
+        }
+    }
+    m
+}
+
 /// The float inputs mapped elementwise by `f` (other inputs unchanged).
 fn mapped(inputs: &[Literal], f: impl Fn(f64) -> f64) -> Vec<Literal> {
     inputs
@@ -164,10 +182,18 @@ pub(crate) fn root_magnitudes(
     let dtype = module.result_shape().as_array()?.dtype;
     let fmt = dtype.float_format()?;
     let finite_abs = |v: f64| if v.is_finite() { v.abs() } else { 0.0 };
-    let magnitude = reference(module, &mapped(inputs, f64::abs))?.pop()?;
+    let magnitude = reference(
+        &mapped_constants(module, f64::abs),
+        &mapped(inputs, f64::abs),
+    )?
+    .pop()?;
     let (sum_abs, unbounded, overflow_nan) = match combine {
         Combine::Sum => {
-            let finite = reference(module, &mapped(inputs, finite_abs))?.pop()?;
+            let finite = reference(
+                &mapped_constants(module, finite_abs),
+                &mapped(inputs, finite_abs),
+            )?
+            .pop()?;
             let n = magnitude.element_count();
             // a product of two terms (dot, convolution) that lands in the
             // subnormal range is rounded absolutely, by up to half the
@@ -217,7 +243,8 @@ pub(crate) fn root_magnitudes(
                         v
                     }
                 };
-                let signs = reference(module, &mapped(inputs, unit))?.pop()?;
+                let signs =
+                    reference(&mapped_constants(module, unit), &mapped(inputs, unit))?.pop()?;
                 (0..n)
                     .map(|i| {
                         unbounded[i] && expected.get_f64(i).is_nan() && !signs.get_f64(i).is_nan()
@@ -236,7 +263,8 @@ pub(crate) fn root_magnitudes(
                     1.0
                 }
             };
-            let high = reference(module, &mapped(inputs, large))?.pop()?;
+            let high =
+                reference(&mapped_constants(module, large), &mapped(inputs, large))?.pop()?;
             let n = magnitude.element_count();
             let scale = fmt.min_normal() / fmt.epsilon();
             let sum_abs = (0..n)

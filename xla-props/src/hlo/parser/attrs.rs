@@ -108,10 +108,28 @@ impl<'a> Parser<'a> {
             }
             "type" => {
                 let (w, at) = self.ident("a comparison type")?;
-                a.comparison_type = Some(match ComparisonType::from_name(w) {
+                let t = match ComparisonType::from_name(w) {
                     Some(d) => d,
                     None => return fail(at, format!("unknown comparison type `{w}`")),
-                });
+                };
+                set_comparison_type(a, t, at)?;
+            }
+            // `order=TOTAL` (what jnp.sort's comparators carry): NaN and -0
+            // ordered by the total order, the meaning of `type=TOTALORDER`;
+            // `PARTIAL` is the IEEE order of `type=FLOAT`
+            "order" => {
+                let (w, at) = self.ident("a comparison order")?;
+                let t = match w {
+                    "TOTAL" => ComparisonType::TotalOrder,
+                    "PARTIAL" => ComparisonType::Float,
+                    _ => {
+                        return fail(
+                            at,
+                            format!("unknown comparison order `{w}` (TOTAL or PARTIAL)"),
+                        )
+                    }
+                };
+                set_comparison_type(a, t, at)?;
             }
             "kind" => {
                 let (w, at) = self.ident("a fusion kind")?;
@@ -397,6 +415,25 @@ pub(super) fn triangular(a: &mut Attrs) -> &mut TriangularSolveOptions {
     a.triangular_solve.get_or_insert_with(Default::default)
 }
 
+/// Sets a compare's type from `type=` or `order=`; both may be given, but
+/// must agree (`type=FLOAT, order=TOTAL` is an error).
+fn set_comparison_type(a: &mut Attrs, t: ComparisonType, at: usize) -> PResult<()> {
+    match a.comparison_type {
+        Some(old) if old != t => fail(
+            at,
+            format!(
+                "comparison type `{}` conflicts with `{}` given before",
+                t.name(),
+                old.name()
+            ),
+        ),
+        _ => {
+            a.comparison_type = Some(t);
+            Ok(())
+        }
+    }
+}
+
 /// Attributes with a typed field in [`Attrs`]; parsed typed only when the
 /// opcode table lists them for the opcode, verbatim otherwise.
 pub(super) const TYPED_ATTRS: &[&str] = &[
@@ -432,6 +469,7 @@ pub(super) const TYPED_ATTRS: &[&str] = &[
     "is_stable",
     "direction",
     "type",
+    "order",
     "kind",
     "exponent_bits",
     "mantissa_bits",

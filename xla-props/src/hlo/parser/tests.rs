@@ -653,3 +653,59 @@ fn inline_computations_are_read_and_called() {
         vec![("backend_config".to_string(), "1".to_string())]
     );
 }
+
+/// `jnp.sort`/`argsort` comparators carry `order=TOTAL`, `lax.top_k`
+/// `is_stable=true`: both parse with their meaning; a wrong value, a
+/// contradiction and an unknown attribute stay errors.
+#[test]
+fn compare_order_total_and_topk_is_stable_parse_with_their_meaning() {
+    use crate::hlo::ComparisonType;
+    let cmp = |attrs: &str| {
+        format!(
+            "HloModule m\nENTRY e {{\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n  \
+             ROOT c = pred[4] compare(a, b), direction=LT{attrs}\n}}\n"
+        )
+    };
+    let ty = |m: &Module| m.computations[0].instructions[2].attrs.comparison_type;
+    assert_eq!(
+        ty(&ok(&cmp(", order=TOTAL"))),
+        Some(ComparisonType::TotalOrder)
+    );
+    assert_eq!(
+        ty(&ok(&cmp(", type=TOTALORDER, order=TOTAL"))),
+        Some(ComparisonType::TotalOrder)
+    );
+    assert_eq!(
+        ty(&ok(&cmp(", order=PARTIAL"))),
+        Some(ComparisonType::Float)
+    );
+    assert!(err(&cmp(", order=SOMETIMES"))
+        .2
+        .contains("unknown comparison order"));
+    assert!(err(&cmp(", type=FLOAT, order=TOTAL"))
+        .2
+        .contains("conflicts"));
+    assert!(err(&cmp(", ordering=TOTAL"))
+        .2
+        .starts_with("unknown attribute `ordering`"));
+    // the printed form keeps the meaning
+    let printed = ok(&cmp(", order=TOTAL")).to_string();
+    assert!(printed.contains("type=TOTALORDER"), "{printed}");
+    let topk = |attrs: &str| {
+        format!(
+            "HloModule m\nENTRY e {{\n  x = f32[2,5] parameter(0)\n  \
+             ROOT t = (f32[2,3], s32[2,3]) topk(x), k=3, largest=true{attrs}\n}}\n"
+        )
+    };
+    let m = ok(&topk(", is_stable=true"));
+    assert!(m.computations[0].instructions[1].attrs.is_stable);
+    assert!(
+        !ok(&topk("")).computations[0].instructions[1]
+            .attrs
+            .is_stable
+    );
+    assert!(err(&topk(", is_stable=maybe")).2.contains("true"));
+    assert!(err(&topk(", stable=true"))
+        .2
+        .starts_with("unknown attribute `stable`"));
+}

@@ -365,12 +365,36 @@ fn the_faithful_form_refuses_what_it_cannot_write() {
         e.contains("rng-bit-generator's shape is (state, output)"),
         "{e}"
     );
-    // the compile form still has no lowering for them
+    // the compile form lowers triangular-solve, and rng-bit-generator's two
+    // results as the tuple's leaves
     let m = parse_module(
         "HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n  ROOT t = f32[2,2] triangular-solve(a, a), transpose_a=NO_TRANSPOSE\n}\n",
     )
     .unwrap();
     assert!(print_module(&m).is_ok());
+    let mlir = super::lower_module(&m).unwrap().mlir;
+    assert!(
+        mlir.contains("\"stablehlo.triangular_solve\"(%arg0, %arg0) {left_side = false, lower = false, transpose_a = #stablehlo<transpose NO_TRANSPOSE>, unit_diagonal = false}"),
+        "{mlir}"
+    );
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  s = u64[2] parameter(0)\n  ROOT g = (u64[2], u32[3]) rng-bit-generator(s), algorithm=rng_philox\n}\n",
+    )
+    .unwrap();
+    let l = super::lower_module(&m).unwrap();
+    assert_eq!(l.results.len(), 2);
+    assert!(
+        l.mlir.contains("%0:2 = \"stablehlo.rng_bit_generator\"(%arg0) {rng_algorithm = #stablehlo<rng_algorithm PHILOX>} : (tensor<2xui64>) -> (tensor<2xui64>, tensor<3xui32>)"),
+        "{}",
+        l.mlir
+    );
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  s = u64[2] parameter(0)\n  ROOT g = u64[2] rng-bit-generator(s), algorithm=rng_default\n}\n",
+    )
+    .unwrap();
     let e = super::lower_module(&m).unwrap_err().to_string();
-    assert!(e.contains("no stablehlo lowering for this opcode"), "{e}");
+    assert!(
+        e.contains("rng-bit-generator's shape is (state, output)"),
+        "{e}"
+    );
 }

@@ -7,10 +7,15 @@
 mod chain;
 mod configs;
 mod forms;
+mod operand_forms;
 
 pub use chain::{build_chain, fuse_entry};
 pub(crate) use configs::{
     build as build_configuration, classes as op_classes, first_dims as class_operand_dims,
+};
+pub use operand_forms::{
+    build_operand_forms, forms_operand_dims, has_operand_forms, operand_form_slots, FormsSite,
+    FUSED_SUFFIX, OPERAND_FORMS, SLOT_SEPARATOR,
 };
 
 use crate::hlo::{

@@ -467,11 +467,12 @@ impl Radii<'_, '_> {
     }
 
     /// An op with a tuple result other than the structural ones (variadic
-    /// reduce and sort, top-k, ...): exact on exact operands when the op
-    /// only selects or compares, unbounded otherwise.
+    /// reduce and sort, top-k, rng-bit-generator, ...): exact on exact
+    /// operands when the op only selects or compares (or is exact integer
+    /// arithmetic), unbounded otherwise.
     fn tuple_result(&mut self, ins: &Instruction, ops: &[&Dual], v: Value) -> Dual {
         let selects_only = match ins.opcode {
-            Opcode::Sort | Opcode::TopK => true,
+            Opcode::Sort | Opcode::TopK | Opcode::RngBitGenerator => true,
             Opcode::Reduce | Opcode::ReduceWindow => {
                 ins.attrs.to_apply.is_some_and(|c| self.selects_only(c))
             }

@@ -55,6 +55,13 @@ impl Radii<'_, '_> {
             O::Sort if a.len() == 1 => Ok(sorted(ins, a[0].1.as_slice(), v)),
             O::Scatter if a.len() == 3 => self.scatter(ins, a, v),
             O::SelectAndScatter if a.len() == 3 => self.select_and_scatter(ins, a, v),
+            O::TriangularSolve if a.len() == 2 => {
+                // each solved element may be rounded to the type before the
+                // next uses it (the interpreter's narrow floats): the type's own u
+                let u = Self::u_of(v, true);
+                super::super::linalg::solve_radii(a[0].0, &a[0].1, &a[1].1, v, &ins.attrs, u)
+                    .map_err(OpError::Invalid)
+            }
             _ => Ok(unbounded.clone()),
         };
         // an op the f64 run cannot express bounds nothing

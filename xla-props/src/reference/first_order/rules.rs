@@ -481,7 +481,13 @@ fn sums(op: Opcode) -> bool {
     use Opcode as O;
     matches!(
         op,
-        O::Reduce | O::ReduceWindow | O::Dot | O::Convolution | O::Scatter | O::SelectAndScatter
+        O::Reduce
+            | O::ReduceWindow
+            | O::Dot
+            | O::Convolution
+            | O::Scatter
+            | O::SelectAndScatter
+            | O::TriangularSolve
     )
 }
 

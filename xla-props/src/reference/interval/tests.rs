@@ -254,3 +254,39 @@ fn colliding_overwrites_enclose_every_update_that_lands() {
     assert_eq!(b[0].lo.get_i128(1), i128::from(i32::MIN));
     assert_eq!(b[0].lo.get_i128(2), b[0].hi.get_i128(2));
 }
+
+#[test]
+fn a_triangular_solve_is_bounded_first_order_and_rng_bits_are_exact() {
+    // exact inputs: a point for the rng bits and the new state (exact
+    // integer arithmetic); for the solve, which no backend rounds
+    // correctly, nothing in the interval evaluator and the substitution's
+    // backward-error bound in the first-order one
+    let m = parse_module("HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n  b = f32[2,1] parameter(1)\n  s = u64[2] parameter(2)\n  x = f32[2,1] triangular-solve(a, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE\n  r = (u64[2], u32[3]) rng-bit-generator(s), algorithm=rng_philox\n  st = u64[2] get-tuple-element(r), index=0\n  bits = u32[3] get-tuple-element(r), index=1\n  ROOT t = (f32[2,1], u64[2], u32[3]) tuple(x, st, bits)\n}\n").unwrap();
+    let f = |d: &[i64], v: &[f64]| {
+        Literal::from_f64s(&ArrayShape::new(ElementType::F32, d.to_vec()), v).unwrap()
+    };
+    let s = Literal::from_bits(&ArrayShape::new(ElementType::U64, vec![2]), &[5, 6]).unwrap();
+    let args = [
+        f(&[2, 2], &[2.0, 0.0, 1.0, 4.0]),
+        f(&[2, 1], &[2.0, 5.0]),
+        s,
+    ];
+    let point = crate::reference::evaluate(&m, &args).unwrap();
+    assert_eq!(point[0].to_f64_vec(), [1.0, 1.0]);
+    let iv = enclose(&m, &args, &Allowances::default()).unwrap();
+    assert!(!iv[0].is_bounded(0) && !iv[0].is_bounded(1));
+    let fo = crate::reference::first_order_bounds(&m, &args, &Allowances::default()).unwrap();
+    // x0 = 2/2 and x1 = (5 - 1*x0)/4: a few f32 ulps around 1, no more
+    for i in 0..2 {
+        assert!(fo[0].is_bounded(i));
+        let (lo, hi) = (fo[0].lo.get_f64(i), fo[0].hi.get_f64(i));
+        assert!(lo <= 1.0 && hi >= 1.0, "[{lo}, {hi}]");
+        assert!(hi - lo < 1e-5, "[{lo}, {hi}]");
+    }
+    for b in [iv, fo] {
+        for k in 1..3 {
+            assert_eq!(b[k].lo.to_bits_vec(), point[k].to_bits_vec());
+            assert_eq!(b[k].hi.to_bits_vec(), point[k].to_bits_vec());
+        }
+    }
+}

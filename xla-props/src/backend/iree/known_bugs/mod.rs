@@ -126,6 +126,30 @@ pub const NARROW_START_UNSIGNED: KnownBug = KnownBug {
     model: BugModel::Rust(narrow_start_unsigned),
 };
 
+/// `dynamic-slice` / `dynamic-update-slice` read a u64 start index as s64.
+pub const U64_START_SIGNED: KnownBug = KnownBug {
+    id: "iree-cpu/u64-start-index-signed",
+    summary: "dynamic-slice and dynamic-update-slice read a u64 start index as s64: a start of \
+              2^63 or more (2^64 - 1) is negative and clamps to the first window instead of the \
+              last",
+    documented: "docs/findings.md, \"IREE bug: dynamic slices read u64 start indices as signed \
+                 (a silent miscompilation)\"",
+    model: BugModel::Rust(u64_start_signed),
+};
+
+/// A scatter into a slice of a buffer is rejected.
+pub const SCATTER_INTO_SLICE_REJECTED: KnownBug = KnownBug {
+    id: "iree-cpu/scatter-into-slice-rejected",
+    summary: "iree-compile rejects a valid scatter whose operand is a slice of a parameter \
+              (u8[4,3] = slice of u8[6,5], fused or not: 'linalg.generic' op write affecting \
+              operations on global resources are restricted to workgroup distributed contexts)",
+    documented: "docs/findings.md, \"IREE bug: a scatter into a slice is rejected\"",
+    model: BugModel::Rejects {
+        modules: has_scatter_into_slice,
+        error: "write affecting operations on global resources are restricted",
+    },
+};
+
 /// A dot over an empty contraction crashes iree-compile.
 pub const EMPTY_CONTRACTION_CRASH: KnownBug = KnownBug {
     id: "iree-cpu/empty-contraction-dot-crash",
@@ -311,6 +335,8 @@ pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     PRED_DOT_XOR,
     CONSTANT_REDUCER_REJECTED,
     UNIT_WINDOW_SCATTER_REJECTED,
+    U64_START_SIGNED,
+    SCATTER_INTO_SLICE_REJECTED,
 ];
 
 /// The binary f8 arithmetic IREE computes in f32 and truncates (so that

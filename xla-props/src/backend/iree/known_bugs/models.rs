@@ -386,6 +386,26 @@ pub(super) fn operand_shapes(m: &Module, i: &Instruction) -> Option<Vec<ArraySha
 /// indices: each start is read as unsigned (a negative start becomes
 /// large and clamps to the last window instead of the first).
 pub(super) fn narrow_start_unsigned(m: &Module) -> Option<Module> {
+    start_index_reread(m, &|t| match t {
+        ElementType::S8 => Some(("u8", "s32")),
+        ElementType::S16 => Some(("u16", "s32")),
+        _ => None,
+    })
+}
+
+/// `dynamic-slice` / `dynamic-update-slice`: a u64 start index is read as
+/// s64 (2^64 - 1 is -1, clamped to the first window).
+pub(super) fn u64_start_signed(m: &Module) -> Option<Module> {
+    start_index_reread(m, &|t| (t == ElementType::U64).then_some(("s64", "s64")))
+}
+
+/// The dynamic slices whose start indices `reread` picks (the type their
+/// bits are read as, and the index type that value is converted to)
+/// replaced by models reading them so.
+fn start_index_reread(
+    m: &Module,
+    reread: &dyn Fn(ElementType) -> Option<(&'static str, &'static str)>,
+) -> Option<Module> {
     replace_with_model(m, &|i| {
         let first_index = match i.opcode {
             Opcode::DynamicSlice => 1,
@@ -393,25 +413,22 @@ pub(super) fn narrow_start_unsigned(m: &Module) -> Option<Module> {
             _ => return None,
         };
         let shapes = operand_shapes(m, i)?;
-        let narrow = |t: ElementType| matches!(t, ElementType::S8 | ElementType::S16);
-        if !shapes[first_index..].iter().any(|a| narrow(a.dtype)) {
+        if !shapes[first_index..]
+            .iter()
+            .any(|a| reread(a.dtype).is_some())
+        {
             return None;
         }
         let mut body = String::new();
         let mut args = Vec::new();
         for (k, a) in shapes.iter().enumerate() {
             body += &format!("  p{k} = {} parameter({k})\n", type_text(a));
-            if k < first_index || !narrow(a.dtype) {
+            let Some((u, w)) = reread(a.dtype).filter(|_| k >= first_index) else {
                 args.push(format!("p{k}"));
                 continue;
-            }
-            let u = if a.dtype == ElementType::S8 {
-                "u8"
-            } else {
-                "u16"
             };
             body +=
-                &format!("  u{k} = {u}[] bitcast-convert(p{k})\n  w{k} = s32[] convert(u{k})\n");
+                &format!("  u{k} = {u}[] bitcast-convert(p{k})\n  w{k} = {w}[] convert(u{k})\n");
             args.push(format!("w{k}"));
         }
         let sizes = match &i.attrs.dynamic_slice_sizes {

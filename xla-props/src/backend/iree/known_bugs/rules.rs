@@ -274,3 +274,16 @@ pub(super) fn has_rejected_unit_window_scatter(m: &Module) -> bool {
             && operand.rank() > 0
     })
 }
+
+/// A scatter whose operand is a slice (in the same computation).
+pub(super) fn has_scatter_into_slice(m: &Module) -> bool {
+    m.computations.iter().any(|c| {
+        c.instructions.iter().any(|i| {
+            i.opcode == Opcode::Scatter
+                && i.operands
+                    .first()
+                    .and_then(|o| c.instructions.get(o.index()))
+                    .is_some_and(|o| o.opcode == Opcode::Slice)
+        })
+    })
+}

@@ -402,6 +402,48 @@ fn the_rejection_rules_match_what_was_measured() {
 }
 
 #[test]
+fn the_u64_start_model_reads_u64_starts_as_signed_and_the_slice_scatter_rule_is_narrow() {
+    let ds = |t: &str| {
+        parse_module(&format!(
+            "HloModule m\nENTRY e {{\n  x = f32[6] parameter(0)\n  \
+             i = {t}[] parameter(1)\n  ROOT d = f32[2] dynamic-slice(x, i), dynamic_slice_sizes={{2}}\n}}\n"
+        ))
+        .unwrap()
+    };
+    assert!(U64_START_SIGNED.model.apply(&ds("u32")).is_none());
+    assert!(U64_START_SIGNED.model.apply(&ds("s64")).is_none());
+    let model = U64_START_SIGNED.model.apply(&ds("u64")).unwrap();
+    let x = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![6]),
+        &[0., 1., 2., 3., 4., 5.],
+    )
+    .unwrap();
+    let run = |m: &Module, start: u64| {
+        let i = Literal::from_bits(&ArrayShape::new(ElementType::U64, vec![]), &[start]).unwrap();
+        crate::reference::evaluate(m, &[x.clone(), i]).unwrap()[0].to_f64_vec()
+    };
+    // measured on iree-cpu: 2^64 - 1 reads as -1, clamped to the first window
+    assert_eq!(run(&model, u64::MAX), [0.0, 1.0]);
+    assert_eq!(run(&ds("u64"), u64::MAX), [4.0, 5.0]);
+    assert_eq!(run(&model, 3), [3.0, 4.0]);
+    let scatter = |operand: &str| {
+        parse_module(&format!(
+            "HloModule m\nadd {{\n  a = u8[] parameter(0)\n  b = u8[] parameter(1)\n  ROOT s = u8[] add(a, b)\n}}\n\
+             ENTRY e {{\n  p = u8[6,5] parameter(0)\n  q = u8[4,3] parameter(1)\n  {operand}\n  \
+             i = s32[2,1] parameter(2)\n  u = u8[2,3] parameter(3)\n  \
+             ROOT r = u8[4,3] scatter(o, i, u), update_window_dims={{1}}, inserted_window_dims={{0}}, \
+             scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=add\n}}\n"
+        ))
+        .unwrap()
+    };
+    let rejects = |m: &Module| matches!(SCATTER_INTO_SLICE_REJECTED.model, BugModel::Rejects { modules, .. } if modules(m));
+    assert!(rejects(&scatter(
+        "o = u8[4,3] slice(p), slice={[1:5], [1:4]}"
+    )));
+    assert!(!rejects(&scatter("o = u8[4,3] copy(q)")));
+}
+
+#[test]
 fn the_narrow_start_model_reads_s8_and_s16_starts_as_unsigned() {
     let dus = |t: &str| {
         parse_module(&format!(

@@ -65,6 +65,112 @@ fn integer_power_model_matches_xla_cpu() {
 }
 
 #[test]
+fn unsigned_power_top_bit_model_matches_xla_cpu() {
+    use ElementType::*;
+    // measured on xla-cpu 0.115: u16[8,8] broadcast(55558) ^ y (docs/findings.md)
+    let u16m = parse_module("HloModule m\nENTRY e {\n  s = u16[] parameter(0)\n  x = u16[4] broadcast(s), dimensions={}\n  y = u16[4] parameter(1)\n  ROOT r = u16[4] power(x, y)\n}\n").unwrap();
+    let s = Literal::from_i128s(&ArrayShape::new(U16, vec![]), &[55558]).unwrap();
+    let y = ints(U16, &[59717, 14529, 13320, 10]);
+    let got = model_of(&UNSIGNED_POWER_TOP_BIT, &u16m, &[s, y.clone()]);
+    assert_eq!(got, vec![61024, 55558, 41216, 41984]);
+    // two parameters keep the negative rule (the other model): not this bug's
+    let plain = module("power", "u16[4]", true);
+    assert!(UNSIGNED_POWER_TOP_BIT.model.apply(&plain).is_none());
+    let x = ints(U16, &[55558, 55558, 55558, 3]);
+    // where the other model gives 0 for the top bit
+    assert_eq!(model_of(&INT_POWER_LOW_6_BITS, &plain, &[x, y])[0], 0);
+    // u64: (2^64 - 2)^(2^64 - 1) takes 63: -2^63
+    let u64m = parse_module("HloModule m\nENTRY e {\n  x = u64[2] parameter(0)\n  y = u64[2] parameter(1)\n  s = u64[1] slice(y), slice={[1:2]}\n  z = u64[1] slice(x), slice={[0:1]}\n  ROOT r = u64[1] power(z, s)\n}\n").unwrap();
+    let x = ints(U64, &[(1 << 64) - 2, 0]);
+    let y = ints(U64, &[0, (1 << 64) - 1]);
+    assert_eq!(
+        model_of(&UNSIGNED_POWER_TOP_BIT, &u64m, &[x, y]),
+        vec![1 << 63]
+    );
+    // signed types keep the negative rule in every form: not this bug's
+    for t in ["s16", "f32"] {
+        let m = parse_module(&format!("HloModule m\nENTRY e {{\n  s = {t}[] parameter(0)\n  x = {t}[2] broadcast(s), dimensions={{}}\n  y = {t}[2] parameter(1)\n  ROOT r = {t}[2] power(x, y)\n}}\n")).unwrap();
+        assert!(UNSIGNED_POWER_TOP_BIT.model.apply(&m).is_none());
+    }
+}
+
+#[test]
+fn divide_model_multiplies_by_the_rounded_reciprocal_of_constants_and_broadcasts() {
+    use ElementType::*;
+    let text = |t: &str, y: &str| {
+        format!("HloModule m\nENTRY e {{\n  x = {t}[3] parameter(0)\n  {y}\n  ROOT r = {t}[3] divide(x, y)\n}}\n")
+    };
+    // 1/3 rounds in f32, so 3 * (1/3) is not 1 and 10 * (1/3) not 10/3
+    let by_const = parse_module(&text(
+        "f32",
+        "c = f32[] constant(3)\n  y = f32[3] broadcast(c), dimensions={}",
+    ))
+    .unwrap();
+    let x = Literal::from_f64s(&ArrayShape::new(F32, vec![3]), &[3.0, 10.0, 6.0]).unwrap();
+    let got = model_of(&DIVIDE_AS_RECIPROCAL, &by_const, std::slice::from_ref(&x));
+    let third = 1.0f32 / 3.0;
+    let want: Vec<u64> = [3.0f32 * third, 10.0 * third, 6.0 * third]
+        .iter()
+        .map(|v| v.to_bits() as u64)
+        .collect();
+    assert_eq!(got, want);
+    assert_ne!(got[1], (10.0f32 / 3.0).to_bits() as u64);
+    // 0.81 too, for a constant divisor; not for a broadcast parameter
+    assert_eq!(model_of(&DIVIDE_AS_RECIPROCAL_0_81, &by_const, &[x]), want);
+    let by_param = parse_module(&text(
+        "f64",
+        "s = f64[] parameter(1)\n  y = f64[3] broadcast(s), dimensions={}",
+    ))
+    .unwrap();
+    assert!(DIVIDE_AS_RECIPROCAL.model.apply(&by_param).is_some());
+    assert!(DIVIDE_AS_RECIPROCAL_0_81.model.apply(&by_param).is_none());
+    // a divisor that is an array parameter, and bf16, divide exactly
+    assert!(DIVIDE_AS_RECIPROCAL
+        .model
+        .apply(&module("divide", "f32[3]", true))
+        .is_none());
+    let bf16 = parse_module(&text(
+        "bf16",
+        "c = bf16[] constant(3)\n  y = bf16[3] broadcast(c), dimensions={}",
+    ))
+    .unwrap();
+    assert!(DIVIDE_AS_RECIPROCAL.model.apply(&bf16).is_none());
+}
+
+#[test]
+fn add_zero_model_keeps_a_negative_zero_and_the_saturating_convolution_clamps() {
+    use ElementType::*;
+    // measured on both versions: -0 + broadcast(0) is -0 (IEEE: +0)
+    let m = parse_module("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  c = f32[] constant(0)\n  z = f32[2] broadcast(c), dimensions={}\n  ROOT r = f32[2] add(z, x)\n}\n").unwrap();
+    let x = bits(F32, &[0x8000_0000, 0x3fc0_0000]);
+    assert_eq!(
+        model_of(&ADD_ZERO_IS_IDENTITY, &m, std::slice::from_ref(&x)),
+        vec![0x8000_0000, 0x3fc0_0000]
+    );
+    assert_eq!(
+        crate::reference::evaluate(&m, &[x]).unwrap()[0].to_bits_vec()[0],
+        0
+    );
+    assert!(ADD_ZERO_IS_IDENTITY
+        .model
+        .apply(&module("add", "f32[2]", true))
+        .is_none());
+    // measured: s16 1x1 convolution of two constants, 32767*32767 + 1*32767 saturates
+    let conv = parse_module("HloModule m\nENTRY e {\n  x = s16[1,2,1,2] constant({{{{32767, 1}}, {{100, -3}}}})\n  w = s16[1,1,2,1] constant({{{{32767}, {32767}}}})\n  ROOT r = s16[1,2,1,1] convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f\n}\n").unwrap();
+    let got = model_of(&CONSTANT_INTEGER_CONVOLUTION_SATURATES, &conv, &[]);
+    // 32767*32767 + 32767 and 100*32767 - 3*32767 both clamp to 32767
+    assert_eq!(got, ints(S16, &[32767, 32767]).to_bits_vec());
+    let exact = crate::reference::evaluate(&conv, &[]).unwrap()[0].to_bits_vec();
+    assert_ne!(exact, got);
+    // a parameter operand is the run-time convolution, which wraps
+    let p = parse_module("HloModule m\nENTRY e {\n  x = s16[1,2,1,2] parameter(0)\n  w = s16[1,1,2,1] constant({{{{32767}, {32767}}}})\n  ROOT r = s16[1,2,1,1] convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f\n}\n").unwrap();
+    assert!(CONSTANT_INTEGER_CONVOLUTION_SATURATES
+        .model
+        .apply(&p)
+        .is_none());
+}
+
+#[test]
 fn log_model_gives_ln_2_pow_minus_150_for_positive_subnormals() {
     let m = module("log", "f32[5]", false);
     let x = bits(
@@ -159,7 +265,10 @@ fn atan2_model_is_nan_only_when_both_operands_are_subnormal() {
 #[test]
 fn versions_declare_what_was_measured() {
     let ids = |b: &[KnownBug]| b.iter().map(|b| b.id).collect::<Vec<_>>();
-    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 8);
+    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 13);
+    assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&DIVIDE_AS_RECIPROCAL.id));
+    assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&UNSIGNED_POWER_TOP_BIT.id));
+    assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&ATAN2_OF_ONES.id));
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&F32_LOG_SUBNORMAL.id));
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&CBRT_SUBNORMAL.id));
     assert!(!ids(XLA_CPU_KNOWN_BUGS).contains(&CBRT_SUBNORMAL_0_81.id));
@@ -306,4 +415,31 @@ fn reduce_precision_model_keeps_nan_without_mantissa_bits() {
     let got = crate::reference::evaluate(&modelled, &[x]).unwrap()[0].to_f64_vec();
     assert!(got[0].is_nan());
     assert_eq!(got[1], exact[1]);
+}
+
+#[test]
+fn atan2_of_ones_accepts_any_value_only_where_x_is_all_ones() {
+    let text = |c: &str, x: &str| {
+        format!(
+            "HloModule m\nENTRY e {{\n  y = f64[64] parameter(0)\n  c = f64[] constant({c})\n  \
+             b = f64[64] broadcast(c), dimensions={{}}\n  ROOT r = f64[64] atan2({x})\n}}\n"
+        )
+    };
+    let masks = |t: &str| {
+        let m = parse_module(t).unwrap();
+        ATAN2_OF_ONES.model.any_value_masks(&m, &[])
+    };
+    let ones = masks(&text("1", "y, b")).expect("x all ones is the bug");
+    assert_eq!(ones, vec![vec![true; 64]]);
+    assert!(masks(&text("2.5", "y, b")).is_none(), "x = 2.5 is right");
+    assert!(masks(&text("1", "b, y")).is_none(), "y all ones is right");
+    let data = crate::backend::xla::config::builtin_backend("xla-cpu")
+        .unwrap()
+        .known_bugs
+        .iter()
+        .find(|b| b.id == ATAN2_OF_ONES.id)
+        .unwrap();
+    let m = parse_module(&text("1", "y, b")).unwrap();
+    assert_eq!(data.model.any_value_masks(&m, &[]), Some(ones));
+    assert!(data.model.is_any_value() && ATAN2_OF_ONES.model.is_any_value());
 }

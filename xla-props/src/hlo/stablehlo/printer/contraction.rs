@@ -1,10 +1,11 @@
-//! Lowering dot and convolution.
+//! Lowering dot, convolution, triangular-solve and rng-bit-generator.
 
 use super::lower::{array_shape_of, operand_shape, present, Lowerer, Lowering, Site};
 use super::types::{
     array_attr, invalid, list, mlir_element_type, padding_attr, precision_attr, LowerError,
 };
-use crate::hlo::{DotAlgorithm, Opcode, OperandPrecision, WindowDim};
+use crate::hlo::stablehlo::convert::stablehlo_rng_algorithm;
+use crate::hlo::{Attrs, DotAlgorithm, Opcode, OperandPrecision, WindowDim};
 
 /// StableHLO's `#stablehlo.dot_algorithm<...>` of `alg` (as XLA writes it:
 /// one component per operand, the `_xN` products as
@@ -35,7 +36,8 @@ pub(super) fn dot_algorithm_attr(
 }
 
 impl Lowerer<'_> {
-    /// Dot and convolution; other opcodes go on to [`Self::control_instruction`].
+    /// Dot, convolution, triangular-solve and rng-bit-generator; other
+    /// opcodes go on to [`Self::control_instruction`].
     pub(super) fn contraction_instruction(&mut self, site: &mut Site) -> Lowering {
         let (instr, a) = (site.instr, &site.instr.attrs);
         Ok(Some(match instr.opcode {
@@ -150,7 +152,46 @@ impl Lowerer<'_> {
                 attrs.extend(precision_attr(&a.precision)?);
                 self.emit(site, "stablehlo.convolution", &[], &attrs)?
             }
+            Opcode::TriangularSolve => {
+                let attrs = triangular_solve_attrs(a)?;
+                self.emit(site, "stablehlo.triangular_solve", &[], &attrs)?
+            }
+            // two results, the state and the bits: the tuple's two leaves
+            Opcode::RngBitGenerator => {
+                let pair = match instr.shape.as_tuple() {
+                    Some([s, o]) => s.as_array().is_some() && o.as_array().is_some(),
+                    _ => false,
+                };
+                if !pair {
+                    return invalid("rng-bit-generator's shape is (state, output)");
+                }
+                let attrs = rng_attrs(a)?;
+                self.emit(site, "stablehlo.rng_bit_generator", &[], &attrs)?
+            }
             _ => return Ok(None),
         }))
     }
+}
+
+/// `stablehlo.triangular_solve`'s attributes.
+pub(super) fn triangular_solve_attrs(a: &Attrs) -> Result<Vec<String>, LowerError> {
+    let t = present(&a.triangular_solve, "triangular-solve options")?;
+    let x = t
+        .transpose_a
+        .ok_or_else(|| LowerError::Invalid("missing transpose_a".into()))?;
+    Ok(vec![
+        format!("left_side = {}", t.left_side),
+        format!("lower = {}", t.lower),
+        format!("transpose_a = #stablehlo<transpose {}>", x.name()),
+        format!("unit_diagonal = {}", t.unit_diagonal),
+    ])
+}
+
+/// `stablehlo.rng_bit_generator`'s attribute.
+pub(super) fn rng_attrs(a: &Attrs) -> Result<Vec<String>, LowerError> {
+    let r = present(&a.rng_algorithm, "algorithm")?;
+    Ok(vec![format!(
+        "rng_algorithm = #stablehlo<rng_algorithm {}>",
+        stablehlo_rng_algorithm(*r)
+    )])
 }

@@ -1,10 +1,10 @@
 //! The faithful form's instructions: ops printed as they are, parse-only ops,
 //! conditionals, tuple packing and forwarding regions.
 
+use super::contraction::{rng_attrs, triangular_solve_attrs};
 use super::faithful::{mlir_type, quote, symbol};
 use super::lower::{operand_shape, present, Lowerer};
 use super::types::{array_attr, block, invalid, region, tensor_type, LowerError, Val};
-use crate::hlo::stablehlo::convert::stablehlo_rng_algorithm;
 use crate::hlo::{ArrayShape, CompId, Computation, Instruction, Opcode, Shape};
 
 impl Lowerer<'_> {
@@ -84,7 +84,7 @@ impl Lowerer<'_> {
                 let ty = mlir_type(&instr.shape)?;
                 one(self.op(out, indent, name, operands, &[], &[], &[ty]))
             }
-            // parse-only ops with attributes (the compile form has no lowering for them)
+            // parse-only ops with attributes, rng-bit-generator's two results as a tuple
             Opcode::Fft | Opcode::TriangularSolve | Opcode::RngBitGenerator => {
                 self.faithful_parse_only(instr, operands, out, indent)
             }
@@ -176,32 +176,13 @@ impl Lowerer<'_> {
                     ],
                 )
             }
-            Opcode::TriangularSolve => {
-                let t = a
-                    .triangular_solve
-                    .as_ref()
-                    .ok_or_else(|| missing("triangular-solve options"))?;
-                let x = t.transpose_a.ok_or_else(|| missing("transpose_a"))?;
-                (
-                    "stablehlo.triangular_solve",
-                    vec![
-                        format!("left_side = {}", t.left_side),
-                        format!("lower = {}", t.lower),
-                        format!("transpose_a = #stablehlo<transpose {}>", x.name()),
-                        format!("unit_diagonal = {}", t.unit_diagonal),
-                    ],
-                )
-            }
+            Opcode::TriangularSolve => ("stablehlo.triangular_solve", triangular_solve_attrs(a)?),
             Opcode::RngBitGenerator => {
-                let r = a.rng_algorithm.ok_or_else(|| missing("algorithm"))?;
                 let (state, output) = match instr.shape.as_tuple() {
                     Some([s, o]) if s.as_array().is_some() && o.as_array().is_some() => (s, o),
                     _ => return invalid("rng-bit-generator's shape is (state, output)"),
                 };
-                let attrs = [format!(
-                    "rng_algorithm = #stablehlo<rng_algorithm {}>",
-                    stablehlo_rng_algorithm(r)
-                )];
+                let attrs = rng_attrs(a)?;
                 let types = [mlir_type(state)?, mlir_type(output)?];
                 let vals = self.op(
                     out,

@@ -85,6 +85,8 @@ pub fn lowers(op: Opcode) -> bool {
                 | Opcode::Map
                 | Opcode::Dot
                 | Opcode::Convolution
+                | Opcode::TriangularSolve
+                | Opcode::RngBitGenerator
                 | Opcode::Fusion
                 | Opcode::Call
                 | Opcode::While

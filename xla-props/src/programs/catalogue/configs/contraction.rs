@@ -4,7 +4,22 @@ use super::{Cfg, Res};
 use crate::hlo::{Attrs, ConvDims, DotDims, InstrId, Opcode, WindowDim};
 use crate::inputs::Role;
 
-type DotSpec = (&'static [i64], &'static [i64], DotDims);
+type DotSpec = (Vec<i64>, Vec<i64>, DotDims);
+
+/// A dot class: `<class>-square` is `<class>` with every dim 3 (square
+/// operands, where a kernel can mistake one dim for another).
+fn dot_spec(class: &str) -> DotSpec {
+    match class.strip_suffix("-square") {
+        Some(base) => {
+            let (l, r, d) = dot_spec_base(base);
+            (vec![3; l.len()], vec![3; r.len()], d)
+        }
+        None => {
+            let (l, r, d) = dot_spec_base(class);
+            (l.to_vec(), r.to_vec(), d)
+        }
+    }
+}
 
 fn dd(lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]) -> DotDims {
     DotDims {
@@ -15,7 +30,7 @@ fn dd(lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]) -> DotDims {
     }
 }
 
-fn dot_spec(class: &str) -> DotSpec {
+fn dot_spec_base(class: &str) -> (&'static [i64], &'static [i64], DotDims) {
     match class {
         "vv" => (&[4], &[4], dd(&[], &[], &[0], &[0])),
         "mv" => (&[3, 4], &[4], dd(&[], &[], &[1], &[0])),
@@ -174,8 +189,10 @@ fn conv_spec(class: &str) -> Conv {
 
 pub(super) fn first_dims(op: Opcode, class: &str) -> Vec<i64> {
     match op {
-        Opcode::Dot => dot_spec(class).0.to_vec(),
-        _ => conv_spec(class).input.to_vec(),
+        Opcode::Dot => dot_spec(class).0,
+        _ => conv_spec(class.strip_suffix("-o3").unwrap_or(class))
+            .input
+            .to_vec(),
     }
 }
 
@@ -184,16 +201,26 @@ pub(super) fn build(c: &mut Cfg, op: Opcode, class: &str, dims: &[i64]) -> Res<I
     if op == Opcode::Dot {
         let (_, rhs, dot_dims) = dot_spec(class);
         let x = c.main(dims, Role::Data);
-        let y = c.param(t, rhs, Role::Data);
+        let y = c.param(t, &rhs, Role::Data);
         let attrs = Attrs {
             dot_dims: Some(dot_dims),
             ..Attrs::default()
         };
         return c.op(op, vec![x, y], attrs);
     }
-    let spec = conv_spec(class);
+    // `-o3`: 3 output features, a kernel whose feature dims are not square
+    let (base, o3) = match class.strip_suffix("-o3") {
+        Some(b) => (b, true),
+        None => (class, false),
+    };
+    let spec = conv_spec(base);
+    let mut kernel = spec.kernel.to_vec();
+    if o3 {
+        let o = usize::try_from(spec.dims.kernel_output_feature).map_err(|_| "bad kernel dims")?;
+        *kernel.get_mut(o).ok_or("bad kernel dims")? = 3;
+    }
     let x = c.main(dims, Role::Data);
-    let w = c.param(t, spec.kernel, Role::Data);
+    let w = c.param(t, &kernel, Role::Data);
     let window = spec
         .window
         .iter()

@@ -18,21 +18,30 @@ pub(super) fn first_dims(op: Opcode, class: &str) -> Vec<i64> {
 fn dynamic(c: &mut Cfg, op: Opcode, class: &str, dims: &[i64]) -> Res<InstrId> {
     let (ty, range) = class.split_once('-').ok_or("bad dynamic-slice class")?;
     let index: ElementType = ty.parse().map_err(|_| "bad index type")?;
+    // a zero-size window: nothing read (dynamic-slice) or written (update)
+    let sizes: [i64; 2] = if range == "empty-window" {
+        [0, SLICE[1]]
+    } else {
+        SLICE
+    };
     let x = c.main(dims, Role::Data);
     let mut operands = vec![x];
     if op == Opcode::DynamicUpdateSlice {
-        operands.push(c.param(c.t, &SLICE, Role::Data));
+        operands.push(c.param(c.t, &sizes, Role::Data));
     }
-    for (&d, &s) in dims.iter().zip(&SLICE) {
+    for (&d, &s) in dims.iter().zip(&sizes) {
         let role = match range {
-            "inbounds" => Role::Index(0, d - s),
+            "inbounds" | "empty-window" => Role::Index(0, d - s),
             "oob-high" => Role::Index(d - s + 1, d + 3),
+            // unsigned at or above 2^(w-1): past the end, negative if misread as signed
+            "high-bit" => Role::HighBit,
+            "extremes" => Role::Extremes,
             _ => Role::Index(-4, -1),
         };
         operands.push(c.param(index, &[], role));
     }
     let attrs = Attrs {
-        dynamic_slice_sizes: (op == Opcode::DynamicSlice).then(|| SLICE.to_vec()),
+        dynamic_slice_sizes: (op == Opcode::DynamicSlice).then(|| sizes.to_vec()),
         ..Attrs::default()
     };
     c.op(op, operands, attrs)
@@ -88,10 +97,21 @@ fn gather_spec(class: &str) -> G {
 fn gather(c: &mut Cfg, class: &str, dims: &[i64]) -> Res<InstrId> {
     let s = gather_spec(class);
     let x = c.main(dims, Role::Data);
-    let idx = if class == "sorted" {
-        indices(c, &s.idx, &[0, 1, 3])
-    } else {
-        c.param(ElementType::S32, &s.idx, Role::Index(0, s.hi))
+    // `<type>-<value class>`: the start indices' type and values
+    let typed = class
+        .split_once('-')
+        .and_then(|(ty, range)| Some((ty.parse::<ElementType>().ok()?, range)));
+    let idx = match typed {
+        _ if class == "sorted" => indices(c, &s.idx, &[0, 1, 3]),
+        Some((index, range)) => {
+            let role = match range {
+                "high-bit" => Role::HighBit,
+                "extremes" => Role::Extremes,
+                _ => Role::Index(-4, -1),
+            };
+            c.param(index, &s.idx, role)
+        }
+        None => c.param(ElementType::S32, &s.idx, Role::Index(0, s.hi)),
     };
     let attrs = Attrs {
         gather_dims: Some(GatherDims {

@@ -1,0 +1,259 @@
+//! triangular-solve by substitution in the native type, as a simple CPU
+//! compiler writes it: each solution element is `(b_i - sum_j t_ij x_j) /
+//! t_ii`, the sum accumulated in f32 for f16, bf16 and f32 (f64 for f64)
+//! in increasing distance from the diagonal's start, and the element
+//! rounded to the result type before later rows use it. Only the triangle
+//! `lower` names is read, not the diagonal with `unit_diagonal`; an absent
+//! `transpose_a` is `NO_TRANSPOSE`; f8 and complex types
+//! are unsupported.
+
+use half::{bf16, f16};
+
+use super::elem::{err, Res};
+use crate::backend::BackendError;
+use crate::hlo::{ArrayShape, Attrs, ElementType, TransposeA};
+use crate::literal::Literal;
+
+/// The arithmetic of one element type: accumulate in `A`, store rounded.
+trait Solver: Copy {
+    fn to_acc(x: f64) -> Self;
+    fn sub_mul(self, t: Self, x: Self) -> Self;
+    fn div(self, d: Self) -> Self;
+    /// Rounded to the stored type (and back to the accumulator).
+    fn store(self, t: ElementType) -> Self;
+    fn out(self) -> f64;
+}
+
+impl Solver for f32 {
+    fn to_acc(x: f64) -> f32 {
+        x as f32
+    }
+    fn sub_mul(self, t: f32, x: f32) -> f32 {
+        self - t * x
+    }
+    fn div(self, d: f32) -> f32 {
+        self / d
+    }
+    fn store(self, t: ElementType) -> f32 {
+        match t {
+            ElementType::F16 => f16::from_f32(self).to_f32(),
+            ElementType::Bf16 => bf16::from_f32(self).to_f32(),
+            _ => self,
+        }
+    }
+    fn out(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Solver for f64 {
+    fn to_acc(x: f64) -> f64 {
+        x
+    }
+    fn sub_mul(self, t: f64, x: f64) -> f64 {
+        self - t * x
+    }
+    fn div(self, d: f64) -> f64 {
+        self / d
+    }
+    fn store(self, _: ElementType) -> f64 {
+        self
+    }
+    fn out(self) -> f64 {
+        self
+    }
+}
+
+/// One batch element: `a` is `m x m` as stored, `b` is `rows x cols`.
+fn solve<S: Solver>(
+    a: &[f64],
+    b: &[f64],
+    m: usize,
+    (rows, cols): (usize, usize),
+    (left, lower, unit, transposed): (bool, bool, bool, bool),
+    ty: ElementType,
+    x: &mut [f64],
+) {
+    // op(a)(i, j) from the named triangle
+    let op = |i: usize, j: usize| -> S {
+        let (r, c) = if transposed { (j, i) } else { (i, j) };
+        if r == c && unit {
+            S::to_acc(1.0)
+        } else if (lower && c > r) || (!lower && c < r) {
+            S::to_acc(0.0)
+        } else {
+            S::to_acc(a[r * m + c])
+        }
+    };
+    let op_lower = lower != transposed;
+    // left: op(a) x = b per column; right: x op(a) = b per row, i.e. the
+    // coefficient of unknown j in equation i is op(a)(j, i)
+    let systems = if left { cols } else { rows };
+    let mut sol: Vec<S> = vec![S::to_acc(0.0); m];
+    for s in 0..systems {
+        let at = |i: usize| if left { i * cols + s } else { s * cols + i };
+        let coef = |i: usize, j: usize| if left { op(i, j) } else { op(j, i) };
+        // forward when the system's matrix is lower triangular
+        let forward = if left { op_lower } else { !op_lower };
+        for step in 0..m {
+            let i = if forward { step } else { m - 1 - step };
+            let mut acc = S::to_acc(b[at(i)]);
+            for d in 0..step {
+                let j = if forward { d } else { m - 1 - d };
+                acc = acc.sub_mul(coef(i, j), sol[j]);
+            }
+            sol[i] = acc.div(coef(i, i)).store(ty);
+        }
+        for (i, v) in sol.iter().enumerate() {
+            x[at(i)] = v.out();
+        }
+    }
+}
+
+/// triangular-solve of `a` and `b` to a result of shape `out`.
+pub(super) fn triangular_solve(
+    a: &Literal,
+    b: &Literal,
+    attrs: &Attrs,
+    out: &ArrayShape,
+) -> Res<Literal> {
+    let o = attrs
+        .triangular_solve
+        .ok_or_else(|| BackendError::Execute("triangular-solve: missing options".into()))?;
+    let ty = out.dtype;
+    if !matches!(
+        ty,
+        ElementType::F16 | ElementType::Bf16 | ElementType::F32 | ElementType::F64
+    ) && (ty.is_complex() || ty.is_float())
+    {
+        return Err(BackendError::unsupported(format!("{ty} triangular-solve")));
+    }
+    if !ty.is_float() || a.dtype() != ty || b.dtype() != ty {
+        return err(format!(
+            "triangular-solve: {} and {} to {ty}",
+            a.dtype(),
+            b.dtype()
+        ));
+    }
+    let (ad, bd) = (a.dims(), b.dims());
+    let r = ad.len();
+    if r < 2 || bd.len() != r || ad[..r - 2] != bd[..r - 2] || ad[r - 2] != ad[r - 1] {
+        return err(format!("triangular-solve: operands {ad:?} and {bd:?}"));
+    }
+    let m = ad[r - 1];
+    let (rows, cols) = (bd[r - 2], bd[r - 1]);
+    if (o.left_side && rows != m) || (!o.left_side && cols != m) {
+        return err(format!("triangular-solve: a {ad:?} does not fit b {bd:?}"));
+    }
+    if out.dims.iter().map(|&d| d as usize).ne(bd.iter().copied()) {
+        return err(format!("triangular-solve: result {out} is not b's shape"));
+    }
+    let transposed = o.transpose_a.unwrap_or(TransposeA::NoTranspose) != TransposeA::NoTranspose;
+    let flags = (o.left_side, o.lower, o.unit_diagonal, transposed);
+    let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());
+    let mut x = vec![0.0; bv.len()];
+    let (sa, sb) = (m * m, rows * cols);
+    let batch: usize = ad[..r - 2].iter().product();
+    for k in 0..batch {
+        let (ak, bk) = (&av[k * sa..(k + 1) * sa], &bv[k * sb..(k + 1) * sb]);
+        let xk = &mut x[k * sb..(k + 1) * sb];
+        if ty == ElementType::F64 {
+            solve::<f64>(ak, bk, m, (rows, cols), flags, ty, xk);
+        } else {
+            solve::<f32>(ak, bk, m, (rows, cols), flags, ty, xk);
+        }
+    }
+    Literal::from_f64s(out, &x).map_err(|e| BackendError::Execute(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::{Backend, Interpreter};
+    use crate::hlo::{parse_module, ArrayShape, ElementType};
+    use crate::literal::Literal;
+
+    fn solve(
+        ty: &str,
+        attrs: &str,
+        a: &[f64],
+        b: &[f64],
+        dims: (&str, &str),
+    ) -> (Vec<f64>, Vec<f64>) {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  a = {ty}[{}] parameter(0)\n  b = {ty}[{}] parameter(1)\n  \
+             ROOT x = {ty}[{}] triangular-solve(a, b), {attrs}\n}}\n",
+            dims.0, dims.1, dims.1
+        );
+        let m = parse_module(&text).unwrap();
+        let t: ElementType = ty.parse().unwrap();
+        let lit = |d: &str, v: &[f64]| {
+            let dims: Vec<i64> = d.split(',').map(|x| x.parse().unwrap()).collect();
+            Literal::from_f64s(&ArrayShape::new(t, dims), v).unwrap()
+        };
+        let args = [lit(dims.0, a), lit(dims.1, b)];
+        let ours = Interpreter::default()
+            .compile(&m)
+            .unwrap()
+            .execute(&args)
+            .unwrap();
+        let reference = crate::reference::evaluate(&m, &args).unwrap();
+        (ours[0].to_f64_vec(), reference[0].to_f64_vec())
+    }
+
+    #[test]
+    fn substitution_follows_the_options_as_the_reference_does() {
+        // garbage (1e30) off the read triangles and on a unit diagonal
+        let g = 1e30;
+        let lower = [2.0, g, g, 1.0, 4.0, g, -1.0, 0.5, 8.0];
+        let upper = [2.0, 1.0, -1.0, g, 4.0, 0.5, g, g, 8.0];
+        let b = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        for (a, lo) in [(lower, "true"), (upper, "false")] {
+            for t in ["NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"] {
+                for (side, bd) in [("true", "3,2"), ("false", "2,3")] {
+                    let attrs = format!("left_side={side}, lower={lo}, transpose_a={t}");
+                    let (ours, reference) = solve("f64", &attrs, &a, &b, ("3,3", bd));
+                    for (o, r) in ours.iter().zip(&reference) {
+                        assert!(
+                            (o - r).abs() <= 1e-15 * r.abs().max(1.0),
+                            "{attrs}: {ours:?} {reference:?}"
+                        );
+                        assert!(o.abs() < 10.0, "{attrs}: garbage read: {ours:?}");
+                    }
+                }
+            }
+        }
+        let mut unit = lower;
+        unit[0] = g;
+        unit[4] = g;
+        unit[8] = g;
+        let attrs = "left_side=true, lower=true, unit_diagonal=true, transpose_a=NO_TRANSPOSE";
+        let (ours, _) = solve("f64", attrs, &unit, &b, ("3,3", "3,2"));
+        // [[1,0,0],[1,1,0],[-1,0.5,1]] x = [[1,2],[3,4],[5,6]]
+        assert_eq!(ours, [1.0, 2.0, 2.0, 2.0, 5.0, 7.0]);
+    }
+
+    #[test]
+    fn narrow_types_round_each_solved_element() {
+        // f16: x0 = 1/3 rounded to f16 before x1 = (1 - x0) / 3 uses it
+        let attrs = "left_side=true, lower=true, transpose_a=NO_TRANSPOSE";
+        let (ours, _) = solve(
+            "f16",
+            attrs,
+            &[3.0, 0.0, 1.0, 3.0],
+            &[1.0, 1.0],
+            ("2,2", "2,1"),
+        );
+        let x0 = half::f16::from_f64(1.0 / 3.0).to_f32();
+        let x1 = half::f16::from_f32((1.0 - x0) / 3.0).to_f64();
+        assert_eq!(ours, [x0 as f64, x1]);
+        let (ours, reference) = solve(
+            "f32",
+            attrs,
+            &[3.0, 0.0, 1.0, 3.0],
+            &[1.0, 1.0],
+            ("2,2", "2,1"),
+        );
+        assert_eq!(ours[0], reference[0]);
+        assert!((ours[1] - reference[1]).abs() <= 2.0 * f32::EPSILON as f64);
+    }
+}
