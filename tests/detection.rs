@@ -49,6 +49,7 @@ fn subset(m: Mutation) -> (&'static str, T) {
         M::BroadcastConstantMisreadsOther | M::DynamicSliceConstantStartOffByOne => {
             ("operand_forms", T::F32)
         }
+        M::DivideOfQuotientReassociated => ("chains_vs_reference", T::F32),
         _ => ("vs_reference", T::F32),
     }
 }

@@ -57,6 +57,7 @@ pub fn relevant_ops(mutation: Mutation) -> &'static [Opcode] {
         M::DynamicSliceConstantStartOffByOne => &[O::DynamicSlice],
         M::UnsignedStartIndexAsSigned => &[O::DynamicSlice, O::DynamicUpdateSlice],
         M::DotSquareRhsContractingAsZero => &[O::Dot],
+        M::DivideOfQuotientReassociated => &[O::Divide],
     }
 }
 

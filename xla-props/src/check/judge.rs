@@ -29,7 +29,7 @@ use super::unstable_sort::canonical_unstable_sort;
 use super::verdict::{LegalReason, Verdict};
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::Literal;
-use crate::reference::{enclose, first_order_bounds, Allowances};
+use crate::reference::{enclose, first_order_bounds, Allowances, Bounds};
 
 /// The one judge. See the module documentation.
 ///
@@ -256,6 +256,7 @@ impl<'a> Judge<'a> {
         let mut variants: Vec<Module> = Vec::new();
         let mut bound = false;
         let mut models: Vec<(KnownBugNote, Model)> = Vec::new();
+        let mut modules: Vec<Module> = Vec::new();
         let mut costly = false;
         for e in admitted.iter().filter(|e| !e.cheap()) {
             if e.reason() == LegalReason::KnownBug {
@@ -312,7 +313,10 @@ impl<'a> Judge<'a> {
         {
             for ev in kb.evidence(&case) {
                 match ev {
-                    Evidence::KnownBug(note, outs) => models.push((note, Model::Outputs(outs))),
+                    Evidence::KnownBug(note, outs, m) => {
+                        models.push((note, Model::Outputs(outs, Vec::new())));
+                        modules.push(m);
+                    }
                     Evidence::KnownBugAnyValue(note, masks) => {
                         models.push((note, Model::AnyValue(masks)))
                     }
@@ -320,6 +324,20 @@ impl<'a> Judge<'a> {
                 }
             }
         }
+        let v = explained_by_known_bugs(v, &ctx, expected, actual, &models);
+        if !matches!(v, Verdict::Mismatch(_)) || modules.is_empty() {
+            return v;
+        }
+        // then what the models compute under the backend's own numerics
+        // (its approximate functions, reassociation, contraction: what a
+        // deep graph or an approximate function in the model needs)
+        let mut bounds = modules.iter().map(|m| self.enclosures_of(m, inputs));
+        for (_, model) in models.iter_mut() {
+            if let Model::Outputs(_, b) = model {
+                *b = bounds.next().unwrap_or_default();
+            }
+        }
+        lap("phase 4 model enclosures");
         explained_by_known_bugs(v, &ctx, expected, actual, &models)
     }
 }
@@ -338,36 +356,14 @@ impl Judge<'_> {
         unstable_ties: Option<u64>,
         lap: &dyn Fn(&str),
     ) -> Verdict {
-        // a flushing backend flushes everywhere or nowhere: the two
-        // enclosures, and the element may be in either
-        let flushing = allowances(self.numerics, self.strict_rounding);
-        let mut modes = vec![Allowances {
-            flush_inputs: Vec::new(),
-            flush_outputs: Vec::new(),
-            ..flushing.clone()
-        }];
-        if !flushing.flush_inputs.is_empty() || !flushing.flush_outputs.is_empty() {
-            modes.push(flushing);
-        }
         let exact = ErrorSpec::exact();
         full.enclosures = vec![Vec::new(); expected.len()];
         let mut last = None;
         for m in modules {
-            for allow in &modes {
-                // the interval enclosure, and the first-order bound that
-                // stays finite where intervals of dependent operands explode
-                for bs in [
-                    enclose(m, inputs, allow),
-                    first_order_bounds(m, inputs, allow),
-                ]
-                .into_iter()
-                .flatten()
-                {
-                    if bs.len() == expected.len() {
-                        for (k, b) in bs.into_iter().enumerate() {
-                            full.enclosures[k].push(b);
-                        }
-                    }
+            let bs = self.enclosures_of(m, inputs);
+            if bs.len() == expected.len() {
+                for (k, b) in bs.into_iter().enumerate() {
+                    full.enclosures[k].extend(b);
                 }
             }
             lap("phase 3 enclosure");
@@ -378,6 +374,41 @@ impl Judge<'_> {
             last = Some(v);
         }
         last.unwrap_or_else(|| with_ties(compare(expected, actual, &exact, full), unstable_ties))
+    }
+}
+
+impl Judge<'_> {
+    /// Per output, the enclosures of `m` on `inputs` under the backend's
+    /// numerics: the interval enclosure, and the first-order bound that
+    /// stays finite where intervals of dependent operands explode; a
+    /// flushing backend flushes everywhere or nowhere, so both modes (the
+    /// element may be in either).
+    fn enclosures_of(&self, m: &Module, inputs: &[Literal]) -> Vec<Vec<Bounds>> {
+        let flushing = allowances(self.numerics, self.strict_rounding);
+        let mut modes = vec![Allowances {
+            flush_inputs: Vec::new(),
+            flush_outputs: Vec::new(),
+            ..flushing.clone()
+        }];
+        if !flushing.flush_inputs.is_empty() || !flushing.flush_outputs.is_empty() {
+            modes.push(flushing);
+        }
+        let mut out: Vec<Vec<Bounds>> = Vec::new();
+        for allow in &modes {
+            for bs in [
+                enclose(m, inputs, allow),
+                first_order_bounds(m, inputs, allow),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                out.resize_with(out.len().max(bs.len()), Vec::new);
+                for (k, b) in bs.into_iter().enumerate() {
+                    out[k].push(b);
+                }
+            }
+        }
+        out
     }
 }
 
@@ -433,7 +464,10 @@ fn with_ties(v: Verdict, ties: Option<u64>) -> Verdict {
 /// What a known bug's evidence says: the outputs its model computes, or the
 /// elements it may make any value.
 enum Model {
-    Outputs(Vec<Literal>),
+    /// The model's outputs, and per output the enclosures of what the
+    /// model computes with the backend's approximate functions (empty for
+    /// an exact model).
+    Outputs(Vec<Literal>, Vec<Vec<Bounds>>),
     AnyValue(Vec<Vec<bool>>),
 }
 
@@ -454,7 +488,16 @@ fn explained_by_known_bugs(
         let mut c = ctx.clone();
         for (_, model) in ms {
             c = match model {
-                Model::Outputs(out) => c.with_alternative(LegalReason::KnownBug, out),
+                Model::Outputs(out, bounds) => {
+                    for (k, b) in bounds.iter().enumerate() {
+                        if let Some(e) = c.enclosures.get_mut(k) {
+                            e.extend(b.iter().cloned());
+                        } else {
+                            c.enclosures.push(b.clone());
+                        }
+                    }
+                    c.with_alternative(LegalReason::KnownBug, out)
+                }
                 Model::AnyValue(masks) => c.with_any_value(LegalReason::KnownBug, masks),
             };
         }

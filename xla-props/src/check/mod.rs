@@ -41,8 +41,8 @@ pub use excess::whole_module_excess_precision_variant;
 pub use grouped_conv_model::{batch_group_dilation_holes, dense_depthwise_convolutions};
 pub use judge::{judge_against_reference, Judge};
 pub use known_bug_model::{
-    apply_model_specs, replace_with_model, replace_with_model_of, type_text, ModelSpec,
-    ModelTemplate, SubnormalSign,
+    apply_model_specs, replace_with_model, replace_with_model_of, type_text, DivisionRewrite,
+    ModelSpec, ModelTemplate, SubnormalSign,
 };
 pub use known_bugs::{
     any_value_spec_masks, operand_is_one_outputs, output_masks, AnyValueMasks, BugModel, KnownBug,

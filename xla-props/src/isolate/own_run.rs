@@ -277,7 +277,7 @@ fn may_stay_unrounded(ins: &Instruction, numerics: &Numerics) -> bool {
     if !t.is_float() {
         return false;
     }
-    (numerics.contracts_multiply_add && ins.opcode == Opcode::Multiply && t.bit_width() <= 32)
+    (numerics.contracts_multiply_add && ins.opcode == Opcode::Multiply)
         || (t.bit_width() < 32
             && (numerics.excess_precision_anywhere || numerics.excess_precision_in_fusions))
 }

@@ -172,6 +172,8 @@ const FOLLOW_FLOAT: &[&str] = &[
     "then-negate",
     "then-abs",
     "then-residual",
+    "then-divide",
+    "then-divide-by-it",
 ];
 const FOLLOW_INT: &[&str] = &[
     "then-add",

@@ -29,6 +29,7 @@ fn default_settings_give_at_least_200k_cases_per_backend() {
     assert_eq!(
         names,
         [
+            "chains_vs_reference",
             "configurations",
             "exhaustive",
             "fusion_invariance",

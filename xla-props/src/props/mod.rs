@@ -1,5 +1,6 @@
 //! Built-in properties, declared with the same `#[xla_property]` users write.
 
+mod chains_vs_reference;
 mod configurations;
 mod edge_programs;
 mod exhaustive;

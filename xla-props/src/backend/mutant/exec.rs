@@ -107,7 +107,8 @@ pub(crate) fn targets(
             M::BroadcastConstantMisreadsOther
             | M::DynamicSliceConstantStartOffByOne
             | M::UnsignedStartIndexAsSigned
-            | M::DotSquareRhsContractingAsZero,
+            | M::DotSquareRhsContractingAsZero
+            | M::DivideOfQuotientReassociated,
             _,
         ) => super::form_bugs::targets(mutation, comp, instr),
         _ => {

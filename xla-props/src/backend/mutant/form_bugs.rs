@@ -75,6 +75,13 @@ pub(crate) fn targets(mutation: Mutation, comp: &Computation, instr: &Instructio
                             .is_some_and(|r| r.len() == 2 && r[0] == r[1])
                 })
         }
+        M::DivideOfQuotientReassociated => {
+            instr.opcode == Opcode::Divide
+                && instr.shape.as_array().is_some_and(|a| a.dtype.is_float())
+                && producer(comp, instr, 0).is_some_and(|p| {
+                    p.opcode == Opcode::Divide && p.shape == instr.shape && p.operands.len() == 2
+                })
+        }
         _ => false,
     }
 }
@@ -144,7 +151,28 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
                 *r = transposed(r);
             }
         }
+        M::DivideOfQuotientReassociated => return divide_of_quotient(c),
         _ => return c.base(),
     }
     c.base_on(c.instr, ops)
+}
+
+/// `(a / b) / c` as `a / (b * c)`, each op rounded to the type.
+fn divide_of_quotient(c: &Ctx<'_>) -> Res<Value> {
+    let quotient = producer(c.comp, c.instr, 0);
+    let value = |id: Option<&crate::hlo::InstrId>| match id.and_then(|i| c.values.get(i)) {
+        Some(Value::Array(l)) => Some(l.clone()),
+        _ => None,
+    };
+    let (Some(a), Some(b)) = (
+        value(quotient.and_then(|q| q.operands.first())),
+        value(quotient.and_then(|q| q.operands.get(1))),
+    ) else {
+        return c.base();
+    };
+    let divisor = c.op(1)?.clone();
+    let mut multiply = c.instr.clone();
+    multiply.opcode = Opcode::Multiply;
+    let product = super::ctx::array(c.base_on(&multiply, vec![b, divisor])?)?;
+    c.base_on(c.instr, vec![a, product])
 }

@@ -36,7 +36,8 @@ pub(crate) fn apply(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
         M::BroadcastConstantMisreadsOther
         | M::DynamicSliceConstantStartOffByOne
         | M::UnsignedStartIndexAsSigned
-        | M::DotSquareRhsContractingAsZero => super::form_bugs::apply(mutation, c),
+        | M::DotSquareRhsContractingAsZero
+        | M::DivideOfQuotientReassociated => super::form_bugs::apply(mutation, c),
         _ => super::config_bugs::apply(mutation, c),
     }
 }

@@ -158,6 +158,8 @@ mutations! {
     UnsignedStartIndexAsSigned = "unsigned-start-index-as-signed", Emitter;
     /// A dot whose rhs is a square matrix contracted on dimension 1 contracts dimension 0: a kernel that picks the layout by the shape alone.
     DotSquareRhsContractingAsZero = "dot-square-rhs-contracting-as-zero", CustomKernel;
+    /// `(a / b) / c` computed as `a / (b * c)`: an algebraic simplifier that treats floats as reals (what XLA CPU does, docs/findings.md).
+    DivideOfQuotientReassociated = "divide-of-quotient-reassociated", HloRewrite;
     /// Benign: `add(multiply(a, b), c)` fused into one rounding (fma), everywhere, consistently; declared (`Numerics::contracts_multiply_add`).
     FmaContraction = "fma-contraction", Benign;
     /// Benign: float add-reductions summed pairwise (a tree) in the accumulation type.

@@ -66,6 +66,43 @@ pub const DIVIDE_AS_RECIPROCAL_0_81: KnownBug = KnownBug {
     model: BugModel::Rust(divide_by_constant_as_reciprocal),
 };
 
+/// Divisions XLA's algebraic simplifier computes by another formula (both
+/// versions): `(a / b) / c`, `a / (b / c)`, `a / sqrt(b)`, `a / pow(b, c)`.
+pub const DIVISION_REWRITES: KnownBug = KnownBug {
+    id: "xla-cpu/division-rewrites",
+    summary: "a divide whose operand is another op's result is computed by another formula \
+              (XLA's algebraic simplifier): (a / b) / c as a / (b * c), a / (b / c) as \
+              (a * c) / b, a / sqrt(b) as a * rsqrt(b), a / pow(b, c) as a * pow(b, -c); \
+              one more rounding (and XLA's approximate rsqrt): up to 2 ulp off, and an \
+              overflow or underflow of the new product where the quotient is finite",
+    documented: "docs/findings.md, \"XLA bug: divisions computed by another formula\"",
+    model: BugModel::Rust(division_rewrites),
+};
+
+fn division_rewrites(m: &Module) -> Option<Module> {
+    use crate::check::{DivisionRewrite as R, ModelSpec};
+    let specs: Vec<ModelSpec> = [
+        (R::DivideOfDivide, DIVISION_REWRITE_DTYPES),
+        (R::DivideByDivide, DIVISION_REWRITE_DTYPES),
+        (R::DivideBySqrt, DIVISION_REWRITE_DTYPES),
+        (R::DivideByPower, DIVISION_REWRITE_DTYPES),
+    ]
+    .into_iter()
+    .map(|(rewrite, dtypes)| ModelSpec::DivisionRewrite {
+        rewrite,
+        dtypes: dtypes.to_vec(),
+    })
+    .collect();
+    crate::check::apply_model_specs(&specs, m)
+}
+
+const DIVISION_REWRITE_DTYPES: &[ElementType] = &[
+    ElementType::F16,
+    ElementType::Bf16,
+    ElementType::F32,
+    ElementType::F64,
+];
+
 /// `x + 0` is `x` in f16, bf16, f32 and f64, so -0 + 0 is -0 (both versions;
 /// XLA's algebraic simplifier).
 pub const ADD_ZERO_IS_IDENTITY: KnownBug = KnownBug {
@@ -252,6 +289,7 @@ pub const XLA_CPU_KNOWN_BUGS: &[KnownBug] = &[
     DIVIDE_AS_RECIPROCAL,
     ADD_ZERO_IS_IDENTITY,
     CONSTANT_INTEGER_CONVOLUTION_SATURATES,
+    DIVISION_REWRITES,
 ];
 
 fn reduce_precision_nan_without_mantissa(m: &Module) -> Option<Module> {
@@ -277,6 +315,7 @@ pub const XLA_CPU_0_81_KNOWN_BUGS: &[KnownBug] = &[
     DIVIDE_AS_RECIPROCAL_0_81,
     ADD_ZERO_IS_IDENTITY,
     CONSTANT_INTEGER_CONVOLUTION_SATURATES,
+    DIVISION_REWRITES,
 ];
 
 /// The array type of an instruction whose opcode is `op` and dtype one of `dtypes`.

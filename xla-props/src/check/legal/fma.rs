@@ -11,7 +11,7 @@ impl LegalDifference for Fma {
         LegalReason::Fma
     }
     fn summary(&self) -> &'static str {
-        "multiply-adds of f32 or narrower floats contracted into one fused multiply-add, the product unrounded; f64 dots and convolutions whose products are accumulated unrounded, so a product that overflows alone does not make the sum infinite or NaN (`Numerics::contracts_multiply_add`; never under `strict_rounding`)"
+        "multiply-adds contracted into one fused multiply-add, the product unrounded (f32 and narrower: the contracted module as a variant; f64, which no wider type computes exactly: the product's half-ulp in the enclosures); f64 dots and convolutions whose products are accumulated unrounded, so a product that overflows alone does not make the sum infinite or NaN (`Numerics::contracts_multiply_add`; never under `strict_rounding`)"
     }
     fn admissible(&self, s: &Setting<'_>) -> bool {
         s.numerics.contracts_multiply_add && !s.strict_rounding && s.policy != Policy::Itself

@@ -31,7 +31,8 @@ impl LegalDifference for KnownBugs {
                     ));
                 }
                 let m = b.model.apply(c.module)?;
-                Some(Evidence::KnownBug(b.note(), c.eval(&m, c.inputs)?))
+                let outs = c.eval(&m, c.inputs)?;
+                Some(Evidence::KnownBug(b.note(), outs, m))
             })
             .collect()
     }

@@ -75,8 +75,10 @@ pub(crate) enum Evidence<'n> {
     Variant(Module),
     /// The carried values of an unstable sort compare per tie run.
     UnstableSort,
-    /// A known bug's model: what the buggy backend computes.
-    KnownBug(KnownBugNote, Vec<Literal>),
+    /// A known bug's model: what the buggy backend computes, and the model
+    /// module (whose enclosure under the backend's numerics counts too,
+    /// where the exact outputs do not explain the mismatch).
+    KnownBug(KnownBugNote, Vec<Literal>, Module),
     /// A known bug whose wrong values are not deterministic: per output,
     /// the elements it may make any value.
     KnownBugAnyValue(KnownBugNote, Vec<Vec<bool>>),

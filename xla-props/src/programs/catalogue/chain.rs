@@ -18,7 +18,12 @@ fn residual_type(t: ElementType) -> ElementType {
 }
 
 /// Builds an elementwise chain `follower(op(params...))`; `fused` puts the
-/// whole chain in one `kLoop` fusion called from the entry.
+/// whole chain in one `kLoop` fusion called from the entry. A binary
+/// follower takes the op's result as its first operand and a new parameter
+/// `y` as its second (`then-divide`: `op(..) / y`), except
+/// `then-divide-by-it`: `y / op(..)`, where the op's result is the divisor
+/// (the forms XLA's algebraic simplifier rewrites: `a / sqrt(b)`,
+/// `(a / b) / c`, `a / (b / c)`, `a / pow(b, c)`).
 ///
 /// ```
 /// use xla_props::hlo::{ElementType, Layout, Opcode};
@@ -63,9 +68,19 @@ pub fn build_chain(c: &OpCase<'_>, fused: bool) -> Result<BuiltCase, CatalogueEr
             let up = b.push(Opcode::Convert, shape.clone(), vec![down], Attrs::default());
             b.push(Opcode::Subtract, shape, vec![first, up], Attrs::default())
         }
+        "divide-by-it" => {
+            let y = b.param(shape.clone(), Role::Data);
+            b.push(Opcode::Divide, shape, vec![y, first], Attrs::default())
+        }
         other => {
             let op: Opcode = other.parse().map_err(|_| err("bad follower"))?;
-            let y = b.param(shape.clone(), Role::Data);
+            // a divisor stays away from zero
+            let role = if op == Opcode::Divide {
+                Role::NonZero
+            } else {
+                Role::Data
+            };
+            let y = b.param(shape.clone(), role);
             b.push(op, shape, vec![first, y], Attrs::default())
         }
     };

@@ -215,12 +215,33 @@ impl Radii<'_, '_> {
         let narrow = t.bit_width() < 32;
         let kept_unrounded = (narrow
             && (self.allow.excess_anywhere || (self.allow.excess_in_fusions && self.fused > 0)))
-            || (self.allow.contracts_multiply_add
-                && ins.opcode == Opcode::Multiply
-                && t.bit_width() <= 32);
+            || (self.allow.contracts_multiply_add && ins.opcode == Opcode::Multiply);
         let flush = self.allow.flush_outputs.contains(&t);
+        // an IEEE operation on exact operands has one legal result, the
+        // correctly rounded one (where no unrounded value is at hand, f64,
+        // the interval below would be an ulp wide and let a rewrite such as
+        // (a / b) / c = a / (b * c) pass as rounding)
+        let correctly_rounded = budget.is_none()
+            && !kept_unrounded
+            && matches!(
+                ins.opcode,
+                Opcode::Add
+                    | Opcode::Subtract
+                    | Opcode::Multiply
+                    | Opcode::Divide
+                    | Opcode::Sqrt
+                    | Opcode::Convert
+                    | Opcode::Remainder
+            );
         for (i, x) in r.iter_mut().enumerate() {
             let val = v.get_f64(i);
+            if correctly_rounded
+                && *x == 0.0
+                && val.is_finite()
+                && !(flush && val != 0.0 && val.abs() < fmt.min_normal())
+            {
+                continue;
+            }
             if !val.is_finite() || !x.is_finite() {
                 if val.is_finite() || x.is_nan() {
                     *x = f64::INFINITY;

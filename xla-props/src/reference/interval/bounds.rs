@@ -27,7 +27,7 @@ pub struct Allowances {
     /// Dot and convolution of narrow floats may round every product and
     /// partial sum to the declared type.
     pub contract_in_declared_type: bool,
-    /// A float multiply of f32 or narrower may be left unrounded (contracted
+    /// A float multiply may be left unrounded (contracted
     /// into a fused multiply-add with its user).
     pub contracts_multiply_add: bool,
     /// Narrow float (f16, bf16, f8) results may be kept in f32, unrounded:

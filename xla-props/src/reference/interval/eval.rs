@@ -231,8 +231,7 @@ impl Interval<'_, '_> {
                 // rounding: one ULP either side holds it
                 let unrounded_product = self.allow.contracts_multiply_add
                     && ins.opcode == Opcode::Multiply
-                    && self.feeds_add
-                    && t.bit_width() <= 32;
+                    && self.feeds_add;
                 let narrow = t.bit_width() < 32;
                 let unrounded_narrow = narrow
                     && (self.allow.excess_anywhere

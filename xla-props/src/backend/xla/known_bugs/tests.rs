@@ -265,7 +265,10 @@ fn atan2_model_is_nan_only_when_both_operands_are_subnormal() {
 #[test]
 fn versions_declare_what_was_measured() {
     let ids = |b: &[KnownBug]| b.iter().map(|b| b.id).collect::<Vec<_>>();
-    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 13);
+    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 14);
+    // the division rewrites were measured on both builds
+    assert!(ids(XLA_CPU_KNOWN_BUGS).contains(&DIVISION_REWRITES.id));
+    assert!(ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&DIVISION_REWRITES.id));
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&DIVIDE_AS_RECIPROCAL.id));
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&UNSIGNED_POWER_TOP_BIT.id));
     assert!(!ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&ATAN2_OF_ONES.id));
@@ -442,4 +445,53 @@ fn atan2_of_ones_accepts_any_value_only_where_x_is_all_ones() {
     let m = parse_module(&text("1", "y, b")).unwrap();
     assert_eq!(data.model.any_value_masks(&m, &[]), Some(ones));
     assert!(data.model.is_any_value() && ATAN2_OF_ONES.model.is_any_value());
+}
+
+#[test]
+fn division_rewrite_models_compute_the_rewritten_formulas() {
+    use ElementType::*;
+    let chain = |inner: &str, outer: &str| {
+        parse_module(&format!(
+            "HloModule m\nENTRY e {{\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n  \
+             c = f32[2] parameter(2)\n  {inner}\n  ROOT r = f32[2] {outer}\n}}\n"
+        ))
+        .unwrap()
+    };
+    let f = |v: &[f64]| Literal::from_f64s(&ArrayShape::new(F32, vec![v.len() as i64]), v).unwrap();
+    // values where the formulas round differently: (1/7)/10 is not
+    // 1/(7*10), 7/(10/3) is not (7*3)/10
+    let (a, b, c) = (f(&[1.0, 7.0]), f(&[7.0, 10.0]), f(&[10.0, 3.0]));
+    let args = [a, b, c];
+    let bits32 = |v: &[f32]| v.iter().map(|x| x.to_bits() as u64).collect::<Vec<u64>>();
+    // (a / b) / c = a / (b * c)
+    let of_div = chain("q = f32[2] divide(a, b)", "divide(q, c)");
+    let want = bits32(&[1.0 / (7.0 * 10.0), 7.0 / (10.0 * 3.0)]);
+    assert_eq!(model_of(&DIVISION_REWRITES, &of_div, &args), want);
+    assert_ne!(want[0], ((1.0f32 / 7.0) / 10.0).to_bits() as u64);
+    // a / (b / c) = (a * c) / b
+    let by_div = chain("q = f32[2] divide(b, c)", "divide(a, q)");
+    let want = bits32(&[(1.0 * 10.0) / 7.0, (7.0 * 3.0) / 10.0]);
+    assert_eq!(model_of(&DIVISION_REWRITES, &by_div, &args), want);
+    assert_ne!(want[1], (7.0f32 / (10.0 / 3.0)).to_bits() as u64);
+    // a / pow(b, c) = a * pow(b, -c)
+    // (powers of two, so every step is exact and the model's form shows:
+    // pow(2, -7) = 2^-7, pow(4, -3) = 2^-6, times a)
+    let by_pow = chain("q = f32[2] power(b, c)", "divide(a, q)");
+    let pow_args = [f(&[3.0, 5.0]), f(&[2.0, 4.0]), f(&[7.0, 3.0])];
+    let want = bits32(&[3.0 / 128.0, 5.0 / 64.0]);
+    assert_eq!(model_of(&DIVISION_REWRITES, &by_pow, &pow_args), want);
+    // a / sqrt(b) = a * rsqrt(b): the model holds an rsqrt
+    let by_sqrt = chain("q = f32[2] sqrt(b)", "divide(a, q)");
+    let m = DIVISION_REWRITES.model.apply(&by_sqrt).unwrap();
+    assert!(m
+        .computations
+        .iter()
+        .any(|k| k.instructions.iter().any(|i| i.opcode == Opcode::Rsqrt)));
+    // a divide of parameters, or by an op that is not rewritten, is left alone
+    assert!(DIVISION_REWRITES
+        .model
+        .apply(&module("divide", "f32[3]", true))
+        .is_none());
+    let by_exp = chain("q = f32[2] exponential(b)", "divide(a, q)");
+    assert!(DIVISION_REWRITES.model.apply(&by_exp).is_none());
 }
