@@ -219,7 +219,7 @@ pub(crate) fn solve_radii(
         };
         // the system's matrix entry (i, j): op(a), transposed again for a
         // right-side solve (x op(a) = b is op(a)^T x^T = b^T)
-        let flip = transposed != !o.left_side;
+        let flip = transposed == o.left_side;
         let at_m = |v: &[f64], i: usize, j: usize, unit: f64| {
             if flip {
                 read(v, j, i, unit)

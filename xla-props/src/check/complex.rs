@@ -1,0 +1,110 @@
+//! Complex outputs (`c64`, `c128`), judged per component.
+//!
+//! Each complex output is compared as two real planes (real and imaginary
+//! parts) of the component type, with every rule a real output of that type
+//! gets (error specs, flushed subnormals, alternatives, ...). A complex
+//! function computed element by element (multiply, divide, exp, ...) is not
+//! correctly rounded per component on any backend: a component that cancels
+//! (`re = ar·br - ai·bi`) carries an error relative to the whole value, not
+//! to itself. So a backend declares a budget for a complex opcode at a
+//! complex type (`Approximation { op: multiply, dtype: c64, .. }`), read
+//! here *normwise*: a component may be off by `ulp` units of the component
+//! type's epsilon times the modulus of the reference's value, plus `abs`.
+//! For the naive product that bound is a theorem (Brent, Percival and
+//! Zimmermann 2007: normwise relative error at most `sqrt(5)·u`, i.e. 2
+//! units of epsilon); the others are measured (docs/numerics.md).
+//! NaN, infinity and signed-zero class differences are never excused.
+
+use super::compare::{compare_plane, CompareContext};
+use super::error_spec::ErrorSpec;
+use super::verdict::{Agreement, OutputMismatch};
+use crate::literal::Literal;
+
+/// The normwise allowance of one complex output, per element.
+#[derive(Clone, Debug)]
+pub(super) struct Normwise {
+    /// `ulp · epsilon` of the component type.
+    scale: f64,
+    abs: f64,
+    /// `|z|` of each reference element.
+    moduli: Vec<f64>,
+}
+
+impl Normwise {
+    /// Whether an absolute component error `err` at element `flat` is
+    /// within the budget.
+    pub(super) fn excuses(&self, flat: usize, err: f64) -> bool {
+        let m = self.moduli.get(flat).copied().unwrap_or(f64::NAN);
+        m.is_finite() && err <= self.scale * m + self.abs
+    }
+}
+
+/// The normwise budget of `expected`'s type: the sum of the budgets of the
+/// module's approximate ops declared at that complex type, if any.
+fn normwise(expected: &Literal, ctx: &CompareContext<'_>) -> Option<Normwise> {
+    let dtype = expected.dtype();
+    let (ulp, abs) = ctx
+        .approximate_ops
+        .iter()
+        .filter_map(|&op| {
+            ctx.rules
+                .approximations
+                .iter()
+                .find(|a| a.op == op && a.dtype == dtype)
+                .map(|a| a.budget)
+        })
+        .map(|b| (b.ulp, b.abs))
+        .reduce(|(u1, a1), (u2, a2)| (u1 + u2, a1.max(a2)))?;
+    let eps = crate::literal::component_type(dtype)?
+        .float_format()?
+        .epsilon();
+    let moduli = expected
+        .to_complex_vec()
+        .into_iter()
+        .map(|(re, im)| re.hypot(im))
+        .collect();
+    Some(Normwise {
+        scale: ulp as f64 * eps,
+        abs,
+        moduli,
+    })
+}
+
+/// Compares a complex output as its real and imaginary planes; a mismatch
+/// reports the complex type and the worst component mismatches of both
+/// planes (each element counted once per differing component).
+pub(super) fn compare_complex_output(
+    out: usize,
+    expected: &Literal,
+    actual: &Literal,
+    spec: &ErrorSpec,
+    ctx: &CompareContext<'_>,
+    agreement: &mut Agreement,
+) -> Option<OutputMismatch> {
+    let (Some((er, ei)), Some((ar, ai))) = (expected.planes(), actual.planes()) else {
+        return None;
+    };
+    let nw = normwise(expected, ctx);
+    let re = compare_plane(out, &er, &ar, spec, ctx, agreement, nw.as_ref());
+    let im = compare_plane(out, &ei, &ai, spec, ctx, agreement, nw.as_ref());
+    let (mut m, other) = match (re, im) {
+        (None, None) => return None,
+        (Some(m), None) | (None, Some(m)) => (m, None),
+        (Some(r), Some(i)) => (r, Some(i)),
+    };
+    if let Some(o) = other {
+        m.count += o.count;
+        if o.first_index.flat < m.first_index.flat {
+            m.first_index = o.first_index;
+        }
+        let keep = m.worst.len().max(o.worst.len());
+        m.worst.extend(o.worst);
+        m.worst
+            .sort_by_key(|w| std::cmp::Reverse(w.ulp.unwrap_or(u64::MAX)));
+        m.worst.truncate(keep);
+    }
+    m.dtype = expected.dtype();
+    m.expected_fingerprint = expected.fingerprint();
+    m.actual_fingerprint = actual.fingerprint();
+    Some(m)
+}
