@@ -108,3 +108,58 @@ pub(super) fn compare_complex_output(
     m.actual_fingerprint = actual.fingerprint();
     Some(m)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::{ErrorBudget, Judge, Numerics, Policy};
+    use crate::hlo::{parse_module, ArrayShape, ElementType, Opcode};
+    use crate::literal::Literal;
+
+    fn c64(v: &[(f32, f32)]) -> Literal {
+        let p = ArrayShape::new(ElementType::F32, vec![v.len() as i64]);
+        let re: Vec<f64> = v.iter().map(|z| z.0 as f64).collect();
+        let im: Vec<f64> = v.iter().map(|z| z.1 as f64).collect();
+        Literal::from_planes(
+            &Literal::from_f64s(&p, &re).unwrap(),
+            &Literal::from_f64s(&p, &im).unwrap(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn complex_outputs_are_judged_per_component_with_a_normwise_budget() {
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  x = c64[1] parameter(0)\n  y = c64[1] parameter(1)\n  ROOT z = c64[1] multiply(x, y)\n}\n",
+        )
+        .unwrap();
+        // (1 + a i)(1 + b i) = (1 - ab) + (a + b) i; a = b = 1 + 2^-12: the
+        // real part cancels to -2^-11 - 2^-24, |z| about 2
+        let a = 1.0 + 2f32.powi(-12);
+        let args = [c64(&[(1.0, a)]), c64(&[(1.0, a)])];
+        let want = crate::reference::evaluate(&m, &args).unwrap().remove(0);
+        let (wr, wi) = want.to_complex_vec()[0];
+        let exact = Numerics::exact();
+        let budget = Numerics::exact().with_approximation(
+            Opcode::Multiply,
+            ElementType::C64,
+            ErrorBudget::ulp(2),
+        );
+        // the real part off by 2^-24 (many of its own ULPs, under eps·|z|)
+        let near = c64(&[(wr as f32 + 2f32.powi(-24), wi as f32)]);
+        let judge = |n: &Numerics, got: &Literal| {
+            Judge::new(n, Policy::Reference).against_reference(&m, &args, std::slice::from_ref(got))
+        };
+        assert!(judge(&exact, &want).is_agreement());
+        assert!(
+            judge(&exact, &near).is_disagreement(),
+            "no budget: per component"
+        );
+        assert!(judge(&budget, &near).is_agreement(), "within 2 eps |z|");
+        // off by 2^-18 (32 eps |z|): a bug, whatever the budget
+        let far = c64(&[(wr as f32, wi as f32 + 2f32.powi(-18))]);
+        assert!(judge(&budget, &far).is_disagreement());
+        // a NaN component is never excused
+        let nan = c64(&[(f32::NAN, wi as f32)]);
+        assert!(judge(&budget, &nan).is_disagreement());
+    }
+}
