@@ -335,7 +335,6 @@ struct ElementJudge<'c, 'a> {
     spec: &'c ErrorSpec,
     ctx: &'c CompareContext<'a>,
     approx: Option<(u64, f64)>,
-    /// A plane of a complex output: its normwise allowance (`check::complex`).
     normwise: Option<&'c super::complex::Normwise>,
 }
 
@@ -484,12 +483,15 @@ fn compare_output(
     agreement: &mut Agreement,
 ) -> Option<OutputMismatch> {
     if expected.dtype().is_complex() {
-        return super::complex::compare_complex_output(out, expected, actual, spec, ctx, agreement);
+        let f =
+            &mut |e: &_, a: &_, n: Option<&_>| compare_plane(out, e, a, spec, ctx, agreement, n);
+        let b = (ctx.approximate_ops.as_slice(), ctx.rules.approximations);
+        return super::complex::compare_complex_output(expected, actual, b, f);
     }
     compare_plane(out, expected, actual, spec, ctx, agreement, None)
 }
 
-/// One real output, or one plane of a complex output (with `normwise`).
+/// One real output, or one plane of a complex output (`normwise`: `check::complex`).
 pub(super) fn compare_plane(
     out: usize,
     expected: &Literal,

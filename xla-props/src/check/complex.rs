@@ -15,10 +15,17 @@
 //! units of epsilon); the others are measured (docs/numerics.md).
 //! NaN, infinity and signed-zero class differences are never excused.
 
-use super::compare::{compare_plane, CompareContext};
-use super::error_spec::ErrorSpec;
-use super::verdict::{Agreement, OutputMismatch};
+use super::numerics::Approximation;
+use super::verdict::OutputMismatch;
+use crate::hlo::Opcode;
 use crate::literal::Literal;
+
+/// Compares one real plane, with the normwise allowance if any.
+pub(super) type ComparePlane<'a> =
+    dyn FnMut(&Literal, &Literal, Option<&Normwise>) -> Option<OutputMismatch> + 'a;
+
+/// The module's approximate ops and the backend's declared approximations.
+pub(super) type Budgets<'a> = (&'a [Opcode], &'a [Approximation]);
 
 /// The normwise allowance of one complex output, per element.
 #[derive(Clone, Debug)]
@@ -41,14 +48,12 @@ impl Normwise {
 
 /// The normwise budget of `expected`'s type: the sum of the budgets of the
 /// module's approximate ops declared at that complex type, if any.
-fn normwise(expected: &Literal, ctx: &CompareContext<'_>) -> Option<Normwise> {
+fn normwise(expected: &Literal, (ops, approximations): Budgets<'_>) -> Option<Normwise> {
     let dtype = expected.dtype();
-    let (ulp, abs) = ctx
-        .approximate_ops
+    let (ulp, abs) = ops
         .iter()
         .filter_map(|&op| {
-            ctx.rules
-                .approximations
+            approximations
                 .iter()
                 .find(|a| a.op == op && a.dtype == dtype)
                 .map(|a| a.budget)
@@ -73,20 +78,19 @@ fn normwise(expected: &Literal, ctx: &CompareContext<'_>) -> Option<Normwise> {
 /// Compares a complex output as its real and imaginary planes; a mismatch
 /// reports the complex type and the worst component mismatches of both
 /// planes (each element counted once per differing component).
+/// `plane` compares one real plane (the comparator's real path).
 pub(super) fn compare_complex_output(
-    out: usize,
     expected: &Literal,
     actual: &Literal,
-    spec: &ErrorSpec,
-    ctx: &CompareContext<'_>,
-    agreement: &mut Agreement,
+    budgets: Budgets<'_>,
+    plane: &mut ComparePlane<'_>,
 ) -> Option<OutputMismatch> {
     let (Some((er, ei)), Some((ar, ai))) = (expected.planes(), actual.planes()) else {
         return None;
     };
-    let nw = normwise(expected, ctx);
-    let re = compare_plane(out, &er, &ar, spec, ctx, agreement, nw.as_ref());
-    let im = compare_plane(out, &ei, &ai, spec, ctx, agreement, nw.as_ref());
+    let nw = normwise(expected, budgets);
+    let re = plane(&er, &ar, nw.as_ref());
+    let im = plane(&ei, &ai, nw.as_ref());
     let (mut m, other) = match (re, im) {
         (None, None) => return None,
         (Some(m), None) | (None, Some(m)) => (m, None),
