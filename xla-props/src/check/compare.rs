@@ -335,6 +335,7 @@ struct ElementJudge<'c, 'a> {
     spec: &'c ErrorSpec,
     ctx: &'c CompareContext<'a>,
     approx: Option<(u64, f64)>,
+    normwise: Option<&'c super::complex::Normwise>,
 }
 
 impl ElementJudge<'_, '_> {
@@ -352,6 +353,11 @@ impl ElementJudge<'_, '_> {
             if let Some((ulp, abs)) = self.approx {
                 let d = ulp_distance(e, a, self.dtype).unwrap_or(u128::MAX);
                 if d <= ulp as u128 || abs_error(e, a, self.dtype).is_some_and(|x| x <= abs) {
+                    return Ok(Some(LegalReason::ApproximateFunction));
+                }
+            }
+            if let Some(n) = self.normwise {
+                if abs_error(e, a, self.dtype).is_some_and(|x| n.excuses(flat, x)) {
                     return Ok(Some(LegalReason::ApproximateFunction));
                 }
             }
@@ -476,6 +482,25 @@ fn compare_output(
     ctx: &CompareContext<'_>,
     agreement: &mut Agreement,
 ) -> Option<OutputMismatch> {
+    if expected.dtype().is_complex() {
+        let f =
+            &mut |e: &_, a: &_, n: Option<&_>| compare_plane(out, e, a, spec, ctx, agreement, n);
+        let b = (ctx.approximate_ops.as_slice(), ctx.rules.approximations);
+        return super::complex::compare_complex_output(expected, actual, b, f);
+    }
+    compare_plane(out, expected, actual, spec, ctx, agreement, None)
+}
+
+/// One real output, or one plane of a complex output (`normwise`: `check::complex`).
+pub(super) fn compare_plane(
+    out: usize,
+    expected: &Literal,
+    actual: &Literal,
+    spec: &ErrorSpec,
+    ctx: &CompareContext<'_>,
+    agreement: &mut Agreement,
+    normwise: Option<&super::complex::Normwise>,
+) -> Option<OutputMismatch> {
     let dtype = expected.dtype();
     let approx = ctx
         .approximate_ops
@@ -495,6 +520,7 @@ fn compare_output(
         spec,
         ctx,
         approx,
+        normwise,
     };
     let n = expected.element_count();
     let mut histogram = [0u64; 35];

@@ -6,6 +6,7 @@
 
 mod alternatives;
 pub(crate) mod compare;
+mod complex;
 mod contraction;
 mod error_spec;
 mod excess;

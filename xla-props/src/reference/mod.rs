@@ -36,7 +36,7 @@
 
 mod calls;
 mod complex;
-mod complex_math;
+pub(crate) mod complex_math;
 mod contraction;
 mod control;
 mod conversion;

@@ -285,6 +285,9 @@ fn pred_binary(op: Opcode, a: &[bool], b: &[bool]) -> Res<Vec<bool>> {
 pub(crate) fn unary(op: Opcode, x: &Literal, out: ElementType) -> Res<Literal> {
     let dims = x.dims().to_vec();
     let dt = x.dtype();
+    if dt.is_complex() {
+        return super::complex::unary(op, x, out);
+    }
     if op == Opcode::IsFinite {
         let v: Vec<bool> = dispatch_float!(x.data(), _a: T => {
             map1(slice_of::<T>(x, "is-finite")?, |v: T| v.up().is_finite())
@@ -328,6 +331,9 @@ pub(crate) fn binary(op: Opcode, x: &Literal, y: &Literal) -> Res<Literal> {
     same_shape(op.name(), x, y)?;
     let dims = x.dims().to_vec();
     let dt = x.dtype();
+    if dt.is_complex() {
+        return super::complex::binary(op, x, y);
+    }
     if let (ArrayData::Pred(a), ArrayData::Pred(b)) = (x.data(), y.data()) {
         let (Some(a), Some(b)) = (a.as_slice(), b.as_slice()) else {
             return err("non-contiguous pred operands");
@@ -385,6 +391,9 @@ pub(crate) fn compare(
     ty: Option<ComparisonType>,
 ) -> Res<Literal> {
     same_shape("compare", x, y)?;
+    if x.dtype().is_complex() {
+        return super::complex::compare(x, y, d);
+    }
     let dims = x.dims().to_vec();
     let dt = x.dtype();
     let total = ty == Some(ComparisonType::TotalOrder);
@@ -558,6 +567,9 @@ fn write_float<T: FloatElem>(vals: &[Scalar], dt: ElementType) -> Vec<T> {
 pub(crate) fn convert(x: &Literal, out: ElementType) -> Res<Literal> {
     let dims = x.dims().to_vec();
     let src = x.dtype();
+    if src.is_complex() || out.is_complex() {
+        return super::complex::convert(x, out);
+    }
     // The common f32 <-> narrow paths, without going through f64.
     if src.is_float() && out.is_float() && src != ElementType::F64 && out != ElementType::F64 {
         let up: Vec<f32> = dispatch_float!(x.data(), a: T => {

@@ -60,10 +60,6 @@ pub(super) fn compile_err<T>(msg: impl Into<String>) -> Result<T, BackendError> 
     Err(BackendError::Compile(msg.into()))
 }
 
-pub(super) fn has_complex(s: &Shape) -> bool {
-    s.leaves().iter().any(|a| a.dtype.is_complex())
-}
-
 pub(super) fn constant_value(data: &ConstantData, shape: &Shape) -> Result<Value, String> {
     match (data, shape) {
         (ConstantData::Tuple(ds), Shape::Tuple(ss)) if ds.len() == ss.len() => Ok(Value::Tuple(
@@ -80,6 +76,7 @@ pub(super) fn constant_value(data: &ConstantData, shape: &Shape) -> Result<Value
                 ConstantData::Pred(v) => {
                     Literal::from_i128s(&plain, &v.iter().map(|&b| b as i128).collect::<Vec<_>>())
                 }
+                ConstantData::Complex(v) => complex_constant(&plain, v),
                 _ => return Err(format!("constant does not match its shape {shape}")),
             }
             .map_err(|e| e.to_string())?;
@@ -87,6 +84,26 @@ pub(super) fn constant_value(data: &ConstantData, shape: &Shape) -> Result<Value
         }
         _ => Err(format!("constant does not match its shape {shape}")),
     }
+}
+
+/// A complex constant from its `(re, im)` pairs, each part rounded once.
+fn complex_constant(
+    s: &ArrayShape,
+    v: &[(f64, f64)],
+) -> Result<Literal, crate::literal::LiteralError> {
+    let plane = crate::literal::plane_shape(s);
+    if plane.dtype == s.dtype {
+        return Err(crate::literal::LiteralError::Other(format!(
+            "a complex constant of type {}",
+            s.dtype
+        )));
+    }
+    let re: Vec<f64> = v.iter().map(|c| c.0).collect();
+    let im: Vec<f64> = v.iter().map(|c| c.1).collect();
+    Literal::from_planes(
+        &Literal::from_f64s(&plane, &re)?,
+        &Literal::from_f64s(&plane, &im)?,
+    )
 }
 
 pub(super) fn classify_reducer(comp: &crate::hlo::Computation) -> Reducer {
@@ -161,12 +178,6 @@ impl Compiled {
                     return Err(BackendError::unsupported(format!(
                         "opcode `{}`",
                         ins.opcode
-                    )));
-                }
-                if has_complex(&ins.shape) {
-                    return Err(BackendError::unsupported(format!(
-                        "complex type in `{}`",
-                        ins.name
                     )));
                 }
                 if !ins.opcode.arity().accepts(ins.operands.len()) {
@@ -401,18 +412,18 @@ impl Compiled {
                 x.out_shape()?.0,
             )?),
             Opcode::Map => self.map(ins, ops),
-            Opcode::Dot => array(contraction::dot_with_algorithm(
-                x.arr(0)?,
-                x.arr(1)?,
-                a,
-                x.out_shape()?.0,
-            )?),
-            Opcode::Convolution => array(contraction::convolution(
-                x.arr(0)?,
-                x.arr(1)?,
-                a,
-                x.out_shape()?.0,
-            )?),
+            Opcode::Dot | Opcode::Convolution => {
+                let (l, r, out) = (x.arr(0)?, x.arr(1)?, x.out_shape()?.0);
+                let real = |l: &Literal, r: &Literal, o: &ArrayShape| match ins.opcode {
+                    Opcode::Dot => contraction::dot_with_algorithm(l, r, a, o),
+                    _ => contraction::convolution(l, r, a, o),
+                };
+                if out.dtype.is_complex() || l.dtype().is_complex() {
+                    array(super::complex::contraction(l, r, out, real)?)
+                } else {
+                    array(real(l, r, out)?)
+                }
+            }
             Opcode::Fusion => {
                 let c = a
                     .calls
@@ -467,6 +478,12 @@ impl Compiled {
                     .ok_or_else(|| BackendError::Execute("compare: missing direction".into()))?;
                 array(ew::compare(x.arr(0)?, x.arr(1)?, d, a.comparison_type)?)
             }
+            Opcode::Real | Opcode::Imag => array(super::complex::unary(
+                op,
+                x.arr(0)?,
+                x.out_shape()?.0.dtype,
+            )?),
+            Opcode::Complex => array(super::complex::make_complex(x.arr(0)?, x.arr(1)?)?),
             Opcode::Select => array(ew::select(x.arr(0)?, x.arr(1)?, x.arr(2)?)?),
             Opcode::Clamp => array(ew::clamp(x.arr(0)?, x.arr(1)?, x.arr(2)?)?),
             Opcode::Convert => array(ew::convert(x.arr(0)?, x.out_shape()?.0.dtype)?),
@@ -821,7 +838,14 @@ impl Operands<'_, '_> {
 /// The parse-only ops (in the opcode table's sense: they join no property's
 /// op group) that the interpreter runs all the same.
 fn evaluated_parse_only(op: Opcode) -> bool {
-    matches!(op, Opcode::RngBitGenerator | Opcode::TriangularSolve)
+    matches!(
+        op,
+        Opcode::RngBitGenerator
+            | Opcode::TriangularSolve
+            | Opcode::Real
+            | Opcode::Imag
+            | Opcode::Complex
+    )
 }
 
 fn array(l: Literal) -> Res<Value> {

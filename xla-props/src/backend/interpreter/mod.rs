@@ -16,6 +16,9 @@
 //! reference evaluator's kernels.
 
 mod backend;
+mod complex;
+#[cfg(test)]
+mod complex_tests;
 mod contraction;
 mod elem;
 mod elementwise;

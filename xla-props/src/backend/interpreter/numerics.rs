@@ -78,6 +78,37 @@ const BUDGETS: &[(Opcode, ElementType, u64)] = &[
     (Opcode::Atan2, ElementType::F64, 2),
 ];
 
+/// Normwise budgets of the complex functions (`check::complex`: a component
+/// may be off by `ulp` epsilons of the component type times `|z|`).
+///
+/// c64 computes in `Complex<f64>` and rounds each part once: at most one
+/// rounding of a component, so 1 everywhere. c128 (num_complex's forms in
+/// f64), measured by `complex_tests::measure_complex_budgets` (200k points,
+/// each part uniform in [-64, 64], against the reference's kernels):
+/// multiply 1.0, divide 2.7, exp/expm1/sin/cos 0, log 7.3, log1p 1.4,
+/// sqrt 1.8, rsqrt 2.7, tan 292, tanh 152, power 362. Power is
+/// `exp(y log x)`: the error of `log x` is multiplied by `|y log x|` (up to
+/// about 64 · 4.8 here), the function's own conditioning; tan and tanh are
+/// `sinh(2x)/(cosh 2x + cos 2y)`-style quotients whose denominator cancels
+/// near the poles. Declared: the measured maximum rounded up (multiply 2,
+/// the `sqrt(5)·u` theorem for the naive product).
+const COMPLEX_BUDGETS: &[(Opcode, u64)] = &[
+    (Opcode::Multiply, 2),
+    (Opcode::Divide, 3),
+    (Opcode::Exponential, 1),
+    (Opcode::ExponentialMinusOne, 1),
+    (Opcode::Sine, 1),
+    (Opcode::Cosine, 1),
+    (Opcode::Log, 8),
+    (Opcode::LogPlusOne, 2),
+    (Opcode::Sqrt, 2),
+    (Opcode::Rsqrt, 3),
+    (Opcode::Tan, 300),
+    (Opcode::Tanh, 160),
+    (Opcode::Power, 370),
+    (Opcode::Logistic, 3),
+];
+
 /// Types computed through f32 and rounded after each op: 1 ULP for every approximate op.
 const THROUGH_F32: &[ElementType] = &[
     ElementType::F16,
@@ -117,6 +148,10 @@ pub fn interpreter_numerics() -> Numerics {
             ErrorBudget::ulp(ulp)
         };
         n = n.with_approximation(op, dt, budget);
+    }
+    for &(op, ulp) in COMPLEX_BUDGETS {
+        n = n.with_approximation(op, ElementType::C64, ErrorBudget::ulp(1));
+        n = n.with_approximation(op, ElementType::C128, ErrorBudget::ulp(ulp));
     }
     n
 }

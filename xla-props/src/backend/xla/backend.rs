@@ -11,6 +11,7 @@ use super::error::XlaError;
 use super::lower::{lower_module, LowerError, Lowered};
 use super::numerics::{measured_xla_cpu_numerics, XLA_CPU_BUDGETS};
 use super::pjrt::HostArray;
+use super::pjrt::{complex_from_host, complex_to_host};
 use super::process::{find_worker_program, Worker};
 use super::protocol::{Request, Response};
 use crate::backend::{Backend, BackendError, BackendTraits, BatchRequest, Executable};
@@ -847,6 +848,9 @@ impl Executable for XlaExecutable {
 }
 
 fn to_host(l: &Literal) -> HostArray {
+    if let Some(h) = complex_to_host(l) {
+        return h;
+    }
     let dtype = l.dtype();
     let width = dtype.byte_size();
     let mut bytes = Vec::with_capacity(l.element_count() * width);
@@ -873,6 +877,9 @@ fn from_host(o: HostArray, expected: &ArrayShape, k: usize) -> Result<Literal, X
             "output {k} has {} bytes for {expected}",
             o.bytes.len()
         )));
+    }
+    if o.dtype.is_complex() {
+        return complex_from_host(&o, expected).map_err(|e| XlaError::Output(e.to_string()));
     }
     let bits: Vec<u64> = o
         .bytes

@@ -236,12 +236,60 @@ pub fn buffer_type_code(t: ElementType) -> Option<i32> {
         ElementType::F32 => 11,
         ElementType::F64 => 12,
         ElementType::Bf16 => 13,
+        // host layout: interleaved (re, im) components, little-endian
+        ElementType::C64 => 14,
+        ElementType::C128 => 15,
         ElementType::F8E5M2 => 16,
         ElementType::F8E4M3Fn => 17,
-        // s4/u4 host transfers are packed differently across plugin versions;
-        // complex types are parse-only here.
-        ElementType::S4 | ElementType::U4 | ElementType::C64 | ElementType::C128 => return None,
+        // s4/u4 host transfers are packed differently across plugin versions
+        ElementType::S4 | ElementType::U4 => return None,
     })
+}
+
+/// A complex literal as PJRT's host bytes: per element the real then the
+/// imaginary component, little-endian (f32 pairs for c64, f64 for c128);
+/// None for a real literal.
+pub fn complex_to_host(l: &crate::literal::Literal) -> Option<HostArray> {
+    let dtype = l.dtype();
+    let mut bytes = Vec::with_capacity(l.element_count() * dtype.byte_size());
+    for (re, im) in l.to_complex_vec() {
+        match dtype {
+            ElementType::C64 => {
+                bytes.extend_from_slice(&(re as f32).to_le_bytes());
+                bytes.extend_from_slice(&(im as f32).to_le_bytes());
+            }
+            ElementType::C128 => {
+                bytes.extend_from_slice(&re.to_le_bytes());
+                bytes.extend_from_slice(&im.to_le_bytes());
+            }
+            _ => return None,
+        }
+    }
+    Some(HostArray {
+        dtype,
+        dims: l.dims().iter().map(|&d| d as i64).collect(),
+        bytes,
+    })
+}
+
+/// The complex literal of `shape` from PJRT's interleaved host bytes.
+pub fn complex_from_host(
+    h: &HostArray,
+    shape: &crate::hlo::ArrayShape,
+) -> Result<crate::literal::Literal, crate::literal::LiteralError> {
+    use crate::literal::{plane_shape, Literal};
+    let plane = crate::hlo::ArrayShape::new(plane_shape(shape).dtype, shape.dims.clone());
+    let width = h.dtype.byte_size() / 2;
+    let (mut re, mut im) = (Vec::new(), Vec::new());
+    for pair in h.bytes.chunks_exact(2 * width) {
+        let (r, i) = pair.split_at(width);
+        re.extend_from_slice(r);
+        im.extend_from_slice(i);
+    }
+    Literal::from_planes(
+        &Literal::from_le_bytes(&plane, &re)?,
+        &Literal::from_le_bytes(&plane, &im)?,
+    )
 }
 
 /// The element type of a `PJRT_Buffer_Type` code.
@@ -800,4 +848,48 @@ pub fn describe(plugin: &Plugin) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod complex_host_tests {
+    use super::*;
+    use crate::hlo::ArrayShape;
+    use crate::literal::Literal;
+
+    #[test]
+    fn complex_types_have_their_pjrt_codes() {
+        assert_eq!(buffer_type_code(ElementType::C64), Some(14));
+        assert_eq!(buffer_type_code(ElementType::C128), Some(15));
+        assert_eq!(element_type_of_code(14), Some(ElementType::C64));
+        assert_eq!(element_type_of_code(15), Some(ElementType::C128));
+    }
+
+    #[test]
+    fn complex_host_bytes_interleave_and_round_trip() {
+        for (dt, pt) in [
+            (ElementType::C64, ElementType::F32),
+            (ElementType::C128, ElementType::F64),
+        ] {
+            let p = ArrayShape::new(pt, vec![2]);
+            let re = Literal::from_f64s(&p, &[1.0, -0.0]).unwrap();
+            let im = Literal::from_f64s(&p, &[2.0, f64::NAN]).unwrap();
+            let z = Literal::from_planes(&re, &im).unwrap();
+            let h = complex_to_host(&z).unwrap();
+            assert_eq!(h.dtype, dt);
+            assert_eq!(Some(h.bytes.len()), h.expected_bytes());
+            let w = pt.byte_size();
+            assert_eq!(&h.bytes[..w], &re.to_le_bytes()[..w], "{dt}: real first");
+            assert_eq!(
+                &h.bytes[w..2 * w],
+                &im.to_le_bytes()[..w],
+                "{dt}: then imag"
+            );
+            let back = complex_from_host(&h, &ArrayShape::new(dt, vec![2])).unwrap();
+            let (r2, i2) = back.planes().unwrap();
+            assert_eq!(r2.to_le_bytes(), re.to_le_bytes());
+            assert_eq!(i2.to_le_bytes(), im.to_le_bytes());
+        }
+        let real = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![1]), &[1.0]).unwrap();
+        assert!(complex_to_host(&real).is_none());
+    }
 }

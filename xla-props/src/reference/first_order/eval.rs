@@ -73,6 +73,18 @@ impl FirstOrder {
     ) -> Result<FirstOrder, EvalError> {
         let expanded = crate::hlo::expand_known_custom_calls(module);
         let module = expanded.as_ref().unwrap_or(module);
+        // complex values have no radii (a radius per element is real)
+        if module
+            .computations
+            .iter()
+            .flat_map(|c| &c.instructions)
+            .any(|i| i.shape.leaves().iter().any(|a| a.dtype.is_complex()))
+        {
+            return Err(EvalError::Unsupported {
+                opcode: crate::hlo::Opcode::Complex,
+                reason: "no first-order bounds of complex values".into(),
+            });
+        }
         let aux = aux_module();
         let entry = module.entry_computation();
         let params = entry.parameters();

@@ -52,20 +52,6 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
     if module.entry.index() >= module.computations.len() {
         return Err(LowerError::Invalid("entry computation out of range".into()));
     }
-    // the backends that compile this form take no complex values yet
-    for c in &module.computations {
-        for i in &c.instructions {
-            if let Some(t) = i
-                .shape
-                .leaves()
-                .iter()
-                .map(|l| l.dtype)
-                .find(|t| t.is_complex())
-            {
-                return unsupported(format!("{} ({}): element type {t}", i.name, i.opcode));
-            }
-        }
-    }
     let entry = module.entry_computation();
     let mut l = Lowerer {
         module,

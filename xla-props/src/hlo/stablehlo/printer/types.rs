@@ -87,7 +87,8 @@ pub fn mlir_element_type(t: ElementType) -> Result<&'static str, LowerError> {
         ElementType::F64 => "f64",
         ElementType::F8E4M3Fn => "f8E4M3FN",
         ElementType::F8E5M2 => "f8E5M2",
-        ElementType::C64 | ElementType::C128 => return unsupported(format!("element type {t}")),
+        ElementType::C64 => "complex<f32>",
+        ElementType::C128 => "complex<f64>",
     })
 }
 
