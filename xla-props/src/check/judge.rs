@@ -255,8 +255,6 @@ impl<'a> Judge<'a> {
         let mut open: Vec<(LegalReason, Vec<Vec<bool>>)> = Vec::new();
         let mut variants: Vec<Module> = Vec::new();
         let mut bound = false;
-        let mut models: Vec<(KnownBugNote, Model)> = Vec::new();
-        let mut modules: Vec<Module> = Vec::new();
         let mut costly = false;
         for e in admitted.iter().filter(|e| !e.cheap()) {
             if e.reason() == LegalReason::KnownBug {
@@ -307,30 +305,56 @@ impl<'a> Judge<'a> {
             ctx = full;
         }
         // phase 4: known bugs
-        if let Some(kb) = admitted
+        let Some(kb) = admitted
             .iter()
             .find(|e| e.reason() == LegalReason::KnownBug)
-        {
-            for ev in kb.evidence(&case) {
-                match ev {
-                    Evidence::KnownBug(note, outs, m) => {
-                        models.push((note, Model::Outputs(outs, Vec::new())));
-                        modules.push(m);
-                    }
-                    Evidence::KnownBugAnyValue(note, masks) => {
-                        models.push((note, Model::AnyValue(masks)))
-                    }
-                    _ => {}
+        else {
+            return v;
+        };
+        self.known_bugs_explain(
+            kb.evidence(&case),
+            v,
+            &ctx,
+            (expected, actual),
+            inputs,
+            &lap,
+        )
+    }
+}
+
+impl Judge<'_> {
+    /// Phase 4: a mismatch every differing element of which the known bugs'
+    /// models explain is `Verdict::KnownBug`: first by the models' exact
+    /// outputs, then by what the model modules compute under the backend's
+    /// own numerics (their enclosures: an approximate function in the
+    /// model, or the legal differences of a deep graph around the bug).
+    fn known_bugs_explain(
+        &self,
+        evidence: Vec<Evidence<'_>>,
+        v: Verdict,
+        ctx: &CompareContext,
+        (expected, actual): (&[Literal], &[Literal]),
+        inputs: &[Literal],
+        lap: &dyn Fn(&str),
+    ) -> Verdict {
+        let mut models: Vec<(KnownBugNote, Model)> = Vec::new();
+        let mut modules: Vec<Module> = Vec::new();
+        for ev in evidence {
+            match ev {
+                Evidence::KnownBug(note, outs, m) => {
+                    models.push((note, Model::Outputs(outs, Vec::new())));
+                    modules.push(m);
                 }
+                Evidence::KnownBugAnyValue(note, masks) => {
+                    models.push((note, Model::AnyValue(masks)))
+                }
+                _ => {}
             }
         }
-        let v = explained_by_known_bugs(v, &ctx, expected, actual, &models);
+        let v = explained_by_known_bugs(v, ctx, expected, actual, &models);
         if !matches!(v, Verdict::Mismatch(_)) || modules.is_empty() {
             return v;
         }
-        // then what the models compute under the backend's own numerics
-        // (its approximate functions, reassociation, contraction: what a
-        // deep graph or an approximate function in the model needs)
         let mut bounds = modules.iter().map(|m| self.enclosures_of(m, inputs));
         for (_, model) in models.iter_mut() {
             if let Model::Outputs(_, b) = model {
@@ -338,7 +362,7 @@ impl<'a> Judge<'a> {
             }
         }
         lap("phase 4 model enclosures");
-        explained_by_known_bugs(v, &ctx, expected, actual, &models)
+        explained_by_known_bugs(v, ctx, expected, actual, &models)
     }
 }
 

@@ -258,9 +258,28 @@ pub(crate) fn convert(x: &Literal, out: ElementType) -> Res<Literal> {
     if x.dtype().is_complex() {
         return complex_literal(out, &dims, values(x));
     }
-    let re = super::elementwise::convert(x, comp)?;
-    let v = (0..re.element_count())
-        .map(|i| C::new(re.get_f64(i), 0.0))
+    // the real part rounded once to the component type (Rust's integer
+    // and f64 casts round to nearest even)
+    let single = comp == ElementType::F32;
+    let part = |i: usize| -> f64 {
+        if x.dtype().is_float() {
+            let f = x.get_f64(i);
+            if single {
+                f as f32 as f64
+            } else {
+                f
+            }
+        } else {
+            let k = x.get_i128(i);
+            if single {
+                k as f32 as f64
+            } else {
+                k as f64
+            }
+        }
+    };
+    let v = (0..x.element_count())
+        .map(|i| C::new(part(i), 0.0))
         .collect();
     complex_literal(complex_type(comp).unwrap_or(out), &dims, v)
 }

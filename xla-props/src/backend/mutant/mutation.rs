@@ -288,7 +288,7 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), Mutation::ALL.len());
-        assert_eq!(Mutation::bugs().count(), 41);
+        assert_eq!(Mutation::bugs().count(), 42);
         assert_eq!(Mutation::benign().count(), 8);
     }
 
