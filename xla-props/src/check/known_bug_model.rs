@@ -369,7 +369,7 @@ fn division_rewrite(
         }
         if operands
             .iter()
-            .any(|&o| ins(o).map_or(true, |j| j.shape != i.shape))
+            .any(|&o| ins(o).is_none_or(|j| j.shape != i.shape))
         {
             return None;
         }
