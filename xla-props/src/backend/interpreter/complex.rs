@@ -11,7 +11,7 @@
 
 use num_complex::Complex;
 
-use super::elem::{err, make, slice_of, Res};
+use super::elem::{err, make, Res};
 use crate::backend::BackendError;
 use crate::hlo::{ArrayShape, ComparisonDirection, ElementType, Opcode};
 use crate::literal::{complex_type, component_type, Literal};
@@ -196,25 +196,14 @@ pub(crate) fn make_complex(re: &Literal, im: &Literal) -> Res<Literal> {
             im.shape()
         ));
     }
-    match dt {
-        ElementType::F32 => {
-            let (r, i) = (
-                slice_of::<f32>(re, "complex")?,
-                slice_of::<f32>(im, "complex")?,
-            );
-            let v = r.iter().zip(i).map(|(&r, &i)| Complex::new(r, i)).collect();
-            make(ElementType::C64, re.dims(), v)
-        }
-        ElementType::F64 => {
-            let (r, i) = (
-                slice_of::<f64>(re, "complex")?,
-                slice_of::<f64>(im, "complex")?,
-            );
-            let v = r.iter().zip(i).map(|(&r, &i)| Complex::new(r, i)).collect();
-            make(ElementType::C128, re.dims(), v)
-        }
-        _ => Err(BackendError::unsupported(format!("complex of {dt} parts"))),
-    }
+    // f32 and f64 parts are exact in f64: one path for both
+    let Some(ct) = complex_type(dt) else {
+        return Err(BackendError::unsupported(format!("complex of {dt} parts")));
+    };
+    let v = (0..re.element_count())
+        .map(|i| C::new(re.get_f64(i), im.get_f64(i)))
+        .collect();
+    complex_literal(ct, re.dims(), v)
 }
 
 /// `compare` EQ/NE of complex values: both components equal (NaN != NaN).
