@@ -383,19 +383,28 @@ impl Judge<'_> {
         let exact = ErrorSpec::exact();
         full.enclosures = vec![Vec::new(); expected.len()];
         let mut last = None;
+        // the enclosures one at a time, compared after each: an element
+        // inside any of them is legal, so the verdict is the same as with
+        // all of them at once, and a module accepted early is not made to
+        // pay for the rest (interval dots of a large module cost minutes)
         for m in modules {
-            let bs = self.enclosures_of(m, inputs);
-            if bs.len() == expected.len() {
-                for (k, b) in bs.into_iter().enumerate() {
-                    full.enclosures[k].extend(b);
+            for step in self.enclosure_steps() {
+                let Some(bs) = step.bounds(m, inputs) else {
+                    continue;
+                };
+                if bs.len() != expected.len() {
+                    continue;
                 }
+                for (k, b) in bs.into_iter().enumerate() {
+                    full.enclosures[k].push(b);
+                }
+                lap("phase 3 enclosure");
+                let v = with_ties(compare(expected, actual, &exact, full), unstable_ties);
+                if !matches!(v, Verdict::Mismatch(_)) {
+                    return v;
+                }
+                last = Some(v);
             }
-            lap("phase 3 enclosure");
-            let v = with_ties(compare(expected, actual, &exact, full), unstable_ties);
-            if !matches!(v, Verdict::Mismatch(_)) {
-                return v;
-            }
-            last = Some(v);
         }
         last.unwrap_or_else(|| with_ties(compare(expected, actual, &exact, full), unstable_ties))
     }
@@ -408,6 +417,24 @@ impl Judge<'_> {
     /// flushing backend flushes everywhere or nowhere, so both modes (the
     /// element may be in either).
     fn enclosures_of(&self, m: &Module, inputs: &[Literal]) -> Vec<Vec<Bounds>> {
+        let mut out: Vec<Vec<Bounds>> = Vec::new();
+        for bs in self
+            .enclosure_steps()
+            .into_iter()
+            .filter_map(|s| s.bounds(m, inputs))
+        {
+            out.resize_with(out.len().max(bs.len()), Vec::new);
+            for (k, b) in bs.into_iter().enumerate() {
+                out[k].push(b);
+            }
+        }
+        out
+    }
+
+    /// The enclosures `enclosures_of` computes, as separate steps, cheapest
+    /// first: the first-order bound, then the interval enclosure, without
+    /// flushing and then (on a flushing backend) with it.
+    fn enclosure_steps(&self) -> Vec<EnclosureStep> {
         let flushing = allowances(self.numerics, self.strict_rounding);
         let mut modes = vec![Allowances {
             flush_inputs: Vec::new(),
@@ -417,22 +444,38 @@ impl Judge<'_> {
         if !flushing.flush_inputs.is_empty() || !flushing.flush_outputs.is_empty() {
             modes.push(flushing);
         }
-        let mut out: Vec<Vec<Bounds>> = Vec::new();
-        for allow in &modes {
-            for bs in [
-                enclose(m, inputs, allow),
-                first_order_bounds(m, inputs, allow),
-            ]
+        modes
             .into_iter()
-            .flatten()
-            {
-                out.resize_with(out.len().max(bs.len()), Vec::new);
-                for (k, b) in bs.into_iter().enumerate() {
-                    out[k].push(b);
-                }
-            }
+            .flat_map(|a| {
+                [
+                    EnclosureStep {
+                        first_order: true,
+                        allow: a.clone(),
+                    },
+                    EnclosureStep {
+                        first_order: false,
+                        allow: a,
+                    },
+                ]
+            })
+            .collect()
+    }
+}
+
+/// One enclosure of a module's outputs: the first-order bound or the
+/// interval enclosure, under one set of allowances.
+struct EnclosureStep {
+    first_order: bool,
+    allow: Allowances,
+}
+
+impl EnclosureStep {
+    fn bounds(&self, m: &Module, inputs: &[Literal]) -> Option<Vec<Bounds>> {
+        if self.first_order {
+            first_order_bounds(m, inputs, &self.allow).ok()
+        } else {
+            enclose(m, inputs, &self.allow).ok()
         }
-        out
     }
 }
 
