@@ -5,7 +5,10 @@
 //! a composition mismatch), or a unit disagrees on the reference's own
 //! operands where the output's bound masks it; and `isolate` names the
 //! culprit fusion or instruction. A benign variant raises no alarm on any
-//! model.
+//! model. A mutation whose change stays inside the bound the graph's legal
+//! differences propagate to the outputs (and that no unit shows on the
+//! reference's operands) is printed, not failed: no sound judge sees it on
+//! that model, and the suite's own cases must catch it instead.
 //!
 //! The whole matrix (every module x every mutation) is `--ignored` and run
 //! in release by `.ci/run` on a stride of the modules
@@ -18,6 +21,7 @@ use std::sync::Mutex;
 
 use xla_props::backend::mutant::{Mutant, Mutation};
 use xla_props::backend::{Backend, Interpreter};
+use xla_props::check::{LegalReason, Verdict};
 use xla_props::hlo::load_module_file;
 use xla_props::inputs::{generate_inputs, Distribution};
 use xla_props::isolate::{
@@ -49,15 +53,24 @@ fn modules() -> Vec<PathBuf> {
         .collect()
 }
 
-/// The mutations to apply (`XLA_PROPS_MUTATION`: one mutation's name, to
+/// The mutations to apply (`XLA_PROPS_MUTATION`: mutation names, comma-separated, to
 /// reproduce one failure; default every one).
 fn mutations() -> Vec<Mutation> {
     let only = std::env::var("XLA_PROPS_MUTATION").unwrap_or_default();
     Mutation::ALL
         .iter()
         .copied()
-        .filter(|m| only.is_empty() || m.name() == only)
+        .filter(|m| only.is_empty() || only.split(',').any(|o| o == m.name()))
         .collect()
+}
+
+/// Worker threads (`XLA_PROPS_MODEL_THREADS`, default 2).
+fn threads() -> usize {
+    std::env::var("XLA_PROPS_MODEL_THREADS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2)
+        .max(1)
 }
 
 fn same(a: &[Literal], b: &[Literal]) -> bool {
@@ -69,6 +82,18 @@ fn same(a: &[Literal], b: &[Literal]) -> bool {
                         || (x.get_f64(i).is_nan() && y.get_f64(i).is_nan())
                 })
         })
+}
+
+/// Whether the mutant's run is accepted with elements inside the bound
+/// propagated through the graph: its change may be smaller than the legal
+/// differences the graph carries to those elements (an error of an ulp at a
+/// divide, downstream of an approximate `power`), and no sound judge calls
+/// that a bug on this model. Such a mutation is printed, not failed; the
+/// suite's own cases (`chains_vs_reference` for the divide) are where it
+/// must be caught, and `tests/detection.rs` checks that it is.
+fn inside_the_propagated_bound(mutant: &Verdict) -> bool {
+    matches!(mutant, Verdict::Agree(a)
+        if a.legal.get(&LegalReason::PropagatedBound).is_some_and(|&n| n > 0))
 }
 
 /// What one mutation did to one module.
@@ -125,6 +150,15 @@ fn check_one(file: &PathBuf, m: Mutation) -> Result<bool, String> {
             Ok(true)
         };
     }
+    if !alarm && inside_the_propagated_bound(&verdict) {
+        eprintln!(
+            "{name}: `{}` changes the result only inside the bound propagated through \
+             the graph (no unit shows it on the reference's operands): {}",
+            m.name(),
+            verdict.to_string().lines().next().unwrap_or_default()
+        );
+        return Ok(true);
+    }
     if !alarm {
         return Err(format!(
             "{name}: `{}` changes the result but is not detected: {}{}",
@@ -169,7 +203,7 @@ fn every_mutation_that_touches_a_model_is_detected_and_isolated() {
     let failures = Mutex::new(Vec::new());
     let touched = Mutex::new(0usize);
     std::thread::scope(|s| {
-        for _ in 0..2 {
+        for _ in 0..threads() {
             s.spawn(|| loop {
                 let Some((f, m)) = next.lock().unwrap().next() else {
                     break;

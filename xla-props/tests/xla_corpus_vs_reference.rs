@@ -35,8 +35,8 @@ const TRIAGED: &[(&str, &str)] = &[];
 /// are left to the release run.
 const DEBUG_ELEMENT_LIMIT: u64 = 200_000;
 
-/// `XLA_PROPS_CORPUS=large`: only the modules a debug build leaves out
-/// (`.ci/run`'s release step, after the README's debug run judged the rest).
+/// `XLA_PROPS_CORPUS=large`: only the modules a debug build leaves out (a
+/// release run after the README's debug run, which judged the rest).
 fn only_large() -> bool {
     std::env::var("XLA_PROPS_CORPUS").is_ok_and(|v| v == "large")
 }
