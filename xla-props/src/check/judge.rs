@@ -387,8 +387,9 @@ impl Judge<'_> {
         // inside any of them is legal, so the verdict is the same as with
         // all of them at once, and a module accepted early is not made to
         // pay for the rest (interval dots of a large module cost minutes)
+        let steps = self.enclosure_steps();
         for m in modules {
-            for step in self.enclosure_steps() {
+            for step in &steps {
                 let Some(bs) = step.bounds(m, inputs) else {
                     continue;
                 };
