@@ -2,6 +2,7 @@
 
 mod attr_classes;
 mod builder;
+pub mod collective;
 mod custom_calls;
 mod dot_algorithm;
 mod dtype;
@@ -14,6 +15,7 @@ mod printer;
 pub mod rewrite;
 mod shape;
 mod shape_inference;
+pub mod sharding;
 pub mod stablehlo;
 mod verifier;
 

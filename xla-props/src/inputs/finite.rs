@@ -66,10 +66,25 @@ pub(crate) fn nonfinite_starts(
     module: &Module,
     args: &[Literal],
 ) -> Result<Option<Vec<Start>>, String> {
+    let entry = module.entry_computation();
+    if crate::reference::spmd::DeviceProgram::multi(module)?.is_some() {
+        // on many devices: the global outputs only; the start is the root,
+        // and every parameter is upstream of it
+        let outs = Evaluator::new()
+            .evaluate(module, args)
+            .map_err(|e| e.to_string())?;
+        if !outs.iter().any(|l| nonfinite(&Value::Array(l.clone()))) {
+            return Ok(None);
+        }
+        return Ok(Some(vec![Start {
+            at: entry.instr(entry.root).name.clone(),
+            elements: None,
+            params: (0..entry.parameters().len()).collect(),
+        }]));
+    }
     let values = Evaluator::new()
         .evaluate_all(module, args)
         .map_err(|e| e.to_string())?;
-    let entry = module.entry_computation();
     let bad: Vec<bool> = values
         .iter()
         .map(|v| v.as_ref().is_some_and(nonfinite))

@@ -407,6 +407,21 @@ fn edge_values(
     }
 }
 
+/// The entry's array parameters as the caller passes them: global arrays
+/// for a module that runs on many devices.
+fn parameter_shapes(module: &Module) -> Result<Vec<crate::hlo::ArrayShape>, InputError> {
+    let program =
+        crate::reference::spmd::DeviceProgram::multi(module).map_err(InputError::Graph)?;
+    match program {
+        Some(p) => p.global_parameter_shapes(module).map_err(InputError::Graph),
+        None => Ok(module
+            .parameter_shapes()
+            .iter()
+            .filter_map(|s| s.as_array().cloned())
+            .collect()),
+    }
+}
+
 /// Generates arguments for every entry parameter of `module`, inside the
 /// legal domain of every op in it, deterministically from `seed`.
 ///
@@ -468,6 +483,7 @@ pub fn generate_inputs(
     }
     let mut samplers = Vec::new();
     let mut args = Vec::new();
+    let shapes = parameter_shapes(module)?;
     for (k, &p) in g.params.iter().enumerate() {
         let node = &g.nodes[p];
         let complex = node.dtype.is_some_and(ElementType::is_complex);
@@ -492,17 +508,14 @@ pub fn generate_inputs(
             index_param: index_params.contains(&k),
             complex,
         };
-        let count = node.element_count();
+        let shape = shapes[k].clone();
+        let count = shape.dims.iter().product::<i64>().max(0) as usize;
         if distribution == Distribution::Duplicates {
             let distinct = (count / 8).max(2);
             sampler.pool = (0..distinct)
                 .map(|_| uniform(&mut rng, interval, dtype))
                 .collect();
         }
-        let shape = module.parameter_shapes()[k]
-            .as_array()
-            .cloned()
-            .expect("checked array parameter");
         crate::literal::check_size(&shape)?;
         if complex {
             let values: Vec<(f64, f64)> =

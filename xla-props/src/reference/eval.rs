@@ -1,9 +1,10 @@
 //! The evaluator state, the run loop, and the opcode dispatch.
 
+use super::collective::{self, DeviceContext, PartitionerCall};
 use super::error::out;
 use super::{
     complex, contraction, control, conversion, elementwise, indexing, linalg, reduction, rng,
-    shape_ops, topk, Calls, EvalError, OpError,
+    shape_ops, spmd, topk, Calls, EvalError, OpError,
 };
 use crate::hlo::{CompId, Instruction, Module, Opcode, Shape};
 use crate::literal::{Literal, Value};
@@ -86,7 +87,37 @@ impl<'h> Evaluator<'h> {
         module: &Module,
         args: &[Literal],
     ) -> Result<Vec<Literal>, EvalError> {
+        // a module on many devices takes and gives global arrays
+        let program = spmd::DeviceProgram::multi(module).map_err(|e| EvalError::Invalid {
+            instruction: module.name.clone(),
+            message: e,
+        })?;
+        if let Some(program) = program {
+            if self.hook.is_some() {
+                return Err(EvalError::Unsupported {
+                    opcode: Opcode::Fusion,
+                    reason: "looking inside fusions of a multi-device program".into(),
+                });
+            }
+            return program.evaluate_global(module, args, self.fuel_limit);
+        }
         Ok(self.evaluate_values(module, args)?.into_flat())
+    }
+
+    /// Evaluates the entry computation as one device of a multi-device run.
+    pub(crate) fn evaluate_on_device(
+        &mut self,
+        module: &Module,
+        args: &[Literal],
+        ctx: DeviceContext,
+    ) -> Result<Vec<Literal>, EvalError> {
+        let mut values = self.run_entry(module, args, Some(ctx))?;
+        let root = module.entry_computation().root.index();
+        values
+            .get_mut(root)
+            .and_then(Option::take)
+            .map(Value::into_flat)
+            .ok_or_else(|| invalid_module(module, "entry root has no value"))
     }
 
     /// Evaluates the entry computation; returns its root value.
@@ -109,6 +140,15 @@ impl<'h> Evaluator<'h> {
         &mut self,
         module: &Module,
         args: &[Literal],
+    ) -> Result<Vec<Option<Value>>, EvalError> {
+        self.run_entry(module, args, None)
+    }
+
+    fn run_entry(
+        &mut self,
+        module: &Module,
+        args: &[Literal],
+        spmd: Option<DeviceContext>,
     ) -> Result<Vec<Option<Value>>, EvalError> {
         // custom calls with a known meaning (XLA's TopK) as plain HLO
         let expanded = crate::hlo::expand_known_custom_calls(module);
@@ -142,6 +182,7 @@ impl<'h> Evaluator<'h> {
             fuel_limit: self.fuel_limit,
             depth: 0,
             hook: self.hook.as_deref_mut(),
+            spmd,
         };
         run.computation(module.entry, values)
     }
@@ -221,6 +262,8 @@ pub(crate) struct Run<'a, 'h> {
     fuel_limit: u64,
     depth: usize,
     hook: Option<&'a mut FusionHook<'h>>,
+    /// This device, in a multi-device run.
+    spmd: Option<DeviceContext>,
 }
 
 impl<'a> Run<'a, '_> {
@@ -233,7 +276,26 @@ impl<'a> Run<'a, '_> {
             fuel_limit: DEFAULT_FUEL,
             depth: 0,
             hook: None,
+            spmd: None,
         }
+    }
+
+    /// A run of `module` as one device of a multi-device run (for the
+    /// first-order evaluator's values).
+    pub(crate) fn on_device(module: &'a Module, ctx: DeviceContext) -> Self {
+        let mut run = Run::new(module);
+        run.spmd = Some(ctx);
+        run
+    }
+
+    /// Takes this run's device context out (to lend it to a kernel).
+    pub(crate) fn take_device(&mut self) -> Option<DeviceContext> {
+        self.spmd.take()
+    }
+
+    /// Gives the device context back.
+    pub(crate) fn put_device(&mut self, ctx: DeviceContext) {
+        self.spmd = Some(ctx);
     }
 
     /// Evaluates one instruction on operand values (its kernel only; the
@@ -496,10 +558,39 @@ impl Run<'_, '_> {
             O::Call => control::call(self, ins, ops),
             O::While => control::while_loop(self, ins, ops[0]),
             O::Conditional => control::conditional(self, ins, ops),
+            O::CustomCall
+                if collective::partitioner_call(ins) == Some(PartitionerCall::Sharding) =>
+            {
+                Ok(ops
+                    .first()
+                    .map(|v| (*v).clone())
+                    .ok_or_else(|| OpError::Invalid("a Sharding call without an operand".into()))?)
+            }
+            _ if collective::is_multi_device(ins) => self.multi_device(ins, ops),
+            op if collective::is_collective_done(op) => {
+                collective::collective_done(ins, ops[0]).map_err(OpError::Invalid)
+            }
             op => Err(OpError::Unsupported(format!(
                 "{op} is parse-only: the reference does not evaluate it"
             ))),
         }
+    }
+}
+
+impl Run<'_, '_> {
+    /// A collective, replica-id, partition-id or partitioner call: needs
+    /// the other devices of a multi-device run.
+    fn multi_device(&mut self, ins: &Instruction, ops: &[&Value]) -> Result<Value, OpError> {
+        let Some(mut ctx) = self.spmd.take() else {
+            return Err(OpError::Unsupported(format!(
+                "{} runs on many devices: evaluate the whole module (Evaluator::evaluate)",
+                ins.opcode
+            )));
+        };
+        let mut reduce = |i: &Instruction, xs: &[&Literal]| spmd::exact_group_reduce(self, i, xs);
+        let r = collective::step(&mut ctx, ins, ops, &mut reduce);
+        self.spmd = Some(ctx);
+        r.map_err(OpError::Invalid)
     }
 }
 

@@ -35,6 +35,7 @@
 //!   malformed module is [`EvalError::Invalid`] (never a panic).
 
 mod calls;
+pub mod collective;
 mod complex;
 pub(crate) mod complex_math;
 mod contraction;
@@ -50,9 +51,11 @@ mod interval;
 mod linalg;
 pub(crate) mod math;
 mod reduction;
+pub mod rendezvous;
 mod rng;
 mod scalar;
 mod shape_ops;
+pub mod spmd;
 mod topk;
 
 pub(crate) use calls::Calls;

@@ -58,6 +58,16 @@ impl Backend for Interpreter {
         // custom calls with a known meaning (XLA's TopK) as plain HLO
         let expanded = crate::hlo::expand_known_custom_calls(module);
         let module = expanded.as_ref().unwrap_or(module);
+        // a module on many devices takes and gives global arrays
+        if let Some(program) =
+            crate::reference::spmd::DeviceProgram::multi(module).map_err(BackendError::Compile)?
+        {
+            return Ok(Box::new(super::devices::MultiDevice::new(
+                program,
+                module,
+                self.while_limit,
+            )?));
+        }
         Ok(Box::new(Compiled::new(module, self.while_limit)?))
     }
 }

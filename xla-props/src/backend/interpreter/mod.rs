@@ -20,6 +20,7 @@ mod complex;
 #[cfg(test)]
 mod complex_tests;
 mod contraction;
+mod devices;
 mod elem;
 mod elementwise;
 mod engine;

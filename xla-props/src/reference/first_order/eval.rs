@@ -85,6 +85,17 @@ impl FirstOrder {
                 reason: "no first-order bounds of complex values".into(),
             });
         }
+        // a module on many devices: each device bounded on its own thread
+        // (measured local errors are not carried across devices)
+        let program = crate::reference::spmd::DeviceProgram::multi(module).map_err(|e| {
+            EvalError::Invalid {
+                instruction: module.name.clone(),
+                message: e,
+            }
+        })?;
+        if let Some(program) = program {
+            return super::devices::on_devices(&program, module, args, allowances);
+        }
         let aux = aux_module();
         let entry = module.entry_computation();
         let params = entry.parameters();
@@ -168,7 +179,7 @@ impl Dual {
             _ => None,
         }
     }
-    fn flatten_into(self, out: &mut FirstOrder) {
+    pub(super) fn flatten_into(self, out: &mut FirstOrder) {
         match self {
             Dual::Array(l, r) => {
                 out.values.push(l);
@@ -201,7 +212,10 @@ impl Dual {
     }
 }
 
-fn param_dual<'l>(shape: &Shape, next: &mut impl Iterator<Item = &'l Literal>) -> Option<Dual> {
+pub(super) fn param_dual<'l>(
+    shape: &Shape,
+    next: &mut impl Iterator<Item = &'l Literal>,
+) -> Option<Dual> {
     match shape {
         Shape::Array(_) => next.next().map(|l| Dual::exact(Value::Array(l.clone()))),
         Shape::Tuple(t) => t
@@ -215,7 +229,7 @@ fn param_dual<'l>(shape: &Shape, next: &mut impl Iterator<Item = &'l Literal>) -
 
 /// The f64 reducers the radii are summed with (a module of its own, so the
 /// user's module is never changed).
-fn aux_module() -> Module {
+pub(super) fn aux_module() -> Module {
     const TEXT: &str = "HloModule first_order_aux\n\
         add_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = f64[] add(a, b)\n}\n\
         max_f64 {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = f64[] maximum(a, b)\n}\n\
@@ -412,6 +426,18 @@ impl Radii<'_, '_> {
                 }
             },
             O::Fusion | O::Call => self.call(ins, ops)?,
+            _ if crate::reference::collective::is_multi_device(ins)
+                || crate::reference::collective::partitioner_call(ins).is_some() =>
+            {
+                self.multi_device(ins, ops).map_err(|e| e.at(ins))?
+            }
+            op if crate::reference::collective::is_collective_done(op) => match (op, ops.first()) {
+                (O::AllReduceDone, Some(d)) => (*d).clone(),
+                (_, Some(Dual::Tuple(t))) if t.len() >= 2 => t[1].clone(),
+                _ => {
+                    return Err(OpError::Invalid("not a started collective".into()).at(ins));
+                }
+            },
             O::While => self.while_loop(ins, ops)?,
             O::Conditional => self.conditional(ins, ops)?,
             _ => {

@@ -38,6 +38,7 @@
 //! tight because it is centred on the reference's values and never
 //! rounded to a narrow type in between.
 
+mod devices;
 mod eval;
 mod families;
 mod rules;

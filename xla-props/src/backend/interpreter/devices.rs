@@ -1,0 +1,143 @@
+//! Multi-device programs on the interpreter: one thread per device, each
+//! with its own compiled copy of the module and its device's context. The
+//! collectives' data movement (which devices meet, which chunk goes where)
+//! is the spec's and shared with the reference
+//! (`reference::collective::step`); the reduction is the interpreter's own:
+//! a left fold in group order, rounding to the element type after every
+//! step, as a simple CPU runtime reduces.
+
+use std::sync::{Arc, Mutex};
+
+use super::elementwise;
+use super::engine::{Compiled, Reducer};
+use crate::backend::api::Executable;
+use crate::backend::error::BackendError;
+use crate::hlo::{Instruction, Module};
+use crate::literal::Literal;
+use crate::reference::collective::DeviceContext;
+use crate::reference::spmd::DeviceProgram;
+
+/// A compiled multi-device program: global arguments in, global outputs out.
+pub(super) struct MultiDevice {
+    program: DeviceProgram,
+    module: Module,
+    while_limit: u64,
+}
+
+impl MultiDevice {
+    pub(super) fn new(
+        program: DeviceProgram,
+        module: &Module,
+        while_limit: u64,
+    ) -> Result<Self, BackendError> {
+        // compile once to report a malformed module at compile time
+        Compiled::new(module, while_limit)?;
+        Ok(MultiDevice {
+            program,
+            module: module.clone(),
+            while_limit,
+        })
+    }
+}
+
+impl Executable for MultiDevice {
+    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+        let per_device = self
+            .program
+            .cut(&self.module, args)
+            .map_err(BackendError::BadArguments)?;
+        let contexts = self.program.device_contexts();
+        let results: Vec<Result<Vec<Literal>, BackendError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = per_device
+                .iter()
+                .zip(contexts)
+                .enumerate()
+                .map(|(d, (args, ctx))| {
+                    std::thread::Builder::new()
+                        .name(format!("interpreter-device-{d}"))
+                        .stack_size(64 << 20)
+                        .spawn_scoped(s, move || {
+                            let rendezvous = Arc::clone(&ctx.rendezvous);
+                            let r = Compiled::new(&self.module, self.while_limit)
+                                .map(|c| c.on_device(ctx))
+                                .and_then(|c| c.execute(args));
+                            rendezvous.leave(r.as_ref().err().map(|e| format!("device {d}: {e}")));
+                            r
+                        })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h {
+                    Ok(h) => h.join().unwrap_or_else(|_| {
+                        Err(BackendError::Execute("a device's run panicked".into()))
+                    }),
+                    Err(e) => Err(BackendError::Execute(format!(
+                        "cannot start a device thread: {e}"
+                    ))),
+                })
+                .collect()
+        });
+        let mut outs = Vec::with_capacity(results.len());
+        let mut echo = None;
+        for r in results {
+            match r {
+                Ok(o) => outs.push(o),
+                Err(e) if e.to_string().contains("another device failed") => {
+                    echo.get_or_insert(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if let Some(e) = echo {
+            return Err(e);
+        }
+        self.program.assemble(outs).map_err(BackendError::Execute)
+    }
+}
+
+/// This device's context, while a multi-device instruction runs.
+pub(super) type DeviceSlot = Mutex<DeviceContext>;
+
+/// A group's arrays folded left in group order by the reducer.
+pub(super) fn group_fold(
+    c: &Compiled,
+    ins: &Instruction,
+    xs: &[&Literal],
+) -> Result<Literal, String> {
+    let comp = ins
+        .attrs
+        .to_apply
+        .ok_or_else(|| format!("`{}` has no to_apply", ins.name))?;
+    let (first, rest) = xs.split_first().ok_or("an empty group")?;
+    let mut acc: Literal = (*first).clone();
+    match c.reducer(comp) {
+        Reducer::Binary(op) => {
+            for x in rest {
+                acc = elementwise::binary(op, &acc, x).map_err(|e| e.to_string())?;
+            }
+        }
+        _ => {
+            for x in rest {
+                let mut bits = Vec::with_capacity(acc.element_count());
+                for i in 0..acc.element_count() {
+                    let a = scalar_at(&acc, i)?;
+                    let b = scalar_at(x, i)?;
+                    let r = c.call_scalars(comp, &[a, b]).map_err(|e| e.to_string())?;
+                    let r = r.first().ok_or("the reducer returned nothing")?;
+                    bits.push(r.get_bits(0));
+                }
+                acc = Literal::from_bits(&acc.shape(), &bits).map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    Ok(acc)
+}
+
+fn scalar_at(x: &Literal, i: usize) -> Result<Literal, String> {
+    Literal::from_bits(
+        &crate::hlo::ArrayShape::new(x.dtype(), vec![]),
+        &[x.get_bits(i)],
+    )
+    .map_err(|e| e.to_string())
+}

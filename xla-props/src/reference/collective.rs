@@ -1,0 +1,556 @@
+//! Collectives by the spec, for any evaluator that runs one thread per
+//! device: which group a device is in ([`crate::hlo::collective`]), what it
+//! sends, and what it makes of what its group sent. Only the reduction of
+//! all-reduce and reduce-scatter is the evaluator's own (the reference sums
+//! exactly; the interpreter folds in group order), passed in as `reduce`.
+//!
+//! Also the SPMD partitioner's custom calls as they appear in an annotated
+//! module: `Sharding` is the identity, `SPMDFullToShardShape` takes this
+//! device's tile, `SPMDShardToFullShape` puts the devices' tiles together.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::hlo::collective::{participants, source_target_pairs, verbatim, Device, DeviceGrid};
+use crate::hlo::sharding::Sharding;
+use crate::hlo::{ArrayShape, ElementType, Instruction, Opcode, Shape};
+use crate::literal::{Literal, Value};
+
+use super::rendezvous::Rendezvous;
+
+/// One device's view of a multi-device evaluation.
+pub struct DeviceContext {
+    /// This device.
+    pub device: Device,
+    /// The grid.
+    pub grid: DeviceGrid,
+    /// Where the devices meet.
+    pub rendezvous: Arc<Rendezvous<Value>>,
+    /// The sharding each partitioner custom call uses, by instruction name.
+    pub shardings: Arc<HashMap<String, Sharding>>,
+    counts: HashMap<String, u64>,
+}
+
+impl DeviceContext {
+    /// The context of `device`.
+    pub fn new(
+        device: Device,
+        grid: DeviceGrid,
+        rendezvous: Arc<Rendezvous<Value>>,
+        shardings: Arc<HashMap<String, Sharding>>,
+    ) -> Self {
+        DeviceContext {
+            device,
+            grid,
+            rendezvous,
+            shardings,
+            counts: HashMap::new(),
+        }
+    }
+
+    /// Sends `value` to `group` (which holds this device) at `ins`; returns
+    /// the group's values in group order.
+    fn exchange(
+        &mut self,
+        ins: &Instruction,
+        group: &[Device],
+        value: Value,
+    ) -> Result<Vec<Value>, String> {
+        let pos = group
+            .iter()
+            .position(|d| *d == self.device)
+            .ok_or_else(|| format!("`{}`: this device is not in its own group", ins.name))?;
+        let n = self.counts.entry(ins.name.clone()).or_insert(0);
+        let occurrence = *n;
+        *n += 1;
+        let first = self.grid.id(group[0]);
+        self.rendezvous
+            .exchange(&ins.name, occurrence, first, group.len(), pos, value)
+    }
+
+    fn my_group(&self, ins: &Instruction) -> Result<Vec<Device>, String> {
+        participants(ins, self.grid)?
+            .into_iter()
+            .find(|g| g.contains(&self.device))
+            .ok_or_else(|| format!("`{}`: no group holds this device", ins.name))
+    }
+}
+
+/// Whether `ins` needs the other devices (or its device's identity).
+pub fn is_multi_device(ins: &Instruction) -> bool {
+    use Opcode as O;
+    matches!(
+        ins.opcode,
+        O::AllReduce
+            | O::AllReduceStart
+            | O::AllGather
+            | O::AllGatherStart
+            | O::ReduceScatter
+            | O::AllToAll
+            | O::CollectivePermute
+            | O::CollectivePermuteStart
+            | O::CollectiveBroadcast
+            | O::ReplicaId
+            | O::PartitionId
+    ) || matches!(
+        partitioner_call(ins),
+        Some(PartitionerCall::FullToShard | PartitionerCall::ShardToFull)
+    )
+}
+
+/// The SPMD partitioner's custom calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartitionerCall {
+    /// `Sharding`: an annotation; the identity.
+    Sharding,
+    /// `SPMDFullToShardShape`: this device's tile.
+    FullToShard,
+    /// `SPMDShardToFullShape`: the tiles put together.
+    ShardToFull,
+}
+
+/// Which partitioner custom call `ins` is, if any.
+pub fn partitioner_call(ins: &Instruction) -> Option<PartitionerCall> {
+    if ins.opcode != Opcode::CustomCall {
+        return None;
+    }
+    match ins.attrs.custom_call_target.as_deref()? {
+        "Sharding" => Some(PartitionerCall::Sharding),
+        "SPMDFullToShardShape" => Some(PartitionerCall::FullToShard),
+        "SPMDShardToFullShape" => Some(PartitionerCall::ShardToFull),
+        _ => None,
+    }
+}
+
+/// Ops that only pass a started collective's result on.
+pub fn is_collective_done(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::AllReduceDone | Opcode::AllGatherDone | Opcode::CollectivePermuteDone
+    )
+}
+
+/// The result of a `-done` op from its `-start`'s value.
+pub fn collective_done(ins: &Instruction, started: &Value) -> Result<Value, String> {
+    match (ins.opcode, started) {
+        (Opcode::AllReduceDone, v) => Ok(v.clone()),
+        (_, Value::Tuple(items)) if items.len() >= 2 => Ok(items[1].clone()),
+        _ => Err(format!(
+            "`{}`: its operand is not a started collective",
+            ins.name
+        )),
+    }
+}
+
+/// A reduction of a group's arrays (in group order) into one array.
+pub type GroupReduce<'r> = dyn FnMut(&Instruction, &[&Literal]) -> Result<Literal, String> + 'r;
+
+/// Runs multi-device instruction `ins` on this device.
+pub fn step(
+    ctx: &mut DeviceContext,
+    ins: &Instruction,
+    ops: &[&Value],
+    reduce: &mut GroupReduce<'_>,
+) -> Result<Value, String> {
+    use Opcode as O;
+    match ins.opcode {
+        O::ReplicaId => u32_scalar(ctx.device.replica),
+        O::PartitionId => u32_scalar(ctx.device.partition),
+        O::AllReduce | O::AllReduceStart => {
+            let group = ctx.my_group(ins)?;
+            let got = ctx.exchange(ins, &group, tuple_of(ops))?;
+            let per = columns(&got, ops.len())?;
+            let outs = per
+                .iter()
+                .map(|xs| reduce(ins, xs))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(untuple(outs))
+        }
+        O::ReduceScatter => {
+            let group = ctx.my_group(ins)?;
+            let pos = position(&group, ctx.device);
+            let dim = one_dimension(ins)?;
+            let got = ctx.exchange(ins, &group, tuple_of(ops))?;
+            let per = columns(&got, ops.len())?;
+            let mut outs = Vec::new();
+            for xs in &per {
+                let full = reduce(ins, xs)?;
+                outs.push(split(&full, dim, group.len())?.swap_remove(pos));
+            }
+            Ok(untuple(outs))
+        }
+        O::AllGather | O::AllGatherStart => {
+            let group = ctx.my_group(ins)?;
+            let dim = one_dimension(ins)?;
+            let got = ctx.exchange(ins, &group, tuple_of(ops))?;
+            let per = columns(&got, ops.len())?;
+            let outs = per
+                .iter()
+                .map(|xs| concat(xs, dim))
+                .collect::<Result<Vec<_>, _>>()?;
+            let result = untuple(outs);
+            if ins.opcode == O::AllGatherStart {
+                let sent = match ops {
+                    [one] => (*one).clone(),
+                    _ => tuple_of(ops),
+                };
+                Ok(Value::Tuple(vec![sent, result]))
+            } else {
+                Ok(result)
+            }
+        }
+        O::AllToAll => all_to_all(ctx, ins, ops),
+        O::CollectivePermute | O::CollectivePermuteStart => collective_permute(ctx, ins, ops),
+        O::CollectiveBroadcast => {
+            let group = ctx.my_group(ins)?;
+            let got = ctx.exchange(ins, &group, tuple_of(ops))?;
+            let first = columns(&got, ops.len())?
+                .into_iter()
+                .map(|xs| xs[0].clone())
+                .collect();
+            Ok(untuple(first))
+        }
+        O::CustomCall => partitioner_step(ctx, ins, ops),
+        op => Err(format!("{op} is not a multi-device op")),
+    }
+}
+
+fn u32_scalar(v: usize) -> Result<Value, String> {
+    Literal::from_i128s(&ArrayShape::new(ElementType::U32, vec![]), &[v as i128])
+        .map(Value::Array)
+        .map_err(|e| e.to_string())
+}
+
+fn position(group: &[Device], d: Device) -> usize {
+    group.iter().position(|g| *g == d).unwrap_or(0)
+}
+
+fn tuple_of(ops: &[&Value]) -> Value {
+    Value::Tuple(ops.iter().map(|v| (*v).clone()).collect())
+}
+
+fn untuple(mut outs: Vec<Literal>) -> Value {
+    if outs.len() == 1 {
+        Value::Array(outs.remove(0))
+    } else {
+        Value::Tuple(outs.into_iter().map(Value::Array).collect())
+    }
+}
+
+/// The group's values (each a tuple of `n` arrays) as `n` columns.
+fn columns(got: &[Value], n: usize) -> Result<Vec<Vec<&Literal>>, String> {
+    let mut out: Vec<Vec<&Literal>> = vec![Vec::with_capacity(got.len()); n];
+    for v in got {
+        let Value::Tuple(items) = v else {
+            return Err("a device sent a malformed value".into());
+        };
+        if items.len() != n {
+            return Err("devices sent different numbers of operands".into());
+        }
+        for (k, item) in items.iter().enumerate() {
+            let Value::Array(l) = item else {
+                return Err("a collective's operand is not an array".into());
+            };
+            out[k].push(l);
+        }
+    }
+    Ok(out)
+}
+
+fn one_dimension(ins: &Instruction) -> Result<usize, String> {
+    match ins.attrs.dimensions.as_deref() {
+        Some([d]) if *d >= 0 => Ok(*d as usize),
+        _ => Err(format!("`{}` needs one dimension", ins.name)),
+    }
+}
+
+fn all_to_all(ctx: &mut DeviceContext, ins: &Instruction, ops: &[&Value]) -> Result<Value, String> {
+    let group = ctx.my_group(ins)?;
+    let pos = position(&group, ctx.device);
+    let n = group.len();
+    if let Some(dim) = ins.attrs.dimensions.as_deref() {
+        // the array form: split along the dimension, chunk j to member j,
+        // the received chunks concatenated in group order
+        let [d] = dim else {
+            return Err(format!("`{}` needs one split dimension", ins.name));
+        };
+        let d = usize::try_from(*d).map_err(|_| format!("`{}`: negative dimension", ins.name))?;
+        let [Value::Array(x)] = ops else {
+            return Err(format!("`{}`: the array form takes one array", ins.name));
+        };
+        let chunks = split(x, d, n)?;
+        let sent = Value::Tuple(chunks.into_iter().map(Value::Array).collect());
+        let got = ctx.exchange(ins, &group, sent)?;
+        let mine = columns(&got, n)?.swap_remove(pos);
+        return concat(&mine, d).map(Value::Array);
+    }
+    // the tuple form: operand j goes to member j
+    if ops.len() != n {
+        return Err(format!(
+            "`{}`: {} operands for a group of {n}",
+            ins.name,
+            ops.len()
+        ));
+    }
+    let got = ctx.exchange(ins, &group, tuple_of(ops))?;
+    let mine = columns(&got, n)?.swap_remove(pos);
+    Ok(Value::Tuple(
+        mine.into_iter().map(|l| Value::Array(l.clone())).collect(),
+    ))
+}
+
+fn collective_permute(
+    ctx: &mut DeviceContext,
+    ins: &Instruction,
+    ops: &[&Value],
+) -> Result<Value, String> {
+    let [Value::Array(x)] = ops else {
+        return Err(format!(
+            "`{}`: only the one-operand collective-permute is evaluated",
+            ins.name
+        ));
+    };
+    let cross_partition = verbatim(ins, "channel_id").is_some();
+    let me = ctx.device;
+    // everyone whose ids the pairs name: the replicas of this partition, or
+    // the partitions of this replica
+    let scope: Vec<Device> = if cross_partition {
+        (0..ctx.grid.partitions)
+            .map(|partition| Device {
+                replica: me.replica,
+                partition,
+            })
+            .collect()
+    } else {
+        (0..ctx.grid.replicas)
+            .map(|replica| Device {
+                replica,
+                partition: me.partition,
+            })
+            .collect()
+    };
+    let my_id = if cross_partition {
+        me.partition
+    } else {
+        me.replica
+    };
+    let pairs = source_target_pairs(ins)?;
+    if let Some(&(s, t)) = pairs
+        .iter()
+        .find(|(s, t)| *s >= scope.len() || *t >= scope.len())
+    {
+        return Err(format!(
+            "`{}`: pair {{{s},{t}}} names a device past the {} there are",
+            ins.name,
+            scope.len()
+        ));
+    }
+    let got = ctx.exchange(ins, &scope, Value::Tuple(vec![ops[0].clone()]))?;
+    let from = pairs.iter().find(|(_, t)| *t == my_id).map(|(s, _)| *s);
+    let result = match from {
+        Some(s) => columns(&got, 1)?[0][s].clone(),
+        None => Literal::zeros(&x.shape()).map_err(|e| e.to_string())?,
+    };
+    if ins.opcode == Opcode::CollectivePermuteStart {
+        let Shape::Tuple(parts) = &ins.shape else {
+            return Err(format!(
+                "`{}`: a started permute has a tuple shape",
+                ins.name
+            ));
+        };
+        let mut items = vec![ops[0].clone(), Value::Array(result)];
+        for p in parts.iter().skip(2) {
+            let a = p
+                .as_array()
+                .ok_or_else(|| format!("`{}`: a context that is not an array", ins.name))?;
+            items.push(Value::Array(
+                Literal::zeros(&ArrayShape::new(a.dtype, a.dims.clone()))
+                    .map_err(|e| e.to_string())?,
+            ));
+        }
+        return Ok(Value::Tuple(items));
+    }
+    Ok(Value::Array(result))
+}
+
+fn partitioner_step(
+    ctx: &mut DeviceContext,
+    ins: &Instruction,
+    ops: &[&Value],
+) -> Result<Value, String> {
+    let [Value::Array(x)] = ops else {
+        return Err(format!("`{}` takes one array", ins.name));
+    };
+    let sharding = || {
+        ctx.shardings
+            .get(&ins.name)
+            .cloned()
+            .ok_or_else(|| format!("`{}`: no sharding says how to split it", ins.name))
+    };
+    match partitioner_call(ins) {
+        Some(PartitionerCall::Sharding) => Ok(Value::Array(x.clone())),
+        Some(PartitionerCall::FullToShard) => {
+            let s = sharding()?;
+            let tile = s.tile_of(ctx.device.partition, x.dims())?;
+            block(x, &tile).map(Value::Array)
+        }
+        Some(PartitionerCall::ShardToFull) => {
+            let s = sharding()?;
+            let me = ctx.device;
+            let scope: Vec<Device> = (0..ctx.grid.partitions)
+                .map(|partition| Device {
+                    replica: me.replica,
+                    partition,
+                })
+                .collect();
+            let out = ins
+                .shape
+                .as_array()
+                .ok_or_else(|| format!("`{}`: not an array", ins.name))?;
+            let dims: Vec<usize> = out.dims.iter().map(|&d| d as usize).collect();
+            let got = ctx.exchange(ins, &scope, Value::Tuple(vec![ops[0].clone()]))?;
+            let tiles = columns(&got, 1)?.swap_remove(0);
+            let mut full = Literal::zeros(&ArrayShape::new(x.dtype(), out.dims.clone()))
+                .map_err(|e| e.to_string())?;
+            for (p, t) in tiles.iter().enumerate() {
+                let at = s.tile_of(p, &dims)?;
+                place(&mut full, t, &at)?;
+            }
+            Ok(Value::Array(full))
+        }
+        None => Err(format!("`{}` is not a partitioner custom call", ins.name)),
+    }
+}
+
+/// The block of `x` at `(start, size)` per dimension; elements past the
+/// end are zero (a padded tile).
+pub fn block(x: &Literal, at: &[(usize, usize)]) -> Result<Literal, String> {
+    wide_complex(x.dtype())?;
+    let dims = x.dims();
+    if at.len() != dims.len() {
+        return Err(format!(
+            "a block of rank {} from rank {}",
+            at.len(),
+            dims.len()
+        ));
+    }
+    let out_dims: Vec<i64> = at.iter().map(|&(_, s)| s as i64).collect();
+    let mut out =
+        Literal::zeros(&ArrayShape::new(x.dtype(), out_dims)).map_err(|e| e.to_string())?;
+    let sizes: Vec<usize> = at.iter().map(|&(_, s)| s).collect();
+    let total: usize = sizes.iter().product();
+    let mut idx = vec![0usize; dims.len()];
+    for flat in 0..total {
+        let mut src = 0usize;
+        let mut inside = true;
+        for k in 0..dims.len() {
+            let g = at[k].0 + idx[k];
+            inside &= g < dims[k];
+            src = src * dims[k] + g.min(dims[k].saturating_sub(1));
+        }
+        if inside {
+            out.set_bits(flat, x.get_bits(src));
+        }
+        bump(&mut idx, &sizes);
+    }
+    Ok(out)
+}
+
+/// Writes `tile` into `full` at the block `at` (parts past the end dropped).
+pub fn place(full: &mut Literal, tile: &Literal, at: &[(usize, usize)]) -> Result<(), String> {
+    wide_complex(full.dtype())?;
+    let dims = full.dims().to_vec();
+    let tdims = tile.dims().to_vec();
+    if at.len() != dims.len() || tdims.len() != dims.len() {
+        return Err("a tile of another rank".into());
+    }
+    let total: usize = tdims.iter().product();
+    let mut idx = vec![0usize; dims.len()];
+    for flat in 0..total {
+        let mut dst = 0usize;
+        let mut inside = true;
+        for k in 0..dims.len() {
+            let g = at[k].0 + idx[k];
+            inside &= g < dims[k];
+            dst = dst * dims[k] + g.min(dims[k].saturating_sub(1));
+        }
+        if inside {
+            full.set_bits(dst, tile.get_bits(flat));
+        }
+        bump(&mut idx, &tdims);
+    }
+    Ok(())
+}
+
+/// c128 elements do not fit the 64-bit element moves used here.
+fn wide_complex(t: ElementType) -> Result<(), String> {
+    if t == ElementType::C128 {
+        return Err("c128 arrays are not moved between devices".into());
+    }
+    Ok(())
+}
+
+fn bump(idx: &mut [usize], dims: &[usize]) {
+    for k in (0..dims.len()).rev() {
+        idx[k] += 1;
+        if idx[k] < dims[k] {
+            return;
+        }
+        idx[k] = 0;
+    }
+}
+
+/// `x` split along `dim` into `n` equal chunks.
+pub fn split(x: &Literal, dim: usize, n: usize) -> Result<Vec<Literal>, String> {
+    let dims = x.dims();
+    let len = *dims.get(dim).ok_or("split dimension out of range")?;
+    if n == 0 || len % n != 0 {
+        return Err(format!(
+            "dimension {dim} of size {len} does not split {n} ways"
+        ));
+    }
+    let part = len / n;
+    (0..n)
+        .map(|j| {
+            let at: Vec<(usize, usize)> = dims
+                .iter()
+                .enumerate()
+                .map(|(k, &d)| if k == dim { (j * part, part) } else { (0, d) })
+                .collect();
+            block(x, &at)
+        })
+        .collect()
+}
+
+/// `xs` concatenated along `dim`.
+pub fn concat(xs: &[&Literal], dim: usize) -> Result<Literal, String> {
+    let first = xs.first().ok_or("nothing to concatenate")?;
+    let mut dims: Vec<usize> = first.dims().to_vec();
+    if dim >= dims.len() {
+        return Err("concatenation dimension out of range".into());
+    }
+    dims[dim] = xs
+        .iter()
+        .map(|x| x.dims().get(dim).copied().unwrap_or(0))
+        .sum();
+    let mut out = Literal::zeros(&ArrayShape::new(
+        first.dtype(),
+        dims.iter().map(|&d| d as i64).collect::<Vec<_>>(),
+    ))
+    .map_err(|e| e.to_string())?;
+    let mut offset = 0;
+    for x in xs {
+        if x.dtype() != first.dtype() || x.dims().len() != dims.len() {
+            return Err("concatenating arrays of different types or ranks".into());
+        }
+        let at: Vec<(usize, usize)> = x
+            .dims()
+            .iter()
+            .enumerate()
+            .map(|(k, &d)| if k == dim { (offset, d) } else { (0, d) })
+            .collect();
+        place(&mut out, x, &at)?;
+        offset += x.dims()[dim];
+    }
+    Ok(out)
+}
