@@ -300,7 +300,19 @@ impl<'a> Parser<'a> {
         if self.pos == start {
             return fail(start, format!("expected a value, found {}", self.found()));
         }
-        Ok(self.src[start..self.pos].to_string())
+        let mut text = self.src[start..self.pos].to_string();
+        // replica groups over a mesh: `mesh['a'=2,'b'=4] {'b'}`, one value
+        if text.starts_with("mesh[") && text.ends_with(']') {
+            let save = self.pos;
+            self.skip_ws()?;
+            if self.peek() == Some(b'{') {
+                text.push(' ');
+                text.push_str(&self.raw_value()?);
+            } else {
+                self.pos = save;
+            }
+        }
+        Ok(text)
     }
 
     /// `name=value` pairs after a `,`, verbatim.
