@@ -24,19 +24,32 @@ fn s32(dims: &[i64], v: &[i128]) -> Literal {
 }
 
 fn ints(l: &Literal) -> Vec<i64> {
-    (0..l.element_count()).map(|i| l.get_f64(i) as i64).collect()
+    (0..l.element_count())
+        .map(|i| l.get_f64(i) as i64)
+        .collect()
 }
 
-const SUM: &str = "sum { a = s32[] parameter(0) b = s32[] parameter(1) ROOT s = s32[] add(a, b) }\n";
+const SUM: &str =
+    "sum { a = s32[] parameter(0) b = s32[] parameter(1) ROOT s = s32[] add(a, b) }\n";
 
 /// The module on the reference and the interpreter: both give `want`.
 fn both(text: &str, args: &[Literal], want: &[Vec<i64>]) {
     let m = parse_module(text).unwrap();
     let r = evaluate(&m, args).unwrap_or_else(|e| panic!("reference: {e}\n{text}"));
-    assert_eq!(r.iter().map(ints).collect::<Vec<_>>(), want, "reference\n{text}");
+    assert_eq!(
+        r.iter().map(ints).collect::<Vec<_>>(),
+        want,
+        "reference\n{text}"
+    );
     let exe = Interpreter::default().compile(&m).unwrap();
-    let i = exe.execute(args).unwrap_or_else(|e| panic!("interpreter: {e}\n{text}"));
-    assert_eq!(i.iter().map(ints).collect::<Vec<_>>(), want, "interpreter\n{text}");
+    let i = exe
+        .execute(args)
+        .unwrap_or_else(|e| panic!("interpreter: {e}\n{text}"));
+    assert_eq!(
+        i.iter().map(ints).collect::<Vec<_>>(),
+        want,
+        "interpreter\n{text}"
+    );
 }
 
 #[test]
@@ -45,35 +58,63 @@ fn all_reduce_sums_within_each_group() {
     // (no sharding): the global argument stacks the devices' arrays
     let text = format!("HloModule m, num_partitions=4\n{SUM}ENTRY e {{ p = s32[2] parameter(0) ROOT r = s32[2] all-reduce(p), channel_id=1, replica_groups={{{{0,1}},{{2,3}}}}, use_global_device_ids=true, to_apply=sum }}\n");
     let arg = s32(&[4, 2], &[1, 2, 10, 20, 100, 200, 1000, 2000]);
-    both(&text, &[arg], &[vec![11, 22, 11, 22, 1100, 2200, 1100, 2200]]);
+    both(
+        &text,
+        &[arg],
+        &[vec![11, 22, 11, 22, 1100, 2200, 1100, 2200]],
+    );
 }
 
 #[test]
 fn all_gather_and_reduce_scatter_follow_group_order() {
     let text = "HloModule m, num_partitions=2\nENTRY e { p = s32[1,2] parameter(0) ROOT r = s32[2,2] all-gather(p), channel_id=1, replica_groups={{1,0}}, dimensions={0}, use_global_device_ids=true }\n";
     // group order {1,0}: device 1's rows first, on both devices
-    both(text, &[s32(&[2, 1, 2], &[1, 2, 3, 4])], &[vec![3, 4, 1, 2, 3, 4, 1, 2]]);
+    both(
+        text,
+        &[s32(&[2, 1, 2], &[1, 2, 3, 4])],
+        &[vec![3, 4, 1, 2, 3, 4, 1, 2]],
+    );
     let text = format!("HloModule m, num_partitions=2\n{SUM}ENTRY e {{ p = s32[4] parameter(0) ROOT r = s32[2] reduce-scatter(p), channel_id=1, replica_groups={{{{0,1}}}}, dimensions={{0}}, use_global_device_ids=true, to_apply=sum }}\n");
-    both(&text, &[s32(&[2, 4], &[1, 2, 3, 4, 10, 20, 30, 40])], &[vec![11, 22, 33, 44]]);
+    both(
+        &text,
+        &[s32(&[2, 4], &[1, 2, 3, 4, 10, 20, 30, 40])],
+        &[vec![11, 22, 33, 44]],
+    );
 }
 
 #[test]
 fn all_to_all_in_both_forms() {
     // the array form: device d sends chunk j of its row to device j
     let text = "HloModule m, num_partitions=2\nENTRY e { p = s32[4] parameter(0) ROOT r = s32[4] all-to-all(p), channel_id=1, replica_groups={{0,1}}, dimensions={0} }\n";
-    both(text, &[s32(&[2, 4], &[1, 2, 3, 4, 5, 6, 7, 8])], &[vec![1, 2, 5, 6, 3, 4, 7, 8]]);
+    both(
+        text,
+        &[s32(&[2, 4], &[1, 2, 3, 4, 5, 6, 7, 8])],
+        &[vec![1, 2, 5, 6, 3, 4, 7, 8]],
+    );
     // the tuple form: operand j goes to device j, so device 0 gets both
     // devices' p (1, 2) and device 1 both q (3, 4); outputs stack devices
     let text = "HloModule m, num_partitions=2\nENTRY e { p = s32[1] parameter(0) q = s32[1] parameter(1) ROOT r = (s32[1], s32[1]) all-to-all(p, q), channel_id=1, replica_groups={{0,1}} }\n";
-    both(text, &[s32(&[2, 1], &[1, 2]), s32(&[2, 1], &[3, 4])], &[vec![1, 3], vec![2, 4]]);
+    both(
+        text,
+        &[s32(&[2, 1], &[1, 2]), s32(&[2, 1], &[3, 4])],
+        &[vec![1, 3], vec![2, 4]],
+    );
 }
 
 #[test]
 fn collective_permute_zeroes_devices_nobody_sends_to() {
     let text = "HloModule m, num_partitions=3\nENTRY e { p = s32[2] parameter(0) ROOT r = s32[2] collective-permute(p), channel_id=1, source_target_pairs={{0,1},{1,2}} }\n";
-    both(text, &[s32(&[3, 2], &[1, 2, 3, 4, 5, 6])], &[vec![0, 0, 1, 2, 3, 4]]);
+    both(
+        text,
+        &[s32(&[3, 2], &[1, 2, 3, 4, 5, 6])],
+        &[vec![0, 0, 1, 2, 3, 4]],
+    );
     let text = "HloModule m, num_partitions=3\nENTRY e { p = s32[2] parameter(0) ROOT r = s32[2] collective-broadcast(p), channel_id=1, replica_groups={{2,0,1}} }\n";
-    both(text, &[s32(&[3, 2], &[1, 2, 3, 4, 5, 6])], &[vec![5, 6, 5, 6, 5, 6]]);
+    both(
+        text,
+        &[s32(&[3, 2], &[1, 2, 3, 4, 5, 6])],
+        &[vec![5, 6, 5, 6, 5, 6]],
+    );
 }
 
 #[test]
@@ -203,7 +244,10 @@ fn partitioned_programs_mean_what_their_annotations_say() {
     let mut failures = Vec::new();
     for file in corpus(&|n| n.ends_with(".annotated.hlo")) {
         let annotated = load_module_file(&file).unwrap();
-        let part_path = PathBuf::from(file.to_string_lossy().replace(".annotated.", ".partitioned."));
+        let part_path = PathBuf::from(
+            file.to_string_lossy()
+                .replace(".annotated.", ".partitioned."),
+        );
         let partitioned = load_module_file(&part_path).unwrap();
         let Some(outs) = root_shardings(&annotated) else {
             continue;

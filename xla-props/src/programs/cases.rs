@@ -16,6 +16,8 @@ pub const PROGRAM_PROPERTIES: &[(&str, &[&str], bool)] = &[
     ("quantization_residual", &["quantize"], true),
     ("topk_recall", &["topk"], true),
     ("softmax_rows", &["softmax"], true),
+    // multi-device programs: only here (`COLLECTIVE_TEMPLATES`)
+    ("collectives", &[], true),
 ];
 
 /// The variant parameters of a program property for `dtype`: `template.configuration`
@@ -42,7 +44,12 @@ pub fn program_params(property: &str, dtype: ElementType) -> &'static [&'static 
         .find(|(p, _, _)| *p == property)
         .map_or((&[][..], true), |(_, t, c)| (*t, *c));
     let mut names: Vec<&'static str> = Vec::new();
-    for t in TEMPLATES
+    let templates = if property == "collectives" {
+        super::collectives::COLLECTIVE_TEMPLATES
+    } else {
+        TEMPLATES
+    };
+    for t in templates
         .iter()
         .filter(|t| t.dtypes.contains(&dtype) && (only.is_empty() || only.contains(&t.name)))
     {

@@ -6,6 +6,7 @@
 
 mod cases;
 mod catalogue;
+mod collectives;
 mod fusion;
 mod random;
 mod templates;
@@ -17,6 +18,7 @@ pub use catalogue::{
     OpCase, FUSED_SUFFIX, OPERAND_FORMS, SLOT_SEPARATOR,
 };
 pub(crate) use catalogue::{build_configuration, class_operand_dims, op_classes};
+pub use collectives::COLLECTIVE_TEMPLATES;
 pub use fusion::{apply_configuration, outline, FusionGroup, OutlineError};
 pub(crate) use random::Rng;
 pub use random::{program_strategy, random_program, FUZZ_DTYPES};

@@ -21,7 +21,7 @@ pub struct Configuration {
     pub groups: &'static [(FusionKind, &'static [&'static str])],
 }
 
-const UNFUSED: Configuration = Configuration {
+pub(crate) const UNFUSED: Configuration = Configuration {
     name: "unfused",
     groups: &[],
 };
@@ -59,6 +59,23 @@ pub struct ProgramTemplate {
     /// Its fusion configurations (the first is always `unfused`).
     pub configurations: &'static [Configuration],
     build: BuildFn,
+}
+
+impl ProgramTemplate {
+    /// A template from its parts.
+    pub(crate) const fn new(
+        name: &'static str,
+        dtypes: &'static [ElementType],
+        configurations: &'static [Configuration],
+        build: BuildFn,
+    ) -> ProgramTemplate {
+        ProgramTemplate {
+            name,
+            dtypes,
+            configurations,
+            build,
+        }
+    }
 }
 
 const FLOATS: &[ElementType] = &[F32, F16, Bf16];
@@ -258,7 +275,10 @@ pub const TEMPLATE_SHAPES: &[&[i64]] = &[&[2, 8], &[4, 16], &[3, 33]];
 
 /// The template with this name.
 pub fn find_template(name: &str) -> Option<&'static ProgramTemplate> {
-    TEMPLATES.iter().find(|t| t.name == name)
+    TEMPLATES
+        .iter()
+        .chain(super::collectives::COLLECTIVE_TEMPLATES)
+        .find(|t| t.name == name)
 }
 
 /// Why a template program could not be made.

@@ -76,6 +76,16 @@ pub fn evaluates(op: crate::hlo::Opcode) -> bool {
         )
 }
 
+/// Whether the reference evaluates this instruction: [`evaluates`] its
+/// opcode, or it is a collective (with its `-done`), replica-id,
+/// partition-id, or one of the SPMD partitioner's custom calls.
+pub fn evaluates_instruction(ins: &crate::hlo::Instruction) -> bool {
+    evaluates(ins.opcode)
+        || collective::is_multi_device(ins)
+        || collective::is_collective_done(ins.opcode)
+        || collective::partitioner_call(ins).is_some()
+}
+
 pub use first_order::{first_order_bounds, FirstOrder};
 pub use interval::{enclose, Allowances, Bounds, Enclosure};
 
