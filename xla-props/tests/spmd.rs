@@ -14,8 +14,8 @@ use xla_props::hlo::sharding::Sharding;
 use xla_props::hlo::{load_module_file, parse_module, ArrayShape, ElementType, Module};
 use xla_props::inputs::{generate_inputs, Distribution};
 use xla_props::literal::Literal;
-use xla_props::reference::evaluate;
 use xla_props::reference::spmd::{DeviceProgram, ProgramKind};
+use xla_props::reference::{evaluate, evaluate_global};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/spmd");
 
@@ -257,9 +257,7 @@ fn partitioned_programs_mean_what_their_annotations_say() {
             .with_output_shardings(outs);
         let inputs = generate_inputs(&annotated, Distribution::Uniform, 1).unwrap();
         let one = evaluate(&annotated, &inputs.args).unwrap();
-        let many = program
-            .evaluate_global(&partitioned, &inputs.args, 1_000_000)
-            .unwrap();
+        let many = evaluate_global(&program, &partitioned, &inputs.args, 1_000_000).unwrap();
         let numerics = Interpreter::default().numerics();
         let verdict = Judge::new(&numerics, Policy::Reference).outputs(
             &annotated,

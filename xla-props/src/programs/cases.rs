@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use super::templates::TEMPLATES;
+use super::collectives::COLLECTIVE_TEMPLATES;
+use super::templates::{Configuration, ProgramTemplate, TEMPLATES};
 use crate::hlo::ElementType;
 
 /// Program properties that cover only some templates, or one case per
@@ -45,7 +46,7 @@ pub fn program_params(property: &str, dtype: ElementType) -> &'static [&'static 
         .map_or((&[][..], true), |(_, t, c)| (*t, *c));
     let mut names: Vec<&'static str> = Vec::new();
     let templates = if property == "collectives" {
-        super::collectives::COLLECTIVE_TEMPLATES
+        COLLECTIVE_TEMPLATES
     } else {
         TEMPLATES
     };
@@ -64,4 +65,19 @@ pub fn program_params(property: &str, dtype: ElementType) -> &'static [&'static 
     let leaked: &'static [&'static str] = Box::leak(names.into_boxed_slice());
     map.insert((property.to_string(), dtype), leaked);
     leaked
+}
+
+/// The template with this name.
+pub fn find_template(name: &str) -> Option<&'static ProgramTemplate> {
+    TEMPLATES
+        .iter()
+        .chain(COLLECTIVE_TEMPLATES)
+        .find(|t| t.name == name)
+}
+
+/// Splits a `template.configuration` case parameter.
+pub fn split_case(param: &str) -> Option<(&'static ProgramTemplate, &'static Configuration)> {
+    let (t, c) = param.split_once('.')?;
+    let t = find_template(t)?;
+    Some((t, t.configuration(c)?))
 }

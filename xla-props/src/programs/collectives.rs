@@ -95,7 +95,12 @@ macro_rules! collective_templates {
     ($($name:literal),* $(,)?) => {
         /// Every collective template.
         pub const COLLECTIVE_TEMPLATES: &[ProgramTemplate] = &[
-            $(ProgramTemplate::new($name, TYPES, &[UNFUSED], |t, d| build($name, t, d)),)*
+            $(ProgramTemplate {
+                name: $name,
+                dtypes: TYPES,
+                configurations: &[UNFUSED],
+                build: |t, d| build($name, t, d),
+            },)*
         ];
     };
 }

@@ -11,7 +11,7 @@ mod fusion;
 mod random;
 mod templates;
 
-pub use cases::{program_params, PROGRAM_PROPERTIES};
+pub use cases::{find_template, program_params, split_case, PROGRAM_PROPERTIES};
 pub use catalogue::{
     build_chain, build_operand_forms, build_single, elementwise_role, forms_operand_dims,
     fuse_entry, has_operand_forms, operand_form_slots, BuiltCase, CatalogueError, Form, FormsSite,
@@ -23,6 +23,6 @@ pub use fusion::{apply_configuration, outline, FusionGroup, OutlineError};
 pub(crate) use random::Rng;
 pub use random::{program_strategy, random_program, FUZZ_DTYPES};
 pub use templates::{
-    find_template, split_case, template_cases, topk_k, Configuration, ProgramTemplate,
-    StagedModule, TemplateError, TEMPLATES, TEMPLATE_SHAPES,
+    template_cases, topk_k, Configuration, ProgramTemplate, StagedModule, TemplateError, TEMPLATES,
+    TEMPLATE_SHAPES,
 };

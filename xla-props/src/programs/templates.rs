@@ -47,7 +47,7 @@ pub struct StagedModule {
 }
 
 type Dims = [i64; 2];
-type BuildFn = fn(ElementType, Dims) -> Result<StagedModule, BuildError>;
+pub(crate) type BuildFn = fn(ElementType, Dims) -> Result<StagedModule, BuildError>;
 
 /// A program template: how to build it, over which dtypes, and its fusion configurations.
 #[derive(Clone, Copy, Debug)]
@@ -58,24 +58,7 @@ pub struct ProgramTemplate {
     pub dtypes: &'static [ElementType],
     /// Its fusion configurations (the first is always `unfused`).
     pub configurations: &'static [Configuration],
-    build: BuildFn,
-}
-
-impl ProgramTemplate {
-    /// A template from its parts.
-    pub(crate) const fn new(
-        name: &'static str,
-        dtypes: &'static [ElementType],
-        configurations: &'static [Configuration],
-        build: BuildFn,
-    ) -> ProgramTemplate {
-        ProgramTemplate {
-            name,
-            dtypes,
-            configurations,
-            build,
-        }
-    }
+    pub(crate) build: BuildFn,
 }
 
 const FLOATS: &[ElementType] = &[F32, F16, Bf16];
@@ -272,14 +255,6 @@ pub const TEMPLATES: &[ProgramTemplate] = &[
 
 /// The shapes templates are built at: `[rows, columns]` (each template reads them its way).
 pub const TEMPLATE_SHAPES: &[&[i64]] = &[&[2, 8], &[4, 16], &[3, 33]];
-
-/// The template with this name.
-pub fn find_template(name: &str) -> Option<&'static ProgramTemplate> {
-    TEMPLATES
-        .iter()
-        .chain(super::collectives::COLLECTIVE_TEMPLATES)
-        .find(|t| t.name == name)
-}
 
 /// Why a template program could not be made.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -906,13 +881,6 @@ pub fn template_cases(dtype: ElementType) -> Vec<String> {
                 .map(move |c| format!("{}.{}", t.name, c.name))
         })
         .collect()
-}
-
-/// Splits a `template.configuration` case parameter.
-pub fn split_case(param: &str) -> Option<(&'static ProgramTemplate, &'static Configuration)> {
-    let (t, c) = param.split_once('.')?;
-    let t = find_template(t)?;
-    Some((t, t.configuration(c)?))
 }
 
 #[cfg(test)]

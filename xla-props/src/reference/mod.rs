@@ -62,7 +62,7 @@ pub(crate) use calls::Calls;
 pub use error::EvalError;
 pub(crate) use error::OpError;
 pub(crate) use eval::Run;
-pub use eval::{evaluate, evaluate_values, Evaluator, FusionValues, DEFAULT_FUEL};
+pub use eval::{evaluate, evaluate_global, evaluate_values, Evaluator, FusionValues, DEFAULT_FUEL};
 /// Whether the reference evaluates `op` although the opcode table lists it
 /// as parse-only (the complex ops `real`, `imag`, `complex`,
 /// `rng-bit-generator` and `triangular-solve`: they join no property's op
