@@ -274,3 +274,32 @@ fn partitioned_programs_mean_what_their_annotations_say() {
     assert!(checked >= 40, "only {checked} pairs had output shardings");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+#[test]
+fn eval_takes_global_arrays_and_an_output_sharding() {
+    let file = format!("{DATA}/smap_psum_4.partitioned.hlo");
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
+            .args(["eval", "--backend", "interpreter", &file])
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    // without a root sharding the devices' outputs are stacked
+    let (code, text) = run(&[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("output 0: f32[4,3]"), "{text}");
+    // the psum's result is replicated: put together, it is one f32[3]
+    let (code, text) = run(&["--output-sharding", "{replicated}"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("output 0: f32[3]"), "{text}");
+    // a malformed sharding is a clear error
+    let (code, text) = run(&["--output-sharding", "{devices=[3]<=[4]}"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("--output-sharding"), "{text}");
+}
