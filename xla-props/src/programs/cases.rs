@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use super::collectives::COLLECTIVE_TEMPLATES;
+use super::sharded::{ShardingScheme, SHARDED_OP_TEMPLATES, SHARDING_SCHEMES};
 use super::templates::{Configuration, ProgramTemplate, TEMPLATES};
 use crate::hlo::ElementType;
 
@@ -19,6 +20,9 @@ pub const PROGRAM_PROPERTIES: &[(&str, &[&str], bool)] = &[
     ("softmax_rows", &["softmax"], true),
     // multi-device programs: only here (`COLLECTIVE_TEMPLATES`)
     ("collectives", &[], true),
+    // every template and single-op template under every sharding scheme
+    // (`template.scheme`, see `split_sharded_case`)
+    ("sharding_invariance", &[], false),
 ];
 
 /// The variant parameters of a program property for `dtype`: `template.configuration`
@@ -45,7 +49,20 @@ pub fn program_params(property: &str, dtype: ElementType) -> &'static [&'static 
         .find(|(p, _, _)| *p == property)
         .map_or((&[][..], true), |(_, t, c)| (*t, *c));
     let mut names: Vec<&'static str> = Vec::new();
-    let templates = if property == "collectives" {
+    if property == "sharding_invariance" {
+        for t in TEMPLATES
+            .iter()
+            .chain(SHARDED_OP_TEMPLATES)
+            .filter(|t| t.dtypes.contains(&dtype))
+        {
+            for s in SHARDING_SCHEMES {
+                names.push(Box::leak(format!("{}.{}", t.name, s.name).into_boxed_str()));
+            }
+        }
+    }
+    let templates = if property == "sharding_invariance" {
+        &[][..]
+    } else if property == "collectives" {
         COLLECTIVE_TEMPLATES
     } else {
         TEMPLATES
@@ -72,7 +89,19 @@ pub fn find_template(name: &str) -> Option<&'static ProgramTemplate> {
     TEMPLATES
         .iter()
         .chain(COLLECTIVE_TEMPLATES)
+        .chain(SHARDED_OP_TEMPLATES)
         .find(|t| t.name == name)
+}
+
+/// Splits a `sharding_invariance` case parameter, `template.scheme`.
+pub fn split_sharded_case(
+    param: &str,
+) -> Option<(&'static ProgramTemplate, &'static ShardingScheme)> {
+    let (t, s) = param.rsplit_once('.')?;
+    Some((
+        find_template(t)?,
+        SHARDING_SCHEMES.iter().find(|x| x.name == s)?,
+    ))
 }
 
 /// Splits a `template.configuration` case parameter.
