@@ -15,13 +15,18 @@ directory given as the first argument:
   MANIFEST.tsv           one line per file: devices, mesh, what the program
                          is, and the collective opcodes the file contains
 
+  NAME.sdy.hlo           the same as NAME.annotated.hlo in Shardy's form
+                         (jax's default): `xla.sdy.*` custom calls and
+                         frontend attributes, meshes in the module header
+
 plus, for a few programs, NAME.partitioned-meshrg.hlo (see MESH_RG below).
 
 Two settings pick the classic text forms:
   * jax 0.10 partitions with Shardy by default, and its lowered HLO then
     carries `xla.sdy.*` frontend attributes and custom-calls
     ("xla.sdy.GlobalToLocalShape", "xla.sdy.FuncResultSharding", ...). We set
-    jax_use_shardy_partitioner=False to get GSPMD's form.
+    jax_use_shardy_partitioner=False to get GSPMD's form, and turn it on
+    again for the NAME.sdy.hlo dumps.
   * XLA 0.10's SPMD partitioner writes replica groups as mesh axes by default
     (`replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_1'}`, "RGV3"). We
     compile with the debug option xla_enable_rgv3_materialization=False to get
@@ -539,6 +544,14 @@ def main():
             }
             if stem in MESH_RG:
                 texts["partitioned-meshrg"] = lowered.compile().as_text()
+            # JAX's default form: Shardy (xla.sdy.* custom calls and
+            # frontend attributes), the same program before partitioning
+            jax.config.update("jax_use_shardy_partitioner", True)
+            try:
+                sfn, sargs = program(mesh)
+                texts["sdy"] = sfn.lower(*sargs).as_text(dialect="hlo")
+            finally:
+                jax.config.update("jax_use_shardy_partitioner", False)
             what = program.__doc__.strip()
             for kind, text in texts.items():
                 text = text.replace(ROOT, "")

@@ -275,6 +275,44 @@ fn partitioned_programs_mean_what_their_annotations_say() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// Each program in Shardy's form (jax's default: `xla.sdy.*` custom calls,
+/// shardings over named mesh axes, `shard_map` bodies as called
+/// computations) means what its GSPMD form means, on the same inputs:
+/// bitwise, since both run the same operations in the same order (the
+/// devices of a `shard_map` meet in the same groups).
+#[test]
+fn shardy_programs_mean_what_their_gspmd_forms_say() {
+    let mut checked = 0;
+    let mut manual = 0;
+    let mut failures = Vec::new();
+    for file in corpus(&|n| n.ends_with(".sdy.hlo")) {
+        let sdy = load_module_file(&file).unwrap();
+        let gspmd = load_module_file(&PathBuf::from(
+            file.to_string_lossy().replace(".sdy.", ".annotated."),
+        ))
+        .unwrap();
+        if DeviceProgram::multi(&sdy)
+            .unwrap()
+            .is_some_and(|p| p.kind == ProgramKind::Manual)
+        {
+            manual += 1;
+        }
+        let inputs = generate_inputs(&gspmd, Distribution::Uniform, 1).unwrap();
+        let want = evaluate(&gspmd, &inputs.args).unwrap();
+        match evaluate(&sdy, &inputs.args) {
+            Ok(got) if got == want => checked += 1,
+            Ok(got) => failures.push(format!(
+                "{}: {got:?}\nvs GSPMD form {want:?}",
+                file.display()
+            )),
+            Err(e) => failures.push(format!("{}: {e}", file.display())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(checked >= 50, "only {checked} Shardy modules");
+    assert!(manual >= 25, "only {manual} with shard_map bodies");
+}
+
 #[test]
 fn eval_takes_global_arrays_and_an_output_sharding() {
     let file = format!("{DATA}/smap_psum_4.partitioned.hlo");

@@ -13,6 +13,7 @@ mod opcode;
 mod parser;
 mod printer;
 pub mod rewrite;
+pub mod sdy;
 mod shape;
 mod shape_inference;
 pub mod sharding;

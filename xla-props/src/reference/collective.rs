@@ -124,6 +124,10 @@ pub fn partitioner_call(ins: &Instruction) -> Option<PartitionerCall> {
         "Sharding" => Some(PartitionerCall::Sharding),
         "SPMDFullToShardShape" => Some(PartitionerCall::FullToShard),
         "SPMDShardToFullShape" => Some(PartitionerCall::ShardToFull),
+        // Shardy's forms of the same three (`hlo::sdy`)
+        "xla.sdy.FuncResultSharding" => Some(PartitionerCall::Sharding),
+        "xla.sdy.GlobalToLocalShape" => Some(PartitionerCall::FullToShard),
+        "xla.sdy.LocalToGlobalShape" => Some(PartitionerCall::ShardToFull),
         _ => None,
     }
 }
@@ -384,24 +388,53 @@ fn partitioner_step(
     ins: &Instruction,
     ops: &[&Value],
 ) -> Result<Value, String> {
-    let [Value::Array(x)] = ops else {
-        return Err(format!("`{}` takes one array", ins.name));
-    };
-    let sharding = || {
-        ctx.shardings
+    let xs: Vec<&Literal> = ops
+        .iter()
+        .map(|v| match v {
+            Value::Array(x) => Ok(x),
+            _ => Err(format!("`{}` takes arrays", ins.name)),
+        })
+        .collect::<Result<_, _>>()?;
+    if xs.is_empty() {
+        return Err(format!("`{}` takes at least one array", ins.name));
+    }
+    // one sharding per operand (a tuple sharding for several)
+    let shardings = || -> Result<Vec<Sharding>, String> {
+        let s = ctx
+            .shardings
             .get(&ins.name)
             .cloned()
-            .ok_or_else(|| format!("`{}`: no sharding says how to split it", ins.name))
+            .ok_or_else(|| format!("`{}`: no sharding says how to split it", ins.name))?;
+        s.leaves(xs.len())
+    };
+    let outs: Vec<&ArrayShape> = ins.shape.leaves();
+    if outs.len() != xs.len() {
+        return Err(format!(
+            "`{}`: {} operands for {} results",
+            ins.name,
+            xs.len(),
+            outs.len()
+        ));
+    }
+    let wrap = |mut v: Vec<Literal>| {
+        if matches!(ins.shape, Shape::Tuple(_)) {
+            Value::Tuple(v.into_iter().map(Value::Array).collect())
+        } else {
+            Value::Array(v.swap_remove(0))
+        }
     };
     match partitioner_call(ins) {
-        Some(PartitionerCall::Sharding) => Ok(Value::Array(x.clone())),
+        Some(PartitionerCall::Sharding) => Ok(ops[0].clone()),
         Some(PartitionerCall::FullToShard) => {
-            let s = sharding()?;
-            let tile = s.tile_of(ctx.device.partition, x.dims())?;
-            block(x, &tile).map(Value::Array)
+            let mut v = Vec::with_capacity(xs.len());
+            for (x, s) in xs.iter().zip(shardings()?) {
+                let tile = s.tile_of(ctx.device.partition, x.dims())?;
+                v.push(block(x, &tile)?);
+            }
+            Ok(wrap(v))
         }
         Some(PartitionerCall::ShardToFull) => {
-            let s = sharding()?;
+            let shardings = shardings()?;
             let me = ctx.device;
             let scope: Vec<Device> = (0..ctx.grid.partitions)
                 .map(|partition| Device {
@@ -409,20 +442,22 @@ fn partitioner_step(
                     partition,
                 })
                 .collect();
-            let out = ins
-                .shape
-                .as_array()
-                .ok_or_else(|| format!("`{}`: not an array", ins.name))?;
-            let dims: Vec<usize> = out.dims.iter().map(|&d| d as usize).collect();
-            let got = ctx.exchange(ins, &scope, Value::Tuple(vec![ops[0].clone()]))?;
-            let tiles = columns(&got, 1)?.swap_remove(0);
-            let mut full = Literal::zeros(&ArrayShape::new(x.dtype(), out.dims.clone()))
-                .map_err(|e| e.to_string())?;
-            for (p, t) in tiles.iter().enumerate() {
-                let at = s.tile_of(p, &dims)?;
-                place(&mut full, t, &at)?;
+            let sent = Value::Tuple(ops.iter().map(|v| (*v).clone()).collect());
+            let got = ctx.exchange(ins, &scope, sent)?;
+            let cols = columns(&got, xs.len())?;
+            let mut v = Vec::with_capacity(xs.len());
+            for (((tiles, s), out), x) in cols.iter().zip(&shardings).zip(&outs).zip(&xs) {
+                let dims: Vec<usize> = out.dims.iter().map(|&d| d as usize).collect();
+                // the operand's type: the first-order bound sends f64 radii this way
+                let mut full = Literal::zeros(&ArrayShape::new(x.dtype(), out.dims.clone()))
+                    .map_err(|e| e.to_string())?;
+                for (p, t) in tiles.iter().enumerate() {
+                    let at = s.tile_of(p, &dims)?;
+                    place(&mut full, t, &at)?;
+                }
+                v.push(full);
             }
-            Ok(Value::Array(full))
+            Ok(wrap(v))
         }
         None => Err(format!("`{}` is not a partitioner custom call", ins.name)),
     }

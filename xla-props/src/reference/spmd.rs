@@ -24,6 +24,7 @@ use std::sync::Arc;
 use super::collective::{self, is_multi_device, partitioner_call, DeviceContext, PartitionerCall};
 use super::rendezvous::Rendezvous;
 use crate::hlo::collective::{verbatim, DeviceGrid};
+use crate::hlo::sdy;
 use crate::hlo::sharding::Sharding;
 use crate::hlo::{ArrayShape, Instruction, Module};
 use crate::literal::{Literal, Value};
@@ -70,7 +71,28 @@ impl DeviceProgram {
                     None => None,
                 };
                 span = span.max(own.as_ref().map_or(0, Sharding::device_span));
+                let sdy = ins
+                    .attrs
+                    .custom_call_target
+                    .as_deref()
+                    .is_some_and(|t| t.starts_with("xla.sdy."));
                 let used = match partitioner_call(ins) {
+                    Some(c @ (PartitionerCall::FullToShard | PartitionerCall::ShardToFull))
+                        if sdy =>
+                    {
+                        let key = if c == PartitionerCall::FullToShard {
+                            "xla.sdy.in_shardings"
+                        } else {
+                            "xla.sdy.out_shardings"
+                        };
+                        let mut v = sdy::manual_shardings(module, ins, key)
+                            .map_err(|e| located(module, ins, e))?;
+                        Some(if v.len() == 1 {
+                            v.swap_remove(0)
+                        } else {
+                            Sharding::Tuple(v)
+                        })
+                    }
                     Some(PartitionerCall::FullToShard) => {
                         // the tiles are the operand's (a `Sharding` call)
                         match ins.operands.first().map(|&o| comp.instr(o)) {
@@ -89,6 +111,8 @@ impl DeviceProgram {
                 }
             }
         }
+        let span =
+            span.max(sdy::mesh_devices(module).map_err(|e| format!("{}: {e}", module.name))?);
         let entry = module.entry_computation();
         let (kind, grid) = if grid.devices() > 1 {
             (ProgramKind::Partitioned, grid)
