@@ -1,0 +1,124 @@
+//! Collective-broadcast (with the spec's outsiders and dynamic roots) and
+//! the point-to-point ops: `send`/`recv` pairs matched by channel, and
+//! their `-done` ops.
+//!
+//! A send and a recv meet when they name the same `channel_id`: the n-th
+//! send on a channel (on whichever device) meets the n-th recv on it, as
+//! the StableHLO interpreter's channels do. The send waits for its recv.
+
+use super::collective::{columns, tuple_of, u32_scalar, untuple, DeviceContext};
+use crate::hlo::collective::verbatim;
+use crate::hlo::{Instruction, Opcode};
+use crate::literal::{Literal, Value};
+
+/// collective-broadcast: every member of a group gets its root's operands
+/// (the group's first member, or with `has_dynamic_root=true` the member
+/// the last operand names, one index per operand); a device in no group
+/// gets zeros.
+pub(super) fn broadcast(
+    ctx: &mut DeviceContext,
+    ins: &Instruction,
+    ops: &[&Value],
+) -> Result<Value, String> {
+    let dynamic = verbatim(ins, "has_dynamic_root").is_some_and(|v| v.trim() == "true");
+    let (data, roots) = match (dynamic, ops.split_last()) {
+        (true, Some((Value::Array(r), data))) => (data, Some(r)),
+        (true, _) => {
+            return Err(format!(
+                "`{}`: has_dynamic_root needs a last operand of root indices",
+                ins.name
+            ))
+        }
+        (false, _) => (ops, None),
+    };
+    let Some(group) = ctx.group_if_any(ins)? else {
+        let zeros = data
+            .iter()
+            .map(|v| match v {
+                Value::Array(x) => Literal::zeros(&x.shape()).map_err(|e| e.to_string()),
+                _ => Err(format!("`{}`: an operand is not an array", ins.name)),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(untuple(zeros));
+    };
+    let got = ctx.exchange(ins, &group, tuple_of(data))?;
+    let cols = columns(&got, data.len())?;
+    let mut out = Vec::with_capacity(cols.len());
+    for (k, xs) in cols.into_iter().enumerate() {
+        let root = match roots {
+            None => 0,
+            Some(r) if k < r.element_count() && r.dtype().is_integer() => {
+                let i = r.get_i128(k);
+                usize::try_from(i)
+                    .ok()
+                    .filter(|&i| i < xs.len())
+                    .ok_or_else(|| {
+                        format!(
+                            "`{}`: root index {i} is outside its group of {}",
+                            ins.name,
+                            xs.len()
+                        )
+                    })?
+            }
+            Some(_) => {
+                return Err(format!(
+                    "`{}`: the roots are not {} integers",
+                    ins.name,
+                    data.len()
+                ))
+            }
+        };
+        out.push(xs[root].clone());
+    }
+    Ok(untuple(out))
+}
+
+/// The channel a send or recv names.
+fn channel(ins: &Instruction) -> Result<i64, String> {
+    verbatim(ins, "channel_id")
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .ok_or_else(|| format!("`{}` names no channel_id", ins.name))
+}
+
+/// send: `(data, u32[] context, token)` once its recv has the data; recv:
+/// `(data, u32[] context, token)` with the data of the matching send.
+pub(super) fn send_recv(
+    ctx: &mut DeviceContext,
+    ins: &Instruction,
+    ops: &[&Value],
+) -> Result<Value, String> {
+    let key = format!("channel {}", channel(ins)?);
+    let context = u32_scalar(0)?;
+    match ins.opcode {
+        Opcode::Send => {
+            let [data, _token] = ops else {
+                return Err(format!("`{}`: send takes data and a token", ins.name));
+            };
+            ctx.meet((&key, &format!("{key} send")), 0, 2, 0, (*data).clone())?;
+            Ok(Value::Tuple(vec![(*data).clone(), context, Value::Token]))
+        }
+        Opcode::Recv => {
+            let mut got = ctx.meet((&key, &format!("{key} recv")), 0, 2, 1, Value::Token)?;
+            if got.len() != 2 {
+                return Err(format!("`{}`: a malformed exchange", ins.name));
+            }
+            let data = got.swap_remove(0);
+            Ok(Value::Tuple(vec![data, context, Value::Token]))
+        }
+        op => Err(format!("{op} is not send or recv")),
+    }
+}
+
+/// send-done: the token; recv-done: `(data, token)`.
+pub(crate) fn send_recv_done(ins: &Instruction, started: &Value) -> Result<Value, String> {
+    match (ins.opcode, started) {
+        (Opcode::SendDone, Value::Tuple(items)) if items.len() == 3 => Ok(Value::Token),
+        (Opcode::RecvDone, Value::Tuple(items)) if items.len() == 3 => {
+            Ok(Value::Tuple(vec![items[0].clone(), Value::Token]))
+        }
+        _ => Err(format!(
+            "`{}`: its operand is not a started send or recv",
+            ins.name
+        )),
+    }
+}
