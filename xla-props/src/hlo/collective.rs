@@ -680,4 +680,25 @@ mod tests {
         let r = m.entry_computation().instr(m.entry_computation().root);
         assert!(participants(r, grid).unwrap_err().contains("out of range"));
     }
+
+    #[test]
+    fn the_spec_orders_replica_and_partition_groups_partition_major() {
+        let (m, grid) = ins("HloModule m, replica_count=2, num_partitions=2\nENTRY e { p = f32[4] parameter(0) ROOT r = f32[8] all-gather(p), channel_id=1, replica_groups={{1,0}}, dimensions={0} }\n");
+        let r = m.entry_computation().instr(m.entry_computation().root);
+        let d = |replica, partition| Device { replica, partition };
+        let xla = participants_in(r, grid, GroupOrder::Xla).unwrap();
+        assert_eq!(xla, vec![vec![d(1, 0), d(1, 1), d(0, 0), d(0, 1)]]);
+        let spec = participants_in(r, grid, GroupOrder::StableHlo).unwrap();
+        assert_eq!(spec, vec![vec![d(1, 0), d(0, 0), d(1, 1), d(0, 1)]]);
+        // a device left out: an error for `participants`, not for `participants_in`
+        let (m, grid) = ins("HloModule m, replica_count=3\nENTRY e { p = f32[4] parameter(0) ROOT r = f32[4] collective-broadcast(p), replica_groups={{2,1}} }\n");
+        let r = m.entry_computation().instr(m.entry_computation().root);
+        assert!(participants(r, grid)
+            .unwrap_err()
+            .contains("no replica group"));
+        assert_eq!(
+            participants_in(r, grid, GroupOrder::Xla).unwrap(),
+            vec![vec![d(2, 0), d(1, 0)]]
+        );
+    }
 }
