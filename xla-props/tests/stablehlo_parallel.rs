@@ -3,7 +3,7 @@
 //! queue, and the errors (an empty queue, a recv nobody sends to, infeed
 //! outside run_parallel) that must not hang or panic.
 
-use xla_props::backend::{Backend, ReferenceBackend};
+use xla_props::backend::ReferenceBackend;
 use xla_props::checkops::{run_check_program, ProgramOutcome};
 use xla_props::hlo::load_check_programs;
 

@@ -1,77 +1,14 @@
-//! Collective-broadcast (with the spec's outsiders and dynamic roots) and
-//! the point-to-point ops: `send`/`recv` pairs matched by channel, and
+//! The point-to-point ops: `send`/`recv` pairs matched by channel, and
 //! their `-done` ops.
 //!
 //! A send and a recv meet when they name the same `channel_id`: the n-th
 //! send on a channel (on whichever device) meets the n-th recv on it, as
 //! the StableHLO interpreter's channels do. The send waits for its recv.
 
-use super::collective::{columns, tuple_of, u32_scalar, untuple, DeviceContext};
+use super::collective::{u32_scalar, DeviceContext};
 use crate::hlo::collective::verbatim;
 use crate::hlo::{Instruction, Opcode};
-use crate::literal::{Literal, Value};
-
-/// collective-broadcast: every member of a group gets its root's operands
-/// (the group's first member, or with `has_dynamic_root=true` the member
-/// the last operand names, one index per operand); a device in no group
-/// gets zeros.
-pub(super) fn broadcast(
-    ctx: &mut DeviceContext,
-    ins: &Instruction,
-    ops: &[&Value],
-) -> Result<Value, String> {
-    let dynamic = verbatim(ins, "has_dynamic_root").is_some_and(|v| v.trim() == "true");
-    let (data, roots) = match (dynamic, ops.split_last()) {
-        (true, Some((Value::Array(r), data))) => (data, Some(r)),
-        (true, _) => {
-            return Err(format!(
-                "`{}`: has_dynamic_root needs a last operand of root indices",
-                ins.name
-            ))
-        }
-        (false, _) => (ops, None),
-    };
-    let Some(group) = ctx.group_if_any(ins)? else {
-        let zeros = data
-            .iter()
-            .map(|v| match v {
-                Value::Array(x) => Literal::zeros(&x.shape()).map_err(|e| e.to_string()),
-                _ => Err(format!("`{}`: an operand is not an array", ins.name)),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        return Ok(untuple(zeros));
-    };
-    let got = ctx.exchange(ins, &group, tuple_of(data))?;
-    let cols = columns(&got, data.len())?;
-    let mut out = Vec::with_capacity(cols.len());
-    for (k, xs) in cols.into_iter().enumerate() {
-        let root = match roots {
-            None => 0,
-            Some(r) if k < r.element_count() && r.dtype().is_integer() => {
-                let i = r.get_i128(k);
-                usize::try_from(i)
-                    .ok()
-                    .filter(|&i| i < xs.len())
-                    .ok_or_else(|| {
-                        format!(
-                            "`{}`: root index {i} is outside its group of {}",
-                            ins.name,
-                            xs.len()
-                        )
-                    })?
-            }
-            Some(_) => {
-                return Err(format!(
-                    "`{}`: the roots are not {} integers",
-                    ins.name,
-                    data.len()
-                ))
-            }
-        };
-        out.push(xs[root].clone());
-    }
-    Ok(untuple(out))
-}
+use crate::literal::Value;
 
 /// The channel a send or recv names.
 fn channel(ins: &Instruction) -> Result<i64, String> {
@@ -82,7 +19,7 @@ fn channel(ins: &Instruction) -> Result<i64, String> {
 
 /// send: `(data, u32[] context, token)` once its recv has the data; recv:
 /// `(data, u32[] context, token)` with the data of the matching send.
-pub(super) fn send_recv(
+pub(crate) fn send_recv(
     ctx: &mut DeviceContext,
     ins: &Instruction,
     ops: &[&Value],

@@ -264,11 +264,68 @@ pub fn step(
         }
         O::AllToAll => all_to_all(ctx, ins, ops),
         O::CollectivePermute | O::CollectivePermuteStart => collective_permute(ctx, ins, ops),
-        O::CollectiveBroadcast => super::channels::broadcast(ctx, ins, ops),
-        O::Send | O::Recv => super::channels::send_recv(ctx, ins, ops),
+        O::CollectiveBroadcast => broadcast(ctx, ins, ops),
         O::CustomCall => partitioner_step(ctx, ins, ops),
         op => Err(format!("{op} is not a multi-device op")),
     }
+}
+
+/// collective-broadcast: every member of a group gets its root's operands
+/// (the group's first member, or with `has_dynamic_root=true` the member
+/// the last operand names, one index per operand); a device in no group
+/// gets zeros.
+fn broadcast(ctx: &mut DeviceContext, ins: &Instruction, ops: &[&Value]) -> Result<Value, String> {
+    let dynamic = verbatim(ins, "has_dynamic_root").is_some_and(|v| v.trim() == "true");
+    let (data, roots) = match (dynamic, ops.split_last()) {
+        (true, Some((Value::Array(r), data))) => (data, Some(r)),
+        (true, _) => {
+            return Err(format!(
+                "`{}`: has_dynamic_root needs a last operand of root indices",
+                ins.name
+            ))
+        }
+        (false, _) => (ops, None),
+    };
+    let Some(group) = ctx.group_if_any(ins)? else {
+        let zeros = data
+            .iter()
+            .map(|v| match v {
+                Value::Array(x) => Literal::zeros(&x.shape()).map_err(|e| e.to_string()),
+                _ => Err(format!("`{}`: an operand is not an array", ins.name)),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(untuple(zeros));
+    };
+    let got = ctx.exchange(ins, &group, tuple_of(data))?;
+    let cols = columns(&got, data.len())?;
+    let mut out = Vec::with_capacity(cols.len());
+    for (k, xs) in cols.into_iter().enumerate() {
+        let root = match roots {
+            None => 0,
+            Some(r) if k < r.element_count() && r.dtype().is_integer() => {
+                let i = r.get_i128(k);
+                usize::try_from(i)
+                    .ok()
+                    .filter(|&i| i < xs.len())
+                    .ok_or_else(|| {
+                        format!(
+                            "`{}`: root index {i} is outside its group of {}",
+                            ins.name,
+                            xs.len()
+                        )
+                    })?
+            }
+            Some(_) => {
+                return Err(format!(
+                    "`{}`: the roots are not {} integers",
+                    ins.name,
+                    data.len()
+                ))
+            }
+        };
+        out.push(xs[root].clone());
+    }
+    Ok(untuple(out))
 }
 
 pub(super) fn u32_scalar(v: usize) -> Result<Value, String> {
@@ -281,11 +338,11 @@ fn position(group: &[Device], d: Device) -> usize {
     group.iter().position(|g| *g == d).unwrap_or(0)
 }
 
-pub(super) fn tuple_of(ops: &[&Value]) -> Value {
+fn tuple_of(ops: &[&Value]) -> Value {
     Value::Tuple(ops.iter().map(|v| (*v).clone()).collect())
 }
 
-pub(super) fn untuple(mut outs: Vec<Literal>) -> Value {
+fn untuple(mut outs: Vec<Literal>) -> Value {
     if outs.len() == 1 {
         Value::Array(outs.remove(0))
     } else {
@@ -294,7 +351,7 @@ pub(super) fn untuple(mut outs: Vec<Literal>) -> Value {
 }
 
 /// The group's values (each a tuple of `n` arrays) as `n` columns.
-pub(super) fn columns(got: &[Value], n: usize) -> Result<Vec<Vec<&Literal>>, String> {
+fn columns(got: &[Value], n: usize) -> Result<Vec<Vec<&Literal>>, String> {
     let mut out: Vec<Vec<&Literal>> = vec![Vec::with_capacity(got.len()); n];
     for v in got {
         let Value::Tuple(items) = v else {

@@ -661,16 +661,15 @@ impl Run<'_, '_> {
                     .map(|v| (*v).clone())
                     .ok_or_else(|| OpError::Invalid("a Sharding call without an operand".into()))?)
             }
-            _ if parallel::is_run_parallel(ins) => {
-                parallel::run_parallel(self.module, self.fuel_limit, ins, ops)
-            }
+            _ if parallel::is_run_parallel(ins) => self.run_parallel(ins, ops),
             _ if collective::is_multi_device(ins) => self.multi_device(ins, ops),
-            O::AfterAll | O::Outfeed => Ok(Value::Token),
-            O::Infeed => self.infeed(ins),
-            O::Send | O::Recv => self.multi_device(ins, ops),
-            O::SendDone | O::RecvDone => {
-                channels::send_recv_done(ins, ops[0]).map_err(OpError::Invalid)
-            }
+            O::AfterAll
+            | O::Outfeed
+            | O::Infeed
+            | O::Send
+            | O::Recv
+            | O::SendDone
+            | O::RecvDone => self.token_op(ins, ops),
             op if collective::is_collective_done(op) => {
                 collective::collective_done(ins, ops[0]).map_err(OpError::Invalid)
             }
@@ -700,6 +699,41 @@ impl Run<'_, '_> {
 }
 
 impl Run<'_, '_> {
+    /// The StableHLO interpreter's run_parallel: a grid of programs, each
+    /// run as one device.
+    fn run_parallel(&mut self, ins: &Instruction, ops: &[&Value]) -> Result<Value, OpError> {
+        let (module, fuel) = (self.module, self.fuel_limit);
+        let process = |program: CompId, args: Vec<Value>, ctx: DeviceContext| {
+            Run::on_device(module, ctx)
+                .with_fuel(fuel)
+                .call(program, args)
+        };
+        parallel::run_parallel(module, ins, ops, &process)
+    }
+
+    /// after-all, outfeed (its data goes nowhere), infeed, send, recv and
+    /// their `-done`.
+    fn token_op(&mut self, ins: &Instruction, ops: &[&Value]) -> Result<Value, OpError> {
+        use Opcode as O;
+        match ins.opcode {
+            O::AfterAll | O::Outfeed => Ok(Value::Token),
+            O::Infeed => self.infeed(ins),
+            O::Send | O::Recv => {
+                let ctx = self.spmd.as_mut().ok_or_else(|| {
+                    OpError::Unsupported(format!(
+                        "{} meets another device: run it in interpreter.run_parallel",
+                        ins.opcode
+                    ))
+                })?;
+                channels::send_recv(ctx, ins, ops).map_err(OpError::Invalid)
+            }
+            O::SendDone | O::RecvDone => {
+                channels::send_recv_done(ins, ops[0]).map_err(OpError::Invalid)
+            }
+            op => Err(OpError::Invalid(format!("{op} is not a token op"))),
+        }
+    }
+
     /// infeed: `(data, token)`, the data taken from the run's infeed queue
     /// (one array per array of the data).
     fn infeed(&mut self, ins: &Instruction) -> Result<Value, OpError> {

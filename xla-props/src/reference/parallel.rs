@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use super::collective::DeviceContext;
 use super::rendezvous::Rendezvous;
-use super::{EvalError, OpError, Run};
+use super::{EvalError, OpError};
 pub use crate::hlo::collective::RUN_PARALLEL;
 use crate::hlo::collective::{verbatim, DeviceGrid, GroupOrder, MAX_DEVICES};
 use crate::hlo::{CompId, Instruction, Module, Opcode};
@@ -85,12 +85,18 @@ fn plan(ins: &Instruction) -> Result<Plan, String> {
     })
 }
 
-/// Runs the processes of run_parallel call `ins` on operands `ops`.
-pub(super) fn run_parallel(
+/// Runs one process: a program on its arguments, as the device `ctx`
+/// names; returns the program's root value.
+pub(crate) type Process<'p> =
+    dyn Fn(CompId, Vec<Value>, DeviceContext) -> Result<Value, EvalError> + Sync + 'p;
+
+/// Runs the processes of run_parallel call `ins` on operands `ops`, each
+/// with `process`.
+pub(crate) fn run_parallel(
     module: &Module,
-    fuel: u64,
     ins: &Instruction,
     ops: &[&Value],
+    process: &Process<'_>,
 ) -> Result<Value, OpError> {
     let plan = plan(ins).map_err(OpError::Invalid)?;
     let Some(split) = ops.len().checked_sub(plan.infeed) else {
@@ -133,7 +139,7 @@ pub(super) fn run_parallel(
         )));
     }
     let rendezvous = Arc::new(Rendezvous::<Value>::new(plan.grid.devices()));
-    let outcomes = run_processes(module, fuel, &plan, args, &rendezvous, &queue);
+    let outcomes = run_processes(module, process, &plan, args, &rendezvous, &queue);
     let mut results = Vec::new();
     let mut echo = None;
     for (k, r) in outcomes.into_iter().enumerate() {
@@ -171,7 +177,7 @@ fn program_results(v: Value, n: usize, ins: &Instruction) -> Result<Vec<Value>, 
 /// One thread per process; each process's root value or error.
 fn run_processes(
     module: &Module,
-    fuel: u64,
+    process: &Process<'_>,
     plan: &Plan,
     args: Vec<Vec<Value>>,
     rendezvous: &Arc<Rendezvous<Value>>,
@@ -197,9 +203,7 @@ fn run_processes(
                     .name(format!("process-{d}"))
                     .stack_size(64 << 20)
                     .spawn_scoped(s, move || {
-                        let r = Run::on_device(module, ctx)
-                            .with_fuel(fuel)
-                            .call(program, args);
+                        let r = process(program, args, ctx);
                         meeting.leave(r.as_ref().err().map(|e| format!("process {d}: {e}")));
                         r
                     });
