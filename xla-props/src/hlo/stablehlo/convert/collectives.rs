@@ -239,26 +239,30 @@ impl Converter<'_> {
                             ),
                         );
                     };
-                    let mut call = Attrs::default();
-                    call.to_apply = Some(CompId(k as u32));
+                    let call = Attrs {
+                        to_apply: Some(CompId(k as u32)),
+                        ..Attrs::default()
+                    };
                     ops.push(b.push(Opcode::Call, shape_of(t), vec![], call));
                     infeed += 1;
                 }
             }
             Some(_) => return err(pos, "`infeed` must be a list of functions"),
         }
-        let mut a = Attrs::default();
-        a.custom_call_target = Some(RUN_PARALLEL.to_string());
-        a.calls = programs;
-        a.other = vec![
-            ("num_replicas".into(), rows.len().to_string()),
-            ("num_partitions".into(), width.to_string()),
-            (
-                "program_results".into(),
-                format!("{{{}}}", results.join(",")),
-            ),
-            ("infeed_count".into(), infeed.to_string()),
-        ];
+        let a = Attrs {
+            custom_call_target: Some(RUN_PARALLEL.to_string()),
+            calls: programs,
+            other: vec![
+                ("num_replicas".into(), rows.len().to_string()),
+                ("num_partitions".into(), width.to_string()),
+                (
+                    "program_results".into(),
+                    format!("{{{}}}", results.join(",")),
+                ),
+                ("infeed_count".into(), infeed.to_string()),
+            ],
+            ..Attrs::default()
+        };
         let shapes: Vec<Shape> = op.result_types.iter().map(shape_of).collect();
         Ok(emit(b, Opcode::CustomCall, shapes, ops, a))
     }
@@ -357,27 +361,29 @@ fn all_to_all(op: &Op, b: &mut Builder, x: InstrId, a: &Attrs, want: Option<Shap
     let chunk = Shape::array(t, chunk_dims.clone());
     let chunks: Vec<InstrId> = (0..n)
         .map(|j| {
-            let mut s = Attrs::default();
-            s.slice = Some(
-                dims.iter()
-                    .enumerate()
-                    .map(|(k, &d)| {
-                        if k as i64 == split {
-                            SliceDim {
-                                start: j * part,
-                                limit: (j + 1) * part,
-                                stride: 1,
+            let s = Attrs {
+                slice: Some(
+                    dims.iter()
+                        .enumerate()
+                        .map(|(k, &d)| {
+                            if k as i64 == split {
+                                SliceDim {
+                                    start: j * part,
+                                    limit: (j + 1) * part,
+                                    stride: 1,
+                                }
+                            } else {
+                                SliceDim {
+                                    start: 0,
+                                    limit: d,
+                                    stride: 1,
+                                }
                             }
-                        } else {
-                            SliceDim {
-                                start: 0,
-                                limit: d,
-                                stride: 1,
-                            }
-                        }
-                    })
-                    .collect(),
-            );
+                        })
+                        .collect(),
+                ),
+                ..Attrs::default()
+            };
             b.push(Opcode::Slice, chunk.clone(), vec![x], s)
         })
         .collect();
@@ -393,7 +399,9 @@ fn all_to_all(op: &Op, b: &mut Builder, x: InstrId, a: &Attrs, want: Option<Shap
             format!("all_to_all gives {out}, the text says otherwise"),
         );
     }
-    let mut c = Attrs::default();
-    c.dimensions = Some(vec![concat]);
+    let c = Attrs {
+        dimensions: Some(vec![concat]),
+        ..Attrs::default()
+    };
     Ok(b.push(Opcode::Concatenate, out, got, c))
 }
