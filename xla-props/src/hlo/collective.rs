@@ -95,6 +95,11 @@ impl DeviceGrid {
     }
 }
 
+/// The custom-call target the StableHLO interpreter's
+/// `interpreter.run_parallel` is read as (a grid of programs run together;
+/// evaluated by `reference::parallel`).
+pub const RUN_PARALLEL: &str = "interpreter.run_parallel";
+
 /// The most devices one evaluation runs (each is a thread).
 pub const MAX_DEVICES: usize = 256;
 
@@ -454,6 +459,7 @@ pub fn group_mode(ins: &Instruction) -> Result<GroupMode, String> {
             | Opcode::AllGather
             | Opcode::AllGatherStart
             | Opcode::ReduceScatter
+            | Opcode::CollectiveReduce
     );
     match (channel, takes_global, global.unwrap_or(false)) {
         (false, _, false) => Ok(GroupMode::CrossReplica),
@@ -467,10 +473,46 @@ pub fn group_mode(ins: &Instruction) -> Result<GroupMode, String> {
     }
 }
 
+/// The order of the devices within a cross-replica-and-partition group
+/// (the only mode where XLA and the StableHLO spec differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum GroupOrder {
+    /// XLA's (`GetParticipatingDevicesGroups`): replica-major, each listed
+    /// replica with all its partitions.
+    #[default]
+    Xla,
+    /// The StableHLO spec's (`cross_replica_and_partition`): partition-major,
+    /// for each partition the listed replicas.
+    StableHlo,
+}
+
 /// The groups of devices that run collective `ins` together on `grid`,
 /// each in its group order (which orders gathers and all-to-all chunks).
 /// Every device is in exactly one group.
 pub fn participants(ins: &Instruction, grid: DeviceGrid) -> Result<Vec<Vec<Device>>, String> {
+    let groups = participants_in(ins, grid, GroupOrder::Xla)?;
+    let mut seen = vec![false; grid.devices()];
+    for d in groups.iter().flatten() {
+        seen[grid.id(*d)] = true;
+    }
+    if let Some(missing) = seen.iter().position(|s| !s) {
+        let d = grid.device(missing);
+        return Err(format!(
+            "`{}`: device (replica {}, partition {}) is in no replica group",
+            ins.name, d.replica, d.partition
+        ));
+    }
+    Ok(groups)
+}
+
+/// The groups of devices that run collective `ins` together on `grid`, in
+/// `order`; no device is in two groups, but a device may be in none (the
+/// spec gives collective-broadcast's outsiders zeros).
+pub fn participants_in(
+    ins: &Instruction,
+    grid: DeviceGrid,
+    order: GroupOrder,
+) -> Result<Vec<Vec<Device>>, String> {
     let mode = group_mode(ins)?;
     let written = match verbatim(ins, "replica_groups") {
         Some(t) => parse_replica_groups(t).map_err(|e| format!("`{}`: {e}", ins.name))?,
@@ -516,13 +558,19 @@ pub fn participants(ins: &Instruction, grid: DeviceGrid) -> Result<Vec<Vec<Devic
         }
         GroupMode::CrossReplicaAndPartition => {
             for g in &groups {
-                out.push(
-                    g.iter()
+                out.push(match order {
+                    GroupOrder::Xla => g
+                        .iter()
                         .flat_map(|&replica| {
                             (0..grid.partitions).map(move |partition| Device { replica, partition })
                         })
                         .collect(),
-                );
+                    GroupOrder::StableHlo => (0..grid.partitions)
+                        .flat_map(|partition| {
+                            g.iter().map(move |&replica| Device { replica, partition })
+                        })
+                        .collect(),
+                });
             }
         }
         GroupMode::FlattenedId => {
@@ -540,13 +588,6 @@ pub fn participants(ins: &Instruction, grid: DeviceGrid) -> Result<Vec<Vec<Devic
                 ins.name, d.replica, d.partition
             ));
         }
-    }
-    if let Some(missing) = seen.iter().position(|s| !s) {
-        let d = grid.device(missing);
-        return Err(format!(
-            "`{}`: device (replica {}, partition {}) is in no replica group",
-            ins.name, d.replica, d.partition
-        ));
     }
     Ok(out)
 }
@@ -638,5 +679,26 @@ mod tests {
         let (m, grid) = ins("HloModule m, num_partitions=2\nsum { a = f32[] parameter(0) b = f32[] parameter(1) ROOT s = f32[] add(a, b) }\nENTRY e { p = f32[4] parameter(0) ROOT r = f32[4] all-reduce(p), channel_id=1, replica_groups={{0,5}}, use_global_device_ids=true, to_apply=sum }\n");
         let r = m.entry_computation().instr(m.entry_computation().root);
         assert!(participants(r, grid).unwrap_err().contains("out of range"));
+    }
+
+    #[test]
+    fn the_spec_orders_replica_and_partition_groups_partition_major() {
+        let (m, grid) = ins("HloModule m, replica_count=2, num_partitions=2\nENTRY e { p = f32[4] parameter(0) ROOT r = f32[8] all-gather(p), channel_id=1, replica_groups={{1,0}}, dimensions={0} }\n");
+        let r = m.entry_computation().instr(m.entry_computation().root);
+        let d = |replica, partition| Device { replica, partition };
+        let xla = participants_in(r, grid, GroupOrder::Xla).unwrap();
+        assert_eq!(xla, vec![vec![d(1, 0), d(1, 1), d(0, 0), d(0, 1)]]);
+        let spec = participants_in(r, grid, GroupOrder::StableHlo).unwrap();
+        assert_eq!(spec, vec![vec![d(1, 0), d(0, 0), d(1, 1), d(0, 1)]]);
+        // a device left out: an error for `participants`, not for `participants_in`
+        let (m, grid) = ins("HloModule m, replica_count=3\nENTRY e { p = f32[4] parameter(0) ROOT r = f32[4] collective-broadcast(p), replica_groups={{2,1}} }\n");
+        let r = m.entry_computation().instr(m.entry_computation().root);
+        assert!(participants(r, grid)
+            .unwrap_err()
+            .contains("no replica group"));
+        assert_eq!(
+            participants_in(r, grid, GroupOrder::Xla).unwrap(),
+            vec![vec![d(2, 0), d(1, 0)]]
+        );
     }
 }

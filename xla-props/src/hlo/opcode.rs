@@ -224,7 +224,8 @@ opcodes! {
     CollectivePermute => "collective-permute", AtLeast(1), ParseOnly, ["source_target_pairs", "channel_id"];
     CollectivePermuteStart => "collective-permute-start", AtLeast(1), ParseOnly, ["source_target_pairs", "channel_id"];
     CollectivePermuteDone => "collective-permute-done", Fixed(1), ParseOnly, [];
-    CollectiveBroadcast => "collective-broadcast", AtLeast(1), ParseOnly, ["replica_groups", "channel_id"];
+    CollectiveBroadcast => "collective-broadcast", AtLeast(1), ParseOnly, ["replica_groups", "channel_id", "has_dynamic_root"];
+    CollectiveReduce => "collective-reduce", AtLeast(1), ParseOnly, ["replica_groups", "to_apply", "channel_id", "use_global_device_ids"];
     ReplicaId => "replica-id", Fixed(0), ParseOnly, [];
     PartitionId => "partition-id", Fixed(0), ParseOnly, [];
     AfterAll => "after-all", AtLeast(0), ParseOnly, [];

@@ -8,10 +8,12 @@
 //! module: `Sharding` is the identity, `SPMDFullToShardShape` takes this
 //! device's tile, `SPMDShardToFullShape` puts the devices' tiles together.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
-use crate::hlo::collective::{participants, source_target_pairs, verbatim, Device, DeviceGrid};
+use crate::hlo::collective::{
+    participants_in, source_target_pairs, verbatim, Device, DeviceGrid, GroupOrder,
+};
 use crate::hlo::sharding::Sharding;
 use crate::hlo::{ArrayShape, ElementType, Instruction, Opcode, Shape};
 use crate::literal::{Literal, Value};
@@ -28,6 +30,10 @@ pub struct DeviceContext {
     pub rendezvous: Arc<Rendezvous<Value>>,
     /// The sharding each partitioner custom call uses, by instruction name.
     pub shardings: Arc<HashMap<String, Sharding>>,
+    /// How cross-replica-and-partition groups are ordered.
+    pub order: GroupOrder,
+    /// The infeed queue the devices share, if the run has one.
+    infeed: Option<Arc<Mutex<VecDeque<Literal>>>>,
     counts: HashMap<String, u64>,
 }
 
@@ -44,13 +50,51 @@ impl DeviceContext {
             grid,
             rendezvous,
             shardings,
+            order: GroupOrder::Xla,
+            infeed: None,
             counts: HashMap::new(),
         }
     }
 
+    /// The same context with groups in `order`.
+    pub fn with_order(mut self, order: GroupOrder) -> Self {
+        self.order = order;
+        self
+    }
+
+    /// The same context reading infeed from `queue` (shared by the devices).
+    pub fn with_infeed(mut self, queue: Arc<Mutex<VecDeque<Literal>>>) -> Self {
+        self.infeed = Some(queue);
+        self
+    }
+
+    /// The next array of the infeed queue (None: no queue, or it is empty).
+    pub fn pop_infeed(&self) -> Option<Literal> {
+        let q = self.infeed.as_ref()?;
+        q.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
+    }
+
+    /// Meets the other `size` members of the exchange named `key` (this
+    /// device at `pos`; `group` tells groups of one key apart): the n-th
+    /// time this device counts `counter` meets the others' n-th.
+    pub(crate) fn meet(
+        &mut self,
+        (key, counter): (&str, &str),
+        group: usize,
+        size: usize,
+        pos: usize,
+        value: Value,
+    ) -> Result<Vec<Value>, String> {
+        let n = self.counts.entry(counter.to_string()).or_insert(0);
+        let occurrence = *n;
+        *n += 1;
+        self.rendezvous
+            .exchange(key, occurrence, group, size, pos, value)
+    }
+
     /// Sends `value` to `group` (which holds this device) at `ins`; returns
     /// the group's values in group order.
-    fn exchange(
+    pub(super) fn exchange(
         &mut self,
         ins: &Instruction,
         group: &[Device],
@@ -60,19 +104,23 @@ impl DeviceContext {
             .iter()
             .position(|d| *d == self.device)
             .ok_or_else(|| format!("`{}`: this device is not in its own group", ins.name))?;
-        let n = self.counts.entry(ins.name.clone()).or_insert(0);
-        let occurrence = *n;
-        *n += 1;
         let first = self.grid.id(group[0]);
-        self.rendezvous
-            .exchange(&ins.name, occurrence, first, group.len(), pos, value)
+        self.meet((&ins.name, &ins.name), first, group.len(), pos, value)
     }
 
-    fn my_group(&self, ins: &Instruction) -> Result<Vec<Device>, String> {
-        participants(ins, self.grid)?
+    pub(super) fn my_group(&self, ins: &Instruction) -> Result<Vec<Device>, String> {
+        self.group_if_any(ins)?.ok_or_else(|| {
+            format!(
+                "`{}`: device (replica {}, partition {}) is in no replica group",
+                ins.name, self.device.replica, self.device.partition
+            )
+        })
+    }
+
+    pub(super) fn group_if_any(&self, ins: &Instruction) -> Result<Option<Vec<Device>>, String> {
+        Ok(participants_in(ins, self.grid, self.order)?
             .into_iter()
-            .find(|g| g.contains(&self.device))
-            .ok_or_else(|| format!("`{}`: no group holds this device", ins.name))
+            .find(|g| g.contains(&self.device)))
     }
 }
 
@@ -90,6 +138,7 @@ pub fn is_multi_device(ins: &Instruction) -> bool {
             | O::CollectivePermute
             | O::CollectivePermuteStart
             | O::CollectiveBroadcast
+            | O::CollectiveReduce
             | O::ReplicaId
             | O::PartitionId
     ) || matches!(
@@ -166,13 +215,21 @@ pub fn step(
     match ins.opcode {
         O::ReplicaId => u32_scalar(ctx.device.replica),
         O::PartitionId => u32_scalar(ctx.device.partition),
-        O::AllReduce | O::AllReduceStart => {
+        O::AllReduce | O::AllReduceStart | O::CollectiveReduce => {
             let group = ctx.my_group(ins)?;
             let got = ctx.exchange(ins, &group, tuple_of(ops))?;
             let per = columns(&got, ops.len())?;
+            let root = group[0] == ctx.device;
             let outs = per
                 .iter()
-                .map(|xs| reduce(ins, xs))
+                .map(|xs| match ins.opcode {
+                    // collective-reduce: the group's first member gets the
+                    // reduction, the others zeros
+                    O::CollectiveReduce if !root => {
+                        Literal::zeros(&xs[0].shape()).map_err(|e| e.to_string())
+                    }
+                    _ => reduce(ins, xs),
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(untuple(outs))
         }
@@ -211,21 +268,71 @@ pub fn step(
         }
         O::AllToAll => all_to_all(ctx, ins, ops),
         O::CollectivePermute | O::CollectivePermuteStart => collective_permute(ctx, ins, ops),
-        O::CollectiveBroadcast => {
-            let group = ctx.my_group(ins)?;
-            let got = ctx.exchange(ins, &group, tuple_of(ops))?;
-            let first = columns(&got, ops.len())?
-                .into_iter()
-                .map(|xs| xs[0].clone())
-                .collect();
-            Ok(untuple(first))
-        }
+        O::CollectiveBroadcast => broadcast(ctx, ins, ops),
         O::CustomCall => partitioner_step(ctx, ins, ops),
         op => Err(format!("{op} is not a multi-device op")),
     }
 }
 
-fn u32_scalar(v: usize) -> Result<Value, String> {
+/// collective-broadcast: every member of a group gets its root's operands
+/// (the group's first member, or with `has_dynamic_root=true` the member
+/// the last operand names, one index per operand); a device in no group
+/// gets zeros.
+fn broadcast(ctx: &mut DeviceContext, ins: &Instruction, ops: &[&Value]) -> Result<Value, String> {
+    let dynamic = verbatim(ins, "has_dynamic_root").is_some_and(|v| v.trim() == "true");
+    let (data, roots) = match (dynamic, ops.split_last()) {
+        (true, Some((Value::Array(r), data))) => (data, Some(r)),
+        (true, _) => {
+            return Err(format!(
+                "`{}`: has_dynamic_root needs a last operand of root indices",
+                ins.name
+            ))
+        }
+        (false, _) => (ops, None),
+    };
+    let Some(group) = ctx.group_if_any(ins)? else {
+        let zeros = data
+            .iter()
+            .map(|v| match v {
+                Value::Array(x) => Literal::zeros(&x.shape()).map_err(|e| e.to_string()),
+                _ => Err(format!("`{}`: an operand is not an array", ins.name)),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(untuple(zeros));
+    };
+    let got = ctx.exchange(ins, &group, tuple_of(data))?;
+    let cols = columns(&got, data.len())?;
+    let mut out = Vec::with_capacity(cols.len());
+    for (k, xs) in cols.into_iter().enumerate() {
+        let root = match roots {
+            None => 0,
+            Some(r) if k < r.element_count() && r.dtype().is_integer() => {
+                let i = r.get_i128(k);
+                usize::try_from(i)
+                    .ok()
+                    .filter(|&i| i < xs.len())
+                    .ok_or_else(|| {
+                        format!(
+                            "`{}`: root index {i} is outside its group of {}",
+                            ins.name,
+                            xs.len()
+                        )
+                    })?
+            }
+            Some(_) => {
+                return Err(format!(
+                    "`{}`: the roots are not {} integers",
+                    ins.name,
+                    data.len()
+                ))
+            }
+        };
+        out.push(xs[root].clone());
+    }
+    Ok(untuple(out))
+}
+
+pub(super) fn u32_scalar(v: usize) -> Result<Value, String> {
     Literal::from_i128s(&ArrayShape::new(ElementType::U32, vec![]), &[v as i128])
         .map(Value::Array)
         .map_err(|e| e.to_string())

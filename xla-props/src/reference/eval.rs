@@ -3,8 +3,8 @@
 use super::collective::{self, DeviceContext, PartitionerCall};
 use super::error::out;
 use super::{
-    complex, contraction, control, conversion, elementwise, indexing, linalg, reduction, rng,
-    shape_ops, spmd, topk, Calls, EvalError, OpError,
+    channels, complex, contraction, control, conversion, elementwise, indexing, linalg, parallel,
+    reduction, rng, shape_ops, spmd, topk, Calls, EvalError, OpError,
 };
 use crate::hlo::{CompId, Instruction, Module, Opcode, Shape};
 use crate::literal::{Literal, Value};
@@ -376,6 +376,13 @@ impl<'a> Run<'a, '_> {
         run
     }
 
+    /// The same run with `fuel` while-loop iterations.
+    pub(crate) fn with_fuel(mut self, fuel: u64) -> Self {
+        self.fuel_left = fuel;
+        self.fuel_limit = fuel;
+        self
+    }
+
     /// Takes this run's device context out (to lend it to a kernel).
     pub(crate) fn take_device(&mut self) -> Option<DeviceContext> {
         self.spmd.take()
@@ -654,7 +661,15 @@ impl Run<'_, '_> {
                     .map(|v| (*v).clone())
                     .ok_or_else(|| OpError::Invalid("a Sharding call without an operand".into()))?)
             }
+            _ if parallel::is_run_parallel(ins) => self.run_parallel(ins, ops),
             _ if collective::is_multi_device(ins) => self.multi_device(ins, ops),
+            O::AfterAll
+            | O::Outfeed
+            | O::Infeed
+            | O::Send
+            | O::Recv
+            | O::SendDone
+            | O::RecvDone => self.token_op(ins, ops),
             op if collective::is_collective_done(op) => {
                 collective::collective_done(ins, ops[0]).map_err(OpError::Invalid)
             }
@@ -680,6 +695,81 @@ impl Run<'_, '_> {
         let r = collective::step(&mut ctx, ins, ops, &mut reduce);
         self.spmd = Some(ctx);
         r.map_err(OpError::Invalid)
+    }
+}
+
+impl Run<'_, '_> {
+    /// The StableHLO interpreter's run_parallel: a grid of programs, each
+    /// run as one device.
+    fn run_parallel(&mut self, ins: &Instruction, ops: &[&Value]) -> Result<Value, OpError> {
+        let (module, fuel) = (self.module, self.fuel_limit);
+        let process = |program: CompId, args: Vec<Value>, ctx: DeviceContext| {
+            Run::on_device(module, ctx)
+                .with_fuel(fuel)
+                .call(program, args)
+        };
+        parallel::run_parallel(module, ins, ops, &process)
+    }
+
+    /// after-all, outfeed (its data goes nowhere), infeed, send, recv and
+    /// their `-done`.
+    fn token_op(&mut self, ins: &Instruction, ops: &[&Value]) -> Result<Value, OpError> {
+        use Opcode as O;
+        match ins.opcode {
+            O::AfterAll | O::Outfeed => Ok(Value::Token),
+            O::Infeed => self.infeed(ins),
+            O::Send | O::Recv => {
+                let ctx = self.spmd.as_mut().ok_or_else(|| {
+                    OpError::Unsupported(format!(
+                        "{} meets another device: run it in interpreter.run_parallel",
+                        ins.opcode
+                    ))
+                })?;
+                channels::send_recv(ctx, ins, ops).map_err(OpError::Invalid)
+            }
+            O::SendDone | O::RecvDone => {
+                channels::send_recv_done(ins, ops[0]).map_err(OpError::Invalid)
+            }
+            op => Err(OpError::Invalid(format!("{op} is not a token op"))),
+        }
+    }
+
+    /// infeed: `(data, token)`, the data taken from the run's infeed queue
+    /// (one array per array of the data).
+    fn infeed(&mut self, ins: &Instruction) -> Result<Value, OpError> {
+        let no_queue = || {
+            OpError::Unsupported(format!(
+                "`{}` reads the infeed, and nothing feeds this run (run it in interpreter.run_parallel with `infeed=`)",
+                ins.name
+            ))
+        };
+        let ctx = self.spmd.as_ref().ok_or_else(no_queue)?;
+        let Shape::Tuple(parts) = &ins.shape else {
+            return Err(OpError::Invalid("infeed gives (data, token)".into()));
+        };
+        let [data, Shape::Token] = &parts[..] else {
+            return Err(OpError::Invalid("infeed gives (data, token)".into()));
+        };
+        let mut take = |s: &Shape| -> Result<Value, OpError> {
+            let l = ctx.pop_infeed().ok_or_else(|| {
+                OpError::Invalid(format!("`{}`: the infeed queue is empty", ins.name))
+            })?;
+            if !Shape::Array(l.shape()).compatible(s) {
+                return Err(OpError::Invalid(format!(
+                    "`{}` reads {s} but the infeed holds {}",
+                    ins.name,
+                    l.shape()
+                )));
+            }
+            Ok(Value::Array(l))
+        };
+        let value = match data {
+            Shape::Tuple(items) => {
+                Value::Tuple(items.iter().map(&mut take).collect::<Result<_, _>>()?)
+            }
+            s => take(s)?,
+        };
+        Ok(Value::Tuple(vec![value, Value::Token]))
     }
 }
 

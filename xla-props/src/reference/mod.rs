@@ -35,6 +35,7 @@
 //!   malformed module is [`EvalError::Invalid`] (never a panic).
 
 mod calls;
+mod channels;
 pub mod collective;
 mod complex;
 pub(crate) mod complex_math;
@@ -50,6 +51,7 @@ mod indexing;
 mod interval;
 mod linalg;
 pub(crate) mod math;
+pub mod parallel;
 mod reduction;
 pub mod rendezvous;
 mod rng;
@@ -78,12 +80,20 @@ pub fn evaluates(op: crate::hlo::Opcode) -> bool {
 
 /// Whether the reference evaluates this instruction: [`evaluates`] its
 /// opcode, or it is a collective (with its `-done`), replica-id,
-/// partition-id, or one of the SPMD partitioner's custom calls.
+/// partition-id, one of the SPMD partitioner's custom calls, a token op
+/// (after-all, infeed, outfeed, send, recv and their `-done`), or the
+/// StableHLO interpreter's run_parallel.
 pub fn evaluates_instruction(ins: &crate::hlo::Instruction) -> bool {
+    use crate::hlo::Opcode as O;
     evaluates(ins.opcode)
         || collective::is_multi_device(ins)
         || collective::is_collective_done(ins.opcode)
         || collective::partitioner_call(ins).is_some()
+        || parallel::is_run_parallel(ins)
+        || matches!(
+            ins.opcode,
+            O::AfterAll | O::Infeed | O::Outfeed | O::Send | O::SendDone | O::Recv | O::RecvDone
+        )
 }
 
 pub use first_order::{first_order_bounds, FirstOrder};

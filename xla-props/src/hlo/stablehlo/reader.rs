@@ -1,7 +1,7 @@
 //! The reader's entry points: text to modules, and text to check programs.
 
 use super::convert::{CheckSpec, Converter};
-use super::syntax::{parse_file, ModuleDef};
+use super::syntax::{parse_file, Attr, ModuleDef, Region};
 use crate::hlo::ir::Module;
 use crate::hlo::parser::{line_col, ParseError};
 
@@ -66,8 +66,14 @@ pub fn read_check_programs(text: &str) -> Result<Vec<CheckProgram>, ParseError> 
     let mut out = Vec::new();
     for (mi, d) in defs.iter().enumerate() {
         // a checked module must convert as a whole first (reports errors once)
+        // the programs `interpreter.run_parallel` runs (and its infeed
+        // functions) are run there, not as tests of their own
+        let mut run_there = Vec::new();
+        for f in &d.funcs {
+            parallel_programs(&f.body, &mut run_there);
+        }
         for (fi, f) in d.funcs.iter().enumerate() {
-            if !f.args.is_empty() || !f.public {
+            if !f.args.is_empty() || !f.public || run_there.contains(&f.name) {
                 continue;
             }
             let c = Converter::new(d, Some(fi)).map_err(|(p, m)| ParseError::at(text, p, m))?;
@@ -98,6 +104,30 @@ pub fn read_check_programs(text: &str) -> Result<Vec<CheckProgram>, ParseError> 
         }
     }
     Ok(out)
+}
+
+/// The functions `interpreter.run_parallel` ops in `region` name (as
+/// `programs` or `infeed`), at any depth.
+fn parallel_programs(region: &Region, out: &mut Vec<String>) {
+    fn symbols(a: &Attr, out: &mut Vec<String>) {
+        match a {
+            Attr::Symbol(s) => out.push(s.clone()),
+            Attr::List(items) => items.iter().for_each(|i| symbols(i, out)),
+            _ => {}
+        }
+    }
+    for op in &region.ops {
+        if op.name == "interpreter.run_parallel" {
+            for key in ["programs", "infeed"] {
+                if let Some(a) = op.attr(key) {
+                    symbols(a, out);
+                }
+            }
+        }
+        for r in &op.regions {
+            parallel_programs(r, out);
+        }
+    }
 }
 
 fn entry_index(d: &ModuleDef) -> usize {

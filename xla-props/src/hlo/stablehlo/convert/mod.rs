@@ -9,6 +9,7 @@
 
 mod attrs;
 mod check;
+mod collectives;
 mod control;
 mod converter;
 mod helpers;
