@@ -299,8 +299,12 @@ impl<'a> Converter<'a> {
             checked,
         };
         // each family converts its own operations and passes on the others
-        let families: [fn(&mut Self, &OpSite, &mut Builder) -> Converted; 3] =
-            [Self::data_op, Self::indexing_op, Self::contraction_op];
+        let families: [fn(&mut Self, &OpSite, &mut Builder) -> Converted; 4] = [
+            Self::data_op,
+            Self::indexing_op,
+            Self::contraction_op,
+            Self::dynamic_op,
+        ];
         for family in families {
             if let Some(ids) = family(self, &site, b)? {
                 return Ok(ids);

@@ -11,6 +11,7 @@ mod attrs;
 mod check;
 mod control;
 mod converter;
+mod dynamic;
 mod helpers;
 mod ops;
 mod regions;
