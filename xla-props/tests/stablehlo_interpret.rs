@@ -52,9 +52,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "tuple_and_get_tuple_element",
         "get_tuple_element's index syntax",
     ),
-    ("chlo/mulhi", "chlo.mulhi is not read"),
-    ("chlo/ragged_dot", "chlo.ragged_dot is not read"),
-    ("chlo/scan", "chlo.scan is not read"),
 ];
 
 fn corpus_dir() -> Option<PathBuf> {

@@ -4,6 +4,7 @@
 
 mod build;
 mod chlo;
+mod chlo_ext;
 mod convert;
 mod dense;
 mod printer;

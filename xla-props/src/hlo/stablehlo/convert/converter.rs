@@ -284,6 +284,9 @@ impl<'a> Converter<'a> {
             };
             return self.results(op, b, code, ops, Attrs::default());
         }
+        if name == "chlo.scan" {
+            return self.scan(op, b, outers);
+        }
         if let Some(kind) = name.strip_prefix("chlo.") {
             let ops = self.operands(op, b, outers)?;
             return chlo::decompose(kind, op, b, ops, &mut |c| self.new_comp(c));

@@ -15,6 +15,7 @@ mod dynamic;
 mod helpers;
 mod ops;
 mod regions;
+mod scan;
 
 pub(crate) use attrs::stablehlo_rng_algorithm;
 pub use check::{CheckKind, CheckSpec};
