@@ -33,7 +33,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("constant", "element type i2/ui2"),
     ("convert", "convert from complex to pred"),
     ("dot_general", "the dot algorithm attribute is not read"),
-    ("fft", "fft is not evaluated"),
     ("infeed", "tokens: infeed"),
     ("iota", "iota of complex"),
     ("logistic", "logistic on complex"),
