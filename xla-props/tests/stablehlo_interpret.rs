@@ -42,7 +42,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("partition_id", "interpreter.run_parallel is not read"),
     ("printing", "element types i2 and f6/f8"),
     ("probe", "interpreter.probe is not read"),
-    ("quantized_ops", "quantized types"),
     ("reduce_scatter", "stablehlo.reduce_scatter is not read"),
     ("replica_id", "interpreter.run_parallel is not read"),
     ("send_recv", "send/recv"),

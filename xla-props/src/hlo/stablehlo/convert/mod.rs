@@ -14,6 +14,7 @@ mod converter;
 mod dynamic;
 mod helpers;
 mod ops;
+mod quant;
 mod regions;
 mod scan;
 
