@@ -239,7 +239,11 @@ pub(crate) fn fft(ins: &Instruction, x: &Literal) -> Result<Literal, OpError> {
         let final_pass = step + 1 == order.len();
         let pt = if final_pass { t } else { ElementType::F64 };
         data = pass(&data, &dims, axis, n, mode, pt);
-        dims[axis] = if mode == Mode::RealToHalf { n / 2 + 1 } else { n };
+        dims[axis] = if mode == Mode::RealToHalf {
+            n / 2 + 1
+        } else {
+            n
+        };
     }
     let lit = if kind == FftType::Irfft {
         let v: Vec<f64> = data.iter().map(|c| c.0).collect();
@@ -248,4 +252,26 @@ pub(crate) fn fft(ins: &Instruction, x: &Literal) -> Result<Literal, OpError> {
         Literal::from_complex(o, &data)?
     };
     Ok(lit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unit_root;
+
+    #[test]
+    fn quarter_turns_are_exact_and_others_within_an_ulp() {
+        assert_eq!(unit_root(0, 7), (1.0, 0.0));
+        assert_eq!(unit_root(1, 4), (0.0, 1.0));
+        assert_eq!(unit_root(2, 4), (-1.0, 0.0));
+        assert_eq!(unit_root(6, 8), (0.0, -1.0));
+        assert_eq!(unit_root(9, 4), (0.0, 1.0));
+        let (c, s) = unit_root(1, 8);
+        let h = std::f64::consts::FRAC_1_SQRT_2;
+        assert!((c - h).abs() <= f64::EPSILON / 2.0 && (s - h).abs() <= f64::EPSILON / 2.0);
+        // 2π/12 = π/6: cos √3/2, sin 1/2; 5/12 turns: cos -√3/2, sin 1/2
+        let (c, s) = unit_root(1, 12);
+        assert!((c - 0.75f64.sqrt()).abs() <= f64::EPSILON && (s - 0.5).abs() <= f64::EPSILON);
+        let (c, s) = unit_root(5, 12);
+        assert!((c + 0.75f64.sqrt()).abs() <= f64::EPSILON && (s - 0.5).abs() <= f64::EPSILON);
+    }
 }

@@ -60,7 +60,13 @@ fn broadcast_scalar(b: &mut Builder, k: InstrId, t: ElementType, dims: &[i64]) -
     )
 }
 
-fn compare(b: &mut Builder, d: ComparisonDirection, x: InstrId, y: InstrId, dims: &[i64]) -> InstrId {
+fn compare(
+    b: &mut Builder,
+    d: ComparisonDirection,
+    x: InstrId,
+    y: InstrId,
+    dims: &[i64],
+) -> InstrId {
     b.push(
         Opcode::Compare,
         Shape::array(ElementType::Pred, dims.to_vec()),
@@ -160,7 +166,12 @@ pub(super) fn mulhi(op: &Op, b: &mut Builder, ops: &[InstrId]) -> R<Vec<InstrId>
 
 /// The integer list field `name` of a `#chlo.ragged_dot<...>` attribute.
 fn field(fields: &[(String, Attr)], name: &str, pos: usize) -> R<Vec<i64>> {
-    let bad = || (pos, format!("ragged_dot: `{name}` must be a list of integers"));
+    let bad = || {
+        (
+            pos,
+            format!("ragged_dot: `{name}` must be a list of integers"),
+        )
+    };
     match fields.iter().find(|(k, _)| k == name).map(|(_, v)| v) {
         None => Ok(Vec::new()),
         Some(Attr::Array(v)) => Ok(v.clone()),
@@ -291,9 +302,20 @@ pub(super) fn ragged_dot(op: &Op, b: &mut Builder, ops: &[InstrId]) -> R<Vec<Ins
     let bounds = group_bounds(b, sizes, pos)?;
     if let Some(k) = dd.lhs_contracting.iter().position(|&c| c == r) {
         if !group.is_empty() {
-            return err(pos, "ragged_dot: a ragged contracting dimension with an rhs group dimension");
+            return err(
+                pos,
+                "ragged_dot: a ragged contracting dimension with an rhs group dimension",
+            );
         }
-        return ragged_contracting(b, (lhs, rhs), &dd, k, (&bounds, gt), (out_dims, *out_t), pos);
+        return ragged_contracting(
+            b,
+            (lhs, rhs),
+            &dd,
+            k,
+            (&bounds, gt),
+            (out_dims, *out_t),
+            pos,
+        );
     }
     // the ragged dimension's place in the dot's output
     let out_pos = if let Some(k) = dd.lhs_batch.iter().position(|&c| c == r) {
@@ -301,10 +323,10 @@ pub(super) fn ragged_dot(op: &Op, b: &mut Builder, ops: &[InstrId]) -> R<Vec<Ins
     } else {
         let free = (0..lhs_dims.len() as i64)
             .filter(|d| !dd.lhs_batch.contains(d) && !dd.lhs_contracting.contains(d));
-        let k = free
-            .into_iter()
-            .position(|d| d == r)
-            .ok_or((pos, format!("ragged_dot: ragged dimension {r} out of range")))?;
+        let k = free.into_iter().position(|d| d == r).ok_or((
+            pos,
+            format!("ragged_dot: ragged dimension {r} out of range"),
+        ))?;
         dd.lhs_batch.len() + k
     };
     let mut acc = splat(b, *out_t, out_dims, 0);
@@ -312,7 +334,8 @@ pub(super) fn ragged_dot(op: &Op, b: &mut Builder, ops: &[InstrId]) -> R<Vec<Ins
         let (rhs_k, dd_k) = match group[..] {
             [] => (rhs, dd.clone()),
             [g] => {
-                let gu = usize::try_from(g).map_err(|_| (pos, "bad group dimension".to_string()))?;
+                let gu =
+                    usize::try_from(g).map_err(|_| (pos, "bad group dimension".to_string()))?;
                 let less = |v: &[i64]| v.iter().map(|&d| if d > g { d - 1 } else { d }).collect();
                 let dd_k = DotDims {
                     rhs_batch: less(&dd.rhs_batch),
@@ -351,7 +374,10 @@ fn ragged_contracting(
 ) -> R<Vec<InstrId>> {
     let (lhs_dims, lt) = b.array(lhs, pos)?;
     if bounds.is_empty() || out_dims.first() != Some(&(bounds.len() as i64)) {
-        return err(pos, "ragged_dot: the result's first dimension must be the group count");
+        return err(
+            pos,
+            "ragged_dot: the result's first dimension must be the group count",
+        );
     }
     let one: Vec<i64> = out_dims[1..].to_vec();
     let r = dd.lhs_contracting[k] as usize;

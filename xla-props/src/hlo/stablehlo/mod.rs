@@ -12,6 +12,8 @@ mod reader;
 mod syntax;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_eval;
 
 pub use chlo::{ChloLowering, CHLO_OPS};
 pub use convert::{CheckKind, CheckSpec};

@@ -95,8 +95,7 @@ impl Converter<'_> {
             }
             "dynamic_pad" => {
                 let [low, high, interior] = [0, 1, 2].map(|k| need(k, "padding"));
-                s.attrs
-                    .push(("edge_padding_low".into(), Attr::Array(low?)));
+                s.attrs.push(("edge_padding_low".into(), Attr::Array(low?)));
                 s.attrs
                     .push(("edge_padding_high".into(), Attr::Array(high?)));
                 s.attrs
@@ -117,12 +116,7 @@ impl Converter<'_> {
     }
 
     /// `get_dimension_size`: the (static) size of one dimension, as a constant.
-    fn dimension_size(
-        &mut self,
-        op: &Op,
-        b: &mut Builder,
-        outers: &[&Builder],
-    ) -> R<Vec<InstrId>> {
+    fn dimension_size(&mut self, op: &Op, b: &mut Builder, outers: &[&Builder]) -> R<Vec<InstrId>> {
         let ops = self.operands(op, b, outers)?;
         let [x] = ops[..] else {
             return err(op.pos, "get_dimension_size takes one operand");

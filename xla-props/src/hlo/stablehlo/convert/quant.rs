@@ -94,7 +94,10 @@ pub(super) fn quantize(b: &mut Builder, x: InstrId, q: &Quant, pos: usize) -> R<
     let (dims, t) = b.array(x, pos)?;
     let e = q.expressed;
     if !t.is_float() {
-        return err(pos, format!("quantizing {t} values: a float type is needed"));
+        return err(
+            pos,
+            format!("quantizing {t} values: a float type is needed"),
+        );
     }
     let x = if t == e {
         x
@@ -183,7 +186,10 @@ impl Converter<'_> {
                             push(b, Opcode::Convert, *e, dims, vec![f])
                         }])
                     }
-                    _ => err(pos, format!("{short}: the result type is not a quantized tensor")),
+                    _ => err(
+                        pos,
+                        format!("{short}: the result type is not a quantized tensor"),
+                    ),
                 };
             }
             _ => {}
@@ -217,7 +223,10 @@ impl Converter<'_> {
         }
         let res = res?;
         if res.len() != op.result_types.len() {
-            return err(pos, format!("`{}` on quantized values: results differ", op.name));
+            return err(
+                pos,
+                format!("`{}` on quantized values: results differ", op.name),
+            );
         }
         let mut out = Vec::new();
         for (id, t) in res.into_iter().zip(&op.result_types) {

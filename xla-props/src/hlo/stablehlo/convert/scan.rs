@@ -28,8 +28,10 @@ fn input_count(op: &Op) -> R<usize> {
             .and_then(attr_ints)
             .and_then(|v| v.first().and_then(|&n| usize::try_from(n).ok())),
     };
-    n.filter(|&n| n <= op.operands.len())
-        .ok_or((op.pos, "chlo.scan: cannot tell its inputs from its inits".into()))
+    n.filter(|&n| n <= op.operands.len()).ok_or((
+        op.pos,
+        "chlo.scan: cannot tell its inputs from its inits".into(),
+    ))
 }
 
 impl Converter<'_> {
@@ -166,5 +168,10 @@ fn take_slice(b: &mut Builder, x: InstrId, d: usize, t: i64, pos: usize) -> R<In
     );
     let mut less = dims;
     less.remove(d);
-    Ok(b.push(Opcode::Reshape, Shape::array(e, less), vec![s], Attrs::default()))
+    Ok(b.push(
+        Opcode::Reshape,
+        Shape::array(e, less),
+        vec![s],
+        Attrs::default(),
+    ))
 }

@@ -66,7 +66,10 @@ impl Cursor<'_> {
         self.expect("<")?;
         let storage = self.element_type()?;
         let Some((mut min, mut max)) = storage.int_range().filter(|_| storage.is_integer()) else {
-            return err(pos, format!("quantized storage type {storage} is not an integer type"));
+            return err(
+                pos,
+                format!("quantized storage type {storage} is not an integer type"),
+            );
         };
         if self.eat("<") {
             min = self.int()?.into();
@@ -77,9 +80,16 @@ impl Cursor<'_> {
         self.expect(":")?;
         let expressed = self.element_type()?;
         if !expressed.is_float() {
-            return err(pos, format!("quantized expressed type {expressed} is not a float type"));
+            return err(
+                pos,
+                format!("quantized expressed type {expressed} is not a float type"),
+            );
         }
-        let axis = if self.eat(":") { Some(self.int()?) } else { None };
+        let axis = if self.eat(":") {
+            Some(self.int()?)
+        } else {
+            None
+        };
         self.expect(",")?;
         let mut params = Vec::new();
         let per_axis = self.eat("{");
@@ -100,7 +110,10 @@ impl Cursor<'_> {
         }
         self.expect(">")?;
         if per_axis != axis.is_some() || params.is_empty() {
-            return err(pos, "a per-axis quantized type needs an axis and `{...}` parameters");
+            return err(
+                pos,
+                "a per-axis quantized type needs an axis and `{...}` parameters",
+            );
         }
         Ok(Quant {
             storage,
