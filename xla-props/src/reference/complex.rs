@@ -15,8 +15,8 @@
 //!
 //! A reducer, comparator or scatter computation on `c64` runs as any other
 //! (a `c64` element is a 64-bit word on the bit paths); on `c128` it is
-//! `Unsupported` (128-bit elements do not fit those paths). fft is
-//! `Unsupported`.
+//! `Unsupported` (128-bit elements do not fit those paths). fft is a
+//! direct transform with exact sums (`fft.rs`).
 
 use super::complex_math::{self, C};
 use super::error::out;
@@ -116,6 +116,7 @@ pub(crate) fn dispatch(
             Ok(Value::Array(Literal::from_f64s(out(ins)?, &v)?))
         }
         Opcode::Dot => dot(ins, &lits?).map(Value::Array),
+        Opcode::Fft => super::fft::fft(ins, lits?[0]).map(Value::Array),
         Opcode::BitcastConvert => {
             let x = lits?[0];
             let o = out(ins)?;

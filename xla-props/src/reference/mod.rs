@@ -46,6 +46,7 @@ mod data;
 mod elementwise;
 mod error;
 mod eval;
+mod fft;
 mod first_order;
 mod indexing;
 mod interval;
@@ -66,7 +67,7 @@ pub(crate) use error::OpError;
 pub(crate) use eval::Run;
 pub use eval::{evaluate, evaluate_global, evaluate_values, Evaluator, FusionValues, DEFAULT_FUEL};
 /// Whether the reference evaluates `op` although the opcode table lists it
-/// as parse-only (the complex ops `real`, `imag`, `complex`,
+/// as parse-only (the complex ops `real`, `imag`, `complex`, `fft`,
 /// `rng-bit-generator` and `triangular-solve`: they join no property's op
 /// group).
 pub fn evaluates(op: crate::hlo::Opcode) -> bool {
@@ -74,7 +75,7 @@ pub fn evaluates(op: crate::hlo::Opcode) -> bool {
     !op.is_parse_only()
         || matches!(
             op,
-            O::Real | O::Imag | O::Complex | O::RngBitGenerator | O::TriangularSolve
+            O::Real | O::Imag | O::Complex | O::Fft | O::RngBitGenerator | O::TriangularSolve
         )
 }
 

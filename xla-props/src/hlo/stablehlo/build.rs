@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::syntax::Type;
+use super::syntax::{Quant, Type};
 use crate::hlo::dtype::ElementType;
 use crate::hlo::ir::{Attrs, InstrId, Instruction};
 use crate::hlo::opcode::Opcode;
@@ -25,6 +25,8 @@ pub(crate) struct Builder {
     pub(super) synthetic: Vec<InstrId>,
     /// Instructions an op's `loc("name")` named.
     pub(super) located: HashSet<InstrId>,
+    /// Values of a quantized type (held as their storage integers).
+    pub(super) quant: HashMap<InstrId, Quant>,
 }
 
 impl Builder {
@@ -35,6 +37,7 @@ impl Builder {
             params: 0,
             synthetic: Vec::new(),
             located: HashSet::new(),
+            quant: HashMap::new(),
         }
     }
 
@@ -113,6 +116,7 @@ pub(crate) fn shape_of(t: &Type) -> Shape {
     match t {
         Type::Tensor(dims, e) => Shape::array(*e, dims.clone()),
         Type::Token => Shape::Token,
+        Type::Quant(dims, q) => Shape::array(q.storage, dims.clone()),
         Type::Tuple(items) => Shape::Tuple(items.iter().map(shape_of).collect()),
     }
 }

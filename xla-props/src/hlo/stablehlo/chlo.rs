@@ -46,6 +46,9 @@ pub const CHLO_OPS: &[(&str, ChloLowering)] = &[
     ("is_inf", ChloLowering::Decomposed),
     ("is_pos_inf", ChloLowering::Decomposed),
     ("is_neg_inf", ChloLowering::Decomposed),
+    ("mulhi", ChloLowering::Decomposed),
+    ("ragged_dot", ChloLowering::Decomposed),
+    ("scan", ChloLowering::Decomposed),
     ("bessel_i1e", ChloLowering::Opaque),
     ("conj", ChloLowering::Opaque),
     ("polygamma", ChloLowering::Opaque),
@@ -232,6 +235,12 @@ pub(crate) fn decompose(
     }
     if kind == "top_k" {
         return top_k(op, b, ops, new_comp);
+    }
+    if kind == "mulhi" {
+        return super::chlo_ext::mulhi(op, b, &ops);
+    }
+    if kind == "ragged_dot" {
+        return super::chlo_ext::ragged_dot(op, b, &ops);
     }
     let (x, y) = match (kind, &ops[..]) {
         ("next_after", [x, y]) => (*x, Some(*y)),

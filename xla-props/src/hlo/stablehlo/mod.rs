@@ -4,6 +4,7 @@
 
 mod build;
 mod chlo;
+mod chlo_ext;
 mod convert;
 mod dense;
 mod printer;
@@ -11,6 +12,8 @@ mod reader;
 mod syntax;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_eval;
 
 pub use chlo::{ChloLowering, CHLO_OPS};
 pub use convert::{CheckKind, CheckSpec};

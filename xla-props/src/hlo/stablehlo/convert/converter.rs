@@ -14,7 +14,7 @@ use crate::hlo::opcode::Opcode;
 use crate::hlo::shape::Shape;
 use crate::hlo::stablehlo::build::{emit, err, shape_of, Builder, R};
 use crate::hlo::stablehlo::chlo;
-use crate::hlo::stablehlo::syntax::{Func, ModuleDef, Op, Region, ValueRef};
+use crate::hlo::stablehlo::syntax::{Func, ModuleDef, Op, Region, Type, ValueRef};
 
 /// The conversion of one module.
 pub(crate) struct Converter<'a> {
@@ -92,6 +92,9 @@ impl<'a> Converter<'a> {
         let mut b = Builder::new();
         for (name, t) in &f.args {
             let p = b.param(shape_of(t));
+            if let Type::Quant(_, q) = t {
+                b.quant.insert(p, (**q).clone());
+            }
             b.bind(name, vec![p]);
         }
         let results = self.body(&f.body, &mut b, &[], checked)?;
@@ -183,6 +186,13 @@ impl<'a> Converter<'a> {
             }
             let before = b.instrs.len();
             let ids = self.op(op, b, outers, checked)?;
+            if ids.len() == op.result_types.len() {
+                for (&id, t) in ids.iter().zip(&op.result_types) {
+                    if let Type::Quant(_, q) = t {
+                        b.quant.insert(id, (**q).clone());
+                    }
+                }
+            }
             if let Some(id) = named_result(b, &ids, before) {
                 annotate_op(b, id, op)?;
             }
@@ -276,6 +286,9 @@ impl<'a> Converter<'a> {
         checked: bool,
     ) -> R<Vec<InstrId>> {
         let name = op.name.as_str();
+        if Self::is_quantized(op, b) {
+            return self.quant_op(op, b, outers, checked);
+        }
         if let Some(code) = elementwise(name) {
             let ops = self.operands(op, b, outers)?;
             let ops = match code {
@@ -283,6 +296,9 @@ impl<'a> Converter<'a> {
                 _ => ops,
             };
             return self.results(op, b, code, ops, Attrs::default());
+        }
+        if name == "chlo.scan" {
+            return self.scan(op, b, outers);
         }
         if let Some(kind) = name.strip_prefix("chlo.") {
             let ops = self.operands(op, b, outers)?;
@@ -304,6 +320,7 @@ impl<'a> Converter<'a> {
             Self::indexing_op,
             Self::contraction_op,
             Self::collective_op,
+            Self::dynamic_op,
         ];
         for family in families {
             if let Some(ids) = family(self, &site, b)? {

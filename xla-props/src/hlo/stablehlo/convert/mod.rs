@@ -12,9 +12,12 @@ mod check;
 mod collectives;
 mod control;
 mod converter;
+mod dynamic;
 mod helpers;
 mod ops;
+mod quant;
 mod regions;
+mod scan;
 
 pub(crate) use attrs::stablehlo_rng_algorithm;
 pub use check::{CheckKind, CheckSpec};

@@ -32,6 +32,9 @@ impl Converter<'_> {
         let mut inner = Builder::new();
         for (arg, t) in &region.args {
             let p = inner.param(shape_of(t));
+            if let Type::Quant(_, q) = t {
+                inner.quant.insert(p, (**q).clone());
+            }
             inner.bind(arg, vec![p]);
         }
         let mut os: Vec<&Builder> = outers.to_vec();

@@ -12,6 +12,22 @@ pub(crate) enum Type {
     Token,
     /// `tuple<...>`.
     Tuple(Vec<Type>),
+    /// `tensor<2x!quant.uniform<i8:f32, 0.5:-20>>`: a quantized tensor.
+    Quant(Vec<i64>, Box<Quant>),
+}
+
+/// A `!quant.uniform` element type: integers of `storage` in
+/// `[min, max]` meaning `(q - zero_point) * scale` of `expressed`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Quant {
+    pub storage: ElementType,
+    pub min: i128,
+    pub max: i128,
+    pub expressed: ElementType,
+    /// The quantization dimension of a per-axis type.
+    pub axis: Option<i64>,
+    /// `(scale, zero_point)`: one per tensor, or one per index of `axis`.
+    pub params: Vec<(f64, i128)>,
 }
 
 /// One scalar inside a `dense<...>`.

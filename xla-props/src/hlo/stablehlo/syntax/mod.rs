@@ -15,6 +15,6 @@ mod pretty;
 mod structure;
 mod types;
 
-pub(crate) use ast::{Attr, Dense, Func, ModuleDef, Op, Region, Scalar, Type, ValueRef};
+pub(crate) use ast::{Attr, Dense, Func, ModuleDef, Op, Quant, Region, Scalar, Type, ValueRef};
 pub use cursor::MAX_DEPTH;
 pub(crate) use structure::parse_file;

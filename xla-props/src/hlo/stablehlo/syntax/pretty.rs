@@ -100,6 +100,13 @@ impl Cursor<'_> {
                 }
             }
             "reduce" => return self.pretty_reduce(op),
+            "composite" => {
+                // `stablehlo.composite "name" %a, %b {attrs} : (T) -> T`
+                let n = self.string()?;
+                op.attrs.push(("name".into(), Attr::Str(n)));
+                op.operands = self.operands()?;
+            }
+            "scan" => return self.pretty_scan(op),
             "while" => return self.pretty_while(op),
             "convolution" => self.pretty_convolution(op)?,
             "top_k" => {
@@ -245,6 +252,8 @@ impl Cursor<'_> {
             ("dynamic_slice", "sizes") => "slice_sizes",
             ("reduce_precision", "format") => "format",
             ("rng_bit_generator", "algorithm") => "rng_algorithm",
+            ("dynamic_iota", "dim") => "iota_dimension",
+            ("get_dimension_size", "dim") => "dimension",
             ("fft", "type") => "fft_type",
             ("fft", "length") => "fft_length",
             ("dot_general", "batching_dims") | ("dot_general", "contracting_dims") => {
@@ -363,6 +372,31 @@ impl Cursor<'_> {
         self.expect("do")?;
         op.regions.push(self.region_body(block)?);
         op.result_types = types;
+        Ok(())
+    }
+
+    /// `chlo.scan(%in, ...) inits(%init, ...) dimension=0 [attributes {...}]
+    /// { body } : (T, ...) -> (T, ...)`: the operands are the inputs then
+    /// the inits, `num_inputs` says how many inputs.
+    pub(super) fn pretty_scan(&mut self, op: &mut Op) -> R<()> {
+        self.expect("(")?;
+        let inputs = self.operand_list_until(")")?;
+        self.expect("inits")?;
+        self.expect("(")?;
+        let inits = self.operand_list_until(")")?;
+        op.attrs
+            .push(("num_inputs".into(), Attr::Int(inputs.len() as i128)));
+        op.operands = inputs;
+        op.operands.extend(inits);
+        self.expect("dimension")?;
+        self.expect("=")?;
+        let d = self.int()?;
+        op.attrs.push(("dimension".into(), Attr::Int(d.into())));
+        if self.eat("attributes") {
+            op.attrs.extend(self.attr_dict()?);
+        }
+        op.regions.push(self.region_body(Vec::new())?);
+        op.result_types = self.trailing_types(op)?;
         Ok(())
     }
 }

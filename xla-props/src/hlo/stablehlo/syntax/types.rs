@@ -1,6 +1,6 @@
 //! Types (`tensor<2x3xf32>`, tuples, tokens) and element type names.
 
-use super::ast::{err, Type, R};
+use super::ast::{err, Quant, Scalar, Type, R};
 use super::cursor::Cursor;
 use crate::hlo::dtype::ElementType;
 
@@ -29,6 +29,13 @@ impl Cursor<'_> {
                     break;
                 }
             }
+            self.skip_ws();
+            if self.rest_starts("!quant.uniform") {
+                let q = self.quant_type()?;
+                self.expect(">")?;
+                self.leave();
+                return Ok(Type::Quant(dims, Box::new(q)));
+            }
             let e = self.element_type()?;
             self.skip_ws();
             if self.peek() == Some(b',') {
@@ -49,6 +56,73 @@ impl Cursor<'_> {
         };
         self.leave();
         Ok(t)
+    }
+
+    /// `!quant.uniform<i8[<min:max>]:f32[:axis], scale[:zp]>` or with
+    /// `{scale:zp, ...}` per axis.
+    fn quant_type(&mut self) -> R<Quant> {
+        let pos = self.pos;
+        self.expect("!quant.uniform")?;
+        self.expect("<")?;
+        let storage = self.element_type()?;
+        let Some((mut min, mut max)) = storage.int_range().filter(|_| storage.is_integer()) else {
+            return err(
+                pos,
+                format!("quantized storage type {storage} is not an integer type"),
+            );
+        };
+        if self.eat("<") {
+            min = self.int()?.into();
+            self.expect(":")?;
+            max = self.int()?.into();
+            self.expect(">")?;
+        }
+        self.expect(":")?;
+        let expressed = self.element_type()?;
+        if !expressed.is_float() {
+            return err(
+                pos,
+                format!("quantized expressed type {expressed} is not a float type"),
+            );
+        }
+        let axis = if self.eat(":") {
+            Some(self.int()?)
+        } else {
+            None
+        };
+        self.expect(",")?;
+        let mut params = Vec::new();
+        let per_axis = self.eat("{");
+        loop {
+            let scale = match self.number()? {
+                Scalar::Float(f) => f,
+                Scalar::Int(i) => i as f64,
+                _ => return err(self.pos, "expected a quantization scale"),
+            };
+            let zp = if self.eat(":") { self.int()?.into() } else { 0 };
+            params.push((scale, zp));
+            if !per_axis || !self.eat(",") {
+                break;
+            }
+        }
+        if per_axis {
+            self.expect("}")?;
+        }
+        self.expect(">")?;
+        if per_axis != axis.is_some() || params.is_empty() {
+            return err(
+                pos,
+                "a per-axis quantized type needs an axis and `{...}` parameters",
+            );
+        }
+        Ok(Quant {
+            storage,
+            min,
+            max,
+            expressed,
+            axis,
+            params,
+        })
     }
 
     pub(super) fn element_type(&mut self) -> R<ElementType> {
