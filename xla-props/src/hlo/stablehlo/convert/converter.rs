@@ -315,7 +315,7 @@ impl<'a> Converter<'a> {
             checked,
         };
         // each family converts its own operations and passes on the others
-        let families: [fn(&mut Self, &OpSite, &mut Builder) -> Converted; 4] = [
+        let families: [fn(&mut Self, &OpSite, &mut Builder) -> Converted; 5] = [
             Self::data_op,
             Self::indexing_op,
             Self::contraction_op,
