@@ -322,6 +322,22 @@ impl ElementType {
     pub const fn is_complex(self) -> bool {
         matches!(self.kind(), TypeKind::Complex)
     }
+    /// The width of a value's bits in `bitcast-convert`: 1 for pred (the
+    /// spec's `i1`, and XLA's `primitive_util::BitWidth(PRED)`), otherwise
+    /// [`ElementType::bit_width`].
+    ///
+    /// ```
+    /// use xla_props::hlo::ElementType;
+    /// assert_eq!(ElementType::Pred.bitcast_width(), 1);
+    /// assert_eq!(ElementType::S2.bitcast_width(), 2);
+    /// ```
+    pub const fn bitcast_width(self) -> u32 {
+        if self.is_pred() {
+            1
+        } else {
+            self.bit_width()
+        }
+    }
     /// Bytes per element in a dense host buffer (s4/u4 take a whole byte, as PJRT's unpacked form).
     pub const fn byte_size(self) -> usize {
         let bits = self.bit_width();

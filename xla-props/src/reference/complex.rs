@@ -21,7 +21,7 @@
 use super::complex_math::{self, C};
 use super::error::out;
 use super::reduction::{reduce_window_with, reduce_with, Combiner};
-use super::{contraction, conversion, Calls, OpError};
+use super::{contraction, conversion, linalg, Calls, OpError};
 use crate::hlo::{ArrayShape, ComparisonDirection, Instruction, Opcode, Shape};
 use crate::literal::{component_type, plane_shape, Literal, Value};
 
@@ -116,6 +116,11 @@ pub(crate) fn dispatch(
             Ok(Value::Array(Literal::from_f64s(out(ins)?, &v)?))
         }
         Opcode::Dot => dot(ins, &lits?).map(Value::Array),
+        Opcode::Iota => iota(run, ins).map(Value::Array),
+        Opcode::TriangularSolve => {
+            let l = lits?;
+            linalg::triangular_solve_complex(l[0], l[1], &ins.attrs, out(ins)?).map(Value::Array)
+        }
         Opcode::BitcastConvert => {
             let x = lits?[0];
             let o = out(ins)?;
@@ -290,6 +295,22 @@ fn plain_add(run: &dyn Calls, c: crate::hlo::CompId) -> bool {
     params.len() == 2
         && root.opcode == Opcode::Add
         && (root.operands == [params[0], params[1]] || root.operands == [params[1], params[0]])
+}
+
+/// iota of a complex type: the real iota, and a zero imaginary part.
+fn iota(run: &mut dyn Calls, ins: &Instruction) -> Result<Literal, OpError> {
+    let re = match run.dispatch_real(&plane_instruction(ins), &[])? {
+        Value::Array(l) => l,
+        v => {
+            return Err(OpError::Invalid(format!(
+                "iota gave {} for {}",
+                v.shape(),
+                ins.shape
+            )))
+        }
+    };
+    let im = Literal::zeros(&re.shape())?;
+    Ok(Literal::from_planes(&re, &im)?)
 }
 
 /// convert: real -> complex (the real part converted, a zero imaginary part),

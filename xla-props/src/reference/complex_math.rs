@@ -162,6 +162,60 @@ fn pow(x: C, y: C) -> C {
     exp(mul(y, log(x)))
 }
 
+/// The principal cube root: `cbrt|z| (cos(arg z / 3) + i sin(arg z / 3))`.
+fn cbrt(x: C) -> C {
+    let r = abs(x).cbrt();
+    let t = x.1.atan2(x.0) / 3.0;
+    if r == 0.0 {
+        return (0.0, x.1);
+    }
+    (r * t.cos(), r * t.sin())
+}
+
+/// `1 / (1 + exp(-z))`.
+fn logistic(x: C) -> C {
+    let e = exp((-x.0, -x.1));
+    div((1.0, 0.0), (1.0 + e.0, e.1))
+}
+
+/// `atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2))`, the spec
+/// interpreter's definition for complex operands.
+fn atan2(y: C, x: C) -> C {
+    let iy = (-y.1, y.0);
+    let num = (x.0 + iy.0, x.1 + iy.1);
+    let (xx, yy) = (mul(x, x), mul(y, y));
+    let l = log(div(num, sqrt((xx.0 + yy.0, xx.1 + yy.1))));
+    // -i (a + bi) = b - ai
+    (l.1, -l.0)
+}
+
+/// The lexicographic order on `(re, im)` of the spec's maximum and minimum
+/// on complex values: whether `x` is greater than `y` (false when a
+/// compared component is NaN, which then selects `y`).
+fn greater(x: C, y: C) -> bool {
+    if x.0 == y.0 {
+        x.1 > y.1
+    } else {
+        x.0 > y.0
+    }
+}
+
+fn max(x: C, y: C) -> C {
+    if greater(x, y) {
+        x
+    } else {
+        y
+    }
+}
+
+fn min(x: C, y: C) -> C {
+    if greater(y, x) {
+        x
+    } else {
+        y
+    }
+}
+
 /// The complex unary op `op` (complex result), or None when it is not one.
 pub(crate) fn unary(op: Opcode) -> Option<fn(C) -> C> {
     Some(match op {
@@ -177,6 +231,8 @@ pub(crate) fn unary(op: Opcode) -> Option<fn(C) -> C> {
         Opcode::Cosine => cos,
         Opcode::Tan => tan,
         Opcode::Tanh => tanh,
+        Opcode::Cbrt => cbrt,
+        Opcode::Logistic => logistic,
         _ => return None,
     })
 }
@@ -189,6 +245,9 @@ pub(crate) fn binary(op: Opcode) -> Option<fn(C, C) -> C> {
         Opcode::Multiply => mul,
         Opcode::Divide => div,
         Opcode::Power => pow,
+        Opcode::Atan2 => atan2,
+        Opcode::Maximum => max,
+        Opcode::Minimum => min,
         _ => return None,
     })
 }

@@ -53,7 +53,7 @@ pub(crate) fn bitcast_convert(x: &Literal, out: &ArrayShape) -> Result<Literal, 
             "bitcast-convert of complex types".into(),
         ));
     }
-    let (wi, wo) = (from.bit_width(), to.bit_width());
+    let (wi, wo) = (from.bitcast_width(), to.bitcast_width());
     let b = bits(x);
     if wi == wo {
         return from_bits(out, &b);

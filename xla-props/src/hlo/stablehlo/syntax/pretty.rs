@@ -126,6 +126,12 @@ impl Cursor<'_> {
                 if short == "slice" && self.peek() == Some(b'[') {
                     self.slice_ranges(op)?;
                 }
+                // `get_tuple_element %t[1]`
+                if short == "get_tuple_element" && self.eat("[") {
+                    let k = self.int()?;
+                    self.expect("]")?;
+                    op.attrs.push(("index".into(), Attr::Int(k.into())));
+                }
                 while self.eat(",") {
                     self.pretty_keyword(op, &short)?;
                 }
@@ -261,7 +267,18 @@ impl Cursor<'_> {
                 return Ok(());
             }
             ("dot_general", "precision") => "precision_config",
-            ("dot_general", "algorithm") => "algorithm",
+            ("dot_general", "algorithm") => {
+                // `algorithm = <lhs_precision_type = tf32, ...>`: the fields
+                // of `#stablehlo.dot_algorithm<...>`
+                self.skip_ws();
+                let v = if self.eat("<") {
+                    Attr::Struct("dot_algorithm".into(), self.struct_fields()?)
+                } else {
+                    self.attr()?
+                };
+                op.attrs.push(("algorithm".into(), v));
+                return Ok(());
+            }
             _ => return err(pos, format!("unknown attribute `{key}` of `{}`", op.name)),
         };
         let v = self.attr()?;
