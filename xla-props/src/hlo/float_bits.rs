@@ -193,3 +193,72 @@ pub fn bits_to_f64(bits: u64, fmt: &FloatFormat) -> f64 {
         v
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::ElementType;
+
+    fn fmt(t: ElementType) -> FloatFormat {
+        t.float_format().unwrap()
+    }
+
+    #[test]
+    fn every_minifloat_pattern_round_trips_and_the_largest_is_max() {
+        for &t in ElementType::ALL.iter().filter(|t| t.is_minifloat()) {
+            let f = fmt(t);
+            assert_eq!(f.bit_width(), t.bit_width(), "{t}");
+            let mut largest = 0.0f64;
+            for b in 0..1u64 << f.bit_width() {
+                let v = bits_to_f64(b, &f);
+                if v.is_nan() {
+                    assert!(round_to_bits(v, &f) == b || f.specials != Specials::NegativeZeroNan);
+                    continue;
+                }
+                // fnuz has one zero: 0x80 is NaN, so every other pattern is a value
+                assert_eq!(round_to_bits(v, &f), b, "{t} bits {b:#x} = {v}");
+                if v.is_finite() {
+                    largest = largest.max(v);
+                }
+            }
+            assert_eq!(largest, f.max, "{t}");
+        }
+    }
+
+    #[test]
+    fn specials_follow_each_encoding() {
+        let (fnuz, b11) = (fmt(ElementType::F8E4M3Fnuz), fmt(ElementType::F8E4M3B11Fnuz));
+        assert_eq!(round_to_bits(-0.0, &fnuz), 0);
+        assert_eq!(round_to_bits(-1e-9, &fnuz), 0);
+        assert_eq!(round_to_bits(f64::NAN, &fnuz), 0x80);
+        assert_eq!(round_to_bits(1e6, &fnuz), 0x80);
+        assert!(bits_to_f64(0x80, &fnuz).is_nan());
+        assert_eq!((fnuz.max, b11.max), (240.0, 30.0));
+        assert_eq!(fmt(ElementType::F8E5M2Fnuz).max, 57344.0);
+        // IEEE-like: e3m4's largest is 15.5; 15.75 ties to even, up to infinity
+        let e3m4 = fmt(ElementType::F8E3M4);
+        assert_eq!(e3m4.max, 15.5);
+        assert_eq!(bits_to_f64(round_to_bits(15.75, &e3m4), &e3m4), f64::INFINITY);
+        assert_eq!(fmt(ElementType::F8E4M3).max, 240.0);
+        // finite-only: saturates, and NaN becomes a zero of its sign
+        let f4 = fmt(ElementType::F4E2M1Fn);
+        assert_eq!(round_to_bits(100.0, &f4), 0x7);
+        assert_eq!(round_to_bits(f64::NEG_INFINITY, &f4), 0xF);
+        assert_eq!(round_to_bits(-f64::NAN, &f4), 0x8);
+        assert_eq!(fmt(ElementType::F6E2M3Fn).max, 7.5);
+        assert_eq!(fmt(ElementType::F6E3M2Fn).max, 28.0);
+        // e8m0: powers of two, ties up, no zero, no sign
+        let e8 = fmt(ElementType::F8E8M0Fnu);
+        assert_eq!(e8.bit_width(), 8);
+        assert_eq!(round_to_bits(1.0, &e8), 127);
+        assert_eq!(round_to_bits(3.0, &e8), 129);
+        assert_eq!(round_to_bits(2.9, &e8), 128);
+        assert_eq!(round_to_bits(0.0, &e8), 0);
+        assert_eq!(round_to_bits(1e-300, &e8), 0);
+        assert_eq!(round_to_bits(-1.0, &e8), 0xFF);
+        assert_eq!(round_to_bits(2f64.powi(128), &e8), 0xFF);
+        assert_eq!(round_to_bits(2f64.powi(127), &e8), 254);
+        assert_eq!(bits_to_f64(0, &e8), 2f64.powi(-127));
+        assert!(bits_to_f64(0xFF, &e8).is_nan());
+    }
+}

@@ -287,4 +287,38 @@ mod tests {
         assert_eq!(pow((0.0, 0.0), (0.0, 0.0)), (1.0, 0.0));
         assert_eq!(sign((3.0, -4.0)), (0.6, -0.8));
     }
+
+    fn close(got: C, want: C) -> bool {
+        (got.0 - want.0).abs() < 1e-15 && (got.1 - want.1).abs() < 1e-15
+    }
+
+    #[test]
+    fn the_spec_examples_of_atan2_cbrt_and_logistic() {
+        let h = std::f64::consts::FRAC_PI_2;
+        assert!(close(atan2((1.0, 0.0), (0.0, 0.0)), (h, 0.0)));
+        assert!(close(atan2((-1.0, 0.0), (0.0, 0.0)), (-h, 0.0)));
+        // atan2(y, x) of real y, x > 0 is the real atan2
+        assert!(close(atan2((1.0, 0.0), (1.0, 0.0)), (h / 2.0, 0.0)));
+        assert!(close(
+            cbrt((3.0, 4.0)),
+            (1.6289371459221759, 0.5201745023045458)
+        ));
+        assert_eq!(cbrt((0.0, 0.0)), (0.0, 0.0));
+        assert!(close(
+            logistic((1.0, 2.0)),
+            (1.0214153641721805, 0.4034387060815425)
+        ));
+    }
+
+    #[test]
+    fn maximum_and_minimum_order_by_real_then_imaginary_part() {
+        let max = binary(Opcode::Maximum).unwrap();
+        let min = binary(Opcode::Minimum).unwrap();
+        assert_eq!(max((1.5, 2.5), (7.5, 1.5)), (7.5, 1.5));
+        assert_eq!(max((1.5, 7.5), (1.5, 2.5)), (1.5, 7.5));
+        // -0 and 0 are equal real parts: the imaginary part decides
+        assert_eq!(max((0.0, 1.5), (-0.0, 2.5)), (-0.0, 2.5));
+        assert_eq!(min((0.0, 1.5), (-0.0, 2.5)), (0.0, 1.5));
+        assert_eq!(min((1.5, 2.5), (7.5, 1.5)), (1.5, 2.5));
+    }
 }

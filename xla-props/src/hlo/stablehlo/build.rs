@@ -25,6 +25,9 @@ pub(crate) struct Builder {
     pub(super) synthetic: Vec<InstrId>,
     /// Instructions an op's `loc("name")` named.
     pub(super) located: HashSet<InstrId>,
+    /// The `interpreter.probe`s of this region, in order: the probe id and
+    /// the value probed.
+    pub(crate) probes: Vec<(String, InstrId)>,
 }
 
 impl Builder {
@@ -35,6 +38,7 @@ impl Builder {
             params: 0,
             synthetic: Vec::new(),
             located: HashSet::new(),
+            probes: Vec::new(),
         }
     }
 

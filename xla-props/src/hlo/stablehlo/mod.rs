@@ -10,6 +10,8 @@ mod printer;
 mod reader;
 mod syntax;
 #[cfg(test)]
+mod spec_syntax_tests;
+#[cfg(test)]
 mod tests;
 
 pub use chlo::{ChloLowering, CHLO_OPS};

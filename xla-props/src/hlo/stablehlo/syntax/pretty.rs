@@ -155,6 +155,8 @@ impl Cursor<'_> {
             self.expect(",")?;
             let d = self.attr()?;
             op.attrs.push(("value".into(), d));
+        } else if kind == "expect_serialized_eq" {
+            // one operand, then `probe_id = "..."` and `iter = k`
         } else if self.eat(",") {
             op.operands.push(self.value_ref()?);
         }
@@ -252,6 +254,7 @@ impl Cursor<'_> {
             ("reduce_precision", "format") => "format",
             ("rng_bit_generator", "algorithm") => "rng_algorithm",
             ("fft", "type") => "fft_type",
+            ("interpreter.probe", "probe_id") => "probe_id",
             ("fft", "length") => "fft_length",
             ("dot_general", "batching_dims") | ("dot_general", "contracting_dims") => {
                 let lhs = self.int_list()?;
