@@ -39,7 +39,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("outfeed", "tokens: outfeed"),
     ("partition_id", "interpreter.run_parallel is not read"),
     ("printing", "interpreter.run_parallel is not read"),
-    ("probe", "a probe in a while body (iter = k) is not read"),
     ("quantized_ops", "quantized types"),
     ("reduce_scatter", "stablehlo.reduce_scatter is not read"),
     ("replica_id", "interpreter.run_parallel is not read"),

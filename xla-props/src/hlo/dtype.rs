@@ -20,9 +20,9 @@ pub struct FloatFormat {
     pub max: f64,
 }
 
-/// `(2^m - less + 2^m) * 2^(top - bias - m)` with `m` mantissa bits: the
-/// value of exponent field `top` and mantissa `2^m - 1 - less` (exact in f64
-/// for every format here).
+/// The value of exponent field `top` with mantissa field `2^m - 1 - less`
+/// (`m` mantissa bits): `(2^(m+1) - 1 - less) * 2^(top - bias - m)`, exact
+/// in f64 for every format here.
 const fn max_value(bias: i32, top: i32, m: u32, less: u32) -> f64 {
     let significand = ((1u64 << (m + 1)) - 1 - less as u64) as f64;
     let e = top - bias - m as i32;
@@ -419,11 +419,15 @@ impl ElementType {
             }),
             ElementType::F8E3M4 => Some(FloatFormat::ieee(3, 4)),
             ElementType::F8E4M3 => Some(FloatFormat::ieee(4, 3)),
-            ElementType::F8E4M3Fnuz => Some(FloatFormat::finite(4, 3, 8, Specials::NegativeZeroNan)),
+            ElementType::F8E4M3Fnuz => {
+                Some(FloatFormat::finite(4, 3, 8, Specials::NegativeZeroNan))
+            }
             ElementType::F8E4M3B11Fnuz => {
                 Some(FloatFormat::finite(4, 3, 11, Specials::NegativeZeroNan))
             }
-            ElementType::F8E5M2Fnuz => Some(FloatFormat::finite(5, 2, 16, Specials::NegativeZeroNan)),
+            ElementType::F8E5M2Fnuz => {
+                Some(FloatFormat::finite(5, 2, 16, Specials::NegativeZeroNan))
+            }
             ElementType::F6E2M3Fn => Some(FloatFormat::finite(2, 3, 1, Specials::FiniteOnly)),
             ElementType::F6E3M2Fn => Some(FloatFormat::finite(3, 2, 3, Specials::FiniteOnly)),
             ElementType::F4E2M1Fn => Some(FloatFormat::finite(2, 1, 1, Specials::FiniteOnly)),

@@ -227,7 +227,10 @@ mod tests {
 
     #[test]
     fn specials_follow_each_encoding() {
-        let (fnuz, b11) = (fmt(ElementType::F8E4M3Fnuz), fmt(ElementType::F8E4M3B11Fnuz));
+        let (fnuz, b11) = (
+            fmt(ElementType::F8E4M3Fnuz),
+            fmt(ElementType::F8E4M3B11Fnuz),
+        );
         assert_eq!(round_to_bits(-0.0, &fnuz), 0);
         assert_eq!(round_to_bits(-1e-9, &fnuz), 0);
         assert_eq!(round_to_bits(f64::NAN, &fnuz), 0x80);
@@ -238,7 +241,10 @@ mod tests {
         // IEEE-like: e3m4's largest is 15.5; 15.75 ties to even, up to infinity
         let e3m4 = fmt(ElementType::F8E3M4);
         assert_eq!(e3m4.max, 15.5);
-        assert_eq!(bits_to_f64(round_to_bits(15.75, &e3m4), &e3m4), f64::INFINITY);
+        assert_eq!(
+            bits_to_f64(round_to_bits(15.75, &e3m4), &e3m4),
+            f64::INFINITY
+        );
         assert_eq!(fmt(ElementType::F8E4M3).max, 240.0);
         // finite-only: saturates, and NaN becomes a zero of its sign
         let f4 = fmt(ElementType::F4E2M1Fn);

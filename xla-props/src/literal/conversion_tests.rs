@@ -168,7 +168,8 @@ fn specials_in_from_f64s() {
 
 #[test]
 fn two_bit_integers_wrap_and_keep_their_bits() {
-    let s2 = Literal::from_i128s(&ArrayShape::new(ElementType::S2, vec![4]), &[2, -3, 1, -1]).unwrap();
+    let s2 =
+        Literal::from_i128s(&ArrayShape::new(ElementType::S2, vec![4]), &[2, -3, 1, -1]).unwrap();
     assert_eq!(s2.to_i128_vec(), vec![-2, 1, 1, -1]);
     assert_eq!(s2.to_bits_vec(), vec![0b10, 0b01, 0b01, 0b11]);
     let u2 = Literal::from_i128s(&ArrayShape::new(ElementType::U2, vec![2]), &[4, 7]).unwrap();

@@ -584,8 +584,7 @@ pub(crate) fn minifloat_value(t: ElementType, bits: u8) -> f64 {
 
 /// `v` rounded once (to nearest even) into minifloat type `t`, as its pattern.
 pub(crate) fn minifloat_bits(t: ElementType, v: f64) -> u8 {
-    t.float_format()
-        .map_or(0, |f| round_to_bits(v, &f) as u8)
+    t.float_format().map_or(0, |f| round_to_bits(v, &f) as u8)
 }
 
 // Literals are built by this module in standard (row-major, contiguous) layout,

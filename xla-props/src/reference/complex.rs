@@ -323,7 +323,8 @@ fn bitcast(x: &Literal, o: &ArrayShape) -> Result<Literal, OpError> {
             .collect()
     };
     let dims = dims_usize(o);
-    let shape_err = |e: ndarray::ShapeError| OpError::Invalid(format!("bitcast-convert to {o}: {e}"));
+    let shape_err =
+        |e: ndarray::ShapeError| OpError::Invalid(format!("bitcast-convert to {o}: {e}"));
     let data = match o.dtype {
         crate::hlo::ElementType::C64 => ArrayData::C64(
             ndarray::ArrayD::from_shape_vec(
@@ -489,21 +490,21 @@ fn dot(ins: &Instruction, ops: &[&Literal]) -> Result<Literal, OpError> {
 #[cfg(test)]
 mod tests {
     use crate::hlo::{parse_module, ArrayShape, ElementType};
-    use crate::literal::{Literal, Value};
+    use crate::literal::Literal;
 
     fn run(hlo: &str, args: &[Literal]) -> Literal {
         let m = parse_module(hlo).unwrap();
-        match crate::reference::evaluate(&m, args).unwrap() {
-            Value::Array(l) => l,
-            v => panic!("{v:?}"),
-        }
+        crate::reference::evaluate(&m, args).unwrap().remove(0)
     }
 
     #[test]
     fn bitcast_splits_a_c128_into_two_c64_real_part_low() {
         let x = Literal::from_complex(
             &ArrayShape::new(ElementType::C128, vec![]),
-            &[(f64::from_bits(0x0123_4567_89AB_CDEF), f64::from_bits(0x1111_1111))],
+            &[(
+                f64::from_bits(0x0123_4567_89AB_CDEF),
+                f64::from_bits(0x1111_1111),
+            )],
         )
         .unwrap();
         let y = run(

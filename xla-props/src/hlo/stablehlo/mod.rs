@@ -8,9 +8,9 @@ mod convert;
 mod dense;
 mod printer;
 mod reader;
-mod syntax;
 #[cfg(test)]
 mod spec_syntax_tests;
+mod syntax;
 #[cfg(test)]
 mod tests;
 

@@ -2,7 +2,7 @@
 //! the f8/f6/f4 names, `get_tuple_element %t[k]`, `algorithm = <...>`,
 //! convert from complex to real, `interpreter.print` and `interpreter.probe`.
 
-use super::{lower_module, mlir_element_type, parse_stablehlo, read_check_programs};
+use super::{lower_module, mlir_element_type, parse_stablehlo, print_module, read_check_programs};
 use crate::hlo::{ConstantData, DotAlgorithm, ElementType, Module, Opcode};
 
 fn read(text: &str) -> Module {
@@ -47,7 +47,10 @@ fn narrow_types_read_with_their_values_and_print_back() {
     assert_eq!(d, ConstantData::Float(vec![6.0, -6.0, 0.0, 1.0]));
     // f8E4M3FNUZ has no -0; f8E8M0FNU rounds 3 (a tie) up to 4
     let (_, d) = constant(&f("f8E4M3FNUZ", "[-0.0, 0x7F, 0xFF, 0x01]"));
-    assert_eq!(d, ConstantData::Float(vec![0.0, 240.0, -240.0, 2f64.powi(-10)]));
+    assert_eq!(
+        d,
+        ConstantData::Float(vec![0.0, 240.0, -240.0, 2f64.powi(-10)])
+    );
     let (_, d) = constant(&f("f8E8M0FNU", "[1.0, 3.0, 2.9, 0x00]"));
     assert_eq!(d, ConstantData::Float(vec![1.0, 4.0, 2.0, 2f64.powi(-127)]));
     for (t, name) in [
@@ -149,4 +152,54 @@ fn print_is_nothing_and_a_probe_is_its_operand() {
     assert!(e.contains("no iteration 1"), "{e}");
     let bad = text.replace("probe_id = \"p/0\", iter", "probe_id = \"q\", iter");
     assert!(read_check_programs(&bad).is_err());
+}
+
+#[test]
+fn a_probe_in_a_loop_body_is_read_by_iteration() {
+    let text = "func.func @main() {\n  \
+        %i0 = stablehlo.constant dense<0> : tensor<i64>\n  \
+        %one = stablehlo.constant dense<1> : tensor<i64>\n  \
+        %two = stablehlo.constant dense<2> : tensor<i64>\n  \
+        %three = stablehlo.constant dense<3> : tensor<i64>\n  \
+        %r0, %r1 = stablehlo.while(%a = %i0, %s = %i0) : tensor<i64>, tensor<i64>\n  \
+        cond {\n    \
+          %c = stablehlo.compare LT, %a, %three : (tensor<i64>, tensor<i64>) -> tensor<i1>\n    \
+          stablehlo.return %c : tensor<i1>\n  \
+        } do {\n    \
+          %n = stablehlo.add %s, %two : tensor<i64>\n    \
+          %p = interpreter.probe %n, probe_id = \"it\" : tensor<i64>\n    \
+          %m = stablehlo.add %a, %one : tensor<i64>\n    \
+          %q = interpreter.probe %m, probe_id = \"count\" : tensor<i64>\n    \
+          stablehlo.return %q, %p : tensor<i64>, tensor<i64>\n  \
+        }\n  \
+        check.expect_serialized_eq %two, probe_id = \"it\", iter = 0 : tensor<i64>\n  \
+        check.expect_serialized_eq %r1, probe_id = \"it\", iter = 2 : tensor<i64>\n  \
+        check.expect_serialized_eq %two, probe_id = \"count\", iter = 1 : tensor<i64>\n  \
+        func.return\n}\n";
+    let p = read_check_programs(text).unwrap();
+    assert_eq!(p[0].checks.len(), 3);
+    let leaves = crate::reference::evaluate(&p[0].module, &[]).unwrap();
+    // run 0 of `it` is 2, run 2 is 6 (the loop's last value); run 1 of
+    // `count`, a second probe in the same loop, is 2
+    for (c, want) in p[0].checks.iter().zip([2, 6, 2]) {
+        assert_eq!(leaves[c.actual].get_i128(0), want);
+        assert_eq!(leaves[c.expected].get_i128(0), want, "{}", p[0].module);
+    }
+}
+
+#[test]
+fn the_new_types_print_and_read_back_the_same() {
+    let m = read(
+        "func.func @main() -> (tensor<3xi2>, tensor<3xf4E2M1FN>, tensor<2xf8E8M0FNU>) {\n  \
+         %0 = stablehlo.constant dense<[-2, 1, -1]> : tensor<3xi2>\n  \
+         %1 = stablehlo.constant dense<[-6.0, 0.5, 1.5]> : tensor<3xf4E2M1FN>\n  \
+         %2 = stablehlo.constant dense<[0.25, 1024.0]> : tensor<2xf8E8M0FNU>\n  \
+         return %0, %1, %2 : tensor<3xi2>, tensor<3xf4E2M1FN>, tensor<2xf8E8M0FNU>\n}\n",
+    );
+    let text = print_module(&m).unwrap();
+    assert!(
+        text.contains("tensor<3xi2>") && text.contains("f4E2M1FN"),
+        "{text}"
+    );
+    assert_eq!(read(&text), m, "{text}");
 }

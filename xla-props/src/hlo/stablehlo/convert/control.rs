@@ -186,7 +186,10 @@ impl Converter<'_> {
             .collect();
         match (found.as_slice(), iter) {
             ([x], 0) => Ok(*x),
-            ([_], k) => err(pos, format!("probe `{id}` runs once here; it has no iteration {k}")),
+            ([_], k) => err(
+                pos,
+                format!("probe `{id}` runs once here; it has no iteration {k}"),
+            ),
             _ => err(
                 pos,
                 format!(

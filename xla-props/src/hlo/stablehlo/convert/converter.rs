@@ -316,10 +316,14 @@ impl<'a> Converter<'a> {
 /// type is replaced by its real part: the spec ignores the imaginary part
 /// there, and HLO's convert has no complex-to-real form.
 fn real_part_of_complex(b: &mut Builder, op: &Op, ops: Vec<InstrId>) -> Vec<InstrId> {
-    let to_real = op.result_types.first().map(shape_of).is_some_and(|s| match s {
-        Shape::Array(a) => !a.dtype.is_complex(),
-        _ => false,
-    });
+    let to_real = op
+        .result_types
+        .first()
+        .map(shape_of)
+        .is_some_and(|s| match s {
+            Shape::Array(a) => !a.dtype.is_complex(),
+            _ => false,
+        });
     let [x] = ops[..] else { return ops };
     let Some(Shape::Array(a)) = b.instrs.get(x.index()).map(|i| i.shape.clone()) else {
         return ops;

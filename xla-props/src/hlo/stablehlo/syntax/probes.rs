@@ -95,7 +95,13 @@ fn in_function(f: &mut Func) {
             .ops
             .iter()
             .filter(|p| p.name == "interpreter.probe" && p.results.len() == 1)
-            .filter_map(|p| Some((probe_id(p)?.to_string(), p.results[0].0.clone(), p.result_types.first()?.clone())))
+            .filter_map(|p| {
+                Some((
+                    probe_id(p)?.to_string(),
+                    p.results[0].0.clone(),
+                    p.result_types.first()?.clone(),
+                ))
+            })
             .collect();
         let mut added = 0;
         for (id, probed, ty) in probes {
@@ -114,14 +120,24 @@ fn in_function(f: &mut Func) {
             }
             let names = Names::new(n, &iters);
             n += 1;
-            let pos = f.body.ops[w].pos;
-            // the initial counter and slots, before the loop
-            f.body.ops.insert(w, constant(pos, &names.zero, Scalar::Int(0), i64_type()));
-            f.body.ops.insert(w + 1, constant(pos, &names.init, init, ty.clone()));
+            // the loop is at `w + added`: its initial counter and slots go before it
+            let at = w + added;
+            let pos = f.body.ops[at].pos;
+            f.body
+                .ops
+                .insert(at, constant(pos, &names.zero, Scalar::Int(0), i64_type()));
+            f.body
+                .ops
+                .insert(at + 1, constant(pos, &names.init, init, ty.clone()));
             added += 2;
-            let lp = &mut f.body.ops[w + 2];
+            let lp = &mut f.body.ops[w + added];
             extend_loop(lp, &names, &probed, &ty);
-            for c in f.body.ops.iter_mut().filter(|c| c.name == SERIALIZED && probe_id(c) == Some(id.as_str())) {
+            for c in f
+                .body
+                .ops
+                .iter_mut()
+                .filter(|c| c.name == SERIALIZED && probe_id(c) == Some(id.as_str()))
+            {
                 let Some(k) = iter_of(c) else { continue };
                 if let Some(slot) = names.slot(k, "out") {
                     c.name = "check.expect_eq".into();
@@ -179,14 +195,19 @@ fn extend_loop(lp: &mut Op, names: &Names, probed: &str, ty: &Type) {
     for (k, arg) in &slots {
         lp.operands.push(value(&names.init, pos));
         lp.result_types.push(ty.clone());
-        lp.results.push((names.slot(*k, "out").unwrap_or_default(), 1));
+        lp.results
+            .push((names.slot(*k, "out").unwrap_or_default(), 1));
         args.push((arg.clone(), ty.clone()));
     }
     for r in &mut lp.regions {
         r.args.extend(args.iter().cloned());
     }
     let body: &mut Region = &mut lp.regions[1];
-    let Some(at) = body.ops.iter().position(|o| o.results.first().is_some_and(|(r, _)| r == probed)) else {
+    let Some(at) = body
+        .ops
+        .iter()
+        .position(|o| o.results.first().is_some_and(|(r, _)| r == probed))
+    else {
         return;
     };
     let count = names.of("count");
