@@ -509,7 +509,7 @@ mod tests {
         .unwrap();
         let y = run(
             "HloModule m\nENTRY e {\n  x = c128[] parameter(0)\n  ROOT y = c64[2] bitcast-convert(x)\n}\n",
-            &[x.clone()],
+            std::slice::from_ref(&x),
         );
         let parts: Vec<(u32, u32)> = y
             .to_complex_vec()
