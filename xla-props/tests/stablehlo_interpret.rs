@@ -9,26 +9,7 @@ use std::process::Command;
 
 /// Files the reference does not pass yet, with why (a file is named by its
 /// path under the corpus, without `.mlir`).
-const NOT_YET: &[(&str, &str)] = &[
-    ("add", "element type i2/ui2"),
-    ("atan2", "atan2 on complex"),
-    ("bitcast_convert", "bitcast-convert from pred"),
-    ("cbrt", "cbrt on complex"),
-    ("constant", "element type i2/ui2"),
-    ("convert", "convert from complex to pred"),
-    ("dot_general", "the dot algorithm attribute is not read"),
-    ("iota", "iota of complex"),
-    ("logistic", "logistic on complex"),
-    ("maximum", "maximum on complex"),
-    ("minimum", "minimum on complex"),
-    ("printing", "element types i2 and f6/f8"),
-    ("probe", "interpreter.probe is not read"),
-    ("triangular_solve", "triangular-solve on complex"),
-    (
-        "tuple_and_get_tuple_element",
-        "get_tuple_element's index syntax",
-    ),
-];
+const NOT_YET: &[(&str, &str)] = &[("printing", "its last section runs interpreter.run_parallel")];
 
 fn corpus_dir() -> Option<PathBuf> {
     let dir =

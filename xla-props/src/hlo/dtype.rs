@@ -12,17 +12,71 @@ pub struct FloatFormat {
     pub mantissa_bits: u32,
     /// Whether the all-ones exponent encodes infinities (false for `f8e4m3fn`).
     pub has_inf: bool,
+    /// How NaN, infinities and zero are encoded.
+    pub specials: Specials,
     /// Exponent bias.
     pub bias: i32,
     /// Largest finite value.
     pub max: f64,
 }
 
-impl FloatFormat {
-    /// Total storage width in bits.
-    pub const fn bit_width(&self) -> u32 {
-        1 + self.exponent_bits + self.mantissa_bits
+/// The value of exponent field `top` with mantissa field `2^m - 1 - less`
+/// (`m` mantissa bits): `(2^(m+1) - 1 - less) * 2^(top - bias - m)`, exact
+/// in f64 for every format here.
+const fn max_value(bias: i32, top: i32, m: u32, less: u32) -> f64 {
+    let significand = ((1u64 << (m + 1)) - 1 - less as u64) as f64;
+    let e = top - bias - m as i32;
+    let mut scale = 1.0;
+    let mut i = 0;
+    while i < e.unsigned_abs() {
+        scale *= 2.0;
+        i += 1;
     }
+    if e < 0 {
+        significand / scale
+    } else {
+        significand * scale
+    }
+}
+
+impl FloatFormat {
+    /// Total storage width in bits (a sign bit, except in `f8e8m0fnu`).
+    pub const fn bit_width(&self) -> u32 {
+        let sign = !matches!(self.specials, Specials::ExponentOnly) as u32;
+        sign + self.exponent_bits + self.mantissa_bits
+    }
+    /// An IEEE-like format of these widths, with infinities, its largest finite value computed.
+    pub const fn ieee(exponent_bits: u32, mantissa_bits: u32) -> FloatFormat {
+        let bias = (1i32 << (exponent_bits - 1)) - 1;
+        FloatFormat {
+            exponent_bits,
+            mantissa_bits,
+            has_inf: true,
+            specials: Specials::Ieee,
+            bias,
+            max: max_value(bias, (1 << exponent_bits) - 2, mantissa_bits, 0),
+        }
+    }
+
+    /// A format without infinities, where the top exponent holds finite
+    /// values (all but the all-ones pattern for `AllOnesNan`).
+    const fn finite(
+        exponent_bits: u32,
+        mantissa_bits: u32,
+        bias: i32,
+        specials: Specials,
+    ) -> FloatFormat {
+        let less = matches!(specials, Specials::AllOnesNan) as u32;
+        FloatFormat {
+            exponent_bits,
+            mantissa_bits,
+            has_inf: false,
+            specials,
+            bias,
+            max: max_value(bias, (1 << exponent_bits) - 1, mantissa_bits, less),
+        }
+    }
+
     /// Smallest positive normal value.
     pub fn min_normal(&self) -> f64 {
         2f64.powi(1 - self.bias)
@@ -35,6 +89,29 @@ impl FloatFormat {
     pub fn epsilon(&self) -> f64 {
         2f64.powi(-(self.mantissa_bits as i32))
     }
+}
+
+/// How a float format encodes its special values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Specials {
+    /// IEEE 754: the all-ones exponent holds infinities (zero mantissa)
+    /// and NaNs (any other mantissa).
+    Ieee,
+    /// `fn`: no infinities; all ones in exponent and mantissa is NaN (either
+    /// sign), every other pattern is finite. Overflow gives NaN.
+    AllOnesNan,
+    /// `fnuz`: no infinities and no negative zero; the negative-zero pattern
+    /// (sign bit alone) is the only NaN. Overflow gives NaN.
+    NegativeZeroNan,
+    /// `fn` without NaN (the MX f6 and f4 types): every pattern is finite.
+    /// Overflow and infinities saturate to the largest magnitude; NaN, which
+    /// the format cannot hold, becomes a zero of its sign.
+    FiniteOnly,
+    /// `f8e8m0fnu`: no sign, no mantissa, no zero, no subnormals: pattern
+    /// `e` is `2^(e - bias)`, all ones is NaN. Zero and values under the
+    /// smallest become the smallest; negative values, overflow and
+    /// infinities become NaN.
+    ExponentOnly,
 }
 
 macro_rules! element_types {
@@ -97,6 +174,11 @@ macro_rules! element_types {
     };
 }
 
+// The types after `c128` were added later (narrow integers, and the f8, f6
+// and f4 formats the StableHLO spec has beyond f8e4m3fn and f8e5m2): they
+// are read, printed and evaluated by the reference, but not in `REAL`,
+// `FLOATS` or `INTEGERS`, the types property runs generate. Appending keeps
+// the positions of the older types in `ALL`.
 element_types! {
     Pred => "pred", 8, Pred;
     S4 => "s4", 4, Signed;
@@ -117,6 +199,17 @@ element_types! {
     F8E5M2 => "f8e5m2", 8, Float;
     C64 => "c64", 64, Complex;
     C128 => "c128", 128, Complex;
+    S2 => "s2", 2, Signed;
+    U2 => "u2", 2, Unsigned;
+    F8E3M4 => "f8e3m4", 8, Float;
+    F8E4M3 => "f8e4m3", 8, Float;
+    F8E4M3Fnuz => "f8e4m3fnuz", 8, Float;
+    F8E4M3B11Fnuz => "f8e4m3b11fnuz", 8, Float;
+    F8E5M2Fnuz => "f8e5m2fnuz", 8, Float;
+    F6E2M3Fn => "f6e2m3fn", 6, Float;
+    F6E3M2Fn => "f6e3m2fn", 6, Float;
+    F4E2M1Fn => "f4e2m1fn", 4, Float;
+    F8E8M0Fnu => "f8e8m0fnu", 8, Float;
 }
 
 /// The broad kind of an element type.
@@ -203,9 +296,47 @@ impl ElementType {
     pub const fn is_pred(self) -> bool {
         matches!(self.kind(), TypeKind::Pred)
     }
+    /// True for the float types of at most 8 bits other than `f8e4m3fn`
+    /// and `f8e5m2` (stored as bit patterns in `ArrayData::Minifloat`).
+    pub const fn is_minifloat(self) -> bool {
+        matches!(
+            self,
+            ElementType::F8E3M4
+                | ElementType::F8E4M3
+                | ElementType::F8E4M3Fnuz
+                | ElementType::F8E4M3B11Fnuz
+                | ElementType::F8E5M2Fnuz
+                | ElementType::F6E2M3Fn
+                | ElementType::F6E3M2Fn
+                | ElementType::F4E2M1Fn
+                | ElementType::F8E8M0Fnu
+        )
+    }
+    /// True for the types added for the StableHLO spec (s2, u2 and the
+    /// minifloats): the reference reads, prints and evaluates them; the
+    /// compiled backends and the interpreter answer `Unsupported`.
+    pub const fn is_extended(self) -> bool {
+        matches!(self, ElementType::S2 | ElementType::U2) || self.is_minifloat()
+    }
     /// True for complex types.
     pub const fn is_complex(self) -> bool {
         matches!(self.kind(), TypeKind::Complex)
+    }
+    /// The width of a value's bits in `bitcast-convert`: 1 for pred (the
+    /// spec's `i1`, and XLA's `primitive_util::BitWidth(PRED)`), otherwise
+    /// [`ElementType::bit_width`].
+    ///
+    /// ```
+    /// use xla_props::hlo::ElementType;
+    /// assert_eq!(ElementType::Pred.bitcast_width(), 1);
+    /// assert_eq!(ElementType::S2.bitcast_width(), 2);
+    /// ```
+    pub const fn bitcast_width(self) -> u32 {
+        if self.is_pred() {
+            1
+        } else {
+            self.bit_width()
+        }
     }
     /// Bytes per element in a dense host buffer (s4/u4 take a whole byte, as PJRT's unpacked form).
     pub const fn byte_size(self) -> usize {
@@ -242,6 +373,7 @@ impl ElementType {
                 exponent_bits: 5,
                 mantissa_bits: 10,
                 has_inf: true,
+                specials: Specials::Ieee,
                 bias: 15,
                 max: 65504.0,
             }),
@@ -249,6 +381,7 @@ impl ElementType {
                 exponent_bits: 8,
                 mantissa_bits: 7,
                 has_inf: true,
+                specials: Specials::Ieee,
                 bias: 127,
                 max: 3.3895313892515355e38,
             }),
@@ -256,6 +389,7 @@ impl ElementType {
                 exponent_bits: 8,
                 mantissa_bits: 23,
                 has_inf: true,
+                specials: Specials::Ieee,
                 bias: 127,
                 max: f32::MAX as f64,
             }),
@@ -263,6 +397,7 @@ impl ElementType {
                 exponent_bits: 11,
                 mantissa_bits: 52,
                 has_inf: true,
+                specials: Specials::Ieee,
                 bias: 1023,
                 max: f64::MAX,
             }),
@@ -270,6 +405,7 @@ impl ElementType {
                 exponent_bits: 4,
                 mantissa_bits: 3,
                 has_inf: false,
+                specials: Specials::AllOnesNan,
                 bias: 7,
                 max: 448.0,
             }),
@@ -277,8 +413,32 @@ impl ElementType {
                 exponent_bits: 5,
                 mantissa_bits: 2,
                 has_inf: true,
+                specials: Specials::Ieee,
                 bias: 15,
                 max: 57344.0,
+            }),
+            ElementType::F8E3M4 => Some(FloatFormat::ieee(3, 4)),
+            ElementType::F8E4M3 => Some(FloatFormat::ieee(4, 3)),
+            ElementType::F8E4M3Fnuz => {
+                Some(FloatFormat::finite(4, 3, 8, Specials::NegativeZeroNan))
+            }
+            ElementType::F8E4M3B11Fnuz => {
+                Some(FloatFormat::finite(4, 3, 11, Specials::NegativeZeroNan))
+            }
+            ElementType::F8E5M2Fnuz => {
+                Some(FloatFormat::finite(5, 2, 16, Specials::NegativeZeroNan))
+            }
+            ElementType::F6E2M3Fn => Some(FloatFormat::finite(2, 3, 1, Specials::FiniteOnly)),
+            ElementType::F6E3M2Fn => Some(FloatFormat::finite(3, 2, 3, Specials::FiniteOnly)),
+            ElementType::F4E2M1Fn => Some(FloatFormat::finite(2, 1, 1, Specials::FiniteOnly)),
+            // no sign bit: 8 exponent bits and nothing else (see `bit_width`)
+            ElementType::F8E8M0Fnu => Some(FloatFormat {
+                exponent_bits: 8,
+                mantissa_bits: 0,
+                has_inf: false,
+                specials: Specials::ExponentOnly,
+                bias: 127,
+                max: max_value(127, 254, 0, 0),
             }),
             _ => None,
         }

@@ -668,6 +668,17 @@ impl Module {
             .position(|c| c.name == name)
             .map(|k| CompId(k as u32))
     }
+    /// The first element type, over every instruction's shape, that is one
+    /// of the [`ElementType::is_extended`] types (which only the reference
+    /// evaluates), if any.
+    pub fn extended_type(&self) -> Option<super::ElementType> {
+        self.computations
+            .iter()
+            .flat_map(|c| &c.instructions)
+            .flat_map(|i| i.shape.leaves())
+            .map(|a| a.dtype)
+            .find(|t| t.is_extended())
+    }
     /// Total instruction count over all computations.
     pub fn instruction_count(&self) -> usize {
         self.computations.iter().map(|c| c.instructions.len()).sum()

@@ -24,7 +24,7 @@ pub use attr_classes::{class_families, class_family, ClassFamily, ATTRIBUTE_CLAS
 pub use builder::{BuildError, ComputationBuilder, ModuleBuilder};
 pub use custom_calls::expand_known_custom_calls;
 pub use dot_algorithm::{DotAlgorithm, OperandPrecision};
-pub use dtype::{ElementType, FloatFormat, TypeKind, UnknownElementType};
+pub use dtype::{ElementType, FloatFormat, Specials, TypeKind, UnknownElementType};
 pub use float_bits::{bits_to_f64, round_to_bits};
 pub use ir::{
     Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData, ConvDims,

@@ -38,6 +38,11 @@ pub(crate) fn decode_element(
         ElementType::S4 if bits > 0x0f && bits < 0xf8 => bad("an s4 value"),
         ElementType::S4 => Ok(bits & 0x0f),
         ElementType::U4 if bits > 0x0f => bad("a u4 value (0..=15)"),
+        ElementType::S2 if bits > 0x03 && bits < 0xfe => bad("an s2 value"),
+        ElementType::S2 => Ok(bits & 0x03),
+        ElementType::U2 if bits > 0x03 => bad("a u2 value (0..=3)"),
+        // f6 and f4 patterns in the low bits of their byte
+        t if t.bit_width() < 8 && bits >> t.bit_width() != 0 => bad(&format!("a {t} pattern")),
         _ => Ok(bits),
     }
 }

@@ -165,3 +165,30 @@ fn specials_in_from_f64s() {
     assert_eq!(once(ElementType::Bf16, -p2(-133)), 0x8001);
     assert_eq!(once(ElementType::F8E4M3Fn, p2(-9)), 0x01);
 }
+
+#[test]
+fn two_bit_integers_wrap_and_keep_their_bits() {
+    let s2 =
+        Literal::from_i128s(&ArrayShape::new(ElementType::S2, vec![4]), &[2, -3, 1, -1]).unwrap();
+    assert_eq!(s2.to_i128_vec(), vec![-2, 1, 1, -1]);
+    assert_eq!(s2.to_bits_vec(), vec![0b10, 0b01, 0b01, 0b11]);
+    let u2 = Literal::from_i128s(&ArrayShape::new(ElementType::U2, vec![2]), &[4, 7]).unwrap();
+    assert_eq!(u2.to_i128_vec(), vec![0, 3]);
+    let mut b = Literal::zeros(&ArrayShape::new(ElementType::S2, vec![1])).unwrap();
+    b.set_bits(0, 0b1110);
+    assert_eq!(b.get_i128(0), -2);
+}
+
+#[test]
+fn minifloat_literals_round_once_and_keep_their_type() {
+    let shape = ArrayShape::new(ElementType::F6E3M2Fn, vec![3]);
+    let l = Literal::from_f64s(&shape, &[0.3, 100.0, -0.0]).unwrap();
+    assert_eq!(l.dtype(), ElementType::F6E3M2Fn);
+    // 0.3 lies between 0.25 and 0.3125 (steps of 1/16 there): nearer the
+    // second; 100 saturates to 28
+    assert_eq!(l.to_f64_vec(), vec![0.3125, 28.0, -0.0]);
+    assert_eq!(l.get_bits(1), 0x1F);
+    assert_eq!(l.shape(), shape);
+    let z = Literal::zeros(&ArrayShape::new(ElementType::F8E4M3, vec![2])).unwrap();
+    assert_eq!(z.to_f64_vec(), vec![0.0, 0.0]);
+}

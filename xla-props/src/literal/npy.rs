@@ -49,6 +49,17 @@ const ML_DTYPES_NAMES: &[(&str, ElementType)] = &[
     ("float8_e5m2", ElementType::F8E5M2),
     ("int4", ElementType::S4),
     ("uint4", ElementType::U4),
+    ("int2", ElementType::S2),
+    ("uint2", ElementType::U2),
+    ("float8_e3m4", ElementType::F8E3M4),
+    ("float8_e4m3", ElementType::F8E4M3),
+    ("float8_e4m3fnuz", ElementType::F8E4M3Fnuz),
+    ("float8_e4m3b11fnuz", ElementType::F8E4M3B11Fnuz),
+    ("float8_e5m2fnuz", ElementType::F8E5M2Fnuz),
+    ("float6_e2m3fn", ElementType::F6E2M3Fn),
+    ("float6_e3m2fn", ElementType::F6E3M2Fn),
+    ("float4_e2m1fn", ElementType::F4E2M1Fn),
+    ("float8_e8m0fnu", ElementType::F8E8M0Fnu),
 ];
 
 fn header_err(msg: impl Into<String>) -> LiteralError {
@@ -357,6 +368,19 @@ fn narrow(
         (ElementType::U8, ElementType::U4) if bits > 15 => Err(LiteralError::BadElement(format!(
             "value {bits} at element {index} is not a u4 value"
         ))),
+        (ElementType::S8, ElementType::S2) => {
+            let v = bits as u8 as i8;
+            if (-2..=1).contains(&v) {
+                Ok(bits & 0x03)
+            } else {
+                Err(LiteralError::BadElement(format!(
+                    "value {v} at element {index} is not an s2 value"
+                )))
+            }
+        }
+        (ElementType::U8, ElementType::U2) if bits > 3 => Err(LiteralError::BadElement(format!(
+            "value {bits} at element {index} is not a u2 value"
+        ))),
         _ => Ok(bits),
     }
 }
@@ -378,9 +402,12 @@ fn resolve_dtype(h: &Header, expected: Option<&ArrayShape>) -> Result<ElementTyp
             t == e.dtype
                 || (t == ElementType::S8 && e.dtype == ElementType::S4)
                 || (t == ElementType::U8 && e.dtype == ElementType::U4)
+                || (t == ElementType::S8 && e.dtype == ElementType::S2)
+                || (t == ElementType::U8 && e.dtype == ElementType::U2)
         }
         Descr::Opaque(n) => n == e.dtype.byte_size() && !e.dtype.is_complex(),
-        Descr::Float8 => matches!(e.dtype, ElementType::F8E4M3Fn | ElementType::F8E5M2),
+        // a one-byte float: f8e4m3fn, f8e5m2 and the minifloats
+        Descr::Float8 => e.dtype.is_float() && e.dtype.byte_size() == 1,
     };
     if ok {
         Ok(e.dtype)

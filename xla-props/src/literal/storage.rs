@@ -4,7 +4,7 @@ use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::float::{bf16_from_f64, f16_from_f64, F8E4M3Fn, F8E5M2};
+use super::float::{bf16_from_f64, bits_to_f64, f16_from_f64, round_to_bits, F8E4M3Fn, F8E5M2};
 use crate::hlo::{ArrayShape, ElementType, Layout};
 
 /// Errors from building or converting literals.
@@ -138,6 +138,11 @@ pub enum ArrayData {
     F8E5M2(ArrayD<F8E5M2>),
     C64(ArrayD<num_complex::Complex<f32>>),
     C128(ArrayD<num_complex::Complex<f64>>),
+    S2(ArrayD<i8>),
+    U2(ArrayD<u8>),
+    /// A float type of at most 8 bits other than f8e4m3fn and f8e5m2 (see
+    /// [`ElementType::is_minifloat`]), as its bit patterns.
+    Minifloat(ElementType, ArrayD<u8>),
 }
 
 /// Applies `$body` to the inner array of any `ArrayData` variant, binding it to `$a`.
@@ -165,6 +170,9 @@ macro_rules! with_array_data {
             $crate::literal::ArrayData::F8E5M2($a) => $body,
             $crate::literal::ArrayData::C64($a) => $body,
             $crate::literal::ArrayData::C128($a) => $body,
+            $crate::literal::ArrayData::S2($a) => $body,
+            $crate::literal::ArrayData::U2($a) => $body,
+            $crate::literal::ArrayData::Minifloat(_, $a) => $body,
         }
     };
 }
@@ -218,6 +226,10 @@ impl Literal {
             ElementType::F8E5M2 => ArrayData::F8E5M2(ArrayD::from_elem(d, F8E5M2(0))),
             ElementType::C64 => ArrayData::C64(ArrayD::from_elem(d, num_complex::Complex::ZERO)),
             ElementType::C128 => ArrayData::C128(ArrayD::from_elem(d, num_complex::Complex::ZERO)),
+            ElementType::S2 => ArrayData::S2(ArrayD::zeros(d)),
+            ElementType::U2 => ArrayData::U2(ArrayD::zeros(d)),
+            // the pattern of +0, or of the smallest value for f8e8m0fnu (it has no zero)
+            t => ArrayData::Minifloat(t, ArrayD::zeros(d)),
         };
         Ok(Literal {
             data,
@@ -297,6 +309,9 @@ impl Literal {
             ArrayData::F8E5M2(_) => ElementType::F8E5M2,
             ArrayData::C64(_) => ElementType::C64,
             ArrayData::C128(_) => ElementType::C128,
+            ArrayData::S2(_) => ElementType::S2,
+            ArrayData::U2(_) => ElementType::U2,
+            ArrayData::Minifloat(t, _) => *t,
         }
     }
 
@@ -363,6 +378,9 @@ impl Literal {
             ArrayData::F8E5M2(a) => flat(a, i).to_f64(),
             ArrayData::C64(a) => flat(a, i).re as f64,
             ArrayData::C128(a) => flat(a, i).re,
+            ArrayData::S2(a) => flat(a, i) as f64,
+            ArrayData::U2(a) => flat(a, i) as f64,
+            ArrayData::Minifloat(t, a) => minifloat_value(*t, flat(a, i)),
         }
     }
 
@@ -411,12 +429,12 @@ impl Literal {
     pub fn get_i128(&self, i: usize) -> i128 {
         match &self.data {
             ArrayData::Pred(a) => flat(a, i) as i128,
-            ArrayData::S4(a) => flat(a, i) as i128,
+            ArrayData::S2(a) | ArrayData::S4(a) => flat(a, i) as i128,
             ArrayData::S8(a) => flat(a, i) as i128,
             ArrayData::S16(a) => flat(a, i) as i128,
             ArrayData::S32(a) => flat(a, i) as i128,
             ArrayData::S64(a) => flat(a, i) as i128,
-            ArrayData::U4(a) => flat(a, i) as i128,
+            ArrayData::U2(a) | ArrayData::U4(a) => flat(a, i) as i128,
             ArrayData::U8(a) => flat(a, i) as i128,
             ArrayData::U16(a) => flat(a, i) as i128,
             ArrayData::U32(a) => flat(a, i) as i128,
@@ -451,6 +469,9 @@ impl Literal {
             }
             // 128 bits do not fit: the real part's (use `get_complex`)
             ArrayData::C128(a) => flat(a, i).re.to_bits(),
+            ArrayData::S2(a) => (flat(a, i) as u64) & 0x3,
+            ArrayData::U2(a) => flat(a, i) as u64 & 0x3,
+            ArrayData::Minifloat(_, a) => flat(a, i) as u64,
         }
     }
 
@@ -464,6 +485,7 @@ impl Literal {
             ArrayData::F64(a) => *flat_mut(a, i) = v,
             ArrayData::F8E4M3Fn(a) => *flat_mut(a, i) = F8E4M3Fn::from_f64(v),
             ArrayData::F8E5M2(a) => *flat_mut(a, i) = F8E5M2::from_f64(v),
+            ArrayData::Minifloat(t, a) => *flat_mut(a, i) = minifloat_bits(*t, v),
             ArrayData::Pred(a) => *flat_mut(a, i) = v != 0.0,
             ArrayData::C64(a) => *flat_mut(a, i) = num_complex::Complex::new(v as f32, 0.0),
             ArrayData::C128(a) => *flat_mut(a, i) = num_complex::Complex::new(v, 0.0),
@@ -478,11 +500,13 @@ impl Literal {
     pub fn set_i128(&mut self, i: usize, v: i128) {
         match &mut self.data {
             ArrayData::Pred(a) => *flat_mut(a, i) = v != 0,
+            ArrayData::S2(a) => *flat_mut(a, i) = ((v as i8) << 6) >> 6,
             ArrayData::S4(a) => *flat_mut(a, i) = ((v as i8) << 4) >> 4,
             ArrayData::S8(a) => *flat_mut(a, i) = v as i8,
             ArrayData::S16(a) => *flat_mut(a, i) = v as i16,
             ArrayData::S32(a) => *flat_mut(a, i) = v as i32,
             ArrayData::S64(a) => *flat_mut(a, i) = v as i64,
+            ArrayData::U2(a) => *flat_mut(a, i) = (v as u8) & 0x3,
             ArrayData::U4(a) => *flat_mut(a, i) = (v as u8) & 0xf,
             ArrayData::U8(a) => *flat_mut(a, i) = v as u8,
             ArrayData::U16(a) => *flat_mut(a, i) = v as u16,
@@ -498,11 +522,13 @@ impl Literal {
     pub fn set_bits(&mut self, i: usize, b: u64) {
         match &mut self.data {
             ArrayData::Pred(a) => *flat_mut(a, i) = b & 1 != 0,
+            ArrayData::S2(a) => *flat_mut(a, i) = (((b as u8) << 6) as i8) >> 6,
             ArrayData::S4(a) => *flat_mut(a, i) = (((b as u8) << 4) as i8) >> 4,
             ArrayData::S8(a) => *flat_mut(a, i) = b as i8,
             ArrayData::S16(a) => *flat_mut(a, i) = b as i16,
             ArrayData::S32(a) => *flat_mut(a, i) = b as i32,
             ArrayData::S64(a) => *flat_mut(a, i) = b as i64,
+            ArrayData::U2(a) => *flat_mut(a, i) = (b as u8) & 0x3,
             ArrayData::U4(a) => *flat_mut(a, i) = (b as u8) & 0xf,
             ArrayData::U8(a) => *flat_mut(a, i) = b as u8,
             ArrayData::U16(a) => *flat_mut(a, i) = b as u16,
@@ -523,6 +549,9 @@ impl Literal {
             // the real part's bits (see `get_bits`)
             ArrayData::C128(a) => {
                 *flat_mut(a, i) = num_complex::Complex::new(f64::from_bits(b), 0.0)
+            }
+            ArrayData::Minifloat(t, a) => {
+                *flat_mut(a, i) = (b & ((1u64 << t.bit_width()) - 1)) as u8
             }
         }
     }
@@ -545,6 +574,17 @@ impl Literal {
             .map(|i| self.get_bits(i))
             .collect()
     }
+}
+
+/// The exact value of a minifloat pattern.
+pub(crate) fn minifloat_value(t: ElementType, bits: u8) -> f64 {
+    t.float_format()
+        .map_or(f64::NAN, |f| bits_to_f64(bits as u64, &f))
+}
+
+/// `v` rounded once (to nearest even) into minifloat type `t`, as its pattern.
+pub(crate) fn minifloat_bits(t: ElementType, v: f64) -> u8 {
+    t.float_format().map_or(0, |f| round_to_bits(v, &f) as u8)
 }
 
 // Literals are built by this module in standard (row-major, contiguous) layout,

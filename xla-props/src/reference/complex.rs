@@ -21,9 +21,9 @@
 use super::complex_math::{self, C};
 use super::error::out;
 use super::reduction::{reduce_window_with, reduce_with, Combiner};
-use super::{contraction, conversion, Calls, OpError};
+use super::{contraction, conversion, linalg, Calls, OpError};
 use crate::hlo::{ArrayShape, ComparisonDirection, Instruction, Opcode, Shape};
-use crate::literal::{component_type, plane_shape, Literal, Value};
+use crate::literal::{component_type, plane_shape, ArrayData, Literal, Value};
 
 fn unsupported<T>(msg: impl Into<String>) -> Result<T, OpError> {
     Err(OpError::Unsupported(msg.into()))
@@ -117,18 +117,12 @@ pub(crate) fn dispatch(
         }
         Opcode::Dot => dot(ins, &lits?).map(Value::Array),
         Opcode::Fft => super::fft::fft(ins, lits?[0]).map(Value::Array),
-        Opcode::BitcastConvert => {
-            let x = lits?[0];
-            let o = out(ins)?;
-            if x.dtype() == o.dtype && x.dims() == dims_usize(o).as_slice() {
-                Ok(Value::Array(x.clone().with_layout(o.layout.clone())))
-            } else {
-                unsupported(format!(
-                    "bitcast-convert {} to {o}: only a complex type to itself",
-                    x.shape()
-                ))
-            }
+        Opcode::Iota => iota(run, ins).map(Value::Array),
+        Opcode::TriangularSolve => {
+            let l = lits?;
+            linalg::triangular_solve_complex(l[0], l[1], &ins.attrs, out(ins)?).map(Value::Array)
         }
+        Opcode::BitcastConvert => bitcast(lits?[0], out(ins)?).map(Value::Array),
         Opcode::Reduce | Opcode::ReduceWindow => reduce(run, ins, &lits?),
         op if complex_math::unary(op).is_some() || complex_math::binary(op).is_some() => {
             elementwise(op, &lits?, out(ins)?).map(Value::Array)
@@ -293,6 +287,102 @@ fn plain_add(run: &dyn Calls, c: crate::hlo::CompId) -> bool {
         && (root.operands == [params[0], params[1]] || root.operands == [params[1], params[0]])
 }
 
+/// An element's bits, the real part's in the low half and the imaginary
+/// part's in the high half (the spec interpreter's `Element::toBits`).
+fn complex_bits(x: &Literal) -> Result<Vec<u128>, OpError> {
+    match x.data() {
+        ArrayData::C64(a) => Ok(a
+            .iter()
+            .map(|c| (u128::from(c.im.to_bits()) << 32) | u128::from(c.re.to_bits()))
+            .collect()),
+        ArrayData::C128(a) => Ok(a
+            .iter()
+            .map(|c| (u128::from(c.im.to_bits()) << 64) | u128::from(c.re.to_bits()))
+            .collect()),
+        _ => Err(OpError::Invalid(format!(
+            "bitcast-convert between complex and real ({})",
+            x.dtype()
+        ))),
+    }
+}
+
+/// bitcast-convert between complex types: the bits of each element (see
+/// [`complex_bits`]) reinterpreted; between c128 and c64 an element is two
+/// of the other (a minor dimension of 2 on the c64 side), the first one in
+/// the low bits.
+fn bitcast(x: &Literal, o: &ArrayShape) -> Result<Literal, OpError> {
+    let b = complex_bits(x)?;
+    let (wi, wo) = (x.dtype().bit_width(), o.dtype.bit_width());
+    let words: Vec<u128> = if wi == wo {
+        b
+    } else if wi > wo {
+        let mask = (1u128 << wo) - 1;
+        b.iter().flat_map(|&v| [v & mask, v >> wo]).collect()
+    } else {
+        b.chunks(2)
+            .map(|c| c[0] | c.get(1).map_or(0, |&h| h << wi))
+            .collect()
+    };
+    let dims = dims_usize(o);
+    let shape_err =
+        |e: ndarray::ShapeError| OpError::Invalid(format!("bitcast-convert to {o}: {e}"));
+    let data = match o.dtype {
+        crate::hlo::ElementType::C64 => ArrayData::C64(
+            ndarray::ArrayD::from_shape_vec(
+                ndarray::IxDyn(&dims),
+                words
+                    .iter()
+                    .map(|&w| {
+                        num_complex::Complex::new(
+                            f32::from_bits(w as u32),
+                            f32::from_bits((w >> 32) as u32),
+                        )
+                    })
+                    .collect(),
+            )
+            .map_err(shape_err)?,
+        ),
+        crate::hlo::ElementType::C128 => ArrayData::C128(
+            ndarray::ArrayD::from_shape_vec(
+                ndarray::IxDyn(&dims),
+                words
+                    .iter()
+                    .map(|&w| {
+                        num_complex::Complex::new(
+                            f64::from_bits(w as u64),
+                            f64::from_bits((w >> 64) as u64),
+                        )
+                    })
+                    .collect(),
+            )
+            .map_err(shape_err)?,
+        ),
+        t => {
+            return unsupported(format!(
+                "bitcast-convert of {} to {t}: complex and real types do not mix",
+                x.dtype()
+            ))
+        }
+    };
+    Ok(Literal::new(data).with_layout(o.layout.clone()))
+}
+
+/// iota of a complex type: the real iota, and a zero imaginary part.
+fn iota(run: &mut dyn Calls, ins: &Instruction) -> Result<Literal, OpError> {
+    let re = match run.dispatch_real(&plane_instruction(ins), &[])? {
+        Value::Array(l) => l,
+        v => {
+            return Err(OpError::Invalid(format!(
+                "iota gave {} for {}",
+                v.shape(),
+                ins.shape
+            )))
+        }
+    };
+    let im = Literal::zeros(&re.shape())?;
+    Ok(Literal::from_planes(&re, &im)?)
+}
+
 /// convert: real -> complex (the real part converted, a zero imaginary part),
 /// complex -> complex (each part rounded once). complex -> real is not defined by XLA.
 fn convert(x: &Literal, o: &ArrayShape) -> Result<Literal, OpError> {
@@ -396,4 +486,51 @@ fn dot(ins: &Instruction, ops: &[&Literal]) -> Result<Literal, OpError> {
     let re = contraction::dot(&stack(&ar, &neg_ai)?, &stack(&br, &bi)?, Some(&dd), &ps)?;
     let im = contraction::dot(&stack(&ar, &ai)?, &stack(&bi, &br)?, Some(&dd), &ps)?;
     Ok(Literal::from_planes(&re, &im)?.with_layout(o.layout.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::hlo::{parse_module, ArrayShape, ElementType};
+    use crate::literal::Literal;
+
+    fn run(hlo: &str, args: &[Literal]) -> Literal {
+        let m = parse_module(hlo).unwrap();
+        crate::reference::evaluate(&m, args).unwrap().remove(0)
+    }
+
+    #[test]
+    fn bitcast_splits_a_c128_into_two_c64_real_part_low() {
+        let x = Literal::from_complex(
+            &ArrayShape::new(ElementType::C128, vec![]),
+            &[(
+                f64::from_bits(0x0123_4567_89AB_CDEF),
+                f64::from_bits(0x1111_1111),
+            )],
+        )
+        .unwrap();
+        let y = run(
+            "HloModule m\nENTRY e {\n  x = c128[] parameter(0)\n  ROOT y = c64[2] bitcast-convert(x)\n}\n",
+            std::slice::from_ref(&x),
+        );
+        let parts: Vec<(u32, u32)> = y
+            .to_complex_vec()
+            .iter()
+            .map(|&(re, im)| ((re as f32).to_bits(), (im as f32).to_bits()))
+            .collect();
+        assert_eq!(parts, vec![(0x89AB_CDEF, 0x0123_4567), (0x1111_1111, 0)]);
+        let back = run(
+            "HloModule m\nENTRY e {\n  y = c64[2] parameter(0)\n  ROOT x = c128[] bitcast-convert(y)\n}\n",
+            &[y],
+        );
+        assert_eq!(back.get_bits(0), x.get_bits(0));
+    }
+
+    #[test]
+    fn iota_of_complex_has_a_zero_imaginary_part() {
+        let y = run(
+            "HloModule m\nENTRY e {\n  ROOT y = c64[3] iota(), iota_dimension=0\n}\n",
+            &[],
+        );
+        assert_eq!(y.to_complex_vec(), vec![(0.0, 0.0), (1.0, 0.0), (2.0, 0.0)]);
+    }
 }

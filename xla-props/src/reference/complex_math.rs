@@ -162,6 +162,60 @@ fn pow(x: C, y: C) -> C {
     exp(mul(y, log(x)))
 }
 
+/// The principal cube root: `cbrt|z| (cos(arg z / 3) + i sin(arg z / 3))`.
+fn cbrt(x: C) -> C {
+    let r = abs(x).cbrt();
+    let t = x.1.atan2(x.0) / 3.0;
+    if r == 0.0 {
+        return (0.0, x.1);
+    }
+    (r * t.cos(), r * t.sin())
+}
+
+/// `1 / (1 + exp(-z))`.
+fn logistic(x: C) -> C {
+    let e = exp((-x.0, -x.1));
+    div((1.0, 0.0), (1.0 + e.0, e.1))
+}
+
+/// `atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2))`, the spec
+/// interpreter's definition for complex operands.
+fn atan2(y: C, x: C) -> C {
+    let iy = (-y.1, y.0);
+    let num = (x.0 + iy.0, x.1 + iy.1);
+    let (xx, yy) = (mul(x, x), mul(y, y));
+    let l = log(div(num, sqrt((xx.0 + yy.0, xx.1 + yy.1))));
+    // -i (a + bi) = b - ai
+    (l.1, -l.0)
+}
+
+/// The lexicographic order on `(re, im)` of the spec's maximum and minimum
+/// on complex values: whether `x` is greater than `y` (false when a
+/// compared component is NaN, which then selects `y`).
+fn greater(x: C, y: C) -> bool {
+    if x.0 == y.0 {
+        x.1 > y.1
+    } else {
+        x.0 > y.0
+    }
+}
+
+fn max(x: C, y: C) -> C {
+    if greater(x, y) {
+        x
+    } else {
+        y
+    }
+}
+
+fn min(x: C, y: C) -> C {
+    if greater(y, x) {
+        x
+    } else {
+        y
+    }
+}
+
 /// The complex unary op `op` (complex result), or None when it is not one.
 pub(crate) fn unary(op: Opcode) -> Option<fn(C) -> C> {
     Some(match op {
@@ -177,6 +231,8 @@ pub(crate) fn unary(op: Opcode) -> Option<fn(C) -> C> {
         Opcode::Cosine => cos,
         Opcode::Tan => tan,
         Opcode::Tanh => tanh,
+        Opcode::Cbrt => cbrt,
+        Opcode::Logistic => logistic,
         _ => return None,
     })
 }
@@ -189,6 +245,9 @@ pub(crate) fn binary(op: Opcode) -> Option<fn(C, C) -> C> {
         Opcode::Multiply => mul,
         Opcode::Divide => div,
         Opcode::Power => pow,
+        Opcode::Atan2 => atan2,
+        Opcode::Maximum => max,
+        Opcode::Minimum => min,
         _ => return None,
     })
 }
@@ -227,5 +286,39 @@ mod tests {
         assert!((t.0 - 0.5f64.tan()).abs() < 1e-15);
         assert_eq!(pow((0.0, 0.0), (0.0, 0.0)), (1.0, 0.0));
         assert_eq!(sign((3.0, -4.0)), (0.6, -0.8));
+    }
+
+    fn close(got: C, want: C) -> bool {
+        (got.0 - want.0).abs() < 1e-15 && (got.1 - want.1).abs() < 1e-15
+    }
+
+    #[test]
+    fn the_spec_examples_of_atan2_cbrt_and_logistic() {
+        let h = std::f64::consts::FRAC_PI_2;
+        assert!(close(atan2((1.0, 0.0), (0.0, 0.0)), (h, 0.0)));
+        assert!(close(atan2((-1.0, 0.0), (0.0, 0.0)), (-h, 0.0)));
+        // atan2(y, x) of real y, x > 0 is the real atan2
+        assert!(close(atan2((1.0, 0.0), (1.0, 0.0)), (h / 2.0, 0.0)));
+        assert!(close(
+            cbrt((3.0, 4.0)),
+            (1.628_937_145_922_176, 0.520_174_502_304_545_8)
+        ));
+        assert_eq!(cbrt((0.0, 0.0)), (0.0, 0.0));
+        assert!(close(
+            logistic((1.0, 2.0)),
+            (1.0214153641721805, 0.4034387060815425)
+        ));
+    }
+
+    #[test]
+    fn maximum_and_minimum_order_by_real_then_imaginary_part() {
+        let max = binary(Opcode::Maximum).unwrap();
+        let min = binary(Opcode::Minimum).unwrap();
+        assert_eq!(max((1.5, 2.5), (7.5, 1.5)), (7.5, 1.5));
+        assert_eq!(max((1.5, 7.5), (1.5, 2.5)), (1.5, 7.5));
+        // -0 and 0 are equal real parts: the imaginary part decides
+        assert_eq!(max((0.0, 1.5), (-0.0, 2.5)), (-0.0, 2.5));
+        assert_eq!(min((0.0, 1.5), (-0.0, 2.5)), (0.0, 1.5));
+        assert_eq!(min((1.5, 2.5), (7.5, 1.5)), (1.5, 2.5));
     }
 }

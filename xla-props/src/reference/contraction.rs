@@ -5,7 +5,9 @@
 //! (Ogita-Rump-Oishi "Dot2": as accurate as twice-f64 accumulation), then
 //! round once into the output type.
 
-use super::data::{dims_of, f64s, from_f64s, from_i128s, i128s, next_index, strides};
+use super::data::{
+    dims_of, f64s, from_f64s, from_i128s, i128s, int_to_f64_odd, next_index, strides,
+};
 use super::OpError;
 use crate::hlo::{
     bits_to_f64, round_to_bits, ArrayShape, Attrs, DotAlgorithm, DotDims, ElementType, FloatFormat,
@@ -110,6 +112,7 @@ const TF32: FloatFormat = FloatFormat {
     exponent_bits: 8,
     mantissa_bits: 10,
     has_inf: true,
+    specials: crate::hlo::Specials::Ieee,
     bias: 127,
     max: 3.4011621342146535e38,
 };
@@ -129,11 +132,18 @@ pub(crate) fn round_as(x: f64, precision: OperandPrecision, own: ElementType) ->
 
 /// The components of `l` under `alg`, as exact f64 literals: the value
 /// rounded to the algorithm's precision, then the remainder rounded, ...
+/// Integer operands are rounded the same way (the spec's precision types
+/// are "independent from the storage types"), from their exact values and
+/// with exact integer remainders.
 fn components(l: &Literal, alg: DotAlgorithm) -> Result<Vec<Literal>, OpError> {
     let precision = alg.operand_precision();
-    if !l.dtype().is_float()
-        || precision.or_operand(l.dtype()).is_none() && precision != OperandPrecision::Tf32
-    {
+    let t = l.dtype();
+    let applies = if t.is_float() {
+        precision.or_operand(t).is_some() || precision == OperandPrecision::Tf32
+    } else {
+        (t.is_integer() || t.is_pred()) && precision != OperandPrecision::AnyF8
+    };
+    if !applies {
         return Err(OpError::Unsupported(format!(
             "dot algorithm {} on {} operands",
             alg.name(),
@@ -145,8 +155,20 @@ fn components(l: &Literal, alg: DotAlgorithm) -> Result<Vec<Literal>, OpError> {
         dims: l.dims().iter().map(|&d| d as i64).collect(),
         layout: None,
     };
-    let mut rest = f64s(l);
     let mut out = Vec::with_capacity(alg.components());
+    if !t.is_float() {
+        let mut rest = i128s(l);
+        for _ in 0..alg.components() {
+            let part: Vec<f64> = rest.iter().map(|&x| round_int_as(x, precision)).collect();
+            for (x, p) in rest.iter_mut().zip(&part) {
+                // an integer-valued part of at most 2^64 or so: exact in i128
+                *x = if p.is_finite() { *x - *p as i128 } else { 0 };
+            }
+            out.push(from_f64s(&shape, &part)?);
+        }
+        return Ok(out);
+    }
+    let mut rest = f64s(l);
     for _ in 0..alg.components() {
         let part: Vec<f64> = rest
             .iter()
@@ -159,6 +181,16 @@ fn components(l: &Literal, alg: DotAlgorithm) -> Result<Vec<Literal>, OpError> {
         out.push(from_f64s(&shape, &part)?);
     }
     Ok(out)
+}
+
+/// Integer `x` rounded once (to nearest even) as `precision` says: to f64
+/// directly, or through its round-to-odd f64 value into a narrower format.
+fn round_int_as(x: i128, precision: OperandPrecision) -> f64 {
+    if precision == OperandPrecision::Type(ElementType::F64) {
+        x as f64
+    } else {
+        round_as(int_to_f64_odd(x), precision, ElementType::F64)
+    }
 }
 
 /// dot_general with the instruction's `algorithm=` (XLA's meaning): each

@@ -53,7 +53,7 @@ pub(crate) fn bitcast_convert(x: &Literal, out: &ArrayShape) -> Result<Literal, 
             "bitcast-convert of complex types".into(),
         ));
     }
-    let (wi, wo) = (from.bit_width(), to.bit_width());
+    let (wi, wo) = (from.bitcast_width(), to.bitcast_width());
     let b = bits(x);
     if wi == wo {
         return from_bits(out, &b);
@@ -167,4 +167,25 @@ fn reduce_precision_word(input: u64, seb: u32, smb: u32, eb: u32, mb: u32) -> u6
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bitcast_convert;
+    use crate::hlo::{ArrayShape, ElementType};
+    use crate::literal::Literal;
+
+    #[test]
+    fn pred_bitcasts_as_one_bit_element_zero_lowest() {
+        // 0b0110 as four preds, least significant first, and back
+        let p = Literal::from_i128s(
+            &ArrayShape::new(ElementType::Pred, vec![8]),
+            &[0, 1, 1, 0, 0, 0, 0, 1],
+        )
+        .unwrap();
+        let u = bitcast_convert(&p, &ArrayShape::new(ElementType::U8, vec![])).unwrap();
+        assert_eq!(u.get_i128(0), 0b1000_0110);
+        let back = bitcast_convert(&u, &ArrayShape::new(ElementType::Pred, vec![8])).unwrap();
+        assert_eq!(back, p);
+    }
 }

@@ -21,11 +21,11 @@ fn conv<T: Copy, R>(a: &ArrayD<T>, f: impl Fn(T) -> R) -> Vec<R> {
 pub(crate) fn f64s(l: &Literal) -> Vec<f64> {
     match l.data() {
         ArrayData::Pred(a) => conv(a, |v| v as u8 as f64),
-        ArrayData::S4(a) | ArrayData::S8(a) => conv(a, |v| v as f64),
+        ArrayData::S2(a) | ArrayData::S4(a) | ArrayData::S8(a) => conv(a, |v| v as f64),
         ArrayData::S16(a) => conv(a, |v| v as f64),
         ArrayData::S32(a) => conv(a, |v| v as f64),
         ArrayData::S64(a) => conv(a, |v| v as f64),
-        ArrayData::U4(a) | ArrayData::U8(a) => conv(a, |v| v as f64),
+        ArrayData::U2(a) | ArrayData::U4(a) | ArrayData::U8(a) => conv(a, |v| v as f64),
         ArrayData::U16(a) => conv(a, |v| v as f64),
         ArrayData::U32(a) => conv(a, |v| v as f64),
         ArrayData::U64(a) => conv(a, |v| v as f64),
@@ -35,6 +35,10 @@ pub(crate) fn f64s(l: &Literal) -> Vec<f64> {
         ArrayData::F64(a) => conv(a, |v| v),
         ArrayData::F8E4M3Fn(a) => conv(a, |v| v.to_f64()),
         ArrayData::F8E5M2(a) => conv(a, |v| v.to_f64()),
+        ArrayData::Minifloat(t, a) => {
+            let f = t.float_format();
+            conv(a, |v| f.map_or(f64::NAN, |f| bits_to_f64(v as u64, &f)))
+        }
         // the real part (complex operands are evaluated by `complex`, never here)
         ArrayData::C64(a) => conv(a, |v| v.re as f64),
         ArrayData::C128(a) => conv(a, |v| v.re),
@@ -46,11 +50,11 @@ pub(crate) fn f64s(l: &Literal) -> Vec<f64> {
 pub(crate) fn i128s(l: &Literal) -> Vec<i128> {
     match l.data() {
         ArrayData::Pred(a) => conv(a, |v| v as i128),
-        ArrayData::S4(a) | ArrayData::S8(a) => conv(a, |v| v as i128),
+        ArrayData::S2(a) | ArrayData::S4(a) | ArrayData::S8(a) => conv(a, |v| v as i128),
         ArrayData::S16(a) => conv(a, |v| v as i128),
         ArrayData::S32(a) => conv(a, |v| v as i128),
         ArrayData::S64(a) => conv(a, |v| v as i128),
-        ArrayData::U4(a) | ArrayData::U8(a) => conv(a, |v| v as i128),
+        ArrayData::U2(a) | ArrayData::U4(a) | ArrayData::U8(a) => conv(a, |v| v as i128),
         ArrayData::U16(a) => conv(a, |v| v as i128),
         ArrayData::U32(a) => conv(a, |v| v as i128),
         ArrayData::U64(a) => conv(a, |v| v as i128),
@@ -134,6 +138,14 @@ pub(crate) fn from_f64s(shape: &ArrayShape, v: &[f64]) -> Result<Literal, OpErro
             v.iter().map(|&x| F8E5M2::from_f64(x)).collect(),
             ArrayData::F8E5M2,
         ),
+        t if t.is_minifloat() => {
+            let f = float_format(t)?;
+            let bits = v.iter().map(|&x| round_to_bits(x, &f) as u8).collect();
+            let dims = udims(shape)?;
+            let a = ArrayD::from_shape_vec(IxDyn(&dims), bits)
+                .map_err(|e| OpError::Invalid(format!("cannot build {shape}: {e}")))?;
+            Ok(Literal::new(ArrayData::Minifloat(t, a)).with_layout(shape.layout.clone()))
+        }
         ElementType::Pred => build(
             shape,
             v.iter().map(|&x| x != 0.0).collect(),
@@ -156,6 +168,11 @@ pub(crate) fn from_i128s(shape: &ArrayShape, v: &[i128]) -> Result<Literal, OpEr
     check_len(shape, v.len())?;
     match shape.dtype {
         ElementType::Pred => build(shape, v.iter().map(|&x| x != 0).collect(), ArrayData::Pred),
+        ElementType::S2 => build(
+            shape,
+            v.iter().map(|&x| ((x as i8) << 6) >> 6).collect(),
+            ArrayData::S2,
+        ),
         ElementType::S4 => build(
             shape,
             v.iter().map(|&x| ((x as i8) << 4) >> 4).collect(),
@@ -165,6 +182,11 @@ pub(crate) fn from_i128s(shape: &ArrayShape, v: &[i128]) -> Result<Literal, OpEr
         ElementType::S16 => build(shape, v.iter().map(|&x| x as i16).collect(), ArrayData::S16),
         ElementType::S32 => build(shape, v.iter().map(|&x| x as i32).collect(), ArrayData::S32),
         ElementType::S64 => build(shape, v.iter().map(|&x| x as i64).collect(), ArrayData::S64),
+        ElementType::U2 => build(
+            shape,
+            v.iter().map(|&x| (x as u8) & 0x3).collect(),
+            ArrayData::U2,
+        ),
         ElementType::U4 => build(
             shape,
             v.iter().map(|&x| (x as u8) & 0xf).collect(),

@@ -5,13 +5,17 @@
 //! may hold anything) and, with `unit_diagonal`, not the diagonal either.
 //! An absent `transpose_a` is `NO_TRANSPOSE`.
 //!
+//! Complex systems (`c64`, `c128`) are solved the same way in f64 pairs,
+//! `ADJOINT` taking the conjugate transpose.
+//!
 //! Substitution in f64, rounded once to the result type: not the correctly
 //! rounded solution (no backend computes that either). The interval
 //! evaluator bounds nothing here; the first-order one takes the classical
 //! backward-error bound of substitution ([`solve_radii`]).
 
+use super::complex_math::{self, C};
 use super::OpError;
-use crate::hlo::{ArrayShape, Attrs, TransposeA, TriangularSolveOptions};
+use crate::hlo::{ArrayShape, Attrs, ElementType, TransposeA, TriangularSolveOptions};
 use crate::literal::Literal;
 
 /// The problem's sizes: `batch` systems, `a` is `m x m`, `b` is `rows x cols`.
@@ -57,23 +61,72 @@ pub(crate) fn options(attrs: &Attrs) -> Result<(TriangularSolveOptions, Transpos
     Ok((o, o.transpose_a.unwrap_or(TransposeA::NoTranspose)))
 }
 
+/// The element arithmetic of a substitution: real (f64) or complex (f64 pairs).
+trait Field: Copy {
+    const ONE: Self;
+    const ZERO: Self;
+    /// `s - t x`.
+    fn sub_mul(s: Self, t: Self, x: Self) -> Self;
+    fn div(self, t: Self) -> Self;
+    /// The complex conjugate (itself for a real value).
+    fn conj(self) -> Self;
+}
+
+impl Field for f64 {
+    const ONE: f64 = 1.0;
+    const ZERO: f64 = 0.0;
+    fn sub_mul(s: f64, t: f64, x: f64) -> f64 {
+        s - t * x
+    }
+    fn div(self, t: f64) -> f64 {
+        self / t
+    }
+    fn conj(self) -> f64 {
+        self
+    }
+}
+
+impl Field for C {
+    const ONE: C = (1.0, 0.0);
+    const ZERO: C = (0.0, 0.0);
+    fn sub_mul(s: C, t: C, x: C) -> C {
+        let p = complex_math::mul(t, x);
+        (s.0 - p.0, s.1 - p.1)
+    }
+    fn div(self, t: C) -> C {
+        complex_math::div(self, t)
+    }
+    fn conj(self) -> C {
+        (self.0, -self.1)
+    }
+}
+
 /// Solves one system in place: `a` is the row-major `m x m` matrix as
 /// stored, `x` the row-major `b` on entry and the solution on return.
-fn solve_one(a: &[f64], x: &mut [f64], d: SolveDims, o: TriangularSolveOptions, t: TransposeA) {
+fn solve_one<T: Field>(
+    a: &[T],
+    x: &mut [T],
+    d: SolveDims,
+    o: TriangularSolveOptions,
+    t: TransposeA,
+) {
     let m = d.m;
     // the effective matrix t(i, j) = op(a)(i, j), only the named triangle read
-    let stored = |i: usize, j: usize| -> f64 {
+    let stored = |i: usize, j: usize| -> T {
         if i == j && o.unit_diagonal {
-            1.0
+            T::ONE
         } else if (o.lower && j > i) || (!o.lower && j < i) {
-            0.0
+            T::ZERO
         } else {
             a[i * m + j]
         }
     };
     let transposed = t != TransposeA::NoTranspose;
+    let adjoint = t == TransposeA::Adjoint;
     let op = |i: usize, j: usize| {
-        if transposed {
+        if adjoint {
+            stored(j, i).conj()
+        } else if transposed {
             stored(j, i)
         } else {
             stored(i, j)
@@ -97,12 +150,12 @@ fn solve_one(a: &[f64], x: &mut [f64], d: SolveDims, o: TriangularSolveOptions, 
 
 /// Forward (lower) or back (upper) substitution of `t y = x` on the
 /// elements `at(0..m)` of `x`.
-fn substitute(
+fn substitute<T: Field>(
     m: usize,
     lower: bool,
-    t: &dyn Fn(usize, usize) -> f64,
+    t: &dyn Fn(usize, usize) -> T,
     at: &dyn Fn(usize) -> usize,
-    x: &mut [f64],
+    x: &mut [T],
 ) {
     let order: Box<dyn Iterator<Item = usize>> = if lower {
         Box::new(0..m)
@@ -117,26 +170,28 @@ fn substitute(
             Box::new(i + 1..m)
         };
         for j in known {
-            s -= t(i, j) * x[at(j)];
+            s = T::sub_mul(s, t(i, j), x[at(j)]);
         }
         let k = at(i);
-        x[k] = s / t(i, i);
+        x[k] = s.div(t(i, i));
     }
 }
 
-/// triangular-solve of real `a` and `b` (rounded once to `out`'s type).
-pub(crate) fn triangular_solve(
+/// Checks that the operands are of the result's type `ok` accepts and the
+/// result has `b`'s shape; gives the options and sizes.
+fn checked(
     a: &Literal,
     b: &Literal,
     attrs: &Attrs,
     out: &ArrayShape,
-) -> Result<Literal, OpError> {
+    ok: fn(ElementType) -> bool,
+) -> Result<(TriangularSolveOptions, TransposeA, SolveDims), OpError> {
     let (o, t) = options(attrs).map_err(OpError::Invalid)?;
     let d = solve_dims(a.dims(), b.dims(), o.left_side).map_err(OpError::Invalid)?;
     let ty = out.dtype;
-    if !ty.is_float() || a.dtype() != ty || b.dtype() != ty {
+    if !ok(ty) || a.dtype() != ty || b.dtype() != ty {
         return Err(OpError::Invalid(format!(
-            "triangular-solve takes floats of the result's type: {} and {} to {ty}",
+            "triangular-solve takes floats or complex values of the result's type: {} and {} to {ty}",
             a.dtype(),
             b.dtype()
         )));
@@ -152,7 +207,17 @@ pub(crate) fn triangular_solve(
             b.shape()
         )));
     }
-    let (av, mut xv) = (a.to_f64_vec(), b.to_f64_vec());
+    Ok((o, t, d))
+}
+
+/// Every batch element's system solved in place.
+fn solve_all<T: Field>(
+    av: &[T],
+    xv: &mut [T],
+    d: SolveDims,
+    o: TriangularSolveOptions,
+    t: TransposeA,
+) {
     let (sa, sb) = (d.m * d.m, d.rows * d.cols);
     for k in 0..d.batch {
         solve_one(
@@ -163,6 +228,33 @@ pub(crate) fn triangular_solve(
             t,
         );
     }
+}
+
+/// triangular-solve of complex `a` and `b`: substitution in f64 pairs
+/// (products and quotients as `complex_math`'s), each component rounded
+/// once to `out`'s component type. `ADJOINT` conjugates the transpose.
+pub(crate) fn triangular_solve_complex(
+    a: &Literal,
+    b: &Literal,
+    attrs: &Attrs,
+    out: &ArrayShape,
+) -> Result<Literal, OpError> {
+    let (o, t, d) = checked(a, b, attrs, out, ElementType::is_complex)?;
+    let (av, mut xv) = (a.to_complex_vec(), b.to_complex_vec());
+    solve_all(&av, &mut xv, d, o, t);
+    Ok(Literal::from_complex(out, &xv)?)
+}
+
+/// triangular-solve of real `a` and `b` (rounded once to `out`'s type).
+pub(crate) fn triangular_solve(
+    a: &Literal,
+    b: &Literal,
+    attrs: &Attrs,
+    out: &ArrayShape,
+) -> Result<Literal, OpError> {
+    let (o, t, d) = checked(a, b, attrs, out, ElementType::is_float)?;
+    let (av, mut xv) = (a.to_f64_vec(), b.to_f64_vec());
+    solve_all(&av, &mut xv, d, o, t);
     Ok(Literal::from_f64s(out, &xv)?)
 }
 
@@ -423,17 +515,29 @@ mod tests {
     }
 
     #[test]
-    fn complex_operands_are_unsupported() {
+    fn complex_systems_solve_with_the_conjugate_transpose_for_adjoint() {
+        // a = [[1+i, 0], [2-2i, 3+4i]] (lower), b = [7-2i, 8+4i]
         let m = crate::hlo::parse_module(
-            "HloModule m\nENTRY e {\n  a = c64[2,2] parameter(0)\n  ROOT x = c64[2,2] triangular-solve(a, a), left_side=true, lower=true, transpose_a=ADJOINT\n}\n",
+            "HloModule m\nENTRY e {\n  a = c128[2,2] parameter(0)\n  b = c128[2,1] parameter(1)\n  ROOT x = c128[2,1] triangular-solve(a, b), left_side=true, lower=true, transpose_a=ADJOINT\n}\n",
         )
         .unwrap();
-        let a = Literal::zeros(&ArrayShape::new(ElementType::C64, vec![2, 2])).unwrap();
-        match crate::reference::evaluate(&m, &[a]) {
-            Err(crate::reference::EvalError::Unsupported { .. }) => {}
-            other => panic!("{other:?}"),
+        let c = |dims: &[i64], v: &[(f64, f64)]| {
+            Literal::from_complex(&ArrayShape::new(ElementType::C128, dims.to_vec()), v).unwrap()
+        };
+        let a = c(&[2, 2], &[(1.0, 1.0), (9.0, 9.0), (2.0, -2.0), (3.0, 4.0)]);
+        let b = c(&[2, 1], &[(7.0, -2.0), (8.0, 4.0)]);
+        let x = crate::reference::evaluate(&m, &[a, b]).unwrap()[0].to_complex_vec();
+        // a^H = [[1-i, 2+2i], [0, 3-4i]]: x1 = (8+4i)/(3-4i) = 0.32+1.76i,
+        // x0 = ((7-2i) - (2+2i) x1)/(1-i) = (9.88-6.16i)/(1-i) = 8.02+1.86i
+        let want = [(8.02, 1.86), (0.32, 1.76)];
+        for (got, want) in x.iter().zip(want) {
+            assert!(
+                (got.0 - want.0).abs() < 1e-12 && (got.1 - want.1).abs() < 1e-12,
+                "{x:?}"
+            );
         }
     }
+
     #[test]
     fn solve_radii_bound_a_perturbed_substitution() {
         use crate::hlo::{parse_module, TransposeA};

@@ -58,6 +58,11 @@ impl Backend for Interpreter {
         // custom calls with a known meaning (XLA's TopK) as plain HLO
         let expanded = crate::hlo::expand_known_custom_calls(module);
         let module = expanded.as_ref().unwrap_or(module);
+        if let Some(t) = module.extended_type() {
+            return Err(BackendError::Unsupported {
+                what: format!("element type {t} (the interpreter does not evaluate it)"),
+            });
+        }
         // a module on many devices takes and gives global arrays
         if let Some(program) =
             crate::reference::spmd::DeviceProgram::multi(module).map_err(BackendError::Compile)?

@@ -262,6 +262,7 @@ const TF32: FloatFormat = FloatFormat {
     exponent_bits: 8,
     mantissa_bits: 10,
     has_inf: true,
+    specials: crate::hlo::Specials::Ieee,
     bias: 127,
     max: 3.4011621342146535e38,
 };

@@ -166,6 +166,15 @@ macro_rules! dispatch {
                 type $t = num_complex::Complex<f64>;
                 $body
             }
+            // refused when the module is compiled (`ElementType::is_extended`)
+            d @ (ArrayData::S2(_) | ArrayData::U2(_) | ArrayData::Minifloat(..)) => {
+                return Err($crate::backend::BackendError::Unsupported {
+                    what: format!(
+                        "element type {}",
+                        $crate::literal::Literal::new(d.clone()).dtype()
+                    ),
+                })
+            }
         }
     };
 }

@@ -606,7 +606,7 @@ fn unreachable_float() -> Res<Vec<f32>> {
 /// `bitcast-convert`: reinterprets bits; between widths, the wider element
 /// maps to (or from) a new minor dimension of narrow ones, least significant first.
 pub(crate) fn bitcast_convert(x: &Literal, out: ElementType, out_dims: &[usize]) -> Res<Literal> {
-    let (wi, wo) = (x.dtype().bit_width(), out.bit_width());
+    let (wi, wo) = (x.dtype().bitcast_width(), out.bitcast_width());
     let bits_in = x.to_bits_vec();
     let bits_out: Vec<u64> = if wi == wo {
         bits_in

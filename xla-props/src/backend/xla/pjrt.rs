@@ -243,6 +243,9 @@ pub fn buffer_type_code(t: ElementType) -> Option<i32> {
         ElementType::F8E4M3Fn => 17,
         // s4/u4 host transfers are packed differently across plugin versions
         ElementType::S4 | ElementType::U4 => return None,
+        // s2, u2 and the minifloats are not lowered for compiled backends
+        // (`ElementType::is_extended`)
+        _ => return None,
     })
 }
 

@@ -157,7 +157,7 @@ impl<'a> Infer<'a> {
                 format!("cannot bitcast-convert between complex and real ({a} to {to})"),
             ));
         }
-        let (from_bits, to_bits) = (a.dtype.bit_width(), to.bit_width());
+        let (from_bits, to_bits) = (a.dtype.bitcast_width(), to.bitcast_width());
         let mut dims = a.dims.clone();
         if from_bits > to_bits {
             // wider input: a new minor dimension of from/to elements

@@ -27,6 +27,9 @@ pub(crate) struct Builder {
     pub(super) located: HashSet<InstrId>,
     /// Values of a quantized type (held as their storage integers).
     pub(super) quant: HashMap<InstrId, Quant>,
+    /// The `interpreter.probe`s of this region, in order: the probe id and
+    /// the value probed.
+    pub(crate) probes: Vec<(String, InstrId)>,
 }
 
 impl Builder {
@@ -38,6 +41,7 @@ impl Builder {
             synthetic: Vec::new(),
             located: HashSet::new(),
             quant: HashMap::new(),
+            probes: Vec::new(),
         }
     }
 

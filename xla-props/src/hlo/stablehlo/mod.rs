@@ -9,6 +9,8 @@ mod convert;
 mod dense;
 mod printer;
 mod reader;
+#[cfg(test)]
+mod spec_syntax_tests;
 mod syntax;
 #[cfg(test)]
 mod tests;

@@ -143,7 +143,60 @@ impl Converter<'_> {
                 };
                 self.results(op, b, code, ops, a)
             }
+            // printing is not evaluation: nothing to compute
+            "interpreter.print" => {
+                self.operands(op, b, outers)?;
+                Ok(Vec::new())
+            }
+            // the value itself; `check.expect_serialized_eq` compares with it
+            "interpreter.probe" => {
+                let ops = self.operands(op, b, outers)?;
+                let [x] = ops[..] else {
+                    return err(pos, "interpreter.probe takes one operand");
+                };
+                let Some(Attr::Str(id)) = op.attr("probe_id") else {
+                    return err(pos, "interpreter.probe needs `probe_id = \"...\"`");
+                };
+                b.probes.push((id.clone(), x));
+                Ok(vec![x])
+            }
             _ => err(pos, format!("unknown operation `{name}`")),
+        }
+    }
+
+    /// The value `check.expect_serialized_eq` compares with: what the probe
+    /// of its `probe_id` recorded on iteration `iter` (default 0). A probe
+    /// in the same region runs once per run of the region, so iteration 0
+    /// is its value there; a probe elsewhere (in a loop body) is not read.
+    fn probed(&self, op: &Op, b: &Builder) -> R<InstrId> {
+        let pos = op.pos;
+        let Some(Attr::Str(id)) = op.attr("probe_id") else {
+            return err(pos, "check.expect_serialized_eq needs `probe_id = \"...\"`");
+        };
+        let iter = match op.attr("iter") {
+            None => 0,
+            Some(Attr::Int(k)) => *k,
+            Some(_) => return err(pos, "`iter` must be an integer"),
+        };
+        let found: Vec<InstrId> = b
+            .probes
+            .iter()
+            .filter(|(p, _)| p == id)
+            .map(|&(_, x)| x)
+            .collect();
+        match (found.as_slice(), iter) {
+            ([x], 0) => Ok(*x),
+            ([_], k) => err(
+                pos,
+                format!("probe `{id}` runs once here; it has no iteration {k}"),
+            ),
+            _ => err(
+                pos,
+                format!(
+                    "probe `{id}` is not probed once in this region (probes in loop bodies and \
+                     other regions are not read)"
+                ),
+            ),
         }
     }
 
@@ -303,10 +356,12 @@ impl Converter<'_> {
             "expect_close" => (CheckKind::Close, false),
             "expect_almost_eq" => (CheckKind::AlmostEq, false),
             "expect_almost_eq_const" => (CheckKind::AlmostEq, true),
+            "expect_serialized_eq" => (CheckKind::Eq, false),
             _ => return err(pos, format!("unknown check `check.{kind}`")),
         };
         let ops = self.operands(op, b, outers)?;
         let (actual, expected) = match (is_const, &ops[..]) {
+            (false, [x]) if kind == "expect_serialized_eq" => (*x, self.probed(op, b)?),
             (false, [x, y]) => (*x, *y),
             (true, [x]) => {
                 let Some(Attr::Dense(d, t)) = op.attr("value") else {

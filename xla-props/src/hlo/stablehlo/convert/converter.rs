@@ -9,6 +9,7 @@ use super::helpers::{
     annotate, broadcast_scalars, drop_instructions, elementwise, hlo_attrs, named_result,
     place_parameters, whole_tuple,
 };
+use crate::hlo::dtype::ElementType;
 use crate::hlo::ir::{Attrs, CompId, Computation, InstrId, Module};
 use crate::hlo::opcode::Opcode;
 use crate::hlo::shape::Shape;
@@ -293,6 +294,7 @@ impl<'a> Converter<'a> {
             let ops = self.operands(op, b, outers)?;
             let ops = match code {
                 Opcode::Select | Opcode::Clamp => broadcast_scalars(b, op, ops)?,
+                Opcode::Convert => real_part_of_complex(b, op, ops),
                 _ => ops,
             };
             return self.results(op, b, code, ops, Attrs::default());
@@ -329,6 +331,34 @@ impl<'a> Converter<'a> {
         }
         self.control_op(&site, b)
     }
+}
+
+/// The operands of a `convert`, where a complex operand converted to a real
+/// type is replaced by its real part: the spec ignores the imaginary part
+/// there, and HLO's convert has no complex-to-real form.
+fn real_part_of_complex(b: &mut Builder, op: &Op, ops: Vec<InstrId>) -> Vec<InstrId> {
+    let to_real = op
+        .result_types
+        .first()
+        .map(shape_of)
+        .is_some_and(|s| match s {
+            Shape::Array(a) => !a.dtype.is_complex(),
+            _ => false,
+        });
+    let [x] = ops[..] else { return ops };
+    let Some(Shape::Array(a)) = b.instrs.get(x.index()).map(|i| i.shape.clone()) else {
+        return ops;
+    };
+    let component = match a.dtype {
+        ElementType::C64 => ElementType::F32,
+        ElementType::C128 => ElementType::F64,
+        _ => return ops,
+    };
+    if !to_real {
+        return ops;
+    }
+    let re = Shape::array(component, a.dims.clone());
+    vec![b.push(Opcode::Real, re, vec![x], Attrs::default())]
 }
 
 /// Puts `op`'s location and extra attributes on instruction `id` (and

@@ -52,6 +52,12 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
     if module.entry.index() >= module.computations.len() {
         return Err(LowerError::Invalid("entry computation out of range".into()));
     }
+    if let Some(t) = module.extended_type() {
+        return unsupported(format!(
+            "element type {t}: xla-props evaluates it on the reference only \
+             (it is not lowered for a compiled backend)"
+        ));
+    }
     let entry = module.entry_computation();
     let mut l = Lowerer {
         module,

@@ -89,6 +89,17 @@ pub fn mlir_element_type(t: ElementType) -> Result<&'static str, LowerError> {
         ElementType::F8E5M2 => "f8E5M2",
         ElementType::C64 => "complex<f32>",
         ElementType::C128 => "complex<f64>",
+        ElementType::S2 => "i2",
+        ElementType::U2 => "ui2",
+        ElementType::F8E3M4 => "f8E3M4",
+        ElementType::F8E4M3 => "f8E4M3",
+        ElementType::F8E4M3Fnuz => "f8E4M3FNUZ",
+        ElementType::F8E4M3B11Fnuz => "f8E4M3B11FNUZ",
+        ElementType::F8E5M2Fnuz => "f8E5M2FNUZ",
+        ElementType::F6E2M3Fn => "f6E2M3FN",
+        ElementType::F6E3M2Fn => "f6E3M2FN",
+        ElementType::F4E2M1Fn => "f4E2M1FN",
+        ElementType::F8E8M0Fnu => "f8E8M0FNU",
     })
 }
 

@@ -260,6 +260,11 @@ impl Cursor<'_> {
                 "only the `[b, 0, f]x[...]->[...]` form of #stablehlo.conv is supported",
             );
         }
+        Ok(Attr::Struct(kind, self.struct_fields()?))
+    }
+
+    /// `name = value, ... >` after the `<` of a struct attribute.
+    pub(super) fn struct_fields(&mut self) -> R<Vec<(String, Attr)>> {
         let mut fields = Vec::new();
         if !self.eat(">") {
             loop {
@@ -273,7 +278,7 @@ impl Cursor<'_> {
                 self.expect(",")?;
             }
         }
-        Ok(Attr::Struct(kind, fields))
+        Ok(fields)
     }
 
     /// `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`.

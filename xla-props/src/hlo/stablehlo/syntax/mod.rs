@@ -12,6 +12,7 @@ mod attrs;
 mod cursor;
 mod generic;
 mod pretty;
+mod probes;
 mod structure;
 mod types;
 

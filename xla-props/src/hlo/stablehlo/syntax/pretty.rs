@@ -133,6 +133,12 @@ impl Cursor<'_> {
                 if short == "slice" && self.peek() == Some(b'[') {
                     self.slice_ranges(op)?;
                 }
+                // `get_tuple_element %t[1]`
+                if short == "get_tuple_element" && self.eat("[") {
+                    let k = self.int()?;
+                    self.expect("]")?;
+                    op.attrs.push(("index".into(), Attr::Int(k.into())));
+                }
                 while self.eat(",") {
                     self.pretty_keyword(op, &short)?;
                 }
@@ -156,6 +162,8 @@ impl Cursor<'_> {
             self.expect(",")?;
             let d = self.attr()?;
             op.attrs.push(("value".into(), d));
+        } else if kind == "expect_serialized_eq" {
+            // one operand, then `probe_id = "..."` and `iter = k`
         } else if self.eat(",") {
             op.operands.push(self.value_ref()?);
         }
@@ -255,6 +263,7 @@ impl Cursor<'_> {
             ("dynamic_iota", "dim") => "iota_dimension",
             ("get_dimension_size", "dim") => "dimension",
             ("fft", "type") => "fft_type",
+            ("interpreter.probe", "probe_id") => "probe_id",
             ("fft", "length") => "fft_length",
             ("dot_general", "batching_dims") | ("dot_general", "contracting_dims") => {
                 let lhs = self.int_list()?;
@@ -270,7 +279,18 @@ impl Cursor<'_> {
                 return Ok(());
             }
             ("dot_general", "precision") => "precision_config",
-            ("dot_general", "algorithm") => "algorithm",
+            ("dot_general", "algorithm") => {
+                // `algorithm = <lhs_precision_type = tf32, ...>`: the fields
+                // of `#stablehlo.dot_algorithm<...>`
+                self.skip_ws();
+                let v = if self.eat("<") {
+                    Attr::Struct("dot_algorithm".into(), self.struct_fields()?)
+                } else {
+                    self.attr()?
+                };
+                op.attrs.push(("algorithm".into(), v));
+                return Ok(());
+            }
             _ => return err(pos, format!("unknown attribute `{key}` of `{}`", op.name)),
         };
         let v = self.attr()?;

@@ -29,9 +29,10 @@ pub(crate) fn parse_file(text: &str) -> Result<Vec<ModuleDef>, ParseError> {
         if c.pos >= c.end {
             continue; // an empty part (a trailing separator)
         }
-        let m = c
+        let mut m = c
             .module()
             .map_err(|(pos, msg)| ParseError::at(text, pos, msg))?;
+        super::probes::read_probes_in_loops(&mut m);
         modules.push(m);
     }
     if modules.is_empty() {

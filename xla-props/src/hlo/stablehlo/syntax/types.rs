@@ -150,11 +150,13 @@ pub(crate) fn element_type_named(name: &str) -> Option<ElementType> {
     use ElementType as E;
     Some(match name {
         "i1" => E::Pred,
+        "i2" | "si2" => E::S2,
         "i4" | "si4" => E::S4,
         "i8" | "si8" => E::S8,
         "i16" | "si16" => E::S16,
         "i32" | "si32" => E::S32,
         "i64" | "si64" => E::S64,
+        "ui2" => E::U2,
         "ui4" => E::U4,
         "ui8" => E::U8,
         "ui16" => E::U16,
@@ -166,6 +168,15 @@ pub(crate) fn element_type_named(name: &str) -> Option<ElementType> {
         "f64" => E::F64,
         "f8E4M3FN" => E::F8E4M3Fn,
         "f8E5M2" => E::F8E5M2,
+        "f8E3M4" => E::F8E3M4,
+        "f8E4M3" => E::F8E4M3,
+        "f8E4M3FNUZ" => E::F8E4M3Fnuz,
+        "f8E4M3B11FNUZ" => E::F8E4M3B11Fnuz,
+        "f8E5M2FNUZ" => E::F8E5M2Fnuz,
+        "f6E2M3FN" => E::F6E2M3Fn,
+        "f6E3M2FN" => E::F6E3M2Fn,
+        "f4E2M1FN" => E::F4E2M1Fn,
+        "f8E8M0FNU" => E::F8E8M0Fnu,
         _ => return None,
     })
 }
