@@ -10,6 +10,10 @@
 //! In debug builds the modules with the most elements are left to the
 //! release run (`cargo test --release -p xla-props --test
 //! xla_corpus_vs_reference`), which runs all of them.
+//!
+//! The SPMD corpus (`tests/data/spmd`): every partitioned module runs on
+//! xla-cpu's host devices and must agree with the reference's multi-device
+//! evaluation, judged as `xla-props compare` judges.
 
 use std::path::{Path, PathBuf};
 
@@ -311,4 +315,152 @@ fn corpus_on_iree_cpu_agrees_with_the_reference_or_is_triaged() {
         agree >= 100,
         "only {agree} corpus modules agreed on iree-cpu"
     );
+}
+
+/// The SPMD corpus (`tests/data/spmd`, its `MANIFEST.tsv`): JAX programs
+/// after XLA's SPMD partitioner, for 4 or 8 devices.
+const SPMD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/spmd");
+
+/// What `xla-props compare FILE --backend xla-cpu` (seed 0, uniform inputs)
+/// comes to on one partitioned module: the global arguments generated for
+/// the module, the reference's multi-device evaluation, the backend's run
+/// on its devices, judged as `compare` judges (`cli::judge_compare`).
+fn compare_spmd(backend: &dyn Backend, path: &Path) -> Outcome {
+    use xla_props::check::Produced;
+    let module = match load_module_file(path) {
+        Ok(m) => m,
+        Err(e) => return Outcome::Disagree(format!("does not load: {e}")),
+    };
+    let inputs = match generate_inputs(&module, Distribution::Uniform, 0) {
+        Ok(i) => i,
+        Err(e) => return Outcome::Disagree(format!("no legal inputs: {e}")),
+    };
+    let expected = match xla_props::reference::evaluate(&module, &inputs.args) {
+        Ok(v) => v,
+        Err(e) => return Outcome::Disagree(format!("the reference failed: {e}")),
+    };
+    let actual = match backend
+        .compile(&module)
+        .and_then(|exe| exe.execute(&inputs.args))
+    {
+        Ok(v) => v,
+        Err(e) if e.is_unsupported() => return Outcome::NotRun(e.to_string()),
+        Err(e) => return Outcome::Disagree(format!("{} failed: {e}", backend.name())),
+    };
+    let verdict = xla_props::cli::judge_compare(
+        &module,
+        &inputs.args,
+        Produced::Ok(&expected),
+        Produced::Ok(&actual),
+        &backend.numerics(),
+        backend.known_bugs(),
+        true,
+        false,
+    );
+    match verdict {
+        v if v.is_agreement() => Outcome::Agree,
+        v => Outcome::Disagree(v.to_string()),
+    }
+}
+
+/// The devices the manifest says `file` runs on.
+fn manifest_devices(manifest: &str, file: &str) -> Option<usize> {
+    manifest
+        .lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .find(|f| f.first() == Some(&file))
+        .and_then(|f| f.get(1)?.parse().ok())
+}
+
+/// Every partitioned module of the SPMD corpus runs on xla-cpu's host
+/// devices (global arguments cut per device, outputs put together) and
+/// agrees with the reference. A module that needs more devices than the
+/// backend has (`XLA_PROPS_XLA_DEVICES` below 8) is skipped with that
+/// reason; any other skip, a failure or a disagreement fails the test, with
+/// its details.
+#[test]
+fn spmd_partitioned_modules_on_xla_cpu_agree_with_the_reference() {
+    let backend = XlaBackend::new(XlaPlugin::Cpu);
+    if let Err(reason) = backend.availability() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "xla-cpu must be available in CI: {reason}"
+        );
+        xla_props::skip::this_test(&reason);
+        return;
+    }
+    let manifest = std::fs::read_to_string(Path::new(SPMD).join("MANIFEST.tsv"))
+        .expect("tests/data/spmd/MANIFEST.tsv");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(SPMD)
+        .expect("tests/data/spmd")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.contains(".partitioned") && n.ends_with(".hlo"))
+        })
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 60,
+        "only {} partitioned modules",
+        files.len()
+    );
+    let have = backend.devices();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut outcomes: Vec<(usize, Outcome)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(path) = files.get(i) else { break done };
+                        done.push((i, compare_spmd(&backend, path)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("an spmd worker thread panicked"))
+            .collect()
+    });
+    outcomes.sort_by_key(|(i, _)| *i);
+    let (mut agree, mut skipped, mut bad) = (0, Vec::new(), Vec::new());
+    for (i, outcome) in outcomes {
+        let name = files[i].file_name().unwrap().to_string_lossy().to_string();
+        let needs = manifest_devices(&manifest, &name)
+            .unwrap_or_else(|| panic!("{name} is not in MANIFEST.tsv"));
+        match outcome {
+            Outcome::Agree => {
+                eprintln!("  agree: {name} ({needs} devices)");
+                agree += 1;
+            }
+            Outcome::NotRun(why) if needs > have && why.contains("devices") => {
+                skipped.push(format!("{name}: {why}"))
+            }
+            Outcome::NotRun(why) => bad.push(format!("{name}: not run: {why}")),
+            Outcome::KnownBug(ids) => bad.push(format!("{name}: known bug {ids}")),
+            Outcome::Disagree(what) => bad.push(format!("{name}: {what}")),
+        }
+    }
+    eprintln!(
+        "spmd corpus on xla-cpu ({have} devices): {agree} agree, {} skipped (too few devices), {} disagree or fail",
+        skipped.len(),
+        bad.len()
+    );
+    for s in &skipped {
+        eprintln!("  skipped: {s}");
+    }
+    assert!(
+        bad.is_empty(),
+        "{} partitioned modules do not agree with the reference on xla-cpu:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    if have >= 8 {
+        assert!(skipped.is_empty(), "{skipped:?}");
+    }
 }

@@ -66,7 +66,8 @@ pub use eval::{evaluate, evaluate_values, Evaluator, FusionValues, DEFAULT_FUEL}
 /// Whether the reference evaluates `op` although the opcode table lists it
 /// as parse-only (the complex ops `real`, `imag`, `complex`,
 /// `rng-bit-generator` and `triangular-solve`: they join no property's op
-/// group).
+/// group; and the collectives and device ids, on a multi-device
+/// evaluation, [`spmd`]).
 pub fn evaluates(op: crate::hlo::Opcode) -> bool {
     use crate::hlo::Opcode as O;
     !op.is_parse_only()
@@ -74,6 +75,8 @@ pub fn evaluates(op: crate::hlo::Opcode) -> bool {
             op,
             O::Real | O::Imag | O::Complex | O::RngBitGenerator | O::TriangularSolve
         )
+        || collective::is_collective_opcode(op)
+        || collective::is_collective_done(op)
 }
 
 pub use first_order::{first_order_bounds, FirstOrder};

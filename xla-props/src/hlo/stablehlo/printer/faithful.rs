@@ -46,6 +46,8 @@ pub fn print_module(module: &Module) -> Result<String, LowerError> {
         next: 0,
         depth: 0,
         faithful: true,
+        manual: false,
+        regions: 0,
     };
     let mut out = format!("module {}", symbol(&module.name));
     let attrs = carried_attrs(&module.attrs);

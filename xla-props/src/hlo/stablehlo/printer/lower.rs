@@ -58,6 +58,8 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
         next: 0,
         depth: 0,
         faithful: false,
+        manual: partitioned(module),
+        regions: 0,
     };
     let mut params = Vec::new();
     let mut args: Vec<Vec<Val>> = Vec::new();
@@ -75,7 +77,7 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
             transferable(leaf)?;
             let name = format!("%arg{}", params.len());
             let ty = tensor_type(leaf)?;
-            arg_decls.push(format!("{name}: {ty}"));
+            arg_decls.push(format!("{name}: {ty}{}", l.arg_sharding()));
             vals.push(Val { name, ty });
             params.push(leaf.clone());
         }
@@ -91,12 +93,16 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
         transferable(r)?;
     }
     let result_types: Vec<String> = results.iter().map(|v| v.ty.clone()).collect();
-    let mut mlir = String::from("module @xla_props {\n");
+    let result_decls: Vec<String> = result_types
+        .iter()
+        .map(|t| format!("{t}{}", l.arg_sharding()))
+        .collect();
+    let mut mlir = format!("module @xla_props{} {{\n", grid_attributes(module));
     let _ = writeln!(
         mlir,
         "  func.func public @main({}) -> ({}) {{",
         arg_decls.join(", "),
-        result_types.join(", ")
+        result_decls.join(", ")
     );
     mlir.push_str(&body);
     let _ = writeln!(
@@ -113,6 +119,28 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
     })
 }
 
+/// Whether `module` is a per-device program on more than one partition
+/// (XLA's SPMD partitioner already ran): XLA compiles such a program only
+/// with SPMD partitioning on, so its lowering marks every value of the
+/// entry manually sharded (`mhlo.sharding = "{manual}"`), which the
+/// partitioner leaves as it is.
+fn partitioned(module: &Module) -> bool {
+    crate::hlo::collective::DeviceGrid::of(module).is_ok_and(|g| g.partitions > 1)
+}
+
+/// ` attributes {mhlo.num_partitions = P : i32, mhlo.num_replicas = R : i32}`
+/// for a module whose header declares more than one device (as JAX writes
+/// them), else nothing: a one-device module's text is unchanged.
+fn grid_attributes(module: &Module) -> String {
+    match crate::hlo::collective::DeviceGrid::of(module) {
+        Ok(g) if g.devices() > 1 => format!(
+            " attributes {{mhlo.num_partitions = {} : i32, mhlo.num_replicas = {} : i32}}",
+            g.partitions, g.replicas
+        ),
+        _ => String::new(),
+    }
+}
+
 /// Most nested calls/fusions/regions followed before giving up (guards recursion; each level costs stack).
 pub(super) const MAX_DEPTH: usize = 24;
 
@@ -123,6 +151,11 @@ pub(super) struct Lowerer<'m> {
     /// Writing [`print_module`](super::print_module)'s faithful form: regions forward to the
     /// functions of their computations, compares keep an absent type absent.
     pub(super) faithful: bool,
+    /// Marking the entry's values manually sharded ([`partitioned`]).
+    pub(super) manual: bool,
+    /// How many regions the op being written is nested in (the entry's
+    /// own ops are at 0; only those carry a sharding).
+    pub(super) regions: usize,
 }
 
 /// Single-array operands, for ops that take arrays only.
@@ -167,6 +200,16 @@ pub(super) fn called(c: Option<CompId>, what: &str) -> Result<CompId, LowerError
 }
 
 impl<'m> Lowerer<'m> {
+    /// ` {mhlo.sharding = "{manual}"}` for an entry argument or result of a
+    /// partitioned module, else nothing.
+    fn arg_sharding(&self) -> &'static str {
+        if self.manual {
+            " {mhlo.sharding = \"{manual}\"}"
+        } else {
+            ""
+        }
+    }
+
     pub(super) fn fresh(&mut self) -> String {
         let n = self.next;
         self.next += 1;
@@ -219,6 +262,16 @@ impl<'m> Lowerer<'m> {
         if !regions.is_empty() {
             let _ = write!(line, " ({})", regions.join(", "));
         }
+        let mut attrs = attrs.to_vec();
+        if self.manual && self.regions == 0 && !result_types.is_empty() {
+            let one = "{manual}";
+            let sharding = if result_types.len() == 1 {
+                one.to_string()
+            } else {
+                format!("{{{}}}", vec![one; result_types.len()].join(", "))
+            };
+            attrs.push(format!("mhlo.sharding = \"{sharding}\""));
+        }
         if !attrs.is_empty() {
             let _ = write!(line, " {{{}}}", attrs.join(", "));
         }
@@ -257,8 +310,10 @@ impl<'m> Lowerer<'m> {
             params.push(vals);
         }
         let mut body = String::new();
-        let results = self.computation(comp, &params, &mut body, indent + 1)?;
-        let s = region(indent, &block_args, &body, &results);
+        self.regions += 1;
+        let results = self.computation(comp, &params, &mut body, indent + 1);
+        self.regions -= 1;
+        let s = region(indent, &block_args, &body, &results?);
         Ok(s)
     }
 
@@ -271,8 +326,10 @@ impl<'m> Lowerer<'m> {
         indent: usize,
     ) -> Result<String, LowerError> {
         let mut body = String::new();
-        let results = self.computation(comp, params, &mut body, indent + 1)?;
-        Ok(block(indent, &body, &results))
+        self.regions += 1;
+        let results = self.computation(comp, params, &mut body, indent + 1);
+        self.regions -= 1;
+        Ok(block(indent, &body, &results?))
     }
 
     /// Emits the instructions of `comp` reachable from its root, with its
@@ -348,7 +405,7 @@ impl<'m> Lowerer<'m> {
             return self.emit(&mut site, name, &[], &[]);
         }
         // each family lowers its own opcodes and passes on the others
-        let families: [fn(&mut Self, &mut Site) -> Lowering; 8] = [
+        let families: [fn(&mut Self, &mut Site) -> Lowering; 9] = [
             Self::value_instruction,
             Self::bitcast_instruction,
             Self::shaping_instruction,
@@ -356,6 +413,7 @@ impl<'m> Lowerer<'m> {
             Self::indexing_instruction,
             Self::reduction_instruction,
             Self::contraction_instruction,
+            Self::collective_instruction,
             Self::control_instruction,
         ];
         for family in families {

@@ -11,6 +11,7 @@
 //! Float constants are written as raw hexadecimal bit patterns, so every
 //! value (signed zeros, subnormals, infinities) reaches XLA exactly.
 
+mod collectives;
 mod constants;
 mod contraction;
 mod control;

@@ -94,5 +94,12 @@ pub fn lowers(op: Opcode) -> bool {
                 | Opcode::Call
                 | Opcode::While
                 | Opcode::Conditional
+                | Opcode::AllReduce
+                | Opcode::AllGather
+                | Opcode::ReduceScatter
+                | Opcode::AllToAll
+                | Opcode::CollectivePermute
+                | Opcode::PartitionId
+                | Opcode::ReplicaId
         )
 }

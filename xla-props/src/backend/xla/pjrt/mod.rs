@@ -70,10 +70,13 @@ const FN_CLIENT_PLATFORM_VERSION: usize = 14;
 const FN_CLIENT_ADDRESSABLE_DEVICES: usize = 16;
 const FN_CLIENT_COMPILE: usize = 20;
 const FN_CLIENT_BUFFER_FROM_HOST_BUFFER: usize = 22;
+const FN_DEVICE_DESCRIPTION_ID: usize = 23;
+const FN_DEVICE_GET_DESCRIPTION: usize = 29;
 const FN_EXECUTABLE_DESTROY: usize = 40;
 const FN_EXECUTABLE_NUM_OUTPUTS: usize = 44;
 const FN_LOADED_EXECUTABLE_DESTROY: usize = 50;
 const FN_LOADED_EXECUTABLE_GET_EXECUTABLE: usize = 51;
+const FN_LOADED_EXECUTABLE_ADDRESSABLE_DEVICES: usize = 52;
 const FN_LOADED_EXECUTABLE_EXECUTE: usize = 55;
 const FN_BUFFER_DESTROY: usize = 58;
 const FN_BUFFER_ELEMENT_TYPE: usize = 59;
@@ -219,6 +222,9 @@ pjrt_args!(BufferToHostBufferArgs {
     dst_size: usize,
     event: *mut c_void,
 });
+
+// after `pjrt_args!`, which it uses
+pub mod devices;
 
 /// `PJRT_Buffer_Type` codes.
 pub fn buffer_type_code(t: ElementType) -> Option<i32> {
@@ -651,6 +657,11 @@ impl<'p> Client<'p> {
     }
 
     fn buffer_from_host(&self, array: &HostArray) -> Result<Buffer<'_>, PjrtError> {
+        self.buffer_on(array, self.device)
+    }
+
+    /// `array` as a buffer on `device` (one of this client's).
+    fn buffer_on(&self, array: &HostArray, device: *mut c_void) -> Result<Buffer<'_>, PjrtError> {
         let code = buffer_type_code(array.dtype).ok_or_else(|| {
             PjrtError::Data(format!(
                 "element type {} cannot be transferred",
@@ -672,7 +683,7 @@ impl<'p> Client<'p> {
         args.dims = array.dims.as_ptr();
         args.num_dims = array.dims.len();
         args.host_buffer_semantics = 0; // kImmutableOnlyDuringCall
-        args.device = self.device;
+        args.device = device;
         self.plugin.call(
             FN_CLIENT_BUFFER_FROM_HOST_BUFFER,
             "PJRT_Client_BufferFromHostBuffer",
