@@ -708,7 +708,7 @@ impl Shared {
     }
 
     /// [`Shared::compiled`] for a program on `grid`: one device compiles as
-    /// ever, more compile an already partitioned program for that grid. A
+    /// ever, more compile for that grid (`Request::CompileDevices`). A
     /// multi-device program's text names its grid (its module attributes),
     /// so the text stays the cache key.
     pub(super) fn compiled_for(
@@ -779,9 +779,10 @@ impl Backend for XlaBackend {
         self.device_count().unwrap_or(1)
     }
 
-    /// A module on one device compiles as itself; an already partitioned
-    /// module on many (`num_partitions`/`replica_count`) compiles for its
-    /// grid and takes global arguments ([`super::multi`]).
+    /// A module on one device compiles as itself; a module on many (a
+    /// partitioned one's `num_partitions`/`replica_count`, or an annotated
+    /// one with manual regions) compiles for its devices and takes global
+    /// arguments ([`super::multi`]).
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         if let Some(exe) = self.compile_multi(module)? {
             return Ok(exe);

@@ -32,8 +32,10 @@ pub enum Request {
         exe_id: u64,
     },
     /// Compile StableHLO MLIR text for a grid of replicas × partitions
-    /// (already partitioned: its values manually sharded, which XLA's SPMD
-    /// partitioner leaves as they are).
+    /// (SPMD partitioning on for more than one partition: a partitioned
+    /// program's values are marked manually sharded, which the partitioner
+    /// leaves as they are; an annotated program is partitioned by its
+    /// shardings).
     CompileDevices {
         /// The program.
         mlir: String,

@@ -163,9 +163,10 @@ fn serve(plugin_path: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// Compiles an already partitioned program for `replicas` × `partitions`
-/// devices (its values manually sharded, see `hlo::stablehlo`'s lowering)
-/// and checks that PJRT runs device `k` of the grid (replica-major)
+/// Compiles a program for `replicas` × `partitions` devices (an already
+/// partitioned one with its values marked manually sharded, or an
+/// annotated one with its shardings: see `hlo::stablehlo`'s lowering) and
+/// checks that PJRT runs device `k` of the grid (replica-major)
 /// as the executable's `k`-th device, the order its argument lists take.
 fn compile_devices(
     client: &'static Client<'static>,
@@ -174,9 +175,9 @@ fn compile_devices(
     partitions: u64,
 ) -> Result<LoadedExecutable<'static>, String> {
     let (r, p) = (replicas as usize, partitions as usize);
-    // XLA compiles more than one partition only with SPMD partitioning on;
-    // the lowering marks a partitioned program's values manually sharded,
-    // which the partitioner leaves as they are
+    // XLA compiles more than one partition only with SPMD partitioning on:
+    // it leaves a partitioned program's manually sharded values as they
+    // are, and partitions an annotated program by its shardings
     let options = pjrt::devices::compile_options(r, p, p > 1);
     let exe = client
         .compile(mlir, "mlir", &options)

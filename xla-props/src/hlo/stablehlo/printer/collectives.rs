@@ -15,7 +15,7 @@
 use super::lower::{arrays_of, called, need, result_types_of, Lowerer, Lowering, Site};
 use super::types::{array_attr, invalid, unsupported, LowerError, Val};
 use crate::hlo::collective::{group_mode, parse_replica_groups, verbatim, DeviceGrid, GroupMode};
-use crate::hlo::{Instruction, Module, Opcode};
+use crate::hlo::{Instruction, Opcode};
 
 /// `dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>` for equal-sized rows.
 fn dense_rows(rows: &[Vec<usize>]) -> Result<String, LowerError> {
@@ -37,10 +37,13 @@ fn dense_rows(rows: &[Vec<usize>]) -> Result<String, LowerError> {
     ))
 }
 
-/// The explicit replica groups of `ins` on the module's grid, in the ids of
-/// its group mode.
-fn groups(module: &Module, ins: &Instruction) -> Result<Vec<Vec<usize>>, LowerError> {
-    let grid = DeviceGrid::of(module).map_err(LowerError::Invalid)?;
+/// The explicit replica groups of `ins` on `grid` (the module's), in the
+/// ids of its group mode.
+fn groups(
+    grid: &Result<DeviceGrid, String>,
+    ins: &Instruction,
+) -> Result<Vec<Vec<usize>>, LowerError> {
+    let grid = *grid.as_ref().map_err(|e| LowerError::Invalid(e.clone()))?;
     let mode = group_mode(ins).map_err(LowerError::Invalid)?;
     let ids = match mode {
         GroupMode::CrossReplica | GroupMode::CrossReplicaAndPartition => grid.replicas,
@@ -91,14 +94,14 @@ impl Lowerer<'_> {
     /// Collectives and device ids; any other opcode is another family's.
     pub(super) fn collective_instruction(&mut self, site: &mut Site) -> Lowering {
         let (instr, indent) = (site.instr, site.indent);
-        let module = self.module;
+        let grid = self.grid.clone();
         Ok(Some(match instr.opcode {
             Opcode::PartitionId => self.emit(site, "stablehlo.partition_id", &[], &[])?,
             Opcode::ReplicaId => self.emit(site, "stablehlo.replica_id", &[], &[])?,
             Opcode::AllReduce => {
                 let mut attrs = vec![format!(
                     "replica_groups = {}",
-                    dense_rows(&groups(module, instr)?)?
+                    dense_rows(&groups(&grid, instr)?)?
                 )];
                 attrs.extend(channel_attrs(instr)?);
                 // a variadic all-reduce as one per operand: the same
@@ -129,7 +132,7 @@ impl Lowerer<'_> {
                 let region = self.region(called(instr.attrs.to_apply, "to_apply")?, indent + 1)?;
                 let mut attrs = vec![
                     format!("scatter_dimension = {} : i64", one_dimension(instr)?),
-                    format!("replica_groups = {}", dense_rows(&groups(module, instr)?)?),
+                    format!("replica_groups = {}", dense_rows(&groups(&grid, instr)?)?),
                 ];
                 attrs.extend(channel_attrs(instr)?);
                 self.one_operand(site, "stablehlo.reduce_scatter", &[region], &attrs)?
@@ -137,12 +140,35 @@ impl Lowerer<'_> {
             Opcode::AllGather => {
                 let mut attrs = vec![
                     format!("all_gather_dim = {} : i64", one_dimension(instr)?),
-                    format!("replica_groups = {}", dense_rows(&groups(module, instr)?)?),
+                    format!("replica_groups = {}", dense_rows(&groups(&grid, instr)?)?),
                 ];
                 attrs.extend(channel_attrs(instr)?);
                 self.one_operand(site, "stablehlo.all_gather", &[], &attrs)?
             }
-            Opcode::AllToAll => self.all_to_all(site, &groups(module, instr)?)?,
+            Opcode::AllToAll => self.all_to_all(site, &groups(&grid, instr)?)?,
+            Opcode::CollectiveBroadcast => {
+                let mut attrs = vec![format!(
+                    "replica_groups = {}",
+                    dense_rows(&groups(&grid, instr)?)?
+                )];
+                attrs.extend(channel_attrs(instr)?);
+                self.one_operand(site, "stablehlo.collective_broadcast", &[], &attrs)?
+            }
+            Opcode::CustomCall => match instr.attrs.custom_call_target.as_deref() {
+                // one device: an annotation, the identity
+                Some("Sharding") if !self.annotated => match site.operands {
+                    [v] => v.to_vec(),
+                    _ => return invalid("a Sharding call takes one operand"),
+                },
+                // for XLA's partitioner, with their shardings
+                Some(t @ ("Sharding" | "SPMDFullToShardShape" | "SPMDShardToFullShape"))
+                    if self.annotated =>
+                {
+                    let attrs = [format!("call_target_name = \"{t}\"")];
+                    self.one_operand(site, "stablehlo.custom_call", &[], &attrs)?
+                }
+                _ => return Ok(None),
+            },
             Opcode::CollectivePermute => {
                 let pairs = crate::hlo::collective::source_target_pairs(instr)
                     .map_err(LowerError::Invalid)?;
@@ -357,6 +383,58 @@ ENTRY %main (p: f32[2,4], q: f32[3]) -> (f32[2,4], f32[3], u32[], f32[8,4], f32[
             .find(|l| l.contains("\"stablehlo.add\""))
             .unwrap();
         assert!(!region_add.contains("mhlo.sharding"), "{region_add}");
+    }
+
+    const SHARD_MAP: &str = r#"HloModule m
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%body (x: f32[2,3]) -> f32[2,3] {
+  %x = f32[2,3]{1,0} parameter(0)
+  ROOT %ps = f32[2,3]{1,0} all-reduce(%x), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=%add
+}
+
+ENTRY %main (p: f32[8,3]) -> (f32[8,3]) {
+  %p = f32[8,3]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %s0 = f32[8,3]{1,0} custom-call(%p), custom_call_target="Sharding", sharding={devices=[4,1]<=[4]}
+  %f = f32[2,3]{1,0} custom-call(%s0), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %c = f32[2,3]{1,0} call(%f), to_apply=%body
+  %s1 = f32[2,3]{1,0} custom-call(%c), custom_call_target="Sharding", sharding={manual}
+  %g = f32[8,3]{1,0} custom-call(%s1), custom_call_target="SPMDShardToFullShape", sharding={devices=[4,1]<=[4]}
+  ROOT %t = (f32[8,3]{1,0}) tuple(%g), sharding={{devices=[4,1]<=[4]}}
+}
+"#;
+
+    #[test]
+    fn an_annotated_module_lowers_with_its_shardings_for_the_partitioner() {
+        let m = parse_module(SHARD_MAP).unwrap();
+        let mlir = crate::hlo::stablehlo::lower_annotated(&m, 4).unwrap().mlir;
+        let has = |s: &str| assert!(mlir.contains(s), "`{s}` missing in\n{mlir}");
+        has("mhlo.num_partitions = 4 : i32");
+        has("%arg0: tensor<8x3xf32> {mhlo.sharding = \"{devices=[4,1]<=[4]}\"}");
+        has("-> (tensor<8x3xf32> {mhlo.sharding = \"{devices=[4,1]<=[4]}\"})");
+        has("{call_target_name = \"SPMDFullToShardShape\", mhlo.sharding = \"{manual}\"} : (tensor<8x3xf32>) -> tensor<2x3xf32>");
+        has("{call_target_name = \"SPMDShardToFullShape\", mhlo.sharding = \"{devices=[4,1]<=[4]}\"} : (tensor<2x3xf32>) -> tensor<8x3xf32>");
+        // the body's collective is read on the 4 devices the shardings name
+        has("replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>");
+        // without a device count it is a one-device module: the groups name
+        // devices it does not have
+        assert!(lower_module(&m).is_err());
+    }
+
+    #[test]
+    fn a_sharding_call_on_one_device_is_the_identity() {
+        let m = parse_module(
+            "HloModule m\n\nENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2] parameter(0)\n  ROOT %s = f32[2] custom-call(%p), custom_call_target=\"Sharding\", sharding={replicated}\n}\n",
+        )
+        .unwrap();
+        let mlir = lower_module(&m).unwrap().mlir;
+        assert!(!mlir.contains("custom_call"), "{mlir}");
+        assert!(mlir.contains("\"func.return\"(%arg0)"), "{mlir}");
     }
 
     #[test]

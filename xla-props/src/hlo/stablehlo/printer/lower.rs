@@ -11,6 +11,7 @@ use super::types::{
     array_attr, block, invalid, leaves, names, pad, padding_attr, region, tensor_type,
     transferable, types, unsupported, LowerError, Lowered, Val,
 };
+use crate::hlo::collective::DeviceGrid;
 use crate::hlo::{
     ArrayShape, CompId, Computation, ConstantData, InstrId, Instruction, Module, Shape, WindowDim,
 };
@@ -45,6 +46,19 @@ pub(super) type Lowering = Result<Option<Vec<Val>>, LowerError>;
 /// assert!(lowered.mlir.contains("\"stablehlo.negate\"(%arg0)"));
 /// ```
 pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
+    lower_with(module, None)
+}
+
+/// Lowers an annotated module for XLA's SPMD partitioner on `partitions`
+/// devices: its `sharding=` annotations become `mhlo.sharding` (on the
+/// entry's arguments and results, the partitioner's custom calls
+/// `Sharding`, `SPMDFullToShardShape`, `SPMDShardToFullShape`, and any op
+/// that carries one), and the module says `mhlo.num_partitions`.
+pub fn lower_annotated(module: &Module, partitions: usize) -> Result<Lowered, LowerError> {
+    lower_with(module, Some(partitions))
+}
+
+fn lower_with(module: &Module, annotated: Option<usize>) -> Result<Lowered, LowerError> {
     // a custom call with a known meaning (XLA's TopK) is written as the
     // plain ops it means: StableHLO has no such custom call
     let expanded = crate::hlo::expand_known_custom_calls(module);
@@ -60,6 +74,9 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
         faithful: false,
         manual: partitioned(module),
         regions: 0,
+        annotated: annotated.is_some(),
+        current: None,
+        grid: grid_of(module, annotated),
     };
     let mut params = Vec::new();
     let mut args: Vec<Vec<Val>> = Vec::new();
@@ -73,11 +90,12 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
             )));
         }
         let mut vals = Vec::new();
-        for leaf in leaves(&instr.shape)? {
+        let shardings = l.leaf_shardings(instr)?;
+        for (j, leaf) in leaves(&instr.shape)?.into_iter().enumerate() {
             transferable(leaf)?;
             let name = format!("%arg{}", params.len());
             let ty = tensor_type(leaf)?;
-            arg_decls.push(format!("{name}: {ty}{}", l.arg_sharding()));
+            arg_decls.push(format!("{name}: {ty}{}", shardings[j]));
             vals.push(Val { name, ty });
             params.push(leaf.clone());
         }
@@ -93,11 +111,16 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
         transferable(r)?;
     }
     let result_types: Vec<String> = results.iter().map(|v| v.ty.clone()).collect();
+    let root_shardings = l.leaf_shardings(entry.instr(entry.root))?;
     let result_decls: Vec<String> = result_types
         .iter()
-        .map(|t| format!("{t}{}", l.arg_sharding()))
+        .zip(&root_shardings)
+        .map(|(t, s)| format!("{t}{s}"))
         .collect();
-    let mut mlir = format!("module @xla_props{} {{\n", grid_attributes(module));
+    let mut mlir = format!(
+        "module @xla_props{} {{\n",
+        grid_attributes(module, annotated)
+    );
     let _ = writeln!(
         mlir,
         "  func.func public @main({}) -> ({}) {{",
@@ -125,14 +148,26 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
 /// entry manually sharded (`mhlo.sharding = "{manual}"`), which the
 /// partitioner leaves as it is.
 fn partitioned(module: &Module) -> bool {
-    crate::hlo::collective::DeviceGrid::of(module).is_ok_and(|g| g.partitions > 1)
+    DeviceGrid::of(module).is_ok_and(|g| g.partitions > 1)
 }
 
 /// ` attributes {mhlo.num_partitions = P : i32, mhlo.num_replicas = R : i32}`
 /// for a module whose header declares more than one device (as JAX writes
 /// them), else nothing: a one-device module's text is unchanged.
-fn grid_attributes(module: &Module) -> String {
-    match crate::hlo::collective::DeviceGrid::of(module) {
+/// The devices a module runs on: its header's, or `partitions` for an
+/// annotated module lowered for XLA's partitioner.
+pub(super) fn grid_of(module: &Module, annotated: Option<usize>) -> Result<DeviceGrid, String> {
+    match annotated {
+        Some(partitions) => Ok(DeviceGrid {
+            replicas: 1,
+            partitions,
+        }),
+        None => DeviceGrid::of(module),
+    }
+}
+
+fn grid_attributes(module: &Module, annotated: Option<usize>) -> String {
+    match grid_of(module, annotated) {
         Ok(g) if g.devices() > 1 => format!(
             " attributes {{mhlo.num_partitions = {} : i32, mhlo.num_replicas = {} : i32}}",
             g.partitions, g.replicas
@@ -156,6 +191,13 @@ pub(super) struct Lowerer<'m> {
     /// How many regions the op being written is nested in (the entry's
     /// own ops are at 0; only those carry a sharding).
     pub(super) regions: usize,
+    /// Writing an annotated module's shardings ([`lower_annotated`]).
+    pub(super) annotated: bool,
+    /// The sharding of the instruction being written and its result type
+    /// (annotated modules): the op of that type it becomes carries it.
+    pub(super) current: Option<(String, String)>,
+    /// The devices the module runs on (replica groups are read on it).
+    pub(super) grid: Result<DeviceGrid, String>,
 }
 
 /// Single-array operands, for ops that take arrays only.
@@ -200,13 +242,26 @@ pub(super) fn called(c: Option<CompId>, what: &str) -> Result<CompId, LowerError
 }
 
 impl<'m> Lowerer<'m> {
-    /// ` {mhlo.sharding = "{manual}"}` for an entry argument or result of a
-    /// partitioned module, else nothing.
-    fn arg_sharding(&self) -> &'static str {
+    /// The ` {mhlo.sharding = "..."}` of each leaf of an entry parameter
+    /// or root: `{manual}` in a partitioned module, the instruction's own
+    /// sharding in an annotated one (`{replicated}` without one), else
+    /// nothing.
+    fn leaf_shardings(&self, instr: &Instruction) -> Result<Vec<String>, LowerError> {
+        let n = leaves(&instr.shape)?.len();
+        let attr = |s: &str| format!(" {{mhlo.sharding = \"{s}\"}}");
         if self.manual {
-            " {mhlo.sharding = \"{manual}\"}"
-        } else {
-            ""
+            return Ok(vec![attr("{manual}"); n]);
+        }
+        match crate::hlo::collective::verbatim(instr, "sharding") {
+            Some(t) if self.annotated => Ok(crate::hlo::sharding::leaf_texts(t, n)
+                .map_err(LowerError::Invalid)?
+                .iter()
+                .map(|s| attr(s))
+                .collect()),
+            // an annotated module's unannotated entry values are whole on
+            // every device (the partitioner would otherwise choose)
+            None if self.annotated => Ok(vec![attr("{replicated}"); n]),
+            _ => Ok(vec![String::new(); n]),
         }
     }
 
@@ -271,6 +326,10 @@ impl<'m> Lowerer<'m> {
                 format!("{{{}}}", vec![one; result_types.len()].join(", "))
             };
             attrs.push(format!("mhlo.sharding = \"{sharding}\""));
+        } else if let Some((sharding, ty)) = &self.current {
+            if self.regions == 0 && result_types.len() == 1 && result_types[0] == *ty {
+                attrs.push(format!("mhlo.sharding = \"{sharding}\""));
+            }
         }
         if !attrs.is_empty() {
             let _ = write!(line, " {{{}}}", attrs.join(", "));
@@ -381,6 +440,29 @@ impl<'m> Lowerer<'m> {
     }
 
     pub(super) fn instruction(
+        &mut self,
+        c: &Computation,
+        instr: &Instruction,
+        operands: &[&[Val]],
+        params: &[Vec<Val>],
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Vec<Val>, LowerError> {
+        let saved = self.current.take();
+        if self.annotated && self.regions == 0 {
+            if let (Some(s), Some(a)) = (
+                crate::hlo::collective::verbatim(instr, "sharding"),
+                instr.shape.as_array(),
+            ) {
+                self.current = Some((s.to_string(), tensor_type(a)?));
+            }
+        }
+        let r = self.dispatch(c, instr, operands, params, out, indent);
+        self.current = saved;
+        r
+    }
+
+    fn dispatch(
         &mut self,
         c: &Computation,
         instr: &Instruction,

@@ -99,6 +99,7 @@ pub fn lowers(op: Opcode) -> bool {
                 | Opcode::ReduceScatter
                 | Opcode::AllToAll
                 | Opcode::CollectivePermute
+                | Opcode::CollectiveBroadcast
                 | Opcode::PartitionId
                 | Opcode::ReplicaId
         )
