@@ -50,6 +50,10 @@ fn subset(m: Mutation) -> (&'static str, T) {
             ("operand_forms", T::F32)
         }
         M::DivideOfQuotientReassociated => ("chains_vs_reference", T::F32),
+        M::CollectiveWrongGroup
+        | M::AllReduceNarrowAccumulator
+        | M::AllGatherDropsShard
+        | M::CollectivePermuteOffByOne => ("collectives", T::F32),
         _ => ("vs_reference", T::F32),
     }
 }

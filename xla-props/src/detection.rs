@@ -58,6 +58,12 @@ pub fn relevant_ops(mutation: Mutation) -> &'static [Opcode] {
         M::UnsignedStartIndexAsSigned => &[O::DynamicSlice, O::DynamicUpdateSlice],
         M::DotSquareRhsContractingAsZero => &[O::Dot],
         M::DivideOfQuotientReassociated => &[O::Divide],
+        // the collectives property's cases are program (fusion) cases
+        M::CollectiveWrongGroup
+        | M::AllReduceNarrowAccumulator
+        | M::AllGatherDropsShard
+        | M::CollectivePermuteOffByOne
+        | M::AllReduceReversedGroupOrder => &[O::Fusion],
     }
 }
 

@@ -61,7 +61,7 @@ impl Backend for ReferenceBackend {
             .computations
             .iter()
             .flat_map(|c| &c.instructions)
-            .find(|i| i.opcode.is_parse_only() && !crate::reference::evaluates(i.opcode))
+            .find(|i| i.opcode.is_parse_only() && !crate::reference::evaluates_instruction(i))
         {
             return Err(BackendError::unsupported(format!(
                 "the reference does not evaluate `{}` (instruction '{}')",

@@ -45,6 +45,12 @@ pub struct CompareArgs {
     /// finite distributions from `--distribution` on) and report the worst.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub trials: u64,
+    /// A multi-device module's output sharding, one per output (e.g.
+    /// `{devices=[4,1]<=[4]}`): both sides' outputs are put together by it.
+    /// Without it, the root's `sharding=`, else each output stacks the
+    /// devices'.
+    #[arg(long = "output-sharding", value_name = "SHARDING")]
+    pub output_shardings: Vec<String>,
 }
 
 /// The distributions `--trials` cycles through after the one asked for.
@@ -101,8 +107,9 @@ macro_rules! say {
 /// disagree, 2 error or skipped, 3 the backend rejected or crashed).
 pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     let file = args.file.display().to_string();
-    let module =
+    let mut module =
         crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
+    super::set_output_shardings(&mut module, &args.output_shardings)?;
     let distribution: Distribution = args
         .distribution
         .parse()

@@ -28,6 +28,11 @@ pub struct EvalArgs {
     /// otherwise raw little-endian bytes. Without it, outputs are summarized.
     #[arg(long = "out", value_name = "PATH")]
     pub outs: Vec<PathBuf>,
+    /// A multi-device module's output sharding, one per output (e.g.
+    /// `{devices=[4,1]<=[4]}`): the outputs are put together by it. Without
+    /// it, the root's `sharding=`, else each output stacks the devices'.
+    #[arg(long = "output-sharding", value_name = "SHARDING")]
+    pub output_shardings: Vec<String>,
 }
 
 fn backend_error(file: &str, e: BackendError) -> CliError {
@@ -43,6 +48,18 @@ fn backend_error(file: &str, e: BackendError) -> CliError {
 fn parameter_leaves(module: &Module) -> Vec<(String, ArrayShape)> {
     let entry = module.entry_computation();
     let mut out = Vec::new();
+    // a module on many devices takes global arrays
+    let global = crate::reference::spmd::DeviceProgram::multi(module)
+        .ok()
+        .flatten()
+        .and_then(|p| p.global_parameter_shapes(module).ok());
+    if let Some(shapes) = global {
+        return shapes
+            .into_iter()
+            .enumerate()
+            .map(|(k, s)| (format!("parameter array {k} (global)"), s))
+            .collect();
+    }
     for (k, p) in entry.parameters().into_iter().enumerate() {
         let ins = entry.instr(p);
         let leaves = ins.shape.leaves();
@@ -208,7 +225,8 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, CliError> {
     let file = args.file.display().to_string();
     // an unknown backend is reported before anything else is read
     create(&args.backend).map_err(|e| backend_error(&file, e))?;
-    let module = load_module(&args.file)?;
+    let mut module = load_module(&args.file)?;
+    super::set_output_shardings(&mut module, &args.output_shardings)?;
     let takes_arguments = !parameter_leaves(&module).is_empty();
     let text = if args.args.is_empty() && takes_arguments {
         let (literals, note) = generated_arguments(&module, &file, args.seed)?;

@@ -141,6 +141,39 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Sets the entry root's `sharding=` from `--output-sharding` (one per
+/// output; several become a tuple sharding). Each is checked.
+fn set_output_shardings(module: &mut crate::hlo::Module, texts: &[String]) -> Result<(), CliError> {
+    if texts.is_empty() {
+        return Ok(());
+    }
+    for t in texts {
+        crate::hlo::sharding::Sharding::parse(t)
+            .map_err(|e| CliError::input(format!("--output-sharding: {e}")))?;
+    }
+    let outputs = module.outputs().len();
+    if texts.len() != 1 && texts.len() != outputs {
+        return Err(CliError::input(format!(
+            "--output-sharding: {} given for {outputs} outputs",
+            texts.len()
+        )));
+    }
+    let value = if texts.len() == 1 && outputs == 1 {
+        texts[0].clone()
+    } else if texts.len() == 1 {
+        format!("{{{}}}", vec![texts[0].as_str(); outputs].join(", "))
+    } else {
+        format!("{{{}}}", texts.join(", "))
+    };
+    let entry = module.entry;
+    let comp = &mut module.computations[entry.index()];
+    let root = comp.root.index();
+    let attrs = &mut comp.instructions[root].attrs.other;
+    attrs.retain(|(k, _)| k != "sharding");
+    attrs.push(("sharding".into(), value));
+    Ok(())
+}
+
 fn run_parse(args: &ParseArgs) -> Result<u8, CliError> {
     let file = args.file.display().to_string();
     let module =

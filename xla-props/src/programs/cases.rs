@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use super::templates::TEMPLATES;
+use super::collectives::COLLECTIVE_TEMPLATES;
+use super::sharded::{ShardingScheme, SHARDED_OP_TEMPLATES, SHARDING_SCHEMES};
+use super::templates::{Configuration, ProgramTemplate, TEMPLATES};
 use crate::hlo::ElementType;
 
 /// Program properties that cover only some templates, or one case per
@@ -16,6 +18,11 @@ pub const PROGRAM_PROPERTIES: &[(&str, &[&str], bool)] = &[
     ("quantization_residual", &["quantize"], true),
     ("topk_recall", &["topk"], true),
     ("softmax_rows", &["softmax"], true),
+    // multi-device programs: only here (`COLLECTIVE_TEMPLATES`)
+    ("collectives", &[], true),
+    // every template and single-op template under every sharding scheme
+    // (`template.scheme`, see `split_sharded_case`)
+    ("sharding_invariance", &[], false),
 ];
 
 /// The variant parameters of a program property for `dtype`: `template.configuration`
@@ -42,7 +49,25 @@ pub fn program_params(property: &str, dtype: ElementType) -> &'static [&'static 
         .find(|(p, _, _)| *p == property)
         .map_or((&[][..], true), |(_, t, c)| (*t, *c));
     let mut names: Vec<&'static str> = Vec::new();
-    for t in TEMPLATES
+    if property == "sharding_invariance" {
+        for t in TEMPLATES
+            .iter()
+            .chain(SHARDED_OP_TEMPLATES)
+            .filter(|t| t.dtypes.contains(&dtype))
+        {
+            for s in SHARDING_SCHEMES {
+                names.push(Box::leak(format!("{}.{}", t.name, s.name).into_boxed_str()));
+            }
+        }
+    }
+    let templates = if property == "sharding_invariance" {
+        &[][..]
+    } else if property == "collectives" {
+        COLLECTIVE_TEMPLATES
+    } else {
+        TEMPLATES
+    };
+    for t in templates
         .iter()
         .filter(|t| t.dtypes.contains(&dtype) && (only.is_empty() || only.contains(&t.name)))
     {
@@ -57,4 +82,31 @@ pub fn program_params(property: &str, dtype: ElementType) -> &'static [&'static 
     let leaked: &'static [&'static str] = Box::leak(names.into_boxed_slice());
     map.insert((property.to_string(), dtype), leaked);
     leaked
+}
+
+/// The template with this name.
+pub fn find_template(name: &str) -> Option<&'static ProgramTemplate> {
+    TEMPLATES
+        .iter()
+        .chain(COLLECTIVE_TEMPLATES)
+        .chain(SHARDED_OP_TEMPLATES)
+        .find(|t| t.name == name)
+}
+
+/// Splits a `sharding_invariance` case parameter, `template.scheme`.
+pub fn split_sharded_case(
+    param: &str,
+) -> Option<(&'static ProgramTemplate, &'static ShardingScheme)> {
+    let (t, s) = param.rsplit_once('.')?;
+    Some((
+        find_template(t)?,
+        SHARDING_SCHEMES.iter().find(|x| x.name == s)?,
+    ))
+}
+
+/// Splits a `template.configuration` case parameter.
+pub fn split_case(param: &str) -> Option<(&'static ProgramTemplate, &'static Configuration)> {
+    let (t, c) = param.split_once('.')?;
+    let t = find_template(t)?;
+    Some((t, t.configuration(c)?))
 }

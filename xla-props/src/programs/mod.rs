@@ -6,21 +6,30 @@
 
 mod cases;
 mod catalogue;
+mod collectives;
 mod fusion;
 mod random;
+mod sharded;
 mod templates;
 
-pub use cases::{program_params, PROGRAM_PROPERTIES};
+pub use cases::{
+    find_template, program_params, split_case, split_sharded_case, PROGRAM_PROPERTIES,
+};
 pub use catalogue::{
     build_chain, build_operand_forms, build_single, elementwise_role, forms_operand_dims,
     fuse_entry, has_operand_forms, operand_form_slots, BuiltCase, CatalogueError, Form, FormsSite,
     OpCase, FUSED_SUFFIX, OPERAND_FORMS, SLOT_SEPARATOR,
 };
 pub(crate) use catalogue::{build_configuration, class_operand_dims, op_classes};
+pub use collectives::COLLECTIVE_TEMPLATES;
 pub use fusion::{apply_configuration, outline, FusionGroup, OutlineError};
 pub(crate) use random::Rng;
 pub use random::{program_strategy, random_program, FUZZ_DTYPES};
+pub use sharded::{
+    annotate, array_sharding, find_scheme, shape_sharding, ShardingScheme, SHARDED_OP_TEMPLATES,
+    SHARDING_SCHEMES,
+};
 pub use templates::{
-    find_template, split_case, template_cases, topk_k, Configuration, ProgramTemplate,
-    StagedModule, TemplateError, TEMPLATES, TEMPLATE_SHAPES,
+    template_cases, topk_k, Configuration, ProgramTemplate, StagedModule, TemplateError, TEMPLATES,
+    TEMPLATE_SHAPES,
 };

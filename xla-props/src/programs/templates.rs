@@ -21,7 +21,7 @@ pub struct Configuration {
     pub groups: &'static [(FusionKind, &'static [&'static str])],
 }
 
-const UNFUSED: Configuration = Configuration {
+pub(crate) const UNFUSED: Configuration = Configuration {
     name: "unfused",
     groups: &[],
 };
@@ -47,7 +47,7 @@ pub struct StagedModule {
 }
 
 type Dims = [i64; 2];
-type BuildFn = fn(ElementType, Dims) -> Result<StagedModule, BuildError>;
+pub(crate) type BuildFn = fn(ElementType, Dims) -> Result<StagedModule, BuildError>;
 
 /// A program template: how to build it, over which dtypes, and its fusion configurations.
 #[derive(Clone, Copy, Debug)]
@@ -58,7 +58,7 @@ pub struct ProgramTemplate {
     pub dtypes: &'static [ElementType],
     /// Its fusion configurations (the first is always `unfused`).
     pub configurations: &'static [Configuration],
-    build: BuildFn,
+    pub(crate) build: BuildFn,
 }
 
 const FLOATS: &[ElementType] = &[F32, F16, Bf16];
@@ -255,11 +255,6 @@ pub const TEMPLATES: &[ProgramTemplate] = &[
 
 /// The shapes templates are built at: `[rows, columns]` (each template reads them its way).
 pub const TEMPLATE_SHAPES: &[&[i64]] = &[&[2, 8], &[4, 16], &[3, 33]];
-
-/// The template with this name.
-pub fn find_template(name: &str) -> Option<&'static ProgramTemplate> {
-    TEMPLATES.iter().find(|t| t.name == name)
-}
 
 /// Why a template program could not be made.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -886,13 +881,6 @@ pub fn template_cases(dtype: ElementType) -> Vec<String> {
                 .map(move |c| format!("{}.{}", t.name, c.name))
         })
         .collect()
-}
-
-/// Splits a `template.configuration` case parameter.
-pub fn split_case(param: &str) -> Option<(&'static ProgramTemplate, &'static Configuration)> {
-    let (t, c) = param.split_once('.')?;
-    let t = find_template(t)?;
-    Some((t, t.configuration(c)?))
 }
 
 #[cfg(test)]

@@ -7,5 +7,6 @@ mod exhaustive;
 mod fusion_invariance;
 mod layout_invariance;
 mod operand_forms;
+mod sharding_invariance;
 mod templates;
 mod vs_reference;

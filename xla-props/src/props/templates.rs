@@ -104,6 +104,25 @@ pub fn template_vs_reference(ctx: &mut CaseContext<'_>) -> Outcome {
     run().unwrap_or_else(|o| o)
 }
 
+/// Every collective on every replica-group shape of its templates
+/// (`programs::COLLECTIVE_TEMPLATES`: all-reduce, all-gather, reduce-
+/// scatter, all-to-all, collective-permute, collective-broadcast on 4 and 8
+/// devices) agrees with the reference on global arrays; a reduction over a
+/// group is judged by the reassociation bound over the group. A backend
+/// with fewer devices skips, with the reason.
+#[xla_property(
+    ops = [fusion],
+    dtypes = [f32, f16, bf16, s32],
+    shapes = default,
+    distributions = [uniform],
+    layouts = default,
+    template = program,
+    tolerance = exact
+)]
+pub fn collectives(ctx: &mut CaseContext<'_>) -> Outcome {
+    template_vs_reference(ctx)
+}
+
 /// Every fusion configuration of a template agrees with every other on the
 /// backend under test, within the tolerance model.
 #[xla_property(

@@ -104,6 +104,12 @@ pub fn is_collective_opcode(op: Opcode) -> bool {
     )
 }
 
+/// Whether `ins` belongs to multi-device programs: a collective (or its
+/// `-done`), replica-id, partition-id, or a partitioner custom call.
+pub fn is_spmd_instruction(ins: &Instruction) -> bool {
+    is_multi_device(ins) || is_collective_done(ins.opcode) || partitioner_call(ins).is_some()
+}
+
 /// The SPMD partitioner's custom calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PartitionerCall {

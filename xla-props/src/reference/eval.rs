@@ -99,7 +99,7 @@ impl<'h> Evaluator<'h> {
                     reason: "looking inside fusions of a multi-device program".into(),
                 });
             }
-            return program.evaluate_global(module, args, self.fuel_limit);
+            return evaluate_global(&program, module, args, self.fuel_limit);
         }
         Ok(self.evaluate_values(module, args)?.into_flat())
     }
@@ -185,6 +185,94 @@ impl<'h> Evaluator<'h> {
             spmd,
         };
         run.computation(module.entry, values)
+    }
+}
+
+/// Evaluates a multi-device program on global arguments with the reference.
+pub fn evaluate_global(
+    program: &spmd::DeviceProgram,
+    module: &Module,
+    global: &[Literal],
+    fuel: u64,
+) -> Result<Vec<Literal>, EvalError> {
+    let per_device = program
+        .cut(module, global)
+        .map_err(EvalError::BadArguments)?;
+    let outs = evaluate_devices(module, program, &per_device, fuel)?;
+    program.assemble(outs).map_err(|e| EvalError::Invalid {
+        instruction: module.name.clone(),
+        message: e,
+    })
+}
+
+/// Runs every device of `program` on its own arguments; returns each
+/// device's outputs (tuples flattened). A device's failure fails the run
+/// with that device's error (the others' "another device failed" are
+/// dropped).
+pub fn evaluate_devices(
+    module: &Module,
+    program: &spmd::DeviceProgram,
+    per_device: &[Vec<Literal>],
+    fuel: u64,
+) -> Result<Vec<Vec<Literal>>, EvalError> {
+    let grid = program.grid;
+    if per_device.len() != grid.devices() {
+        return Err(EvalError::BadArguments(format!(
+            "{} devices' arguments for {} devices",
+            per_device.len(),
+            grid.devices()
+        )));
+    }
+    let contexts = program.device_contexts();
+    let results: Vec<Result<Vec<Literal>, EvalError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = per_device
+            .iter()
+            .zip(contexts)
+            .enumerate()
+            .map(|(d, (args, ctx))| {
+                std::thread::Builder::new()
+                    .name(format!("device-{d}"))
+                    .stack_size(64 << 20)
+                    .spawn_scoped(s, move || {
+                        let rendezvous = std::sync::Arc::clone(&ctx.rendezvous);
+                        let r = Evaluator::new()
+                            .with_fuel_limit(fuel)
+                            .evaluate_on_device(module, args, ctx);
+                        rendezvous.leave(r.as_ref().err().map(|e| format!("device {d}: {e}")));
+                        r
+                    })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or_else(|_| {
+                    Err(EvalError::Invalid {
+                        instruction: module.name.clone(),
+                        message: "a device's evaluation panicked".into(),
+                    })
+                }),
+                Err(e) => Err(EvalError::Invalid {
+                    instruction: module.name.clone(),
+                    message: format!("cannot start a device thread: {e}"),
+                }),
+            })
+            .collect()
+    });
+    let mut outs = Vec::with_capacity(results.len());
+    let mut echo = None;
+    for r in results {
+        match r {
+            Ok(o) => outs.push(o),
+            Err(e) if e.to_string().contains("another device failed") => {
+                echo.get_or_insert(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    match echo {
+        Some(e) => Err(e),
+        None => Ok(outs),
     }
 }
 
@@ -587,7 +675,8 @@ impl Run<'_, '_> {
                 ins.opcode
             )));
         };
-        let mut reduce = |i: &Instruction, xs: &[&Literal]| spmd::exact_group_reduce(self, i, xs);
+        let mut reduce =
+            |i: &Instruction, xs: &[&Literal]| reduction::exact_group_reduce(self, i, xs);
         let r = collective::step(&mut ctx, ins, ops, &mut reduce);
         self.spmd = Some(ctx);
         r.map_err(OpError::Invalid)

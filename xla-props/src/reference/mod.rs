@@ -62,7 +62,7 @@ pub(crate) use calls::Calls;
 pub use error::EvalError;
 pub(crate) use error::OpError;
 pub(crate) use eval::Run;
-pub use eval::{evaluate, evaluate_values, Evaluator, FusionValues, DEFAULT_FUEL};
+pub use eval::{evaluate, evaluate_global, evaluate_values, Evaluator, FusionValues, DEFAULT_FUEL};
 /// Whether the reference evaluates `op` although the opcode table lists it
 /// as parse-only (the complex ops `real`, `imag`, `complex`,
 /// `rng-bit-generator` and `triangular-solve`: they join no property's op
@@ -77,6 +77,16 @@ pub fn evaluates(op: crate::hlo::Opcode) -> bool {
         )
         || collective::is_collective_opcode(op)
         || collective::is_collective_done(op)
+}
+
+/// Whether the reference evaluates this instruction: [`evaluates`] its
+/// opcode, or it is a collective (with its `-done`), replica-id,
+/// partition-id, or one of the SPMD partitioner's custom calls.
+pub fn evaluates_instruction(ins: &crate::hlo::Instruction) -> bool {
+    evaluates(ins.opcode)
+        || collective::is_multi_device(ins)
+        || collective::is_collective_done(ins.opcode)
+        || collective::partitioner_call(ins).is_some()
 }
 
 pub use first_order::{first_order_bounds, FirstOrder};

@@ -785,3 +785,68 @@ pub(crate) fn map(
     }
     from_bits(o, &res)
 }
+
+/// The reference's reduction of a group's arrays: exact sums (rounded once)
+/// for a plain float add, f64 products rounded once for a plain float
+/// multiply, the plain op or the computation folded in group order else.
+pub(crate) fn exact_group_reduce(
+    run: &mut dyn Calls,
+    ins: &Instruction,
+    xs: &[&Literal],
+) -> Result<Literal, String> {
+    let comp = ins
+        .attrs
+        .to_apply
+        .ok_or_else(|| format!("`{}` has no to_apply", ins.name))?;
+    let first = xs.first().ok_or("an empty group")?;
+    let t = first.dtype();
+    if xs
+        .iter()
+        .any(|x| x.dtype() != t || x.dims() != first.dims())
+    {
+        return Err(format!(
+            "`{}`: devices sent arrays of different shapes",
+            ins.name
+        ));
+    }
+    let comb = Combiner::of(run.module(), comp, t);
+    let n = first.element_count();
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let bits: Vec<u64> = xs.iter().map(|x| x.get_bits(i)).collect();
+        let v = match comb {
+            Combiner::Plain(Opcode::Add, t) if t.is_float() => {
+                let vals: Vec<f64> = xs.iter().map(|x| x.get_f64(i)).collect();
+                round_bits(exact_sum(&vals, t), t)
+            }
+            Combiner::Plain(Opcode::Multiply, t) if t.is_float() => {
+                round_bits(xs.iter().map(|x| x.get_f64(i)).product(), t)
+            }
+            Combiner::Plain(op, t) => {
+                let mut acc = bits[0];
+                for &b in &bits[1..] {
+                    acc = plain(op, t, acc, b).map_err(|e| format!("{e:?}"))?;
+                }
+                acc
+            }
+            Combiner::Computation(_) => {
+                let mut acc = vec![bits[0]];
+                for &b in &bits[1..] {
+                    acc = comb
+                        .apply(run, &acc, &[b], &[t])
+                        .map_err(|e| format!("{e:?}"))?;
+                }
+                acc[0]
+            }
+        };
+        out.push(v);
+    }
+    Literal::from_bits(
+        &ArrayShape::new(
+            t,
+            first.dims().iter().map(|&d| d as i64).collect::<Vec<_>>(),
+        ),
+        &out,
+    )
+    .map_err(|e| e.to_string())
+}

@@ -23,11 +23,9 @@ use std::sync::Arc;
 
 use super::collective::{self, is_multi_device, partitioner_call, DeviceContext, PartitionerCall};
 use super::rendezvous::Rendezvous;
-use super::scalar::{plain, round_bits};
-use super::{reduction, Calls, EvalError, Evaluator};
 use crate::hlo::collective::{verbatim, DeviceGrid};
 use crate::hlo::sharding::Sharding;
-use crate::hlo::{ArrayShape, Instruction, Module, Opcode};
+use crate::hlo::{ArrayShape, Instruction, Module};
 use crate::literal::{Literal, Value};
 
 /// How a module's devices relate to its global arrays.
@@ -266,21 +264,6 @@ impl DeviceProgram {
         Ok(out)
     }
 
-    /// Evaluates the program on global arguments with the reference.
-    pub fn evaluate_global(
-        &self,
-        module: &Module,
-        global: &[Literal],
-        fuel: u64,
-    ) -> Result<Vec<Literal>, EvalError> {
-        let per_device = self.cut(module, global).map_err(EvalError::BadArguments)?;
-        let outs = evaluate_devices(module, self, &per_device, fuel)?;
-        self.assemble(outs).map_err(|e| EvalError::Invalid {
-            instruction: module.name.clone(),
-            message: e,
-        })
-    }
-
     /// The shardings of the partitioner custom calls, by instruction name.
     pub fn partitioner_shardings(&self) -> Arc<HashMap<String, Sharding>> {
         Arc::clone(&self.shardings)
@@ -329,140 +312,4 @@ fn entry_leaves(module: &Module) -> Result<Vec<ArrayShape>, String> {
         }
     }
     Ok(out)
-}
-
-/// Runs every device of `program` on its own arguments; returns each
-/// device's outputs (tuples flattened). A device's failure fails the run
-/// with that device's error (the others' "another device failed" are
-/// dropped).
-pub fn evaluate_devices(
-    module: &Module,
-    program: &DeviceProgram,
-    per_device: &[Vec<Literal>],
-    fuel: u64,
-) -> Result<Vec<Vec<Literal>>, EvalError> {
-    let grid = program.grid;
-    if per_device.len() != grid.devices() {
-        return Err(EvalError::BadArguments(format!(
-            "{} devices' arguments for {} devices",
-            per_device.len(),
-            grid.devices()
-        )));
-    }
-    let contexts = program.device_contexts();
-    let results: Vec<Result<Vec<Literal>, EvalError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = per_device
-            .iter()
-            .zip(contexts)
-            .enumerate()
-            .map(|(d, (args, ctx))| {
-                std::thread::Builder::new()
-                    .name(format!("device-{d}"))
-                    .stack_size(64 << 20)
-                    .spawn_scoped(s, move || {
-                        let rendezvous = Arc::clone(&ctx.rendezvous);
-                        let r = Evaluator::new()
-                            .with_fuel_limit(fuel)
-                            .evaluate_on_device(module, args, ctx);
-                        rendezvous.leave(r.as_ref().err().map(|e| format!("device {d}: {e}")));
-                        r
-                    })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| match h {
-                Ok(h) => h.join().unwrap_or_else(|_| {
-                    Err(EvalError::Invalid {
-                        instruction: module.name.clone(),
-                        message: "a device's evaluation panicked".into(),
-                    })
-                }),
-                Err(e) => Err(EvalError::Invalid {
-                    instruction: module.name.clone(),
-                    message: format!("cannot start a device thread: {e}"),
-                }),
-            })
-            .collect()
-    });
-    let mut outs = Vec::with_capacity(results.len());
-    let mut echo = None;
-    for r in results {
-        match r {
-            Ok(o) => outs.push(o),
-            Err(e) if e.to_string().contains("another device failed") => {
-                echo.get_or_insert(e);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    match echo {
-        Some(e) => Err(e),
-        None => Ok(outs),
-    }
-}
-
-/// The reference's reduction of a group's arrays: exact sums (rounded once)
-/// for a plain float add, f64 products rounded once for a plain float
-/// multiply, the plain op or the computation folded in group order else.
-pub(crate) fn exact_group_reduce(
-    run: &mut dyn Calls,
-    ins: &Instruction,
-    xs: &[&Literal],
-) -> Result<Literal, String> {
-    let comp = ins
-        .attrs
-        .to_apply
-        .ok_or_else(|| format!("`{}` has no to_apply", ins.name))?;
-    let first = xs.first().ok_or("an empty group")?;
-    let t = first.dtype();
-    if xs
-        .iter()
-        .any(|x| x.dtype() != t || x.dims() != first.dims())
-    {
-        return Err(format!(
-            "`{}`: devices sent arrays of different shapes",
-            ins.name
-        ));
-    }
-    let comb = reduction::Combiner::of(run.module(), comp, t);
-    let n = first.element_count();
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let bits: Vec<u64> = xs.iter().map(|x| x.get_bits(i)).collect();
-        let v = match comb {
-            reduction::Combiner::Plain(Opcode::Add, t) if t.is_float() => {
-                let vals: Vec<f64> = xs.iter().map(|x| x.get_f64(i)).collect();
-                round_bits(reduction::exact_sum(&vals, t), t)
-            }
-            reduction::Combiner::Plain(Opcode::Multiply, t) if t.is_float() => {
-                round_bits(xs.iter().map(|x| x.get_f64(i)).product(), t)
-            }
-            reduction::Combiner::Plain(op, t) => {
-                let mut acc = bits[0];
-                for &b in &bits[1..] {
-                    acc = plain(op, t, acc, b).map_err(|e| format!("{e:?}"))?;
-                }
-                acc
-            }
-            reduction::Combiner::Computation(_) => {
-                let mut acc = vec![bits[0]];
-                for &b in &bits[1..] {
-                    acc = comb
-                        .apply(run, &acc, &[b], &[t])
-                        .map_err(|e| format!("{e:?}"))?;
-                }
-                acc[0]
-            }
-        };
-        out.push(v);
-    }
-    Literal::from_bits(
-        &ArrayShape::new(
-            t,
-            first.dims().iter().map(|&d| d as i64).collect::<Vec<_>>(),
-        ),
-        &out,
-    )
-    .map_err(|e| e.to_string())
 }

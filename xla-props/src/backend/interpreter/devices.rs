@@ -6,14 +6,17 @@
 //! a left fold in group order, rounding to the element type after every
 //! step, as a simple CPU runtime reduces.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use super::elem::{Res, ValRef};
 use super::elementwise;
 use super::engine::{Compiled, Reducer};
 use crate::backend::api::Executable;
 use crate::backend::error::BackendError;
 use crate::hlo::{Instruction, Module};
 use crate::literal::Literal;
+use crate::literal::Value;
+use crate::reference::collective;
 use crate::reference::collective::DeviceContext;
 use crate::reference::spmd::DeviceProgram;
 
@@ -96,8 +99,39 @@ impl Executable for MultiDevice {
     }
 }
 
-/// This device's context, while a multi-device instruction runs.
-pub(super) type DeviceSlot = Mutex<DeviceContext>;
+impl Compiled {
+    /// This compiled module as one device of a multi-device run.
+    pub(super) fn on_device(mut self, ctx: DeviceContext) -> Self {
+        self.set_device(ctx);
+        self
+    }
+
+    /// A collective, replica-id, partition-id or partitioner call.
+    pub(super) fn multi_device(&self, ins: &Instruction, ops: &[ValRef<'_>]) -> Res<Value> {
+        let first = || {
+            ops.first()
+                .map(|r| r.to_value())
+                .ok_or_else(|| BackendError::Execute(format!("{} without an operand", ins.opcode)))
+        };
+        if collective::partitioner_call(ins) == Some(collective::PartitionerCall::Sharding) {
+            return first();
+        }
+        if collective::is_collective_done(ins.opcode) {
+            return collective::collective_done(ins, &first()?).map_err(BackendError::Execute);
+        }
+        let Some(slot) = self.device() else {
+            return Err(BackendError::unsupported(format!(
+                "{} outside a multi-device run",
+                ins.opcode
+            )));
+        };
+        let mut ctx = slot.lock().unwrap_or_else(|e| e.into_inner());
+        let vals: Vec<Value> = ops.iter().map(|r| r.to_value()).collect();
+        let refs: Vec<&Value> = vals.iter().collect();
+        let mut fold = |i: &Instruction, xs: &[&Literal]| group_fold(self, i, xs);
+        collective::step(&mut ctx, ins, &refs, &mut fold).map_err(BackendError::Execute)
+    }
+}
 
 /// A group's arrays folded left in group order by the reducer.
 pub(super) fn group_fold(

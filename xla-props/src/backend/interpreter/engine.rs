@@ -15,7 +15,7 @@ use crate::hlo::{
     Instruction, Module, Opcode, Shape,
 };
 use crate::literal::{Literal, Value};
-use crate::reference::collective::{self, DeviceContext, PartitionerCall};
+use crate::reference::collective::{self, DeviceContext};
 
 /// How a called computation combines two scalars, when it is that simple.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -56,7 +56,7 @@ pub(crate) struct Compiled {
     /// Fusion instructions by name: (computation, instruction).
     fusions: HashMap<String, (CompId, InstrId)>,
     /// This device, when the module runs on many.
-    device: Option<super::devices::DeviceSlot>,
+    device: Option<std::sync::Mutex<DeviceContext>>,
 }
 
 pub(super) fn compile_err<T>(msg: impl Into<String>) -> Result<T, BackendError> {
@@ -177,12 +177,8 @@ impl Compiled {
                 ));
             }
             for ins in &comp.instructions {
-                if ins.opcode.is_parse_only()
-                    && !evaluated_parse_only(ins.opcode)
-                    && !collective::is_multi_device(ins)
-                    && !collective::is_collective_done(ins.opcode)
-                    && collective::partitioner_call(ins).is_none()
-                {
+                let spmd = collective::is_spmd_instruction(ins);
+                if ins.opcode.is_parse_only() && !evaluated_parse_only(ins.opcode) && !spmd {
                     return Err(BackendError::unsupported(format!(
                         "opcode `{}`",
                         ins.opcode
@@ -388,6 +384,15 @@ impl Compiled {
         Ok(self.run(cid, &refs, None)?.into_flat())
     }
 
+    /// This device's context, in a multi-device run.
+    pub(super) fn device(&self) -> Option<&std::sync::Mutex<DeviceContext>> {
+        self.device.as_ref()
+    }
+
+    pub(super) fn set_device(&mut self, ctx: DeviceContext) {
+        self.device = Some(std::sync::Mutex::new(ctx));
+    }
+
     pub(super) fn reducer(&self, cid: CompId) -> Reducer {
         self.comps[cid.index()].reducer
     }
@@ -448,44 +453,9 @@ impl Compiled {
                 ops,
             ),
             Opcode::Conditional => self.conditional(ins, ops),
-            Opcode::CustomCall
-                if collective::partitioner_call(ins) == Some(PartitionerCall::Sharding) =>
-            {
-                Ok(ops.first().map(|r| r.to_value()).ok_or_else(|| {
-                    BackendError::Execute("a Sharding call without an operand".into())
-                })?)
-            }
-            _ if collective::is_multi_device(ins) => self.multi_device(ins, ops),
-            op if collective::is_collective_done(op) => {
-                let v = ops
-                    .first()
-                    .map(|r| r.to_value())
-                    .ok_or_else(|| BackendError::Execute(format!("{op} without an operand")))?;
-                collective::collective_done(ins, &v).map_err(BackendError::Execute)
-            }
+            _ if collective::is_spmd_instruction(ins) => self.multi_device(ins, ops),
             _ => self.data_op(cid, &x),
         }
-    }
-
-    /// This compiled module as one device of a multi-device run.
-    pub(super) fn on_device(mut self, ctx: DeviceContext) -> Self {
-        self.device = Some(std::sync::Mutex::new(ctx));
-        self
-    }
-
-    /// A collective, replica-id, partition-id or partitioner call.
-    fn multi_device(&self, ins: &Instruction, ops: &[ValRef<'_>]) -> Res<Value> {
-        let Some(slot) = &self.device else {
-            return Err(BackendError::unsupported(format!(
-                "{} outside a multi-device run",
-                ins.opcode
-            )));
-        };
-        let mut ctx = slot.lock().unwrap_or_else(|e| e.into_inner());
-        let vals: Vec<Value> = ops.iter().map(|r| r.to_value()).collect();
-        let refs: Vec<&Value> = vals.iter().collect();
-        let mut fold = |i: &Instruction, xs: &[&Literal]| super::devices::group_fold(self, i, xs);
-        collective::step(&mut ctx, ins, &refs, &mut fold).map_err(BackendError::Execute)
     }
 
     /// Elementwise and shape ops: no called computation.

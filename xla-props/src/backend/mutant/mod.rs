@@ -6,6 +6,7 @@
 //! while everything else runs on the base, one instruction at a time.
 
 mod backend;
+mod collective_bugs;
 mod config_bugs;
 mod ctx;
 mod exec;

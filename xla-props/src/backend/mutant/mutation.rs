@@ -160,6 +160,14 @@ mutations! {
     DotSquareRhsContractingAsZero = "dot-square-rhs-contracting-as-zero", CustomKernel;
     /// `(a / b) / c` computed as `a / (b * c)`: an algebraic simplifier that treats floats as reals (what XLA CPU does, docs/findings.md).
     DivideOfQuotientReassociated = "divide-of-quotient-reassociated", HloRewrite;
+    /// A collective's replica groups rebuilt wrong: a member of each group trades places with the next group's (one group of all devices split in halves), the device-list bug of a partitioner mapping mesh axes to ids.
+    CollectiveWrongGroup = "collective-wrong-group", HloRewrite;
+    /// An f32/f64 all-reduce or reduce-scatter summed through bf16: a compressed all-reduce that no order of summation excuses.
+    AllReduceNarrowAccumulator = "all-reduce-narrow-accumulator", Precision;
+    /// The last member of each all-gather group contributes zeros: its shard never lands (a dropped send).
+    AllGatherDropsShard = "all-gather-drops-shard", Emitter;
+    /// collective-permute sends each source to the target after the one named: an off-by-one in the ring's index.
+    CollectivePermuteOffByOne = "collective-permute-off-by-one", Emitter;
     /// Benign: `add(multiply(a, b), c)` fused into one rounding (fma), everywhere, consistently; declared (`Numerics::contracts_multiply_add`).
     FmaContraction = "fma-contraction", Benign;
     /// Benign: float add-reductions summed pairwise (a tree) in the accumulation type.
@@ -174,6 +182,8 @@ mutations! {
     ApproxExpDeclared = "approx-exp-declared", Benign;
     /// Benign: arithmetic intermediates inside fusions kept in f32 (explicit converts honoured), declared.
     ExcessPrecisionInFusion = "excess-precision-in-fusion", Benign;
+    /// Benign: every all-reduce sums its group in reverse member order (any order is legal).
+    AllReduceReversedGroupOrder = "all-reduce-reversed-group-order", Benign;
     /// Benign: a sort asked for no stability (`is_stable=false`) reorders tied keys' carried values (twin of `sort-unstable`).
     SortUnstableWhenAllowed = "sort-unstable-when-allowed", Benign;
 }

@@ -52,7 +52,10 @@ pub(crate) fn rewrite(mutation: Mutation, module: &Module) -> Module {
                 }
             }
         }
-        _ => super::config_bugs::rewrite_module(mutation, &mut m),
+        _ => {
+            super::config_bugs::rewrite_module(mutation, &mut m);
+            super::collective_bugs::rewrite_module(mutation, &mut m);
+        }
     }
     for comp in &mut m.computations {
         let snapshot = comp.instructions.clone();

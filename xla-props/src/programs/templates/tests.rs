@@ -1,5 +1,6 @@
 use super::*;
 use crate::inputs::{generate_inputs, Distribution};
+use crate::programs::{find_template, split_case};
 use crate::reference::evaluate;
 
 #[test]

@@ -9,122 +9,14 @@
 //! the `n` members (for a plain float add; max/min carry the largest
 //! radius; a product its image; any other reducer bounds nothing).
 
-use std::sync::Arc;
-
-use super::eval::{aux_module, f64_literal, param_dual, Dual, FirstOrder, Radii};
+use super::eval::{f64_literal, Dual, Radii};
 use super::rules::{gamma, unit_roundoff};
 use crate::hlo::{Instruction, Module, Opcode};
 use crate::literal::{Literal, Value};
 use crate::reference::collective::{self, PartitionerCall};
-use crate::reference::interval::Allowances;
+use crate::reference::reduction::exact_group_reduce;
 use crate::reference::reduction::Combiner;
-use crate::reference::spmd::{exact_group_reduce, DeviceProgram};
-use crate::reference::{EvalError, OpError, Run};
-
-/// The first-order bounds of a multi-device `module` on global `args`.
-pub(super) fn on_devices(
-    program: &DeviceProgram,
-    module: &Module,
-    args: &[Literal],
-    allowances: &Allowances,
-) -> Result<FirstOrder, EvalError> {
-    let per_device = program.cut(module, args).map_err(EvalError::BadArguments)?;
-    let contexts = program.device_contexts();
-    let aux = aux_module();
-    let results: Vec<Result<FirstOrder, EvalError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = per_device
-            .iter()
-            .zip(contexts)
-            .enumerate()
-            .map(|(d, (args, ctx))| {
-                let aux = &aux;
-                std::thread::Builder::new()
-                    .name(format!("first-order-device-{d}"))
-                    .stack_size(64 << 20)
-                    .spawn_scoped(s, move || {
-                        let rendezvous = Arc::clone(&ctx.rendezvous);
-                        let r =
-                            one_device(module, aux, args, allowances, Run::on_device(module, ctx));
-                        rendezvous.leave(r.as_ref().err().map(|e| format!("device {d}: {e}")));
-                        r
-                    })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| match h {
-                Ok(h) => h
-                    .join()
-                    .unwrap_or_else(|_| Err(invalid(module, "a device panicked"))),
-                Err(e) => Err(invalid(
-                    module,
-                    &format!("cannot start a device thread: {e}"),
-                )),
-            })
-            .collect()
-    });
-    let mut values = Vec::new();
-    let mut radii = Vec::new();
-    for r in results {
-        let fo = r?;
-        let rs = fo
-            .values
-            .iter()
-            .zip(&fo.radii)
-            .map(|(v, r)| f64_literal(v, r).map_err(|e| e.at_name(&module.name)))
-            .collect::<Result<Vec<_>, _>>()?;
-        values.push(fo.values);
-        radii.push(rs);
-    }
-    let values = program.assemble(values).map_err(|e| invalid(module, &e))?;
-    let radii = program
-        .assemble(radii)
-        .map_err(|e| invalid(module, &e))?
-        .iter()
-        .map(|l| (0..l.element_count()).map(|i| l.get_f64(i)).collect())
-        .collect();
-    Ok(FirstOrder { values, radii })
-}
-
-fn invalid(module: &Module, message: &str) -> EvalError {
-    EvalError::Invalid {
-        instruction: module.name.clone(),
-        message: message.to_string(),
-    }
-}
-
-fn one_device(
-    module: &Module,
-    aux: &Module,
-    args: &[Literal],
-    allowances: &Allowances,
-    run: Run<'_, '_>,
-) -> Result<FirstOrder, EvalError> {
-    let entry = module.entry_computation();
-    let mut next = args.iter();
-    let mut values = Vec::new();
-    for p in entry.parameters() {
-        values.push(param_dual(&entry.instr(p).shape, &mut next).ok_or_else(|| {
-            EvalError::BadArguments("the arguments do not fit the entry parameters".into())
-        })?);
-    }
-    let mut cx = Radii {
-        run,
-        aux,
-        module,
-        allow: allowances,
-        depth: 0,
-        fused: 0,
-        local: &|_, _| None,
-    };
-    let root = cx.computation(module.entry, values)?;
-    let mut out = FirstOrder {
-        values: Vec::new(),
-        radii: Vec::new(),
-    };
-    root.flatten_into(&mut out);
-    Ok(out)
-}
+use crate::reference::OpError;
 
 impl Radii<'_, '_> {
     /// A collective (or replica-id, partition-id, partitioner call): the

@@ -94,7 +94,7 @@ impl FirstOrder {
             }
         })?;
         if let Some(program) = program {
-            return super::devices::on_devices(&program, module, args, allowances);
+            return on_devices(&program, module, args, allowances);
         }
         let aux = aux_module();
         let entry = module.entry_computation();
@@ -127,6 +127,111 @@ impl FirstOrder {
         root.flatten_into(&mut out);
         Ok(out)
     }
+}
+
+/// The first-order bounds of a multi-device `module` on global `args`.
+fn on_devices(
+    program: &crate::reference::spmd::DeviceProgram,
+    module: &Module,
+    args: &[Literal],
+    allowances: &Allowances,
+) -> Result<FirstOrder, EvalError> {
+    let per_device = program.cut(module, args).map_err(EvalError::BadArguments)?;
+    let contexts = program.device_contexts();
+    let aux = aux_module();
+    let results: Vec<Result<FirstOrder, EvalError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = per_device
+            .iter()
+            .zip(contexts)
+            .enumerate()
+            .map(|(d, (args, ctx))| {
+                let aux = &aux;
+                std::thread::Builder::new()
+                    .name(format!("first-order-device-{d}"))
+                    .stack_size(64 << 20)
+                    .spawn_scoped(s, move || {
+                        let rendezvous = std::sync::Arc::clone(&ctx.rendezvous);
+                        let r =
+                            one_device(module, aux, args, allowances, Run::on_device(module, ctx));
+                        rendezvous.leave(r.as_ref().err().map(|e| format!("device {d}: {e}")));
+                        r
+                    })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err(invalid(module, "a device panicked"))),
+                Err(e) => Err(invalid(
+                    module,
+                    &format!("cannot start a device thread: {e}"),
+                )),
+            })
+            .collect()
+    });
+    let mut values = Vec::new();
+    let mut radii = Vec::new();
+    for r in results {
+        let fo = r?;
+        let rs = fo
+            .values
+            .iter()
+            .zip(&fo.radii)
+            .map(|(v, r)| f64_literal(v, r).map_err(|e| e.at_name(&module.name)))
+            .collect::<Result<Vec<_>, _>>()?;
+        values.push(fo.values);
+        radii.push(rs);
+    }
+    let values = program.assemble(values).map_err(|e| invalid(module, &e))?;
+    let radii = program
+        .assemble(radii)
+        .map_err(|e| invalid(module, &e))?
+        .iter()
+        .map(|l| (0..l.element_count()).map(|i| l.get_f64(i)).collect())
+        .collect();
+    Ok(FirstOrder { values, radii })
+}
+
+fn invalid(module: &Module, message: &str) -> EvalError {
+    EvalError::Invalid {
+        instruction: module.name.clone(),
+        message: message.to_string(),
+    }
+}
+
+fn one_device(
+    module: &Module,
+    aux: &Module,
+    args: &[Literal],
+    allowances: &Allowances,
+    run: Run<'_, '_>,
+) -> Result<FirstOrder, EvalError> {
+    let entry = module.entry_computation();
+    let mut next = args.iter();
+    let mut values = Vec::new();
+    for p in entry.parameters() {
+        values.push(param_dual(&entry.instr(p).shape, &mut next).ok_or_else(|| {
+            EvalError::BadArguments("the arguments do not fit the entry parameters".into())
+        })?);
+    }
+    let mut cx = Radii {
+        run,
+        aux,
+        module,
+        allow: allowances,
+        depth: 0,
+        fused: 0,
+        local: &|_, _| None,
+    };
+    let root = cx.computation(module.entry, values)?;
+    let mut out = FirstOrder {
+        values: Vec::new(),
+        radii: Vec::new(),
+    };
+    root.flatten_into(&mut out);
+    Ok(out)
 }
 
 /// A value with its radii.
