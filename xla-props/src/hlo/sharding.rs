@@ -183,6 +183,24 @@ impl Sharding {
     }
 }
 
+/// The devices an annotated module's shardings name, when it has more
+/// than one and its header declares one device (JAX's module before the
+/// SPMD partitioner); `None` for any other module.
+pub fn annotated_devices(module: &super::Module) -> Option<usize> {
+    if !super::collective::DeviceGrid::of(module).is_ok_and(|g| g.devices() == 1) {
+        return None;
+    }
+    let span = module
+        .computations
+        .iter()
+        .flat_map(|c| &c.instructions)
+        .filter_map(|ins| Sharding::parse(super::collective::verbatim(ins, "sharding")?).ok())
+        .map(|s| s.device_span())
+        .max()
+        .unwrap_or(0);
+    (span > 1).then_some(span)
+}
+
 /// The `sharding=` text of each of `leaves` arrays: a tuple sharding's
 /// element texts (`{{replicated}, {devices=[4,1]<=[4]}}` gives
 /// `{replicated}` and `{devices=[4,1]<=[4]}`), or an array sharding's own

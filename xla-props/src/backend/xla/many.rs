@@ -112,8 +112,11 @@ pub(crate) fn execute_many<B: RowRunner>(
     let mut by_text: HashMap<String, usize> = HashMap::new();
     let mut groups: Vec<Group<'_>> = Vec::new();
     for (ri, r) in requests.iter().enumerate() {
-        // a module on many devices takes global arrays: it runs directly
-        if !matches!(DeviceProgram::multi(r.module), Ok(None)) {
+        // a module on many devices (partitioned, or annotated for the
+        // partitioner) takes global arrays: it runs directly
+        if !matches!(DeviceProgram::multi(r.module), Ok(None))
+            || crate::hlo::sharding::annotated_devices(r.module).is_some()
+        {
             progress(r.args.len());
             continue;
         }

@@ -32,10 +32,16 @@ use super::pjrt::HostArray;
 use super::protocol::{Request, Response};
 use crate::backend::{BackendError, Executable};
 use crate::hlo::collective::{verbatim, DeviceGrid};
-use crate::hlo::sharding::Sharding;
+use crate::hlo::sharding::{annotated_devices, Sharding};
 use crate::hlo::{ArrayShape, Module, Shape};
 use crate::literal::Literal;
 use crate::reference::spmd::{DeviceProgram, ProgramKind};
+
+/// How XLA:CPU says its thunk emitter has no code for an opcode (the
+/// plugin's `collective-broadcast`: "HLO opcode `collective-broadcast` is
+/// not supported by XLA:CPU ThunkEmitter"): the module is unsupported on
+/// this backend, with XLA's words, not a failure.
+const NOT_IMPLEMENTED: &str = "is not supported by XLA:CPU ThunkEmitter";
 
 impl XlaBackend {
     /// How many devices the workers' client has: asked of a worker once.
@@ -112,7 +118,12 @@ impl XlaBackend {
             module: view.module,
             global: view.global,
         };
-        exe.compile().map_err(|e| to_backend_error(name, e))?;
+        exe.compile().map_err(|e| match e {
+            XlaError::Compile(m) if m.contains(NOT_IMPLEMENTED) => {
+                BackendError::unsupported(format!("XLA does not implement an op here: {m}"))
+            }
+            e => to_backend_error(name, e),
+        })?;
         Ok(Some(Box::new(exe)))
     }
 }
@@ -163,24 +174,6 @@ fn tile_of(s: &Sharding, a: &ArrayShape) -> Result<ArrayShape, String> {
         a.dtype,
         tile.iter().map(|&d| d as i64).collect::<Vec<_>>(),
     ))
-}
-
-/// The devices an annotated module's shardings name, when it has more
-/// than one and its header declares one (JAX's module before the SPMD
-/// partitioner); `None` for any other module.
-pub(super) fn annotated_devices(module: &Module) -> Option<usize> {
-    if !DeviceGrid::of(module).is_ok_and(|g| g.devices() == 1) {
-        return None;
-    }
-    let span = module
-        .computations
-        .iter()
-        .flat_map(|c| &c.instructions)
-        .filter_map(|ins| Sharding::parse(verbatim(ins, "sharding")?).ok())
-        .map(|s| s.device_span())
-        .max()
-        .unwrap_or(0);
-    (span > 1).then_some(span)
 }
 
 /// Sets `ins`'s sharding to `{replicated}` when it has none; its sharding.
