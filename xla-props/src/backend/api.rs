@@ -41,7 +41,19 @@ pub trait Backend: Send + Sync {
         Numerics::exact()
     }
     /// Compile once; `BackendError::Unsupported` (an op or dtype it lacks) makes the case a skip, not a failure.
+    ///
+    /// A module on many devices (a partitioned module's `num_partitions` /
+    /// `replica_count`, or collectives) compiles to an executable that takes
+    /// the GLOBAL arguments and gives the GLOBAL outputs
+    /// ([`crate::reference::spmd::DeviceProgram`]); one that needs more than
+    /// [`Backend::devices`] devices is `BackendError::Unsupported`, saying
+    /// how many it needs and how many the backend has.
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError>;
+    /// How many devices a multi-device program may use on this backend
+    /// (replicas × partitions; default 1: one-device programs only).
+    fn devices(&self) -> usize {
+        1
+    }
     /// The bugs this backend is known to have, each with a model of its wrong
     /// results: a mismatch they explain is reported as an expected failure
     /// (`xfail`), not as a new failure (default: none).

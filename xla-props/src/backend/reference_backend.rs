@@ -51,6 +51,11 @@ impl Backend for ReferenceBackend {
         Some(crate::backend::builtin_version())
     }
 
+    /// As many as one evaluation runs (each device a thread).
+    fn devices(&self) -> usize {
+        crate::hlo::collective::MAX_DEVICES
+    }
+
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         if let Some(op) = module
             .computations

@@ -183,6 +183,53 @@ impl Sharding {
     }
 }
 
+/// The devices an annotated module's shardings name, when it has more
+/// than one and its header declares one device (JAX's module before the
+/// SPMD partitioner); `None` for any other module.
+pub fn annotated_devices(module: &super::Module) -> Option<usize> {
+    if !super::collective::DeviceGrid::of(module).is_ok_and(|g| g.devices() == 1) {
+        return None;
+    }
+    let span = module
+        .computations
+        .iter()
+        .flat_map(|c| &c.instructions)
+        .filter_map(|ins| Sharding::parse(super::collective::verbatim(ins, "sharding")?).ok())
+        .map(|s| s.device_span())
+        .max()
+        .unwrap_or(0);
+    (span > 1).then_some(span)
+}
+
+/// The `sharding=` text of each of `leaves` arrays: a tuple sharding's
+/// element texts (`{{replicated}, {devices=[4,1]<=[4]}}` gives
+/// `{replicated}` and `{devices=[4,1]<=[4]}`), or an array sharding's own
+/// text for every leaf; XLA's text form, as written.
+pub fn leaf_texts(text: &str, leaves: usize) -> Result<Vec<String>, String> {
+    let t = text.trim();
+    let inner = t
+        .strip_prefix('{')
+        .and_then(|s| s.strip_suffix('}'))
+        .ok_or_else(|| format!("sharding `{t}` is not in braces"))?
+        .trim();
+    if !(inner.starts_with('{') || inner.is_empty()) {
+        return Ok(vec![t.to_string(); leaves]);
+    }
+    let items = split_top(inner)?;
+    if items.len() != leaves
+        || items.iter().any(|i| {
+            i.strip_prefix('{')
+                .is_some_and(|r| r.trim_start().starts_with('{'))
+        })
+    {
+        return Err(format!(
+            "a tuple sharding of {} elements for {leaves} arrays",
+            items.len()
+        ));
+    }
+    Ok(items.into_iter().map(str::to_string).collect())
+}
+
 fn strip_metadata(s: &str) -> &str {
     match s.find(" metadata=") {
         Some(k) => s[..k].trim(),
@@ -295,6 +342,16 @@ fn split_top(s: &str) -> Result<Vec<&str>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leaf_texts_split_a_tuple_sharding_as_written() {
+        let t = leaf_texts("{{replicated}, {devices=[4,1]<=[4]}}", 2).unwrap();
+        assert_eq!(t, vec!["{replicated}", "{devices=[4,1]<=[4]}"]);
+        let t = leaf_texts("{devices=[2,2]<=[4]}", 3).unwrap();
+        assert_eq!(t, vec!["{devices=[2,2]<=[4]}"; 3]);
+        assert!(leaf_texts("{{replicated}}", 2).is_err());
+        assert!(leaf_texts("{{{manual}}, {manual}}", 2).is_err());
+    }
 
     #[test]
     fn reads_every_printed_form() {

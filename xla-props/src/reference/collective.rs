@@ -126,9 +126,18 @@ impl DeviceContext {
 
 /// Whether `ins` needs the other devices (or its device's identity).
 pub fn is_multi_device(ins: &Instruction) -> bool {
+    is_collective_opcode(ins.opcode)
+        || matches!(
+            partitioner_call(ins),
+            Some(PartitionerCall::FullToShard | PartitionerCall::ShardToFull)
+        )
+}
+
+/// The collectives and device ids this module evaluates (`-done` ops aside).
+pub fn is_collective_opcode(op: Opcode) -> bool {
     use Opcode as O;
     matches!(
-        ins.opcode,
+        op,
         O::AllReduce
             | O::AllReduceStart
             | O::AllGather
@@ -141,9 +150,6 @@ pub fn is_multi_device(ins: &Instruction) -> bool {
             | O::CollectiveReduce
             | O::ReplicaId
             | O::PartitionId
-    ) || matches!(
-        partitioner_call(ins),
-        Some(PartitionerCall::FullToShard | PartitionerCall::ShardToFull)
     )
 }
 

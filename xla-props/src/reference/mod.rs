@@ -69,7 +69,8 @@ pub use eval::{evaluate, evaluate_global, evaluate_values, Evaluator, FusionValu
 /// Whether the reference evaluates `op` although the opcode table lists it
 /// as parse-only (the complex ops `real`, `imag`, `complex`, `fft`,
 /// `rng-bit-generator` and `triangular-solve`: they join no property's op
-/// group).
+/// group; and the collectives and device ids, on a multi-device
+/// evaluation, [`spmd`]).
 pub fn evaluates(op: crate::hlo::Opcode) -> bool {
     use crate::hlo::Opcode as O;
     !op.is_parse_only()
@@ -77,6 +78,8 @@ pub fn evaluates(op: crate::hlo::Opcode) -> bool {
             op,
             O::Real | O::Imag | O::Complex | O::Fft | O::RngBitGenerator | O::TriangularSolve
         )
+        || collective::is_collective_opcode(op)
+        || collective::is_collective_done(op)
 }
 
 /// Whether the reference evaluates this instruction: [`evaluates`] its

@@ -219,6 +219,9 @@ impl Backend for Stored {
     fn traits(&self) -> BackendTraits {
         self.inner.traits()
     }
+    fn devices(&self) -> usize {
+        self.inner.devices()
+    }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         let fp = module_fingerprint(module);
         if !self.store.modules.contains(&fp) {

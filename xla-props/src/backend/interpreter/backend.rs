@@ -54,6 +54,10 @@ impl Backend for Interpreter {
     fn version(&self) -> Option<String> {
         Some(crate::backend::builtin_version())
     }
+    /// As many as one run starts (each device a thread).
+    fn devices(&self) -> usize {
+        crate::hlo::collective::MAX_DEVICES
+    }
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         // custom calls with a known meaning (XLA's TopK) as plain HLO
         let expanded = crate::hlo::expand_known_custom_calls(module);

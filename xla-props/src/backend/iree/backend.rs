@@ -123,6 +123,17 @@ impl IreeBackend {
         if let Some(why) = unsupported_in(module) {
             return Err(IreeError::Unsupported(why));
         }
+        // one device (`Backend::devices`): no collectives, no device ids
+        if !matches!(
+            crate::reference::spmd::DeviceProgram::multi(module),
+            Ok(None)
+        ) {
+            return Err(IreeError::Unsupported(
+                "iree-cpu runs one-device programs: this module has collectives, device ids or \
+                 a device count above 1"
+                    .into(),
+            ));
+        }
         let module = canonicalize(module).map_err(IreeError::Unsupported)?;
         let mut exe = self.compile_lowered(lower_module(&module)?)?;
         exe.source = Some(module.into_owned());

@@ -155,6 +155,9 @@ impl Backend for Box<dyn Backend> {
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
         self.as_ref().compile(module)
     }
+    fn devices(&self) -> usize {
+        self.as_ref().devices()
+    }
     fn pass_control(&self) -> Option<&dyn crate::backend::PassControl> {
         self.as_ref().pass_control()
     }

@@ -6,17 +6,18 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use super::config::{builtin_backend, DeclaredBackend};
+use super::config::{builtin_backend, CreateOption, DeclaredBackend};
 use super::error::XlaError;
+use super::host::{host_args, outputs_of};
 use super::lower::{lower_module, LowerError, Lowered};
 use super::numerics::{measured_xla_cpu_numerics, XLA_CPU_BUDGETS};
 use super::pjrt::HostArray;
-use super::pjrt::{complex_from_host, complex_to_host};
 use super::process::{find_worker_program, Worker};
 use super::protocol::{Request, Response};
 use crate::backend::{Backend, BackendError, BackendTraits, BatchRequest, Executable};
 use crate::check::{KnownBug, Numerics};
-use crate::hlo::{ArrayShape, Module};
+use crate::hlo::collective::DeviceGrid;
+use crate::hlo::Module;
 use crate::literal::Literal;
 
 /// Default per-call timeout (compile or execute).
@@ -117,8 +118,9 @@ impl Profile {
                 d.compile_options.xla_flags.join(" "),
             ));
         }
-        if !d.create_options.is_empty() {
-            let json = serde_json::to_string(&d.create_options).unwrap_or_default();
+        let create_options = with_device_count(&d.create_options);
+        if !create_options.is_empty() {
+            let json = serde_json::to_string(&create_options).unwrap_or_default();
             worker_env.push((super::worker::CREATE_OPTIONS_ENV.to_string(), json));
         }
         Profile {
@@ -142,6 +144,27 @@ impl Profile {
             },
         }
     }
+}
+
+/// The environment variable that sets the CPU plugins' device count.
+const DEVICES_ENV: &str = "XLA_PROPS_XLA_DEVICES";
+
+/// `options` with `cpu_device_count` set by [`DEVICES_ENV`] when it is a
+/// positive number and the options name that option (a CPU plugin's).
+fn with_device_count(
+    options: &std::collections::BTreeMap<String, CreateOption>,
+) -> std::collections::BTreeMap<String, CreateOption> {
+    let mut options = options.clone();
+    let n = std::env::var(DEVICES_ENV).ok();
+    if let Some(n) = n
+        .and_then(|n| n.trim().parse::<i64>().ok())
+        .filter(|&n| n > 0)
+    {
+        if let Some(o) = options.get_mut("cpu_device_count") {
+            *o = CreateOption::Int(n);
+        }
+    }
+    options
 }
 
 /// Finds jax's CUDA plugin in the usual site-packages directories, if this
@@ -221,7 +244,7 @@ impl CacheStats {
 }
 
 /// One worker process and what it has compiled.
-struct State {
+pub(super) struct State {
     worker: Option<Worker>,
     /// Bumped whenever a worker dies; executables of older generations are gone.
     generation: u64,
@@ -229,17 +252,19 @@ struct State {
     cache: HashMap<String, (u64, u64)>,
 }
 
-struct Shared {
-    name: String,
+pub(super) struct Shared {
+    pub(super) name: String,
     profile: Profile,
     setup: Result<(PathBuf, PathBuf), String>,
+    /// How many devices the workers' client has, once a worker was asked.
+    pub(super) devices: OnceLock<usize>,
     /// A small pool of workers; a call takes any idle one.
     slots: Vec<Mutex<State>>,
     next_slot: AtomicUsize,
     /// Module texts compiled so far (for the hit rate; executables live per worker).
-    seen: Mutex<HashSet<String>>,
-    hits: AtomicU64,
-    misses: AtomicU64,
+    pub(super) seen: Mutex<HashSet<String>>,
+    pub(super) hits: AtomicU64,
+    pub(super) misses: AtomicU64,
     restarts: AtomicU64,
     batches: AtomicU64,
     batched_modules: AtomicU64,
@@ -255,8 +280,8 @@ struct Shared {
 /// assert!(b.availability().is_err());
 /// ```
 pub struct XlaBackend {
-    shared: Arc<Shared>,
-    timeout: Duration,
+    pub(super) shared: Arc<Shared>,
+    pub(super) timeout: Duration,
 }
 
 /// The process-wide worker pools of [`XlaBackend::new`], one per plugin.
@@ -385,6 +410,7 @@ impl XlaBackend {
                 name: name.to_string(),
                 profile,
                 setup,
+                devices: OnceLock::new(),
                 slots: (0..workers)
                     .map(|_| {
                         Mutex::new(State {
@@ -595,7 +621,7 @@ impl Shared {
     /// Takes an idle worker slot, or waits for one. A panic while a slot was
     /// held leaves it consistent enough: at worst a dead worker, which the
     /// next call replaces.
-    fn lock(&self) -> MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
         let n = self.slots.len();
         let start = self.next_slot.fetch_add(1, Ordering::Relaxed) % n;
         for k in 0..n {
@@ -625,7 +651,7 @@ impl Shared {
     }
 
     /// Sends a request; a crash or timeout retires the worker (next call restarts it).
-    fn call(
+    pub(super) fn call(
         &self,
         state: &mut State,
         request: &Request,
@@ -678,18 +704,43 @@ impl Shared {
     /// The executable id for `mlir` in this slot's live worker, compiling it
     /// there on a miss (after a restart, or in a worker that has not seen it).
     fn compiled(&self, state: &mut State, mlir: &str, timeout: Duration) -> Result<u64, XlaError> {
+        self.compiled_for(state, mlir, DeviceGrid::ONE, timeout)
+    }
+
+    /// [`Shared::compiled`] for a program on `grid`: one device compiles as
+    /// ever, more compile for that grid (`Request::CompileDevices`). A
+    /// multi-device program's text names its grid (its module attributes),
+    /// so the text stays the cache key.
+    pub(super) fn compiled_for(
+        &self,
+        state: &mut State,
+        mlir: &str,
+        grid: DeviceGrid,
+        timeout: Duration,
+    ) -> Result<u64, XlaError> {
         if let Some(&(id, generation)) = state.cache.get(mlir) {
             if generation == state.generation && state.worker.is_some() {
                 return Ok(id);
             }
         }
-        let request = Request::Compile {
-            mlir: mlir.to_string(),
+        let mlir = mlir.to_string();
+        let request = if grid.devices() == 1 {
+            Request::Compile { mlir }
+        } else {
+            Request::CompileDevices {
+                mlir,
+                replicas: grid.replicas as u64,
+                partitions: grid.partitions as u64,
+            }
         };
         match self.call(state, &request, "compiling", timeout)? {
             Response::Compiled { exe_id, .. } => {
                 let generation = state.generation;
-                state.cache.insert(mlir.to_string(), (exe_id, generation));
+                let mlir = match request {
+                    Request::Compile { mlir } | Request::CompileDevices { mlir, .. } => mlir,
+                    _ => String::new(),
+                };
+                state.cache.insert(mlir, (exe_id, generation));
                 Ok(exe_id)
             }
             Response::Error(e) => Err(XlaError::Compile(e)),
@@ -720,7 +771,22 @@ impl Backend for XlaBackend {
         self.shared.profile.numerics.clone()
     }
 
+    /// What its client offers: the plugin's devices (for the CPU plugins,
+    /// the `cpu_device_count` create option: 8 unless declared otherwise or
+    /// set by `XLA_PROPS_XLA_DEVICES`), asked of a worker once; 1 when no
+    /// worker can be started (the backend is unavailable then).
+    fn devices(&self) -> usize {
+        self.device_count().unwrap_or(1)
+    }
+
+    /// A module on one device compiles as itself; a module on many (a
+    /// partitioned one's `num_partitions`/`replica_count`, or an annotated
+    /// one with manual regions) compiles for its devices and takes global
+    /// arguments ([`super::multi`]).
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
+        if let Some(exe) = self.compile_multi(module)? {
+            return Ok(exe);
+        }
         match self.compile_module(module) {
             Ok(exe) => Ok(Box::new(exe)),
             Err(e) => Err(to_backend_error(&self.shared.name, e)),
@@ -799,97 +865,9 @@ impl XlaExecutable {
     }
 }
 
-/// Checks arguments against the entry's parameters and converts them for the worker.
-fn host_args(lowered: &Lowered, args: &[&Literal]) -> Result<Vec<HostArray>, XlaError> {
-    let params = &lowered.params;
-    if args.len() != params.len() {
-        return Err(XlaError::Signature(format!(
-            "{} arguments given, the entry takes {}",
-            args.len(),
-            params.len()
-        )));
-    }
-    let mut host = Vec::with_capacity(args.len());
-    for (k, (arg, p)) in args.iter().zip(params).enumerate() {
-        let shape = arg.shape();
-        if !shape.compatible(p) {
-            return Err(XlaError::Signature(format!(
-                "argument {k} is {shape}, the entry expects {p}"
-            )));
-        }
-        host.push(to_host(arg));
-    }
-    Ok(host)
-}
-
-/// The worker's outputs as literals, checked against the entry's results.
-fn outputs_of(lowered: &Lowered, outputs: Vec<HostArray>) -> Result<Vec<Literal>, XlaError> {
-    let results = &lowered.results;
-    if outputs.len() != results.len() {
-        return Err(XlaError::Output(format!(
-            "xla returned {} outputs, the entry has {}",
-            outputs.len(),
-            results.len()
-        )));
-    }
-    outputs
-        .into_iter()
-        .zip(results)
-        .enumerate()
-        .map(|(k, (o, r))| from_host(o, r, k))
-        .collect()
-}
-
 impl Executable for XlaExecutable {
     fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
         self.run(args)
             .map_err(|e| to_backend_error(&self.shared.name, e))
     }
-}
-
-fn to_host(l: &Literal) -> HostArray {
-    if let Some(h) = complex_to_host(l) {
-        return h;
-    }
-    let dtype = l.dtype();
-    let width = dtype.byte_size();
-    let mut bytes = Vec::with_capacity(l.element_count() * width);
-    for i in 0..l.element_count() {
-        bytes.extend_from_slice(&l.get_bits(i).to_le_bytes()[..width]);
-    }
-    HostArray {
-        dtype,
-        dims: l.dims().iter().map(|&d| d as i64).collect(),
-        bytes,
-    }
-}
-
-fn from_host(o: HostArray, expected: &ArrayShape, k: usize) -> Result<Literal, XlaError> {
-    if o.dtype != expected.dtype || o.dims != expected.dims {
-        return Err(XlaError::Output(format!(
-            "output {k} is {}{:?}, the entry declares {expected}",
-            o.dtype, o.dims
-        )));
-    }
-    let width = o.dtype.byte_size();
-    if Some(o.bytes.len()) != o.expected_bytes() {
-        return Err(XlaError::Output(format!(
-            "output {k} has {} bytes for {expected}",
-            o.bytes.len()
-        )));
-    }
-    if o.dtype.is_complex() {
-        return complex_from_host(&o, expected).map_err(|e| XlaError::Output(e.to_string()));
-    }
-    let bits: Vec<u64> = o
-        .bytes
-        .chunks_exact(width)
-        .map(|c| {
-            let mut b = [0u8; 8];
-            b[..width].copy_from_slice(c);
-            u64::from_le_bytes(b)
-        })
-        .collect();
-    let shape = ArrayShape::new(expected.dtype, expected.dims.clone());
-    Literal::from_bits(&shape, &bits).map_err(|e| XlaError::Output(e.to_string()))
 }

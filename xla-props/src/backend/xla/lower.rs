@@ -2,7 +2,7 @@
 //! `hlo::stablehlo` (the StableHLO printer); this module re-exports it.
 
 pub use crate::hlo::stablehlo::{
-    lower_module, lowers, mlir_element_type, tensor_type, LowerError, Lowered,
+    lower_annotated, lower_module, lowers, mlir_element_type, tensor_type, LowerError, Lowered,
 };
 
 #[cfg(test)]

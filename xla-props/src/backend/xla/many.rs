@@ -29,6 +29,7 @@ use super::lower::{lower_module, LowerError, Lowered};
 use crate::backend::{Backend, BatchRequest};
 use crate::hlo::Module;
 use crate::literal::Literal;
+use crate::reference::spmd::DeviceProgram;
 
 /// Modules per batch by default. XLA's compile cost is mostly per distinct
 /// kernel, so batching saves the per-module overhead only, and very large
@@ -111,6 +112,14 @@ pub(crate) fn execute_many<B: RowRunner>(
     let mut by_text: HashMap<String, usize> = HashMap::new();
     let mut groups: Vec<Group<'_>> = Vec::new();
     for (ri, r) in requests.iter().enumerate() {
+        // a module on many devices (partitioned, or annotated for the
+        // partitioner) takes global arrays: it runs directly
+        if !matches!(DeviceProgram::multi(r.module), Ok(None))
+            || crate::hlo::sharding::annotated_devices(r.module).is_some()
+        {
+            progress(r.args.len());
+            continue;
+        }
         // what does not lower (or does not fit) is answered directly later
         let Ok(lowered) = lower_module(r.module) else {
             progress(r.args.len());

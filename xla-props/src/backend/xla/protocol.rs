@@ -31,6 +31,28 @@ pub enum Request {
         /// From `Response::Compiled`.
         exe_id: u64,
     },
+    /// Compile StableHLO MLIR text for a grid of replicas × partitions
+    /// (SPMD partitioning on for more than one partition: a partitioned
+    /// program's values are marked manually sharded, which the partitioner
+    /// leaves as they are; an annotated program is partitioned by its
+    /// shardings).
+    CompileDevices {
+        /// The program.
+        mlir: String,
+        /// Replicas.
+        replicas: u64,
+        /// Partitions.
+        partitions: u64,
+    },
+    /// Execute a program compiled by `CompileDevices` once on each of its devices.
+    ExecuteDevices {
+        /// From `Response::Compiled`.
+        exe_id: u64,
+        /// Each device's arguments, in flattened device id order.
+        args: Vec<Vec<HostArray>>,
+    },
+    /// How many devices the client has.
+    Devices,
     /// Debug hook: compile with empty compile options, which makes XLA abort the process.
     DebugCompileWithoutOptions {
         /// The program.
@@ -59,6 +81,10 @@ pub enum Response {
     },
     /// Outputs of an execution, flattened.
     Outputs(Vec<HostArray>),
+    /// Each device's outputs of an execution, in flattened device id order.
+    DeviceOutputs(Vec<Vec<HostArray>>),
+    /// How many devices the client has.
+    Devices(u64),
     /// Done.
     Ok,
 }
@@ -180,6 +206,14 @@ impl Dec<'_> {
         }
         Ok(out)
     }
+    /// One list of arrays per device.
+    fn device_arrays(&mut self) -> io::Result<Vec<Vec<HostArray>>> {
+        let n = self.u64()?;
+        if n > 1 << 16 {
+            return Err(bad("device count"));
+        }
+        (0..n).map(|_| self.arrays()).collect()
+    }
     fn done(&self) -> io::Result<()> {
         if self.0.is_empty() {
             Ok(())
@@ -215,6 +249,25 @@ impl Request {
                 e.u8(6);
                 e.u64(*millis);
             }
+            Request::CompileDevices {
+                mlir,
+                replicas,
+                partitions,
+            } => {
+                e.u8(7);
+                e.bytes(mlir.as_bytes());
+                e.u64(*replicas);
+                e.u64(*partitions);
+            }
+            Request::ExecuteDevices { exe_id, args } => {
+                e.u8(8);
+                e.u64(*exe_id);
+                e.u64(args.len() as u64);
+                for a in args {
+                    e.arrays(a);
+                }
+            }
+            Request::Devices => e.u8(10),
         }
         e.0
     }
@@ -231,6 +284,16 @@ impl Request {
             3 => Request::Release { exe_id: d.u64()? },
             5 => Request::DebugCompileWithoutOptions { mlir: d.string()? },
             6 => Request::DebugSleep { millis: d.u64()? },
+            7 => Request::CompileDevices {
+                mlir: d.string()?,
+                replicas: d.u64()?,
+                partitions: d.u64()?,
+            },
+            8 => Request::ExecuteDevices {
+                exe_id: d.u64()?,
+                args: d.device_arrays()?,
+            },
+            10 => Request::Devices,
             _ => return Err(bad("request tag")),
         };
         d.done()?;
@@ -264,6 +327,17 @@ impl Response {
                 e.arrays(arrays);
             }
             Response::Ok => e.u8(5),
+            Response::DeviceOutputs(lists) => {
+                e.u8(6);
+                e.u64(lists.len() as u64);
+                for a in lists {
+                    e.arrays(a);
+                }
+            }
+            Response::Devices(n) => {
+                e.u8(7);
+                e.u64(*n);
+            }
         }
         e.0
     }
@@ -280,6 +354,8 @@ impl Response {
             },
             4 => Response::Outputs(d.arrays()?),
             5 => Response::Ok,
+            6 => Response::DeviceOutputs(d.device_arrays()?),
+            7 => Response::Devices(d.u64()?),
             _ => return Err(bad("response tag")),
         };
         d.done()?;
@@ -309,6 +385,16 @@ mod tests {
             },
             Request::Release { exe_id: 3 },
             Request::DebugSleep { millis: 5 },
+            Request::CompileDevices {
+                mlir: "module {}".into(),
+                replicas: 2,
+                partitions: 4,
+            },
+            Request::ExecuteDevices {
+                exe_id: 2,
+                args: vec![vec![a.clone()], vec![], vec![a.clone(), a.clone()]],
+            },
+            Request::Devices,
         ];
         for r in reqs {
             assert_eq!(Request::decode(&r.encode()).unwrap(), r);
@@ -320,8 +406,10 @@ mod tests {
                 exe_id: 1,
                 num_outputs: 2,
             },
-            Response::Outputs(vec![a]),
+            Response::Outputs(vec![a.clone()]),
             Response::Ok,
+            Response::DeviceOutputs(vec![vec![a.clone()], vec![a]]),
+            Response::Devices(8),
         ];
         for r in resps {
             assert_eq!(Response::decode(&r.encode()).unwrap(), r);

@@ -114,6 +114,34 @@ fn serve(plugin_path: &Path) -> io::Result<()> {
                     Err(e) => Response::Error(e.to_string()),
                 },
             },
+            Ok(Request::CompileDevices {
+                mlir,
+                replicas,
+                partitions,
+            }) => match compile_devices(client, &mlir, replicas, partitions) {
+                Ok(exe) => {
+                    let id = next_id;
+                    next_id += 1;
+                    let num_outputs = exe.num_outputs() as u64;
+                    executables.insert(id, exe);
+                    Response::Compiled {
+                        exe_id: id,
+                        num_outputs,
+                    }
+                }
+                Err(e) => Response::Error(e),
+            },
+            Ok(Request::ExecuteDevices { exe_id, args }) => match executables.get(&exe_id) {
+                None => Response::Error(format!("no executable with id {exe_id}")),
+                Some(exe) => match exe.execute_on_devices(&args) {
+                    Ok(outs) => Response::DeviceOutputs(outs),
+                    Err(e) => Response::Error(e.to_string()),
+                },
+            },
+            Ok(Request::Devices) => match client.addressable_device_count() {
+                Ok(n) => Response::Devices(n as u64),
+                Err(e) => Response::Error(e.to_string()),
+            },
             Ok(Request::Release { exe_id }) => {
                 executables.remove(&exe_id);
                 Response::Ok
@@ -133,4 +161,34 @@ fn serve(plugin_path: &Path) -> io::Result<()> {
         send(&mut out, response)?;
     }
     Ok(())
+}
+
+/// Compiles a program for `replicas` × `partitions` devices (an already
+/// partitioned one with its values marked manually sharded, or an
+/// annotated one with its shardings: see `hlo::stablehlo`'s lowering) and
+/// checks that PJRT runs device `k` of the grid (replica-major)
+/// as the executable's `k`-th device, the order its argument lists take.
+fn compile_devices(
+    client: &'static Client<'static>,
+    mlir: &str,
+    replicas: u64,
+    partitions: u64,
+) -> Result<LoadedExecutable<'static>, String> {
+    let (r, p) = (replicas as usize, partitions as usize);
+    // XLA compiles more than one partition only with SPMD partitioning on:
+    // it leaves a partitioned program's manually sharded values as they
+    // are, and partitions an annotated program by its shardings
+    let options = pjrt::devices::compile_options(r, p, p > 1);
+    let exe = client
+        .compile(mlir, "mlir", &options)
+        .map_err(|e| e.to_string())?;
+    let ids = exe.device_ids().map_err(|e| e.to_string())?;
+    let want: Vec<i64> = (0..(r * p) as i64).collect();
+    if ids != want {
+        return Err(format!(
+            "the executable runs on devices {ids:?}; the {r}x{p} grid's device assignment \
+             asked for {want:?} in this order"
+        ));
+    }
+    Ok(exe)
 }

@@ -20,6 +20,7 @@ mod tests_eval;
 pub use chlo::{ChloLowering, CHLO_OPS};
 pub use convert::{CheckKind, CheckSpec};
 pub use printer::{
-    lower_module, lowers, mlir_element_type, print_module, tensor_type, LowerError, Lowered,
+    lower_annotated, lower_module, lowers, mlir_element_type, print_module, tensor_type,
+    LowerError, Lowered,
 };
 pub use reader::{parse_stablehlo, read_check_programs, CheckProgram, MAX_DEPTH};

@@ -46,6 +46,11 @@ pub fn print_module(module: &Module) -> Result<String, LowerError> {
         next: 0,
         depth: 0,
         faithful: true,
+        manual: false,
+        regions: 0,
+        annotated: false,
+        current: None,
+        grid: super::lower::grid_of(module, None),
     };
     let mut out = format!("module {}", symbol(&module.name));
     let attrs = carried_attrs(&module.attrs);

@@ -11,6 +11,7 @@ use super::types::{
     array_attr, block, invalid, leaves, names, pad, padding_attr, region, tensor_type,
     transferable, types, unsupported, LowerError, Lowered, Val,
 };
+use crate::hlo::collective::DeviceGrid;
 use crate::hlo::{
     ArrayShape, CompId, Computation, ConstantData, InstrId, Instruction, Module, Shape, WindowDim,
 };
@@ -45,6 +46,19 @@ pub(super) type Lowering = Result<Option<Vec<Val>>, LowerError>;
 /// assert!(lowered.mlir.contains("\"stablehlo.negate\"(%arg0)"));
 /// ```
 pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
+    lower_with(module, None)
+}
+
+/// Lowers an annotated module for XLA's SPMD partitioner on `partitions`
+/// devices: its `sharding=` annotations become `mhlo.sharding` (on the
+/// entry's arguments and results, the partitioner's custom calls
+/// `Sharding`, `SPMDFullToShardShape`, `SPMDShardToFullShape`, and any op
+/// that carries one), and the module says `mhlo.num_partitions`.
+pub fn lower_annotated(module: &Module, partitions: usize) -> Result<Lowered, LowerError> {
+    lower_with(module, Some(partitions))
+}
+
+fn lower_with(module: &Module, annotated: Option<usize>) -> Result<Lowered, LowerError> {
     // a custom call with a known meaning (XLA's TopK) is written as the
     // plain ops it means: StableHLO has no such custom call
     let expanded = crate::hlo::expand_known_custom_calls(module);
@@ -64,6 +78,11 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
         next: 0,
         depth: 0,
         faithful: false,
+        manual: partitioned(module),
+        regions: 0,
+        annotated: annotated.is_some(),
+        current: None,
+        grid: grid_of(module, annotated),
     };
     let mut params = Vec::new();
     let mut args: Vec<Vec<Val>> = Vec::new();
@@ -77,11 +96,12 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
             )));
         }
         let mut vals = Vec::new();
-        for leaf in leaves(&instr.shape)? {
+        let shardings = l.leaf_shardings(instr)?;
+        for (j, leaf) in leaves(&instr.shape)?.into_iter().enumerate() {
             transferable(leaf)?;
             let name = format!("%arg{}", params.len());
             let ty = tensor_type(leaf)?;
-            arg_decls.push(format!("{name}: {ty}"));
+            arg_decls.push(format!("{name}: {ty}{}", shardings[j]));
             vals.push(Val { name, ty });
             params.push(leaf.clone());
         }
@@ -97,12 +117,21 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
         transferable(r)?;
     }
     let result_types: Vec<String> = results.iter().map(|v| v.ty.clone()).collect();
-    let mut mlir = String::from("module @xla_props {\n");
+    let root_shardings = l.leaf_shardings(entry.instr(entry.root))?;
+    let result_decls: Vec<String> = result_types
+        .iter()
+        .zip(&root_shardings)
+        .map(|(t, s)| format!("{t}{s}"))
+        .collect();
+    let mut mlir = format!(
+        "module @xla_props{} {{\n",
+        grid_attributes(module, annotated)
+    );
     let _ = writeln!(
         mlir,
         "  func.func public @main({}) -> ({}) {{",
         arg_decls.join(", "),
-        result_types.join(", ")
+        result_decls.join(", ")
     );
     mlir.push_str(&body);
     let _ = writeln!(
@@ -119,6 +148,40 @@ pub fn lower_module(module: &Module) -> Result<Lowered, LowerError> {
     })
 }
 
+/// Whether `module` is a per-device program on more than one partition
+/// (XLA's SPMD partitioner already ran): XLA compiles such a program only
+/// with SPMD partitioning on, so its lowering marks every value of the
+/// entry manually sharded (`mhlo.sharding = "{manual}"`), which the
+/// partitioner leaves as it is.
+fn partitioned(module: &Module) -> bool {
+    DeviceGrid::of(module).is_ok_and(|g| g.partitions > 1)
+}
+
+/// ` attributes {mhlo.num_partitions = P : i32, mhlo.num_replicas = R : i32}`
+/// for a module whose header declares more than one device (as JAX writes
+/// them), else nothing: a one-device module's text is unchanged.
+/// The devices a module runs on: its header's, or `partitions` for an
+/// annotated module lowered for XLA's partitioner.
+pub(super) fn grid_of(module: &Module, annotated: Option<usize>) -> Result<DeviceGrid, String> {
+    match annotated {
+        Some(partitions) => Ok(DeviceGrid {
+            replicas: 1,
+            partitions,
+        }),
+        None => DeviceGrid::of(module),
+    }
+}
+
+fn grid_attributes(module: &Module, annotated: Option<usize>) -> String {
+    match grid_of(module, annotated) {
+        Ok(g) if g.devices() > 1 => format!(
+            " attributes {{mhlo.num_partitions = {} : i32, mhlo.num_replicas = {} : i32}}",
+            g.partitions, g.replicas
+        ),
+        _ => String::new(),
+    }
+}
+
 /// Most nested calls/fusions/regions followed before giving up (guards recursion; each level costs stack).
 pub(super) const MAX_DEPTH: usize = 24;
 
@@ -129,6 +192,18 @@ pub(super) struct Lowerer<'m> {
     /// Writing [`print_module`](super::print_module)'s faithful form: regions forward to the
     /// functions of their computations, compares keep an absent type absent.
     pub(super) faithful: bool,
+    /// Marking the entry's values manually sharded ([`partitioned`]).
+    pub(super) manual: bool,
+    /// How many regions the op being written is nested in (the entry's
+    /// own ops are at 0; only those carry a sharding).
+    pub(super) regions: usize,
+    /// Writing an annotated module's shardings ([`lower_annotated`]).
+    pub(super) annotated: bool,
+    /// The sharding of the instruction being written and its result type
+    /// (annotated modules): the op of that type it becomes carries it.
+    pub(super) current: Option<(String, String)>,
+    /// The devices the module runs on (replica groups are read on it).
+    pub(super) grid: Result<DeviceGrid, String>,
 }
 
 /// Single-array operands, for ops that take arrays only.
@@ -173,6 +248,29 @@ pub(super) fn called(c: Option<CompId>, what: &str) -> Result<CompId, LowerError
 }
 
 impl<'m> Lowerer<'m> {
+    /// The ` {mhlo.sharding = "..."}` of each leaf of an entry parameter
+    /// or root: `{manual}` in a partitioned module, the instruction's own
+    /// sharding in an annotated one (`{replicated}` without one), else
+    /// nothing.
+    fn leaf_shardings(&self, instr: &Instruction) -> Result<Vec<String>, LowerError> {
+        let n = leaves(&instr.shape)?.len();
+        let attr = |s: &str| format!(" {{mhlo.sharding = \"{s}\"}}");
+        if self.manual {
+            return Ok(vec![attr("{manual}"); n]);
+        }
+        match crate::hlo::collective::verbatim(instr, "sharding") {
+            Some(t) if self.annotated => Ok(crate::hlo::sharding::leaf_texts(t, n)
+                .map_err(LowerError::Invalid)?
+                .iter()
+                .map(|s| attr(s))
+                .collect()),
+            // an annotated module's unannotated entry values are whole on
+            // every device (the partitioner would otherwise choose)
+            None if self.annotated => Ok(vec![attr("{replicated}"); n]),
+            _ => Ok(vec![String::new(); n]),
+        }
+    }
+
     pub(super) fn fresh(&mut self) -> String {
         let n = self.next;
         self.next += 1;
@@ -225,6 +323,20 @@ impl<'m> Lowerer<'m> {
         if !regions.is_empty() {
             let _ = write!(line, " ({})", regions.join(", "));
         }
+        let mut attrs = attrs.to_vec();
+        if self.manual && self.regions == 0 && !result_types.is_empty() {
+            let one = "{manual}";
+            let sharding = if result_types.len() == 1 {
+                one.to_string()
+            } else {
+                format!("{{{}}}", vec![one; result_types.len()].join(", "))
+            };
+            attrs.push(format!("mhlo.sharding = \"{sharding}\""));
+        } else if let Some((sharding, ty)) = &self.current {
+            if self.regions == 0 && result_types.len() == 1 && result_types[0] == *ty {
+                attrs.push(format!("mhlo.sharding = \"{sharding}\""));
+            }
+        }
         if !attrs.is_empty() {
             let _ = write!(line, " {{{}}}", attrs.join(", "));
         }
@@ -263,8 +375,10 @@ impl<'m> Lowerer<'m> {
             params.push(vals);
         }
         let mut body = String::new();
-        let results = self.computation(comp, &params, &mut body, indent + 1)?;
-        let s = region(indent, &block_args, &body, &results);
+        self.regions += 1;
+        let results = self.computation(comp, &params, &mut body, indent + 1);
+        self.regions -= 1;
+        let s = region(indent, &block_args, &body, &results?);
         Ok(s)
     }
 
@@ -277,8 +391,10 @@ impl<'m> Lowerer<'m> {
         indent: usize,
     ) -> Result<String, LowerError> {
         let mut body = String::new();
-        let results = self.computation(comp, params, &mut body, indent + 1)?;
-        Ok(block(indent, &body, &results))
+        self.regions += 1;
+        let results = self.computation(comp, params, &mut body, indent + 1);
+        self.regions -= 1;
+        Ok(block(indent, &body, &results?))
     }
 
     /// Emits the instructions of `comp` reachable from its root, with its
@@ -338,6 +454,29 @@ impl<'m> Lowerer<'m> {
         out: &mut String,
         indent: usize,
     ) -> Result<Vec<Val>, LowerError> {
+        let saved = self.current.take();
+        if self.annotated && self.regions == 0 {
+            if let (Some(s), Some(a)) = (
+                crate::hlo::collective::verbatim(instr, "sharding"),
+                instr.shape.as_array(),
+            ) {
+                self.current = Some((s.to_string(), tensor_type(a)?));
+            }
+        }
+        let r = self.dispatch(c, instr, operands, params, out, indent);
+        self.current = saved;
+        r
+    }
+
+    fn dispatch(
+        &mut self,
+        c: &Computation,
+        instr: &Instruction,
+        operands: &[&[Val]],
+        params: &[Vec<Val>],
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Vec<Val>, LowerError> {
         let op = instr.opcode;
         if !op.arity().accepts(operands.len()) {
             return invalid(format!("{} operands", operands.len()));
@@ -354,7 +493,7 @@ impl<'m> Lowerer<'m> {
             return self.emit(&mut site, name, &[], &[]);
         }
         // each family lowers its own opcodes and passes on the others
-        let families: [fn(&mut Self, &mut Site) -> Lowering; 8] = [
+        let families: [fn(&mut Self, &mut Site) -> Lowering; 9] = [
             Self::value_instruction,
             Self::bitcast_instruction,
             Self::shaping_instruction,
@@ -362,6 +501,7 @@ impl<'m> Lowerer<'m> {
             Self::indexing_instruction,
             Self::reduction_instruction,
             Self::contraction_instruction,
+            Self::collective_instruction,
             Self::control_instruction,
         ];
         for family in families {

@@ -11,6 +11,7 @@
 //! Float constants are written as raw hexadecimal bit patterns, so every
 //! value (signed zeros, subnormals, infinities) reaches XLA exactly.
 
+mod collectives;
 mod constants;
 mod contraction;
 mod control;
@@ -24,6 +25,6 @@ mod types;
 mod values;
 
 pub use faithful::print_module;
-pub use lower::lower_module;
+pub use lower::{lower_annotated, lower_module};
 pub use opnames::lowers;
 pub use types::{mlir_element_type, tensor_type, LowerError, Lowered};

@@ -94,5 +94,13 @@ pub fn lowers(op: Opcode) -> bool {
                 | Opcode::Call
                 | Opcode::While
                 | Opcode::Conditional
+                | Opcode::AllReduce
+                | Opcode::AllGather
+                | Opcode::ReduceScatter
+                | Opcode::AllToAll
+                | Opcode::CollectivePermute
+                | Opcode::CollectiveBroadcast
+                | Opcode::PartitionId
+                | Opcode::ReplicaId
         )
 }

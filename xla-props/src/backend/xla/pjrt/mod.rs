@@ -70,10 +70,13 @@ const FN_CLIENT_PLATFORM_VERSION: usize = 14;
 const FN_CLIENT_ADDRESSABLE_DEVICES: usize = 16;
 const FN_CLIENT_COMPILE: usize = 20;
 const FN_CLIENT_BUFFER_FROM_HOST_BUFFER: usize = 22;
+const FN_DEVICE_DESCRIPTION_ID: usize = 23;
+const FN_DEVICE_GET_DESCRIPTION: usize = 29;
 const FN_EXECUTABLE_DESTROY: usize = 40;
 const FN_EXECUTABLE_NUM_OUTPUTS: usize = 44;
 const FN_LOADED_EXECUTABLE_DESTROY: usize = 50;
 const FN_LOADED_EXECUTABLE_GET_EXECUTABLE: usize = 51;
+const FN_LOADED_EXECUTABLE_ADDRESSABLE_DEVICES: usize = 52;
 const FN_LOADED_EXECUTABLE_EXECUTE: usize = 55;
 const FN_BUFFER_DESTROY: usize = 58;
 const FN_BUFFER_ELEMENT_TYPE: usize = 59;
@@ -219,6 +222,9 @@ pjrt_args!(BufferToHostBufferArgs {
     dst_size: usize,
     event: *mut c_void,
 });
+
+// after `pjrt_args!`, which it uses
+pub mod devices;
 
 /// `PJRT_Buffer_Type` codes.
 pub fn buffer_type_code(t: ElementType) -> Option<i32> {
@@ -654,6 +660,11 @@ impl<'p> Client<'p> {
     }
 
     fn buffer_from_host(&self, array: &HostArray) -> Result<Buffer<'_>, PjrtError> {
+        self.buffer_on(array, self.device)
+    }
+
+    /// `array` as a buffer on `device` (one of this client's).
+    fn buffer_on(&self, array: &HostArray, device: *mut c_void) -> Result<Buffer<'_>, PjrtError> {
         let code = buffer_type_code(array.dtype).ok_or_else(|| {
             PjrtError::Data(format!(
                 "element type {} cannot be transferred",
@@ -675,7 +686,7 @@ impl<'p> Client<'p> {
         args.dims = array.dims.as_ptr();
         args.num_dims = array.dims.len();
         args.host_buffer_semantics = 0; // kImmutableOnlyDuringCall
-        args.device = self.device;
+        args.device = device;
         self.plugin.call(
             FN_CLIENT_BUFFER_FROM_HOST_BUFFER,
             "PJRT_Client_BufferFromHostBuffer",
@@ -854,45 +865,4 @@ pub fn describe(plugin: &Plugin) -> String {
 }
 
 #[cfg(test)]
-mod complex_host_tests {
-    use super::*;
-    use crate::hlo::ArrayShape;
-    use crate::literal::Literal;
-
-    #[test]
-    fn complex_types_have_their_pjrt_codes() {
-        assert_eq!(buffer_type_code(ElementType::C64), Some(14));
-        assert_eq!(buffer_type_code(ElementType::C128), Some(15));
-        assert_eq!(element_type_of_code(14), Some(ElementType::C64));
-        assert_eq!(element_type_of_code(15), Some(ElementType::C128));
-    }
-
-    #[test]
-    fn complex_host_bytes_interleave_and_round_trip() {
-        for (dt, pt) in [
-            (ElementType::C64, ElementType::F32),
-            (ElementType::C128, ElementType::F64),
-        ] {
-            let p = ArrayShape::new(pt, vec![2]);
-            let re = Literal::from_f64s(&p, &[1.0, -0.0]).unwrap();
-            let im = Literal::from_f64s(&p, &[2.0, f64::NAN]).unwrap();
-            let z = Literal::from_planes(&re, &im).unwrap();
-            let h = complex_to_host(&z).unwrap();
-            assert_eq!(h.dtype, dt);
-            assert_eq!(Some(h.bytes.len()), h.expected_bytes());
-            let w = pt.byte_size();
-            assert_eq!(&h.bytes[..w], &re.to_le_bytes()[..w], "{dt}: real first");
-            assert_eq!(
-                &h.bytes[w..2 * w],
-                &im.to_le_bytes()[..w],
-                "{dt}: then imag"
-            );
-            let back = complex_from_host(&h, &ArrayShape::new(dt, vec![2])).unwrap();
-            let (r2, i2) = back.planes().unwrap();
-            assert_eq!(r2.to_le_bytes(), re.to_le_bytes());
-            assert_eq!(i2.to_le_bytes(), im.to_le_bytes());
-        }
-        let real = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![1]), &[1.0]).unwrap();
-        assert!(complex_to_host(&real).is_none());
-    }
-}
+mod complex_host_tests;
