@@ -30,6 +30,7 @@ fn default_settings_give_at_least_200k_cases_per_backend() {
         names,
         [
             "chains_vs_reference",
+            "collectives",
             "configurations",
             "exhaustive",
             "fusion_invariance",
@@ -42,6 +43,7 @@ fn default_settings_give_at_least_200k_cases_per_backend() {
             "round_trip_residual",
             "scatter_duplicate_indices",
             "select_broadcast_pred",
+            "sharding_invariance",
             "softmax_rows",
             "stable_sort_pairs",
             "template_fusion_invariance",

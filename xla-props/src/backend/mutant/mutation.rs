@@ -298,8 +298,8 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), Mutation::ALL.len());
-        assert_eq!(Mutation::bugs().count(), 42);
-        assert_eq!(Mutation::benign().count(), 8);
+        assert_eq!(Mutation::bugs().count(), 46);
+        assert_eq!(Mutation::benign().count(), 9);
     }
 
     #[test]
