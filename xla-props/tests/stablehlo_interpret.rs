@@ -9,7 +9,7 @@ use std::process::Command;
 
 /// Files the reference does not pass yet, with why (a file is named by its
 /// path under the corpus, without `.mlir`).
-const NOT_YET: &[(&str, &str)] = &[("printing", "its last section runs interpreter.run_parallel")];
+const NOT_YET: &[(&str, &str)] = &[];
 
 fn corpus_dir() -> Option<PathBuf> {
     let dir =
