@@ -170,7 +170,8 @@ pub fn bits_to_f64(bits: u64, fmt: &FloatFormat) -> f64 {
         };
     }
     let sign_bit = 1u64 << (eb + mb);
-    let bits = bits & ((sign_bit << 1) - 1);
+    // every bit of the format (all 64 for f64: the shift wraps to 0)
+    let bits = bits & (sign_bit << 1).wrapping_sub(1);
     let negative = bits & sign_bit != 0;
     let exp = ((bits >> mb) & ((1u64 << eb) - 1)) as i32;
     let mant = bits & ((1u64 << mb) - 1);
