@@ -14,6 +14,7 @@ mod parser;
 mod printer;
 pub mod rewrite;
 pub mod sdy;
+pub mod sdy_gspmd;
 mod shape;
 mod shape_inference;
 pub mod sharding;

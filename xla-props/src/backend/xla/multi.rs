@@ -60,6 +60,15 @@ impl XlaBackend {
         let unsupported = |e: String| {
             BackendError::unsupported(format!("annotated module `{}` on xla: {e}", module.name))
         };
+        // Shardy's form (JAX's default) is rewritten into GSPMD's, which
+        // the annotated path lowers for XLA's partitioner
+        let converted;
+        let module = if crate::hlo::sdy::is_sdy_module(module) {
+            converted = crate::hlo::sdy_gspmd::to_gspmd(module).map_err(unsupported)?;
+            &converted
+        } else {
+            module
+        };
         let view = if let Some(devices) = annotated_devices(module) {
             // an annotated module: XLA's partitioner runs on its shardings
             per_device_view(module, devices).map_err(unsupported)?
