@@ -287,7 +287,7 @@ fn shardy_programs_mean_what_their_gspmd_forms_say() {
     let mut failures = Vec::new();
     for file in corpus(&|n| n.ends_with(".sdy.hlo")) {
         let sdy = load_module_file(&file).unwrap();
-        let gspmd = load_module_file(&PathBuf::from(
+        let gspmd = load_module_file(PathBuf::from(
             file.to_string_lossy().replace(".sdy.", ".annotated."),
         ))
         .unwrap();
