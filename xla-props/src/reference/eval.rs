@@ -259,21 +259,7 @@ pub fn evaluate_devices(
             })
             .collect()
     });
-    let mut outs = Vec::with_capacity(results.len());
-    let mut echo = None;
-    for r in results {
-        match r {
-            Ok(o) => outs.push(o),
-            Err(e) if e.to_string().contains("another device failed") => {
-                echo.get_or_insert(e);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    match echo {
-        Some(e) => Err(e),
-        None => Ok(outs),
-    }
+    super::rendezvous::first_cause(results)
 }
 
 /// Builds the value of entry parameter `k` from the next arguments: one

@@ -141,18 +141,9 @@ pub(crate) fn run_parallel(
     let rendezvous = Arc::new(Rendezvous::<Value>::new(plan.grid.devices()));
     let outcomes = run_processes(module, process, &plan, args, &rendezvous, &queue);
     let mut results = Vec::new();
-    let mut echo = None;
-    for (k, r) in outcomes.into_iter().enumerate() {
-        match r {
-            Ok(v) => results.extend(program_results(v, plan.results[k], ins)?),
-            Err(e) if e.to_string().contains("another device failed") => {
-                echo.get_or_insert(e);
-            }
-            Err(e) => return Err(OpError::Nested(e)),
-        }
-    }
-    if let Some(e) = echo {
-        return Err(OpError::Nested(e));
+    let values = super::rendezvous::first_cause(outcomes).map_err(OpError::Nested)?;
+    for (k, v) in values.into_iter().enumerate() {
+        results.extend(program_results(v, plan.results[k], ins)?);
     }
     Ok(if results.len() == 1 {
         results.remove(0)

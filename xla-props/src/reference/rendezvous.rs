@@ -142,6 +142,27 @@ impl<T: Clone> Rendezvous<T> {
     }
 }
 
+/// The devices' results in order, or the error that caused the run to fail:
+/// a device's own error before the "another device failed" echoes the
+/// rendezvous hands the others.
+pub fn first_cause<T, E: std::fmt::Display>(results: Vec<Result<T, E>>) -> Result<Vec<T>, E> {
+    let mut outs = Vec::with_capacity(results.len());
+    let mut echo = None;
+    for r in results {
+        match r {
+            Ok(o) => outs.push(o),
+            Err(e) if e.to_string().contains("another device failed") => {
+                echo.get_or_insert(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    match echo {
+        Some(e) => Err(e),
+        None => Ok(outs),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

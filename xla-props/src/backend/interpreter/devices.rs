@@ -81,20 +81,7 @@ impl Executable for MultiDevice {
                 })
                 .collect()
         });
-        let mut outs = Vec::with_capacity(results.len());
-        let mut echo = None;
-        for r in results {
-            match r {
-                Ok(o) => outs.push(o),
-                Err(e) if e.to_string().contains("another device failed") => {
-                    echo.get_or_insert(e);
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        if let Some(e) = echo {
-            return Err(e);
-        }
+        let outs = crate::reference::rendezvous::first_cause(results)?;
         self.program.assemble(outs).map_err(BackendError::Execute)
     }
 }
