@@ -8,11 +8,12 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use libtest_mimic::{Arguments, Completion, Failed};
 
 use super::events::CaseEnd;
 use super::signature;
 
+use super::ahead;
 use super::args::RunnerArgs;
 use super::batch;
 use super::metadata::{BackendVersion, RunStart};
@@ -587,11 +588,14 @@ fn finish(
         let (conclusion, line) = run_on_terminal(cases, libtest, state);
         (conclusion, Some(line))
     } else {
-        let trials = cases
-            .into_iter()
-            .map(|c| trial(state, c.id, c.name, c.users))
-            .collect();
-        (libtest_mimic::run(libtest, trials), None)
+        let on_case = state.clone();
+        let run = move |&(id, users): &(CaseId, usize)| run_case(&on_case, id, users);
+        let cases = cases.into_iter().map(|c| (c.name, (c.id, c.users)));
+        let selected = |name: &str| selected_by_libtest(libtest, name);
+        (
+            ahead::run_trials(cases.collect(), libtest, selected, run),
+            None,
+        )
     };
     if libtest.list {
         return Ok(RunReport {
@@ -710,12 +714,6 @@ fn run_on_terminal(
         num_measured: 0,
     };
     (conclusion, super::terminal::result_line(&counts, elapsed))
-}
-
-fn trial(state: &Arc<RunState>, id: CaseId, name: String, users: usize) -> Trial {
-    let state = state.clone();
-    // the closure keeps only the small id; the name is rebuilt for failure reports
-    Trial::ignorable_test(name, move || run_case(&state, id, users))
 }
 
 fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Failed> {

@@ -2,6 +2,7 @@
 //! time), filters, shards, run events and their reporters (the terminal's
 //! progress bar), reports (JUnit, JSON) and failure persistence.
 
+mod ahead;
 mod args;
 mod batch;
 pub mod events;
