@@ -270,3 +270,65 @@ fn a_select_and_scatter_is_bounded_and_may_flip_only_where_its_operands_are_clos
         assert!(lo <= 0.0 && hi >= 0.0 && hi - lo < 1e-30, "[{lo}, {hi}]");
     }
 }
+
+/// The argmax reducer XLA writes for a max-pool's gradient (ties to the left).
+const ARGMAX: &str = "argmax {\n  a = f32[] parameter(0)\n  i = s32[] parameter(1)\n  \
+     b = f32[] parameter(2)\n  j = s32[] parameter(3)\n  ge = pred[] compare(a, b), direction=GE\n  \
+     va = f32[] select(ge, a, b)\n  vi = s32[] select(ge, i, j)\n  ROOT t = (f32[], s32[]) tuple(va, vi)\n}\n\
+     add {\n  p = f32[] parameter(0)\n  q = f32[] parameter(1)\n  ROOT s = f32[] add(p, q)\n}\n";
+
+#[test]
+fn an_argmax_window_and_the_scatter_of_its_indices_stay_bounded() {
+    // max-pool gradient as XLA rewrites it: a value-and-index reduce-window
+    // over exp(x) (inexact), then a scatter-add of the gradient at the
+    // indices. Window [exp(0.5), exp(0.5)] may pick either element; window
+    // [exp(3), exp(2)] stays apart.
+    let text = format!(
+        "HloModule m\n{ARGMAX}ENTRY e {{\n  x = f32[4] parameter(0)\n  g = f32[2] parameter(1)\n  \
+         p = f32[4] exponential(x)\n  k = s32[4] iota(), iota_dimension=0\n  \
+         ninf = f32[] constant(-inf)\n  none = s32[] constant(-1)\n  \
+         w = (f32[2], s32[2]) reduce-window(p, k, ninf, none), window={{size=2 stride=2}}, to_apply=argmax\n  \
+         wi = s32[2] get-tuple-element(w), index=1\n  idx = s32[2,1] reshape(wi)\n  \
+         z = f32[] constant(0)\n  zs = f32[4] broadcast(z), dimensions={{}}\n  \
+         sc = f32[4] scatter(zs, idx, g), update_window_dims={{}}, inserted_window_dims={{0}}, \
+         scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=add\n  \
+         ROOT t = (s32[2], f32[4]) tuple(wi, sc)\n}}\n"
+    );
+    let m = parse_module(&text).unwrap();
+    let x = f32s(vec![4], &[0.5, 0.5, 3.0, 2.0]);
+    let g = f32s(vec![2], &[5.0, 7.0]);
+    let b = first_order_bounds(&m, &[x, g], &exp_budget()).unwrap();
+    let range = |k: usize, i: usize| (b[k].lo.get_f64(i), b[k].hi.get_f64(i));
+    // the close window's index is 0 or 1 (a radius of 1 around 0); the
+    // other one is 2 exactly
+    let (lo, hi) = range(0, 0);
+    assert!(lo <= 0.0 && hi >= 1.0 && hi - lo <= 2.0, "[{lo}, {hi}]");
+    assert_eq!(range(0, 1), (2.0, 2.0));
+    // either element of the close window may get the 5
+    for i in 0..2 {
+        assert!(b[1].is_bounded(i));
+        let (lo, hi) = range(1, i);
+        assert!(lo <= 0.0 && hi >= 5.0 && hi < 11.0, "element {i}: [{lo}, {hi}]");
+    }
+    // the window that stays apart: 7 at exp(3), exactly 0 at exp(2)
+    let (lo, hi) = range(1, 2);
+    assert!(lo <= 7.0 && 7.0 <= hi && hi - lo < 1e-5, "[{lo}, {hi}]");
+    let (lo, hi) = range(1, 3);
+    assert!(lo <= 0.0 && hi >= 0.0 && hi - lo < 1e-30, "[{lo}, {hi}]");
+}
+
+#[test]
+fn a_value_compared_with_its_own_maximum_is_decided_where_the_maximum_cannot_flip() {
+    // JAX's derivative of maximum: select(s == max(s, 0), 1, 0), on an
+    // inexact s well away from 0 (it would be undecided on radii alone)
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  p = f32[2] exponential(x)\n  \
+         c = f32[2] constant({1.2, 1.2})\n  s = f32[2] subtract(p, c)\n  z = f32[2] constant({0, 0})\n  \
+         mx = f32[2] maximum(s, z)\n  q = pred[2] compare(s, mx), direction=EQ\n  \
+         one = f32[2] constant({1, 1})\n  ROOT r = f32[2] select(q, one, z)\n}\n",
+    )
+    .unwrap();
+    let b = first_order_bounds(&m, &[f32s(vec![2], &[0.1, 1.0])], &exp_budget()).unwrap();
+    assert_eq!((b[0].lo.get_f64(0), b[0].hi.get_f64(0)), (0.0, 0.0));
+    assert_eq!((b[0].lo.get_f64(1), b[0].hi.get_f64(1)), (1.0, 1.0));
+}

@@ -475,7 +475,8 @@ impl Radii<'_, '_> {
                         message: "an operand has no value".into(),
                     })?;
                 let top = self.depth == 1;
-                self.instruction(ins, &ops, top)?
+                let d = self.instruction(ins, &ops, top)?;
+                self.steady_compare(comp, ins, &values, d)
             };
             if debug_enabled() {
                 if let Dual::Array(l, r) = &v {
@@ -622,9 +623,24 @@ impl Radii<'_, '_> {
             _ => false,
         };
         if selects_only && ops.iter().all(|o| o.is_exact()) {
-            Dual::exact(v)
-        } else {
-            Dual::unbounded(v)
+            return Dual::exact(v);
+        }
+        let radii = v.as_tuple().filter(|_| selects_only).and_then(|outs| {
+            let parts: Option<Vec<_>> = ops.iter().map(|o| o.array()).collect();
+            let outs: Option<Vec<&Literal>> = outs.iter().map(Value::as_array).collect();
+            self.selecting_reduction(ins, &parts?, &outs?)
+        });
+        match (radii, v) {
+            (Some(radii), Value::Tuple(outs)) => Dual::Tuple(
+                outs.into_iter()
+                    .zip(radii)
+                    .map(|(v, r)| match v {
+                        Value::Array(l) => Dual::Array(l, r),
+                        other => Dual::unbounded(other),
+                    })
+                    .collect(),
+            ),
+            (_, v) => Dual::unbounded(v),
         }
     }
 

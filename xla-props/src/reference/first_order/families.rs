@@ -7,6 +7,7 @@ use super::super::indexing::scatter_targets;
 use super::super::reduction::select_and_scatter_windows;
 use super::super::OpError;
 use super::eval::{debug_enabled, f64_literal, AuxReducer, Radii};
+use super::moving::moving_updates;
 use super::rules::{gamma, unit_roundoff};
 use crate::hlo::{CompId, Instruction, Opcode};
 use crate::literal::Literal;
@@ -352,15 +353,21 @@ impl Radii<'_, '_> {
     ) -> Result<Vec<f64>, OpError> {
         let ((x, rx), (idx, ridx), (upd, ru)) =
             ((a[0].0, &a[0].1), (a[1].0, &a[1].1), (a[2].0, &a[2].1));
-        if ridx.iter().any(|&q| q != 0.0) {
-            return Err(OpError::Invalid("inexact scatter indices".into()));
-        }
         let n = v.element_count();
+        // updates that may land elsewhere (inexact indices): only a sum is followed
+        let moves = if ridx.iter().any(|&q| q != 0.0) {
+            if self.rounded_combiner(ins.attrs.to_apply).0 != Combiner::Add {
+                return Err(OpError::Invalid("inexact scatter indices".into()));
+            }
+            Some(moving_updates(ins, x.dims(), idx, ridx, upd, ru)?)
+        } else {
+            None
+        };
         let lit = |l: &Literal, f: &dyn Fn(usize) -> f64| -> Result<Literal, OpError> {
             let vals: Vec<f64> = (0..l.element_count()).map(f).collect();
             f64_literal(l, &vals)
         };
-        let exact = rx.iter().chain(ru.iter()).all(|&q| q == 0.0);
+        let exact = moves.is_none() && rx.iter().chain(ru.iter()).all(|&q| q == 0.0);
         // a round trip after the combiner (bf16 normalization) rounds every
         // partial sum to its type: only an add's rule takes that
         let (combine, narrow) = self.rounded_combiner(ins.attrs.to_apply);
@@ -404,7 +411,7 @@ impl Radii<'_, '_> {
             return Ok(carried);
         }
         let u = Self::u_of(v, self.allow.accumulate_in_declared_type).max(narrow);
-        if reducer != AuxReducer::Add || u == 0.0 {
+        if reducer != AuxReducer::Add || (u == 0.0 && moves.is_none()) {
             return Ok(carried);
         }
         let ones = self.f64_op(
@@ -421,8 +428,16 @@ impl Radii<'_, '_> {
             ],
             Some(AuxReducer::Add),
         )?;
+        let (extra, more) = match &moves {
+            Some(m) => (m.magnitude.as_slice(), m.gained.as_slice()),
+            None => (&[][..], &[][..]),
+        };
+        let at = |v: &[f64], i: usize| v.get(i).copied().unwrap_or(0.0);
         Ok((0..n)
-            .map(|i| carried[i] + gamma(ones.get_f64(i), u) * mag.get_f64(i))
+            .map(|i| {
+                let (e, g) = (at(extra, i), at(more, i));
+                carried[i] + e + gamma(ones.get_f64(i) + g, u) * (mag.get_f64(i) + e)
+            })
             .collect())
     }
 

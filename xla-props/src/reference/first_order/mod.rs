@@ -41,6 +41,8 @@
 mod devices;
 mod eval;
 mod families;
+mod moving;
 mod rules;
+mod selection;
 
 pub use eval::{first_order_bounds, FirstOrder};
