@@ -38,9 +38,12 @@
 //! there, a component's sign included (unlike a real product's sign, a
 //! component's sign depends on the order), so `product` is false.
 //!
+//! **Dots and convolutions** are sums of products whose components mix the
+//! terms' components: each component is bounded as a real dot is, on its
+//! own products' magnitudes (`Root::bilinear_magnitudes`).
+//!
 //! Only a reduction whose operands are parameters or constants is bounded
-//! (so the mapped inputs are its terms); complex dots and convolutions
-//! (whose components mix the terms' components) get no bound here.
+//! (so the mapped inputs are its terms).
 
 use super::reduction_root::{mapped_constants, root_instr};
 use crate::check::policy::EvalFn;
@@ -91,6 +94,28 @@ fn gamma(k: f64, u: f64) -> Option<f64> {
 }
 
 impl Root<'_> {
+    /// Per component, the magnitudes of a complex dot's or convolution's
+    /// products, times 2: `re = sum ar*br - ai*bi` has magnitude
+    /// `sum |ar||br| + |ai||bi|`, `im = sum ar*bi + ai*br` has
+    /// `sum |ar||bi| + |ai||br|`. On the terms mapped to `(|re|, |im|)`
+    /// the result is `(P - Q, sum |ar||bi| + |ai||br|)` with
+    /// `P = sum |ar||br|`, `Q = sum |ai||bi|`; on `(|re|, 0)` its real part
+    /// is `P`: so the real magnitude is `2P - (P - Q)`. A component sums
+    /// `2k` rounded products of `k` terms: `(2k - 1) u S + u S` plus the
+    /// reference's `u |s|`: `(2k + 1) u S`, within `2 * k * eps * S` (the
+    /// factor 2, which also covers `S` rounded to the component type).
+    fn bilinear_magnitudes(&self, reference: &EvalFn<'_>) -> Option<Literal> {
+        let both = self.eval(reference, &|(re, im)| (re.abs(), im.abs()))?;
+        let real = self.eval(reference, &|(re, _)| (re.abs(), 0.0))?;
+        let mut out = both.clone();
+        for i in 0..both.element_count() {
+            let ((d, im), p) = (both.get_complex(i), real.get_f64(i));
+            let re = (2.0 * p - d).max(p);
+            out.set_complex(i, 2.0 * re, 2.0 * im);
+        }
+        Some(out)
+    }
+
     /// The module's result on the inputs and constants mapped by `f`.
     fn eval(
         &self,
@@ -109,7 +134,8 @@ impl Root<'_> {
             .operands
             .iter()
             .all(|&o| matches!(comp.instr(o).opcode, Opcode::Parameter | Opcode::Constant));
-        if !leaves || !matches!(self.opcode, Opcode::Reduce | Opcode::ReduceWindow) {
+        let bilinear = matches!(self.opcode, Opcode::Dot | Opcode::Convolution);
+        if !leaves || !(bilinear || matches!(self.opcode, Opcode::Reduce | Opcode::ReduceWindow)) {
             return None;
         }
         let dtype = self.module.result_shape().as_array()?.dtype;
@@ -117,7 +143,11 @@ impl Root<'_> {
         let (eps, max) = (fmt.epsilon(), fmt.max);
         let finite_abs = |v: f64| if v.is_finite() { v.abs() } else { 0.0 };
         if !self.product {
-            let magnitude = self.eval(reference, &|(re, im)| (re.abs(), im.abs()))?;
+            let magnitude = if bilinear {
+                self.bilinear_magnitudes(reference)?
+            } else {
+                self.eval(reference, &|(re, im)| (re.abs(), im.abs()))?
+            };
             let finite = self.eval(reference, &|(re, im)| (finite_abs(re), finite_abs(im)))?;
             let floor = if self.flushes {
                 fmt.min_normal()
@@ -249,5 +279,36 @@ mod tests {
         assert!(!judge(false, &m, &x, near), "not declared");
         let far = ((want.0 as f32) as f64 + 16.0 * e, want.1);
         assert!(!judge(true, &m, &x, far), "16 eps |z|: a bug");
+    }
+
+    #[test]
+    fn a_complex_dot_is_bounded_per_component_on_its_products() {
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  x = c64[1,2] parameter(0)\n  y = c64[2,1] parameter(1)\n  ROOT z = c64[1,1] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+        )
+        .unwrap();
+        let e = 2f64.powi(-23);
+        // re = 1*1 - (2^-12)(2^-12) + ... : products 1, 2^-24, eps, eps:
+        // exact re = 1 - 2^-24 + 2 eps (not an f32: 1 + 2 eps nearest)
+        let s = |v: &[(f64, f64)], d: Vec<i64>| {
+            Literal::from_complex(&ArrayShape::new(ElementType::C64, d), v).unwrap()
+        };
+        let x = s(&[(1.0, 2f64.powi(-12)), (e, 0.0)], vec![1, 2]);
+        let y = s(&[(1.0, 2f64.powi(-12)), (2.0, 0.0)], vec![2, 1]);
+        let want = crate::reference::evaluate(&m, &[x.clone(), y.clone()]).unwrap();
+        let (wr, wi) = want[0].get_complex(0);
+        let n = Numerics::exact().with_reassociation();
+        let j = |got: (f64, f64)| {
+            Judge::new(&n, Policy::Reference)
+                .against_reference(&m, &[x.clone(), y.clone()], &[s(&[got], vec![1, 1])])
+                .is_agreement()
+        };
+        assert!(j((wr, wi)));
+        // the real part's products sum to about 1: 2 terms * 2 * eps * 1
+        assert!(j((wr - e, wi)));
+        assert!(!j((wr - 8.0 * e, wi)));
+        // the imaginary part's products are 2^-12 + 2^-12: an error of eps
+        // there is 2^10 times its bound
+        assert!(!j((wr, wi + e)));
     }
 }
