@@ -75,53 +75,7 @@ pub(crate) fn judge_n(
     judge(expected, actual, spec, &ctx)
 }
 
-/// Per-element magnitude sums of one reduced output, for the reassociation bound.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MagnitudeSums {
-    /// Terms summed into each element (the reduction length).
-    pub terms: u64,
-    /// `sum |x|` over the terms of each element, row-major over the output.
-    pub sum_abs: Vec<f64>,
-    /// Elements whose terms admit an order of accumulation that leaves the
-    /// finite range of the result type (their magnitudes overflow it): there
-    /// a reassociated result is bounded by nothing (inf or NaN included),
-    /// unless the reference's own result is NaN, which every order gives.
-    /// Empty means none.
-    pub unbounded: Vec<bool>,
-    /// The terms are multiplied, not added: an unbounded element still keeps
-    /// the reference's sign (or is NaN), since a product's sign does not
-    /// depend on the order.
-    pub product: bool,
-    /// Unbounded elements whose reference NaN comes only from finite terms
-    /// overflowing (`inf - inf` of rounded products, no NaN term and no
-    /// opposite infinite inputs): another order, or a fused multiply-add
-    /// that keeps a product unrounded, gives an infinity or a finite value
-    /// instead. Empty means none (a NaN reference is then kept).
-    pub overflow_nan: Vec<bool>,
-}
-
-impl MagnitudeSums {
-    /// The largest legal error of element `i` of a reassociated sum in `dtype`:
-    /// `n * eps * sum|x|` (recursive summation is within `(n-1) * u * sum|x|`
-    /// with `u = eps/2`; the reference's own once-rounding adds `u * |s|`).
-    pub fn bound(&self, i: usize, dtype: ElementType) -> f64 {
-        let eps = dtype.float_format().map_or(0.0, |f| f.epsilon());
-        self.terms as f64 * eps * self.sum_abs.get(i).copied().unwrap_or(0.0)
-    }
-
-    /// Whether element `i` of a reassociated result may be any value
-    /// (see [`MagnitudeSums::unbounded`]) given the reference's `expected`
-    /// and the backend's `actual` values.
-    pub fn excuses(&self, i: usize, expected: f64, actual: f64) -> bool {
-        if !self.unbounded.get(i).copied().unwrap_or(false) {
-            return false;
-        }
-        if expected.is_nan() {
-            return self.overflow_nan.get(i).copied().unwrap_or(false);
-        }
-        !self.product || actual.is_nan() || actual.is_sign_negative() == expected.is_sign_negative()
-    }
-}
+pub use super::magnitude_sums::MagnitudeSums;
 
 /// Everything the comparator needs besides the two results.
 #[derive(Clone, Debug)]
@@ -221,6 +175,16 @@ impl<'a> CompareContext<'a> {
         }
         self.output_specs[output] = Some(spec);
         self
+    }
+    /// The context for plane `k` of complex output `out` (of `n` elements):
+    /// the output's magnitude sums replaced by that plane's (a complex sum's
+    /// bound is per component; sums not laid out per plane bound no
+    /// component and are dropped). None when the output has no sums.
+    fn plane(&self, out: usize, k: usize, n: usize) -> Option<CompareContext<'a>> {
+        let sums = self.magnitude_sums.get(out)?.as_ref()?;
+        let mut own = self.clone();
+        own.magnitude_sums[out] = sums.plane(k, n);
+        Some(own)
     }
     /// Marks the property `strict_rounding`.
     pub fn strict_rounding(mut self) -> Self {
@@ -483,8 +447,12 @@ fn compare_output(
     agreement: &mut Agreement,
 ) -> Option<OutputMismatch> {
     if expected.dtype().is_complex() {
-        let f =
-            &mut |e: &_, a: &_, n: Option<&_>| compare_plane(out, e, a, spec, ctx, agreement, n);
+        let count = expected.element_count();
+        let f = &mut |k: usize, e: &_, a: &_, n: Option<&_>| {
+            // each plane is judged with its own magnitude sums
+            let own = ctx.plane(out, k, count);
+            compare_plane(out, e, a, spec, own.as_ref().unwrap_or(ctx), agreement, n)
+        };
         let b = (ctx.approximate_ops.as_slice(), ctx.rules.approximations);
         return super::complex::compare_complex_output(expected, actual, b, f);
     }

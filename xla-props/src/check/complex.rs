@@ -21,8 +21,9 @@ use crate::hlo::Opcode;
 use crate::literal::Literal;
 
 /// Compares one real plane, with the normwise allowance if any.
+/// Its first argument is the plane (0: real, 1: imaginary).
 pub(super) type ComparePlane<'a> =
-    dyn FnMut(&Literal, &Literal, Option<&Normwise>) -> Option<OutputMismatch> + 'a;
+    dyn FnMut(usize, &Literal, &Literal, Option<&Normwise>) -> Option<OutputMismatch> + 'a;
 
 /// The module's approximate ops and the backend's declared approximations.
 pub(super) type Budgets<'a> = (&'a [Opcode], &'a [Approximation]);
@@ -89,8 +90,8 @@ pub(super) fn compare_complex_output(
         return None;
     };
     let nw = normwise(expected, budgets);
-    let re = plane(&er, &ar, nw.as_ref());
-    let im = plane(&ei, &ai, nw.as_ref());
+    let re = plane(0, &er, &ar, nw.as_ref());
+    let im = plane(1, &ei, &ai, nw.as_ref());
     let (mut m, other) = match (re, im) {
         (None, None) => return None,
         (Some(m), None) | (None, Some(m)) => (m, None),

@@ -15,6 +15,7 @@ mod judge;
 mod known_bug_model;
 mod known_bugs;
 mod legal;
+mod magnitude_sums;
 mod numerics;
 mod op_semantics;
 mod policy;

@@ -199,3 +199,27 @@ fn measure_complex_budgets() {
         println!("{op} c128: {:.3}", worst(&got, &want));
     }
 }
+
+#[test]
+fn complex_reductions_keep_both_parts_in_c64_and_c128() {
+    // the generic reducer path once copied elements by their bits, which
+    // hold only the real part of a c128 (the imaginary plane came out 0)
+    for (dt, ty) in [(ElementType::C64, "c64"), (ElementType::C128, "c128")] {
+        let x = c(dt, &[3], &[(1.0, 2.0), (3.0, -1.0), (0.5, 0.25)]);
+        let cumsum = format!(
+            "HloModule m\nadd {{\n  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n  ROOT s = {ty}[] add(a, b)\n}}\nENTRY e {{\n  x = {ty}[3] parameter(0)\n  z = {ty}[] constant((0, 0))\n  ROOT r = {ty}[3] reduce-window(x, z), window={{size=3 pad=2_0}}, to_apply=add\n}}\n"
+        );
+        let got = run(&cumsum, std::slice::from_ref(&x)).unwrap().remove(0);
+        assert_eq!(
+            got.to_complex_vec(),
+            vec![(1.0, 2.0), (4.0, 1.0), (4.5, 1.25)],
+            "{ty}"
+        );
+        // (1 + 2i)(3 - i) = 5 + 5i; (5 + 5i)(0.5 + 0.25i) = 1.25 + 3.75i
+        let prod = format!(
+            "HloModule m\nmul {{\n  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n  ROOT s = {ty}[] multiply(a, b)\n}}\nENTRY e {{\n  x = {ty}[3] parameter(0)\n  o = {ty}[] constant((1, 0))\n  ROOT r = {ty}[] reduce(x, o), dimensions={{0}}, to_apply=mul\n}}\n"
+        );
+        let got = run(&prod, &[x]).unwrap().remove(0);
+        assert_eq!(got.to_complex_vec(), vec![(1.25, 3.75)], "{ty}");
+    }
+}

@@ -178,14 +178,40 @@ impl Groups for WindowGroups {
     }
 }
 
+/// Element `i` of `l` as a scalar (a complex element whole: `get_bits`
+/// holds only the real part of a `c128`).
 fn scalar_at(l: &Literal, i: usize) -> Res<Literal> {
-    Literal::from_bits(&ArrayShape::new(l.dtype(), vec![]), &[l.get_bits(i)])
-        .map_err(|e| BackendError::Execute(e.to_string()))
+    let shape = ArrayShape::new(l.dtype(), vec![]);
+    let r = if l.dtype().is_complex() {
+        Literal::from_complex(&shape, &[l.get_complex(i)])
+    } else {
+        Literal::from_bits(&shape, &[l.get_bits(i)])
+    };
+    r.map_err(|e| BackendError::Execute(e.to_string()))
+}
+
+/// Element `j` of `from` written at element `i` of `to` (same type).
+fn copy_element(to: &mut Literal, i: usize, from: &Literal, j: usize) {
+    if to.dtype().is_complex() {
+        let (re, im) = from.get_complex(j);
+        to.set_complex(i, re, im);
+    } else {
+        to.set_bits(i, from.get_bits(j));
+    }
 }
 
 fn filled(dtype: ElementType, dims: &[usize], init: &Literal) -> Res<Literal> {
     let n: usize = dims.iter().product();
     let shape = ArrayShape::new(dtype, dims.iter().map(|&d| d as i64).collect::<Vec<_>>());
+    if dtype.is_complex() {
+        let z = if init.element_count() == 1 {
+            init.get_complex(0)
+        } else {
+            (0.0, 0.0)
+        };
+        return Literal::from_complex(&shape, &vec![z; n])
+            .map_err(|e| BackendError::Execute(e.to_string()));
+    }
     let b = if init.element_count() == 1 {
         init.get_bits(0)
     } else {
@@ -288,7 +314,7 @@ impl Compiled {
                 if a.dtype() != o.dtype() || a.element_count() != 1 {
                     return err("reducer returned a value of the wrong type");
                 }
-                o.set_bits(g, a.get_bits(0));
+                copy_element(o, g, a, 0);
             }
         }
         Ok(outs)
@@ -420,7 +446,7 @@ impl Compiled {
             let r = r
                 .first()
                 .ok_or_else(|| BackendError::Execute("scatter returned nothing".into()))?;
-            out.set_bits(best, r.get_bits(0));
+            copy_element(&mut out, best, r, 0);
         }
         Ok(Value::Array(out))
     }
@@ -456,7 +482,7 @@ impl Compiled {
             (1, Reducer::TakeSecond) => {
                 let (o, u) = (&mut outs[0], ups[0]);
                 for &(t, s) in &pairs {
-                    o.set_bits(t, u.get_bits(s));
+                    copy_element(o, t, u, s);
                 }
             }
             _ => {
@@ -476,7 +502,7 @@ impl Compiled {
                         if v.dtype() != o.dtype() {
                             return err("scatter: update computation returned the wrong type");
                         }
-                        o.set_bits(t, v.get_bits(0));
+                        copy_element(o, t, v, 0);
                     }
                 }
             }
@@ -573,7 +599,7 @@ impl Compiled {
             let args: Vec<Literal> = xs.iter().map(|x| scalar_at(x, i)).collect::<Res<_>>()?;
             let r = self.call_scalars(to_apply, &args)?;
             match r.first() {
-                Some(l) if l.dtype() == out.dtype => o.set_bits(i, l.get_bits(0)),
+                Some(l) if l.dtype() == out.dtype => copy_element(&mut o, i, l, 0),
                 _ => return err("map: computation returned the wrong type"),
             }
         }

@@ -21,7 +21,9 @@ mod known_bug;
 mod op_semantics;
 mod propagated_bound;
 mod reassociation;
+mod reassociation_complex;
 mod reduce_precision;
+mod reduction_root;
 mod unspecified_conversion;
 mod unstable_sort;
 

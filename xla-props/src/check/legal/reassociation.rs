@@ -2,6 +2,7 @@
 //! sum (or multiply) its terms in any order, and narrower floats in f32; its
 //! result is then within `n * eps * sum|x|` of the reference's.
 
+use super::reduction_root::{mapped_constants, root_instr};
 use super::{Case, Evidence, LegalDifference, Setting};
 use crate::check::policy::EvalFn;
 use crate::check::{LegalReason, MagnitudeSums};
@@ -27,7 +28,9 @@ impl LegalDifference for Reassociation {
     fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         let n = c.numerics;
         let sums = c.expected.first().and_then(|e| {
-            let flushes = n.flushes_outputs(e.dtype()) || n.flushes_inputs(e.dtype());
+            // a complex output flushes as its component type does
+            let t = crate::literal::component_type(e.dtype()).unwrap_or(e.dtype());
+            let flushes = n.flushes_outputs(t) || n.flushes_inputs(t);
             root_magnitudes(
                 c.module,
                 c.inputs,
@@ -41,8 +44,13 @@ impl LegalDifference for Reassociation {
             )
         });
         let out_count = c.expected.first().map_or(0, Literal::element_count);
+        // the fallback sums real terms only
+        let complex = c.expected.first().is_some_and(|e| e.dtype().is_complex());
         let sums = sums.or_else(|| {
-            crate::check::compare::root_reduction_sums(c.module, c.inputs)
+            let fallback = crate::check::compare::root_reduction_sums;
+            (!complex)
+                .then(|| fallback(c.module, c.inputs))
+                .flatten()
                 .filter(|s| s.sum_abs.len() == out_count)
         });
         // inside a larger program the error is carried by the propagated
@@ -58,10 +66,10 @@ enum Combine {
     Product,
 }
 
-/// The root's reduction kind and its number of terms per output element.
-fn root_reduction(module: &Module) -> Option<(Combine, u64)> {
-    let entry = module.entry_computation();
-    let root = entry.instr(entry.root);
+/// The root's reduction kind, its number of terms per output element, and
+/// its opcode.
+fn root_reduction(module: &Module) -> Option<(Combine, u64, Opcode)> {
+    let (_, entry, root) = root_instr(module)?;
     let out = root.shape.as_array()?.element_count()?.max(1);
     let shape_of = |k: usize| {
         root.operands
@@ -77,7 +85,7 @@ fn root_reduction(module: &Module) -> Option<(Combine, u64)> {
             _ => None,
         }
     };
-    match root.opcode {
+    let (combine, terms) = match root.opcode {
         Opcode::Reduce if root.operands.len() == 2 => Some((reducer()?, count(0) / out + 1)),
         Opcode::ReduceWindow if root.operands.len() == 2 => {
             let w: u64 = root
@@ -110,25 +118,8 @@ fn root_reduction(module: &Module) -> Option<(Combine, u64)> {
             Some((Combine::Sum, (count(1) / outf).max(1)))
         }
         _ => None,
-    }
-}
-
-/// `module` with the float constants of its entry computation mapped
-/// elementwise by `f`: a reduction whose terms are constants (an operand
-/// form, or every operand constant) has its magnitudes taken on them too.
-fn mapped_constants(module: &Module, f: impl Fn(f64) -> f64) -> Module {
-    let mut m = module.clone();
-    let entry = m.entry.index();
-    if let Some(comp) = m.computations.get_mut(entry) {
-        for i in &mut comp.instructions {
-            if let Some(crate::hlo::ConstantData::Float(v)) = &mut i.attrs.constant {
-                for x in v.iter_mut() {
-                    *x = f(*x);
-                }
-            }
-        }
-    }
-    m
+    }?;
+    Some((combine, terms, root.opcode))
 }
 
 /// The float inputs mapped elementwise by `f` (other inputs unchanged).
@@ -178,19 +169,32 @@ pub(crate) fn root_magnitudes(
     (narrow_reductions, narrow_contractions): (bool, bool),
     reference: &EvalFn<'_>,
 ) -> Option<MagnitudeSums> {
-    let (combine, terms) = root_reduction(module)?;
+    let (combine, terms, opcode) = root_reduction(module)?;
     let dtype = module.result_shape().as_array()?.dtype;
+    if dtype.is_complex() {
+        let complex = super::reassociation_complex::Root {
+            module,
+            inputs,
+            terms,
+            product: combine == Combine::Product,
+            opcode,
+            flushes,
+        };
+        return complex.magnitudes(reference);
+    }
     let fmt = dtype.float_format()?;
     let finite_abs = |v: f64| if v.is_finite() { v.abs() } else { 0.0 };
     let magnitude = reference(
-        &mapped_constants(module, f64::abs),
+        &mapped_constants(module, f64::abs, |(re, im)| (f64::abs(re), f64::abs(im))),
         &mapped(inputs, f64::abs),
     )?
     .pop()?;
     let (sum_abs, unbounded, overflow_nan) = match combine {
         Combine::Sum => {
             let finite = reference(
-                &mapped_constants(module, finite_abs),
+                &mapped_constants(module, finite_abs, |(re, im)| {
+                    (finite_abs(re), finite_abs(im))
+                }),
                 &mapped(inputs, finite_abs),
             )?
             .pop()?;
@@ -212,8 +216,7 @@ pub(crate) fn root_magnitudes(
             // every partial sum: n * eps(type) * sum|x|; likewise a dot or
             // convolution whose products and partial sums are rounded to the
             // declared type (`contractions_accumulate_in_declared_type`)
-            let entry = module.entry_computation();
-            let declared_type = match entry.instr(entry.root).opcode {
+            let declared_type = match opcode {
                 Opcode::Reduce | Opcode::ReduceWindow => narrow_reductions,
                 Opcode::Dot | Opcode::Convolution => narrow_contractions,
                 _ => false,
@@ -243,8 +246,11 @@ pub(crate) fn root_magnitudes(
                         v
                     }
                 };
-                let signs =
-                    reference(&mapped_constants(module, unit), &mapped(inputs, unit))?.pop()?;
+                let signs = reference(
+                    &mapped_constants(module, unit, |(re, im)| (unit(re), unit(im))),
+                    &mapped(inputs, unit),
+                )?
+                .pop()?;
                 (0..n)
                     .map(|i| {
                         unbounded[i] && expected.get_f64(i).is_nan() && !signs.get_f64(i).is_nan()
@@ -263,8 +269,11 @@ pub(crate) fn root_magnitudes(
                     1.0
                 }
             };
-            let high =
-                reference(&mapped_constants(module, large), &mapped(inputs, large))?.pop()?;
+            let high = reference(
+                &mapped_constants(module, large, |(re, im)| (large(re), large(im))),
+                &mapped(inputs, large),
+            )?
+            .pop()?;
             let n = magnitude.element_count();
             let scale = fmt.min_normal() / fmt.epsilon();
             let sum_abs = (0..n)
