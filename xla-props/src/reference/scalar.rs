@@ -279,6 +279,10 @@ pub(crate) enum ScalarFn {
     Program(Program),
     /// A full call.
     Call(CompId),
+    /// A full call of a computation on c128 scalars whose c128 arguments
+    /// and results travel boxed, as `u64` indices into the table (a
+    /// 128-bit element does not fit the bit paths; `complex_boxed.rs`).
+    Boxed(CompId, super::complex_boxed::Table),
 }
 
 impl ScalarFn {
@@ -308,6 +312,7 @@ impl ScalarFn {
                 p.run(args, regs)
             }
             ScalarFn::Call(c) => call_scalars(run, *c, args, want),
+            ScalarFn::Boxed(c, table) => super::complex_boxed::call_boxed(run, *c, table, args, want),
         }
     }
 }

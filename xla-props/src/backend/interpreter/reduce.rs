@@ -178,20 +178,38 @@ impl Groups for WindowGroups {
     }
 }
 
+/// Element `i` of `l` as a scalar literal (a complex element whole: a
+/// `c128` element is wider than the 64 bits `get_bits` carries).
 fn scalar_at(l: &Literal, i: usize) -> Res<Literal> {
-    Literal::from_bits(&ArrayShape::new(l.dtype(), vec![]), &[l.get_bits(i)])
-        .map_err(|e| BackendError::Execute(e.to_string()))
+    let shape = ArrayShape::new(l.dtype(), vec![]);
+    let r = if l.dtype().is_complex() {
+        Literal::from_complex(&shape, &[l.get_complex(i)])
+    } else {
+        Literal::from_bits(&shape, &[l.get_bits(i)])
+    };
+    r.map_err(|e| BackendError::Execute(e.to_string()))
+}
+
+/// Sets element `i` of `dst` to the only element of the scalar `src`.
+fn set_element(dst: &mut Literal, i: usize, src: &Literal) {
+    if dst.dtype().is_complex() {
+        let (re, im) = src.get_complex(0);
+        dst.set_complex(i, re, im);
+    } else {
+        dst.set_bits(i, src.get_bits(0));
+    }
 }
 
 fn filled(dtype: ElementType, dims: &[usize], init: &Literal) -> Res<Literal> {
     let n: usize = dims.iter().product();
     let shape = ArrayShape::new(dtype, dims.iter().map(|&d| d as i64).collect::<Vec<_>>());
-    let b = if init.element_count() == 1 {
-        init.get_bits(0)
-    } else {
-        0
-    };
-    Literal::from_bits(&shape, &vec![b; n]).map_err(|e| BackendError::Execute(e.to_string()))
+    let mut out = Literal::zeros(&shape).map_err(|e| BackendError::Execute(e.to_string()))?;
+    if init.element_count() == 1 && init.dtype() == dtype {
+        for i in 0..n {
+            set_element(&mut out, i, init);
+        }
+    }
+    Ok(out)
 }
 
 impl Compiled {
@@ -288,7 +306,7 @@ impl Compiled {
                 if a.dtype() != o.dtype() || a.element_count() != 1 {
                     return err("reducer returned a value of the wrong type");
                 }
-                o.set_bits(g, a.get_bits(0));
+                set_element(o, g, a);
             }
         }
         Ok(outs)
@@ -420,7 +438,7 @@ impl Compiled {
             let r = r
                 .first()
                 .ok_or_else(|| BackendError::Execute("scatter returned nothing".into()))?;
-            out.set_bits(best, r.get_bits(0));
+            set_element(&mut out, best, r);
         }
         Ok(Value::Array(out))
     }
@@ -456,7 +474,7 @@ impl Compiled {
             (1, Reducer::TakeSecond) => {
                 let (o, u) = (&mut outs[0], ups[0]);
                 for &(t, s) in &pairs {
-                    o.set_bits(t, u.get_bits(s));
+                    set_element(o, t, &scalar_at(u, s)?);
                 }
             }
             _ => {
@@ -476,7 +494,7 @@ impl Compiled {
                         if v.dtype() != o.dtype() {
                             return err("scatter: update computation returned the wrong type");
                         }
-                        o.set_bits(t, v.get_bits(0));
+                        set_element(o, t, v);
                     }
                 }
             }
@@ -573,7 +591,7 @@ impl Compiled {
             let args: Vec<Literal> = xs.iter().map(|x| scalar_at(x, i)).collect::<Res<_>>()?;
             let r = self.call_scalars(to_apply, &args)?;
             match r.first() {
-                Some(l) if l.dtype() == out.dtype => o.set_bits(i, l.get_bits(0)),
+                Some(l) if l.dtype() == out.dtype => set_element(&mut o, i, l),
                 _ => return err("map: computation returned the wrong type"),
             }
         }
