@@ -188,7 +188,10 @@ fn main() -> std::process::ExitCode {
         b.version().unwrap_or_else(|| "no version".into())
     );
     let types: Vec<ElementType> = match std::env::var("XLA_NUMERICS_TYPES") {
-        Ok(list) => list.split(',').filter_map(|t| t.trim().parse().ok()).collect(),
+        Ok(list) => list
+            .split(',')
+            .filter_map(|t| t.trim().parse().ok())
+            .collect(),
         Err(_) => vec![ElementType::F16, ElementType::Bf16, ElementType::F32],
     };
     for t in types {

@@ -125,8 +125,7 @@ pub(crate) fn trsm(instrs: &[Instruction], ins: &Instruction) -> Option<Instruct
         return None;
     }
     // jax writes the batch rank; another one would be another reading
-    if let Some(n) = other("frontend_attributes").and_then(|f| frontend_attr(f, "num_batch_dims"))
-    {
+    if let Some(n) = other("frontend_attributes").and_then(|f| frontend_attr(f, "num_batch_dims")) {
         if n.parse::<usize>().ok()? != rank - 2 {
             return None;
         }
@@ -154,14 +153,21 @@ mod tests {
         let o = trsm_options(CONFIG).unwrap();
         assert!(o.left_side && o.lower && o.unit_diagonal);
         assert_eq!(o.transpose_a, Some(TransposeA::Transpose));
-        let r = trsm_options("{diag = 78 : ui8, side = 82 : ui8, trans_x = 67 : ui8, uplo = 85 : ui8}")
-            .unwrap();
+        let r =
+            trsm_options("{diag = 78 : ui8, side = 82 : ui8, trans_x = 67 : ui8, uplo = 85 : ui8}")
+                .unwrap();
         assert!(!r.left_side && !r.lower && !r.unit_diagonal);
         assert_eq!(r.transpose_a, Some(TransposeA::Adjoint));
         // an unknown flag value, a missing or repeated flag: not read
-        assert!(trsm_options("{diag = 88 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8}").is_none());
+        assert!(trsm_options(
+            "{diag = 88 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8}"
+        )
+        .is_none());
         assert!(trsm_options("{side = 76 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8}").is_none());
-        assert!(trsm_options("{diag = 85 : ui8, diag = 85 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8}").is_none());
+        assert!(trsm_options(
+            "{diag = 85 : ui8, diag = 85 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8}"
+        )
+        .is_none());
         assert_eq!(trsm_type("lapack_ztrsm_ffi"), Some(ElementType::C128));
         assert_eq!(trsm_type("lapack_xtrsm_ffi"), None);
     }
@@ -195,7 +201,8 @@ mod tests {
     fn a_call_of_another_type_or_batch_rank_is_left_alone() {
         let wrong_type = parse_module(&module("lapack_strsm_ffi", "f64", CONFIG)).unwrap();
         assert!(crate::hlo::expand_known_custom_calls(&wrong_type).is_none());
-        let batch = module("lapack_dtrsm_ffi", "f64", CONFIG).replace("num_batch_dims=\"0\"", "num_batch_dims=\"1\"");
+        let batch = module("lapack_dtrsm_ffi", "f64", CONFIG)
+            .replace("num_batch_dims=\"0\"", "num_batch_dims=\"1\"");
         let m = parse_module(&batch).unwrap();
         assert!(crate::hlo::expand_known_custom_calls(&m).is_none());
         let ok = parse_module(&module("lapack_dtrsm_ffi", "f64", CONFIG)).unwrap();

@@ -374,7 +374,10 @@ mod tests {
         assert_eq!(Interval::new(1.0, 2.0).over(a), Interval::ALL);
         // pi32 / pi32 is 1, not 1 - 2^-53 (a product with the rounded 1 / pi32)
         let pi = Interval::point(f64::from(std::f32::consts::PI));
-        assert_eq!(Interval::new(-3.0, 1.0).times(pi).over(pi), Interval::new(-3.0, 1.0));
+        assert_eq!(
+            Interval::new(-3.0, 1.0).times(pi).over(pi),
+            Interval::new(-3.0, 1.0)
+        );
         // 0 * inf counts as 0
         assert_eq!(
             Interval::new(0.0, 1.0).times(Interval::at_least(1.0)),

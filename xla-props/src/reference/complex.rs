@@ -108,7 +108,11 @@ pub(crate) fn dispatch(
         op if by_planes(op) => planes(run, ins, &lits?, None).map(Value::Array),
         // a bitcast that keeps the element type only relayouts the elements:
         // the same relayout of each plane (a plane keeps the layout)
-        Opcode::Bitcast if ops.len() == 1 && ins.shape.as_array().map(|a| a.dtype) == ops[0].shape().leaves().first().map(|a| a.dtype) => {
+        Opcode::Bitcast
+            if ops.len() == 1
+                && ins.shape.as_array().map(|a| a.dtype)
+                    == ops[0].shape().leaves().first().map(|a| a.dtype) =>
+        {
             planes(run, ins, &lits?, None).map(Value::Array)
         }
         Opcode::Convert => convert(lits?[0], out(ins)?).map(Value::Array),
@@ -541,7 +545,14 @@ mod tests {
     fn bitcast_of_complex_relayouts_both_parts() {
         let x = Literal::from_complex(
             &ArrayShape::new(ElementType::C64, vec![2, 3]),
-            &[(1.0, -1.0), (2.0, -2.0), (3.0, -3.0), (4.0, -4.0), (5.0, -5.0), (6.0, -6.0)],
+            &[
+                (1.0, -1.0),
+                (2.0, -2.0),
+                (3.0, -3.0),
+                (4.0, -4.0),
+                (5.0, -5.0),
+                (6.0, -6.0),
+            ],
         )
         .unwrap();
         // the same physical order read as a column-major [3,2]: the transpose

@@ -146,7 +146,12 @@ pub(crate) fn call_boxed(
             .ok_or_else(|| bad("called computation out of range"))?;
         c.parameters()
             .iter()
-            .map(|&p| c.instr(p).shape.as_array().map_or(ElementType::Pred, |a| a.dtype))
+            .map(|&p| {
+                c.instr(p)
+                    .shape
+                    .as_array()
+                    .map_or(ElementType::Pred, |a| a.dtype)
+            })
             .collect()
     };
     if params.len() != args.len() {
@@ -236,6 +241,9 @@ mod tests {
             "HloModule m\nlt {\n  a = c128[] parameter(0)\n  b = c128[] parameter(1)\n  ra = f64[] real(a)\n  rb = f64[] real(b)\n  ROOT l = pred[] compare(ra, rb), direction=LT\n}\nENTRY e {\n  x = c128[3] parameter(0)\n  ROOT s = c128[3] sort(x), dimensions={0}, to_apply=lt\n}\n",
             &[x],
         );
-        assert_eq!(y.to_complex_vec(), vec![(-1.0, 8.0), (0.5, 9.0), (2.0, 7.0)]);
+        assert_eq!(
+            y.to_complex_vec(),
+            vec![(-1.0, 8.0), (0.5, 9.0), (2.0, 7.0)]
+        );
     }
 }

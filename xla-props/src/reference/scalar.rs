@@ -312,7 +312,9 @@ impl ScalarFn {
                 p.run(args, regs)
             }
             ScalarFn::Call(c) => call_scalars(run, *c, args, want),
-            ScalarFn::Boxed(c, table) => super::complex_boxed::call_boxed(run, *c, table, args, want),
+            ScalarFn::Boxed(c, table) => {
+                super::complex_boxed::call_boxed(run, *c, table, args, want)
+            }
         }
     }
 }

@@ -154,7 +154,15 @@ fn solve_all<S: Solver>(
     let (sa, sb) = (m * m, rows * cols);
     for k in 0..batch {
         let (ak, bk) = (&av[k * sa..(k + 1) * sa], &bv[k * sb..(k + 1) * sb]);
-        solve(ak, bk, m, (rows, cols), flags, ty, &mut x[k * sb..(k + 1) * sb]);
+        solve(
+            ak,
+            bk,
+            m,
+            (rows, cols),
+            flags,
+            ty,
+            &mut x[k * sb..(k + 1) * sb],
+        );
     }
     x
 }
@@ -246,7 +254,8 @@ pub(super) fn triangular_solve(
             lit(Literal::from_f64s(out, &x))
         }
         _ => {
-            let n = |l: &Literal| -> Vec<f32> { l.to_f64_vec().iter().map(|&v| v as f32).collect() };
+            let n =
+                |l: &Literal| -> Vec<f32> { l.to_f64_vec().iter().map(|&v| v as f32).collect() };
             let x: Vec<f64> = solve_all(&n(a), &n(b), sizes, flags, ty)
                 .into_iter()
                 .map(f64::from)
@@ -366,7 +375,11 @@ mod tests {
         )
         .unwrap();
         let args = [a, b];
-        let ours = Interpreter::default().compile(&m).unwrap().execute(&args).unwrap();
+        let ours = Interpreter::default()
+            .compile(&m)
+            .unwrap()
+            .execute(&args)
+            .unwrap();
         assert_eq!(ours[0].to_complex_vec(), vec![(-0.5, 3.5), (2.0, 0.0)]);
         let reference = crate::reference::evaluate(&m, &args).unwrap();
         assert_eq!(reference[0].to_complex_vec(), ours[0].to_complex_vec());
