@@ -4,7 +4,7 @@
 //! The element kernels carry one 64-bit word per element, which a `c128`
 //! element does not fit. So each `c128` element is boxed: the kernels see a
 //! `u64` index into a table of `(re, im)` values, and the computation is
-//! called on the values those indices name ([`call_boxed`]); a `c128`
+//! called on the values those indices name (`scalar::call_boxed`); a `c128`
 //! result is appended to the table and travels as its index. The kernels'
 //! order of application (a left fold in row-major order, a stable merge
 //! sort) is theirs, unchanged; each complex op in the computation rounds
@@ -13,15 +13,11 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::data::from_bits;
 use super::reduction::{reduce_window_with, reduce_with, sort_with, Combiner};
-use super::scalar::ScalarFn;
+use super::scalar::{ScalarFn, Table};
 use super::{Calls, OpError};
-use crate::hlo::{ArrayShape, CompId, ElementType, Instruction, Opcode, Shape};
+use crate::hlo::{ArrayShape, ElementType, Instruction, Opcode, Shape};
 use crate::literal::{Literal, Value};
-
-/// The boxed `c128` values of one evaluation.
-pub(crate) type Table = Rc<RefCell<Vec<(f64, f64)>>>;
 
 fn bad(msg: impl Into<String>) -> OpError {
     OpError::Invalid(msg.into())
@@ -127,86 +123,6 @@ pub(crate) fn dispatch(
             .map(Value::Tuple),
         (v, s) => Err(bad(format!("{} gave {} for {s}", ins.opcode, v.shape()))),
     }
-}
-
-/// Calls `comp` on scalar arguments whose `c128` parameters come boxed;
-/// a `c128` result is boxed into the table (its index returned as a `u64`).
-pub(crate) fn call_boxed(
-    run: &mut dyn Calls,
-    comp: CompId,
-    table: &Table,
-    args: &[(ElementType, u64)],
-    want: &[ElementType],
-) -> Result<Vec<u64>, OpError> {
-    let params: Vec<ElementType> = {
-        let c = run
-            .module()
-            .computations
-            .get(comp.index())
-            .ok_or_else(|| bad("called computation out of range"))?;
-        c.parameters()
-            .iter()
-            .map(|&p| {
-                c.instr(p)
-                    .shape
-                    .as_array()
-                    .map_or(ElementType::Pred, |a| a.dtype)
-            })
-            .collect()
-    };
-    if params.len() != args.len() {
-        return Err(bad(format!(
-            "called computation takes {} parameters, given {}",
-            params.len(),
-            args.len()
-        )));
-    }
-    let vals = args
-        .iter()
-        .zip(&params)
-        .map(|(&(t, b), &pt)| {
-            let scalar = ArrayShape::new(pt, vec![]);
-            if pt == ElementType::C128 {
-                let v = table
-                    .borrow()
-                    .get(b as usize)
-                    .copied()
-                    .ok_or_else(|| bad(format!("boxed c128 index {b} out of the table")))?;
-                Ok(Value::Array(Literal::from_complex(&scalar, &[v])?))
-            } else {
-                from_bits(&ArrayShape::new(t, vec![]), &[b]).map(Value::Array)
-            }
-        })
-        .collect::<Result<Vec<_>, OpError>>()?;
-    let leaves = run.call(comp, vals)?.into_flat();
-    if leaves.len() != want.len() {
-        return Err(bad(format!(
-            "called computation returned {} values, expected {}",
-            leaves.len(),
-            want.len()
-        )));
-    }
-    leaves
-        .iter()
-        .zip(want)
-        .map(|(l, &t)| {
-            if l.element_count() != 1 {
-                return Err(bad(format!("called computation returned {}", l.shape())));
-            }
-            if l.dtype() == ElementType::C128 && t == ElementType::U64 {
-                let mut tb = table.borrow_mut();
-                tb.push(l.to_complex_vec()[0]);
-                Ok(tb.len() as u64 - 1)
-            } else if l.dtype() == t {
-                Ok(l.get_bits(0))
-            } else {
-                Err(bad(format!(
-                    "called computation returned {}, expected a {t} scalar",
-                    l.shape()
-                )))
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -199,3 +199,20 @@ fn measure_complex_budgets() {
         println!("{op} c128: {:.3}", worst(&got, &want));
     }
 }
+
+#[test]
+fn a_c128_reduction_with_a_computation_keeps_whole_elements() {
+    // the generic fold once moved 64 of a c128's 128 bits: the imaginary
+    // parts were lost. (1+2i)(3-i) = 5+5i; (5+5i)i = -5+5i
+    let x = c(
+        ElementType::C128,
+        &[3],
+        &[(1.0, 2.0), (3.0, -1.0), (0.0, 1.0)],
+    );
+    let out = run(
+        "HloModule m\nmul {\n  a = c128[] parameter(0)\n  b = c128[] parameter(1)\n  ROOT m = c128[] multiply(a, b)\n}\nENTRY e {\n  x = c128[3] parameter(0)\n  one = c128[] constant((1, 0))\n  ROOT r = c128[] reduce(x, one), dimensions={0}, to_apply=mul\n}\n",
+        &[x],
+    )
+    .unwrap();
+    assert_eq!(out[0].to_complex_vec(), vec![(-5.0, 5.0)]);
+}
