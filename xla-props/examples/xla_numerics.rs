@@ -11,6 +11,13 @@
 //! bf16: every input against f64 `std` functions rounded once to bf16 (the
 //! f64 functions are faithful, so a reported 1-ulp difference can be a tie
 //! case of the f64 reference; 2+ ulp are XLA's).
+//! f64: every (2^44 + 7)-th bit pattern (1,048,575 inputs, all exponents and
+//! signs) against the reference's own f64 functions (`reference::evaluate`
+//! of the same module: the platform libm, faithful, so 1 ulp can be the
+//! reference's; 2+ ulp are XLA's).
+//!
+//! `XLA_NUMERICS_TYPES=f64` (a comma list of f16, bf16, f32, f64) measures
+//! only those types; the default is f16, bf16 and f32.
 
 use std::path::PathBuf;
 
@@ -180,12 +187,20 @@ fn main() -> std::process::ExitCode {
         "backend: {name} ({})\n",
         b.version().unwrap_or_else(|| "no version".into())
     );
-    for t in [ElementType::F16, ElementType::Bf16, ElementType::F32] {
-        // 16-bit types: every input. f32: every 4099th bit pattern (1,047,812 inputs).
-        let all: Vec<u64> = if t == ElementType::F32 {
-            (0..(1u64 << 32)).step_by(4099).collect()
-        } else {
-            (0..65536u64).collect()
+    let types: Vec<ElementType> = match std::env::var("XLA_NUMERICS_TYPES") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|t| t.trim().parse().ok())
+            .collect(),
+        Err(_) => vec![ElementType::F16, ElementType::Bf16, ElementType::F32],
+    };
+    for t in types {
+        // 16-bit types: every input. f32: every 4099th bit pattern (1,047,812
+        // inputs). f64: every (2^44 + 7)-th (1,048,575).
+        let all: Vec<u64> = match t {
+            ElementType::F32 => (0..(1u64 << 32)).step_by(4099).collect(),
+            ElementType::F64 => (0..u64::MAX).step_by((1usize << 44) + 7).collect(),
+            _ => (0..65536u64).collect(),
         };
         let n = all.len();
         let shape = ArrayShape::new(t, vec![n as i64]);
@@ -202,6 +217,17 @@ fn main() -> std::process::ExitCode {
                         .collect(),
                     Err(e) => {
                         eprintln!("skipping {name}: {e}");
+                        continue;
+                    }
+                }
+            } else if t == ElementType::F64 {
+                match xla_props::reference::evaluate(
+                    &unary_module(op, t, n as i64),
+                    std::slice::from_ref(&input),
+                ) {
+                    Ok(out) => out[0].to_bits_vec(),
+                    Err(e) => {
+                        println!("| {name} | reference error: {e} | | | | | |");
                         continue;
                     }
                 }

@@ -6,6 +6,9 @@
 //!   (XLA's TopK rewriter: `(values, s32 indices)` of the first `k` along the
 //!   last dimension in the comparator's order): a stable `sort` of `x` and an
 //!   `iota` of indices with that comparator, sliced to `k`.
+//! - `custom-call(a, b), custom_call_target="lapack_?trsm_ffi"` (jaxlib's
+//!   LAPACK triangular solve on CPU, `?` one of `s d c z`): the
+//!   `triangular-solve` its `backend_config` names (see [`super::lapack`]).
 
 use super::{ArrayShape, ElementType, InstrId, Instruction, Module, Opcode, Shape, SliceDim};
 
@@ -20,7 +23,11 @@ use super::{ArrayShape, ElementType, InstrId, Instruction, Module, Opcode, Shape
 pub fn expand_known_custom_calls(module: &Module) -> Option<Module> {
     // the common case, nothing to expand, costs one scan and no copy
     let known = |i: &Instruction| {
-        i.opcode == Opcode::CustomCall && i.attrs.custom_call_target.as_deref() == Some("TopK")
+        i.opcode == Opcode::CustomCall
+            && i.attrs
+                .custom_call_target
+                .as_deref()
+                .is_some_and(|t| t == "TopK" || super::lapack::is_trsm_target(t))
     };
     if !module
         .computations
@@ -35,12 +42,16 @@ pub fn expand_known_custom_calls(module: &Module) -> Option<Module> {
         let n = m.computations[ci].instructions.len();
         for k in 0..n {
             let ins = m.computations[ci].instructions[k].clone();
-            if ins.opcode != Opcode::CustomCall
-                || ins.attrs.custom_call_target.as_deref() != Some("TopK")
-            {
+            if !known(&ins) {
                 continue;
             }
-            let Some(expanded) = topk(&mut m.computations[ci].instructions, &ins) else {
+            let instrs = &mut m.computations[ci].instructions;
+            let expanded = if ins.attrs.custom_call_target.as_deref() == Some("TopK") {
+                topk(instrs, &ins)
+            } else {
+                super::lapack::trsm(instrs, &ins)
+            };
+            let Some(expanded) = expanded else {
                 continue;
             };
             m.computations[ci].instructions[k] = expanded;

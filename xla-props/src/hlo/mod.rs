@@ -8,6 +8,7 @@ mod dot_algorithm;
 mod dtype;
 mod float_bits;
 mod ir;
+mod lapack;
 mod load;
 mod opcode;
 mod parser;

@@ -62,6 +62,16 @@ fn max4(a: f64, b: f64, c: f64, d: f64) -> f64 {
 }
 
 /// `a * b` where `0 * inf` counts as 0 (the limit of finite products inside the intervals).
+/// `a / b`, with an infinite quotient of infinities counted as 0 (as
+/// `a * (1 / b)` with `0 * inf = 0`).
+fn div0(a: f64, b: f64) -> f64 {
+    if a.is_infinite() && b.is_infinite() {
+        0.0
+    } else {
+        a / b
+    }
+}
+
 fn mul0(a: f64, b: f64) -> f64 {
     if a == 0.0 || b == 0.0 {
         0.0
@@ -189,7 +199,17 @@ impl Interval {
         if o.contains(0.0) {
             return Interval::ALL;
         }
-        self.times(Interval::new(1.0 / o.hi, 1.0 / o.lo))
+        // each corner one correctly rounded division (monotone: a value of
+        // the type inside the exact quotient's range stays inside), not a
+        // product with a rounded reciprocal, which put pi/pi at 1 - 2^-53
+        // and shut out the operand's own bound 1 (complex64 atan)
+        let (a, b, c, d) = (
+            div0(self.lo, o.lo),
+            div0(self.lo, o.hi),
+            div0(self.hi, o.lo),
+            div0(self.hi, o.hi),
+        );
+        Interval::new(min4(a, b, c, d), max4(a, b, c, d))
     }
     /// `n * x` for a count `n`.
     pub fn scale(self, n: f64) -> Interval {
@@ -352,6 +372,12 @@ mod tests {
             Interval::new(0.125, 0.5)
         );
         assert_eq!(Interval::new(1.0, 2.0).over(a), Interval::ALL);
+        // pi32 / pi32 is 1, not 1 - 2^-53 (a product with the rounded 1 / pi32)
+        let pi = Interval::point(f64::from(std::f32::consts::PI));
+        assert_eq!(
+            Interval::new(-3.0, 1.0).times(pi).over(pi),
+            Interval::new(-3.0, 1.0)
+        );
         // 0 * inf counts as 0
         assert_eq!(
             Interval::new(0.0, 1.0).times(Interval::at_least(1.0)),

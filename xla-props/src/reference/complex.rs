@@ -14,7 +14,9 @@
 //!   real dot's exact accumulation rounds each component once.
 //!
 //! A reducer, comparator or scatter computation on `c64` runs as any other
-//! (a `c64` element is a 64-bit word on the bit paths); on `c128` it is
+//! (a `c64` element is a 64-bit word on the bit paths); a reduce,
+//! reduce-window or sort of `c128` boxes its elements (`complex_boxed.rs`);
+//! a scatter, map or select-and-scatter computation on `c128` is
 //! `Unsupported` (128-bit elements do not fit those paths). fft is a
 //! direct transform with exact sums (`fft.rs`).
 
@@ -104,6 +106,15 @@ pub(crate) fn dispatch(
             Ok(Value::Array(Literal::from_planes(l[0], l[1])?))
         }
         op if by_planes(op) => planes(run, ins, &lits?, None).map(Value::Array),
+        // a bitcast that keeps the element type only relayouts the elements:
+        // the same relayout of each plane (a plane keeps the layout)
+        Opcode::Bitcast
+            if ops.len() == 1
+                && ins.shape.as_array().map(|a| a.dtype)
+                    == ops[0].shape().leaves().first().map(|a| a.dtype) =>
+        {
+            planes(run, ins, &lits?, None).map(Value::Array)
+        }
         Opcode::Convert => convert(lits?[0], out(ins)?).map(Value::Array),
         Opcode::Compare => compare(ins, &lits?).map(Value::Array),
         Opcode::Abs => {
@@ -124,6 +135,16 @@ pub(crate) fn dispatch(
         }
         Opcode::BitcastConvert => bitcast(lits?[0], out(ins)?).map(Value::Array),
         Opcode::Reduce | Opcode::ReduceWindow => reduce(run, ins, &lits?),
+        Opcode::Sort
+            if ops.iter().any(|v| {
+                v.shape()
+                    .leaves()
+                    .iter()
+                    .any(|a| a.dtype == crate::hlo::ElementType::C128)
+            }) =>
+        {
+            super::complex_boxed::dispatch(run, ins, &lits?)
+        }
         op if complex_math::unary(op).is_some() || complex_math::binary(op).is_some() => {
             elementwise(op, &lits?, out(ins)?).map(Value::Array)
         }
@@ -260,13 +281,8 @@ fn reduce(run: &mut dyn Calls, ins: &Instruction, ops: &[&Literal]) -> Result<Va
             .ok_or_else(|| OpError::Invalid("reduce of complex without a component type".into()))?;
         return planes(run, ins, ops, Some(Combiner::Plain(Opcode::Add, c))).map(Value::Array);
     }
-    if ops
-        .iter()
-        .any(|l| l.dtype() == crate::hlo::ElementType::C128)
-    {
-        return unsupported(
-            "a c128 reduction whose reducer is not a plain add (128-bit elements do not fit the bit paths)",
-        );
+    if super::complex_boxed::applies(ins, ops) {
+        return super::complex_boxed::dispatch(run, ins, ops);
     }
     let vals: Vec<Value> = ops.iter().map(|l| Value::Array((*l).clone())).collect();
     let refs: Vec<&Value> = vals.iter().collect();
@@ -523,6 +539,31 @@ mod tests {
             &[y],
         );
         assert_eq!(back.get_bits(0), x.get_bits(0));
+    }
+
+    #[test]
+    fn bitcast_of_complex_relayouts_both_parts() {
+        let x = Literal::from_complex(
+            &ArrayShape::new(ElementType::C64, vec![2, 3]),
+            &[
+                (1.0, -1.0),
+                (2.0, -2.0),
+                (3.0, -3.0),
+                (4.0, -4.0),
+                (5.0, -5.0),
+                (6.0, -6.0),
+            ],
+        )
+        .unwrap();
+        // the same physical order read as a column-major [3,2]: the transpose
+        let y = run(
+            "HloModule m\nENTRY e {\n  x = c64[2,3]{1,0} parameter(0)\n  ROOT y = c64[3,2]{0,1} bitcast(x)\n}\n",
+            &[x],
+        );
+        let re: Vec<f64> = y.to_complex_vec().iter().map(|c| c.0).collect();
+        let im: Vec<f64> = y.to_complex_vec().iter().map(|c| c.1).collect();
+        assert_eq!(re, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        assert_eq!(im, vec![-1.0, -4.0, -2.0, -5.0, -3.0, -6.0]);
     }
 
     #[test]

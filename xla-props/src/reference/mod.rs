@@ -38,6 +38,7 @@ mod calls;
 mod channels;
 pub mod collective;
 mod complex;
+mod complex_boxed;
 pub(crate) mod complex_math;
 mod contraction;
 mod control;

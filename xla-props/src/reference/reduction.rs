@@ -660,6 +660,17 @@ pub(crate) fn sort(
     ins: &Instruction,
     ops: &[&Literal],
 ) -> Result<Value, OpError> {
+    sort_with(run, ins, ops, None)
+}
+
+/// sort, with `less` (when given) in place of the comparator's own function
+/// (boxed c128 elements call it on their values).
+pub(crate) fn sort_with(
+    run: &mut dyn Calls,
+    ins: &Instruction,
+    ops: &[&Literal],
+    less: Option<ScalarFn>,
+) -> Result<Value, OpError> {
     let cmp = ins
         .attrs
         .to_apply
@@ -686,7 +697,7 @@ pub(crate) fn sort(
     let mut outer_dims = xd.clone();
     outer_dims[d] = 1;
     let n_outer: usize = outer_dims.iter().product();
-    let less_fn = ScalarFn::new(run.module(), cmp);
+    let less_fn = less.unwrap_or_else(|| ScalarFn::new(run.module(), cmp));
     let mut regs = Vec::new();
     let mut args: Vec<(ElementType, u64)> = Vec::with_capacity(2 * types.len());
     let mut o = vec![0usize; xd.len()];

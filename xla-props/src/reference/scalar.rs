@@ -9,7 +9,7 @@ use super::{math, shape_ops, Calls, OpError};
 use crate::hlo::{
     ArrayShape, CompId, ComparisonDirection, ComparisonType, ElementType, Module, Opcode, Shape,
 };
-use crate::literal::{round_to_bits, Value};
+use crate::literal::{round_to_bits, Literal, Value};
 
 fn bad(msg: impl Into<String>) -> OpError {
     OpError::Invalid(msg.into())
@@ -272,6 +272,9 @@ fn convert(from: ElementType, to: ElementType, b: u64) -> u64 {
     }
 }
 
+/// The boxed `c128` values of one evaluation (`complex_boxed.rs`).
+pub(crate) type Table = std::rc::Rc<std::cell::RefCell<Vec<(f64, f64)>>>;
+
 /// A scalar computation: compiled when possible, else called.
 #[derive(Clone, Debug)]
 pub(crate) enum ScalarFn {
@@ -279,6 +282,10 @@ pub(crate) enum ScalarFn {
     Program(Program),
     /// A full call.
     Call(CompId),
+    /// A full call of a computation on c128 scalars whose c128 arguments
+    /// and results travel boxed, as `u64` indices into the table (a
+    /// 128-bit element does not fit the bit paths; `complex_boxed.rs`).
+    Boxed(CompId, Table),
 }
 
 impl ScalarFn {
@@ -308,8 +315,89 @@ impl ScalarFn {
                 p.run(args, regs)
             }
             ScalarFn::Call(c) => call_scalars(run, *c, args, want),
+            ScalarFn::Boxed(c, table) => call_boxed(run, *c, table, args, want),
         }
     }
+}
+
+/// Calls `comp` on scalar arguments whose `c128` parameters come boxed;
+/// a `c128` result is boxed into the table (its index returned as a `u64`).
+pub(crate) fn call_boxed(
+    run: &mut dyn Calls,
+    comp: CompId,
+    table: &Table,
+    args: &[(ElementType, u64)],
+    want: &[ElementType],
+) -> Result<Vec<u64>, OpError> {
+    let params: Vec<ElementType> = {
+        let c = run
+            .module()
+            .computations
+            .get(comp.index())
+            .ok_or_else(|| bad("called computation out of range"))?;
+        c.parameters()
+            .iter()
+            .map(|&p| {
+                c.instr(p)
+                    .shape
+                    .as_array()
+                    .map_or(ElementType::Pred, |a| a.dtype)
+            })
+            .collect()
+    };
+    if params.len() != args.len() {
+        return Err(bad(format!(
+            "called computation takes {} parameters, given {}",
+            params.len(),
+            args.len()
+        )));
+    }
+    let vals = args
+        .iter()
+        .zip(&params)
+        .map(|(&(t, b), &pt)| {
+            let scalar = ArrayShape::new(pt, vec![]);
+            if pt == ElementType::C128 {
+                let v = table
+                    .borrow()
+                    .get(b as usize)
+                    .copied()
+                    .ok_or_else(|| bad(format!("boxed c128 index {b} out of the table")))?;
+                Ok(Value::Array(Literal::from_complex(&scalar, &[v])?))
+            } else {
+                from_bits(&ArrayShape::new(t, vec![]), &[b]).map(Value::Array)
+            }
+        })
+        .collect::<Result<Vec<_>, OpError>>()?;
+    let leaves = run.call(comp, vals)?.into_flat();
+    if leaves.len() != want.len() {
+        return Err(bad(format!(
+            "called computation returned {} values, expected {}",
+            leaves.len(),
+            want.len()
+        )));
+    }
+    leaves
+        .iter()
+        .zip(want)
+        .map(|(l, &t)| {
+            if l.element_count() != 1 {
+                return Err(bad(format!("called computation returned {}", l.shape())));
+            }
+            if l.dtype() == ElementType::C128 && t == ElementType::U64 {
+                let mut tb = table.borrow_mut();
+                tb.push(l.to_complex_vec()[0]);
+                Ok(tb.len() as u64 - 1)
+            } else if l.dtype() == t {
+                Ok(l.get_bits(0))
+            } else {
+                Err(bad(format!(
+                    "called computation returned {}, expected a {t} scalar",
+                    l.shape()
+                )))
+            }
+        })
+        .collect()
 }
 
 /// Rounds an exact (or round-to-odd) value into `t`'s bits.

@@ -1,33 +1,37 @@
 //! triangular-solve by substitution in the native type, as a simple CPU
 //! compiler writes it: each solution element is `(b_i - sum_j t_ij x_j) /
-//! t_ii`, the sum accumulated in f32 for f16, bf16 and f32 (f64 for f64)
-//! in increasing distance from the diagonal's start, and the element
-//! rounded to the result type before later rows use it. Only the triangle
-//! `lower` names is read, not the diagonal with `unit_diagonal`; an absent
-//! `transpose_a` is `NO_TRANSPOSE`; f8 and complex types
-//! are unsupported.
+//! t_ii`, the sum accumulated in f32 for f16, bf16 and f32 (f64 for f64;
+//! `Complex<f32>` for c64 and `Complex<f64>` for c128, num_complex's
+//! textbook product and quotient) in increasing distance from the
+//! diagonal's start, and the element rounded to the result type before
+//! later rows use it. Only the triangle `lower` names is read, not the
+//! diagonal with `unit_diagonal`; an absent `transpose_a` is
+//! `NO_TRANSPOSE`, `ADJOINT` conjugates complex elements; f8 types are
+//! unsupported.
 
 use half::{bf16, f16};
+use num_complex::Complex;
 
 use super::elem::{err, Res};
 use crate::backend::BackendError;
 use crate::hlo::{ArrayShape, Attrs, ElementType, TransposeA};
 use crate::literal::Literal;
 
-/// The arithmetic of one element type: accumulate in `A`, store rounded.
+/// The arithmetic of one element type: accumulate in `Self`, store rounded.
 trait Solver: Copy {
-    fn to_acc(x: f64) -> Self;
+    const ZERO: Self;
+    const ONE: Self;
     fn sub_mul(self, t: Self, x: Self) -> Self;
     fn div(self, d: Self) -> Self;
     /// Rounded to the stored type (and back to the accumulator).
     fn store(self, t: ElementType) -> Self;
-    fn out(self) -> f64;
+    /// The complex conjugate (a real value itself).
+    fn conj(self) -> Self;
 }
 
 impl Solver for f32 {
-    fn to_acc(x: f64) -> f32 {
-        x as f32
-    }
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
     fn sub_mul(self, t: f32, x: f32) -> f32 {
         self - t * x
     }
@@ -41,15 +45,14 @@ impl Solver for f32 {
             _ => self,
         }
     }
-    fn out(self) -> f64 {
-        self as f64
+    fn conj(self) -> f32 {
+        self
     }
 }
 
 impl Solver for f64 {
-    fn to_acc(x: f64) -> f64 {
-        x
-    }
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
     fn sub_mul(self, t: f64, x: f64) -> f64 {
         self - t * x
     }
@@ -59,37 +62,66 @@ impl Solver for f64 {
     fn store(self, _: ElementType) -> f64 {
         self
     }
-    fn out(self) -> f64 {
+    fn conj(self) -> f64 {
         self
     }
 }
 
+macro_rules! complex_solver {
+    ($t:ty) => {
+        impl Solver for Complex<$t> {
+            const ZERO: Self = Complex::new(0.0, 0.0);
+            const ONE: Self = Complex::new(1.0, 0.0);
+            fn sub_mul(self, t: Self, x: Self) -> Self {
+                self - t * x
+            }
+            fn div(self, d: Self) -> Self {
+                self / d
+            }
+            fn store(self, _: ElementType) -> Self {
+                self
+            }
+            fn conj(self) -> Self {
+                Complex::conj(&self)
+            }
+        }
+    };
+}
+complex_solver!(f32);
+complex_solver!(f64);
+
+/// The options of one solve: left side, lower, unit diagonal, transposed,
+/// conjugated (the adjoint).
+type Flags = (bool, bool, bool, bool, bool);
+
 /// One batch element: `a` is `m x m` as stored, `b` is `rows x cols`.
 fn solve<S: Solver>(
-    a: &[f64],
-    b: &[f64],
+    a: &[S],
+    b: &[S],
     m: usize,
     (rows, cols): (usize, usize),
-    (left, lower, unit, transposed): (bool, bool, bool, bool),
+    (left, lower, unit, transposed, conjugated): Flags,
     ty: ElementType,
-    x: &mut [f64],
+    x: &mut [S],
 ) {
     // op(a)(i, j) from the named triangle
     let op = |i: usize, j: usize| -> S {
         let (r, c) = if transposed { (j, i) } else { (i, j) };
         if r == c && unit {
-            S::to_acc(1.0)
+            S::ONE
         } else if (lower && c > r) || (!lower && c < r) {
-            S::to_acc(0.0)
+            S::ZERO
+        } else if conjugated {
+            a[r * m + c].conj()
         } else {
-            S::to_acc(a[r * m + c])
+            a[r * m + c]
         }
     };
     let op_lower = lower != transposed;
     // left: op(a) x = b per column; right: x op(a) = b per row, i.e. the
     // coefficient of unknown j in equation i is op(a)(j, i)
     let systems = if left { cols } else { rows };
-    let mut sol: Vec<S> = vec![S::to_acc(0.0); m];
+    let mut sol: Vec<S> = vec![S::ZERO; m];
     for s in 0..systems {
         let at = |i: usize| if left { i * cols + s } else { s * cols + i };
         let coef = |i: usize, j: usize| if left { op(i, j) } else { op(j, i) };
@@ -97,7 +129,7 @@ fn solve<S: Solver>(
         let forward = if left { op_lower } else { !op_lower };
         for step in 0..m {
             let i = if forward { step } else { m - 1 - step };
-            let mut acc = S::to_acc(b[at(i)]);
+            let mut acc = b[at(i)];
             for d in 0..step {
                 let j = if forward { d } else { m - 1 - d };
                 acc = acc.sub_mul(coef(i, j), sol[j]);
@@ -105,9 +137,34 @@ fn solve<S: Solver>(
             sol[i] = acc.div(coef(i, i)).store(ty);
         }
         for (i, v) in sol.iter().enumerate() {
-            x[at(i)] = v.out();
+            x[at(i)] = *v;
         }
     }
+}
+
+/// Every batch element of `a` and `b` solved in `S`.
+fn solve_all<S: Solver>(
+    av: &[S],
+    bv: &[S],
+    (batch, m, rows, cols): (usize, usize, usize, usize),
+    flags: Flags,
+    ty: ElementType,
+) -> Vec<S> {
+    let mut x = vec![S::ZERO; bv.len()];
+    let (sa, sb) = (m * m, rows * cols);
+    for k in 0..batch {
+        let (ak, bk) = (&av[k * sa..(k + 1) * sa], &bv[k * sb..(k + 1) * sb]);
+        solve(
+            ak,
+            bk,
+            m,
+            (rows, cols),
+            flags,
+            ty,
+            &mut x[k * sb..(k + 1) * sb],
+        );
+    }
+    x
 }
 
 /// triangular-solve of `a` and `b` to a result of shape `out`.
@@ -123,12 +180,17 @@ pub(super) fn triangular_solve(
     let ty = out.dtype;
     if !matches!(
         ty,
-        ElementType::F16 | ElementType::Bf16 | ElementType::F32 | ElementType::F64
-    ) && (ty.is_complex() || ty.is_float())
+        ElementType::F16
+            | ElementType::Bf16
+            | ElementType::F32
+            | ElementType::F64
+            | ElementType::C64
+            | ElementType::C128
+    ) && ty.is_float()
     {
         return Err(BackendError::unsupported(format!("{ty} triangular-solve")));
     }
-    if !ty.is_float() || a.dtype() != ty || b.dtype() != ty {
+    if !(ty.is_float() || ty.is_complex()) || a.dtype() != ty || b.dtype() != ty {
         return err(format!(
             "triangular-solve: {} and {} to {ty}",
             a.dtype(),
@@ -148,22 +210,59 @@ pub(super) fn triangular_solve(
     if out.dims.iter().map(|&d| d as usize).ne(bd.iter().copied()) {
         return err(format!("triangular-solve: result {out} is not b's shape"));
     }
-    let transposed = o.transpose_a.unwrap_or(TransposeA::NoTranspose) != TransposeA::NoTranspose;
-    let flags = (o.left_side, o.lower, o.unit_diagonal, transposed);
-    let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());
-    let mut x = vec![0.0; bv.len()];
-    let (sa, sb) = (m * m, rows * cols);
-    let batch: usize = ad[..r - 2].iter().product();
-    for k in 0..batch {
-        let (ak, bk) = (&av[k * sa..(k + 1) * sa], &bv[k * sb..(k + 1) * sb]);
-        let xk = &mut x[k * sb..(k + 1) * sb];
-        if ty == ElementType::F64 {
-            solve::<f64>(ak, bk, m, (rows, cols), flags, ty, xk);
-        } else {
-            solve::<f32>(ak, bk, m, (rows, cols), flags, ty, xk);
+    let t = o.transpose_a.unwrap_or(TransposeA::NoTranspose);
+    let flags = (
+        o.left_side,
+        o.lower,
+        o.unit_diagonal,
+        t != TransposeA::NoTranspose,
+        t == TransposeA::Adjoint,
+    );
+    let sizes = (ad[..r - 2].iter().product(), m, rows, cols);
+    let lit = |r: Result<Literal, crate::literal::LiteralError>| {
+        r.map_err(|e| BackendError::Execute(e.to_string()))
+    };
+    match ty {
+        ElementType::C64 | ElementType::C128 => {
+            let c = |l: &Literal| -> Vec<Complex<f64>> {
+                l.to_complex_vec()
+                    .into_iter()
+                    .map(|(re, im)| Complex::new(re, im))
+                    .collect()
+            };
+            let (av, bv) = (c(a), c(b));
+            let x: Vec<(f64, f64)> = if ty == ElementType::C128 {
+                solve_all(&av, &bv, sizes, flags, ty)
+                    .into_iter()
+                    .map(|z| (z.re, z.im))
+                    .collect()
+            } else {
+                let n = |v: &[Complex<f64>]| -> Vec<Complex<f32>> {
+                    v.iter()
+                        .map(|z| Complex::new(z.re as f32, z.im as f32))
+                        .collect()
+                };
+                solve_all(&n(&av), &n(&bv), sizes, flags, ty)
+                    .into_iter()
+                    .map(|z| (z.re as f64, z.im as f64))
+                    .collect()
+            };
+            lit(Literal::from_complex(out, &x))
+        }
+        ElementType::F64 => {
+            let x = solve_all(&a.to_f64_vec(), &b.to_f64_vec(), sizes, flags, ty);
+            lit(Literal::from_f64s(out, &x))
+        }
+        _ => {
+            let n =
+                |l: &Literal| -> Vec<f32> { l.to_f64_vec().iter().map(|&v| v as f32).collect() };
+            let x: Vec<f64> = solve_all(&n(a), &n(b), sizes, flags, ty)
+                .into_iter()
+                .map(f64::from)
+                .collect();
+            lit(Literal::from_f64s(out, &x))
         }
     }
-    Literal::from_f64s(out, &x).map_err(|e| BackendError::Execute(e.to_string()))
 }
 
 #[cfg(test)]
@@ -255,5 +354,34 @@ mod tests {
         );
         assert_eq!(ours[0], reference[0]);
         assert!((ours[1] - reference[1]).abs() <= 2.0 * f32::EPSILON as f64);
+    }
+
+    #[test]
+    fn complex_adjoint_conjugates_the_named_triangle() {
+        // a = [[1+i, 9], [2i, 2]] lower: adjoint = [[1-i, -2i], [0, 2]];
+        // x1 = 4/2 = 2; x0 = (3 + 2i*2) / (1-i) = (3+4i)(1+i)/2 = (-1+7i)/2
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  a = c128[2,2] parameter(0)\n  b = c128[2,1] parameter(1)\n  ROOT x = c128[2,1] triangular-solve(a, b), left_side=true, lower=true, transpose_a=ADJOINT\n}\n",
+        )
+        .unwrap();
+        let a = Literal::from_complex(
+            &ArrayShape::new(ElementType::C128, vec![2, 2]),
+            &[(1.0, 1.0), (9.0, 0.0), (0.0, 2.0), (2.0, 0.0)],
+        )
+        .unwrap();
+        let b = Literal::from_complex(
+            &ArrayShape::new(ElementType::C128, vec![2, 1]),
+            &[(3.0, 0.0), (4.0, 0.0)],
+        )
+        .unwrap();
+        let args = [a, b];
+        let ours = Interpreter::default()
+            .compile(&m)
+            .unwrap()
+            .execute(&args)
+            .unwrap();
+        assert_eq!(ours[0].to_complex_vec(), vec![(-0.5, 3.5), (2.0, 0.0)]);
+        let reference = crate::reference::evaluate(&m, &args).unwrap();
+        assert_eq!(reference[0].to_complex_vec(), ours[0].to_complex_vec());
     }
 }
