@@ -50,7 +50,7 @@ pub(super) fn moving_updates(
             (e / inner.max(1)) % components
         }
     };
-    if ridx.iter().any(|&q| !(q <= MAX_INDEX_RADIUS)) {
+    if ridx.iter().any(|&q| q.is_nan() || q > MAX_INDEX_RADIUS) {
         return Err(inexact("an index may move too far"));
     }
     let rho: Vec<i128> = ridx.iter().map(|&q| q.ceil() as i128).collect();

@@ -99,7 +99,8 @@ impl Radii<'_, '_> {
                 let (Some(pq), Some(qp)) = (args(p, q), args(q, p)) else {
                     return false;
                 };
-                let (Ok(a), Ok(b)) = (self.run.call(reducer, pq), self.run.call(reducer, qp)) else {
+                let (Ok(a), Ok(b)) = (self.run.call(reducer, pq), self.run.call(reducer, qp))
+                else {
                     return false;
                 };
                 a == b
@@ -187,8 +188,7 @@ impl Radii<'_, '_> {
         d: Dual,
     ) -> Dual {
         let Dual::Array(l, mut r) = d else { return d };
-        if ins.opcode != Opcode::Compare || ins.operands.len() != 2 || r.iter().all(|&x| x == 0.0)
-        {
+        if ins.opcode != Opcode::Compare || ins.operands.len() != 2 || r.iter().all(|&x| x == 0.0) {
             return Dual::Array(l, r);
         }
         let (a, b) = (ins.operands[0], ins.operands[1]);
