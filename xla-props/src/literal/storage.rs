@@ -384,6 +384,17 @@ impl Literal {
         }
     }
 
+    /// Element `i` as a scalar literal of the same type (a complex element
+    /// whole: `get_bits` holds only the real part of a `c128`).
+    pub fn scalar_at(&self, i: usize) -> Result<Literal, LiteralError> {
+        let shape = ArrayShape::new(self.dtype(), vec![]);
+        if self.dtype().is_complex() {
+            Literal::from_complex(&shape, &[self.get_complex(i)])
+        } else {
+            Literal::from_bits(&shape, &[self.get_bits(i)])
+        }
+    }
+
     /// Element `i` as `(re, im)` in f64 (exact for every type: a real
     /// element has a zero imaginary part).
     pub fn get_complex(&self, i: usize) -> (f64, f64) {

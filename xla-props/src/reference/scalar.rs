@@ -369,7 +369,16 @@ pub(crate) fn call_boxed(
             }
         })
         .collect::<Result<Vec<_>, OpError>>()?;
-    let leaves = run.call(comp, vals)?.into_flat();
+    scalar_results(run.call(comp, vals)?.into_flat(), want, Some(table))
+}
+
+/// The bits of a called computation's scalar results, checked against
+/// `want`; with a table, a `c128` result where a `u64` is wanted is boxed.
+fn scalar_results(
+    leaves: Vec<Literal>,
+    want: &[ElementType],
+    table: Option<&Table>,
+) -> Result<Vec<u64>, OpError> {
     if leaves.len() != want.len() {
         return Err(bad(format!(
             "called computation returned {} values, expected {}",
@@ -384,17 +393,17 @@ pub(crate) fn call_boxed(
             if l.element_count() != 1 {
                 return Err(bad(format!("called computation returned {}", l.shape())));
             }
-            if l.dtype() == ElementType::C128 && t == ElementType::U64 {
-                let mut tb = table.borrow_mut();
-                tb.push(l.to_complex_vec()[0]);
-                Ok(tb.len() as u64 - 1)
-            } else if l.dtype() == t {
-                Ok(l.get_bits(0))
-            } else {
-                Err(bad(format!(
+            match table {
+                Some(table) if l.dtype() == ElementType::C128 && t == ElementType::U64 => {
+                    let mut tb = table.borrow_mut();
+                    tb.push(l.to_complex_vec()[0]);
+                    Ok(tb.len() as u64 - 1)
+                }
+                _ if l.dtype() == t => Ok(l.get_bits(0)),
+                _ => Err(bad(format!(
                     "called computation returned {}, expected a {t} scalar",
                     l.shape()
-                )))
+                ))),
             }
         })
         .collect()
@@ -420,28 +429,7 @@ pub(crate) fn call_scalars(
         .iter()
         .map(|&(t, b)| from_bits(&ArrayShape::new(t, vec![]), &[b]).map(Value::Array))
         .collect::<Result<Vec<_>, _>>()?;
-    let leaves = run.call(comp, vals)?.into_flat();
-    if leaves.len() != want.len() {
-        return Err(bad(format!(
-            "called computation returned {} values, expected {}",
-            leaves.len(),
-            want.len()
-        )));
-    }
-    leaves
-        .iter()
-        .zip(want)
-        .map(|(l, &t)| {
-            if l.element_count() == 1 && l.dtype() == t {
-                Ok(l.get_bits(0))
-            } else {
-                Err(bad(format!(
-                    "called computation returned {}, expected a {t} scalar",
-                    l.shape()
-                )))
-            }
-        })
-        .collect()
+    scalar_results(run.call(comp, vals)?.into_flat(), want, None)
 }
 
 /// A plain binary op on scalar bits, with the elementwise semantics.

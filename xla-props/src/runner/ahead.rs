@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 
 use libtest_mimic::{Arguments, Completion, Conclusion, Failed, Trial};
 
+use super::execute::panic_text;
+
 /// About how long one claim of cases runs before its worker wakes the consumer.
 pub const CLAIM_TARGET: Duration = Duration::from_millis(5);
 /// The most cases one claim takes.
@@ -168,13 +170,6 @@ pub fn run_trials<C: Send + Sync + 'static>(
         let _ = w.join();
     }
     conclusion
-}
-
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic".to_string())
 }
 
 #[cfg(test)]

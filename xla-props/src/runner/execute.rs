@@ -60,7 +60,8 @@ pub fn execute<C: Sync>(
     (counts, elapsed)
 }
 
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+/// A panic's message (`panic!` with a literal or a format), or "a panic".
+pub(super) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())

@@ -11,6 +11,7 @@ use std::time::Instant;
 use libtest_mimic::{Arguments, Completion, Failed};
 
 use super::events::CaseEnd;
+use super::execute::panic_text;
 use super::signature;
 
 use super::ahead;
@@ -887,12 +888,6 @@ fn context<'a>(
 /// Runs the property body; a panic is a failure.
 fn run_body(ctx: &mut CaseContext<'_>) -> Outcome {
     let body = ctx.spec.body;
-    catch_unwind(AssertUnwindSafe(|| body(ctx))).unwrap_or_else(|p| {
-        let msg = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic".to_string());
-        Outcome::fail(format!("panicked: {msg}"))
-    })
+    catch_unwind(AssertUnwindSafe(|| body(ctx)))
+        .unwrap_or_else(|p| Outcome::fail(format!("panicked: {}", panic_text(p.as_ref()))))
 }

@@ -156,9 +156,5 @@ pub(super) fn group_fold(
 }
 
 fn scalar_at(x: &Literal, i: usize) -> Result<Literal, String> {
-    Literal::from_bits(
-        &crate::hlo::ArrayShape::new(x.dtype(), vec![]),
-        &[x.get_bits(i)],
-    )
-    .map_err(|e| e.to_string())
+    x.scalar_at(i).map_err(|e| e.to_string())
 }

@@ -178,16 +178,10 @@ impl Groups for WindowGroups {
     }
 }
 
-/// Element `i` of `l` as a scalar (a complex element whole: `get_bits`
-/// holds only the real part of a `c128`).
+/// Element `i` of `l` as a scalar ([`Literal::scalar_at`]).
 fn scalar_at(l: &Literal, i: usize) -> Res<Literal> {
-    let shape = ArrayShape::new(l.dtype(), vec![]);
-    let r = if l.dtype().is_complex() {
-        Literal::from_complex(&shape, &[l.get_complex(i)])
-    } else {
-        Literal::from_bits(&shape, &[l.get_bits(i)])
-    };
-    r.map_err(|e| BackendError::Execute(e.to_string()))
+    l.scalar_at(i)
+        .map_err(|e| BackendError::Execute(e.to_string()))
 }
 
 /// Element `j` of `from` written at element `i` of `to` (same type).

@@ -13,7 +13,7 @@
 
 use super::super::reduction::select_and_scatter_windows;
 use super::eval::{Dual, Radii};
-use crate::hlo::{ArrayShape, CompId, Computation, InstrId, Instruction, Opcode};
+use crate::hlo::{CompId, Computation, InstrId, Instruction, Opcode};
 use crate::literal::{Literal, Value};
 
 /// The most candidates one result element is checked among (pairwise).
@@ -81,15 +81,11 @@ impl Radii<'_, '_> {
             let mut settled = |p: Option<usize>, q: Option<usize>| {
                 let args = |first: Option<usize>, second: Option<usize>| -> Option<Vec<Value>> {
                     let one = |c: usize, cand: Option<usize>| {
-                        let l = if cand.is_some() { xs[c].0 } else { inits[c].0 };
-                        let shape = ArrayShape {
-                            dtype: l.dtype(),
-                            dims: vec![],
-                            layout: None,
+                        let (l, i) = match cand {
+                            Some(i) => (xs[c].0, i),
+                            None => (inits[c].0, 0),
                         };
-                        Literal::from_bits(&shape, &[bits(c, cand)])
-                            .ok()
-                            .map(Value::Array)
+                        l.scalar_at(i).ok().map(Value::Array)
                     };
                     (0..k)
                         .map(|c| one(c, first))
