@@ -335,3 +335,129 @@ fn a_value_compared_with_its_own_maximum_is_decided_where_the_maximum_cannot_fli
     assert_eq!((b[0].lo.get_f64(0), b[0].hi.get_f64(0)), (0.0, 0.0));
     assert_eq!((b[0].lo.get_f64(1), b[0].hi.get_f64(1)), (1.0, 1.0));
 }
+
+/// Halves `exp(x)` until it drops below 1, counting the halvings.
+const HALVINGS: &str = "
+HloModule halvings
+cond {
+  s = (s32[], f32[]) parameter(0)
+  v = f32[] get-tuple-element(s), index=1
+  one = f32[] constant(1)
+  ROOT c = pred[] compare(v, one), direction=GE
+}
+body {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[] get-tuple-element(s), index=1
+  k = s32[] constant(1)
+  i1 = s32[] add(i, k)
+  h = f32[] constant(0.5)
+  v1 = f32[] multiply(v, h)
+  ROOT t = (s32[], f32[]) tuple(i1, v1)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  e = f32[] exponential(x)
+  z = s32[] constant(0)
+  t0 = (s32[], f32[]) tuple(z, e)
+  w = (s32[], f32[]) while(t0), condition=cond, body=body
+  n = s32[] get-tuple-element(w), index=0
+  v = f32[] get-tuple-element(w), index=1
+  ROOT r = (s32[], f32[]) tuple(n, v)
+}
+";
+
+#[test]
+fn a_loop_whose_exit_may_move_covers_every_iteration_it_may_stop_at() {
+    let m = parse_module(HALVINGS).unwrap();
+    let scalar = |v: f64| Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![]), &[v]);
+    // exp(ln 4) is 4 within 2 ulp: 4 halvings to 0.5, or 3 to just below 1
+    let near = first_order_bounds(&m, &[scalar(4f64.ln()).unwrap()], &exp_budget()).unwrap();
+    let (n, v) = (&near[0], &near[1]);
+    assert!(
+        n.is_bounded(0) && v.is_bounded(0),
+        "a loop that may stop one early is unbounded"
+    );
+    for (count, value) in [(2.0, 0.999_999_94), (3.0, 0.5)] {
+        assert!(
+            n.lo.get_f64(0) <= count && count <= n.hi.get_f64(0),
+            "count {count}: {n:?}"
+        );
+        assert!(
+            v.lo.get_f64(0) <= value && value <= v.hi.get_f64(0),
+            "value {value}: {v:?}"
+        );
+    }
+    // exp(ln 3) stays far from a power of two: one trip count, a tight bound
+    let far = first_order_bounds(&m, &[scalar(3f64.ln()).unwrap()], &exp_budget()).unwrap();
+    assert_eq!((far[0].lo.get_f64(0), far[0].hi.get_f64(0)), (2.0, 2.0));
+    let w = far[1].hi.get_f64(0) - far[1].lo.get_f64(0);
+    assert!(w > 0.0 && w < 1e-6, "value bound {w} wide");
+}
+
+/// Per element: halves `v` and triples `x` while `v >= 1`, JAX's masked
+/// form (a flag array anded each step, every array selected by it).
+const MASKED: &str = "
+HloModule masked
+or {
+  a = pred[] parameter(0)
+  b = pred[] parameter(1)
+  ROOT o = pred[] or(a, b)
+}
+cond {
+  s = (pred[2], f32[2], f32[2]) parameter(0)
+  f = pred[2] get-tuple-element(s), index=0
+  no = pred[] constant(false)
+  ROOT any = pred[] reduce(f, no), dimensions={0}, to_apply=or
+}
+body {
+  s = (pred[2], f32[2], f32[2]) parameter(0)
+  f = pred[2] get-tuple-element(s), index=0
+  v = f32[2] get-tuple-element(s), index=1
+  x = f32[2] get-tuple-element(s), index=2
+  h = f32[] constant(0.5)
+  hb = f32[2] broadcast(h), dimensions={}
+  t = f32[] constant(3)
+  tb = f32[2] broadcast(t), dimensions={}
+  one = f32[] constant(1)
+  ob = f32[2] broadcast(one), dimensions={}
+  v1 = f32[2] multiply(v, hb)
+  x1 = f32[2] multiply(x, tb)
+  go = pred[2] compare(v1, ob), direction=GE
+  f1 = pred[2] and(f, go)
+  v2 = f32[2] select(f, v1, v)
+  x2 = f32[2] select(f, x1, x)
+  ROOT r = (pred[2], f32[2], f32[2]) tuple(f1, v2, x2)
+}
+ENTRY e {
+  p = f32[2] parameter(0)
+  v0 = f32[2] exponential(p)
+  one = f32[] constant(1)
+  ob = f32[2] broadcast(one), dimensions={}
+  f0 = pred[2] compare(v0, ob), direction=GE
+  t0 = (pred[2], f32[2], f32[2]) tuple(f0, v0, ob)
+  w = (pred[2], f32[2], f32[2]) while(t0), condition=cond, body=body
+  ROOT x = f32[2] get-tuple-element(w), index=2
+}
+";
+
+#[test]
+fn a_masked_loop_widens_only_the_element_whose_flag_may_fall() {
+    let m = parse_module(MASKED).unwrap();
+    // exp(ln 4) is 4 within 2 ulp: 2 or 3 halvings (x = 9 or 27); exp(ln 300)
+    // takes 9 halvings whatever exp returns (x = 3^9)
+    let p = Literal::from_f64s(
+        &ArrayShape::new(ElementType::F32, vec![2]),
+        &[4f64.ln(), 300f64.ln()],
+    )
+    .unwrap();
+    let b = &first_order_bounds(&m, &[p], &exp_budget()).unwrap()[0];
+    let (lo, hi) = (b.lo.get_f64(0), b.hi.get_f64(0));
+    assert!(lo <= 9.0 && 27.0 <= hi, "x[0] in [{lo}, {hi}]");
+    // a radius about the reference's value (9 or 27) that reaches the other
+    // outcome: the flag that may fall is certainly down one halving later
+    // (an `and` with a certain false), so the element is not widened
+    // through the other's six more iterations
+    assert!(hi < 46.0, "x[0] in [{lo}, {hi}]");
+    assert_eq!((b.lo.get_f64(1), b.hi.get_f64(1)), (19683.0, 19683.0));
+}

@@ -243,6 +243,8 @@ pub fn exit_code(verdict: &Verdict, masked: bool) -> u8 {
             ..
         }
         | Verdict::KnownRejection { .. } => 3,
+        // the values disagree; a known bug explains them (it is still wrong)
+        Verdict::KnownBug { .. } => 1,
         v if v.is_disagreement() => 1,
         // skipped, or both sides failed: the program could not be judged
         _ => 2,
@@ -354,5 +356,19 @@ mod tests {
         assert_eq!(exit_code(&reference, false), 1);
         assert_eq!(exit_code(&shape, false), 1);
         assert_eq!(exit_code(&skipped, false), 2);
+    }
+
+    #[test]
+    fn values_a_known_bug_explains_are_still_exit_1() {
+        let known = Verdict::KnownBug {
+            bugs: vec![],
+            mismatch: Box::new(crate::check::MismatchReport {
+                count: 1,
+                elements: 4,
+                outputs: vec![],
+                agreement: Default::default(),
+            }),
+        };
+        assert_eq!(exit_code(&known, false), 1);
     }
 }

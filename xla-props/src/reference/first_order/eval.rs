@@ -296,7 +296,7 @@ impl Dual {
     }
     /// The elementwise maximum of two radii of the same structure (or
     /// unbounded where they differ).
-    fn widest(self, other: &Dual) -> Dual {
+    pub(super) fn widest(self, other: &Dual) -> Dual {
         match (self, other) {
             (Dual::Array(l, mut r), Dual::Array(m, q)) if r.len() == q.len() => {
                 for (i, x) in r.iter_mut().enumerate() {
@@ -683,33 +683,6 @@ impl Radii<'_, '_> {
         let v = self.computation(comp, ops.iter().map(|o| (*o).clone()).collect());
         self.fused -= fusion;
         v
-    }
-
-    /// A while loop on the reference's values, iterated to its trip count;
-    /// a condition that may flip makes the result unbounded.
-    fn while_loop(&mut self, ins: &Instruction, ops: &[&Dual]) -> Result<Dual, EvalError> {
-        let (Some(cond), Some(body), Some(init)) =
-            (ins.attrs.condition, ins.attrs.body, ops.first())
-        else {
-            return Err(OpError::Invalid("while without condition, body or state".into()).at(ins));
-        };
-        let mut state = (*init).clone();
-        loop {
-            self.run.burn_fuel(ins)?;
-            let c = self.computation(cond, vec![state.clone()])?;
-            let Some((p, r)) = c.array() else {
-                return Err(
-                    OpError::Invalid("a while condition that is not a pred".into()).at(ins),
-                );
-            };
-            if r.first().is_none_or(|&x| x != 0.0) {
-                return Ok(Dual::unbounded(state.value()));
-            }
-            if p.get_bits(0) & 1 == 0 {
-                return Ok(state);
-            }
-            state = self.computation(body, vec![state])?;
-        }
     }
 
     fn conditional(&mut self, ins: &Instruction, ops: &[&Dual]) -> Result<Dual, EvalError> {

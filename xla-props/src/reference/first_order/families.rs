@@ -20,7 +20,9 @@ enum Combiner {
     Max,
     Min,
     Mul,
-    Logical,
+    /// `and` or `or` of preds, with the value that decides it alone (its
+    /// absorbing element: true for `or`, false for `and`).
+    Logical(bool),
     /// Returns the update (a scatter that assigns).
     Assign,
     Other,
@@ -140,7 +142,8 @@ impl Radii<'_, '_> {
             Opcode::Maximum => Combiner::Max,
             Opcode::Minimum => Combiner::Min,
             Opcode::Multiply => Combiner::Mul,
-            Opcode::And | Opcode::Or => Combiner::Logical,
+            Opcode::And => Combiner::Logical(false),
+            Opcode::Or => Combiner::Logical(true),
             _ => Combiner::Other,
         }
     }
@@ -182,7 +185,43 @@ impl Radii<'_, '_> {
         let (combine, narrow) = self.rounded_combiner(ins.attrs.to_apply);
         let ri0 = ri.first().copied().unwrap_or(0.0);
         match combine {
-            Combiner::Max | Combiner::Min | Combiner::Logical => {
+            Combiner::Logical(absorbing) if v.dtype().is_pred() => {
+                if exact {
+                    return Ok(vec![0.0; n]);
+                }
+                // an element certain to be the absorbing value (a certain
+                // true under `or`) decides its group whatever the others do
+                let certain = |l: &Literal, i: usize, q: f64| {
+                    if q == 0.0 && (l.get_f64(i) != 0.0) == absorbing {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                };
+                let decided = self.f64_op(
+                    ins,
+                    &[
+                        lit(x, &|i| certain(x, i, rx[i]))?,
+                        lit(init, &|_| certain(init, 0, ri0))?,
+                    ],
+                    Some(AuxReducer::Max),
+                )?;
+                let r = self.f64_op(
+                    ins,
+                    &[lit(x, &|i| rx[i])?, lit(init, &|_| ri0)?],
+                    Some(AuxReducer::Max),
+                )?;
+                Ok((0..n)
+                    .map(|i| {
+                        if decided.get_f64(i) > 0.0 {
+                            0.0
+                        } else {
+                            r.get_f64(i)
+                        }
+                    })
+                    .collect())
+            }
+            Combiner::Max | Combiner::Min | Combiner::Logical(_) => {
                 if exact {
                     return Ok(vec![0.0; n]);
                 }
@@ -374,7 +413,9 @@ impl Radii<'_, '_> {
         let reducer = match combine {
             Combiner::Add => AuxReducer::Add,
             Combiner::Assign if narrow == 0.0 => AuxReducer::Assign,
-            Combiner::Max | Combiner::Min | Combiner::Logical if narrow == 0.0 => AuxReducer::Max,
+            Combiner::Max | Combiner::Min | Combiner::Logical(_) if narrow == 0.0 => {
+                AuxReducer::Max
+            }
             _ => {
                 return Err(OpError::Invalid(
                     "a scatter combiner with no radius rule".into(),

@@ -29,9 +29,10 @@
 //!   multiply contracted into an fma), its declared approximation budget,
 //!   and flushed subnormals;
 //! - a predicate that may flip (a compare whose operands' intervals
-//!   overlap) makes a `select` take both branches' distance, a `while`
-//!   loop's trip count or a conditional's branch unknown (unbounded);
-//!   loops are iterated to their trip count on the reference's values.
+//!   overlap) makes a `select` take both branches' distance and a
+//!   conditional every branch it may pick; loops are iterated to their trip
+//!   count on the reference's values, and where their exit may move every
+//!   state they may stop at is covered (`loops`).
 //!
 //! Every rule bounds the exact image of its operands' intervals (up to f64
 //! evaluation, covered by a relative slack), so the bound is sound; it is
@@ -41,6 +42,7 @@
 mod devices;
 mod eval;
 mod families;
+mod loops;
 mod moving;
 mod rules;
 mod selection;

@@ -338,7 +338,15 @@ impl Radii<'_, '_> {
                 }
             }),
             O::And | O::Or | O::Not | O::Xor if v.dtype().is_pred() => each(&|i| {
-                if (0..a.len()).any(|k| r(k, i) > 0.0) {
+                // a certain false decides an `and`, a certain true an `or`
+                let absorbing = match ins.opcode {
+                    O::And => Some(false),
+                    O::Or => Some(true),
+                    _ => None,
+                };
+                let decided = absorbing
+                    .is_some_and(|b| (0..a.len()).any(|k| r(k, i) == 0.0 && (x(k, i) != 0.0) == b));
+                if !decided && (0..a.len()).any(|k| r(k, i) > 0.0) {
                     1.0
                 } else {
                     0.0
