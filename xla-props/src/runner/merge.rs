@@ -62,7 +62,7 @@ pub(crate) struct ShardView {
 }
 
 /// What differs between shards that were merged anyway (`--allow-mixed`):
-/// field name -> the distinct values.
+/// `seed`, `git_revision` or `backend_versions` -> the distinct values.
 pub(crate) type Mixed = BTreeMap<&'static str, BTreeSet<String>>;
 
 /// `names` quoted one per line, at most [`NAMES_SHOWN`], then how many more.
@@ -131,7 +131,7 @@ pub(crate) fn check_shards(
         }
         let fields: [(&'static str, &Option<String>, &Option<String>); 2] = [
             ("seed", &a.seed, &b.seed),
-            ("git revision", &a.revision, &b.revision),
+            ("git_revision", &a.revision, &b.revision),
         ];
         for (what, x, y) in fields {
             if x != y {
@@ -143,7 +143,7 @@ pub(crate) fn check_shards(
             }
         }
         if a.versions != b.versions {
-            let e = mixed.entry("backend versions").or_default();
+            let e = mixed.entry("backend_versions").or_default();
             e.insert(a.versions.join(", "));
             e.insert(b.versions.join(", "));
         }
@@ -151,8 +151,13 @@ pub(crate) fn check_shards(
     if !options.allow_mixed {
         for (what, values) in &mixed {
             let values: Vec<&str> = values.iter().map(String::as_str).collect();
+            let what = match *what {
+                "seed" => "seeds",
+                "git_revision" => "git revisions",
+                _ => "backend versions",
+            };
             problems.push(format!(
-                "refusing to merge shards of different {what}s ({}); pass --allow-mixed to merge them anyway",
+                "refusing to merge shards of different {what} ({}); pass --allow-mixed to merge them anyway",
                 values.join(" vs ")
             ));
         }
@@ -208,15 +213,14 @@ fn coverage_problems(views: &[ShardView], space: &CaseSpaceId) -> Vec<String> {
             quote(&duplicated)
         ));
     }
-    let total = views.iter().find_map(|v| v.identity.shard.map(|s| s.total));
-    let absent: Vec<String> = total
-        .map(|n| (1..=n).filter(|k| !by_shard.contains_key(k)).collect())
-        .unwrap_or_else(Vec::new)
-        .iter()
-        .map(|k| format!("{k}/{}", total.unwrap_or(0)))
-        .collect();
-    if !absent.is_empty() {
-        problems.push(format!("shard(s) {} are missing", absent.join(", ")));
+    if let Some(n) = views.iter().find_map(|v| v.identity.shard.map(|s| s.total)) {
+        let absent: Vec<String> = (1..=n)
+            .filter(|k| !by_shard.contains_key(k))
+            .map(|k| format!("{k}/{n}"))
+            .collect();
+        if !absent.is_empty() {
+            problems.push(format!("shard(s) {} are missing", absent.join(", ")));
+        }
     }
     let union = CaseSpaceHash::of(seen.keys().copied());
     if union.hex() == space.hash && union.count() == space.cases {

@@ -123,6 +123,14 @@ fn mixed_seeds_are_refused_unless_allowed() {
     assert!(e.contains("--allow-mixed"), "{e}");
     let merged = merge_results(docs, MergeOptions { allow_mixed: true }).unwrap();
     assert_eq!(merged["metadata"]["mixed"]["seed"], json!(["7", "8"]));
+    let mut docs: Vec<_> = (1..=3).map(|k| shard(k, 3, 7, &names, &space)).collect();
+    docs[0].1["metadata"]["git_revision"] = json!("def");
+    docs[1].1["metadata"]["git_dirty"] = json!(true);
+    let e = merge_results(docs, MergeOptions::default()).unwrap_err().0;
+    assert!(
+        e.contains("different git revisions (abc vs abc+dirty vs def)"),
+        "{e}"
+    );
 }
 
 #[test]
