@@ -25,6 +25,8 @@ fn run(args: &[&str], env: &[(&str, &str)], dir: &Path) -> Output {
         "XLA_PROPS_DTYPES",
         "XLA_PROPS_BACKENDS",
         "XLA_PROPS_SHARD",
+        "XLA_PROPS_SHARDS",
+        "JOB_COMPLETION_INDEX",
         "XLA_PROPS_SEED",
         "XLA_PROPS_JUNIT",
         "XLA_PROPS_JSON",

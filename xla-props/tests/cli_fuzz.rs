@@ -134,3 +134,51 @@ fn a_closed_stdout_is_not_a_panic() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn a_bad_shard_is_exit_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for shard in ["0/2", "3/2", "two"] {
+        let (code, _, err) = run(&[
+            "fuzz",
+            "--backend",
+            "interpreter",
+            "--time",
+            "1",
+            "--shard",
+            shard,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{shard}: {err}");
+        assert!(err.contains(&format!("invalid shard `{shard}`")), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn a_sharded_campaign_says_which_programs_it_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "fuzz",
+        "--backend",
+        "interpreter",
+        "--time",
+        "30",
+        "--programs",
+        "5",
+        "--seed",
+        "3",
+        "--shard",
+        "2/4",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("fuzz shard 2/4: programs 1, 5, ... of seed 3's run"),
+        "{stderr}"
+    );
+}

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::CliError;
 use crate::fuzz::{fuzz, FuzzOptions};
+use crate::runner::Shard;
 
 /// Arguments of `xla-props fuzz`.
 #[derive(clap::Args, Debug)]
@@ -32,6 +33,23 @@ pub struct FuzzArgs {
     /// Stop at the first failure (for detection measurements).
     #[arg(long)]
     pub stop_at_first_failure: bool,
+    /// Run part K of N of the campaign (1-based): programs K-1, K-1+N, ...
+    /// of the run, so N machines never grow the same program; their
+    /// reproducers can share one `--out` directory. Else taken from
+    /// `XLA_PROPS_SHARD`, Bazel's or a Kubernetes Indexed Job's variables,
+    /// as the test runner does.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+}
+
+/// The campaign's part: `--shard`, else the environment's (as the runner reads it).
+fn shard(args: &FuzzArgs) -> Result<(u64, u64), CliError> {
+    let shard = match &args.shard {
+        Some(s) => Some(Shard::parse(s).map_err(|e| CliError::input(format!("--shard: {e}")))?),
+        None => Shard::from_env(&|k: &str| std::env::var(k).ok())
+            .map_err(|e| CliError::input(format!("xla-props fuzz: {e}")))?,
+    };
+    Ok(shard.map_or((0, 1), |s| (s.index, s.total)))
 }
 
 /// Writes a line; a closed pipe (`| head`) is the reader's choice, not a panic.
@@ -43,7 +61,19 @@ fn say(out: &mut dyn Write, line: std::fmt::Arguments<'_>) {
 pub fn run(args: &FuzzArgs) -> Result<u8, CliError> {
     let backend = crate::backend::create(&args.backend)
         .map_err(|e| CliError::input(format!("xla-props fuzz: {e}")))?;
+    let shard = shard(args)?;
+    if shard.1 > 1 {
+        eprintln!(
+            "fuzz shard {}/{}: programs {}, {}, ... of seed {}'s run",
+            shard.0 + 1,
+            shard.1,
+            shard.0,
+            shard.0 + shard.1,
+            args.seed
+        );
+    }
     let options = FuzzOptions {
+        shard,
         seed: args.seed,
         max_ops: args.max_ops.max(1),
         max_programs: args.programs,

@@ -12,6 +12,7 @@ mod deep;
 mod eval;
 mod fuzz;
 mod isolate;
+mod merge;
 
 pub use backends::backends_listing;
 pub use bisect::BisectArgs;
@@ -20,6 +21,7 @@ pub use compare::{exit_code, judge_compare, CompareArgs};
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
 pub use fuzz::FuzzArgs;
 pub use isolate::IsolateArgs;
+pub use merge::MergeArgs;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -68,12 +70,14 @@ enum Command {
     Check(CheckArgs),
     /// Grow random programs, judge a backend against the reference, write minimized reproducers.
     Fuzz(FuzzArgs),
-    /// Render a run's `--json` results as one self-contained HTML page.
+    /// Render a run's `--json` results as one self-contained HTML page (several shards' results are merged first).
     Report(ReportArgs),
     /// From a disagreeing module down to the culprit fusion and instruction; writes a reproducer and a report.
     Isolate(IsolateArgs),
     /// Which compiler pass introduced a disagreement: bisects XLA's HLO passes (`xla_disable_hlo_passes`), one compile per probe.
     BisectPasses(BisectArgs),
+    /// Merge a sharded run's `--json` results (or JUnit files) into the run's; refuses shards of different runs, missing or duplicated cases.
+    Merge(MergeArgs),
 }
 
 /// Arguments of `xla-props backends`.
@@ -98,8 +102,9 @@ pub struct ParseArgs {
 /// Arguments of `xla-props report`.
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
-    /// The runner's `--json` output.
-    pub results: std::path::PathBuf,
+    /// The runner's `--json` output; several (a run's shards) are merged as `xla-props merge` does.
+    #[arg(required = true)]
+    pub results: Vec<std::path::PathBuf>,
     /// Where to write the HTML page.
     #[arg(short = 'o', long = "out", default_value = "report.html")]
     pub out: std::path::PathBuf,
@@ -109,6 +114,9 @@ pub struct ReportArgs {
     /// An isolation report (`report.json` of `xla-props isolate`) to include; repeatable.
     #[arg(long = "isolation")]
     pub isolations: Vec<std::path::PathBuf>,
+    /// With several results: merge shards of different seeds, revisions or backend versions.
+    #[arg(long)]
+    pub allow_mixed: bool,
 }
 
 /// Runs the command line and returns the process exit code.
@@ -121,16 +129,10 @@ pub fn main() -> ExitCode {
         Command::Backends(args) => backends::run_backends(&args),
         Command::Check(args) => check::run(&args),
         Command::Fuzz(args) => fuzz::run(&args),
-        Command::Report(args) => crate::report::write_report(
-            &args.results,
-            &args.out,
-            args.compare.as_deref(),
-            &args.isolations,
-        )
-        .map(|()| 0)
-        .map_err(|e| CliError::input(e.0)),
+        Command::Report(args) => run_report(&args),
         Command::Isolate(args) => isolate::run_isolate(&args),
         Command::BisectPasses(args) => bisect::run(&args),
+        Command::Merge(args) => merge::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -139,6 +141,28 @@ pub fn main() -> ExitCode {
             ExitCode::from(e.code)
         }
     }
+}
+
+/// `xla-props report`: one results file as it is; several merged first.
+fn run_report(args: &ReportArgs) -> Result<u8, CliError> {
+    let (run, name) = match args.results.as_slice() {
+        [one] => (
+            crate::report::RunResults::load(one),
+            one.display().to_string(),
+        ),
+        many => {
+            let merged = merge::merged_results(many, args.allow_mixed)?;
+            let names: Vec<String> = many.iter().map(|p| p.display().to_string()).collect();
+            let name = format!("{} shards merged: {}", many.len(), names.join(", "));
+            let text = serde_json::to_string(&merged).unwrap_or_default();
+            (crate::report::RunResults::parse(&text, &name), name)
+        }
+    };
+    let run = run.map_err(|e| CliError::input(e.0))?;
+    let compare = args.compare.as_deref();
+    crate::report::write_report_of(run, &name, &args.out, compare, &args.isolations)
+        .map(|()| 0)
+        .map_err(|e| CliError::input(e.0))
 }
 
 /// Sets the entry root's `sharding=` from `--output-sharding` (one per

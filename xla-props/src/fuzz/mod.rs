@@ -12,6 +12,6 @@ pub use differential::{
 };
 pub use run::{
     fuzz, hlotest_inline_text, hlotest_text, judge_instruction, mismatch_kind,
-    program_distribution, FailureSignature, FuzzError, FuzzOptions, FuzzProgress, FuzzReport,
-    INPUT_MIX,
+    program_distribution, program_seeds, FailureSignature, FuzzError, FuzzOptions, FuzzProgress,
+    FuzzReport, INPUT_MIX,
 };

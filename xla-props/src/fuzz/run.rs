@@ -40,6 +40,11 @@ pub struct FuzzOptions {
     pub max_programs: Option<u64>,
     /// Stop at the first failure (for detection measurements).
     pub stop_at_first_failure: bool,
+    /// This campaign's part of the run: `(index, count)`, 0-based. Part `k`
+    /// of `n` grows programs `k`, `k + n`, `k + 2n`, ... of the run, so the
+    /// parts never grow the same program and together grow what one
+    /// machine would. `(0, 1)`: the whole run.
+    pub shard: (u64, u64),
 }
 
 impl FuzzOptions {
@@ -52,6 +57,7 @@ impl FuzzOptions {
             max_ops: 8,
             max_programs: None,
             stop_at_first_failure: false,
+            shard: (0, 1),
         }
     }
 }
@@ -159,7 +165,8 @@ pub fn mismatch_kind(verdict: &Verdict) -> Option<&'static str> {
     }
 }
 
-/// The seed of program `i` of a run.
+/// The seed of program `i` of a run: a bijection of `i` for a given run
+/// (each step is invertible), so distinct programs of a run never share a seed.
 fn program_seed(run: u64, i: u64) -> u64 {
     let mut z = run ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -742,8 +749,27 @@ fn write_reproducer(
     Ok(path)
 }
 
+/// The seeds of the first `count` programs a campaign grows (part `shard`
+/// of its run, see [`FuzzOptions::shard`]).
+///
+/// ```
+/// use xla_props::fuzz::program_seeds;
+/// let whole = program_seeds(7, (0, 1), 6);
+/// let (a, b) = (program_seeds(7, (0, 2), 3), program_seeds(7, (1, 2), 3));
+/// assert!(a.iter().all(|s| !b.contains(s)));
+/// assert_eq!(vec![a[0], b[0], a[1], b[1], a[2], b[2]], whole);
+/// ```
+pub fn program_seeds(run: u64, shard: (u64, u64), count: u64) -> Vec<u64> {
+    let (part, parts) = shard;
+    (0..count)
+        .map(|i| program_seed(run, i * parts.max(1) + part))
+        .collect()
+}
+
 /// Runs the fuzzer against `backend` (named `backend_name` in reproducers);
-/// `progress` is called about once a second and at the end.
+/// `progress` is called about once a second and at the end. Reproducers are
+/// named by their program's seed, so the parts of a sharded run
+/// ([`FuzzOptions::shard`]) can share one findings directory.
 pub fn fuzz(
     backend: &dyn Backend,
     backend_name: &str,
@@ -760,7 +786,8 @@ pub fn fuzz(
     let mut last_progress = Instant::now();
     let mut i = 0u64;
     while start.elapsed() < options.time && options.max_programs.is_none_or(|n| i < n) {
-        let seed = program_seed(options.seed, i);
+        let (part, parts) = options.shard;
+        let seed = program_seed(options.seed, i * parts.max(1) + part);
         i += 1;
         report.progress.programs += 1;
         if let Some(found) = fuzz_one(backend, seed, options.max_ops, &mut report.progress) {

@@ -37,6 +37,24 @@ pub fn write_report(
     isolations: &[PathBuf],
 ) -> Result<(), ReportError> {
     let run = RunResults::load(results)?;
+    write_report_of(
+        run,
+        &results.display().to_string(),
+        out,
+        compare,
+        isolations,
+    )
+}
+
+/// Renders `run` (read from `results_name`: a file, or the shards merged
+/// into it) with `compare` and isolation reports, and writes the page to `out`.
+pub fn write_report_of(
+    run: RunResults,
+    results_name: &str,
+    out: &Path,
+    compare: Option<&Path>,
+    isolations: &[PathBuf],
+) -> Result<(), ReportError> {
     let old = compare.map(RunResults::load).transpose()?;
     let mut extra = isolations
         .iter()
@@ -48,7 +66,7 @@ pub fn write_report(
     }
     let options = ReportOptions {
         title: "xla-props report".into(),
-        results_name: results.display().to_string(),
+        results_name: results_name.to_string(),
         compare_name: compare.map(|p| p.display().to_string()),
     };
     let page = render_html(&run, old.as_ref(), &extra, &options)?;

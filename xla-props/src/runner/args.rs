@@ -46,6 +46,59 @@ impl Shard {
     pub fn contains(&self, name: &str) -> bool {
         crate::property::Fnv::hash_str(name) % self.total == self.index
     }
+
+    /// The shard the environment asks for, in this order: `XLA_PROPS_SHARD`
+    /// (`K/N`); Bazel's `TEST_SHARD_INDEX` (0-based) with `TEST_TOTAL_SHARDS`;
+    /// a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX` (0-based) with
+    /// `XLA_PROPS_SHARDS` (the job's `completions`). An Indexed Job without
+    /// `XLA_PROPS_SHARDS` is not sharded; `XLA_PROPS_SHARDS` without an index
+    /// is an error.
+    ///
+    /// ```
+    /// use xla_props::runner::Shard;
+    /// let env = |k: &str| match k {
+    ///     "JOB_COMPLETION_INDEX" => Some("2".to_string()),
+    ///     "XLA_PROPS_SHARDS" => Some("4".to_string()),
+    ///     _ => None,
+    /// };
+    /// assert_eq!(Shard::from_env(&env).unwrap(), Some(Shard { index: 2, total: 4 }));
+    /// assert_eq!(Shard::from_env(&|_: &str| None).unwrap(), None);
+    /// ```
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Shard>, ArgError> {
+        let get = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+        if let Some(v) = get("XLA_PROPS_SHARD") {
+            return Shard::parse(&v)
+                .map(Some)
+                .map_err(|e| ArgError(format!("XLA_PROPS_SHARD: {}", e.0)));
+        }
+        let zero_based = |var: &str, i: &str, n: &str| {
+            let i: u64 = i
+                .trim()
+                .parse()
+                .map_err(|_| ArgError(format!("{var}: invalid index `{i}`")))?;
+            Shard::parse(&format!("{}/{}", i + 1, n.trim()))
+                .map(Some)
+                .map_err(|e| ArgError(format!("{var}={i} of {n}: {}", e.0)))
+        };
+        if let (Some(i), Some(n)) = (get("TEST_SHARD_INDEX"), get("TEST_TOTAL_SHARDS")) {
+            return zero_based("TEST_SHARD_INDEX", &i, &n);
+        }
+        match (get("JOB_COMPLETION_INDEX"), get("XLA_PROPS_SHARDS")) {
+            (Some(i), Some(n)) => zero_based("JOB_COMPLETION_INDEX", &i, &n),
+            (None, Some(n)) => Err(ArgError(format!(
+                "XLA_PROPS_SHARDS={n} is set but JOB_COMPLETION_INDEX is not (a Kubernetes \
+                 Indexed Job sets it; elsewhere use --shard K/N or XLA_PROPS_SHARD=K/N)"
+            ))),
+            _ => Ok(None),
+        }
+    }
+}
+
+impl std::fmt::Display for Shard {
+    /// `K/N`, 1-based, as `--shard` takes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index + 1, self.total)
+    }
 }
 
 /// A bad runner flag or environment value.
@@ -62,7 +115,8 @@ pub struct RunnerArgs {
     pub dtypes: Vec<ElementType>,
     /// `--backend` / `XLA_PROPS_BACKENDS`.
     pub backends: Vec<String>,
-    /// `--shard K/N` / `XLA_PROPS_SHARD` / Bazel's `TEST_SHARD_INDEX` + `TEST_TOTAL_SHARDS`.
+    /// `--shard K/N` / `XLA_PROPS_SHARD` / Bazel's `TEST_SHARD_INDEX` + `TEST_TOTAL_SHARDS`
+    /// / a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX` + `XLA_PROPS_SHARDS` ([`Shard::from_env`]).
     pub shard: Option<Shard>,
     /// Bazel's `TEST_SHARD_STATUS_FILE`, touched when sharding is understood.
     pub shard_status_file: Option<PathBuf>,
@@ -148,7 +202,6 @@ impl RunnerArgs {
             ("XLA_PROPS_OPS", "--op"),
             ("XLA_PROPS_DTYPES", "--dtype"),
             ("XLA_PROPS_BACKENDS", "--backend"),
-            ("XLA_PROPS_SHARD", "--shard"),
             ("XLA_PROPS_SEED", "--seed"),
             ("XML_OUTPUT_FILE", "--junit"),
             ("XLA_PROPS_JUNIT", "--junit"),
@@ -192,13 +245,8 @@ impl RunnerArgs {
                     .map_err(|e| ArgError(format!("{var}: {}", e.0)))?;
             }
         }
-        if !given.contains(&"--shard") && ours.shard.is_none() {
-            if let (Some(i), Some(n)) = (env("TEST_SHARD_INDEX"), env("TEST_TOTAL_SHARDS")) {
-                let i: u64 = i
-                    .parse()
-                    .map_err(|_| ArgError(format!("TEST_SHARD_INDEX: invalid index `{i}`")))?;
-                ours.shard = Some(Shard::parse(&format!("{}/{n}", i + 1))?);
-            }
+        if !given.contains(&"--shard") {
+            ours.shard = Shard::from_env(&env)?;
         }
         ours.shard_status_file = env("TEST_SHARD_STATUS_FILE").map(PathBuf::from);
         ours.test_only = env("TESTBRIDGE_TEST_ONLY").filter(|s| !s.is_empty());
@@ -226,5 +274,41 @@ impl RunnerArgs {
         }
         ours.summary = from_flags.summary;
         Ok((ours, rest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k| vars.iter().find(|v| v.0 == k).map(|v| v.1.to_string())
+    }
+
+    #[test]
+    fn an_indexed_job_shards_by_its_completion_index() {
+        let job = [("JOB_COMPLETION_INDEX", "3"), ("XLA_PROPS_SHARDS", "4")];
+        let shard = Shard::from_env(&env(&job)).unwrap().unwrap();
+        assert_eq!(shard, Shard { index: 3, total: 4 });
+        assert_eq!(shard.to_string(), "4/4");
+        // an Indexed Job that does not say how many shards is not sharded
+        let alone = [("JOB_COMPLETION_INDEX", "3")];
+        assert_eq!(Shard::from_env(&env(&alone)).unwrap(), None);
+        let no_index = [("XLA_PROPS_SHARDS", "4")];
+        let e = Shard::from_env(&env(&no_index)).unwrap_err().0;
+        assert!(e.contains("JOB_COMPLETION_INDEX is not"), "{e}");
+        let past = [("JOB_COMPLETION_INDEX", "4"), ("XLA_PROPS_SHARDS", "4")];
+        let e = Shard::from_env(&env(&past)).unwrap_err().0;
+        assert!(e.starts_with("JOB_COMPLETION_INDEX=4 of 4"), "{e}");
+        // XLA_PROPS_SHARD, then Bazel's variables, come first; a flag beats them all
+        let both = [("XLA_PROPS_SHARD", "1/2"), ("JOB_COMPLETION_INDEX", "3")];
+        let both = [both.as_slice(), &[("XLA_PROPS_SHARDS", "4")]].concat();
+        let shard = Shard::from_env(&env(&both)).unwrap().unwrap();
+        assert_eq!(shard, Shard { index: 0, total: 2 });
+        let args = vec!["prog".to_string(), "--shard".into(), "2/3".into()];
+        let (ours, _) = RunnerArgs::split(args, env(&both)).unwrap();
+        assert_eq!(ours.shard, Some(Shard { index: 1, total: 3 }));
+        let (ours, _) = RunnerArgs::split(vec!["prog".into()], env(&job)).unwrap();
+        assert_eq!(ours.shard, Some(Shard { index: 3, total: 4 }));
     }
 }

@@ -17,7 +17,9 @@ use super::signature;
 use super::ahead;
 use super::args::RunnerArgs;
 use super::batch;
-use super::metadata::{BackendVersion, RunStart};
+use super::identity;
+use super::junit;
+use super::metadata::{backend_versions, rerun_prefix, RunStart};
 use super::persist;
 use super::report::{self, CaseKind, CaseRecord};
 use crate::backend::{available_backends, Backend, ReferenceBackend, Unavailable};
@@ -260,9 +262,7 @@ impl Harness {
         let command_args = self.args.get(1..).unwrap_or_default().to_vec();
         let (ours, rest) =
             RunnerArgs::split(self.args, &self.env).map_err(|e| HarnessError(e.0))?;
-        let start = ours
-            .json
-            .is_some()
+        let mut start = (ours.json.is_some() || ours.junit.is_some())
             .then(|| RunStart::now(&rerun_prefix(), &command_args, &*self.env));
         let mut libtest = Arguments::from_iter(rest);
         if libtest.filter.is_none() {
@@ -318,6 +318,19 @@ impl Harness {
                 let _ = std::fs::write(f, b"");
             }
         }
+        let xla_shard =
+            batch::xla_shard((self.env)("XLA_PROPS_XLA_SHARD")).map_err(|e| HarnessError(e.0))?;
+        // (listing records nothing: no case space to hash)
+        if let Some(s) = start.as_mut().filter(|_| !libtest.list) {
+            let named: Vec<(&str, bool)> = (backends.iter())
+                .map(|b| (b.1.name(), b.1.traits().module_aligned_shards))
+                .collect();
+            let selection = identity::selection_of(&spaces, &named, &ours, &libtest, xla_shard);
+            let ids: Vec<BackendId> = backends.iter().map(|b| b.0).collect();
+            s.identify(selection, &spaces, &ids, ours.shard)
+                .map_err(HarnessError)?;
+            s.histograms = ours.json.is_some();
+        }
         let failures_dir = self.failures_dir.unwrap_or_else(persist::failures_dir);
         let state = Arc::new(RunState {
             direct_reference: self_reference_is_default,
@@ -338,8 +351,6 @@ impl Harness {
         } else {
             persist::load_failed(&failures_dir)
         };
-        let xla_shard =
-            batch::xla_shard((self.env)("XLA_PROPS_XLA_SHARD")).map_err(|e| HarnessError(e.0))?;
         // backends whose cases follow XLA_PROPS_XLA_SHARD (their traits)
         let module_aligned: HashSet<BackendId> = backends
             .iter()
@@ -557,26 +568,6 @@ fn list_cases(
     })
 }
 
-fn rerun_prefix() -> String {
-    let exe = std::env::current_exe().ok();
-    // cargo test binaries live in target/<profile>/deps/<name>-<hash>
-    if let Some(exe) = &exe {
-        let in_deps = exe
-            .parent()
-            .and_then(|p| p.file_name())
-            .is_some_and(|n| n == "deps");
-        if let (true, Some(stem)) = (in_deps, exe.file_stem().and_then(|s| s.to_str())) {
-            if let Some((name, hash)) = stem.rsplit_once('-') {
-                if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) {
-                    return format!("cargo test --test {name} --");
-                }
-            }
-        }
-    }
-    exe.map(|e| e.display().to_string())
-        .unwrap_or_else(|| "<test binary>".to_string())
-}
-
 fn finish(
     cases: Vec<Pending>,
     libtest: &Arguments,
@@ -605,31 +596,25 @@ fn finish(
             reference_runs: 0,
         });
     }
-    let records = std::mem::take(&mut *state.records.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut records = std::mem::take(&mut *state.records.lock().unwrap_or_else(|e| e.into_inner()));
+    // reports list cases by name, so a run and its merged shards agree
+    records.sort_by_cached_key(|r| r.id.to_string());
     let totals = report::totals(&records);
     if !records.is_empty() {
         print!("{}", report::summary_table(&records));
         print!("{}", signature::failure_groups(&records));
     }
     let mut errors = Vec::new();
-    if let Some(p) = &ours.junit {
-        errors.extend(report::write_junit(p, &records).err());
-    }
-    if let (Some(p), Some(start)) = (&ours.json, &state.start) {
-        let mut backends: Vec<BackendVersion> = state
-            .backends
-            .iter()
-            .map(|(_, b)| BackendVersion::of(b.as_ref(), "under test"))
-            .collect();
-        match backends
-            .iter_mut()
-            .find(|b| b.name == state.reference.name())
-        {
-            Some(b) => b.role = "under test and reference",
-            None => backends.push(BackendVersion::of(state.reference.as_ref(), "reference")),
-        }
+    if let Some(start) = &state.start {
+        let under_test = state.backends.iter().map(|(_, b)| b.as_ref());
+        let backends = backend_versions(under_test, state.reference.as_ref());
         let metadata = start.finish(state.seed, backends);
-        errors.extend(report::write_json(p, &records, &metadata).err());
+        if let Some(p) = &ours.junit {
+            errors.extend(junit::write_junit(p, &records, &metadata).err());
+        }
+        if let Some(p) = &ours.json {
+            errors.extend(report::write_json(p, &records, &metadata).err());
+        }
     }
     // the failing list: previous ones that ran and passed drop out
     let prev_ids: HashSet<CaseId> = previous.iter().filter_map(|n| n.parse().ok()).collect();
@@ -882,7 +867,7 @@ fn context<'a>(
     )
     .with_numerics(state.numerics[slot].clone())
     .with_direct_reference(state.direct_reference)
-    .with_ulp_histogram(state.start.is_some())
+    .with_ulp_histogram(state.start.as_ref().is_some_and(|s| s.histograms))
 }
 
 /// Runs the property body; a panic is a failure.

@@ -8,7 +8,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use super::args::Shard;
+use super::identity::{CaseSelection, CaseSpaceId, ShardInfo};
 use crate::backend::Backend;
+use crate::property::{BackendId, CaseSpace};
 
 /// A backend of the run and its version (`Backend::version`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -58,6 +61,12 @@ pub struct RunMetadata {
     pub cores: usize,
     /// The xla-props version that ran.
     pub xla_props: &'static str,
+    /// The shard this process ran; absent for a whole run (and a merged one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
+    /// The case space the unsharded run selects: shards of one run share it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub case_space: Option<CaseSpaceId>,
 }
 
 /// Where a run's metadata comes from, gathered at the start of the run.
@@ -70,6 +79,12 @@ pub(crate) struct RunStart {
     pub command: String,
     /// The git revision and dirty state at the start.
     pub git: (String, Option<bool>),
+    /// Whether the run keeps ULP histograms (only `--json` writes them).
+    pub histograms: bool,
+    /// The shard this process runs.
+    pub shard: Option<ShardInfo>,
+    /// The case space of the unsharded run.
+    pub case_space: Option<CaseSpaceId>,
 }
 
 impl RunStart {
@@ -96,7 +111,24 @@ impl RunStart {
             instant: std::time::Instant::now(),
             command,
             git: git_revision(Path::new("."), env),
+            histograms: false,
+            shard: None,
+            case_space: None,
         }
+    }
+
+    /// Records the run's case space (what `selection` selects from `spaces`
+    /// on `backends`) and its shard.
+    pub fn identify(
+        &mut self,
+        selection: CaseSelection,
+        spaces: &[CaseSpace],
+        backends: &[BackendId],
+        shard: Option<Shard>,
+    ) -> Result<(), String> {
+        self.case_space = Some(selection.identify(spaces, backends)?);
+        self.shard = shard.map(ShardInfo::from);
+        Ok(())
     }
 
     /// The metadata of the run that started here and ends now.
@@ -112,8 +144,48 @@ impl RunStart {
             host: host(),
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             xla_props: env!("CARGO_PKG_VERSION"),
+            shard: self.shard,
+            case_space: self.case_space.clone(),
         }
     }
+}
+
+/// The backends of a run: those under test, then the reference (one entry
+/// when the reference is also under test).
+pub(crate) fn backend_versions<'a>(
+    under_test: impl Iterator<Item = &'a dyn Backend>,
+    reference: &dyn Backend,
+) -> Vec<BackendVersion> {
+    let mut backends: Vec<BackendVersion> = under_test
+        .map(|b| BackendVersion::of(b, "under test"))
+        .collect();
+    match backends.iter_mut().find(|b| b.name == reference.name()) {
+        Some(b) => b.role = "under test and reference",
+        None => backends.push(BackendVersion::of(reference, "reference")),
+    }
+    backends
+}
+
+/// How a case of this test binary reruns: `cargo test --test NAME --` for a
+/// cargo test binary, else the binary's path.
+pub(crate) fn rerun_prefix() -> String {
+    let exe = std::env::current_exe().ok();
+    // cargo test binaries live in target/<profile>/deps/<name>-<hash>
+    if let Some(exe) = &exe {
+        let in_deps = exe
+            .parent()
+            .and_then(|p| p.file_name())
+            .is_some_and(|n| n == "deps");
+        if let (true, Some(stem)) = (in_deps, exe.file_stem().and_then(|s| s.to_str())) {
+            if let Some((name, hash)) = stem.rsplit_once('-') {
+                if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) {
+                    return format!("cargo test --test {name} --");
+                }
+            }
+        }
+    }
+    exe.map(|e| e.display().to_string())
+        .unwrap_or_else(|| "<test binary>".to_string())
 }
 
 /// `a` quoted for a POSIX shell when it needs it.

@@ -262,44 +262,6 @@ pub fn composition(spaces: &[CaseSpace], backends: &[BackendId]) -> String {
     out
 }
 
-/// Writes a JUnit XML report (one test suite per property).
-pub fn write_junit(path: &Path, records: &[CaseRecord]) -> Result<(), String> {
-    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-    let mut suites: BTreeMap<&str, TestSuite> = BTreeMap::new();
-    for r in records {
-        let prop = r.id.key.spec().name;
-        let suite = suites.entry(prop).or_insert_with(|| TestSuite::new(prop));
-        let status = match r.status {
-            CaseStatus::Passed => TestCaseStatus::success(),
-            CaseStatus::Failed => {
-                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                if let Some(m) = &r.message {
-                    s.set_description(m.as_str());
-                    s.set_message(m.lines().next().unwrap_or(""));
-                }
-                s
-            }
-            CaseStatus::Skipped => {
-                let mut s = TestCaseStatus::skipped();
-                if let Some(m) = &r.message {
-                    s.set_message(m.as_str());
-                }
-                s
-            }
-        };
-        let mut tc = TestCase::new(r.id.to_string(), status);
-        tc.set_classname(format!("{}::{}", prop, r.id.key.op));
-        tc.set_time(r.duration);
-        suite.add_test_case(tc);
-    }
-    let mut report = Report::new("xla-props");
-    report.add_test_suites(suites.into_values());
-    let text = report
-        .to_string()
-        .map_err(|e| format!("failed to serialize the junit report: {e}"))?;
-    write_file(path, text.as_bytes())
-}
-
 /// One case in the JSON report. The property, op, dtype, shape, variant and
 /// backend are the parts of `id` (`property::op::dtype::shape::variant::backend`);
 /// empty fields are left out, so that a run of 468k cases stays small.

@@ -336,3 +336,63 @@ fn survey_reproducers_under_the_filetest_runner() {
     }
     println!("{pass} of {total} reproducers hold under the filetest runner");
 }
+
+#[test]
+fn the_parts_of_a_sharded_campaign_grow_disjoint_programs_that_make_up_the_run() {
+    for parts in [2u64, 3, 8] {
+        let per_part = 400;
+        let whole: BTreeSet<u64> = program_seeds(5, (0, 1), parts * per_part)
+            .into_iter()
+            .collect();
+        assert_eq!(whole.len() as u64, parts * per_part, "seeds repeat");
+        let mut union = BTreeSet::new();
+        for part in 0..parts {
+            for s in program_seeds(5, (part, parts), per_part) {
+                assert!(
+                    union.insert(s),
+                    "part {part} of {parts} grows seed {s:#x} again"
+                );
+            }
+        }
+        assert_eq!(union, whole, "{parts} parts grow the run's first programs");
+    }
+    // another run seed grows other programs
+    let a: BTreeSet<u64> = program_seeds(5, (0, 1), 1000).into_iter().collect();
+    assert!(program_seeds(6, (0, 1), 1000)
+        .iter()
+        .all(|s| !a.contains(s)));
+}
+
+#[test]
+fn the_parts_of_a_sharded_campaign_share_one_findings_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Rewrite {
+        inner: Interpreter::default(),
+        from: Opcode::Maximum,
+        to: Opcode::Minimum,
+    };
+    let mut written = Vec::new();
+    for part in 0..2 {
+        let r = fuzz(
+            &backend,
+            "rewrite",
+            &FuzzOptions {
+                stop_at_first_failure: true,
+                shard: (part, 2),
+                ..options(dir.path(), Duration::from_secs(60))
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+        let (_, path) = r.found.first().expect("each part finds the bug");
+        // the reproducer is named by a seed of this part's programs
+        let seeds = program_seeds(1, (part, 2), r.progress.programs);
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let seed = u64::from_str_radix(name.rsplit('-').next().unwrap(), 16).unwrap();
+        assert!(seeds.contains(&seed), "{name}");
+        written.push(path.clone());
+    }
+    assert_ne!(written[0], written[1]);
+    let files = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(files, 2, "both parts' reproducers are kept");
+}
