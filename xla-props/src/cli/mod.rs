@@ -12,6 +12,7 @@ mod deep;
 mod eval;
 mod fuzz;
 mod isolate;
+mod triage;
 
 pub use backends::backends_listing;
 pub use bisect::BisectArgs;
@@ -20,6 +21,7 @@ pub use compare::{exit_code, judge_compare, CompareArgs};
 pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
 pub use fuzz::FuzzArgs;
 pub use isolate::IsolateArgs;
+pub use triage::TriageArgs;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -74,6 +76,9 @@ enum Command {
     Isolate(IsolateArgs),
     /// Which compiler pass introduced a disagreement: bisects XLA's HLO passes (`xla_disable_hlo_passes`), one compile per probe.
     BisectPasses(BisectArgs),
+    /// From many failures to a few bugs: isolates each (reproducers, a run's failed cases,
+    /// modules), groups them by root cause, writes one minimized reproducer per group.
+    Triage(TriageArgs),
 }
 
 /// Arguments of `xla-props backends`.
@@ -131,6 +136,7 @@ pub fn main() -> ExitCode {
         .map_err(|e| CliError::input(e.0)),
         Command::Isolate(args) => isolate::run_isolate(&args),
         Command::BisectPasses(args) => bisect::run(&args),
+        Command::Triage(args) => triage::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
