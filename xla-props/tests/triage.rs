@@ -129,4 +129,114 @@ fn five_mutations_make_five_groups() {
     .unwrap();
     assert_eq!(back.groups.len(), BUGS.len());
     assert!(dir.path().join("triage/triage.md").is_file());
+
+    // the report links each failure to its group, and lists the groups
+    let html = dir.path().join("report.html");
+    xla_props::report::write_report_triaged(
+        &json,
+        &html,
+        None,
+        &[],
+        Some(&dir.path().join("triage/triage.json")),
+    )
+    .unwrap();
+    let page = std::fs::read_to_string(&html).unwrap();
+    for g in &t.groups {
+        assert!(
+            page.contains(&format!("<tr id=\"triage-{}\">", g.id)),
+            "{}",
+            g.id
+        );
+        assert!(
+            page.contains(&format!("href=\"#triage-{}\"", g.id)),
+            "{}",
+            g.id
+        );
+    }
+}
+
+const ADD_S8: &str = "HloModule m\nENTRY main {\n  x = s8[4] parameter(0)\n  y = s8[4] parameter(1)\n  ROOT z = s8[4] add(x, y)\n}\n";
+
+fn hlotest(args: &[&str], module: &str) -> String {
+    let mut s = String::from(
+        "// run: backends=interpreter tolerance=default inputs=inline\n// expect: agree\n",
+    );
+    for a in args {
+        s.push_str(&format!("// arg: {a}\n"));
+    }
+    s + module
+}
+
+#[test]
+fn the_command_groups_reproducers_and_leaves_agreeing_ones_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = dir.path().join("findings");
+    std::fs::create_dir_all(inputs.join("nested")).unwrap();
+    // two overflowing adds (one wraps in two's complement, the mutant saturates) and one that agrees
+    let files = [
+        (
+            "a.hlotest",
+            hlotest(&["s8[4] 100 -100 1 2", "s8[4] 100 -100 1 2"], ADD_S8),
+        ),
+        (
+            "nested/b.hlotest",
+            hlotest(&["s8[4] 127 0 0 0", "s8[4] 1 0 0 0"], ADD_S8),
+        ),
+        (
+            "c.hlotest",
+            hlotest(&["s8[4] 1 2 3 4", "s8[4] 1 2 3 4"], ADD_S8),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(inputs.join(name), text).unwrap();
+    }
+    let out = dir.path().join("out");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_xla-props"))
+        .args([
+            "triage",
+            "--quiet",
+            "--backend",
+            "mutant:int-add-saturates",
+            "--out",
+        ])
+        .arg(&out)
+        .arg(&inputs)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        stdout.starts_with("3 failures: 2 in 1 group(s), 1 in none"),
+        "{stdout}"
+    );
+    let t: Triage =
+        serde_json::from_str(&std::fs::read_to_string(out.join("triage.json")).unwrap()).unwrap();
+    assert_eq!(t.groups[0].cause.opcode, "add");
+    assert_eq!(t.groups[0].cause.dtype, "integer");
+    assert!(
+        t.ungrouped[0].conclusion.starts_with("agrees now"),
+        "{:?}",
+        t.ungrouped
+    );
+    assert!(out.join(&t.groups[0].representative).is_file());
+
+    // bad input: a clear, located error and exit 2
+    let missing = dir.path().join("nope.hlotest");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_xla-props"))
+        .args(["triage", "--backend", "interpreter", "--out"])
+        .arg(&out)
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("nope.hlotest: no such file or directory"),
+        "{stderr}"
+    );
 }

@@ -114,6 +114,9 @@ pub struct ReportArgs {
     /// An isolation report (`report.json` of `xla-props isolate`) to include; repeatable.
     #[arg(long = "isolation")]
     pub isolations: Vec<std::path::PathBuf>,
+    /// A triage (`triage.json` of `xla-props triage`): each failure links to its group.
+    #[arg(long)]
+    pub triage: Option<std::path::PathBuf>,
 }
 
 /// Runs the command line and returns the process exit code.
@@ -126,11 +129,12 @@ pub fn main() -> ExitCode {
         Command::Backends(args) => backends::run_backends(&args),
         Command::Check(args) => check::run(&args),
         Command::Fuzz(args) => fuzz::run(&args),
-        Command::Report(args) => crate::report::write_report(
+        Command::Report(args) => crate::report::write_report_triaged(
             &args.results,
             &args.out,
             args.compare.as_deref(),
             &args.isolations,
+            args.triage.as_deref(),
         )
         .map(|()| 0)
         .map_err(|e| CliError::input(e.0)),

@@ -9,6 +9,7 @@ mod plot;
 mod results;
 #[cfg(test)]
 mod tests;
+mod triage;
 
 pub use graph::graph_from_module;
 pub use html::{cell_anchor, escape, render_html, ReportOptions, MAX_FAILURES_PER_CELL};
@@ -20,6 +21,7 @@ pub use results::{
     BackendInfo, CaseResult, CaseStatus, Culprit, GraphEdge, GraphNode, HistogramBucket, Isolation,
     ReportError, RunMetadata, RunResults,
 };
+pub use triage::{TriageGroup, TriageLinks, TriageMember};
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +38,19 @@ pub fn write_report(
     compare: Option<&Path>,
     isolations: &[PathBuf],
 ) -> Result<(), ReportError> {
+    write_report_triaged(results, out, compare, isolations, None)
+}
+
+/// [`write_report`], with each failure linked to its group of a triage
+/// (`triage.json` of `xla-props triage`).
+pub fn write_report_triaged(
+    results: &Path,
+    out: &Path,
+    compare: Option<&Path>,
+    isolations: &[PathBuf],
+    triage: Option<&Path>,
+) -> Result<(), ReportError> {
+    let triage = triage.map(TriageLinks::load).transpose()?;
     let run = RunResults::load(results)?;
     let old = compare.map(RunResults::load).transpose()?;
     let mut extra = isolations
@@ -50,6 +65,7 @@ pub fn write_report(
         title: "xla-props report".into(),
         results_name: results.display().to_string(),
         compare_name: compare.map(|p| p.display().to_string()),
+        triage,
     };
     let page = render_html(&run, old.as_ref(), &extra, &options)?;
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
