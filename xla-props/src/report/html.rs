@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 
 use plotters::style::RGBColor;
 
+use super::markup::escape;
 use super::model::{Cell, CellKey, Comparison, RunModel};
 use super::plot;
 use super::results::{CaseStatus, Isolation, ReportError, RunResults};
@@ -32,22 +33,6 @@ pub struct ReportOptions {
     pub compare_name: Option<String>,
     /// A triage of the failures: each links to its group.
     pub triage: Option<super::triage::TriageLinks>,
-}
-
-/// Escapes text for HTML element content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// An id fragment made of `[A-Za-z0-9_-]` only.

@@ -4,6 +4,7 @@
 
 mod graph;
 mod html;
+mod markup;
 mod model;
 mod plot;
 mod results;
@@ -12,7 +13,8 @@ mod tests;
 mod triage;
 
 pub use graph::graph_from_module;
-pub use html::{cell_anchor, escape, render_html, ReportOptions, MAX_FAILURES_PER_CELL};
+pub use html::{cell_anchor, render_html, ReportOptions, MAX_FAILURES_PER_CELL};
+pub use markup::escape;
 pub use model::{
     ulp_bucket_label, ulp_bucket_order, Cell, CellKey, Comparison, Counts, RunModel, UlpChange,
     UlpDistribution,

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::html::escape;
+use super::markup::escape;
 use super::results::ReportError;
 
 /// One member of a group (only its name is read).

@@ -63,9 +63,12 @@ impl Triage {
     }
 }
 
+/// A group with the isolation of its smallest member (its representative).
+pub(crate) type Represented = (Group, Option<Box<Isolated>>);
+
 /// The groups of `analysed` (largest first, then by cause), each with the
 /// isolation of its smallest member; and the members in no group.
-pub(crate) fn group(analysed: Vec<Analysed>) -> (Vec<(Group, Option<Box<Isolated>>)>, Vec<Member>) {
+pub(crate) fn group(analysed: Vec<Analysed>) -> (Vec<Represented>, Vec<Member>) {
     let mut by_cause: BTreeMap<RootCause, Vec<Analysed>> = BTreeMap::new();
     let mut ungrouped = Vec::new();
     for a in analysed {
