@@ -40,8 +40,8 @@ fn say(line: std::fmt::Arguments<'_>) {
     let _ = out.write_fmt(line).and_then(|()| out.write_all(b"\n"));
 }
 
-/// Runs the command: exit 0 when no failure is left ungrouped for an
-/// error, 1 when groups were found, 2 on bad input.
+/// Runs the command: exit 0 when no group was found (nothing fails, or
+/// nothing could be analysed), 1 when groups were found, 2 on bad input.
 pub(crate) fn run(args: &TriageArgs) -> Result<u8, CliError> {
     let backend = super::isolate::backend_by_name(&args.backend)
         .map_err(|e| CliError::input(format!("xla-props triage: {e}")))?;
