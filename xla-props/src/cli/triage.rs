@@ -88,13 +88,18 @@ pub(crate) fn run(args: &TriageArgs) -> Result<u8, CliError> {
         t.not_triaged.len()
     ));
     for g in &t.groups {
+        let rep = if g.representative.is_empty() {
+            "no member isolated".to_string()
+        } else {
+            format!(
+                "{} ({} instructions)",
+                args.out.join(&g.representative).display(),
+                g.representative_instructions
+            )
+        };
         say(format_args!(
-            "{}: {} failures: {} -> {} ({} instructions)",
-            g.id,
-            g.count,
-            g.title,
-            args.out.join(&g.representative).display(),
-            g.representative_instructions
+            "{}: {} failures: {} -> {rep}",
+            g.id, g.count, g.title
         ));
     }
     say(format_args!(

@@ -91,25 +91,37 @@ pub(crate) fn analyse(
             }
         },
     };
-    if let Some(bugs) = known_bugs(failure, &args, backend) {
-        let mut m = member(failure, format!("explained by known bug {bugs}"), start);
-        m.cause = Some(RootCause::known(&bugs));
-        return Analysed {
-            member: m,
-            isolated: None,
-        };
-    }
     let iso_options = Options {
         seed: options.seed,
         ..Options::default()
     };
-    let isolated = match isolate_on(
+    let isolation = isolate_on(
         &failure.module,
         &args,
         backend,
         &Oracle::Exact,
         &iso_options,
-    ) {
+    );
+    if let Some(bugs) = known_bugs(failure, &args, backend) {
+        // the bug's id is the cause; its isolation, when there is one, the representative
+        let mut m = member(failure, format!("explained by known bug {bugs}"), start);
+        m.cause = Some(RootCause::known(&bugs));
+        m.detail = "known bug".into();
+        let isolated = match isolation {
+            Ok(Isolation::Isolated(iso)) => {
+                let (instructions, elements) = iso.reproducer.size();
+                m.reproducer_instructions = instructions;
+                m.reproducer_elements = elements;
+                Some(iso)
+            }
+            _ => None,
+        };
+        return Analysed {
+            member: m,
+            isolated,
+        };
+    }
+    let isolated = match isolation {
         Err(e) => {
             let m = member(failure, format!("not isolated: {e}"), start);
             return Analysed {

@@ -20,7 +20,7 @@ pub struct Group {
     /// Members.
     pub count: usize,
     /// The smallest member's minimized reproducer, relative to the triage
-    /// directory (empty for a known bug, which has no isolation).
+    /// directory (empty when no member could be isolated).
     pub representative: String,
     /// That member's name.
     pub representative_of: String,
