@@ -27,6 +27,7 @@ pub mod reference;
 pub mod report;
 pub mod runner;
 pub mod skip;
+pub mod triage;
 
 pub use runner::Harness;
 pub use xla_props_macros::xla_property;

@@ -198,3 +198,27 @@ fn compare_flags_a_mutant_and_passes_its_base() {
     assert_eq!(code("mutant:int-add-saturates@interpreter"), Some(1));
     assert_eq!(code("mutant:int-add-saturated"), Some(2));
 }
+
+#[test]
+fn a_mutant_carries_several_mutations_at_once() {
+    let m = create("mutant:int-add-saturates+sort-unstable").unwrap();
+    assert_eq!(m.name(), "mutant:int-add-saturates+sort-unstable");
+    // each mutation acts on its own op: the add saturates, a float add is left alone
+    let add = "HloModule m\nENTRY main { x = s8[2] parameter(0)\n y = s8[2] parameter(1)\n ROOT z = s8[2] add(x, y) }";
+    let s8 = |v: &[f64]| lit(ElementType::S8, v);
+    let out = run(m.as_ref(), add, &[s8(&[100.0, 1.0]), s8(&[100.0, 2.0])]);
+    assert_eq!(out[0].to_f64_vec(), vec![127.0, 3.0]);
+    let neg = "HloModule m\nENTRY main { x = f32[2] parameter(0)\n ROOT z = f32[2] negate(x) }";
+    let out = run(m.as_ref(), neg, &[lit(ElementType::F32, &[1.0, -2.0])]);
+    assert_eq!(out[0].to_f64_vec(), vec![-1.0, 2.0]);
+    for bad in ["mutant:int-add-saturates+nope", "mutant:int-add-saturates+"] {
+        assert!(
+            matches!(create(bad), Err(BackendError::UnknownBackend { .. })),
+            "{bad}"
+        );
+    }
+    match create("mutant:sort-unstable+sort-unstable") {
+        Err(e) => assert!(e.to_string().contains("named twice"), "{e}"),
+        Ok(b) => panic!("{} was made", b.name()),
+    }
+}

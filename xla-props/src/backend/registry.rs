@@ -192,18 +192,33 @@ pub fn create(name: &str) -> Result<Box<dyn Backend>, BackendError> {
     })
 }
 
-/// `mutant:NAME` wraps the interpreter, `mutant:NAME@BASE` wraps the backend `BASE`.
+/// `mutant:NAME` wraps the interpreter, `mutant:NAME@BASE` wraps the backend
+/// `BASE`; `mutant:A+B+...` carries several mutations at once.
 fn create_mutant(full: &str, spec: &str) -> Result<Box<dyn Backend>, BackendError> {
-    let (name, base) = spec.split_once('@').unwrap_or((spec, "interpreter"));
-    let mutation: Mutation = name.parse().map_err(|_| BackendError::UnknownBackend {
-        name: full.to_string(),
-        known: Mutation::ALL
-            .iter()
-            .map(|m| format!("mutant:{}", m.name()))
-            .collect(),
-    })?;
+    let (names, base) = spec.split_once('@').unwrap_or((spec, "interpreter"));
+    let mutations = names
+        .split('+')
+        .map(|name| {
+            name.parse::<Mutation>()
+                .map_err(|_| BackendError::UnknownBackend {
+                    name: full.to_string(),
+                    known: Mutation::ALL
+                        .iter()
+                        .map(|m| format!("mutant:{}", m.name()))
+                        .collect(),
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let base = create(base)?;
-    Ok(Box::new(Mutant::new(base, mutation)))
+    if let [mutation] = mutations[..] {
+        return Ok(Box::new(Mutant::new(base, mutation)));
+    }
+    Mutant::stacked(base, &mutations)
+        .map(|m| Box::new(m) as Box<dyn Backend>)
+        .map_err(|reason| BackendError::Unavailable {
+            backend: full.to_string(),
+            reason,
+        })
 }
 
 /// Every backend of the built-in registry that is available in this build.

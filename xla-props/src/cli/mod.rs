@@ -13,6 +13,7 @@ mod eval;
 mod fuzz;
 mod isolate;
 mod merge;
+mod triage;
 
 pub use backends::backends_listing;
 pub use bisect::BisectArgs;
@@ -22,6 +23,7 @@ pub use eval::{eval_module, read_arguments, summarize, EvalArgs};
 pub use fuzz::FuzzArgs;
 pub use isolate::IsolateArgs;
 pub use merge::MergeArgs;
+pub use triage::TriageArgs;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -78,6 +80,9 @@ enum Command {
     BisectPasses(BisectArgs),
     /// Merge a sharded run's `--json` results (or JUnit files) into the run's; refuses shards of different runs, missing or duplicated cases.
     Merge(MergeArgs),
+    /// From many failures to a few bugs: isolates each (reproducers, a run's failed cases,
+    /// modules), groups them by root cause, writes one minimized reproducer per group.
+    Triage(TriageArgs),
 }
 
 /// Arguments of `xla-props backends`.
@@ -117,6 +122,9 @@ pub struct ReportArgs {
     /// With several results: merge shards of different seeds, revisions or backend versions.
     #[arg(long)]
     pub allow_mixed: bool,
+    /// A triage (`triage.json` of `xla-props triage`): each failure links to its group.
+    #[arg(long)]
+    pub triage: Option<std::path::PathBuf>,
 }
 
 /// Runs the command line and returns the process exit code.
@@ -133,6 +141,7 @@ pub fn main() -> ExitCode {
         Command::Isolate(args) => isolate::run_isolate(&args),
         Command::BisectPasses(args) => bisect::run(&args),
         Command::Merge(args) => merge::run(&args),
+        Command::Triage(args) => triage::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -160,7 +169,13 @@ fn run_report(args: &ReportArgs) -> Result<u8, CliError> {
     };
     let run = run.map_err(|e| CliError::input(e.0))?;
     let compare = args.compare.as_deref();
-    crate::report::write_report_of(run, &name, &args.out, compare, &args.isolations)
+    let triage = args
+        .triage
+        .as_deref()
+        .map(crate::report::TriageLinks::load)
+        .transpose()
+        .map_err(|e| CliError::input(e.0))?;
+    crate::report::write_report_of(run, &name, &args.out, compare, &args.isolations, triage)
         .map(|()| 0)
         .map_err(|e| CliError::input(e.0))
 }

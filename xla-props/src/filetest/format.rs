@@ -298,7 +298,14 @@ fn parse_inputs(value: &str) -> Result<Inputs, String> {
             .map_err(|_| format!("bad seed `{seed}`"));
     }
     if let Some(files) = value.strip_prefix("npy:") {
-        return Ok(Inputs::Files(files.split(',').map(PathBuf::from).collect()));
+        // `npy:` with no file: a module without parameters (older runners wrote it)
+        return Ok(Inputs::Files(
+            files
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(PathBuf::from)
+                .collect(),
+        ));
     }
     Err(format!(
         "unknown inputs `{value}` (seed:N, inline, npy:FILES)"
@@ -347,4 +354,25 @@ fn parse_arg(text: &str) -> Result<Literal, String> {
         Literal::from_i128s(&shape, &v)
     };
     lit.map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_npy_files_is_no_arguments() {
+        // the runner's reproducer of a case without parameters (an iota)
+        let text = "// run: backends=interpreter tolerance=default inputs=npy:\n\
+                    // expect: agree\n\
+                    HloModule m\n\
+                    ENTRY main { ROOT i = f32[2,3] iota(), iota_dimension=0 }\n";
+        let t = HloTest::parse(text, None).unwrap();
+        assert_eq!(t.inputs, Inputs::Files(vec![]));
+        assert!(t.arguments().unwrap().is_empty());
+        assert_eq!(
+            parse_inputs("npy:a.npy,b.npy").unwrap(),
+            Inputs::Files(vec!["a.npy".into(), "b.npy".into()])
+        );
+    }
 }

@@ -44,7 +44,7 @@ pub use passes::{
     PassVerdict, Probe, ProbeResult, MAX_CHANGES_SHOWN, MAX_PROBES,
 };
 pub use report::write_report_files;
-pub use session::{isolate, IsolateError, Isolated, Isolation, Options, Report};
+pub use session::{isolate, isolate_on, IsolateError, Isolated, Isolation, Options, Report};
 
 #[cfg(test)]
 mod tests;

@@ -179,6 +179,19 @@ pub fn isolate(
     oracle: &Oracle,
     options: &Options,
 ) -> Result<Isolation, IsolateError> {
+    let inputs = generate_inputs(module, options.distribution, options.seed)?;
+    isolate_on(module, &inputs.args, backend, oracle, options)
+}
+
+/// [`isolate`] on given arguments (a failing case's own inputs, which a
+/// fresh draw may not reproduce); `options.seed` is only reported.
+pub fn isolate_on(
+    module: &Module,
+    args: &[crate::literal::Literal],
+    backend: &dyn Backend,
+    oracle: &Oracle,
+    options: &Options,
+) -> Result<Isolation, IsolateError> {
     let start = Instant::now();
     let tested = Tested::new(backend);
     let bar = if options.progress {
@@ -193,8 +206,7 @@ pub fn isolate(
         ProgressBar::hidden()
     };
     stage(&bar, "confirm", 1);
-    let inputs = generate_inputs(module, options.distribution, options.seed)?;
-    let args = inputs.args;
+    let args = args.to_vec();
     let verdict = judge_module(module, &args, oracle, &tested);
     bar.inc(1);
     if let Verdict::Skipped { reason } = &verdict {

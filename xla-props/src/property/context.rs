@@ -56,6 +56,7 @@ impl<'a> CaseContext<'a> {
             shared: cache.take(case.key, cache_users),
             run_seed,
             local: None,
+            recorded: None,
             numerics: OnceLock::new(),
             direct_reference: false,
             max_ulp: None,
@@ -163,8 +164,18 @@ impl<'a> CaseContext<'a> {
         Ok((self.built()?, inputs))
     }
 
-    /// The module and inputs (cloned) for a reproducer.
+    /// Records the program a property built and ran itself (a template
+    /// program), so that a failure's reproducer is that program.
+    pub fn record_program(&mut self, module: &Module, args: &[Literal]) {
+        self.recorded = Some((module.clone(), args.to_vec()));
+    }
+
+    /// The module and inputs (cloned) for a reproducer: what the property
+    /// recorded, else the case's.
     pub fn artifacts(&self) -> Option<(Module, Vec<Literal>)> {
+        if let Some(r) = &self.recorded {
+            return Some(r.clone());
+        }
         let (built, inputs) = match &self.local {
             Some((b, Some(i))) => (b.clone(), i.clone()),
             Some((_, None)) => return None,

@@ -324,6 +324,8 @@ pub struct CaseContext<'a> {
     pub(super) run_seed: u64,
     /// A module the property set itself (not shared with other backends).
     pub(super) local: Option<LocalCase>,
+    /// The program a property built and ran itself, for a failure's reproducer.
+    pub(super) recorded: Option<(crate::hlo::Module, Vec<crate::literal::Literal>)>,
     pub(super) numerics: OnceLock<Arc<Numerics>>,
     pub(super) direct_reference: bool,
     pub(crate) max_ulp: Option<u64>,

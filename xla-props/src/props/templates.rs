@@ -85,10 +85,11 @@ fn outcome_of(what: &str, verdict: &Verdict) -> Outcome {
     tolerance = exact
 )]
 pub fn template_vs_reference(ctx: &mut CaseContext<'_>) -> Outcome {
-    let run = || -> Result<Outcome, Outcome> {
+    let mut run = || -> Result<Outcome, Outcome> {
         let pc = program_case(ctx)?;
         let module = pc.build(pc.configuration_name())?;
         let args = pc.inputs(ctx)?;
+        ctx.record_program(&module, &args);
         let expected = ctx.run_on(ctx.reference, &module, &args)?;
         let actual = ctx.run_on(ctx.backend, &module, &args)?;
         let verdict = judge_runs(
@@ -170,10 +171,11 @@ pub fn template_fusion_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
     strict_rounding
 )]
 pub fn quantization_residual(ctx: &mut CaseContext<'_>) -> Outcome {
-    let run = || -> Result<Outcome, Outcome> {
+    let mut run = || -> Result<Outcome, Outcome> {
         let pc = program_case(ctx)?;
         let module = pc.build(pc.configuration_name())?;
         let args = pc.inputs(ctx)?;
+        ctx.record_program(&module, &args);
         let expected = ctx.run_on(ctx.reference, &module, &args)?;
         let actual = ctx.run_on(ctx.backend, &module, &args)?;
         Ok(check_residuals(&args[0], &expected, &actual))
@@ -229,10 +231,11 @@ pub(crate) fn check_residuals(x: &Literal, expected: &[Literal], actual: &[Liter
     tolerance = exact
 )]
 pub fn topk_recall(ctx: &mut CaseContext<'_>) -> Outcome {
-    let run = || -> Result<Outcome, Outcome> {
+    let mut run = || -> Result<Outcome, Outcome> {
         let pc = program_case(ctx)?;
         let module = pc.build(pc.configuration_name())?;
         let args = pc.inputs(ctx)?;
+        ctx.record_program(&module, &args);
         let expected = ctx.run_on(ctx.reference, &module, &args)?;
         let actual = ctx.run_on(ctx.backend, &module, &args)?;
         let (rows, cols) = (pc.dims[0] as usize, pc.dims[1] as usize);

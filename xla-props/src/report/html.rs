@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 
 use plotters::style::RGBColor;
 
+use super::markup::escape;
 use super::model::{Cell, CellKey, Comparison, RunModel};
 use super::plot;
 use super::results::{CaseStatus, Isolation, ReportError, RunResults};
@@ -30,22 +31,8 @@ pub struct ReportOptions {
     pub results_name: String,
     /// Where the older results came from, when comparing.
     pub compare_name: Option<String>,
-}
-
-/// Escapes text for HTML element content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    /// A triage of the failures: each links to its group.
+    pub triage: Option<super::triage::TriageLinks>,
 }
 
 /// An id fragment made of `[A-Za-z0-9_-]` only.
@@ -160,7 +147,8 @@ pub fn render_html(
     if let (Some(c), Some(old)) = (&cmp, old) {
         comparison(&mut h, c, old, run, options);
     }
-    failures(&mut h, run, &model, cmp.as_ref());
+    failures(&mut h, run, &model, cmp.as_ref(), options);
+    super::triage::triage_section(&mut h, options.triage.as_ref());
     legal_differences(&mut h, run, &model);
     histograms(&mut h, &model)?;
     let isolations: Vec<&Isolation> = run.isolations.iter().chain(extra_isolations).collect();
@@ -573,7 +561,13 @@ fn heatmap(h: &mut String, model: &RunModel, cmp: Option<&Comparison>, backend: 
     }
 }
 
-fn failures(h: &mut String, run: &RunResults, model: &RunModel, cmp: Option<&Comparison>) {
+fn failures(
+    h: &mut String,
+    run: &RunResults,
+    model: &RunModel,
+    cmp: Option<&Comparison>,
+    options: &ReportOptions,
+) {
     let _ = writeln!(h, "<h2 id=\"failures\">Failures</h2>");
     if model.totals.failed == 0 {
         h.push_str("<p>No case failed.</p>\n");
@@ -613,7 +607,7 @@ fn failures(h: &mut String, run: &RunResults, model: &RunModel, cmp: Option<&Com
                 };
                 let _ = writeln!(
                     h,
-                    "<tr class=\"failure{}\" id=\"case-{i}\"><td><code>{}</code>{}</td><td>{}</td>\
+                    "<tr class=\"failure{}\" id=\"case-{i}\"><td><code>{}</code>{}{}</td><td>{}</td>\
                      <td>{}</td><td><code>{}</code></td><td>{}</td><td>{reproduce}</td></tr>",
                     if new { " new" } else { "" },
                     escape(&c.id),
@@ -622,6 +616,7 @@ fn failures(h: &mut String, run: &RunResults, model: &RunModel, cmp: Option<&Com
                     } else {
                         ""
                     },
+                    super::triage::group_link(options.triage.as_ref(), &c.id),
                     escape(c.backend()),
                     escape(c.verdict().unwrap_or("")),
                     escape(c.worst_mismatch.as_deref().unwrap_or("")),

@@ -4,14 +4,17 @@
 
 mod graph;
 mod html;
+mod markup;
 mod model;
 mod plot;
 mod results;
 #[cfg(test)]
 mod tests;
+mod triage;
 
 pub use graph::graph_from_module;
-pub use html::{cell_anchor, escape, render_html, ReportOptions, MAX_FAILURES_PER_CELL};
+pub use html::{cell_anchor, render_html, ReportOptions, MAX_FAILURES_PER_CELL};
+pub use markup::escape;
 pub use model::{
     ulp_bucket_label, ulp_bucket_order, Cell, CellKey, Comparison, Counts, RunModel, UlpChange,
     UlpDistribution,
@@ -20,6 +23,7 @@ pub use results::{
     BackendInfo, CaseResult, CaseStatus, Culprit, GraphEdge, GraphNode, HistogramBucket, Isolation,
     ReportError, RunMetadata, RunResults,
 };
+pub use triage::{TriageGroup, TriageLinks, TriageMember};
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +40,19 @@ pub fn write_report(
     compare: Option<&Path>,
     isolations: &[PathBuf],
 ) -> Result<(), ReportError> {
+    write_report_triaged(results, out, compare, isolations, None)
+}
+
+/// [`write_report`], with each failure linked to its group of a triage
+/// (`triage.json` of `xla-props triage`).
+pub fn write_report_triaged(
+    results: &Path,
+    out: &Path,
+    compare: Option<&Path>,
+    isolations: &[PathBuf],
+    triage: Option<&Path>,
+) -> Result<(), ReportError> {
+    let triage = triage.map(TriageLinks::load).transpose()?;
     let run = RunResults::load(results)?;
     write_report_of(
         run,
@@ -43,17 +60,20 @@ pub fn write_report(
         out,
         compare,
         isolations,
+        triage,
     )
 }
 
 /// Renders `run` (read from `results_name`: a file, or the shards merged
-/// into it) with `compare` and isolation reports, and writes the page to `out`.
+/// into it) with `compare`, isolation reports and a triage's groups, and
+/// writes the page to `out`.
 pub fn write_report_of(
     run: RunResults,
     results_name: &str,
     out: &Path,
     compare: Option<&Path>,
     isolations: &[PathBuf],
+    triage: Option<TriageLinks>,
 ) -> Result<(), ReportError> {
     let old = compare.map(RunResults::load).transpose()?;
     let mut extra = isolations
@@ -68,6 +88,7 @@ pub fn write_report_of(
         title: "xla-props report".into(),
         results_name: results_name.to_string(),
         compare_name: compare.map(|p| p.display().to_string()),
+        triage,
     };
     let page = render_html(&run, old.as_ref(), &extra, &options)?;
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -55,13 +55,56 @@ impl<B: Backend + 'static> Mutant<B> {
             name,
         }
     }
-    /// The injected mutation.
+    /// The injected mutation (the outermost one of a stack).
     pub fn mutation(&self) -> Mutation {
         self.mutation
     }
     /// The wrapped backend.
     pub fn base(&self) -> &B {
         &self.base
+    }
+}
+
+impl Mutant<Box<dyn Backend>> {
+    /// Several mutations at once, named `mutant:A+B+...` (with `@<base>`
+    /// when the base is not the interpreter): each wraps the next, the first
+    /// outermost, so every one acts on the instructions it targets and
+    /// leaves the rest to the next. The mutations must differ.
+    ///
+    /// ```
+    /// use xla_props::backend::mutant::{Mutant, Mutation};
+    /// use xla_props::backend::{Backend, Interpreter};
+    /// let both = Mutant::stacked(
+    ///     Box::new(Interpreter::default()),
+    ///     &[Mutation::SortUnstable, Mutation::IntAddSaturates],
+    /// )
+    /// .unwrap();
+    /// assert_eq!(both.name(), "mutant:sort-unstable+int-add-saturates");
+    /// ```
+    pub fn stacked(
+        base: Box<dyn Backend>,
+        mutations: &[Mutation],
+    ) -> Result<Mutant<Box<dyn Backend>>, String> {
+        let Some((&first, rest)) = mutations.split_first() else {
+            return Err("no mutation named".into());
+        };
+        for (i, m) in mutations.iter().enumerate() {
+            if mutations[..i].contains(m) {
+                return Err(format!("mutation `{m}` named twice"));
+            }
+        }
+        let names: Vec<&str> = mutations.iter().map(|m| m.name()).collect();
+        let name = if base.name() == "interpreter" {
+            format!("mutant:{}", names.join("+"))
+        } else {
+            format!("mutant:{}@{}", names.join("+"), base.name())
+        };
+        let inner = rest.iter().rev().fold(base, |b, &m| {
+            Box::new(Mutant::new(b, m)) as Box<dyn Backend>
+        });
+        let mut outer = Mutant::new(inner, first);
+        outer.name = name;
+        Ok(outer)
     }
 }
 
