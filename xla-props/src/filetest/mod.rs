@@ -10,10 +10,12 @@
 //! ENTRY main { p = f32[4] parameter(0) ROOT n = f32[4] negate(p) }
 //! ```
 
+mod expect;
 mod format;
 mod print;
 mod run;
 
-pub use format::{Expectation, HloTest, Inputs, JudgeMode, TestFileError};
+pub use expect::{short_version, version_matches, BackendExpectation, Expectation};
+pub use format::{HloTest, Inputs, JudgeMode, TestFileError};
 pub use print::{render_arg, write_isolation_results, Reproducer, MAX_INLINE_ELEMENTS};
 pub use run::{bless, observe, run_file_on, Observation, TrialResult, BLESS_ENV};
