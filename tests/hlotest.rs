@@ -8,16 +8,32 @@
 //! fails. `XLA_PROPS_BLESS=1` rewrites expectations that do not hold.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use xla_props::backend::Backend;
 use xla_props::backend::BackendError;
-use xla_props::filetest::{run_file_on, HloTest, TrialResult};
+use xla_props::filetest::{run_file_at, HloTest, TrialResult};
 
 /// Where `.hlotest` files live, relative to the workspace.
 const ROOTS: [&str; 2] = ["tests/hlo", "docs/repro"];
 
 /// Backends CI installs (their absence there is a failure, not a skip).
 const INSTALLED_IN_CI: [&str; 3] = ["xla-cpu", "xla-cpu-0.81", "iree-cpu"];
+
+/// Each backend's version text, asked once per backend name (an XLA
+/// backend's hashes its 200 MB plugin file).
+static VERSIONS: Mutex<Vec<(String, Option<String>)>> = Mutex::new(Vec::new());
+
+fn version_of(backend: &dyn Backend) -> Option<String> {
+    let mut known = VERSIONS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, v)) = known.iter().find(|(n, _)| n == backend.name()) {
+        return v.clone();
+    }
+    let v = backend.version();
+    known.push((backend.name().to_string(), v.clone()));
+    v
+}
 
 fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -51,7 +67,7 @@ fn trial(name: String, test: HloTest, backend: String) -> Trial {
             }
             Err(e) => return Ok(Completion::ignored_with(e.to_string())),
         };
-        match run_file_on(&test, b.as_ref()) {
+        match run_file_at(&test, b.as_ref(), version_of(b.as_ref())) {
             TrialResult::Pass | TrialResult::Blessed => Ok(Completion::Completed),
             TrialResult::Fail(m) => Err(Failed::from(m)),
         }

@@ -18,4 +18,4 @@ mod run;
 pub use expect::{short_version, version_matches, BackendExpectation, Expectation};
 pub use format::{HloTest, Inputs, JudgeMode, TestFileError};
 pub use print::{render_arg, write_isolation_results, Reproducer, MAX_INLINE_ELEMENTS};
-pub use run::{bless, observe, run_file_on, Observation, TrialResult, BLESS_ENV};
+pub use run::{bless, observe, run_file_at, run_file_on, Observation, TrialResult, BLESS_ENV};

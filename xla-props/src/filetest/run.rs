@@ -15,21 +15,6 @@ pub const BLESS_ENV: &str = "XLA_PROPS_BLESS";
 /// Serializes blessing: trials of one file on several backends run in parallel.
 static BLESS_LOCK: Mutex<()> = Mutex::new(());
 
-/// Each backend's version text, by name, asked once per process (an XLA
-/// backend's hashes its 200 MB plugin file).
-static VERSIONS: Mutex<Vec<(String, Option<String>)>> = Mutex::new(Vec::new());
-
-/// The version text of `backend`, cached by its name.
-fn version_of(backend: &dyn Backend) -> Option<String> {
-    let mut known = VERSIONS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, v)) = known.iter().find(|(n, _)| n == backend.name()) {
-        return v.clone();
-    }
-    let v = backend.version();
-    known.push((backend.name().to_string(), v.clone()));
-    v
-}
-
 /// What a backend did on a test.
 #[derive(Clone, Debug)]
 pub struct Observation {
@@ -124,7 +109,12 @@ fn known_rejection(backend: &dyn Backend, test: &HloTest, message: &str) -> Vec<
 /// assert_eq!(run_file_on(&t, &Interpreter::default()), TrialResult::Pass);
 /// ```
 pub fn run_file_on(test: &HloTest, backend: &dyn Backend) -> TrialResult {
-    let version = version_of(backend);
+    run_file_at(test, backend, backend.version())
+}
+
+/// [`run_file_on`] with the backend's version text given (a runner asks each
+/// backend once: an XLA backend's hashes its plugin file).
+pub fn run_file_at(test: &HloTest, backend: &dyn Backend, version: Option<String>) -> TrialResult {
     let want = test.expectation_at(backend.name(), version.as_deref());
     let obs = match observe(test, backend) {
         Ok(o) => o,
@@ -238,6 +228,7 @@ pub fn bless(
 mod tests {
     use super::*;
     use crate::backend::Interpreter;
+    use crate::isolate::MismatchKind;
 
     const NEG: &str =
         "HloModule m\nENTRY main { p = f32[4] parameter(0) ROOT n = f32[4] negate(p) }\n";
@@ -283,6 +274,117 @@ mod tests {
         assert_eq!(t.expectation("xla-cpu"), Expectation::Agree);
     }
 
+    /// The interpreter under another name and version.
+    struct Versioned(&'static str, &'static str);
+    impl Backend for Versioned {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn version(&self) -> Option<String> {
+            Some(format!("toy compiler {} (built today)", self.1))
+        }
+        fn compile(
+            &self,
+            module: &crate::hlo::Module,
+        ) -> Result<Box<dyn crate::backend::Executable>, BackendError> {
+            Interpreter::default().compile(module)
+        }
+    }
+
+    #[test]
+    fn a_pinned_expectation_applies_to_its_version_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("neg.hlotest");
+        let text = format!(
+            "// run: backends=interpreter,toy inputs=seed:1\n// expect: agree\n\
+             // expect@toy[1.2]: mismatch values\n{NEG}"
+        );
+        std::fs::write(&path, &text).unwrap();
+        let t = HloTest::load(&path).unwrap();
+        // 1.2's expectation does not hold (the toy agrees)
+        match run_file_on(&t, &Versioned("toy", "1.2")) {
+            TrialResult::Fail(m) => assert!(m.contains("expected `mismatch values`"), "{m}"),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+        // 1.3 has none: a failure that names the version
+        match run_file_on(&t, &Versioned("toy", "1.3")) {
+            TrialResult::Fail(m) => assert!(
+                m.contains("no expectation for toy at its version (1.3)"),
+                "{m}"
+            ),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+        assert_eq!(run_file_on(&t, &Interpreter::default()), TrialResult::Pass);
+        // blessing 1.3 adds its own pinned line and leaves 1.2's
+        bless(
+            &path,
+            "toy",
+            Some("toy compiler 1.3 (built today)"),
+            &Expectation::Agree,
+        )
+        .unwrap();
+        let t = HloTest::load(&path).unwrap();
+        assert_eq!(
+            t.expectation_at("toy", Some("toy 1.3")),
+            Some(Expectation::Agree)
+        );
+        assert_eq!(
+            t.expectation_at("toy", Some("toy 1.2")),
+            Some(Expectation::Mismatch(MismatchKind::Values))
+        );
+        assert_eq!(run_file_on(&t, &Versioned("toy", "1.3")), TrialResult::Pass);
+        // and blessing 1.2 rewrites its line in place
+        bless(&path, "toy", Some("toy 1.2"), &Expectation::Agree).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("// expect@toy[1.2]: agree\n")
+                && text.contains("// expect@toy[1.3]: agree\n")
+                && !text.contains("mismatch"),
+            "{text}"
+        );
+    }
+
+    /// A backend that rejects every module.
+    struct Rejecting;
+    impl Backend for Rejecting {
+        fn name(&self) -> &str {
+            "rejecting"
+        }
+        fn compile(
+            &self,
+            _: &crate::hlo::Module,
+        ) -> Result<Box<dyn crate::backend::Executable>, BackendError> {
+            Err(BackendError::Compile(
+                "tool: /tmp/m.mlir:3:5: error: binding count 41 > 32".into(),
+            ))
+        }
+    }
+
+    #[test]
+    fn a_rejection_is_judged_by_its_message_and_blessed_as_an_excerpt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("neg.hlotest");
+        let text = format!("// run: backends=rejecting inputs=seed:1\n// expect: rejected \"binding count\"\n{NEG}");
+        std::fs::write(&path, &text).unwrap();
+        let t = HloTest::load(&path).unwrap();
+        assert_eq!(run_file_on(&t, &Rejecting), TrialResult::Pass);
+        let obs = observe(&t, &Rejecting).unwrap();
+        bless(&path, "rejecting", None, &obs.outcome.blessed()).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("// expect: rejected \"binding count 41 > 32\"\n"),
+            "{text}"
+        );
+        let t = HloTest::parse(&text.replace("41 > 32", "9 > 8"), None).unwrap();
+        match run_file_on(&t, &Rejecting) {
+            TrialResult::Fail(m) => assert!(
+                m.contains("expected `rejected \"binding count 9 > 8\"`"),
+                "{m}"
+            ),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
     #[test]
     fn malformed_directives_name_the_line() {
         let e = HloTest::parse(
@@ -299,6 +401,31 @@ mod tests {
         assert!(
             e.to_string()
                 .starts_with("<text>:2: unknown expectation `maybe`"),
+            "{e}"
+        );
+        let e = HloTest::parse(
+            "// run: backends=interpreter\n// expect: agree\nHloModule m\nENTRY main { p = f32[4] parameter(0) ROOT n = f32[4] negat(p) }\n",
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("<text>:4: column "), "{e}");
+        let e = HloTest::parse(
+            &format!("// run: backends=interpreter\n// expect: agree\n// expect@a[1: agree\n{NEG}"),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with("<text>:3: bad version pin"),
+            "{e}"
+        );
+        let e = HloTest::parse(
+            &format!("// run: backends=interpreter inputs=inline distribution=edge\n// expect: agree\n{NEG}"),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`distribution=` needs generated inputs"),
             "{e}"
         );
         let e = HloTest::parse(NEG, None).unwrap_err();
