@@ -1,6 +1,8 @@
 //! The IREE backend end to end: lowering, `iree-compile`, `iree-run-module`,
-//! batching, skips, isolation of a hung tool, and the IREE bugs of
-//! docs/findings.md (so a fixed IREE release shows up here).
+//! batching, skips, isolation of a hung tool, and the known-bug declarations
+//! of docs/findings.md swept against IREE (each bug's reproducer under
+//! docs/repro/ runs as a `.hlotest` file, `tests/hlotest.rs`, so a fixed
+//! IREE release shows up there).
 //!
 //! These tests need the pinned tools (`scripts/fetch-iree.sh`). Without them
 //! they skip with a message, unless `CI` is set: CI fetches the tools first,
@@ -173,195 +175,11 @@ fn bad_arguments_are_a_located_error() {
     assert!(e.to_string().contains("argument 0"), "{e}");
 }
 
-/// docs/findings.md: the IREE 3.13.0 bugs, as found. Each assertion states
-/// the wrong result; when an IREE release fixes one, this test says so.
-#[test]
-fn the_iree_bugs_of_the_findings_reproduce() {
-    let Some(b) = backend_or_skip() else { return };
-    let run = |m: &Module, x: Literal| -> Vec<u64> {
-        b.compile(m).unwrap().execute(&[x]).unwrap()[0].to_bits_vec()
-    };
-    // cbrt(+-inf) is NaN
-    let y = run(
-        &unary("cbrt", "f32", 2),
-        bits(ElementType::F32, &[0x7f80_0000, 0xff80_0000]),
-    );
-    assert!(
-        y.iter()
-            .all(|&v| v & 0x7f80_0000 == 0x7f80_0000 && v & 0x7f_ffff != 0),
-        "{y:x?}"
-    );
-    // f8e4m3fn is-finite is false for every input, 0 and 1 included
-    let y = run(
-        &module("HloModule m\nENTRY e {\n  x = f8e4m3fn[3] parameter(0)\n  ROOT y = pred[3] is-finite(x)\n}\n"),
-        bits(ElementType::F8E4M3Fn, &[0x00, 0x38, 0x7f]),
-    );
-    assert_eq!(y, vec![0, 0, 0]);
-    // f8e4m3fn -NaN (0xff) read as a number: exp(-NaN) = 0
-    let y = run(
-        &unary("exponential", "f8e4m3fn", 1),
-        bits(ElementType::F8E4M3Fn, &[0xff]),
-    );
-    assert_eq!(y, vec![0]);
-    // bf16 floor of a negative subnormal returns it unchanged
-    let y = run(
-        &unary("floor", "bf16", 1),
-        bits(ElementType::Bf16, &[0x8001]),
-    );
-    assert_eq!(y, vec![0x8001]);
-    // a scalar f32 -> bf16 -> f32 round trip is elided: x - f32(bf16(x)) = 0
-    let m = module(
-        "HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  n = bf16[] convert(x)\n  \
-         w = f32[] convert(n)\n  ROOT r = f32[] subtract(x, w)\n}\n",
-    );
-    let x = Literal::from_bits(&ArrayShape::new(ElementType::F32, vec![]), &[0xbea0_9676]).unwrap();
-    let y = b.compile(&m).unwrap().execute(&[x]).unwrap()[0].to_bits_vec();
-    assert_eq!(y, vec![0], "the reference gives 0x3a531400");
-    // a strided reduce-window is rejected by iree-compile's verifier
-    let rw = module(
-        "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\
-         ENTRY e {\n  x = f32[1,4,1,3] parameter(0)\n  z = f32[] constant(0)\n  \
-         ROOT r = f32[1,2,1,1] reduce-window(x, z), window={size=1x2x1x2 stride=2x2x2x2}, to_apply=add\n}\n",
-    );
-    let e = b.compile(&rw).err().expect("iree-compile rejects it");
-    assert!(e.to_string().contains("linalg.generic"), "{e}");
-    // ... as its known bug declares (an expected failure, not a new one)
-    let declared = &xla_props::backend::iree::known_bugs::STRIDED_WINDOW_REJECTED;
-    assert!(declared.rejects(&rw, &e.to_string()), "{e}");
-    // a dot over an empty contracting dimension crashes iree-compile
-    let dot = module(
-        "HloModule m\nENTRY e {\n  a = f32[2,0] parameter(0)\n  b = f32[0,1] parameter(1)\n  \
-         ROOT d = f32[2,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
-    );
-    let e = b.compile(&dot).err().expect("iree-compile crashes");
-    assert!(e.to_string().contains("crashed"), "{e}");
-    let declared = &xla_props::backend::iree::known_bugs::EMPTY_CONTRACTION_CRASH;
-    assert!(declared.rejects(&dot, &e.to_string()), "{e}");
-    // an f8 dot result that rounds up to the smallest normal is 0
-    // (the round-up bug of the f32 -> f8 truncation after the sum)
-    let dot8 = module(
-        "HloModule m\nENTRY e {\n  x = f8e4m3fn[1,1] parameter(0)\n  y = f8e4m3fn[1,2] parameter(1)\n  \
-         ROOT d = f8e4m3fn[1,2] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
-    );
-    let x8 =
-        Literal::from_bits(&ArrayShape::new(ElementType::F8E4M3Fn, vec![1, 1]), &[0x20]).unwrap();
-    let y8 = Literal::from_bits(
-        &ArrayShape::new(ElementType::F8E4M3Fn, vec![1, 2]),
-        &[0x1f, 0x38],
-    )
-    .unwrap();
-    let got = b.compile(&dot8).unwrap().execute(&[x8, y8]).unwrap()[0].to_bits_vec();
-    assert_eq!(got, [0x00, 0x20], "the reference gives [0x08, 0x20]");
-    // gather does not clamp out-of-range start indices: it reads outside
-    // the operand (0 here, garbage in general: docs/findings.md)
-    let g = module(
-        "HloModule m\nENTRY e {\n  x = s16[5] parameter(0)\n  i = s32[3,1] parameter(1)\n  \
-         ROOT g = s16[3] gather(x, i), offset_dims={}, collapsed_slice_dims={0}, \
-         start_index_map={0}, index_vector_dim=1, slice_sizes={1}\n}\n",
-    );
-    let x = bits(ElementType::S16, &[1, 0x8000, 0x8001, 1, 0x7fff]);
-    let i = Literal::from_bits(
-        &ArrayShape::new(ElementType::S32, vec![3, 1]),
-        &[0xffff_fffe, 4, 5],
-    )
-    .unwrap();
-    let y = b.compile(&g).unwrap().execute(&[x, i]).unwrap()[0].to_bits_vec();
-    assert_eq!(y[1], 0x7fff, "{y:x?}");
-    assert!(
-        (y[0], y[2]) != (1, 0x7fff),
-        "the reference gives [1, 32767, 32767], iree-cpu {y:x?}"
-    );
-    // f8e4m3fn logistic(-6.5) is NaN (docs/repro/iree-f8e4m3fn-logistic-nan)
-    let y = run(
-        &unary("logistic", "f8e4m3fn", 2),
-        bits(ElementType::F8E4M3Fn, &[0xcc, 0xcd]),
-    );
-    assert_eq!(y, vec![0x01, 0x7f]);
-    // sine(-0) and tan(-0) are +0 (docs/repro/iree-sine-minus-zero)
-    for op in ["sine", "tan"] {
-        let y = run(&unary(op, "f32", 1), bits(ElementType::F32, &[0x8000_0000]));
-        assert_eq!(y, vec![0], "{op}(-0)");
-    }
-    // f32 sine of a small negative number is off by about 1,600 ulp
-    let y = run(
-        &unary("sine", "f32", 1),
-        bits(ElementType::F32, &[0xbac2_21f8]),
-    );
-    let want: u64 = 0xbac2_21f3;
-    assert!(y[0].abs_diff(want) > 1000, "{:x} against {want:x}", y[0]);
-}
-
 fn binary(op: &str, t: &str, n: usize) -> Module {
     module(&format!(
         "HloModule m\nENTRY e {{\n  x = {t}[{n}] parameter(0)\n  y = {t}[{n}] parameter(1)\n  \
          ROOT z = {t}[{n}] {op}(x, y)\n}}\n"
     ))
-}
-
-/// docs/findings.md: the IREE 3.13.0 bugs triaged from the default suite's
-/// power, atan2, exponential-minus-one and f8 convert failures, as found
-/// (the reproducers under docs/repro/iree-*).
-#[test]
-fn the_power_atan2_expm1_and_f8_bugs_reproduce() {
-    let Some(b) = backend_or_skip() else { return };
-    let run = |m: &Module, args: &[Literal]| -> Vec<u64> {
-        b.compile(m).unwrap().execute(args).unwrap()[0].to_bits_vec()
-    };
-    let f32s = |v: &[f32]| {
-        bits(
-            ElementType::F32,
-            &v.iter().map(|x| u64::from(x.to_bits())).collect::<Vec<_>>(),
-        )
-    };
-    let is_nan32 = |v: u64| v & 0x7f80_0000 == 0x7f80_0000 && v & 0x7f_ffff != 0;
-    // float power is exp(y * log(x)): pow(-2, 2), pow(1, inf), pow(0, 0) are NaN; pow(-0, 3) = +0
-    let y = run(
-        &binary("power", "f32", 4),
-        &[
-            f32s(&[-2.0, 1.0, 0.0, -0.0]),
-            f32s(&[2.0, f32::INFINITY, 0.0, 3.0]),
-        ],
-    );
-    assert!(y[..3].iter().all(|&v| is_nan32(v)), "{y:x?}");
-    assert_eq!(y[3], 0, "the reference gives -0");
-    // integer power uses the exponent's low 6 bits: s8 46^71 = 46^7, 2^64 = 1
-    let y = run(
-        &binary("power", "s8", 2),
-        &[
-            bits(ElementType::S8, &[46, 2]),
-            bits(ElementType::S8, &[71, 64]),
-        ],
-    );
-    assert_eq!(y, vec![0x80, 1], "the reference gives [0, 0]");
-    // atan2 of two zeros or two infinities is NaN
-    let y = run(
-        &binary("atan2", "f32", 3),
-        &[
-            f32s(&[0.0, f32::INFINITY, -0.0]),
-            f32s(&[-0.0, f32::INFINITY, 0.0]),
-        ],
-    );
-    assert!(y.iter().all(|&v| is_nan32(v)), "{y:x?}");
-    // f64 expm1 is exp(x) - 1: expm1(-0) = +0, expm1(1e-10) = 1.000000082740371e-10
-    let x =
-        Literal::from_f64s(&ArrayShape::new(ElementType::F64, vec![2]), &[-0.0, 1e-10]).unwrap();
-    let y = run(&unary("exponential-minus-one", "f64", 2), &[x]);
-    assert_eq!(y, vec![0, 1.000000082740371e-10f64.to_bits()]);
-    // f64 log1p is log(1 + x): log1p(-0) = +0, log1p(1e-10) = 1.000000082690371e-10
-    let x =
-        Literal::from_f64s(&ArrayShape::new(ElementType::F64, vec![2]), &[-0.0, 1e-10]).unwrap();
-    let y = run(&unary("log-plus-one", "f64", 2), &[x]);
-    assert_eq!(y, vec![0, 1.000000082690371e-10f64.to_bits()]);
-    // an f8e4m3fn result rounding up to the smallest normal (2^-6) is a signed zero
-    let m = module(
-        "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  ROOT c = f8e4m3fn[3] convert(x)\n}\n",
-    );
-    let y = run(&m, &[f32s(&[0.0155, -0.0155, 0.0145])]);
-    assert_eq!(
-        y,
-        vec![0x00, 0x80, 0x07],
-        "the reference gives [0x08, 0x88, 0x07]"
-    );
 }
 
 /// An op IREE lowers to a C library call that its embedded executables do
@@ -381,65 +199,6 @@ fn a_missing_runtime_symbol_is_a_skip_with_the_reason() {
         assert!(e.is_unsupported(), "{e}");
         assert!(e.to_string().contains(symbol), "{e}");
     }
-}
-
-/// docs/findings.md: a sort with `is_stable=true` reorders tied keys.
-#[test]
-fn a_stable_sort_is_not_stable() {
-    let Some(b) = backend_or_skip() else { return };
-    let m = module(
-        "HloModule m\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
-         c = s32[] parameter(2)\n  d = s32[] parameter(3)\n  ROOT lt = pred[] compare(a, b), direction=LT\n}\n\
-         ENTRY e {\n  k = f32[4] parameter(0)\n  v = s32[4] parameter(1)\n  \
-         ROOT s = (f32[4], s32[4]) sort(k, v), dimensions={0}, is_stable=true, to_apply=cmp\n}\n",
-    );
-    let k = bits(ElementType::F32, &[0, 0, 0xbf80_0000, 0]);
-    let v = bits(ElementType::S32, &[1, 2, 3, 4]);
-    let out = b.compile(&m).unwrap().execute(&[k, v]).unwrap();
-    assert_eq!(
-        out[1].to_bits_vec(),
-        vec![3, 2, 4, 1],
-        "stable: [3, 1, 2, 4]"
-    );
-}
-
-/// docs/repro/iree-dynamic-slice-narrow-index: negative s8 start indices
-/// must clamp to 0 (the reference's slice); iree-cpu reads them as unsigned
-/// (-3 = 253, which clamps to the last window), as its known bug's model
-/// computes.
-#[test]
-fn a_negative_narrow_start_index_is_read_as_unsigned() {
-    let Some(b) = backend_or_skip() else {
-        return;
-    };
-    let m = module(
-        "HloModule m\nENTRY e {\n  x = f32[5,6] parameter(0)\n  i = s8[] parameter(1)\n  \
-         j = s8[] parameter(2)\n  ROOT d = f32[2,3] dynamic-slice(x, i, j), dynamic_slice_sizes={2,3}\n}\n",
-    );
-    let values: Vec<f64> = (0..30).map(f64::from).collect();
-    let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![5, 6]), &values).unwrap();
-    let s8 = |v: i8| {
-        Literal::from_bits(&ArrayShape::new(ElementType::S8, vec![]), &[v as u8 as u64]).unwrap()
-    };
-    let args = [x, s8(-3), s8(-4)];
-    let want = xla_props::reference::evaluate(&m, &args).unwrap()[0].to_f64_vec();
-    assert_eq!(
-        want,
-        [0.0, 1.0, 2.0, 6.0, 7.0, 8.0],
-        "the reference clamps to (0, 0)"
-    );
-    let got = b.compile(&m).unwrap().execute(&args).unwrap()[0].to_f64_vec();
-    assert_ne!(
-        got, want,
-        "iree-cpu clamps now: the finding is fixed in this IREE"
-    );
-    let model = xla_props::backend::iree::known_bugs::NARROW_START_UNSIGNED
-        .model
-        .apply(&m)
-        .expect("the model applies to an s8 start");
-    let modelled = xla_props::reference::evaluate(&model, &args).unwrap()[0].to_f64_vec();
-    assert_eq!(got, modelled, "the last window, (3, 3)");
-    assert_eq!(modelled, [21.0, 22.0, 23.0, 27.0, 28.0, 29.0]);
 }
 
 /// An f8 reduce to a scalar over 24 elements is rejected, over 32 it is
@@ -703,32 +462,14 @@ fn reduce_precision_without_mantissa_keeps_nan_as_declared() {
     }
 }
 
-/// docs/findings.md: the IREE bugs the shared corpus found (modules 009,
-/// 015, 037), each as its known bug declares it.
+/// docs/findings.md: the rejections the shared corpus found (modules 015,
+/// 037), on the plain lowering, each as its known bug declares it, and
+/// which of them the backend's canonicalization gets past (the reproducers
+/// run as `.hlotest` files, through the backend).
 #[test]
-fn the_corpus_bugs_reproduce_as_declared() {
+fn the_corpus_rejections_are_declared() {
     let Some(b) = backend_or_skip() else { return };
     let bugs = &xla_props::backend::iree::known_bugs::IREE_CPU_KNOWN_BUGS;
-    // a pred dot is a sum modulo 2: [1, 1] . [1, 1] is false
-    let dot = module(
-        "HloModule m\nENTRY e {\n  a = pred[2,2] parameter(0)\n  b = pred[2,1] parameter(1)\n  \
-         ROOT d = pred[2,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
-    );
-    let a = Literal::from_bits(
-        &ArrayShape::new(ElementType::Pred, vec![2, 2]),
-        &[1, 1, 1, 0],
-    )
-    .unwrap();
-    let c = Literal::from_bits(&ArrayShape::new(ElementType::Pred, vec![2, 1]), &[1, 1]).unwrap();
-    let args = [a, c];
-    let got = b.compile(&dot).unwrap().execute(&args).unwrap()[0].to_bits_vec();
-    assert_eq!(got, vec![0, 1], "the reference gives [1, 1]");
-    let model = xla_props::backend::iree::known_bugs::PRED_DOT_XOR
-        .model
-        .apply(&dot)
-        .unwrap();
-    let want = xla_props::reference::evaluate(&model, &args).unwrap()[0].to_bits_vec();
-    assert_eq!(got, want);
     // rejected: a reduce with a constant reducer, a unit-window scatter
     // over every operand dimension
     let rejected = [
@@ -760,72 +501,23 @@ fn the_corpus_bugs_reproduce_as_declared() {
     }
 }
 
-/// docs/repro/iree-select-and-scatter-ties: on a window of equal maxima
-/// (a max-pool gradient over ReLU zeros) IREE scatters into the last of
-/// them; `a >= b` keeps the first, as the reference and XLA do.
-#[test]
-fn a_select_and_scatter_tie_goes_to_the_last_maximum() {
-    let Some(b) = backend_or_skip() else { return };
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../docs/repro/iree-select-and-scatter-ties/reproducer.hlo"
-    ))
-    .unwrap();
-    let m = module(&text);
-    let shape = |d: Vec<i64>| ArrayShape::new(ElementType::F32, d);
-    let x = Literal::from_f64s(&shape(vec![1, 2, 2, 1]), &[0.0; 4]).unwrap();
-    let s = Literal::from_f64s(&shape(vec![1, 1, 1, 1]), &[5.0]).unwrap();
-    let args = [x, s];
-    let expected = Interpreter::default()
-        .compile(&m)
-        .unwrap()
-        .execute(&args)
-        .unwrap();
-    assert_eq!(expected[0].to_f64_vec(), vec![5.0, 0.0, 0.0, 0.0]);
-    let out = b.compile(&m).unwrap().execute(&args).unwrap();
-    assert_eq!(
-        out[0].to_f64_vec(),
-        vec![0.0, 0.0, 0.0, 5.0],
-        "IREE now keeps the first maximum: the finding is fixed"
-    );
-}
-
-/// docs/repro/iree-scatter-window-on-indexed-dim: a valid scatter whose
-/// update window spans a dimension its index also addresses is rejected by
-/// `iree-compile` (a compile error, not a skip: the module is valid HLO).
-#[test]
-fn a_scatter_window_over_an_indexed_dimension_is_rejected() {
-    let Some(b) = backend_or_skip() else { return };
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../docs/repro/iree-scatter-window-on-indexed-dim/reproducer.hlo"
-    ))
-    .unwrap();
-    let e = b
-        .compile(&module(&text))
-        .err()
-        .expect("IREE now compiles it: the finding is fixed");
-    assert!(!e.is_unsupported(), "{e}");
-    assert!(
-        e.to_string()
-            .contains("expected indices to be equal to batch rank"),
-        "{e}"
-    );
-}
-
-/// docs/repro/iree-dispatch-binding-limit: a chain of adds over 40
-/// parameters (the shape of XLA's global-norm fusion) compiles into one
-/// dispatch that `iree-run-module` refuses (`binding count 41 > 32`). The
-/// backend reruns it with its parameters packed per element type, and the
-/// packed run gives the interpreter's bits.
+/// The global-norm shape of docs/repro/iree-dispatch-binding-limit (a chain
+/// of adds over 40 parameters, then sqrt) compiles into one dispatch that
+/// `iree-run-module` refuses (`binding count 41 > 32`): as compiled, without
+/// the packed rerun, it fails; through the backend (parameters packed per
+/// element type) it gives the interpreter's bits.
 #[test]
 fn a_dispatch_over_many_parameters_is_refused_then_packed() {
     let Some(b) = backend_or_skip() else { return };
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../docs/repro/iree-dispatch-binding-limit/reproducer.hlo"
-    ))
-    .unwrap();
+    let mut text = String::from("HloModule global_norm\nENTRY e {\n");
+    for k in 0..40 {
+        text.push_str(&format!("  p{k} = f32[] parameter({k})\n"));
+    }
+    text.push_str("  s1 = f32[] add(p0, p1)\n");
+    for k in 2..40 {
+        text.push_str(&format!("  s{k} = f32[] add(s{}, p{k})\n", k - 1));
+    }
+    text.push_str("  ROOT r = f32[] sqrt(s39)\n}\n");
     let m = module(&text);
     let args: Vec<Literal> = (0..40)
         .map(|k| {

@@ -1,6 +1,8 @@
-//! The XLA bugs in docs/findings.md, pinned to the plugin versions they were
-//! found in: each test reproduces the wrong result exactly, so the finding
-//! stays true (and a plugin upgrade that fixes it shows up here).
+//! The XLA bugs in docs/findings.md that have no reproducer under
+//! docs/repro/ (those run as `.hlotest` files, `tests/hlotest.rs`), pinned
+//! to the plugin versions they were found in: each test reproduces the wrong
+//! result exactly, so the finding stays true (and a plugin upgrade that
+//! fixes it shows up here); and every declared model against the plugin.
 
 use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 use xla_props::hlo::{parse_module, ArrayShape, ElementType};
@@ -20,84 +22,6 @@ fn backend(plugin: XlaPlugin) -> Option<XlaBackend> {
 
 fn lit(t: ElementType, dims: &[i64], values: &[f64]) -> Literal {
     Literal::from_f64s(&ArrayShape::new(t, dims.to_vec()), values).unwrap()
-}
-
-const SCATTER: &str = r#"
-HloModule m
-
-comb {
-  a0 = f32[] parameter(0)
-  a1 = f32[] parameter(1)
-  u0 = f32[] parameter(2)
-  u1 = f32[] parameter(3)
-  s = f32[] add(a0, u0)
-  p = f32[] multiply(a1, u1)
-  ROOT t = (f32[], f32[]) tuple(s, p)
-}
-
-ENTRY main {
-  idx = s32[2] parameter(0)
-  up0 = f32[2] parameter(1)
-  up1 = f32[2] parameter(2)
-  z0 = f32[3] constant({0, 0, 0})
-  z1 = f32[3] constant({ZERO_OR_ONE, ZERO_OR_ONE, ZERO_OR_ONE})
-  sc = (f32[3], f32[3]) scatter(z0, z1, idx, up0, up1), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=comb
-  r0 = f32[3] get-tuple-element(sc), index=0
-  r1 = f32[3] get-tuple-element(sc), index=1
-  ROOT out = (f32[3], f32[3]) tuple(r0, r1)
-}
-"#;
-
-#[test]
-fn variadic_scatter_over_equal_constants_returns_the_first_result_twice() {
-    for plugin in [XlaPlugin::Cpu, XlaPlugin::Cpu081] {
-        let Some(b) = backend(plugin) else { continue };
-        let args = [
-            lit(ElementType::S32, &[2], &[1.0, 0.0]),
-            lit(ElementType::F32, &[2], &[-0.125, 1.0]),
-            lit(ElementType::F32, &[2], &[1.625, 1.25]),
-        ];
-        let run = |z1: &str| {
-            let m = parse_module(&SCATTER.replace("ZERO_OR_ONE", z1)).unwrap();
-            b.compile_module(&m).unwrap().run(&args).unwrap()
-        };
-        // z1 = 1: correct (1 * 1.25, 1 * 1.625, untouched 1).
-        let ok = run("1");
-        assert_eq!(ok[0].to_f64_vec(), vec![1.0, -0.125, 0.0]);
-        assert_eq!(ok[1].to_f64_vec(), vec![1.25, 1.625, 1.0]);
-        // z1 = 0 (equal to z0): the second result should be all zeros, but is
-        // a copy of the first.
-        let bad = run("0");
-        assert_eq!(bad[0].to_f64_vec(), vec![1.0, -0.125, 0.0]);
-        assert_eq!(
-            bad[1].to_f64_vec(),
-            vec![1.0, -0.125, 0.0],
-            "{}: XLA no longer aliases the scatter results; update docs/findings.md",
-            plugin.backend_name()
-        );
-    }
-}
-
-#[test]
-fn f32_cbrt_of_a_subnormal_is_negative_on_xla_cpu_0_115() {
-    let Some(b) = backend(XlaPlugin::Cpu) else {
-        return;
-    };
-    let m = parse_module(
-        "HloModule m\n\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] cbrt(x)\n}\n",
-    )
-    .unwrap();
-    let x = Literal::from_bits(
-        &ArrayShape::new(ElementType::F32, vec![2]),
-        &[0x0000_0001, 0x0040_0000],
-    )
-    .unwrap();
-    let y = b.compile_module(&m).unwrap().run(&[x]).unwrap();
-    assert_eq!(
-        y[0].to_bits_vec(),
-        vec![0xa621_4518, 0xa621_4518],
-        "cbrt(positive subnormal) = -5.6e-16; update docs/findings.md if this changed"
-    );
 }
 
 #[test]
@@ -197,27 +121,14 @@ fn binary(op: &str, t: &str) -> xla_props::hlo::Module {
     .unwrap()
 }
 
+/// f64 atan2 of two subnormals is `copysign(pi/2, y)` (the f32 case is the
+/// reproducer docs/repro/atan2-subnormals, run by `tests/hlotest.rs`).
 #[test]
-fn atan2_of_two_subnormals_is_nan_in_f32_and_pi_over_2_in_f64() {
+fn f64_atan2_of_two_subnormals_is_pi_over_2() {
     for plugin in [XlaPlugin::Cpu, XlaPlugin::Cpu081] {
         let Some(b) = backend(plugin) else { continue };
         let name = plugin.backend_name();
-        // docs/repro/atan2-subnormals: atan2(2^-149, 2^-149), atan2(-2^-149,
-        // -2^-149), then a subnormal against a zero (right: pi/2 and 0)
-        let y = f32s(&[0x1, 0x8000_0001, 0x1, 0x0]);
-        let x = f32s(&[0x1, 0x8000_0001, 0x0, 0x1]);
-        let r = b
-            .compile_module(&binary("atan2", "f32[4]"))
-            .unwrap()
-            .run(&[y, x])
-            .unwrap()[0]
-            .to_f64_vec();
-        assert!(
-            r[0].is_nan() && r[1].is_nan(),
-            "{name}: atan2 of two subnormals changed: {r:?}; update docs/findings.md"
-        );
-        assert_eq!(&r[2..], &[f64::from(std::f32::consts::FRAC_PI_2), 0.0]);
-        // f64: copysign(pi/2, y) (exact pi/4 and -3pi/4; flushed 0 and -pi)
+        // exact: pi/4 and -3pi/4; flushed: 0 and -pi
         let s = 1u64 << 63;
         let f64s =
             |v: &[u64]| Literal::from_bits(&ArrayShape::new(ElementType::F64, vec![2]), v).unwrap();
@@ -460,63 +371,4 @@ fn every_declared_model_reproduces_the_plugin() {
             }
         }
     }
-}
-
-/// Round an f32 value to bf16 (nearest even), back as f32.
-fn bf16(x: f32) -> f32 {
-    let b = x.to_bits();
-    let rounded = b.wrapping_add(0x7fff + ((b >> 16) & 1)) & 0xffff_0000;
-    f32::from_bits(rounded)
-}
-
-#[test]
-fn a_bf16_dot_with_trailing_batch_dims_is_summed_in_bf16_on_xla_cpu_0_115() {
-    // docs/repro/xla-cpu-bf16-dot-accumulates-in-bf16 (from the unoptimized
-    // haiku causal LM's train step): every product rounded to bf16 and the
-    // sum accumulated in bf16, in contraction order
-    let Some(b) = backend(XlaPlugin::Cpu) else {
-        return;
-    };
-    let dir = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../docs/repro/xla-cpu-bf16-dot-accumulates-in-bf16"
-    );
-    let m =
-        parse_module(&std::fs::read_to_string(format!("{dir}/reproducer.hlo")).unwrap()).unwrap();
-    let read = |name: &str| -> Vec<f32> {
-        std::fs::read(format!("{dir}/{name}"))
-            .unwrap()
-            .chunks(2)
-            .map(|c| f32::from_bits(u32::from(u16::from_le_bytes([c[0], c[1]])) << 16))
-            .collect()
-    };
-    let (l, r) = (read("a.bin"), read("b.bin"));
-    let arg = |v: &[f32], dims: Vec<i64>| {
-        let bits: Vec<u64> = v.iter().map(|x| u64::from(x.to_bits() >> 16)).collect();
-        Literal::from_bits(&ArrayShape::new(ElementType::Bf16, dims), &bits).unwrap()
-    };
-    let y = b
-        .compile_module(&m)
-        .unwrap()
-        .run(&[arg(&l, vec![2, 2, 8, 8]), arg(&r, vec![2, 8, 2, 8])])
-        .unwrap();
-    let got = y[0].to_f64_vec();
-    let (mut summed_in_bf16, mut exact) = (0, 0);
-    for (flat, &g) in got.iter().enumerate() {
-        let (b0, b1, i, j) = (flat / 128, (flat / 64) % 2, (flat / 8) % 8, flat % 8);
-        // lhs [b0, b1, k, i] . rhs [b0, j, b1, k]
-        let terms = (0..8).map(|k| {
-            l[((b0 * 2 + b1) * 8 + k) * 8 + i] as f64 * r[((b0 * 8 + j) * 2 + b1) * 8 + k] as f64
-        });
-        let acc = terms
-            .clone()
-            .fold(0f32, |acc, t| bf16(acc + bf16(t as f32)));
-        summed_in_bf16 += usize::from(acc as f64 == g);
-        exact += usize::from(bf16(terms.sum::<f64>() as f32) as f64 == g);
-    }
-    assert_eq!(
-        summed_in_bf16, 256,
-        "the bf16-accumulation model no longer explains xla-cpu; update docs/findings.md"
-    );
-    assert!(exact < 128, "{exact} of 256 correctly rounded");
 }

@@ -1,16 +1,23 @@
 //! The `.hlotest` format: directives in `//` comments (which HLO text
 //! ignores), then the module.
 //!
-//! - `// run: backends=A,B tolerance=default|exact inputs=seed:N|inline|npy:F1,F2`
-//! - `// expect: agree` or `// expect: mismatch KIND` (KIND: `values`,
-//!   `non-finite`, `shape`, `backend-failed`, ...), or `// expect: skip`
-//! - `// expect@BACKEND: ...` overrides the expectation for one backend
+//! - `// run: backends=A,B tolerance=default|exact inputs=seed:N|inline|npy:F1,F2
+//!   distribution=NAME` (`distribution=` only with `inputs=seed:N`; default `uniform`)
+//! - `// expect: agree`, `// expect: mismatch KIND` (KIND: `values`,
+//!   `non-finite`, `shape`, `backend-failed`, ...), `// expect: known-bug ID[,ID]`,
+//!   `// expect: rejected "TEXT"` or `// expect: skip ["TEXT"]` (see `expect.rs`)
+//! - `// expect@BACKEND: ...` overrides the expectation for one backend, and
+//!   `// expect@BACKEND[VERSION]: ...` for one version of it (a word of the
+//!   backend's version text, e.g. `iree-cpu[3.13.0]`, `xla-cpu[0.115]`)
 //! - `// arg: f32[2,2] 1 2 3 4.5` one inline argument per line, in parameter order
 
 use std::path::{Path, PathBuf};
 
+use super::expect::{
+    parse_backend_key, split_expect_line, version_matches, BackendExpectation, Expectation,
+};
 use crate::hlo::{parse_module, verify, ArrayShape, ElementType, Module};
-use crate::isolate::MismatchKind;
+use crate::inputs::Distribution;
 use crate::literal::Literal;
 
 /// Why a `.hlotest` file is malformed.
@@ -45,52 +52,6 @@ pub enum JudgeMode {
     Exact,
 }
 
-/// The expected outcome on one backend.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Expectation {
-    /// The backend agrees with the reference.
-    Agree,
-    /// A disagreement of this kind.
-    Mismatch(MismatchKind),
-    /// The case is skipped (an unsupported op on that backend).
-    Skip,
-}
-
-impl std::fmt::Display for Expectation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Expectation::Agree => f.write_str("agree"),
-            Expectation::Mismatch(k) => write!(f, "mismatch {k}"),
-            Expectation::Skip => f.write_str("skip"),
-        }
-    }
-}
-
-impl std::str::FromStr for Expectation {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let s = s.trim();
-        match s {
-            "agree" => return Ok(Expectation::Agree),
-            "skip" => return Ok(Expectation::Skip),
-            _ => {}
-        }
-        match s.strip_prefix("mismatch") {
-            Some(rest) => {
-                let kind = rest.trim();
-                if kind.is_empty() {
-                    Ok(Expectation::Mismatch(MismatchKind::Values))
-                } else {
-                    kind.parse().map(Expectation::Mismatch)
-                }
-            }
-            None => Err(format!(
-                "unknown expectation `{s}` (expected `agree`, `mismatch KIND` or `skip`)"
-            )),
-        }
-    }
-}
-
 /// A parsed `.hlotest` file.
 ///
 /// ```
@@ -118,8 +79,10 @@ pub struct HloTest {
     pub inputs: Inputs,
     /// The expectation for every backend without its own.
     pub expect: Expectation,
-    /// Per-backend expectations.
-    pub expect_for: Vec<(String, Expectation)>,
+    /// Per-backend (and per-version) expectations.
+    pub expect_for: Vec<BackendExpectation>,
+    /// The distribution of generated inputs (`inputs=seed:N`).
+    pub distribution: Distribution,
     /// Inline arguments (`// arg:` lines).
     pub args: Vec<Literal>,
     /// The module.
@@ -150,6 +113,7 @@ impl HloTest {
         let mut backends = None;
         let mut tolerance = JudgeMode::Default;
         let mut inputs = Inputs::Seed(0);
+        let mut distribution = None;
         let mut expect = None;
         let mut expect_for = Vec::new();
         let mut args = Vec::new();
@@ -187,6 +151,12 @@ impl HloTest {
                             }
                         }
                         "inputs" => inputs = parse_inputs(value).map_err(|m| err(line, m))?,
+                        "distribution" => {
+                            let d = value.parse::<Distribution>().map_err(|m| {
+                                err(line, format!("unknown distribution `{value}`: {m}"))
+                            })?;
+                            distribution = Some(d);
+                        }
                         _ => return Err(err(line, format!("unknown run option `{key}`"))),
                     }
                 }
@@ -194,13 +164,24 @@ impl HloTest {
                 expect = Some(rest.parse().map_err(|m| err(line, m))?);
             } else if let Some(rest) = body.strip_prefix("expect@") {
                 // backend names may contain ':' (`buggy:BUG@COMP`); expectations do not
-                let (backend, e) = rest
-                    .rsplit_once(':')
+                let (key, e) = split_expect_line(rest)
                     .ok_or_else(|| err(line, "expected `expect@BACKEND: ...`".into()))?;
-                expect_for.push((
-                    backend.trim().to_string(),
-                    e.parse().map_err(|m| err(line, m))?,
-                ));
+                let (backend, version) = parse_backend_key(key).map_err(|m| err(line, m))?;
+                let expect = e.parse().map_err(|m| err(line, m))?;
+                if expect_for
+                    .iter()
+                    .any(|x: &BackendExpectation| x.backend == backend && x.version == version)
+                {
+                    return Err(err(
+                        line,
+                        format!("a second expectation for `{}`", key.trim()),
+                    ));
+                }
+                expect_for.push(BackendExpectation {
+                    backend,
+                    version,
+                    expect,
+                });
             } else if let Some(rest) = body.strip_prefix("arg:") {
                 args.push(parse_arg(rest).map_err(|m| err(line, m))?);
             }
@@ -210,7 +191,14 @@ impl HloTest {
             return Err(err(0, "`backends=` names no backend".into()));
         }
         let expect = expect.ok_or_else(|| err(0, "missing `// expect: ...`".into()))?;
-        let mut module = parse_module(text).map_err(|e| err(0, e.to_string()))?;
+        if distribution.is_some() && !matches!(inputs, Inputs::Seed(_)) {
+            return Err(err(
+                0,
+                "`distribution=` needs generated inputs (`inputs=seed:N`)".into(),
+            ));
+        }
+        let mut module = parse_module(text)
+            .map_err(|e| err(e.line, format!("column {}: {}", e.col, e.message)))?;
         crate::hlo::uniquify_names(&mut module);
         verify(&module).map_err(|e| err(0, e.to_string()))?;
         if inputs == Inputs::Inline {
@@ -232,31 +220,55 @@ impl HloTest {
             inputs,
             expect,
             expect_for,
+            distribution: distribution.unwrap_or(Distribution::Uniform),
             args,
             module,
             text: text.to_string(),
         })
     }
 
-    /// The expectation for `backend`.
+    /// The expectation for `backend` whatever its version: its own
+    /// unpinned line, else the common one.
     pub fn expectation(&self, backend: &str) -> Expectation {
         self.expect_for
             .iter()
-            .find(|(b, _)| b == backend)
-            .map_or(self.expect, |(_, e)| *e)
+            .find(|x| x.backend == backend && x.version.is_none())
+            .map_or(self.expect.clone(), |x| x.expect.clone())
+    }
+
+    /// The expectation for `backend` at `version` (its version text): the
+    /// line pinned to a word of it, else its own unpinned line, else the
+    /// common one. `None` when the file pins versions of this backend but
+    /// neither one of them nor an unpinned line applies: nothing is known of
+    /// this version (`XLA_PROPS_BLESS=1` records it).
+    pub fn expectation_at(&self, backend: &str, version: Option<&str>) -> Option<Expectation> {
+        let own: Vec<&BackendExpectation> = self
+            .expect_for
+            .iter()
+            .filter(|x| x.backend == backend)
+            .collect();
+        if let Some(pinned) = own.iter().find(|x| {
+            x.version
+                .as_deref()
+                .is_some_and(|p| version.is_some_and(|v| version_matches(p, v)))
+        }) {
+            return Some(pinned.expect.clone());
+        }
+        if own.iter().any(|x| x.version.is_some()) && own.iter().all(|x| x.version.is_some()) {
+            return None;
+        }
+        Some(self.expectation(backend))
     }
 
     /// The arguments, per the `inputs=` option.
     pub fn arguments(&self) -> Result<Vec<Literal>, String> {
         match &self.inputs {
             Inputs::Inline => Ok(self.args.clone()),
-            Inputs::Seed(seed) => crate::inputs::generate_inputs(
-                &self.module,
-                crate::inputs::Distribution::Uniform,
-                *seed,
-            )
-            .map(|g| g.args)
-            .map_err(|e| e.to_string()),
+            Inputs::Seed(seed) => {
+                crate::inputs::generate_inputs(&self.module, self.distribution, *seed)
+                    .map(|g| g.args)
+                    .map_err(|e| e.to_string())
+            }
             Inputs::Files(files) => {
                 let dir = self
                     .path

@@ -3,10 +3,11 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use super::format::{Expectation, HloTest, JudgeMode};
-use crate::backend::Backend;
-use crate::check::Verdict;
-use crate::isolate::{MismatchKind, Oracle, Tested};
+use super::expect::{short_version, Expectation};
+use super::format::{HloTest, JudgeMode};
+use crate::backend::{Backend, BackendError};
+use crate::check::{Judge, KnownBugNote, Policy, Verdict};
+use crate::isolate::{Oracle, Tested};
 
 /// The environment variable that makes failing expectations rewrite themselves.
 pub const BLESS_ENV: &str = "XLA_PROPS_BLESS";
@@ -17,8 +18,10 @@ static BLESS_LOCK: Mutex<()> = Mutex::new(());
 /// What a backend did on a test.
 #[derive(Clone, Debug)]
 pub struct Observation {
-    /// The outcome, in the terms of an expectation.
+    /// The outcome, in the terms of an expectation (whole messages).
     pub outcome: Expectation,
+    /// The verdict itself.
+    pub verdict: Verdict,
     /// The verdict, in words.
     pub detail: String,
 }
@@ -34,36 +37,68 @@ pub enum TrialResult {
     Fail(String),
 }
 
-/// Runs `test` on `backend` against the exact reference.
+/// Runs `test` on `backend` against the exact reference, with the backend's
+/// numerics and known bugs (a mismatch or a compile error they explain is
+/// `Verdict::KnownBug` / `Verdict::KnownRejection`).
 pub fn observe(test: &HloTest, backend: &dyn Backend) -> Result<Observation, String> {
     let args = test.arguments()?;
-    let oracle = Oracle::Exact;
     let tested = Tested::new(backend);
+    let module = &test.module;
     // the one judge; `tolerance=exact` forbids every tolerance and elided rounding
     let strict = matches!(test.tolerance, JudgeMode::Exact);
-    let verdict = crate::isolate::judge::judge_results_with(
-        &test.module,
-        &args,
-        oracle.run(&test.module, &args),
-        tested.run(&test.module, &args),
-        &tested.numerics(),
-        strict,
-    );
-    let outcome = match &verdict {
-        Verdict::Skipped { .. } => Expectation::Skip,
-        v => match MismatchKind::of(v) {
-            Some(k) => Expectation::Mismatch(k),
-            None => Expectation::Agree,
-        },
+    let expected = Oracle::Exact.run(module, &args);
+    let actual = tested.run(module, &args);
+    let verdict = match (&expected, &actual) {
+        (Ok(e), Ok(a)) => {
+            let eval = |m: &crate::hlo::Module, a: &[crate::literal::Literal]| {
+                crate::reference::evaluate(m, a).ok()
+            };
+            Judge::new(&tested.numerics(), Policy::Reference)
+                .with_known_bugs(backend.known_bugs())
+                .strict_rounding(strict)
+                .outputs(module, &args, e, a, &eval)
+        }
+        (Ok(_), Err(BackendError::Compile(message)))
+            if !known_rejection(backend, test, message).is_empty() =>
+        {
+            Verdict::KnownRejection {
+                bugs: known_rejection(backend, test, message),
+                error: actual
+                    .as_ref()
+                    .err()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+            }
+        }
+        _ => crate::isolate::judge::judge_results_with(
+            module,
+            &args,
+            expected,
+            actual,
+            &tested.numerics(),
+            strict,
+        ),
     };
     Ok(Observation {
-        outcome,
+        outcome: Expectation::observed(&verdict),
         detail: verdict.to_string(),
+        verdict,
     })
 }
 
-/// Runs `test` on `backend` and checks its expectation; with
-/// `XLA_PROPS_BLESS=1` a failing expectation is rewritten in the file.
+/// The known bugs of `backend` that declare its compile error on this module.
+fn known_rejection(backend: &dyn Backend, test: &HloTest, message: &str) -> Vec<KnownBugNote> {
+    backend
+        .known_bugs()
+        .iter()
+        .filter(|b| b.rejects(&test.module, message))
+        .map(|b| b.note())
+        .collect()
+}
+
+/// Runs `test` on `backend` and checks its expectation for the backend's
+/// version; with `XLA_PROPS_BLESS=1` a failing (or missing) expectation is
+/// rewritten in the file.
 ///
 /// ```
 /// use xla_props::backend::Interpreter;
@@ -74,64 +109,116 @@ pub fn observe(test: &HloTest, backend: &dyn Backend) -> Result<Observation, Str
 /// assert_eq!(run_file_on(&t, &Interpreter::default()), TrialResult::Pass);
 /// ```
 pub fn run_file_on(test: &HloTest, backend: &dyn Backend) -> TrialResult {
+    run_file_at(test, backend, backend.version())
+}
+
+/// [`run_file_on`] with the backend's version text given (a runner asks each
+/// backend once: an XLA backend's hashes its plugin file).
+pub fn run_file_at(test: &HloTest, backend: &dyn Backend, version: Option<String>) -> TrialResult {
+    let want = test.expectation_at(backend.name(), version.as_deref());
     let obs = match observe(test, backend) {
         Ok(o) => o,
         Err(e) => return TrialResult::Fail(format!("cannot run: {e}")),
     };
-    let want = test.expectation(backend.name());
-    if obs.outcome == want {
+    if want.as_ref().is_some_and(|w| w.holds_for(&obs.verdict)) {
         return TrialResult::Pass;
     }
     let blessing = std::env::var(BLESS_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
     if blessing {
         if let Some(path) = &test.path {
-            return match bless(path, backend.name(), obs.outcome) {
+            let observed = obs.outcome.clone().blessed();
+            return match bless(path, backend.name(), version.as_deref(), &observed) {
                 Ok(()) => TrialResult::Blessed,
                 Err(e) => TrialResult::Fail(format!("cannot bless {}: {e}", path.display())),
             };
         }
     }
-    TrialResult::Fail(format!(
-        "expected `{want}` on {}, got `{}`: {}",
-        backend.name(),
-        obs.outcome,
-        obs.detail
-    ))
+    let name = backend.name();
+    TrialResult::Fail(match want {
+        Some(want) => format!(
+            "expected `{want}` on {name}, got `{}`: {}",
+            obs.outcome.clone().blessed(),
+            obs.detail
+        ),
+        None => format!(
+            "no expectation for {name} at its version ({}); got `{}`: {} \
+             (run with {BLESS_ENV}=1 to record it)",
+            version
+                .as_deref()
+                .and_then(short_version)
+                .unwrap_or_else(|| "unknown".into()),
+            obs.outcome.clone().blessed(),
+            obs.detail
+        ),
+    })
 }
 
-/// Rewrites the expectation of `backend` in the file at `path` to `observed`:
-/// its `// expect@BACKEND:` line when there is one, the common `// expect:`
-/// line when the file runs on that backend only, else a new
-/// `// expect@BACKEND:` line after the common one.
-pub fn bless(path: &Path, backend: &str, observed: Expectation) -> std::io::Result<()> {
+/// Rewrites the expectation of `backend` (at `version`, its version text)
+/// in the file at `path` to `observed`: the line that applies to that
+/// version when there is one (a pinned line, the backend's own line, or the
+/// common `// expect:` line when the file runs on that backend only);
+/// else a new `// expect@BACKEND[V]:` line (pinned when the file pins this
+/// backend's versions) after the common one.
+pub fn bless(
+    path: &Path,
+    backend: &str,
+    version: Option<&str>,
+    observed: &Expectation,
+) -> std::io::Result<()> {
     let _guard = BLESS_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let text = std::fs::read_to_string(path)?;
     let test = HloTest::parse(&text, Some(path))
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
-    let own = format!("expect@{backend}:");
-    let has_own = text.lines().any(|l| {
-        l.trim_start()
-            .trim_start_matches("//")
-            .trim_start()
-            .starts_with(&own)
+    let own: Vec<_> = test
+        .expect_for
+        .iter()
+        .filter(|x| x.backend == backend)
+        .collect();
+    let pinned = own.iter().find(|x| {
+        x.version
+            .as_deref()
+            .is_some_and(|p| version.is_some_and(|v| super::expect::version_matches(p, v)))
     });
+    let unpinned = own.iter().find(|x| x.version.is_none());
+    let pins = !own.is_empty() && unpinned.is_none();
+    // the key of the line to rewrite, or None: the common line
+    let key = match (pinned, unpinned) {
+        (Some(x), _) => Some(format!("{backend}[{}]", x.version.as_deref().unwrap_or(""))),
+        (None, Some(_)) => Some(backend.to_string()),
+        (None, None) => None,
+    };
     let only = test.backends.len() == 1 && test.backends[0] == backend;
+    let new_key = match version.and_then(short_version) {
+        Some(v) if pins => format!("{backend}[{v}]"),
+        _ => backend.to_string(),
+    };
     let mut out = String::new();
+    let mut done = false;
     for line in text.lines() {
-        let body = line.trim_start().trim_start_matches("//").trim_start();
-        if line.trim_start().starts_with("//") && has_own && body.starts_with(&own) {
-            out.push_str(&format!("// expect@{backend}: {observed}\n"));
-        } else if line.trim_start().starts_with("//") && !has_own && body.starts_with("expect:") {
-            if only {
+        let comment = line.trim_start().strip_prefix("//").map(str::trim_start);
+        let line_key = comment
+            .and_then(|b| b.strip_prefix("expect@"))
+            .and_then(super::expect::split_expect_line)
+            .map(|(k, _)| k.trim());
+        let is_common = comment.is_some_and(|b| b.starts_with("expect:"));
+        if !done && key.is_some() && line_key == key.as_deref() {
+            out.push_str(&format!(
+                "// expect@{}: {observed}\n",
+                key.as_deref().unwrap_or("")
+            ));
+            done = true;
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+        if !done && key.is_none() && is_common {
+            if only && !pins {
+                out.truncate(out.len() - line.len() - 1);
                 out.push_str(&format!("// expect: {observed}\n"));
             } else {
-                out.push_str(line);
-                out.push('\n');
-                out.push_str(&format!("// expect@{backend}: {observed}\n"));
+                out.push_str(&format!("// expect@{new_key}: {observed}\n"));
             }
-        } else {
-            out.push_str(line);
-            out.push('\n');
+            done = true;
         }
     }
     std::fs::write(path, out)
@@ -141,6 +228,7 @@ pub fn bless(path: &Path, backend: &str, observed: Expectation) -> std::io::Resu
 mod tests {
     use super::*;
     use crate::backend::Interpreter;
+    use crate::isolate::MismatchKind;
 
     const NEG: &str =
         "HloModule m\nENTRY main { p = f32[4] parameter(0) ROOT n = f32[4] negate(p) }\n";
@@ -158,7 +246,7 @@ mod tests {
             TrialResult::Fail(m) => assert!(m.contains("expected `mismatch values`"), "{m}"),
             other => panic!("expected a failure, got {other:?}"),
         }
-        bless(&path, "interpreter", Expectation::Agree).unwrap();
+        bless(&path, "interpreter", None, &Expectation::Agree).unwrap();
         let t = HloTest::load(&path).unwrap();
         assert_eq!(t.expect, Expectation::Agree);
         assert_eq!(run_file_on(&t, &Interpreter::default()), TrialResult::Pass);
@@ -170,11 +258,131 @@ mod tests {
         let path = dir.path().join("neg.hlotest");
         let text = format!("// run: backends=interpreter,xla-cpu\n// expect: agree\n{NEG}");
         std::fs::write(&path, &text).unwrap();
-        bless(&path, "interpreter", Expectation::Skip).unwrap();
+        bless(
+            &path,
+            "interpreter",
+            None,
+            &Expectation::Skip(String::new()),
+        )
+        .unwrap();
         let t = HloTest::load(&path).unwrap();
         assert_eq!(t.expect, Expectation::Agree);
-        assert_eq!(t.expectation("interpreter"), Expectation::Skip);
+        assert_eq!(
+            t.expectation("interpreter"),
+            Expectation::Skip(String::new())
+        );
         assert_eq!(t.expectation("xla-cpu"), Expectation::Agree);
+    }
+
+    /// The interpreter under another name and version.
+    struct Versioned(&'static str, &'static str);
+    impl Backend for Versioned {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn version(&self) -> Option<String> {
+            Some(format!("toy compiler {} (built today)", self.1))
+        }
+        fn compile(
+            &self,
+            module: &crate::hlo::Module,
+        ) -> Result<Box<dyn crate::backend::Executable>, BackendError> {
+            Interpreter::default().compile(module)
+        }
+    }
+
+    #[test]
+    fn a_pinned_expectation_applies_to_its_version_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("neg.hlotest");
+        let text = format!(
+            "// run: backends=interpreter,toy inputs=seed:1\n// expect: agree\n\
+             // expect@toy[1.2]: mismatch values\n{NEG}"
+        );
+        std::fs::write(&path, &text).unwrap();
+        let t = HloTest::load(&path).unwrap();
+        // 1.2's expectation does not hold (the toy agrees)
+        match run_file_on(&t, &Versioned("toy", "1.2")) {
+            TrialResult::Fail(m) => assert!(m.contains("expected `mismatch values`"), "{m}"),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+        // 1.3 has none: a failure that names the version
+        match run_file_on(&t, &Versioned("toy", "1.3")) {
+            TrialResult::Fail(m) => assert!(
+                m.contains("no expectation for toy at its version (1.3)"),
+                "{m}"
+            ),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+        assert_eq!(run_file_on(&t, &Interpreter::default()), TrialResult::Pass);
+        // blessing 1.3 adds its own pinned line and leaves 1.2's
+        bless(
+            &path,
+            "toy",
+            Some("toy compiler 1.3 (built today)"),
+            &Expectation::Agree,
+        )
+        .unwrap();
+        let t = HloTest::load(&path).unwrap();
+        assert_eq!(
+            t.expectation_at("toy", Some("toy 1.3")),
+            Some(Expectation::Agree)
+        );
+        assert_eq!(
+            t.expectation_at("toy", Some("toy 1.2")),
+            Some(Expectation::Mismatch(MismatchKind::Values))
+        );
+        assert_eq!(run_file_on(&t, &Versioned("toy", "1.3")), TrialResult::Pass);
+        // and blessing 1.2 rewrites its line in place
+        bless(&path, "toy", Some("toy 1.2"), &Expectation::Agree).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("// expect@toy[1.2]: agree\n")
+                && text.contains("// expect@toy[1.3]: agree\n")
+                && !text.contains("mismatch"),
+            "{text}"
+        );
+    }
+
+    /// A backend that rejects every module.
+    struct Rejecting;
+    impl Backend for Rejecting {
+        fn name(&self) -> &str {
+            "rejecting"
+        }
+        fn compile(
+            &self,
+            _: &crate::hlo::Module,
+        ) -> Result<Box<dyn crate::backend::Executable>, BackendError> {
+            Err(BackendError::Compile(
+                "tool: /tmp/m.mlir:3:5: error: binding count 41 > 32".into(),
+            ))
+        }
+    }
+
+    #[test]
+    fn a_rejection_is_judged_by_its_message_and_blessed_as_an_excerpt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("neg.hlotest");
+        let text = format!("// run: backends=rejecting inputs=seed:1\n// expect: rejected \"binding count\"\n{NEG}");
+        std::fs::write(&path, &text).unwrap();
+        let t = HloTest::load(&path).unwrap();
+        assert_eq!(run_file_on(&t, &Rejecting), TrialResult::Pass);
+        let obs = observe(&t, &Rejecting).unwrap();
+        bless(&path, "rejecting", None, &obs.outcome.blessed()).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("// expect: rejected \"binding count 41 > 32\"\n"),
+            "{text}"
+        );
+        let t = HloTest::parse(&text.replace("41 > 32", "9 > 8"), None).unwrap();
+        match run_file_on(&t, &Rejecting) {
+            TrialResult::Fail(m) => assert!(
+                m.contains("expected `rejected \"binding count 9 > 8\"`"),
+                "{m}"
+            ),
+            other => panic!("expected a failure, got {other:?}"),
+        }
     }
 
     #[test]
@@ -193,6 +401,31 @@ mod tests {
         assert!(
             e.to_string()
                 .starts_with("<text>:2: unknown expectation `maybe`"),
+            "{e}"
+        );
+        let e = HloTest::parse(
+            "// run: backends=interpreter\n// expect: agree\nHloModule m\nENTRY main { p = f32[4] parameter(0) ROOT n = f32[4] negat(p) }\n",
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("<text>:4: column "), "{e}");
+        let e = HloTest::parse(
+            &format!("// run: backends=interpreter\n// expect: agree\n// expect@a[1: agree\n{NEG}"),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with("<text>:3: bad version pin"),
+            "{e}"
+        );
+        let e = HloTest::parse(
+            &format!("// run: backends=interpreter inputs=inline distribution=edge\n// expect: agree\n{NEG}"),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`distribution=` needs generated inputs"),
             "{e}"
         );
         let e = HloTest::parse(NEG, None).unwrap_err();
