@@ -2,7 +2,8 @@
 //! reference, normwise: per element, `max(|Δre|, |Δim|) / (eps · |z|)` with
 //! `z` the reference's value and `eps` the component type's epsilon (what a
 //! normwise budget of `check::complex` allows), for `docs/numerics.md`
-//! ("Complex functions on xla-cpu").
+//! ("Complex functions on xla-cpu"). `abs` has a real result: its relative
+//! error in units of `eps`.
 //!
 //! ```sh
 //! cargo build --release -p xla-props --example xla_complex_numerics
@@ -26,6 +27,7 @@ use xla_props::hlo::{
 use xla_props::literal::{component_type, Literal};
 
 const UNARY: &[Opcode] = &[
+    Opcode::Abs,
     Opcode::Exponential,
     Opcode::ExponentialMinusOne,
     Opcode::Log,
@@ -52,7 +54,12 @@ fn module(op: Opcode, t: ElementType, arity: usize, n: i64) -> Module {
         })
         .collect();
     let ops = (0..arity as u32).map(InstrId).collect();
-    instructions.push(Instruction::new("r", op, s, ops));
+    // `abs` of a complex number is real: |z| in the component type
+    let out = match (op, component_type(t)) {
+        (Opcode::Abs, Some(c)) => Shape::array(c, vec![n]),
+        _ => s,
+    };
+    instructions.push(Instruction::new("r", op, out, ops));
     Module {
         name: "m".into(),
         attrs: vec![],
@@ -151,7 +158,17 @@ fn measure(
         .ok_or("not a complex type")?;
     let (eps, min_normal) = (fmt.epsilon(), fmt.min_normal());
     let tiny = min_normal / eps;
-    let (w, g) = (want[0].to_complex_vec(), got[0].to_complex_vec());
+    // a real result (`abs`) is a complex one with no imaginary part
+    let values = |l: &Literal| {
+        if l.dtype().is_complex() {
+            l.to_complex_vec()
+        } else {
+            (0..l.element_count())
+                .map(|i| (l.get_f64(i), 0.0))
+                .collect()
+        }
+    };
+    let (w, g) = (values(&want[0]), values(&got[0]));
     // the inputs as the type holds them
     let held: Vec<Vec<(f64, f64)>> = args.iter().map(Literal::to_complex_vec).collect();
     let mut st = Stat::default();

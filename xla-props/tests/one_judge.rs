@@ -418,3 +418,30 @@ fn the_registry_is_listed_in_the_numerics_notes() {
         );
     }
 }
+
+#[test]
+fn a_complex_abs_has_its_operand_types_budget_and_a_real_abs_none() {
+    // |z| of a c64 is an f32 hypot: xla-cpu declares 2 ulp at (abs, c64)
+    let n = Numerics::exact().with_approximation(Opcode::Abs, T::C64, ErrorBudget::ulp(2));
+    let judge = |m: &Module, args: &[Literal], out: Vec<Literal>| {
+        let expected = eval(m, args);
+        xla_props::check::judge_against_reference(m, args, &expected, &out, &n, &[], false)
+    };
+    let two_ulp_up = |mut out: Vec<Literal>| {
+        let b = out[0].get_bits(0);
+        out[0].set_bits(0, b + 2);
+        out
+    };
+    let complex =
+        module("HloModule m\nENTRY e {\n  x = c64[2] parameter(0)\n  ROOT a = f32[2] abs(x)\n}\n");
+    let shape = xla_props::hlo::ArrayShape::new(T::C64, vec![2]);
+    let z = [Literal::from_complex(&shape, &[(3.1, -4.7), (0.25, 1.5)]).unwrap()];
+    let v = judge(&complex, &z, two_ulp_up(eval(&complex, &z)));
+    assert!(v.is_agreement(), "{v}");
+    // the same budget does not excuse a real abs (exact)
+    let real =
+        module("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT a = f32[2] abs(x)\n}\n");
+    let x = [f32s(&[-3.1, 4.7])];
+    let v = judge(&real, &x, two_ulp_up(eval(&real, &x)));
+    assert!(v.is_disagreement(), "{v}");
+}

@@ -477,7 +477,12 @@ pub(super) fn compare_plane(
             ctx.rules
                 .approximations
                 .iter()
-                .find(|a| a.op == op && a.dtype == dtype)
+                .find(|a| {
+                    // the real result of a complex `abs`: its operand's type
+                    let of_complex = a.op == Opcode::Abs
+                        && crate::literal::component_type(a.dtype) == Some(dtype);
+                    a.op == op && (a.dtype == dtype || of_complex)
+                })
                 .map(|a| a.budget)
         })
         .map(|b| (b.ulp, b.abs))
@@ -788,13 +793,29 @@ pub fn magnitude_sums_for_dot(
     })
 }
 
-/// Every opcode in the module, sorted and deduplicated (fusions and called
-/// computations included).
+/// Every opcode in the module that may be approximate, sorted and
+/// deduplicated (fusions and called computations included; `abs` only of
+/// a complex operand).
 pub fn module_opcodes(module: &crate::hlo::Module) -> Vec<Opcode> {
+    // `abs` is exact on real numbers: it is approximate only of a complex
+    // operand (a hypot), whose budget is keyed by the operand's type
+    let complex_operand = |c: &crate::hlo::Computation, i: &crate::hlo::Instruction| {
+        i.operands.first().is_some_and(|&o| {
+            c.instr(o)
+                .shape
+                .as_array()
+                .is_some_and(|a| a.dtype.is_complex())
+        })
+    };
     let mut ops: Vec<Opcode> = module
         .computations
         .iter()
-        .flat_map(|c| c.instructions.iter().map(|i| i.opcode))
+        .flat_map(|c| {
+            c.instructions
+                .iter()
+                .filter(move |i| i.opcode != Opcode::Abs || complex_operand(c, i))
+                .map(|i| i.opcode)
+        })
         .collect();
     ops.sort();
     ops.dedup();
