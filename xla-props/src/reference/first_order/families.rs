@@ -185,51 +185,33 @@ impl Radii<'_, '_> {
         let (combine, narrow) = self.rounded_combiner(ins.attrs.to_apply);
         let ri0 = ri.first().copied().unwrap_or(0.0);
         match combine {
-            Combiner::Logical(absorbing) if v.dtype().is_pred() => {
-                if exact {
-                    return Ok(vec![0.0; n]);
-                }
-                // an element certain to be the absorbing value (a certain
-                // true under `or`) decides its group whatever the others do
-                let certain = |l: &Literal, i: usize, q: f64| {
-                    if q == 0.0 && (l.get_f64(i) != 0.0) == absorbing {
-                        1.0
-                    } else {
-                        0.0
-                    }
-                };
-                let decided = self.f64_op(
-                    ins,
-                    &[
-                        lit(x, &|i| certain(x, i, rx[i]))?,
-                        lit(init, &|_| certain(init, 0, ri0))?,
-                    ],
-                    Some(AuxReducer::Max),
-                )?;
-                let r = self.f64_op(
-                    ins,
-                    &[lit(x, &|i| rx[i])?, lit(init, &|_| ri0)?],
-                    Some(AuxReducer::Max),
-                )?;
-                Ok((0..n)
-                    .map(|i| {
-                        if decided.get_f64(i) > 0.0 {
-                            0.0
-                        } else {
-                            r.get_f64(i)
-                        }
-                    })
-                    .collect())
-            }
             Combiner::Max | Combiner::Min | Combiner::Logical(_) => {
                 if exact {
                     return Ok(vec![0.0; n]);
                 }
-                let r = self.f64_op(
+                let mut r = self.f64_op(
                     ins,
                     &[lit(x, &|i| rx[i])?, lit(init, &|_| ri0)?],
                     Some(AuxReducer::Max),
                 )?;
+                if let Combiner::Logical(absorbing) = combine {
+                    // an element certain to be the absorbing value (a certain
+                    // true under `or`) decides its group whatever the others do
+                    let certain = |l: &Literal, i: usize, q: f64| {
+                        f64::from(u8::from(q == 0.0 && (l.get_f64(i) != 0.0) == absorbing))
+                    };
+                    let decided = self.f64_op(
+                        ins,
+                        &[
+                            lit(x, &|i| certain(x, i, rx[i]))?,
+                            lit(init, &|_| certain(init, 0, ri0))?,
+                        ],
+                        Some(AuxReducer::Max),
+                    )?;
+                    for i in (0..n).filter(|&i| decided.get_f64(i) > 0.0) {
+                        r.set_f64(i, 0.0);
+                    }
+                }
                 // a round trip through a narrower type after the extremum:
                 // a moved extremum may round one step of that type apart
                 Ok((0..n)

@@ -22,62 +22,39 @@ impl Radii<'_, '_> {
         else {
             return Err(OpError::Invalid("while without condition, body or state".into()).at(ins));
         };
-        self.whole_loop(ins, cond, body, init)
-    }
-
-    /// Runs the condition; its value and whether it may flip.
-    fn test(
-        &mut self,
-        ins: &Instruction,
-        cond: CompId,
-        state: &Dual,
-    ) -> Result<(bool, bool), EvalError> {
-        let c = self.computation(cond, vec![state.clone()])?;
-        let Some((p, r)) = c.array() else {
-            return Err(OpError::Invalid("a while condition that is not a pred".into()).at(ins));
-        };
-        Ok((p.get_bits(0) & 1 != 0, r.first().is_none_or(|&x| x != 0.0)))
-    }
-
-    /// The loop as one: every state at which it may stop widens the result.
-    fn whole_loop(
-        &mut self,
-        ins: &Instruction,
-        cond: CompId,
-        body: CompId,
-        init: &Dual,
-    ) -> Result<Dual, EvalError> {
-        let mut state = init.clone();
+        let mut state = (*init).clone();
         let mut exit: Option<Dual> = None;
         let mut others: Vec<Dual> = Vec::new();
         let (mut trips, mut past) = (0usize, 0usize);
         loop {
             self.run.burn_fuel(ins)?;
             let (goes_on, may_flip) = self.test(ins, cond, &state)?;
-            if exit.is_none() && !goes_on {
-                exit = Some(state.clone());
-                if !may_flip {
-                    break;
+            match &exit {
+                None if !goes_on => {
+                    exit = Some(state.clone());
+                    if !may_flip {
+                        break;
+                    }
                 }
-            } else if exit.is_none() {
-                if may_flip {
-                    others.push(state.clone());
+                None => {
+                    if may_flip {
+                        others.push(state.clone());
+                    }
+                    trips += 1;
                 }
-                trips += 1;
-            } else {
                 // past the reference's exit: a state where a perturbed run
                 // may stop is one more legal result
-                if may_flip || !goes_on {
-                    others.push(state.clone());
-                }
-                if !may_flip && !goes_on {
-                    break;
-                }
-                past += 1;
-                if past > trips.max(1) {
-                    return Ok(Dual::unbounded(
-                        exit.as_ref().map_or_else(|| state.value(), Dual::value),
-                    ));
+                Some(x) => {
+                    if may_flip || !goes_on {
+                        others.push(state.clone());
+                    }
+                    if !may_flip && !goes_on {
+                        break;
+                    }
+                    past += 1;
+                    if past > trips.max(1) {
+                        return Ok(Dual::unbounded(x.value()));
+                    }
                 }
             }
             state = match self.computation(body, vec![state]) {
@@ -92,5 +69,19 @@ impl Radii<'_, '_> {
         }
         let exit = exit.unwrap_or(state);
         Ok(others.iter().fold(exit, |acc, o| acc.widest(o)))
+    }
+
+    /// Runs the condition; its value and whether it may flip.
+    fn test(
+        &mut self,
+        ins: &Instruction,
+        cond: CompId,
+        state: &Dual,
+    ) -> Result<(bool, bool), EvalError> {
+        let c = self.computation(cond, vec![state.clone()])?;
+        let Some((p, r)) = c.array() else {
+            return Err(OpError::Invalid("a while condition that is not a pred".into()).at(ins));
+        };
+        Ok((p.get_bits(0) & 1 != 0, r.first().is_none_or(|&x| x != 0.0)))
     }
 }
