@@ -127,30 +127,8 @@ pub fn op_semantics_variant_ordered(
                     Some((Opcode::Select, vec![cmp, b, a]))
                 }
                 Opcode::Clamp if numerics.fast_min_max && arr.dtype.is_float() => {
-                    let [lo, x, hi] = instr.operands.as_slice() else {
-                        continue;
-                    };
-                    // widened: a constant lower bound moved to the right of
-                    // the maximum (measured: clamp of a broadcast 0 and -0 is
-                    // -0, of a broadcast NaN is x)
-                    let lo_constant = order == ConstantOrder::Widened
-                        && is_constant_made(e.comp, *lo, order)
-                        && !is_constant_made(e.comp, *x, order);
-                    let lo = e.broadcast_scalar(*lo, &arr);
-                    let hi = e.broadcast_scalar(*hi, &arr);
-                    let (x, lo, hi) = (*x, lo?, hi?);
                     let daz = numerics.flushes_inputs(arr.dtype);
-                    // maximum(lo, x): lo unless x > lo; maximum(x, lo): x unless lo > x
-                    let (first, second) = if lo_constant { (x, lo) } else { (lo, x) };
-                    let gt = e.daz_compare(&arr, second, first, ComparisonDirection::Gt, daz);
-                    let mx = e.push(
-                        Opcode::Select,
-                        Shape::Array(arr.clone()),
-                        vec![gt, second, first],
-                    );
-                    // minimum(mx, hi): mx unless hi < mx
-                    let lt = e.daz_compare(&arr, hi, mx, ComparisonDirection::Lt, daz);
-                    Some((Opcode::Select, vec![lt, hi, mx]))
+                    e.fast_clamp(&instr, &arr, order, daz)
                 }
                 Opcode::ReducePrecision
                     if numerics.reduce_precision_in_own_type.contains(&arr.dtype) =>
@@ -213,6 +191,41 @@ struct Emitter<'c> {
 }
 
 impl Emitter<'_> {
+    /// clamp(lo, x, hi) as fast min/max computes it: `minimum(maximum(lo,
+    /// x), hi)`, each a compare and a select that keeps the first operand
+    /// unless the comparison holds (so a NaN or a signed zero picks a side).
+    fn fast_clamp(
+        &mut self,
+        instr: &Instruction,
+        arr: &ArrayShape,
+        order: ConstantOrder,
+        daz: bool,
+    ) -> Option<(Opcode, Vec<InstrId>)> {
+        let [lo, x, hi] = instr.operands.as_slice() else {
+            return None;
+        };
+        // widened: a constant lower bound moved to the right of
+        // the maximum (measured: clamp of a broadcast 0 and -0 is
+        // -0, of a broadcast NaN is x)
+        let lo_constant = order == ConstantOrder::Widened
+            && is_constant_made(self.comp, *lo, order)
+            && !is_constant_made(self.comp, *x, order);
+        let lo = self.broadcast_scalar(*lo, arr);
+        let hi = self.broadcast_scalar(*hi, arr);
+        let (x, lo, hi) = (*x, lo?, hi?);
+        // maximum(lo, x): lo unless x > lo; maximum(x, lo): x unless lo > x
+        let (first, second) = if lo_constant { (x, lo) } else { (lo, x) };
+        let gt = self.daz_compare(arr, second, first, ComparisonDirection::Gt, daz);
+        let mx = self.push(
+            Opcode::Select,
+            Shape::Array(arr.clone()),
+            vec![gt, second, first],
+        );
+        // minimum(mx, hi): mx unless hi < mx
+        let lt = self.daz_compare(arr, hi, mx, ComparisonDirection::Lt, daz);
+        Some((Opcode::Select, vec![lt, hi, mx]))
+    }
+
     fn push(&mut self, opcode: Opcode, shape: Shape, operands: Vec<InstrId>) -> InstrId {
         self.push_instr(Instruction::new(String::new(), opcode, shape, operands))
     }
