@@ -148,53 +148,7 @@ fn other_groups_weight_not_finite(
     let p = cout / groups;
     let arr = |t: ElementType, dims: Vec<i64>| Shape::Array(ArrayShape::new(t, dims));
     let pred = ElementType::Pred;
-    let diff = push(
-        instrs,
-        format!("{name}.w.diff"),
-        Opcode::Subtract,
-        arr(k.dtype, kd.clone()),
-        vec![kernel, kernel],
-        Attrs::default(),
-    );
-    let ne = Attrs {
-        direction: Some(crate::hlo::ComparisonDirection::Ne),
-        ..Attrs::default()
-    };
-    // w - w is NaN exactly where w is infinite or NaN
-    let bad = push(
-        instrs,
-        format!("{name}.w.bad"),
-        Opcode::Compare,
-        arr(pred, kd.clone()),
-        vec![diff, diff],
-        ne,
-    );
-    let f = Attrs {
-        constant: Some(ConstantData::Pred(vec![false])),
-        ..Attrs::default()
-    };
-    let no = push(
-        instrs,
-        format!("{name}.w.false"),
-        Opcode::Constant,
-        arr(pred, vec![]),
-        vec![],
-        f,
-    );
-    let others: Vec<i64> = (0..kd.len() as i64).filter(|&i| i != kof as i64).collect();
-    let red = Attrs {
-        dimensions: Some(others),
-        to_apply: Some(or_comp),
-        ..Attrs::default()
-    };
-    let per_o = push(
-        instrs,
-        format!("{name}.w.any"),
-        Opcode::Reduce,
-        arr(pred, vec![cout]),
-        vec![bad, no],
-        red,
-    );
+    let (per_o, no) = non_finite_per_feature(instrs, name, kernel, &k, kof, or_comp);
     // [g, o'] -> [j, g, o'], kept where g != j, any over g
     let split = push(
         instrs,
@@ -263,6 +217,71 @@ fn other_groups_weight_not_finite(
         vec![any],
         Attrs::default(),
     ))
+}
+
+/// Per output feature of kernel `k` (feature dimension `kof`), whether any
+/// of its weights is infinite or NaN (pred[cout]); and the `false` constant
+/// the reductions start from.
+fn non_finite_per_feature(
+    instrs: &mut Vec<Instruction>,
+    name: &str,
+    kernel: InstrId,
+    k: &ArrayShape,
+    kof: usize,
+    or_comp: crate::hlo::CompId,
+) -> (InstrId, InstrId) {
+    let kd = k.dims.clone();
+    let cout = kd[kof];
+    let arr = |t: ElementType, dims: Vec<i64>| Shape::Array(ArrayShape::new(t, dims));
+    let pred = ElementType::Pred;
+    let diff = push(
+        instrs,
+        format!("{name}.w.diff"),
+        Opcode::Subtract,
+        arr(k.dtype, kd.clone()),
+        vec![kernel, kernel],
+        Attrs::default(),
+    );
+    let ne = Attrs {
+        direction: Some(crate::hlo::ComparisonDirection::Ne),
+        ..Attrs::default()
+    };
+    // w - w is NaN exactly where w is infinite or NaN
+    let bad = push(
+        instrs,
+        format!("{name}.w.bad"),
+        Opcode::Compare,
+        arr(pred, kd.clone()),
+        vec![diff, diff],
+        ne,
+    );
+    let f = Attrs {
+        constant: Some(ConstantData::Pred(vec![false])),
+        ..Attrs::default()
+    };
+    let no = push(
+        instrs,
+        format!("{name}.w.false"),
+        Opcode::Constant,
+        arr(pred, vec![]),
+        vec![],
+        f,
+    );
+    let others: Vec<i64> = (0..kd.len() as i64).filter(|&i| i != kof as i64).collect();
+    let red = Attrs {
+        dimensions: Some(others),
+        to_apply: Some(or_comp),
+        ..Attrs::default()
+    };
+    let per_o = push(
+        instrs,
+        format!("{name}.w.any"),
+        Opcode::Reduce,
+        arr(pred, vec![cout]),
+        vec![bad, no],
+        red,
+    );
+    (per_o, no)
 }
 
 /// Replaces convolution `k` by `select(mask, NaN, conv)` with `per_feature`

@@ -91,6 +91,52 @@ pub struct HloTest {
     pub text: String,
 }
 
+/// What a test file's `// run:` lines set.
+struct RunOptions {
+    backends: Option<Vec<String>>,
+    tolerance: JudgeMode,
+    inputs: Inputs,
+    distribution: Option<Distribution>,
+}
+
+impl RunOptions {
+    /// Reads the `key=value` words of one `// run:` line.
+    fn read(&mut self, rest: &str) -> Result<(), String> {
+        for word in rest.split_whitespace() {
+            let (key, value) = word
+                .split_once('=')
+                .ok_or_else(|| format!("expected key=value, found `{word}`"))?;
+            match key {
+                "backends" => {
+                    self.backends = Some(
+                        value
+                            .split(',')
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_string)
+                            .collect::<Vec<_>>(),
+                    )
+                }
+                "tolerance" => {
+                    self.tolerance = match value {
+                        "default" => JudgeMode::Default,
+                        "exact" => JudgeMode::Exact,
+                        _ => return Err(format!("unknown tolerance `{value}` (default, exact)")),
+                    }
+                }
+                "inputs" => self.inputs = parse_inputs(value)?,
+                "distribution" => {
+                    let d = value
+                        .parse::<Distribution>()
+                        .map_err(|m| format!("unknown distribution `{value}`: {m}"))?;
+                    self.distribution = Some(d);
+                }
+                _ => return Err(format!("unknown run option `{key}`")),
+            }
+        }
+        Ok(())
+    }
+}
+
 impl HloTest {
     /// Reads and parses a `.hlotest` file.
     pub fn load(path: &Path) -> Result<HloTest, TestFileError> {
@@ -110,10 +156,12 @@ impl HloTest {
             line,
             message,
         };
-        let mut backends = None;
-        let mut tolerance = JudgeMode::Default;
-        let mut inputs = Inputs::Seed(0);
-        let mut distribution = None;
+        let mut run = RunOptions {
+            backends: None,
+            tolerance: JudgeMode::Default,
+            inputs: Inputs::Seed(0),
+            distribution: None,
+        };
         let mut expect = None;
         let mut expect_for = Vec::new();
         let mut args = Vec::new();
@@ -124,42 +172,7 @@ impl HloTest {
             };
             let body = body.trim();
             if let Some(rest) = body.strip_prefix("run:") {
-                for word in rest.split_whitespace() {
-                    let (key, value) = word
-                        .split_once('=')
-                        .ok_or_else(|| err(line, format!("expected key=value, found `{word}`")))?;
-                    match key {
-                        "backends" => {
-                            backends = Some(
-                                value
-                                    .split(',')
-                                    .filter(|s| !s.is_empty())
-                                    .map(str::to_string)
-                                    .collect::<Vec<_>>(),
-                            )
-                        }
-                        "tolerance" => {
-                            tolerance = match value {
-                                "default" => JudgeMode::Default,
-                                "exact" => JudgeMode::Exact,
-                                _ => {
-                                    return Err(err(
-                                        line,
-                                        format!("unknown tolerance `{value}` (default, exact)"),
-                                    ))
-                                }
-                            }
-                        }
-                        "inputs" => inputs = parse_inputs(value).map_err(|m| err(line, m))?,
-                        "distribution" => {
-                            let d = value.parse::<Distribution>().map_err(|m| {
-                                err(line, format!("unknown distribution `{value}`: {m}"))
-                            })?;
-                            distribution = Some(d);
-                        }
-                        _ => return Err(err(line, format!("unknown run option `{key}`"))),
-                    }
-                }
+                run.read(rest).map_err(|m| err(line, m))?;
             } else if let Some(rest) = body.strip_prefix("expect:") {
                 expect = Some(rest.parse().map_err(|m| err(line, m))?);
             } else if let Some(rest) = body.strip_prefix("expect@") {
@@ -186,6 +199,12 @@ impl HloTest {
                 args.push(parse_arg(rest).map_err(|m| err(line, m))?);
             }
         }
+        let RunOptions {
+            backends,
+            tolerance,
+            inputs,
+            distribution,
+        } = run;
         let backends = backends.ok_or_else(|| err(0, "missing `// run: backends=...`".into()))?;
         if backends.is_empty() {
             return Err(err(0, "`backends=` names no backend".into()));

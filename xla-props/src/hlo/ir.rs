@@ -199,6 +199,24 @@ impl ComparisonDirection {
     pub fn from_name(s: &str) -> Option<ComparisonDirection> {
         Self::ALL.into_iter().find(|d| d.name() == s)
     }
+    /// Whether `a DIR b` holds in `O`'s own (partial) order: a NaN makes
+    /// every direction but `NE` false.
+    ///
+    /// ```
+    /// use xla_props::hlo::ComparisonDirection as D;
+    /// assert!(D::Le.holds(1.0, 1.0) && !D::Lt.holds(1.0, 1.0));
+    /// assert!(D::Ne.holds(f64::NAN, f64::NAN) && !D::Eq.holds(f64::NAN, f64::NAN));
+    /// ```
+    pub fn holds<O: PartialOrd>(self, a: O, b: O) -> bool {
+        match self {
+            ComparisonDirection::Eq => a == b,
+            ComparisonDirection::Ne => a != b,
+            ComparisonDirection::Lt => a < b,
+            ComparisonDirection::Le => a <= b,
+            ComparisonDirection::Gt => a > b,
+            ComparisonDirection::Ge => a >= b,
+        }
+    }
 }
 
 /// `type=` of a compare.

@@ -3,19 +3,18 @@
 use rand::rngs::ChaCha8Rng;
 use rand::SeedableRng;
 
-use super::distribution::{
-    convert_ties, default_interval, integer_edges, uniform, Distribution, FLOAT_EDGES,
-};
+use super::analysis::{analyse, parameter_shapes, sample_type, Start};
+use super::distribution::{convert_ties, integer_edges, uniform, Distribution, FLOAT_EDGES};
+use super::error::InputError;
 use super::finite::{FiniteRepair, Step};
-use super::graph::{Graph, GraphError, Reducer};
+use super::graph::Graph;
 use super::interval::Interval;
 use super::point;
-use super::propagate::{live_nodes, Propagation};
 use super::sampler::{shrink, Sampler};
 use super::scale::ParameterRole;
-use super::sites::{collect_sites, Demand, Site};
-use crate::hlo::{ElementType, Module, Opcode};
-use crate::literal::{Literal, LiteralError};
+use super::sites::{Demand, Site};
+use crate::hlo::{ArrayShape, ElementType, Module, Opcode};
+use crate::literal::Literal;
 
 /// How many rounds of resampling violating elements before giving up.
 pub const MAX_REJECTION_ROUNDS: usize = 200;
@@ -58,323 +57,6 @@ pub struct GeneratedInputs {
     pub narrowed: Vec<usize>,
 }
 
-/// Why no legal inputs could be made.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum InputError {
-    /// A parameter that is not an array (a tuple or token).
-    #[error("parameter {index} has shape {shape}; only array parameters can be generated")]
-    UnsupportedParameter {
-        /// Parameter number.
-        index: usize,
-        /// Its shape.
-        shape: String,
-    },
-    /// The module's graph is malformed.
-    #[error("cannot analyse the module: {0}")]
-    Graph(String),
-    /// The requirements contradict each other.
-    #[error("no input satisfies every requirement: {0}")]
-    Infeasible(String),
-    /// Rejection sampling gave up.
-    #[error("no legal inputs after {rounds} rounds of resampling: {requirement} still fails")]
-    NoLegalInputs {
-        /// The requirement that kept failing.
-        requirement: String,
-        /// Rounds tried.
-        rounds: usize,
-    },
-    /// A literal could not be built.
-    #[error(transparent)]
-    Literal(#[from] LiteralError),
-}
-
-/// The parameter intervals of a module after propagation, and which
-/// requirements they leave to rejection sampling.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct LegalIntervals {
-    /// One interval per entry parameter.
-    pub params: Vec<Interval>,
-    /// Requirements the intervals alone do not guarantee.
-    pub unguaranteed: Vec<String>,
-}
-
-struct Analysis {
-    graph: Graph,
-    params: Vec<Interval>,
-    /// Where each parameter started, before propagation.
-    start: Vec<Interval>,
-    sites: Vec<Site>,
-    unguaranteed: Vec<usize>,
-    notes: Vec<String>,
-    roles: Vec<ParameterRole>,
-}
-
-/// How the starting intervals are chosen.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Start {
-    /// The default sampling ranges, weights scaled by their fan-in.
-    Default,
-    /// Every finite value of each type.
-    WholeType,
-    /// Every value of each type (specials included), for the edge distributions.
-    Specials,
-}
-
-fn analyse(
-    module: &Module,
-    distribution: Distribution,
-    start: Start,
-) -> Result<Analysis, InputError> {
-    for (index, shape) in module.parameter_shapes().into_iter().enumerate() {
-        match shape.as_array() {
-            Some(_) => {}
-            None => {
-                return Err(InputError::UnsupportedParameter {
-                    index,
-                    shape: shape.to_string(),
-                })
-            }
-        }
-    }
-    let graph = Graph::build(module).map_err(|e| match e {
-        GraphError::Cycle(c) => InputError::Graph(format!("cycle in computation {c}")),
-        GraphError::TooDeep => InputError::Graph("calls nested more than 64 deep".into()),
-    })?;
-    let want_finite = distribution.wants_finite();
-    // roles read the dataflow through loops and conditionals too
-    let roles = match Graph::build_unrolled(module) {
-        Ok(unrolled) => super::scale::parameter_roles(module, &unrolled),
-        Err(_) => super::scale::parameter_roles(module, &graph),
-    };
-    let begin = |how: Start, with_roles: bool| -> Vec<Interval> {
-        let mut v = start_intervals(&graph, how);
-        if how == Start::Default && with_roles {
-            for (k, role) in roles.iter().enumerate() {
-                if let (Some(r), Some(i)) = (role.range(), v.get_mut(k)) {
-                    let t = sample_type(graph.nodes[graph.params[k]].dtype);
-                    let scaled = i.intersect(r).round_inward(t);
-                    // a reduce's identity (a point) stays; so does a range
-                    // that leaves a single value
-                    if !scaled.is_empty() && scaled.lo < scaled.hi && i.lo < i.hi {
-                        *i = scaled;
-                    }
-                }
-            }
-        }
-        v
-    };
-    let mut notes = Vec::new();
-    let mut used = begin(start, true);
-    let mut attempt = solve(module, &graph, used.clone(), want_finite, false);
-    if attempt.is_err() && start == Start::Default {
-        // a role's range is a choice too: without them
-        used = begin(Start::Default, false);
-        attempt = solve(module, &graph, used.clone(), want_finite, false);
-        if attempt.is_ok() {
-            notes.push(
-                "the parameters' roles leave no legal input: drawn from the default ranges"
-                    .to_string(),
-            );
-        }
-    }
-    if attempt.is_err() && start == Start::Default {
-        // the default range is a choice, not the legal domain: not yet a proof
-        used = begin(Start::WholeType, false);
-        attempt = solve(module, &graph, used.clone(), want_finite, false);
-        if attempt.is_ok() {
-            notes.push(
-                "the default sampling ranges leave no legal input: drawn from the whole \
-                 range of each type"
-                    .to_string(),
-            );
-        }
-    }
-    let (params, sites, unguaranteed) = match attempt {
-        Ok(s) => s,
-        // no in-range index: XLA clamps (dynamic slices, gather) or skips
-        // (scatter) out-of-range indices, which is defined; fall back to that
-        Err(_) => match solve(module, &graph, used.clone(), want_finite, true) {
-            Ok(s) => {
-                notes.push(
-                    "no in-range index exists for some indexing op: its indices are drawn \
-                     as they come and XLA's clamping (skipping, for scatter) applies"
-                        .to_string(),
-                );
-                s
-            }
-            Err(what) => return Err(InputError::Infeasible(what)),
-        },
-    };
-    let start_params = used;
-    Ok(Analysis {
-        graph,
-        params,
-        start: start_params,
-        sites,
-        unguaranteed,
-        notes,
-        roles,
-    })
-}
-
-/// The type a parameter's values are drawn in: its element type, or the
-/// component type of a complex one (each part is drawn from the parameter's
-/// interval: the interval of a complex parameter bounds both parts).
-fn sample_type(dtype: Option<ElementType>) -> ElementType {
-    let t = dtype.unwrap_or(ElementType::F32);
-    crate::literal::component_type(t).unwrap_or(t)
-}
-
-/// Each parameter's interval before propagation; a reduce's init that is an
-/// entry parameter starts as its reducer's identity (a complex one: that
-/// real value, drawn with a zero imaginary part).
-fn start_intervals(graph: &Graph, how: Start) -> Vec<Interval> {
-    let mut start: Vec<Interval> = graph
-        .params
-        .iter()
-        .map(|&p| {
-            let t = sample_type(graph.nodes[p].dtype);
-            let i = match how {
-                Start::Default => default_interval(t),
-                Start::WholeType => Interval::finite_of_type(t),
-                Start::Specials => Interval::of_type(t),
-            };
-            i.round_inward(t)
-        })
-        .collect();
-    // a reduce's init value must be an identity of its reducer (XLA's
-    // contract; jax.lax.reduce: "init_values must be an identity of
-    // computation ... if violated the result is undefined"): an init that is
-    // an entry parameter is drawn as exactly that identity
-    for n in &graph.nodes {
-        let (Some(reducer), Some(&init)) = (n.reducer, n.operands.get(1)) else {
-            continue;
-        };
-        let Some(p) = graph.nodes[init].param.filter(|&p| p < start.len()) else {
-            continue;
-        };
-        let t = sample_type(graph.nodes[init].dtype);
-        let identity = match reducer {
-            Reducer::Add => 0.0,
-            Reducer::Mul => 1.0,
-            Reducer::Max => Interval::finite_of_type(t).lo,
-            Reducer::Min => Interval::finite_of_type(t).hi,
-            Reducer::Other => continue,
-        };
-        start[p] = Interval::point(identity);
-    }
-    start
-}
-
-type Solved = (Vec<Interval>, Vec<Site>, Vec<usize>);
-
-/// Propagates from `start`: HC4 narrowing by the unconditional requirements
-/// (a proof when it empties a parameter), selects split by their predicate,
-/// then inner steps for what is still not guaranteed. `drop_index` leaves
-/// index ranges out (XLA's clamping applies). The error names the
-/// requirement that cannot hold.
-fn solve(
-    module: &Module,
-    graph: &Graph,
-    start: Vec<Interval>,
-    want_finite: bool,
-    drop_index: bool,
-) -> Result<Solved, String> {
-    let mut prop = Propagation::new(module, graph, start.clone());
-    let mut sites = collect_sites(module, graph, want_finite, &prop.fwd);
-    if drop_index {
-        sites.retain(|s| !s.is_index);
-    }
-    let live = live_nodes(graph, &prop.fwd, &[]);
-    let hard: Vec<Site> = sites.iter().filter(|s| live[s.node]).cloned().collect();
-    if !prop.narrow(&hard) {
-        return Err(blame(module, graph, &start, &hard));
-    }
-    let settled = prop.params.clone();
-    if prop.split_selects(&sites) && !prop.narrow(&hard) {
-        prop.params = settled;
-        prop.narrow(&hard);
-    }
-    for _round in 0..12 {
-        let open: Vec<usize> = (0..hard.len())
-            .filter(|&k| !guaranteed(&hard[k], &prop))
-            .collect();
-        if open.is_empty() {
-            break;
-        }
-        let good = prop.params.clone();
-        for &k in &open {
-            let s = &hard[k];
-            let Some(want) = s.interval(graph.nodes[s.node].dtype) else {
-                continue;
-            };
-            let snapshot = prop.params.clone();
-            if prop.ensure(s.node, want, 0) {
-                prop.forward();
-            } else {
-                prop.params = snapshot;
-            }
-        }
-        if prop.params == good {
-            break;
-        }
-        // an inner step that leaves no legal input proves nothing: undo it
-        if !prop.narrow(&hard) {
-            prop.params = good;
-            prop.narrow(&hard);
-            break;
-        }
-    }
-    let open: Vec<usize> = (0..sites.len())
-        .filter(|&k| !guaranteed(&sites[k], &prop))
-        .collect();
-    Ok((prop.params.clone(), sites, open))
-}
-
-/// The requirement that alone leaves no legal input from `start`, or the
-/// first few when only their combination does.
-fn blame(module: &Module, graph: &Graph, start: &[Interval], sites: &[Site]) -> String {
-    for s in sites {
-        let mut p = Propagation::new(module, graph, start.to_vec());
-        if !p.narrow(std::slice::from_ref(s)) {
-            return s.what.clone();
-        }
-    }
-    let names: Vec<&str> = sites.iter().take(3).map(|s| s.what.as_str()).collect();
-    format!("the requirements together ({}, ...)", names.join(", "))
-}
-
-fn guaranteed(s: &Site, prop: &Propagation<'_>) -> bool {
-    let f = prop.fwd[s.node];
-    match s.demand {
-        Demand::Within(i) => i.contains_interval(f),
-        Demand::Finite => match prop.g.nodes[s.node].dtype {
-            // no interval says a complex value is finite
-            Some(t) if t.is_complex() => false,
-            Some(t) => Interval::finite_of_type(t).contains_interval(f),
-            None => true,
-        },
-        Demand::AwayFromZero(r) => f.lo >= r || f.hi <= -r,
-    }
-}
-
-/// The legal parameter intervals of a module under a distribution, and the
-/// requirements they leave to rejection sampling (see [`generate_inputs`]).
-pub fn legal_intervals(
-    module: &Module,
-    distribution: Distribution,
-) -> Result<LegalIntervals, InputError> {
-    let a = analyse(module, distribution, Start::Default)?;
-    Ok(LegalIntervals {
-        params: a.params,
-        unguaranteed: a
-            .unguaranteed
-            .iter()
-            .map(|&k| a.sites[k].what.clone())
-            .collect(),
-    })
-}
-
 /// The edge values a parameter of `dtype` draws half its elements from
 /// under the edge distributions: those `legal` holds (and every special).
 fn edge_values(
@@ -404,21 +86,6 @@ fn edge_values(
             .filter(|v| legal.contains(*v))
             .collect(),
         _ => Vec::new(),
-    }
-}
-
-/// The entry's array parameters as the caller passes them: global arrays
-/// for a module that runs on many devices.
-fn parameter_shapes(module: &Module) -> Result<Vec<crate::hlo::ArrayShape>, InputError> {
-    let program =
-        crate::reference::spmd::DeviceProgram::multi(module).map_err(InputError::Graph)?;
-    match program {
-        Some(p) => p.global_parameter_shapes(module).map_err(InputError::Graph),
-        None => Ok(module
-            .parameter_shapes()
-            .iter()
-            .filter_map(|s| s.as_array().cloned())
-            .collect()),
     }
 }
 
@@ -468,19 +135,7 @@ pub fn generate_inputs(
         .filter(|s| s.is_index)
         .filter_map(|s| g.nodes[s.node].param)
         .collect();
-    // convert ties: for every float type some convert narrows into
-    let mut ties: Vec<(ElementType, f64)> = Vec::new();
-    for n in &g.nodes {
-        if n.opcode == Opcode::Convert {
-            if let (Some(to), Some(from)) =
-                (n.dtype, n.operands.first().and_then(|&o| g.nodes[o].dtype))
-            {
-                if from.is_float() {
-                    ties.extend(convert_ties(to).into_iter().map(|v| (from, v)));
-                }
-            }
-        }
-    }
+    let ties = convert_ties_of(g);
     let mut samplers = Vec::new();
     let mut args = Vec::new();
     let shapes = parameter_shapes(module)?;
@@ -488,15 +143,7 @@ pub fn generate_inputs(
         let node = &g.nodes[p];
         let complex = node.dtype.is_some_and(ElementType::is_complex);
         let dtype = sample_type(node.dtype);
-        let mut interval = a.params[k];
-        if let Some((min, max)) = dtype.int_range() {
-            interval = interval.intersect(Interval::new(min as f64, max as f64));
-            if dtype == ElementType::U64 || dtype == ElementType::S64 {
-                // f64 cannot hold the 64-bit extremes exactly; stay inside
-                interval.hi = interval.hi.min(2f64.powi(63) - 1024.0);
-                interval.lo = interval.lo.max(-(2f64.powi(63)));
-            }
-        }
+        let interval = sampling_interval(a.params[k], dtype);
         let legal = wide.as_ref().map_or(interval, |w| w[k]);
         let edges = edge_values(distribution, dtype, legal, &ties);
         let mut sampler = Sampler {
@@ -517,21 +164,7 @@ pub fn generate_inputs(
                 .collect();
         }
         crate::literal::check_size(&shape)?;
-        if complex {
-            let values: Vec<(f64, f64)> =
-                (0..count).map(|_| sampler.draw_complex(&mut rng)).collect();
-            args.push(Literal::from_complex(&shape, &values)?);
-        } else if distribution == Distribution::Exhaustive
-            && dtype.is_float()
-            && dtype.bit_width() <= 16
-        {
-            let patterns = 1u64 << dtype.bit_width();
-            let bits: Vec<u64> = (0..count as u64).map(|i| i % patterns).collect();
-            args.push(Literal::from_bits(&shape, &bits)?);
-        } else {
-            let values: Vec<f64> = (0..count).map(|_| sampler.draw(&mut rng)).collect();
-            args.push(Literal::from_f64s(&shape, &values)?);
-        }
+        args.push(draw_argument(&mut sampler, &shape, count, &mut rng)?);
         samplers.push(sampler);
     }
     let point_parameters: Vec<usize> = a
@@ -593,6 +226,63 @@ pub fn generate_inputs(
         finite_repair(&point, &mut samplers, &mut rng, &mut out);
     }
     Ok(out)
+}
+
+/// The convert ties: for every float type some convert narrows into, the
+/// values halfway between two of the narrow type's (as the wider type).
+fn convert_ties_of(g: &Graph) -> Vec<(ElementType, f64)> {
+    let mut ties: Vec<(ElementType, f64)> = Vec::new();
+    for n in &g.nodes {
+        if n.opcode == Opcode::Convert {
+            if let (Some(to), Some(from)) =
+                (n.dtype, n.operands.first().and_then(|&o| g.nodes[o].dtype))
+            {
+                if from.is_float() {
+                    ties.extend(convert_ties(to).into_iter().map(|v| (from, v)));
+                }
+            }
+        }
+    }
+    ties
+}
+
+/// A parameter's legal interval, inside its integer type's range (and for
+/// 64-bit integers inside what f64 holds exactly).
+fn sampling_interval(legal: Interval, dtype: ElementType) -> Interval {
+    let mut interval = legal;
+    if let Some((min, max)) = dtype.int_range() {
+        interval = interval.intersect(Interval::new(min as f64, max as f64));
+        if dtype == ElementType::U64 || dtype == ElementType::S64 {
+            // f64 cannot hold the 64-bit extremes exactly; stay inside
+            interval.hi = interval.hi.min(2f64.powi(63) - 1024.0);
+            interval.lo = interval.lo.max(-(2f64.powi(63)));
+        }
+    }
+    interval
+}
+
+/// One argument of `shape` (`count` elements) drawn by `sampler`: every bit
+/// pattern in turn for an exhaustive narrow float, else one draw each.
+fn draw_argument(
+    sampler: &mut Sampler,
+    shape: &ArrayShape,
+    count: usize,
+    rng: &mut ChaCha8Rng,
+) -> Result<Literal, InputError> {
+    if sampler.complex {
+        let values: Vec<(f64, f64)> = (0..count).map(|_| sampler.draw_complex(rng)).collect();
+        Ok(Literal::from_complex(shape, &values)?)
+    } else if sampler.distribution == Distribution::Exhaustive
+        && sampler.dtype.is_float()
+        && sampler.dtype.bit_width() <= 16
+    {
+        let patterns = 1u64 << sampler.dtype.bit_width();
+        let bits: Vec<u64> = (0..count as u64).map(|i| i % patterns).collect();
+        Ok(Literal::from_bits(shape, &bits)?)
+    } else {
+        let values: Vec<f64> = (0..count).map(|_| sampler.draw(rng)).collect();
+        Ok(Literal::from_f64s(shape, &values)?)
+    }
 }
 
 /// What the point repair needs, to run again after the finite repair redraws.

@@ -8,7 +8,7 @@
 //! them).
 
 use super::graph::{Graph, Node, Reducer};
-use crate::hlo::{ComparisonDirection, ConstantData, ElementType, Instruction, Module, Opcode};
+use crate::hlo::{ConstantData, ElementType, Instruction, Module, Opcode};
 use crate::literal::{round_to_type, Literal};
 
 /// The most elements one node may have for the point check to evaluate it.
@@ -302,14 +302,7 @@ impl NodeEval<'_> {
             (0..self.count)
                 .map(|i| {
                     let (a, b) = (at(x, i), at(y, i));
-                    let r = match dir {
-                        ComparisonDirection::Eq => a == b,
-                        ComparisonDirection::Ne => a != b,
-                        ComparisonDirection::Lt => a < b,
-                        ComparisonDirection::Le => a <= b,
-                        ComparisonDirection::Gt => a > b,
-                        ComparisonDirection::Ge => a >= b,
-                    };
+                    let r = dir.holds(a, b);
                     r as u8 as f64
                 })
                 .collect(),

@@ -10,6 +10,26 @@ use ElementType as T;
 const SIGNED: &[ElementType] = &[T::S4, T::S8, T::S16, T::S32, T::S64];
 const UNSIGNED: &[ElementType] = &[T::U4, T::U8, T::U16, T::U32, T::U64];
 
+/// Integers and floats: every real type but pred.
+const NUMERIC_TYPES: &[ElementType] = &[
+    T::S4,
+    T::S8,
+    T::S16,
+    T::S32,
+    T::S64,
+    T::U4,
+    T::U8,
+    T::U16,
+    T::U32,
+    T::U64,
+    T::F16,
+    T::Bf16,
+    T::F32,
+    T::F64,
+    T::F8E4M3Fn,
+    T::F8E5M2,
+];
+
 /// A rule saying which dtypes an op accepts, and why.
 #[derive(Clone, Copy, Debug)]
 pub struct DtypeRule {
@@ -24,24 +44,7 @@ const REAL: DtypeRule = DtypeRule {
     reason: "defined on every real element type",
 };
 const NUMERIC: DtypeRule = DtypeRule {
-    dtypes: &[
-        T::S4,
-        T::S8,
-        T::S16,
-        T::S32,
-        T::S64,
-        T::U4,
-        T::U8,
-        T::U16,
-        T::U32,
-        T::U64,
-        T::F16,
-        T::Bf16,
-        T::F32,
-        T::F64,
-        T::F8E4M3Fn,
-        T::F8E5M2,
-    ],
+    dtypes: NUMERIC_TYPES,
     reason: "arithmetic is defined on integers and floats, not on pred",
 };
 const SIGNED_NUMERIC: DtypeRule = DtypeRule {
@@ -85,24 +88,7 @@ const INTEGERS: DtypeRule = DtypeRule {
     reason: "bit counting and shifts are defined on integers only",
 };
 const BITCASTABLE: DtypeRule = DtypeRule {
-    dtypes: &[
-        T::S4,
-        T::S8,
-        T::S16,
-        T::S32,
-        T::S64,
-        T::U4,
-        T::U8,
-        T::U16,
-        T::U32,
-        T::U64,
-        T::F16,
-        T::Bf16,
-        T::F32,
-        T::F64,
-        T::F8E4M3Fn,
-        T::F8E5M2,
-    ],
+    dtypes: NUMERIC_TYPES,
     reason: "bitcast-convert needs another type of the same width; pred has none",
 };
 const NONE: DtypeRule = DtypeRule {

@@ -13,8 +13,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::reduction::{reduce_window_with, reduce_with, sort_with, Combiner};
+use super::reduction::{reduce_window_with, reduce_with, Combiner};
 use super::scalar::{ScalarFn, Table};
+use super::sort::sort_with;
 use super::{Calls, OpError};
 use crate::hlo::{ArrayShape, ElementType, Instruction, Opcode, Shape};
 use crate::literal::{Literal, Value};

@@ -3,10 +3,10 @@
 use super::collective::{self, DeviceContext, PartitionerCall};
 use super::error::out;
 use super::{
-    channels, complex, contraction, control, conversion, elementwise, indexing, linalg, parallel,
-    reduction, rng, shape_ops, spmd, topk, Calls, EvalError, OpError,
+    complex, contraction, control, conversion, elementwise, indexing, linalg, parallel, reduction,
+    rng, shape_ops, sort, spmd, topk, Calls, EvalError, OpError,
 };
-use crate::hlo::{CompId, Instruction, Module, Opcode, Shape};
+use crate::hlo::{Category, CompId, Instruction, Module, Opcode, Shape};
 use crate::literal::{Literal, Value};
 
 /// Default total number of while-loop iterations one evaluation may run.
@@ -333,11 +333,11 @@ fn invalid_module(module: &Module, message: &str) -> EvalError {
 pub(crate) struct Run<'a, 'h> {
     pub(crate) module: &'a Module,
     fuel_left: u64,
-    fuel_limit: u64,
+    pub(super) fuel_limit: u64,
     depth: usize,
     hook: Option<&'a mut FusionHook<'h>>,
     /// This device, in a multi-device run.
-    spmd: Option<DeviceContext>,
+    pub(super) spmd: Option<DeviceContext>,
 }
 
 impl<'a> Run<'a, '_> {
@@ -539,47 +539,10 @@ impl Run<'_, '_> {
             O::GetTupleElement => shape_ops::get_tuple_element(ops[0], ins.attrs.index),
             O::Copy => shape_ops::copy(ops[0], &ins.shape),
             O::Bitcast => shape_ops::bitcast(a(0)?, out(ins)?).map(Value::Array),
-            O::Abs
-            | O::Negate
-            | O::Sign
-            | O::Not
-            | O::Ceil
-            | O::Floor
-            | O::RoundNearestAfz
-            | O::RoundNearestEven
-            | O::Exponential
-            | O::ExponentialMinusOne
-            | O::Log
-            | O::LogPlusOne
-            | O::Logistic
-            | O::Sine
-            | O::Cosine
-            | O::Tan
-            | O::Tanh
-            | O::Sqrt
-            | O::Rsqrt
-            | O::Cbrt
-            | O::Erf
-            | O::IsFinite
-            | O::Popcnt
-            | O::CountLeadingZeros => {
+            _ if ins.opcode.category() == Category::ElementwiseUnary => {
                 elementwise::unary(ins.opcode, a(0)?, out(ins)?).map(Value::Array)
             }
-            O::Add
-            | O::Subtract
-            | O::Multiply
-            | O::Divide
-            | O::Remainder
-            | O::Power
-            | O::Maximum
-            | O::Minimum
-            | O::Atan2
-            | O::And
-            | O::Or
-            | O::Xor
-            | O::ShiftLeft
-            | O::ShiftRightArithmetic
-            | O::ShiftRightLogical => {
+            _ if ins.opcode.category() == Category::ElementwiseBinary => {
                 elementwise::binary(ins.opcode, a(0)?, a(1)?, out(ins)?).map(Value::Array)
             }
             O::Compare => {
@@ -623,7 +586,7 @@ impl Run<'_, '_> {
             O::SelectAndScatter => {
                 reduction::select_and_scatter(self, ins, &arrs(ops)?).map(Value::Array)
             }
-            O::Sort => reduction::sort(self, ins, &arrs(ops)?),
+            O::Sort => sort::sort(self, ins, &arrs(ops)?),
             O::TopK => topk::topk(ins, a(0)?),
             O::RngBitGenerator => rng::rng_bit_generator(ins, a(0)?),
             O::TriangularSolve => {
@@ -663,99 +626,6 @@ impl Run<'_, '_> {
                 "{op} is parse-only: the reference does not evaluate it"
             ))),
         }
-    }
-}
-
-impl Run<'_, '_> {
-    /// A collective, replica-id, partition-id or partitioner call: needs
-    /// the other devices of a multi-device run.
-    fn multi_device(&mut self, ins: &Instruction, ops: &[&Value]) -> Result<Value, OpError> {
-        let Some(mut ctx) = self.spmd.take() else {
-            return Err(OpError::Unsupported(format!(
-                "{} runs on many devices: evaluate the whole module (Evaluator::evaluate)",
-                ins.opcode
-            )));
-        };
-        let mut reduce =
-            |i: &Instruction, xs: &[&Literal]| reduction::exact_group_reduce(self, i, xs);
-        let r = collective::step(&mut ctx, ins, ops, &mut reduce);
-        self.spmd = Some(ctx);
-        r.map_err(OpError::Invalid)
-    }
-}
-
-impl Run<'_, '_> {
-    /// The StableHLO interpreter's run_parallel: a grid of programs, each
-    /// run as one device.
-    fn run_parallel(&mut self, ins: &Instruction, ops: &[&Value]) -> Result<Value, OpError> {
-        let (module, fuel) = (self.module, self.fuel_limit);
-        let process = |program: CompId, args: Vec<Value>, ctx: DeviceContext| {
-            Run::on_device(module, ctx)
-                .with_fuel(fuel)
-                .call(program, args)
-        };
-        parallel::run_parallel(module, ins, ops, &process)
-    }
-
-    /// after-all, outfeed (its data goes nowhere), infeed, send, recv and
-    /// their `-done`.
-    fn token_op(&mut self, ins: &Instruction, ops: &[&Value]) -> Result<Value, OpError> {
-        use Opcode as O;
-        match ins.opcode {
-            O::AfterAll | O::Outfeed => Ok(Value::Token),
-            O::Infeed => self.infeed(ins),
-            O::Send | O::Recv => {
-                let ctx = self.spmd.as_mut().ok_or_else(|| {
-                    OpError::Unsupported(format!(
-                        "{} meets another device: run it in interpreter.run_parallel",
-                        ins.opcode
-                    ))
-                })?;
-                channels::send_recv(ctx, ins, ops).map_err(OpError::Invalid)
-            }
-            O::SendDone | O::RecvDone => {
-                channels::send_recv_done(ins, ops[0]).map_err(OpError::Invalid)
-            }
-            op => Err(OpError::Invalid(format!("{op} is not a token op"))),
-        }
-    }
-
-    /// infeed: `(data, token)`, the data taken from the run's infeed queue
-    /// (one array per array of the data).
-    fn infeed(&mut self, ins: &Instruction) -> Result<Value, OpError> {
-        let no_queue = || {
-            OpError::Unsupported(format!(
-                "`{}` reads the infeed, and nothing feeds this run (run it in interpreter.run_parallel with `infeed=`)",
-                ins.name
-            ))
-        };
-        let ctx = self.spmd.as_ref().ok_or_else(no_queue)?;
-        let Shape::Tuple(parts) = &ins.shape else {
-            return Err(OpError::Invalid("infeed gives (data, token)".into()));
-        };
-        let [data, Shape::Token] = &parts[..] else {
-            return Err(OpError::Invalid("infeed gives (data, token)".into()));
-        };
-        let mut take = |s: &Shape| -> Result<Value, OpError> {
-            let l = ctx.pop_infeed().ok_or_else(|| {
-                OpError::Invalid(format!("`{}`: the infeed queue is empty", ins.name))
-            })?;
-            if !Shape::Array(l.shape()).compatible(s) {
-                return Err(OpError::Invalid(format!(
-                    "`{}` reads {s} but the infeed holds {}",
-                    ins.name,
-                    l.shape()
-                )));
-            }
-            Ok(Value::Array(l))
-        };
-        let value = match data {
-            Shape::Tuple(items) => {
-                Value::Tuple(items.iter().map(&mut take).collect::<Result<_, _>>()?)
-            }
-            s => take(s)?,
-        };
-        Ok(Value::Tuple(vec![value, Value::Token]))
     }
 }
 

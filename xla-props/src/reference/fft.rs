@@ -28,7 +28,7 @@
 //! [`MAX_TERMS`] multiply-adds in all is `Unsupported`.
 
 use super::error::out;
-use super::reduction::exact_sum;
+use super::exact_sum::exact_sum;
 use super::OpError;
 use crate::hlo::{ElementType, FftType, Instruction};
 use crate::literal::{component_type, Literal};

@@ -44,9 +44,11 @@ mod contraction;
 mod control;
 mod conversion;
 mod data;
+mod devices;
 mod elementwise;
 mod error;
 mod eval;
+mod exact_sum;
 mod fft;
 mod first_order;
 mod indexing;
@@ -59,7 +61,9 @@ pub mod rendezvous;
 mod rng;
 mod scalar;
 mod shape_ops;
+mod sort;
 pub mod spmd;
+mod supported;
 mod topk;
 
 pub(crate) use calls::Calls;
@@ -67,42 +71,10 @@ pub use error::EvalError;
 pub(crate) use error::OpError;
 pub(crate) use eval::Run;
 pub use eval::{evaluate, evaluate_global, evaluate_values, Evaluator, FusionValues, DEFAULT_FUEL};
-/// Whether the reference evaluates `op` although the opcode table lists it
-/// as parse-only (the complex ops `real`, `imag`, `complex`, `fft`,
-/// `rng-bit-generator` and `triangular-solve`: they join no property's op
-/// group; and the collectives and device ids, on a multi-device
-/// evaluation, [`spmd`]).
-pub fn evaluates(op: crate::hlo::Opcode) -> bool {
-    use crate::hlo::Opcode as O;
-    !op.is_parse_only()
-        || matches!(
-            op,
-            O::Real | O::Imag | O::Complex | O::Fft | O::RngBitGenerator | O::TriangularSolve
-        )
-        || collective::is_collective_opcode(op)
-        || collective::is_collective_done(op)
-}
-
-/// Whether the reference evaluates this instruction: [`evaluates`] its
-/// opcode, or it is a collective (with its `-done`), replica-id,
-/// partition-id, one of the SPMD partitioner's custom calls, a token op
-/// (after-all, infeed, outfeed, send, recv and their `-done`), or the
-/// StableHLO interpreter's run_parallel.
-pub fn evaluates_instruction(ins: &crate::hlo::Instruction) -> bool {
-    use crate::hlo::Opcode as O;
-    evaluates(ins.opcode)
-        || collective::is_multi_device(ins)
-        || collective::is_collective_done(ins.opcode)
-        || collective::partitioner_call(ins).is_some()
-        || parallel::is_run_parallel(ins)
-        || matches!(
-            ins.opcode,
-            O::AfterAll | O::Infeed | O::Outfeed | O::Send | O::SendDone | O::Recv | O::RecvDone
-        )
-}
-
 pub use first_order::{first_order_bounds, FirstOrder};
 pub use interval::{enclose, Allowances, Bounds, Enclosure};
+pub(crate) use sort::merge_sort;
+pub use supported::{evaluates, evaluates_instruction};
 
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,4 @@
-//! reduce, reduce-window, select-and-scatter, sort, map, and the scalar
+//! reduce, reduce-window, select-and-scatter, map, and the scalar
 //! combiners they (and scatter) apply.
 //!
 //! Order: a recognized plain float `add` reducer is summed EXACTLY (order
@@ -11,6 +11,7 @@
 use super::data::{bits, bits_value, dims_of, f64s, from_bits, next_index, strides};
 use super::elementwise::{binary, int_binary};
 use super::error::out;
+use super::exact_sum::exact_sum;
 use super::scalar::{plain, round_bits, ScalarFn};
 use super::{math, Calls, OpError};
 use crate::hlo::{ArrayShape, CompId, ElementType, Instruction, Module, Opcode, Shape, WindowDim};
@@ -108,118 +109,6 @@ fn commutative(op: Opcode) -> bool {
             | Opcode::Or
             | Opcode::Xor
     )
-}
-
-/// The exact sum of `xs`, as an f64 that rounds ONCE into `t` correctly:
-/// the correctly rounded f64 sum for f64, and the sum rounded to odd (a
-/// sticky last bit) for narrower types. NaN and opposite infinities give NaN.
-pub(crate) fn exact_sum(xs: &[f64], t: ElementType) -> f64 {
-    if xs.iter().any(|x| x.is_nan()) {
-        return f64::NAN;
-    }
-    let pinf = xs.contains(&f64::INFINITY);
-    let ninf = xs.contains(&f64::NEG_INFINITY);
-    match (pinf, ninf) {
-        (true, true) => return f64::NAN,
-        (true, false) => return f64::INFINITY,
-        (false, true) => return f64::NEG_INFINITY,
-        _ => {}
-    }
-    let mut partials: Vec<f64> = Vec::new();
-    for &x in xs {
-        msum_add(&mut partials, x);
-    }
-    if partials.iter().any(|p| !p.is_finite()) {
-        // only f64 inputs near f64::MAX get here: the sum overflows
-        return xs.iter().sum();
-    }
-    let hi = fsum_round(&partials);
-    if hi == 0.0 {
-        return if xs.iter().all(|&x| x == 0.0 && x.is_sign_negative()) && !xs.is_empty() {
-            -0.0
-        } else {
-            0.0
-        };
-    }
-    if t == ElementType::F64 {
-        return hi;
-    }
-    // sign of the residual exact - hi
-    let mut rest = partials.clone();
-    msum_add(&mut rest, -hi);
-    let residual = rest
-        .iter()
-        .rev()
-        .copied()
-        .find(|&p| p != 0.0)
-        .unwrap_or(0.0);
-    if residual == 0.0 {
-        return hi;
-    }
-    // truncation toward zero, then force the last bit odd
-    let toward_zero = |v: f64| f64::from_bits(v.to_bits() - 1);
-    let away = |v: f64| f64::from_bits(v.to_bits() + 1);
-    let trunc = if (residual > 0.0) == (hi > 0.0) {
-        hi
-    } else {
-        toward_zero(hi)
-    };
-    if trunc.to_bits() & 1 == 1 {
-        trunc
-    } else {
-        away(trunc)
-    }
-}
-
-/// Shewchuk's exact addition into non-overlapping partials (increasing magnitude).
-fn msum_add(partials: &mut Vec<f64>, mut x: f64) {
-    let mut i = 0;
-    for j in 0..partials.len() {
-        let mut y = partials[j];
-        if x.abs() < y.abs() {
-            std::mem::swap(&mut x, &mut y);
-        }
-        let hi = x + y;
-        let lo = y - (hi - x);
-        if lo != 0.0 {
-            partials[i] = lo;
-            i += 1;
-        }
-        x = hi;
-    }
-    partials.truncate(i);
-    partials.push(x);
-}
-
-/// The correctly rounded f64 value of a partials expansion (Python's fsum ending).
-fn fsum_round(partials: &[f64]) -> f64 {
-    let mut n = partials.len();
-    if n == 0 {
-        return 0.0;
-    }
-    n -= 1;
-    let mut hi = partials[n];
-    let mut lo = 0.0;
-    while n > 0 {
-        let x = hi;
-        n -= 1;
-        let y = partials[n];
-        hi = x + y;
-        let yr = hi - x;
-        lo = y - yr;
-        if lo != 0.0 {
-            break;
-        }
-    }
-    if n > 0 && ((lo < 0.0 && partials[n - 1] < 0.0) || (lo > 0.0 && partials[n - 1] > 0.0)) {
-        let y = lo * 2.0;
-        let x = hi + y;
-        let yr = x - hi;
-        if y == yr {
-            hi = x;
-        }
-    }
-    hi
 }
 
 /// What folds a group of elements into one result per operand.
@@ -333,7 +222,7 @@ fn halves<'l>(ops: &[&'l Literal]) -> Result<(Vec<&'l Literal>, Vec<&'l Literal>
 }
 
 /// The output array shapes of a (possibly variadic) result.
-fn out_shapes(ins: &Instruction, n: usize) -> Result<Vec<&ArrayShape>, OpError> {
+pub(super) fn out_shapes(ins: &Instruction, n: usize) -> Result<Vec<&ArrayShape>, OpError> {
     let shapes: Vec<&ArrayShape> = match &ins.shape {
         Shape::Tuple(t) => t
             .iter()
@@ -353,7 +242,7 @@ fn out_shapes(ins: &Instruction, n: usize) -> Result<Vec<&ArrayShape>, OpError> 
 }
 
 /// Builds the (possibly tuple) result from bits per operand.
-fn assemble(
+pub(super) fn assemble(
     ins: &Instruction,
     shapes: &[&ArrayShape],
     types: &[ElementType],
@@ -650,116 +539,6 @@ pub(crate) fn select_and_scatter_windows(
         next_index(&mut o, sd);
     }
     Ok(out)
-}
-
-/// sort along `dimensions[0]`, several operands, with a comparator
-/// computation. The sort is always stable (a merge sort), which is a valid
-/// result for `is_stable=false` too.
-pub(crate) fn sort(
-    run: &mut dyn Calls,
-    ins: &Instruction,
-    ops: &[&Literal],
-) -> Result<Value, OpError> {
-    sort_with(run, ins, ops, None)
-}
-
-/// sort, with `less` (when given) in place of the comparator's own function
-/// (boxed c128 elements call it on their values).
-pub(crate) fn sort_with(
-    run: &mut dyn Calls,
-    ins: &Instruction,
-    ops: &[&Literal],
-    less: Option<ScalarFn>,
-) -> Result<Value, OpError> {
-    let cmp = ins
-        .attrs
-        .to_apply
-        .ok_or_else(|| bad("sort without a comparator"))?;
-    let first = ops.first().ok_or_else(|| bad("sort of nothing"))?;
-    let xd = first.dims().to_vec();
-    if ops.iter().any(|o| o.dims() != xd.as_slice()) {
-        return Err(bad("sort operands differ in shape"));
-    }
-    let d = ins
-        .attrs
-        .dimensions
-        .as_deref()
-        .and_then(|d| d.first())
-        .and_then(|&d| usize::try_from(d).ok())
-        .filter(|&d| d < xd.len())
-        .ok_or_else(|| bad("sort dimension missing or out of range"))?;
-    let shapes = out_shapes(ins, ops.len())?;
-    let types: Vec<ElementType> = ops.iter().map(|o| o.dtype()).collect();
-    let cols: Vec<Vec<u64>> = ops.iter().map(|o| bits(o)).collect();
-    let mut outc = cols.clone();
-    let st = strides(&xd);
-    let len = xd[d];
-    let mut outer_dims = xd.clone();
-    outer_dims[d] = 1;
-    let n_outer: usize = outer_dims.iter().product();
-    let less_fn = less.unwrap_or_else(|| ScalarFn::new(run.module(), cmp));
-    let mut regs = Vec::new();
-    let mut args: Vec<(ElementType, u64)> = Vec::with_capacity(2 * types.len());
-    let mut o = vec![0usize; xd.len()];
-    for _ in 0..n_outer {
-        let base: usize = o.iter().zip(&st).map(|(&i, &s)| i * s).sum();
-        let pos: Vec<usize> = (0..len).map(|j| base + j * st[d]).collect();
-        let mut less = |a: usize, b: usize| -> Result<bool, OpError> {
-            args.clear();
-            args.extend(
-                types
-                    .iter()
-                    .zip(&cols)
-                    .flat_map(|(&t, c)| [(t, c[a]), (t, c[b])]),
-            );
-            Ok(less_fn.apply(run, &args, &[ElementType::Pred], &mut regs)?[0] & 1 == 1)
-        };
-        let sorted = merge_sort(pos.clone(), &mut less)?;
-        for (c, oc) in cols.iter().zip(outc.iter_mut()) {
-            for (&dst, &src) in pos.iter().zip(&sorted) {
-                oc[dst] = c[src];
-            }
-        }
-        next_index(&mut o, &outer_dims);
-    }
-    assemble(ins, &shapes, &types, outc)
-}
-
-/// A stable merge sort with a fallible `less`; never panics on an
-/// inconsistent comparator (it just produces some permutation).
-fn merge_sort(
-    mut v: Vec<usize>,
-    less: &mut dyn FnMut(usize, usize) -> Result<bool, OpError>,
-) -> Result<Vec<usize>, OpError> {
-    let n = v.len();
-    let mut buf = vec![0usize; n];
-    let mut width = 1;
-    while width < n {
-        let mut lo = 0;
-        while lo < n {
-            let mid = (lo + width).min(n);
-            let hi = (lo + 2 * width).min(n);
-            let (mut i, mut j, mut k) = (lo, mid, lo);
-            while i < mid && j < hi {
-                // take from the right only when it is strictly less: stable
-                if less(v[j], v[i])? {
-                    buf[k] = v[j];
-                    j += 1;
-                } else {
-                    buf[k] = v[i];
-                    i += 1;
-                }
-                k += 1;
-            }
-            buf[k..k + (mid - i)].copy_from_slice(&v[i..mid]);
-            k += mid - i;
-            buf[k..k + (hi - j)].copy_from_slice(&v[j..hi]);
-            lo = hi;
-        }
-        std::mem::swap(&mut v, &mut buf);
-        width *= 2;
-    }
-    Ok(v)
 }
 
 /// map: applies `to_apply` to the operands elementwise.

@@ -5,8 +5,8 @@
 //!   its row names;
 //! - no import cycle among the files of one module (edges through a
 //!   `mod.rs` re-export count as edges to the file that defines the item);
-//! - outside tests and data tables, no function over 150 lines and no file
-//!   over 900 lines.
+//! - outside tests and data tables, no function over 120 lines and no file
+//!   over 800 lines.
 //!
 //! What the code still owes is listed in `tests/house/baseline.txt`, one
 //! line each. The test fails on anything new, on a listed function or file
@@ -41,8 +41,8 @@ const LAYERS: [&str; 13] = [
 /// Modules whose row narrows "everything below" to a list.
 const ONLY_USES: [(&str, &[&str]); 1] = [("report", &["literal", "hlo"])];
 
-const MAX_FN_LINES: usize = 150;
-const MAX_FILE_LINES: usize = 900;
+const MAX_FN_LINES: usize = 120;
+const MAX_FILE_LINES: usize = 800;
 
 /// Files that are data tables, exempt from the file-size rule, each with why.
 const DATA_TABLES: [(&str, &str); 0] = [];

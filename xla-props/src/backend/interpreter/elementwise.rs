@@ -359,27 +359,12 @@ fn total_key(b: u64, bits: u32) -> i64 {
     }
 }
 
-fn ord_test<O: PartialOrd>(d: ComparisonDirection, a: O, b: O) -> bool {
-    match d {
-        ComparisonDirection::Eq => a == b,
-        ComparisonDirection::Ne => a != b,
-        ComparisonDirection::Lt => a < b,
-        ComparisonDirection::Le => a <= b,
-        ComparisonDirection::Gt => a > b,
-        ComparisonDirection::Ge => a >= b,
-    }
-}
-
 /// Compares two scalars of the same float storage type.
 pub(crate) fn float_cmp<T: FloatElem>(d: ComparisonDirection, total: bool, a: T, b: T) -> bool {
     if total {
-        ord_test(
-            d,
-            total_key(a.bits(), T::BITS),
-            total_key(b.bits(), T::BITS),
-        )
+        d.holds(total_key(a.bits(), T::BITS), total_key(b.bits(), T::BITS))
     } else {
-        ord_test(d, a.up(), b.up())
+        d.holds(a.up(), b.up())
     }
 }
 
@@ -400,7 +385,7 @@ pub(crate) fn compare(
     let v: Vec<bool> = if let (ArrayData::Pred(a), ArrayData::Pred(b)) = (x.data(), y.data()) {
         a.iter()
             .zip(b.iter())
-            .map(|(&p, &q)| ord_test(d, p, q))
+            .map(|(&p, &q)| d.holds(p, q))
             .collect()
     } else {
         dispatch_float!(x.data(), _a: T => {
@@ -412,11 +397,11 @@ pub(crate) fn compare(
             map2(slice_of::<T>(x, "compare")?, slice_of::<T>(y, "compare")?, |p: T, q: T| {
                 let (p, q) = (p.to_i64(), q.to_i64());
                 if signed_on_unsigned {
-                    ord_test(d, sext(p, bits), sext(q, bits))
+                    d.holds(sext(p, bits), sext(q, bits))
                 } else if unsigned {
-                    ord_test(d, (p as u64) & mask(bits), (q as u64) & mask(bits))
+                    d.holds((p as u64) & mask(bits), (q as u64) & mask(bits))
                 } else {
-                    ord_test(d, p, q)
+                    d.holds(p, q)
                 }
             })
         }, _ => return Err(BackendError::unsupported(format!("compare on {dt}"))))

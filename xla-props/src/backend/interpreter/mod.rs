@@ -21,6 +21,7 @@ mod complex;
 mod complex_tests;
 mod contraction;
 mod devices;
+mod dispatch;
 mod elem;
 mod elementwise;
 mod engine;

@@ -16,6 +16,7 @@ use crate::hlo::{
     ArrayShape, CompId, ComparisonDirection, ElementType, Instruction, Opcode, WindowDim,
 };
 use crate::literal::{ArrayData, Literal, Value};
+use crate::reference::merge_sort;
 
 fn float_fn<C: Compute>(op: Opcode) -> Option<fn(C, C) -> C> {
     Some(match op {
@@ -561,7 +562,7 @@ impl Compiled {
                     }
                 }
             };
-            merge_sort(&mut perm, &mut less)?;
+            perm = merge_sort(perm, &mut less)?;
             for (k, &p) in perm.iter().enumerate() {
                 idx[at(k)] = at(p);
             }
@@ -633,55 +634,12 @@ impl SortKeys {
         })
     }
     fn less(&self, d: ComparisonDirection, i: usize, j: usize) -> bool {
-        fn t<O: PartialOrd>(d: ComparisonDirection, a: O, b: O) -> bool {
-            match d {
-                ComparisonDirection::Eq => a == b,
-                ComparisonDirection::Ne => a != b,
-                ComparisonDirection::Lt => a < b,
-                ComparisonDirection::Le => a <= b,
-                ComparisonDirection::Gt => a > b,
-                ComparisonDirection::Ge => a >= b,
-            }
-        }
         match self {
-            SortKeys::Float(v) => t(d, v[i], v[j]),
-            SortKeys::Total(v) => t(d, v[i], v[j]),
-            SortKeys::Int(v) => t(d, v[i], v[j]),
+            SortKeys::Float(v) => d.holds(v[i], v[j]),
+            SortKeys::Total(v) => d.holds(v[i], v[j]),
+            SortKeys::Int(v) => d.holds(v[i], v[j]),
         }
     }
-}
-
-/// A stable merge sort with a fallible comparator (never panics on a
-/// comparator that is not a strict weak order).
-fn merge_sort(v: &mut Vec<usize>, less: &mut dyn FnMut(usize, usize) -> Res<bool>) -> Res<()> {
-    let n = v.len();
-    let mut buf = v.clone();
-    let mut width = 1;
-    while width < n {
-        let mut lo = 0;
-        while lo < n {
-            let mid = (lo + width).min(n);
-            let hi = (lo + 2 * width).min(n);
-            let (mut i, mut j, mut k) = (lo, mid, lo);
-            while i < mid && j < hi {
-                if less(v[j], v[i])? {
-                    buf[k] = v[j];
-                    j += 1;
-                } else {
-                    buf[k] = v[i];
-                    i += 1;
-                }
-                k += 1;
-            }
-            buf[k..k + (mid - i)].copy_from_slice(&v[i..mid]);
-            k += mid - i;
-            buf[k..k + (hi - j)].copy_from_slice(&v[j..hi]);
-            lo = hi;
-        }
-        std::mem::swap(v, &mut buf);
-        width *= 2;
-    }
-    Ok(())
 }
 
 impl Compiled {

@@ -206,38 +206,7 @@ fn indexing(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
             }
             return c.base_on(c.instr, vec![c.op(0)?.clone(), init]);
         }
-        M::ReduceWindowIgnoresPadding => {
-            let x = c.op(0)?;
-            let xd = dims(x);
-            let window = c.instr.attrs.window.clone().unwrap_or_default();
-            if x.element_count() == 0 || window.len() != xd.len() {
-                return c.base();
-            }
-            let pd: Vec<usize> = xd
-                .iter()
-                .zip(&window)
-                .map(|(&d, w)| d + w.pad_low as usize + w.pad_high as usize)
-                .collect();
-            let mut padded = literal(x.dtype(), &pd)?;
-            for j in 0..padded.element_count() {
-                let idx = unravel(j, &pd);
-                let src: Vec<usize> = idx
-                    .iter()
-                    .zip(&window)
-                    .zip(&xd)
-                    .map(|((&i, w), &d)| (i as i64 - w.pad_low).clamp(0, d as i64 - 1) as usize)
-                    .collect();
-                padded.set_bits(j, x.get_bits(ravel(&src, &xd)));
-            }
-            let mut step = c.instr.clone();
-            if let Some(w) = &mut step.attrs.window {
-                for d in w {
-                    d.pad_low = 0;
-                    d.pad_high = 0;
-                }
-            }
-            return c.base_on(&step, vec![padded, c.op(1)?.clone()]);
-        }
+        M::ReduceWindowIgnoresPadding => return reduce_window_ignoring_padding(c),
         M::DynamicSliceNoClamp => {
             let x = c.op(0)?;
             let sizes = c
@@ -292,60 +261,46 @@ fn indexing(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
     }))
 }
 
+/// reduce-window that pads with the nearest edge element instead of the
+/// init value (a padded copy reduced without padding).
+fn reduce_window_ignoring_padding(c: &Ctx<'_>) -> Res<Value> {
+    let x = c.op(0)?;
+    let xd = dims(x);
+    let window = c.instr.attrs.window.clone().unwrap_or_default();
+    if x.element_count() == 0 || window.len() != xd.len() {
+        return c.base();
+    }
+    let pd: Vec<usize> = xd
+        .iter()
+        .zip(&window)
+        .map(|(&d, w)| d + w.pad_low as usize + w.pad_high as usize)
+        .collect();
+    let mut padded = literal(x.dtype(), &pd)?;
+    for j in 0..padded.element_count() {
+        let idx = unravel(j, &pd);
+        let src: Vec<usize> = idx
+            .iter()
+            .zip(&window)
+            .zip(&xd)
+            .map(|((&i, w), &d)| (i as i64 - w.pad_low).clamp(0, d as i64 - 1) as usize)
+            .collect();
+        padded.set_bits(j, x.get_bits(ravel(&src, &xd)));
+    }
+    let mut step = c.instr.clone();
+    if let Some(w) = &mut step.attrs.window {
+        for d in w {
+            d.pad_low = 0;
+            d.pad_high = 0;
+        }
+    }
+    c.base_on(&step, vec![padded, c.op(1)?.clone()])
+}
+
 /// Sort, scatter, dot and convolution kernels.
 fn sorting_and_contraction(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
     use Mutation as M;
     Ok(Value::Array(match mutation {
-        M::SortUnstable | M::SortUnstableWhenAllowed => {
-            let v = c.base()?;
-            let mut outs: Vec<Literal> = v.clone().into_flat();
-            let Some(keys) = outs.first().cloned() else {
-                return Ok(v);
-            };
-            let d = dims(&keys);
-            let k = c
-                .instr
-                .attrs
-                .dimensions
-                .as_ref()
-                .and_then(|v| v.first())
-                .copied()
-                .unwrap_or(0) as usize;
-            if k >= d.len() {
-                return Ok(v);
-            }
-            for start in 0..keys.element_count() {
-                let base_idx = unravel(start, &d);
-                if base_idx[k] != 0 {
-                    continue;
-                }
-                let line: Vec<usize> = (0..d[k])
-                    .map(|p| {
-                        let mut i = base_idx.clone();
-                        i[k] = p;
-                        ravel(&i, &d)
-                    })
-                    .collect();
-                let mut p = 0;
-                while p < line.len() {
-                    let mut q = p + 1;
-                    while q < line.len() && keys.get_bits(line[q]) == keys.get_bits(line[p]) {
-                        q += 1;
-                    }
-                    for o in &mut outs {
-                        let run: Vec<u64> = line[p..q].iter().map(|&i| o.get_bits(i)).collect();
-                        for (slot, b) in line[p..q].iter().zip(run.iter().rev()) {
-                            o.set_bits(*slot, *b);
-                        }
-                    }
-                    p = q;
-                }
-            }
-            return Ok(match v {
-                Value::Array(_) => Value::Array(outs.remove(0)),
-                _ => Value::Tuple(outs.into_iter().map(Value::Array).collect()),
-            });
-        }
+        M::SortUnstable | M::SortUnstableWhenAllowed => return sort_reversing_ties(c),
         M::ScatterDropsDuplicates => {
             let (x, idx, upd) = (c.op(0)?, c.op(1)?, c.op(2)?);
             let t = x.dtype();
@@ -424,6 +379,59 @@ fn sorting_and_contraction(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
         }
         _ => return Err(no_kernel(mutation, c)),
     }))
+}
+
+/// An unstable sort: every run of equal keys in reverse order, in every
+/// operand alike.
+fn sort_reversing_ties(c: &Ctx<'_>) -> Res<Value> {
+    let v = c.base()?;
+    let mut outs: Vec<Literal> = v.clone().into_flat();
+    let Some(keys) = outs.first().cloned() else {
+        return Ok(v);
+    };
+    let d = dims(&keys);
+    let k = c
+        .instr
+        .attrs
+        .dimensions
+        .as_ref()
+        .and_then(|v| v.first())
+        .copied()
+        .unwrap_or(0) as usize;
+    if k >= d.len() {
+        return Ok(v);
+    }
+    for start in 0..keys.element_count() {
+        let base_idx = unravel(start, &d);
+        if base_idx[k] != 0 {
+            continue;
+        }
+        let line: Vec<usize> = (0..d[k])
+            .map(|p| {
+                let mut i = base_idx.clone();
+                i[k] = p;
+                ravel(&i, &d)
+            })
+            .collect();
+        let mut p = 0;
+        while p < line.len() {
+            let mut q = p + 1;
+            while q < line.len() && keys.get_bits(line[q]) == keys.get_bits(line[p]) {
+                q += 1;
+            }
+            for o in &mut outs {
+                let run: Vec<u64> = line[p..q].iter().map(|&i| o.get_bits(i)).collect();
+                for (slot, b) in line[p..q].iter().zip(run.iter().rev()) {
+                    o.set_bits(*slot, *b);
+                }
+            }
+            p = q;
+        }
+    }
+    Ok(match v {
+        Value::Array(_) => Value::Array(outs.remove(0)),
+        _ => Value::Tuple(outs.into_iter().map(Value::Array).collect()),
+    })
 }
 
 /// How sums are accumulated: bf16 dots, fused multiply-add, reduction order, reciprocal division.

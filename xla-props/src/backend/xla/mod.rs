@@ -17,13 +17,15 @@ mod multi;
 pub mod numerics;
 pub mod passes;
 pub mod pjrt;
+mod plugin;
 mod process;
 pub mod protocol;
 mod rows;
 mod version;
 pub mod worker;
 
-pub use backend::{to_backend_error, CacheStats, XlaBackend, XlaExecutable, XlaPlugin};
+pub use backend::{to_backend_error, CacheStats, XlaBackend, XlaExecutable};
 pub use config::{BackendSource, ConfigError, DeclaredBackend};
 pub use error::XlaError;
+pub use plugin::XlaPlugin;
 pub use process::current_exe_serves_worker;

@@ -6,7 +6,7 @@ use super::reduction_root::{mapped_constants, root_instr};
 use super::{Case, Evidence, LegalDifference, Setting};
 use crate::check::policy::EvalFn;
 use crate::check::{LegalReason, MagnitudeSums};
-use crate::hlo::{Module, Opcode};
+use crate::hlo::{FloatFormat, Module, Opcode};
 use crate::literal::Literal;
 
 pub(crate) struct Reassociation;
@@ -238,52 +238,10 @@ pub(crate) fn root_magnitudes(
             let unbounded: Vec<bool> = (0..n)
                 .map(|i| !finite.get_f64(i).is_finite() || finite.get_f64(i) >= fmt.max)
                 .collect();
-            let overflow_nan = if (0..n).any(|i| unbounded[i] && expected.get_f64(i).is_nan()) {
-                let unit = |v: f64| {
-                    if v.is_finite() && v != 0.0 {
-                        v.signum()
-                    } else {
-                        v
-                    }
-                };
-                let signs = reference(
-                    &mapped_constants(module, unit, |(re, im)| (unit(re), unit(im))),
-                    &mapped(inputs, unit),
-                )?
-                .pop()?;
-                (0..n)
-                    .map(|i| {
-                        unbounded[i] && expected.get_f64(i).is_nan() && !signs.get_f64(i).is_nan()
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
+            let overflow_nan = overflow_nan(module, inputs, expected, &unbounded, reference)?;
             (sum_abs, unbounded, overflow_nan)
         }
-        Combine::Product => {
-            let large = |v: f64| {
-                if v.is_finite() && v != 0.0 {
-                    v.abs().max(1.0)
-                } else {
-                    1.0
-                }
-            };
-            let high = reference(
-                &mapped_constants(module, large, |(re, im)| (large(re), large(im))),
-                &mapped(inputs, large),
-            )?
-            .pop()?;
-            let n = magnitude.element_count();
-            let scale = fmt.min_normal() / fmt.epsilon();
-            let sum_abs = (0..n)
-                .map(|i| magnitude.get_f64(i) + high.get_f64(i) * scale)
-                .collect();
-            let unbounded = (0..n)
-                .map(|i| !high.get_f64(i).is_finite() || high.get_f64(i) >= fmt.max)
-                .collect();
-            (sum_abs, unbounded, Vec::new())
-        }
+        Combine::Product => product_magnitudes(module, inputs, &magnitude, &fmt, reference)?,
     };
     Some(MagnitudeSums {
         terms,
@@ -292,4 +250,70 @@ pub(crate) fn root_magnitudes(
         product: combine == Combine::Product,
         overflow_nan,
     })
+}
+
+/// Per element whose magnitude sum overflows and whose expected value is
+/// NaN, whether the NaN comes from the overflow (the terms' signs alone
+/// give no NaN): inf - inf of partial sums a reassociation may avoid.
+fn overflow_nan(
+    module: &Module,
+    inputs: &[Literal],
+    expected: &Literal,
+    unbounded: &[bool],
+    reference: &EvalFn<'_>,
+) -> Option<Vec<bool>> {
+    Some(
+        if (0..unbounded.len()).any(|i| unbounded[i] && expected.get_f64(i).is_nan()) {
+            let unit = |v: f64| {
+                if v.is_finite() && v != 0.0 {
+                    v.signum()
+                } else {
+                    v
+                }
+            };
+            let signs = reference(
+                &mapped_constants(module, unit, |(re, im)| (unit(re), unit(im))),
+                &mapped(inputs, unit),
+            )?
+            .pop()?;
+            (0..unbounded.len())
+                .map(|i| unbounded[i] && expected.get_f64(i).is_nan() && !signs.get_f64(i).is_nan())
+                .collect()
+        } else {
+            Vec::new()
+        },
+    )
+}
+
+/// A product reduction's magnitude sums: `prod |x|` plus the absolute
+/// rounding of partial products that leave the normal range, and which
+/// elements the products overflow.
+fn product_magnitudes(
+    module: &Module,
+    inputs: &[Literal],
+    magnitude: &Literal,
+    fmt: &FloatFormat,
+    reference: &EvalFn<'_>,
+) -> Option<(Vec<f64>, Vec<bool>, Vec<bool>)> {
+    let large = |v: f64| {
+        if v.is_finite() && v != 0.0 {
+            v.abs().max(1.0)
+        } else {
+            1.0
+        }
+    };
+    let high = reference(
+        &mapped_constants(module, large, |(re, im)| (large(re), large(im))),
+        &mapped(inputs, large),
+    )?
+    .pop()?;
+    let n = magnitude.element_count();
+    let scale = fmt.min_normal() / fmt.epsilon();
+    let sum_abs = (0..n)
+        .map(|i| magnitude.get_f64(i) + high.get_f64(i) * scale)
+        .collect();
+    let unbounded = (0..n)
+        .map(|i| !high.get_f64(i).is_finite() || high.get_f64(i) >= fmt.max)
+        .collect();
+    Some((sum_abs, unbounded, Vec::new()))
 }

@@ -1,7 +1,10 @@
 //! Modules built with the builder, one or more ops each; every one must verify.
 
 use super::*;
-use crate::hlo::{default_comparison_type, verify};
+use crate::hlo::{
+    default_comparison_type, verify, ComparisonType, ConvDims, DotDims, FusionKind, GatherDims,
+    PadDim, ScatterDims, WindowDim,
+};
 use ElementType::{Pred, F16, F32, S32, S8, U32};
 
 fn a(t: ElementType, d: &[i64]) -> Shape {

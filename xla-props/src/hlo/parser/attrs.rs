@@ -163,6 +163,14 @@ impl<'a> Parser<'a> {
                 }
                 a.custom_call_target = Some(self.string()?.to_string());
             }
+            _ => return self.library_op_attr(op, attr, at, a),
+        }
+        Ok(())
+    }
+
+    /// The attributes of fft, triangular-solve and rng-bit-generator.
+    fn library_op_attr(&mut self, op: Opcode, attr: &str, at: usize, a: &mut Attrs) -> PResult<()> {
+        match attr {
             "fft_type" => {
                 let (w, at) = self.ident("an fft type")?;
                 a.fft_type = Some(match FftType::from_name(w) {

@@ -104,47 +104,7 @@ pub(super) fn resolve(
         for (((i, operands), shape), name) in
             c.instrs.iter().zip(operand_ids).zip(shapes).zip(names)
         {
-            let mut attrs = i.attrs.clone();
-            let (mut t, mut f) = (None, None);
-            for (slot, r) in &i.comp_refs {
-                let id = lookup_comp(&i.name.name, r)?;
-                match slot {
-                    Slot::Calls => attrs.calls.push(id),
-                    Slot::ToApply => attrs.to_apply = Some(id),
-                    Slot::Condition => attrs.condition = Some(id),
-                    Slot::Body => attrs.body = Some(id),
-                    Slot::Branches => attrs.branch_computations.push(id),
-                    Slot::TrueBranch => t = Some((id, r.pos)),
-                    Slot::FalseBranch => f = Some((id, r.pos)),
-                    Slot::Select => attrs.select = Some(id),
-                    Slot::Scatter => attrs.scatter = Some(id),
-                }
-            }
-            match (t, f) {
-                (None, None) => {}
-                (Some((t, _)), Some((f, _))) => {
-                    if !attrs.branch_computations.is_empty() {
-                        return fail(
-                            i.name.pos,
-                            format!(
-                                "instruction `{}` has both branch_computations and true/false computations",
-                                i.name.name
-                            ),
-                        );
-                    }
-                    attrs.branch_computations = vec![t, f];
-                    attrs.pred_branches = true;
-                }
-                (Some((_, pos)), None) | (None, Some((_, pos))) => {
-                    return fail(
-                        pos,
-                        format!(
-                            "instruction `{}` needs both true_computation and false_computation",
-                            i.name.name
-                        ),
-                    )
-                }
-            }
+            let attrs = bind_computations(i, &lookup_comp)?;
             instructions.push(Instruction {
                 name,
                 opcode: i.opcode,
@@ -153,23 +113,7 @@ pub(super) fn resolve(
                 attrs,
             });
         }
-        // a scalar's broadcast may leave `dimensions={}` out; it is kept
-        // explicit, as XLA prints it (and as StableHLO reads back)
-        for k in 0..instructions.len() {
-            let i = &instructions[k];
-            let scalar_operand = i.opcode == Opcode::Broadcast
-                && i.attrs.dimensions.is_none()
-                && i.operands.first().is_some_and(|o| {
-                    instructions
-                        .get(o.index())
-                        .and_then(|x| x.shape.as_array())
-                        .is_some_and(|a| a.dims.is_empty())
-                });
-            if scalar_operand {
-                instructions[k].attrs.dimensions = Some(Vec::new());
-            }
-            canonical_defaults(&mut instructions[k]);
-        }
+        explicit_defaults(&mut instructions);
         // like XLA, a computation without ROOT returns its last instruction
         let root = c.root.unwrap_or(c.instrs.len() - 1);
         out.push(Computation {
@@ -185,6 +129,77 @@ pub(super) fn resolve(
         computations: out,
         entry: CompId(entry as u32),
     })
+}
+
+/// `i`'s attributes with the computations it names bound to their ids
+/// (`true_computation` and `false_computation` as the two branches).
+fn bind_computations(
+    i: &PendingInstr,
+    lookup_comp: &dyn Fn(&str, &NameRef) -> PResult<CompId>,
+) -> PResult<Attrs> {
+    let mut attrs = i.attrs.clone();
+    let (mut t, mut f) = (None, None);
+    for (slot, r) in &i.comp_refs {
+        let id = lookup_comp(&i.name.name, r)?;
+        match slot {
+            Slot::Calls => attrs.calls.push(id),
+            Slot::ToApply => attrs.to_apply = Some(id),
+            Slot::Condition => attrs.condition = Some(id),
+            Slot::Body => attrs.body = Some(id),
+            Slot::Branches => attrs.branch_computations.push(id),
+            Slot::TrueBranch => t = Some((id, r.pos)),
+            Slot::FalseBranch => f = Some((id, r.pos)),
+            Slot::Select => attrs.select = Some(id),
+            Slot::Scatter => attrs.scatter = Some(id),
+        }
+    }
+    match (t, f) {
+        (None, None) => {}
+        (Some((t, _)), Some((f, _))) => {
+            if !attrs.branch_computations.is_empty() {
+                return fail(
+                    i.name.pos,
+                    format!(
+                        "instruction `{}` has both branch_computations and true/false computations",
+                        i.name.name
+                    ),
+                );
+            }
+            attrs.branch_computations = vec![t, f];
+            attrs.pred_branches = true;
+        }
+        (Some((_, pos)), None) | (None, Some((_, pos))) => {
+            return fail(
+                pos,
+                format!(
+                    "instruction `{}` needs both true_computation and false_computation",
+                    i.name.name
+                ),
+            )
+        }
+    }
+    Ok(attrs)
+}
+
+/// The defaults XLA prints made explicit: a scalar's broadcast may leave
+/// `dimensions={}` out; it is kept explicit, as XLA prints it (and as
+/// StableHLO reads back).
+fn explicit_defaults(instructions: &mut [Instruction]) {
+    for k in 0..instructions.len() {
+        let i = &instructions[k];
+        let scalar_operand = i.opcode == Opcode::Broadcast
+            && i.attrs.dimensions.is_none()
+            && i.operands.first().is_some_and(|o| {
+                instructions
+                    .get(o.index())
+                    .and_then(|x| x.shape.as_array())
+                    .is_some_and(|a| a.dims.is_empty())
+            });
+        if scalar_operand {
+            instructions[k].attrs.dimensions = Some(Vec::new());
+        }
+        canonical_defaults(&mut instructions[k]);
+    }
 }
 
 /// Each instruction's operands as ids (instruction names must be unique in `c`).

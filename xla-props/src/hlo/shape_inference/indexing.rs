@@ -259,24 +259,7 @@ impl<'a> Infer<'a> {
         if map.len() as i64 != index_len {
             return Err(attr_err(op, format!("scatter_dims_to_operand_dims must have {index_len} entries (the index vector size of {ind})")));
         }
-        if sbatch.contains(&ivd) {
-            return Err(attr_err(
-                op,
-                "scatter_indices_batching_dims contains index_vector_dim",
-            ));
-        }
-        if ibatch.len() != sbatch.len() {
-            return Err(attr_err(
-                op,
-                "input_batching_dims and scatter_indices_batching_dims differ in length",
-            ));
-        }
-        if inserted.iter().any(|d| ibatch.contains(d)) || map.iter().any(|d| ibatch.contains(d)) {
-            return Err(attr_err(
-                op,
-                "input_batching_dims overlap inserted_window_dims or scatter_dims_to_operand_dims",
-            ));
-        }
+        check_scatter_batching(op, ivd, &inserted, &map, &ibatch, &sbatch)?;
         if uwd.len() + inserted.len() + ibatch.len() != orank {
             return Err(attr_err(op, format!("update_window_dims, inserted_window_dims and input_batching_dims must cover the {orank} input dimensions")));
         }
@@ -289,31 +272,7 @@ impl<'a> Infer<'a> {
                 ),
             ));
         }
-        let window_bounds: Vec<i64> = (0..orank)
-            .filter(|k| !inserted.contains(k) && !ibatch.contains(k))
-            .map(|k| a.dims[k])
-            .collect();
-        let (mut wi, mut si) = (window_bounds.iter(), scatter_dims.iter());
-        for (k, &ud) in u0.dims.iter().enumerate() {
-            if uwd.contains(&k) {
-                let bound = *wi
-                    .next()
-                    .ok_or_else(|| attr_err(op, "inconsistent scatter dimension numbers"))?;
-                if ud > bound {
-                    return Err(operand_err(
-                        op,
-                        format!("update window dimension {k} of {u0} exceeds input bound {bound}"),
-                    ));
-                }
-            } else {
-                let want = *si
-                    .next()
-                    .ok_or_else(|| attr_err(op, "inconsistent scatter dimension numbers"))?;
-                if ud != want {
-                    return Err(operand_err(op, format!("update scatter dimension {k} of {u0} must be {want} (from indices {ind})")));
-                }
-            }
-        }
+        check_update_dims(op, (a, ind, u0), &uwd, &inserted, &ibatch, &scatter_dims)?;
         for (&o, &s) in ibatch.iter().zip(&sbatch) {
             if a.dims[o] != ind.dims[s] {
                 return Err(operand_err(op, format!("input batching dimension {o} and indices batching dimension {s} differ in size")));
@@ -337,4 +296,79 @@ impl<'a> Infer<'a> {
             Shape::Tuple(shapes)
         }
     }
+}
+
+/// Scatter's batching dimensions: disjoint from the index vector, the
+/// inserted window dims and the scattered-to dims, one per input batching dim.
+fn check_scatter_batching(
+    op: Opcode,
+    ivd: usize,
+    inserted: &[usize],
+    map: &[usize],
+    ibatch: &[usize],
+    sbatch: &[usize],
+) -> Result<()> {
+    if sbatch.contains(&ivd) {
+        return Err(attr_err(
+            op,
+            "scatter_indices_batching_dims contains index_vector_dim",
+        ));
+    }
+    if ibatch.len() != sbatch.len() {
+        return Err(attr_err(
+            op,
+            "input_batching_dims and scatter_indices_batching_dims differ in length",
+        ));
+    }
+    if inserted.iter().any(|d| ibatch.contains(d)) || map.iter().any(|d| ibatch.contains(d)) {
+        return Err(attr_err(
+            op,
+            "input_batching_dims overlap inserted_window_dims or scatter_dims_to_operand_dims",
+        ));
+    }
+    Ok(())
+}
+
+/// Every update dimension: a window dim within the input's bound, or a
+/// scatter dim of the indices' size.
+fn check_update_dims(
+    op: Opcode,
+    (a, ind, u0): (&ArrayShape, &ArrayShape, &ArrayShape),
+    uwd: &[usize],
+    inserted: &[usize],
+    ibatch: &[usize],
+    scatter_dims: &[i64],
+) -> Result<()> {
+    let orank = a.rank();
+    let window_bounds: Vec<i64> = (0..orank)
+        .filter(|k| !inserted.contains(k) && !ibatch.contains(k))
+        .map(|k| a.dims[k])
+        .collect();
+    let (mut wi, mut si) = (window_bounds.iter(), scatter_dims.iter());
+    for (k, &ud) in u0.dims.iter().enumerate() {
+        if uwd.contains(&k) {
+            let bound = *wi
+                .next()
+                .ok_or_else(|| attr_err(op, "inconsistent scatter dimension numbers"))?;
+            if ud > bound {
+                return Err(operand_err(
+                    op,
+                    format!("update window dimension {k} of {u0} exceeds input bound {bound}"),
+                ));
+            }
+        } else {
+            let want = *si
+                .next()
+                .ok_or_else(|| attr_err(op, "inconsistent scatter dimension numbers"))?;
+            if ud != want {
+                return Err(operand_err(
+                    op,
+                    format!(
+                        "update scatter dimension {k} of {u0} must be {want} (from indices {ind})"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

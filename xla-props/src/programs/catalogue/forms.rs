@@ -1,8 +1,8 @@
 //! Each form's single-op module (`build_single` dispatches by family).
 
 use super::{
-    arr, comparison_type, elementwise, highest, lowest, scalar, window_out, Builder, Form, Init,
-    OpCase, Res,
+    arr, comparison_type, elementwise, highest, lowest, scalar, Builder, BuiltCase, CatalogueError,
+    Form, Init, OpCase, Res,
 };
 use crate::hlo::{
     Attrs, ComparisonDirection, ConstantData, ConvDims, DotDims, ElementType, GatherDims, InstrId,
@@ -153,26 +153,7 @@ pub(super) fn layout_forms(b: &mut Builder, form: Form, c: &OpCase<'_>) -> Res<I
         }
         Form::Slice => {
             let x = b.param(operand, Role::Data);
-            let sl: Vec<SliceDim> = dims
-                .iter()
-                .map(|&d| match param {
-                    "head" => SliceDim {
-                        start: 0,
-                        limit: (d + 1) / 2,
-                        stride: 1,
-                    },
-                    "stride2" => SliceDim {
-                        start: 0,
-                        limit: d,
-                        stride: 2,
-                    },
-                    _ => SliceDim {
-                        start: d / 2,
-                        limit: d,
-                        stride: 1,
-                    },
-                })
-                .collect();
+            let sl = slice_of(&dims, param);
             let out = sl
                 .iter()
                 .map(|s| (s.limit - s.start + s.stride - 1).max(0) / s.stride)
@@ -205,6 +186,30 @@ pub(super) fn layout_forms(b: &mut Builder, form: Form, c: &OpCase<'_>) -> Res<I
         }
         _ => return Err(c.err("not a form of this family")),
     })
+}
+
+/// A slice form's dims: the first half (`head`), every other element
+/// (`stride2`), or the second half.
+fn slice_of(dims: &[i64], param: &str) -> Vec<SliceDim> {
+    dims.iter()
+        .map(|&d| match param {
+            "head" => SliceDim {
+                start: 0,
+                limit: (d + 1) / 2,
+                stride: 1,
+            },
+            "stride2" => SliceDim {
+                start: 0,
+                limit: d,
+                stride: 2,
+            },
+            _ => SliceDim {
+                start: d / 2,
+                limit: d,
+                stride: 1,
+            },
+        })
+        .collect()
 }
 
 /// Pad, reverse and dynamic slices.
@@ -573,4 +578,58 @@ pub(super) fn contraction_forms(b: &mut Builder, form: Form, c: &OpCase<'_>) -> 
         }
         _ => return Err(c.err("not a form of this family")),
     })
+}
+
+/// Builds the module of a single-op case of `form` (`Form::of(op)`; program
+/// templates and structures are built elsewhere).
+///
+/// ```
+/// use xla_props::hlo::{ElementType, Layout, Opcode};
+/// use xla_props::programs::{build_single, Form, OpCase};
+/// let case = OpCase {
+///     name: &"add on f32[3,5]",
+///     op: Opcode::Add,
+///     dtype: ElementType::F32,
+///     dims: &[3, 5],
+///     layout: &Layout::row_major(2),
+///     param: None,
+/// };
+/// let built = build_single(&case, Form::Elementwise).unwrap();
+/// assert_eq!(built.module.parameter_shapes().len(), 2);
+/// assert_eq!(built.module.result_shape().to_string(), "f32[3,5]{1,0}");
+/// ```
+pub fn build_single(c: &OpCase<'_>, form: Form) -> Result<BuiltCase, CatalogueError> {
+    let mut b = Builder::default();
+    let root = match form {
+        Form::Program => return Err(c.err("program templates are built by `crate::programs`")),
+        Form::Structure => return Err(c.err("built only as attribute classes")),
+        Form::Elementwise
+        | Form::Copy
+        | Form::Compare
+        | Form::Convert
+        | Form::BitcastConvert
+        | Form::ReducePrecision => elementwise_forms(&mut b, form, c)?,
+        Form::Iota
+        | Form::Broadcast
+        | Form::Reshape
+        | Form::Transpose
+        | Form::Slice
+        | Form::Concatenate => layout_forms(&mut b, form, c)?,
+        Form::Pad | Form::Reverse | Form::DynamicSlice | Form::DynamicUpdateSlice => {
+            indexing_forms(&mut b, form, c)?
+        }
+        Form::Gather | Form::Scatter => gather_forms(&mut b, form, c)?,
+        Form::Reduce | Form::ReduceWindow | Form::Sort => reduction_forms(&mut b, form, c)?,
+        Form::Dot | Form::Convolution => contraction_forms(&mut b, form, c)?,
+    };
+    Ok(b.finish(root))
+}
+
+fn window_out(d: i64, size: i64, stride: i64, lo: i64, hi: i64) -> i64 {
+    let padded = d + lo + hi;
+    if padded < size {
+        0
+    } else {
+        (padded - size) / stride + 1
+    }
 }

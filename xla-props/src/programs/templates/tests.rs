@@ -1,4 +1,5 @@
 use super::*;
+use crate::hlo::Opcode;
 use crate::inputs::{generate_inputs, Distribution};
 use crate::programs::{find_template, split_case};
 use crate::reference::evaluate;

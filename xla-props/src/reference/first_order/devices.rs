@@ -9,7 +9,8 @@
 //! the `n` members (for a plain float add; max/min carry the largest
 //! radius; a product its image; any other reducer bounds nothing).
 
-use super::eval::{f64_literal, Dual, Radii};
+use super::dual::{f64_literal, Dual};
+use super::eval::Radii;
 use super::rules::{gamma, unit_roundoff};
 use crate::hlo::{Instruction, Module, Opcode};
 use crate::literal::{Literal, Value};

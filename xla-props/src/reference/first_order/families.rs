@@ -6,7 +6,8 @@
 use super::super::indexing::scatter_targets;
 use super::super::reduction::select_and_scatter_windows;
 use super::super::OpError;
-use super::eval::{debug_enabled, f64_literal, AuxReducer, Radii};
+use super::dual::f64_literal;
+use super::eval::{debug_enabled, AuxReducer, Radii};
 use super::moving::moving_updates;
 use super::rules::{gamma, unit_roundoff};
 use crate::hlo::{CompId, Instruction, Opcode};
@@ -186,44 +187,7 @@ impl Radii<'_, '_> {
         let ri0 = ri.first().copied().unwrap_or(0.0);
         match combine {
             Combiner::Max | Combiner::Min | Combiner::Logical(_) => {
-                if exact {
-                    return Ok(vec![0.0; n]);
-                }
-                let mut r = self.f64_op(
-                    ins,
-                    &[lit(x, &|i| rx[i])?, lit(init, &|_| ri0)?],
-                    Some(AuxReducer::Max),
-                )?;
-                if let Combiner::Logical(absorbing) = combine {
-                    // an element certain to be the absorbing value (a certain
-                    // true under `or`) decides its group whatever the others do
-                    let certain = |l: &Literal, i: usize, q: f64| {
-                        f64::from(u8::from(q == 0.0 && (l.get_f64(i) != 0.0) == absorbing))
-                    };
-                    let decided = self.f64_op(
-                        ins,
-                        &[
-                            lit(x, &|i| certain(x, i, rx[i]))?,
-                            lit(init, &|_| certain(init, 0, ri0))?,
-                        ],
-                        Some(AuxReducer::Max),
-                    )?;
-                    for i in (0..n).filter(|&i| decided.get_f64(i) > 0.0) {
-                        r.set_f64(i, 0.0);
-                    }
-                }
-                // a round trip through a narrower type after the extremum:
-                // a moved extremum may round one step of that type apart
-                Ok((0..n)
-                    .map(|i| {
-                        let q = r.get_f64(i);
-                        if narrow > 0.0 && q > 0.0 {
-                            q + 2.0 * narrow * (v.get_f64(i).abs() + q)
-                        } else {
-                            q
-                        }
-                    })
-                    .collect())
+                self.extremum_reduction(ins, a, v, combine, narrow)
             }
             Combiner::Add => {
                 let zero = lit(init, &|_| 0.0)?;
@@ -299,6 +263,65 @@ impl Radii<'_, '_> {
                 }
             }
         }
+    }
+
+    /// A max, min or logical reduction: the radius of the extremum of the
+    /// group (a logical reduction decided by a certain absorbing element
+    /// has none), widened where the reducer rounds through a narrower type.
+    fn extremum_reduction(
+        &mut self,
+        ins: &Instruction,
+        a: &[(&Literal, Vec<f64>)],
+        v: &Literal,
+        combine: Combiner,
+        narrow: f64,
+    ) -> Result<Vec<f64>, OpError> {
+        let ((x, rx), (init, ri)) = ((a[0].0, &a[0].1), (a[1].0, &a[1].1));
+        let n = v.element_count();
+        let exact = rx.iter().chain(ri.iter()).all(|&q| q == 0.0);
+        let lit = |l: &Literal, f: &dyn Fn(usize) -> f64| -> Result<Literal, OpError> {
+            let vals: Vec<f64> = (0..l.element_count()).map(f).collect();
+            f64_literal(l, &vals)
+        };
+        let ri0 = ri.first().copied().unwrap_or(0.0);
+        if exact {
+            return Ok(vec![0.0; n]);
+        }
+        let mut r = self.f64_op(
+            ins,
+            &[lit(x, &|i| rx[i])?, lit(init, &|_| ri0)?],
+            Some(AuxReducer::Max),
+        )?;
+        if let Combiner::Logical(absorbing) = combine {
+            // an element certain to be the absorbing value (a certain
+            // true under `or`) decides its group whatever the others do
+            let certain = |l: &Literal, i: usize, q: f64| {
+                f64::from(u8::from(q == 0.0 && (l.get_f64(i) != 0.0) == absorbing))
+            };
+            let decided = self.f64_op(
+                ins,
+                &[
+                    lit(x, &|i| certain(x, i, rx[i]))?,
+                    lit(init, &|_| certain(init, 0, ri0))?,
+                ],
+                Some(AuxReducer::Max),
+            )?;
+            for i in (0..n).filter(|&i| decided.get_f64(i) > 0.0) {
+                r.set_f64(i, 0.0);
+            }
+        }
+        // a round trip through a narrower type after the extremum:
+        // a moved extremum may round one step of that type apart
+        Ok((0..n)
+            .map(|i| {
+                let q = r.get_f64(i);
+                if narrow > 0.0 && q > 0.0 {
+                    q + 2.0 * narrow * (v.get_f64(i).abs() + q)
+                } else {
+                    q
+                }
+            })
+            .collect())
     }
 
     /// dot and convolution: `op(|a|, rb) + op(ra, |b|) + op(ra, rb)`

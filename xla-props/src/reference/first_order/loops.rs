@@ -8,7 +8,8 @@
 //! iterations as it ran (then unbounded).
 
 use super::super::{EvalError, OpError};
-use super::eval::{Dual, Radii};
+use super::dual::Dual;
+use super::eval::Radii;
 use crate::hlo::{CompId, Instruction};
 
 impl Radii<'_, '_> {

@@ -40,6 +40,7 @@
 //! rounded to a narrow type in between.
 
 mod devices;
+mod dual;
 mod eval;
 mod families;
 mod loops;

@@ -3,7 +3,8 @@
 //! op's own rounding, budget and flush.
 
 use super::super::OpError;
-use super::eval::{f64_literal, Dual, Radii};
+use super::dual::{f64_literal, Dual};
+use super::eval::Radii;
 use crate::hlo::{ElementType, FloatFormat, Instruction, Opcode};
 use crate::literal::{round_to_type, Literal};
 
@@ -322,36 +323,10 @@ impl Radii<'_, '_> {
             O::Sine | O::Cosine if a.len() == 1 => each(&|i| r(0, i).min(2.0)),
             O::Atan2 if a.len() == 2 => each(&|i| atan2_radius(x(0, i), x(1, i), r(0, i), r(1, i))),
             O::Compare if a.len() == 2 => self.compare(a, n),
-            O::Select if a.len() == 3 => each(&|i| {
-                let chosen = if at(a[0].0, i) != 0.0 { 1 } else { 2 };
-                if r(0, i) == 0.0 {
-                    r(chosen, i)
-                } else {
-                    let other = 3 - chosen;
-                    let d = (x(1, i) - x(2, i)).abs();
-                    let w = d + r(other, i);
-                    if w.is_nan() {
-                        f64::INFINITY
-                    } else {
-                        r(chosen, i).max(w)
-                    }
-                }
-            }),
-            O::And | O::Or | O::Not | O::Xor if v.dtype().is_pred() => each(&|i| {
-                // a certain false decides an `and`, a certain true an `or`
-                let absorbing = match ins.opcode {
-                    O::And => Some(false),
-                    O::Or => Some(true),
-                    _ => None,
-                };
-                let decided = absorbing
-                    .is_some_and(|b| (0..a.len()).any(|k| r(k, i) == 0.0 && (x(k, i) != 0.0) == b));
-                if !decided && (0..a.len()).any(|k| r(k, i) > 0.0) {
-                    1.0
-                } else {
-                    0.0
-                }
-            }),
+            O::Select if a.len() == 3 => select_radii(a, n),
+            O::And | O::Or | O::Not | O::Xor if v.dtype().is_pred() => {
+                logical_radii(ins.opcode, a, n)
+            }
             O::Exponential
             | O::ExponentialMinusOne
             | O::Log
@@ -552,4 +527,52 @@ fn atan2_radius(y: f64, x: f64, ry: f64, rx: f64) -> f64 {
         return f64::INFINITY;
     }
     diag / (rho - diag) * (1.0 + F64_SLACK)
+}
+
+/// A select's radius: the chosen branch's, or, where the predicate may
+/// flip, the distance to the other branch too.
+fn select_radii(a: &[(&Literal, Vec<f64>)], n: usize) -> Vec<f64> {
+    let x = |k: usize, i: usize| at(a[k].0, i);
+    let r = |k: usize, i: usize| rad(&a[k].1, i);
+    (0..n)
+        .map(|i| {
+            let chosen = if at(a[0].0, i) != 0.0 { 1 } else { 2 };
+            if r(0, i) == 0.0 {
+                r(chosen, i)
+            } else {
+                let other = 3 - chosen;
+                let d = (x(1, i) - x(2, i)).abs();
+                let w = d + r(other, i);
+                if w.is_nan() {
+                    f64::INFINITY
+                } else {
+                    r(chosen, i).max(w)
+                }
+            }
+        })
+        .collect()
+}
+
+/// A logical op on predicates may flip (radius 1) where an operand may,
+/// unless a certain operand decides it (a false decides an `and`, a true
+/// an `or`).
+fn logical_radii(op: Opcode, a: &[(&Literal, Vec<f64>)], n: usize) -> Vec<f64> {
+    let x = |k: usize, i: usize| at(a[k].0, i);
+    let r = |k: usize, i: usize| rad(&a[k].1, i);
+    let absorbing = match op {
+        Opcode::And => Some(false),
+        Opcode::Or => Some(true),
+        _ => None,
+    };
+    (0..n)
+        .map(|i| {
+            let decided = absorbing
+                .is_some_and(|b| (0..a.len()).any(|k| r(k, i) == 0.0 && (x(k, i) != 0.0) == b));
+            if !decided && (0..a.len()).any(|k| r(k, i) > 0.0) {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect()
 }

@@ -12,7 +12,8 @@
 //! is the farthest candidate's distance plus that candidate's radius.
 
 use super::super::reduction::select_and_scatter_windows;
-use super::eval::{Dual, Radii};
+use super::dual::Dual;
+use super::eval::Radii;
 use crate::hlo::{CompId, Computation, InstrId, Instruction, Opcode};
 use crate::literal::{Literal, Value};
 

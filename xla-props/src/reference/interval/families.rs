@@ -364,30 +364,8 @@ impl Interval<'_, '_> {
         else {
             return self.exact(ins, ops);
         };
-        // a dot algorithm: rounding each operand is monotone, so its
-        // enclosure is the rounded ends; the plain dot of those follows
-        // (several components per operand: only a point result)
         if let Ok(Some(alg)) = crate::hlo::DotAlgorithm::of(&ins.attrs) {
-            if alg.components() > 1 {
-                return self.exact(ins, ops);
-            }
-            let rounded = |x: &Bounds| -> Result<Bounds, OpError> {
-                let (mut lo, mut hi) = (x.lo.clone(), x.hi.clone());
-                for i in 0..x.len() {
-                    let own = x.lo.dtype();
-                    lo.set_f64(i, round_as(x.lo.get_f64(i), alg.operand_precision(), own));
-                    hi.set_f64(i, round_as(x.hi.get_f64(i), alg.operand_precision(), own));
-                }
-                Ok(Bounds {
-                    lo,
-                    hi,
-                    nan: x.nan.clone(),
-                })
-            };
-            let (ra, rb) = (Enclosure::Array(rounded(a)?), Enclosure::Array(rounded(b)?));
-            let mut plain = ins.clone();
-            plain.attrs.other.retain(|(k, _)| k != "algorithm");
-            return self.contraction(&plain, &[&ra, &rb]);
+            return self.algorithm_contraction(ins, ops, (a, b), alg);
         }
         let finite = |x: &Bounds| {
             (0..x.len())
@@ -401,18 +379,6 @@ impl Interval<'_, '_> {
         };
         let Some(fmt) = out.dtype.float_format() else {
             return self.exact(ins, ops);
-        };
-        let wide = |x: &Bounds, f: &dyn Fn(f64, f64) -> f64| -> Result<Literal, OpError> {
-            let s = ArrayShape {
-                dtype: ElementType::F64,
-                dims: x.lo.dims().iter().map(|&d| d as i64).collect(),
-                layout: x.lo.layout().cloned(),
-            };
-            let mut l = Literal::zeros(&s)?;
-            for i in 0..x.len() {
-                l.set_f64(i, f(x.lo.get_f64(i), x.hi.get_f64(i)));
-            }
-            Ok(l)
         };
         let mid = |lo: f64, hi: f64| lo + (hi - lo) / 2.0;
         let rad = |lo: f64, hi: f64| (hi - lo) / 2.0;
@@ -494,6 +460,52 @@ impl Interval<'_, '_> {
         }
         Ok(Enclosure::Array(result))
     }
+
+    /// A dot algorithm: rounding each operand is monotone, so its
+    /// enclosure is the rounded ends; the plain dot of those follows
+    /// (several components per operand: only a point result).
+    fn algorithm_contraction(
+        &mut self,
+        ins: &Instruction,
+        ops: &[&Enclosure],
+        (a, b): (&Bounds, &Bounds),
+        alg: crate::hlo::DotAlgorithm,
+    ) -> Result<Enclosure, OpError> {
+        if alg.components() > 1 {
+            return self.exact(ins, ops);
+        }
+        let rounded = |x: &Bounds| -> Result<Bounds, OpError> {
+            let (mut lo, mut hi) = (x.lo.clone(), x.hi.clone());
+            for i in 0..x.len() {
+                let own = x.lo.dtype();
+                lo.set_f64(i, round_as(x.lo.get_f64(i), alg.operand_precision(), own));
+                hi.set_f64(i, round_as(x.hi.get_f64(i), alg.operand_precision(), own));
+            }
+            Ok(Bounds {
+                lo,
+                hi,
+                nan: x.nan.clone(),
+            })
+        };
+        let (ra, rb) = (Enclosure::Array(rounded(a)?), Enclosure::Array(rounded(b)?));
+        let mut plain = ins.clone();
+        plain.attrs.other.retain(|(k, _)| k != "algorithm");
+        self.contraction(&plain, &[&ra, &rb])
+    }
+}
+
+/// The f64 array of `f(lo, hi)` of each element of `x`.
+fn wide(x: &Bounds, f: &dyn Fn(f64, f64) -> f64) -> Result<Literal, OpError> {
+    let s = ArrayShape {
+        dtype: ElementType::F64,
+        dims: x.lo.dims().iter().map(|&d| d as i64).collect(),
+        layout: x.lo.layout().cloned(),
+    };
+    let mut l = Literal::zeros(&s)?;
+    for i in 0..x.len() {
+        l.set_f64(i, f(x.lo.get_f64(i), x.hi.get_f64(i)));
+    }
+    Ok(l)
 }
 
 /// Terms summed into each output element of a reduce or reduce-window.

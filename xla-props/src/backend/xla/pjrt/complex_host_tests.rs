@@ -1,7 +1,7 @@
 //! Complex element types on the PJRT host boundary.
 
 use super::*;
-use crate::hlo::ArrayShape;
+use crate::hlo::{ArrayShape, ElementType};
 use crate::literal::Literal;
 
 #[test]

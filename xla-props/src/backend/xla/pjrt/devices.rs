@@ -12,12 +12,13 @@
 use std::ffi::{c_int, c_void};
 use std::ptr;
 
-use super::{
-    Buffer, Client, ClientAddressableDevicesArgs, ExecuteOptions, HostArray, LoadedExecutable,
-    LoadedExecutableExecuteArgs, PjrtError, FN_CLIENT_ADDRESSABLE_DEVICES,
-    FN_DEVICE_DESCRIPTION_ID, FN_DEVICE_GET_DESCRIPTION, FN_LOADED_EXECUTABLE_ADDRESSABLE_DEVICES,
-    FN_LOADED_EXECUTABLE_EXECUTE,
+use super::api::{
+    ClientAddressableDevicesArgs, ExecuteOptions, LoadedExecutableExecuteArgs,
+    FN_CLIENT_ADDRESSABLE_DEVICES, FN_DEVICE_DESCRIPTION_ID, FN_DEVICE_GET_DESCRIPTION,
+    FN_LOADED_EXECUTABLE_ADDRESSABLE_DEVICES, FN_LOADED_EXECUTABLE_EXECUTE,
 };
+use super::client::Buffer;
+use super::{Client, HostArray, LoadedExecutable, PjrtError};
 
 pjrt_args!(LoadedExecutableAddressableDevicesArgs {
     executable: *mut c_void,

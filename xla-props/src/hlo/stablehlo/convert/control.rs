@@ -43,37 +43,7 @@ impl Converter<'_> {
                 }
                 Ok(vec![b.gte(t, k as usize)])
             }
-            "func.call" => {
-                let ops = self.operands(op, b, outers)?;
-                let Some(Attr::Symbol(callee)) = op.attr("callee") else {
-                    return err(pos, "call needs a callee");
-                };
-                let k = *self
-                    .funcs
-                    .get(callee)
-                    .ok_or((pos, format!("call of undefined function `@{callee}`")))?;
-                let shapes: Vec<Shape> = op.result_types.iter().map(shape_of).collect();
-                if let Some(kind) = op.attr("xla.fusion_kind") {
-                    // an HLO fusion, written as a call of its fused computation
-                    let kind = match kind {
-                        Attr::Str(s) => FusionKind::from_name(s),
-                        _ => None,
-                    }
-                    .ok_or((pos, "`xla.fusion_kind` must be \"kLoop\", \"kInput\", \"kOutput\" or \"kCustom\"".to_string()))?;
-                    if shapes.len() != 1 {
-                        return err(pos, "a fusion call has one result");
-                    }
-                    a.calls = vec![CompId(k as u32)];
-                    a.fusion_kind = Some(kind);
-                    return Ok(vec![b.push(Opcode::Fusion, shapes[0].clone(), ops, a)]);
-                }
-                a.to_apply = Some(CompId(k as u32));
-                if shapes.len() == 1 {
-                    return Ok(vec![b.push(Opcode::Call, shapes[0].clone(), ops, a)]);
-                }
-                let call = b.push(Opcode::Call, Shape::Tuple(shapes.clone()), ops, a);
-                Ok((0..shapes.len()).map(|k| b.gte(call, k)).collect())
-            }
+            "func.call" => self.call_op(op, b, outers),
             "custom_call" => {
                 let target = match op.attr("call_target_name") {
                     Some(Attr::Str(s)) => s.clone(),
@@ -87,6 +57,96 @@ impl Converter<'_> {
                 self.results(op, b, Opcode::CustomCall, ops, a)
             }
             // parse-only ops with attributes, kept as HLO text spells them
+            "fft" | "triangular_solve" | "rng_bit_generator" => {
+                self.library_op(op, short, b, outers)
+            }
+            "real" | "imag" | "complex" | "cholesky" | "after_all" | "replica_id"
+            | "partition_id" => {
+                let ops = self.operands(op, b, outers)?;
+                let code = match short {
+                    "real" => Opcode::Real,
+                    "imag" => Opcode::Imag,
+                    "complex" => Opcode::Complex,
+                    "cholesky" => Opcode::Cholesky,
+                    "after_all" => Opcode::AfterAll,
+                    "replica_id" => Opcode::ReplicaId,
+                    _ => Opcode::PartitionId,
+                };
+                self.results(op, b, code, ops, a)
+            }
+            // printing is not evaluation: nothing to compute
+            "interpreter.print" => {
+                self.operands(op, b, outers)?;
+                Ok(Vec::new())
+            }
+            // the value itself; `check.expect_serialized_eq` compares with it
+            "interpreter.probe" => {
+                let ops = self.operands(op, b, outers)?;
+                let [x] = ops[..] else {
+                    return err(pos, "interpreter.probe takes one operand");
+                };
+                let Some(Attr::Str(id)) = op.attr("probe_id") else {
+                    return err(pos, "interpreter.probe needs `probe_id = \"...\"`");
+                };
+                b.probes.push((id.clone(), x));
+                Ok(vec![x])
+            }
+            _ => err(pos, format!("unknown operation `{name}`")),
+        }
+    }
+
+    /// `func.call`: a call of a function, or an HLO fusion written as a
+    /// call of its fused computation (`xla.fusion_kind`).
+    fn call_op(&mut self, op: &Op, b: &mut Builder, outers: &[&Builder]) -> R<Vec<InstrId>> {
+        let mut a = Attrs::default();
+        let pos = op.pos;
+        let ops = self.operands(op, b, outers)?;
+        let Some(Attr::Symbol(callee)) = op.attr("callee") else {
+            return err(pos, "call needs a callee");
+        };
+        let k = *self
+            .funcs
+            .get(callee)
+            .ok_or((pos, format!("call of undefined function `@{callee}`")))?;
+        let shapes: Vec<Shape> = op.result_types.iter().map(shape_of).collect();
+        if let Some(kind) = op.attr("xla.fusion_kind") {
+            // an HLO fusion, written as a call of its fused computation
+            let kind = match kind {
+                Attr::Str(s) => FusionKind::from_name(s),
+                _ => None,
+            }
+            .ok_or((
+                pos,
+                "`xla.fusion_kind` must be \"kLoop\", \"kInput\", \"kOutput\" or \"kCustom\""
+                    .to_string(),
+            ))?;
+            if shapes.len() != 1 {
+                return err(pos, "a fusion call has one result");
+            }
+            a.calls = vec![CompId(k as u32)];
+            a.fusion_kind = Some(kind);
+            return Ok(vec![b.push(Opcode::Fusion, shapes[0].clone(), ops, a)]);
+        }
+        a.to_apply = Some(CompId(k as u32));
+        if shapes.len() == 1 {
+            return Ok(vec![b.push(Opcode::Call, shapes[0].clone(), ops, a)]);
+        }
+        let call = b.push(Opcode::Call, Shape::Tuple(shapes.clone()), ops, a);
+        Ok((0..shapes.len()).map(|k| b.gte(call, k)).collect())
+    }
+
+    /// The parse-only ops with attributes (fft, triangular_solve,
+    /// rng_bit_generator), kept as HLO text spells them.
+    fn library_op(
+        &mut self,
+        op: &Op,
+        short: &str,
+        b: &mut Builder,
+        outers: &[&Builder],
+    ) -> R<Vec<InstrId>> {
+        let mut a = Attrs::default();
+        let pos = op.pos;
+        match short {
             "fft" => {
                 let ops = self.operands(op, b, outers)?;
                 let t = needed_kind_enum(op, "fft_type", "fft_type")?;
@@ -129,38 +189,7 @@ impl Converter<'_> {
                 }
                 self.results(op, b, Opcode::RngBitGenerator, ops, a)
             }
-            "real" | "imag" | "complex" | "cholesky" | "after_all" | "replica_id"
-            | "partition_id" => {
-                let ops = self.operands(op, b, outers)?;
-                let code = match short {
-                    "real" => Opcode::Real,
-                    "imag" => Opcode::Imag,
-                    "complex" => Opcode::Complex,
-                    "cholesky" => Opcode::Cholesky,
-                    "after_all" => Opcode::AfterAll,
-                    "replica_id" => Opcode::ReplicaId,
-                    _ => Opcode::PartitionId,
-                };
-                self.results(op, b, code, ops, a)
-            }
-            // printing is not evaluation: nothing to compute
-            "interpreter.print" => {
-                self.operands(op, b, outers)?;
-                Ok(Vec::new())
-            }
-            // the value itself; `check.expect_serialized_eq` compares with it
-            "interpreter.probe" => {
-                let ops = self.operands(op, b, outers)?;
-                let [x] = ops[..] else {
-                    return err(pos, "interpreter.probe takes one operand");
-                };
-                let Some(Attr::Str(id)) = op.attr("probe_id") else {
-                    return err(pos, "interpreter.probe needs `probe_id = \"...\"`");
-                };
-                b.probes.push((id.clone(), x));
-                Ok(vec![x])
-            }
-            _ => err(pos, format!("unknown operation `{name}`")),
+            _ => err(pos, format!("unknown operation `{}`", op.name)),
         }
     }
 

@@ -317,8 +317,9 @@ impl<'a> Converter<'a> {
             checked,
         };
         // each family converts its own operations and passes on the others
-        let families: [fn(&mut Self, &OpSite, &mut Builder) -> Converted; 5] = [
+        let families: [fn(&mut Self, &OpSite, &mut Builder) -> Converted; 6] = [
             Self::data_op,
+            Self::shape_op,
             Self::indexing_op,
             Self::contraction_op,
             Self::collective_op,

@@ -18,7 +18,7 @@ use crate::hlo::stablehlo::dense::constant_data;
 use crate::hlo::stablehlo::syntax::{Attr, Op, Type};
 
 impl Converter<'_> {
-    /// Constants and data movement: `constant` .. `dynamic_update_slice`; other names go on to [`Self::indexing_op`].
+    /// Constants, iota, compare and reduce-precision; other names go on to [`Self::shape_op`].
     pub(super) fn data_op(&mut self, site: &OpSite, b: &mut Builder) -> Converted {
         let (op, outers, short) = (site.op, site.outers, site.short);
         let mut a = Attrs::default();
@@ -74,6 +74,17 @@ impl Converter<'_> {
                 }
                 self.results(op, b, Opcode::ReducePrecision, ops, a)
             }
+            _ => return Ok(None),
+        };
+        converted.map(Some)
+    }
+
+    /// Data movement: `broadcast_in_dim` .. `dynamic_update_slice`; other names go on to [`Self::indexing_op`].
+    pub(super) fn shape_op(&mut self, site: &OpSite, b: &mut Builder) -> Converted {
+        let (op, outers, short) = (site.op, site.outers, site.short);
+        let mut a = Attrs::default();
+        let pos = op.pos;
+        let converted = match short {
             "broadcast_in_dim" => {
                 let ops = self.operands(op, b, outers)?;
                 let dims = ints_attr(op, "broadcast_dimensions")?;

@@ -5,7 +5,7 @@ use super::types::{
     array_attr, invalid, list, mlir_element_type, padding_attr, precision_attr, LowerError,
 };
 use crate::hlo::stablehlo::convert::stablehlo_rng_algorithm;
-use crate::hlo::{Attrs, DotAlgorithm, Opcode, OperandPrecision, WindowDim};
+use crate::hlo::{Attrs, DotAlgorithm, Instruction, Opcode, OperandPrecision, WindowDim};
 
 /// StableHLO's `#stablehlo.dot_algorithm<...>` of `alg` (as XLA writes it:
 /// one component per operand, the `_xN` products as
@@ -76,80 +76,7 @@ impl Lowerer<'_> {
                 self.emit(site, "stablehlo.dot_general", &[], &attrs)?
             }
             Opcode::Convolution => {
-                let dn = present(&a.conv_dims, "dim_labels")?;
-                let rank = array_shape_of(instr)?.rank();
-                let labels = |batch: i64, feature: i64, spatial: &[i64], b: &str, f: &str| {
-                    let mut v = vec![String::from("?"); rank];
-                    let mut set = |i: i64, s: String| {
-                        if let Some(slot) = usize::try_from(i).ok().and_then(|i| v.get_mut(i)) {
-                            *slot = s;
-                        }
-                    };
-                    set(batch, b.into());
-                    set(feature, f.into());
-                    for (k, &d) in spatial.iter().enumerate() {
-                        set(d, k.to_string());
-                    }
-                    format!("[{}]", v.join(", "))
-                };
-                let input = labels(
-                    dn.input_batch,
-                    dn.input_feature,
-                    &dn.input_spatial,
-                    "b",
-                    "f",
-                );
-                let kernel = labels(
-                    dn.kernel_input_feature,
-                    dn.kernel_output_feature,
-                    &dn.kernel_spatial,
-                    "i",
-                    "o",
-                );
-                let output = labels(
-                    dn.output_batch,
-                    dn.output_feature,
-                    &dn.output_spatial,
-                    "b",
-                    "f",
-                );
-                if [&input, &kernel, &output].iter().any(|s| s.contains('?')) {
-                    return invalid("dim_labels do not cover every dimension");
-                }
-                let spatial = dn.input_spatial.len();
-                let w: Vec<WindowDim> = match &a.window {
-                    Some(w) => w.clone(),
-                    None => vec![WindowDim::new(1); spatial],
-                };
-                if w.len() != spatial {
-                    return invalid("window rank differs from the spatial rank");
-                }
-                let mut attrs = Vec::new();
-                if spatial > 0 {
-                    let strides: Vec<i64> = w.iter().map(|d| d.stride).collect();
-                    let padding: Vec<(i64, i64)> =
-                        w.iter().map(|d| (d.pad_low, d.pad_high)).collect();
-                    let lhs: Vec<i64> = w.iter().map(|d| d.base_dilation).collect();
-                    let rhs: Vec<i64> = w.iter().map(|d| d.window_dilation).collect();
-                    let rev: Vec<String> = w.iter().map(|d| d.reversal.to_string()).collect();
-                    attrs.push(format!("window_strides = {}", array_attr(&strides)));
-                    attrs.push(format!("padding = {}", padding_attr(&padding)));
-                    attrs.push(format!("lhs_dilation = {}", array_attr(&lhs)));
-                    attrs.push(format!("rhs_dilation = {}", array_attr(&rhs)));
-                    attrs.push(format!("window_reversal = array<i1: {}>", rev.join(", ")));
-                }
-                attrs.push(format!(
-                    "dimension_numbers = #stablehlo.conv<{input}x{kernel}->{output}>"
-                ));
-                attrs.push(format!(
-                    "feature_group_count = {} : i64",
-                    a.feature_group_count.unwrap_or(1)
-                ));
-                attrs.push(format!(
-                    "batch_group_count = {} : i64",
-                    a.batch_group_count.unwrap_or(1)
-                ));
-                attrs.extend(precision_attr(&a.precision)?);
+                let attrs = convolution_attrs(instr)?;
                 self.emit(site, "stablehlo.convolution", &[], &attrs)?
             }
             Opcode::TriangularSolve => {
@@ -171,6 +98,86 @@ impl Lowerer<'_> {
             _ => return Ok(None),
         }))
     }
+}
+
+/// `stablehlo.convolution`'s attributes: the window, the dimension
+/// numbers from `dim_labels`, the group counts and the precision.
+fn convolution_attrs(instr: &Instruction) -> Result<Vec<String>, LowerError> {
+    let a = &instr.attrs;
+    let dn = present(&a.conv_dims, "dim_labels")?;
+    let rank = array_shape_of(instr)?.rank();
+    let labels = |batch: i64, feature: i64, spatial: &[i64], b: &str, f: &str| {
+        let mut v = vec![String::from("?"); rank];
+        let mut set = |i: i64, s: String| {
+            if let Some(slot) = usize::try_from(i).ok().and_then(|i| v.get_mut(i)) {
+                *slot = s;
+            }
+        };
+        set(batch, b.into());
+        set(feature, f.into());
+        for (k, &d) in spatial.iter().enumerate() {
+            set(d, k.to_string());
+        }
+        format!("[{}]", v.join(", "))
+    };
+    let input = labels(
+        dn.input_batch,
+        dn.input_feature,
+        &dn.input_spatial,
+        "b",
+        "f",
+    );
+    let kernel = labels(
+        dn.kernel_input_feature,
+        dn.kernel_output_feature,
+        &dn.kernel_spatial,
+        "i",
+        "o",
+    );
+    let output = labels(
+        dn.output_batch,
+        dn.output_feature,
+        &dn.output_spatial,
+        "b",
+        "f",
+    );
+    if [&input, &kernel, &output].iter().any(|s| s.contains('?')) {
+        return invalid("dim_labels do not cover every dimension");
+    }
+    let spatial = dn.input_spatial.len();
+    let w: Vec<WindowDim> = match &a.window {
+        Some(w) => w.clone(),
+        None => vec![WindowDim::new(1); spatial],
+    };
+    if w.len() != spatial {
+        return invalid("window rank differs from the spatial rank");
+    }
+    let mut attrs = Vec::new();
+    if spatial > 0 {
+        let strides: Vec<i64> = w.iter().map(|d| d.stride).collect();
+        let padding: Vec<(i64, i64)> = w.iter().map(|d| (d.pad_low, d.pad_high)).collect();
+        let lhs: Vec<i64> = w.iter().map(|d| d.base_dilation).collect();
+        let rhs: Vec<i64> = w.iter().map(|d| d.window_dilation).collect();
+        let rev: Vec<String> = w.iter().map(|d| d.reversal.to_string()).collect();
+        attrs.push(format!("window_strides = {}", array_attr(&strides)));
+        attrs.push(format!("padding = {}", padding_attr(&padding)));
+        attrs.push(format!("lhs_dilation = {}", array_attr(&lhs)));
+        attrs.push(format!("rhs_dilation = {}", array_attr(&rhs)));
+        attrs.push(format!("window_reversal = array<i1: {}>", rev.join(", ")));
+    }
+    attrs.push(format!(
+        "dimension_numbers = #stablehlo.conv<{input}x{kernel}->{output}>"
+    ));
+    attrs.push(format!(
+        "feature_group_count = {} : i64",
+        a.feature_group_count.unwrap_or(1)
+    ));
+    attrs.push(format!(
+        "batch_group_count = {} : i64",
+        a.batch_group_count.unwrap_or(1)
+    ));
+    attrs.extend(precision_attr(&a.precision)?);
+    Ok(attrs)
 }
 
 /// `stablehlo.triangular_solve`'s attributes.

@@ -88,46 +88,9 @@ impl Lowerer<'_> {
             Opcode::Fft | Opcode::TriangularSolve | Opcode::RngBitGenerator => {
                 self.faithful_parse_only(instr, operands, out, indent)
             }
-            Opcode::CustomCall => {
-                let target = present(&a.custom_call_target, "custom_call_target")?;
-                let attrs = [format!("call_target_name = {}", quote(target))];
-                let result_types: Vec<String> = match &instr.shape {
-                    Shape::Tuple(items) => items.iter().map(mlir_type).collect::<Result<_, _>>()?,
-                    s => vec![mlir_type(s)?],
-                };
-                let vals = self.op(
-                    out,
-                    indent,
-                    "stablehlo.custom_call",
-                    operands,
-                    &[],
-                    &attrs,
-                    &result_types,
-                );
-                if instr.shape.as_tuple().is_some() {
-                    let ty = mlir_type(&instr.shape)?;
-                    return one(self.op(out, indent, "stablehlo.tuple", &vals, &[], &[], &[ty]));
-                }
-                one(vals)
-            }
+            Opcode::CustomCall => self.faithful_custom_call(instr, operands, out, indent),
             Opcode::Bitcast if operands.len() == 1 => {
-                let start = out.len();
-                let v = self.instruction(
-                    c,
-                    instr,
-                    &[std::slice::from_ref(&operands[0])],
-                    &[],
-                    out,
-                    indent,
-                )?;
-                let single_reshape = out[start..].lines().count() == 1
-                    && out[start..].contains("\"stablehlo.reshape\"");
-                if single_reshape {
-                    if let Some(at) = out[start..].rfind(" : (").map(|k| start + k) {
-                        out.insert_str(at, " {xla.hlo_opcode = \"bitcast\"}");
-                    }
-                }
-                one(v)
+                self.faithful_bitcast(c, instr, &operands[0], out, indent)
             }
             _ => {
                 // the normal form's lowering, on array leaves
@@ -146,6 +109,60 @@ impl Lowerer<'_> {
                 Ok(v)
             }
         }
+    }
+
+    /// A custom call as itself (its target named), its tuple results
+    /// packed into one tuple.
+    fn faithful_custom_call(
+        &mut self,
+        instr: &Instruction,
+        operands: &[Val],
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Val, LowerError> {
+        let a = &instr.attrs;
+        let target = present(&a.custom_call_target, "custom_call_target")?;
+        let attrs = [format!("call_target_name = {}", quote(target))];
+        let result_types: Vec<String> = match &instr.shape {
+            Shape::Tuple(items) => items.iter().map(mlir_type).collect::<Result<_, _>>()?,
+            s => vec![mlir_type(s)?],
+        };
+        let vals = self.op(
+            out,
+            indent,
+            "stablehlo.custom_call",
+            operands,
+            &[],
+            &attrs,
+            &result_types,
+        );
+        if instr.shape.as_tuple().is_some() {
+            let ty = mlir_type(&instr.shape)?;
+            return one(self.op(out, indent, "stablehlo.tuple", &vals, &[], &[], &[ty]));
+        }
+        one(vals)
+    }
+
+    /// A bitcast as the normal form lowers it, marked as a bitcast where
+    /// that is one reshape.
+    fn faithful_bitcast(
+        &mut self,
+        c: &Computation,
+        instr: &Instruction,
+        operand: &Val,
+        out: &mut String,
+        indent: usize,
+    ) -> Result<Val, LowerError> {
+        let start = out.len();
+        let v = self.instruction(c, instr, &[std::slice::from_ref(operand)], &[], out, indent)?;
+        let single_reshape =
+            out[start..].lines().count() == 1 && out[start..].contains("\"stablehlo.reshape\"");
+        if single_reshape {
+            if let Some(at) = out[start..].rfind(" : (").map(|k| start + k) {
+                out.insert_str(at, " {xla.hlo_opcode = \"bitcast\"}");
+            }
+        }
+        one(v)
     }
 
     /// fft, triangular-solve and rng-bit-generator with their attributes

@@ -21,46 +21,8 @@ impl Cursor<'_> {
             .or_else(|| name.strip_prefix("chlo."))
             .unwrap_or(&name)
             .to_string();
-        match name.as_str() {
-            "func.return" | "stablehlo.return" => {
-                op.operands = self.operands()?;
-                if !op.operands.is_empty() {
-                    self.expect(":")?;
-                    loop {
-                        self.ty()?;
-                        if !self.eat(",") {
-                            break;
-                        }
-                    }
-                }
-                return Ok(());
-            }
-            "func.call" => {
-                let callee = self.sigil_name(b'@')?;
-                op.attrs.push(("callee".into(), Attr::Symbol(callee)));
-                self.expect("(")?;
-                op.operands = self.operand_list_until(")")?;
-                self.expect(":")?;
-                self.expect("(")?;
-                self.list_until(")", |p| p.ty())?;
-                self.expect("->")?;
-                op.result_types = self.result_types()?;
-                return Ok(());
-            }
-            "stablehlo.custom_call" => {
-                let target = self.sigil_name(b'@')?;
-                op.attrs
-                    .push(("call_target_name".into(), Attr::Str(target)));
-                self.expect("(")?;
-                op.operands = self.operand_list_until(")")?;
-                self.skip_ws();
-                if self.peek() == Some(b'{') {
-                    op.attrs.extend(self.attr_dict()?);
-                }
-                op.result_types = self.trailing_types(op)?;
-                return Ok(());
-            }
-            _ => {}
+        if self.pretty_call_or_return(op, &name)? {
+            return Ok(());
         }
         if let Some(kind) = name.strip_prefix("check.") {
             return self.pretty_check(op, kind);
@@ -150,6 +112,54 @@ impl Cursor<'_> {
         }
         op.result_types = self.trailing_types(op)?;
         Ok(())
+    }
+
+    /// The returns, `func.call` and `stablehlo.custom_call`, whose pretty
+    /// forms put a symbol or a type list where others put operands; false
+    /// for any other op.
+    fn pretty_call_or_return(&mut self, op: &mut Op, name: &str) -> R<bool> {
+        match name {
+            "func.return" | "stablehlo.return" => {
+                op.operands = self.operands()?;
+                if !op.operands.is_empty() {
+                    self.expect(":")?;
+                    loop {
+                        self.ty()?;
+                        if !self.eat(",") {
+                            break;
+                        }
+                    }
+                }
+                return Ok(true);
+            }
+            "func.call" => {
+                let callee = self.sigil_name(b'@')?;
+                op.attrs.push(("callee".into(), Attr::Symbol(callee)));
+                self.expect("(")?;
+                op.operands = self.operand_list_until(")")?;
+                self.expect(":")?;
+                self.expect("(")?;
+                self.list_until(")", |p| p.ty())?;
+                self.expect("->")?;
+                op.result_types = self.result_types()?;
+                return Ok(true);
+            }
+            "stablehlo.custom_call" => {
+                let target = self.sigil_name(b'@')?;
+                op.attrs
+                    .push(("call_target_name".into(), Attr::Str(target)));
+                self.expect("(")?;
+                op.operands = self.operand_list_until(")")?;
+                self.skip_ws();
+                if self.peek() == Some(b'{') {
+                    op.attrs.extend(self.attr_dict()?);
+                }
+                op.result_types = self.trailing_types(op)?;
+                return Ok(true);
+            }
+            _ => {}
+        }
+        Ok(false)
     }
 
     /// `check.expect_eq %a, %b : T` and the other check ops of the pretty form.

@@ -141,7 +141,7 @@ fn combiner(class: &str) -> Option<Opcode> {
 
 /// `(a, b) -> b`: the overwriting combiner.
 fn overwrite_comp(c: &mut Cfg) -> crate::hlo::CompId {
-    let mut b = super::Builder::default();
+    let mut b = crate::programs::catalogue::Builder::default();
     let _ = b.param(arr(c.t, vec![], None), Role::Data);
     let y = b.param(arr(c.t, vec![], None), Role::Data);
     c.b.sub(b, format!("overwrite_{}", c.t), y)
