@@ -35,6 +35,9 @@ const SOURCE_NAME: &str = "module.mlir";
 /// Bytes of a worker's stderr kept for a crash report.
 const STDERR_TAIL: usize = 4096;
 
+/// Idle workers kept for the next compiles; more are stopped.
+const MAX_IDLE: usize = 4;
+
 /// How long a worker may take to load the library.
 const STARTUP: Duration = Duration::from_secs(120);
 
@@ -348,10 +351,12 @@ impl CompilePool {
             }
         };
         let result = worker.compile(mlir, timeout)?;
-        self.idle
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(worker);
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        // each worker holds a compiler session: a burst of compiles at once
+        // (the direct runs of many test threads) does not keep them all
+        if idle.len() < MAX_IDLE {
+            idle.push(worker);
+        }
         Ok(result)
     }
 }
