@@ -546,3 +546,123 @@ fn a_dispatch_over_many_parameters_is_refused_then_packed() {
     let out = b.compile(&m).unwrap().execute(&args).unwrap();
     assert_eq!(out[0].to_bits_vec(), expected[0].to_bits_vec());
 }
+
+/// The backend compiling in process (the default) or, with the library
+/// missing and `CI` unset, a skip; in CI the library must be there.
+fn in_process_or_skip() -> Option<IreeBackend> {
+    let b = backend_or_skip()?.with_library(true);
+    if b.compiles_in_process() {
+        return Some(b);
+    }
+    let why = "the in-process compiler (libIREECompiler.so and a binary serving its worker) \
+               was not found";
+    if std::env::var_os("CI").is_some() {
+        panic!("{why}");
+    }
+    xla_props::skip::this_test(why.to_string());
+    None
+}
+
+/// A module compiled in the compile worker runs and gives what the
+/// `iree-compile` process path and the interpreter give, bit for bit.
+#[test]
+fn the_in_process_compiler_agrees_with_iree_compile() {
+    let Some(lib) = in_process_or_skip() else {
+        return;
+    };
+    let process = IreeBackend::new().with_library(false);
+    assert!(!process.compiles_in_process());
+    let m = module(
+        "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n  \
+         s = f32[4] multiply(a, b)\n  ROOT n = f32[4] negate(s)\n}\n",
+    );
+    let a = bits(
+        ElementType::F32,
+        &[0x3f80_0000, 0x8000_0000, 0x4000_0000, 0x7f80_0000],
+    );
+    let c = bits(
+        ElementType::F32,
+        &[0x4040_0000, 0x3f00_0000, 0xc000_0000, 0x3f80_0000],
+    );
+    let args = [a, c];
+    let got = lib.compile(&m).unwrap().execute(&args).unwrap();
+    let by_process = process.compile(&m).unwrap().execute(&args).unwrap();
+    let want = Interpreter::default()
+        .compile(&m)
+        .unwrap()
+        .execute(&args)
+        .unwrap();
+    assert_eq!(got, by_process);
+    assert_eq!(got, want);
+    assert_eq!(lib.compile_workers_started(), 1);
+    assert_eq!(lib.compile_counts(), (1, 0));
+    // a rejection keeps its classification and its line
+    let e = lib
+        .compile_module(&unary("sqrt", "f8e4m3fn", 2))
+        .err()
+        .unwrap();
+    assert!(
+        matches!(e, IreeError::CannotLower { line: Some(_), .. }),
+        "{e:?}"
+    );
+    let e = lib.compile(&unary("tanh", "f64", 2)).err().unwrap();
+    assert!(
+        e.is_unsupported() && e.to_string().contains("`tanh`"),
+        "{e}"
+    );
+    // the worker that compiled them is still the one
+    assert_eq!(lib.compile_workers_started(), 1);
+}
+
+/// A compile that hangs kills its worker and fails that compile only; the
+/// next compile starts a fresh worker and succeeds.
+#[test]
+fn a_compiler_fault_fails_only_that_compile() {
+    let Some(lib) = in_process_or_skip() else {
+        return;
+    };
+    let lib = lib.with_timeout(Duration::from_millis(1));
+    let e = lib.compile(&unary("negate", "f32", 3)).err().unwrap();
+    assert!(e.to_string().contains("timed out"), "{e}");
+    let lib = lib.with_timeout(Duration::from_secs(120));
+    let x = [bits(ElementType::F32, &[0x3f80_0000, 0, 0x4000_0000])];
+    let out = lib
+        .compile(&unary("negate", "f32", 3))
+        .unwrap()
+        .execute(&x)
+        .unwrap();
+    assert_eq!(out[0].to_f64_vec(), vec![-1.0, -0.0, -2.0]);
+    assert_eq!(lib.compile_workers_started(), 2);
+}
+
+/// A link error names no module: the batch is split, and once the module
+/// that fails alone is found its op (f64 tanh) is learned, so the second
+/// module with that op is left out of the next batch instead of failing it.
+#[test]
+fn a_missing_symbol_is_learned_once_per_op() {
+    let Some(b) = backend_or_skip() else { return };
+    let neg = unary("negate", "f32", 2);
+    let tanh2 = unary("tanh", "f64", 2);
+    let tanh3 = unary("tanh", "f64", 3);
+    let sq = unary("sqrt", "f32", 2);
+    let x = [bits(ElementType::F32, &[0x4080_0000, 0x4110_0000])];
+    let d2 = [bits(ElementType::F64, &[0, 0x3ff0_0000_0000_0000])];
+    let d3 = [bits(ElementType::F64, &[0, 0, 0])];
+    let requests =
+        [(&neg, &x[..]), (&tanh2, &d2), (&tanh3, &d3), (&sq, &x)].map(|(module, args)| {
+            BatchRequest {
+                module,
+                args: vec![args],
+            }
+        });
+    let out = b.execute_many(&requests, &|_| {});
+    assert_eq!(
+        out[0][0].as_ref().unwrap()[0].to_f64_vec(),
+        vec![-4.0, -9.0]
+    );
+    assert_eq!(out[3][0].as_ref().unwrap()[0].to_f64_vec(), vec![2.0, 3.0]);
+    assert!(out[1][0].is_none() && out[2][0].is_none());
+    // all four (fails), [neg, tanh2] (fails), [neg], [tanh2] (fails), [sqrt]
+    // with tanh3 left out; without learning [tanh3, sqrt] and [tanh3] fail too
+    assert_eq!(b.compile_counts(), (5, 3));
+}

@@ -6,5 +6,8 @@ fn main() -> std::process::ExitCode {
     if let Some(code) = xla_props::backend::xla::worker::main_if_worker(&args) {
         return std::process::ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
+    if let Some(code) = xla_props::backend::iree::compile_worker::main_if_compile_worker(&args) {
+        return std::process::ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     xla_props::cli::main()
 }

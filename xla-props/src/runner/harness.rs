@@ -121,11 +121,15 @@ impl Harness {
     /// A harness reading the process's command line and environment.
     ///
     /// A harness binary also serves the XLA backend's crash-isolated worker
-    /// processes: started as `BINARY __xla-worker ...` it runs the worker loop
+    /// processes (and iree-cpu's compile workers): started as `BINARY
+    /// __xla-worker ...` (`__iree-compile-worker ...`) it runs the worker loop
     /// and exits, so no separately built `xla-props` binary is needed.
     pub fn from_args() -> Harness {
         let rest: Vec<String> = std::env::args().skip(1).collect();
         if let Some(code) = crate::backend::xla::worker::main_if_worker(&rest) {
+            std::process::exit(code);
+        }
+        if let Some(code) = crate::backend::iree::compile_worker::main_if_compile_worker(&rest) {
             std::process::exit(code);
         }
         crate::backend::xla::current_exe_serves_worker();

@@ -1,9 +1,11 @@
 //! `IreeBackend`: the `Backend` for IREE's llvm-cpu target.
 //!
 //! A module is lowered to StableHLO (the printer the XLA backend uses),
-//! compiled by `iree-compile` into a `.vmfb` and run by `iree-run-module`
-//! with raw little-endian files in and out. Every call is its own process
-//! (`tools`), so a crash or a hang inside IREE fails one call: in the suite
+//! compiled into a `.vmfb` (by IREE's compiler library in a compile worker,
+//! `compile_worker`, or by an `iree-compile` process) and run by
+//! `iree-run-module` with raw little-endian files in and out. Every call
+//! runs in another process than the test run's, so a crash or a hang inside
+//! IREE fails one call: in the suite
 //! a batch that fails is retried without the module its compile error points
 //! at (or split and retried down to one module when the error names no line;
 //! `xla::many`), and that module's cases then run directly and report it.
@@ -14,10 +16,11 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::canonical::canonicalize;
+use super::compile_worker::CompilePool;
 use super::error::IreeError;
 use super::numerics::{iree_cpu_numerics, unsupported_in};
 use super::packing::{is_binding_limit, pack_parameters, Packing};
-use super::tools::{IreeTools, Scratch, IREE_VERSION};
+use super::tools::{compile_failure, summarize, IreeTools, Scratch, IREE_VERSION};
 use crate::backend::xla::many::{self, RowRunner};
 use crate::backend::{Backend, BackendError, BackendTraits, BatchRequest, Executable};
 use crate::check::{KnownBug, Numerics};
@@ -56,6 +59,38 @@ pub struct IreeBackend {
     timeout: Duration,
     workers: usize,
     stats: Arc<Stats>,
+    /// The in-process compiler's workers; `None`: one `iree-compile`
+    /// process per compile ([`compiler_choice`]).
+    library: Option<Arc<CompilePool>>,
+}
+
+/// How modules are compiled: `XLA_PROPS_IREE_COMPILER=process` runs one
+/// `iree-compile` per compile; otherwise (`library`, the default) the
+/// tools' `libIREECompiler.so` compiles in a worker process that keeps one
+/// session (`compile_worker`), when the library and a binary serving the
+/// worker are found (else the process path, with the reason in `version`).
+fn compiler_choice(tools: &Result<IreeTools, String>) -> Result<Arc<CompilePool>, String> {
+    let wanted = std::env::var("XLA_PROPS_IREE_COMPILER").unwrap_or_default();
+    match wanted.trim() {
+        "" | "library" => {}
+        "process" => return Err("XLA_PROPS_IREE_COMPILER=process".into()),
+        other => {
+            return Err(format!(
+                "XLA_PROPS_IREE_COMPILER={other} is neither `library` nor `process`"
+            ))
+        }
+    }
+    let tools = tools.as_ref().map_err(String::clone)?;
+    let lib = tools.dir.join("libIREECompiler.so");
+    if !lib.is_file() {
+        return Err(format!("{} is missing", lib.display()));
+    }
+    let program = crate::backend::xla::find_worker_program()?;
+    Ok(Arc::new(CompilePool::new(
+        program,
+        lib,
+        tools.dir.join("iree-lld"),
+    )))
 }
 
 impl Default for IreeBackend {
@@ -83,7 +118,9 @@ impl IreeBackend {
     /// The backend with these tools (or the reason there are none).
     pub fn with_tools(tools: Result<IreeTools, String>) -> IreeBackend {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let library = compiler_choice(&tools).ok();
         IreeBackend {
+            library,
             tools,
             timeout: env_number("XLA_PROPS_IREE_TIMEOUT_SECS")
                 .map(Duration::from_secs_f64)
@@ -99,7 +136,28 @@ impl IreeBackend {
         self
     }
 
-    /// `iree-compile` runs so far, and how many of them failed.
+    /// The same backend compiling with one `iree-compile` process per
+    /// compile (`false`) or in a compile worker (`true`, when found).
+    pub fn with_library(mut self, library: bool) -> IreeBackend {
+        self.library = if library {
+            compiler_choice(&self.tools).ok()
+        } else {
+            None
+        };
+        self
+    }
+
+    /// True when compiles go through the in-process compiler's workers.
+    pub fn compiles_in_process(&self) -> bool {
+        self.library.is_some()
+    }
+
+    /// Compile workers started so far (0 on the process path).
+    pub fn compile_workers_started(&self) -> u64 {
+        self.library.as_ref().map_or(0, |p| p.started())
+    }
+
+    /// Compiles so far, and how many of them failed.
     pub fn compile_counts(&self) -> (u64, u64) {
         (
             self.stats.compiles.load(Ordering::Relaxed),
@@ -142,29 +200,68 @@ impl IreeBackend {
 
     /// Compiles StableHLO text with `iree-compile`.
     pub fn compile_lowered(&self, lowered: Lowered) -> Result<IreeExecutable, IreeError> {
-        compile_with(self.tools()?, self.timeout, &self.stats, lowered)
+        let compiler = Compiler {
+            tools: self.tools()?,
+            library: self.library.as_ref(),
+            timeout: self.timeout,
+            stats: &self.stats,
+        };
+        compiler.compile(lowered)
     }
 }
 
-/// One `iree-compile` of `lowered` with these tools, counted in `stats`.
-fn compile_with(
-    tools: &IreeTools,
+/// What a compile needs.
+struct Compiler<'a> {
+    tools: &'a IreeTools,
+    library: Option<&'a Arc<CompilePool>>,
     timeout: Duration,
-    stats: &Arc<Stats>,
-    lowered: Lowered,
-) -> Result<IreeExecutable, IreeError> {
-    let tools = tools.clone();
+    stats: &'a Arc<Stats>,
+}
+
+impl Compiler<'_> {
+    fn compile(&self, lowered: Lowered) -> Result<IreeExecutable, IreeError> {
+        compile_with(self, lowered)
+    }
+}
+
+/// One compile of `lowered`, counted in `stats`: in a compile worker, or
+/// (no library, or its worker cannot start) one `iree-compile` process.
+fn compile_with(c: &Compiler<'_>, lowered: Lowered) -> Result<IreeExecutable, IreeError> {
+    let (tools, timeout, stats) = (c.tools.clone(), c.timeout, c.stats);
     let scratch = Scratch::new()?;
-    let mlir = scratch.dir.join("module.mlir");
     let vmfb = scratch.dir.join("module.vmfb");
-    std::fs::write(&mlir, &lowered.mlir).map_err(|e| IreeError::Io(e.to_string()))?;
+    let io = |e: std::io::Error| IreeError::Io(e.to_string());
     stats.compiles.fetch_add(1, Ordering::Relaxed);
-    if let Err(e) = tools.compile(&mlir, &vmfb, timeout) {
+    let in_process = match c.library {
+        Some(pool) => match pool.compile(&lowered.mlir, timeout) {
+            Err(IreeError::Unavailable(why)) => {
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    eprintln!("iree-cpu: compiling with iree-compile processes: {why}")
+                });
+                None
+            }
+            Ok(Ok(bytes)) => Some(std::fs::write(&vmfb, bytes).map_err(io)),
+            Ok(Err(diagnostics)) => Some(Err(compile_failure(summarize(&diagnostics)))),
+            Err(e) => Some(Err(e)),
+        },
+        None => None,
+    };
+    let compiled = match in_process {
+        Some(r) => r,
+        None => {
+            let mlir = scratch.dir.join("module.mlir");
+            std::fs::write(&mlir, &lowered.mlir).map_err(io)?;
+            tools.compile(&mlir, &vmfb, timeout)
+        }
+    };
+    if let Err(e) = compiled {
         stats.failed_compiles.fetch_add(1, Ordering::Relaxed);
         return Err(e);
     }
     Ok(IreeExecutable {
         tools,
+        library: c.library.cloned(),
         timeout,
         scratch,
         vmfb,
@@ -219,9 +316,16 @@ impl Backend for IreeBackend {
         Some(match &self.tools {
             Err(why) => format!("unavailable: {why}"),
             Ok(t) => format!(
-                "iree {IREE_VERSION} (iree-base-compiler, iree-base-runtime), llvm-cpu generic; {}; tools {}",
+                "iree {IREE_VERSION} (iree-base-compiler, iree-base-runtime), llvm-cpu generic; {}; tools {}; {}",
                 t.compiler_version().unwrap_or_else(|| "iree-compile --version failed".into()),
-                t.dir.display()
+                t.dir.display(),
+                match &self.library {
+                    Some(_) => "compiled in process (libIREECompiler.so in a compile worker)".to_string(),
+                    None => format!(
+                        "compiled by iree-compile processes ({})",
+                        compiler_choice(&self.tools).err().unwrap_or_default()
+                    ),
+                }
             ),
         })
     }
@@ -305,6 +409,10 @@ impl RowRunner for IreeBackend {
     fn error_line(e: &IreeError) -> Option<usize> {
         e.mlir_line()
     }
+    /// `tanh` of `iree-lld: error: undefined symbol: tanh`.
+    fn link_symbol(e: &IreeError) -> Option<String> {
+        e.link_symbol()
+    }
     /// One `iree-compile`, then one `iree-run-module` per argument list.
     fn run_rows(
         &self,
@@ -316,8 +424,15 @@ impl RowRunner for IreeBackend {
         rows.iter().map(|r| exe.run(r)).collect()
     }
     fn stats_line(&self) -> String {
+        let how = match &self.library {
+            Some(pool) => format!(
+                "compiles in process ({} compile workers started)",
+                pool.started()
+            ),
+            None => "iree-compile runs".into(),
+        };
         format!(
-            "{} iree-compile runs ({} failed), {} iree-run-module runs",
+            "{} {how} ({} failed), {} iree-run-module runs",
             self.stats.compiles.load(Ordering::Relaxed),
             self.stats.failed_compiles.load(Ordering::Relaxed),
             self.stats.runs.load(Ordering::Relaxed)
@@ -329,6 +444,7 @@ impl RowRunner for IreeBackend {
 /// lives as long as it does.
 pub struct IreeExecutable {
     tools: IreeTools,
+    library: Option<Arc<CompilePool>>,
     timeout: Duration,
     scratch: Scratch,
     vmfb: PathBuf,
@@ -417,12 +533,13 @@ impl IreeExecutable {
         let Some((packed, packing)) = pack_parameters(module) else {
             return Err(refused);
         };
-        let exe = compile_with(
-            &self.tools,
-            self.timeout,
-            &self.stats,
-            lower_module(&packed)?,
-        )?;
+        let compiler = Compiler {
+            tools: &self.tools,
+            library: self.library.as_ref(),
+            timeout: self.timeout,
+            stats: &self.stats,
+        };
+        let exe = compiler.compile(lower_module(&packed)?)?;
         Ok((Box::new(exe), packing))
     }
 

@@ -74,6 +74,22 @@ impl IreeError {
     }
 }
 
+impl IreeError {
+    /// The symbol of a link error (`CannotLower` from `tools::cannot_link`):
+    /// `tanh` for a module that `iree-lld` found calling an undefined `tanh`.
+    pub fn link_symbol(&self) -> Option<String> {
+        let IreeError::CannotLower { what, .. } = self else {
+            return None;
+        };
+        if !what.contains("(iree-lld: undefined symbol)") {
+            return None;
+        }
+        let at = what.find("a call of `")? + "a call of `".len();
+        let end = what[at..].find('`')?;
+        Some(what[at..at + end].to_string())
+    }
+}
+
 /// The line of the first `module.mlir:LINE:COL: error:` diagnostic in `message`.
 pub(crate) fn error_line(message: &str) -> Option<usize> {
     const FILE: &str = "module.mlir:";

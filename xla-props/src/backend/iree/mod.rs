@@ -1,17 +1,24 @@
-//! The IREE backend (`iree-cpu`): IREE's llvm-cpu target through its own
-//! command-line tools, one process per compile and per run.
+//! The IREE backend (`iree-cpu`): IREE's llvm-cpu target, compiled by
+//! IREE's compiler library in a worker process (or one `iree-compile`
+//! process per compile) and run by `iree-run-module`, one process per run.
 //!
 //! - [`tools`]: finding the pinned tools and running them with a timeout.
+//! - `embed`: the compiler's C embedding API (`libIREECompiler.so`).
+//! - [`compile_worker`]: the worker process that holds a compiler session,
+//!   and the pool of them the backend compiles with.
 //! - [`numerics`]: what IREE was measured to compute (docs/numerics.md).
 //! - [`canonical`]: valid HLO that IREE rejects, rewritten before lowering.
 //! - [`packing`]: entry parameters packed per element type, for dispatches
 //!   the runtime refuses (too many bindings).
 //! - `IreeBackend`: lowering (the XLA backend's StableHLO printer),
-//!   compiling with `iree-compile`, running with `iree-run-module`, and
+//!   compiling (in a compile worker or with `iree-compile`), running with
+//!   `iree-run-module`, and
 //!   batching through the XLA backend's batcher (`xla::many`).
 
 mod backend;
 pub mod canonical;
+pub mod compile_worker;
+mod embed;
 mod error;
 pub mod known_bugs;
 pub mod numerics;

@@ -107,13 +107,7 @@ impl IreeTools {
             .arg(out);
         let logs = out.with_extension("compile");
         run_tool("iree-compile", &mut cmd, &logs, timeout).map_err(|e| match e {
-            ToolFailure::Failed(msg) => match cannot_legalize(&msg).or_else(|| cannot_link(&msg)) {
-                Some(what) => IreeError::CannotLower {
-                    what,
-                    line: super::error::error_line(&msg),
-                },
-                None => IreeError::Compile(msg),
-            },
+            ToolFailure::Failed(msg) => compile_failure(msg),
             ToolFailure::Other(e) => e,
         })
     }
@@ -161,6 +155,31 @@ impl IreeTools {
     }
 }
 
+/// A compile's diagnostics (`iree-compile`'s stderr, or the compile
+/// worker's) as an error: a missing lowering is `CannotLower` (a skip, with
+/// the line it names), anything else `Compile`.
+pub(crate) fn compile_failure(msg: String) -> IreeError {
+    match cannot_legalize(&msg).or_else(|| cannot_link(&msg)) {
+        Some(what) => IreeError::CannotLower {
+            what,
+            line: super::error::error_line(&msg),
+        },
+        None => IreeError::Compile(msg),
+    }
+}
+
+/// The first error line of `text` and its tail, the part of a compiler's
+/// diagnostics an error keeps.
+pub(crate) fn summarize(text: &str) -> String {
+    let first = text.lines().find(|l| l.contains("error:")).unwrap_or("");
+    let rest = tail(text, 3000);
+    if first.is_empty() || rest.starts_with(first.trim()) {
+        rest
+    } else {
+        format!("{}\n...\n{rest}", first.trim())
+    }
+}
+
 enum ToolFailure {
     /// Exited with a non-zero status: its message.
     Failed(String),
@@ -199,13 +218,7 @@ fn run_tool(
     }
     let text = std::fs::read_to_string(&err_path).unwrap_or_default();
     // the first error names the culprit; the tail has the notes after it
-    let first = text.lines().find(|l| l.contains("error:")).unwrap_or("");
-    let rest = tail(&text, 3000);
-    let message = if first.is_empty() || rest.starts_with(first.trim()) {
-        rest
-    } else {
-        format!("{}\n...\n{rest}", first.trim())
-    };
+    let message = summarize(&text);
     if status.code().is_none() {
         return Err(ToolFailure::Other(IreeError::Crashed {
             tool,

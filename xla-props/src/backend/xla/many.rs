@@ -18,6 +18,14 @@
 //! each half retried, down to single groups. A group dropped or failing alone
 //! is left unanswered, so the runner runs its cases directly and reports the
 //! error there.
+//!
+//! What a failure teaches is kept for the rest of the run ([`Learned`]): the
+//! op a located error points at is learned as rejected, and later batches
+//! leave out every module that holds it. An error without a location that
+//! names a missing symbol ([`RowRunner::link_symbol`], IREE's `undefined
+//! symbol: tanh` at link time) is split between the modules whose ops all
+//! compiled before and the rest, and the module that fails alone teaches
+//! its never-compiled ops.
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
@@ -25,6 +33,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::batch::batch_modules;
+use super::learn::{module_keys, op_key, Learned};
 use super::lower::{lower_module, LowerError, Lowered};
 use crate::backend::{Backend, BatchRequest};
 use crate::hlo::Module;
@@ -65,6 +74,11 @@ pub(crate) trait RowRunner: Backend {
     fn error_line(_e: &Self::Error) -> Option<usize> {
         None
     }
+    /// The symbol a link step found missing, when the error is one (`None`:
+    /// not a link error).
+    fn link_symbol(_e: &Self::Error) -> Option<String> {
+        None
+    }
     /// Compiles `lowered` (a batch of `modules` modules) once and runs it
     /// on every argument list.
     fn run_rows(
@@ -85,6 +99,8 @@ struct Group<'a> {
     rows: Vec<(usize, usize)>,
     /// Lines of its lowered entry's body (see [`group_at_line`]).
     body_lines: usize,
+    /// The keys of its ops ([`op_key`]).
+    keys: Vec<String>,
 }
 
 /// A request's answer: which (request, argument list) and its outputs.
@@ -137,11 +153,13 @@ pub(crate) fn execute_many<B: RowRunner>(
             Some(&g) => groups[g].rows.extend(rows),
             None => {
                 let body_lines = lowered.mlir.lines().count().saturating_sub(FRAME_LINES);
+                let keys = module_keys(&lowered.mlir);
                 by_text.insert(lowered.mlir, groups.len());
                 groups.push(Group {
                     module: r.module,
                     rows,
                     body_lines,
+                    keys,
                 });
             }
         }
@@ -156,6 +174,7 @@ pub(crate) fn execute_many<B: RowRunner>(
     let batches: Vec<Vec<&Group<'_>>> = groups.chunks(size).map(|c| c.iter().collect()).collect();
     let answers: Mutex<Vec<Answer>> = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
+    let learned = Learned::default();
     std::thread::scope(|s| {
         for _ in 0..backend.workers().min(batches.len()) {
             s.spawn(|| loop {
@@ -163,7 +182,7 @@ pub(crate) fn execute_many<B: RowRunner>(
                 let Some(batch) = batches.get(i) else {
                     break;
                 };
-                let done = run_groups(backend, requests, batch);
+                let done = run_groups(backend, requests, batch, &learned);
                 progress(batch.iter().map(|g| g.rows.len()).sum());
                 answers
                     .lock()
@@ -173,52 +192,108 @@ pub(crate) fn execute_many<B: RowRunner>(
         }
     });
     let answers = answers.into_inner().unwrap_or_else(|p| p.into_inner());
+    let rejected = learned.rejected();
     eprintln!(
         "{}: {group_count} distinct stablehlo modules, {row_count} executions, {} batches of up to {size}, \
-         {} answered; {}",
+         {} answered; {}; {} ops learned as rejected, {} modules left out for them",
         backend.name(),
         batches.len(),
         answers.len(),
-        backend.stats_line()
+        backend.stats_line(),
+        rejected.len(),
+        learned.left_out()
     );
+    if std::env::var_os("XLA_PROPS_DEBUG_BATCH").is_some() {
+        for (key, why) in &rejected {
+            eprintln!("learned: {key}  <- {why}");
+        }
+    }
     for ((ri, ai), out) in answers {
         results[ri][ai] = Some(out);
     }
     results
 }
 
-/// Runs groups as one batch; on failure, again without the group the error
-/// points at, or else each half on its own.
+/// Runs groups as one batch, leaving out those that hold a learned
+/// rejection; on failure, again without the group the error points at (its
+/// op learned as rejected), or else split: a link error between the groups
+/// whose ops all compiled before and the rest, any other error in halves.
 fn run_groups<B: RowRunner>(
     backend: &B,
     requests: &[BatchRequest<'_>],
     groups: &[&Group<'_>],
+    learned: &Learned,
 ) -> Vec<Answer> {
-    match run_once(backend, requests, groups) {
-        Ok(done) => done,
-        Err(Failed { error, .. }) if B::is_unavailable(&error) => Vec::new(),
-        Err(_) if groups.len() <= 1 => Vec::new(),
-        Err(Failed { error, lines }) => {
-            let bodies: Vec<usize> = groups.iter().map(|g| g.body_lines).collect();
-            let culprit = B::error_line(&error)
-                .zip(lines)
-                .and_then(|(line, total)| group_at_line(&bodies, total, line));
-            if let Some(k) = culprit {
-                // the culprit's cases run directly later and report the error
-                let rest: Vec<&Group<'_>> = groups
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, _)| i != k)
-                    .map(|(_, g)| *g)
-                    .collect();
-                return run_groups(backend, requests, &rest);
-            }
-            let (a, b) = groups.split_at(groups.len() / 2);
-            let mut done = run_groups(backend, requests, a);
-            done.extend(run_groups(backend, requests, b));
-            done
-        }
+    let groups: Vec<&Group<'_>> = groups
+        .iter()
+        .filter(|g| !learned.leaves_out(&g.keys))
+        .copied()
+        .collect();
+    if groups.is_empty() {
+        return Vec::new();
     }
+    let Failed { error, mlir } = match run_once(backend, requests, &groups) {
+        Ok(done) => {
+            learned.accept(groups.iter().flat_map(|g| &g.keys));
+            return done;
+        }
+        Err(failed) => failed,
+    };
+    if B::is_unavailable(&error) {
+        return Vec::new();
+    }
+    let symbol = B::link_symbol(&error);
+    let why = |what: &str| match &symbol {
+        Some(s) => format!("{what}: undefined symbol `{s}`"),
+        None => what.to_string(),
+    };
+    let bodies: Vec<usize> = groups.iter().map(|g| g.body_lines).collect();
+    let located = B::error_line(&error)
+        .zip(mlir.as_deref())
+        .and_then(|(line, text)| {
+            let k = group_at_line(&bodies, text.lines().count(), line)?;
+            Some((k, op_key(text, line)))
+        });
+    if let Some((k, key)) = located {
+        match (&symbol, key) {
+            // a link error is located at its dispatch, whose root may be
+            // another op than the one that calls the symbol
+            (Some(s), _) => learned.learn_link(s, &groups[k].keys),
+            (None, Some(key)) => {
+                learned.reject_unless_accepted(key, &why("a located compile error"))
+            }
+            (None, None) => {}
+        }
+        if groups.len() <= 1 {
+            return Vec::new();
+        }
+        // the culprit's cases run directly later and report the error
+        let rest: Vec<&Group<'_>> = groups
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != k)
+            .map(|(_, g)| *g)
+            .collect();
+        return run_groups(backend, requests, &rest, learned);
+    }
+    if groups.len() <= 1 {
+        if let Some(s) = &symbol {
+            learned.learn_link(s, &groups[0].keys);
+        }
+        return Vec::new();
+    }
+    let (known, new): (Vec<&Group<'_>>, Vec<&Group<'_>>) = groups
+        .iter()
+        .partition(|g| learned.suspects(&g.keys).is_empty());
+    let (a, b) = if symbol.is_some() && !known.is_empty() && !new.is_empty() {
+        (known, new)
+    } else {
+        let (a, b) = groups.split_at(groups.len() / 2);
+        (a.to_vec(), b.to_vec())
+    };
+    let mut done = run_groups(backend, requests, &a, learned);
+    done.extend(run_groups(backend, requests, &b, learned));
+    done
 }
 
 /// Lines of a lowered module around its entry's body: `module ... {` and
@@ -247,11 +322,10 @@ fn group_at_line(bodies: &[usize], total: usize, line: usize) -> Option<usize> {
     None
 }
 
-/// A failed batch: the error, and the line count of its lowered text (when
-/// it lowered).
+/// A failed batch: the error, and its lowered text (when it lowered).
 struct Failed<E> {
     error: E,
-    lines: Option<usize>,
+    mlir: Option<String>,
 }
 
 fn run_once<B: RowRunner>(
@@ -263,11 +337,11 @@ fn run_once<B: RowRunner>(
     let batch = batch_modules(&modules);
     let lowered = lower_module(&batch.module).map_err(|e| Failed {
         error: B::Error::from(e),
-        lines: None,
+        mlir: None,
     })?;
     let failed = |error: B::Error| Failed {
         error,
-        lines: Some(lowered.mlir.lines().count()),
+        mlir: Some(lowered.mlir.clone()),
     };
     let rows = groups.iter().map(|g| g.rows.len()).max().unwrap_or(0);
     let args: Vec<Vec<&Literal>> = (0..rows)
