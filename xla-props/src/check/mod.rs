@@ -12,6 +12,7 @@ mod error_spec;
 mod excess;
 mod grouped_conv_model;
 mod judge;
+mod kind;
 mod known_bug_model;
 mod known_bugs;
 mod legal;
@@ -42,6 +43,7 @@ pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
 pub use grouped_conv_model::{batch_group_dilation_holes, dense_depthwise_convolutions};
 pub use judge::{judge_against_reference, Judge};
+pub use kind::{FailureSignature, MismatchKind};
 pub use known_bug_model::{
     apply_model_specs, replace_with_model, replace_with_model_of, type_text, DivisionRewrite,
     ModelSpec, ModelTemplate, SubnormalSign,

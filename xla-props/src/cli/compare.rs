@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use super::CliError;
 use crate::backend;
-use crate::check::{Judge, KnownBug, Numerics, Policy, Produced, Side, Verdict};
+use crate::check::{Judge, KnownBug, MismatchKind, Numerics, Policy, Produced, Side, Verdict};
 use crate::fuzz::{run_backend, run_reference, RunResult};
 use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
-use crate::isolate::{explain_departure, Departure, MismatchKind, Tested};
+use crate::isolate::{explain_departure, Departure, Tested};
 use crate::literal::Literal;
 
 /// Arguments of `xla-props compare`.
@@ -283,11 +283,7 @@ fn compare_module(
         args.reference == "reference",
         args.strict_rounding,
     );
-    let departure = match (
-        expected.outputs(),
-        actual.outputs(),
-        MismatchKind::of(&verdict),
-    ) {
+    let departure = match (expected.outputs(), actual.outputs(), verdict.kind()) {
         (Some(e), Some(a), Some(MismatchKind::Values | MismatchKind::NonFinite))
             if args.reference == "reference" && args.backend != "reference" =>
         {

@@ -228,7 +228,7 @@ pub fn bless(
 mod tests {
     use super::*;
     use crate::backend::Interpreter;
-    use crate::isolate::MismatchKind;
+    use crate::check::MismatchKind;
 
     const NEG: &str =
         "HloModule m\nENTRY main { p = f32[4] parameter(0) ROOT n = f32[4] negate(p) }\n";

@@ -11,7 +11,6 @@ pub use differential::{
     differential, judge_runs, run_backend, run_reference, Differential, RunResult,
 };
 pub use run::{
-    fuzz, hlotest_inline_text, hlotest_text, judge_instruction, mismatch_kind,
-    program_distribution, program_seeds, FailureSignature, FuzzError, FuzzOptions, FuzzProgress,
-    FuzzReport, INPUT_MIX,
+    fuzz, hlotest_inline_text, hlotest_text, judge_instruction, program_distribution,
+    program_seeds, FuzzError, FuzzOptions, FuzzProgress, FuzzReport, INPUT_MIX,
 };

@@ -11,17 +11,14 @@ use std::time::{Duration, Instant};
 use super::differential::{run_backend, run_reference, RunResult};
 use crate::backend::Backend;
 use crate::check::{
-    compare, flush_subnormal_inputs, CompareContext, ElementFailure, ErrorSpec, Judge, LegalReason,
-    Numerics, Policy, Verdict,
+    compare, flush_subnormal_inputs, CompareContext, ErrorSpec, FailureSignature, Judge,
+    LegalReason, MismatchKind, Numerics, Policy, Verdict,
 };
 use crate::filetest::{Inputs, JudgeMode, Reproducer};
 use crate::hlo::rewrite::with_root;
 use crate::hlo::{verify, Computation, InstrId, Instruction, Module, Opcode};
 use crate::inputs::{generate_inputs, Distribution};
-use crate::isolate::{
-    dead_code_eliminated, judge_module, Case, Minimizer, MismatchKind, Oracle,
-    Signature as IsolateSignature, Tested,
-};
+use crate::isolate::{dead_code_eliminated, judge_module, Case, Minimizer, Oracle, Tested};
 use crate::literal::Literal;
 use crate::programs::{random_program, Rng};
 
@@ -59,21 +56,6 @@ impl FuzzOptions {
             stop_at_first_failure: false,
             shard: (0, 1),
         }
-    }
-}
-
-/// A failure's signature: the culprit opcode and the kind of mismatch.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct FailureSignature {
-    /// The instruction the disagreement starts at.
-    pub culprit: Opcode,
-    /// `values`, `non-finite`, `shape`, `backend-failed`, `reference-failed`, `both-failed-differently`.
-    pub kind: &'static str,
-}
-
-impl std::fmt::Display for FailureSignature {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.culprit, self.kind)
     }
 }
 
@@ -140,29 +122,6 @@ pub enum FuzzError {
         /// Why.
         source: std::io::Error,
     },
-}
-
-/// The mismatch kind of a disagreeing verdict (the names `.hlotest` expectations use).
-pub fn mismatch_kind(verdict: &Verdict) -> Option<&'static str> {
-    match verdict {
-        Verdict::Mismatch(r) | Verdict::KnownBug { mismatch: r, .. } => {
-            let non_finite = r.outputs.iter().flat_map(|o| &o.worst).any(|w| {
-                matches!(
-                    w.failure,
-                    ElementFailure::NanClass | ElementFailure::Infinity
-                )
-            });
-            Some(if non_finite { "non-finite" } else { "values" })
-        }
-        Verdict::ShapeMismatch { .. } => Some("shape"),
-        Verdict::OnlyOneFailed { failed, .. } => Some(match failed {
-            crate::check::Side::Backend => "backend-failed",
-            crate::check::Side::Reference => "reference-failed",
-        }),
-        Verdict::BothFailedDifferently { .. } => Some("both-failed-differently"),
-        Verdict::KnownRejection { .. } => Some("backend-failed"),
-        Verdict::Agree(_) | Verdict::BothFailedAlike { .. } | Verdict::Skipped { .. } => None,
-    }
 }
 
 /// The seed of program `i` of a run: a bijection of `i` for a given run
@@ -361,7 +320,7 @@ fn judge_readings(
 ) -> Verdict {
     let expected = run_reference(single, operands);
     let first = judge_instruction(single, operands, &expected, actual, numerics);
-    if mismatch_kind(&first).is_none()
+    if first.kind().is_none()
         || numerics.flush_inputs.is_empty() && numerics.flush_outputs.is_empty()
     {
         return first;
@@ -391,7 +350,7 @@ fn judge_readings(
             })
             .collect();
         let v = judge_with_alternatives(single, ops, e, actual, numerics, &others);
-        if mismatch_kind(&v).is_none() {
+        if v.kind().is_none() {
             return v;
         }
     }
@@ -480,11 +439,8 @@ fn local_culprit(backend: &dyn Backend, module: &Module, args: &[Literal]) -> Op
         }
         let unflushed = || unflushed_operands(module, args, ins, &operands, &numerics);
         let verdict = judge_readings(&single, &operands, &actual, &numerics, unflushed);
-        if let Some(kind) = mismatch_kind(&verdict) {
-            let signature = FailureSignature {
-                culprit: ins.opcode,
-                kind,
-            };
+        if let Some(kind) = verdict.kind() {
+            let signature = FailureSignature::new(ins.opcode, kind);
             return Some(Culprit {
                 id,
                 signature,
@@ -545,7 +501,7 @@ fn alone(backend: &dyn Backend, module: &Module, culprit: &Culprit) -> Option<Ca
         &backend.numerics(),
         || None,
     );
-    (mismatch_kind(&verdict) == Some(culprit.signature.kind)).then(|| Case {
+    (verdict.kind() == Some(culprit.signature.kind)).then(|| Case {
         module: dead_code_eliminated(&single),
         args: culprit.operands.clone(),
     })
@@ -563,15 +519,11 @@ fn isolate_minimized(
 ) -> Option<(Case, MismatchKind)> {
     let oracle = Oracle::Exact;
     let tested = Tested::new(backend);
-    let kind = MismatchKind::of(&judge_module(prefix, args, &oracle, &tested))?;
+    let kind = judge_module(prefix, args, &oracle, &tested).kind()?;
     let minimizer = Minimizer {
         oracle: &oracle,
         tested: &tested,
-        signature: IsolateSignature {
-            opcode: culprit,
-            kind,
-            fusion: None,
-        },
+        signature: FailureSignature::new(culprit, kind),
     };
     let case = Case {
         module: prefix.clone(),
@@ -602,7 +554,7 @@ pub fn hlotest_text(
     signature: &FailureSignature,
     note: &str,
 ) -> String {
-    let kind = &signature.kind;
+    let kind = signature.kind.name();
     fuzz_reproducer(module, backend, Inputs::Seed(seed), &[], kind, note)
 }
 
@@ -696,7 +648,7 @@ fn write_reproducer(
     let signature = &found.culprit.signature;
     let name = format!(
         "{}-{}-{seed:016x}.hlotest",
-        signature.culprit.name(),
+        signature.opcode.name(),
         signature.kind
     );
     let path = out.join(name);
@@ -710,11 +662,11 @@ fn write_reproducer(
             &case.module,
             &case.args,
             backend_name,
-            signature.kind,
+            signature.kind.name(),
             &format!("{origin}, alone on the backend's values of its operands (from {before} instructions)"),
         )
     } else if let Some((case, kind)) = with_root(&found.module, found.culprit.id)
-        .and_then(|p| isolate_minimized(backend, &p, &found.args, signature.culprit))
+        .and_then(|p| isolate_minimized(backend, &p, &found.args, signature.opcode))
     {
         hlotest_inline_text(
             &case.module,
@@ -738,7 +690,7 @@ fn write_reproducer(
             &min.module,
             &found.args,
             backend_name,
-            signature.kind,
+            signature.kind.name(),
             &format!(
                 "{origin}, cut at the culprit: {before} to {} instructions",
                 min.module.instruction_count()

@@ -1,116 +1,16 @@
 //! Running both sides of a comparison during isolation, and judging the
 //! results: the oracle (the exact reference evaluator or another backend),
-//! the backend under test with a run counter, and the kind of a mismatch (half of the failure signature); judging itself is
-//! the one judge's (`check::Judge`).
+//! the backend under test with a run counter; judging itself is the one
+//! judge's (`check::Judge`), a mismatch's kind is `Verdict::kind`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::backend::{Backend, BackendError, Executable};
-use crate::check::{ElementFailure, Judge, Numerics, Policy, Side, Verdict};
+use crate::check::{Judge, Numerics, Policy, Side, Verdict};
 use crate::hlo::Module;
 use crate::literal::{Literal, Value};
 use crate::reference::{EvalError, Evaluator};
-
-/// What kind of disagreement a verdict is: half of the failure signature
-/// that guards every reduction step.
-///
-/// ```
-/// use xla_props::isolate::MismatchKind;
-/// assert_eq!("values".parse::<MismatchKind>().unwrap(), MismatchKind::Values);
-/// assert_eq!(MismatchKind::NonFinite.name(), "non-finite");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MismatchKind {
-    /// Finite values out of tolerance (or a signed zero).
-    Values,
-    /// A NaN or infinity where the other side has something else.
-    NonFinite,
-    /// Outputs of a different number, type or dims.
-    Shape,
-    /// Only the backend failed.
-    BackendFailed,
-    /// Only the reference failed.
-    ReferenceFailed,
-    /// Both failed, differently.
-    BothFailedDifferently,
-    /// Every unit agrees on the reference's operands, but the whole
-    /// departs beyond what their errors explain (see `Certificate`).
-    Composition,
-}
-
-impl MismatchKind {
-    /// Every kind.
-    pub const ALL: [MismatchKind; 7] = [
-        MismatchKind::Values,
-        MismatchKind::NonFinite,
-        MismatchKind::Shape,
-        MismatchKind::BackendFailed,
-        MismatchKind::ReferenceFailed,
-        MismatchKind::BothFailedDifferently,
-        MismatchKind::Composition,
-    ];
-    /// The kind of a disagreeing verdict (None for agreement and skips).
-    pub fn of(verdict: &Verdict) -> Option<MismatchKind> {
-        match verdict {
-            Verdict::Mismatch(r) | Verdict::KnownBug { mismatch: r, .. } => {
-                let worst = r
-                    .outputs
-                    .iter()
-                    .flat_map(|o| o.worst.iter())
-                    .map(|m| m.failure)
-                    .min();
-                Some(match worst {
-                    Some(ElementFailure::NanClass | ElementFailure::Infinity) => {
-                        MismatchKind::NonFinite
-                    }
-                    _ => MismatchKind::Values,
-                })
-            }
-            Verdict::ShapeMismatch { .. } => Some(MismatchKind::Shape),
-            Verdict::OnlyOneFailed {
-                failed: Side::Backend,
-                ..
-            } => Some(MismatchKind::BackendFailed),
-            Verdict::OnlyOneFailed {
-                failed: Side::Reference,
-                ..
-            } => Some(MismatchKind::ReferenceFailed),
-            Verdict::BothFailedDifferently { .. } => Some(MismatchKind::BothFailedDifferently),
-            Verdict::KnownRejection { .. } => Some(MismatchKind::BackendFailed),
-            Verdict::Agree(_) | Verdict::BothFailedAlike { .. } | Verdict::Skipped { .. } => None,
-        }
-    }
-    /// The lowercase name used in reports and `.hlotest` expectations.
-    pub fn name(self) -> &'static str {
-        match self {
-            MismatchKind::Values => "values",
-            MismatchKind::NonFinite => "non-finite",
-            MismatchKind::Shape => "shape",
-            MismatchKind::BackendFailed => "backend-failed",
-            MismatchKind::ReferenceFailed => "reference-failed",
-            MismatchKind::BothFailedDifferently => "both-failed-differently",
-            MismatchKind::Composition => "composition",
-        }
-    }
-}
-
-impl std::str::FromStr for MismatchKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        MismatchKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown mismatch kind `{s}`"))
-    }
-}
-
-impl std::fmt::Display for MismatchKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// The side results are judged against.
 pub enum Oracle {

@@ -8,11 +8,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::certificate::{certify, grow_departing_region, Certificate};
 use super::deep::{deep_check, fused_location, plain_location, CulpritLocation, LocalDisagreement};
 use super::inside::{look_inside, vanishes_when_split, InsideMethod};
-use super::judge::{judge_module, MismatchKind, Oracle, Tested};
+use super::judge::{judge_module, Oracle, Tested};
 use super::localize::{follow_errors, LocalizeError};
-use super::minimize::{Case, Minimizer, Signature, Step};
+use super::minimize::{Case, Minimizer, Step};
 use crate::backend::Backend;
 use crate::check::Verdict;
+use crate::check::{FailureSignature, MismatchKind};
 use crate::hlo::rewrite::extract_instruction;
 use crate::hlo::{Module, Opcode};
 use crate::inputs::{generate_inputs, Distribution, InputError};
@@ -280,7 +281,7 @@ pub fn isolate_on(
     bar.inc(1);
 
     // minimize
-    let signature = Signature {
+    let signature = FailureSignature {
         opcode: culprit.opcode.parse().unwrap_or(top.opcode),
         kind: located.kind,
         fusion: culprit.fusion.clone(),

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::cause::{culprit_shape, mismatch_class, RootCause};
+use super::cause::{culprit_shape, RootCause};
 use super::collect::Failure;
 use super::forms::needed_forms;
 use crate::backend::Backend;
@@ -162,7 +162,7 @@ pub(crate) fn analyse(
                 )
             },
         );
-    let class = mismatch_class(r.mismatch);
+    let class = r.mismatch.class();
     let operand_forms = needed_forms(
         &rep.module,
         &rep.args,
