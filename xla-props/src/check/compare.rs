@@ -5,7 +5,7 @@ use super::error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 use super::ulp::{classify, ulp_distance, FloatClass};
 use super::verdict::{
     histogram_bucket, histogram_label, Agreement, ElementBound, ElementIndex, ElementMismatch,
-    ElementValue, HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Side, Verdict,
+    ElementValue, HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Verdict,
 };
 use crate::hlo::{DotDims, ElementType, Opcode};
 use crate::literal::Literal;
@@ -59,20 +59,6 @@ pub(crate) fn compare_n(
     let mut ctx = ctx.clone();
     ctx.rules = Rules::all_of(n);
     compare(expected, actual, spec, &ctx)
-}
-
-/// [`judge`] with every element rule of `n` in force (tests only).
-#[cfg(test)]
-pub(crate) fn judge_n(
-    expected: Produced<'_>,
-    actual: Produced<'_>,
-    spec: &ErrorSpec,
-    n: &super::numerics::Numerics,
-    ctx: &CompareContext<'_>,
-) -> Verdict {
-    let mut ctx = ctx.clone();
-    ctx.rules = Rules::all_of(n);
-    judge(expected, actual, spec, &ctx)
 }
 
 pub use super::magnitude_sums::MagnitudeSums;
@@ -190,50 +176,6 @@ impl<'a> CompareContext<'a> {
     pub fn strict_rounding(mut self) -> Self {
         self.strict_rounding = true;
         self
-    }
-}
-
-/// What one side of a comparison produced.
-#[derive(Clone, Copy, Debug)]
-pub enum Produced<'a> {
-    /// Outputs (tuples flattened).
-    Ok(&'a [Literal]),
-    /// A failure, described.
-    Failed(&'a str),
-    /// The side cannot run this program (an op or dtype it lacks).
-    Unsupported(&'a str),
-}
-
-/// Judges two outcomes: failures on either side first, then [`compare`].
-pub(crate) fn judge(
-    expected: Produced<'_>,
-    actual: Produced<'_>,
-    spec: &ErrorSpec,
-    ctx: &CompareContext<'_>,
-) -> Verdict {
-    match (expected, actual) {
-        (Produced::Unsupported(why), _) => Verdict::Skipped {
-            reason: format!("the reference does not support this: {why}"),
-        },
-        (_, Produced::Unsupported(why)) => Verdict::Skipped {
-            reason: format!("the backend does not support this: {why}"),
-        },
-        (Produced::Failed(e), Produced::Failed(a)) if e == a => Verdict::BothFailedAlike {
-            error: e.to_string(),
-        },
-        (Produced::Failed(e), Produced::Failed(a)) => Verdict::BothFailedDifferently {
-            expected_error: e.to_string(),
-            actual_error: a.to_string(),
-        },
-        (Produced::Failed(e), Produced::Ok(_)) => Verdict::OnlyOneFailed {
-            failed: Side::Reference,
-            error: e.to_string(),
-        },
-        (Produced::Ok(_), Produced::Failed(a)) => Verdict::OnlyOneFailed {
-            failed: Side::Backend,
-            error: a.to_string(),
-        },
-        (Produced::Ok(e), Produced::Ok(a)) => compare(e, a, spec, ctx),
     }
 }
 

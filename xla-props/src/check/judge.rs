@@ -18,12 +18,13 @@
 //! Every phase only adds ways to accept an element, so an agreement in an
 //! early phase is final.
 
-use super::compare::{compare, CompareContext, Produced, Rules};
+use super::compare::{compare, CompareContext, Rules};
 use super::error_spec::ErrorSpec;
 use super::known_bugs::{KnownBug, KnownBugNote};
 use super::legal::{Case, Evidence, Setting, REGISTRY};
 use super::numerics::Numerics;
 use super::policy::{EvalFn, Policy};
+use super::produced::{both_outputs, Produced};
 use super::tolerances::default_error_spec_for_module;
 use super::unstable_sort::canonical_unstable_sort;
 use super::verdict::{LegalReason, Verdict};
@@ -43,7 +44,7 @@ use crate::reference::{enclose, first_order_bounds, Allowances, Bounds};
 /// let good = Literal::from_f64s(&s, &[-1.0, 2.0]).unwrap();
 /// let bad = Literal::from_f64s(&s, &[-1.0, 2.5]).unwrap();
 /// let n = Numerics::exact();
-/// let judge = Judge::new(&n, Policy::Reference);
+/// let judge = Judge::new(&n, &[], Policy::Reference);
 /// assert!(judge.against_reference(&m, &[x.clone()], &[good]).is_agreement());
 /// assert!(judge.against_reference(&m, &[x], &[bad]).is_disagreement());
 /// ```
@@ -58,23 +59,19 @@ pub struct Judge<'a> {
 }
 
 impl<'a> Judge<'a> {
-    /// A judge for a backend with `numerics`, under `policy`, with an exact
-    /// property tolerance and no known bugs.
-    pub fn new(numerics: &'a Numerics, policy: Policy) -> Self {
+    /// The one constructor: a judge for a backend with `numerics` and
+    /// `known_bugs` (a mismatch or rejection they explain is a known bug;
+    /// pass none when the expected side is not the exact reference), under
+    /// `policy`, with an exact property tolerance.
+    pub fn new(numerics: &'a Numerics, known_bugs: &'a [KnownBug], policy: Policy) -> Self {
         Judge {
             numerics,
             policy,
-            known_bugs: &[],
+            known_bugs,
             strict_rounding: false,
             float_spec: ErrorSpec::exact(),
             extra: Vec::new(),
         }
-    }
-
-    /// The backend's known bugs (judged against the reference only).
-    pub fn with_known_bugs(mut self, bugs: &'a [KnownBug]) -> Self {
-        self.known_bugs = bugs;
-        self
     }
 
     /// The program must round exactly as written: no excess precision, no
@@ -126,18 +123,21 @@ impl<'a> Judge<'a> {
         }
     }
 
-    /// Judges two outcomes: failures on either side first, then the outputs.
+    /// The one pair classifier: judges two outcomes, failures on either
+    /// side first (a side that cannot run the program is a skip, both
+    /// failing alike an agreement, one failing a disagreement), then the
+    /// outputs.
     pub fn judge(
         &self,
         module: &Module,
         inputs: &[Literal],
-        expected: Produced<'_>,
-        actual: Produced<'_>,
+        expected: &Produced,
+        actual: &Produced,
         reference: &EvalFn<'_>,
     ) -> Verdict {
-        match (expected, actual) {
-            (Produced::Ok(e), Produced::Ok(a)) => self.outputs(module, inputs, e, a, reference),
-            (e, a) => super::compare::judge(e, a, &ErrorSpec::exact(), &CompareContext::new()),
+        match both_outputs(expected, actual) {
+            Ok((e, a)) => self.outputs(module, inputs, e, a, reference),
+            Err(failure) => failure,
         }
     }
 
@@ -152,23 +152,18 @@ impl<'a> Judge<'a> {
         let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
         match crate::reference::evaluate(module, inputs) {
             Ok(e) => self.outputs(module, inputs, &e, actual, &eval),
-            Err(crate::reference::EvalError::Unsupported { opcode, reason }) => {
-                let msg = format!("unsupported {opcode}: {reason}");
-                self.judge(
-                    module,
-                    inputs,
-                    Produced::Unsupported(&msg),
-                    Produced::Ok(actual),
-                    &eval,
-                )
-            }
             Err(e) => {
-                let msg = e.to_string();
+                let expected = match e {
+                    crate::reference::EvalError::Unsupported { opcode, reason } => {
+                        Produced::Unsupported(format!("unsupported {opcode}: {reason}"))
+                    }
+                    e => Produced::Failed(e.to_string()),
+                };
                 self.judge(
                     module,
                     inputs,
-                    Produced::Failed(&msg),
-                    Produced::Ok(actual),
+                    &expected,
+                    &Produced::Ok(actual.to_vec()),
                     &eval,
                 )
             }
@@ -648,8 +643,7 @@ pub fn judge_against_reference(
     strict_rounding: bool,
 ) -> Verdict {
     let eval = |m: &Module, args: &[Literal]| crate::reference::evaluate(m, args).ok();
-    Judge::new(numerics, Policy::Reference)
-        .with_known_bugs(known_bugs)
+    Judge::new(numerics, known_bugs, Policy::Reference)
         .strict_rounding(strict_rounding)
         .with_float_spec(ErrorSpec::exact())
         .outputs(module, inputs, expected, actual, &eval)

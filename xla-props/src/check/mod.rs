@@ -20,6 +20,7 @@ mod magnitude_sums;
 mod numerics;
 mod op_semantics;
 mod policy;
+mod produced;
 mod sweep;
 mod tolerances;
 mod ulp;
@@ -36,7 +37,7 @@ pub use alternatives::{
 };
 pub(crate) use compare::{compare, CompareContext};
 pub use compare::{
-    magnitude_sums_for_dot, magnitude_sums_for_reduce, module_opcodes, MagnitudeSums, Produced,
+    magnitude_sums_for_dot, magnitude_sums_for_reduce, module_opcodes, MagnitudeSums,
 };
 pub use contraction::{fma_contraction_variant, unrounded_products_variant};
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
@@ -56,6 +57,7 @@ pub use legal::legal_differences;
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use op_semantics::{op_semantics_variant, op_semantics_variant_ordered, ConstantOrder};
 pub use policy::{EvalFn, Policy};
+pub use produced::Produced;
 pub use sweep::{ulp_stats, UlpStats};
 pub use tolerances::{
     default_error_spec, default_error_spec_for_module, tolerance_rule, Dtypes, ToleranceRule,

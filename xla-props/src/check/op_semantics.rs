@@ -534,13 +534,11 @@ mod tests {
             assert!(!accepts(&n, &expected, &alt, &wrong), "{op}");
             // nor is the variant admissible without the declaration (the
             // registry decides, through the one judge)
-            let judged = |n: &Numerics| {
-                crate::check::Judge::new(n, crate::check::Policy::Reference).against_reference(
-                    &m,
-                    &args,
-                    std::slice::from_ref(&alt),
-                )
-            };
+            let judged =
+                |n: &Numerics| {
+                    crate::check::Judge::new(n, &[], crate::check::Policy::Reference)
+                        .against_reference(&m, &args, std::slice::from_ref(&alt))
+                };
             assert!(judged(&n).is_agreement(), "{op}");
             assert!(!judged(&Numerics::exact()).is_agreement(), "{op}");
         }

@@ -4,9 +4,8 @@
 use std::path::PathBuf;
 
 use super::CliError;
-use crate::backend;
+use crate::backend::{self, run_module, run_reference};
 use crate::check::{Judge, KnownBug, MismatchKind, Numerics, Policy, Produced, Side, Verdict};
-use crate::fuzz::{run_backend, run_reference, RunResult};
 use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
 use crate::isolate::{explain_departure, Departure, Tested};
@@ -84,7 +83,7 @@ fn run_named(
     name: &str,
     module: &Module,
     args: &[Literal],
-) -> Result<(RunResult, Numerics, Vec<KnownBug>), CliError> {
+) -> Result<(Produced, Numerics, Vec<KnownBug>), CliError> {
     if name == "reference" {
         return Ok((run_reference(module, args), Numerics::exact(), Vec::new()));
     }
@@ -92,7 +91,8 @@ fn run_named(
         backend::create(name).map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
     let numerics = b.numerics();
     let known_bugs = b.known_bugs().to_vec();
-    Ok((run_backend(b.as_ref(), module, args), numerics, known_bugs))
+    let produced = Produced::from(run_module(b.as_ref(), module, args));
+    Ok((produced, numerics, known_bugs))
 }
 
 /// Prints a line to stdout; a closed pipe (`| head`) is the reader's choice, not a panic.
@@ -276,8 +276,8 @@ fn compare_module(
     let verdict = judge_compare(
         module,
         &inputs.args,
-        expected.outcome(),
-        actual.outcome(),
+        &expected,
+        &actual,
         &numerics,
         &known_bugs,
         args.reference == "reference",
@@ -312,8 +312,8 @@ fn compare_module(
 pub fn judge_compare(
     module: &Module,
     inputs: &[Literal],
-    expected: Produced<'_>,
-    actual: Produced<'_>,
+    expected: &Produced,
+    actual: &Produced,
     numerics: &Numerics,
     known_bugs: &[KnownBug],
     exact_reference: bool,
@@ -321,8 +321,7 @@ pub fn judge_compare(
 ) -> Verdict {
     let bugs: &[KnownBug] = if exact_reference { known_bugs } else { &[] };
     let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
-    Judge::new(numerics, Policy::Reference)
-        .with_known_bugs(bugs)
+    Judge::new(numerics, bugs, Policy::Reference)
         .strict_rounding(strict_rounding)
         .judge(module, inputs, expected, actual, &eval)
 }

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use super::expect::{short_version, Expectation};
 use super::format::{HloTest, JudgeMode};
 use crate::backend::{Backend, BackendError};
-use crate::check::{Judge, KnownBugNote, Policy, Verdict};
+use crate::check::{Judge, KnownBugNote, Policy, Produced, Verdict};
 use crate::isolate::{Oracle, Tested};
 
 /// The environment variable that makes failing expectations rewrite themselves.
@@ -48,37 +48,24 @@ pub fn observe(test: &HloTest, backend: &dyn Backend) -> Result<Observation, Str
     let strict = matches!(test.tolerance, JudgeMode::Exact);
     let expected = Oracle::Exact.run(module, &args);
     let actual = tested.run(module, &args);
-    let verdict = match (&expected, &actual) {
-        (Ok(e), Ok(a)) => {
-            let eval = |m: &crate::hlo::Module, a: &[crate::literal::Literal]| {
-                crate::reference::evaluate(m, a).ok()
-            };
-            Judge::new(&tested.numerics(), Policy::Reference)
-                .with_known_bugs(backend.known_bugs())
-                .strict_rounding(strict)
-                .outputs(module, &args, e, a, &eval)
+    let rejection = match (&expected, &actual) {
+        (Produced::Ok(_), Err(e @ BackendError::Compile(message))) => {
+            let bugs = known_rejection(backend, test, message);
+            (!bugs.is_empty()).then(|| Verdict::KnownRejection {
+                bugs,
+                error: e.to_string(),
+            })
         }
-        (Ok(_), Err(BackendError::Compile(message)))
-            if !known_rejection(backend, test, message).is_empty() =>
-        {
-            Verdict::KnownRejection {
-                bugs: known_rejection(backend, test, message),
-                error: actual
-                    .as_ref()
-                    .err()
-                    .map(ToString::to_string)
-                    .unwrap_or_default(),
-            }
-        }
-        _ => crate::isolate::judge::judge_results_with(
-            module,
-            &args,
-            expected,
-            actual,
-            &tested.numerics(),
-            strict,
-        ),
+        _ => None,
     };
+    let verdict = rejection.unwrap_or_else(|| {
+        let eval = |m: &crate::hlo::Module, a: &[crate::literal::Literal]| {
+            crate::reference::evaluate(m, a).ok()
+        };
+        Judge::new(&tested.numerics(), backend.known_bugs(), Policy::Reference)
+            .strict_rounding(strict)
+            .judge(module, &args, &expected, &Produced::from(actual), &eval)
+    });
     Ok(Observation {
         outcome: Expectation::observed(&verdict),
         detail: verdict.to_string(),

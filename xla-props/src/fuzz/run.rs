@@ -8,11 +8,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::differential::{run_backend, run_reference, RunResult};
-use crate::backend::Backend;
+use crate::backend::{run_module, run_reference, Backend};
 use crate::check::{
     compare, flush_subnormal_inputs, CompareContext, ErrorSpec, FailureSignature, Judge,
-    LegalReason, MismatchKind, Numerics, Policy, Verdict,
+    LegalReason, MismatchKind, Numerics, Policy, Produced, Verdict,
 };
 use crate::filetest::{Inputs, JudgeMode, Reproducer};
 use crate::hlo::rewrite::with_root;
@@ -202,7 +201,9 @@ pub fn program_distribution(seed: u64) -> Distribution {
 /// use xla_props::backend::{Backend, Interpreter};
 /// use xla_props::hlo::{parse_module, ArrayShape, ElementType};
 /// use xla_props::literal::Literal;
-/// use xla_props::fuzz::{judge_instruction, run_reference, RunResult};
+/// use xla_props::backend::run_reference;
+/// use xla_props::check::Produced;
+/// use xla_props::fuzz::judge_instruction;
 /// let m = parse_module(
 ///     "HloModule m\nENTRY main { x = f32[1] parameter(0)\n ROOT y = bf16[1] convert(x) }",
 /// )
@@ -212,16 +213,16 @@ pub fn program_distribution(seed: u64) -> Distribution {
 /// let bf16 = |v: f64| Literal::from_f64s(&ArrayShape::new(ElementType::Bf16, vec![1]), &[v]).unwrap();
 /// let numerics = Interpreter::default().numerics();
 /// // rounded to nearest: 1 + 2^-7; truncated: 1, one bf16 ULP off, a bug
-/// let rounded = RunResult::Ok(vec![bf16(1.0078125)]);
+/// let rounded = Produced::Ok(vec![bf16(1.0078125)]);
 /// assert!(judge_instruction(&m, &[x.clone()], &expected, &rounded, &numerics).is_agreement());
-/// let truncated = RunResult::Ok(vec![bf16(1.0)]);
+/// let truncated = Produced::Ok(vec![bf16(1.0)]);
 /// assert!(judge_instruction(&m, &[x], &expected, &truncated, &numerics).is_disagreement());
 /// ```
 pub fn judge_instruction(
     single: &Module,
     operands: &[Literal],
-    expected: &RunResult,
-    actual: &RunResult,
+    expected: &Produced,
+    actual: &Produced,
     numerics: &Numerics,
 ) -> Verdict {
     judge_with_alternatives(single, operands, expected, actual, numerics, &[])
@@ -232,23 +233,17 @@ pub fn judge_instruction(
 fn judge_with_alternatives(
     single: &Module,
     operands: &[Literal],
-    expected: &RunResult,
-    actual: &RunResult,
+    expected: &Produced,
+    actual: &Produced,
     numerics: &Numerics,
     others: &[(LegalReason, Vec<Literal>)],
 ) -> Verdict {
-    let mut judge = Judge::new(numerics, Policy::Instruction);
+    let mut judge = Judge::new(numerics, &[], Policy::Instruction);
     for (reason, outs) in others {
         judge = judge.with_alternative(*reason, outs.clone());
     }
-    let eval = |m: &Module, a: &[Literal]| run_reference(m, a).outputs().map(<[Literal]>::to_vec);
-    judge.judge(
-        single,
-        operands,
-        expected.outcome(),
-        actual.outcome(),
-        &eval,
-    )
+    let eval = |m: &Module, a: &[Literal]| run_reference(m, a).into_outputs();
+    judge.judge(single, operands, expected, actual, &eval)
 }
 
 /// The operand values a backend that flushes subnormal outputs may have
@@ -314,7 +309,7 @@ fn unflushed_operands(
 fn judge_readings(
     single: &Module,
     operands: &[Literal],
-    actual: &RunResult,
+    actual: &Produced,
     numerics: &Numerics,
     unflushed: impl FnOnce() -> Option<Vec<Literal>>,
 ) -> Verdict {
@@ -325,7 +320,7 @@ fn judge_readings(
     {
         return first;
     }
-    let mut readings: Vec<(Vec<Literal>, RunResult)> = vec![(operands.to_vec(), expected)];
+    let mut readings: Vec<(Vec<Literal>, Produced)> = vec![(operands.to_vec(), expected)];
     for ops in flush_subnormal_inputs(operands, numerics)
         .into_iter()
         .chain(unflushed())
@@ -358,7 +353,7 @@ fn judge_readings(
 }
 
 /// Whether two runs produced the same bits (NaNs by class), or failed alike.
-fn identical(expected: &RunResult, actual: &RunResult) -> bool {
+fn identical(expected: &Produced, actual: &Produced) -> bool {
     match (expected.outputs(), actual.outputs()) {
         (Some(e), Some(a)) => matches!(
             compare(e, a, &ErrorSpec::exact(), &CompareContext::new()),
@@ -421,7 +416,7 @@ fn local_culprit(backend: &dyn Backend, module: &Module, args: &[Literal]) -> Op
             _ => {}
         }
         let prefix = with_root(module, id)?;
-        let actual = run_backend(backend, &prefix, args);
+        let actual = Produced::from(run_module(backend, &prefix, args));
         let operands: Option<Vec<Literal>> = ins
             .operands
             .iter()
@@ -434,7 +429,7 @@ fn local_culprit(backend: &dyn Backend, module: &Module, args: &[Literal]) -> Op
         let (Some(operands), Some(single)) = (operands, single_op(module, id)) else {
             return None;
         };
-        if let RunResult::Unsupported(_) = actual {
+        if let Produced::Unsupported(_) = actual {
             return None;
         }
         let unflushed = || unflushed_operands(module, args, ins, &operands, &numerics);
@@ -459,7 +454,7 @@ fn failure_signature(
     args: &[Literal],
 ) -> Option<FailureSignature> {
     let expected = run_reference(module, args);
-    let actual = run_backend(backend, module, args);
+    let actual = Produced::from(run_module(backend, module, args));
     if identical(&expected, &actual) {
         return None;
     }
@@ -493,7 +488,7 @@ fn minimize(
 /// as a rewrite of `convert(convert(x))`, does not reproduce alone).
 fn alone(backend: &dyn Backend, module: &Module, culprit: &Culprit) -> Option<Case> {
     let single = single_op(module, culprit.id)?;
-    let actual = run_backend(backend, &single, &culprit.operands);
+    let actual = Produced::from(run_module(backend, &single, &culprit.operands));
     let verdict = judge_readings(
         &single,
         &culprit.operands,
@@ -611,10 +606,10 @@ fn fuzz_one(
         .filter(|g| g.unmet.is_empty())?
         .args;
     let expected = run_reference(&module, &args);
-    let actual = run_backend(backend, &module, &args);
+    let actual = Produced::from(run_module(backend, &module, &args));
     match (&expected, &actual) {
-        (RunResult::Unsupported(_), _) | (_, RunResult::Unsupported(_)) => return None,
-        (RunResult::Failed(a), RunResult::Failed(b)) if a == b => return None,
+        (Produced::Unsupported(_), _) | (_, Produced::Unsupported(_)) => return None,
+        (Produced::Failed(a), Produced::Failed(b)) if a == b => return None,
         _ => {}
     }
     progress.judged += 1;

@@ -6,11 +6,11 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::backend::{Backend, BackendError, Executable};
-use crate::check::{Judge, Numerics, Policy, Side, Verdict};
+use crate::backend::{run_module, run_reference, Backend, BackendError, Executable};
+use crate::check::{judge_against_reference, Judge, Numerics, Policy, Produced, Verdict};
 use crate::hlo::Module;
 use crate::literal::{Literal, Value};
-use crate::reference::{EvalError, Evaluator};
+use crate::reference::Evaluator;
 
 /// The side results are judged against.
 pub enum Oracle {
@@ -29,29 +29,25 @@ impl Oracle {
         }
     }
 
-    /// Runs `module` on `args`; Err is the failure, described.
-    pub fn run(&self, module: &Module, args: &[Literal]) -> Result<Vec<Literal>, OracleError> {
+    /// Runs `module` on `args`: the expected side of a comparison.
+    pub fn run(&self, module: &Module, args: &[Literal]) -> Produced {
         match self {
-            Oracle::Exact => Evaluator::new()
-                .evaluate(module, args)
-                .map_err(OracleError::from_eval),
-            Oracle::Backend(b) => b
-                .compile(module)
-                .and_then(|e| e.execute(args))
-                .map_err(OracleError::from_backend),
+            Oracle::Exact => run_reference(module, args),
+            Oracle::Backend(b) => Produced::from(run_module(b.as_ref(), module, args)),
         }
     }
 
-    /// The value of every entry instruction (by index; None where unknown).
+    /// The value of every entry instruction (by index; None where
+    /// unknown); Err is the failure, described.
     pub fn all_values(
         &self,
         module: &Module,
         args: &[Literal],
-    ) -> Result<Vec<Option<Value>>, OracleError> {
+    ) -> Result<Vec<Option<Value>>, String> {
         match self {
             Oracle::Exact => Evaluator::new()
                 .evaluate_all(module, args)
-                .map_err(OracleError::from_eval),
+                .map_err(|e| e.to_string()),
             Oracle::Backend(b) => {
                 let entry = module.entry_computation();
                 let ids: Vec<_> = (0..entry.instructions.len())
@@ -59,8 +55,8 @@ impl Oracle {
                     .filter(|&i| !matches!(entry.instr(i).shape, crate::hlo::Shape::Token))
                     .collect();
                 let exposed = crate::hlo::rewrite::expose_values(module, &ids);
-                let exe = b.compile(&exposed).map_err(OracleError::from_backend)?;
-                let flat = exe.execute(args).map_err(OracleError::from_backend)?;
+                let exe = b.compile(&exposed).map_err(|e| e.to_string())?;
+                let flat = exe.execute(args).map_err(|e| e.to_string())?;
                 let mut values = vec![None; entry.instructions.len()];
                 let mut it = flat.into_iter();
                 for &i in &ids {
@@ -132,30 +128,6 @@ pub(crate) fn rebuild(shape: &crate::hlo::Shape, it: &mut impl Iterator<Item = L
     }
 }
 
-/// A failure of the oracle, with whether it is a skip.
-#[derive(Clone, Debug, PartialEq)]
-pub struct OracleError {
-    /// The message.
-    pub message: String,
-    /// The oracle cannot express the module (an op or dtype it lacks).
-    pub unsupported: bool,
-}
-
-impl OracleError {
-    fn from_eval(e: EvalError) -> OracleError {
-        OracleError {
-            unsupported: matches!(e, EvalError::Unsupported { .. }),
-            message: e.to_string(),
-        }
-    }
-    fn from_backend(e: BackendError) -> OracleError {
-        OracleError {
-            unsupported: e.is_unsupported(),
-            message: e.to_string(),
-        }
-    }
-}
-
 /// The backend under test, counting its runs.
 pub struct Tested<'b> {
     /// The backend.
@@ -204,11 +176,11 @@ pub fn judge_outputs(
     actual: &[Literal],
     numerics: &Numerics,
 ) -> Verdict {
-    let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
-    Judge::new(numerics, Policy::Reference).outputs(module, args, expected, actual, &eval)
+    judge_against_reference(module, args, expected, actual, numerics, &[], false)
 }
 
-/// Judges the outcome of both sides of one module.
+/// Judges the outcome of both sides of one module (the backend's known bugs
+/// aside: isolation looks for where a module departs, explained or not).
 pub fn judge_module(
     module: &Module,
     args: &[Literal],
@@ -216,58 +188,8 @@ pub fn judge_module(
     tested: &Tested<'_>,
 ) -> Verdict {
     let expected = oracle.run(module, args);
-    let actual = tested.run(module, args);
-    judge_results(module, args, expected, actual, &tested.numerics())
-}
-
-/// Judges already computed results of both sides.
-pub(crate) fn judge_results(
-    module: &Module,
-    args: &[Literal],
-    expected: Result<Vec<Literal>, OracleError>,
-    actual: Result<Vec<Literal>, BackendError>,
-    numerics: &Numerics,
-) -> Verdict {
-    judge_results_with(module, args, expected, actual, numerics, false)
-}
-
-/// [`judge_results`], with `strict_rounding` when the caller forbids
-/// elided roundings and tolerances.
-pub(crate) fn judge_results_with(
-    module: &Module,
-    args: &[Literal],
-    expected: Result<Vec<Literal>, OracleError>,
-    actual: Result<Vec<Literal>, BackendError>,
-    numerics: &Numerics,
-    strict_rounding: bool,
-) -> Verdict {
-    match (expected, actual) {
-        (Err(e), _) if e.unsupported => Verdict::Skipped {
-            reason: format!("the reference does not support this: {}", e.message),
-        },
-        (_, Err(a)) if a.is_unsupported() => Verdict::Skipped {
-            reason: format!("the backend does not support this: {a}"),
-        },
-        (Err(e), Err(a)) if e.message == a.to_string() => {
-            Verdict::BothFailedAlike { error: e.message }
-        }
-        (Err(e), Err(a)) => Verdict::BothFailedDifferently {
-            expected_error: e.message,
-            actual_error: a.to_string(),
-        },
-        (Err(e), Ok(_)) => Verdict::OnlyOneFailed {
-            failed: Side::Reference,
-            error: e.message,
-        },
-        (Ok(_), Err(a)) => Verdict::OnlyOneFailed {
-            failed: Side::Backend,
-            error: a.to_string(),
-        },
-        (Ok(e), Ok(a)) => {
-            let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
-            Judge::new(numerics, Policy::Reference)
-                .strict_rounding(strict_rounding)
-                .outputs(module, args, &e, &a, &eval)
-        }
-    }
+    let actual = Produced::from(tested.run(module, args));
+    let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+    Judge::new(&tested.numerics(), &[], Policy::Reference)
+        .judge(module, args, &expected, &actual, &eval)
 }

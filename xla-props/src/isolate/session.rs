@@ -231,7 +231,7 @@ pub fn isolate_on(
         Err(e) => {
             return Err(IsolateError::Reference {
                 oracle: oracle.name().to_string(),
-                message: e.message,
+                message: e,
             })
         }
     };
@@ -350,7 +350,7 @@ fn certified(
     oracle: &Oracle,
     tested: &Tested<'_>,
 ) -> Option<Certified> {
-    let expected = oracle.run(module, args).ok()?;
+    let expected = oracle.run(module, args).into_outputs()?;
     let actual = tested.run(module, args).ok()?;
     let certificate = certify(module, args, &expected, &actual, reference, tested)?;
     if certificate.is_amplified() {

@@ -223,7 +223,7 @@ fn known_bugs(failure: &Failure, args: &[Literal], backend: &dyn Backend) -> Opt
     if backend.known_bugs().is_empty() {
         return None;
     }
-    let expected = Oracle::Exact.run(&failure.module, args).ok()?;
+    let expected = Oracle::Exact.run(&failure.module, args).into_outputs()?;
     let actual = backend.compile(&failure.module).ok()?.execute(args).ok()?;
     let verdict = judge_against_reference(
         &failure.module,

@@ -283,7 +283,7 @@ fn explain_a_reproducer() {
         ),
     };
     let e = run_reference(&m, &args);
-    let a = run_backend(backend.as_ref(), &m, &args);
+    let a = Produced::from(crate::backend::run_module(backend.as_ref(), &m, &args));
     println!("expected {:?}", e.outputs().map(|o| o[0].to_f64_vec()));
     println!("actual   {:?}", a.outputs().map(|o| o[0].to_f64_vec()));
     let v = judge_instruction(&m, &args, &e, &a, &backend.numerics());
@@ -296,7 +296,7 @@ fn explain_a_reproducer() {
         let prefix = with_root(&m, c.id).unwrap();
         println!(
             "  backend {:?}",
-            run_backend(backend.as_ref(), &prefix, &args)
+            Produced::from(crate::backend::run_module(backend.as_ref(), &prefix, &args))
                 .outputs()
                 .map(|o| o[0].to_f64_vec())
         );
