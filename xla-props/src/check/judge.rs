@@ -21,7 +21,7 @@
 use super::compare::{compare, CompareContext, Rules};
 use super::error_spec::ErrorSpec;
 use super::known_bugs::{KnownBug, KnownBugNote};
-use super::legal::{Case, Evidence, Setting, REGISTRY};
+use super::legal::{Case, Evidence, LegalDifference, Setting, REGISTRY};
 use super::numerics::Numerics;
 use super::policy::{EvalFn, Policy};
 use super::produced::{both_outputs, Produced};
@@ -200,18 +200,7 @@ impl<'a> Judge<'a> {
             reference,
         };
         // phase 1: specs and the cheap element rules
-        let mut rules = Rules::default();
-        let mut sorted = false;
-        for e in admitted.iter().filter(|e| e.cheap()) {
-            for ev in e.evidence(&case) {
-                match ev {
-                    Evidence::FlushOutputs(t) => rules.flush_outputs = t,
-                    Evidence::Approximations(a) => rules.approximations = a,
-                    Evidence::UnstableSort => sorted = true,
-                    _ => {}
-                }
-            }
-        }
+        let (rules, sorted) = cheap_rules(&admitted, &case);
         let canonical = if sorted {
             canonical_unstable_sort(module, expected).zip(canonical_unstable_sort(module, actual))
         } else {
@@ -246,41 +235,14 @@ impl<'a> Judge<'a> {
         }
         // phase 2: the costly evidence
         let case = Case { expected, ..case };
-        let mut owned: Vec<(LegalReason, Vec<Literal>)> = Vec::new();
-        let mut open: Vec<(LegalReason, Vec<Vec<bool>>)> = Vec::new();
-        let mut variants: Vec<Module> = Vec::new();
-        let mut bound = false;
-        let mut costly = false;
-        for e in admitted.iter().filter(|e| !e.cheap()) {
-            if e.reason() == LegalReason::KnownBug {
-                continue;
-            }
-            costly = true;
-            let evidence = e.evidence(&case);
-            lap(e.reason().name());
-            for ev in evidence {
-                match ev {
-                    Evidence::Reassociation(sums) => {
-                        ctx.rules.reassociation = true;
-                        if let Some(s) = sums {
-                            ctx = ctx.with_magnitude_sums(0, s);
-                        }
-                    }
-                    Evidence::Outputs(o) => owned.push((e.reason(), o)),
-                    Evidence::AnyValue(m) => open.push((e.reason(), m)),
-                    Evidence::Variant(m) => variants.push(m),
-                    Evidence::PropagatedBound => bound = true,
-                    _ => {}
-                }
-            }
-        }
+        let costly = costly_evidence(&admitted, &case, &mut ctx, &lap);
         let mut v = v;
-        if costly {
+        if costly.any {
             let mut full = ctx.clone();
-            for (reason, outs) in &owned {
+            for (reason, outs) in &costly.owned {
                 full = full.with_alternative(*reason, outs);
             }
-            for (reason, masks) in &open {
+            for (reason, masks) in &costly.open {
                 full = full.with_any_value(*reason, masks);
             }
             v = with_ties(compare(expected, actual, &exact, &full), unstable_ties);
@@ -289,8 +251,9 @@ impl<'a> Judge<'a> {
                 return v;
             }
             // phase 3: the bound carried through the graph
-            if bound && canonical.is_none() {
-                let modules: Vec<&Module> = std::iter::once(module).chain(&variants).collect();
+            if costly.bound && canonical.is_none() {
+                let modules: Vec<&Module> =
+                    std::iter::once(module).chain(&costly.variants).collect();
                 let sides = (expected, actual);
                 v = self.enclosed(&modules, inputs, sides, &mut full, unstable_ties, &lap);
                 if !matches!(v, Verdict::Mismatch(_)) {
@@ -473,6 +436,78 @@ impl EnclosureStep {
             enclose(m, inputs, &self.allow).ok()
         }
     }
+}
+
+/// Phase 1's element rules, from the admissible cheap entries, and whether
+/// an unstable sort's outputs compare in canonical order.
+fn cheap_rules<'n>(
+    admitted: &[&&'static dyn LegalDifference],
+    case: &Case<'n, '_>,
+) -> (Rules<'n>, bool) {
+    let mut rules = Rules::default();
+    let mut sorted = false;
+    for e in admitted.iter().filter(|e| e.cheap()) {
+        for ev in e.evidence(case) {
+            match ev {
+                Evidence::FlushOutputs(t) => rules.flush_outputs = t,
+                Evidence::Approximations(a) => rules.approximations = a,
+                Evidence::UnstableSort => sorted = true,
+                _ => {}
+            }
+        }
+    }
+    (rules, sorted)
+}
+
+/// Phase 2's evidence: what every admissible costly entry (known bugs
+/// aside) builds.
+#[derive(Default)]
+struct Costly {
+    /// Some entry was asked.
+    any: bool,
+    /// Other legal outputs, by reason.
+    owned: Vec<(LegalReason, Vec<Literal>)>,
+    /// Elements that may be any value, by reason.
+    open: Vec<(LegalReason, Vec<Vec<bool>>)>,
+    /// Variant modules whose enclosures are legal too.
+    variants: Vec<Module>,
+    /// The propagated bound applies.
+    bound: bool,
+}
+
+/// Asks every admissible costly entry (known bugs aside) for its evidence;
+/// the reassociation rule and its magnitude sums go into `ctx` directly.
+fn costly_evidence(
+    admitted: &[&&'static dyn LegalDifference],
+    case: &Case<'_, '_>,
+    ctx: &mut CompareContext<'_>,
+    lap: &dyn Fn(&str),
+) -> Costly {
+    let mut c = Costly::default();
+    for e in admitted.iter().filter(|e| !e.cheap()) {
+        if e.reason() == LegalReason::KnownBug {
+            continue;
+        }
+        c.any = true;
+        let evidence = e.evidence(case);
+        lap(e.reason().name());
+        for ev in evidence {
+            match ev {
+                Evidence::Reassociation(sums) => {
+                    ctx.rules.reassociation = true;
+                    if let Some(s) = sums {
+                        *ctx = std::mem::take(ctx).with_magnitude_sums(0, s);
+                    }
+                }
+                Evidence::Outputs(o) => c.owned.push((e.reason(), o)),
+                Evidence::AnyValue(m) => c.open.push((e.reason(), m)),
+                Evidence::Variant(m) => c.variants.push(m),
+                Evidence::PropagatedBound => c.bound = true,
+                _ => {}
+            }
+        }
+    }
+    c
 }
 
 /// The backend's numerics as the interval evaluator's allowances (no

@@ -36,9 +36,7 @@ pub use alternatives::{
     excess_precision_variant, flush_subnormal_constants, flush_subnormal_inputs,
 };
 pub(crate) use compare::{compare, CompareContext};
-pub use compare::{
-    magnitude_sums_for_dot, magnitude_sums_for_reduce, module_opcodes, MagnitudeSums,
-};
+pub use compare::{module_opcodes, MagnitudeSums};
 pub use contraction::{fma_contraction_variant, unrounded_products_variant};
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
@@ -53,7 +51,11 @@ pub use known_bugs::{
     any_value_spec_masks, operand_is_one_outputs, output_masks, AnyValueMasks, BugModel, KnownBug,
     KnownBugNote,
 };
+pub(crate) use legal::flushed_readings::{
+    judge_readings, judge_with_alternatives, unflushed_operands,
+};
 pub use legal::legal_differences;
+pub use magnitude_sums::{magnitude_sums_for_dot, magnitude_sums_for_reduce};
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use op_semantics::{op_semantics_variant, op_semantics_variant_ordered, ConstantOrder};
 pub use policy::{EvalFn, Policy};

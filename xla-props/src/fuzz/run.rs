@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use crate::backend::{run_module, run_reference, Backend};
 use crate::check::{
-    compare, flush_subnormal_inputs, CompareContext, ErrorSpec, FailureSignature, Judge,
-    LegalReason, MismatchKind, Numerics, Policy, Produced, Verdict,
+    compare, judge_readings, judge_with_alternatives, unflushed_operands, CompareContext,
+    ErrorSpec, FailureSignature, MismatchKind, Numerics, Produced, Verdict,
 };
 use crate::filetest::{Inputs, JudgeMode, Reproducer};
 use crate::hlo::rewrite::with_root;
@@ -225,131 +225,15 @@ pub fn judge_instruction(
     actual: &Produced,
     numerics: &Numerics,
 ) -> Verdict {
-    judge_with_alternatives(single, operands, expected, actual, numerics, &[])
-}
-
-/// [`judge_instruction`] with more legal results, each accepted element by
-/// element: the one judge under its per-instruction policy.
-fn judge_with_alternatives(
-    single: &Module,
-    operands: &[Literal],
-    expected: &Produced,
-    actual: &Produced,
-    numerics: &Numerics,
-    others: &[(LegalReason, Vec<Literal>)],
-) -> Verdict {
-    let mut judge = Judge::new(numerics, &[], Policy::Instruction);
-    for (reason, outs) in others {
-        judge = judge.with_alternative(*reason, outs.clone());
-    }
-    let eval = |m: &Module, a: &[Literal]| run_reference(m, a).into_outputs();
-    judge.judge(single, operands, expected, actual, &eval)
-}
-
-/// The operand values a backend that flushes subnormal outputs may have
-/// used inside one execution: where it returned ±0 for an operand (of a type
-/// whose outputs it flushes), a subnormal, since the flush happens only
-/// where a value leaves the program: the reference's value there when it is
-/// subnormal, else the smallest subnormal of that sign. None when nothing changes.
-fn unflushed_operands(
-    module: &Module,
-    args: &[Literal],
-    ins: &Instruction,
-    operands: &[Literal],
-    numerics: &Numerics,
-) -> Option<Vec<Literal>> {
-    if numerics.flush_outputs.is_empty() {
-        return None;
-    }
-    let mut changed = false;
-    let mut out = operands.to_vec();
-    for (k, o) in ins.operands.iter().enumerate() {
-        let t = out[k].dtype();
-        let Some(fmt) = t.float_format().filter(|_| numerics.flushes_outputs(t)) else {
-            continue;
-        };
-        let Some(exact) = with_root(module, *o)
-            .and_then(|m| {
-                run_reference(&m, args)
-                    .outputs()
-                    .and_then(|v| v.first().cloned())
-            })
-            .filter(|e| e.dtype() == t && e.element_count() == out[k].element_count())
-        else {
-            continue;
-        };
-        for i in 0..exact.element_count() {
-            let e = exact.get_f64(i);
-            let a = out[k].get_f64(i);
-            if a != 0.0 {
-                continue;
-            }
-            // the reference's subnormal, or (where the backend's own
-            // rounding made one the reference does not have) the smallest
-            if e != 0.0 && e.abs() < fmt.min_normal() {
-                out[k].set_bits(i, exact.get_bits(i));
-            } else {
-                out[k].set_f64(i, fmt.min_subnormal().copysign(a));
-            }
-            changed = true;
-        }
-    }
-    changed.then_some(out)
-}
-
-/// Judges one instruction on every reading of its operands the backend's
-/// numerics allow: the values the backend returned, those with subnormals
-/// flushed (a backend flushing inputs), and those with flushed outputs
-/// restored (a backend flushing outputs, see [`unflushed_operands`]). Each
-/// reading in turn is the expected result of [`judge_instruction`] (so a
-/// reassociated sum of flushed operands is legal), with the reference's
-/// results on the other readings as alternatives element by element (each
-/// element may have been flushed or not). The instruction is wrong only when
-/// every reading says so; the verdict is the first reading's.
-fn judge_readings(
-    single: &Module,
-    operands: &[Literal],
-    actual: &Produced,
-    numerics: &Numerics,
-    unflushed: impl FnOnce() -> Option<Vec<Literal>>,
-) -> Verdict {
-    let expected = run_reference(single, operands);
-    let first = judge_instruction(single, operands, &expected, actual, numerics);
-    if first.kind().is_none()
-        || numerics.flush_inputs.is_empty() && numerics.flush_outputs.is_empty()
-    {
-        return first;
-    }
-    let mut readings: Vec<(Vec<Literal>, Produced)> = vec![(operands.to_vec(), expected)];
-    for ops in flush_subnormal_inputs(operands, numerics)
-        .into_iter()
-        .chain(unflushed())
-    {
-        let e = run_reference(single, &ops);
-        readings.push((ops, e));
-    }
-    for (k, (ops, e)) in readings.iter().enumerate() {
-        // reading 0 is as returned; the others flush inputs or restore
-        // flushed outputs
-        let others: Vec<(LegalReason, Vec<Literal>)> = readings
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != k)
-            .filter_map(|(j, (_, r))| {
-                let reason = match j {
-                    0 => LegalReason::Alternative,
-                    1 => LegalReason::FlushedInputs,
-                    _ => LegalReason::FlushedSubnormalOutput,
-                };
-                r.outputs().map(|o| (reason, o.to_vec()))
-            })
-            .collect();
-        let v = judge_with_alternatives(single, ops, e, actual, numerics, &others);
-        if v.kind().is_none() {
-            return v;
-        }
-    }
-    first
+    judge_with_alternatives(
+        single,
+        operands,
+        expected,
+        actual,
+        numerics,
+        &[],
+        &run_reference,
+    )
 }
 
 /// Whether two runs produced the same bits (NaNs by class), or failed alike.
@@ -432,8 +316,16 @@ fn local_culprit(backend: &dyn Backend, module: &Module, args: &[Literal]) -> Op
         if let Produced::Unsupported(_) = actual {
             return None;
         }
-        let unflushed = || unflushed_operands(module, args, ins, &operands, &numerics);
-        let verdict = judge_readings(&single, &operands, &actual, &numerics, unflushed);
+        let unflushed =
+            || unflushed_operands(module, args, ins, &operands, &numerics, &run_reference);
+        let verdict = judge_readings(
+            &single,
+            &operands,
+            &actual,
+            &numerics,
+            unflushed,
+            &run_reference,
+        );
         if let Some(kind) = verdict.kind() {
             let signature = FailureSignature::new(ins.opcode, kind);
             return Some(Culprit {
@@ -495,6 +387,7 @@ fn alone(backend: &dyn Backend, module: &Module, culprit: &Culprit) -> Option<Ca
         &actual,
         &backend.numerics(),
         || None,
+        &run_reference,
     );
     (verdict.kind() == Some(culprit.signature.kind)).then(|| Case {
         module: dead_code_eliminated(&single),
