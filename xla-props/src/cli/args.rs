@@ -85,8 +85,7 @@ impl JudgingArgs {
 /// The directory a command writes its results into.
 #[derive(clap::Args, Debug, Clone)]
 pub struct OutDirArgs {
-    /// Where to write the results: the reproducer and reports (`isolate`),
-    /// the groups and their representatives (`triage`), the reproducers (`fuzz`).
+    /// The directory to write the command's reproducers and reports into.
     #[arg(long)]
     pub out: PathBuf,
 }
