@@ -646,6 +646,24 @@ fn elementwise(module: &Module, inputs: &[Literal], expected: &[Literal]) -> boo
         .all(|a| a.element_count() == n || a.element_count() == 1)
 }
 
+/// A compile error that the backend's `known_bugs` declare for `module`
+/// (`BugModel::Rejects`, matched on the compile error's `message`):
+/// `Verdict::KnownRejection` naming them, with the whole `error`; None when
+/// none declares it.
+pub fn known_rejection(
+    known_bugs: &[KnownBug],
+    module: &Module,
+    message: &str,
+    error: String,
+) -> Option<Verdict> {
+    let bugs: Vec<KnownBugNote> = known_bugs
+        .iter()
+        .filter(|b| b.rejects(module, message))
+        .map(KnownBug::note)
+        .collect();
+    (!bugs.is_empty()).then_some(Verdict::KnownRejection { bugs, error })
+}
+
 /// Judges a backend's outputs (`actual`) for `module` on `inputs` against the
 /// exact reference's (`expected`), with the backend's declared `numerics`:
 /// default error specs per (op, dtype), reassociation bounds and the legal

@@ -10,6 +10,7 @@ mod complex;
 mod contraction;
 mod error_spec;
 mod excess;
+mod flushed_readings;
 mod grouped_conv_model;
 mod judge;
 mod kind;
@@ -40,8 +41,9 @@ pub use compare::{module_opcodes, MagnitudeSums};
 pub use contraction::{fma_contraction_variant, unrounded_products_variant};
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
+pub(crate) use flushed_readings::{judge_readings, judge_with_alternatives, unflushed_operands};
 pub use grouped_conv_model::{batch_group_dilation_holes, dense_depthwise_convolutions};
-pub use judge::{judge_against_reference, Judge};
+pub use judge::{judge_against_reference, known_rejection, Judge};
 pub use kind::{FailureSignature, MismatchKind};
 pub use known_bug_model::{
     apply_model_specs, replace_with_model, replace_with_model_of, type_text, DivisionRewrite,
@@ -50,9 +52,6 @@ pub use known_bug_model::{
 pub use known_bugs::{
     any_value_spec_masks, operand_is_one_outputs, output_masks, AnyValueMasks, BugModel, KnownBug,
     KnownBugNote,
-};
-pub(crate) use legal::flushed_readings::{
-    judge_readings, judge_with_alternatives, unflushed_operands,
 };
 pub use legal::legal_differences;
 pub use magnitude_sums::{magnitude_sums_for_dot, magnitude_sums_for_reduce};

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use super::expect::{short_version, Expectation};
 use super::format::{HloTest, JudgeMode};
 use crate::backend::{Backend, BackendError};
-use crate::check::{Judge, KnownBugNote, Policy, Produced, Verdict};
+use crate::check::{known_rejection, Judge, Policy, Produced, Verdict};
 use crate::isolate::{Oracle, Tested};
 
 /// The environment variable that makes failing expectations rewrite themselves.
@@ -50,11 +50,7 @@ pub fn observe(test: &HloTest, backend: &dyn Backend) -> Result<Observation, Str
     let actual = tested.run(module, &args);
     let rejection = match (&expected, &actual) {
         (Produced::Ok(_), Err(e @ BackendError::Compile(message))) => {
-            let bugs = known_rejection(backend, test, message);
-            (!bugs.is_empty()).then(|| Verdict::KnownRejection {
-                bugs,
-                error: e.to_string(),
-            })
+            known_rejection(backend.known_bugs(), module, message, e.to_string())
         }
         _ => None,
     };
@@ -71,16 +67,6 @@ pub fn observe(test: &HloTest, backend: &dyn Backend) -> Result<Observation, Str
         detail: verdict.to_string(),
         verdict,
     })
-}
-
-/// The known bugs of `backend` that declare its compile error on this module.
-fn known_rejection(backend: &dyn Backend, test: &HloTest, message: &str) -> Vec<KnownBugNote> {
-    backend
-        .known_bugs()
-        .iter()
-        .filter(|b| b.rejects(&test.module, message))
-        .map(|b| b.note())
-        .collect()
 }
 
 /// Runs `test` on `backend` and checks its expectation for the backend's

@@ -458,20 +458,10 @@ fn known_rejection(backend: &dyn Backend, module: &Module, e: &BackendError) -> 
     let BackendError::Compile(message) = e else {
         return None;
     };
-    let bugs: Vec<_> = backend
-        .known_bugs()
-        .iter()
-        .filter(|b| b.rejects(module, message))
-        .map(|b| b.note())
-        .collect();
-    if bugs.is_empty() {
-        return None;
-    }
+    let verdict =
+        crate::check::known_rejection(backend.known_bugs(), module, message, e.to_string())?;
     Some(Outcome::Fail(Box::new(super::spec::Failure {
         summary: format!("{}: {e}", backend.name()),
-        verdict: Some(Verdict::KnownRejection {
-            bugs,
-            error: e.to_string(),
-        }),
+        verdict: Some(verdict),
     })))
 }

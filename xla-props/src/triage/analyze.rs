@@ -150,6 +150,19 @@ pub(crate) fn analyse(
     } else {
         "not bisected".to_string()
     };
+    culprit_member(failure, isolated, pass, backend, start)
+}
+
+/// The member of an isolated failure: its root cause (the culprit's
+/// opcode, dtype class, the operand forms it needs, the mismatch class and
+/// the culprit `pass`) and its minimized reproducer.
+fn culprit_member(
+    failure: &Failure,
+    isolated: Box<Isolated>,
+    pass: String,
+    backend: &dyn Backend,
+    start: Instant,
+) -> Analysed {
     let r = &isolated.report;
     let rep = &isolated.reproducer;
     let (opcode, dtype, forms) =

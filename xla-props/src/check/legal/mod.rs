@@ -16,7 +16,6 @@ mod excess_in_fusions;
 mod fast_min_max;
 mod flushed_inputs;
 mod flushed_outputs;
-pub(super) mod flushed_readings;
 mod fma;
 mod known_bug;
 mod op_semantics;

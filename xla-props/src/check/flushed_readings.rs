@@ -1,6 +1,7 @@
 //! The fuzzer's rejudging of one instruction on every reading of its
-//! operands that flushing allows (not an entry of the registry: the
-//! readings change the expected side, not the accepted values). A backend
+//! operands that flushing allows (beside the registry of legal differences,
+//! `legal/`, not in it: the readings change the expected side, not the
+//! accepted values; and it asks the judge, which asks the registry). A backend
 //! that flushes subnormals may have read an operand flushed, or (flushing
 //! outputs only where a value leaves the program) unflushed where it
 //! returned a zero; the instruction is wrong only when every reading says so.
