@@ -267,8 +267,7 @@ fn testdata_expected_values_under_the_judge() {
     let Some(files) = corpus_files() else { return };
     let declared = xla_props::backend::xla::config::builtin_backend("xla-cpu")
         .expect("xla-cpu is a built-in declaration");
-    let judge =
-        Judge::new(&declared.numerics, Policy::Reference).with_known_bugs(declared.known_bugs);
+    let judge = Judge::new(&declared.numerics, declared.known_bugs, Policy::Reference);
     let (mut total, mut agree, mut rejected) = (0, 0, Vec::new());
     for path in files.iter().filter(|p| !disabled(p)) {
         total += 1;

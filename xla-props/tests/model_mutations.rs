@@ -118,7 +118,7 @@ fn check_one(file: &PathBuf, m: Mutation) -> Result<bool, String> {
     let expected = evaluate(&module, &args).map_err(|e| format!("{name}: reference: {e}"))?;
     let numerics = mutant.numerics();
     let eval = |mm: &xla_props::hlo::Module, a: &[Literal]| evaluate(mm, a).ok();
-    let verdict = xla_props::check::Judge::new(&numerics, xla_props::check::Policy::Reference)
+    let verdict = xla_props::check::Judge::new(&numerics, &[], xla_props::check::Policy::Reference)
         .outputs(&module, &args, &expected, &actual, &eval);
     let tested = Tested::new(&mutant);
     let amplified = verdict.is_disagreement()

@@ -119,7 +119,7 @@ fn verdict(module: &Module, args: &[Literal], backend: &dyn Backend, strict: boo
         .expect("backend runs");
     let numerics = backend.numerics();
     let eval = |m: &Module, a: &[Literal]| xla_props::reference::evaluate(m, a).ok();
-    Judge::new(&numerics, Policy::Reference)
+    Judge::new(&numerics, &[], Policy::Reference)
         .strict_rounding(strict)
         .outputs(module, args, &expected, &actual, &eval)
 }

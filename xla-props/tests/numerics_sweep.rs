@@ -81,7 +81,7 @@ fn sweep(op: Opcode, dtype: ElementType) -> Sweep {
     // exact but for the declared numerics (strict: no default error spec)
     let numerics = backend.numerics();
     let eval = |m: &Module, a: &[Literal]| xla_props::reference::evaluate(m, a).ok();
-    let verdict = Judge::new(&numerics, Policy::Reference)
+    let verdict = Judge::new(&numerics, &[], Policy::Reference)
         .strict_rounding(true)
         .outputs(&m, &args, &expected, &actual, &eval);
     let stats = ulp_stats(&expected[0], &actual[0]).expect("same shapes");

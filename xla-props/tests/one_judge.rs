@@ -77,8 +77,8 @@ fn everywhere(m: &Module, args: &[Literal], b: &Fixed) -> Verdict {
     let compare = xla_props::cli::judge_compare(
         m,
         args,
-        Produced::Ok(&expected),
-        Produced::Ok(&b.outputs),
+        &Produced::Ok(expected.clone()),
+        &Produced::Ok(b.outputs.clone()),
         &n,
         &b.bugs,
         true,

@@ -259,7 +259,7 @@ fn partitioned_programs_mean_what_their_annotations_say() {
         let one = evaluate(&annotated, &inputs.args).unwrap();
         let many = evaluate_global(&program, &partitioned, &inputs.args, 1_000_000).unwrap();
         let numerics = Interpreter::default().numerics();
-        let verdict = Judge::new(&numerics, Policy::Reference).outputs(
+        let verdict = Judge::new(&numerics, &[], Policy::Reference).outputs(
             &annotated,
             &inputs.args,
             &one,

@@ -55,8 +55,8 @@ fn compare(backend: &dyn Backend, path: &Path) -> Outcome {
     let verdict = xla_props::cli::judge_compare(
         &module,
         &inputs.args,
-        Produced::Ok(&expected),
-        Produced::Ok(&actual),
+        &Produced::Ok(expected.clone()),
+        &Produced::Ok(actual.clone()),
         &backend.numerics(),
         backend.known_bugs(),
         true,

@@ -286,12 +286,3 @@ pub trait PassControl: Send + Sync {
     /// in the order they ran.
     fn read_dump(&self, dir: &Path) -> Result<Vec<PassStep>, String>;
 }
-
-/// Runs a module on a backend: compile, then execute once.
-pub fn run_module(
-    backend: &dyn Backend,
-    module: &Module,
-    args: &[Literal],
-) -> Result<Vec<Literal>, BackendError> {
-    backend.compile(module)?.execute(args)
-}

@@ -43,6 +43,15 @@ pub enum BackendError {
     /// The arguments do not match the entry computation's parameters; the message names the parameter.
     #[error("bad arguments: {0}")]
     BadArguments(String),
+    /// The backend panicked while compiling or running (caught by
+    /// `backend::run_module`: a failure of that run, not of the caller).
+    #[error("{backend} panicked")]
+    Panicked {
+        /// The backend's name.
+        backend: String,
+        /// The panic's message.
+        message: String,
+    },
 }
 
 impl BackendError {

@@ -9,12 +9,12 @@ pub mod iree;
 pub mod mutant;
 mod reference_backend;
 mod registry;
+mod run;
 mod unavailable;
 pub mod xla;
 
 pub use api::{
-    builtin_version, run_module, Backend, BackendTraits, BatchRequest, Executable, FusionProbe,
-    ProbedValue,
+    builtin_version, Backend, BackendTraits, BatchRequest, Executable, FusionProbe, ProbedValue,
 };
 pub use api::{PassControl, PassStep};
 pub use error::BackendError;
@@ -24,5 +24,7 @@ pub use reference_backend::ReferenceBackend;
 pub use registry::{
     available_backends, config_error, create, known_backends, Availability, BackendInfo,
 };
+pub(crate) use run::panic_text;
+pub use run::{run_module, run_reference};
 pub use unavailable::Unavailable;
 pub use xla::{XlaBackend, XlaPlugin};

@@ -1,6 +1,6 @@
 //! Comparator tests: each legal difference accepted only when declared.
 
-use super::compare::{compare_n, judge_n};
+use super::compare::compare_n;
 use super::*;
 use crate::hlo::{ArrayShape, ElementType, Opcode};
 use crate::literal::Literal;
@@ -150,7 +150,7 @@ fn flushed_inputs_alternative() {
     let actual = lit(ElementType::F32, &[0.0]);
     let inputs_ftz = Numerics::exact().with_ftz(ElementType::F32, true, false);
     let judge = |n: &Numerics| {
-        Judge::new(n, Policy::Reference).against_reference(
+        Judge::new(n, &[], Policy::Reference).against_reference(
             &m,
             std::slice::from_ref(&x),
             std::slice::from_ref(&actual),
@@ -267,7 +267,7 @@ fn excess_precision_unless_strict_rounding() {
     let x = lit(ElementType::F32, &[1.0 + 2f64.powi(-12)]);
     let unrounded = lit(ElementType::F32, &[0.0]);
     let judge = |n: &Numerics, strict: bool| {
-        Judge::new(n, Policy::Reference)
+        Judge::new(n, &[], Policy::Reference)
             .strict_rounding(strict)
             .against_reference(
                 &m,
@@ -383,29 +383,36 @@ fn shape_mismatch_and_failures() {
         &CompareContext::new(),
     );
     assert!(matches!(v, Verdict::ShapeMismatch { .. }));
-    let one = [a.clone()];
-    let both = judge_n(
-        Produced::Failed("division by zero"),
-        Produced::Failed("division by zero"),
-        &ErrorSpec::exact(),
-        &Numerics::exact(),
-        &CompareContext::new(),
+    let one = vec![a.clone()];
+    let m = crate::hlo::parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[1] parameter(0)\n  ROOT y = f32[1] negate(x)\n}\n",
+    )
+    .unwrap();
+    let n = Numerics::exact();
+    let judge = Judge::new(&n, &[], Policy::Reference);
+    let eval = |m: &crate::hlo::Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+    let both = judge.judge(
+        &m,
+        &one,
+        &Produced::Failed("division by zero".into()),
+        &Produced::Failed("division by zero".into()),
+        &eval,
     );
     assert!(matches!(both, Verdict::BothFailedAlike { .. }));
-    let skipped = judge_n(
-        Produced::Ok(&one),
-        Produced::Unsupported("no f8 support"),
-        &ErrorSpec::exact(),
-        &Numerics::exact(),
-        &CompareContext::new(),
+    let skipped = judge.judge(
+        &m,
+        &one,
+        &Produced::Ok(one.clone()),
+        &Produced::Unsupported("no f8 support".into()),
+        &eval,
     );
     assert!(matches!(skipped, Verdict::Skipped { .. }));
-    let only = judge_n(
-        Produced::Failed("bad"),
-        Produced::Ok(&one),
-        &ErrorSpec::exact(),
-        &Numerics::exact(),
-        &CompareContext::new(),
+    let only = judge.judge(
+        &m,
+        &one,
+        &Produced::Failed("bad".into()),
+        &Produced::Ok(one.clone()),
+        &eval,
     );
     assert!(only.is_disagreement());
 }

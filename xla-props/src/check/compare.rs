@@ -5,9 +5,9 @@ use super::error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 use super::ulp::{classify, ulp_distance, FloatClass};
 use super::verdict::{
     histogram_bucket, histogram_label, Agreement, ElementBound, ElementIndex, ElementMismatch,
-    ElementValue, HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Side, Verdict,
+    ElementValue, HistogramBucket, LegalReason, MismatchReport, OutputMismatch, Verdict,
 };
-use crate::hlo::{DotDims, ElementType, Opcode};
+use crate::hlo::{ElementType, Opcode};
 use crate::literal::Literal;
 use crate::reference::Bounds;
 
@@ -61,20 +61,7 @@ pub(crate) fn compare_n(
     compare(expected, actual, spec, &ctx)
 }
 
-/// [`judge`] with every element rule of `n` in force (tests only).
-#[cfg(test)]
-pub(crate) fn judge_n(
-    expected: Produced<'_>,
-    actual: Produced<'_>,
-    spec: &ErrorSpec,
-    n: &super::numerics::Numerics,
-    ctx: &CompareContext<'_>,
-) -> Verdict {
-    let mut ctx = ctx.clone();
-    ctx.rules = Rules::all_of(n);
-    judge(expected, actual, spec, &ctx)
-}
-
+pub(crate) use super::magnitude_sums::root_reduction_sums;
 pub use super::magnitude_sums::MagnitudeSums;
 
 /// Everything the comparator needs besides the two results.
@@ -190,50 +177,6 @@ impl<'a> CompareContext<'a> {
     pub fn strict_rounding(mut self) -> Self {
         self.strict_rounding = true;
         self
-    }
-}
-
-/// What one side of a comparison produced.
-#[derive(Clone, Copy, Debug)]
-pub enum Produced<'a> {
-    /// Outputs (tuples flattened).
-    Ok(&'a [Literal]),
-    /// A failure, described.
-    Failed(&'a str),
-    /// The side cannot run this program (an op or dtype it lacks).
-    Unsupported(&'a str),
-}
-
-/// Judges two outcomes: failures on either side first, then [`compare`].
-pub(crate) fn judge(
-    expected: Produced<'_>,
-    actual: Produced<'_>,
-    spec: &ErrorSpec,
-    ctx: &CompareContext<'_>,
-) -> Verdict {
-    match (expected, actual) {
-        (Produced::Unsupported(why), _) => Verdict::Skipped {
-            reason: format!("the reference does not support this: {why}"),
-        },
-        (_, Produced::Unsupported(why)) => Verdict::Skipped {
-            reason: format!("the backend does not support this: {why}"),
-        },
-        (Produced::Failed(e), Produced::Failed(a)) if e == a => Verdict::BothFailedAlike {
-            error: e.to_string(),
-        },
-        (Produced::Failed(e), Produced::Failed(a)) => Verdict::BothFailedDifferently {
-            expected_error: e.to_string(),
-            actual_error: a.to_string(),
-        },
-        (Produced::Failed(e), Produced::Ok(_)) => Verdict::OnlyOneFailed {
-            failed: Side::Reference,
-            error: e.to_string(),
-        },
-        (Produced::Ok(_), Produced::Failed(a)) => Verdict::OnlyOneFailed {
-            failed: Side::Backend,
-            error: a.to_string(),
-        },
-        (Produced::Ok(e), Produced::Ok(a)) => compare(e, a, spec, ctx),
     }
 }
 
@@ -642,157 +585,6 @@ fn inputs_at(ctx: &CompareContext<'_>, i: usize, n: usize) -> Vec<ElementValue> 
         .collect()
 }
 
-/// The magnitude sums of `reduce(input, init)` over `dims` with an add
-/// reducer: per output element, `|init| + sum |x|` over its terms.
-///
-/// ```
-/// use xla_props::check::magnitude_sums_for_reduce;
-/// use xla_props::hlo::{ArrayShape, ElementType};
-/// use xla_props::literal::Literal;
-/// let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![2, 3]),
-///                            &[1.0, -2.0, 3.0, -4.0, 5.0, -6.0]).unwrap();
-/// let s = magnitude_sums_for_reduce(&x, 0.0, &[1]);
-/// assert_eq!(s.terms, 3);
-/// assert_eq!(s.sum_abs, vec![6.0, 15.0]);
-/// ```
-pub fn magnitude_sums_for_reduce(input: &Literal, init: f64, dims: &[i64]) -> MagnitudeSums {
-    let in_dims = input.dims();
-    let kept: Vec<usize> = (0..in_dims.len())
-        .filter(|d| !dims.contains(&(*d as i64)))
-        .collect();
-    let out_dims: Vec<usize> = kept.iter().map(|&d| in_dims[d]).collect();
-    let out_count: usize = out_dims.iter().product();
-    let terms = input
-        .element_count()
-        .checked_div(out_count)
-        .unwrap_or_default();
-    let mut sums = vec![init.abs(); out_count];
-    // over finite terms only: an infinite or NaN term decides every order alike
-    let finite = |v: f64| if v.is_finite() { v.abs() } else { 0.0 };
-    let mut finite_sums = vec![finite(init); out_count];
-    for i in 0..input.element_count() {
-        let idx = ElementIndex::new(i, in_dims);
-        let mut o = 0;
-        for &d in &kept {
-            o = o * in_dims[d] + idx.multi[d];
-        }
-        let v = input.get_f64(i);
-        sums[o] += v.abs();
-        finite_sums[o] += finite(v);
-    }
-    let max = input
-        .dtype()
-        .float_format()
-        .map_or(f64::INFINITY, |f| f.max);
-    MagnitudeSums {
-        terms: terms as u64,
-        unbounded: finite_sums.iter().map(|s| *s > max).collect(),
-        sum_abs: sums,
-        product: false,
-        overflow_nan: Vec::new(),
-    }
-}
-
-/// The magnitude sums of `dot(lhs, rhs)`: per output element, `sum |a_k * b_k|`
-/// over the contracted terms. The output is ordered batch dims, then lhs free
-/// dims, then rhs free dims (XLA's dot output order).
-///
-/// ```
-/// use xla_props::check::magnitude_sums_for_dot;
-/// use xla_props::hlo::{ArrayShape, DotDims, ElementType};
-/// use xla_props::literal::Literal;
-/// let a = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![1, 2]), &[1.0, -2.0]).unwrap();
-/// let b = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![2, 1]), &[3.0, 4.0]).unwrap();
-/// let dims = DotDims { lhs_contracting: vec![1], rhs_contracting: vec![0], ..Default::default() };
-/// let s = magnitude_sums_for_dot(&a, &b, &dims).unwrap();
-/// assert_eq!((s.terms, s.sum_abs.clone()), (2, vec![11.0])); // |1*3| + |-2*4|
-/// ```
-pub fn magnitude_sums_for_dot(
-    lhs: &Literal,
-    rhs: &Literal,
-    dims: &DotDims,
-) -> Result<MagnitudeSums, String> {
-    let ld = lhs.dims();
-    let rd = rhs.dims();
-    let idx = |v: &[i64], rank: usize| -> Result<Vec<usize>, String> {
-        v.iter()
-            .map(|&d| {
-                usize::try_from(d)
-                    .ok()
-                    .filter(|&d| d < rank)
-                    .ok_or_else(|| format!("dot dimension {d} out of range"))
-            })
-            .collect()
-    };
-    let lb = idx(&dims.lhs_batch, ld.len())?;
-    let lc = idx(&dims.lhs_contracting, ld.len())?;
-    let rb = idx(&dims.rhs_batch, rd.len())?;
-    let rc = idx(&dims.rhs_contracting, rd.len())?;
-    if lb.len() != rb.len() || lc.len() != rc.len() {
-        return Err("dot dimension numbers do not pair up".into());
-    }
-    let lf: Vec<usize> = (0..ld.len())
-        .filter(|d| !lb.contains(d) && !lc.contains(d))
-        .collect();
-    let rf: Vec<usize> = (0..rd.len())
-        .filter(|d| !rb.contains(d) && !rc.contains(d))
-        .collect();
-    let bsizes: Vec<usize> = lb.iter().map(|&d| ld[d]).collect();
-    let csizes: Vec<usize> = lc.iter().map(|&d| ld[d]).collect();
-    if rb.iter().map(|&d| rd[d]).ne(bsizes.iter().copied())
-        || rc.iter().map(|&d| rd[d]).ne(csizes.iter().copied())
-    {
-        return Err("dot operand dimensions do not match".into());
-    }
-    let lfs: Vec<usize> = lf.iter().map(|&d| ld[d]).collect();
-    let rfs: Vec<usize> = rf.iter().map(|&d| rd[d]).collect();
-    let mut out_dims = bsizes.clone();
-    out_dims.extend(&lfs);
-    out_dims.extend(&rfs);
-    let out_count: usize = out_dims.iter().product();
-    let terms: usize = csizes.iter().product();
-    let flat = |dims: &[usize], index: &[usize]| -> usize {
-        index.iter().zip(dims).fold(0, |acc, (&i, &d)| acc * d + i)
-    };
-    let mut sums = vec![0.0; out_count];
-    let mut finite_sums = vec![0.0; out_count];
-    let mut lidx = vec![0; ld.len()];
-    let mut ridx = vec![0; rd.len()];
-    for (o, (sum, finite_sum)) in sums.iter_mut().zip(&mut finite_sums).enumerate() {
-        let oi = ElementIndex::new(o, &out_dims).multi;
-        for (k, (&l, &r)) in lb.iter().zip(&rb).enumerate() {
-            lidx[l] = oi[k];
-            ridx[r] = oi[k];
-        }
-        for (k, &l) in lf.iter().enumerate() {
-            lidx[l] = oi[lb.len() + k];
-        }
-        for (k, &r) in rf.iter().enumerate() {
-            ridx[r] = oi[lb.len() + lf.len() + k];
-        }
-        for t in 0..terms {
-            let ti = ElementIndex::new(t, &csizes).multi;
-            for (k, (&l, &r)) in lc.iter().zip(&rc).enumerate() {
-                lidx[l] = ti[k];
-                ridx[r] = ti[k];
-            }
-            let p = (lhs.get_f64(flat(ld, &lidx)) * rhs.get_f64(flat(rd, &ridx))).abs();
-            *sum += p;
-            if p.is_finite() {
-                *finite_sum += p;
-            }
-        }
-    }
-    let max = lhs.dtype().float_format().map_or(f64::INFINITY, |f| f.max);
-    Ok(MagnitudeSums {
-        terms: terms as u64,
-        unbounded: finite_sums.iter().map(|s| *s > max).collect(),
-        sum_abs: sums,
-        product: false,
-        overflow_nan: Vec::new(),
-    })
-}
-
 /// Every opcode in the module that may be approximate, sorted and
 /// deduplicated (fusions and called computations included; `abs` only of
 /// a complex operand).
@@ -820,69 +612,4 @@ pub fn module_opcodes(module: &crate::hlo::Module) -> Vec<Opcode> {
     ops.sort();
     ops.dedup();
     ops
-}
-
-/// The value of instruction `id` of computation `comp` when that computation
-/// runs on `frame`, by the reference.
-fn value_of(
-    module: &crate::hlo::Module,
-    comp: crate::hlo::CompId,
-    id: crate::hlo::InstrId,
-    frame: &[Literal],
-) -> Option<Literal> {
-    let mut m = module.clone();
-    m.entry = comp;
-    m.computations.get_mut(comp.index())?.root = id;
-    let mut out = crate::reference::evaluate(&m, frame).ok()?;
-    (out.len() == 1).then(|| out.pop()).flatten()
-}
-
-/// Magnitude sums of the add-reduce or dot that produces the module's result,
-/// following fusions and calls from the entry root.
-pub(crate) fn root_reduction_sums(
-    module: &crate::hlo::Module,
-    args: &[Literal],
-) -> Option<MagnitudeSums> {
-    let mut comp = module.entry;
-    let mut frame: Vec<Literal> = args.to_vec();
-    let mut id = module.entry_computation().root;
-    for _depth in 0..8 {
-        let c = module.computations.get(comp.index())?;
-        let instr = c.instructions.get(id.index())?;
-        match (instr.opcode, instr.operands.as_slice()) {
-            (Opcode::Fusion | Opcode::Call, ops) => {
-                let callee = if instr.opcode == Opcode::Fusion {
-                    instr.attrs.calls.first().copied()?
-                } else {
-                    instr.attrs.to_apply?
-                };
-                frame = ops
-                    .iter()
-                    .map(|&o| value_of(module, comp, o, &frame))
-                    .collect::<Option<Vec<_>>>()?;
-                comp = callee;
-                id = module.computations.get(callee.index())?.root;
-            }
-            (Opcode::Reduce, [x, init]) => {
-                let reducer = module.computations.get(instr.attrs.to_apply?.index())?;
-                if reducer.instr(reducer.root).opcode != Opcode::Add {
-                    return None;
-                }
-                let x = value_of(module, comp, *x, &frame)?;
-                let init = value_of(module, comp, *init, &frame)?;
-                if init.element_count() != 1 {
-                    return None;
-                }
-                let dims = instr.attrs.dimensions.as_ref()?;
-                return Some(magnitude_sums_for_reduce(&x, init.get_f64(0), dims));
-            }
-            (Opcode::Dot, [a, b]) => {
-                let a = value_of(module, comp, *a, &frame)?;
-                let b = value_of(module, comp, *b, &frame)?;
-                return magnitude_sums_for_dot(&a, &b, instr.attrs.dot_dims.as_ref()?).ok();
-            }
-            _ => return None,
-        }
-    }
-    None
 }

@@ -152,7 +152,11 @@ mod tests {
         // the real part off by 2^-24 (many of its own ULPs, under eps·|z|)
         let near = c64(&[(wr as f32 + 2f32.powi(-24), wi as f32)]);
         let judge = |n: &Numerics, got: &Literal| {
-            Judge::new(n, Policy::Reference).against_reference(&m, &args, std::slice::from_ref(got))
+            Judge::new(n, &[], Policy::Reference).against_reference(
+                &m,
+                &args,
+                std::slice::from_ref(got),
+            )
         };
         assert!(judge(&exact, &want).is_agreement());
         assert!(

@@ -18,12 +18,13 @@
 //! Every phase only adds ways to accept an element, so an agreement in an
 //! early phase is final.
 
-use super::compare::{compare, CompareContext, Produced, Rules};
+use super::compare::{compare, CompareContext, Rules};
 use super::error_spec::ErrorSpec;
 use super::known_bugs::{KnownBug, KnownBugNote};
-use super::legal::{Case, Evidence, Setting, REGISTRY};
+use super::legal::{Case, Evidence, LegalDifference, Setting, REGISTRY};
 use super::numerics::Numerics;
 use super::policy::{EvalFn, Policy};
+use super::produced::{both_outputs, Produced};
 use super::tolerances::default_error_spec_for_module;
 use super::unstable_sort::canonical_unstable_sort;
 use super::verdict::{LegalReason, Verdict};
@@ -43,7 +44,7 @@ use crate::reference::{enclose, first_order_bounds, Allowances, Bounds};
 /// let good = Literal::from_f64s(&s, &[-1.0, 2.0]).unwrap();
 /// let bad = Literal::from_f64s(&s, &[-1.0, 2.5]).unwrap();
 /// let n = Numerics::exact();
-/// let judge = Judge::new(&n, Policy::Reference);
+/// let judge = Judge::new(&n, &[], Policy::Reference);
 /// assert!(judge.against_reference(&m, &[x.clone()], &[good]).is_agreement());
 /// assert!(judge.against_reference(&m, &[x], &[bad]).is_disagreement());
 /// ```
@@ -58,23 +59,19 @@ pub struct Judge<'a> {
 }
 
 impl<'a> Judge<'a> {
-    /// A judge for a backend with `numerics`, under `policy`, with an exact
-    /// property tolerance and no known bugs.
-    pub fn new(numerics: &'a Numerics, policy: Policy) -> Self {
+    /// The one constructor: a judge for a backend with `numerics` and
+    /// `known_bugs` (a mismatch or rejection they explain is a known bug;
+    /// pass none when the expected side is not the exact reference), under
+    /// `policy`, with an exact property tolerance.
+    pub fn new(numerics: &'a Numerics, known_bugs: &'a [KnownBug], policy: Policy) -> Self {
         Judge {
             numerics,
             policy,
-            known_bugs: &[],
+            known_bugs,
             strict_rounding: false,
             float_spec: ErrorSpec::exact(),
             extra: Vec::new(),
         }
-    }
-
-    /// The backend's known bugs (judged against the reference only).
-    pub fn with_known_bugs(mut self, bugs: &'a [KnownBug]) -> Self {
-        self.known_bugs = bugs;
-        self
     }
 
     /// The program must round exactly as written: no excess precision, no
@@ -126,18 +123,21 @@ impl<'a> Judge<'a> {
         }
     }
 
-    /// Judges two outcomes: failures on either side first, then the outputs.
+    /// The one pair classifier: judges two outcomes, failures on either
+    /// side first (a side that cannot run the program is a skip, both
+    /// failing alike an agreement, one failing a disagreement), then the
+    /// outputs.
     pub fn judge(
         &self,
         module: &Module,
         inputs: &[Literal],
-        expected: Produced<'_>,
-        actual: Produced<'_>,
+        expected: &Produced,
+        actual: &Produced,
         reference: &EvalFn<'_>,
     ) -> Verdict {
-        match (expected, actual) {
-            (Produced::Ok(e), Produced::Ok(a)) => self.outputs(module, inputs, e, a, reference),
-            (e, a) => super::compare::judge(e, a, &ErrorSpec::exact(), &CompareContext::new()),
+        match both_outputs(expected, actual) {
+            Ok((e, a)) => self.outputs(module, inputs, e, a, reference),
+            Err(failure) => failure,
         }
     }
 
@@ -152,23 +152,18 @@ impl<'a> Judge<'a> {
         let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
         match crate::reference::evaluate(module, inputs) {
             Ok(e) => self.outputs(module, inputs, &e, actual, &eval),
-            Err(crate::reference::EvalError::Unsupported { opcode, reason }) => {
-                let msg = format!("unsupported {opcode}: {reason}");
-                self.judge(
-                    module,
-                    inputs,
-                    Produced::Unsupported(&msg),
-                    Produced::Ok(actual),
-                    &eval,
-                )
-            }
             Err(e) => {
-                let msg = e.to_string();
+                let expected = match e {
+                    crate::reference::EvalError::Unsupported { opcode, reason } => {
+                        Produced::Unsupported(format!("unsupported {opcode}: {reason}"))
+                    }
+                    e => Produced::Failed(e.to_string()),
+                };
                 self.judge(
                     module,
                     inputs,
-                    Produced::Failed(&msg),
-                    Produced::Ok(actual),
+                    &expected,
+                    &Produced::Ok(actual.to_vec()),
                     &eval,
                 )
             }
@@ -205,18 +200,7 @@ impl<'a> Judge<'a> {
             reference,
         };
         // phase 1: specs and the cheap element rules
-        let mut rules = Rules::default();
-        let mut sorted = false;
-        for e in admitted.iter().filter(|e| e.cheap()) {
-            for ev in e.evidence(&case) {
-                match ev {
-                    Evidence::FlushOutputs(t) => rules.flush_outputs = t,
-                    Evidence::Approximations(a) => rules.approximations = a,
-                    Evidence::UnstableSort => sorted = true,
-                    _ => {}
-                }
-            }
-        }
+        let (rules, sorted) = cheap_rules(&admitted, &case);
         let canonical = if sorted {
             canonical_unstable_sort(module, expected).zip(canonical_unstable_sort(module, actual))
         } else {
@@ -251,41 +235,14 @@ impl<'a> Judge<'a> {
         }
         // phase 2: the costly evidence
         let case = Case { expected, ..case };
-        let mut owned: Vec<(LegalReason, Vec<Literal>)> = Vec::new();
-        let mut open: Vec<(LegalReason, Vec<Vec<bool>>)> = Vec::new();
-        let mut variants: Vec<Module> = Vec::new();
-        let mut bound = false;
-        let mut costly = false;
-        for e in admitted.iter().filter(|e| !e.cheap()) {
-            if e.reason() == LegalReason::KnownBug {
-                continue;
-            }
-            costly = true;
-            let evidence = e.evidence(&case);
-            lap(e.reason().name());
-            for ev in evidence {
-                match ev {
-                    Evidence::Reassociation(sums) => {
-                        ctx.rules.reassociation = true;
-                        if let Some(s) = sums {
-                            ctx = ctx.with_magnitude_sums(0, s);
-                        }
-                    }
-                    Evidence::Outputs(o) => owned.push((e.reason(), o)),
-                    Evidence::AnyValue(m) => open.push((e.reason(), m)),
-                    Evidence::Variant(m) => variants.push(m),
-                    Evidence::PropagatedBound => bound = true,
-                    _ => {}
-                }
-            }
-        }
+        let costly = costly_evidence(&admitted, &case, &mut ctx, &lap);
         let mut v = v;
-        if costly {
+        if costly.any {
             let mut full = ctx.clone();
-            for (reason, outs) in &owned {
+            for (reason, outs) in &costly.owned {
                 full = full.with_alternative(*reason, outs);
             }
-            for (reason, masks) in &open {
+            for (reason, masks) in &costly.open {
                 full = full.with_any_value(*reason, masks);
             }
             v = with_ties(compare(expected, actual, &exact, &full), unstable_ties);
@@ -294,8 +251,9 @@ impl<'a> Judge<'a> {
                 return v;
             }
             // phase 3: the bound carried through the graph
-            if bound && canonical.is_none() {
-                let modules: Vec<&Module> = std::iter::once(module).chain(&variants).collect();
+            if costly.bound && canonical.is_none() {
+                let modules: Vec<&Module> =
+                    std::iter::once(module).chain(&costly.variants).collect();
                 let sides = (expected, actual);
                 v = self.enclosed(&modules, inputs, sides, &mut full, unstable_ties, &lap);
                 if !matches!(v, Verdict::Mismatch(_)) {
@@ -480,6 +438,78 @@ impl EnclosureStep {
     }
 }
 
+/// Phase 1's element rules, from the admissible cheap entries, and whether
+/// an unstable sort's outputs compare in canonical order.
+fn cheap_rules<'n>(
+    admitted: &[&&'static dyn LegalDifference],
+    case: &Case<'n, '_>,
+) -> (Rules<'n>, bool) {
+    let mut rules = Rules::default();
+    let mut sorted = false;
+    for e in admitted.iter().filter(|e| e.cheap()) {
+        for ev in e.evidence(case) {
+            match ev {
+                Evidence::FlushOutputs(t) => rules.flush_outputs = t,
+                Evidence::Approximations(a) => rules.approximations = a,
+                Evidence::UnstableSort => sorted = true,
+                _ => {}
+            }
+        }
+    }
+    (rules, sorted)
+}
+
+/// Phase 2's evidence: what every admissible costly entry (known bugs
+/// aside) builds.
+#[derive(Default)]
+struct Costly {
+    /// Some entry was asked.
+    any: bool,
+    /// Other legal outputs, by reason.
+    owned: Vec<(LegalReason, Vec<Literal>)>,
+    /// Elements that may be any value, by reason.
+    open: Vec<(LegalReason, Vec<Vec<bool>>)>,
+    /// Variant modules whose enclosures are legal too.
+    variants: Vec<Module>,
+    /// The propagated bound applies.
+    bound: bool,
+}
+
+/// Asks every admissible costly entry (known bugs aside) for its evidence;
+/// the reassociation rule and its magnitude sums go into `ctx` directly.
+fn costly_evidence(
+    admitted: &[&&'static dyn LegalDifference],
+    case: &Case<'_, '_>,
+    ctx: &mut CompareContext<'_>,
+    lap: &dyn Fn(&str),
+) -> Costly {
+    let mut c = Costly::default();
+    for e in admitted.iter().filter(|e| !e.cheap()) {
+        if e.reason() == LegalReason::KnownBug {
+            continue;
+        }
+        c.any = true;
+        let evidence = e.evidence(case);
+        lap(e.reason().name());
+        for ev in evidence {
+            match ev {
+                Evidence::Reassociation(sums) => {
+                    ctx.rules.reassociation = true;
+                    if let Some(s) = sums {
+                        *ctx = std::mem::take(ctx).with_magnitude_sums(0, s);
+                    }
+                }
+                Evidence::Outputs(o) => c.owned.push((e.reason(), o)),
+                Evidence::AnyValue(m) => c.open.push((e.reason(), m)),
+                Evidence::Variant(m) => c.variants.push(m),
+                Evidence::PropagatedBound => c.bound = true,
+                _ => {}
+            }
+        }
+    }
+    c
+}
+
 /// The backend's numerics as the interval evaluator's allowances (no
 /// elided rounding under `strict_rounding`).
 pub(crate) fn allowances(n: &Numerics, strict_rounding: bool) -> Allowances {
@@ -616,6 +646,24 @@ fn elementwise(module: &Module, inputs: &[Literal], expected: &[Literal]) -> boo
         .all(|a| a.element_count() == n || a.element_count() == 1)
 }
 
+/// A compile error that the backend's `known_bugs` declare for `module`
+/// (`BugModel::Rejects`, matched on the compile error's `message`):
+/// `Verdict::KnownRejection` naming them, with the whole `error`; None when
+/// none declares it.
+pub fn known_rejection(
+    known_bugs: &[KnownBug],
+    module: &Module,
+    message: &str,
+    error: String,
+) -> Option<Verdict> {
+    let bugs: Vec<KnownBugNote> = known_bugs
+        .iter()
+        .filter(|b| b.rejects(module, message))
+        .map(KnownBug::note)
+        .collect();
+    (!bugs.is_empty()).then_some(Verdict::KnownRejection { bugs, error })
+}
+
 /// Judges a backend's outputs (`actual`) for `module` on `inputs` against the
 /// exact reference's (`expected`), with the backend's declared `numerics`:
 /// default error specs per (op, dtype), reassociation bounds and the legal
@@ -648,8 +696,7 @@ pub fn judge_against_reference(
     strict_rounding: bool,
 ) -> Verdict {
     let eval = |m: &Module, args: &[Literal]| crate::reference::evaluate(m, args).ok();
-    Judge::new(numerics, Policy::Reference)
-        .with_known_bugs(known_bugs)
+    Judge::new(numerics, known_bugs, Policy::Reference)
         .strict_rounding(strict_rounding)
         .with_float_spec(ErrorSpec::exact())
         .outputs(module, inputs, expected, actual, &eval)

@@ -14,7 +14,7 @@ fn judged(
     numerics: &Numerics,
     actual: Literal,
 ) -> crate::check::Verdict {
-    crate::check::Judge::new(numerics, crate::check::Policy::Reference)
+    crate::check::Judge::new(numerics, &[], crate::check::Policy::Reference)
         .with_float_spec(crate::check::ErrorSpec::exact())
         .against_reference(m, inputs, &[actual])
 }

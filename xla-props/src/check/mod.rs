@@ -10,8 +10,10 @@ mod complex;
 mod contraction;
 mod error_spec;
 mod excess;
+mod flushed_readings;
 mod grouped_conv_model;
 mod judge;
+mod kind;
 mod known_bug_model;
 mod known_bugs;
 mod legal;
@@ -19,6 +21,7 @@ mod magnitude_sums;
 mod numerics;
 mod op_semantics;
 mod policy;
+mod produced;
 mod sweep;
 mod tolerances;
 mod ulp;
@@ -34,14 +37,14 @@ pub use alternatives::{
     excess_precision_variant, flush_subnormal_constants, flush_subnormal_inputs,
 };
 pub(crate) use compare::{compare, CompareContext};
-pub use compare::{
-    magnitude_sums_for_dot, magnitude_sums_for_reduce, module_opcodes, MagnitudeSums, Produced,
-};
+pub use compare::{module_opcodes, MagnitudeSums};
 pub use contraction::{fma_contraction_variant, unrounded_products_variant};
 pub use error_spec::{ElementCheck, ElementFailure, ErrorSpec};
 pub use excess::whole_module_excess_precision_variant;
+pub(crate) use flushed_readings::{judge_readings, judge_with_alternatives, unflushed_operands};
 pub use grouped_conv_model::{batch_group_dilation_holes, dense_depthwise_convolutions};
-pub use judge::{judge_against_reference, Judge};
+pub use judge::{judge_against_reference, known_rejection, Judge};
+pub use kind::{FailureSignature, MismatchKind};
 pub use known_bug_model::{
     apply_model_specs, replace_with_model, replace_with_model_of, type_text, DivisionRewrite,
     ModelSpec, ModelTemplate, SubnormalSign,
@@ -51,9 +54,11 @@ pub use known_bugs::{
     KnownBugNote,
 };
 pub use legal::legal_differences;
+pub use magnitude_sums::{magnitude_sums_for_dot, magnitude_sums_for_reduce};
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use op_semantics::{op_semantics_variant, op_semantics_variant_ordered, ConstantOrder};
 pub use policy::{EvalFn, Policy};
+pub use produced::Produced;
 pub use sweep::{ulp_stats, UlpStats};
 pub use tolerances::{
     default_error_spec, default_error_spec_for_module, tolerance_rule, Dtypes, ToleranceRule,

@@ -3,33 +3,31 @@
 
 use std::path::{Path, PathBuf};
 
+use super::args::{ArgFilesArgs, BackendArgs, JudgingArgs, ModuleArgs, SeedArgs};
 use super::CliError;
 use crate::hlo::Module;
-use crate::inputs::{generate_inputs, Distribution};
+use crate::inputs::generate_inputs;
 use crate::isolate::{bisect_passes, PassBisectOptions, PassBisection, PassVerdict, MAX_PROBES};
 use crate::literal::Literal;
 
 /// Arguments of `xla-props bisect-passes`.
 #[derive(clap::Args, Debug)]
 pub struct BisectArgs {
-    /// The HLO text (or `.mlir`, `.hlotest`) file of a module the backend gets wrong.
-    pub file: PathBuf,
-    /// The backend under test: an XLA-based one (`xla-cpu`, a declared plugin).
-    #[arg(long)]
-    pub backend: String,
-    /// An argument file per entry parameter (`.npy` or raw `.bin`), in order;
-    /// without them, legal inputs are generated.
-    #[arg(long = "arg", value_name = "PATH")]
-    pub args: Vec<PathBuf>,
-    /// Seed of the generated inputs.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Distribution of the generated inputs.
-    #[arg(long, default_value = "uniform")]
-    pub distribution: String,
-    /// Judge with the program's own rounding (no excess precision accepted).
-    #[arg(long)]
-    pub strict_rounding: bool,
+    /// The module.
+    #[command(flatten)]
+    pub module: ModuleArgs,
+    /// The backend under test.
+    #[command(flatten)]
+    pub tested: BackendArgs,
+    /// Argument files instead of generated inputs.
+    #[command(flatten)]
+    pub arg_files: ArgFilesArgs,
+    /// The seed of generated inputs.
+    #[command(flatten)]
+    pub generated: SeedArgs,
+    /// How inputs are drawn and the result judged.
+    #[command(flatten)]
+    pub judging: JudgingArgs,
     /// At most this many probes (each one compile).
     #[arg(long, default_value_t = MAX_PROBES)]
     pub max_probes: usize,
@@ -39,23 +37,12 @@ pub struct BisectArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Prints a line to stdout; a closed pipe (`| head`) is the reader's choice, not a panic.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
-}
-
 fn inputs(module: &Module, args: &BisectArgs, file: &str) -> Result<Vec<Literal>, CliError> {
-    if !args.args.is_empty() {
-        return super::read_arguments(module, &args.args);
+    if !args.arg_files.args.is_empty() {
+        return super::read_arguments(module, &args.arg_files.args);
     }
-    let distribution: Distribution = args
-        .distribution
-        .parse()
-        .map_err(|e| CliError::input(format!("xla-props bisect-passes: {e}")))?;
-    Ok(generate_inputs(module, distribution, args.seed)
+    let distribution = args.judging.distribution("bisect-passes")?;
+    Ok(generate_inputs(module, distribution, args.generated.seed)
         .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?
         .args)
 }
@@ -63,18 +50,17 @@ fn inputs(module: &Module, args: &BisectArgs, file: &str) -> Result<Vec<Literal>
 /// Runs the command: exit 0 when passes are named, 1 when the disagreement
 /// is not a pass's (or no conclusion), 2 on an error or when it agrees.
 pub(crate) fn run(args: &BisectArgs) -> Result<u8, CliError> {
-    let file = args.file.display().to_string();
-    let module =
-        crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
-    let backend = super::isolate::backend_by_name(&args.backend)
+    let file = args.module.name();
+    let module = args.module.load()?;
+    let backend = super::isolate::backend_by_name(&args.tested.backend)
         .map_err(|e| CliError::input(e.to_string()))?;
     let literals = inputs(&module, args, &file)?;
     let out = args.out.clone().unwrap_or_else(|| {
-        let stem = args.file.file_stem().unwrap_or_default();
+        let stem = args.module.file.file_stem().unwrap_or_default();
         Path::new("target/xla-props/bisect-passes").join(stem)
     });
     let options = PassBisectOptions {
-        strict_rounding: args.strict_rounding,
+        strict_rounding: args.judging.strict_rounding,
         max_probes: args.max_probes,
         dump_dir: out.join("dump"),
     };

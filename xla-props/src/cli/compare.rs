@@ -3,35 +3,35 @@
 
 use std::path::PathBuf;
 
+use super::args::{
+    BackendArgs, JudgingArgs, ModuleArgs, OutputShardingArgs, ReferenceArgs, SeedArgs,
+};
 use super::CliError;
-use crate::backend;
-use crate::check::{Judge, KnownBug, Numerics, Policy, Produced, Side, Verdict};
-use crate::fuzz::{run_backend, run_reference, RunResult};
+use crate::backend::{self, run_module, run_reference};
+use crate::check::{Judge, KnownBug, MismatchKind, Numerics, Policy, Produced, Side, Verdict};
 use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
-use crate::isolate::{explain_departure, Departure, MismatchKind, Tested};
+use crate::isolate::{explain_departure, Departure, Tested};
 use crate::literal::Literal;
 
 /// Arguments of `xla-props compare`.
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
-    /// The HLO text file.
-    pub file: PathBuf,
+    /// The module.
+    #[command(flatten)]
+    pub module: ModuleArgs,
     /// The backend under test.
-    #[arg(long)]
-    pub backend: String,
-    /// Where expected results come from: `reference` (the exact evaluator) or a backend name.
-    #[arg(long, default_value = "reference")]
-    pub reference: String,
-    /// Seed of the input generator.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Input distribution: uniform, log-uniform, edge, int-edge, duplicates, out-of-range-indices.
-    #[arg(long, default_value = "uniform")]
-    pub distribution: String,
-    /// The program must round exactly as written (no excess precision accepted).
-    #[arg(long)]
-    pub strict_rounding: bool,
+    #[command(flatten)]
+    pub tested: BackendArgs,
+    /// What the backend is judged against.
+    #[command(flatten)]
+    pub oracle: ReferenceArgs,
+    /// The seed of generated inputs.
+    #[command(flatten)]
+    pub generated: SeedArgs,
+    /// How inputs are drawn and the result judged.
+    #[command(flatten)]
+    pub judging: JudgingArgs,
     /// Also write the verdict, the input intervals and the reference's
     /// non-finite output count as JSON to this file.
     #[arg(long)]
@@ -45,12 +45,9 @@ pub struct CompareArgs {
     /// finite distributions from `--distribution` on) and report the worst.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub trials: u64,
-    /// A multi-device module's output sharding, one per output (e.g.
-    /// `{devices=[4,1]<=[4]}`): both sides' outputs are put together by it.
-    /// Without it, the root's `sharding=`, else each output stacks the
-    /// devices'.
-    #[arg(long = "output-sharding", value_name = "SHARDING")]
-    pub output_shardings: Vec<String>,
+    /// How a multi-device module's outputs are put together.
+    #[command(flatten)]
+    pub sharding: OutputShardingArgs,
 }
 
 /// The distributions `--trials` cycles through after the one asked for.
@@ -84,7 +81,7 @@ fn run_named(
     name: &str,
     module: &Module,
     args: &[Literal],
-) -> Result<(RunResult, Numerics, Vec<KnownBug>), CliError> {
+) -> Result<(Produced, Numerics, Vec<KnownBug>), CliError> {
     if name == "reference" {
         return Ok((run_reference(module, args), Numerics::exact(), Vec::new()));
     }
@@ -92,31 +89,20 @@ fn run_named(
         backend::create(name).map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
     let numerics = b.numerics();
     let known_bugs = b.known_bugs().to_vec();
-    Ok((run_backend(b.as_ref(), module, args), numerics, known_bugs))
-}
-
-/// Prints a line to stdout; a closed pipe (`| head`) is the reader's choice, not a panic.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
+    let produced = Produced::from(run_module(b.as_ref(), module, args));
+    Ok((produced, numerics, known_bugs))
 }
 
 /// Runs the command; returns the exit code ([`exit_code`]: 0 agree, 1
 /// disagree, 2 error or skipped, 3 the backend rejected or crashed).
 pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
-    let file = args.file.display().to_string();
-    let mut module =
-        crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
-    super::set_output_shardings(&mut module, &args.output_shardings)?;
-    let distribution: Distribution = args
-        .distribution
-        .parse()
-        .map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
+    let file = args.module.name();
+    let mut module = args.module.load()?;
+    super::set_output_shardings(&mut module, &args.sharding.output_shardings)?;
+    let distribution = args.judging.distribution("compare")?;
     let mut worst: Option<(u64, Distribution, GeneratedInputs, CompareReport)> = None;
     for t in 0..args.trials {
-        let (seed, distribution) = trial(distribution, args.seed, t);
+        let (seed, distribution) = trial(distribution, args.generated.seed, t);
         let inputs = generate_inputs(&module, distribution, seed)
             .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?;
         let report = compare_module(&module, &inputs, args)?;
@@ -181,8 +167,8 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
             &file,
             &module,
             &inputs.args,
-            &args.backend,
-            &args.reference,
+            &args.tested.backend,
+            &args.oracle.reference,
         )?;
         say!(
             "deep: {} top-level instructions compared on the reference's values, {} disagree",
@@ -199,8 +185,8 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     if let Some(path) = &args.json {
         let mut json = serde_json::json!({
             "file": file,
-            "backend": args.backend,
-            "reference": args.reference,
+            "backend": args.tested.backend,
+            "reference": args.oracle.reference,
             "seed": seed,
             "distribution": distribution,
             "trials": args.trials,
@@ -265,8 +251,8 @@ fn compare_module(
     inputs: &GeneratedInputs,
     args: &CompareArgs,
 ) -> Result<CompareReport, CliError> {
-    let (expected, _, _) = run_named(&args.reference, module, &inputs.args)?;
-    let (actual, numerics, known_bugs) = run_named(&args.backend, module, &inputs.args)?;
+    let (expected, _, _) = run_named(&args.oracle.reference, module, &inputs.args)?;
+    let (actual, numerics, known_bugs) = run_named(&args.tested.backend, module, &inputs.args)?;
     let reference_nonfinite_outputs = expected.outputs().map_or(0, |outs| {
         outs.iter()
             .flat_map(|l| (0..l.element_count()).map(move |i| l.get_f64(i)))
@@ -276,22 +262,18 @@ fn compare_module(
     let verdict = judge_compare(
         module,
         &inputs.args,
-        expected.outcome(),
-        actual.outcome(),
+        &expected,
+        &actual,
         &numerics,
         &known_bugs,
-        args.reference == "reference",
-        args.strict_rounding,
+        args.oracle.reference == "reference",
+        args.judging.strict_rounding,
     );
-    let departure = match (
-        expected.outputs(),
-        actual.outputs(),
-        MismatchKind::of(&verdict),
-    ) {
+    let departure = match (expected.outputs(), actual.outputs(), verdict.kind()) {
         (Some(e), Some(a), Some(MismatchKind::Values | MismatchKind::NonFinite))
-            if args.reference == "reference" && args.backend != "reference" =>
+            if args.oracle.reference == "reference" && args.tested.backend != "reference" =>
         {
-            let b = backend::create(&args.backend)
+            let b = backend::create(&args.tested.backend)
                 .map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
             explain_departure(module, &inputs.args, e, a, &Tested::new(b.as_ref()))
         }
@@ -316,8 +298,8 @@ fn compare_module(
 pub fn judge_compare(
     module: &Module,
     inputs: &[Literal],
-    expected: Produced<'_>,
-    actual: Produced<'_>,
+    expected: &Produced,
+    actual: &Produced,
     numerics: &Numerics,
     known_bugs: &[KnownBug],
     exact_reference: bool,
@@ -325,8 +307,7 @@ pub fn judge_compare(
 ) -> Verdict {
     let bugs: &[KnownBug] = if exact_reference { known_bugs } else { &[] };
     let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
-    Judge::new(numerics, Policy::Reference)
-        .with_known_bugs(bugs)
+    Judge::new(numerics, bugs, Policy::Reference)
         .strict_rounding(strict_rounding)
         .judge(module, inputs, expected, actual, &eval)
 }

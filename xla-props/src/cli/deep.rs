@@ -39,7 +39,7 @@ pub(crate) fn deep_compare(
         CliError::input(format!(
             "{file}: --deep: the reference `{}` cannot evaluate every instruction: {}",
             oracle.name(),
-            e.message
+            e
         ))
     })?;
     let tested = Tested::new(tested_backend.as_ref());

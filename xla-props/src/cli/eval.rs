@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use super::args::{ArgFilesArgs, BackendArgs, ModuleArgs, OutputShardingArgs, SeedArgs};
 use super::CliError;
 use crate::backend::{create, BackendError};
 use crate::hlo::{ArrayShape, ElementType, Module};
@@ -11,28 +12,25 @@ use crate::literal::Literal;
 /// Arguments of `xla-props eval`.
 #[derive(clap::Args, Debug)]
 pub struct EvalArgs {
-    /// The HLO text file.
-    pub file: PathBuf,
-    /// The backend to run on (see `xla-props backends`).
-    #[arg(long)]
-    pub backend: String,
-    /// An argument file per entry parameter, in order: `.npy`, or raw
-    /// little-endian bytes in the parameter's type, row-major. Without any,
-    /// legal inputs are generated as `compare` does (and stderr says so).
-    #[arg(long = "arg", value_name = "PATH")]
-    pub args: Vec<PathBuf>,
-    /// Seed of the generated inputs (when no `--arg` is given).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// The module.
+    #[command(flatten)]
+    pub module: ModuleArgs,
+    /// The backend under test.
+    #[command(flatten)]
+    pub tested: BackendArgs,
+    /// Argument files instead of generated inputs.
+    #[command(flatten)]
+    pub arg_files: ArgFilesArgs,
+    /// The seed of generated inputs.
+    #[command(flatten)]
+    pub generated: SeedArgs,
     /// An output file per result (tuples flattened): `.npy` by extension,
     /// otherwise raw little-endian bytes. Without it, outputs are summarized.
     #[arg(long = "out", value_name = "PATH")]
     pub outs: Vec<PathBuf>,
-    /// A multi-device module's output sharding, one per output (e.g.
-    /// `{devices=[4,1]<=[4]}`): the outputs are put together by it. Without
-    /// it, the root's `sharding=`, else each output stacks the devices'.
-    #[arg(long = "output-sharding", value_name = "SHARDING")]
-    pub output_shardings: Vec<String>,
+    /// How a multi-device module's outputs are put together.
+    #[command(flatten)]
+    pub sharding: OutputShardingArgs,
 }
 
 fn backend_error(file: &str, e: BackendError) -> CliError {
@@ -212,9 +210,13 @@ fn eval_with(
     }
 }
 
-/// Reads and parses an HLO file; errors are `FILE:LINE:COL: message`.
+/// Reads and parses an HLO file (StableHLO `.mlir` as every command
+/// reads it); errors are `FILE:LINE:COL: message`.
 fn load_module(path: &Path) -> Result<Module, CliError> {
     let file = path.display().to_string();
+    if crate::hlo::is_stablehlo_file(&file) {
+        return crate::hlo::load_module_file(path).map_err(|e| CliError::input(e.to_string()));
+    }
     let bytes =
         std::fs::read(path).map_err(|e| CliError::input(format!("{file}: cannot read: {e}")))?;
     crate::hlo::parse_module_bytes(&bytes)
@@ -222,18 +224,24 @@ fn load_module(path: &Path) -> Result<Module, CliError> {
 }
 
 pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, CliError> {
-    let file = args.file.display().to_string();
+    let file = args.module.name();
     // an unknown backend is reported before anything else is read
-    create(&args.backend).map_err(|e| backend_error(&file, e))?;
-    let mut module = load_module(&args.file)?;
-    super::set_output_shardings(&mut module, &args.output_shardings)?;
+    create(&args.tested.backend).map_err(|e| backend_error(&file, e))?;
+    let mut module = load_module(&args.module.file)?;
+    super::set_output_shardings(&mut module, &args.sharding.output_shardings)?;
     let takes_arguments = !parameter_leaves(&module).is_empty();
-    let text = if args.args.is_empty() && takes_arguments {
-        let (literals, note) = generated_arguments(&module, &file, args.seed)?;
+    let text = if args.arg_files.args.is_empty() && takes_arguments {
+        let (literals, note) = generated_arguments(&module, &file, args.generated.seed)?;
         eprintln!("{note}");
-        eval_with(&module, &file, &args.backend, &literals, &args.outs)?
+        eval_with(&module, &file, &args.tested.backend, &literals, &args.outs)?
     } else {
-        eval_module(&module, &file, &args.backend, &args.args, &args.outs)?
+        eval_module(
+            &module,
+            &file,
+            &args.tested.backend,
+            &args.arg_files.args,
+            &args.outs,
+        )?
     };
     print!("{text}");
     Ok(0)

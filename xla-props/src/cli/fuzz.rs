@@ -2,9 +2,9 @@
 //! against the reference; one minimized `.hlotest` per failure signature.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
+use super::args::{BackendArgs, OutDirArgs};
 use super::CliError;
 use crate::fuzz::{fuzz, FuzzOptions};
 use crate::runner::Shard;
@@ -13,17 +13,17 @@ use crate::runner::Shard;
 #[derive(clap::Args, Debug)]
 pub struct FuzzArgs {
     /// The backend under test.
-    #[arg(long)]
-    pub backend: String,
+    #[command(flatten)]
+    pub tested: BackendArgs,
     /// How long to run, in seconds.
     #[arg(long)]
     pub time: u64,
     /// The run seed (program `i` is grown from a seed derived from it).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Where reproducers are written.
-    #[arg(long)]
-    pub out: PathBuf,
+    /// Where the results go.
+    #[command(flatten)]
+    pub output: OutDirArgs,
     /// At most this many steps per program.
     #[arg(long, default_value_t = 8)]
     pub max_ops: usize,
@@ -59,7 +59,7 @@ fn say(out: &mut dyn Write, line: std::fmt::Arguments<'_>) {
 
 /// Runs the command; exit 0 when nothing disagreed, 1 when failures were found, 2 on error.
 pub fn run(args: &FuzzArgs) -> Result<u8, CliError> {
-    let backend = crate::backend::create(&args.backend)
+    let backend = crate::backend::create(&args.tested.backend)
         .map_err(|e| CliError::input(format!("xla-props fuzz: {e}")))?;
     let shard = shard(args)?;
     if shard.1 > 1 {
@@ -78,9 +78,9 @@ pub fn run(args: &FuzzArgs) -> Result<u8, CliError> {
         max_ops: args.max_ops.max(1),
         max_programs: args.programs,
         stop_at_first_failure: args.stop_at_first_failure,
-        ..FuzzOptions::new(Duration::from_secs(args.time), &args.out)
+        ..FuzzOptions::new(Duration::from_secs(args.time), &args.output.out)
     };
-    let report = fuzz(backend.as_ref(), &args.backend, &options, &mut |p| {
+    let report = fuzz(backend.as_ref(), &args.tested.backend, &options, &mut |p| {
         say(&mut std::io::stderr(), format_args!("{p}"))
     })
     .map_err(|e| CliError::input(format!("xla-props fuzz: {e}")))?;

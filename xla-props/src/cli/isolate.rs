@@ -1,7 +1,6 @@
 //! `xla-props isolate FILE --backend B [--reference R] [--seed S] --out DIR [--quiet]`
 
-use std::path::PathBuf;
-
+use super::args::{BackendArgs, ModuleArgs, OutDirArgs, ReferenceArgs, SeedArgs};
 use super::CliError;
 use crate::backend::{Backend, BackendError};
 use crate::filetest::write_isolation_results;
@@ -10,20 +9,21 @@ use crate::isolate::{isolate, IsolateError, Isolation, Options, Oracle};
 /// Arguments of `xla-props isolate`.
 #[derive(clap::Args, Debug)]
 pub struct IsolateArgs {
-    /// The HLO text file of a module on which the backend disagrees.
-    pub file: PathBuf,
-    /// The backend under test (see `xla-props backends`).
-    #[arg(long)]
-    pub backend: String,
-    /// What to compare against: `reference` (the exact evaluator) or a backend.
-    #[arg(long, default_value = "reference")]
-    pub reference: String,
-    /// Seed of the generated legal inputs.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Where to write reproducer.hlotest, report.md and report.json.
-    #[arg(long)]
-    pub out: PathBuf,
+    /// The module.
+    #[command(flatten)]
+    pub module: ModuleArgs,
+    /// The backend under test.
+    #[command(flatten)]
+    pub tested: BackendArgs,
+    /// What the backend is judged against.
+    #[command(flatten)]
+    pub oracle: ReferenceArgs,
+    /// The seed of generated inputs.
+    #[command(flatten)]
+    pub generated: SeedArgs,
+    /// Where the results go.
+    #[command(flatten)]
+    pub output: OutDirArgs,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -31,14 +31,6 @@ pub struct IsolateArgs {
     /// can disable them, as XLA's: `DIR/passes.md`, `DIR/passes.json`).
     #[arg(long)]
     pub no_bisect_passes: bool,
-}
-
-/// Prints a line to stdout; a closed pipe (`| head`) is the reader's choice, not a panic.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
 }
 
 /// A backend by name: the registry's, and with the `testing` feature also
@@ -55,19 +47,19 @@ pub(crate) fn backend_by_name(name: &str) -> Result<Box<dyn Backend>, BackendErr
 }
 
 pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
-    let file = args.file.display().to_string();
-    let module =
-        crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
-    let backend = backend_by_name(&args.backend).map_err(|e| CliError::input(e.to_string()))?;
-    let oracle = if args.reference == "reference" {
+    let file = args.module.name();
+    let module = args.module.load()?;
+    let backend =
+        backend_by_name(&args.tested.backend).map_err(|e| CliError::input(e.to_string()))?;
+    let oracle = if args.oracle.reference == "reference" {
         Oracle::Exact
     } else {
         Oracle::Backend(
-            backend_by_name(&args.reference).map_err(|e| CliError::input(e.to_string()))?,
+            backend_by_name(&args.oracle.reference).map_err(|e| CliError::input(e.to_string()))?,
         )
     };
     let options = Options {
-        seed: args.seed,
+        seed: args.generated.seed,
         progress: !args.quiet,
         ..Options::default()
     };
@@ -79,10 +71,10 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
         Isolation::Agree { verdict, .. } => {
             let line = format!(
                 "`{}` agrees with `{}`: {verdict}; nothing to isolate",
-                args.backend,
+                args.tested.backend,
                 oracle.name()
             );
-            write_plain_report(&args.out, &file, &line, None)?;
+            write_plain_report(&args.output.out, &file, &line, None)?;
             say!("{file}: {line}");
             Ok(0)
         }
@@ -94,16 +86,19 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
             let first = verdict.lines().next().unwrap_or_default();
             let line = format!(
                 "`{}` departs from every bound of `{}` ({first}), but no instruction departs on its own: {certificate}",
-                args.backend,
+                args.tested.backend,
                 oracle.name()
             );
-            write_plain_report(&args.out, &file, &line, Some(&certificate))?;
+            write_plain_report(&args.output.out, &file, &line, Some(&certificate))?;
             say!("{file}: {line}");
             Ok(0)
         }
         Isolation::Isolated(mut iso) => {
-            let path = write_isolation_results(&mut iso, &args.out, &[]).map_err(|e| {
-                CliError::input(format!("cannot write to {}: {e}", args.out.display()))
+            let path = write_isolation_results(&mut iso, &args.output.out, &[]).map_err(|e| {
+                CliError::input(format!(
+                    "cannot write to {}: {e}",
+                    args.output.out.display()
+                ))
             })?;
             let r = &iso.report;
             // the first line of the verdict; report.md has all of it
@@ -194,26 +189,34 @@ fn culprit_pass(
     args: &IsolateArgs,
     file: &str,
 ) -> Result<(), CliError> {
-    let inputs = crate::inputs::generate_inputs(module, Options::default().distribution, args.seed)
-        .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?;
+    let inputs = crate::inputs::generate_inputs(
+        module,
+        Options::default().distribution,
+        args.generated.seed,
+    )
+    .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?;
     let options = crate::isolate::PassBisectOptions {
         strict_rounding: false,
         max_probes: crate::isolate::MAX_PROBES,
-        dump_dir: args.out.join("passes-dump"),
+        dump_dir: args.output.out.join("passes-dump"),
     };
     let b = crate::isolate::bisect_passes(module, &inputs.args, backend, &options)
         .map_err(|e| CliError::input(format!("{file}: bisecting passes: {e}")))?;
-    let cannot =
-        |e: std::io::Error| CliError::input(format!("cannot write to {}: {e}", args.out.display()));
-    std::fs::write(args.out.join("passes.md"), b.to_markdown(file)).map_err(cannot)?;
+    let cannot = |e: std::io::Error| {
+        CliError::input(format!(
+            "cannot write to {}: {e}",
+            args.output.out.display()
+        ))
+    };
+    std::fs::write(args.output.out.join("passes.md"), b.to_markdown(file)).map_err(cannot)?;
     let json = serde_json::to_string_pretty(&b)
         .map_err(|e| CliError::input(format!("cannot encode json: {e}")))?;
-    std::fs::write(args.out.join("passes.json"), json + "\n").map_err(cannot)?;
+    std::fs::write(args.output.out.join("passes.json"), json + "\n").map_err(cannot)?;
     say!(
         "passes: {} ({} probes; {})",
         b.conclusion(),
         b.probes.len(),
-        args.out.join("passes.md").display()
+        args.output.out.join("passes.md").display()
     );
     Ok(())
 }

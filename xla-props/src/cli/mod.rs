@@ -4,6 +4,10 @@
 //! unknown backend, missing plugin), 3 (`compare`) the backend rejected or
 //! crashed on a module the reference runs.
 
+#[macro_use]
+mod say;
+
+mod args;
 mod backends;
 mod bisect;
 mod check;
@@ -15,6 +19,10 @@ mod isolate;
 mod merge;
 mod triage;
 
+pub use args::{
+    ArgFilesArgs, BackendArgs, JudgingArgs, ModuleArgs, OutDirArgs, OutputShardingArgs,
+    ReferenceArgs, SeedArgs,
+};
 pub use backends::backends_listing;
 pub use bisect::BisectArgs;
 pub use check::CheckArgs;
@@ -97,8 +105,9 @@ pub struct BackendsArgs {
 /// Arguments of `xla-props parse`.
 #[derive(clap::Args, Debug)]
 pub struct ParseArgs {
-    /// The HLO text (`.hlo`) or StableHLO MLIR text (`.mlir`) file.
-    pub file: std::path::PathBuf,
+    /// The module.
+    #[command(flatten)]
+    pub module: ModuleArgs,
     /// What to print: `hlo` (canonical HLO text) or `stablehlo` (MLIR text).
     #[arg(long, default_value = "hlo", value_parser = ["hlo", "stablehlo"])]
     pub emit: String,
@@ -214,9 +223,8 @@ fn set_output_shardings(module: &mut crate::hlo::Module, texts: &[String]) -> Re
 }
 
 fn run_parse(args: &ParseArgs) -> Result<u8, CliError> {
-    let file = args.file.display().to_string();
-    let module =
-        crate::hlo::load_module_file(&args.file).map_err(|e| CliError::input(e.to_string()))?;
+    let file = args.module.name();
+    let module = args.module.load()?;
     let text = if args.emit == "stablehlo" {
         crate::hlo::stablehlo::print_module(&module)
             .map_err(|e| CliError::input(format!("{file}: {e}")))?

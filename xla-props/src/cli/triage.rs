@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use super::args::{BackendArgs, OutDirArgs, SeedArgs};
 use super::CliError;
 use crate::triage::{collect, triage, TriageOptions};
 
@@ -14,15 +15,15 @@ pub struct TriageArgs {
     /// modules (`.hlo`, `.mlir`), or directories holding them.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// The backend the failures are analysed on (see `xla-props backends`).
-    #[arg(long)]
-    pub backend: String,
-    /// Where to write triage.md, triage.json and one representative per group.
-    #[arg(long)]
-    pub out: PathBuf,
-    /// Seed of the inputs of plain modules (reproducers bring their own).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// The backend under test.
+    #[command(flatten)]
+    pub tested: BackendArgs,
+    /// Where the results go.
+    #[command(flatten)]
+    pub output: OutDirArgs,
+    /// The seed of generated inputs.
+    #[command(flatten)]
+    pub generated: SeedArgs,
     /// Do not bisect the compiler's passes (done by default where the
     /// backend can disable them, as XLA's).
     #[arg(long)]
@@ -43,14 +44,14 @@ fn say(line: std::fmt::Arguments<'_>) {
 /// Runs the command: exit 0 when no group was found (nothing fails, or
 /// nothing could be analysed), 1 when groups were found, 2 on bad input.
 pub(crate) fn run(args: &TriageArgs) -> Result<u8, CliError> {
-    let backend = super::isolate::backend_by_name(&args.backend)
+    let backend = super::isolate::backend_by_name(&args.tested.backend)
         .map_err(|e| CliError::input(format!("xla-props triage: {e}")))?;
     let (failures, not_triaged) = collect(&args.inputs, backend.name())
         .map_err(|e| CliError::input(format!("xla-props triage: {e}")))?;
     let options = TriageOptions {
-        seed: args.seed,
+        seed: args.generated.seed,
         bisect_passes: !args.no_bisect_passes,
-        work_dir: args.out.join("passes-dump"),
+        work_dir: args.output.out.join("passes-dump"),
         jobs: args.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         }),
@@ -75,10 +76,15 @@ pub(crate) fn run(args: &TriageArgs) -> Result<u8, CliError> {
         backend.as_ref(),
         &inputs,
         &options,
-        &args.out,
+        &args.output.out,
         &progress,
     )
-    .map_err(|e| CliError::input(format!("cannot write to {}: {e}", args.out.display())))?;
+    .map_err(|e| {
+        CliError::input(format!(
+            "cannot write to {}: {e}",
+            args.output.out.display()
+        ))
+    })?;
     say(format_args!(
         "{} failures: {} in {} group(s), {} in none, {} not triaged",
         t.failures,
@@ -93,7 +99,7 @@ pub(crate) fn run(args: &TriageArgs) -> Result<u8, CliError> {
         } else {
             format!(
                 "{} ({} instructions)",
-                args.out.join(&g.representative).display(),
+                args.output.out.join(&g.representative).display(),
                 g.representative_instructions
             )
         };
@@ -104,7 +110,7 @@ pub(crate) fn run(args: &TriageArgs) -> Result<u8, CliError> {
     }
     say(format_args!(
         "report: {}",
-        args.out.join("triage.md").display()
+        args.output.out.join("triage.md").display()
     ));
     Ok(if t.groups.is_empty() { 0 } else { 1 })
 }

@@ -10,8 +10,8 @@
 //! skip "SUBSTRING"           it cannot express the module (an op, dtype, device count)
 //! ```
 
+use crate::check::MismatchKind;
 use crate::check::Verdict;
-use crate::isolate::MismatchKind;
 
 /// The expected (or observed) outcome on one backend.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl Expectation {
                 failed: crate::check::Side::Backend,
                 error,
             } => Expectation::Rejected(error.clone()),
-            v => match MismatchKind::of(v) {
+            v => match v.kind() {
                 Some(k) => Expectation::Mismatch(k),
                 None => Expectation::Agree,
             },
@@ -64,7 +64,7 @@ impl Expectation {
     pub fn holds_for(&self, verdict: &Verdict) -> bool {
         let observed = Expectation::observed(verdict);
         match (self, &observed) {
-            (Expectation::Mismatch(k), _) => MismatchKind::of(verdict) == Some(*k),
+            (Expectation::Mismatch(k), _) => verdict.kind() == Some(*k),
             (Expectation::Rejected(want), Expectation::Rejected(got))
             | (Expectation::Skip(want), Expectation::Skip(got)) => got.contains(want.as_str()),
             (want, got) => want == got,

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use super::expect::{short_version, Expectation};
 use super::format::{HloTest, JudgeMode};
 use crate::backend::{Backend, BackendError};
-use crate::check::{Judge, KnownBugNote, Policy, Verdict};
+use crate::check::{known_rejection, Judge, Policy, Produced, Verdict};
 use crate::isolate::{Oracle, Tested};
 
 /// The environment variable that makes failing expectations rewrite themselves.
@@ -48,52 +48,25 @@ pub fn observe(test: &HloTest, backend: &dyn Backend) -> Result<Observation, Str
     let strict = matches!(test.tolerance, JudgeMode::Exact);
     let expected = Oracle::Exact.run(module, &args);
     let actual = tested.run(module, &args);
-    let verdict = match (&expected, &actual) {
-        (Ok(e), Ok(a)) => {
-            let eval = |m: &crate::hlo::Module, a: &[crate::literal::Literal]| {
-                crate::reference::evaluate(m, a).ok()
-            };
-            Judge::new(&tested.numerics(), Policy::Reference)
-                .with_known_bugs(backend.known_bugs())
-                .strict_rounding(strict)
-                .outputs(module, &args, e, a, &eval)
+    let rejection = match (&expected, &actual) {
+        (Produced::Ok(_), Err(e @ BackendError::Compile(message))) => {
+            known_rejection(backend.known_bugs(), module, message, e.to_string())
         }
-        (Ok(_), Err(BackendError::Compile(message)))
-            if !known_rejection(backend, test, message).is_empty() =>
-        {
-            Verdict::KnownRejection {
-                bugs: known_rejection(backend, test, message),
-                error: actual
-                    .as_ref()
-                    .err()
-                    .map(ToString::to_string)
-                    .unwrap_or_default(),
-            }
-        }
-        _ => crate::isolate::judge::judge_results_with(
-            module,
-            &args,
-            expected,
-            actual,
-            &tested.numerics(),
-            strict,
-        ),
+        _ => None,
     };
+    let verdict = rejection.unwrap_or_else(|| {
+        let eval = |m: &crate::hlo::Module, a: &[crate::literal::Literal]| {
+            crate::reference::evaluate(m, a).ok()
+        };
+        Judge::new(&tested.numerics(), backend.known_bugs(), Policy::Reference)
+            .strict_rounding(strict)
+            .judge(module, &args, &expected, &Produced::from(actual), &eval)
+    });
     Ok(Observation {
         outcome: Expectation::observed(&verdict),
         detail: verdict.to_string(),
         verdict,
     })
-}
-
-/// The known bugs of `backend` that declare its compile error on this module.
-fn known_rejection(backend: &dyn Backend, test: &HloTest, message: &str) -> Vec<KnownBugNote> {
-    backend
-        .known_bugs()
-        .iter()
-        .filter(|b| b.rejects(&test.module, message))
-        .map(|b| b.note())
-        .collect()
 }
 
 /// Runs `test` on `backend` and checks its expectation for the backend's
@@ -228,7 +201,7 @@ pub fn bless(
 mod tests {
     use super::*;
     use crate::backend::Interpreter;
-    use crate::isolate::MismatchKind;
+    use crate::check::MismatchKind;
 
     const NEG: &str =
         "HloModule m\nENTRY main { p = f32[4] parameter(0) ROOT n = f32[4] negate(p) }\n";

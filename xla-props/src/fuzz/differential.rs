@@ -2,70 +2,10 @@
 //! and on a backend, and judge the two with the full tolerance model
 //! (`check::Judge`): the same judgement `xla-props compare` makes.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
-use crate::backend::{Backend, BackendError};
+use crate::backend::{run_module, run_reference, Backend};
 use crate::check::{Judge, Numerics, Policy, Produced, Verdict};
 use crate::hlo::Module;
 use crate::literal::Literal;
-
-/// What one side of a run produced.
-#[derive(Clone, Debug, PartialEq)]
-pub enum RunResult {
-    /// The outputs, tuples flattened.
-    Ok(Vec<Literal>),
-    /// An error (or a panic), described.
-    Failed(String),
-    /// The side cannot run this program.
-    Unsupported(String),
-}
-
-impl RunResult {
-    pub(crate) fn outcome(&self) -> Produced<'_> {
-        match self {
-            RunResult::Ok(v) => Produced::Ok(v),
-            RunResult::Failed(e) => Produced::Failed(e),
-            RunResult::Unsupported(e) => Produced::Unsupported(e),
-        }
-    }
-    /// The outputs, when it ran.
-    pub fn outputs(&self) -> Option<&[Literal]> {
-        match self {
-            RunResult::Ok(v) => Some(v),
-            _ => None,
-        }
-    }
-}
-
-fn from_backend(r: Result<Vec<Literal>, BackendError>) -> RunResult {
-    match r {
-        Ok(v) => RunResult::Ok(v),
-        Err(e @ BackendError::Unsupported { .. }) => RunResult::Unsupported(e.to_string()),
-        Err(e) => RunResult::Failed(e.to_string()),
-    }
-}
-
-/// Runs `module` on `backend`; a panic is a failure of this run, not of the caller.
-pub fn run_backend(backend: &dyn Backend, module: &Module, args: &[Literal]) -> RunResult {
-    catch_unwind(AssertUnwindSafe(|| {
-        from_backend(backend.compile(module).and_then(|exe| exe.execute(args)))
-    }))
-    .unwrap_or_else(|_| RunResult::Failed(format!("{} panicked", backend.name())))
-}
-
-/// Runs `module` on the exact reference evaluator.
-pub fn run_reference(module: &Module, args: &[Literal]) -> RunResult {
-    match catch_unwind(AssertUnwindSafe(|| {
-        crate::reference::evaluate(module, args)
-    })) {
-        Ok(Ok(v)) => RunResult::Ok(v),
-        Ok(Err(e @ crate::reference::EvalError::Unsupported { .. })) => {
-            RunResult::Unsupported(e.to_string())
-        }
-        Ok(Err(e)) => RunResult::Failed(e.to_string()),
-        Err(_) => RunResult::Failed("the reference panicked".to_string()),
-    }
-}
 
 /// Judges `actual` (from a backend with `numerics`) against `expected` for
 /// `module` run on `args`: the one judge (`check::Judge`) against the
@@ -73,24 +13,24 @@ pub fn run_reference(module: &Module, args: &[Literal]) -> RunResult {
 pub fn judge_runs(
     module: &Module,
     args: &[Literal],
-    expected: &RunResult,
-    actual: &RunResult,
+    expected: &Produced,
+    actual: &Produced,
     numerics: &Numerics,
     strict_rounding: bool,
 ) -> Verdict {
-    let eval = |m: &Module, a: &[Literal]| run_reference(m, a).outputs().map(<[Literal]>::to_vec);
-    Judge::new(numerics, Policy::Reference)
+    let eval = |m: &Module, a: &[Literal]| run_reference(m, a).into_outputs();
+    Judge::new(numerics, &[], Policy::Reference)
         .strict_rounding(strict_rounding)
-        .judge(module, args, expected.outcome(), actual.outcome(), &eval)
+        .judge(module, args, expected, actual, &eval)
 }
 
 /// A program run on the reference and on a backend, and the verdict.
 #[derive(Clone, Debug)]
 pub struct Differential {
     /// The reference's result.
-    pub expected: RunResult,
+    pub expected: Produced,
     /// The backend's result.
-    pub actual: RunResult,
+    pub actual: Produced,
     /// The judgement.
     pub verdict: Verdict,
 }
@@ -119,7 +59,7 @@ pub fn differential(
     strict_rounding: bool,
 ) -> Differential {
     let expected = run_reference(module, args);
-    let actual = run_backend(backend, module, args);
+    let actual = Produced::from(run_module(backend, module, args));
     let verdict = judge_runs(
         module,
         args,

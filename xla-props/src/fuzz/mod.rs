@@ -7,11 +7,8 @@
 mod differential;
 mod run;
 
-pub use differential::{
-    differential, judge_runs, run_backend, run_reference, Differential, RunResult,
-};
+pub use differential::{differential, judge_runs, Differential};
 pub use run::{
-    fuzz, hlotest_inline_text, hlotest_text, judge_instruction, mismatch_kind,
-    program_distribution, program_seeds, FailureSignature, FuzzError, FuzzOptions, FuzzProgress,
-    FuzzReport, INPUT_MIX,
+    fuzz, hlotest_inline_text, hlotest_text, judge_instruction, program_distribution,
+    program_seeds, FuzzError, FuzzOptions, FuzzProgress, FuzzReport, INPUT_MIX,
 };

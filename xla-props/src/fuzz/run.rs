@@ -8,20 +8,16 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::differential::{run_backend, run_reference, RunResult};
-use crate::backend::Backend;
+use crate::backend::{run_module, run_reference, Backend};
 use crate::check::{
-    compare, flush_subnormal_inputs, CompareContext, ElementFailure, ErrorSpec, Judge, LegalReason,
-    Numerics, Policy, Verdict,
+    compare, judge_readings, judge_with_alternatives, unflushed_operands, CompareContext,
+    ErrorSpec, FailureSignature, MismatchKind, Numerics, Produced, Verdict,
 };
 use crate::filetest::{Inputs, JudgeMode, Reproducer};
 use crate::hlo::rewrite::with_root;
 use crate::hlo::{verify, Computation, InstrId, Instruction, Module, Opcode};
 use crate::inputs::{generate_inputs, Distribution};
-use crate::isolate::{
-    dead_code_eliminated, judge_module, Case, Minimizer, MismatchKind, Oracle,
-    Signature as IsolateSignature, Tested,
-};
+use crate::isolate::{dead_code_eliminated, judge_module, Case, Minimizer, Oracle, Tested};
 use crate::literal::Literal;
 use crate::programs::{random_program, Rng};
 
@@ -59,21 +55,6 @@ impl FuzzOptions {
             stop_at_first_failure: false,
             shard: (0, 1),
         }
-    }
-}
-
-/// A failure's signature: the culprit opcode and the kind of mismatch.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct FailureSignature {
-    /// The instruction the disagreement starts at.
-    pub culprit: Opcode,
-    /// `values`, `non-finite`, `shape`, `backend-failed`, `reference-failed`, `both-failed-differently`.
-    pub kind: &'static str,
-}
-
-impl std::fmt::Display for FailureSignature {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.culprit, self.kind)
     }
 }
 
@@ -140,29 +121,6 @@ pub enum FuzzError {
         /// Why.
         source: std::io::Error,
     },
-}
-
-/// The mismatch kind of a disagreeing verdict (the names `.hlotest` expectations use).
-pub fn mismatch_kind(verdict: &Verdict) -> Option<&'static str> {
-    match verdict {
-        Verdict::Mismatch(r) | Verdict::KnownBug { mismatch: r, .. } => {
-            let non_finite = r.outputs.iter().flat_map(|o| &o.worst).any(|w| {
-                matches!(
-                    w.failure,
-                    ElementFailure::NanClass | ElementFailure::Infinity
-                )
-            });
-            Some(if non_finite { "non-finite" } else { "values" })
-        }
-        Verdict::ShapeMismatch { .. } => Some("shape"),
-        Verdict::OnlyOneFailed { failed, .. } => Some(match failed {
-            crate::check::Side::Backend => "backend-failed",
-            crate::check::Side::Reference => "reference-failed",
-        }),
-        Verdict::BothFailedDifferently { .. } => Some("both-failed-differently"),
-        Verdict::KnownRejection { .. } => Some("backend-failed"),
-        Verdict::Agree(_) | Verdict::BothFailedAlike { .. } | Verdict::Skipped { .. } => None,
-    }
 }
 
 /// The seed of program `i` of a run: a bijection of `i` for a given run
@@ -243,7 +201,9 @@ pub fn program_distribution(seed: u64) -> Distribution {
 /// use xla_props::backend::{Backend, Interpreter};
 /// use xla_props::hlo::{parse_module, ArrayShape, ElementType};
 /// use xla_props::literal::Literal;
-/// use xla_props::fuzz::{judge_instruction, run_reference, RunResult};
+/// use xla_props::backend::run_reference;
+/// use xla_props::check::Produced;
+/// use xla_props::fuzz::judge_instruction;
 /// let m = parse_module(
 ///     "HloModule m\nENTRY main { x = f32[1] parameter(0)\n ROOT y = bf16[1] convert(x) }",
 /// )
@@ -253,153 +213,31 @@ pub fn program_distribution(seed: u64) -> Distribution {
 /// let bf16 = |v: f64| Literal::from_f64s(&ArrayShape::new(ElementType::Bf16, vec![1]), &[v]).unwrap();
 /// let numerics = Interpreter::default().numerics();
 /// // rounded to nearest: 1 + 2^-7; truncated: 1, one bf16 ULP off, a bug
-/// let rounded = RunResult::Ok(vec![bf16(1.0078125)]);
+/// let rounded = Produced::Ok(vec![bf16(1.0078125)]);
 /// assert!(judge_instruction(&m, &[x.clone()], &expected, &rounded, &numerics).is_agreement());
-/// let truncated = RunResult::Ok(vec![bf16(1.0)]);
+/// let truncated = Produced::Ok(vec![bf16(1.0)]);
 /// assert!(judge_instruction(&m, &[x], &expected, &truncated, &numerics).is_disagreement());
 /// ```
 pub fn judge_instruction(
     single: &Module,
     operands: &[Literal],
-    expected: &RunResult,
-    actual: &RunResult,
+    expected: &Produced,
+    actual: &Produced,
     numerics: &Numerics,
 ) -> Verdict {
-    judge_with_alternatives(single, operands, expected, actual, numerics, &[])
-}
-
-/// [`judge_instruction`] with more legal results, each accepted element by
-/// element: the one judge under its per-instruction policy.
-fn judge_with_alternatives(
-    single: &Module,
-    operands: &[Literal],
-    expected: &RunResult,
-    actual: &RunResult,
-    numerics: &Numerics,
-    others: &[(LegalReason, Vec<Literal>)],
-) -> Verdict {
-    let mut judge = Judge::new(numerics, Policy::Instruction);
-    for (reason, outs) in others {
-        judge = judge.with_alternative(*reason, outs.clone());
-    }
-    let eval = |m: &Module, a: &[Literal]| run_reference(m, a).outputs().map(<[Literal]>::to_vec);
-    judge.judge(
+    judge_with_alternatives(
         single,
         operands,
-        expected.outcome(),
-        actual.outcome(),
-        &eval,
+        expected,
+        actual,
+        numerics,
+        &[],
+        &run_reference,
     )
 }
 
-/// The operand values a backend that flushes subnormal outputs may have
-/// used inside one execution: where it returned ±0 for an operand (of a type
-/// whose outputs it flushes), a subnormal, since the flush happens only
-/// where a value leaves the program: the reference's value there when it is
-/// subnormal, else the smallest subnormal of that sign. None when nothing changes.
-fn unflushed_operands(
-    module: &Module,
-    args: &[Literal],
-    ins: &Instruction,
-    operands: &[Literal],
-    numerics: &Numerics,
-) -> Option<Vec<Literal>> {
-    if numerics.flush_outputs.is_empty() {
-        return None;
-    }
-    let mut changed = false;
-    let mut out = operands.to_vec();
-    for (k, o) in ins.operands.iter().enumerate() {
-        let t = out[k].dtype();
-        let Some(fmt) = t.float_format().filter(|_| numerics.flushes_outputs(t)) else {
-            continue;
-        };
-        let Some(exact) = with_root(module, *o)
-            .and_then(|m| {
-                run_reference(&m, args)
-                    .outputs()
-                    .and_then(|v| v.first().cloned())
-            })
-            .filter(|e| e.dtype() == t && e.element_count() == out[k].element_count())
-        else {
-            continue;
-        };
-        for i in 0..exact.element_count() {
-            let e = exact.get_f64(i);
-            let a = out[k].get_f64(i);
-            if a != 0.0 {
-                continue;
-            }
-            // the reference's subnormal, or (where the backend's own
-            // rounding made one the reference does not have) the smallest
-            if e != 0.0 && e.abs() < fmt.min_normal() {
-                out[k].set_bits(i, exact.get_bits(i));
-            } else {
-                out[k].set_f64(i, fmt.min_subnormal().copysign(a));
-            }
-            changed = true;
-        }
-    }
-    changed.then_some(out)
-}
-
-/// Judges one instruction on every reading of its operands the backend's
-/// numerics allow: the values the backend returned, those with subnormals
-/// flushed (a backend flushing inputs), and those with flushed outputs
-/// restored (a backend flushing outputs, see [`unflushed_operands`]). Each
-/// reading in turn is the expected result of [`judge_instruction`] (so a
-/// reassociated sum of flushed operands is legal), with the reference's
-/// results on the other readings as alternatives element by element (each
-/// element may have been flushed or not). The instruction is wrong only when
-/// every reading says so; the verdict is the first reading's.
-fn judge_readings(
-    single: &Module,
-    operands: &[Literal],
-    actual: &RunResult,
-    numerics: &Numerics,
-    unflushed: impl FnOnce() -> Option<Vec<Literal>>,
-) -> Verdict {
-    let expected = run_reference(single, operands);
-    let first = judge_instruction(single, operands, &expected, actual, numerics);
-    if mismatch_kind(&first).is_none()
-        || numerics.flush_inputs.is_empty() && numerics.flush_outputs.is_empty()
-    {
-        return first;
-    }
-    let mut readings: Vec<(Vec<Literal>, RunResult)> = vec![(operands.to_vec(), expected)];
-    for ops in flush_subnormal_inputs(operands, numerics)
-        .into_iter()
-        .chain(unflushed())
-    {
-        let e = run_reference(single, &ops);
-        readings.push((ops, e));
-    }
-    for (k, (ops, e)) in readings.iter().enumerate() {
-        // reading 0 is as returned; the others flush inputs or restore
-        // flushed outputs
-        let others: Vec<(LegalReason, Vec<Literal>)> = readings
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != k)
-            .filter_map(|(j, (_, r))| {
-                let reason = match j {
-                    0 => LegalReason::Alternative,
-                    1 => LegalReason::FlushedInputs,
-                    _ => LegalReason::FlushedSubnormalOutput,
-                };
-                r.outputs().map(|o| (reason, o.to_vec()))
-            })
-            .collect();
-        let v = judge_with_alternatives(single, ops, e, actual, numerics, &others);
-        if mismatch_kind(&v).is_none() {
-            return v;
-        }
-    }
-    first
-}
-
 /// Whether two runs produced the same bits (NaNs by class), or failed alike.
-fn identical(expected: &RunResult, actual: &RunResult) -> bool {
+fn identical(expected: &Produced, actual: &Produced) -> bool {
     match (expected.outputs(), actual.outputs()) {
         (Some(e), Some(a)) => matches!(
             compare(e, a, &ErrorSpec::exact(), &CompareContext::new()),
@@ -462,7 +300,7 @@ fn local_culprit(backend: &dyn Backend, module: &Module, args: &[Literal]) -> Op
             _ => {}
         }
         let prefix = with_root(module, id)?;
-        let actual = run_backend(backend, &prefix, args);
+        let actual = Produced::from(run_module(backend, &prefix, args));
         let operands: Option<Vec<Literal>> = ins
             .operands
             .iter()
@@ -475,16 +313,21 @@ fn local_culprit(backend: &dyn Backend, module: &Module, args: &[Literal]) -> Op
         let (Some(operands), Some(single)) = (operands, single_op(module, id)) else {
             return None;
         };
-        if let RunResult::Unsupported(_) = actual {
+        if let Produced::Unsupported(_) = actual {
             return None;
         }
-        let unflushed = || unflushed_operands(module, args, ins, &operands, &numerics);
-        let verdict = judge_readings(&single, &operands, &actual, &numerics, unflushed);
-        if let Some(kind) = mismatch_kind(&verdict) {
-            let signature = FailureSignature {
-                culprit: ins.opcode,
-                kind,
-            };
+        let unflushed =
+            || unflushed_operands(module, args, ins, &operands, &numerics, &run_reference);
+        let verdict = judge_readings(
+            &single,
+            &operands,
+            &actual,
+            &numerics,
+            unflushed,
+            &run_reference,
+        );
+        if let Some(kind) = verdict.kind() {
+            let signature = FailureSignature::new(ins.opcode, kind);
             return Some(Culprit {
                 id,
                 signature,
@@ -503,7 +346,7 @@ fn failure_signature(
     args: &[Literal],
 ) -> Option<FailureSignature> {
     let expected = run_reference(module, args);
-    let actual = run_backend(backend, module, args);
+    let actual = Produced::from(run_module(backend, module, args));
     if identical(&expected, &actual) {
         return None;
     }
@@ -537,15 +380,16 @@ fn minimize(
 /// as a rewrite of `convert(convert(x))`, does not reproduce alone).
 fn alone(backend: &dyn Backend, module: &Module, culprit: &Culprit) -> Option<Case> {
     let single = single_op(module, culprit.id)?;
-    let actual = run_backend(backend, &single, &culprit.operands);
+    let actual = Produced::from(run_module(backend, &single, &culprit.operands));
     let verdict = judge_readings(
         &single,
         &culprit.operands,
         &actual,
         &backend.numerics(),
         || None,
+        &run_reference,
     );
-    (mismatch_kind(&verdict) == Some(culprit.signature.kind)).then(|| Case {
+    (verdict.kind() == Some(culprit.signature.kind)).then(|| Case {
         module: dead_code_eliminated(&single),
         args: culprit.operands.clone(),
     })
@@ -563,15 +407,11 @@ fn isolate_minimized(
 ) -> Option<(Case, MismatchKind)> {
     let oracle = Oracle::Exact;
     let tested = Tested::new(backend);
-    let kind = MismatchKind::of(&judge_module(prefix, args, &oracle, &tested))?;
+    let kind = judge_module(prefix, args, &oracle, &tested).kind()?;
     let minimizer = Minimizer {
         oracle: &oracle,
         tested: &tested,
-        signature: IsolateSignature {
-            opcode: culprit,
-            kind,
-            fusion: None,
-        },
+        signature: FailureSignature::new(culprit, kind),
     };
     let case = Case {
         module: prefix.clone(),
@@ -602,7 +442,7 @@ pub fn hlotest_text(
     signature: &FailureSignature,
     note: &str,
 ) -> String {
-    let kind = &signature.kind;
+    let kind = signature.kind.name();
     fuzz_reproducer(module, backend, Inputs::Seed(seed), &[], kind, note)
 }
 
@@ -659,10 +499,10 @@ fn fuzz_one(
         .filter(|g| g.unmet.is_empty())?
         .args;
     let expected = run_reference(&module, &args);
-    let actual = run_backend(backend, &module, &args);
+    let actual = Produced::from(run_module(backend, &module, &args));
     match (&expected, &actual) {
-        (RunResult::Unsupported(_), _) | (_, RunResult::Unsupported(_)) => return None,
-        (RunResult::Failed(a), RunResult::Failed(b)) if a == b => return None,
+        (Produced::Unsupported(_), _) | (_, Produced::Unsupported(_)) => return None,
+        (Produced::Failed(a), Produced::Failed(b)) if a == b => return None,
         _ => {}
     }
     progress.judged += 1;
@@ -696,7 +536,7 @@ fn write_reproducer(
     let signature = &found.culprit.signature;
     let name = format!(
         "{}-{}-{seed:016x}.hlotest",
-        signature.culprit.name(),
+        signature.opcode.name(),
         signature.kind
     );
     let path = out.join(name);
@@ -710,11 +550,11 @@ fn write_reproducer(
             &case.module,
             &case.args,
             backend_name,
-            signature.kind,
+            signature.kind.name(),
             &format!("{origin}, alone on the backend's values of its operands (from {before} instructions)"),
         )
     } else if let Some((case, kind)) = with_root(&found.module, found.culprit.id)
-        .and_then(|p| isolate_minimized(backend, &p, &found.args, signature.culprit))
+        .and_then(|p| isolate_minimized(backend, &p, &found.args, signature.opcode))
     {
         hlotest_inline_text(
             &case.module,
@@ -738,7 +578,7 @@ fn write_reproducer(
             &min.module,
             &found.args,
             backend_name,
-            signature.kind,
+            signature.kind.name(),
             &format!(
                 "{origin}, cut at the culprit: {before} to {} instructions",
                 min.module.instruction_count()

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::judge::{judge_module, judge_outputs, MismatchKind, Oracle, Tested};
+use super::judge::{judge_module, judge_outputs, Oracle, Tested};
 use crate::hlo::rewrite::{inline_fusion, move_fusion_root};
 use crate::hlo::{InstrId, Module, Opcode};
 use crate::literal::{Literal, Value};
@@ -89,7 +89,7 @@ pub fn by_probe(
         };
         let moved = move_fusion_root(module, fusion, id)?;
         let verdict = judge_outputs(&moved, args, &e.flatten(), &a.flatten(), &numerics);
-        if MismatchKind::of(&verdict).is_some() {
+        if verdict.kind().is_some() {
             return Some(id);
         }
     }

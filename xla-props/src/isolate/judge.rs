@@ -1,116 +1,16 @@
 //! Running both sides of a comparison during isolation, and judging the
 //! results: the oracle (the exact reference evaluator or another backend),
-//! the backend under test with a run counter, and the kind of a mismatch (half of the failure signature); judging itself is
-//! the one judge's (`check::Judge`).
+//! the backend under test with a run counter; judging itself is the one
+//! judge's (`check::Judge`), a mismatch's kind is `Verdict::kind`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::backend::{Backend, BackendError, Executable};
-use crate::check::{ElementFailure, Judge, Numerics, Policy, Side, Verdict};
+use crate::backend::{run_module, run_reference, Backend, BackendError, Executable};
+use crate::check::{judge_against_reference, Judge, Numerics, Policy, Produced, Verdict};
 use crate::hlo::Module;
 use crate::literal::{Literal, Value};
-use crate::reference::{EvalError, Evaluator};
-
-/// What kind of disagreement a verdict is: half of the failure signature
-/// that guards every reduction step.
-///
-/// ```
-/// use xla_props::isolate::MismatchKind;
-/// assert_eq!("values".parse::<MismatchKind>().unwrap(), MismatchKind::Values);
-/// assert_eq!(MismatchKind::NonFinite.name(), "non-finite");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MismatchKind {
-    /// Finite values out of tolerance (or a signed zero).
-    Values,
-    /// A NaN or infinity where the other side has something else.
-    NonFinite,
-    /// Outputs of a different number, type or dims.
-    Shape,
-    /// Only the backend failed.
-    BackendFailed,
-    /// Only the reference failed.
-    ReferenceFailed,
-    /// Both failed, differently.
-    BothFailedDifferently,
-    /// Every unit agrees on the reference's operands, but the whole
-    /// departs beyond what their errors explain (see `Certificate`).
-    Composition,
-}
-
-impl MismatchKind {
-    /// Every kind.
-    pub const ALL: [MismatchKind; 7] = [
-        MismatchKind::Values,
-        MismatchKind::NonFinite,
-        MismatchKind::Shape,
-        MismatchKind::BackendFailed,
-        MismatchKind::ReferenceFailed,
-        MismatchKind::BothFailedDifferently,
-        MismatchKind::Composition,
-    ];
-    /// The kind of a disagreeing verdict (None for agreement and skips).
-    pub fn of(verdict: &Verdict) -> Option<MismatchKind> {
-        match verdict {
-            Verdict::Mismatch(r) | Verdict::KnownBug { mismatch: r, .. } => {
-                let worst = r
-                    .outputs
-                    .iter()
-                    .flat_map(|o| o.worst.iter())
-                    .map(|m| m.failure)
-                    .min();
-                Some(match worst {
-                    Some(ElementFailure::NanClass | ElementFailure::Infinity) => {
-                        MismatchKind::NonFinite
-                    }
-                    _ => MismatchKind::Values,
-                })
-            }
-            Verdict::ShapeMismatch { .. } => Some(MismatchKind::Shape),
-            Verdict::OnlyOneFailed {
-                failed: Side::Backend,
-                ..
-            } => Some(MismatchKind::BackendFailed),
-            Verdict::OnlyOneFailed {
-                failed: Side::Reference,
-                ..
-            } => Some(MismatchKind::ReferenceFailed),
-            Verdict::BothFailedDifferently { .. } => Some(MismatchKind::BothFailedDifferently),
-            Verdict::KnownRejection { .. } => Some(MismatchKind::BackendFailed),
-            Verdict::Agree(_) | Verdict::BothFailedAlike { .. } | Verdict::Skipped { .. } => None,
-        }
-    }
-    /// The lowercase name used in reports and `.hlotest` expectations.
-    pub fn name(self) -> &'static str {
-        match self {
-            MismatchKind::Values => "values",
-            MismatchKind::NonFinite => "non-finite",
-            MismatchKind::Shape => "shape",
-            MismatchKind::BackendFailed => "backend-failed",
-            MismatchKind::ReferenceFailed => "reference-failed",
-            MismatchKind::BothFailedDifferently => "both-failed-differently",
-            MismatchKind::Composition => "composition",
-        }
-    }
-}
-
-impl std::str::FromStr for MismatchKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        MismatchKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown mismatch kind `{s}`"))
-    }
-}
-
-impl std::fmt::Display for MismatchKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+use crate::reference::Evaluator;
 
 /// The side results are judged against.
 pub enum Oracle {
@@ -129,29 +29,25 @@ impl Oracle {
         }
     }
 
-    /// Runs `module` on `args`; Err is the failure, described.
-    pub fn run(&self, module: &Module, args: &[Literal]) -> Result<Vec<Literal>, OracleError> {
+    /// Runs `module` on `args`: the expected side of a comparison.
+    pub fn run(&self, module: &Module, args: &[Literal]) -> Produced {
         match self {
-            Oracle::Exact => Evaluator::new()
-                .evaluate(module, args)
-                .map_err(OracleError::from_eval),
-            Oracle::Backend(b) => b
-                .compile(module)
-                .and_then(|e| e.execute(args))
-                .map_err(OracleError::from_backend),
+            Oracle::Exact => run_reference(module, args),
+            Oracle::Backend(b) => Produced::from(run_module(b.as_ref(), module, args)),
         }
     }
 
-    /// The value of every entry instruction (by index; None where unknown).
+    /// The value of every entry instruction (by index; None where
+    /// unknown); Err is the failure, described.
     pub fn all_values(
         &self,
         module: &Module,
         args: &[Literal],
-    ) -> Result<Vec<Option<Value>>, OracleError> {
+    ) -> Result<Vec<Option<Value>>, String> {
         match self {
             Oracle::Exact => Evaluator::new()
                 .evaluate_all(module, args)
-                .map_err(OracleError::from_eval),
+                .map_err(|e| e.to_string()),
             Oracle::Backend(b) => {
                 let entry = module.entry_computation();
                 let ids: Vec<_> = (0..entry.instructions.len())
@@ -159,8 +55,8 @@ impl Oracle {
                     .filter(|&i| !matches!(entry.instr(i).shape, crate::hlo::Shape::Token))
                     .collect();
                 let exposed = crate::hlo::rewrite::expose_values(module, &ids);
-                let exe = b.compile(&exposed).map_err(OracleError::from_backend)?;
-                let flat = exe.execute(args).map_err(OracleError::from_backend)?;
+                let exe = b.compile(&exposed).map_err(|e| e.to_string())?;
+                let flat = exe.execute(args).map_err(|e| e.to_string())?;
                 let mut values = vec![None; entry.instructions.len()];
                 let mut it = flat.into_iter();
                 for &i in &ids {
@@ -232,30 +128,6 @@ pub(crate) fn rebuild(shape: &crate::hlo::Shape, it: &mut impl Iterator<Item = L
     }
 }
 
-/// A failure of the oracle, with whether it is a skip.
-#[derive(Clone, Debug, PartialEq)]
-pub struct OracleError {
-    /// The message.
-    pub message: String,
-    /// The oracle cannot express the module (an op or dtype it lacks).
-    pub unsupported: bool,
-}
-
-impl OracleError {
-    fn from_eval(e: EvalError) -> OracleError {
-        OracleError {
-            unsupported: matches!(e, EvalError::Unsupported { .. }),
-            message: e.to_string(),
-        }
-    }
-    fn from_backend(e: BackendError) -> OracleError {
-        OracleError {
-            unsupported: e.is_unsupported(),
-            message: e.to_string(),
-        }
-    }
-}
-
 /// The backend under test, counting its runs.
 pub struct Tested<'b> {
     /// The backend.
@@ -304,11 +176,11 @@ pub fn judge_outputs(
     actual: &[Literal],
     numerics: &Numerics,
 ) -> Verdict {
-    let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
-    Judge::new(numerics, Policy::Reference).outputs(module, args, expected, actual, &eval)
+    judge_against_reference(module, args, expected, actual, numerics, &[], false)
 }
 
-/// Judges the outcome of both sides of one module.
+/// Judges the outcome of both sides of one module (the backend's known bugs
+/// aside: isolation looks for where a module departs, explained or not).
 pub fn judge_module(
     module: &Module,
     args: &[Literal],
@@ -316,58 +188,8 @@ pub fn judge_module(
     tested: &Tested<'_>,
 ) -> Verdict {
     let expected = oracle.run(module, args);
-    let actual = tested.run(module, args);
-    judge_results(module, args, expected, actual, &tested.numerics())
-}
-
-/// Judges already computed results of both sides.
-pub(crate) fn judge_results(
-    module: &Module,
-    args: &[Literal],
-    expected: Result<Vec<Literal>, OracleError>,
-    actual: Result<Vec<Literal>, BackendError>,
-    numerics: &Numerics,
-) -> Verdict {
-    judge_results_with(module, args, expected, actual, numerics, false)
-}
-
-/// [`judge_results`], with `strict_rounding` when the caller forbids
-/// elided roundings and tolerances.
-pub(crate) fn judge_results_with(
-    module: &Module,
-    args: &[Literal],
-    expected: Result<Vec<Literal>, OracleError>,
-    actual: Result<Vec<Literal>, BackendError>,
-    numerics: &Numerics,
-    strict_rounding: bool,
-) -> Verdict {
-    match (expected, actual) {
-        (Err(e), _) if e.unsupported => Verdict::Skipped {
-            reason: format!("the reference does not support this: {}", e.message),
-        },
-        (_, Err(a)) if a.is_unsupported() => Verdict::Skipped {
-            reason: format!("the backend does not support this: {a}"),
-        },
-        (Err(e), Err(a)) if e.message == a.to_string() => {
-            Verdict::BothFailedAlike { error: e.message }
-        }
-        (Err(e), Err(a)) => Verdict::BothFailedDifferently {
-            expected_error: e.message,
-            actual_error: a.to_string(),
-        },
-        (Err(e), Ok(_)) => Verdict::OnlyOneFailed {
-            failed: Side::Reference,
-            error: e.message,
-        },
-        (Ok(_), Err(a)) => Verdict::OnlyOneFailed {
-            failed: Side::Backend,
-            error: a.to_string(),
-        },
-        (Ok(e), Ok(a)) => {
-            let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
-            Judge::new(numerics, Policy::Reference)
-                .strict_rounding(strict_rounding)
-                .outputs(module, args, &e, &a, &eval)
-        }
-    }
+    let actual = Produced::from(tested.run(module, args));
+    let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+    Judge::new(&tested.numerics(), &[], Policy::Reference)
+        .judge(module, args, &expected, &actual, &eval)
 }

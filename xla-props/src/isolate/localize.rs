@@ -10,8 +10,9 @@
 //! reference is the culprit, whose error appears only when upstream errors
 //! feed it.
 
-use super::judge::{judge_outputs, rebuild, same_bits, MismatchKind, Tested};
+use super::judge::{judge_outputs, rebuild, same_bits, Tested};
 use crate::backend::BackendError;
+use crate::check::MismatchKind;
 use crate::check::Verdict;
 use crate::hlo::rewrite::{expose_values, extract_batch, extract_instruction};
 use crate::hlo::{InstrId, Module, Opcode, Shape};
@@ -174,7 +175,7 @@ pub(crate) fn follow_errors(
             continue;
         };
         let verdict = judge_outputs(&x.module, &cargs, &e.flatten(), &a.flatten(), &numerics);
-        if let Some(kind) = MismatchKind::of(&verdict) {
+        if let Some(kind) = verdict.kind() {
             return Ok(Located {
                 id: c,
                 local: false,
@@ -248,7 +249,7 @@ fn scan_batch(
                     continue;
                 };
                 let verdict = judge_outputs(&x.module, &cargs, &expected_flat, actual, numerics);
-                if MismatchKind::of(&verdict).is_some() {
+                if verdict.kind().is_some() {
                     // the batch says so; the verdict comes from a run of its own
                     if let Some(located) = confirm(&x.module, c, cargs, expected, tested, numerics)
                     {
@@ -320,7 +321,7 @@ fn confirm(
             error: e.to_string(),
         },
     };
-    let kind = MismatchKind::of(&verdict)?;
+    let kind = verdict.kind()?;
     Some(Located {
         id,
         local: true,

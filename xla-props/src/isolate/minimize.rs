@@ -7,7 +7,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::inside::by_probe;
-use super::judge::{judge_module, MismatchKind, Oracle, Tested};
+use super::judge::{judge_module, Oracle, Tested};
+use crate::check::FailureSignature;
 use crate::hlo::rewrite::dead_code_eliminated;
 use crate::hlo::{
     verify, Attrs, CompId, ConstantData, FusionKind, InstrId, Instruction, Module, Opcode, Shape,
@@ -19,17 +20,6 @@ pub const MAX_CONSTANT_ELEMENTS: usize = 64;
 
 /// Most candidate variants the minimizer tries before it stops.
 pub const MAX_ATTEMPTS: usize = 600;
-
-/// What a reduced module must still show to be accepted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Signature {
-    /// The culprit instruction's opcode (inside the fusion when there is one).
-    pub opcode: Opcode,
-    /// The kind of mismatch.
-    pub kind: MismatchKind,
-    /// The culprit fusion's name, kept through every reduction.
-    pub fusion: Option<String>,
-}
 
 /// The reduction passes, in the order they are tried.
 pub const PASSES: &[&str] = &[
@@ -97,7 +87,7 @@ pub struct Minimizer<'a, 'b> {
     /// The backend under test.
     pub tested: &'a Tested<'b>,
     /// The signature every step keeps.
-    pub signature: Signature,
+    pub signature: FailureSignature,
 }
 
 impl Minimizer<'_, '_> {
@@ -107,7 +97,7 @@ impl Minimizer<'_, '_> {
             return false;
         }
         let verdict = judge_module(&case.module, &case.args, self.oracle, self.tested);
-        if MismatchKind::of(&verdict) != Some(self.signature.kind) {
+        if verdict.kind() != Some(self.signature.kind) {
             return false;
         }
         let entry = case.module.entry_computation();

@@ -34,10 +34,10 @@ pub use certificate::{
 };
 pub use deep::{deep_check, CulpritLocation, DeepCheck, LocalDisagreement, MAX_LOOKED_INSIDE};
 pub use inside::{by_moved_root, by_probe, look_inside, vanishes_when_split, Inside, InsideMethod};
-pub use judge::{judge_module, judge_outputs, MismatchKind, Oracle, OracleError, Tested};
+pub use judge::{judge_module, judge_outputs, Oracle, Tested};
 pub use localize::{candidates, is_candidate, localize, LocalizeError, Located, BATCH_SIZE};
 pub use minimize::{
-    tidy, Case, Minimized, Minimizer, Signature, Step, MAX_ATTEMPTS, MAX_CONSTANT_ELEMENTS, PASSES,
+    tidy, Case, Minimized, Minimizer, Step, MAX_ATTEMPTS, MAX_CONSTANT_ELEMENTS, PASSES,
 };
 pub use passes::{
     bisect_passes, candidate_passes, CulpritHlo, PassBisectError, PassBisectOptions, PassBisection,

@@ -15,8 +15,9 @@
 
 use std::collections::HashSet;
 
-use super::judge::{judge_outputs, rebuild, same_bits, ulp_of, MismatchKind, Tested};
+use super::judge::{judge_outputs, rebuild, same_bits, ulp_of, Tested};
 use super::localize::{candidates, is_candidate, operand_args};
+use crate::check::MismatchKind;
 use crate::check::Numerics;
 use crate::hlo::rewrite::{expose_values, extract_region};
 use crate::hlo::{InstrId, Instruction, Module, Opcode};
@@ -372,7 +373,7 @@ fn judge_region(
         return Ok(0.0);
     }
     let verdict = judge_outputs(&x.module, &cargs, &expected, got, numerics);
-    match MismatchKind::of(&verdict) {
+    match verdict.kind() {
         Some(kind) => Err(kind),
         None => Ok(worst_ulp(&expected, got)),
     }

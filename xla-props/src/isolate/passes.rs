@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::backend::{Backend, BackendError, PassControl, PassStep};
-use crate::check::{Judge, Numerics, Policy, Verdict};
+use crate::check::{judge_against_reference, Numerics, Verdict};
 use crate::hlo::Module;
 use crate::literal::Literal;
 
@@ -164,11 +164,16 @@ impl Prober<'_> {
             .control
             .compile_with_passes(self.module, disabled, dump)?;
         let actual = exe.execute(self.args)?;
-        let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
         // no known bugs: a bug's model would turn the disagreement into an xfail
-        Ok(Judge::new(&self.numerics, Policy::Reference)
-            .strict_rounding(self.strict_rounding)
-            .outputs(self.module, self.args, &self.expected, &actual, &eval))
+        Ok(judge_against_reference(
+            self.module,
+            self.args,
+            &self.expected,
+            &actual,
+            &self.numerics,
+            &[],
+            self.strict_rounding,
+        ))
     }
 
     fn vanishes(&mut self, disabled: &[String]) -> bool {

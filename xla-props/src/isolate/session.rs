@@ -8,11 +8,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::certificate::{certify, grow_departing_region, Certificate};
 use super::deep::{deep_check, fused_location, plain_location, CulpritLocation, LocalDisagreement};
 use super::inside::{look_inside, vanishes_when_split, InsideMethod};
-use super::judge::{judge_module, MismatchKind, Oracle, Tested};
+use super::judge::{judge_module, Oracle, Tested};
 use super::localize::{follow_errors, LocalizeError};
-use super::minimize::{Case, Minimizer, Signature, Step};
+use super::minimize::{Case, Minimizer, Step};
 use crate::backend::Backend;
 use crate::check::Verdict;
+use crate::check::{FailureSignature, MismatchKind};
 use crate::hlo::rewrite::extract_instruction;
 use crate::hlo::{Module, Opcode};
 use crate::inputs::{generate_inputs, Distribution, InputError};
@@ -194,17 +195,7 @@ pub fn isolate_on(
 ) -> Result<Isolation, IsolateError> {
     let start = Instant::now();
     let tested = Tested::new(backend);
-    let bar = if options.progress {
-        let b = ProgressBar::new(1);
-        if let Ok(style) =
-            ProgressStyle::with_template("{spinner} {msg:<12} [{bar:30}] {pos}/{len} {elapsed}")
-        {
-            b.set_style(style.progress_chars("=> "));
-        }
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = progress_bar(options.progress);
     stage(&bar, "confirm", 1);
     let args = args.to_vec();
     let verdict = judge_module(module, &args, oracle, &tested);
@@ -220,17 +211,11 @@ pub fn isolate_on(
     let reference = match oracle.all_values(module, &args) {
         Ok(values) => values,
         // nothing to compare the instructions with, and nothing wrong with the output
-        Err(_) if output_agrees => {
-            bar.finish_and_clear();
-            return Ok(Isolation::Agree {
-                verdict,
-                backend_runs: tested.runs(),
-            });
-        }
+        Err(_) if output_agrees => return Ok(agree(&bar, verdict, &tested)),
         Err(e) => {
             return Err(IsolateError::Reference {
                 oracle: oracle.name().to_string(),
-                message: e.message,
+                message: e,
             })
         }
     };
@@ -240,13 +225,7 @@ pub fn isolate_on(
     let deep = deep_check(module, &reference, oracle, &tested, &mut |n| bar.inc(n));
     let located = match deep.findings.first() {
         Some(first) => first.located.clone(),
-        None if output_agrees => {
-            bar.finish_and_clear();
-            return Ok(Isolation::Agree {
-                verdict,
-                backend_runs: tested.runs(),
-            });
-        }
+        None if output_agrees => return Ok(agree(&bar, verdict, &tested)),
         None => {
             // no instruction disagrees alone: certify their agreement, or follow the errors
             stage(&bar, "certify", 1);
@@ -279,8 +258,8 @@ pub fn isolate_on(
     };
     bar.inc(1);
 
-    // minimize
-    let signature = Signature {
+    // minimize (a composition departs only whole: its region is not reduced)
+    let signature = FailureSignature {
         opcode: culprit.opcode.parse().unwrap_or(top.opcode),
         kind: located.kind,
         fusion: culprit.fusion.clone(),
@@ -289,19 +268,8 @@ pub fn isolate_on(
         module: cmod,
         args: cargs,
     };
-    // a composition departs only whole: its region is not reduced
-    let (reproducer, reductions) = if options.minimize && located.local && !composition {
-        stage(&bar, "minimize", super::minimize::MAX_ATTEMPTS as u64);
-        let minimizer = Minimizer {
-            oracle,
-            tested: &tested,
-            signature,
-        };
-        let done = minimizer.minimize(case, &mut |_| bar.inc(1));
-        (done.case, done.steps)
-    } else {
-        (case, Vec::new())
-    };
+    let reduce = options.minimize && located.local && !composition;
+    let (reproducer, reductions) = minimized(case, signature, reduce, oracle, &tested, &bar);
     bar.finish_and_clear();
     let report = Report {
         module: module.name.clone(),
@@ -332,6 +300,52 @@ pub fn isolate_on(
     })))
 }
 
+/// The output agrees and no instruction disagrees alone.
+fn agree(bar: &ProgressBar, verdict: Verdict, tested: &Tested<'_>) -> Isolation {
+    bar.finish_and_clear();
+    Isolation::Agree {
+        verdict,
+        backend_runs: tested.runs(),
+    }
+}
+
+/// A progress bar on stderr, or a hidden one.
+fn progress_bar(show: bool) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let b = ProgressBar::new(1);
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} {msg:<12} [{bar:30}] {pos}/{len} {elapsed}")
+    {
+        b.set_style(style.progress_chars("=> "));
+    }
+    b
+}
+
+/// The reproducer: `case` reduced by the minimizer, guarded by `signature`
+/// (when `reduce`), with the steps taken.
+fn minimized(
+    case: Case,
+    signature: FailureSignature,
+    reduce: bool,
+    oracle: &Oracle,
+    tested: &Tested<'_>,
+    bar: &ProgressBar,
+) -> (Case, Vec<Step>) {
+    if !reduce {
+        return (case, Vec::new());
+    }
+    stage(bar, "minimize", super::minimize::MAX_ATTEMPTS as u64);
+    let minimizer = Minimizer {
+        oracle,
+        tested,
+        signature,
+    };
+    let done = minimizer.minimize(case, &mut |_| bar.inc(1));
+    (done.case, done.steps)
+}
+
 /// What the certificate of local agreement concluded.
 enum Certified {
     Amplified(Certificate),
@@ -349,7 +363,7 @@ fn certified(
     oracle: &Oracle,
     tested: &Tested<'_>,
 ) -> Option<Certified> {
-    let expected = oracle.run(module, args).ok()?;
+    let expected = oracle.run(module, args).into_outputs()?;
     let actual = tested.run(module, args).ok()?;
     let certificate = certify(module, args, &expected, &actual, reference, tested)?;
     if certificate.is_amplified() {

@@ -4,6 +4,7 @@
 use super::testing::{deep_transformer, transformer, Bug, Buggy, MASKING_GAIN};
 use super::*;
 use crate::backend::{Backend, Interpreter};
+use crate::check::MismatchKind;
 use crate::filetest::{observe, Expectation, HloTest};
 use crate::hlo::{ElementType::F32, FusionKind, Module, ModuleBuilder, Opcode, Shape};
 

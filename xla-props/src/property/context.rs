@@ -201,14 +201,18 @@ impl<'a> CaseContext<'a> {
             } else {
                 run_module(self.reference, &built.module, &inputs)
             };
-            result.map(Arc::new).map_err(|e| e.to_string())
+            result.map(Arc::new)
         };
         let r = if self.local.is_some() {
             compute()
         } else {
             self.shared.reference.get_or_init(compute).clone()
         };
-        r.map_err(|e| Outcome::Skip(format!("reference: {e}")))
+        r.map_err(|e| match e {
+            // a panic fails the case, as it would have inside the body
+            BackendError::Panicked { message, .. } => Outcome::fail(format!("panicked: {message}")),
+            e => Outcome::Skip(format!("reference: {e}")),
+        })
     }
 
     /// Runs a module on a backend; an unsupported or unavailable backend becomes a skip,
@@ -220,7 +224,10 @@ impl<'a> CaseContext<'a> {
         inputs: &[Literal],
     ) -> Result<Vec<Literal>, Outcome> {
         run_module(backend, module, inputs).map_err(|e| {
-            if e.is_skip() {
+            if let BackendError::Panicked { message, .. } = &e {
+                // a panic fails the case, as it would have inside the body
+                Outcome::fail(format!("panicked: {message}"))
+            } else if e.is_skip() {
                 Outcome::Skip(format!("{}: {e}", backend.name()))
             } else {
                 known_rejection(backend, module, &e)
@@ -451,20 +458,10 @@ fn known_rejection(backend: &dyn Backend, module: &Module, e: &BackendError) -> 
     let BackendError::Compile(message) = e else {
         return None;
     };
-    let bugs: Vec<_> = backend
-        .known_bugs()
-        .iter()
-        .filter(|b| b.rejects(module, message))
-        .map(|b| b.note())
-        .collect();
-    if bugs.is_empty() {
-        return None;
-    }
+    let verdict =
+        crate::check::known_rejection(backend.known_bugs(), module, message, e.to_string())?;
     Some(Outcome::Fail(Box::new(super::spec::Failure {
         summary: format!("{}: {e}", backend.name()),
-        verdict: Some(Verdict::KnownRejection {
-            bugs,
-            error: e.to_string(),
-        }),
+        verdict: Some(verdict),
     })))
 }

@@ -61,8 +61,7 @@ impl Tolerance {
         known_bugs: &'a [KnownBug],
     ) -> Judge<'a> {
         // the tolerance's float spec (error_spec keeps integers exact itself)
-        Judge::new(numerics, policy)
-            .with_known_bugs(known_bugs)
+        Judge::new(numerics, known_bugs, policy)
             .strict_rounding(strict_rounding)
             .with_float_spec(self.error_spec(false, ElementType::F64))
     }
@@ -259,7 +258,7 @@ fn first_line(s: &str) -> &str {
 /// Buckets of the ULP histogram (see `check::HistogramBucket`).
 pub(super) const HISTOGRAM_BUCKETS: usize = 35;
 
-pub(super) type RefResult = Result<Arc<Vec<Literal>>, String>;
+pub(super) type RefResult = Result<Arc<Vec<Literal>>, crate::backend::BackendError>;
 
 /// What every backend's run of one case shares: its module, its inputs and
 /// the reference result, each computed once.

@@ -2,7 +2,8 @@
 //! means on one device; a backend that partitions it over several devices
 //! must agree with the one-device reference.
 
-use crate::fuzz::{judge_runs, RunResult};
+use crate::check::Produced;
+use crate::fuzz::judge_runs;
 use crate::inputs::{generate_inputs, Distribution};
 use crate::programs::{annotate, split_sharded_case};
 use crate::property::{CaseContext, Outcome};
@@ -44,8 +45,8 @@ pub fn sharding_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
         let verdict = judge_runs(
             &plain,
             &args,
-            &RunResult::Ok(expected),
-            &RunResult::Ok(actual),
+            &Produced::Ok(expected),
+            &Produced::Ok(actual),
             ctx.numerics(),
             false,
         );

@@ -3,8 +3,9 @@
 //! fusion configuration, e.g.
 //! `template_vs_reference::fusion::bf16::bf16[4,16]{1,0}::uniform.softmax.all-in-one::interpreter`.
 
+use crate::check::Produced;
 use crate::check::Verdict;
-use crate::fuzz::{judge_runs, RunResult};
+use crate::fuzz::judge_runs;
 use crate::hlo::{ElementType, Module};
 use crate::inputs::{generate_inputs, Distribution};
 use crate::literal::Literal;
@@ -95,8 +96,8 @@ pub fn template_vs_reference(ctx: &mut CaseContext<'_>) -> Outcome {
         let verdict = judge_runs(
             &module,
             &args,
-            &RunResult::Ok(expected),
-            &RunResult::Ok(actual),
+            &Produced::Ok(expected),
+            &Produced::Ok(actual),
             ctx.numerics(),
             false,
         );
@@ -143,7 +144,7 @@ pub fn template_fusion_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
         for c in pc.template.configurations {
             let m = pc.build(c.name)?;
             let out = ctx.run_on(ctx.backend, &m, &args)?;
-            results.push((c.name, m, RunResult::Ok(out)));
+            results.push((c.name, m, Produced::Ok(out)));
         }
         for (i, (ni, _, ri)) in results.iter().enumerate() {
             for (nj, mj, rj) in &results[i + 1..] {

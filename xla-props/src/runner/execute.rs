@@ -60,13 +60,7 @@ pub fn execute<C: Sync>(
     (counts, elapsed)
 }
 
-/// A panic's message (`panic!` with a literal or a format), or "a panic".
-pub(super) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic".to_string())
-}
+pub(super) use crate::backend::panic_text;
 
 #[cfg(test)]
 mod tests {

@@ -30,5 +30,5 @@ pub use merge::{merge_results, read_results, MergeError, MergeOptions};
 pub use metadata::{BackendVersion, RunMetadata};
 pub use persist::{failures_dir, load_failed, sanitize, write_reproducer};
 pub use report::{composition, family, summary_table, totals, CaseKind, CaseRecord};
-pub use signature::{dtype_family, failure_groups, signature, FailureSignature};
+pub use signature::{dtype_family, failure_groups, group_of, FailureGroup};
 pub use terminal::{format_counts, result_line, TerminalReporter};

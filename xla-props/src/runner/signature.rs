@@ -1,5 +1,8 @@
-//! Failures grouped by signature (op, dtype family, backend, mismatch kind),
-//! so that 300 failures from one bug read as one row of the summary.
+//! The summary's failure groups (op, dtype family, backend, the verdict's
+//! first words), so that 300 failures from one bug read as one row of the
+//! summary. A group is coarser than a failure's signature
+//! (`check::FailureSignature`, the culprit and the mismatch kind), which
+//! only isolation finds.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -9,9 +12,9 @@ use super::table::{render, Align};
 use crate::hlo::ElementType;
 use crate::report::CaseStatus;
 
-/// What a failure is, for grouping.
+/// Which group of the summary a failed case is in.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct FailureSignature {
+pub struct FailureGroup {
     /// The op.
     pub op: String,
     /// `float`, `f8`, `signed`, `unsigned`, `pred` or `complex`.
@@ -23,7 +26,7 @@ pub struct FailureSignature {
     pub kind: String,
 }
 
-/// The family of a dtype, for signatures.
+/// The family of a dtype, for groups.
 pub fn dtype_family(t: ElementType) -> &'static str {
     if t.is_complex() {
         "complex"
@@ -40,8 +43,8 @@ pub fn dtype_family(t: ElementType) -> &'static str {
     }
 }
 
-/// The signature of a failed case.
-pub fn signature(r: &CaseRecord) -> FailureSignature {
+/// The group of a failed case.
+pub fn group_of(r: &CaseRecord) -> FailureGroup {
     let verdict = r
         .verdict
         .as_deref()
@@ -54,7 +57,7 @@ pub fn signature(r: &CaseRecord) -> FailureSignature {
         kind = parts.next().filter(|k| !k.is_empty()).unwrap_or(kind);
     }
     let kind = kind.to_string();
-    FailureSignature {
+    FailureGroup {
         op: r.id.key.op.to_string(),
         dtype_family: dtype_family(r.id.key.dtype),
         backend: r.id.backend.name().to_string(),
@@ -65,10 +68,10 @@ pub fn signature(r: &CaseRecord) -> FailureSignature {
 /// The failures by signature, most frequent first, with one example case
 /// each (empty when nothing failed).
 pub fn failure_groups(records: &[CaseRecord]) -> String {
-    let mut groups: BTreeMap<FailureSignature, (u64, String)> = BTreeMap::new();
+    let mut groups: BTreeMap<FailureGroup, (u64, String)> = BTreeMap::new();
     for r in records.iter().filter(|r| r.status == CaseStatus::Failed) {
         let g = groups
-            .entry(signature(r))
+            .entry(group_of(r))
             .or_insert_with(|| (0, r.id.to_string()));
         g.0 += 1;
     }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::cause::{culprit_shape, mismatch_class, RootCause};
+use super::cause::{culprit_shape, RootCause};
 use super::collect::Failure;
 use super::forms::needed_forms;
 use crate::backend::Backend;
@@ -150,6 +150,19 @@ pub(crate) fn analyse(
     } else {
         "not bisected".to_string()
     };
+    culprit_member(failure, isolated, pass, backend, start)
+}
+
+/// The member of an isolated failure: its root cause (the culprit's
+/// opcode, dtype class, the operand forms it needs, the mismatch class and
+/// the culprit `pass`) and its minimized reproducer.
+fn culprit_member(
+    failure: &Failure,
+    isolated: Box<Isolated>,
+    pass: String,
+    backend: &dyn Backend,
+    start: Instant,
+) -> Analysed {
     let r = &isolated.report;
     let rep = &isolated.reproducer;
     let (opcode, dtype, forms) =
@@ -162,7 +175,7 @@ pub(crate) fn analyse(
                 )
             },
         );
-    let class = mismatch_class(r.mismatch);
+    let class = r.mismatch.class();
     let operand_forms = needed_forms(
         &rep.module,
         &rep.args,
@@ -223,7 +236,7 @@ fn known_bugs(failure: &Failure, args: &[Literal], backend: &dyn Backend) -> Opt
     if backend.known_bugs().is_empty() {
         return None;
     }
-    let expected = Oracle::Exact.run(&failure.module, args).ok()?;
+    let expected = Oracle::Exact.run(&failure.module, args).into_outputs()?;
     let actual = backend.compile(&failure.module).ok()?.execute(args).ok()?;
     let verdict = judge_against_reference(
         &failure.module,

@@ -1,7 +1,6 @@
 //! A failure's root cause: what triage groups by.
 
 use crate::hlo::{Category, Computation, ElementType, Instruction, Module, Opcode, Shape};
-use crate::isolate::MismatchKind;
 
 /// What a failure's cause is, as far as triage can tell: failures with
 /// equal causes are one group (one bug, most likely).
@@ -73,19 +72,6 @@ impl RootCause {
             pass: String::new(),
             known_bug: Some(id.to_string()),
         }
-    }
-}
-
-/// The coarse mismatch class of a kind (a NaN where a number belongs is a
-/// wrong value like any other: one bug shows both on different inputs).
-pub fn mismatch_class(kind: MismatchKind) -> &'static str {
-    match kind {
-        MismatchKind::Values | MismatchKind::NonFinite => "wrong values",
-        MismatchKind::Shape => "shape",
-        MismatchKind::BackendFailed => "backend failed",
-        MismatchKind::ReferenceFailed => "reference failed",
-        MismatchKind::BothFailedDifferently => "both failed differently",
-        MismatchKind::Composition => "composition",
     }
 }
 

@@ -3,11 +3,11 @@
 //! time, by parameters carrying the reference's values of them; a form whose
 //! replacement keeps the failure is not part of the cause.
 
-use super::cause::{mismatch_class, operand_form};
+use super::cause::operand_form;
 use crate::backend::Backend;
 use crate::hlo::rewrite::{dead_code_eliminated, find_instruction, inline_fusion};
 use crate::hlo::{InstrId, Instruction, Module, Opcode};
-use crate::isolate::{judge_module, MismatchKind, Oracle, Tested};
+use crate::isolate::{judge_module, Oracle, Tested};
 use crate::literal::{Literal, Value};
 
 /// The operand forms of the culprit `name` (inside fusion `fusion`, when
@@ -61,7 +61,7 @@ pub(crate) fn needed_forms(
             continue;
         };
         let verdict = judge_module(&candidate.0, &candidate.1, &Oracle::Exact, &tested);
-        if MismatchKind::of(&verdict).is_some_and(|kind| mismatch_class(kind) == class) {
+        if verdict.kind().is_some_and(|kind| kind.class() == class) {
             forms[k] = "parameter".into();
             current = candidate;
         }

@@ -14,7 +14,7 @@ mod markdown;
 mod run;
 
 pub use analyze::{Member, TriageOptions};
-pub use cause::{dtype_class, mismatch_class, operand_form, RootCause};
+pub use cause::{dtype_class, operand_form, RootCause};
 pub use collect::{collect, CollectError, Failure, NotTriaged};
 pub use group::{Group, Triage};
 pub use markdown::{markdown, MAX_MEMBERS_LISTED};

@@ -241,7 +241,7 @@ mod tests {
         } else {
             Numerics::exact()
         };
-        Judge::new(&n, Policy::Reference)
+        Judge::new(&n, &[], Policy::Reference)
             .against_reference(m, std::slice::from_ref(x), &[c64(&[got])])
             .is_agreement()
     }
@@ -299,7 +299,7 @@ mod tests {
         let (wr, wi) = want[0].get_complex(0);
         let n = Numerics::exact().with_reassociation();
         let j = |got: (f64, f64)| {
-            Judge::new(&n, Policy::Reference)
+            Judge::new(&n, &[], Policy::Reference)
                 .against_reference(&m, &[x.clone(), y.clone()], &[s(&[got], vec![1, 1])])
                 .is_agreement()
         };

@@ -72,7 +72,7 @@ fn fast_min_max_drops_only_a_nan_second_operand() {
         // nor is the variant admissible without the declaration (the
         // registry decides, through the one judge)
         let judged = |n: &Numerics| {
-            crate::check::Judge::new(n, crate::check::Policy::Reference).against_reference(
+            crate::check::Judge::new(n, &[], crate::check::Policy::Reference).against_reference(
                 &m,
                 &args,
                 std::slice::from_ref(&alt),

@@ -104,7 +104,7 @@ fn finds(backend: &dyn Backend, culprits: &[Opcode]) -> FuzzReport {
         .first()
         .expect("the injected bug is found within 60 s");
     let text = std::fs::read_to_string(path).unwrap();
-    assert!(culprits.contains(&sig.culprit), "{sig}: {text}");
+    assert!(culprits.contains(&sig.opcode), "{sig}: {text}");
     assert!(
         text.contains(&format!(
             "// run: backends={} tolerance=default inputs=",
@@ -235,7 +235,7 @@ fn minimizing_shrinks_to_the_culprit() {
         .unwrap();
     let args = generate_inputs(&m, Distribution::Uniform, 3).unwrap().args;
     let c = local_culprit(&buggy, &m, &args).unwrap();
-    assert_eq!(c.signature.culprit, Opcode::Tanh);
+    assert_eq!(c.signature.opcode, Opcode::Tanh);
     let min = minimize(&buggy, &m, &args, c.id, c.signature);
     // parameter, exponential, negate, tanh: the add and abs after it are gone
     let entry = min.module.entry_computation();
@@ -283,7 +283,7 @@ fn explain_a_reproducer() {
         ),
     };
     let e = run_reference(&m, &args);
-    let a = run_backend(backend.as_ref(), &m, &args);
+    let a = Produced::from(crate::backend::run_module(backend.as_ref(), &m, &args));
     println!("expected {:?}", e.outputs().map(|o| o[0].to_f64_vec()));
     println!("actual   {:?}", a.outputs().map(|o| o[0].to_f64_vec()));
     let v = judge_instruction(&m, &args, &e, &a, &backend.numerics());
@@ -296,7 +296,7 @@ fn explain_a_reproducer() {
         let prefix = with_root(&m, c.id).unwrap();
         println!(
             "  backend {:?}",
-            run_backend(backend.as_ref(), &prefix, &args)
+            Produced::from(crate::backend::run_module(backend.as_ref(), &prefix, &args))
                 .outputs()
                 .map(|o| o[0].to_f64_vec())
         );

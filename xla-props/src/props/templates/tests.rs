@@ -1,6 +1,8 @@
 use super::*;
+use crate::backend::run_module;
 use crate::backend::{Backend, BackendError, Executable, Interpreter};
-use crate::fuzz::{differential, run_backend};
+use crate::check::Produced;
+use crate::fuzz::differential;
 use crate::hlo::Opcode;
 use crate::programs::{find_template, TEMPLATES, TEMPLATE_SHAPES};
 
@@ -51,8 +53,8 @@ fn quantize_outputs(
     let m = t.build(dtype, &[4, 16], config).unwrap();
     let args = generate_inputs(&m, Distribution::Uniform, 11).unwrap().args;
     let expected = crate::reference::evaluate(&m, &args).unwrap();
-    let actual = match run_backend(backend, &m, &args) {
-        RunResult::Ok(v) => v,
+    let actual = match Produced::from(run_module(backend, &m, &args)) {
+        Produced::Ok(v) => v,
         other => panic!("{other:?}"),
     };
     (args[0].clone(), expected, actual)

@@ -1,0 +1,101 @@
+//! The argument groups the commands share, each flag declared once and
+//! flattened (`#[command(flatten)]`) into every command that takes it: the
+//! module, the backend, where the inputs come from (`--arg`, `--seed`,
+//! `--distribution`, `--strict-rounding`, `--reference`) and the outputs
+//! (`--out`, `--output-sharding`).
+
+use std::path::PathBuf;
+
+use super::CliError;
+use crate::hlo::Module;
+
+/// The module a command reads.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ModuleArgs {
+    /// The module: HLO text (`.hlo`, or a `.hlotest` reproducer) or StableHLO (`.mlir`).
+    pub file: PathBuf,
+}
+
+impl ModuleArgs {
+    /// The file's name, as messages show it.
+    pub fn name(&self) -> String {
+        self.file.display().to_string()
+    }
+
+    /// Reads, parses and verifies the module.
+    pub fn load(&self) -> Result<Module, CliError> {
+        crate::hlo::load_module_file(&self.file).map_err(|e| CliError::input(e.to_string()))
+    }
+}
+
+/// The backend under test.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BackendArgs {
+    /// The backend under test (see `xla-props backends`).
+    #[arg(long)]
+    pub backend: String,
+}
+
+/// What the backend is judged against.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReferenceArgs {
+    /// Where expected results come from: `reference` (the exact evaluator) or a backend name.
+    #[arg(long, default_value = "reference")]
+    pub reference: String,
+}
+
+/// The seed of generated inputs.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SeedArgs {
+    /// Seed of the generated inputs (argument files and reproducers bring their own).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// Argument files, instead of generated inputs.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ArgFilesArgs {
+    /// An argument file per entry parameter, in order: `.npy`, or raw
+    /// little-endian bytes in the parameter's type, row-major. Without any,
+    /// legal inputs are generated.
+    #[arg(long = "arg", value_name = "PATH")]
+    pub args: Vec<PathBuf>,
+}
+
+/// How generated inputs are drawn, and how strictly the result is judged.
+#[derive(clap::Args, Debug, Clone)]
+pub struct JudgingArgs {
+    /// Input distribution: uniform, log-uniform, edge, int-edge, duplicates, out-of-range-indices.
+    #[arg(long, default_value = "uniform")]
+    pub distribution: String,
+    /// The program must round exactly as written (no excess precision accepted).
+    #[arg(long)]
+    pub strict_rounding: bool,
+}
+
+impl JudgingArgs {
+    /// The distribution, parsed (`command` names the command in the error).
+    pub fn distribution(&self, command: &str) -> Result<crate::inputs::Distribution, CliError> {
+        self.distribution
+            .parse()
+            .map_err(|e| CliError::input(format!("xla-props {command}: {e}")))
+    }
+}
+
+/// The directory a command writes its results into.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OutDirArgs {
+    /// The directory to write the command's reproducers and reports into.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// How a multi-device module's outputs are put together.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OutputShardingArgs {
+    /// A multi-device module's output sharding, one per output (e.g.
+    /// `{devices=[4,1]<=[4]}`): the outputs are put together by it. Without
+    /// it, the root's `sharding=`, else each output stacks the devices'.
+    #[arg(long = "output-sharding", value_name = "SHARDING")]
+    pub output_shardings: Vec<String>,
+}
