@@ -2,32 +2,26 @@
 //! and runs them through libtest-mimic.
 
 use std::collections::{BTreeSet, HashSet};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
-use libtest_mimic::{Arguments, Completion, Failed};
+use libtest_mimic::{Arguments, Completion};
 
 use super::events::CaseEnd;
-use super::execute::panic_text;
 use super::signature;
 
 use super::ahead;
 use super::args::RunnerArgs;
 use super::batch;
+use super::case::{run_case, RunState};
 use super::identity;
 use super::junit;
 use super::metadata::{backend_versions, rerun_prefix, RunStart};
 use super::persist;
-use super::report::{self, CaseKind, CaseRecord};
+use super::report;
 use crate::backend::{available_backends, Backend, ReferenceBackend, Unavailable};
-use crate::check::{Numerics, Verdict};
-use crate::property::{
-    registry, BackendId, CaseContext, CaseId, CaseSpace, LimitationKind, Outcome, ReferenceCache,
-    SpaceFilter,
-};
+use crate::property::{registry, BackendId, CaseId, CaseSpace, ReferenceCache, SpaceFilter};
 use crate::report::{CaseStatus, Counts};
 
 /// The harness: a builder over backends, then `run`.
@@ -72,50 +66,6 @@ pub struct HarnessError(pub String);
 
 /// Looks up an environment variable.
 type EnvLookup = dyn Fn(&str) -> Option<String>;
-
-struct RunState {
-    /// True when the reference is the built-in evaluator (called directly).
-    direct_reference: bool,
-    backends: Vec<(BackendId, Arc<dyn Backend>)>,
-    /// Each backend's numerics, computed once.
-    numerics: Vec<Arc<Numerics>>,
-    reference: Arc<dyn Backend>,
-    cache: ReferenceCache,
-    records: Mutex<Vec<CaseRecord>>,
-    seed: u64,
-    failures_dir: PathBuf,
-    rerun_prefix: String,
-    /// When and how the run started (for the `--json` metadata).
-    start: Option<RunStart>,
-    /// Results computed in bulk for backends that prefer batching (`batch`),
-    /// by the first of their cases to run (so libtest's time counts it).
-    batched: std::sync::OnceLock<batch::Prepared>,
-    /// The selected cases to compute in bulk, and their backends.
-    to_batch: std::sync::OnceLock<(Vec<CaseId>, HashSet<BackendId>)>,
-}
-
-impl RunState {
-    /// The bulk results for a case on `backend`: computed by the first such
-    /// case (the others wait for it), inside libtest's run, so its closing
-    /// line's time includes the pre-pass.
-    fn prepared(&self, backend: BackendId) -> Option<&batch::Prepared> {
-        match self.to_batch.get() {
-            Some((ids, backends)) if backends.contains(&backend) => {
-                Some(self.batched.get_or_init(|| {
-                    let input = batch::PrepassInput {
-                        backends: &self.backends,
-                        numerics: &self.numerics,
-                        reference: &self.reference,
-                        direct_reference: self.direct_reference,
-                        seed: self.seed,
-                    };
-                    batch::prepass(&input, ids)
-                }))
-            }
-            _ => None,
-        }
-    }
-}
 
 impl Harness {
     /// A harness reading the process's command line and environment.
@@ -286,36 +236,10 @@ impl Harness {
             ops: ours.ops.clone(),
             dtypes: ours.dtypes.clone(),
         };
-        let mut spaces = Vec::new();
-        if !self.builtins && registry().iter().all(|s| s.is_builtin()) {
-            return Err(HarnessError(NO_PROPERTIES.to_string()));
-        }
-        for (i, spec) in registry().iter().enumerate() {
-            if !self.builtins && spec.is_builtin() {
-                continue;
-            }
-            spaces.push(
-                CaseSpace::new(i as u16, spec, &filter).map_err(|e| HarnessError(e.to_string()))?,
-            );
-        }
+        let spaces = case_spaces(self.builtins, &filter)?;
         if ours.summary {
             let ids: Vec<BackendId> = backends.iter().map(|b| b.0).collect();
-            print!("{}", report::composition(&spaces, &ids));
-            print!(
-                "{}",
-                crate::property::coverage_text(&crate::property::class_coverage(&spaces))
-            );
-            return Ok(RunReport {
-                conclusion: libtest_mimic::Conclusion {
-                    num_filtered_out: 0,
-                    num_passed: 0,
-                    num_failed: 0,
-                    num_ignored: 0,
-                    num_measured: 0,
-                },
-                totals: Counts::default(),
-                reference_runs: 0,
-            });
+            return Ok(print_summary(&spaces, &ids));
         }
         if ours.shard.is_some() {
             if let Some(f) = &ours.shard_status_file {
@@ -396,6 +320,44 @@ impl Harness {
             let _ = state.to_batch.set((to_batch, backends));
         }
         finish(trials, &libtest, &state, previous, &ours)
+    }
+}
+
+/// The case spaces of the registered properties under `filter` (xla-props'
+/// own built-ins only when `builtins`).
+fn case_spaces(builtins: bool, filter: &SpaceFilter) -> Result<Vec<CaseSpace>, HarnessError> {
+    if !builtins && registry().iter().all(|s| s.is_builtin()) {
+        return Err(HarnessError(NO_PROPERTIES.to_string()));
+    }
+    let mut spaces = Vec::new();
+    for (i, spec) in registry().iter().enumerate() {
+        if !builtins && spec.is_builtin() {
+            continue;
+        }
+        spaces
+            .push(CaseSpace::new(i as u16, spec, filter).map_err(|e| HarnessError(e.to_string()))?);
+    }
+    Ok(spaces)
+}
+
+/// `--summary`: the case space's composition and class coverage, printed;
+/// nothing runs.
+fn print_summary(spaces: &[CaseSpace], ids: &[BackendId]) -> RunReport {
+    print!("{}", report::composition(spaces, ids));
+    print!(
+        "{}",
+        crate::property::coverage_text(&crate::property::class_coverage(spaces))
+    );
+    RunReport {
+        conclusion: libtest_mimic::Conclusion {
+            num_filtered_out: 0,
+            num_passed: 0,
+            num_failed: 0,
+            num_ignored: 0,
+            num_measured: 0,
+        },
+        totals: Counts::default(),
+        reference_runs: 0,
     }
 }
 
@@ -704,179 +666,4 @@ fn run_on_terminal(
         num_measured: 0,
     };
     (conclusion, super::terminal::result_line(&counts, elapsed))
-}
-
-fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Failed> {
-    // the bulk results (the first case of a batching backend computes them
-    // for all; that time is the run's, not this case's)
-    let prepared = state.prepared(id.backend);
-    let start = Instant::now();
-    let spec = id.key.spec();
-    let backend_name = id.backend.name();
-    let limitation = spec
-        .limitation(id.key.op, id.key.dtype, backend_name)
-        .copied();
-    let record = |r: CaseRecord| {
-        state
-            .records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(CaseRecord {
-                duration: start.elapsed(),
-                ..r
-            });
-    };
-    if let Some(l) = limitation.filter(|l| l.kind == LimitationKind::Skip) {
-        let why = format!("limitation: {}", l.reason);
-        record(CaseRecord::skipped(id, &why));
-        return Ok(Completion::ignored_with(why));
-    }
-    let Some(slot) = state.backends.iter().position(|b| b.0 == id.backend) else {
-        record(CaseRecord::skipped(id, "backend not registered"));
-        return Ok(Completion::ignored_with("backend not registered"));
-    };
-    let backend = state.backends[slot].1.clone();
-    // answered from results computed in bulk, when the pre-pass made them
-    let stored = prepared.and_then(|p| p.backend(slot, &backend));
-    let on: &dyn Backend = stored
-        .as_ref()
-        .map_or(backend.as_ref(), |s| s as &dyn Backend);
-    let mut ctx = context(state, id, slot, on, users);
-    let mut outcome = run_body(&mut ctx);
-    // a failure on batched results is confirmed unbatched before it is reported
-    let mut batch_note = None;
-    if let (Outcome::Fail(f), Some(s)) = (&outcome, &stored) {
-        if s.hits() > 0 {
-            let mut direct = context(state, id, slot, backend.as_ref(), 1);
-            let again = run_body(&mut direct);
-            batch_note = match &again {
-                Outcome::Fail(g) if g.summary == f.summary => None,
-                Outcome::Fail(_) => Some(format!("batched run: {}", f.summary)),
-                _ => Some(batch::confirm_note(&f.summary)),
-            };
-            if let Some(n) = &batch_note {
-                eprintln!("note: {id}: {n}");
-            }
-            (ctx, outcome) = (direct, again);
-        }
-    }
-    let worst = ctx.worst_mismatch();
-    let xfail = limitation.filter(|l| l.kind == LimitationKind::XFail);
-    // what every outcome records: the checker's worst ULP, mismatch and
-    // histogram (recorded only when `--json` will write it; see `context`)
-    let budget = report::judged_against(&ctx);
-    let checked = |kind: CaseKind, message: Option<String>| CaseRecord {
-        message,
-        max_ulp: ctx.max_ulp,
-        legal: ctx.legal.clone(),
-        budget: budget.clone(),
-        worst_mismatch: worst.clone(),
-        ulp_histogram: ctx.ulp_histogram(),
-        ..CaseRecord::new(id, kind)
-    };
-    match (outcome, xfail) {
-        (Outcome::Pass, None) => {
-            record(checked(CaseKind::Pass, batch_note));
-            Ok(Completion::Completed)
-        }
-        (Outcome::Pass, Some(l)) => {
-            // non-strict, like pytest: a case that cannot show the bug (e.g. no elements) passes
-            let note = format!("xpass: expected to fail ({}), but passed", l.reason);
-            record(checked(CaseKind::XPass, Some(note)));
-            Ok(Completion::Completed)
-        }
-        (Outcome::Skip(why), _) => {
-            record(checked(CaseKind::Skip, Some(why.clone())));
-            Ok(Completion::ignored_with(why))
-        }
-        (Outcome::Fail(f), Some(l)) => {
-            let why = format!("expected failure: {}", l.reason);
-            record(CaseRecord {
-                verdict: Some(f.summary),
-                ..checked(CaseKind::XFail, Some(why.clone()))
-            });
-            Ok(Completion::ignored_with(why))
-        }
-        (Outcome::Fail(f), None) => {
-            // a mismatch the backend's known bugs explain: an expected
-            // failure that names the bugs (a new wrong value still fails)
-            if let Some(Verdict::KnownBug { bugs, .. } | Verdict::KnownRejection { bugs, .. }) =
-                &f.verdict
-            {
-                let ids: Vec<String> = bugs.iter().map(|b| b.to_string()).collect();
-                let why = format!("known bug {}", ids.join("; "));
-                record(CaseRecord {
-                    verdict: Some(f.summary),
-                    ..checked(CaseKind::XFail, Some(why.clone()))
-                });
-                return Ok(Completion::ignored_with(why));
-            }
-            let name = id.to_string();
-            let kind = CaseKind::of_failure(f.verdict.as_ref());
-            let mut msg = format!("backend: {backend_name}\nverdict: {}", f.summary);
-            if let Some(v) = &f.verdict {
-                msg = format!("backend: {backend_name}\nverdict: {v}");
-            }
-            if kind == CaseKind::Rejected {
-                msg = format!("rejected: the backend failed on a module the reference runs\n{msg}");
-            }
-            if let Some(n) = &batch_note {
-                msg.push_str(&format!("\n{n}"));
-            }
-            let rerun = format!("{} --exact '{name}'", state.rerun_prefix);
-            msg.push_str(&format!("\nrerun: {rerun}"));
-            let mut reproducer = None;
-            if let Some((module, inputs)) = ctx.artifacts() {
-                match persist::write_reproducer(
-                    &state.failures_dir,
-                    &name,
-                    backend_name,
-                    &module,
-                    &inputs,
-                    &msg,
-                ) {
-                    Ok(dir) => {
-                        msg.push_str(&format!("\nreproducer: {}", dir.display()));
-                        reproducer = Some(dir);
-                    }
-                    Err(e) => msg.push_str(&format!("\nreproducer not written: {e}")),
-                }
-            }
-            record(CaseRecord {
-                verdict: Some(f.summary),
-                rerun: Some(rerun),
-                reproducer,
-                ..checked(kind, Some(msg.clone()))
-            });
-            Err(msg.into())
-        }
-    }
-}
-
-/// A case's context on `backend` (the slot's backend, or its batched stand-in).
-fn context<'a>(
-    state: &'a RunState,
-    id: CaseId,
-    slot: usize,
-    backend: &'a dyn Backend,
-    users: usize,
-) -> CaseContext<'a> {
-    CaseContext::new(
-        id,
-        backend,
-        state.reference.as_ref(),
-        &state.cache,
-        users,
-        state.seed,
-    )
-    .with_numerics(state.numerics[slot].clone())
-    .with_direct_reference(state.direct_reference)
-    .with_ulp_histogram(state.start.as_ref().is_some_and(|s| s.histograms))
-}
-
-/// Runs the property body; a panic is a failure.
-fn run_body(ctx: &mut CaseContext<'_>) -> Outcome {
-    let body = ctx.spec.body;
-    catch_unwind(AssertUnwindSafe(|| body(ctx)))
-        .unwrap_or_else(|p| Outcome::fail(format!("panicked: {}", panic_text(p.as_ref()))))
 }

@@ -5,6 +5,7 @@
 mod ahead;
 mod args;
 mod batch;
+mod case;
 pub mod events;
 mod execute;
 mod harness;
