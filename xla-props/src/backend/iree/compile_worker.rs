@@ -17,13 +17,13 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::embed::Compiler;
 use super::error::IreeError;
-use crate::backend::xla::protocol::{read_frame, write_frame};
+use crate::backend::xla::protocol::{frame_reader, read_frame, stderr_tail, write_frame};
 
 /// The argument that selects the compile worker in a binary.
 pub const COMPILE_WORKER_ARG: &str = "__iree-compile-worker";
@@ -155,23 +155,41 @@ struct Worker {
     stderr: Arc<Mutex<VecDeque<u8>>>,
 }
 
+/// Spawns `cmd`, retrying for up to a second while the program is "text
+/// file busy": a file just written (a rebuilt worker binary, a test's
+/// script) stays open for writing in any process another thread forked
+/// before that child's exec closed it, and `exec` refuses it meanwhile.
+fn spawn_retrying_busy(cmd: &mut Command) -> io::Result<Child> {
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.kind() == io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
 impl Worker {
     fn spawn(program: &Path, lib: &Path, linker: &Path) -> Result<Worker, IreeError> {
         let unavailable = |e: String| IreeError::Unavailable(e);
-        let mut child = Command::new(program)
-            .arg(COMPILE_WORKER_ARG)
-            .arg(lib)
-            .arg(linker)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                unavailable(format!(
-                    "cannot start the iree compile worker {}: {e}",
-                    program.display()
-                ))
-            })?;
+        let mut child = spawn_retrying_busy(
+            Command::new(program)
+                .arg(COMPILE_WORKER_ARG)
+                .arg(lib)
+                .arg(linker)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        )
+        .map_err(|e| {
+            unavailable(format!(
+                "cannot start the iree compile worker {}: {e}",
+                program.display()
+            ))
+        })?;
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -181,32 +199,8 @@ impl Worker {
                 "compile worker pipes were not created".into(),
             ));
         };
-        let (tx, frames) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            loop {
-                let frame = read_frame(&mut r);
-                let stop = !matches!(frame, Ok(Some(_)));
-                if tx.send(frame).is_err() || stop {
-                    break;
-                }
-            }
-        });
-        let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
-        let sink = Arc::clone(&tail);
-        std::thread::spawn(move || {
-            let mut stderr = stderr;
-            let mut buf = [0u8; 1024];
-            while let Ok(n) = stderr.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let mut t = sink.lock().unwrap_or_else(|p| p.into_inner());
-                t.extend(&buf[..n]);
-                let excess = t.len().saturating_sub(STDERR_TAIL);
-                t.drain(..excess);
-            }
-        });
+        let frames = frame_reader(stdout);
+        let tail = stderr_tail(stderr, STDERR_TAIL);
         let mut worker = Worker {
             child,
             stdin,

@@ -2,15 +2,15 @@
 //! crashes, and keep the tail of the worker's stderr for the error report.
 
 use std::collections::VecDeque;
-use std::io::{BufReader, Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::error::XlaError;
-use super::protocol::{read_frame, write_frame, Request, Response};
+use super::protocol::{frame_reader, stderr_tail, write_frame, Request, Response};
 use super::worker::WORKER_ARG;
 
 /// Bytes of worker stderr kept for error messages.
@@ -58,33 +58,8 @@ impl Worker {
                     return Err(XlaError::Protocol("worker pipes were not created".into()));
                 }
             };
-        let (tx, frames) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            loop {
-                let frame = read_frame(&mut r);
-                let stop = !matches!(frame, Ok(Some(_)));
-                if tx.send(frame).is_err() || stop {
-                    break;
-                }
-            }
-        });
-        let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
-        let sink = Arc::clone(&tail);
-        std::thread::spawn(move || {
-            let mut stderr = stderr;
-            let mut buf = [0u8; 1024];
-            while let Ok(n) = stderr.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                if let Ok(mut t) = sink.lock() {
-                    t.extend(&buf[..n]);
-                    let excess = t.len().saturating_sub(STDERR_TAIL);
-                    t.drain(..excess);
-                }
-            }
-        });
+        let frames = frame_reader(stdout);
+        let tail = stderr_tail(stderr, STDERR_TAIL);
         let mut worker = Worker {
             child,
             stdin,

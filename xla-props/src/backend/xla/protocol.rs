@@ -448,3 +448,49 @@ mod proptests {
         }
     }
 }
+
+/// The frames a worker process writes to `stdout`, read on a thread of their
+/// own, so that a caller can wait for the next one with a timeout; the last
+/// item is the end of the stream (`Ok(None)`) or its error.
+pub fn frame_reader(
+    stdout: impl Read + Send + 'static,
+) -> std::sync::mpsc::Receiver<io::Result<Option<Vec<u8>>>> {
+    let (tx, frames) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut r = io::BufReader::new(stdout);
+        loop {
+            let frame = read_frame(&mut r);
+            let stop = !matches!(frame, Ok(Some(_)));
+            if tx.send(frame).is_err() || stop {
+                break;
+            }
+        }
+    });
+    frames
+}
+
+/// The last `cap` bytes a worker process writes to `stderr`, collected on a
+/// thread of their own (for the report when the worker dies).
+pub fn stderr_tail(
+    stderr: impl Read + Send + 'static,
+    cap: usize,
+) -> std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<u8>>> {
+    let tail = std::sync::Arc::new(std::sync::Mutex::new(
+        std::collections::VecDeque::with_capacity(cap),
+    ));
+    let sink = std::sync::Arc::clone(&tail);
+    std::thread::spawn(move || {
+        let mut stderr = stderr;
+        let mut buf = [0u8; 1024];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let mut t = sink.lock().unwrap_or_else(|p| p.into_inner());
+            t.extend(&buf[..n]);
+            let excess = t.len().saturating_sub(cap);
+            t.drain(..excess);
+        }
+    });
+    tail
+}
