@@ -539,6 +539,71 @@ ENTRY e {
         assert!(!reassociates(&m, entry.instr(id(&m, "n"))));
     }
 
+    /// A max-pool gradient's value-and-index reduce-window: the reducer
+    /// keeps the first of equal maxima (associative, `(0, -1)` its
+    /// identity, not commutative). Its operands keep their order in the
+    /// reduction tree, so one index is legal among ties, the first: a
+    /// result that broke the tie otherwise is a mismatch, also under a
+    /// compiler's permissive numerics.
+    #[test]
+    fn an_argmax_window_over_ties_allows_only_the_first_maximum() {
+        let text = "HloModule rw
+red {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  m1 = s32[] constant(-1)
+  c0 = pred[] compare(ai, m1), direction=NE
+  c1 = pred[] compare(bi, m1), direction=NE
+  ge = pred[] compare(a, b), direction=GE
+  nc1 = pred[] not(c1)
+  and = pred[] and(ge, c0)
+  or = pred[] or(and, nc1)
+  v = f32[] select(or, a, b)
+  i = s32[] select(or, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[1,4] parameter(0)
+  io = s32[1,4] iota(), iota_dimension=1
+  z = f32[] constant(0)
+  m1 = s32[] constant(-1)
+  ROOT r = (f32[1,1], s32[1,1]) reduce-window(x, io, z, m1), window={size=1x4}, to_apply=red
+}
+";
+        use crate::hlo::ArrayShape;
+        use crate::hlo::ElementType::{F32, S32};
+        let m = parse_module(text).unwrap();
+        let shape = |dtype, dims: Vec<i64>| ArrayShape {
+            dtype,
+            dims,
+            layout: None,
+        };
+        // a ReLU's zeros, a tie among all four
+        let args =
+            vec![Literal::from_f64s(&shape(F32, vec![1, 4]), &[0.0, 0.0, 0.0, 0.0]).unwrap()];
+        let expected = crate::reference::evaluate(&m, &args).unwrap();
+        assert_eq!(expected[1].get_f64(0), 0.0, "the first maximum");
+        let numerics = crate::backend::iree::numerics::iree_cpu_numerics();
+        let with_index = |i: f64| {
+            vec![
+                expected[0].clone(),
+                Literal::from_f64s(&shape(S32, vec![1, 1]), &[i]).unwrap(),
+            ]
+        };
+        assert!(
+            judge_outputs(&m, &args, &expected, &with_index(0.0), &numerics)
+                .kind()
+                .is_none()
+        );
+        assert!(
+            judge_outputs(&m, &args, &expected, &with_index(3.0), &numerics)
+                .kind()
+                .is_some()
+        );
+    }
+
     #[test]
     fn hidden_values_are_exposed_back_except_the_one_that_changes_the_outputs() {
         // twelve values, all hidden; exposing `5` changes the program
