@@ -73,38 +73,7 @@ pub(crate) fn every_unit_legal_in_own_run(
         })
         .collect();
     let numerics = tested.numerics();
-    let mut values = own_values(module, args, actual, reference, tested, &exposable, debug);
-    let mut hidden = 0;
-    // second and third tries: fewer values exposed, each left unexposed
-    // judged inside the regions of its readers (larger regions, looser)
-    let narrow_may_widen =
-        numerics.excess_precision_anywhere || numerics.excess_precision_in_fusions;
-    let tries: &[(bool, bool)] = if narrow_may_widen {
-        &[(false, false), (true, false), (true, true)]
-    } else {
-        &[(false, false), (true, false)]
-    };
-    for &(reads, narrow) in tries {
-        if values.is_some() {
-            break;
-        }
-        let hide = hidden_values(module, reads, narrow, &numerics);
-        let fewer: Vec<InstrId> = exposable
-            .iter()
-            .copied()
-            .filter(|i| !hide[i.index()])
-            .collect();
-        if fewer.len() < exposable.len() {
-            hidden = exposable.len() - fewer.len();
-            values = own_values(module, args, actual, reference, tested, &fewer, debug);
-            if let Some(v) = values.as_mut() {
-                let run = |exposed: &[InstrId]| {
-                    own_values(module, args, actual, reference, tested, exposed, debug)
-                };
-                hidden = expose_back(&exposable, &hide, v, run, debug);
-            }
-        }
-    }
+    let (values, hidden) = first_own_values(module, args, actual, reference, tested, &exposable);
     let values = values?;
     // each instruction's place in topological order, for ordering regions
     let mut rank = vec![0; entry.instructions.len()];
@@ -184,6 +153,55 @@ pub(crate) fn every_unit_legal_in_own_run(
         }
     }
     Some(own)
+}
+
+/// The first run whose outputs are the judged run's: every value
+/// exposed, then the tries with fewer (see [`hidden_values`]), whose
+/// hidden values are then exposed back (see [`expose_back`]). With how
+/// many values stay hidden.
+fn first_own_values(
+    module: &Module,
+    args: &[Literal],
+    actual: &[Literal],
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+    exposable: &[InstrId],
+) -> (Option<Vec<Option<Value>>>, usize) {
+    let debug = std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some();
+    let numerics = tested.numerics();
+    let mut values = own_values(module, args, actual, reference, tested, exposable, debug);
+    let mut hidden = 0;
+    // second and third tries: fewer values exposed, each left unexposed
+    // judged inside the regions of its readers (larger regions, looser)
+    let narrow_may_widen =
+        numerics.excess_precision_anywhere || numerics.excess_precision_in_fusions;
+    let tries: &[(bool, bool)] = if narrow_may_widen {
+        &[(false, false), (true, false), (true, true)]
+    } else {
+        &[(false, false), (true, false)]
+    };
+    for &(reads, narrow) in tries {
+        if values.is_some() {
+            break;
+        }
+        let hide = hidden_values(module, reads, narrow, &numerics);
+        let fewer: Vec<InstrId> = exposable
+            .iter()
+            .copied()
+            .filter(|i| !hide[i.index()])
+            .collect();
+        if fewer.len() < exposable.len() {
+            hidden = exposable.len() - fewer.len();
+            values = own_values(module, args, actual, reference, tested, &fewer, debug);
+            if let Some(v) = values.as_mut() {
+                let run = |exposed: &[InstrId]| {
+                    own_values(module, args, actual, reference, tested, exposed, debug)
+                };
+                hidden = expose_back(exposable, &hide, v, run, debug);
+            }
+        }
+    }
+    (values, hidden)
 }
 
 /// The backend's values of every entry instruction when `exposed` are
