@@ -316,7 +316,8 @@ pub const SORT_OF_SLICE_REJECTED: KnownBug = KnownBug {
     id: "iree-cpu/sort-of-slice-rejected",
     summary: "iree-compile rejects a valid sort one of whose operands is a slice of rank 2 or \
               more (f32[4,3] = slice of f32[6,5], sorted along either dimension; key-value sorts \
-              and rank 3 too; a rank-1 slice compiles: 'linalg.generic' op write affecting \
+              and rank 3 too; a rank-1 slice compiles), or an f8e5m2 constant (f8e5m2[3,5]; \
+              an f32 one compiles): 'linalg.generic' op write affecting \
               operations on global resources are restricted to workgroup distributed contexts)",
     documented: "docs/findings.md, \"IREE bug: a sort of a slice is rejected\"",
     model: BugModel::Rejects {

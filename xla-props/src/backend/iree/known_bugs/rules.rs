@@ -336,15 +336,19 @@ pub(super) fn has_scatter_into_slice(m: &Module) -> bool {
 /// rank 2 or more (measured: f32[4,3] of f32[6,5] along either dimension,
 /// prefix, strided and whole-row slices, s32-f32 key-value sorts and rank
 /// 3 rejected; rank-1 slices, plain and strided, and a sort of a negate
-/// compile; docs/repro/iree-sort-of-slice).
+/// compile; docs/repro/iree-sort-of-slice). Also an f8e5m2 constant
+/// operand (measured: `f8e5m2[3,5]` fused or not rejected with the same
+/// message; an f32 constant compiles).
 pub(super) fn has_sort_of_slice(m: &Module) -> bool {
     m.computations.iter().any(|c| {
         c.instructions.iter().any(|i| {
             i.opcode == Opcode::Sort
                 && i.operands.iter().any(|o| {
                     c.instructions.get(o.index()).is_some_and(|o| {
-                        o.opcode == Opcode::Slice
-                            && o.shape.as_array().is_some_and(|a| a.dims.len() >= 2)
+                        let array = o.shape.as_array();
+                        (o.opcode == Opcode::Slice && array.is_some_and(|a| a.dims.len() >= 2))
+                            || (o.opcode == Opcode::Constant
+                                && array.is_some_and(|a| a.dtype == ElementType::F8E5M2))
                     })
                 })
         })

@@ -664,6 +664,17 @@ fn a_sort_of_a_slice_of_rank_2_and_a_crashing_gather_are_declared_rejections() {
         "f32[4,3]",
     );
     assert!(!rejected(&negated, error));
+    let constant = |t: &str| {
+        let c = format!("s = {t}[2,2] constant({{{{1, 2}}, {{3, 4}}}})");
+        parse_module(&format!(
+            "HloModule m\nc {{\n  a = {t}[] parameter(0)\n  b = {t}[] parameter(1)\n  \
+             ROOT lt = pred[] compare(a, b), direction=LT\n}}\n\
+             ENTRY e {{\n  {c}\n  ROOT r = {t}[2,2] sort(s), dimensions={{0}}, to_apply=c\n}}\n"
+        ))
+        .unwrap()
+    };
+    assert!(rejected(&constant("f8e5m2"), error));
+    assert!(!rejected(&constant("f32"), error));
 
     let gather = |starts: &str| {
         parse_module(&format!(
