@@ -66,7 +66,7 @@ pub struct IreeBackend {
     /// process per compile ([`compiler_choice`]).
     library: Option<Arc<CompilePool>>,
     /// Compile results kept by StableHLO text (`kept`).
-    kept: Kept,
+    kept: Kept<IreeExecutable>,
 }
 
 /// How modules are compiled: `XLA_PROPS_IREE_COMPILER=process` runs one

@@ -19,7 +19,6 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::backend::IreeExecutable;
 use super::error::IreeError;
 
 /// How many directly compiled executables are kept (each holds a `.vmfb`
@@ -27,26 +26,38 @@ use super::error::IreeError;
 /// module's cases run one after the other, so a few suffice.
 pub(crate) const KEPT_EXECUTABLES: usize = 64;
 
-/// See the module docs.
-#[derive(Default)]
-pub(crate) struct Kept {
-    inner: Mutex<Inner>,
+/// See the module docs; `E` is the executable (the backend's
+/// `IreeExecutable`).
+pub(crate) struct Kept<E> {
+    inner: Mutex<Inner<E>>,
     /// Compiles answered from what is kept.
     hits: AtomicU64,
 }
 
-#[derive(Default)]
-struct Inner {
+impl<E> Default for Kept<E> {
+    fn default() -> Kept<E> {
+        Kept {
+            inner: Mutex::new(Inner {
+                errors: HashMap::new(),
+                executables: HashMap::new(),
+                order: VecDeque::new(),
+            }),
+            hits: AtomicU64::new(0),
+        }
+    }
+}
+
+struct Inner<E> {
     errors: HashMap<String, IreeError>,
-    executables: HashMap<String, Arc<IreeExecutable>>,
+    executables: HashMap<String, Arc<E>>,
     /// The executables' keys, oldest first.
     order: VecDeque<String>,
 }
 
 /// A kept compile result.
-pub(crate) enum Hit {
+pub(crate) enum Hit<E> {
     Error(IreeError),
-    Executable(Arc<IreeExecutable>),
+    Executable(Arc<E>),
 }
 
 /// True for an error that compiling the same text again gives again.
@@ -81,13 +92,13 @@ pub(crate) fn relocated(e: &IreeError, line: usize, own: usize) -> IreeError {
     }
 }
 
-impl Kept {
-    fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
+impl<E> Kept<E> {
+    fn with<T>(&self, f: impl FnOnce(&mut Inner<E>) -> T) -> T {
         f(&mut self.inner.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// What is kept for `mlir` (counted as a hit).
-    pub(crate) fn get(&self, mlir: &str) -> Option<Hit> {
+    pub(crate) fn get(&self, mlir: &str) -> Option<Hit<E>> {
         let hit = self.with(|k| {
             if let Some(e) = k.errors.get(mlir) {
                 return Some(Hit::Error(e.clone()));
@@ -116,7 +127,7 @@ impl Kept {
 
     /// Keeps the executable compiled from `mlir`, dropping the oldest one
     /// past [`KEPT_EXECUTABLES`].
-    pub(crate) fn keep_executable(&self, mlir: &str, exe: Arc<IreeExecutable>) {
+    pub(crate) fn keep_executable(&self, mlir: &str, exe: Arc<E>) {
         self.with(|k| {
             if k.executables.insert(mlir.to_string(), exe).is_none() {
                 k.order.push_back(mlir.to_string());
@@ -144,7 +155,7 @@ mod tests {
 
     #[test]
     fn only_errors_a_compile_gives_again_are_kept() {
-        let kept = Kept::default();
+        let kept = Kept::<()>::default();
         let compile = IreeError::Compile("module.mlir:9:3: error: no".into());
         assert!(kept.keep_error("a", &compile));
         assert!(kept.keep_error(
@@ -180,6 +191,19 @@ mod tests {
         assert!(matches!(kept.get("a"), Some(Hit::Error(e)) if e == compile));
         assert!(kept.get("other").is_none());
         assert_eq!(kept.counts(), (1, 2));
+    }
+
+    #[test]
+    fn the_oldest_executables_go_past_the_limit() {
+        let kept = Kept::<usize>::default();
+        for i in 0..KEPT_EXECUTABLES + 2 {
+            kept.keep_executable(&format!("m{i}"), Arc::new(i));
+        }
+        assert!(kept.get("m0").is_none() && kept.get("m1").is_none());
+        assert!(matches!(kept.get("m2"), Some(Hit::Executable(e)) if *e == 2));
+        let last = format!("m{}", KEPT_EXECUTABLES + 1);
+        assert!(matches!(kept.get(&last), Some(Hit::Executable(e)) if *e == KEPT_EXECUTABLES + 1));
+        assert_eq!(kept.counts(), (2, 0));
     }
 
     #[test]
