@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 use super::markup::escape;
 use super::model::{CellKey, Comparison, RunModel};
 use super::plot;
-use super::results::{CaseStatus, Isolation, ReportError, RunResults};
+use super::outcome::Outcome;
+use super::results::{Isolation, ReportError, RunResults};
 
 mod heatmap;
 mod histograms;
@@ -289,9 +290,9 @@ fn metadata(h: &mut String, run: &RunResults, model: &RunModel, options: &Report
     let (xfail, xpass) = run
         .cases
         .iter()
-        .fold((0, 0), |(f, p), c| match c.kind.as_deref() {
-            Some("xfail") => (f + 1, p),
-            Some("xpass") => (f, p + 1),
+        .fold((0, 0), |(f, p), c| match c.outcome() {
+            Outcome::XFail(()) => (f + 1, p),
+            Outcome::XPass => (f, p + 1),
             _ => (f, p),
         });
     if xfail + xpass > 0 {
@@ -444,7 +445,7 @@ fn failures(
             );
             for &i in cell.failures.iter().take(MAX_FAILURES_PER_CELL) {
                 let c = &run.cases[i];
-                debug_assert_eq!(c.outcome(), CaseStatus::Failed);
+                debug_assert!(c.outcome().is_failed());
                 let new = cmp.is_some_and(|x| x.new_failures.contains(&c.id));
                 let reproduce = match (c.rerun(), c.reproducer()) {
                     (Some(r), Some(d)) => format!(
