@@ -11,9 +11,9 @@ use std::fmt::Write as _;
 
 use super::markup::escape;
 use super::model::{CellKey, Comparison, RunModel};
-use super::plot;
 use super::outcome::Outcome;
-use super::results::{Isolation, ReportError, RunResults};
+use super::plot;
+use super::results::{Isolation, ReportError, RunMetadata, RunResults};
 
 mod heatmap;
 mod histograms;
@@ -305,14 +305,47 @@ fn metadata(h: &mut String, run: &RunResults, model: &RunModel, options: &Report
             ),
         );
     }
-    for (k, v) in &meta.extra {
+    other_rows(h, &meta);
+    h.push_str("</table>\n");
+}
+
+/// The run's identity (case space, shard, xla-props version) and anything
+/// else its metadata holds, by key.
+fn other_rows(h: &mut String, meta: &RunMetadata) {
+    let json = |v: Option<String>| v.filter(|t| !t.is_empty());
+    let identity = [
+        (
+            "case_space",
+            json(
+                meta.case_space
+                    .as_ref()
+                    .and_then(|c| serde_json::to_string(c).ok()),
+            ),
+        ),
+        (
+            "shard",
+            json(
+                meta.shard
+                    .as_ref()
+                    .and_then(|c| serde_json::to_string(c).ok()),
+            ),
+        ),
+        ("xla_props", meta.xla_props.clone()),
+    ];
+    let extra = meta.extra.iter().map(|(k, v)| {
         let text = match v {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        row(h, k, &format!("<code>{}</code>", escape(&text)));
+        (k.as_str(), Some(text))
+    });
+    let mut rows: Vec<(&str, Option<String>)> = identity.into_iter().chain(extra).collect();
+    rows.sort_by(|a, b| a.0.cmp(b.0));
+    for (k, text) in rows {
+        if let Some(text) = text {
+            row(h, k, &format!("<code>{}</code>", escape(&text)));
+        }
     }
-    h.push_str("</table>\n");
 }
 
 fn id_list(

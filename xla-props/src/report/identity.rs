@@ -57,4 +57,3 @@ pub struct CaseSpaceId {
     /// What selected them.
     pub selection: CaseSelection,
 }
-

@@ -17,12 +17,12 @@ mod write;
 
 pub use graph::graph_from_module;
 pub use html::{cell_anchor, render_html, ReportOptions, MAX_FAILURES_PER_CELL};
+pub use identity::{CaseSelection, CaseSpaceId, ShardInfo};
 pub use markup::escape;
 pub use model::{
     ulp_bucket_label, ulp_bucket_order, Cell, CellKey, Comparison, RunModel, UlpChange,
     UlpDistribution,
 };
-pub use identity::{CaseSelection, CaseSpaceId, ShardInfo};
 pub use outcome::{Counts, Outcome};
 pub use results::{
     BackendInfo, CaseResult, Culprit, GraphEdge, GraphNode, HistogramBucket, Isolation,

@@ -144,9 +144,7 @@ pub(super) fn deserialize_status<'de, D: Deserializer<'de>>(
     };
     Outcome::from_names(&name, None)
         .map(Some)
-        .ok_or_else(|| {
-            serde::de::Error::unknown_variant(&name, &["passed", "failed", "skipped"])
-        })
+        .ok_or_else(|| serde::de::Error::unknown_variant(&name, &["passed", "failed", "skipped"]))
 }
 
 /// Passed, failed and skipped counts (and, in a run, how many cases the

@@ -35,20 +35,21 @@ pub struct HistogramBucket {
 pub struct CaseResult {
     /// The case name, `property::op::dtype::shape::variant::backend`.
     pub id: String,
-    /// The property (else taken from the id).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The property (else taken from the id). This and the next four are
+    /// read only: derived from the id (or `families`), never written.
+    #[serde(skip_serializing)]
     pub property: Option<String>,
     /// The op (else taken from the id).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing)]
     pub op: Option<String>,
     /// The dtype (else taken from the id).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing)]
     pub dtype: Option<String>,
     /// The op family, used to order the heatmap rows.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing)]
     pub family: Option<String>,
     /// The backend (else taken from the id).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing)]
     pub backend: Option<String>,
     /// How it ended (`None` only in invalid input; `parse` rejects it).
     /// Written as `outcome` (what it counts as) and `kind` (`xfail`,
@@ -519,6 +520,7 @@ impl RunResults {
                     c.kind.as_deref().unwrap_or("")
                 ))
             })?;
+            c.kind = refined.kind_name().map(str::to_string);
             c.outcome = Some(match refined {
                 Outcome::Skip(_) => Outcome::Skip(c.message.clone().unwrap_or_default()),
                 o => o,

@@ -202,7 +202,10 @@ fn fields_fall_back_to_the_id_and_a_message_is_not_parsed() {
         "r",
     )
     .unwrap();
-    assert_eq!((old.cases[0].rerun(), old.cases[0].reproducer()), (None, None));
+    assert_eq!(
+        (old.cases[0].rerun(), old.cases[0].reproducer()),
+        (None, None)
+    );
     let short = CaseResult {
         id: "oddname".into(),
         message: Some("only a line".into()),

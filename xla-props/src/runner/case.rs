@@ -12,10 +12,10 @@ use std::time::Instant;
 use libtest_mimic::{Completion, Failed};
 
 use super::batch;
+use super::events::{Artifacts, CaseFinished, Measured, RunEvent, SharedReporters};
 use super::execute::panic_text;
 use super::metadata::RunStart;
 use super::persist;
-use super::events::{Artifacts, CaseFinished, Measured, RunEvent, SharedReporters};
 use super::report;
 use crate::backend::Backend;
 use crate::check::{Numerics, Side, Verdict};

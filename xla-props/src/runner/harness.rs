@@ -666,7 +666,10 @@ fn run_on_terminal(
     let began = std::time::Instant::now();
     super::execute::execute(
         &selected,
-        |c| drop(run_case(state, c.id, c.users)),
+        |c| {
+            // the reporters heard how it ended
+            let _ = run_case(state, c.id, c.users);
+        },
         |c, panic| state.report(&case::panicked(c.id, &panic)),
         threads,
     );

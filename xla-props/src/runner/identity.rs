@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use super::args::{RunnerArgs, Shard};
-pub use crate::report::{CaseSelection, CaseSpaceId, ShardInfo};
 use crate::property::{find_property, BackendId, CaseId, CaseSpace, Fnv, SpaceFilter};
+pub use crate::report::{CaseSelection, CaseSpaceId, ShardInfo};
 
 impl From<Shard> for ShardInfo {
     fn from(s: Shard) -> ShardInfo {

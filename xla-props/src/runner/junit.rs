@@ -12,10 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
-use serde_json::Value;
 
 use super::events::{Reporter, RunEvent};
-use super::merge::{check_shards, json_identity, MergeError, MergeOptions, ShardView};
+use super::merge::{check_shards, identity_of, MergeError, MergeOptions, ShardView};
 use super::report::write_file;
 use crate::report::{Outcome, RunMetadata, ShardInfo};
 
@@ -146,33 +145,31 @@ fn write_junit(path: &Path, cases: &[JunitCase], meta: &RunMetadata) -> Result<(
     write_file(path, text.as_bytes())
 }
 
-/// The identity a JUnit report's first suite records, as the `--json`
-/// metadata would hold it.
-fn junit_identity(report: &Report) -> Value {
-    let mut meta = serde_json::Map::new();
+/// The metadata a JUnit report's first suite records (its identity, as
+/// the `--json` metadata holds it).
+fn junit_metadata(report: &Report) -> RunMetadata {
+    let mut meta = RunMetadata::default();
+    let mut seen = std::collections::BTreeSet::new();
     let props = report.test_suites.iter().flat_map(|s| s.properties.iter());
     for p in props {
         let Some(key) = p.name.as_str().strip_prefix(PREFIX) else {
             continue;
         };
-        if meta.contains_key(key) {
+        if !seen.insert(key) {
             continue;
         }
         let text = p.value.as_str();
-        let value = match key {
-            "backends" | "case_space" | "git_dirty" => {
-                serde_json::from_str(text).unwrap_or(Value::Null)
-            }
-            "shard" => super::args::Shard::parse(text)
-                .ok()
-                .map(ShardInfo::from)
-                .and_then(|s| serde_json::to_value(s).ok())
-                .unwrap_or(Value::Null),
-            _ => Value::String(text.to_string()),
-        };
-        meta.insert(key.to_string(), value);
+        match key {
+            "seed" => meta.seed = text.parse().ok(),
+            "git_revision" => meta.git_revision = Some(text.to_string()),
+            "git_dirty" => meta.git_dirty = text.parse().ok(),
+            "backends" => meta.backends = serde_json::from_str(text).unwrap_or_default(),
+            "case_space" => meta.case_space = serde_json::from_str(text).ok(),
+            "shard" => meta.shard = super::args::Shard::parse(text).ok().map(ShardInfo::from),
+            _ => {}
+        }
     }
-    Value::Object(meta)
+    meta
 }
 
 /// Merges a run's shards' JUnit files into the run's JUnit XML: the same
@@ -192,7 +189,7 @@ pub fn merge_junit_files(paths: &[PathBuf], options: MergeOptions) -> Result<Str
         .iter()
         .map(|(origin, r)| ShardView {
             origin: origin.clone(),
-            identity: json_identity(&junit_identity(r)),
+            identity: identity_of(&junit_metadata(r)),
             names: (r.test_suites.iter())
                 .flat_map(|s| s.test_cases.iter().map(|c| c.name.as_str().to_string()))
                 .collect(),

@@ -110,9 +110,8 @@ pub(crate) fn backend_versions<'a>(
     under_test: impl Iterator<Item = &'a dyn Backend>,
     reference: &dyn Backend,
 ) -> Vec<BackendInfo> {
-    let mut backends: Vec<BackendInfo> = under_test
-        .map(|b| backend_info(b, "under test"))
-        .collect();
+    let mut backends: Vec<BackendInfo> =
+        under_test.map(|b| backend_info(b, "under test")).collect();
     match backends.iter_mut().find(|b| b.name == reference.name()) {
         Some(b) => b.role = Some("under test and reference".to_string()),
         None => backends.push(backend_info(reference, "reference")),

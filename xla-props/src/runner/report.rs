@@ -174,7 +174,11 @@ pub fn case_result(c: &CaseFinished) -> CaseResult {
     let mut r = CaseResult::new(c.id.to_string(), c.outcome.bare());
     r.verdict = c.outcome.failure().map(|f| f.summary.clone());
     r.max_ulp = m.max_ulp;
-    r.legal = m.legal.iter().map(|(k, v)| (k.name().to_string(), *v)).collect();
+    r.legal = m
+        .legal
+        .iter()
+        .map(|(k, v)| (k.name().to_string(), *v))
+        .collect();
     r.budget = m.budget.clone();
     r.worst_mismatch = m.worst_mismatch.clone();
     r.ulp_histogram = m.ulp_histogram.as_ref().map(|h| {
@@ -198,7 +202,8 @@ impl Reporter for JsonReporter {
             RunEvent::CaseFinished(c) => {
                 let op = c.id.key.op.name();
                 if !self.families.contains_key(op) {
-                    self.families.insert(op.to_string(), family(&c.id).to_string());
+                    self.families
+                        .insert(op.to_string(), family(&c.id).to_string());
                 }
                 self.cases.push(case_result(c));
                 Ok(())
@@ -317,7 +322,11 @@ mod legal_tests {
         let plain = CaseFinished::new(id(), Outcome::Pass, None);
         let json = serde_json::to_value(case_result(&plain)).unwrap();
         assert!(json.get("legal").is_none());
-        let doc = RunResults::of_cases(vec![case_result(&a), case_result(&b)], BTreeMap::new(), None);
+        let doc = RunResults::of_cases(
+            vec![case_result(&a), case_result(&b)],
+            BTreeMap::new(),
+            None,
+        );
         assert_eq!(doc.legal["propagated-bound"], 3);
         assert_eq!(doc.passed, Some(2));
     }

@@ -195,7 +195,10 @@ mod tests {
         ] {
             assert_eq!(header.find(h), row.find(cell), "{h}:\n{text}");
         }
-        assert!(row.contains(&format!("{backend}  shape mismatch")), "{text}");
+        assert!(
+            row.contains(&format!("{backend}  shape mismatch")),
+            "{text}"
+        );
     }
 
     #[test]
