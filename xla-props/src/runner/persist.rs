@@ -72,7 +72,7 @@ pub fn write_reproducer(
         summary,
         report,
     } = *note;
-    std::fs::create_dir_all(&case_dir)
+    std::fs::create_dir_all(case_dir)
         .map_err(|e| format!("failed to create {}: {e}", case_dir.display()))?;
     let write = |file: &str, text: String| {
         std::fs::write(case_dir.join(file), text)
