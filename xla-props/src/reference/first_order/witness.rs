@@ -39,7 +39,13 @@ use std::collections::{HashMap, HashSet};
 /// The work (elements computed by movable instructions, summed over the
 /// probe runs) the probes may take; past it the remaining instructions keep
 /// the direction of the all-up run.
-const PROBE_WORK: u64 = 400_000_000;
+const PROBE_WORK: u64 = 60_000_000;
+
+/// A program whose movable instructions compute more elements than this in
+/// one run gets no witness: its probes would cost minutes (a whole model's
+/// train step; there a reverse-mode sensitivity would be needed, not one
+/// probe run per instruction).
+const MAX_RUN_WORK: u64 = 2_000_000;
 
 /// At most this many probe runs.
 const MAX_PROBES: usize = 512;
@@ -70,6 +76,15 @@ pub fn witness_bounds(
     // the reference's own run, finding what may move and how costly it is
     let mut scan = Scan::default();
     let base = w.run(args, &mut Moves::Scan(&mut scan))?;
+    if scan.work > MAX_RUN_WORK {
+        return Err(EvalError::Unsupported {
+            opcode: Opcode::Fusion,
+            reason: format!(
+                "no witness runs: {} elements move per run, more than {MAX_RUN_WORK}",
+                scan.work
+            ),
+        });
+    }
     let mut runs: Vec<Vec<Literal>> = Vec::new();
     let up_all = w.run(args, &mut Moves::Uniform(1)).ok();
     let down_all = w.run(args, &mut Moves::Uniform(-1)).ok();
