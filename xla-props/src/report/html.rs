@@ -105,7 +105,8 @@ document.addEventListener('DOMContentLoaded',function(){show();document.body.set
 /// use xla_props::report::{render_html, ReportOptions, RunResults};
 /// let run = RunResults::parse(r#"{"cases": [
 ///   {"id": "vs_reference::add::f32::f32[2]{0}::uniform::buggy", "outcome": "failed",
-///    "message": "backend: buggy\nverdict: mismatch\nrerun: cargo test --exact 'x'"}]}"#, "run").unwrap();
+///    "verdict": "mismatch", "rerun": "cargo test --exact 'x'",
+///    "message": "backend: buggy\nverdict: mismatch"}]}"#, "run").unwrap();
 /// let html = render_html(&run, None, &[], &ReportOptions::default()).unwrap();
 /// assert!(html.contains(r##"href="#fail-buggy-add-f32""##));
 /// assert!(html.contains("cargo test --exact"));
