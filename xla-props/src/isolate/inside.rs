@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::judge::{judge_module, judge_outputs, Oracle, Tested};
+use super::sides::{judge_module, judge_outputs, Oracle, Tested};
 use crate::hlo::rewrite::{inline_fusion, move_fusion_root};
 use crate::hlo::{InstrId, Module, Opcode};
 use crate::literal::{Literal, Value};

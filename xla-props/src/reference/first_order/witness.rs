@@ -502,7 +502,7 @@ impl<'a> Witness<'a> {
 }
 
 /// An array operand, or `None` for a tuple or token.
-fn array<'v>(v: &'v Value) -> Option<&'v Literal> {
+fn array(v: &Value) -> Option<&Literal> {
     match v {
         Value::Array(a) => Some(a),
         _ => None,
