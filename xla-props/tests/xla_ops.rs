@@ -518,17 +518,7 @@ fn windows_map_and_convolution() {
         arr(F32, &[1, 3, 1]),
         Attrs {
             window: Some(window(&[2], &[1])),
-            conv_dims: Some(ConvDims {
-                input_batch: 0,
-                input_feature: 2,
-                input_spatial: vec![1],
-                kernel_input_feature: 1,
-                kernel_output_feature: 2,
-                kernel_spatial: vec![0],
-                output_batch: 0,
-                output_feature: 2,
-                output_spatial: vec![1],
-            }),
+            conv_dims: Some(ConvDims::feature_last(1)),
             ..Attrs::default()
         },
         vec![],

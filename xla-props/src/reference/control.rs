@@ -1,12 +1,9 @@
 //! fusion, call, while, conditional.
 
+use super::error::bad;
 use super::{Calls, OpError};
 use crate::hlo::{ElementType, Instruction};
 use crate::literal::Value;
-
-fn bad(msg: impl Into<String>) -> OpError {
-    OpError::Invalid(msg.into())
-}
 
 fn args(ops: &[&Value]) -> Vec<Value> {
     ops.iter().map(|v| (*v).clone()).collect()
