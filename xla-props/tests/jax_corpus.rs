@@ -83,13 +83,7 @@ fn xla_props() -> Command {
 }
 
 fn dumps() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(DATA)
-        .unwrap_or_else(|e| panic!("{DATA}: {e}"))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
-        .collect();
-    files.sort();
-    files
+    xla_props::skip::files_in(DATA, "hlo").unwrap_or_else(|e| panic!("{DATA}: {e}"))
 }
 
 fn name(p: &Path) -> String {

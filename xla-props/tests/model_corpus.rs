@@ -38,13 +38,9 @@ fn stride() -> usize {
 }
 
 fn modules(filter: &dyn Fn(&str) -> bool) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(DATA)
-        .unwrap_or_else(|e| panic!("{DATA}: {e}"))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
-        .filter(|p| filter(&p.file_name().unwrap().to_string_lossy()))
-        .collect();
-    files.sort();
+    let mut files =
+        xla_props::skip::files_in(DATA, "hlo").unwrap_or_else(|e| panic!("{DATA}: {e}"));
+    files.retain(|p| filter(&p.file_name().unwrap().to_string_lossy()));
     assert!(!files.is_empty(), "{DATA} has no modules");
     files
 }

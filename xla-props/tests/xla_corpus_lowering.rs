@@ -11,16 +11,11 @@ const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/x
 
 fn corpus_files() -> Option<Vec<std::path::PathBuf>> {
     let dir = Path::new(CORPUS);
-    let Ok(rd) = std::fs::read_dir(dir) else {
+    let files = xla_props::skip::files_in(dir, "hlo");
+    if files.is_err() {
         xla_props::skip::this_test(format!("no shared corpus at {}", dir.display()));
-        return None;
-    };
-    let mut files: Vec<_> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
-        .collect();
-    files.sort();
-    Some(files)
+    }
+    files.ok()
 }
 
 #[test]

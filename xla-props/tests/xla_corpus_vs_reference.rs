@@ -51,22 +51,7 @@ fn total_elements(m: &Module) -> u64 {
 }
 
 fn corpus_files() -> Option<Vec<PathBuf>> {
-    let dir = Path::new(CORPUS);
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the shared corpus is missing at {} (CI is set)",
-            dir.display()
-        );
-        xla_props::skip::this_test(format!("no shared corpus at {}", dir.display()));
-        return None;
-    };
-    let mut files: Vec<_> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
-        .collect();
-    files.sort();
-    Some(files)
+    xla_props::skip::hlo_corpus(CORPUS)
 }
 
 /// What one module came to.
