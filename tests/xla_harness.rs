@@ -59,17 +59,7 @@ fn cases<'a>(report: &'a serde_json::Value, outcome: &str) -> Vec<&'a serde_json
 }
 
 fn xla_cpu_or_skip() -> bool {
-    match XlaBackend::new(XlaPlugin::Cpu).availability() {
-        Ok(()) => true,
-        Err(reason) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "xla-cpu must be available in CI: {reason}"
-            );
-            xla_props::skip::this_test(&reason);
-            false
-        }
-    }
+    xla_props::skip::backend_available("xla-cpu", XlaBackend::new(XlaPlugin::Cpu).availability())
 }
 
 #[test]

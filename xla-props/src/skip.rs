@@ -94,6 +94,21 @@ pub fn hlo_corpus(dir: impl Into<PathBuf>) -> Option<Vec<PathBuf>> {
     Some(files.unwrap_or_else(|e| panic!("{}: {e}", dir.display())))
 }
 
+/// Whether a backend the running test needs is available, from its
+/// `availability()`: when it is not, the test fails when `CI` is set and
+/// skips ([`this_test`]) with the reason otherwise.
+pub fn backend_available(name: &str, availability: Result<(), String>) -> bool {
+    let Err(reason) = availability else {
+        return true;
+    };
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{name} must be available in CI: {reason}"
+    );
+    this_test(format!("{name} unavailable: {reason}"));
+    false
+}
+
 /// The line one skip prints (a newline first: `-q` leaves its dots open).
 fn skip_line(test: &str, reason: &str) -> String {
     format!("\nSKIP {test}: {reason}\n")

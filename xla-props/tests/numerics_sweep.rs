@@ -8,9 +8,7 @@
 
 use xla_props::backend::{Backend, Interpreter};
 use xla_props::check::{ulp_stats, Judge, Policy, UlpStats, Verdict};
-use xla_props::hlo::{
-    CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
-};
+use xla_props::hlo::{ElementType, Module, ModuleBuilder, Opcode, Shape};
 use xla_props::inputs::exhaustive_bits;
 use xla_props::literal::Literal;
 
@@ -46,21 +44,12 @@ const SWEPT: &[ElementType] = &[
 ];
 
 fn unary_module(op: Opcode, dtype: ElementType, n: i64) -> Module {
-    let s = Shape::array(dtype, vec![n]);
-    let mut p = Instruction::new("x", Opcode::Parameter, s.clone(), vec![]);
-    p.attrs.parameter_number = Some(0);
-    let r = Instruction::new("r", op, s, vec![InstrId(0)]);
-    Module {
-        name: format!("{op}_{dtype}"),
-        attrs: vec![],
-        computations: vec![Computation {
-            name: "main".into(),
-            instructions: vec![p, r],
-            root: InstrId(1),
-            other: vec![],
-        }],
-        entry: CompId(0),
-    }
+    ModuleBuilder::new(format!("{op}_{dtype}"))
+        .build("main", |b| {
+            let x = b.parameter(Shape::array(dtype, vec![n]))?;
+            b.unary(op, x)
+        })
+        .unwrap()
 }
 
 struct Sweep {

@@ -13,16 +13,7 @@ use ElementType::{Pred, F16, F32, S32, U32};
 
 fn backend() -> Option<XlaBackend> {
     let b = XlaBackend::new(XlaPlugin::Cpu);
-    match b.availability() {
-        Ok(()) => Some(b),
-        Err(reason) if std::env::var_os("CI").is_some() => {
-            panic!("xla-cpu must be available in CI: {reason}")
-        }
-        Err(reason) => {
-            xla_props::skip::this_test(format!("xla-cpu unavailable: {reason}"));
-            None
-        }
-    }
+    xla_props::skip::backend_available("xla-cpu", b.availability()).then_some(b)
 }
 
 fn arr(t: ElementType, dims: &[i64]) -> Shape {
