@@ -23,16 +23,7 @@ fn run(args: &[&str], env: &[(&str, &str)], dir: &Path) -> (Output, serde_json::
         .arg(&json)
         .env("XLA_PROPS_FIXTURE", "1")
         .env("XLA_PROPS_FAILURES_DIR", dir.join("failures"));
-    for var in [
-        "XLA_PROPS_OPS",
-        "XLA_PROPS_DTYPES",
-        "XLA_PROPS_BACKENDS",
-        "XLA_PROPS_SHARD",
-        "XLA_PROPS_JSON",
-        "XLA_PROPS_JUNIT",
-    ] {
-        cmd.env_remove(var);
-    }
+    support::without_runner_env(&mut cmd);
     for (k, v) in env {
         cmd.env(k, v);
     }
