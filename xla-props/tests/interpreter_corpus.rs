@@ -3,6 +3,8 @@
 //! (unsupported op, while limit, ...). Nothing panics. In release builds
 //! (`cargo test --release --test interpreter_corpus`) the heavy modules run too.
 
+mod common;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use xla_props::backend::{Backend, BackendError, Interpreter};
@@ -12,15 +14,6 @@ use xla_props::literal::Literal;
 /// In debug builds, modules whose instructions hold more elements than this
 /// are skipped (they take minutes there, seconds in release).
 const DEBUG_ELEMENT_LIMIT: u64 = 200_000;
-
-fn total_elements(m: &xla_props::hlo::Module) -> u64 {
-    m.computations
-        .iter()
-        .flat_map(|c| &c.instructions)
-        .flat_map(|i| i.shape.leaves())
-        .map(|a| a.element_count().unwrap_or(u64::MAX))
-        .fold(0u64, u64::saturating_add)
-}
 
 #[test]
 fn corpus_runs_or_reports_typed_errors() {
@@ -35,7 +28,7 @@ fn corpus_runs_or_reports_typed_errors() {
         let Ok(module) = parse_module(&std::fs::read_to_string(path).unwrap()) else {
             continue;
         };
-        if cfg!(debug_assertions) && total_elements(&module) > DEBUG_ELEMENT_LIMIT {
+        if cfg!(debug_assertions) && common::total_elements(&module) > DEBUG_ELEMENT_LIMIT {
             continue;
         }
         if std::env::var_os("XLA_PROPS_VERBOSE").is_some() {

@@ -11,6 +11,8 @@
 //! release run (`cargo test --release -p xla-props --test
 //! xla_corpus_vs_reference`), which runs all of them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use xla_props::backend::xla::{XlaBackend, XlaPlugin};
@@ -41,15 +43,6 @@ fn only_large() -> bool {
     std::env::var("XLA_PROPS_CORPUS").is_ok_and(|v| v == "large")
 }
 
-fn total_elements(m: &Module) -> u64 {
-    m.computations
-        .iter()
-        .flat_map(|c| &c.instructions)
-        .flat_map(|i| i.shape.leaves())
-        .map(|a| a.element_count().unwrap_or(u64::MAX))
-        .fold(0u64, u64::saturating_add)
-}
-
 fn corpus_files() -> Option<Vec<PathBuf>> {
     xla_props::skip::hlo_corpus(CORPUS)
 }
@@ -71,7 +64,7 @@ fn run_one(backend: &dyn Backend, path: &Path) -> Outcome {
         Ok(m) => m,
         Err(e) => return Outcome::Disagree(format!("does not load: {e}")),
     };
-    let large = total_elements(&module) > DEBUG_ELEMENT_LIMIT;
+    let large = common::total_elements(&module) > DEBUG_ELEMENT_LIMIT;
     if cfg!(debug_assertions) && large {
         return Outcome::NotRun("large: left to the release run".into());
     }

@@ -47,3 +47,35 @@ pub fn f16_words(bytes: &[u8]) -> Vec<u16> {
         .map(|c| u16::from_le_bytes([c[0], c[1]]))
         .collect()
 }
+
+/// Elements in all of a module's instructions (saturating).
+pub fn total_elements(m: &xla_props::hlo::Module) -> u64 {
+    m.computations
+        .iter()
+        .flat_map(|c| &c.instructions)
+        .flat_map(|i| i.shape.leaves())
+        .map(|a| a.element_count().unwrap_or(u64::MAX))
+        .fold(0u64, u64::saturating_add)
+}
+
+/// Runs `check` on every item, two at a time; returns what it found wrong.
+pub fn two_at_a_time<T: Sync>(
+    items: &[T],
+    check: impl Fn(&T) -> Option<String> + Sync,
+) -> Vec<String> {
+    let failures = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::Mutex::new(items.iter());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let Some(item) = next.lock().unwrap().next() else {
+                    break;
+                };
+                if let Some(failure) = check(item) {
+                    failures.lock().unwrap().push(failure);
+                }
+            });
+        }
+    });
+    failures.into_inner().unwrap()
+}
