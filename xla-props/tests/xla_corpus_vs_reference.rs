@@ -19,7 +19,7 @@ use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 use xla_props::backend::{Backend, Interpreter};
 use xla_props::check::judge_against_reference;
 use xla_props::check::Verdict;
-use xla_props::hlo::{load_module_file, Module};
+use xla_props::hlo::load_module_file;
 use xla_props::inputs::{generate_inputs, Distribution};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/xla-hlo");
