@@ -4,8 +4,6 @@
 //! in [`EXPECTED_REJECTS`] with the reason, and print -> parse is the identity
 //! on every accepted module.
 
-use std::path::{Path, PathBuf};
-
 use xla_props::hlo::{parse_module, print_module};
 
 /// Corpus files the parser rejects on purpose, with the message it gives
@@ -15,35 +13,13 @@ use xla_props::hlo::{parse_module, print_module};
 /// run on XLA:CPU).
 const EXPECTED_REJECTS: &[(&str, &str, &str)] = &[];
 
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/xla-hlo");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{} is missing, and CI is set", dir.display());
-    }
-    xla_props::skip::this_test(format!(
-        "{} is missing (the corpus lives next to the project; set CI to make this fail)",
-        dir.display()
-    ));
-    None
-}
-
-fn corpus_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("read corpus dir")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
-        .collect();
-    files.sort();
-    files
-}
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/xla-hlo");
 
 #[test]
 fn corpus_parses_and_round_trips() {
-    let Some(dir) = corpus_dir() else { return };
-    let files = corpus_files(&dir);
+    let Some(files) = xla_props::skip::hlo_corpus(CORPUS) else {
+        return;
+    };
     assert!(
         files.len() >= 100,
         "corpus looks truncated: {} files",

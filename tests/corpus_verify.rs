@@ -5,34 +5,14 @@
 //! parser renames and ours keeps), and a wrong first dimension on any
 //! inferable instruction must be caught.
 
-use std::path::{Path, PathBuf};
-
 use xla_props::hlo::{parse_module, uniquify_names, verify, Module, Opcode, Shape};
 
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/xla-hlo");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{} is missing, and CI is set", dir.display());
-    }
-    xla_props::skip::this_test(format!(
-        "{} is missing (the corpus lives next to the project; set CI to make this fail)",
-        dir.display()
-    ));
-    None
-}
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/xla-hlo");
 
 /// The corpus modules that parse, by file name, names made unique.
-fn parsed_corpus(dir: &Path) -> Vec<(String, Module)> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("read corpus dir")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
-        .collect();
-    files.sort();
-    files
+fn parsed_corpus() -> Option<Vec<(String, Module)>> {
+    let files = xla_props::skip::hlo_corpus(CORPUS)?;
+    let modules = files
         .into_iter()
         .filter_map(|f| {
             let text = std::fs::read_to_string(&f).expect("read corpus file");
@@ -40,13 +20,15 @@ fn parsed_corpus(dir: &Path) -> Vec<(String, Module)> {
             uniquify_names(&mut m);
             Some((f.file_name()?.to_string_lossy().into_owned(), m))
         })
-        .collect()
+        .collect();
+    Some(modules)
 }
 
 #[test]
 fn every_parsed_corpus_module_verifies() {
-    let Some(dir) = corpus_dir() else { return };
-    let modules = parsed_corpus(&dir);
+    let Some(modules) = parsed_corpus() else {
+        return;
+    };
     assert!(
         modules.len() >= 100,
         "only {} modules parsed",
@@ -61,9 +43,11 @@ fn every_parsed_corpus_module_verifies() {
 
 #[test]
 fn a_wrong_dimension_in_the_corpus_is_caught() {
-    let Some(dir) = corpus_dir() else { return };
+    let Some(modules) = parsed_corpus() else {
+        return;
+    };
     let mut caught = 0;
-    for (name, m) in parsed_corpus(&dir) {
+    for (name, m) in modules {
         for (c, comp) in m.computations.iter().enumerate() {
             for (i, instr) in comp.instructions.iter().enumerate() {
                 // parameters and parse-only ops are taken as declared

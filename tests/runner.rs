@@ -20,24 +20,7 @@ fn run(args: &[&str], env: &[(&str, &str)], dir: &Path) -> Output {
     cmd.args(args)
         .env("XLA_PROPS_FIXTURE", "1")
         .env("XLA_PROPS_FAILURES_DIR", dir.join("failures"));
-    for var in [
-        "XLA_PROPS_OPS",
-        "XLA_PROPS_DTYPES",
-        "XLA_PROPS_BACKENDS",
-        "XLA_PROPS_SHARD",
-        "XLA_PROPS_SHARDS",
-        "JOB_COMPLETION_INDEX",
-        "XLA_PROPS_SEED",
-        "XLA_PROPS_JUNIT",
-        "XLA_PROPS_JSON",
-        "XML_OUTPUT_FILE",
-        "TEST_SHARD_INDEX",
-        "TEST_TOTAL_SHARDS",
-        "TEST_SHARD_STATUS_FILE",
-        "TESTBRIDGE_TEST_ONLY",
-    ] {
-        cmd.env_remove(var);
-    }
+    support::without_runner_env(&mut cmd);
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -151,19 +151,11 @@ fn first_trip_is_the_identity_on_the_hlo_corpus() {
     let Some(files) = corpus("xla-hlo") else {
         return;
     };
-    let (mut exact, mut unwritable, mut differ) = (0, Vec::new(), Vec::new());
-    for f in files
-        .iter()
-        .filter(|f| f.extension().is_some_and(|e| e == "hlo"))
-    {
-        let m = load_module_file(f).unwrap_or_else(|e| panic!("{e}"));
-        let name = f.file_name().unwrap().to_string_lossy().into_owned();
-        match first_trip(&m) {
-            Ok(None) => exact += 1,
-            Ok(Some(d)) => differ.push(format!("{name}:\n{d}")),
-            Err(why) => unwritable.push(format!("{name}: {why}")),
-        }
-    }
+    let (exact, unwritable, differ) = first_trips(
+        files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "hlo")),
+    );
     eprintln!(
         "first trip: {exact} identical, {} differ, {} cannot be written as StableHLO:\n{}\n{}",
         differ.len(),
@@ -192,6 +184,24 @@ fn first_trip_is_the_identity_on_the_hlo_corpus() {
     assert!(exact >= 150, "only {exact} modules identical");
 }
 
+/// The first trip of each file: how many are identical, and which cannot be
+/// written as StableHLO and which differ, each with why.
+fn first_trips<'a>(
+    files: impl Iterator<Item = &'a std::path::PathBuf>,
+) -> (usize, Vec<String>, Vec<String>) {
+    let (mut exact, mut unwritable, mut differ) = (0, Vec::new(), Vec::new());
+    for f in files {
+        let m = load_module_file(f).unwrap_or_else(|e| panic!("{e}"));
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        match first_trip(&m) {
+            Ok(None) => exact += 1,
+            Ok(Some(d)) => differ.push(format!("{name}:\n{d}")),
+            Err(why) => unwritable.push(format!("{name}: {why}")),
+        }
+    }
+    (exact, unwritable, differ)
+}
+
 /// Modules of `../shared/corpus/xla-hlo` whose first trip is known to
 /// differ, each for a reason docs/stablehlo.md gives.
 const KNOWN_FIRST_TRIP_DIFFERENCES: &[&str] = &[];
@@ -204,20 +214,12 @@ fn first_trip_is_the_identity_on_the_testdata() {
         return;
     };
     let stride = if cfg!(debug_assertions) { 7 } else { 1 };
-    let (mut exact, mut unwritable, mut differ) = (0, Vec::new(), Vec::new());
-    for f in files
-        .iter()
-        .filter(|f| f.extension().is_some_and(|e| e == "mlir"))
-        .step_by(stride)
-    {
-        let m = load_module_file(f).unwrap_or_else(|e| panic!("{e}"));
-        let name = f.file_name().unwrap().to_string_lossy().into_owned();
-        match first_trip(&m) {
-            Ok(None) => exact += 1,
-            Ok(Some(d)) => differ.push(format!("{name}:\n{d}")),
-            Err(why) => unwritable.push(format!("{name}: {why}")),
-        }
-    }
+    let (exact, unwritable, differ) = first_trips(
+        files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "mlir"))
+            .step_by(stride),
+    );
     eprintln!(
         "first trip on the testdata: {exact} identical, {} differ, {} cannot be written:\n{}\n{}",
         differ.len(),

@@ -23,16 +23,7 @@ fn run(args: &[&str], env: &[(&str, &str)], dir: &Path) -> (Output, serde_json::
         .arg(&json)
         .env("XLA_PROPS_FIXTURE", "1")
         .env("XLA_PROPS_FAILURES_DIR", dir.join("failures"));
-    for var in [
-        "XLA_PROPS_OPS",
-        "XLA_PROPS_DTYPES",
-        "XLA_PROPS_BACKENDS",
-        "XLA_PROPS_SHARD",
-        "XLA_PROPS_JSON",
-        "XLA_PROPS_JUNIT",
-    ] {
-        cmd.env_remove(var);
-    }
+    support::without_runner_env(&mut cmd);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -59,17 +50,7 @@ fn cases<'a>(report: &'a serde_json::Value, outcome: &str) -> Vec<&'a serde_json
 }
 
 fn xla_cpu_or_skip() -> bool {
-    match XlaBackend::new(XlaPlugin::Cpu).availability() {
-        Ok(()) => true,
-        Err(reason) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "xla-cpu must be available in CI: {reason}"
-            );
-            xla_props::skip::this_test(&reason);
-            false
-        }
-    }
+    xla_props::skip::backend_available("xla-cpu", XlaBackend::new(XlaPlugin::Cpu).availability())
 }
 
 #[test]

@@ -198,3 +198,29 @@ pub fn test_binary(name: &str) -> std::path::PathBuf {
     paths.insert(name.to_string(), found.clone());
     found
 }
+
+/// Removes from `cmd` the runner's environment twins of its flags, and the
+/// Bazel and Kubernetes sharding protocol, so that the outer run's settings
+/// do not leak into a nested one.
+pub fn without_runner_env(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    for var in [
+        "XLA_PROPS_OPS",
+        "XLA_PROPS_DTYPES",
+        "XLA_PROPS_BACKENDS",
+        "XLA_PROPS_SHARD",
+        "XLA_PROPS_SHARDS",
+        "JOB_COMPLETION_INDEX",
+        "XLA_PROPS_SEED",
+        "XLA_PROPS_JUNIT",
+        "XLA_PROPS_JSON",
+        "XLA_PROPS_PROGRESS",
+        "XML_OUTPUT_FILE",
+        "TEST_SHARD_INDEX",
+        "TEST_TOTAL_SHARDS",
+        "TEST_SHARD_STATUS_FILE",
+        "TESTBRIDGE_TEST_ONLY",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}

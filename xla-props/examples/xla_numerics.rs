@@ -22,9 +22,7 @@
 use std::path::PathBuf;
 
 use xla_props::backend::{create, Backend};
-use xla_props::hlo::{
-    ArrayShape, CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
-};
+use xla_props::hlo::{ArrayShape, ElementType, Module, ModuleBuilder, Opcode, Shape};
 use xla_props::literal::{round_to_type, Literal};
 
 const OPS: &[(&str, Opcode)] = &[
@@ -44,21 +42,12 @@ const OPS: &[(&str, Opcode)] = &[
 ];
 
 fn unary_module(op: Opcode, t: ElementType, n: i64) -> Module {
-    let s = Shape::array(t, vec![n]);
-    let mut p = Instruction::new("p", Opcode::Parameter, s.clone(), vec![]);
-    p.attrs.parameter_number = Some(0);
-    let r = Instruction::new("r", op, s, vec![InstrId(0)]);
-    Module {
-        name: "m".into(),
-        attrs: vec![],
-        computations: vec![Computation {
-            name: "main".into(),
-            instructions: vec![p, r],
-            root: InstrId(1),
-            other: vec![],
-        }],
-        entry: CompId(0),
-    }
+    ModuleBuilder::new("m")
+        .build("main", |b| {
+            let x = b.parameter(Shape::array(t, vec![n]))?;
+            b.unary(op, x)
+        })
+        .expect("a unary float op on a float array")
 }
 
 /// Position of a float of `t` on the number line (sign-magnitude -> ordered).
@@ -293,25 +282,13 @@ fn subnormals(b: &dyn Backend) {
         let xs = Literal::from_f64s(&shape, &[tiny, 3.0 * tiny, fmt.min_normal()])
             .unwrap_or_else(|e| panic!("{e}"));
         let ones = Literal::from_f64s(&shape, &[1.0, 1.0, 0.5]).unwrap_or_else(|e| panic!("{e}"));
-        let m = {
-            let s = Shape::array(t, vec![3]);
-            let mut p0 = Instruction::new("a", Opcode::Parameter, s.clone(), vec![]);
-            p0.attrs.parameter_number = Some(0);
-            let mut p1 = Instruction::new("b", Opcode::Parameter, s.clone(), vec![]);
-            p1.attrs.parameter_number = Some(1);
-            let r = Instruction::new("r", Opcode::Multiply, s, vec![InstrId(0), InstrId(1)]);
-            Module {
-                name: "m".into(),
-                attrs: vec![],
-                computations: vec![Computation {
-                    name: "main".into(),
-                    instructions: vec![p0, p1, r],
-                    root: InstrId(2),
-                    other: vec![],
-                }],
-                entry: CompId(0),
-            }
-        };
+        let m = ModuleBuilder::new("m")
+            .build("main", |mb| {
+                let a = mb.parameter(Shape::array(t, vec![3]))?;
+                let c = mb.parameter(Shape::array(t, vec![3]))?;
+                mb.binary(Opcode::Multiply, a, c)
+            })
+            .expect("a multiply of two float arrays");
         match b.compile(&m).and_then(|e| e.execute(&[xs, ones])) {
             Ok(out) => println!(
                 "- {t}: [min_subnormal, 3*min_subnormal] * 1 = {:?}; min_normal * 0.5 = {:e} (exact: {:e})",

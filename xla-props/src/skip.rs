@@ -8,6 +8,7 @@
 //! after libtest's own result line.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, Once};
 
 /// The skips of this process: (test, reason).
@@ -53,6 +54,59 @@ pub fn this_test(reason: impl std::fmt::Display) {
             libc::atexit(print_count);
         }
     });
+}
+
+/// The files of `dir` whose extension is `ext`, sorted by path.
+pub fn files_in(dir: impl AsRef<Path>, ext: &str) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// A directory the running test needs, such as a corpus that lives next to
+/// the project: `Some(dir)` when it exists; else the test fails when `CI` is
+/// set, and skips ([`this_test`]) with the reason otherwise.
+pub fn needed_dir(dir: impl Into<PathBuf>) -> Option<PathBuf> {
+    let dir = dir.into();
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{} is missing, and CI is set",
+        dir.display()
+    );
+    this_test(format!(
+        "{} is missing (it lives next to the project; set CI to make this fail)",
+        dir.display()
+    ));
+    None
+}
+
+/// The `.hlo` modules of a corpus the running test needs, sorted: the
+/// test fails or skips as [`needed_dir`] says when the corpus is missing.
+pub fn hlo_corpus(dir: impl Into<PathBuf>) -> Option<Vec<PathBuf>> {
+    let dir = needed_dir(dir)?;
+    let files = files_in(&dir, "hlo");
+    Some(files.unwrap_or_else(|e| panic!("{}: {e}", dir.display())))
+}
+
+/// Whether a backend the running test needs is available, from its
+/// `availability()`: when it is not, the test fails when `CI` is set and
+/// skips ([`this_test`]) with the reason otherwise.
+pub fn backend_available(name: &str, availability: Result<(), String>) -> bool {
+    let Err(reason) = availability else {
+        return true;
+    };
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{name} must be available in CI: {reason}"
+    );
+    this_test(format!("{name} unavailable: {reason}"));
+    false
 }
 
 /// The line one skip prints (a newline first: `-q` leaves its dots open).

@@ -16,13 +16,7 @@ const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data");
 
 /// The `.hlo` files of `dir`, sorted; None when it does not exist.
 fn modules(dir: &Path) -> Option<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(dir).ok()?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
-        .collect();
-    files.sort();
-    Some(files)
+    xla_props::skip::files_in(dir, "hlo").ok()
 }
 
 /// Why the reference's outputs on the default inputs are not all finite

@@ -3,6 +3,8 @@
 //! (unsupported op, while limit, ...). Nothing panics. In release builds
 //! (`cargo test --release --test interpreter_corpus`) the heavy modules run too.
 
+mod common;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use xla_props::backend::{Backend, BackendError, Interpreter};
@@ -13,41 +15,20 @@ use xla_props::literal::Literal;
 /// are skipped (they take minutes there, seconds in release).
 const DEBUG_ELEMENT_LIMIT: u64 = 200_000;
 
-fn total_elements(m: &xla_props::hlo::Module) -> u64 {
-    m.computations
-        .iter()
-        .flat_map(|c| &c.instructions)
-        .flat_map(|i| i.shape.leaves())
-        .map(|a| a.element_count().unwrap_or(u64::MAX))
-        .fold(0u64, u64::saturating_add)
-}
-
 #[test]
 fn corpus_runs_or_reports_typed_errors() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/xla-hlo");
-    if !dir.is_dir() {
-        if std::env::var_os("CI").is_some() {
-            panic!("the hlo corpus is missing at {} (CI is set)", dir.display());
-        }
-        xla_props::skip::this_test(format!("no hlo corpus at {}", dir.display()));
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/xla-hlo");
+    let Some(files) = xla_props::skip::hlo_corpus(corpus) else {
         return;
-    }
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
+    };
     let backend = Interpreter::with_while_limit(10_000);
     let (mut ran, mut unsupported, mut failed, mut panicked) = (0, 0, Vec::new(), Vec::new());
-    for path in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
-    {
+    for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let Ok(module) = parse_module(&std::fs::read_to_string(path).unwrap()) else {
             continue;
         };
-        if cfg!(debug_assertions) && total_elements(&module) > DEBUG_ELEMENT_LIMIT {
+        if cfg!(debug_assertions) && common::total_elements(&module) > DEBUG_ELEMENT_LIMIT {
             continue;
         }
         if std::env::var_os("XLA_PROPS_VERBOSE").is_some() {

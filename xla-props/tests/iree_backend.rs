@@ -17,16 +17,7 @@ use xla_props::literal::Literal;
 
 fn backend_or_skip() -> Option<IreeBackend> {
     let b = IreeBackend::new();
-    match b.availability() {
-        Ok(()) => Some(b),
-        Err(reason) if std::env::var_os("CI").is_some() => {
-            panic!("iree-cpu must be available in CI: {reason}")
-        }
-        Err(reason) => {
-            xla_props::skip::this_test(format!("iree-cpu unavailable: {reason}"));
-            None
-        }
-    }
+    xla_props::skip::backend_available("iree-cpu", b.availability()).then_some(b)
 }
 
 fn module(text: &str) -> Module {

@@ -13,16 +13,7 @@ use std::process::Command;
 use xla_props::backend::iree::IreeBackend;
 
 fn iree_or_skip() -> bool {
-    match IreeBackend::new().availability() {
-        Ok(()) => true,
-        Err(reason) if std::env::var_os("CI").is_some() => {
-            panic!("iree-cpu must be available in CI: {reason}")
-        }
-        Err(reason) => {
-            eprintln!("skipping: iree-cpu unavailable: {reason}");
-            false
-        }
-    }
+    xla_props::skip::backend_available("iree-cpu", IreeBackend::new().availability())
 }
 
 fn compare(file: &Path, backend: &str, seed: u64) -> (i32, String) {

@@ -83,13 +83,7 @@ fn xla_props() -> Command {
 }
 
 fn dumps() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(DATA)
-        .unwrap_or_else(|e| panic!("{DATA}: {e}"))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
-        .collect();
-    files.sort();
-    files
+    xla_props::skip::files_in(DATA, "hlo").unwrap_or_else(|e| panic!("{DATA}: {e}"))
 }
 
 fn name(p: &Path) -> String {
@@ -232,12 +226,10 @@ fn the_jax_corpus_agrees_on_the_interpreter_or_is_triaged() {
 
 #[test]
 fn the_jax_corpus_agrees_on_xla_cpu_or_is_triaged() {
-    if let Err(reason) = XlaBackend::new(XlaPlugin::Cpu).availability() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "xla-cpu must be available in CI: {reason}"
-        );
-        xla_props::skip::this_test(format!("the xla-cpu half: {reason}"));
+    if !xla_props::skip::backend_available(
+        "xla-cpu",
+        XlaBackend::new(XlaPlugin::Cpu).availability(),
+    ) {
         return;
     }
     let failures = check_backend("xla-cpu");

@@ -17,9 +17,10 @@
 //! the interpreter; the whole matrix is `--ignored`, run in release by CI
 //! (`.ci/run`), two modules at a time.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/models");
 
@@ -38,13 +39,9 @@ fn stride() -> usize {
 }
 
 fn modules(filter: &dyn Fn(&str) -> bool) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(DATA)
-        .unwrap_or_else(|e| panic!("{DATA}: {e}"))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
-        .filter(|p| filter(&p.file_name().unwrap().to_string_lossy()))
-        .collect();
-    files.sort();
+    let mut files =
+        xla_props::skip::files_in(DATA, "hlo").unwrap_or_else(|e| panic!("{DATA}: {e}"));
+    files.retain(|p| filter(&p.file_name().unwrap().to_string_lossy()));
     assert!(!files.is_empty(), "{DATA} has no modules");
     files
 }
@@ -103,76 +100,67 @@ fn available(backend: &str) -> bool {
 /// Runs `compare` on every module, two at a time; returns the failures.
 fn judge_all(files: &[PathBuf], backend: &str) -> Vec<String> {
     let triaged = triage();
-    let failures = Mutex::new(Vec::new());
-    let next = Mutex::new(files.iter());
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| loop {
-                let Some(file) = next.lock().unwrap().next() else {
-                    break;
-                };
-                let name = file.file_name().unwrap().to_string_lossy().to_string();
-                let dir = tempfile::tempdir().unwrap();
-                let json = dir.path().join("v.json");
-                let out = xla_props()
-                    .args([
-                        "compare",
-                        file.to_str().unwrap(),
-                        "--backend",
-                        backend,
-                        "--json",
-                    ])
-                    .arg(&json)
-                    .output()
-                    .unwrap();
-                let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-                let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-                let code = out.status.code().unwrap_or(-1);
-                let mut problems = Vec::new();
-                if stdout.contains("enclosure is unbounded") {
-                    problems.push("a verdict says the enclosure is unbounded".to_string());
-                }
-                if stdout.contains("predicted inf") {
-                    problems.push("a certificate rests on an unbounded prediction".to_string());
-                }
-                let nonfinite = std::fs::read_to_string(&json)
-                    .ok()
-                    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                    .and_then(|v| v["reference_nonfinite_outputs"].as_u64());
-                if nonfinite.is_some_and(|n| n > 0) {
-                    problems.push(format!(
-                        "the reference's outputs are not finite ({nonfinite:?} elements)"
-                    ));
-                }
-                let listed = triaged
-                    .iter()
-                    .find(|t| t.file == name && t.backend == backend);
-                match (code, listed) {
-                    (0, None) => {}
-                    (c, Some(t)) if c == t.exit && stdout.contains(&t.shows) => {}
-                    (c, Some(t)) => problems.push(format!(
-                        "triaged as exit {} showing `{}`, but exit {c}",
-                        t.exit, t.shows
-                    )),
-                    (c, None) => problems.push(format!("exit {c}, not triaged")),
-                }
-                if !problems.is_empty() {
-                    let head: String = stdout
-                        .lines()
-                        .filter(|l| !l.starts_with("  parameter"))
-                        .take(12)
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    failures.lock().unwrap().push(format!(
-                        "{name} on {backend}: {}\n{head}\n{}",
-                        problems.join("; "),
-                        stderr.lines().take(3).collect::<Vec<_>>().join("\n")
-                    ));
-                }
-            });
+    common::two_at_a_time(files, |file| {
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("v.json");
+        let out = xla_props()
+            .args([
+                "compare",
+                file.to_str().unwrap(),
+                "--backend",
+                backend,
+                "--json",
+            ])
+            .arg(&json)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        let code = out.status.code().unwrap_or(-1);
+        let mut problems = Vec::new();
+        if stdout.contains("enclosure is unbounded") {
+            problems.push("a verdict says the enclosure is unbounded".to_string());
         }
-    });
-    failures.into_inner().unwrap()
+        if stdout.contains("predicted inf") {
+            problems.push("a certificate rests on an unbounded prediction".to_string());
+        }
+        let nonfinite = std::fs::read_to_string(&json)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["reference_nonfinite_outputs"].as_u64());
+        if nonfinite.is_some_and(|n| n > 0) {
+            problems.push(format!(
+                "the reference's outputs are not finite ({nonfinite:?} elements)"
+            ));
+        }
+        let listed = triaged
+            .iter()
+            .find(|t| t.file == name && t.backend == backend);
+        match (code, listed) {
+            (0, None) => {}
+            (c, Some(t)) if c == t.exit && stdout.contains(&t.shows) => {}
+            (c, Some(t)) => problems.push(format!(
+                "triaged as exit {} showing `{}`, but exit {c}",
+                t.exit, t.shows
+            )),
+            (c, None) => problems.push(format!("exit {c}, not triaged")),
+        }
+        if problems.is_empty() {
+            return None;
+        }
+        let head: String = stdout
+            .lines()
+            .filter(|l| !l.starts_with("  parameter"))
+            .take(12)
+            .collect::<Vec<_>>()
+            .join("\n");
+        Some(format!(
+            "{name} on {backend}: {}\n{head}\n{}",
+            problems.join("; "),
+            stderr.lines().take(3).collect::<Vec<_>>().join("\n")
+        ))
+    })
 }
 
 fn check(files: &[PathBuf], backend: &str) {

@@ -38,12 +38,7 @@ fn modules() -> Vec<PathBuf> {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1)
         .max(1);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(DATA)
-        .unwrap_or_else(|e| panic!("{DATA}: {e}"))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
-        .collect();
-    files.sort();
+    let files = xla_props::skip::files_in(DATA, "hlo").unwrap_or_else(|e| panic!("{DATA}: {e}"));
     // to reproduce one failure: a part of the module's file name
     let only = std::env::var("XLA_PROPS_MODEL_FILTER").unwrap_or_default();
     files

@@ -3,8 +3,6 @@
 //! with the reason; any other failure, or a listed file that starts to pass
 //! or fails for another reason, fails the test.
 
-use std::path::PathBuf;
-
 use xla_props::hlo::{parse_module, ArrayShape, ElementType, Shape};
 use xla_props::literal::Literal;
 use xla_props::reference::Evaluator;
@@ -59,10 +57,7 @@ const HEAVY: &[(&str, &str)] = &[
     ),
 ];
 
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/xla-hlo");
-    dir.is_dir().then_some(dir)
-}
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/xla-hlo");
 
 /// Deterministic small arguments: floats in [-2, 2] in steps of 1/4 (exact in
 /// every float type), integers in [0, 3) (in range as indices of every
@@ -98,21 +93,9 @@ fn arguments(shapes: &[&Shape]) -> Vec<Literal> {
 
 #[test]
 fn reference_evaluates_the_corpus() {
-    let Some(dir) = corpus_dir() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("../shared/corpus/xla-hlo is missing under CI");
-        }
-        xla_props::skip::this_test(
-            "../shared/corpus/xla-hlo not found (set CI to make this a failure)",
-        );
+    let Some(files) = xla_props::skip::hlo_corpus(CORPUS) else {
         return;
     };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("corpus dir readable")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
-        .collect();
-    files.sort();
     let mut passed = 0;
     let mut skipped = 0;
     let mut problems = Vec::new();
@@ -218,22 +201,10 @@ const LONG_SUMS: &[(&str, f64, &str)] = &[(
 
 #[test]
 fn interpreter_agrees_with_the_reference_on_the_corpus() {
-    let Some(dir) = corpus_dir() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("../shared/corpus/xla-hlo is missing under CI");
-        }
-        xla_props::skip::this_test(
-            "../shared/corpus/xla-hlo not found (set CI to make this a failure)",
-        );
+    let Some(files) = xla_props::skip::hlo_corpus(CORPUS) else {
         return;
     };
     let interpreter = xla_props::backend::Interpreter::with_while_limit(100_000);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("corpus dir readable")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
-        .collect();
-    files.sort();
     let (mut agreed, mut compared) = (0, 0);
     let mut problems = Vec::new();
     for path in &files {

@@ -4,9 +4,10 @@
 //! `scripts/gen-spmd-corpus.sh`: JAX programs on 4 and 8 CPU devices,
 //! annotated and partitioned) judged by `xla-props compare`.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Mutex;
 
 use xla_props::backend::{Backend, Interpreter};
 use xla_props::check::{Judge, Policy};
@@ -163,46 +164,32 @@ fn shardings_cut_arguments_and_assemble_outputs() {
 }
 
 fn corpus(filter: &dyn Fn(&str) -> bool) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(DATA)
-        .unwrap_or_else(|e| panic!("{DATA}: {e}"))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
-        .filter(|p| filter(&p.file_name().unwrap().to_string_lossy()))
-        .collect();
-    files.sort();
+    let mut files =
+        xla_props::skip::files_in(DATA, "hlo").unwrap_or_else(|e| panic!("{DATA}: {e}"));
+    files.retain(|p| filter(&p.file_name().unwrap().to_string_lossy()));
     assert!(files.len() >= 40, "{DATA} has too few modules");
     files
 }
 
 /// Runs `compare` on every module, two at a time; returns the failures.
 fn compare_all(files: &[PathBuf], backend: &str) -> Vec<String> {
-    let failures = Mutex::new(Vec::new());
-    let next = Mutex::new(files.iter());
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| loop {
-                let Some(file) = next.lock().unwrap().next() else {
-                    break;
-                };
-                let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
-                    .args(["compare", file.to_str().unwrap(), "--backend", backend])
-                    .output()
-                    .unwrap();
-                let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-                let ok = out.status.code() == Some(0) && !stdout.contains("unbounded");
-                if !ok {
-                    failures.lock().unwrap().push(format!(
-                        "{} on {backend}: exit {:?}\n{}\n{}",
-                        file.display(),
-                        out.status.code(),
-                        stdout.lines().take(12).collect::<Vec<_>>().join("\n"),
-                        String::from_utf8_lossy(&out.stderr)
-                    ));
-                }
-            });
-        }
-    });
-    failures.into_inner().unwrap()
+    common::two_at_a_time(files, |file| {
+        let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
+            .args(["compare", file.to_str().unwrap(), "--backend", backend])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let ok = out.status.code() == Some(0) && !stdout.contains("unbounded");
+        (!ok).then(|| {
+            format!(
+                "{} on {backend}: exit {:?}\n{}\n{}",
+                file.display(),
+                out.status.code(),
+                stdout.lines().take(12).collect::<Vec<_>>().join("\n"),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    })
 }
 
 #[test]

@@ -81,17 +81,7 @@ fn manifest_devices(manifest: &str, file: &str) -> Option<usize> {
 /// The backend, or `None` (the test skips) without the plugin outside CI.
 fn xla_cpu() -> Option<XlaBackend> {
     let backend = XlaBackend::new(XlaPlugin::Cpu);
-    match backend.availability() {
-        Ok(()) => Some(backend),
-        Err(reason) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "xla-cpu must be available in CI: {reason}"
-            );
-            xla_props::skip::this_test(&reason);
-            None
-        }
-    }
+    xla_props::skip::backend_available("xla-cpu", backend.availability()).then_some(backend)
 }
 
 /// Judges the corpus files whose names contain `which`; fails on a

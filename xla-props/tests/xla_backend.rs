@@ -17,19 +17,7 @@ use ElementType::{F16, F32, S32};
 
 fn backend_or_skip(plugin: XlaPlugin) -> Option<XlaBackend> {
     let b = XlaBackend::isolated(plugin);
-    match b.availability() {
-        Ok(()) => Some(b),
-        Err(reason) if std::env::var_os("CI").is_some() => {
-            panic!(
-                "{} must be available in CI: {reason}",
-                plugin.backend_name()
-            )
-        }
-        Err(reason) => {
-            xla_props::skip::this_test(format!("{} unavailable: {reason}", plugin.backend_name()));
-            None
-        }
-    }
+    xla_props::skip::backend_available(plugin.backend_name(), b.availability()).then_some(b)
 }
 
 /// A tiny instruction-list builder for hand-written modules.

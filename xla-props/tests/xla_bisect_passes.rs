@@ -9,14 +9,7 @@ use xla_props::literal::Literal;
 
 fn backend() -> Option<XlaBackend> {
     let b = XlaBackend::new(XlaPlugin::Cpu);
-    match b.availability() {
-        Ok(()) => Some(b),
-        Err(reason) if std::env::var_os("CI").is_some() => panic!("{reason}"),
-        Err(reason) => {
-            xla_props::skip::this_test(&reason);
-            None
-        }
-    }
+    xla_props::skip::backend_available("xla-cpu", b.availability()).then_some(b)
 }
 
 fn options(name: &str) -> PassBisectOptions {

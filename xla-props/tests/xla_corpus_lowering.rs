@@ -11,16 +11,11 @@ const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/x
 
 fn corpus_files() -> Option<Vec<std::path::PathBuf>> {
     let dir = Path::new(CORPUS);
-    let Ok(rd) = std::fs::read_dir(dir) else {
+    let files = xla_props::skip::files_in(dir, "hlo");
+    if files.is_err() {
         xla_props::skip::this_test(format!("no shared corpus at {}", dir.display()));
-        return None;
-    };
-    let mut files: Vec<_> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
-        .collect();
-    files.sort();
-    Some(files)
+    }
+    files.ok()
 }
 
 #[test]
@@ -48,12 +43,7 @@ fn corpus_modules_lower_or_are_unsupported() {
 fn lowered_corpus_modules_compile_on_xla_cpu() {
     let Some(files) = corpus_files() else { return };
     let b = XlaBackend::new(XlaPlugin::Cpu);
-    if let Err(reason) = b.availability() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "xla-cpu must be available in CI: {reason}"
-        );
-        xla_props::skip::this_test(&reason);
+    if !xla_props::skip::backend_available("xla-cpu", b.availability()) {
         return;
     }
     let mut failures = Vec::new();

@@ -11,13 +11,15 @@
 //! release run (`cargo test --release -p xla-props --test
 //! xla_corpus_vs_reference`), which runs all of them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 use xla_props::backend::{Backend, Interpreter};
 use xla_props::check::judge_against_reference;
 use xla_props::check::Verdict;
-use xla_props::hlo::{load_module_file, Module};
+use xla_props::hlo::load_module_file;
 use xla_props::inputs::{generate_inputs, Distribution};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/xla-hlo");
@@ -41,32 +43,8 @@ fn only_large() -> bool {
     std::env::var("XLA_PROPS_CORPUS").is_ok_and(|v| v == "large")
 }
 
-fn total_elements(m: &Module) -> u64 {
-    m.computations
-        .iter()
-        .flat_map(|c| &c.instructions)
-        .flat_map(|i| i.shape.leaves())
-        .map(|a| a.element_count().unwrap_or(u64::MAX))
-        .fold(0u64, u64::saturating_add)
-}
-
 fn corpus_files() -> Option<Vec<PathBuf>> {
-    let dir = Path::new(CORPUS);
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the shared corpus is missing at {} (CI is set)",
-            dir.display()
-        );
-        xla_props::skip::this_test(format!("no shared corpus at {}", dir.display()));
-        return None;
-    };
-    let mut files: Vec<_> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
-        .collect();
-    files.sort();
-    Some(files)
+    xla_props::skip::hlo_corpus(CORPUS)
 }
 
 /// What one module came to.
@@ -86,7 +64,7 @@ fn run_one(backend: &dyn Backend, path: &Path) -> Outcome {
         Ok(m) => m,
         Err(e) => return Outcome::Disagree(format!("does not load: {e}")),
     };
-    let large = total_elements(&module) > DEBUG_ELEMENT_LIMIT;
+    let large = common::total_elements(&module) > DEBUG_ELEMENT_LIMIT;
     if cfg!(debug_assertions) && large {
         return Outcome::NotRun("large: left to the release run".into());
     }
@@ -147,12 +125,7 @@ fn run_one(backend: &dyn Backend, path: &Path) -> Outcome {
 fn corpus_on_xla_cpu_agrees_with_the_reference_or_is_triaged() {
     let Some(files) = corpus_files() else { return };
     let backend = XlaBackend::new(XlaPlugin::Cpu);
-    if let Err(reason) = backend.availability() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "xla-cpu must be available in CI: {reason}"
-        );
-        xla_props::skip::this_test(&reason);
+    if !xla_props::skip::backend_available("xla-cpu", backend.availability()) {
         return;
     }
     let agree = judge_corpus(&backend, &files, TRIAGED);
@@ -297,12 +270,7 @@ const IREE_OPEN: &[(&str, &str)] = &[
 fn corpus_on_iree_cpu_agrees_with_the_reference_or_is_triaged() {
     let Some(files) = corpus_files() else { return };
     let backend = xla_props::backend::iree::IreeBackend::new();
-    if let Err(reason) = backend.availability() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "iree-cpu must be available in CI: {reason}"
-        );
-        xla_props::skip::this_test(&reason);
+    if !xla_props::skip::backend_available("iree-cpu", backend.availability()) {
         return;
     }
     let listed: Vec<(&str, &str)> = IREE_TRIAGED.iter().chain(IREE_OPEN).copied().collect();

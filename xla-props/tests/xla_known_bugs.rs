@@ -10,14 +10,7 @@ use xla_props::literal::Literal;
 
 fn backend(plugin: XlaPlugin) -> Option<XlaBackend> {
     let b = XlaBackend::new(plugin);
-    match b.availability() {
-        Ok(()) => Some(b),
-        Err(reason) if std::env::var_os("CI").is_some() => panic!("{reason}"),
-        Err(reason) => {
-            xla_props::skip::this_test(&reason);
-            None
-        }
-    }
+    xla_props::skip::backend_available(plugin.backend_name(), b.availability()).then_some(b)
 }
 
 fn lit(t: ElementType, dims: &[i64], values: &[f64]) -> Literal {

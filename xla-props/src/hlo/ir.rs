@@ -108,6 +108,37 @@ pub struct ConvDims {
     pub output_spatial: Vec<i64>,
 }
 
+impl ConvDims {
+    /// Dimension numbers from `(batch, feature, spatial)` of the input and
+    /// output and `(input feature, output feature, spatial)` of the kernel.
+    pub fn from_labels(
+        input: (i64, i64, &[i64]),
+        kernel: (i64, i64, &[i64]),
+        output: (i64, i64, &[i64]),
+    ) -> ConvDims {
+        ConvDims {
+            input_batch: input.0,
+            input_feature: input.1,
+            input_spatial: input.2.to_vec(),
+            kernel_input_feature: kernel.0,
+            kernel_output_feature: kernel.1,
+            kernel_spatial: kernel.2.to_vec(),
+            output_batch: output.0,
+            output_feature: output.1,
+            output_spatial: output.2.to_vec(),
+        }
+    }
+
+    /// Feature-last dimension numbers with `spatial` spatial dimensions:
+    /// `b0f_0io->b0f` for 1, `b01f_01io->b01f` for 2, `bf_io->bf` for 0.
+    pub fn feature_last(spatial: i64) -> ConvDims {
+        let f = spatial + 1;
+        let dims: Vec<i64> = (1..=spatial).collect();
+        let kernel: Vec<i64> = (0..spatial).collect();
+        ConvDims::from_labels((0, f, &dims), (spatial, f, &kernel), (0, f, &dims))
+    }
+}
+
 /// Dot dimension numbers.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct DotDims {
@@ -563,6 +594,13 @@ impl Instruction {
             attrs: Attrs::default(),
         }
     }
+    /// The `to_apply` computation, or why there is none.
+    pub fn to_apply(&self) -> Result<CompId, String> {
+        self.attrs
+            .to_apply
+            .ok_or_else(|| format!("`{}` has no to_apply", self.name))
+    }
+
     /// Computations this instruction calls (fusion, to_apply, while, branches, ...).
     pub fn called_computations(&self) -> Vec<CompId> {
         let a = &self.attrs;

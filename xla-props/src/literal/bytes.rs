@@ -108,6 +108,22 @@ impl Literal {
         }
         Ok(lit)
     }
+
+    /// A literal from little-endian elements of the dtype's byte size,
+    /// each element's bits taken as they are (unlike [`Literal::from_le_bytes`],
+    /// which checks pred and 4-bit values): how a backend's output buffer reads.
+    pub fn from_le_bits(shape: &ArrayShape, bytes: &[u8]) -> Result<Literal, LiteralError> {
+        let width = shape.dtype.byte_size();
+        let bits: Vec<u64> = bytes
+            .chunks_exact(width)
+            .map(|c| {
+                let mut b = [0u8; 8];
+                b[..width].copy_from_slice(c);
+                u64::from_le_bytes(b)
+            })
+            .collect();
+        Literal::from_bits(shape, &bits)
+    }
 }
 
 #[cfg(test)]

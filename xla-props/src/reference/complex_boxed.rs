@@ -13,16 +13,13 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use super::error::{bad, to_apply};
 use super::reduction::{reduce_window_with, reduce_with, Combiner};
 use super::scalar::{ScalarFn, Table};
 use super::sort::sort_with;
 use super::{Calls, OpError};
 use crate::hlo::{ArrayShape, ElementType, Instruction, Opcode, Shape};
 use crate::literal::{Literal, Value};
-
-fn bad(msg: impl Into<String>) -> OpError {
-    OpError::Invalid(msg.into())
-}
 
 /// Whether `ins` needs boxing: a reduce, reduce-window or sort with a `c128`
 /// operand.
@@ -79,10 +76,7 @@ pub(crate) fn dispatch(
     ins: &Instruction,
     ops: &[&Literal],
 ) -> Result<Value, OpError> {
-    let comp = ins
-        .attrs
-        .to_apply
-        .ok_or_else(|| bad(format!("{} without to_apply", ins.opcode)))?;
+    let comp = to_apply(ins)?;
     let table: Table = Rc::new(RefCell::new(Vec::new()));
     let boxed = ops
         .iter()

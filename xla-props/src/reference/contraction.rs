@@ -8,16 +8,13 @@
 use super::data::{
     dims_of, f64s, from_f64s, from_i128s, i128s, int_to_f64_odd, next_index, strides,
 };
+use super::error::bad;
 use super::OpError;
 use crate::hlo::{
     bits_to_f64, round_to_bits, ArrayShape, Attrs, DotAlgorithm, DotDims, ElementType, FloatFormat,
     OperandPrecision, WindowDim,
 };
 use crate::literal::Literal;
-
-fn bad(msg: impl Into<String>) -> OpError {
-    OpError::Invalid(msg.into())
-}
 
 /// Compensated dot-product accumulator.
 #[derive(Clone, Copy, Default)]

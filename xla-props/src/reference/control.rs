@@ -1,12 +1,9 @@
 //! fusion, call, while, conditional.
 
+use super::error::bad;
 use super::{Calls, OpError};
 use crate::hlo::{ElementType, Instruction};
 use crate::literal::Value;
-
-fn bad(msg: impl Into<String>) -> OpError {
-    OpError::Invalid(msg.into())
-}
 
 fn args(ops: &[&Value]) -> Vec<Value> {
     ops.iter().map(|v| (*v).clone()).collect()
@@ -93,18 +90,9 @@ pub(crate) fn conditional(
         if branches.len() != 2 {
             return Err(bad("a pred conditional needs two branches"));
         }
-        if sel.get_bits(0) & 1 == 1 {
-            0
-        } else {
-            1
-        }
+        branch_index(true, i128::from(sel.get_bits(0) & 1 == 1), branches.len())
     } else if sel.dtype().is_integer() {
-        let i = sel.get_i128(0);
-        if i < 0 || i >= branches.len() as i128 {
-            branches.len() - 1
-        } else {
-            i as usize
-        }
+        branch_index(false, sel.get_i128(0), branches.len())
     } else {
         return Err(bad("conditional selector must be pred or an integer"));
     };
@@ -116,4 +104,17 @@ pub(crate) fn conditional(
         )));
     }
     Ok(run.call(branches[k], vec![ops[k + 1].clone()])?)
+}
+
+/// The branch a conditional's selector `k` runs, of `n`: a pred picks branch
+/// 0 when true (1) and branch 1 when false; an index out of range runs the
+/// last branch.
+pub(crate) fn branch_index(pred: bool, k: i128, n: usize) -> usize {
+    if pred {
+        usize::from(k != 1)
+    } else if k < 0 || k >= n as i128 {
+        n.saturating_sub(1)
+    } else {
+        k as usize
+    }
 }

@@ -3,7 +3,7 @@
 //! it happened at is known). Every file of the evaluator uses them; they
 //! use nothing of the evaluator.
 
-use crate::hlo::{ArrayShape, Instruction, Opcode};
+use crate::hlo::{ArrayShape, CompId, Instruction, Opcode};
 use crate::literal::LiteralError;
 
 /// Why an evaluation failed.
@@ -99,4 +99,16 @@ pub(crate) fn out(ins: &Instruction) -> Result<&ArrayShape, OpError> {
             ins.opcode, ins.shape
         ))
     })
+}
+
+/// A malformed module's error.
+pub(crate) fn bad(msg: impl Into<String>) -> OpError {
+    OpError::Invalid(msg.into())
+}
+
+/// The instruction's `to_apply` computation.
+pub(crate) fn to_apply(ins: &Instruction) -> Result<CompId, OpError> {
+    ins.attrs
+        .to_apply
+        .ok_or_else(|| bad(format!("{} without to_apply", ins.opcode)))
 }

@@ -4,16 +4,12 @@
 //! scatter drops every update whose whole window would not fit.
 
 use super::data::{bits, dims_of, from_bits, i128s, next_index, strides, take};
-use super::error::out;
+use super::error::{bad, out, to_apply};
 use super::reduction::Combiner;
 use super::scalar::ScalarFn;
 use super::{Calls, OpError};
 use crate::hlo::{ArrayShape, ElementType, GatherDims, Instruction, Shape};
 use crate::literal::{Literal, Value};
-
-fn bad(msg: impl Into<String>) -> OpError {
-    OpError::Invalid(msg.into())
-}
 
 /// Start indices given as scalars (or, in the old form, one rank-1 array).
 fn starts(idx: &[&Literal], rank: usize) -> Result<Vec<i128>, OpError> {
@@ -345,10 +341,7 @@ pub(crate) fn scatter(
     ins: &Instruction,
     ops: &[&Literal],
 ) -> Result<Value, OpError> {
-    let comp = ins
-        .attrs
-        .to_apply
-        .ok_or_else(|| bad("scatter without to_apply"))?;
+    let comp = to_apply(ins)?;
     if ops.len() < 3 || ops.len() & 1 == 0 {
         return Err(bad("scatter takes N operands, indices and N updates"));
     }

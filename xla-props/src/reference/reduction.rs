@@ -10,16 +10,12 @@
 
 use super::data::{bits, bits_value, dims_of, f64s, from_bits, next_index, strides};
 use super::elementwise::{binary, int_binary};
-use super::error::out;
+use super::error::{bad, out, to_apply};
 use super::exact_sum::exact_sum;
 use super::scalar::{plain, round_bits, ScalarFn};
 use super::{math, Calls, OpError};
 use crate::hlo::{ArrayShape, CompId, ElementType, Instruction, Module, Opcode, Shape, WindowDim};
 use crate::literal::{Literal, Value};
-
-fn bad(msg: impl Into<String>) -> OpError {
-    OpError::Invalid(msg.into())
-}
 
 /// A scalar combiner `f(acc, x)`: a recognized plain binary op, or a computation.
 #[derive(Clone, Debug)]
@@ -547,10 +543,7 @@ pub(crate) fn map(
     ins: &Instruction,
     ops: &[&Literal],
 ) -> Result<Literal, OpError> {
-    let comp = ins
-        .attrs
-        .to_apply
-        .ok_or_else(|| bad("map without to_apply"))?;
+    let comp = to_apply(ins)?;
     let o = out(ins)?;
     let first = ops.first().ok_or_else(|| bad("map of nothing"))?;
     if ops.iter().any(|x| x.dims() != first.dims()) {
@@ -584,10 +577,7 @@ pub(crate) fn exact_group_reduce(
     ins: &Instruction,
     xs: &[&Literal],
 ) -> Result<Literal, String> {
-    let comp = ins
-        .attrs
-        .to_apply
-        .ok_or_else(|| format!("`{}` has no to_apply", ins.name))?;
+    let comp = ins.to_apply()?;
     let first = xs.first().ok_or("an empty group")?;
     let t = first.dtype();
     if xs

@@ -5,15 +5,12 @@
 
 use super::data::{bits_value, from_bits, int_to_f64_odd};
 use super::elementwise::{direction_holds, int_binary, int_unary, total_order_key};
+use super::error::bad;
 use super::{math, shape_ops, Calls, OpError};
 use crate::hlo::{
     ArrayShape, CompId, ComparisonDirection, ComparisonType, ElementType, Module, Opcode, Shape,
 };
 use crate::literal::{round_to_bits, Literal, Value};
-
-fn bad(msg: impl Into<String>) -> OpError {
-    OpError::Invalid(msg.into())
-}
 
 #[derive(Clone, Debug)]
 enum Step {

@@ -5,13 +5,10 @@
 //! `bitcast`, which reinterprets the physical order.
 
 use super::data::{bits, dims_of, from_bits, from_bools, from_f64s, from_i128s, strides, take};
+use super::error::bad;
 use super::OpError;
 use crate::hlo::{ArrayShape, ConstantData, Instruction, PadDim, Shape, SliceDim};
 use crate::literal::{Literal, Value};
-
-fn bad(msg: impl Into<String>) -> OpError {
-    OpError::Invalid(msg.into())
-}
 
 /// A dims attribute as usizes below `bound`.
 fn dim_list(dims: Option<&[i64]>, bound: usize, what: &str) -> Result<Vec<usize>, OpError> {

@@ -2,15 +2,12 @@
 //! the merge sort on an index permutation that the interpreter shares.
 
 use super::data::{bits, next_index, strides};
+use super::error::bad;
 use super::reduction::{assemble, out_shapes};
 use super::scalar::ScalarFn;
 use super::{Calls, OpError};
 use crate::hlo::{ElementType, Instruction};
 use crate::literal::{Literal, Value};
-
-fn bad(msg: impl Into<String>) -> OpError {
-    OpError::Invalid(msg.into())
-}
 
 /// sort along `dimensions[0]`, several operands, with a comparator
 /// computation. The sort is always stable (a merge sort), which is a valid

@@ -1083,17 +1083,7 @@ fn conv1d(
         sh(x.dtype(), &[batch.min(n), out_w, out_f]),
         &[x, k],
         |a| {
-            a.conv_dims = Some(ConvDims {
-                input_batch: 0,
-                input_feature: 2,
-                input_spatial: vec![1],
-                kernel_input_feature: 1,
-                kernel_output_feature: 2,
-                kernel_spatial: vec![0],
-                output_batch: 0,
-                output_feature: 2,
-                output_spatial: vec![1],
-            });
+            a.conv_dims = Some(ConvDims::feature_last(1));
             a.window = Some(vec![w]);
             a.feature_group_count = Some(groups);
             if batch < n {

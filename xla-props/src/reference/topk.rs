@@ -6,13 +6,10 @@
 
 use super::data::{bits, from_bits};
 use super::elementwise::total_order_key;
+use super::error::bad;
 use super::OpError;
 use crate::hlo::{ElementType, Instruction, Shape};
 use crate::literal::{Literal, Value};
-
-fn bad(msg: impl Into<String>) -> OpError {
-    OpError::Invalid(msg.into())
-}
 
 /// `k=` and `largest=` of a topk instruction (largest defaults to true).
 pub(crate) fn topk_attrs(ins: &Instruction) -> Result<(usize, bool), OpError> {

@@ -126,10 +126,7 @@ pub(super) fn group_fold(
     ins: &Instruction,
     xs: &[&Literal],
 ) -> Result<Literal, String> {
-    let comp = ins
-        .attrs
-        .to_apply
-        .ok_or_else(|| format!("`{}` has no to_apply", ins.name))?;
+    let comp = ins.to_apply()?;
     let (first, rest) = xs.split_first().ok_or("an empty group")?;
     let mut acc: Literal = (*first).clone();
     match c.reducer(comp) {

@@ -1283,21 +1283,6 @@ fn dot_general_and_f32_accumulation() {
     assert_eq!(i.to_i128_vec(), vec![400]);
 }
 
-fn conv_dims_1d() -> ConvDims {
-    // b0f_0io->b0f
-    ConvDims {
-        input_batch: 0,
-        input_feature: 2,
-        input_spatial: vec![1],
-        kernel_input_feature: 1,
-        kernel_output_feature: 2,
-        kernel_spatial: vec![0],
-        output_batch: 0,
-        output_feature: 2,
-        output_spatial: vec![1],
-    }
-}
-
 #[test]
 fn convolution_with_padding_and_feature_groups() {
     // 1 batch, 4 positions, 1 feature; kernel [1, 1] size 2; pad 1 each side
@@ -1309,7 +1294,7 @@ fn convolution_with_padding_and_feature_groups() {
         ..WindowDim::new(2)
     };
     let a = Attrs {
-        conv_dims: Some(conv_dims_1d()),
+        conv_dims: Some(ConvDims::feature_last(1)),
         window: Some(vec![w]),
         ..Attrs::default()
     };
@@ -1319,7 +1304,7 @@ fn convolution_with_padding_and_feature_groups() {
     let x = lit(F32, &[1, 2, 2], &[1.0, 100.0, 2.0, 200.0]);
     let k = lit(F32, &[1, 1, 2], &[3.0, 5.0]);
     let a = Attrs {
-        conv_dims: Some(conv_dims_1d()),
+        conv_dims: Some(ConvDims::feature_last(1)),
         window: Some(vec![WindowDim::new(1)]),
         feature_group_count: Some(2),
         ..Attrs::default()

@@ -561,15 +561,7 @@ fn from_bytes(bytes: &[u8], expected: &ArrayShape, k: usize) -> Result<Literal, 
             bytes.len()
         )));
     }
-    let bits: Vec<u64> = bytes
-        .chunks_exact(width)
-        .map(|c| {
-            let mut b = [0u8; 8];
-            b[..width].copy_from_slice(c);
-            u64::from_le_bytes(b)
-        })
-        .collect();
-    Literal::from_bits(expected, &bits).map_err(|e| IreeError::Output(e.to_string()))
+    Literal::from_le_bits(expected, bytes).map_err(|e| IreeError::Output(e.to_string()))
 }
 
 impl IreeExecutable {

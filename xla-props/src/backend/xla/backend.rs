@@ -319,24 +319,8 @@ impl XlaBackend {
 
     /// Compiles already-lowered StableHLO text.
     pub fn compile_lowered(&self, lowered: Lowered) -> Result<XlaExecutable, XlaError> {
-        let seen_before = {
-            let seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner());
-            seen.contains(&lowered.mlir)
-        };
-        let counter = if seen_before {
-            &self.shared.hits
-        } else {
-            &self.shared.misses
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        let mut state = self.shared.lock();
         self.shared
-            .compiled(&mut state, &lowered.mlir, self.timeout)?;
-        drop(state);
-        if !seen_before {
-            let mut seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner());
-            seen.insert(lowered.mlir.clone());
-        }
+            .compile_counted(&lowered.mlir, DeviceGrid::ONE, self.timeout)?;
         Ok(XlaExecutable {
             timeout: self.timeout,
             shared: Arc::clone(&self.shared),
@@ -521,6 +505,34 @@ impl Shared {
 
     /// The executable id for `mlir` in this slot's live worker, compiling it
     /// there on a miss (after a restart, or in a worker that has not seen it).
+    /// Compiles `mlir` for `grid` in a worker slot, counted as a hit when
+    /// the text was compiled before and as a miss else (the hit rate).
+    pub(super) fn compile_counted(
+        &self,
+        mlir: &str,
+        grid: DeviceGrid,
+        timeout: Duration,
+    ) -> Result<(), XlaError> {
+        let seen_before = {
+            let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.contains(mlir)
+        };
+        let counter = if seen_before {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let mut state = self.lock();
+        self.compiled_for(&mut state, mlir, grid, timeout)?;
+        drop(state);
+        if !seen_before {
+            let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.insert(mlir.to_string());
+        }
+        Ok(())
+    }
+
     fn compiled(&self, state: &mut State, mlir: &str, timeout: Duration) -> Result<u64, XlaError> {
         self.compiled_for(state, mlir, DeviceGrid::ONE, timeout)
     }

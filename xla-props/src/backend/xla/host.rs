@@ -79,7 +79,6 @@ pub(super) fn from_host(
             o.dtype, o.dims
         )));
     }
-    let width = o.dtype.byte_size();
     if Some(o.bytes.len()) != o.expected_bytes() {
         return Err(XlaError::Output(format!(
             "output {k} has {} bytes for {expected}",
@@ -89,15 +88,6 @@ pub(super) fn from_host(
     if o.dtype.is_complex() {
         return complex_from_host(&o, expected).map_err(|e| XlaError::Output(e.to_string()));
     }
-    let bits: Vec<u64> = o
-        .bytes
-        .chunks_exact(width)
-        .map(|c| {
-            let mut b = [0u8; 8];
-            b[..width].copy_from_slice(c);
-            u64::from_le_bytes(b)
-        })
-        .collect();
     let shape = ArrayShape::new(expected.dtype, expected.dims.clone());
-    Literal::from_bits(&shape, &bits).map_err(|e| XlaError::Output(e.to_string()))
+    Literal::from_le_bits(&shape, &o.bytes).map_err(|e| XlaError::Output(e.to_string()))
 }

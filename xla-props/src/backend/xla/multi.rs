@@ -20,7 +20,6 @@
 //! tiles padded, as the partitioner pads them), and the outputs are put
 //! together by the root's sharding and cut back to the root's shape.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -290,25 +289,7 @@ impl MultiDeviceExecutable {
     /// counts the compile as the single-device ones are counted.
     fn compile(&self) -> Result<(), XlaError> {
         let mlir = &self.lowered.mlir;
-        let seen_before = {
-            let seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner());
-            seen.contains(mlir)
-        };
-        let counter = if seen_before {
-            &self.shared.hits
-        } else {
-            &self.shared.misses
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        let mut state = self.shared.lock();
-        self.shared
-            .compiled_for(&mut state, mlir, self.grid, self.timeout)?;
-        drop(state);
-        if !seen_before {
-            let mut seen = self.shared.seen.lock().unwrap_or_else(|p| p.into_inner());
-            seen.insert(mlir.clone());
-        }
-        Ok(())
+        self.shared.compile_counted(mlir, self.grid, self.timeout)
     }
 
     /// Each device's arguments as host arrays, checked against the entry.

@@ -234,17 +234,7 @@ fn contractions_module() -> Module {
             )?;
             let img = b.parameter(a(F32, &[1, 3, 8, 8]))?; // bf01
             let k = b.parameter(a(F32, &[16, 3, 3, 3]))?; // oi01
-            let dims = ConvDims {
-                input_batch: 0,
-                input_feature: 1,
-                input_spatial: vec![2, 3],
-                kernel_input_feature: 1,
-                kernel_output_feature: 0,
-                kernel_spatial: vec![2, 3],
-                output_batch: 0,
-                output_feature: 1,
-                output_spatial: vec![2, 3],
-            };
+            let dims = ConvDims::from_labels((0, 1, &[2, 3]), (1, 0, &[2, 3]), (0, 1, &[2, 3]));
             let w = [WindowDim {
                 pad_low: 1,
                 pad_high: 1,

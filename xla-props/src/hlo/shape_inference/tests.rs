@@ -1075,17 +1075,7 @@ fn dot_shapes() {
 fn conv_attrs(window: Vec<WindowDim>, fgc: i64, bgc: i64) -> Attrs {
     // b01f_01io->b01f
     with(|at| {
-        at.conv_dims = Some(ConvDims {
-            input_batch: 0,
-            input_feature: 3,
-            input_spatial: vec![1, 2],
-            kernel_input_feature: 2,
-            kernel_output_feature: 3,
-            kernel_spatial: vec![0, 1],
-            output_batch: 0,
-            output_feature: 3,
-            output_spatial: vec![1, 2],
-        });
+        at.conv_dims = Some(ConvDims::feature_last(2));
         at.window = Some(window);
         at.feature_group_count = Some(fgc);
         at.batch_group_count = Some(bgc);

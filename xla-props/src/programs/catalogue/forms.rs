@@ -559,17 +559,7 @@ pub(super) fn contraction_forms(b: &mut Builder, form: Form, c: &OpCase<'_>) -> 
                 vec![x, w],
                 Attrs {
                     window: Some(window),
-                    conv_dims: Some(ConvDims {
-                        input_batch: 0,
-                        input_feature: 3,
-                        input_spatial: vec![1, 2],
-                        kernel_input_feature: 2,
-                        kernel_output_feature: 3,
-                        kernel_spatial: vec![0, 1],
-                        output_batch: 0,
-                        output_feature: 3,
-                        output_spatial: vec![1, 2],
-                    }),
+                    conv_dims: Some(ConvDims::feature_last(2)),
                     feature_group_count: Some(1),
                     batch_group_count: Some(1),
                     ..Attrs::default()

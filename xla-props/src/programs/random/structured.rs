@@ -245,17 +245,7 @@ impl Grower<'_> {
                     pad_high: pad,
                     ..WindowDim::new(kw)
                 }];
-                let cd = ConvDims {
-                    input_batch: 0,
-                    input_feature: 2,
-                    input_spatial: vec![1],
-                    kernel_input_feature: 1,
-                    kernel_output_feature: 2,
-                    kernel_spatial: vec![0],
-                    output_batch: 0,
-                    output_feature: 2,
-                    output_spatial: vec![1],
-                };
+                let cd = ConvDims::feature_last(1);
                 b.convolution(input, kernel, cd, &window, g, 1, None)
             }
         }

@@ -478,17 +478,7 @@ pub(super) fn conv_bias_relu(dtype: ElementType, d: Dims) -> Result<StagedModule
         let y = b.convolution(
             x,
             k,
-            ConvDims {
-                input_batch: 0,
-                input_feature: 3,
-                input_spatial: vec![1, 2],
-                kernel_input_feature: 2,
-                kernel_output_feature: 3,
-                kernel_spatial: vec![0, 1],
-                output_batch: 0,
-                output_feature: 3,
-                output_spatial: vec![1, 2],
-            },
+            ConvDims::feature_last(2),
             &[same, same],
             1,
             1,

@@ -1,6 +1,7 @@
 //! The run: values and radii per instruction, control flow, and the
 //! bounds of the entry's outputs.
 
+use super::super::control::branch_index;
 use super::super::interval::{widen_abs, Allowances, Bounds};
 use super::super::{EvalError, OpError, Run};
 use super::dual::{f64_instruction, f64_literal, param_dual, Dual};
@@ -561,19 +562,7 @@ impl Radii<'_, '_> {
         let Some((sel, r)) = ops.first().and_then(|o| o.array()) else {
             return Err(OpError::Invalid("conditional without a selector".into()).at(ins));
         };
-        let n = branches.len() as i128;
-        let k = sel.get_i128(0);
-        let b = if sel.dtype().is_pred() {
-            if k == 1 {
-                0
-            } else {
-                1
-            }
-        } else if k < 0 || k >= n {
-            (n - 1).max(0) as usize
-        } else {
-            k as usize
-        };
+        let b = branch_index(sel.dtype().is_pred(), sel.get_i128(0), branches.len());
         let (Some(&comp), Some(arg)) = (branches.get(b), ops.get(b + 1)) else {
             return Err(OpError::Invalid("conditional branch out of range".into()).at(ins));
         };

@@ -2,6 +2,7 @@
 //! reductions and contractions.
 
 use super::super::contraction::round_as;
+use super::super::control::branch_index;
 use super::super::indexing::scatter_targets;
 use super::super::reduction::Combiner;
 use super::super::OpError;
@@ -209,20 +210,7 @@ impl Interval<'_, '_> {
         };
         let pred = sel.lo.dtype().is_pred();
         let n = branches.len() as i128;
-        // a pred picks the true branch (index 0) when true; an index out of range runs the last
-        let pick = |k: i128| -> usize {
-            if pred {
-                if k == 1 {
-                    0
-                } else {
-                    1
-                }
-            } else if k < 0 || k >= n {
-                (n - 1).max(0) as usize
-            } else {
-                k as usize
-            }
-        };
+        let pick = |k: i128| branch_index(pred, k, branches.len());
         let mut taken: Vec<usize> = Vec::new();
         if hi - lo > n + 1 {
             taken = (0..branches.len()).collect();

@@ -68,17 +68,11 @@ fn labels(
     kernel: (i64, i64, [i64; 2]),
     out: (i64, i64, [i64; 2]),
 ) -> ConvDims {
-    ConvDims {
-        input_batch: input.0,
-        input_feature: input.1,
-        input_spatial: input.2.to_vec(),
-        kernel_input_feature: kernel.0,
-        kernel_output_feature: kernel.1,
-        kernel_spatial: kernel.2.to_vec(),
-        output_batch: out.0,
-        output_feature: out.1,
-        output_spatial: out.2.to_vec(),
-    }
+    ConvDims::from_labels(
+        (input.0, input.1, &input.2),
+        (kernel.0, kernel.1, &kernel.2),
+        (out.0, out.1, &out.2),
+    )
 }
 
 fn conv_spec(class: &str) -> Conv {
@@ -152,34 +146,14 @@ fn conv_spec(class: &str) -> Conv {
         "spatial-1" => Conv {
             input: &[1, 6, 2],
             kernel: &[3, 2, 2],
-            dims: ConvDims {
-                input_batch: 0,
-                input_feature: 2,
-                input_spatial: vec![1],
-                kernel_input_feature: 1,
-                kernel_output_feature: 2,
-                kernel_spatial: vec![0],
-                output_batch: 0,
-                output_feature: 2,
-                output_spatial: vec![1],
-            },
+            dims: ConvDims::feature_last(1),
             window: vec![(3, 1, 0, 0, 1, 1, false)],
             groups: (1, 1),
         },
         "spatial-0" => Conv {
             input: &[3, 4],
             kernel: &[4, 2],
-            dims: ConvDims {
-                input_batch: 0,
-                input_feature: 1,
-                input_spatial: vec![],
-                kernel_input_feature: 0,
-                kernel_output_feature: 1,
-                kernel_spatial: vec![],
-                output_batch: 0,
-                output_feature: 1,
-                output_spatial: vec![],
-            },
+            dims: ConvDims::feature_last(0),
             window: vec![],
             groups: (1, 1),
         },
