@@ -28,6 +28,35 @@ impl ModuleArgs {
     }
 }
 
+/// The module a command reads, or the suite case it replays (`compare`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ModuleOrCaseArgs {
+    /// The module: HLO text (`.hlo`, or a `.hlotest` reproducer) or StableHLO (`.mlir`).
+    #[arg(required_unless_present = "case", conflicts_with = "case")]
+    pub file: Option<PathBuf>,
+    /// A suite case to replay exactly, by its name as the suite lists and
+    /// reports it (`property::op::dtype::shape::distribution::backend`): the
+    /// case's module, its inputs (from `--seed`, the suite's run seed), the
+    /// case's backend (unless `--backend`) and the suite's verdict.
+    #[arg(long, value_name = "NAME")]
+    pub case: Option<String>,
+}
+
+impl ModuleOrCaseArgs {
+    /// The module file, when no case is named.
+    pub fn module(&self) -> Option<ModuleArgs> {
+        self.file.clone().map(|file| ModuleArgs { file })
+    }
+}
+
+/// The backend under test, optional where a `--case` names it.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CaseBackendArgs {
+    /// The backend under test (see `xla-props backends`); with `--case`, the case's by default.
+    #[arg(long, required_unless_present = "case")]
+    pub backend: Option<String>,
+}
+
 /// The backend under test.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BackendArgs {
@@ -65,7 +94,8 @@ pub struct ArgFilesArgs {
 /// How generated inputs are drawn, and how strictly the result is judged.
 #[derive(clap::Args, Debug, Clone)]
 pub struct JudgingArgs {
-    /// Input distribution: uniform, log-uniform, edge, int-edge, duplicates, out-of-range-indices.
+    /// Input distribution: uniform, special, mixed, log-uniform, edge,
+    /// int-edge, duplicates, out-of-range-indices, exhaustive.
     #[arg(long, default_value = "uniform")]
     pub distribution: String,
     /// The program must round exactly as written (no excess precision accepted).

@@ -52,7 +52,7 @@ fn inputs(module: &Module, args: &BisectArgs, file: &str) -> Result<Vec<Literal>
 pub(crate) fn run(args: &BisectArgs) -> Result<u8, CliError> {
     let file = args.module.name();
     let module = args.module.load()?;
-    let backend = super::isolate::backend_by_name(&args.tested.backend)
+    let backend = crate::backend::create(&args.tested.backend)
         .map_err(|e| CliError::input(e.to_string()))?;
     let literals = inputs(&module, args, &file)?;
     let out = args.out.clone().unwrap_or_else(|| {

@@ -1,10 +1,13 @@
-//! `xla-props compare`: generates legal inputs for a module, runs the
-//! reference and a backend on them, and judges with the tolerance model.
+//! `xla-props compare`: generates legal inputs for a module (or reads them
+//! with `--arg`), runs the reference and a backend on them, and judges with
+//! the tolerance model. `--case NAME` replays a suite case exactly
+//! (`compare_case.rs`).
 
 use std::path::PathBuf;
 
 use super::args::{
-    BackendArgs, JudgingArgs, ModuleArgs, OutputShardingArgs, ReferenceArgs, SeedArgs,
+    ArgFilesArgs, CaseBackendArgs, JudgingArgs, ModuleOrCaseArgs, OutputShardingArgs,
+    ReferenceArgs, SeedArgs,
 };
 use super::CliError;
 use crate::backend::{self, run_module, run_reference};
@@ -17,12 +20,15 @@ use crate::literal::Literal;
 /// Arguments of `xla-props compare`.
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
-    /// The module.
+    /// The module, or the suite case to replay.
     #[command(flatten)]
-    pub module: ModuleArgs,
+    pub module: ModuleOrCaseArgs,
     /// The backend under test.
     #[command(flatten)]
-    pub tested: BackendArgs,
+    pub tested: CaseBackendArgs,
+    /// Argument files instead of generated inputs.
+    #[command(flatten)]
+    pub arg_files: ArgFilesArgs,
     /// What the backend is judged against.
     #[command(flatten)]
     pub oracle: ReferenceArgs,
@@ -96,16 +102,32 @@ fn run_named(
 /// Runs the command; returns the exit code ([`exit_code`]: 0 agree, 1
 /// disagree, 2 error or skipped, 3 the backend rejected or crashed).
 pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
-    let file = args.module.name();
-    let mut module = args.module.load()?;
+    if let Some(name) = &args.module.case {
+        return super::compare_case::run_case(name, args);
+    }
+    let (Some(module_args), Some(tested)) = (args.module.module(), args.tested.backend.as_deref())
+    else {
+        return Err(CliError::input(
+            "xla-props compare: a module file and --backend are needed (or --case NAME)",
+        ));
+    };
+    let file = module_args.name();
+    let mut module = module_args.load()?;
     super::set_output_shardings(&mut module, &args.sharding.output_shardings)?;
     let distribution = args.judging.distribution("compare")?;
+    let given = (!args.arg_files.args.is_empty())
+        .then(|| super::read_arguments(&module, &args.arg_files.args))
+        .transpose()?;
     let mut worst: Option<(u64, Distribution, GeneratedInputs, CompareReport)> = None;
-    for t in 0..args.trials {
+    let trials = if given.is_some() { 1 } else { args.trials };
+    for t in 0..trials {
         let (seed, distribution) = trial(distribution, args.generated.seed, t);
-        let inputs = generate_inputs(&module, distribution, seed)
-            .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?;
-        let report = compare_module(&module, &inputs, args)?;
+        let inputs = match &given {
+            Some(literals) => GeneratedInputs::given(literals.clone()),
+            None => generate_inputs(&module, distribution, seed)
+                .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?,
+        };
+        let report = compare_module(&module, &inputs, tested, args)?;
         if worst
             .as_ref()
             .is_none_or(|w| badness(&report.verdict) > badness(&w.3.verdict))
@@ -124,14 +146,18 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
             args.trials
         );
     }
-    say!(
-        "inputs: {distribution}, seed {seed}, rejection sampling {}",
-        if inputs.rejection_sampling_used {
-            "used"
-        } else {
-            "not needed"
-        }
-    );
+    if given.is_some() {
+        say!("inputs: {} argument files", args.arg_files.args.len());
+    } else {
+        say!(
+            "inputs: {distribution}, seed {seed}, rejection sampling {}",
+            if inputs.rejection_sampling_used {
+                "used"
+            } else {
+                "not needed"
+            }
+        );
+    }
     for (k, i) in inputs.intervals.iter().enumerate() {
         match inputs.roles.get(k) {
             Some(r) if *r != crate::inputs::ParameterRole::Data => {
@@ -167,7 +193,7 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
             &file,
             &module,
             &inputs.args,
-            &args.tested.backend,
+            tested,
             &args.oracle.reference,
         )?;
         say!(
@@ -185,7 +211,7 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     if let Some(path) = &args.json {
         let mut json = serde_json::json!({
             "file": file,
-            "backend": args.tested.backend,
+            "backend": tested,
             "reference": args.oracle.reference,
             "seed": seed,
             "distribution": distribution,
@@ -197,6 +223,7 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
                 .collect::<Vec<_>>(),
             "verdict": report.verdict,
             "inputs": inputs,
+            "input_digests": inputs.args.iter().map(input_digest).collect::<Vec<_>>(),
             "reference_nonfinite_outputs": report.reference_nonfinite_outputs,
             "departure": report.departure,
         });
@@ -212,6 +239,24 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     }
     let masked = deep.is_some_and(|d| !d.local_disagreements.is_empty());
     Ok(exit_code(&report.verdict, masked))
+}
+
+/// An argument's digest, as `--json` writes it (`input_digests`): 64-bit
+/// FNV-1a of its shape and its elements' bits, in hex. The same inputs give
+/// the same digest, whether generated, read with `--arg` or replayed with `--case`.
+pub(crate) fn input_digest(lit: &Literal) -> String {
+    let mut h = crate::property::Fnv::new();
+    h.write(lit.shape().to_string().as_bytes());
+    for i in 0..lit.element_count() {
+        if lit.shape().dtype.is_complex() {
+            let (re, im) = lit.get_complex(i);
+            h.write(&re.to_bits().to_le_bytes());
+            h.write(&im.to_bits().to_le_bytes());
+        } else {
+            h.write(&lit.get_bits(i).to_le_bytes());
+        }
+    }
+    format!("{:016x}", h.finish())
 }
 
 /// `compare`'s exit code for a verdict: 0 agree, 1 the values disagree
@@ -249,10 +294,11 @@ struct CompareReport {
 fn compare_module(
     module: &Module,
     inputs: &GeneratedInputs,
+    tested: &str,
     args: &CompareArgs,
 ) -> Result<CompareReport, CliError> {
     let (expected, _, _) = run_named(&args.oracle.reference, module, &inputs.args)?;
-    let (actual, numerics, known_bugs) = run_named(&args.tested.backend, module, &inputs.args)?;
+    let (actual, numerics, known_bugs) = run_named(tested, module, &inputs.args)?;
     let reference_nonfinite_outputs = expected.outputs().map_or(0, |outs| {
         outs.iter()
             .flat_map(|l| (0..l.element_count()).map(move |i| l.get_f64(i)))
@@ -271,9 +317,9 @@ fn compare_module(
     );
     let departure = match (expected.outputs(), actual.outputs(), verdict.kind()) {
         (Some(e), Some(a), Some(MismatchKind::Values | MismatchKind::NonFinite))
-            if args.oracle.reference == "reference" && args.tested.backend != "reference" =>
+            if args.oracle.reference == "reference" && tested != "reference" =>
         {
-            let b = backend::create(&args.tested.backend)
+            let b = backend::create(tested)
                 .map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
             explain_departure(module, &inputs.args, e, a, &Tested::new(b.as_ref()))
         }

@@ -2,7 +2,7 @@
 
 use super::args::{BackendArgs, ModuleArgs, OutDirArgs, ReferenceArgs, SeedArgs};
 use super::CliError;
-use crate::backend::{Backend, BackendError};
+use crate::backend::Backend;
 use crate::filetest::write_isolation_results;
 use crate::isolate::{isolate, IsolateError, Isolation, Options, Oracle};
 
@@ -33,29 +33,16 @@ pub struct IsolateArgs {
     pub no_bisect_passes: bool,
 }
 
-/// A backend by name: the registry's, and with the `testing` feature also
-/// the `buggy:BUG@COMPUTATION` wrappers.
-pub(crate) fn backend_by_name(name: &str) -> Result<Box<dyn Backend>, BackendError> {
-    #[cfg(feature = "testing")]
-    {
-        crate::isolate::testing::create(name)
-    }
-    #[cfg(not(feature = "testing"))]
-    {
-        crate::backend::create(name)
-    }
-}
-
 pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
     let file = args.module.name();
     let module = args.module.load()?;
     let backend =
-        backend_by_name(&args.tested.backend).map_err(|e| CliError::input(e.to_string()))?;
+        crate::backend::create(&args.tested.backend).map_err(|e| CliError::input(e.to_string()))?;
     let oracle = if args.oracle.reference == "reference" {
         Oracle::Exact
     } else {
         Oracle::Backend(
-            backend_by_name(&args.oracle.reference).map_err(|e| CliError::input(e.to_string()))?,
+            crate::backend::create(&args.oracle.reference).map_err(|e| CliError::input(e.to_string()))?,
         )
     };
     let options = Options {

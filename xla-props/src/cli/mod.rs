@@ -12,6 +12,7 @@ mod backends;
 mod bisect;
 mod check;
 mod compare;
+mod compare_case;
 mod deep;
 mod eval;
 mod fuzz;
@@ -20,8 +21,8 @@ mod merge;
 mod triage;
 
 pub use args::{
-    ArgFilesArgs, BackendArgs, JudgingArgs, ModuleArgs, OutDirArgs, OutputShardingArgs,
-    ReferenceArgs, SeedArgs,
+    ArgFilesArgs, BackendArgs, CaseBackendArgs, JudgingArgs, ModuleArgs, ModuleOrCaseArgs,
+    OutDirArgs, OutputShardingArgs, ReferenceArgs, SeedArgs,
 };
 pub use backends::backends_listing;
 pub use bisect::BisectArgs;

@@ -56,6 +56,27 @@ pub struct GeneratedInputs {
     pub narrowed: Vec<usize>,
 }
 
+impl GeneratedInputs {
+    /// Inputs given rather than generated (`--arg` files): the arguments,
+    /// with nothing said about how they were drawn.
+    pub fn given(args: Vec<Literal>) -> GeneratedInputs {
+        GeneratedInputs {
+            args,
+            intervals: Vec::new(),
+            rejection_sampling_used: false,
+            resampled_elements: 0,
+            hole_resamples: 0,
+            unguaranteed: Vec::new(),
+            unchecked: Vec::new(),
+            notes: Vec::new(),
+            point_parameters: Vec::new(),
+            unmet: Vec::new(),
+            roles: Vec::new(),
+            narrowed: Vec::new(),
+        }
+    }
+}
+
 /// The edge values a parameter of `dtype` draws from under the edge
 /// distributions: those of the one edge table (see `edges.rs`) that `legal`
 /// holds (and every special), then the convert ties.
