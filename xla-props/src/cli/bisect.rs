@@ -52,8 +52,8 @@ fn inputs(module: &Module, args: &BisectArgs, file: &str) -> Result<Vec<Literal>
 pub(crate) fn run(args: &BisectArgs) -> Result<u8, CliError> {
     let file = args.module.name();
     let module = args.module.load()?;
-    let backend = crate::backend::create(&args.tested.backend)
-        .map_err(|e| CliError::input(e.to_string()))?;
+    let backend =
+        crate::backend::create(&args.tested.backend).map_err(|e| CliError::input(e.to_string()))?;
     let literals = inputs(&module, args, &file)?;
     let out = args.out.clone().unwrap_or_else(|| {
         let stem = args.module.file.file_stem().unwrap_or_default();

@@ -146,35 +146,7 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
             args.trials
         );
     }
-    if given.is_some() {
-        say!("inputs: {} argument files", args.arg_files.args.len());
-    } else {
-        say!(
-            "inputs: {distribution}, seed {seed}, rejection sampling {}",
-            if inputs.rejection_sampling_used {
-                "used"
-            } else {
-                "not needed"
-            }
-        );
-    }
-    for (k, i) in inputs.intervals.iter().enumerate() {
-        match inputs.roles.get(k) {
-            Some(r) if *r != crate::inputs::ParameterRole::Data => {
-                say!("  parameter {k}: {i} ({r})")
-            }
-            _ => say!("  parameter {k}: {i}"),
-        }
-    }
-    for &k in &inputs.point_parameters {
-        say!(
-            "warning: parameter {k} is narrowed to the single value {}: it carries no signal",
-            inputs.intervals[k].lo
-        );
-    }
-    for note in &inputs.notes {
-        say!("note: {note}");
-    }
+    print_inputs(&inputs, given.is_some(), seed, distribution);
     if report.reference_nonfinite_outputs > 0 {
         say!(
             "reference produced {} non-finite output elements",
@@ -239,6 +211,40 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     }
     let masked = deep.is_some_and(|d| !d.local_disagreements.is_empty());
     Ok(exit_code(&report.verdict, masked))
+}
+
+/// Says how the inputs were made: given (`--arg`), or drawn (the
+/// distribution, seed, each parameter's interval and role, warnings, notes).
+fn print_inputs(inputs: &GeneratedInputs, given: bool, seed: u64, distribution: Distribution) {
+    if given {
+        say!("inputs: {} argument files", inputs.args.len());
+        return;
+    }
+    say!(
+        "inputs: {distribution}, seed {seed}, rejection sampling {}",
+        if inputs.rejection_sampling_used {
+            "used"
+        } else {
+            "not needed"
+        }
+    );
+    for (k, i) in inputs.intervals.iter().enumerate() {
+        match inputs.roles.get(k) {
+            Some(r) if *r != crate::inputs::ParameterRole::Data => {
+                say!("  parameter {k}: {i} ({r})")
+            }
+            _ => say!("  parameter {k}: {i}"),
+        }
+    }
+    for &k in &inputs.point_parameters {
+        say!(
+            "warning: parameter {k} is narrowed to the single value {}: it carries no signal",
+            inputs.intervals[k].lo
+        );
+    }
+    for note in &inputs.notes {
+        say!("note: {note}");
+    }
 }
 
 /// An argument's digest, as `--json` writes it (`input_digests`): 64-bit

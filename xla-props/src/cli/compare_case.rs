@@ -58,7 +58,11 @@ pub(crate) fn run_case(name: &str, args: &CompareArgs) -> Result<u8, CliError> {
         Ok((built, inputs)) => {
             say!("case {id}: module {}, seed {seed}", built.module.name);
             for (k, a) in inputs.iter().enumerate() {
-                say!("  parameter {k}: {} (digest {})", a.shape(), input_digest(a));
+                say!(
+                    "  parameter {k}: {} (digest {})",
+                    a.shape(),
+                    input_digest(a)
+                );
             }
             inputs.iter().map(input_digest).collect()
         }
@@ -69,9 +73,8 @@ pub(crate) fn run_case(name: &str, args: &CompareArgs) -> Result<u8, CliError> {
         }
     };
     let body = ctx.spec.body;
-    let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut ctx))).unwrap_or_else(|_| {
-        Outcome::fail("panicked (the message is on stderr)".to_string())
-    });
+    let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut ctx)))
+        .unwrap_or_else(|_| Outcome::fail("panicked (the message is on stderr)".to_string()));
     let (word, line, code) = describe(&outcome);
     say!("{line}");
     if let Some(path) = &args.json {

@@ -31,8 +31,7 @@ pub(crate) fn deep_compare(
         Oracle::Exact
     } else {
         Oracle::Backend(
-            crate::backend::create(reference)
-                .map_err(|e| CliError::input(e.to_string()))?,
+            crate::backend::create(reference).map_err(|e| CliError::input(e.to_string()))?,
         )
     };
     let values = oracle.all_values(module, args).map_err(|e| {

@@ -42,7 +42,8 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
         Oracle::Exact
     } else {
         Oracle::Backend(
-            crate::backend::create(&args.oracle.reference).map_err(|e| CliError::input(e.to_string()))?,
+            crate::backend::create(&args.oracle.reference)
+                .map_err(|e| CliError::input(e.to_string()))?,
         )
     };
     let options = Options {

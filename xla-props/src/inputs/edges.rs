@@ -167,7 +167,10 @@ pub const INT_EDGES: &[(IntEdge, &str)] = &[
     (IntEdge::One, "identity of multiply"),
     (IntEdge::AboveMin, "off-by-one at the bottom of the range"),
     (IntEdge::BelowMax, "off-by-one at the top of the range"),
-    (IntEdge::MinusOne, "all bits set; the partner of MIN in division"),
+    (
+        IntEdge::MinusOne,
+        "all bits set; the partner of MIN in division",
+    ),
 ];
 
 /// The integer edge values of `dtype` in table order (repeats kept: in u8,

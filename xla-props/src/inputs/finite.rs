@@ -14,7 +14,6 @@
 //! so the result is deterministic per seed. Each parameter narrowed is
 //! reported (a note each, and `GeneratedInputs::narrowed`).
 
-
 use super::interval::Interval;
 use super::rng::SplitMix;
 use super::sampler::{shrink, Sampler};

@@ -41,6 +41,6 @@ pub use error::InputError;
 pub use finite::MAX_FINITE_ROUNDS;
 pub use generate::{exhaustive_bits, generate_inputs, GeneratedInputs, MAX_REJECTION_ROUNDS};
 pub use interval::Interval;
-pub use scale::ParameterRole;
 pub use rng::SplitMix;
+pub use scale::ParameterRole;
 pub use seeded::{generate, generate_with_roles, Role};

@@ -91,11 +91,7 @@ impl Sampler {
                 if self.index_param && rng.coin() {
                     let (min, max) = self.dtype.int_range().unwrap_or((i128::MIN, i128::MAX));
                     let off = rng.range(1, 4) as f64;
-                    let v = if rng.coin() {
-                        i.hi + off
-                    } else {
-                        i.lo - off
-                    };
+                    let v = if rng.coin() { i.hi + off } else { i.lo - off };
                     v.clamp(min as f64, max as f64)
                 } else {
                     uniform(rng, i, self.dtype)

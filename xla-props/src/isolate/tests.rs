@@ -2,8 +2,8 @@
 //! named, and minimized.
 
 use super::testing::{deep_transformer, transformer, MASKING_GAIN};
-use crate::backend::mutant::{Bug, Buggy};
 use super::*;
+use crate::backend::mutant::{Bug, Buggy};
 use crate::backend::{Backend, Interpreter};
 use crate::check::MismatchKind;
 use crate::filetest::{observe, Expectation, HloTest};

@@ -14,11 +14,11 @@
 
 use proptest::prelude::*;
 
-use crate::inputs::SplitMix;
 use crate::hlo::{
     default_comparison_type, BuildError, Category, CompId, ComparisonDirection, ComparisonType,
     ComputationBuilder, ElementType, InstrId, Module, ModuleBuilder, Opcode, PadDim, Shape,
 };
+use crate::inputs::SplitMix;
 
 mod structured;
 

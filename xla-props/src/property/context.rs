@@ -16,7 +16,11 @@ use crate::literal::Literal;
 use crate::programs::BuiltCase;
 
 /// The case's inputs: the one input generator, on the catalogue's roles.
-fn generate_inputs(built: &BuiltCase, seed: u64, dist: Distribution) -> Result<Vec<Literal>, String> {
+fn generate_inputs(
+    built: &BuiltCase,
+    seed: u64,
+    dist: Distribution,
+) -> Result<Vec<Literal>, String> {
     generate_with_roles(&built.module, &built.roles, dist, seed).map_err(|e| e.to_string())
 }
 

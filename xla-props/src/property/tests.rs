@@ -368,13 +368,7 @@ fn inputs_respect_roles_and_distributions() {
         .to_f64_vec();
     assert!(special.iter().any(|v| v.is_nan()));
     assert!(special.iter().any(|v| v.is_infinite()));
-    let logs = generate(
-        &f,
-        Role::Range(0.05, 8.0),
-        Distribution::Uniform,
-        &mut rng,
-    )
-    .unwrap();
+    let logs = generate(&f, Role::Range(0.05, 8.0), Distribution::Uniform, &mut rng).unwrap();
     assert!(logs.to_f64_vec().iter().all(|&v| (0.05..=8.0).contains(&v)));
 }
 

@@ -8,4 +8,3 @@ mod transformer;
 
 pub use deep::{deep_transformer, DeepTransformer, MASKING_GAIN};
 pub use transformer::{transformer, Transformer, FUSION_ROLES};
-
