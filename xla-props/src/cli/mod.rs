@@ -12,7 +12,6 @@ mod backends;
 mod bisect;
 mod check;
 mod compare;
-mod compare_case;
 mod deep;
 mod eval;
 mod fuzz;
