@@ -242,7 +242,9 @@ fn a_deep_gradient_is_certified_by_the_backends_own_run() {
 
 /// `compare` of corpus module `file` on `backend` agrees, and its
 /// certificate, which says `says`, rests on the backend's own run (never on
-/// an unbounded prediction).
+/// an unbounded prediction), or witness runs reach every departing element
+/// first (since 2026-12-05: legal runs of the program, never beyond a bound
+/// of the same numerics; then no certificate is asked for).
 fn assert_certified_by_own_run(file: &str, backend: &str, says: &str) {
     let file = Path::new(DATA).join(file);
     let out = xla_props()
@@ -251,7 +253,10 @@ fn assert_certified_by_own_run(file: &str, backend: &str, says: &str) {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains(says), "{stdout}");
+    let witnessed = stdout
+        .lines()
+        .any(|l| l.starts_with("agree") && l.contains("reached by a run with every instruction"));
+    assert!(stdout.contains(says) || witnessed, "{stdout}");
     assert!(!stdout.contains("predicted inf"), "{stdout}");
 }
 

@@ -85,7 +85,8 @@ fn same(a: &[Literal], b: &[Literal]) -> bool {
 }
 
 /// Whether the mutant's run is accepted with elements inside the bound
-/// propagated through the graph: its change may be smaller than the legal
+/// propagated through the graph, or reached by witness runs (legal runs of
+/// the program, never beyond such a bound): its change may be smaller than the legal
 /// differences the graph carries to those elements (an error of an ulp at a
 /// divide, downstream of an approximate `power`), and no sound judge calls
 /// that a bug on this model. Such a mutation is printed, not failed; the
@@ -93,7 +94,9 @@ fn same(a: &[Literal], b: &[Literal]) -> bool {
 /// must be caught, and `tests/detection.rs` checks that it is.
 fn inside_the_propagated_bound(mutant: &Verdict) -> bool {
     matches!(mutant, Verdict::Agree(a)
-        if a.legal.get(&LegalReason::PropagatedBound).is_some_and(|&n| n > 0))
+        if [LegalReason::PropagatedBound, LegalReason::Witnessed]
+            .iter()
+            .any(|r| a.legal.get(r).is_some_and(|&n| n > 0)))
 }
 
 /// What one mutation did to one module.

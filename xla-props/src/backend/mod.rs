@@ -22,7 +22,7 @@ pub use interpreter::Interpreter;
 pub(crate) use reference_backend::to_backend_error as reference_error;
 pub use reference_backend::ReferenceBackend;
 pub use registry::{
-    available_backends, config_error, create, known_backends, Availability, BackendInfo,
+    available_backends, config_error, create, known_backends, Availability, KnownBackend,
 };
 pub(crate) use run::panic_text;
 pub use run::{run_module, run_reference};

@@ -18,7 +18,7 @@ pub enum Availability {
 
 /// A backend this build knows about.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BackendInfo {
+pub struct KnownBackend {
     /// Its name, as given to [`create`] and used in case names.
     pub name: &'static str,
     /// One line saying what it is.
@@ -122,14 +122,14 @@ fn make_xla(plugin: XlaPlugin) -> Result<Box<dyn Backend>, String> {
 /// let interp = all.iter().find(|b| b.name == "interpreter").unwrap();
 /// assert_eq!(interp.availability, Availability::Available);
 /// ```
-pub fn known_backends() -> Vec<BackendInfo> {
+pub fn known_backends() -> Vec<KnownBackend> {
     let availability = |r: Result<Box<dyn Backend>, String>| match r {
         Ok(_) => Availability::Available,
         Err(reason) => Availability::Unavailable(reason),
     };
-    let mut out: Vec<BackendInfo> = ENTRIES
+    let mut out: Vec<KnownBackend> = ENTRIES
         .iter()
-        .map(|e| BackendInfo {
+        .map(|e| KnownBackend {
             name: e.name,
             description: e.description,
             availability: availability((e.make)()),
@@ -140,9 +140,9 @@ pub fn known_backends() -> Vec<BackendInfo> {
         .collect();
     // declared ones after the interpreter, in file order (built-in file first)
     let at = out.len().saturating_sub(1);
-    let declared: Vec<BackendInfo> = declared()
+    let declared: Vec<KnownBackend> = declared()
         .iter()
-        .map(|d| BackendInfo {
+        .map(|d| KnownBackend {
             name: d.name,
             description: d.description,
             availability: availability(make_declared(d)),

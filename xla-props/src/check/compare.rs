@@ -95,6 +95,10 @@ pub(crate) struct CompareContext<'a> {
     /// is legal by the propagated bound. The first is the module's own and
     /// is shown with a mismatch.
     pub enclosures: Vec<Vec<Bounds>>,
+    /// Per output, the hulls of witness runs (`reference::witness_bounds`):
+    /// an element inside one is between outputs that runs within the
+    /// declared numerics produce. Not enclosures: never shown as a bound.
+    pub witnessed: Vec<Vec<Bounds>>,
 }
 
 impl Default for CompareContext<'_> {
@@ -111,6 +115,7 @@ impl Default for CompareContext<'_> {
             output_specs: Vec::new(),
             rules: Rules::default(),
             enclosures: Vec::new(),
+            witnessed: Vec::new(),
         }
     }
 }
@@ -328,6 +333,14 @@ impl ElementJudge<'_, '_> {
                     && b.contains(flat, a)
             }) {
                 return Ok(Some(LegalReason::PropagatedBound));
+            }
+        }
+        if let Some(all) = self.ctx.witnessed.get(self.out) {
+            if all
+                .iter()
+                .any(|b| b.len() > flat && b.lo.dtype() == self.dtype && b.contains(flat, a))
+            {
+                return Ok(Some(LegalReason::Witnessed));
             }
         }
         Err(failure)

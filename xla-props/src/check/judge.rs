@@ -30,7 +30,7 @@ use super::unstable_sort::canonical_unstable_sort;
 use super::verdict::{LegalReason, Verdict};
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::Literal;
-use crate::reference::{enclose, first_order_bounds, Allowances, Bounds};
+use crate::reference::{enclose, first_order_bounds, witness_bounds, Allowances, Bounds};
 
 /// The one judge. See the module documentation.
 ///
@@ -340,29 +340,37 @@ impl Judge<'_> {
     ) -> Verdict {
         let exact = ErrorSpec::exact();
         full.enclosures = vec![Vec::new(); expected.len()];
+        full.witnessed = vec![Vec::new(); expected.len()];
         let mut last = None;
         // the enclosures one at a time, compared after each: an element
         // inside any of them is legal, so the verdict is the same as with
         // all of them at once, and a module accepted early is not made to
-        // pay for the rest (interval dots of a large module cost minutes)
-        let steps = self.enclosure_steps();
-        for m in modules {
-            for step in &steps {
-                let Some(bs) = step.bounds(m, inputs) else {
-                    continue;
-                };
-                if bs.len() != expected.len() {
-                    continue;
+        // pay for the rest (interval dots of a large module cost minutes);
+        // the witness runs last, where every bound fell short (a few
+        // reference runs per movable instruction)
+        for steps in [self.enclosure_steps(), self.witness_steps()] {
+            for m in modules {
+                for step in &steps {
+                    let Some(bs) = step.bounds(m, inputs) else {
+                        continue;
+                    };
+                    if bs.len() != expected.len() {
+                        continue;
+                    }
+                    let into = match step.kind {
+                        StepKind::Witness => &mut full.witnessed,
+                        _ => &mut full.enclosures,
+                    };
+                    for (k, b) in bs.into_iter().enumerate() {
+                        into[k].push(b);
+                    }
+                    lap(step.kind.lap());
+                    let v = with_ties(compare(expected, actual, &exact, full), unstable_ties);
+                    if !matches!(v, Verdict::Mismatch(_)) {
+                        return v;
+                    }
+                    last = Some(v);
                 }
-                for (k, b) in bs.into_iter().enumerate() {
-                    full.enclosures[k].push(b);
-                }
-                lap("phase 3 enclosure");
-                let v = with_ties(compare(expected, actual, &exact, full), unstable_ties);
-                if !matches!(v, Verdict::Mismatch(_)) {
-                    return v;
-                }
-                last = Some(v);
             }
         }
         last.unwrap_or_else(|| with_ties(compare(expected, actual, &exact, full), unstable_ties))
@@ -377,9 +385,12 @@ impl Judge<'_> {
     /// element may be in either).
     fn enclosures_of(&self, m: &Module, inputs: &[Literal]) -> Vec<Vec<Bounds>> {
         let mut out: Vec<Vec<Bounds>> = Vec::new();
+        // a model's witness runs too: what its module computes within the
+        // backend's numerics, where the bounds of a deep graph fall short
         for bs in self
             .enclosure_steps()
             .into_iter()
+            .chain(self.witness_steps())
             .filter_map(|s| s.bounds(m, inputs))
         {
             out.resize_with(out.len().max(bs.len()), Vec::new);
@@ -408,32 +419,63 @@ impl Judge<'_> {
             .flat_map(|a| {
                 [
                     EnclosureStep {
-                        first_order: true,
+                        kind: StepKind::FirstOrder,
                         allow: a.clone(),
                     },
                     EnclosureStep {
-                        first_order: false,
+                        kind: StepKind::Interval,
                         allow: a,
                     },
                 ]
             })
             .collect()
     }
+
+    /// The witness runs, one per mode the first-order steps take (without
+    /// flushing, and on a flushing backend with it).
+    fn witness_steps(&self) -> Vec<EnclosureStep> {
+        self.enclosure_steps()
+            .into_iter()
+            .filter(|s| s.kind == StepKind::FirstOrder)
+            .map(|s| EnclosureStep {
+                kind: StepKind::Witness,
+                allow: s.allow,
+            })
+            .collect()
+    }
 }
 
-/// One enclosure of a module's outputs: the first-order bound or the
-/// interval enclosure, under one set of allowances.
+/// One enclosure of a module's outputs (the first-order bound or the
+/// interval enclosure), or the hull of its witness runs, under one set of
+/// allowances.
 struct EnclosureStep {
-    first_order: bool,
+    kind: StepKind,
     allow: Allowances,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StepKind {
+    FirstOrder,
+    Interval,
+    /// Not an enclosure: legal values it reaches (`reference::witness_bounds`).
+    Witness,
+}
+
+impl StepKind {
+    fn lap(self) -> &'static str {
+        match self {
+            StepKind::Witness => "phase 3 witness",
+            _ => "phase 3 enclosure",
+        }
+    }
 }
 
 impl EnclosureStep {
     fn bounds(&self, m: &Module, inputs: &[Literal]) -> Option<Vec<Bounds>> {
-        if self.first_order {
-            first_order_bounds(m, inputs, &self.allow).ok()
-        } else {
-            enclose(m, inputs, &self.allow).ok()
+        match self.kind {
+            StepKind::FirstOrder => first_order_bounds(m, inputs, &self.allow).ok(),
+            StepKind::Interval => enclose(m, inputs, &self.allow).ok(),
+            StepKind::Witness => witness_bounds(m, inputs, &self.allow).ok(),
         }
     }
 }

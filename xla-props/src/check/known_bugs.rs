@@ -64,16 +64,17 @@ pub enum BugModel {
     /// Model kinds with their parameters; the first that applies to an
     /// instruction models it.
     Data(&'static [ModelSpec]),
-    /// The backend rejects valid modules: it fails to compile every module
-    /// `modules` matches, with an error containing `error`. There is no
-    /// wrong value to model: such a compile error is an expected failure
+    /// The backend rejects valid modules: it fails to compile (or to run:
+    /// a crash of its runtime) every module `modules` matches, with an
+    /// error containing `error`. There is no
+    /// wrong value to model: such an error is an expected failure
     /// naming the bug (`Verdict::KnownRejection`), never a pass or a skip;
     /// another error, or any result such a module computes, is judged as
     /// usual.
     Rejects {
         /// The modules the backend rejects (as measured: narrow).
         modules: fn(&Module) -> bool,
-        /// A fragment of its compile error.
+        /// A fragment of its compile (or run) error.
         error: &'static str,
     },
     /// Wrong values that are not deterministic (e.g. an out-of-bounds

@@ -139,6 +139,11 @@ pub enum LegalReason {
     /// Inside the enclosure of every legal value, carried through the graph
     /// from each op's declared error (`reference::enclose`).
     PropagatedBound,
+    /// Between the reference's output and the output of a witness run: the
+    /// reference run again with every instruction's result moved within
+    /// its declared numerics (`reference::witness_bounds`), where the
+    /// propagated bound lost the cancellations of correlated errors.
+    Witnessed,
     /// Every unit (fusion or top-level instruction) agrees within its
     /// declared numerics on the reference's own operands, and the
     /// certificate explains the deviation: every unit is legal on its own
@@ -153,7 +158,7 @@ pub enum LegalReason {
 
 impl LegalReason {
     /// Every reason, in report order.
-    pub const ALL: [LegalReason; 18] = [
+    pub const ALL: [LegalReason; 19] = [
         LegalReason::WithinErrorSpec,
         LegalReason::FlushedSubnormalOutput,
         LegalReason::FlushedInputs,
@@ -169,6 +174,7 @@ impl LegalReason {
         LegalReason::OpSemantics,
         LegalReason::UnstableSort,
         LegalReason::PropagatedBound,
+        LegalReason::Witnessed,
         LegalReason::Amplified,
         LegalReason::KnownBug,
         LegalReason::Alternative,
@@ -192,6 +198,7 @@ impl LegalReason {
             LegalReason::OpSemantics => "op-semantics",
             LegalReason::UnstableSort => "unstable-sort",
             LegalReason::PropagatedBound => "propagated-bound",
+            LegalReason::Witnessed => "witnessed",
             LegalReason::Amplified => "amplified",
             LegalReason::KnownBug => "known-bug",
             LegalReason::Alternative => "alternative",
@@ -218,6 +225,9 @@ impl LegalReason {
             LegalReason::OpSemantics => "matches the backend's declared op semantics",
             LegalReason::UnstableSort => "equal up to the order of sort ties",
             LegalReason::PropagatedBound => "inside the bound propagated through the graph",
+            LegalReason::Witnessed => {
+                "reached by a run with every instruction moved within its declared numerics"
+            }
             LegalReason::Amplified => {
                 "amplified (every unit agrees, and the certificate of local agreement explains it)"
             }

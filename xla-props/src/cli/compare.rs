@@ -18,7 +18,7 @@ use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
 use crate::isolate::{explain_departure, Departure, Tested};
 use crate::literal::Literal;
-use crate::property::{BackendId, CaseContext, CaseId, Outcome, ReferenceCache};
+use crate::property::{BackendId, CaseContext, CaseId, Failure, Outcome, ReferenceCache};
 
 /// Arguments of `xla-props compare`.
 #[derive(clap::Args, Debug)]
@@ -374,18 +374,21 @@ pub fn judge_compare(
 // `--backend`) against `--reference`, and reports the suite's verdict with
 // the inputs' digests.
 
-/// The outcome as one word and one line, and the exit code: 0 the case
-/// passes, 1 it fails (a known bug's values too), 2 skipped, 3 the backend
+/// The outcome as one word (`report::Outcome::name`) and one line, and the
+/// exit code: 0 the case passes (an unexpected pass too), 1 it fails (an
+/// expected failure and a known bug's values too), 2 skipped, 3 the backend
 /// rejected or crashed (as `compare`).
 fn describe(outcome: &Outcome) -> (&'static str, String, u8) {
-    match outcome {
-        Outcome::Pass => ("pass", "the case passes".to_string(), 0),
-        Outcome::Skip(why) => ("skip", format!("skipped: {why}"), 2),
-        Outcome::Fail(f) => {
-            let code = f.verdict.as_ref().map_or(1, |v| exit_code(v, false).max(1));
-            ("fail", format!("fails: {}", f.summary), code)
-        }
-    }
+    let failed = |f: &Failure| f.verdict.as_ref().map_or(1, |v| exit_code(v, false).max(1));
+    let line = match outcome {
+        Outcome::Pass => ("the case passes".to_string(), 0),
+        Outcome::XPass => ("the case passes (declared an expected failure)".to_string(), 0),
+        Outcome::Skip(why) => (format!("skipped: {why}"), 2),
+        Outcome::Fail(f) => (format!("fails: {}", f.summary), failed(f)),
+        Outcome::XFail(f) => (format!("fails as expected: {}", f.summary), failed(f)),
+        Outcome::Rejected(f) => (format!("rejected: {}", f.summary), 3),
+    };
+    (outcome.name(), line.0, line.1)
 }
 
 /// Runs `--case NAME`; returns the exit code (see [`describe`]).
@@ -440,8 +443,8 @@ fn run_case(name: &str, args: &CompareArgs) -> Result<u8, CliError> {
     say!("{line}");
     if let Some(path) = &args.json {
         let verdict = match &outcome {
-            Outcome::Fail(f) => f.verdict.clone(),
-            _ => None,
+            Outcome::Fail(f) | Outcome::XFail(f) | Outcome::Rejected(f) => f.verdict.clone(),
+            Outcome::Pass | Outcome::XPass | Outcome::Skip(_) => None,
         };
         let json = serde_json::json!({
             "case": id.to_string(),

@@ -32,7 +32,7 @@ fn is_xml(p: &Path) -> bool {
 pub(super) fn merged_results(
     shards: &[PathBuf],
     allow_mixed: bool,
-) -> Result<serde_json::Value, CliError> {
+) -> Result<crate::report::RunResults, CliError> {
     let docs = read_results(shards).map_err(|e| CliError::input(e.0))?;
     merge_results(docs, MergeOptions { allow_mixed }).map_err(|e| CliError::input(e.0))
 }

@@ -49,9 +49,10 @@ pub fn observe(test: &HloTest, backend: &dyn Backend) -> Result<Observation, Str
     let expected = Oracle::Exact.run(module, &args);
     let actual = tested.run(module, &args);
     let rejection = match (&expected, &actual) {
-        (Produced::Ok(_), Err(e @ BackendError::Compile(message))) => {
-            known_rejection(backend.known_bugs(), module, message, e.to_string())
-        }
+        (
+            Produced::Ok(_),
+            Err(e @ (BackendError::Compile(message) | BackendError::Execute(message))),
+        ) => known_rejection(backend.known_bugs(), module, message, e.to_string()),
         _ => None,
     };
     let verdict = rejection.unwrap_or_else(|| {

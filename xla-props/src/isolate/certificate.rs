@@ -211,10 +211,13 @@ pub(crate) fn measure_local(
                     }
                 })
                 .collect();
+            // in ULP of the larger side: against an expected zero, the
+            // steps of the actual value's magnitude, not of the smallest
+            // subnormal (a bf16 0.2 against 0 is 2^131 of those)
             let worst_ulp = abs
                 .iter()
                 .enumerate()
-                .map(|(i, d)| d / ulp_of(e, e.get_f64(i)))
+                .map(|(i, d)| d / ulp_of(e, e.get_f64(i).abs().max(a.get_f64(i).abs())))
                 .fold(0.0, f64::max);
             let abs = spread(module, c, reference, allow, abs);
             out.insert(entry.instr(c).name.clone(), LocalError { abs, worst_ulp });

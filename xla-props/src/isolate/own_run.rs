@@ -48,7 +48,7 @@ pub(crate) struct OwnRun {
 /// outputs.
 ///
 /// When exposing every value changes the outputs, the run is tried up to
-/// twice more with fewer values exposed (see [`hidden_values`]: their
+/// three times more with fewer values exposed (see [`hidden_values`]: their
 /// order of summation is what exposing changes, a reduction fused into its
 /// consumers, a product contracted into its add); each unit is then judged
 /// together with the unexposed values it reads, recomputed from exposed
@@ -73,25 +73,7 @@ pub(crate) fn every_unit_legal_in_own_run(
         })
         .collect();
     let numerics = tested.numerics();
-    let mut values = own_values(module, args, actual, reference, tested, &exposable, debug);
-    let mut hidden = 0;
-    // second and third tries: fewer values exposed, each left unexposed
-    // judged inside the regions of its readers (larger regions, looser)
-    for reads in [false, true] {
-        if values.is_some() {
-            break;
-        }
-        let hide = hidden_values(module, reads, &numerics);
-        let fewer: Vec<InstrId> = exposable
-            .iter()
-            .copied()
-            .filter(|i| !hide[i.index()])
-            .collect();
-        if fewer.len() < exposable.len() {
-            hidden = exposable.len() - fewer.len();
-            values = own_values(module, args, actual, reference, tested, &fewer, debug);
-        }
-    }
+    let (values, hidden) = first_own_values(module, args, actual, reference, tested, &exposable);
     let values = values?;
     // each instruction's place in topological order, for ordering regions
     let mut rank = vec![0; entry.instructions.len()];
@@ -173,6 +155,55 @@ pub(crate) fn every_unit_legal_in_own_run(
     Some(own)
 }
 
+/// The first run whose outputs are the judged run's: every value
+/// exposed, then the tries with fewer (see [`hidden_values`]), whose
+/// hidden values are then exposed back (see [`expose_back`]). With how
+/// many values stay hidden.
+fn first_own_values(
+    module: &Module,
+    args: &[Literal],
+    actual: &[Literal],
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+    exposable: &[InstrId],
+) -> (Option<Vec<Option<Value>>>, usize) {
+    let debug = std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some();
+    let numerics = tested.numerics();
+    let mut values = own_values(module, args, actual, reference, tested, exposable, debug);
+    let mut hidden = 0;
+    // second and third tries: fewer values exposed, each left unexposed
+    // judged inside the regions of its readers (larger regions, looser)
+    let narrow_may_widen =
+        numerics.excess_precision_anywhere || numerics.excess_precision_in_fusions;
+    let tries: &[(bool, bool)] = if narrow_may_widen {
+        &[(false, false), (true, false), (true, true)]
+    } else {
+        &[(false, false), (true, false)]
+    };
+    for &(reads, narrow) in tries {
+        if values.is_some() {
+            break;
+        }
+        let hide = hidden_values(module, reads, narrow, &numerics);
+        let fewer: Vec<InstrId> = exposable
+            .iter()
+            .copied()
+            .filter(|i| !hide[i.index()])
+            .collect();
+        if fewer.len() < exposable.len() {
+            hidden = exposable.len() - fewer.len();
+            values = own_values(module, args, actual, reference, tested, &fewer, debug);
+            if let Some(v) = values.as_mut() {
+                let run = |exposed: &[InstrId]| {
+                    own_values(module, args, actual, reference, tested, exposed, debug)
+                };
+                hidden = expose_back(exposable, &hide, v, run, debug);
+            }
+        }
+    }
+    (values, hidden)
+}
+
 /// The backend's values of every entry instruction when `exposed` are
 /// made outputs (parameters and constants are the reference's; a value
 /// not exposed is None), or None when that run fails or its outputs are
@@ -223,15 +254,86 @@ fn own_values(
     Some(values)
 }
 
+/// Most runs spent exposing hidden values back (see [`expose_back`]).
+const EXPOSE_BACK_RUNS: usize = 12;
+
+/// The hidden values are exposed back, a group at a time (first a sixth
+/// of them, then halves of the groups that failed), keeping each group
+/// whose run still gives the judged outputs bit for bit; `values` becomes
+/// the last such run's. Which values change the program once exposed is
+/// the compiler's choice (a reduction fused into its readers, a product
+/// contracted into its add), and every value exposed back is one a region
+/// no longer recomputes: the regions that judge hidden values shrink from
+/// a network's whole forward pass to the few units around a sum. Sound as
+/// the first run is: only a run with the judged outputs is used. Returns
+/// how many values stay hidden.
+fn expose_back(
+    exposable: &[InstrId],
+    hide: &[bool],
+    values: &mut Vec<Option<Value>>,
+    mut run: impl FnMut(&[InstrId]) -> Option<Vec<Option<Value>>>,
+    debug: bool,
+) -> usize {
+    let mut hidden: HashSet<InstrId> = exposable
+        .iter()
+        .copied()
+        .filter(|i| hide[i.index()])
+        .collect();
+    let order: Vec<InstrId> = exposable
+        .iter()
+        .copied()
+        .filter(|i| hidden.contains(i))
+        .collect();
+    let size = order.len().div_ceil(6).max(1);
+    let mut groups: std::collections::VecDeque<Vec<InstrId>> =
+        order.chunks(size).map(<[InstrId]>::to_vec).collect();
+    let mut runs = 0;
+    while let Some(group) = groups.pop_front() {
+        if runs == EXPOSE_BACK_RUNS {
+            break;
+        }
+        runs += 1;
+        let exposed: Vec<InstrId> = exposable
+            .iter()
+            .copied()
+            .filter(|i| !hidden.contains(i) || group.contains(i))
+            .collect();
+        match run(&exposed) {
+            Some(v) => {
+                for i in &group {
+                    hidden.remove(i);
+                }
+                *values = v;
+            }
+            None if group.len() > 1 => {
+                let (a, b) = group.split_at(group.len() / 2);
+                groups.push_back(a.to_vec());
+                groups.push_back(b.to_vec());
+            }
+            None => {}
+        }
+    }
+    if debug {
+        eprintln!(
+            "certificate debug: {} values stay hidden after {runs} runs exposing them back",
+            hidden.len()
+        );
+    }
+    hidden.len()
+}
+
 /// The entry values to leave unexposed: what a reduction or contraction
 /// computes and what only moves such a value (reshape, broadcast,
 /// transpose, ...), and with `reads` also what a reduction or contraction
 /// reads (exposing it changes how the compiler fuses the producer into the
 /// sum, and so its order) and a product an add reads where the numerics
-/// let it be contracted (exposed, it is rounded first). A value is left
+/// let it be contracted (exposed, it is rounded first), and with `narrow`
+/// also every narrow float (bf16, f16, f8) where the numerics allow excess
+/// precision: a compiler that keeps a narrow chain in f32 inside one
+/// kernel rounds a value first once it is an output. A value is left
 /// unexposed only where every reader is a unit, whose region then judges
 /// it: never the root, nor a value that tuples or get-tuple-elements read.
-fn hidden_values(module: &Module, reads: bool, numerics: &Numerics) -> Vec<bool> {
+fn hidden_values(module: &Module, reads: bool, narrow: bool, numerics: &Numerics) -> Vec<bool> {
     let entry = module.entry_computation();
     let n = entry.instructions.len();
     let sums_alone: Vec<bool> = entry
@@ -262,8 +364,14 @@ fn hidden_values(module: &Module, reads: bool, numerics: &Numerics) -> Vec<bool>
             continue;
         }
         let moves_hidden = moves_data(ins.opcode) && ins.operands.iter().any(|o| hide[o.index()]);
-        hide[i.index()] =
-            sums_alone[i.index()] || moves_hidden || (reads && read_by_sum[i.index()]);
+        let narrow_float = ins
+            .shape
+            .as_array()
+            .is_some_and(|a| a.dtype.is_float() && a.dtype.bit_width() < 32);
+        hide[i.index()] = sums_alone[i.index()]
+            || moves_hidden
+            || (reads && read_by_sum[i.index()])
+            || (narrow && narrow_float);
     }
     hide
 }
@@ -373,6 +481,14 @@ fn judge_region(
         return Ok(0.0);
     }
     let verdict = judge_outputs(&x.module, &cargs, &expected, got, numerics);
+    if verdict.kind().is_some() && std::env::var_os("XLA_PROPS_DEBUG_OWN_RUN").is_some() {
+        eprintln!(
+            "own-run debug: region of {} instructions around `{}`:\n{}\n{verdict}",
+            region.len(),
+            module.entry_computation().instr(root).name,
+            x.module
+        );
+    }
     match verdict.kind() {
         Some(kind) => Err(kind),
         None => Ok(worst_ulp(&expected, got)),
@@ -439,6 +555,116 @@ ENTRY e {
         assert!(reassociates(&m, entry.instr(id(&m, "s"))));
         assert!(!reassociates(&m, entry.instr(id(&m, "q"))));
         assert!(!reassociates(&m, entry.instr(id(&m, "n"))));
+    }
+
+    /// A max-pool gradient's value-and-index reduce-window: the reducer
+    /// keeps the first of equal maxima (associative, `(0, -1)` its
+    /// identity, not commutative). Its operands keep their order in the
+    /// reduction tree, so one index is legal among ties, the first: a
+    /// result that broke the tie otherwise is a mismatch, also under a
+    /// compiler's permissive numerics.
+    #[test]
+    fn an_argmax_window_over_ties_allows_only_the_first_maximum() {
+        let text = "HloModule rw
+red {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  m1 = s32[] constant(-1)
+  c0 = pred[] compare(ai, m1), direction=NE
+  c1 = pred[] compare(bi, m1), direction=NE
+  ge = pred[] compare(a, b), direction=GE
+  nc1 = pred[] not(c1)
+  and = pred[] and(ge, c0)
+  or = pred[] or(and, nc1)
+  v = f32[] select(or, a, b)
+  i = s32[] select(or, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[1,4] parameter(0)
+  io = s32[1,4] iota(), iota_dimension=1
+  z = f32[] constant(0)
+  m1 = s32[] constant(-1)
+  ROOT r = (f32[1,1], s32[1,1]) reduce-window(x, io, z, m1), window={size=1x4}, to_apply=red
+}
+";
+        use crate::hlo::ArrayShape;
+        use crate::hlo::ElementType::{F32, S32};
+        let m = parse_module(text).unwrap();
+        let shape = |dtype, dims: Vec<i64>| ArrayShape {
+            dtype,
+            dims,
+            layout: None,
+        };
+        // a ReLU's zeros, a tie among all four
+        let args =
+            vec![Literal::from_f64s(&shape(F32, vec![1, 4]), &[0.0, 0.0, 0.0, 0.0]).unwrap()];
+        let expected = crate::reference::evaluate(&m, &args).unwrap();
+        assert_eq!(expected[1].get_f64(0), 0.0, "the first maximum");
+        let numerics = crate::backend::iree::numerics::iree_cpu_numerics();
+        let with_index = |i: f64| {
+            vec![
+                expected[0].clone(),
+                Literal::from_f64s(&shape(S32, vec![1, 1]), &[i]).unwrap(),
+            ]
+        };
+        assert!(
+            judge_outputs(&m, &args, &expected, &with_index(0.0), &numerics)
+                .kind()
+                .is_none()
+        );
+        assert!(
+            judge_outputs(&m, &args, &expected, &with_index(3.0), &numerics)
+                .kind()
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn hidden_values_are_exposed_back_except_the_one_that_changes_the_outputs() {
+        // twelve values, all hidden; exposing `5` changes the program
+        let exposable: Vec<InstrId> = (0..12).map(InstrId).collect();
+        let hide = vec![true; 12];
+        let mut values: Vec<Option<Value>> = vec![None; 12];
+        let mut runs = 0;
+        let stay = expose_back(
+            &exposable,
+            &hide,
+            &mut values,
+            |exposed: &[InstrId]| {
+                runs += 1;
+                if exposed.contains(&InstrId(5)) {
+                    return None;
+                }
+                // a run's values: each exposed value is its own index
+                let mut v = vec![None; 12];
+                for i in exposed {
+                    v[i.index()] = Some(Value::Array(Literal::scalar(
+                        crate::hlo::ElementType::F32,
+                        i.index() as f64,
+                    )));
+                }
+                Some(v)
+            },
+            false,
+        );
+        assert_eq!(stay, 1);
+        assert!(runs <= EXPOSE_BACK_RUNS);
+        // the values are the last successful run's: all but `5`
+        let shown: Vec<usize> = (0..12).filter(|&i| values[i].is_some()).collect();
+        assert_eq!(shown, vec![0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11]);
+    }
+
+    #[test]
+    fn no_value_is_exposed_back_when_every_run_changes_the_outputs() {
+        let exposable: Vec<InstrId> = (0..4).map(InstrId).collect();
+        let hide = vec![false, true, true, false];
+        let mut values: Vec<Option<Value>> = vec![None; 4];
+        let stay = expose_back(&exposable, &hide, &mut values, |_: &[InstrId]| None, false);
+        assert_eq!(stay, 2);
+        assert!(values.iter().all(Option::is_none));
     }
 
     #[test]

@@ -438,12 +438,12 @@ fn max_ulp_of(v: &Verdict) -> Option<u64> {
     }
 }
 
-/// A compile error that the backend's known bugs say it gives for this
-/// module (`BugModel::Rejects`): a failure carrying
-/// `Verdict::KnownRejection`, which the runner reports as an expected
-/// failure naming the bugs. `None` for any other error.
+/// A compile error (or a run's error, such as a crash) that the backend's
+/// known bugs say it gives for this module (`BugModel::Rejects`): a failure
+/// carrying `Verdict::KnownRejection`, which the runner reports as an
+/// expected failure naming the bugs. `None` for any other error.
 fn known_rejection(backend: &dyn Backend, module: &Module, e: &BackendError) -> Option<Outcome> {
-    let BackendError::Compile(message) = e else {
+    let (BackendError::Compile(message) | BackendError::Execute(message)) = e else {
         return None;
     };
     let verdict =

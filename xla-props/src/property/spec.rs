@@ -218,16 +218,11 @@ pub struct Failure {
     pub verdict: Option<Verdict>,
 }
 
-/// The outcome of one case: never a bool, never a panic.
-#[derive(Clone, Debug)]
-pub enum Outcome {
-    /// The property holds.
-    Pass,
-    /// The property does not hold.
-    Fail(Box<Failure>),
-    /// The case does not apply (unsupported op or dtype, a known limitation), with the reason.
-    Skip(String),
-}
+/// The outcome of one case: never a bool, never a panic. A body returns
+/// `Pass`, `Fail` or `Skip`; the runner adds expected failures, unexpected
+/// passes and rejections. It is the one outcome type ([`crate::report::Outcome`]),
+/// its failures carrying the typed [`Failure`].
+pub type Outcome = crate::report::Outcome<Box<Failure>>;
 
 impl Outcome {
     /// A failure with a one-line summary.

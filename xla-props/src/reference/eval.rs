@@ -30,6 +30,11 @@ pub struct FusionValues<'a> {
 
 type FusionHook<'h> = dyn FnMut(&FusionValues<'_>) + 'h;
 
+/// Called with every instruction's result as it is computed (in every
+/// computation, every time it runs), which it may change: the witness
+/// runs' legal moves (`first_order::witness`).
+pub(crate) type ResultHook<'h> = dyn FnMut(CompId, &Instruction, &[&Value], &mut Value) + 'h;
+
 /// The reference evaluator, with its options.
 ///
 /// ```
@@ -48,6 +53,7 @@ type FusionHook<'h> = dyn FnMut(&FusionValues<'_>) + 'h;
 pub struct Evaluator<'h> {
     fuel_limit: u64,
     hook: Option<Box<FusionHook<'h>>>,
+    on_result: Option<Box<ResultHook<'h>>>,
 }
 
 impl Default for Evaluator<'_> {
@@ -62,6 +68,7 @@ impl<'h> Evaluator<'h> {
         Evaluator {
             fuel_limit: DEFAULT_FUEL,
             hook: None,
+            on_result: None,
         }
     }
 
@@ -75,6 +82,16 @@ impl<'h> Evaluator<'h> {
     /// (at any depth, every time a fusion runs).
     pub fn on_fusion(mut self, hook: impl FnMut(&FusionValues<'_>) + 'h) -> Self {
         self.hook = Some(Box::new(hook));
+        self
+    }
+
+    /// Calls `hook` with every instruction's result, which it may change
+    /// (a single-device run only).
+    pub(crate) fn on_result(
+        mut self,
+        hook: impl FnMut(CompId, &Instruction, &[&Value], &mut Value) + 'h,
+    ) -> Self {
+        self.on_result = Some(Box::new(hook));
         self
     }
 
@@ -93,7 +110,7 @@ impl<'h> Evaluator<'h> {
             message: e,
         })?;
         if let Some(program) = program {
-            if self.hook.is_some() {
+            if self.hook.is_some() || self.on_result.is_some() {
                 return Err(EvalError::Unsupported {
                     opcode: Opcode::Fusion,
                     reason: "looking inside fusions of a multi-device program".into(),
@@ -182,6 +199,7 @@ impl<'h> Evaluator<'h> {
             fuel_limit: self.fuel_limit,
             depth: 0,
             hook: self.hook.as_deref_mut(),
+            on_result: self.on_result.as_deref_mut(),
             spmd,
         };
         run.computation(module.entry, values)
@@ -336,6 +354,7 @@ pub(crate) struct Run<'a, 'h> {
     pub(super) fuel_limit: u64,
     depth: usize,
     hook: Option<&'a mut FusionHook<'h>>,
+    on_result: Option<&'a mut ResultHook<'h>>,
     /// This device, in a multi-device run.
     pub(super) spmd: Option<DeviceContext>,
 }
@@ -350,6 +369,7 @@ impl<'a> Run<'a, '_> {
             fuel_limit: DEFAULT_FUEL,
             depth: 0,
             hook: None,
+            on_result: None,
             spmd: None,
         }
     }
@@ -408,6 +428,7 @@ impl Run<'_, '_> {
         id: CompId,
         args: Vec<Value>,
     ) -> Result<Vec<Option<Value>>, EvalError> {
+        let comp_id = id;
         let module = self.module;
         let comp = module.computations.get(id.index()).ok_or_else(|| {
             invalid_module(module, &format!("computation #{} does not exist", id.0))
@@ -438,7 +459,11 @@ impl Run<'_, '_> {
                         instruction: ins.name.clone(),
                         message: "an operand has no value".into(),
                     })?;
-                self.step(ins, &ops)?
+                let mut v = self.step(ins, &ops)?;
+                if let Some(hook) = self.on_result.as_deref_mut() {
+                    hook(comp_id, ins, &ops, &mut v);
+                }
+                v
             };
             values[id.index()] = Some(v);
         }

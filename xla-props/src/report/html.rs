@@ -11,8 +11,9 @@ use std::fmt::Write as _;
 
 use super::markup::escape;
 use super::model::{CellKey, Comparison, RunModel};
+use super::outcome::Outcome;
 use super::plot;
-use super::results::{CaseStatus, Isolation, ReportError, RunResults};
+use super::results::{Isolation, ReportError, RunMetadata, RunResults};
 
 mod heatmap;
 mod histograms;
@@ -104,7 +105,8 @@ document.addEventListener('DOMContentLoaded',function(){show();document.body.set
 /// use xla_props::report::{render_html, ReportOptions, RunResults};
 /// let run = RunResults::parse(r#"{"cases": [
 ///   {"id": "vs_reference::add::f32::f32[2]{0}::uniform::buggy", "outcome": "failed",
-///    "message": "backend: buggy\nverdict: mismatch\nrerun: cargo test --exact 'x'"}]}"#, "run").unwrap();
+///    "verdict": "mismatch", "rerun": "cargo test --exact 'x'",
+///    "message": "backend: buggy\nverdict: mismatch"}]}"#, "run").unwrap();
 /// let html = render_html(&run, None, &[], &ReportOptions::default()).unwrap();
 /// assert!(html.contains(r##"href="#fail-buggy-add-f32""##));
 /// assert!(html.contains("cargo test --exact"));
@@ -289,9 +291,9 @@ fn metadata(h: &mut String, run: &RunResults, model: &RunModel, options: &Report
     let (xfail, xpass) = run
         .cases
         .iter()
-        .fold((0, 0), |(f, p), c| match c.kind.as_deref() {
-            Some("xfail") => (f + 1, p),
-            Some("xpass") => (f, p + 1),
+        .fold((0, 0), |(f, p), c| match c.outcome() {
+            Outcome::XFail(()) => (f + 1, p),
+            Outcome::XPass => (f, p + 1),
             _ => (f, p),
         });
     if xfail + xpass > 0 {
@@ -304,14 +306,47 @@ fn metadata(h: &mut String, run: &RunResults, model: &RunModel, options: &Report
             ),
         );
     }
-    for (k, v) in &meta.extra {
+    other_rows(h, &meta);
+    h.push_str("</table>\n");
+}
+
+/// The run's identity (case space, shard, xla-props version) and anything
+/// else its metadata holds, by key.
+fn other_rows(h: &mut String, meta: &RunMetadata) {
+    let json = |v: Option<String>| v.filter(|t| !t.is_empty());
+    let identity = [
+        (
+            "case_space",
+            json(
+                meta.case_space
+                    .as_ref()
+                    .and_then(|c| serde_json::to_string(c).ok()),
+            ),
+        ),
+        (
+            "shard",
+            json(
+                meta.shard
+                    .as_ref()
+                    .and_then(|c| serde_json::to_string(c).ok()),
+            ),
+        ),
+        ("xla_props", meta.xla_props.clone()),
+    ];
+    let extra = meta.extra.iter().map(|(k, v)| {
         let text = match v {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        row(h, k, &format!("<code>{}</code>", escape(&text)));
+        (k.as_str(), Some(text))
+    });
+    let mut rows: Vec<(&str, Option<String>)> = identity.into_iter().chain(extra).collect();
+    rows.sort_by(|a, b| a.0.cmp(b.0));
+    for (k, text) in rows {
+        if let Some(text) = text {
+            row(h, k, &format!("<code>{}</code>", escape(&text)));
+        }
     }
-    h.push_str("</table>\n");
 }
 
 fn id_list(
@@ -444,7 +479,7 @@ fn failures(
             );
             for &i in cell.failures.iter().take(MAX_FAILURES_PER_CELL) {
                 let c = &run.cases[i];
-                debug_assert_eq!(c.outcome(), CaseStatus::Failed);
+                debug_assert!(c.outcome().is_failed());
                 let new = cmp.is_some_and(|x| x.new_failures.contains(&c.id));
                 let reproduce = match (c.rerun(), c.reproducer()) {
                     (Some(r), Some(d)) => format!(

@@ -4,8 +4,10 @@
 
 mod graph;
 mod html;
+mod identity;
 mod markup;
 mod model;
+mod outcome;
 mod plot;
 mod results;
 #[cfg(test)]
@@ -15,13 +17,15 @@ mod write;
 
 pub use graph::graph_from_module;
 pub use html::{cell_anchor, render_html, ReportOptions, MAX_FAILURES_PER_CELL};
+pub use identity::{CaseSelection, CaseSpaceId, ShardInfo};
 pub use markup::escape;
 pub use model::{
-    ulp_bucket_label, ulp_bucket_order, Cell, CellKey, Comparison, Counts, RunModel, UlpChange,
+    ulp_bucket_label, ulp_bucket_order, Cell, CellKey, Comparison, RunModel, UlpChange,
     UlpDistribution,
 };
+pub use outcome::{Counts, Outcome};
 pub use results::{
-    BackendInfo, CaseResult, CaseStatus, Culprit, GraphEdge, GraphNode, HistogramBucket, Isolation,
+    BackendInfo, CaseResult, Culprit, GraphEdge, GraphNode, HistogramBucket, Isolation,
     ReportError, RunMetadata, RunResults,
 };
 pub use triage::{TriageGroup, TriageLinks, TriageMember};

@@ -4,34 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::results::{CaseStatus, RunResults};
-
-/// Passed, failed and skipped counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Cases that passed.
-    pub passed: u64,
-    /// Cases that failed.
-    pub failed: u64,
-    /// Cases that were skipped.
-    pub skipped: u64,
-}
-
-impl Counts {
-    /// Counts one more case of status `o`.
-    pub fn add(&mut self, o: CaseStatus) {
-        match o {
-            CaseStatus::Passed => self.passed += 1,
-            CaseStatus::Failed => self.failed += 1,
-            CaseStatus::Skipped => self.skipped += 1,
-        }
-    }
-
-    /// All cases.
-    pub fn total(&self) -> u64 {
-        self.passed + self.failed + self.skipped
-    }
-}
+use super::outcome::{Counts, Outcome};
+use super::results::RunResults;
 
 /// A heatmap cell's position: (backend, op, dtype).
 pub type CellKey = (String, String, String);
@@ -110,12 +84,11 @@ impl UlpAcc {
             self.cases += 1;
         }
         if c.max_ulp.is_some_and(|u| u > 0) {
-            match (c.outcome(), &c.budget) {
-                (CaseStatus::Failed, _) => self.failed += 1,
-                (CaseStatus::Passed, Some(b)) => {
-                    *self.accepted_by.entry(b.clone()).or_default() += 1
-                }
-                (CaseStatus::Passed, None) => self.unexplained += 1,
+            let o = c.outcome();
+            match &c.budget {
+                _ if o.is_failed() => self.failed += 1,
+                Some(b) if o.is_passed() => *self.accepted_by.entry(b.clone()).or_default() += 1,
+                None if o.is_passed() => self.unexplained += 1,
                 _ => {}
             }
         }
@@ -258,10 +231,10 @@ impl RunModel {
                 .entry((c.backend().into(), c.op().into(), c.dtype().into()))
                 .or_default();
             cell.counts.add(outcome);
-            if outcome == CaseStatus::Failed {
+            if outcome.is_failed() {
                 cell.failures.push(i);
             }
-            if outcome == CaseStatus::Skipped {
+            if outcome.is_skipped() {
                 let why = c
                     .message
                     .as_deref()
@@ -376,32 +349,32 @@ impl Comparison {
     /// assert!(c.new_failures.contains("p::sub::f32::s::u::b"));
     /// ```
     pub fn new(old: &RunResults, new: &RunResults) -> Comparison {
-        let outcome_of = |run: &RunResults| -> HashMap<String, CaseStatus> {
+        fn outcome_of(run: &RunResults) -> HashMap<String, &Outcome<()>> {
             run.cases
                 .iter()
                 .map(|c| (c.id.clone(), c.outcome()))
                 .collect()
-        };
+        }
         let before = outcome_of(old);
         let now = outcome_of(new);
         let mut c = Comparison::default();
-        for (id, &o) in &now {
-            if o == CaseStatus::Failed {
-                if before.get(id) == Some(&CaseStatus::Failed) {
+        for (id, o) in &now {
+            if o.is_failed() {
+                if before.get(id).is_some_and(|b| b.is_failed()) {
                     c.still_failing += 1;
                 } else {
                     c.new_failures.insert(id.clone());
                 }
             }
         }
-        for (id, &o) in &before {
-            if o == CaseStatus::Failed {
+        for (id, o) in &before {
+            if o.is_failed() {
                 match now.get(id) {
-                    Some(CaseStatus::Passed) => {
+                    Some(n) if n.is_passed() => {
                         c.fixed.insert(id.clone());
                     }
-                    Some(CaseStatus::Failed) => {}
-                    Some(CaseStatus::Skipped) | None => {
+                    Some(n) if n.is_failed() => {}
+                    _ => {
                         c.no_longer_run.insert(id.clone());
                     }
                 }

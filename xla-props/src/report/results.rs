@@ -5,40 +5,20 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+
+use super::identity::{CaseSpaceId, ShardInfo};
+use super::outcome::{deserialize_status, serialize_status, Counts, Outcome};
 
 /// Why a results file could not be read. The message is one lowercase line.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct ReportError(pub String);
 
-/// How a case ended, as the runner writes it (`"passed"`, `"failed"`, `"skipped"`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CaseStatus {
-    /// The property held.
-    Passed,
-    /// The property failed (or an expected failure passed).
-    Failed,
-    /// Not applicable, unsupported, a skip limitation, or an expected failure.
-    Skipped,
-}
-
-impl CaseStatus {
-    /// Lowercase name, as the runner writes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            CaseStatus::Passed => "passed",
-            CaseStatus::Failed => "failed",
-            CaseStatus::Skipped => "skipped",
-        }
-    }
-}
-
 /// One bucket of a ULP histogram, as the comparator writes it:
 /// `{"ulp": "3-4", "count": 12}` (labels `0`, `1`, `2`, `3-4`, `5-8`, ...,
 /// `>2^31`, `nan/inf/sign`).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistogramBucket {
     /// The bucket's label.
     pub ulp: String,
@@ -46,50 +26,96 @@ pub struct HistogramBucket {
     pub count: u64,
 }
 
-/// One case of the run (one object of the runner's `cases` array).
-#[derive(Clone, Debug, Default, Deserialize)]
+/// One case of the run (one object of the runner's `cases` array): what
+/// the runner writes and what `report`, `merge` and triage read. Every field
+/// beyond `id` and `outcome` is optional; empty ones are not written, so
+/// that a run of 468k cases stays small.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CaseResult {
     /// The case name, `property::op::dtype::shape::variant::backend`.
     pub id: String,
-    /// The property (else taken from the id).
+    /// The property (else taken from the id). This and the next four are
+    /// read only: derived from the id (or `families`), never written.
+    #[serde(skip_serializing)]
     pub property: Option<String>,
     /// The op (else taken from the id).
+    #[serde(skip_serializing)]
     pub op: Option<String>,
     /// The dtype (else taken from the id).
+    #[serde(skip_serializing)]
     pub dtype: Option<String>,
     /// The op family, used to order the heatmap rows.
+    #[serde(skip_serializing)]
     pub family: Option<String>,
     /// The backend (else taken from the id).
+    #[serde(skip_serializing)]
     pub backend: Option<String>,
-    /// How it ended (`None` only in invalid input; `load` rejects it).
-    pub outcome: Option<CaseStatus>,
-    /// The failure report or the skip reason.
-    pub message: Option<String>,
+    /// How it ended (`None` only in invalid input; `parse` rejects it).
+    /// Written as `outcome` (what it counts as) and `kind` (`xfail`,
+    /// `xpass`, `rejected`; absent when `outcome` says it all).
+    #[serde(
+        serialize_with = "serialize_status",
+        deserialize_with = "deserialize_status"
+    )]
+    pub outcome: Option<Outcome<()>>,
+    /// The JSON's `kind`, as read or as written (see `outcome`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) kind: Option<String>,
+    /// One line: what failed (failures and expected failures).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
     /// The largest ULP distance the checker saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_ulp: Option<u64>,
     /// Elements the judge accepted per legal difference, by reason name.
-    pub legal: std::collections::BTreeMap<String, u64>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub legal: BTreeMap<String, u64>,
     /// What the case was judged against: the property's tolerance and the
     /// backend's declared budget for the op and dtype, as text.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
     /// The worst mismatch, as text.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub worst_mismatch: Option<String>,
-    /// Wall time of the case.
-    pub duration_us: Option<u64>,
-    /// The verdict, as text (else the message's `verdict:` line).
-    pub verdict: Option<String>,
-    /// A command that reruns this case (else the message's `rerun:` line).
-    pub rerun: Option<String>,
-    /// The reproducer directory (else the message's `reproducer:` line).
-    pub reproducer: Option<String>,
-    /// ULP distances over every compared element: a list of buckets, or a
-    /// map from bucket label to count (`{"0": 30, "3-4": 2}`, what the runner writes).
-    #[serde(deserialize_with = "histogram")]
+    /// ULP distances over every compared element: read as a list of
+    /// buckets or a map from bucket label to count; written as the map
+    /// (`{"0": 30, "3-4": 2}`), buckets in order.
+    #[serde(
+        deserialize_with = "histogram",
+        serialize_with = "histogram_map",
+        skip_serializing_if = "no_histogram"
+    )]
     pub ulp_histogram: Option<Vec<HistogramBucket>>,
-    /// `xfail` (an expected failure, counted as skipped) or `xpass` (an
-    /// expected failure that passed); absent when the outcome says it all.
-    pub kind: Option<String>,
+    /// A command that reruns this case (failures).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<String>,
+    /// The reproducer directory (failures whose module was captured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reproducer: Option<String>,
+    /// The failure report or the skip reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Wall time of the case.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_us: Option<u64>,
+}
+
+fn no_histogram(h: &Option<Vec<HistogramBucket>>) -> bool {
+    h.as_ref().is_none_or(Vec::is_empty)
+}
+
+fn histogram_map<S: serde::Serializer>(
+    h: &Option<Vec<HistogramBucket>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let buckets = h.as_deref().unwrap_or_default();
+    let mut map = s.serialize_map(Some(buckets.len()))?;
+    for b in buckets {
+        map.serialize_entry(&b.ulp, &b.count)?;
+    }
+    map.end()
 }
 
 /// `ulp_histogram` as a list of buckets or a map from label to count.
@@ -127,16 +153,18 @@ fn id_part(id: &str, index: usize) -> Option<&str> {
     }
 }
 
-/// The first line of `message` that starts with `key: `, without the key.
-fn message_line<'a>(message: Option<&'a str>, key: &str) -> Option<&'a str> {
-    message?.lines().find_map(|l| {
-        l.trim_start()
-            .strip_prefix(key)
-            .and_then(|r| r.strip_prefix(": "))
-    })
-}
-
 impl CaseResult {
+    /// A case of `outcome` with nothing else known yet (what the runner
+    /// fills in).
+    pub fn new(id: String, outcome: Outcome<()>) -> CaseResult {
+        CaseResult {
+            id,
+            kind: outcome.kind_name().map(str::to_string),
+            outcome: Some(outcome),
+            ..CaseResult::default()
+        }
+    }
+
     /// Sets the property, op, dtype and backend the runner left out from the
     /// id, once, so the accessors need not split the id again.
     fn fill_from_id(&mut self) {
@@ -187,47 +215,49 @@ impl CaseResult {
             .unwrap_or("unknown")
     }
 
-    /// The outcome (`load` guarantees it is present).
-    pub fn outcome(&self) -> CaseStatus {
-        self.outcome.unwrap_or(CaseStatus::Skipped)
+    /// How it ended (`parse` guarantees it is present).
+    pub fn outcome(&self) -> &Outcome<()> {
+        const SKIPPED: &Outcome<()> = &Outcome::Skip(String::new());
+        self.outcome.as_ref().unwrap_or(SKIPPED)
     }
 
-    /// The verdict: the field, else the message's `verdict:` line, else its first line.
+    /// The verdict: the field, else the message's first line.
     pub fn verdict(&self) -> Option<&str> {
         self.verdict
             .as_deref()
-            .or_else(|| message_line(self.message.as_deref(), "verdict"))
             .or_else(|| self.message.as_deref().and_then(|m| m.lines().next()))
     }
 
-    /// The command that reruns this case: the field, else the message's `rerun:` line.
+    /// The command that reruns this case.
     pub fn rerun(&self) -> Option<&str> {
-        self.rerun
-            .as_deref()
-            .or_else(|| message_line(self.message.as_deref(), "rerun"))
+        self.rerun.as_deref()
     }
 
-    /// The reproducer directory: the field, else the message's `reproducer:` line.
+    /// The reproducer directory.
     pub fn reproducer(&self) -> Option<&str> {
-        self.reproducer
-            .as_deref()
-            .or_else(|| message_line(self.message.as_deref(), "reproducer"))
+        self.reproducer.as_deref()
     }
 }
 
-/// A backend named in the metadata, with its version.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+/// A backend of a run, with its version and its part in the run: what the
+/// runner writes in its metadata and the report reads (the one record of a
+/// run's backend; the registry's entries are `backend::KnownBackend`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct BackendInfo {
     /// The backend's name.
     pub name: String,
-    /// Its version (for `xla-cpu`, the PJRT plugin's).
+    /// Its version, when it declares one (for `xla-cpu`, the PJRT plugin's).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// Whether it could run.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub available: Option<bool>,
     /// Why not, when it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Its part in the run: `under test` or `reference`.
+    /// Its part in the run: `under test`, `reference`, or `under test and reference`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
 }
 
@@ -254,36 +284,54 @@ fn backend_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<BackendInf
     })
 }
 
-/// What the run says about itself (the top-level `metadata` object).
-#[derive(Clone, Debug, Default, Deserialize)]
+/// What the run says about itself (the top-level `metadata` object), as
+/// the runner writes it and the report, `merge` and triage read it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunMetadata {
-    /// The backends and their versions.
+    /// The backends under test, then the reference.
     #[serde(deserialize_with = "backend_list")]
     pub backends: Vec<BackendInfo>,
     /// The input seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
     /// The git revision of the code under test.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub git_revision: Option<String>,
     /// Whether tracked files differed from that revision.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub git_dirty: Option<bool>,
-    /// The machine the run ran on.
+    /// When the run started (RFC 3339 in UTC, from the runner).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// Wall time of the whole run, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The command line of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The machine the run ran on: host name, OS and architecture.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// Cores available to the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cores: Option<u64>,
-    /// Wall time of the whole run, in milliseconds.
-    pub duration_ms: Option<u64>,
-    /// When the run started (any text, e.g. RFC 3339).
-    pub started_at: Option<String>,
-    /// The command line of the run.
-    pub command: Option<String>,
-    /// Anything else; shown as key/value rows.
+    /// The xla-props version that ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xla_props: Option<String>,
+    /// The shard this process ran; absent for a whole run (and a merged one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
+    /// The case space the unsharded run selects: shards of one run share it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub case_space: Option<CaseSpaceId>,
+    /// Anything else (a merged run's `shards` and `mixed`); shown as key/value rows.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
 /// Where isolation put the blame.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Culprit {
     /// The computation holding the culprit.
@@ -295,7 +343,7 @@ pub struct Culprit {
 }
 
 /// A node of the culprit fusion's graph: a name, or an object.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum GraphNode {
     /// Just the instruction's name.
@@ -328,7 +376,7 @@ impl GraphNode {
 }
 
 /// An edge of the culprit fusion's graph (operand to user): `["a", "b"]` or `{"from": "a", "to": "b"}`.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum GraphEdge {
     /// `[from, to]`.
@@ -353,7 +401,7 @@ impl GraphEdge {
 
 /// One isolation report: the `isolations` array's objects, or the
 /// `report.json` that `xla-props isolate` writes.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Isolation {
     /// The case or module that was isolated.
@@ -377,21 +425,62 @@ pub struct Isolation {
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
-/// A run's results: the runner's `--json` document.
-#[derive(Clone, Debug, Default, Deserialize)]
+/// A run's results: the runner's `--json` document, as written and read.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunResults {
-    /// Every case.
-    pub cases: Vec<CaseResult>,
+    /// Cases that passed (written by the runner; readers count `cases`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passed: Option<u64>,
+    /// Cases that failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<u64>,
+    /// Cases that were skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<u64>,
+    /// Elements accepted per legal difference over the run, by reason name.
+    pub legal: BTreeMap<String, u64>,
     /// What the run says about itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<RunMetadata>,
-    /// Isolation reports of this run's failures.
-    pub isolations: Vec<Isolation>,
     /// The family of each op (orders the heatmap rows), for cases without a `family`.
     pub families: BTreeMap<String, String>,
+    /// Every case, by name.
+    pub cases: Vec<CaseResult>,
+    /// Isolation reports of this run's failures.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub isolations: Vec<Isolation>,
 }
 
 impl RunResults {
+    /// The document of `cases` (sorted here by name, as every report lists
+    /// them): their totals and legal differences, the families of their ops.
+    pub fn of_cases(
+        mut cases: Vec<CaseResult>,
+        families: BTreeMap<String, String>,
+        metadata: Option<RunMetadata>,
+    ) -> RunResults {
+        cases.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut totals = Counts::default();
+        let mut legal = BTreeMap::new();
+        for c in &cases {
+            totals.add(c.outcome());
+            for (reason, n) in &c.legal {
+                *legal.entry(reason.clone()).or_insert(0) += n;
+            }
+        }
+        RunResults {
+            passed: Some(totals.passed),
+            failed: Some(totals.failed),
+            skipped: Some(totals.skipped),
+            legal,
+            metadata,
+            families,
+            cases,
+            isolations: Vec::new(),
+        }
+    }
+
     /// Parses a results document; `origin` names it in error messages.
     ///
     /// ```
@@ -417,12 +506,25 @@ impl RunResults {
             if c.id.is_empty() {
                 return Err(ReportError(format!("{origin}: case {i} has no `id`")));
             }
-            if c.outcome.is_none() {
+            let Some(status) = c.outcome.as_ref().map(Outcome::status_name) else {
                 return Err(ReportError(format!(
                     "{origin}: case {i} (`{}`) has no `outcome`",
                     c.id
                 )));
-            }
+            };
+            // `kind` refines `outcome`; a skip's reason is its message
+            let refined = Outcome::from_names(status, c.kind.as_deref()).ok_or_else(|| {
+                ReportError(format!(
+                    "{origin}: case {i} (`{}`): kind `{}` is not a way to be {status}",
+                    c.id,
+                    c.kind.as_deref().unwrap_or("")
+                ))
+            })?;
+            c.kind = refined.kind_name().map(str::to_string);
+            c.outcome = Some(match refined {
+                Outcome::Skip(_) => Outcome::Skip(c.message.clone().unwrap_or_default()),
+                o => o,
+            });
             c.fill_from_id();
             if c.family.is_none() {
                 c.family = doc.families.get(c.op()).cloned();

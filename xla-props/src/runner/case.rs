@@ -1,23 +1,24 @@
 //! One case's run: the run's shared state, the case's context, its body
-//! under the panic guard, and what its outcome records (a pass, a skip, an
-//! expected failure naming its known bug, or a failure with its rerun line
-//! and reproducer).
+//! under the panic guard, and how it ended (a pass, a skip, an expected
+//! failure naming its known bug, or a failure with its rerun line and
+//! reproducer), told to the run's reporters as one typed event.
 
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use libtest_mimic::{Completion, Failed};
 
 use super::batch;
+use super::events::{Artifacts, CaseFinished, Measured, RunEvent, SharedReporters};
 use super::execute::panic_text;
 use super::metadata::RunStart;
 use super::persist;
-use super::report::{self, CaseKind, CaseRecord};
+use super::report;
 use crate::backend::Backend;
-use crate::check::{Numerics, Verdict};
+use crate::check::{Numerics, Side, Verdict};
 use crate::property::{
     BackendId, CaseContext, CaseId, Failure, LimitationKind, Outcome, ReferenceCache,
 };
@@ -30,7 +31,8 @@ pub(super) struct RunState {
     pub(super) numerics: Vec<Arc<Numerics>>,
     pub(super) reference: Arc<dyn Backend>,
     pub(super) cache: ReferenceCache,
-    pub(super) records: Mutex<Vec<CaseRecord>>,
+    /// The run's reporters, told of every finished case.
+    pub(super) reporters: SharedReporters,
     pub(super) seed: u64,
     pub(super) failures_dir: PathBuf,
     pub(super) rerun_prefix: String,
@@ -44,6 +46,12 @@ pub(super) struct RunState {
 }
 
 impl RunState {
+    /// Tells the run's reporters that a case finished.
+    pub(super) fn report(&self, finished: &CaseFinished) {
+        let mut reporters = self.reporters.lock().unwrap_or_else(|e| e.into_inner());
+        reporters.event(&RunEvent::CaseFinished(finished));
+    }
+
     /// The bulk results for a case on `backend`: computed by the first such
     /// case (the others wait for it), inside libtest's run, so its closing
     /// line's time includes the pre-pass.
@@ -66,34 +74,48 @@ impl RunState {
     }
 }
 
+/// Runs one case and tells the run's reporters how it ended; returns what
+/// libtest reports of it.
 pub(super) fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Completion, Failed> {
+    let finished = case_finished(state, id, users);
+    let completion = completion(&finished);
+    state.report(&finished);
+    completion
+}
+
+/// What libtest reports of a finished case: its message is a failure's
+/// report or the reason a case was ignored.
+pub(super) fn completion(c: &CaseFinished) -> Result<Completion, Failed> {
+    let message = || c.message.clone().unwrap_or_default();
+    match &c.outcome {
+        Outcome::Pass | Outcome::XPass => Ok(Completion::Completed),
+        Outcome::Skip(_) | Outcome::XFail(_) => Ok(Completion::ignored_with(message())),
+        Outcome::Fail(_) | Outcome::Rejected(_) => Err(message().into()),
+    }
+}
+
+/// Runs one case: its limitation, the backend slot, the batched results,
+/// the body; how it ended, with its message, measures and artifacts.
+fn case_finished(state: &RunState, id: CaseId, users: usize) -> CaseFinished {
     // the bulk results (the first case of a batching backend computes them
     // for all; that time is the run's, not this case's)
     let prepared = state.prepared(id.backend);
     let start = Instant::now();
     let spec = id.key.spec();
-    let backend_name = id.backend.name();
     let limitation = spec
-        .limitation(id.key.op, id.key.dtype, backend_name)
+        .limitation(id.key.op, id.key.dtype, id.backend.name())
         .copied();
-    let record = |r: CaseRecord| {
-        state
-            .records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(CaseRecord {
-                duration: start.elapsed(),
-                ..r
-            });
+    let timed = |c: CaseFinished| CaseFinished {
+        duration: start.elapsed(),
+        ..c
     };
     if let Some(l) = limitation.filter(|l| l.kind == LimitationKind::Skip) {
         let why = format!("limitation: {}", l.reason);
-        record(CaseRecord::skipped(id, &why));
-        return Ok(Completion::ignored_with(why));
+        return timed(CaseFinished::new(id, Outcome::Skip(why.clone()), Some(why)));
     }
     let Some(slot) = state.backends.iter().position(|b| b.0 == id.backend) else {
-        record(CaseRecord::skipped(id, "backend not registered"));
-        return Ok(Completion::ignored_with("backend not registered"));
+        let why = "backend not registered".to_string();
+        return timed(CaseFinished::new(id, Outcome::Skip(why.clone()), Some(why)));
     };
     let backend = state.backends[slot].1.clone();
     // answered from results computed in bulk, when the pre-pass made them
@@ -120,113 +142,109 @@ pub(super) fn run_case(state: &RunState, id: CaseId, users: usize) -> Result<Com
             (ctx, outcome) = (direct, again);
         }
     }
-    let worst = ctx.worst_mismatch();
     let xfail = limitation.filter(|l| l.kind == LimitationKind::XFail);
     // what every outcome records: the checker's worst ULP, mismatch and
     // histogram (recorded only when `--json` will write it; see `context`)
-    let budget = report::judged_against(&ctx);
-    let checked = |kind: CaseKind, message: Option<String>| CaseRecord {
-        message,
+    let measured = Measured {
         max_ulp: ctx.max_ulp,
         legal: ctx.legal.clone(),
-        budget: budget.clone(),
-        worst_mismatch: worst.clone(),
+        budget: report::judged_against(&ctx),
+        worst_mismatch: ctx.worst_mismatch(),
         ulp_histogram: ctx.ulp_histogram(),
-        ..CaseRecord::new(id, kind)
     };
-    match (outcome, xfail) {
-        (Outcome::Pass, None) => {
-            record(checked(CaseKind::Pass, batch_note));
-            Ok(Completion::Completed)
-        }
-        (Outcome::Pass, Some(l)) => {
-            // non-strict, like pytest: a case that cannot show the bug (e.g. no elements) passes
+    let checked = |outcome: Outcome, message: Option<String>| CaseFinished {
+        measured: measured.clone(),
+        ..CaseFinished::new(id, outcome, message)
+    };
+    timed(match (outcome, xfail) {
+        (Outcome::Pass, None) => checked(Outcome::Pass, batch_note),
+        // non-strict, like pytest: a case that cannot show the bug (e.g. no elements) passes
+        (Outcome::Pass | Outcome::XPass, Some(l)) => {
             let note = format!("xpass: expected to fail ({}), but passed", l.reason);
-            record(checked(CaseKind::XPass, Some(note)));
-            Ok(Completion::Completed)
+            checked(Outcome::XPass, Some(note))
         }
-        (Outcome::Skip(why), _) => {
-            record(checked(CaseKind::Skip, Some(why.clone())));
-            Ok(Completion::ignored_with(why))
-        }
-        (Outcome::Fail(f), Some(l)) => {
+        (Outcome::Skip(why), _) => checked(Outcome::Skip(why.clone()), Some(why)),
+        (Outcome::Fail(f) | Outcome::Rejected(f) | Outcome::XFail(f), Some(l)) => {
             let why = format!("expected failure: {}", l.reason);
-            record(CaseRecord {
-                verdict: Some(f.summary),
-                ..checked(CaseKind::XFail, Some(why.clone()))
-            });
-            Ok(Completion::ignored_with(why))
+            checked(Outcome::XFail(f), Some(why))
         }
-        (Outcome::Fail(f), None) => {
-            // a mismatch the backend's known bugs explain: an expected
-            // failure that names the bugs (a new wrong value still fails)
-            if let Some(Verdict::KnownBug { bugs, .. } | Verdict::KnownRejection { bugs, .. }) =
-                &f.verdict
-            {
-                let ids: Vec<String> = bugs.iter().map(|b| b.to_string()).collect();
-                let why = format!("known bug {}", ids.join("; "));
-                record(CaseRecord {
-                    verdict: Some(f.summary),
-                    ..checked(CaseKind::XFail, Some(why.clone()))
-                });
-                return Ok(Completion::ignored_with(why));
-            }
-            let kind = CaseKind::of_failure(f.verdict.as_ref());
-            let (msg, rerun, reproducer) =
-                failure_message(state, id, kind, &f, batch_note.as_deref(), &ctx);
-            record(CaseRecord {
-                verdict: Some(f.summary),
-                rerun: Some(rerun),
-                reproducer,
-                ..checked(kind, Some(msg.clone()))
-            });
-            Err(msg.into())
+        (Outcome::Fail(f) | Outcome::Rejected(f) | Outcome::XFail(f), None) => {
+            failed(state, id, f, batch_note.as_deref(), &ctx, checked)
         }
+        (o @ Outcome::XPass, None) => checked(o, batch_note),
+    })
+}
+
+/// A failure no limitation expects: an expected failure when the backend's
+/// known bugs explain it (a new wrong value still fails), else a failure or
+/// a rejection, with its report, rerun line and reproducer.
+fn failed(
+    state: &RunState,
+    id: CaseId,
+    f: Box<Failure>,
+    batch_note: Option<&str>,
+    ctx: &CaseContext<'_>,
+    checked: impl Fn(Outcome, Option<String>) -> CaseFinished,
+) -> CaseFinished {
+    if let Some(Verdict::KnownBug { bugs, .. } | Verdict::KnownRejection { bugs, .. }) = &f.verdict
+    {
+        let ids: Vec<String> = bugs.iter().map(|b| b.to_string()).collect();
+        let why = format!("known bug {}", ids.join("; "));
+        return checked(Outcome::XFail(f), Some(why));
+    }
+    let rejected = matches!(
+        f.verdict,
+        Some(Verdict::OnlyOneFailed {
+            failed: Side::Backend,
+            ..
+        })
+    );
+    let name = id.to_string();
+    let artifacts = ctx.artifacts().map(|(module, inputs)| Artifacts {
+        dir: state.failures_dir.join(persist::sanitize(&name)),
+        module,
+        inputs,
+    });
+    let rerun = format!("{} --exact '{name}'", state.rerun_prefix);
+    let msg = failure_message(id, &f, rejected, batch_note, &rerun, artifacts.as_ref());
+    let outcome = if rejected {
+        Outcome::Rejected(f)
+    } else {
+        Outcome::Fail(f)
+    };
+    CaseFinished {
+        rerun: Some(rerun),
+        artifacts,
+        ..checked(outcome, Some(msg))
     }
 }
 
-/// A failing case's message (backend, verdict, batch note, rerun line and
-/// reproducer), its rerun line, and where its reproducer was written.
+/// A failing case's message: backend, verdict, batch note, rerun line and
+/// where its reproducer goes.
 fn failure_message(
-    state: &RunState,
     id: CaseId,
-    kind: CaseKind,
     f: &Failure,
+    rejected: bool,
     batch_note: Option<&str>,
-    ctx: &CaseContext<'_>,
-) -> (String, String, Option<PathBuf>) {
+    rerun: &str,
+    artifacts: Option<&Artifacts>,
+) -> String {
     let backend_name = id.backend.name();
-    let name = id.to_string();
-    let mut msg = format!("backend: {backend_name}\nverdict: {}", f.summary);
-    if let Some(v) = &f.verdict {
-        msg = format!("backend: {backend_name}\nverdict: {v}");
-    }
-    if kind == CaseKind::Rejected {
+    let mut msg = match &f.verdict {
+        Some(v) => format!("backend: {backend_name}\nverdict: {v}"),
+        None => format!("backend: {backend_name}\nverdict: {}", f.summary),
+    };
+    if rejected {
         msg = format!("rejected: the backend failed on a module the reference runs\n{msg}");
     }
     if let Some(n) = batch_note {
         msg.push_str(&format!("\n{n}"));
     }
-    let rerun = format!("{} --exact '{name}'", state.rerun_prefix);
     msg.push_str(&format!("\nrerun: {rerun}"));
-    let mut reproducer = None;
-    if let Some((module, inputs)) = ctx.artifacts() {
-        match persist::write_reproducer(
-            &state.failures_dir,
-            &name,
-            backend_name,
-            &module,
-            &inputs,
-            &msg,
-        ) {
-            Ok(dir) => {
-                msg.push_str(&format!("\nreproducer: {}", dir.display()));
-                reproducer = Some(dir);
-            }
-            Err(e) => msg.push_str(&format!("\nreproducer not written: {e}")),
-        }
+    if let Some(a) = artifacts {
+        msg.push_str(&format!("\nreproducer: {}", a.dir.display()));
     }
-    (msg, rerun, reproducer)
+    msg
 }
 
 /// A case's context on `backend` (the slot's backend, or its batched stand-in).
@@ -255,4 +273,10 @@ fn run_body(ctx: &mut CaseContext<'_>) -> Outcome {
     let body = ctx.spec.body;
     catch_unwind(AssertUnwindSafe(|| body(ctx)))
         .unwrap_or_else(|p| Outcome::fail(format!("panicked: {}", panic_text(p.as_ref()))))
+}
+
+/// A case whose run panicked outside its body's guard: a failure.
+pub(super) fn panicked(id: CaseId, text: &str) -> CaseFinished {
+    let summary = format!("panicked: {text}");
+    CaseFinished::new(id, Outcome::fail(summary.clone()), Some(summary))
 }

@@ -1,63 +1,32 @@
 //! The runner's own executor for the terminal: runs the selected cases on a
-//! pool of threads and hands each end to a [`Reporter`] as it happens (libtest
-//! prints a line per case; this prints what a person needs).
+//! pool of threads (each case tells the run's reporters how it ended, as it
+//! happens: libtest prints a line per case; the terminal reporter prints what
+//! a person needs).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
-use super::events::{CaseEnd, Counts, Reporter, RunEvent};
-
-/// Runs `run` on every case of `cases` with `threads` threads, reporting to
-/// `reporter`; returns the counts and the wall time.
+/// Runs `run` on every case of `cases` with `threads` threads; a panic in
+/// `run` (outside a property's own guard) goes to `on_panic` with its text.
 pub fn execute<C: Sync>(
     cases: &[C],
-    name: impl Fn(&C) -> String + Sync,
-    run: impl Fn(&C) -> CaseEnd + Sync,
+    run: impl Fn(&C) + Sync,
+    on_panic: impl Fn(&C, String) + Sync,
     threads: usize,
-    filtered_out: usize,
-    reporter: &mut dyn Reporter,
-) -> (Counts, Duration) {
-    let start = Instant::now();
-    reporter.event(&RunEvent::Started {
-        total: cases.len(),
-        filtered_out,
-    });
+) {
     let next = AtomicUsize::new(0);
-    let shared = Mutex::new((
-        reporter,
-        Counts {
-            filtered_out: filtered_out as u64,
-            ..Counts::default()
-        },
-    ));
     let worker = || loop {
         let k = next.fetch_add(1, Ordering::Relaxed);
         let Some(case) = cases.get(k) else { break };
-        let began = Instant::now();
-        let end = catch_unwind(AssertUnwindSafe(|| run(case)))
-            .unwrap_or_else(|p| CaseEnd::Failed(format!("panicked: {}", panic_text(p.as_ref()))));
-        let duration = began.elapsed();
-        let name = name(case);
-        let mut guard = shared.lock().unwrap_or_else(|e| e.into_inner());
-        let (reporter, counts) = &mut *guard;
-        counts.add(&end);
-        reporter.event(&RunEvent::CaseFinished {
-            name: &name,
-            end: &end,
-            duration,
-        });
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| run(case))) {
+            on_panic(case, panic_text(p.as_ref()));
+        }
     };
     std::thread::scope(|s| {
         for _ in 0..threads.max(1).min(cases.len().max(1)) {
             s.spawn(worker);
         }
     });
-    let (reporter, counts) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
-    let elapsed = start.elapsed();
-    reporter.event(&RunEvent::Finished { counts, elapsed });
-    (counts, elapsed)
 }
 
 pub(super) use crate::backend::panic_text;
@@ -65,41 +34,31 @@ pub(super) use crate::backend::panic_text;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[derive(Default)]
-    struct Collect(Vec<String>);
-
-    impl Reporter for Collect {
-        fn event(&mut self, e: &RunEvent<'_>) {
-            self.0.push(match e {
-                RunEvent::Started { total, .. } => format!("start {total}"),
-                RunEvent::CaseFinished { name, end, .. } => format!("{name} {end:?}"),
-                RunEvent::Finished { counts, .. } => format!("done {}", counts.failed),
-            });
-        }
-    }
+    use std::sync::Mutex;
 
     #[test]
-    fn every_case_is_reported_once_and_a_panic_is_a_failure() {
+    fn every_case_runs_once_and_a_panic_is_handed_on() {
         let cases: Vec<u32> = (0..50).collect();
-        let mut r = Collect::default();
-        let (counts, _) = execute(
+        let ran = Mutex::new(Vec::new());
+        let panics = Mutex::new(Vec::new());
+        execute(
             &cases,
-            |c| format!("case{c}"),
-            |&c| match c % 10 {
-                3 => panic!("boom"),
-                5 => CaseEnd::Ignored(None),
-                _ => CaseEnd::Passed,
+            |&c| {
+                if c % 10 == 3 {
+                    panic!("boom {c}");
+                }
+                ran.lock().unwrap().push(c);
             },
+            |&c, text| panics.lock().unwrap().push((c, text)),
             4,
-            2,
-            &mut r,
         );
-        assert_eq!((counts.passed, counts.failed, counts.ignored), (40, 5, 5));
-        assert_eq!(counts.filtered_out, 2);
-        assert_eq!(r.0.first().unwrap(), "start 50");
-        assert_eq!(r.0.last().unwrap(), "done 5");
-        assert_eq!(r.0.len(), 52);
-        assert!(r.0.iter().any(|l| l == "case13 Failed(\"panicked: boom\")"));
+        let mut ran = ran.into_inner().unwrap();
+        ran.sort();
+        assert_eq!(ran.len(), 45);
+        assert!(!ran.contains(&13));
+        let mut panics = panics.into_inner().unwrap();
+        panics.sort();
+        assert_eq!(panics.len(), 5);
+        assert_eq!(panics[1], (13, "boom 13".to_string()));
     }
 }

@@ -6,15 +6,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-use libtest_mimic::{Arguments, Completion};
+use libtest_mimic::Arguments;
 
-use super::events::CaseEnd;
+use super::events::{Reporter, Reporters, RunEvent};
 use super::signature;
+use super::terminal::TerminalReporter;
 
 use super::ahead;
 use super::args::RunnerArgs;
 use super::batch;
-use super::case::{run_case, RunState};
+use super::case::{self, run_case, RunState};
 use super::identity;
 use super::junit;
 use super::metadata::{backend_versions, rerun_prefix, RunStart};
@@ -22,7 +23,7 @@ use super::persist;
 use super::report;
 use crate::backend::{available_backends, Backend, ReferenceBackend, Unavailable};
 use crate::property::{registry, BackendId, CaseId, CaseSpace, ReferenceCache, SpaceFilter};
-use crate::report::{CaseStatus, Counts};
+use crate::report::Counts;
 
 /// The harness: a builder over backends, then `run`.
 ///
@@ -260,25 +261,26 @@ impl Harness {
             s.histograms = ours.json.is_some();
         }
         let failures_dir = self.failures_dir.unwrap_or_else(persist::failures_dir);
+        let previous = if libtest.list {
+            BTreeSet::new()
+        } else {
+            persist::load_failed(&failures_dir)
+        };
+        let reporters = reporters(&libtest, &ours, &failures_dir, &previous);
         let state = Arc::new(RunState {
             direct_reference: self_reference_is_default,
             numerics: backends.iter().map(|b| Arc::new(b.1.numerics())).collect(),
             backends: backends.clone(),
             reference,
             cache: ReferenceCache::new(),
-            records: Mutex::new(Vec::new()),
+            reporters: Mutex::new(reporters),
             seed: ours.seed,
-            failures_dir: failures_dir.clone(),
+            failures_dir,
             rerun_prefix: rerun_prefix(),
             start,
             batched: std::sync::OnceLock::new(),
             to_batch: std::sync::OnceLock::new(),
         });
-        let previous = if libtest.list {
-            BTreeSet::new()
-        } else {
-            persist::load_failed(&failures_dir)
-        };
         // backends whose cases follow XLA_PROPS_XLA_SHARD (their traits)
         let module_aligned: HashSet<BackendId> = backends
             .iter()
@@ -319,7 +321,7 @@ impl Harness {
             let backends = to_batch.iter().map(|i| i.backend).collect();
             let _ = state.to_batch.set((to_batch, backends));
         }
-        finish(trials, &libtest, &state, previous, &ours)
+        finish(trials, &libtest, &state)
     }
 }
 
@@ -534,15 +536,43 @@ fn list_cases(
     })
 }
 
+/// The run's reporters, in the order they hear each event: the terminal's
+/// progress (terminal mode), the summary table, the failure groups, JUnit
+/// and JSON (when asked for), and persistence (reproducers, the failing list).
+fn reporters(
+    libtest: &Arguments,
+    ours: &RunnerArgs,
+    failures_dir: &std::path::Path,
+    previous: &BTreeSet<String>,
+) -> Reporters {
+    let mut list: Vec<Box<dyn Reporter>> = Vec::new();
+    if terminal_mode(libtest) {
+        list.push(Box::new(TerminalReporter::new()));
+    }
+    list.push(Box::new(report::SummaryReporter::default()));
+    list.push(Box::new(signature::FailureGroups::default()));
+    if let Some(p) = &ours.junit {
+        list.push(Box::new(junit::JunitReporter::new(p.clone())));
+    }
+    if let Some(p) = &ours.json {
+        list.push(Box::new(report::JsonReporter::new(p.clone())));
+    }
+    list.push(Box::new(persist::Persistence::new(
+        failures_dir.to_path_buf(),
+        previous.clone(),
+    )));
+    Reporters::new(list)
+}
+
+/// Runs the trials (through libtest, or on the terminal), then tells every
+/// reporter that the run ended.
 fn finish(
     cases: Vec<Pending>,
     libtest: &Arguments,
     state: &Arc<RunState>,
-    previous: BTreeSet<String>,
-    ours: &RunnerArgs,
 ) -> Result<RunReport, HarnessError> {
-    let on_terminal = terminal_mode(libtest);
-    let (conclusion, closing) = if on_terminal {
+    let began = std::time::Instant::now();
+    let (conclusion, closing) = if terminal_mode(libtest) {
         let (conclusion, line) = run_on_terminal(cases, libtest, state);
         (conclusion, Some(line))
     } else {
@@ -562,46 +592,24 @@ fn finish(
             reference_runs: 0,
         });
     }
-    let mut records = std::mem::take(&mut *state.records.lock().unwrap_or_else(|e| e.into_inner()));
-    // reports list cases by name, so a run and its merged shards agree
-    records.sort_by_cached_key(|r| r.id.to_string());
-    let totals = report::totals(&records);
-    if !records.is_empty() {
-        print!("{}", report::summary_table(&records));
-        print!("{}", signature::failure_groups(&records));
-    }
-    let mut errors = Vec::new();
-    if let Some(start) = &state.start {
+    let metadata = state.start.as_ref().map(|start| {
         let under_test = state.backends.iter().map(|(_, b)| b.as_ref());
         let backends = backend_versions(under_test, state.reference.as_ref());
-        let metadata = start.finish(state.seed, backends);
-        if let Some(p) = &ours.junit {
-            errors.extend(junit::write_junit(p, &records, &metadata).err());
-        }
-        if let Some(p) = &ours.json {
-            errors.extend(report::write_json(p, &records, &metadata).err());
-        }
-    }
-    // the failing list: previous ones that ran and passed drop out
-    let prev_ids: HashSet<CaseId> = previous.iter().filter_map(|n| n.parse().ok()).collect();
-    let ran_ok = records
-        .iter()
-        .filter(|r| r.status != CaseStatus::Failed && prev_ids.contains(&r.id))
-        .map(|r| r.id.to_string());
-    let failed = records
-        .iter()
-        .filter(|r| r.status == CaseStatus::Failed)
-        .map(|r| r.id.to_string());
-    errors.extend(persist::store_failed(&state.failures_dir, previous, ran_ok, failed).err());
-    for e in &errors {
-        eprintln!("warning: {e}");
-    }
+        start.finish(state.seed, backends)
+    });
+    let mut reporters = state.reporters.lock().unwrap_or_else(|e| e.into_inner());
+    let counts = reporters.counts();
+    reporters.event(&RunEvent::Finished {
+        counts,
+        elapsed: began.elapsed(),
+        metadata: metadata.as_ref(),
+    });
     if let Some(line) = closing {
         println!("\n{line}");
     }
     Ok(RunReport {
         conclusion,
-        totals,
+        totals: counts,
         reference_runs: state.cache.computed(),
     })
 }
@@ -645,24 +653,37 @@ fn run_on_terminal(
     let threads = args
         .test_threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut reporter = super::terminal::TerminalReporter::new();
-    let (counts, elapsed) = super::execute::execute(
+    let filtered_out = total - selected.len();
+    let started = RunEvent::Started {
+        total: selected.len(),
+        filtered_out,
+    };
+    state
+        .reporters
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .event(&started);
+    let began = std::time::Instant::now();
+    super::execute::execute(
         &selected,
-        |c| c.name.clone(),
-        |c| match run_case(state, c.id, c.users) {
-            Ok(Completion::Completed) => CaseEnd::Passed,
-            Ok(Completion::Ignored { reason }) => CaseEnd::Ignored(reason),
-            Err(f) => CaseEnd::Failed(f.message().unwrap_or("failed").to_string()),
+        |c| {
+            // the reporters heard how it ended
+            let _ = run_case(state, c.id, c.users);
         },
+        |c, panic| state.report(&case::panicked(c.id, &panic)),
         threads,
-        total - selected.len(),
-        &mut reporter,
     );
+    let elapsed = began.elapsed();
+    let counts = state
+        .reporters
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .counts();
     let conclusion = libtest_mimic::Conclusion {
         num_filtered_out: counts.filtered_out,
         num_passed: counts.passed,
         num_failed: counts.failed,
-        num_ignored: counts.ignored,
+        num_ignored: counts.skipped,
         num_measured: 0,
     };
     (conclusion, super::terminal::result_line(&counts, elapsed))

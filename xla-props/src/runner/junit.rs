@@ -9,24 +9,26 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
-use serde_json::Value;
 
-use super::identity::ShardInfo;
-use super::merge::{check_shards, json_identity, MergeError, MergeOptions, ShardView};
-use super::metadata::RunMetadata;
-use super::report::{write_file, CaseRecord};
-use crate::report::CaseStatus;
+use super::events::{Reporter, RunEvent};
+use super::merge::{check_shards, identity_of, MergeError, MergeOptions, ShardView};
+use super::report::write_file;
+use crate::report::{Outcome, RunMetadata, ShardInfo};
 
 const PREFIX: &str = "xla-props.";
 
 /// The identity properties of a run.
 fn identity_properties(meta: &RunMetadata) -> Vec<Property> {
-    let mut props = vec![
-        ("seed", meta.seed.to_string()),
-        ("git_revision", meta.git_revision.clone()),
-    ];
+    let mut props = Vec::new();
+    if let Some(seed) = meta.seed {
+        props.push(("seed", seed.to_string()));
+    }
+    if let Some(r) = &meta.git_revision {
+        props.push(("git_revision", r.clone()));
+    }
     if let Some(d) = meta.git_dirty {
         props.push(("git_dirty", d.to_string()));
     }
@@ -48,38 +50,90 @@ fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
+/// One case as JUnit records it.
+struct JunitCase {
+    name: String,
+    property: &'static str,
+    classname: String,
+    /// Counted as passed, failed or skipped, with the message.
+    outcome: Outcome<()>,
+    message: Option<String>,
+    duration: Duration,
+}
+
+/// The `--junit` report: one test suite per property, cases by name, the
+/// run's identity as properties of every suite; written when the run ends.
+pub struct JunitReporter {
+    path: PathBuf,
+    cases: Vec<JunitCase>,
+}
+
+impl JunitReporter {
+    /// Writes to `path` when the run ends.
+    pub fn new(path: PathBuf) -> JunitReporter {
+        JunitReporter {
+            path,
+            cases: Vec::new(),
+        }
+    }
+}
+
+impl Reporter for JunitReporter {
+    fn event(&mut self, event: &RunEvent<'_>) -> Result<(), String> {
+        match event {
+            RunEvent::CaseFinished(c) => {
+                let property = c.id.key.spec().name;
+                self.cases.push(JunitCase {
+                    name: c.id.to_string(),
+                    property,
+                    classname: format!("{}::{}", property, c.id.key.op),
+                    outcome: c.outcome.bare(),
+                    message: c.message.clone(),
+                    duration: c.duration,
+                });
+                Ok(())
+            }
+            RunEvent::Finished {
+                metadata: Some(meta),
+                ..
+            } => {
+                self.cases.sort_by(|a, b| a.name.cmp(&b.name));
+                write_junit(&self.path, &self.cases, meta)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Writes a JUnit XML report (one test suite per property, cases in the
 /// order given, the run's identity as properties of each suite).
-pub fn write_junit(path: &Path, records: &[CaseRecord], meta: &RunMetadata) -> Result<(), String> {
+fn write_junit(path: &Path, cases: &[JunitCase], meta: &RunMetadata) -> Result<(), String> {
     let mut suites: BTreeMap<&str, TestSuite> = BTreeMap::new();
     let properties = identity_properties(meta);
-    for r in records {
-        let prop = r.id.key.spec().name;
-        let suite = suites.entry(prop).or_insert_with(|| {
-            let mut s = TestSuite::new(prop);
+    for r in cases {
+        let suite = suites.entry(r.property).or_insert_with(|| {
+            let mut s = TestSuite::new(r.property);
             s.add_properties(properties.iter().cloned());
             s
         });
-        let status = match r.status {
-            CaseStatus::Passed => TestCaseStatus::success(),
-            CaseStatus::Failed => {
-                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                if let Some(m) = &r.message {
-                    s.set_description(m.as_str());
-                    s.set_message(m.lines().next().unwrap_or(""));
-                }
-                s
+        let status = if r.outcome.is_failed() {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            if let Some(m) = &r.message {
+                s.set_description(m.as_str());
+                s.set_message(m.lines().next().unwrap_or(""));
             }
-            CaseStatus::Skipped => {
-                let mut s = TestCaseStatus::skipped();
-                if let Some(m) = &r.message {
-                    s.set_message(m.as_str());
-                }
-                s
+            s
+        } else if r.outcome.is_passed() {
+            TestCaseStatus::success()
+        } else {
+            let mut s = TestCaseStatus::skipped();
+            if let Some(m) = &r.message {
+                s.set_message(m.as_str());
             }
+            s
         };
-        let mut tc = TestCase::new(r.id.to_string(), status);
-        tc.set_classname(format!("{}::{}", prop, r.id.key.op));
+        let mut tc = TestCase::new(r.name.as_str(), status);
+        tc.set_classname(r.classname.as_str());
         tc.set_time(r.duration);
         suite.add_test_case(tc);
     }
@@ -91,33 +145,31 @@ pub fn write_junit(path: &Path, records: &[CaseRecord], meta: &RunMetadata) -> R
     write_file(path, text.as_bytes())
 }
 
-/// The identity a JUnit report's first suite records, as the `--json`
-/// metadata would hold it.
-fn junit_identity(report: &Report) -> Value {
-    let mut meta = serde_json::Map::new();
+/// The metadata a JUnit report's first suite records (its identity, as
+/// the `--json` metadata holds it).
+fn junit_metadata(report: &Report) -> RunMetadata {
+    let mut meta = RunMetadata::default();
+    let mut seen = std::collections::BTreeSet::new();
     let props = report.test_suites.iter().flat_map(|s| s.properties.iter());
     for p in props {
         let Some(key) = p.name.as_str().strip_prefix(PREFIX) else {
             continue;
         };
-        if meta.contains_key(key) {
+        if !seen.insert(key) {
             continue;
         }
         let text = p.value.as_str();
-        let value = match key {
-            "backends" | "case_space" | "git_dirty" => {
-                serde_json::from_str(text).unwrap_or(Value::Null)
-            }
-            "shard" => super::args::Shard::parse(text)
-                .ok()
-                .map(ShardInfo::from)
-                .and_then(|s| serde_json::to_value(s).ok())
-                .unwrap_or(Value::Null),
-            _ => Value::String(text.to_string()),
-        };
-        meta.insert(key.to_string(), value);
+        match key {
+            "seed" => meta.seed = text.parse().ok(),
+            "git_revision" => meta.git_revision = Some(text.to_string()),
+            "git_dirty" => meta.git_dirty = text.parse().ok(),
+            "backends" => meta.backends = serde_json::from_str(text).unwrap_or_default(),
+            "case_space" => meta.case_space = serde_json::from_str(text).ok(),
+            "shard" => meta.shard = super::args::Shard::parse(text).ok().map(ShardInfo::from),
+            _ => {}
+        }
     }
-    Value::Object(meta)
+    meta
 }
 
 /// Merges a run's shards' JUnit files into the run's JUnit XML: the same
@@ -137,7 +189,7 @@ pub fn merge_junit_files(paths: &[PathBuf], options: MergeOptions) -> Result<Str
         .iter()
         .map(|(origin, r)| ShardView {
             origin: origin.clone(),
-            identity: json_identity(&junit_identity(r)),
+            identity: identity_of(&junit_metadata(r)),
             names: (r.test_suites.iter())
                 .flat_map(|s| s.test_cases.iter().map(|c| c.name.as_str().to_string()))
                 .collect(),

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use super::identity::{CaseSpaceHash, CaseSpaceId, ShardInfo};
+use crate::report::{RunMetadata, RunResults};
 
 /// Why shards could not be merged: every problem found, one per line, with
 /// the cases it concerns.
@@ -271,48 +272,31 @@ fn coverage_problems(views: &[ShardView], space: &CaseSpaceId) -> Vec<String> {
     problems
 }
 
-/// The identity a `--json` report's metadata records.
-pub(crate) fn json_identity(meta: &Value) -> RunIdentity {
-    let text = |v: &Value| match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Null => None,
-        v => Some(v.to_string()),
-    };
-    let backends = meta["backends"].as_array().cloned().unwrap_or_default();
-    let field = |b: &Value, k: &str| b[k].as_str().unwrap_or("?").to_string();
-    let dirty = meta["git_dirty"].as_bool() == Some(true);
+/// The identity a run's metadata records.
+pub(crate) fn identity_of(meta: &RunMetadata) -> RunIdentity {
+    let field = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".to_string());
+    let dirty = meta.git_dirty == Some(true);
     RunIdentity {
-        seed: text(&meta["seed"]),
-        revision: text(&meta["git_revision"]).map(|r| if dirty { r + "+dirty" } else { r }),
-        backends: backends
-            .iter()
-            .map(|b| format!("{} ({})", field(b, "name"), field(b, "role")))
+        seed: meta.seed.map(|s| s.to_string()),
+        revision: (meta.git_revision.clone()).map(|r| if dirty { r + "+dirty" } else { r }),
+        backends: (meta.backends.iter())
+            .map(|b| format!("{} ({})", b.name, field(&b.role)))
             .collect(),
-        versions: backends
-            .iter()
-            .map(|b| format!("{} {}", field(b, "name"), field(b, "version")))
+        versions: (meta.backends.iter())
+            .map(|b| format!("{} {}", b.name, field(&b.version)))
             .collect(),
-        shard: serde_json::from_value(meta["shard"].clone()).ok(),
-        case_space: serde_json::from_value(meta["case_space"].clone()).ok(),
+        shard: meta.shard,
+        case_space: meta.case_space.clone(),
     }
 }
 
 /// Reads `--json` results files.
-pub fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Value)>, MergeError> {
+pub fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, RunResults)>, MergeError> {
     paths
         .iter()
         .map(|p| {
-            let origin = p.display().to_string();
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| MergeError(format!("{origin}: cannot read: {e}")))?;
-            let doc: Value = serde_json::from_str(&text)
-                .map_err(|e| MergeError(format!("{origin}: not a results file: {e}")))?;
-            if !doc.is_object() || !doc["cases"].is_array() {
-                return Err(MergeError(format!(
-                    "{origin}: not a results file: expected an object with a `cases` array"
-                )));
-            }
-            Ok((origin, doc))
+            let doc = RunResults::load(p).map_err(|e| MergeError(e.0))?;
+            Ok((p.display().to_string(), doc))
         })
         .collect()
 }
@@ -322,129 +306,89 @@ pub fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Value)>, MergeErro
 /// to cover it exactly, cases ordered by name, totals recomputed.
 ///
 /// ```
+/// use xla_props::report::RunResults;
 /// use xla_props::runner::{merge_results, MergeOptions};
-/// let doc = serde_json::json!({
-///     "cases": [{"id": "p::add::f32::f32[1]{0}::uniform::interpreter", "outcome": "passed"}],
-///     "metadata": {"seed": 0},
-/// });
+/// let doc = RunResults::parse(
+///     r#"{"cases": [{"id": "p::add::f32::f32[1]{0}::uniform::interpreter", "outcome": "passed"}],
+///         "metadata": {"seed": 0}}"#,
+///     "a.json",
+/// )
+/// .unwrap();
 /// let e = merge_results(vec![("a.json".into(), doc)], MergeOptions::default()).unwrap_err();
 /// assert!(e.0.contains("a.json: no case-space identity"), "{e}");
 /// ```
 pub fn merge_results(
-    docs: Vec<(String, Value)>,
+    docs: Vec<(String, RunResults)>,
     options: MergeOptions,
-) -> Result<Value, MergeError> {
+) -> Result<RunResults, MergeError> {
     let views: Vec<ShardView> = docs
         .iter()
         .map(|(origin, doc)| ShardView {
             origin: origin.clone(),
-            identity: json_identity(&doc["metadata"]),
-            names: doc["cases"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|c| c["id"].as_str().unwrap_or("").to_string())
-                .collect(),
+            identity: identity_of(&doc.metadata.clone().unwrap_or_default()),
+            names: doc.cases.iter().map(|c| c.id.clone()).collect(),
         })
         .collect();
-    if let Some((v, _)) = views
-        .iter()
-        .flat_map(|v| v.names.iter().map(move |n| (v, n)))
-        .find(|(_, n)| n.is_empty())
-    {
-        return Err(MergeError(format!("{}: a case has no `id`", v.origin)));
-    }
     let mixed = check_shards(&views, options)?;
-    let mut cases: Vec<Value> = Vec::new();
-    let mut families = Map::new();
+    let mut cases = Vec::new();
+    let mut families = BTreeMap::new();
     let mut metas = Vec::new();
-    let mut rest = Map::new();
+    let mut isolations = Vec::new();
     for (origin, doc) in docs {
-        let Value::Object(doc) = doc else { continue };
-        for (k, v) in doc {
-            match k.as_str() {
-                "cases" => cases.extend(v.as_array().cloned().unwrap_or_default()),
-                "families" => families.extend(v.as_object().cloned().unwrap_or_default()),
-                "metadata" => metas.push((origin.clone(), v)),
-                "passed" | "failed" | "skipped" | "legal" => {}
-                _ => {
-                    rest.entry(k).or_insert(v);
-                }
-            }
-        }
+        cases.extend(doc.cases);
+        families.extend(doc.families);
+        isolations.extend(doc.isolations);
+        metas.push((origin, doc.metadata.unwrap_or_default()));
     }
-    cases.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
-    let mut doc = rest;
-    let count = |o: &str| cases.iter().filter(|c| c["outcome"] == o).count();
-    doc.insert("passed".into(), count("passed").into());
-    doc.insert("failed".into(), count("failed").into());
-    doc.insert("skipped".into(), count("skipped").into());
-    let mut legal: BTreeMap<String, u64> = BTreeMap::new();
-    for (reason, n) in cases
-        .iter()
-        .filter_map(|c| c["legal"].as_object())
-        .flatten()
-    {
-        *legal.entry(reason.clone()).or_default() += n.as_u64().unwrap_or(0);
-    }
-    doc.insert(
-        "legal".into(),
-        serde_json::to_value(legal).unwrap_or_default(),
-    );
-    doc.insert("metadata".into(), merged_metadata(metas, &mixed));
-    doc.insert("families".into(), Value::Object(families));
-    doc.insert("cases".into(), Value::Array(cases));
-    Ok(Value::Object(doc))
+    let mut merged = RunResults::of_cases(cases, families, Some(merged_metadata(metas, &mixed)));
+    merged.isolations = isolations;
+    Ok(merged)
 }
 
 /// The first shard's metadata without its shard; timings and hosts over all
 /// shards; `shards` (one entry each); `mixed` when merged with `--allow-mixed`.
-fn merged_metadata(metas: Vec<(String, Value)>, mixed: &Mixed) -> Value {
-    let mut out = match metas.first() {
-        Some((_, Value::Object(m))) => m.clone(),
-        _ => Map::new(),
-    };
-    out.remove("shard");
-    let all = |k: &'static str| metas.iter().map(move |(_, m)| &m[k]);
-    if let Some(t) = all("started_at").filter_map(Value::as_str).min() {
-        out.insert("started_at".into(), t.into());
-    }
-    if let Some(d) = all("duration_ms").filter_map(Value::as_u64).max() {
-        out.insert("duration_ms".into(), d.into());
-    }
-    let hosts: BTreeSet<&str> = all("host").filter_map(Value::as_str).collect();
+fn merged_metadata(metas: Vec<(String, RunMetadata)>, mixed: &Mixed) -> RunMetadata {
+    let mut out = metas.first().map(|m| m.1.clone()).unwrap_or_default();
+    out.shard = None;
+    let all = || metas.iter().map(|(_, m)| m);
+    out.started_at = all().filter_map(|m| m.started_at.clone()).min();
+    out.duration_ms = all().filter_map(|m| m.duration_ms).max();
+    let hosts: BTreeSet<&str> = all().filter_map(|m| m.host.as_deref()).collect();
     if !hosts.is_empty() {
-        let hosts: Vec<&str> = hosts.into_iter().collect();
-        out.insert("host".into(), hosts.join(", ").into());
+        out.host = Some(hosts.into_iter().collect::<Vec<_>>().join(", "));
     }
-    let cores: u64 = all("cores").filter_map(Value::as_u64).sum();
-    if cores > 0 {
-        out.insert("cores".into(), cores.into());
-    }
+    let cores: u64 = all().filter_map(|m| m.cores).sum();
+    out.cores = (cores > 0).then_some(cores).or(out.cores);
     let shards: Vec<Value> = metas
         .iter()
         .map(|(origin, m)| {
             let mut s = Map::new();
             s.insert("file".into(), origin.as_str().into());
-            if let Ok(info) = serde_json::from_value::<ShardInfo>(m["shard"].clone()) {
+            if let Some(info) = m.shard {
                 s.insert("shard".into(), info.to_string().into());
             }
-            for k in ["host", "started_at", "duration_ms", "command"] {
-                if !m[k].is_null() {
-                    s.insert(k.into(), m[k].clone());
+            let fields = [
+                ("host", m.host.clone().map(Value::from)),
+                ("started_at", m.started_at.clone().map(Value::from)),
+                ("duration_ms", m.duration_ms.map(Value::from)),
+                ("command", m.command.clone().map(Value::from)),
+            ];
+            for (k, v) in fields {
+                if let Some(v) = v {
+                    s.insert(k.into(), v);
                 }
             }
             Value::Object(s)
         })
         .collect();
-    out.insert("shards".into(), Value::Array(shards));
+    out.extra.insert("shards".into(), Value::Array(shards));
     if !mixed.is_empty() {
-        out.insert(
+        out.extra.insert(
             "mixed".into(),
             serde_json::to_value(mixed).unwrap_or_default(),
         );
     }
-    Value::Object(out)
+    out
 }
 
 #[cfg(test)]

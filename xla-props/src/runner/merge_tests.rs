@@ -3,6 +3,19 @@ use crate::runner::args::Shard;
 use crate::runner::identity::CaseSelection;
 use serde_json::json;
 
+/// Merges documents written as JSON, read as the runner's `--json` files
+/// are; the merged run as JSON.
+fn merge(docs: Vec<(String, Value)>, options: MergeOptions) -> Result<Value, MergeError> {
+    let docs = docs
+        .into_iter()
+        .map(|(origin, doc)| {
+            let doc = RunResults::parse(&doc.to_string(), &origin).expect("a results document");
+            (origin, doc)
+        })
+        .collect();
+    merge_results(docs, options).map(|m| serde_json::to_value(m).expect("serializes"))
+}
+
 /// The cases of a small built-in selection, and its identity.
 fn space() -> (Vec<String>, CaseSpaceId) {
     let selection = CaseSelection {
@@ -53,7 +66,7 @@ fn shard(k: u64, n: u64, seed: u64, names: &[String], space: &CaseSpaceId) -> (S
 fn shards_merge_into_the_whole_run_in_name_order() {
     let (names, space) = space();
     let docs: Vec<_> = (1..=3).map(|k| shard(k, 3, 7, &names, &space)).collect();
-    let merged = merge_results(docs, MergeOptions::default()).expect("one run");
+    let merged = merge(docs, MergeOptions::default()).expect("one run");
     let ids: Vec<&str> = merged["cases"]
         .as_array()
         .unwrap()
@@ -77,7 +90,7 @@ fn shards_merge_into_the_whole_run_in_name_order() {
 fn a_missing_shard_is_refused_naming_its_cases() {
     let (names, space) = space();
     let docs: Vec<_> = [1, 3].map(|k| shard(k, 3, 7, &names, &space)).into();
-    let e = merge_results(docs, MergeOptions::default()).unwrap_err().0;
+    let e = merge(docs, MergeOptions::default()).unwrap_err().0;
     assert!(e.contains("shard(s) 2/3 are missing"), "{e}");
     let s2 = Shard { index: 1, total: 3 };
     let lost: Vec<&String> = names.iter().filter(|n| s2.contains(n)).collect();
@@ -98,7 +111,7 @@ fn a_duplicated_shard_is_refused_naming_its_cases() {
     let mut again = docs[1].clone();
     again.0 = "copy-of-shard-2.json".into();
     docs.push(again);
-    let e = merge_results(docs, MergeOptions::default()).unwrap_err().0;
+    let e = merge(docs, MergeOptions::default()).unwrap_err().0;
     assert!(e.contains("shard 2 is given 2 times"), "{e}");
     let s2 = Shard { index: 1, total: 3 };
     let first = names.iter().find(|n| s2.contains(n)).unwrap();
@@ -116,17 +129,15 @@ fn mixed_seeds_are_refused_unless_allowed() {
     let docs: Vec<_> = (1..=3)
         .map(|k| shard(k, 3, if k == 3 { 8 } else { 7 }, &names, &space))
         .collect();
-    let e = merge_results(docs.clone(), MergeOptions::default())
-        .unwrap_err()
-        .0;
+    let e = merge(docs.clone(), MergeOptions::default()).unwrap_err().0;
     assert!(e.contains("different seeds (7 vs 8)"), "{e}");
     assert!(e.contains("--allow-mixed"), "{e}");
-    let merged = merge_results(docs, MergeOptions { allow_mixed: true }).unwrap();
+    let merged = merge(docs, MergeOptions { allow_mixed: true }).unwrap();
     assert_eq!(merged["metadata"]["mixed"]["seed"], json!(["7", "8"]));
     let mut docs: Vec<_> = (1..=3).map(|k| shard(k, 3, 7, &names, &space)).collect();
     docs[0].1["metadata"]["git_revision"] = json!("def");
     docs[1].1["metadata"]["git_dirty"] = json!(true);
-    let e = merge_results(docs, MergeOptions::default()).unwrap_err().0;
+    let e = merge(docs, MergeOptions::default()).unwrap_err().0;
     assert!(
         e.contains("different git revisions (abc vs abc+dirty vs def)"),
         "{e}"
@@ -142,7 +153,7 @@ fn shards_of_another_case_space_or_split_are_refused() {
         shard(1, 2, 7, &names, &space),
         shard(2, 2, 7, &names, &other),
     ];
-    let e = merge_results(docs, MergeOptions { allow_mixed: true })
+    let e = merge(docs, MergeOptions { allow_mixed: true })
         .unwrap_err()
         .0;
     assert!(e.contains("case spaces"), "{e}");
@@ -150,6 +161,6 @@ fn shards_of_another_case_space_or_split_are_refused() {
         shard(1, 2, 7, &names, &space),
         shard(2, 3, 7, &names, &space),
     ];
-    let e = merge_results(docs, MergeOptions::default()).unwrap_err().0;
+    let e = merge(docs, MergeOptions::default()).unwrap_err().0;
     assert!(e.contains("splits"), "{e}");
 }

@@ -6,67 +6,20 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
-
 use super::args::Shard;
 use super::identity::{CaseSelection, CaseSpaceId, ShardInfo};
 use crate::backend::Backend;
 use crate::property::{BackendId, CaseSpace};
+use crate::report::{BackendInfo, RunMetadata};
 
-/// A backend of the run and its version (`Backend::version`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct BackendVersion {
-    /// The backend's name.
-    pub name: String,
-    /// Its version, when it declares one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    /// What it was in the run: `under test`, `reference`, or both.
-    pub role: &'static str,
-}
-
-impl BackendVersion {
-    /// `backend`'s name and version, in `role`.
-    pub fn of(backend: &dyn Backend, role: &'static str) -> BackendVersion {
-        BackendVersion {
-            name: backend.name().to_string(),
-            version: backend.version(),
-            role,
-        }
+/// `backend`'s name and version, in `role` (the run's metadata's record of it).
+fn backend_info(backend: &dyn Backend, role: &str) -> BackendInfo {
+    BackendInfo {
+        name: backend.name().to_string(),
+        version: backend.version(),
+        role: Some(role.to_string()),
+        ..BackendInfo::default()
     }
-}
-
-/// The run's metadata (the `metadata` object of the `--json` report).
-#[derive(Clone, Debug, Serialize)]
-pub struct RunMetadata {
-    /// The backends under test, then the reference.
-    pub backends: Vec<BackendVersion>,
-    /// The input seed.
-    pub seed: u64,
-    /// The git revision (`git rev-parse HEAD`, else `XLA_PROPS_GIT_REVISION`
-    /// at run or build time, else `unknown`).
-    pub git_revision: String,
-    /// Whether tracked files differed from that revision (only when git was asked).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub git_dirty: Option<bool>,
-    /// When the run started, RFC 3339 in UTC.
-    pub started_at: String,
-    /// Wall time from the start of the run to the end of its last case.
-    pub duration_ms: u64,
-    /// The command line.
-    pub command: String,
-    /// The machine: host name, OS and architecture.
-    pub host: String,
-    /// Cores available to the run.
-    pub cores: usize,
-    /// The xla-props version that ran.
-    pub xla_props: &'static str,
-    /// The shard this process ran; absent for a whole run (and a merged one).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shard: Option<ShardInfo>,
-    /// The case space the unsharded run selects: shards of one run share it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub case_space: Option<CaseSpaceId>,
 }
 
 /// Where a run's metadata comes from, gathered at the start of the run.
@@ -132,20 +85,21 @@ impl RunStart {
     }
 
     /// The metadata of the run that started here and ends now.
-    pub fn finish(&self, seed: u64, backends: Vec<BackendVersion>) -> RunMetadata {
+    pub fn finish(&self, seed: u64, backends: Vec<BackendInfo>) -> RunMetadata {
         RunMetadata {
             backends,
-            seed,
-            git_revision: self.git.0.clone(),
+            seed: Some(seed),
+            git_revision: Some(self.git.0.clone()),
             git_dirty: self.git.1,
-            started_at: rfc3339(self.at),
-            duration_ms: self.instant.elapsed().as_millis() as u64,
-            command: self.command.clone(),
-            host: host(),
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            xla_props: env!("CARGO_PKG_VERSION"),
+            started_at: Some(rfc3339(self.at)),
+            duration_ms: Some(self.instant.elapsed().as_millis() as u64),
+            command: Some(self.command.clone()),
+            host: Some(host()),
+            cores: Some(std::thread::available_parallelism().map_or(1, |n| n.get()) as u64),
+            xla_props: Some(env!("CARGO_PKG_VERSION").to_string()),
             shard: self.shard,
             case_space: self.case_space.clone(),
+            extra: Default::default(),
         }
     }
 }
@@ -155,13 +109,12 @@ impl RunStart {
 pub(crate) fn backend_versions<'a>(
     under_test: impl Iterator<Item = &'a dyn Backend>,
     reference: &dyn Backend,
-) -> Vec<BackendVersion> {
-    let mut backends: Vec<BackendVersion> = under_test
-        .map(|b| BackendVersion::of(b, "under test"))
-        .collect();
+) -> Vec<BackendInfo> {
+    let mut backends: Vec<BackendInfo> =
+        under_test.map(|b| backend_info(b, "under test")).collect();
     match backends.iter_mut().find(|b| b.name == reference.name()) {
-        Some(b) => b.role = "under test and reference",
-        None => backends.push(BackendVersion::of(reference, "reference")),
+        Some(b) => b.role = Some("under test and reference".to_string()),
+        None => backends.push(backend_info(reference, "reference")),
     }
     backends
 }

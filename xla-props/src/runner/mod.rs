@@ -1,6 +1,7 @@
 //! The runner: libtest-mimic trials from case ids (nothing generated at list
-//! time), filters, shards, run events and their reporters (the terminal's
-//! progress bar), reports (JUnit, JSON) and failure persistence.
+//! time), filters, shards, and run events with their reporters (the
+//! terminal's progress bar, the summary and failure groups, JUnit, JSON and
+//! failure persistence).
 
 mod ahead;
 mod args;
@@ -28,8 +29,7 @@ pub use harness::{Harness, HarnessError, RunReport};
 pub use identity::{CaseSelection, CaseSpaceHash, CaseSpaceId, ShardInfo};
 pub use junit::merge_junit_files;
 pub use merge::{merge_results, read_results, MergeError, MergeOptions};
-pub use metadata::{BackendVersion, RunMetadata};
-pub use persist::{failures_dir, load_failed, sanitize, write_reproducer};
-pub use report::{composition, family, summary_table, totals, CaseKind, CaseRecord};
-pub use signature::{dtype_family, failure_groups, group_of, FailureGroup};
+pub use persist::{failures_dir, load_failed, sanitize, write_reproducer, CaseNote};
+pub use report::{case_result, composition, family};
+pub use signature::{dtype_family, group_of, FailureGroup};
 pub use terminal::{format_counts, result_line, TerminalReporter};

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::events::{CaseFinished, Reporter, RunEvent};
 use crate::filetest::{Inputs, JudgeMode, Reproducer};
 use crate::hlo::Module;
 use crate::literal::element_text;
@@ -42,21 +43,36 @@ pub fn sanitize(name: &str) -> String {
         .collect()
 }
 
-/// Writes a reproducer for a failing case on `backend`: `reproducer.hlotest`
-/// (the module, run on the backend with the inputs as `input*.npy` beside
-/// it, expected to agree with the reference: a regression test that fails
-/// while the bug is there), the inputs as text too, the case name and the
-/// report; returns its directory.
+/// What a reproducer says of its case.
+pub struct CaseNote<'a> {
+    /// The case name.
+    pub name: &'a str,
+    /// The backend it failed on.
+    pub backend: &'a str,
+    /// One line: what failed (the verdict's first line).
+    pub summary: &'a str,
+    /// The failure's report, as printed.
+    pub report: &'a str,
+}
+
+/// Writes a reproducer for a failing case into `case_dir`:
+/// `reproducer.hlotest` (the module, run on the backend with the inputs as
+/// `input*.npy` beside it, expected to agree with the reference: a
+/// regression test that fails while the bug is there), the inputs as text
+/// too, the case name and the report.
 pub fn write_reproducer(
-    dir: &Path,
-    name: &str,
-    backend: &str,
+    case_dir: &Path,
+    note: &CaseNote<'_>,
     module: &Module,
     inputs: &[Literal],
-    report: &str,
-) -> Result<PathBuf, String> {
-    let case_dir = dir.join(sanitize(name));
-    std::fs::create_dir_all(&case_dir)
+) -> Result<(), String> {
+    let CaseNote {
+        name,
+        backend,
+        summary,
+        report,
+    } = *note;
+    std::fs::create_dir_all(case_dir)
         .map_err(|e| format!("failed to create {}: {e}", case_dir.display()))?;
     let write = |file: &str, text: String| {
         std::fs::write(case_dir.join(file), text)
@@ -75,10 +91,6 @@ pub fn write_reproducer(
         lit.write_npy_file(&npy)
             .map_err(|e| format!("failed to write {}: {e}", npy.display()))?;
     }
-    let summary = report
-        .lines()
-        .find_map(|l| l.strip_prefix("verdict: "))
-        .unwrap_or("failed");
     let text = Reproducer {
         comments: vec![
             format!("case {name} failed on {backend}: {summary}"),
@@ -99,7 +111,7 @@ pub fn write_reproducer(
     .text();
     write("reproducer.hlotest", text)?;
     write("report.txt", format!("{report}\n"))?;
-    Ok(case_dir)
+    Ok(())
 }
 
 const LAST_FAILED: &str = "last-failed.txt";
@@ -114,6 +126,73 @@ pub fn load_failed(dir: &Path) -> BTreeSet<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Persistence: each failure's reproducer as it happens, and at the end the
+/// failing list (the old one, less the cases that ran and passed, plus the
+/// new failures), which runs first next time.
+pub struct Persistence {
+    dir: PathBuf,
+    previous: BTreeSet<String>,
+    ran_ok: Vec<String>,
+    failed: Vec<String>,
+}
+
+impl Persistence {
+    /// Writes under `dir`; `previous` is the failing list the run started with.
+    pub fn new(dir: PathBuf, previous: BTreeSet<String>) -> Persistence {
+        Persistence {
+            dir,
+            previous,
+            ran_ok: Vec::new(),
+            failed: Vec::new(),
+        }
+    }
+
+    fn case(&mut self, c: &CaseFinished) -> Result<(), String> {
+        if !c.outcome.is_failed() {
+            if !self.previous.is_empty() {
+                let name = c.id.to_string();
+                if self.previous.contains(&name) {
+                    self.ran_ok.push(name);
+                }
+            }
+            return Ok(());
+        }
+        let name = c.id.to_string();
+        self.failed.push(name.clone());
+        let (Some(a), Some(f)) = (&c.artifacts, c.outcome.failure()) else {
+            return Ok(());
+        };
+        let verdict = f.verdict.as_ref().map(|v| v.to_string());
+        let summary = match &verdict {
+            Some(v) => v.lines().next().unwrap_or(""),
+            None => f.summary.as_str(),
+        };
+        let note = CaseNote {
+            name: &name,
+            backend: c.id.backend.name(),
+            summary,
+            report: c.message.as_deref().unwrap_or(""),
+        };
+        write_reproducer(&a.dir, &note, &a.module, &a.inputs)
+            .map_err(|e| format!("{name}: reproducer not written: {e}"))
+    }
+}
+
+impl Reporter for Persistence {
+    fn event(&mut self, event: &RunEvent<'_>) -> Result<(), String> {
+        match event {
+            RunEvent::CaseFinished(c) => self.case(c),
+            RunEvent::Finished { .. } => store_failed(
+                &self.dir,
+                std::mem::take(&mut self.previous),
+                self.ran_ok.drain(..),
+                self.failed.drain(..),
+            ),
+            RunEvent::Started { .. } => Ok(()),
+        }
+    }
 }
 
 /// Records the failing set: the old one, less cases that ran and passed, plus new failures.

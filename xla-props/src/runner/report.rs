@@ -1,142 +1,16 @@
-//! Reports built from the records of a run: the end-of-run table, JUnit, JSON,
-//! and the case-space composition (`--summary`).
+//! Reporters of a run's events: the end-of-run table and the `--json`
+//! results (in `report`'s schema); and the case-space composition (`--summary`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use serde::Serialize;
-
-use super::metadata::RunMetadata;
+use super::events::{CaseFinished, Reporter, RunEvent};
 use super::table::{render, Align};
-use crate::check::{HistogramBucket, LegalReason, Side, Verdict};
+use crate::check::LegalReason;
 use crate::hlo::Category;
 use crate::property::{BackendId, CaseContext, CaseId, CaseSpace, Tolerance};
-use crate::report::{CaseStatus, Counts};
-
-/// How a case ended, finer than [`CaseStatus`]: expected failures and
-/// unexpected passes are told apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CaseKind {
-    /// Passed.
-    Pass,
-    /// Passed although declared an expected failure (counted as passed).
-    XPass,
-    /// Failed.
-    Fail,
-    /// Skipped: not applicable, unsupported, or a skip limitation.
-    Skip,
-    /// Failed as declared by an expected-failure limitation (counted as skipped).
-    XFail,
-    /// Failed because the backend rejected or crashed on a module the
-    /// reference runs (a compile error, a crash, a timeout): no values were
-    /// judged, so it is not reported as wrong values (counted as failed).
-    Rejected,
-}
-
-impl CaseKind {
-    /// Lowercase name.
-    pub fn name(self) -> &'static str {
-        match self {
-            CaseKind::Pass => "pass",
-            CaseKind::XPass => "xpass",
-            CaseKind::Fail => "fail",
-            CaseKind::Skip => "skip",
-            CaseKind::XFail => "xfail",
-            CaseKind::Rejected => "rejected",
-        }
-    }
-
-    /// The status it counts as.
-    pub fn status(self) -> CaseStatus {
-        match self {
-            CaseKind::Pass | CaseKind::XPass => CaseStatus::Passed,
-            CaseKind::Fail | CaseKind::Rejected => CaseStatus::Failed,
-            CaseKind::Skip | CaseKind::XFail => CaseStatus::Skipped,
-        }
-    }
-
-    /// How a failed case with this verdict is reported: the backend
-    /// rejecting or crashing on a module the reference runs is
-    /// [`CaseKind::Rejected`], not a value mismatch.
-    pub fn of_failure(verdict: Option<&Verdict>) -> CaseKind {
-        match verdict {
-            Some(Verdict::OnlyOneFailed {
-                failed: Side::Backend,
-                ..
-            }) => CaseKind::Rejected,
-            _ => CaseKind::Fail,
-        }
-    }
-
-    /// True when the status alone says it (so the JSON leaves `kind` out).
-    fn implied_by_status(self) -> bool {
-        matches!(self, CaseKind::Pass | CaseKind::Fail | CaseKind::Skip)
-    }
-}
-
-/// What the runner remembers of one executed case.
-#[derive(Clone, Debug)]
-pub struct CaseRecord {
-    /// The case.
-    pub id: CaseId,
-    /// How it ended.
-    pub status: CaseStatus,
-    /// How it ended, telling expected failures and unexpected passes apart.
-    pub kind: CaseKind,
-    /// The failure report or the skip reason.
-    pub message: Option<String>,
-    /// One line: what failed (failures and expected failures).
-    pub verdict: Option<String>,
-    /// The largest ULP distance seen by the checker.
-    pub max_ulp: Option<u64>,
-    /// Elements the judge accepted by each legal difference (empty: none).
-    pub legal: BTreeMap<LegalReason, u64>,
-    /// What its ULP distances were judged against: the property's tolerance
-    /// and the backend's declared budget for the op and dtype.
-    pub budget: Option<String>,
-    /// The worst mismatch, as text.
-    pub worst_mismatch: Option<String>,
-    /// ULP distances of every compared float element (non-empty buckets, in
-    /// order); kept only when the run writes `--json`.
-    pub ulp_histogram: Option<Vec<HistogramBucket>>,
-    /// The command that reruns this case (failures).
-    pub rerun: Option<String>,
-    /// The directory of its reproducer (failures whose module was captured).
-    pub reproducer: Option<PathBuf>,
-    /// Wall time of the case.
-    pub duration: Duration,
-}
-
-impl CaseRecord {
-    /// A record of `kind` with nothing else known yet.
-    pub fn new(id: CaseId, kind: CaseKind) -> CaseRecord {
-        CaseRecord {
-            id,
-            status: kind.status(),
-            kind,
-            message: None,
-            verdict: None,
-            max_ulp: None,
-            legal: BTreeMap::new(),
-            budget: None,
-            worst_mismatch: None,
-            ulp_histogram: None,
-            rerun: None,
-            reproducer: None,
-            duration: Duration::ZERO,
-        }
-    }
-
-    /// A skipped case with its reason.
-    pub fn skipped(id: CaseId, why: &str) -> CaseRecord {
-        CaseRecord {
-            message: Some(why.to_string()),
-            ..CaseRecord::new(id, CaseKind::Skip)
-        }
-    }
-}
+use crate::report::{CaseResult, Counts, HistogramBucket, RunResults};
 
 /// The op family shown in tables.
 pub fn family(id: &CaseId) -> &'static str {
@@ -152,61 +26,73 @@ pub fn family(id: &CaseId) -> &'static str {
     }
 }
 
-/// Counts over records.
-pub fn totals(records: &[CaseRecord]) -> Counts {
-    let mut t = Counts::default();
-    records.iter().for_each(|r| t.add(r.status));
-    t
+/// The end-of-run table (backend × op family, passed / failed / skipped)
+/// and the elements each legal difference accepted.
+#[derive(Default)]
+pub struct SummaryReporter {
+    cells: BTreeMap<(&'static str, &'static str), Counts>,
+    legal: BTreeMap<LegalReason, u64>,
 }
 
-/// The end-of-run table: backend × op family, passed / failed / skipped.
-pub fn summary_table(records: &[CaseRecord]) -> String {
-    let mut cells: BTreeMap<(&'static str, &'static str), Counts> = BTreeMap::new();
-    for r in records {
-        cells
-            .entry((r.id.backend.name(), family(&r.id)))
-            .or_default()
-            .add(r.status);
-    }
-    let mut out = String::from("\nxla-props summary\n");
-    let row = |b: &str, f: &str, t: &Counts| {
-        vec![
-            b.to_string(),
-            f.to_string(),
-            t.passed.to_string(),
-            t.failed.to_string(),
-            t.skipped.to_string(),
-        ]
-    };
-    let mut rows: Vec<Vec<String>> = cells.iter().map(|((b, f), t)| row(b, f, t)).collect();
-    rows.push(row("total", "", &totals(records)));
-    out.push_str(&render(
-        &[
-            ("backend", Align::Left),
-            ("family", Align::Left),
-            ("passed", Align::Right),
-            ("failed", Align::Right),
-            ("skipped", Align::Right),
-        ],
-        &rows,
-    ));
-    let legal = legal_totals(records);
-    if !legal.is_empty() {
-        let _ = writeln!(out, "\nelements accepted by a legal difference, by reason");
-        for (reason, n) in &legal {
-            let _ = writeln!(out, "  {:<30} {n:>12}", reason.name());
+impl Reporter for SummaryReporter {
+    fn event(&mut self, event: &RunEvent<'_>) -> Result<(), String> {
+        match event {
+            RunEvent::CaseFinished(c) => {
+                self.cells
+                    .entry((c.id.backend.name(), family(&c.id)))
+                    .or_default()
+                    .add(&c.outcome);
+                for (reason, n) in &c.measured.legal {
+                    *self.legal.entry(*reason).or_insert(0) += n;
+                }
+            }
+            RunEvent::Finished { .. } if !self.cells.is_empty() => print!("{}", self.table()),
+            _ => {}
         }
+        Ok(())
     }
-    out
 }
 
-/// Elements accepted by each legal difference, over records.
-pub fn legal_totals(records: &[CaseRecord]) -> BTreeMap<LegalReason, u64> {
-    let mut out = BTreeMap::new();
-    for (reason, n) in records.iter().flat_map(|r| r.legal.iter()) {
-        *out.entry(*reason).or_insert(0) += n;
+impl SummaryReporter {
+    /// The table, and the elements accepted per legal difference.
+    pub fn table(&self) -> String {
+        let mut out = String::from("\nxla-props summary\n");
+        let row = |b: &str, f: &str, t: &Counts| {
+            vec![
+                b.to_string(),
+                f.to_string(),
+                t.passed.to_string(),
+                t.failed.to_string(),
+                t.skipped.to_string(),
+            ]
+        };
+        let mut rows: Vec<Vec<String>> =
+            self.cells.iter().map(|((b, f), t)| row(b, f, t)).collect();
+        let mut total = Counts::default();
+        for t in self.cells.values() {
+            total.passed += t.passed;
+            total.failed += t.failed;
+            total.skipped += t.skipped;
+        }
+        rows.push(row("total", "", &total));
+        out.push_str(&render(
+            &[
+                ("backend", Align::Left),
+                ("family", Align::Left),
+                ("passed", Align::Right),
+                ("failed", Align::Right),
+                ("skipped", Align::Right),
+            ],
+            &rows,
+        ));
+        if !self.legal.is_empty() {
+            let _ = writeln!(out, "\nelements accepted by a legal difference, by reason");
+            for (reason, n) in &self.legal {
+                let _ = writeln!(out, "  {:<30} {n:>12}", reason.name());
+            }
+        }
+        out
     }
-    out
 }
 
 /// The case-space composition: per property, op family and dtype (counted per backend).
@@ -262,100 +148,79 @@ pub fn composition(spaces: &[CaseSpace], backends: &[BackendId]) -> String {
     out
 }
 
-/// One case in the JSON report. The property, op, dtype, shape, variant and
-/// backend are the parts of `id` (`property::op::dtype::shape::variant::backend`);
-/// empty fields are left out, so that a run of 468k cases stays small.
-#[derive(Serialize)]
-struct JsonCase<'a> {
-    id: String,
-    outcome: &'static str,
-    /// Only `xfail` and `xpass`: the others are what `outcome` says.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kind: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    verdict: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_ulp: Option<u64>,
-    /// Elements accepted per legal difference, by reason name.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    legal: BTreeMap<&'static str, u64>,
-    /// What a ULP distance was judged against (tolerance, declared budget).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    budget: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    worst_mismatch: Option<&'a str>,
-    /// `{"0": 30, "3-4": 2}`: elements per ULP bucket, in bucket order.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ulp_histogram: Option<serde_json::Map<String, serde_json::Value>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    rerun: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reproducer: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<&'a str>,
-    duration_us: u64,
+/// The `--json` report: one [`CaseResult`] per case (the schema `report`
+/// declares and reads), written with the totals, the families of the ops and
+/// the run's metadata when the run ends.
+pub struct JsonReporter {
+    path: PathBuf,
+    cases: Vec<CaseResult>,
+    families: BTreeMap<String, String>,
 }
 
-impl<'a> JsonCase<'a> {
-    fn new(r: &'a CaseRecord) -> JsonCase<'a> {
-        JsonCase {
-            id: r.id.to_string(),
-            outcome: r.status.name(),
-            kind: (!r.kind.implied_by_status()).then(|| r.kind.name()),
-            verdict: r.verdict.as_deref(),
-            max_ulp: r.max_ulp,
-            legal: r.legal.iter().map(|(k, v)| (k.name(), *v)).collect(),
-            budget: r.budget.as_deref(),
-            worst_mismatch: r.worst_mismatch.as_deref(),
-            ulp_histogram: r.ulp_histogram.as_ref().filter(|h| !h.is_empty()).map(|h| {
-                h.iter()
-                    .map(|b| (b.ulp.clone(), serde_json::Value::from(b.count)))
-                    .collect()
-            }),
-            rerun: r.rerun.as_deref(),
-            reproducer: r.reproducer.as_ref().map(|p| p.display().to_string()),
-            message: r.message.as_deref(),
-            duration_us: r.duration.as_micros() as u64,
+impl JsonReporter {
+    /// Writes to `path` when the run ends.
+    pub fn new(path: PathBuf) -> JsonReporter {
+        JsonReporter {
+            path,
+            cases: Vec::new(),
+            families: BTreeMap::new(),
         }
     }
 }
 
-/// The JSON report: totals, the run's metadata, the family of each op, one object per case.
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    passed: u64,
-    failed: u64,
-    skipped: u64,
-    /// Elements accepted per legal difference over the run, by reason name.
-    legal: BTreeMap<&'static str, u64>,
-    metadata: &'a RunMetadata,
-    /// op name -> family (orders a report's rows).
-    families: BTreeMap<&'static str, &'static str>,
-    cases: Vec<JsonCase<'a>>,
+/// A finished case as the JSON records it.
+pub fn case_result(c: &CaseFinished) -> CaseResult {
+    let m = &c.measured;
+    let mut r = CaseResult::new(c.id.to_string(), c.outcome.bare());
+    r.verdict = c.outcome.failure().map(|f| f.summary.clone());
+    r.max_ulp = m.max_ulp;
+    r.legal = m
+        .legal
+        .iter()
+        .map(|(k, v)| (k.name().to_string(), *v))
+        .collect();
+    r.budget = m.budget.clone();
+    r.worst_mismatch = m.worst_mismatch.clone();
+    r.ulp_histogram = m.ulp_histogram.as_ref().map(|h| {
+        h.iter()
+            .map(|b| HistogramBucket {
+                ulp: b.ulp.clone(),
+                count: b.count,
+            })
+            .collect()
+    });
+    r.rerun = c.rerun.clone();
+    r.reproducer = c.artifacts.as_ref().map(|a| a.dir.display().to_string());
+    r.message = c.message.clone();
+    r.duration_us = Some(c.duration.as_micros() as u64);
+    r
 }
 
-/// Writes the JSON report: totals, the run's metadata and one object per case.
-pub fn write_json(
-    path: &Path,
-    records: &[CaseRecord],
-    metadata: &RunMetadata,
-) -> Result<(), String> {
-    let t = totals(records);
-    let doc = JsonReport {
-        passed: t.passed,
-        failed: t.failed,
-        skipped: t.skipped,
-        legal: legal_totals(records)
-            .into_iter()
-            .map(|(k, v)| (k.name(), v))
-            .collect(),
-        metadata,
-        families: records
-            .iter()
-            .map(|r| (r.id.key.op.name(), family(&r.id)))
-            .collect(),
-        cases: records.iter().map(JsonCase::new).collect(),
-    };
+impl Reporter for JsonReporter {
+    fn event(&mut self, event: &RunEvent<'_>) -> Result<(), String> {
+        match event {
+            RunEvent::CaseFinished(c) => {
+                let op = c.id.key.op.name();
+                if !self.families.contains_key(op) {
+                    self.families
+                        .insert(op.to_string(), family(&c.id).to_string());
+                }
+                self.cases.push(case_result(c));
+                Ok(())
+            }
+            RunEvent::Finished { metadata, .. } => {
+                let cases = std::mem::take(&mut self.cases);
+                let families = std::mem::take(&mut self.families);
+                let doc = RunResults::of_cases(cases, families, metadata.cloned());
+                write_json(&self.path, &doc)
+            }
+            RunEvent::Started { .. } => Ok(()),
+        }
+    }
+}
+
+/// Writes a results document as JSON.
+pub fn write_json(path: &Path, doc: &RunResults) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
@@ -363,7 +228,7 @@ pub fn write_json(
     let file = std::fs::File::create(path)
         .map_err(|e| format!("failed to write {}: {e}", path.display()))?;
     let mut out = std::io::BufWriter::new(file);
-    serde_json::to_writer(&mut out, &doc)
+    serde_json::to_writer(&mut out, doc)
         .map_err(|e| format!("failed to write the json report {}: {e}", path.display()))?;
     std::io::Write::flush(&mut out).map_err(|e| format!("failed to write {}: {e}", path.display()))
 }
@@ -401,38 +266,48 @@ pub(super) fn judged_against(ctx: &CaseContext<'_>) -> Option<String> {
 
 #[cfg(test)]
 mod legal_tests {
+    use super::*;
+    use crate::check::{Side, Verdict};
+    use crate::property::{Failure, Outcome};
+
+    fn id() -> CaseId {
+        "vs_reference::add::f32::f32[7]{0}::uniform::interpreter"
+            .parse()
+            .expect("a case name")
+    }
+
     #[test]
-    fn a_backend_rejection_is_its_own_failure_kind() {
+    fn a_backend_rejection_is_written_as_its_own_kind() {
         let rejected = Verdict::OnlyOneFailed {
             failed: Side::Backend,
             error: "compile error: iree-compile: x".into(),
         };
-        let reference = Verdict::OnlyOneFailed {
-            failed: Side::Reference,
-            error: "x".into(),
-        };
-        assert_eq!(CaseKind::of_failure(Some(&rejected)), CaseKind::Rejected);
-        assert_eq!(CaseKind::Rejected.status(), CaseStatus::Failed);
-        assert_eq!(CaseKind::Rejected.name(), "rejected");
-        assert!(!CaseKind::Rejected.implied_by_status(), "the JSON names it");
-        assert_eq!(CaseKind::of_failure(Some(&reference)), CaseKind::Fail);
-        assert_eq!(CaseKind::of_failure(None), CaseKind::Fail);
+        let failure = Box::new(Failure {
+            summary: "only the backend failed".into(),
+            verdict: Some(rejected),
+        });
+        let c = CaseFinished::new(id(), Outcome::Rejected(failure), Some("m".into()));
+        let json = serde_json::to_value(case_result(&c)).unwrap();
+        assert_eq!(json["outcome"], "failed");
+        assert_eq!(json["kind"], "rejected");
+        assert_eq!(json["verdict"], "only the backend failed");
+        let plain = CaseFinished::new(id(), Outcome::fail("x"), None);
+        let json = serde_json::to_value(case_result(&plain)).unwrap();
+        assert!(json.get("kind").is_none(), "{json}");
     }
-
-    use super::*;
 
     #[test]
     fn the_summary_and_json_count_elements_per_legal_reason() {
-        let id: CaseId = "vs_reference::add::f32::f32[7]{0}::uniform::interpreter"
-            .parse()
-            .expect("a case name");
-        let mut a = CaseRecord::new(id, CaseKind::Pass);
-        a.legal.insert(LegalReason::Reassociation, 4);
-        a.legal.insert(LegalReason::PropagatedBound, 1);
-        let mut b = CaseRecord::new(id, CaseKind::Pass);
-        b.legal.insert(LegalReason::PropagatedBound, 2);
-        let records = [a, b];
-        let table = summary_table(&records);
+        let mut a = CaseFinished::new(id(), Outcome::Pass, None);
+        a.measured.legal.insert(LegalReason::Reassociation, 4);
+        a.measured.legal.insert(LegalReason::PropagatedBound, 1);
+        let mut b = CaseFinished::new(id(), Outcome::Pass, None);
+        b.measured.legal.insert(LegalReason::PropagatedBound, 2);
+        let mut summary = SummaryReporter::default();
+        for c in [&a, &b] {
+            summary.event(&RunEvent::CaseFinished(c)).unwrap();
+        }
+        let table = summary.table();
         assert!(
             table.contains("elements accepted by a legal difference"),
             "{table}"
@@ -442,10 +317,17 @@ mod legal_tests {
             .find(|l| l.trim_start().starts_with("propagated-bound"))
             .expect("a propagated-bound line");
         assert!(line.trim_end().ends_with(" 3"), "{line}");
-        let json = serde_json::to_value(JsonCase::new(&records[0])).unwrap();
+        let json = serde_json::to_value(case_result(&a)).unwrap();
         assert_eq!(json["legal"]["reassociation"], 4);
-        let plain = CaseRecord::new(records[0].id, CaseKind::Pass);
-        let json = serde_json::to_value(JsonCase::new(&plain)).unwrap();
+        let plain = CaseFinished::new(id(), Outcome::Pass, None);
+        let json = serde_json::to_value(case_result(&plain)).unwrap();
         assert!(json.get("legal").is_none());
+        let doc = RunResults::of_cases(
+            vec![case_result(&a), case_result(&b)],
+            BTreeMap::new(),
+            None,
+        );
+        assert_eq!(doc.legal["propagated-bound"], 3);
+        assert_eq!(doc.passed, Some(2));
     }
 }

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::events::{CaseEnd, Counts, Reporter, RunEvent};
+use super::events::{Reporter, RunEvent};
+use crate::report::Counts;
 
 /// The progress bar reporter.
 pub struct TerminalReporter {
@@ -54,7 +55,7 @@ impl Default for TerminalReporter {
 pub fn format_counts(c: &Counts) -> String {
     format!(
         "{} passed, {} failed, {} skipped",
-        c.passed, c.failed, c.ignored
+        c.passed, c.failed, c.skipped
     )
 }
 
@@ -65,14 +66,14 @@ pub fn result_line(c: &Counts, elapsed: Duration) -> String {
         if c.failed == 0 { "ok" } else { "FAILED" },
         c.passed,
         c.failed,
-        c.ignored,
+        c.skipped,
         c.filtered_out,
         elapsed.as_secs_f64()
     )
 }
 
 impl Reporter for TerminalReporter {
-    fn event(&mut self, event: &RunEvent<'_>) {
+    fn event(&mut self, event: &RunEvent<'_>) -> Result<(), String> {
         match event {
             RunEvent::Started {
                 total,
@@ -85,20 +86,18 @@ impl Reporter for TerminalReporter {
                 ));
                 self.bar.set_message(self.message());
             }
-            RunEvent::CaseFinished {
-                name,
-                end,
-                duration,
-            } => {
-                self.counts.add(end);
-                if let CaseEnd::Failed(msg) = end {
+            RunEvent::CaseFinished(case) => {
+                self.counts.add(&case.outcome);
+                if case.outcome.is_failed() {
+                    let msg = case.message.as_deref().unwrap_or("failed");
                     // above the bar, which redraws below it
                     self.bar.suspend(|| {
                         let mut out = std::io::stdout().lock();
                         let _ = writeln!(
                             out,
-                            "        FAIL [{:>7.3}s] {name}\n{}\n",
-                            duration.as_secs_f64(),
+                            "        FAIL [{:>7.3}s] {}\n{}\n",
+                            case.duration.as_secs_f64(),
+                            case.id,
                             indent(msg)
                         );
                         let _ = out.flush();
@@ -107,19 +106,22 @@ impl Reporter for TerminalReporter {
                 self.bar.inc(1);
                 self.bar.set_message(self.message());
             }
-            RunEvent::Finished { counts, elapsed } => {
+            RunEvent::Finished {
+                counts, elapsed, ..
+            } => {
                 self.bar.finish_and_clear();
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(
                     out,
                     "    Finished {} cases in {:.2}s: {}",
-                    counts.passed + counts.failed + counts.ignored,
+                    counts.total(),
                     elapsed.as_secs_f64(),
                     format_counts(counts)
                 );
                 let _ = out.flush();
             }
         }
+        Ok(())
     }
 }
 
@@ -139,7 +141,7 @@ mod tests {
         let c = Counts {
             passed: 3,
             failed: 1,
-            ignored: 2,
+            skipped: 2,
             filtered_out: 7,
         };
         assert_eq!(
@@ -151,21 +153,20 @@ mod tests {
 
     #[test]
     fn the_reporter_counts_every_case() {
+        use crate::property::{CaseId, Outcome};
+        use crate::runner::events::CaseFinished;
         let mut r = TerminalReporter::with_target(ProgressDrawTarget::hidden());
         r.event(&RunEvent::Started {
             total: 3,
             filtered_out: 1,
-        });
-        for end in [
-            CaseEnd::Passed,
-            CaseEnd::Ignored(Some("why".into())),
-            CaseEnd::Passed,
-        ] {
-            r.event(&RunEvent::CaseFinished {
-                name: "c",
-                end: &end,
-                duration: Duration::ZERO,
-            });
+        })
+        .unwrap();
+        let id: CaseId = "vs_reference::add::f32::f32[7]{0}::uniform::interpreter"
+            .parse()
+            .expect("a case name");
+        for outcome in [Outcome::Pass, Outcome::Skip("why".into()), Outcome::XPass] {
+            let case = CaseFinished::new(id, outcome, None);
+            r.event(&RunEvent::CaseFinished(&case)).unwrap();
         }
         assert_eq!(r.message(), "2 passed, 0 failed, 1 skipped");
         assert_eq!(r.bar.position(), 3);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::filetest::HloTest;
 use crate::hlo::Module;
 use crate::literal::Literal;
-use crate::report::{CaseStatus, RunResults};
+use crate::report::RunResults;
 
 /// One failure to triage.
 #[derive(Clone, Debug)]
@@ -128,7 +128,7 @@ impl Found {
     fn results(&mut self, run: &RunResults, path: &Path, backend: &str) {
         let base = path.parent().unwrap_or(Path::new("."));
         for case in &run.cases {
-            if case.outcome() != CaseStatus::Failed || case.backend() != backend {
+            if !case.outcome().is_failed() || case.backend() != backend {
                 continue;
             }
             let reproducer = case.reproducer().map(|d| {

@@ -18,6 +18,7 @@ use std::time::Duration;
 use super::canonical::canonicalize;
 use super::compile_worker::CompilePool;
 use super::error::IreeError;
+use super::kept::{relocated, Hit, Kept};
 use super::numerics::{iree_cpu_numerics, unsupported_in};
 use super::packing::{is_binding_limit, pack_parameters, Packing};
 use super::tools::{compile_failure, summarize, IreeTools, Scratch, IREE_VERSION};
@@ -41,6 +42,8 @@ struct Stats {
     compiles: AtomicU64,
     runs: AtomicU64,
     failed_compiles: AtomicU64,
+    /// Set once `execute_many` ran: the run's totals are printed on drop.
+    batched: std::sync::atomic::AtomicBool,
 }
 
 /// IREE (llvm-cpu, generic x86-64) as a compiler under test.
@@ -62,6 +65,8 @@ pub struct IreeBackend {
     /// The in-process compiler's workers; `None`: one `iree-compile`
     /// process per compile ([`compiler_choice`]).
     library: Option<Arc<CompilePool>>,
+    /// Compile results kept by StableHLO text (`kept`).
+    kept: Kept<IreeExecutable>,
 }
 
 /// How modules are compiled: `XLA_PROPS_IREE_COMPILER=process` runs one
@@ -127,6 +132,7 @@ impl IreeBackend {
                 .unwrap_or(DEFAULT_TIMEOUT),
             workers: env_number("XLA_PROPS_IREE_WORKERS").map_or(cores.min(4), |n| n as usize),
             stats: Arc::default(),
+            kept: Kept::default(),
         }
     }
 
@@ -176,8 +182,48 @@ impl IreeBackend {
             .map_err(|why| IreeError::Unavailable(why.clone()))
     }
 
+    /// Compiles answered from results kept earlier in the run (a module's
+    /// compile error that a failed batch attributed to it, or a module
+    /// compiled directly before), and how many compile errors are kept.
+    pub fn kept_counts(&self) -> (u64, usize) {
+        self.kept.counts()
+    }
+
     /// Lowers, checks the declared unsupported features, and compiles.
     pub fn compile_module(&self, module: &Module) -> Result<IreeExecutable, IreeError> {
+        let (module, lowered) = self.prepare(module)?;
+        let mut exe = self.compile_lowered(lowered)?;
+        exe.source = Some(module);
+        Ok(exe)
+    }
+
+    /// [`IreeBackend::compile_module`], answered from the results kept for
+    /// its StableHLO text when there are some, else compiled and kept.
+    fn compile_kept(&self, module: &Module) -> Result<Arc<IreeExecutable>, IreeError> {
+        let (module, lowered) = self.prepare(module)?;
+        match self.kept.get(&lowered.mlir) {
+            Some(Hit::Error(e)) => return Err(e),
+            Some(Hit::Executable(exe)) => return Ok(exe),
+            None => {}
+        }
+        let mlir = lowered.mlir.clone();
+        match self.compile_lowered(lowered) {
+            Ok(mut exe) => {
+                exe.source = Some(module);
+                let exe = Arc::new(exe);
+                self.kept.keep_executable(&mlir, exe.clone());
+                Ok(exe)
+            }
+            Err(e) => {
+                self.kept.keep_error(&mlir, &e);
+                Err(e)
+            }
+        }
+    }
+
+    /// The canonical form of `module` and its lowering; `Err` for what
+    /// IREE is declared not to support or the lowering cannot express.
+    fn prepare(&self, module: &Module) -> Result<(Module, Lowered), IreeError> {
         if let Some(why) = unsupported_in(module) {
             return Err(IreeError::Unsupported(why));
         }
@@ -193,9 +239,8 @@ impl IreeBackend {
             ));
         }
         let module = canonicalize(module).map_err(IreeError::Unsupported)?;
-        let mut exe = self.compile_lowered(lower_module(&module)?)?;
-        exe.source = Some(module.into_owned());
-        Ok(exe)
+        let lowered = lower_module(&module)?;
+        Ok((module.into_owned(), lowered))
     }
 
     /// Compiles StableHLO text with `iree-compile`.
@@ -330,8 +375,10 @@ impl Backend for IreeBackend {
         })
     }
 
+    /// Each distinct module compiles once in a run: its error or its
+    /// executable is kept (`kept`).
     fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
-        match self.compile_module(module) {
+        match self.compile_kept(module) {
             Ok(exe) => Ok(Box::new(exe)),
             Err(e) => Err(to_backend_error(self.name(), e)),
         }
@@ -377,6 +424,7 @@ impl Backend for IreeBackend {
             requests.iter().map(|r| r.args.len()).sum::<usize>()
                 - subset.iter().map(|r| r.args.len()).sum::<usize>(),
         );
+        self.stats.batched.store(true, Ordering::Relaxed);
         let answered = many::execute_many(self, &subset, progress);
         let mut out: Vec<Vec<Option<Vec<Literal>>>> =
             requests.iter().map(|r| vec![None; r.args.len()]).collect();
@@ -384,6 +432,25 @@ impl Backend for IreeBackend {
             out[i] = a;
         }
         out
+    }
+}
+
+/// The whole run's compiles, the batched ones and the direct ones together
+/// (the batcher's line counts the batched phase only).
+impl Drop for IreeBackend {
+    fn drop(&mut self) {
+        if !self.stats.batched.load(Ordering::Relaxed) {
+            return;
+        }
+        let (hits, errors) = self.kept.counts();
+        eprintln!(
+            "{}: in the whole run {} compiles ({} failed), {} iree-run-module runs; {hits} \
+             compiles answered from kept results ({errors} errors kept)",
+            self.name(),
+            self.stats.compiles.load(Ordering::Relaxed),
+            self.stats.failed_compiles.load(Ordering::Relaxed),
+            self.stats.runs.load(Ordering::Relaxed),
+        );
     }
 }
 
@@ -413,6 +480,14 @@ impl RowRunner for IreeBackend {
     fn link_symbol(e: &IreeError) -> Option<String> {
         e.link_symbol()
     }
+    /// A compile error (never a run's) kept for the module's direct compile.
+    fn keep_failure(&self, mlir: &str, e: &IreeError, lines: Option<(usize, usize)>) {
+        let e = match lines {
+            Some((line, own)) => relocated(e, line, own),
+            None => e.clone(),
+        };
+        self.kept.keep_error(mlir, &e);
+    }
     /// One `iree-compile`, then one `iree-run-module` per argument list.
     fn run_rows(
         &self,
@@ -432,10 +507,12 @@ impl RowRunner for IreeBackend {
             None => "iree-compile runs".into(),
         };
         format!(
-            "{} {how} ({} failed), {} iree-run-module runs",
+            "{} {how} ({} failed), {} iree-run-module runs, {} compile errors kept for the \
+             direct runs",
             self.stats.compiles.load(Ordering::Relaxed),
             self.stats.failed_compiles.load(Ordering::Relaxed),
-            self.stats.runs.load(Ordering::Relaxed)
+            self.stats.runs.load(Ordering::Relaxed),
+            self.kept.counts().1
         )
     }
 }
@@ -584,6 +661,12 @@ impl IreeExecutable {
             let _ = std::fs::remove_file(f);
         }
         result
+    }
+}
+
+impl Executable for Arc<IreeExecutable> {
+    fn execute(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+        self.as_ref().execute(args)
     }
 }
 

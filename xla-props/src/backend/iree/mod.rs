@@ -8,6 +8,8 @@
 //!   and the pool of them the backend compiles with.
 //! - [`numerics`]: what IREE was measured to compute (docs/numerics.md).
 //! - [`canonical`]: valid HLO that IREE rejects, rewritten before lowering.
+//! - `kept`: compile results kept by StableHLO text, so that a module
+//!   compiles at most once in a run.
 //! - [`packing`]: entry parameters packed per element type, for dispatches
 //!   the runtime refuses (too many bindings).
 //! - `IreeBackend`: lowering (the XLA backend's StableHLO printer),
@@ -20,6 +22,7 @@ pub mod canonical;
 pub mod compile_worker;
 mod embed;
 mod error;
+mod kept;
 pub mod known_bugs;
 pub mod numerics;
 pub mod packing;

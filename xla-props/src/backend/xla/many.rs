@@ -17,7 +17,8 @@
 //! (a crash, a timeout, an error without a location) it is split in two and
 //! each half retried, down to single groups. A group dropped or failing alone
 //! is left unanswered, so the runner runs its cases directly and reports the
-//! error there.
+//! error there; the backend may keep that error ([`RowRunner::keep_failure`])
+//! to answer those direct runs without compiling the module again.
 //!
 //! What a failure teaches is kept for the rest of the run ([`Learned`]): the
 //! op a located error points at is learned as rejected, and later batches
@@ -79,6 +80,12 @@ pub(crate) trait RowRunner: Backend {
     fn link_symbol(_e: &Self::Error) -> Option<String> {
         None
     }
+    /// The error `e` of a failed batch, attributed to one of its modules
+    /// (`mlir`, that module's own lowered text): its first error's line lies
+    /// in that module's part of the batch (`lines`: that line, and the same
+    /// line of `mlir`), or it failed alone (`None`). The backend may keep it
+    /// to answer the module's direct compile instead of compiling it again.
+    fn keep_failure(&self, _mlir: &str, _e: &Self::Error, _lines: Option<(usize, usize)>) {}
     /// Compiles `lowered` (a batch of `modules` modules) once and runs it
     /// on every argument list.
     fn run_rows(
@@ -101,6 +108,8 @@ struct Group<'a> {
     body_lines: usize,
     /// The keys of its ops ([`op_key`]).
     keys: Vec<String>,
+    /// Its lowered text.
+    mlir: String,
 }
 
 /// A request's answer: which (request, argument list) and its outputs.
@@ -154,12 +163,13 @@ pub(crate) fn execute_many<B: RowRunner>(
             None => {
                 let body_lines = lowered.mlir.lines().count().saturating_sub(FRAME_LINES);
                 let keys = module_keys(&lowered.mlir);
-                by_text.insert(lowered.mlir, groups.len());
+                by_text.insert(lowered.mlir.clone(), groups.len());
                 groups.push(Group {
                     module: r.module,
                     rows,
                     body_lines,
                     keys,
+                    mlir: lowered.mlir,
                 });
             }
         }
@@ -252,6 +262,8 @@ fn run_groups<B: RowRunner>(
         .zip(mlir.as_deref())
         .and_then(|(line, text)| {
             let k = group_at_line(&bodies, text.lines().count(), line)?;
+            let own = line - bodies[..k].iter().sum::<usize>();
+            backend.keep_failure(&groups[k].mlir, &error, Some((line, own)));
             Some((k, op_key(text, line)))
         });
     if let Some((k, key)) = located {
@@ -280,6 +292,7 @@ fn run_groups<B: RowRunner>(
         if let Some(s) = &symbol {
             learned.learn_link(s, &groups[0].keys);
         }
+        backend.keep_failure(&groups[0].mlir, &error, None);
         return Vec::new();
     }
     let (known, new): (Vec<&Group<'_>>, Vec<&Group<'_>>) = groups

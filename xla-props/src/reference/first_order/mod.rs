@@ -47,5 +47,7 @@ mod loops;
 mod moving;
 mod rules;
 mod selection;
+mod witness;
 
 pub use eval::{first_order_bounds, FirstOrder};
+pub use witness::witness_bounds;

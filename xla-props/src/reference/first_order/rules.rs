@@ -481,7 +481,7 @@ impl Radii<'_, '_> {
 
 /// Ops that sum many terms: they round at every step, also on exact
 /// operands, and their unrounded result is not the f64 run's.
-fn sums(op: Opcode) -> bool {
+pub(super) fn sums(op: Opcode) -> bool {
     use Opcode as O;
     matches!(
         op,
@@ -493,6 +493,17 @@ fn sums(op: Opcode) -> bool {
             | O::SelectAndScatter
             | O::TriangularSolve
     )
+}
+
+/// Ops that may have more than one legal result on exact operands: every
+/// rounding op and every sum (the witness runs move only these).
+pub(super) fn may_round(op: Opcode) -> bool {
+    own_error(op) != Own::Exact || sums(op)
+}
+
+/// Whether the reference computes `op` with libm (one ulp of its own on f64).
+pub(super) fn transcendental(op: Opcode) -> bool {
+    own_error(op) == Own::Transcendental
 }
 
 /// Elementwise ops whose unrounded result the f64 run gives: every

@@ -209,7 +209,9 @@ pub const SINE_RANGE: KnownBug = KnownBug {
     summary: "f32 sine, cosine and tan are inaccurate (sin(-0.00148) off by 1,593 ulp, \
               sin(8192) by 1,378 ulp) and wrong beyond 2^13 (sin(2.35e17) = 0, ±inf, NaN); \
               f16 and bf16, computed in f32, inherit it (sin(bf16 1.6e11) = -inf): any value \
-              at the elements of a sine, cosine or tan that is an output, on f16, bf16, f32",
+              at the elements of a sine, cosine or tan that is an output, on f16, bf16, f32, \
+              and of a root multiply or divide by one where it is within 1/4 of zero \
+              (cos(1.496) off by 14 ulp: y / cos(x) is off as much)",
     documented: "docs/findings.md, \"IREE bug: f32 `sine`, `cosine` and `tan` are inaccurate, \
                  and wrong beyond 2^13\"",
     model: BugModel::AnyValue(sine_family_outputs),
@@ -309,6 +311,36 @@ pub const UNIT_WINDOW_SCATTER_REJECTED: KnownBug = KnownBug {
     },
 };
 
+/// A sort of a sliced operand of rank 2 or more is rejected.
+pub const SORT_OF_SLICE_REJECTED: KnownBug = KnownBug {
+    id: "iree-cpu/sort-of-slice-rejected",
+    summary: "iree-compile rejects a valid sort one of whose operands is a slice of rank 2 or \
+              more (f32[4,3] = slice of f32[6,5], sorted along either dimension; key-value sorts \
+              and rank 3 too; a rank-1 slice compiles), or an f8e5m2 constant (f8e5m2[3,5]; \
+              an f32 one compiles): 'linalg.generic' op write affecting \
+              operations on global resources are restricted to workgroup distributed contexts)",
+    documented: "docs/findings.md, \"IREE bug: a sort of a slice is rejected\"",
+    model: BugModel::Rejects {
+        modules: has_sort_of_slice,
+        error: "write affecting operations on global resources are restricted",
+    },
+};
+
+/// A gather with a far out-of-range start index crashes the runtime.
+pub const GATHER_FAR_START_CRASH: KnownBug = KnownBug {
+    id: "iree-cpu/gather-far-out-of-range-start-crash",
+    summary: "iree-run-module dies of SIGSEGV on a gather whose start index is far out of range \
+              (s16[5] gather at u32 2^31 or 2^31 - 1, s32 -2^31, u32 100000; \
+              iree-cpu/gather-out-of-range-start-unclamped read so far outside the operand that \
+              the read faults): no result, where the start clamps into the operand",
+    documented: "docs/findings.md, \"IREE bug: a gather at a far out-of-range start crashes \
+                 iree-run-module\"",
+    model: BugModel::Rejects {
+        modules: has_root_gather_of_parameter_starts,
+        error: "iree-run-module crashed: signal: 11 (SIGSEGV)",
+    },
+};
+
 /// The known bugs of `iree-cpu` (IREE 3.13.0).
 pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     F8E4M3FN_LOGISTIC_NAN,
@@ -337,6 +369,8 @@ pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     UNIT_WINDOW_SCATTER_REJECTED,
     U64_START_SIGNED,
     SCATTER_INTO_SLICE_REJECTED,
+    SORT_OF_SLICE_REJECTED,
+    GATHER_FAR_START_CRASH,
 ];
 
 /// The binary f8 arithmetic IREE computes in f32 and truncates (so that

@@ -115,14 +115,58 @@ pub(super) fn gather_out_of_range_rows(m: &Module, inputs: &[Literal]) -> Option
 
 /// Every element of each output that is a `sine`, `cosine` or `tan` of f16,
 /// bf16 or f32 (the root, or an element of a root tuple).
-pub(super) fn sine_family_outputs(m: &Module, _: &[Literal]) -> Option<Vec<Vec<bool>>> {
+///
+/// Also, for a root multiply or divide of those types with such an operand
+/// (`y * cos(x)`, `cos(x) / y`, `y / cos(x)`): the elements where that
+/// operand is within 1/4 of zero ([`sine_family_near_zero_through_product`]).
+pub(super) fn sine_family_outputs(m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bool>>> {
     use ElementType::{Bf16, F16, F32};
     output_masks(m, |o, n| {
-        let hit = [Opcode::Sine, Opcode::Cosine, Opcode::Tan]
+        let hit = SINE_FAMILY
             .iter()
             .any(|&op| array_of(o, op, &[F16, Bf16, F32]).is_some());
         vec![hit; n]
     })
+    .or_else(|| sine_family_near_zero_through_product(m, inputs))
+}
+
+const SINE_FAMILY: [Opcode; 3] = [Opcode::Sine, Opcode::Cosine, Opcode::Tan];
+
+/// Near a zero of a sine, cosine or tan, IREE's error is an absolute one
+/// (about 2^-24: `cos(1.496)` off by 14 ulp of its 0.0748), which a product
+/// or quotient keeps as a relative error, so `y * cos(x)` and `y / cos(x)`
+/// are off by as many ulp there. For a root f16, bf16 or f32 multiply or
+/// divide with a sine, cosine or tan operand of its shape: the elements
+/// where that operand's exact value is within 1/4 of zero (elsewhere the
+/// product must be right; docs/findings.md).
+pub(super) fn sine_family_near_zero_through_product(
+    m: &Module,
+    inputs: &[Literal],
+) -> Option<Vec<Vec<bool>>> {
+    use ElementType::{Bf16, F16, F32};
+    let entry = m.entry_computation();
+    let root = entry.instr(entry.root);
+    let out = root.shape.as_array()?;
+    if !matches!(root.opcode, Opcode::Multiply | Opcode::Divide)
+        || !matches!(out.dtype, F16 | Bf16 | F32)
+    {
+        return None;
+    }
+    let operand = *root.operands.iter().find(|o| {
+        let i = entry.instr(**o);
+        SINE_FAMILY.contains(&i.opcode) && i.shape.as_array().is_some_and(|a| a.dims == out.dims)
+    })?;
+    let mut sub = m.clone();
+    let at = usize::try_from(sub.entry.0).ok()?;
+    sub.computations.get_mut(at)?.root = operand;
+    let values = crate::reference::evaluate(&sub, inputs).ok()?;
+    let near: Vec<bool> = values
+        .first()?
+        .to_f64_vec()
+        .iter()
+        .map(|v| v.abs() < 0.25)
+        .collect();
+    near.contains(&true).then(|| vec![near])
 }
 
 /// True when `m` has an f8 reduce whose trailing reduced dimensions (the
@@ -286,4 +330,43 @@ pub(super) fn has_scatter_into_slice(m: &Module) -> bool {
                     .is_some_and(|o| o.opcode == Opcode::Slice)
         })
     })
+}
+
+/// A sort one of whose operands (in the same computation) is a slice of
+/// rank 2 or more (measured: f32[4,3] of f32[6,5] along either dimension,
+/// prefix, strided and whole-row slices, s32-f32 key-value sorts and rank
+/// 3 rejected; rank-1 slices, plain and strided, and a sort of a negate
+/// compile; docs/repro/iree-sort-of-slice). Also an f8e5m2 constant
+/// operand (measured: `f8e5m2[3,5]` fused or not rejected with the same
+/// message; an f32 constant compiles).
+pub(super) fn has_sort_of_slice(m: &Module) -> bool {
+    m.computations.iter().any(|c| {
+        c.instructions.iter().any(|i| {
+            i.opcode == Opcode::Sort
+                && i.operands.iter().any(|o| {
+                    c.instructions.get(o.index()).is_some_and(|o| {
+                        let array = o.shape.as_array();
+                        (o.opcode == Opcode::Slice && array.is_some_and(|a| a.dims.len() >= 2))
+                            || (o.opcode == Opcode::Constant
+                                && array.is_some_and(|a| a.dtype == ElementType::F8E5M2))
+                    })
+                })
+        })
+    })
+}
+
+/// A root `gather` whose start indices are an entry parameter (the
+/// suite's gather form, where the case's inputs choose the starts):
+/// iree-run-module crashing on such a module is
+/// `iree-cpu/gather-far-out-of-range-start-crash` (the crash is the
+/// evidence; a gather whose starts are all in range runs, and its values
+/// are judged as usual).
+pub(super) fn has_root_gather_of_parameter_starts(m: &Module) -> bool {
+    let entry = m.entry_computation();
+    let root = entry.instr(entry.root);
+    root.opcode == Opcode::Gather
+        && root
+            .operands
+            .get(1)
+            .is_some_and(|i| entry.instr(*i).opcode == Opcode::Parameter)
 }

@@ -632,3 +632,128 @@ fn the_constant_reducer_and_unit_window_scatter_rules_are_narrow() {
         "compiles on iree-cpu"
     );
 }
+
+#[test]
+fn a_sort_of_a_slice_of_rank_2_and_a_crashing_gather_are_declared_rejections() {
+    let sort = |pre: &str, operand: &str| {
+        parse_module(&format!(
+            "HloModule m\nc {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+             ROOT lt = pred[] compare(a, b), direction=LT\n}}\n\
+             ENTRY e {{\n  {pre}\n  ROOT r = {operand} sort(s), dimensions={{0}}, to_apply=c\n}}\n"
+        ))
+        .unwrap()
+    };
+    let error = "iree-compile: module.mlir:4:10: error: 'linalg.generic' op write affecting \
+                 operations on global resources are restricted to workgroup distributed contexts";
+    let rejected = |m: &Module, e: &str| SORT_OF_SLICE_REJECTED.rejects(m, e);
+    let sliced = sort(
+        "p = f32[6,5] parameter(0)\n  s = f32[4,3] slice(p), slice={[1:5], [1:4]}",
+        "f32[4,3]",
+    );
+    assert!(rejected(&sliced, error));
+    // another error of the same module is judged as usual
+    assert!(!rejected(&sliced, "iree-compile: something else"));
+    // rank 1 compiles (measured), as does a sort of anything but a slice
+    let rank1 = sort(
+        "p = f32[6] parameter(0)\n  s = f32[4] slice(p), slice={[1:5]}",
+        "f32[4]",
+    );
+    assert!(!rejected(&rank1, error));
+    let negated = sort(
+        "p = f32[4,3] parameter(0)\n  s = f32[4,3] negate(p)",
+        "f32[4,3]",
+    );
+    assert!(!rejected(&negated, error));
+    let constant = |t: &str| {
+        let c = format!("s = {t}[2,2] constant({{{{1, 2}}, {{3, 4}}}})");
+        parse_module(&format!(
+            "HloModule m\nc {{\n  a = {t}[] parameter(0)\n  b = {t}[] parameter(1)\n  \
+             ROOT lt = pred[] compare(a, b), direction=LT\n}}\n\
+             ENTRY e {{\n  {c}\n  ROOT r = {t}[2,2] sort(s), dimensions={{0}}, to_apply=c\n}}\n"
+        ))
+        .unwrap()
+    };
+    assert!(rejected(&constant("f8e5m2"), error));
+    assert!(!rejected(&constant("f32"), error));
+
+    let gather = |starts: &str| {
+        parse_module(&format!(
+            "HloModule m\nENTRY e {{\n  x = s16[5] parameter(0)\n  {starts}\n  \
+             ROOT g = s16[3] gather(x, i), offset_dims={{}}, collapsed_slice_dims={{0}}, \
+             start_index_map={{0}}, index_vector_dim=1, slice_sizes={{1}}\n}}\n"
+        ))
+        .unwrap()
+    };
+    let crash = "iree-run-module crashed: signal: 11 (SIGSEGV); stderr: ";
+    let crashes = |m: &Module, e: &str| GATHER_FAR_START_CRASH.rejects(m, e);
+    let of_parameter = gather("i = u32[3,1] parameter(1)");
+    assert!(crashes(&of_parameter, crash));
+    assert!(!crashes(
+        &of_parameter,
+        "iree-run-module failed: out of memory"
+    ));
+    // constant starts, and a crash of a module without a root gather
+    assert!(!crashes(
+        &gather("i = u32[3,1] constant({{0}, {1}, {2}})"),
+        crash
+    ));
+    assert!(!crashes(&sliced, crash));
+}
+
+#[test]
+fn a_cosine_seen_through_a_product_is_excused_only_near_its_zeros() {
+    let BugModel::AnyValue(mask) = SINE_RANGE.model else {
+        panic!("an any-value model");
+    };
+    let chain = |t: &str, root: &str| {
+        parse_module(&format!(
+            "HloModule m\nENTRY e {{\n  x = {t}[3] parameter(0)\n  y = {t}[3] parameter(1)\n  \
+             c = {t}[3] cosine(x)\n  ROOT r = {t}[3] {root}\n}}\n"
+        ))
+        .unwrap()
+    };
+    let args = |t: ElementType| {
+        let s = ArrayShape::new(t, vec![3]);
+        // cos(1.496) = 0.0748 and cos(-1.477) = 0.0937 are near a zero, cos(0.3) is not
+        [
+            Literal::from_f64s(&s, &[1.496, 0.3, -1.477]).unwrap(),
+            Literal::from_f64s(&s, &[2.0, 3.0, -4.0]).unwrap(),
+        ]
+    };
+    let near = Some(vec![vec![true, false, true]]);
+    for root in ["divide(y, c)", "divide(c, y)", "multiply(y, c)"] {
+        assert_eq!(
+            mask(&chain("f32", root), &args(ElementType::F32)),
+            near,
+            "{root}"
+        );
+    }
+    // another follower, another type: nothing excused
+    assert_eq!(
+        mask(&chain("f32", "add(y, c)"), &args(ElementType::F32)),
+        None
+    );
+    assert_eq!(
+        mask(&chain("f64", "divide(y, c)"), &args(ElementType::F64)),
+        None
+    );
+    // far from every zero: nothing excused
+    let far = [
+        Literal::from_f64s(
+            &ArrayShape::new(ElementType::F32, vec![3]),
+            &[0.0, 0.3, 3.0],
+        )
+        .unwrap(),
+        args(ElementType::F32)[1].clone(),
+    ];
+    assert_eq!(mask(&chain("f32", "divide(y, c)"), &far), None);
+    // a cosine that is the output is excused everywhere, as before
+    let own = parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  ROOT c = f32[3] cosine(x)\n}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        mask(&own, &args(ElementType::F32)[..1]),
+        Some(vec![vec![true; 3]])
+    );
+}

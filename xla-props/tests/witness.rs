@@ -1,0 +1,186 @@
+//! Witness runs (`reference::witness_bounds`): the reference run again with
+//! every instruction moved within its declared numerics. Their hull never
+//! claims a value that the first-order bound of the same numerics excludes
+//! (random programs), it moves nothing a correctly rounded program cannot
+//! move, and it reaches the legal outputs of JAX's f64 incomplete gamma,
+//! whose continued fraction the first-order bound cannot follow.
+
+use std::collections::HashMap;
+use xla_props::hlo::{parse_module, ArrayShape, ElementType, Module, Opcode};
+use xla_props::inputs::{generate_inputs, Distribution};
+use xla_props::literal::Literal;
+use xla_props::programs::random_program;
+use xla_props::reference::{evaluate, first_order_bounds, witness_bounds, Allowances, Bounds};
+
+/// Numerics with room to move: approximate functions of a few ulp, sums in
+/// any order, multiply-adds contracted.
+fn loose() -> Allowances {
+    let mut budgets = HashMap::new();
+    for op in [
+        Opcode::Exponential,
+        Opcode::ExponentialMinusOne,
+        Opcode::Log,
+        Opcode::LogPlusOne,
+        Opcode::Logistic,
+        Opcode::Tanh,
+        Opcode::Sine,
+        Opcode::Cosine,
+        Opcode::Power,
+        Opcode::Rsqrt,
+    ] {
+        for t in [ElementType::F32, ElementType::F64, ElementType::F16] {
+            budgets.insert((op, t), (3, 0.0));
+        }
+    }
+    Allowances {
+        budgets,
+        reassociates: true,
+        contracts_multiply_add: true,
+        ..Allowances::default()
+    }
+}
+
+fn widened(b: &Bounds, i: usize) -> bool {
+    b.lo.get_bits(i) != b.hi.get_bits(i)
+}
+
+#[test]
+fn witness_runs_stay_inside_the_first_order_bound_of_random_programs() {
+    let allow = loose();
+    let (mut programs, mut checked, mut moved) = (0usize, 0usize, 0usize);
+    let mut violations = Vec::new();
+    for seed in 0..200u64 {
+        let Ok(m) = random_program(seed, 10) else {
+            continue;
+        };
+        let Ok(inputs) = generate_inputs(&m, Distribution::Uniform, seed) else {
+            continue;
+        };
+        let (Ok(bounds), Ok(hulls)) = (
+            first_order_bounds(&m, &inputs.args, &allow),
+            witness_bounds(&m, &inputs.args, &allow),
+        ) else {
+            continue;
+        };
+        programs += 1;
+        for (k, (b, h)) in bounds.iter().zip(&hulls).enumerate() {
+            assert_eq!(b.len(), h.len(), "seed {seed}: output {k} sizes");
+            for i in 0..b.len() {
+                let (lo, hi) = (h.lo.get_f64(i), h.hi.get_f64(i));
+                if !b.is_bounded(i) || !lo.is_finite() || !hi.is_finite() {
+                    continue;
+                }
+                checked += 1;
+                moved += usize::from(widened(h, i));
+                if !b.contains(i, h.lo.get_bits(i)) || !b.contains(i, h.hi.get_bits(i)) {
+                    violations.push(format!(
+                        "seed {seed} output {k}[{i}]: witnessed [{lo:e}, {hi:e}] bound [{:e}, {:e}]",
+                        b.lo.get_f64(i),
+                        b.hi.get_f64(i)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(programs >= 100, "only {programs} programs ran");
+    assert!(
+        moved * 20 >= checked,
+        "the witness moved only {moved} of {checked} elements: the test checks little"
+    );
+    assert!(
+        violations.is_empty(),
+        "{} of {checked} witnessed elements outside the first-order bound:\n{}",
+        violations.len(),
+        violations[..violations.len().min(20)].join("\n")
+    );
+}
+
+#[test]
+fn a_correctly_rounded_program_has_nothing_to_move() {
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] parameter(1)\n  \
+         p = f32[4] multiply(x, y)\n  d = f32[4] divide(p, y)\n  ROOT s = f32[4] subtract(d, x)\n}\n",
+    )
+    .unwrap();
+    let shape = ArrayShape::new(ElementType::F32, vec![4]);
+    let x = Literal::from_f64s(&shape, &[0.1, 1.7, -3.3, 1e-3]).unwrap();
+    let y = Literal::from_f64s(&shape, &[3.0, 0.7, 11.0, 7.0]).unwrap();
+    let strict = Allowances::default();
+    let h = witness_bounds(&m, &[x.clone(), y.clone()], &strict).unwrap();
+    let e = evaluate(&m, &[x, y]).unwrap();
+    for i in 0..4 {
+        assert_eq!(h[0].lo.get_bits(i), e[0].get_bits(i), "element {i}");
+        assert_eq!(h[0].hi.get_bits(i), e[0].get_bits(i), "element {i}");
+    }
+}
+
+#[test]
+fn an_approximate_function_moves_by_its_budget_and_no_more() {
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  ROOT y = f32[3] exponential(x)\n}\n",
+    )
+    .unwrap();
+    let shape = ArrayShape::new(ElementType::F32, vec![3]);
+    let x = Literal::from_f64s(&shape, &[0.5, -2.0, 3.25]).unwrap();
+    let mut allow = Allowances::default();
+    allow
+        .budgets
+        .insert((Opcode::Exponential, ElementType::F32), (2, 0.0));
+    let h = witness_bounds(&m, std::slice::from_ref(&x), &allow).unwrap();
+    let e = evaluate(&m, &[x]).unwrap();
+    for i in 0..3 {
+        let v = e[0].get_f64(i) as f32;
+        let ulp = f64::from(v.next_up() - v);
+        let (lo, hi) = (h[0].lo.get_f64(i), h[0].hi.get_f64(i));
+        assert!(
+            lo < f64::from(v) && hi > f64::from(v),
+            "element {i}: not moved"
+        );
+        // two ulp either side (three at a binade's edge, counted from above)
+        assert!(f64::from(v) - lo <= 3.0 * ulp && hi - f64::from(v) <= 3.0 * ulp);
+    }
+}
+
+/// JAX's f64 `igamma` (a series and a continued fraction in `while` loops)
+/// under xla-cpu's declared numerics: the first-order bound is unbounded at
+/// elements where the witness hull is finite and wider than the reference's
+/// point (the elements xla-cpu's run differs at by up to 122 ulp,
+/// docs/repro/jax-igamma-f64).
+#[test]
+fn the_witness_reaches_where_the_bound_cannot_in_jax_igamma_f64() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/data/harnesses/igamma_dtypes_lhs_float64_20_20_rhs_float64_20_20.before.hlo"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let m: Module = parse_module(&text).unwrap();
+    let inputs = generate_inputs(&m, Distribution::Uniform, 0).unwrap();
+    // xla-cpu's declared numerics (its f64 exp and log1p budgets)
+    let xla = xla_props::backend::xla::config::builtin_backend("xla-cpu").unwrap();
+    let allow = xla.numerics.allowances(false);
+    let bounds = first_order_bounds(&m, &inputs.args, &allow).unwrap();
+    let hulls = witness_bounds(&m, &inputs.args, &allow).unwrap();
+    let e = evaluate(&m, &inputs.args).unwrap();
+    let reached = (0..e[0].element_count())
+        .filter(|&i| e[0].get_f64(i).is_finite())
+        .filter(|&i| !bounds[0].is_bounded(i))
+        .filter(|&i| {
+            let (lo, hi) = (hulls[0].lo.get_f64(i), hulls[0].hi.get_f64(i));
+            lo.is_finite() && hi.is_finite() && widened(&hulls[0], i)
+        })
+        .count();
+    let finite = (0..e[0].element_count())
+        .filter(|&i| e[0].get_f64(i).is_finite())
+        .count();
+    let unbounded = (0..e[0].element_count())
+        .filter(|&i| e[0].get_f64(i).is_finite() && !bounds[0].is_bounded(i))
+        .count();
+    let moved = (0..e[0].element_count())
+        .filter(|&i| widened(&hulls[0], i))
+        .count();
+    assert!(
+        reached > 0,
+        "no element where the bound is unbounded has a witnessed range \
+         ({finite} finite, {unbounded} of them unbounded, {moved} moved)"
+    );
+}
