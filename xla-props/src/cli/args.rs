@@ -7,7 +7,9 @@
 use std::path::PathBuf;
 
 use super::CliError;
+use crate::filetest::{HloTest, Inputs};
 use crate::hlo::Module;
+use crate::literal::Literal;
 
 /// The module a command reads.
 #[derive(clap::Args, Debug, Clone)]
@@ -25,6 +27,42 @@ impl ModuleArgs {
     /// Reads, parses and verifies the module.
     pub fn load(&self) -> Result<Module, CliError> {
         crate::hlo::load_module_file(&self.file).map_err(|e| CliError::input(e.to_string()))
+    }
+
+    /// The arguments the file brings: a `.hlotest` reproducer's pinned
+    /// inputs (`inputs=inline`, its `// arg:` lines, or `inputs=npy:...`,
+    /// files beside it), so that a reproducer replays on its own inputs
+    /// whatever the generator draws. None for any other file, and for a
+    /// reproducer whose inputs are generated (`inputs=seed:N`). A file with
+    /// a `// run:` line must read as a `.hlotest` (its error is located).
+    pub fn own_arguments(&self) -> Result<Option<Vec<Literal>>, CliError> {
+        if self.file.extension().is_none_or(|e| e != "hlotest") {
+            return Ok(None);
+        }
+        let test = match HloTest::load(&self.file) {
+            Ok(t) => t,
+            Err(e) => {
+                let text = std::fs::read_to_string(&self.file).unwrap_or_default();
+                let is_test = text.lines().any(|l| {
+                    l.trim_start()
+                        .trim_start_matches('/')
+                        .trim()
+                        .starts_with("run:")
+                });
+                return if is_test {
+                    Err(CliError::input(e.to_string()))
+                } else {
+                    Ok(None)
+                };
+            }
+        };
+        match test.inputs {
+            Inputs::Seed(_) => Ok(None),
+            Inputs::Inline | Inputs::Files(_) => test
+                .arguments()
+                .map(Some)
+                .map_err(|e| CliError::input(format!("{}: {e}", self.name()))),
+        }
     }
 }
 

@@ -41,6 +41,9 @@ fn inputs(module: &Module, args: &BisectArgs, file: &str) -> Result<Vec<Literal>
     if !args.arg_files.args.is_empty() {
         return super::read_arguments(module, &args.arg_files.args);
     }
+    if let Some(own) = args.module.own_arguments()? {
+        return Ok(own);
+    }
     let distribution = args.judging.distribution("bisect-passes")?;
     Ok(generate_inputs(module, distribution, args.generated.seed)
         .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?

@@ -118,9 +118,13 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     let mut module = module_args.load()?;
     super::set_output_shardings(&mut module, &args.sharding.output_shardings)?;
     let distribution = args.judging.distribution("compare")?;
-    let given = (!args.arg_files.args.is_empty())
+    let given = match (!args.arg_files.args.is_empty())
         .then(|| super::read_arguments(&module, &args.arg_files.args))
-        .transpose()?;
+        .transpose()?
+    {
+        Some(files) => Some(files),
+        None => module_args.own_arguments()?,
+    };
     let mut worst: Option<(u64, Distribution, GeneratedInputs, CompareReport)> = None;
     let trials = if given.is_some() { 1 } else { args.trials };
     for t in 0..trials {
@@ -149,7 +153,16 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
             args.trials
         );
     }
-    print_inputs(&inputs, given.is_some(), seed, distribution);
+    let source = match args.arg_files.args.is_empty() {
+        false => "argument files",
+        true => "arguments the reproducer brings",
+    };
+    print_inputs(
+        &inputs,
+        given.is_some().then_some(source),
+        seed,
+        distribution,
+    );
     if report.reference_nonfinite_outputs > 0 {
         say!(
             "reference produced {} non-finite output elements",
@@ -218,9 +231,14 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
 
 /// Says how the inputs were made: given (`--arg`), or drawn (the
 /// distribution, seed, each parameter's interval and role, warnings, notes).
-fn print_inputs(inputs: &GeneratedInputs, given: bool, seed: u64, distribution: Distribution) {
-    if given {
-        say!("inputs: {} argument files", inputs.args.len());
+fn print_inputs(
+    inputs: &GeneratedInputs,
+    given: Option<&str>,
+    seed: u64,
+    distribution: Distribution,
+) {
+    if let Some(source) = given {
+        say!("inputs: {} {source}", inputs.args.len());
         return;
     }
     say!(
@@ -382,7 +400,10 @@ fn describe(outcome: &Outcome) -> (&'static str, String, u8) {
     let failed = |f: &Failure| f.verdict.as_ref().map_or(1, |v| exit_code(v, false).max(1));
     let line = match outcome {
         Outcome::Pass => ("the case passes".to_string(), 0),
-        Outcome::XPass => ("the case passes (declared an expected failure)".to_string(), 0),
+        Outcome::XPass => (
+            "the case passes (declared an expected failure)".to_string(),
+            0,
+        ),
         Outcome::Skip(why) => (format!("skipped: {why}"), 2),
         Outcome::Fail(f) => (format!("fails: {}", f.summary), failed(f)),
         Outcome::XFail(f) => (format!("fails as expected: {}", f.summary), failed(f)),
