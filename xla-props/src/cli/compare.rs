@@ -153,9 +153,10 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
             args.trials
         );
     }
-    let source = match args.arg_files.args.is_empty() {
-        false => "argument files",
-        true => "arguments the reproducer brings",
+    let source = if args.arg_files.args.is_empty() {
+        "arguments the reproducer brings"
+    } else {
+        "argument files"
     };
     print_inputs(
         &inputs,
