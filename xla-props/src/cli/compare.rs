@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::args::{
-    ArgFilesArgs, CaseBackendArgs, JudgingArgs, ModuleOrCaseArgs, OutputShardingArgs,
+    ArgFilesArgs, CaseBackendArgs, JudgingArgs, ModuleArgs, ModuleOrCaseArgs, OutputShardingArgs,
     ReferenceArgs, SeedArgs,
 };
 use super::CliError;
@@ -118,19 +118,13 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     let mut module = module_args.load()?;
     super::set_output_shardings(&mut module, &args.sharding.output_shardings)?;
     let distribution = args.judging.distribution("compare")?;
-    let given = match (!args.arg_files.args.is_empty())
-        .then(|| super::read_arguments(&module, &args.arg_files.args))
-        .transpose()?
-    {
-        Some(files) => Some(files),
-        None => module_args.own_arguments()?,
-    };
+    let given = given_inputs(&module, &module_args, args)?;
     let mut worst: Option<(u64, Distribution, GeneratedInputs, CompareReport)> = None;
     let trials = if given.is_some() { 1 } else { args.trials };
     for t in 0..trials {
         let (seed, distribution) = trial(distribution, args.generated.seed, t);
         let inputs = match &given {
-            Some(literals) => GeneratedInputs::given(literals.clone()),
+            Some((literals, _)) => GeneratedInputs::given(literals.clone()),
             None => generate_inputs(&module, distribution, seed)
                 .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?,
         };
@@ -153,17 +147,7 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
             args.trials
         );
     }
-    let source = if args.arg_files.args.is_empty() {
-        "arguments the reproducer brings"
-    } else {
-        "argument files"
-    };
-    print_inputs(
-        &inputs,
-        given.is_some().then_some(source),
-        seed,
-        distribution,
-    );
+    print_inputs(&inputs, given.map(|g| g.1), seed, distribution);
     if report.reference_nonfinite_outputs > 0 {
         say!(
             "reference produced {} non-finite output elements",
@@ -228,6 +212,22 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     }
     let masked = deep.is_some_and(|d| !d.local_disagreements.is_empty());
     Ok(exit_code(&report.verdict, masked))
+}
+
+/// The inputs given rather than drawn, and where they come from: the
+/// `--arg` files, else a reproducer's own pinned inputs.
+fn given_inputs(
+    module: &Module,
+    file: &ModuleArgs,
+    args: &CompareArgs,
+) -> Result<Option<(Vec<Literal>, &'static str)>, CliError> {
+    if !args.arg_files.args.is_empty() {
+        let files = super::read_arguments(module, &args.arg_files.args)?;
+        return Ok(Some((files, "argument files")));
+    }
+    Ok(file
+        .own_arguments()?
+        .map(|own| (own, "arguments the reproducer brings")))
 }
 
 /// Says how the inputs were made: given (`--arg`), or drawn (the
