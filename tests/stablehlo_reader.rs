@@ -95,8 +95,8 @@ fn check_dialect_ops_and_split_files() {
     assert_eq!(p[1].checks[0].line, 11);
     let backend = xla_props::backend::create("reference").unwrap();
     for prog in &p {
-        match xla_props::checkops::run_check_program(backend.as_ref(), prog) {
-            xla_props::checkops::ProgramOutcome::Ran(r) => {
+        match xla_props::filetest::stablehlo_checks::run_check_program(backend.as_ref(), prog) {
+            xla_props::filetest::stablehlo_checks::ProgramOutcome::Ran(r) => {
                 assert!(r.iter().all(|r| r.verdict.is_ok()), "{r:?}")
             }
             o => panic!("{o:?}"),
@@ -105,8 +105,8 @@ fn check_dialect_ops_and_split_files() {
     // a check that must fail
     let bad = "func.func @c() {\n  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>\n  check.expect_eq_const %0, dense<[1, 3]> : tensor<2xi32>\n  func.return\n}\n";
     let p = read_check_programs(bad).unwrap();
-    match xla_props::checkops::run_check_program(backend.as_ref(), &p[0]) {
-        xla_props::checkops::ProgramOutcome::Ran(r) => {
+    match xla_props::filetest::stablehlo_checks::run_check_program(backend.as_ref(), &p[0]) {
+        xla_props::filetest::stablehlo_checks::ProgramOutcome::Ran(r) => {
             let f = r[0].verdict.as_ref().unwrap_err();
             assert_eq!(
                 (f.index, f.seen.as_str(), f.expected.as_str()),

@@ -20,7 +20,7 @@ use xla_props::backend::create;
 use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 use xla_props::backend::Backend;
 use xla_props::check::{Judge, Policy};
-use xla_props::checkops::{run_check_program, ProgramOutcome};
+use xla_props::filetest::stablehlo_checks::{run_check_program, ProgramOutcome};
 
 const CORPUS: &str = "../shared/corpus/stablehlo-testdata";
 

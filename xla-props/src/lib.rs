@@ -10,8 +10,8 @@
 extern crate self as xla_props;
 
 pub mod backend;
+mod builtins;
 pub mod check;
-pub mod checkops;
 pub mod cli;
 pub mod detection;
 pub mod filetest;
@@ -22,7 +22,6 @@ pub mod isolate;
 pub mod literal;
 pub mod programs;
 pub mod property;
-mod props;
 pub mod reference;
 pub mod report;
 pub mod runner;

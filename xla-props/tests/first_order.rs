@@ -461,3 +461,139 @@ fn a_masked_loop_widens_only_the_element_whose_flag_may_fall() {
     assert!(hi < 46.0, "x[0] in [{lo}, {hi}]");
     assert_eq!((b.lo.get_f64(1), b.hi.get_f64(1)), (19683.0, 19683.0));
 }
+
+/// A small deterministic generator for the tests' own data.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+const SCATTER_ADD: &str = "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+    ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[2] parameter(0)\n  i = s32[12,1] parameter(1)\n  \
+    u = f32[12] parameter(2)\n  ROOT s = f32[2] scatter(x, i, u), update_window_dims={}, \
+    inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
+
+#[test]
+fn every_order_of_a_colliding_scatter_add_lies_inside_its_bound() {
+    // the reference folds colliding updates in row order, rounding each
+    // partial sum, so its value is one order's; the bound holds every other
+    // order's (the updates' rows permuted), whose sums it centres on
+    let m = parse_module(SCATTER_ADD).unwrap();
+    let allow = Allowances {
+        reassociates: true,
+        ..Allowances::default()
+    };
+    let (mut outside, mut orders) = (Vec::new(), 0usize);
+    for seed in 1..400u64 {
+        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let value = |s: &mut u64| {
+            let r = xorshift(s);
+            let mag =
+                2f64.powi((r % 21) as i32 - 10) * (1.0 + (r >> 11) as f64 / (1u64 << 53) as f64);
+            let v = if r & (1 << 10) == 0 { mag } else { -mag };
+            f64::from(v as f32)
+        };
+        let x: Vec<f64> = (0..2).map(|_| value(&mut s)).collect();
+        let rows: Vec<(f64, f64)> = (0..12)
+            .map(|_| ((xorshift(&mut s) % 2) as f64, value(&mut s)))
+            .collect();
+        let args = |rows: &[(f64, f64)]| {
+            let idx: Vec<f64> = rows.iter().map(|r| r.0).collect();
+            let upd: Vec<f64> = rows.iter().map(|r| r.1).collect();
+            vec![
+                f32s(vec![2], &x),
+                Literal::from_f64s(&ArrayShape::new(ElementType::S32, vec![12, 1]), &idx).unwrap(),
+                f32s(vec![12], &upd),
+            ]
+        };
+        let b = first_order_bounds(&m, &args(&rows), &allow).unwrap();
+        let mut permuted = vec![rows.iter().rev().copied().collect::<Vec<_>>()];
+        let mut by_size = rows.clone();
+        by_size.sort_by(|p, q| p.1.abs().total_cmp(&q.1.abs()));
+        permuted.push(by_size.iter().rev().copied().collect());
+        permuted.push(by_size);
+        for _ in 0..4 {
+            let mut shuffled = rows.clone();
+            for k in (1..shuffled.len()).rev() {
+                shuffled.swap(k, (xorshift(&mut s) % (k as u64 + 1)) as usize);
+            }
+            permuted.push(shuffled);
+        }
+        for p in &permuted {
+            let other = evaluate(&m, &args(p)).unwrap();
+            orders += 1;
+            for i in 0..2 {
+                if !b[0].contains(i, other[0].get_bits(i)) {
+                    outside.push(format!(
+                        "seed {seed} [{i}]: {} outside [{}, {}]",
+                        other[0].get_f64(i),
+                        b[0].lo.get_f64(i),
+                        b[0].hi.get_f64(i)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(orders > 2000, "only {orders} orders ran");
+    assert!(
+        outside.is_empty(),
+        "{}",
+        outside[..outside.len().min(10)].join("\n")
+    );
+}
+
+#[test]
+fn a_maximum_that_combines_exact_operands_rounds_nothing() {
+    // max-combining reduce-window and scatter return one of their operands'
+    // values: odd-mantissa values (whose half-step neighbourhood rounds to
+    // the even neighbour) stay points
+    let m = parse_module(
+        "HloModule m\nmax {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+         ROOT m = f32[] maximum(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  \
+         c = f32[] constant(-inf)\n  w = f32[2] reduce-window(x, c), window={size=2 stride=2}, to_apply=max\n  \
+         i = s32[4,1] parameter(1)\n  s = f32[4] scatter(x, i, x), update_window_dims={}, \
+         inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=max\n  \
+         ROOT t = (f32[2], f32[4]) tuple(w, s)\n}\n",
+    )
+    .unwrap();
+    let odd = |v: f64| v * (1.0 + f64::from(f32::EPSILON));
+    let x = f32s(vec![4], &[odd(3.0), odd(-5.0), odd(0.75), odd(1.5)]);
+    let idx = Literal::from_f64s(
+        &ArrayShape::new(ElementType::S32, vec![4, 1]),
+        &[1.0, 0.0, 3.0, 2.0],
+    )
+    .unwrap();
+    let b = first_order_bounds(&m, &[x, idx], &Allowances::default()).unwrap();
+    for out in &b {
+        for i in 0..out.len() {
+            assert_eq!(
+                out.lo.get_bits(i),
+                out.hi.get_bits(i),
+                "element {i} widened"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_conversion_to_integer_of_a_moved_value_may_step_past_the_integer() {
+    // exp(ln 2) within 2 ULP straddles 2.0: truncation gives 1 or 2, and
+    // the float it converts back to is 1 or 2 (an integer convert is not the
+    // identity that an f64 run of it would be)
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  p = f32[] exponential(x)\n  \
+         c = s32[] convert(p)\n  ROOT f = f32[] convert(c)\n}\n",
+    )
+    .unwrap();
+    let x = f32s(vec![], &[f64::from(std::f32::consts::LN_2)]);
+    let b = first_order_bounds(&m, &[x], &exp_budget()).unwrap();
+    for v in [1.0, 2.0] {
+        let l = f32s(vec![], &[v]);
+        assert!(
+            b[0].contains(0, l.get_bits(0)),
+            "{v} outside the bound of f32(s32(exp(ln 2)))"
+        );
+    }
+}

@@ -4,7 +4,7 @@
 //! outside run_parallel) that must not hang or panic.
 
 use xla_props::backend::ReferenceBackend;
-use xla_props::checkops::{run_check_program, ProgramOutcome};
+use xla_props::filetest::stablehlo_checks::{run_check_program, ProgramOutcome};
 use xla_props::hlo::load_check_programs;
 
 /// Each check program's outcome: Ok(number of checks, all held) or the

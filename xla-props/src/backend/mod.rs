@@ -25,6 +25,6 @@ pub use registry::{
     available_backends, config_error, create, known_backends, Availability, KnownBackend,
 };
 pub(crate) use run::panic_text;
-pub use run::{run_module, run_reference};
+pub use run::{guarded, run_module, run_reference};
 pub use unavailable::Unavailable;
 pub use xla::{XlaBackend, XlaPlugin};

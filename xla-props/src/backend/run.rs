@@ -31,9 +31,20 @@ pub fn run_module(
     module: &Module,
     args: &[Literal],
 ) -> Result<Vec<Literal>, BackendError> {
-    catch_unwind(AssertUnwindSafe(|| backend.compile(module)?.execute(args))).unwrap_or_else(|p| {
+    guarded(backend.name(), || backend.compile(module)?.execute(args))
+}
+
+/// One call into backend `name` (a compile, an execution, a probe) with a
+/// panic caught as that call's failure (`BackendError::Panicked`): for
+/// callers that need the steps apart (isolation counts its runs between
+/// them); `run_module` is both steps in one.
+pub fn guarded<T>(
+    name: &str,
+    f: impl FnOnce() -> Result<T, BackendError>,
+) -> Result<T, BackendError> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
         Err(BackendError::Panicked {
-            backend: backend.name().to_string(),
+            backend: name.to_string(),
             message: panic_text(p.as_ref()),
         })
     })

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use super::CliError;
 use crate::backend::create;
-use crate::checkops::{run_check_program, ProgramOutcome};
+use crate::filetest::stablehlo_checks::{run_check_program, ProgramOutcome};
 
 /// Arguments of `xla-props check`.
 #[derive(clap::Args, Debug)]

@@ -18,6 +18,9 @@ mod expect;
 mod format;
 mod print;
 mod run;
+/// StableHLO files that carry their own check ops (`check.expect_*`): run
+/// on a backend and judged the way the StableHLO interpreter judges them.
+pub mod stablehlo_checks;
 
 pub use expect::{short_version, version_matches, BackendExpectation, Expectation};
 pub use format::{HloTest, Inputs, JudgeMode, TestFileError};

@@ -14,8 +14,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::judge::{judge_outputs, ulp_of, Tested};
 use super::localize::{candidates, operand_args, BATCH_SIZE};
+use super::sides::{judge_outputs, ulp_of, Tested};
 use crate::check::{default_error_spec_for_module, Numerics};
 use crate::hlo::rewrite::{extract_batch, extract_region, Extracted};
 use crate::hlo::{InstrId, Module, Opcode};
@@ -498,7 +498,7 @@ pub fn explain_departure(
     actual: &[Literal],
     tested: &Tested<'_>,
 ) -> Option<Departure> {
-    let oracle = super::judge::Oracle::Exact;
+    let oracle = super::sides::Oracle::Exact;
     let reference = oracle.all_values(module, args).ok()?;
     let deep = super::deep::deep_check(module, &reference, &oracle, tested, &mut |_| {});
     if let Some(first) = deep.local_disagreements.into_iter().next() {

@@ -8,8 +8,8 @@
 use serde::Serialize;
 
 use super::inside::{look_inside, InsideMethod};
-use super::judge::{Oracle, Tested};
 use super::localize::{candidates, scan_local, LocalFinding};
+use super::sides::{Oracle, Tested};
 use crate::check::MismatchKind;
 use crate::hlo::rewrite::extract_instruction;
 use crate::hlo::{Computation, InstrId, Module, Opcode};

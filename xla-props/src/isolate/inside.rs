@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 
-use super::judge::{judge_module, judge_outputs, Oracle, Tested};
+use super::sides::{judge_module, judge_outputs, Oracle, Tested};
+use crate::backend::guarded;
 use crate::hlo::rewrite::{inline_fusion, move_fusion_root};
 use crate::hlo::{InstrId, Module, Opcode};
 use crate::literal::{Literal, Value};
@@ -118,7 +119,7 @@ pub(crate) fn probe_values(
     let exe = tested.compile(module).ok()?;
     let probe = exe.probe()?;
     tested.count();
-    let trace = probe.probe_fusion(&ins.name, &operands).ok()?;
+    let trace = guarded(tested.name(), || probe.probe_fusion(&ins.name, &operands)).ok()?;
     Some(
         trace
             .into_iter()

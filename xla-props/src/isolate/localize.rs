@@ -10,7 +10,7 @@
 //! reference is the culprit, whose error appears only when upstream errors
 //! feed it.
 
-use super::judge::{judge_outputs, rebuild, same_bits, Tested};
+use super::sides::{judge_outputs, rebuild, same_bits, Tested};
 use crate::backend::BackendError;
 use crate::check::MismatchKind;
 use crate::check::Verdict;

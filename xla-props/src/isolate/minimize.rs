@@ -7,7 +7,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::inside::by_probe;
-use super::judge::{judge_module, Oracle, Tested};
+use super::sides::{judge_module, Oracle, Tested};
 use crate::check::FailureSignature;
 use crate::hlo::rewrite::dead_code_eliminated;
 use crate::hlo::{

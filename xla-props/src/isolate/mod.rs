@@ -14,16 +14,16 @@
 mod certificate;
 mod deep;
 pub(crate) mod inside;
-pub(crate) mod judge;
 mod localize;
 mod minimize;
 mod own_run;
 mod passes;
 mod passes_report;
-mod report;
 mod session;
+pub(crate) mod sides;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+mod writeup;
 
 pub use crate::hlo::rewrite::{
     dead_code_eliminated, expose_values, extract_batch, extract_instruction, extract_region,
@@ -34,7 +34,6 @@ pub use certificate::{
 };
 pub use deep::{deep_check, CulpritLocation, DeepCheck, LocalDisagreement, MAX_LOOKED_INSIDE};
 pub use inside::{by_moved_root, by_probe, look_inside, vanishes_when_split, Inside, InsideMethod};
-pub use judge::{judge_module, judge_outputs, Oracle, Tested};
 pub use localize::{candidates, is_candidate, localize, LocalizeError, Located, BATCH_SIZE};
 pub use minimize::{
     tidy, Case, Minimized, Minimizer, Step, MAX_ATTEMPTS, MAX_CONSTANT_ELEMENTS, PASSES,
@@ -43,8 +42,9 @@ pub use passes::{
     bisect_passes, candidate_passes, CulpritHlo, PassBisectError, PassBisectOptions, PassBisection,
     PassVerdict, Probe, ProbeResult, MAX_CHANGES_SHOWN, MAX_PROBES,
 };
-pub use report::write_report_files;
 pub use session::{isolate, isolate_on, IsolateError, Isolated, Isolation, Options, Report};
+pub use sides::{judge_module, judge_outputs, Oracle, Tested};
+pub use writeup::write_report_files;
 
 #[cfg(test)]
 mod tests;

@@ -15,8 +15,8 @@
 
 use std::collections::HashSet;
 
-use super::judge::{judge_outputs, rebuild, same_bits, ulp_of, Tested};
 use super::localize::{candidates, is_candidate, operand_args};
+use super::sides::{judge_outputs, rebuild, same_bits, ulp_of, Tested};
 use crate::check::MismatchKind;
 use crate::check::Numerics;
 use crate::hlo::rewrite::{expose_values, extract_region};

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::backend::{Backend, BackendError, PassControl, PassStep};
+use crate::backend::{guarded, Backend, BackendError, PassControl, PassStep};
 use crate::check::{judge_against_reference, Numerics, Verdict};
 use crate::hlo::Module;
 use crate::literal::Literal;
@@ -129,6 +129,8 @@ struct Prober<'a> {
     args: &'a [Literal],
     expected: Vec<Literal>,
     control: &'a dyn PassControl,
+    /// The backend's name, for a panic caught in a probe.
+    backend: &'a str,
     numerics: Numerics,
     strict_rounding: bool,
     probes: Vec<Probe>,
@@ -160,10 +162,12 @@ impl Prober<'_> {
     }
 
     fn run(&self, disabled: &[String], dump: Option<&Path>) -> Result<Verdict, BackendError> {
-        let exe = self
-            .control
-            .compile_with_passes(self.module, disabled, dump)?;
-        let actual = exe.execute(self.args)?;
+        let name = self.backend;
+        let exe = guarded(name, || {
+            self.control
+                .compile_with_passes(self.module, disabled, dump)
+        })?;
+        let actual = guarded(name, || exe.execute(self.args))?;
         // no known bugs: a bug's model would turn the disagreement into an xfail
         Ok(judge_against_reference(
             self.module,
@@ -221,6 +225,7 @@ pub fn bisect_passes(
         args,
         expected,
         control,
+        backend: backend.name(),
         numerics: backend.numerics(),
         strict_rounding: options.strict_rounding,
         probes: Vec::new(),

@@ -8,9 +8,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::certificate::{certify, grow_departing_region, Certificate};
 use super::deep::{deep_check, fused_location, plain_location, CulpritLocation, LocalDisagreement};
 use super::inside::{look_inside, vanishes_when_split, InsideMethod};
-use super::judge::{judge_module, Oracle, Tested};
 use super::localize::{follow_errors, LocalizeError};
 use super::minimize::{Case, Minimizer, Step};
+use super::sides::{judge_module, Oracle, Tested};
 use crate::backend::Backend;
 use crate::check::Verdict;
 use crate::check::{FailureSignature, MismatchKind};
@@ -384,7 +384,7 @@ fn certified(
             // only the whole module departs
             None => (module.clone(), args.to_vec(), entry.root),
         };
-    let verdict = super::judge::judge_module(&region, &rargs, oracle, tested);
+    let verdict = super::sides::judge_module(&region, &rargs, oracle, tested);
     Some(Certified::Composition(
         certificate,
         super::localize::Located {

@@ -16,7 +16,7 @@ use super::events::{Artifacts, CaseFinished, Measured, RunEvent, SharedReporters
 use super::execute::panic_text;
 use super::metadata::RunStart;
 use super::persist;
-use super::report;
+use super::summary;
 use crate::backend::Backend;
 use crate::check::{Numerics, Side, Verdict};
 use crate::property::{
@@ -148,7 +148,7 @@ fn case_finished(state: &RunState, id: CaseId, users: usize) -> CaseFinished {
     let measured = Measured {
         max_ulp: ctx.max_ulp,
         legal: ctx.legal.clone(),
-        budget: report::judged_against(&ctx),
+        budget: summary::judged_against(&ctx),
         worst_mismatch: ctx.worst_mismatch(),
         ulp_histogram: ctx.ulp_histogram(),
     };

@@ -20,7 +20,7 @@ use super::identity;
 use super::junit;
 use super::metadata::{backend_versions, rerun_prefix, RunStart};
 use super::persist;
-use super::report;
+use super::summary;
 use crate::backend::{available_backends, Backend, ReferenceBackend, Unavailable};
 use crate::property::{registry, BackendId, CaseId, CaseSpace, ReferenceCache, SpaceFilter};
 use crate::report::Counts;
@@ -345,7 +345,7 @@ fn case_spaces(builtins: bool, filter: &SpaceFilter) -> Result<Vec<CaseSpace>, H
 /// `--summary`: the case space's composition and class coverage, printed;
 /// nothing runs.
 fn print_summary(spaces: &[CaseSpace], ids: &[BackendId]) -> RunReport {
-    print!("{}", report::composition(spaces, ids));
+    print!("{}", summary::composition(spaces, ids));
     print!(
         "{}",
         crate::property::coverage_text(&crate::property::class_coverage(spaces))
@@ -549,13 +549,13 @@ fn reporters(
     if terminal_mode(libtest) {
         list.push(Box::new(TerminalReporter::new()));
     }
-    list.push(Box::new(report::SummaryReporter::default()));
+    list.push(Box::new(summary::SummaryReporter::default()));
     list.push(Box::new(signature::FailureGroups::default()));
     if let Some(p) = &ours.junit {
         list.push(Box::new(junit::JunitReporter::new(p.clone())));
     }
     if let Some(p) = &ours.json {
-        list.push(Box::new(report::JsonReporter::new(p.clone())));
+        list.push(Box::new(summary::JsonReporter::new(p.clone())));
     }
     list.push(Box::new(persist::Persistence::new(
         failures_dir.to_path_buf(),

@@ -15,7 +15,7 @@ use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, Te
 
 use super::events::{Reporter, RunEvent};
 use super::merge::{check_shards, identity_of, MergeError, MergeOptions, ShardView};
-use super::report::write_file;
+use super::summary::write_file;
 use crate::report::{Outcome, RunMetadata, ShardInfo};
 
 const PREFIX: &str = "xla-props.";

@@ -18,8 +18,8 @@ mod macros;
 mod merge;
 mod metadata;
 mod persist;
-mod report;
 mod signature;
+mod summary;
 mod table;
 mod terminal;
 
@@ -30,6 +30,6 @@ pub use identity::{CaseSelection, CaseSpaceHash, CaseSpaceId, ShardInfo};
 pub use junit::merge_junit_files;
 pub use merge::{merge_results, read_results, MergeError, MergeOptions};
 pub use persist::{failures_dir, load_failed, sanitize, write_reproducer, CaseNote};
-pub use report::{case_result, composition, family};
 pub use signature::{dtype_family, group_of, FailureGroup};
+pub use summary::{case_result, composition, family};
 pub use terminal::{format_counts, result_line, TerminalReporter};

@@ -210,5 +210,5 @@ pub fn store_failed(
         return Ok(());
     }
     let text: String = previous.iter().map(|n| format!("{n}\n")).collect();
-    super::report::write_file(&dir.join(LAST_FAILED), text.as_bytes())
+    super::summary::write_file(&dir.join(LAST_FAILED), text.as_bytes())
 }

@@ -478,13 +478,70 @@ impl Radii<'_, '_> {
             Some(m) => (m.magnitude.as_slice(), m.gained.as_slice()),
             None => (&[][..], &[][..]),
         };
+        // the reference folds colliding updates in one order, rounding each
+        // partial sum: its value is itself up to `gamma_n sum|x|` from the
+        // exact sum that every order's bound is centred on. The distance is
+        // measured against the same fold in f64, within f64's own gamma_n
+        let folded = self.scatter_sum(ins, x, idx, upd)?;
         let at = |v: &[f64], i: usize| v.get(i).copied().unwrap_or(0.0);
         Ok((0..n)
             .map(|i| {
                 let (e, g) = (at(extra, i), at(more, i));
-                carried[i] + e + gamma(ones.get_f64(i) + g, u) * (mag.get_f64(i) + e)
+                let (terms, m) = (ones.get_f64(i) + g, mag.get_f64(i) + e);
+                let off = (v.get_f64(i) - folded[i]).abs() + gamma(terms, f64::EPSILON) * m;
+                carried[i] + off + e + gamma(terms, u) * m
             })
             .collect())
+    }
+
+    /// An add-combining scatter's sums in f64 (the updates folded into the
+    /// operand in the reference's order, each partial sum exact to f64's
+    /// roundoff): the centre of every summation order's result.
+    pub(super) fn scatter_sum(
+        &mut self,
+        ins: &Instruction,
+        x: &Literal,
+        idx: &Literal,
+        upd: &Literal,
+    ) -> Result<Vec<f64>, OpError> {
+        let f64_of = |l: &Literal| f64_literal(l, &l.to_f64_vec());
+        Ok(self
+            .f64_op(
+                ins,
+                &[f64_of(x)?, idx.clone(), f64_of(upd)?],
+                Some(AuxReducer::Add),
+            )?
+            .to_f64_vec())
+    }
+
+    /// An add-combining scatter's f64 sums (`scatter_sum`), for the witness
+    /// runs to move from; `None` for any other instruction.
+    pub(super) fn scatter_centre(
+        &mut self,
+        ins: &Instruction,
+        ops: &[&Literal],
+    ) -> Option<Vec<f64>> {
+        let [x, idx, upd] = ops else { return None };
+        let adds = ins.opcode == Opcode::Scatter
+            && self.rounded_combiner(ins.attrs.to_apply) == (Combiner::Add, 0.0);
+        adds.then(|| self.scatter_sum(ins, x, idx, upd).ok())
+            .flatten()
+    }
+
+    /// Whether `ins` combines with max, min, a logical op or an assignment
+    /// and no rounding: its result is one of its operands' values, never
+    /// rounded (a reduce-window max, a max-combining scatter).
+    pub(super) fn selects_a_value(&self, ins: &Instruction) -> bool {
+        matches!(
+            ins.opcode,
+            Opcode::Reduce | Opcode::ReduceWindow | Opcode::Scatter
+        ) && matches!(
+            self.rounded_combiner(ins.attrs.to_apply),
+            (
+                Combiner::Max | Combiner::Min | Combiner::Logical(_) | Combiner::Assign,
+                0.0
+            )
+        )
     }
 
     /// select-and-scatter (a max-pool's gradient): the selection must not

@@ -143,7 +143,8 @@ impl Radii<'_, '_> {
         } else {
             None
         };
-        self.add_own(ins, v, &mut r, unrounded.as_deref(), widening);
+        let selects = self.selects_a_value(ins);
+        self.add_own(ins, v, &mut r, unrounded.as_deref(), widening || selects);
         // a NaN radius (an unbounded radius times a zero: `inf * 0` in a
         // contraction's `r_a |b|`) bounds nothing; `f64::max` and the
         // comparisons downstream would read it as no error at all
@@ -190,19 +191,21 @@ impl Radii<'_, '_> {
     /// (sums, contractions) the unrounded result is within half an ULP of
     /// the reference's. A result kept unrounded (excess precision, a
     /// multiply contracted into an fma) may be anywhere in the interval;
-    /// a declared budget and flushed results widen it.
+    /// a declared budget and flushed results widen it. An op whose result
+    /// is one of its operands' values (a widening convert, a max-combining
+    /// reduce or scatter) rounds nothing.
     fn add_own(
         &self,
         ins: &Instruction,
         v: &Literal,
         r: &mut [f64],
         unrounded: Option<&[f64]>,
-        widening_convert: bool,
+        selects_a_value: bool,
     ) {
         let t = v.dtype();
         let Some(fmt) = t.float_format() else { return };
         let own = own_error(ins.opcode);
-        if own == Own::Exact || widening_convert {
+        if own == Own::Exact || selects_a_value {
             return;
         }
         let budget = self.allow.budgets.get(&(ins.opcode, t)).copied();
@@ -273,6 +276,23 @@ impl Radii<'_, '_> {
         }
     }
 
+    /// A sum's own error on exact operands, before the rounding of its
+    /// result: `gamma_n sum|x|` for any order, which already holds every
+    /// partial sum's rounding, the last one included (the witness runs
+    /// move a sum's correctly rounded value by this much).
+    pub(super) fn sum_spread(
+        &mut self,
+        ins: &Instruction,
+        ops: &[&Literal],
+        v: &Literal,
+    ) -> Result<Vec<f64>, OpError> {
+        let exact: Vec<(&Literal, Vec<f64>)> = ops
+            .iter()
+            .map(|l| (*l, vec![0.0; l.element_count()]))
+            .collect();
+        self.carried(ins, &exact, v)
+    }
+
     /// The operands' radii carried through the op.
     fn carried(
         &mut self,
@@ -327,6 +347,21 @@ impl Radii<'_, '_> {
             O::And | O::Or | O::Not | O::Xor if v.dtype().is_pred() => {
                 logical_radii(ins.opcode, a, n)
             }
+            O::Convert if a.len() == 1 && !float_out => {
+                let to_pred = v.dtype().is_pred();
+                // a truncation may step by one more than the operand moved
+                each(&|i| match r(0, i) {
+                    0.0 => 0.0,
+                    q if to_pred => {
+                        if x(0, i).abs() <= q {
+                            1.0
+                        } else {
+                            0.0
+                        }
+                    }
+                    q => q.ceil() + 1.0,
+                })
+            }
             O::Exponential
             | O::ExponentialMinusOne
             | O::Log
@@ -350,21 +385,6 @@ impl Radii<'_, '_> {
                 self.monotone(ins, a, v)?
             }
             O::Power if a.len() == 2 => self.power(ins, a, v)?,
-            O::Convert if a.len() == 1 && !float_out => {
-                let to_pred = v.dtype().is_pred();
-                // a truncation may step by one more than the operand moved
-                each(&|i| match r(0, i) {
-                    0.0 => 0.0,
-                    q if to_pred => {
-                        if x(0, i).abs() <= q {
-                            1.0
-                        } else {
-                            0.0
-                        }
-                    }
-                    q => q.ceil() + 1.0,
-                })
-            }
             O::IsFinite => each(&|i| if r(0, i).is_finite() { 0.0 } else { 1.0 }),
             _ => return self.family(ins, a, v),
         })

@@ -27,7 +27,6 @@
 //! series and recurrences in `while` loops); elsewhere it is a heuristic,
 //! and a poor direction only makes the witness weaker, never unsound.
 
-use super::dual::Dual;
 use super::eval::{aux_module, Radii};
 use super::rules::{may_round, sums, transcendental};
 use crate::hlo::{ArrayShape, CompId, ElementType, Instruction, Module, Opcode};
@@ -310,6 +309,7 @@ impl<'a> Witness<'a> {
                 None => return,
             },
         };
+        self.centre(comp, ins, ops, l);
         let own = self.own(comp, ins, ops, l);
         let fused = self.contracted(comp, ins, ops, l, products);
         let t = l.dtype();
@@ -330,6 +330,13 @@ impl<'a> Witness<'a> {
                 }
             }
             if y != x {
+                if std::env::var("WITDBG").is_ok() {
+                    eprintln!(
+                        "move {} [{i}] x={x} y={y} r={:?} s={s}",
+                        ins.name,
+                        own.get(i)
+                    );
+                }
                 l.set_f64(i, y);
             }
         }
@@ -442,8 +449,8 @@ impl<'a> Witness<'a> {
             .collect()
     }
 
-    /// A sum's own error by the first-order rules, on exact operands.
-    fn sum_error(&self, comp: CompId, ins: &Instruction, ops: &[&Value], l: &Literal) -> Vec<f64> {
+    /// `f` with the first-order rules' context for an instruction of `comp`.
+    fn with_radii<R>(&self, comp: CompId, f: impl FnOnce(&mut Radii<'_, '_>) -> R) -> R {
         let no_local = |_: &str, _: &Literal| None;
         let mut cx = Radii {
             run: Run::new(self.module),
@@ -454,15 +461,51 @@ impl<'a> Witness<'a> {
             fused: usize::from(self.fused.contains(&comp)),
             local: &no_local,
         };
-        let duals: Vec<Dual> = ops.iter().map(|o| Dual::exact((*o).clone())).collect();
-        let refs: Vec<&Dual> = duals.iter().collect();
-        match cx.radius(ins, &refs, l) {
+        f(&mut cx)
+    }
+
+    /// A sum's own error by the first-order rules, on exact operands:
+    /// `gamma_n sum|x|` about its correctly rounded value (which is within
+    /// half a step of the exact sum; the bound's `gamma_n` counts one more
+    /// rounding than any order makes, and that covers it).
+    fn sum_error(&self, comp: CompId, ins: &Instruction, ops: &[&Value], l: &Literal) -> Vec<f64> {
+        let arrays: Option<Vec<&Literal>> = ops.iter().map(|o| array(o)).collect();
+        let Some(arrays) = arrays else {
+            return Vec::new();
+        };
+        match self.with_radii(comp, |cx| cx.sum_spread(ins, &arrays, l)) {
             Ok(r) => r
                 .into_iter()
                 .map(|x| if x.is_finite() { x } else { 0.0 })
                 .collect(),
             Err(_) => Vec::new(),
         }
+    }
+
+    /// An add-combining scatter is taken at its exact sums rounded once
+    /// before it moves: the reference folds colliding updates in one order,
+    /// and a move by every order's own error from that one order's value
+    /// could reach past what any order gives.
+    fn centre(&self, comp: CompId, ins: &Instruction, ops: &[&Value], l: &mut Literal) {
+        let arrays: Option<Vec<&Literal>> = ops.iter().map(|o| array(o)).collect();
+        let Some(arrays) = arrays else { return };
+        let Some(c) = self.with_radii(comp, |cx| cx.scatter_centre(ins, &arrays)) else {
+            return;
+        };
+        let t = l.dtype();
+        for (i, &y) in c.iter().enumerate().take(l.element_count()) {
+            if y.is_finite() {
+                l.set_f64(i, round_to_type(y, t));
+            }
+        }
+    }
+}
+
+/// An array operand, or `None` for a tuple or token.
+fn array(v: &Value) -> Option<&Literal> {
+    match v {
+        Value::Array(a) => Some(a),
+        _ => None,
     }
 }
 

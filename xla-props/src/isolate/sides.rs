@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::backend::{run_module, run_reference, Backend, BackendError, Executable};
+use crate::backend::{guarded, run_module, run_reference, Backend, BackendError, Executable};
 use crate::check::{judge_against_reference, Judge, Numerics, Policy, Produced, Verdict};
 use crate::hlo::Module;
 use crate::literal::{Literal, Value};
@@ -55,8 +55,7 @@ impl Oracle {
                     .filter(|&i| !matches!(entry.instr(i).shape, crate::hlo::Shape::Token))
                     .collect();
                 let exposed = crate::hlo::rewrite::expose_values(module, &ids);
-                let exe = b.compile(&exposed).map_err(|e| e.to_string())?;
-                let flat = exe.execute(args).map_err(|e| e.to_string())?;
+                let flat = run_module(b.as_ref(), &exposed, args).map_err(|e| e.to_string())?;
                 let mut values = vec![None; entry.instructions.len()];
                 let mut it = flat.into_iter();
                 for &i in &ids {
@@ -151,15 +150,20 @@ impl<'b> Tested<'b> {
     pub fn count(&self) {
         self.runs.fetch_add(1, Ordering::Relaxed);
     }
-    /// Compiles `module`.
+    /// Compiles `module`, a panic caught as its failure.
     pub fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
-        self.backend.compile(module)
+        guarded(self.backend.name(), || self.backend.compile(module))
     }
-    /// Compiles and runs `module` once.
+    /// Compiles and runs `module` once, a panic in either step caught as
+    /// this run's failure.
     pub fn run(&self, module: &Module, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
-        let exe = self.backend.compile(module)?;
+        let exe = self.compile(module)?;
         self.count();
-        exe.execute(args)
+        guarded(self.backend.name(), || exe.execute(args))
+    }
+    /// The backend's name.
+    pub fn name(&self) -> &str {
+        self.backend.name()
     }
     /// The backend's numerics.
     pub fn numerics(&self) -> Numerics {
@@ -192,4 +196,41 @@ pub fn judge_module(
     let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
     Judge::new(&tested.numerics(), &[], Policy::Reference)
         .judge(module, args, &expected, &actual, &eval)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::parse_module;
+
+    /// Compiles, then panics when run.
+    struct PanicsOnRun;
+    struct Panicking;
+    impl Executable for Panicking {
+        fn execute(&self, _: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+            panic!("the executable fell over")
+        }
+    }
+    impl Backend for PanicsOnRun {
+        fn name(&self) -> &str {
+            "panics-on-run"
+        }
+        fn compile(&self, _: &Module) -> Result<Box<dyn Executable>, BackendError> {
+            Ok(Box::new(Panicking))
+        }
+    }
+
+    #[test]
+    fn a_panic_in_the_tested_backend_is_that_runs_failure() {
+        let m = parse_module("HloModule m\nENTRY e {\n  ROOT c = f32[] constant(1)\n}\n").unwrap();
+        let tested = Tested::new(&PanicsOnRun);
+        let err = tested.run(&m, &[]).unwrap_err();
+        assert!(
+            matches!(&err, BackendError::Panicked { message, .. } if message.contains("fell over")),
+            "{err}"
+        );
+        assert_eq!(tested.runs(), 1);
+        let verdict = judge_module(&m, &[], &Oracle::Exact, &tested);
+        assert!(verdict.is_disagreement(), "a panicking backend agreed: {verdict:?}");
+    }
 }

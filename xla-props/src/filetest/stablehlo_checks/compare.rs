@@ -99,7 +99,7 @@ fn show(l: &Literal, i: usize) -> String {
 /// `tolerance` as the op gives them).
 ///
 /// ```
-/// use xla_props::checkops::judge_check;
+/// use xla_props::filetest::stablehlo_checks::judge_check;
 /// use xla_props::hlo::{ArrayShape, ElementType, stablehlo::CheckKind};
 /// use xla_props::literal::Literal;
 /// let s = ArrayShape::new(ElementType::F32, vec![2]);

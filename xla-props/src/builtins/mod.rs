@@ -8,5 +8,5 @@ mod fusion_invariance;
 mod layout_invariance;
 mod operand_forms;
 mod sharding_invariance;
-mod templates;
+mod template_properties;
 mod vs_reference;

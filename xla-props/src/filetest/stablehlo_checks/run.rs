@@ -1,6 +1,6 @@
 //! One check program on one backend.
 
-use super::judge::{judge_check, CheckFailure, CheckPass};
+use super::compare::{judge_check, CheckFailure, CheckPass};
 use crate::backend::{Backend, BackendError};
 use crate::hlo::stablehlo::{CheckProgram, CheckSpec};
 use crate::literal::Literal;
