@@ -55,8 +55,8 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 /// The trial of `test` on `backend`.
 fn trial(name: String, test: HloTest, backend: String) -> Trial {
     Trial::ignorable_test(name, move || {
-        // built-in backends, and the buggy:BUG@COMPUTATION test wrappers
-        let b = match xla_props::isolate::testing::create(&backend) {
+        // built-in backends, mutants and the buggy:BUG@COMPUTATION wrappers
+        let b = match xla_props::backend::create(&backend) {
             Ok(b) => b,
             Err(BackendError::Unavailable { reason, .. })
                 if std::env::var_os("CI").is_some() && INSTALLED_IN_CI.contains(&&*backend) =>

@@ -13,8 +13,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use xla_props::backend::mutant::{Bug, Buggy};
 use xla_props::filetest::write_isolation_results;
-use xla_props::isolate::testing::{transformer, Bug, Buggy};
+use xla_props::isolate::testing::transformer;
 use xla_props::isolate::{isolate, Isolation, Options, Oracle};
 
 fn main() {

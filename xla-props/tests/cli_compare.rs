@@ -121,3 +121,50 @@ fn errors_exit_two_with_one_line() {
     assert_eq!(code, 2);
     assert!(stderr.contains("unknown distribution"), "{stderr}");
 }
+
+/// `--arg` reads the inputs: the values given are the ones compared (a
+/// negative difference under sqrt is NaN on both sides: they agree), and
+/// `--json` reports their digests, which differ from the generated ones.
+#[test]
+fn arg_files_are_the_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "sqrt.hlo", SQRT_DIFF);
+    let bytes = |v: f32| -> Vec<u8> { (0..64).flat_map(|_| v.to_le_bytes()).collect() };
+    let (x, y) = (dir.path().join("x.bin"), dir.path().join("y.bin"));
+    std::fs::write(&x, bytes(1.0)).unwrap();
+    std::fs::write(&y, bytes(5.0)).unwrap();
+    let digests = |extra: &[&str]| {
+        let json = dir.path().join("out.json");
+        let mut args = vec![
+            "compare",
+            f.to_str().unwrap(),
+            "--backend",
+            "interpreter",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (v["input_digests"].clone(), stderr + &stdout)
+    };
+    let (given, text) = digests(&["--arg", x.to_str().unwrap(), "--arg", y.to_str().unwrap()]);
+    assert!(text.contains("inputs: 2 argument files"), "{text}");
+    let (again, _) = digests(&["--arg", x.to_str().unwrap(), "--arg", y.to_str().unwrap()]);
+    let (generated, _) = digests(&[]);
+    assert_eq!(given, again);
+    assert_eq!(given.as_array().map(Vec::len), Some(2));
+    assert_ne!(given, generated);
+    // one file for two parameters is a located error
+    let (code, _, stderr) = run(&[
+        "compare",
+        f.to_str().unwrap(),
+        "--backend",
+        "interpreter",
+        "--arg",
+        x.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+}

@@ -170,3 +170,73 @@ fn eval_of_a_malformed_module_exits_2_with_a_location() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.hlo:4:"), "{err}");
 }
+
+/// A reproducer with pinned inputs (`inputs=inline`) replays on them with no
+/// `--arg`, whatever the generator draws (eval, compare and bisect-passes
+/// alike); `--arg` still wins; a generated-inputs reproducer is generated.
+#[test]
+fn a_reproducer_runs_on_its_own_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let body =
+        "HloModule m\n\nENTRY main {\n  x = f32[3] parameter(0)\n  ROOT n = f32[3] negate(x)\n}\n";
+    let inline = write(
+        dir.path(),
+        "inline.hlotest",
+        &format!("// run: backends=interpreter inputs=inline\n// expect: agree\n// arg: f32[3] 1.5 -2 7\n{body}"),
+    );
+    let run = |args: &[&str], file: &Path| {
+        let out = xla_props()
+            .arg(args[0])
+            .arg(file)
+            .args(&args[1..])
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    };
+    let (code, text) = run(&["eval", "--backend", "interpreter"], &inline);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("values: [-1.5, 2, -7]"), "{text}");
+    assert!(text.contains("the reproducer's own inputs"), "{text}");
+    let (code, text) = run(&["compare", "--backend", "interpreter"], &inline);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("inputs: 1 arguments the reproducer brings"),
+        "{text}"
+    );
+    let a = dir.path().join("a.npy");
+    f32s(&[4.0, 5.0, 6.0]).write_npy_file(&a).unwrap();
+    let (code, text) = run(
+        &[
+            "eval",
+            "--backend",
+            "interpreter",
+            "--arg",
+            a.to_str().unwrap(),
+        ],
+        &inline,
+    );
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("values: [-4, -5, -6]"), "{text}");
+    let seeded = write(
+        dir.path(),
+        "seeded.hlotest",
+        &format!("// run: backends=interpreter inputs=seed:0\n// expect: agree\n{body}"),
+    );
+    let (code, text) = run(&["eval", "--backend", "interpreter"], &seeded);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("generated legal inputs"), "{text}");
+    // a malformed reproducer is a located error, not a silent draw
+    let bad = write(
+        dir.path(),
+        "bad.hlotest",
+        &format!("// run: backends=interpreter inputs=inline\n// expect: agree\n// arg: f32[3] 1 2\n{body}"),
+    );
+    let (code, text) = run(&["eval", "--backend", "interpreter"], &bad);
+    assert_ne!(code, Some(0), "{text}");
+    assert!(text.contains("bad.hlotest"), "{text}");
+}

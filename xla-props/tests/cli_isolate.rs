@@ -125,8 +125,7 @@ fn an_unsupported_op_exits_2() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
-/// Needs the `buggy:` wrappers: `cargo test -p xla-props --features testing`.
-#[cfg(feature = "testing")]
+/// On a `buggy:` wrapper (a `backend::mutant` fusion bug).
 #[test]
 fn a_disagreement_exits_1_and_writes_the_reproducer_and_reports() {
     let dir = tempfile::tempdir().unwrap();

@@ -50,10 +50,16 @@ struct Triage {
     why: &'static str,
 }
 
-// quantize_int8.after on xla-cpu was listed here (XLA:CPU's divide by a
-// broadcast scale is not correctly rounded, masked at the output by the
-// rounding to int8); with the role-based inputs (issue 33) its output and
-// every instruction agree, and the finding keeps its own reproducer,
+// quantize_int8.after on xla-cpu: listed under the first inputs (XLA:CPU's
+// divide by a broadcast scale is not correctly rounded, masked at the
+// output by the rounding to int8), gone under the role-based inputs (issue
+// 33), and back under the one input generator (issue 32, SplitMix64): seed
+// 0's x now has max |x| = 60.616478, so the scale s = 0.4772951 and
+// XLA:CPU's quotients are x * (1/s) in all 32 elements, 20 of them 1 ulp
+// from x / s (measured: the fusion's output beside x and max |x| on
+// xla-cpu). The outputs still agree (the known bug's model covers the
+// divide; the int8 rounding masks it); the deep check's local unit, judged
+// without known-bug models, departs. The finding keeps its own reproducer,
 // docs/repro/divide-by-broadcast (docs/findings.md).
 //
 // With extracted units keeping their constant operands (fourteenth
@@ -75,6 +81,13 @@ const TRIAGED: &[Triage] = &[
         kind: Kind::Finding,
         shows: "local disagreement: `div.3` (divide) [values]",
         why: "XLA:CPU divides by a broadcast constant as x * (1/c), 1 ulp low: known bug xla-cpu/divide-as-reciprocal (docs/repro/divide-by-broadcast); the deep check's local units are judged without known-bug models",
+    },
+    Triage {
+        file: "quantize_int8.after.hlo",
+        on: On::XlaCpu,
+        kind: Kind::Finding,
+        shows: "local disagreement: fusion `broadcast_divide_fusion` (computation `fused_computation.2`): `div.1` (divide)",
+        why: "XLA:CPU divides by the broadcast scale max|x|/127 as x * (1/s), 1 ulp from x / s in 20 of 32 elements on seed 0's inputs: known bug xla-cpu/divide-as-reciprocal (docs/repro/divide-by-broadcast); the outputs agree, the deep check's local units are judged without known-bug models",
     },
 ];
 

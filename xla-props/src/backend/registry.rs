@@ -3,7 +3,7 @@
 use super::api::{Backend, BackendTraits};
 use super::error::BackendError;
 use super::interpreter::Interpreter;
-use super::mutant::{Mutant, Mutation};
+use super::mutant::{Buggy, Mutant, Mutation};
 use super::xla::config::declared_backends;
 use super::xla::{ConfigError, DeclaredBackend, XlaBackend, XlaPlugin};
 
@@ -155,11 +155,16 @@ pub fn known_backends() -> Vec<KnownBackend> {
     out
 }
 
-/// Makes the backend called `name`.
+/// Makes the backend called `name`: a registered or declared one,
+/// `mutant:NAME[@BASE]` (a catalogue mutation, see [`Mutation`]) or
+/// `buggy:BUG@COMPUTATION` (a fusion-only miscompilation, see [`Buggy`]).
+/// The one way to make a backend from a name.
 ///
 /// ```
 /// use xla_props::backend::{create, BackendError};
 /// assert_eq!(create("interpreter").unwrap().name(), "interpreter");
+/// let b = create("buggy:wrong-constant@fused.1").unwrap();
+/// assert_eq!(b.name(), "buggy:wrong-constant@fused.1");
 /// match create("nope") {
 ///     Err(BackendError::UnknownBackend { known, .. }) => assert!(known.contains(&"interpreter".to_string())),
 ///     _ => panic!("expected an unknown-backend error"),
@@ -168,6 +173,17 @@ pub fn known_backends() -> Vec<KnownBackend> {
 pub fn create(name: &str) -> Result<Box<dyn Backend>, BackendError> {
     if let Some(spec) = name.strip_prefix("mutant:") {
         return create_mutant(name, spec);
+    }
+    if name.starts_with("buggy:") {
+        return Buggy::from_name(name)
+            .map(|b| Box::new(b) as Box<dyn Backend>)
+            .ok_or_else(|| BackendError::UnknownBackend {
+                name: name.to_string(),
+                known: super::mutant::Bug::ALL
+                    .iter()
+                    .map(|b| format!("buggy:{}@COMPUTATION", b.name()))
+                    .collect(),
+            });
     }
     let unavailable = |reason| BackendError::Unavailable {
         backend: name.to_string(),

@@ -7,7 +7,9 @@
 use std::path::PathBuf;
 
 use super::CliError;
+use crate::filetest::{HloTest, Inputs};
 use crate::hlo::Module;
+use crate::literal::Literal;
 
 /// The module a command reads.
 #[derive(clap::Args, Debug, Clone)]
@@ -26,6 +28,71 @@ impl ModuleArgs {
     pub fn load(&self) -> Result<Module, CliError> {
         crate::hlo::load_module_file(&self.file).map_err(|e| CliError::input(e.to_string()))
     }
+
+    /// The arguments the file brings: a `.hlotest` reproducer's pinned
+    /// inputs (`inputs=inline`, its `// arg:` lines, or `inputs=npy:...`,
+    /// files beside it), so that a reproducer replays on its own inputs
+    /// whatever the generator draws. None for any other file, and for a
+    /// reproducer whose inputs are generated (`inputs=seed:N`). A file with
+    /// a `// run:` line must read as a `.hlotest` (its error is located).
+    pub fn own_arguments(&self) -> Result<Option<Vec<Literal>>, CliError> {
+        if self.file.extension().is_none_or(|e| e != "hlotest") {
+            return Ok(None);
+        }
+        let test = match HloTest::load(&self.file) {
+            Ok(t) => t,
+            Err(e) => {
+                let text = std::fs::read_to_string(&self.file).unwrap_or_default();
+                let is_test = text.lines().any(|l| {
+                    l.trim_start()
+                        .trim_start_matches('/')
+                        .trim()
+                        .starts_with("run:")
+                });
+                return if is_test {
+                    Err(CliError::input(e.to_string()))
+                } else {
+                    Ok(None)
+                };
+            }
+        };
+        match test.inputs {
+            Inputs::Seed(_) => Ok(None),
+            Inputs::Inline | Inputs::Files(_) => test
+                .arguments()
+                .map(Some)
+                .map_err(|e| CliError::input(format!("{}: {e}", self.name()))),
+        }
+    }
+}
+
+/// The module a command reads, or the suite case it replays (`compare`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ModuleOrCaseArgs {
+    /// The module: HLO text (`.hlo`, or a `.hlotest` reproducer) or StableHLO (`.mlir`).
+    #[arg(required_unless_present = "case", conflicts_with = "case")]
+    pub file: Option<PathBuf>,
+    /// A suite case to replay exactly, by its name as the suite lists and
+    /// reports it (`property::op::dtype::shape::distribution::backend`): the
+    /// case's module, its inputs (from `--seed`, the suite's run seed), the
+    /// case's backend (unless `--backend`) and the suite's verdict.
+    #[arg(long, value_name = "NAME")]
+    pub case: Option<String>,
+}
+
+impl ModuleOrCaseArgs {
+    /// The module file, when no case is named.
+    pub fn module(&self) -> Option<ModuleArgs> {
+        self.file.clone().map(|file| ModuleArgs { file })
+    }
+}
+
+/// The backend under test, optional where a `--case` names it.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CaseBackendArgs {
+    /// The backend under test (see `xla-props backends`); with `--case`, the case's by default.
+    #[arg(long, required_unless_present = "case")]
+    pub backend: Option<String>,
 }
 
 /// The backend under test.
@@ -65,7 +132,8 @@ pub struct ArgFilesArgs {
 /// How generated inputs are drawn, and how strictly the result is judged.
 #[derive(clap::Args, Debug, Clone)]
 pub struct JudgingArgs {
-    /// Input distribution: uniform, log-uniform, edge, int-edge, duplicates, out-of-range-indices.
+    /// Input distribution: uniform, special, mixed, log-uniform, edge,
+    /// int-edge, duplicates, out-of-range-indices, exhaustive.
     #[arg(long, default_value = "uniform")]
     pub distribution: String,
     /// The program must round exactly as written (no excess precision accepted).

@@ -41,6 +41,9 @@ fn inputs(module: &Module, args: &BisectArgs, file: &str) -> Result<Vec<Literal>
     if !args.arg_files.args.is_empty() {
         return super::read_arguments(module, &args.arg_files.args);
     }
+    if let Some(own) = args.module.own_arguments()? {
+        return Ok(own);
+    }
     let distribution = args.judging.distribution("bisect-passes")?;
     Ok(generate_inputs(module, distribution, args.generated.seed)
         .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?
@@ -52,8 +55,8 @@ fn inputs(module: &Module, args: &BisectArgs, file: &str) -> Result<Vec<Literal>
 pub(crate) fn run(args: &BisectArgs) -> Result<u8, CliError> {
     let file = args.module.name();
     let module = args.module.load()?;
-    let backend = super::isolate::backend_by_name(&args.tested.backend)
-        .map_err(|e| CliError::input(e.to_string()))?;
+    let backend =
+        crate::backend::create(&args.tested.backend).map_err(|e| CliError::input(e.to_string()))?;
     let literals = inputs(&module, args, &file)?;
     let out = args.out.clone().unwrap_or_else(|| {
         let stem = args.module.file.file_stem().unwrap_or_default();

@@ -1,10 +1,15 @@
-//! `xla-props compare`: generates legal inputs for a module, runs the
-//! reference and a backend on them, and judges with the tolerance model.
+//! `xla-props compare`: generates legal inputs for a module (or reads them
+//! with `--arg`), runs the reference and a backend on them, and judges with
+//! the tolerance model. `--case NAME` replays a suite case exactly
+//! (`run_case`).
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::args::{
-    BackendArgs, JudgingArgs, ModuleArgs, OutputShardingArgs, ReferenceArgs, SeedArgs,
+    ArgFilesArgs, CaseBackendArgs, JudgingArgs, ModuleArgs, ModuleOrCaseArgs, OutputShardingArgs,
+    ReferenceArgs, SeedArgs,
 };
 use super::CliError;
 use crate::backend::{self, run_module, run_reference};
@@ -13,16 +18,20 @@ use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
 use crate::isolate::{explain_departure, Departure, Tested};
 use crate::literal::Literal;
+use crate::property::{BackendId, CaseContext, CaseId, Failure, Outcome, ReferenceCache};
 
 /// Arguments of `xla-props compare`.
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
-    /// The module.
+    /// The module, or the suite case to replay.
     #[command(flatten)]
-    pub module: ModuleArgs,
+    pub module: ModuleOrCaseArgs,
     /// The backend under test.
     #[command(flatten)]
-    pub tested: BackendArgs,
+    pub tested: CaseBackendArgs,
+    /// Argument files instead of generated inputs.
+    #[command(flatten)]
+    pub arg_files: ArgFilesArgs,
     /// What the backend is judged against.
     #[command(flatten)]
     pub oracle: ReferenceArgs,
@@ -96,16 +105,30 @@ fn run_named(
 /// Runs the command; returns the exit code ([`exit_code`]: 0 agree, 1
 /// disagree, 2 error or skipped, 3 the backend rejected or crashed).
 pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
-    let file = args.module.name();
-    let mut module = args.module.load()?;
+    if let Some(name) = &args.module.case {
+        return run_case(name, args);
+    }
+    let (Some(module_args), Some(tested)) = (args.module.module(), args.tested.backend.as_deref())
+    else {
+        return Err(CliError::input(
+            "xla-props compare: a module file and --backend are needed (or --case NAME)",
+        ));
+    };
+    let file = module_args.name();
+    let mut module = module_args.load()?;
     super::set_output_shardings(&mut module, &args.sharding.output_shardings)?;
     let distribution = args.judging.distribution("compare")?;
+    let given = given_inputs(&module, &module_args, args)?;
     let mut worst: Option<(u64, Distribution, GeneratedInputs, CompareReport)> = None;
-    for t in 0..args.trials {
+    let trials = if given.is_some() { 1 } else { args.trials };
+    for t in 0..trials {
         let (seed, distribution) = trial(distribution, args.generated.seed, t);
-        let inputs = generate_inputs(&module, distribution, seed)
-            .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?;
-        let report = compare_module(&module, &inputs, args)?;
+        let inputs = match &given {
+            Some((literals, _)) => GeneratedInputs::given(literals.clone()),
+            None => generate_inputs(&module, distribution, seed)
+                .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?,
+        };
+        let report = compare_module(&module, &inputs, tested, args)?;
         if worst
             .as_ref()
             .is_none_or(|w| badness(&report.verdict) > badness(&w.3.verdict))
@@ -123,6 +146,101 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
             "trials: {}, worst: seed {seed}, {distribution}",
             args.trials
         );
+    }
+    print_inputs(&inputs, given.map(|g| g.1), seed, distribution);
+    if report.reference_nonfinite_outputs > 0 {
+        say!(
+            "reference produced {} non-finite output elements",
+            report.reference_nonfinite_outputs
+        );
+    }
+    say!("{}", report.verdict);
+    if let Some(d) = &report.departure {
+        match d {
+            Departure::Unit(l) => say!("culprit: {}", super::isolate::describe(l)),
+            Departure::Certified(c) => say!("{c}"),
+        }
+    }
+    let deep = if args.deep {
+        let d = super::deep::deep_compare(
+            &file,
+            &module,
+            &inputs.args,
+            tested,
+            &args.oracle.reference,
+        )?;
+        say!(
+            "deep: {} top-level instructions compared on the reference's values, {} disagree",
+            d.candidates,
+            d.local_disagreements.len()
+        );
+        for l in &d.local_disagreements {
+            say!("  local disagreement: {}", super::isolate::describe(l));
+        }
+        Some(d)
+    } else {
+        None
+    };
+    if let Some(path) = &args.json {
+        let mut json = serde_json::json!({
+            "file": file,
+            "backend": tested,
+            "reference": args.oracle.reference,
+            "seed": seed,
+            "distribution": distribution,
+            "trials": args.trials,
+            "warnings": inputs
+                .point_parameters
+                .iter()
+                .map(|&k| format!("parameter {k} is narrowed to the single value {}", inputs.intervals[k].lo))
+                .collect::<Vec<_>>(),
+            "verdict": report.verdict,
+            "inputs": inputs,
+            "input_digests": inputs.args.iter().map(input_digest).collect::<Vec<_>>(),
+            "reference_nonfinite_outputs": report.reference_nonfinite_outputs,
+            "departure": report.departure,
+        });
+        if let Some(d) = &deep {
+            json["output_agrees"] = serde_json::json!(report.verdict.is_agreement());
+            json["deep_candidates"] = serde_json::json!(d.candidates);
+            json["local_disagreements"] = serde_json::json!(d.local_disagreements);
+        }
+        let text = serde_json::to_string_pretty(&json)
+            .map_err(|e| CliError::input(format!("xla-props compare: cannot encode json: {e}")))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| CliError::input(format!("{}: cannot write: {e}", path.display())))?;
+    }
+    let masked = deep.is_some_and(|d| !d.local_disagreements.is_empty());
+    Ok(exit_code(&report.verdict, masked))
+}
+
+/// The inputs given rather than drawn, and where they come from: the
+/// `--arg` files, else a reproducer's own pinned inputs.
+fn given_inputs(
+    module: &Module,
+    file: &ModuleArgs,
+    args: &CompareArgs,
+) -> Result<Option<(Vec<Literal>, &'static str)>, CliError> {
+    if !args.arg_files.args.is_empty() {
+        let files = super::read_arguments(module, &args.arg_files.args)?;
+        return Ok(Some((files, "argument files")));
+    }
+    Ok(file
+        .own_arguments()?
+        .map(|own| (own, "arguments the reproducer brings")))
+}
+
+/// Says how the inputs were made: given (`--arg`), or drawn (the
+/// distribution, seed, each parameter's interval and role, warnings, notes).
+fn print_inputs(
+    inputs: &GeneratedInputs,
+    given: Option<&str>,
+    seed: u64,
+    distribution: Distribution,
+) {
+    if let Some(source) = given {
+        say!("inputs: {} {source}", inputs.args.len());
+        return;
     }
     say!(
         "inputs: {distribution}, seed {seed}, rejection sampling {}",
@@ -149,69 +267,24 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     for note in &inputs.notes {
         say!("note: {note}");
     }
-    if report.reference_nonfinite_outputs > 0 {
-        say!(
-            "reference produced {} non-finite output elements",
-            report.reference_nonfinite_outputs
-        );
-    }
-    say!("{}", report.verdict);
-    if let Some(d) = &report.departure {
-        match d {
-            Departure::Unit(l) => say!("culprit: {}", super::isolate::describe(l)),
-            Departure::Certified(c) => say!("{c}"),
+}
+
+/// An argument's digest, as `--json` writes it (`input_digests`): 64-bit
+/// FNV-1a of its shape and its elements' bits, in hex. The same inputs give
+/// the same digest, whether generated, read with `--arg` or replayed with `--case`.
+pub(crate) fn input_digest(lit: &Literal) -> String {
+    let mut h = crate::property::Fnv::new();
+    h.write(lit.shape().to_string().as_bytes());
+    for i in 0..lit.element_count() {
+        if lit.shape().dtype.is_complex() {
+            let (re, im) = lit.get_complex(i);
+            h.write(&re.to_bits().to_le_bytes());
+            h.write(&im.to_bits().to_le_bytes());
+        } else {
+            h.write(&lit.get_bits(i).to_le_bytes());
         }
     }
-    let deep = if args.deep {
-        let d = super::deep::deep_compare(
-            &file,
-            &module,
-            &inputs.args,
-            &args.tested.backend,
-            &args.oracle.reference,
-        )?;
-        say!(
-            "deep: {} top-level instructions compared on the reference's values, {} disagree",
-            d.candidates,
-            d.local_disagreements.len()
-        );
-        for l in &d.local_disagreements {
-            say!("  local disagreement: {}", super::isolate::describe(l));
-        }
-        Some(d)
-    } else {
-        None
-    };
-    if let Some(path) = &args.json {
-        let mut json = serde_json::json!({
-            "file": file,
-            "backend": args.tested.backend,
-            "reference": args.oracle.reference,
-            "seed": seed,
-            "distribution": distribution,
-            "trials": args.trials,
-            "warnings": inputs
-                .point_parameters
-                .iter()
-                .map(|&k| format!("parameter {k} is narrowed to the single value {}", inputs.intervals[k].lo))
-                .collect::<Vec<_>>(),
-            "verdict": report.verdict,
-            "inputs": inputs,
-            "reference_nonfinite_outputs": report.reference_nonfinite_outputs,
-            "departure": report.departure,
-        });
-        if let Some(d) = &deep {
-            json["output_agrees"] = serde_json::json!(report.verdict.is_agreement());
-            json["deep_candidates"] = serde_json::json!(d.candidates);
-            json["local_disagreements"] = serde_json::json!(d.local_disagreements);
-        }
-        let text = serde_json::to_string_pretty(&json)
-            .map_err(|e| CliError::input(format!("xla-props compare: cannot encode json: {e}")))?;
-        std::fs::write(path, text + "\n")
-            .map_err(|e| CliError::input(format!("{}: cannot write: {e}", path.display())))?;
-    }
-    let masked = deep.is_some_and(|d| !d.local_disagreements.is_empty());
-    Ok(exit_code(&report.verdict, masked))
+    format!("{:016x}", h.finish())
 }
 
 /// `compare`'s exit code for a verdict: 0 agree, 1 the values disagree
@@ -249,10 +322,11 @@ struct CompareReport {
 fn compare_module(
     module: &Module,
     inputs: &GeneratedInputs,
+    tested: &str,
     args: &CompareArgs,
 ) -> Result<CompareReport, CliError> {
     let (expected, _, _) = run_named(&args.oracle.reference, module, &inputs.args)?;
-    let (actual, numerics, known_bugs) = run_named(&args.tested.backend, module, &inputs.args)?;
+    let (actual, numerics, known_bugs) = run_named(tested, module, &inputs.args)?;
     let reference_nonfinite_outputs = expected.outputs().map_or(0, |outs| {
         outs.iter()
             .flat_map(|l| (0..l.element_count()).map(move |i| l.get_f64(i)))
@@ -271,9 +345,9 @@ fn compare_module(
     );
     let departure = match (expected.outputs(), actual.outputs(), verdict.kind()) {
         (Some(e), Some(a), Some(MismatchKind::Values | MismatchKind::NonFinite))
-            if args.oracle.reference == "reference" && args.tested.backend != "reference" =>
+            if args.oracle.reference == "reference" && tested != "reference" =>
         {
-            let b = backend::create(&args.tested.backend)
+            let b = backend::create(tested)
                 .map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
             explain_departure(module, &inputs.args, e, a, &Tested::new(b.as_ref()))
         }
@@ -310,6 +384,106 @@ pub fn judge_compare(
     Judge::new(numerics, bugs, Policy::Reference)
         .strict_rounding(strict_rounding)
         .judge(module, inputs, expected, actual, &eval)
+}
+
+// `--case NAME`: replays one suite case exactly as the suite runs it. The
+// case rebuilds itself from its name (its module from the catalogue, its
+// inputs from the one input generator, seeded from the name and `--seed`,
+// the suite's run seed), runs the property's body on the case's backend (or
+// `--backend`) against `--reference`, and reports the suite's verdict with
+// the inputs' digests.
+
+/// The outcome as one word (`report::Outcome::name`) and one line, and the
+/// exit code: 0 the case passes (an unexpected pass too), 1 it fails (an
+/// expected failure and a known bug's values too), 2 skipped, 3 the backend
+/// rejected or crashed (as `compare`).
+fn describe(outcome: &Outcome) -> (&'static str, String, u8) {
+    let failed = |f: &Failure| f.verdict.as_ref().map_or(1, |v| exit_code(v, false).max(1));
+    let line = match outcome {
+        Outcome::Pass => ("the case passes".to_string(), 0),
+        Outcome::XPass => (
+            "the case passes (declared an expected failure)".to_string(),
+            0,
+        ),
+        Outcome::Skip(why) => (format!("skipped: {why}"), 2),
+        Outcome::Fail(f) => (format!("fails: {}", f.summary), failed(f)),
+        Outcome::XFail(f) => (format!("fails as expected: {}", f.summary), failed(f)),
+        Outcome::Rejected(f) => (format!("rejected: {}", f.summary), 3),
+    };
+    (outcome.name(), line.0, line.1)
+}
+
+/// Runs `--case NAME`; returns the exit code (see [`describe`]).
+fn run_case(name: &str, args: &CompareArgs) -> Result<u8, CliError> {
+    let err = |m: String| CliError::input(format!("xla-props compare: --case {name}: {m}"));
+    if !args.arg_files.args.is_empty() || args.deep || args.trials > 1 {
+        return Err(err(
+            "a case brings its own inputs (no --arg, --trials or --deep)".to_string(),
+        ));
+    }
+    let mut id: CaseId = name.parse().map_err(|e| err(format!("{e}")))?;
+    if let Some(b) = &args.tested.backend {
+        id.backend = BackendId::intern(b);
+    }
+    let tested = backend::create(id.backend.name()).map_err(|e| err(e.to_string()))?;
+    let reference = backend::create(&args.oracle.reference).map_err(|e| err(e.to_string()))?;
+    let cache = ReferenceCache::new();
+    let mut ctx = CaseContext::new(
+        id,
+        tested.as_ref(),
+        reference.as_ref(),
+        &cache,
+        1,
+        args.generated.seed,
+    )
+    .with_numerics(Arc::new(tested.numerics()))
+    .with_direct_reference(args.oracle.reference == "reference");
+    let seed = ctx.seed();
+    let prepared = ctx.prepared();
+    let digests: Vec<String> = match &prepared {
+        Ok((built, inputs)) => {
+            say!("case {id}: module {}, seed {seed}", built.module.name);
+            for (k, a) in inputs.iter().enumerate() {
+                say!(
+                    "  parameter {k}: {} (digest {})",
+                    a.shape(),
+                    input_digest(a)
+                );
+            }
+            inputs.iter().map(input_digest).collect()
+        }
+        // a property that builds its own program (a template) draws its inputs in its body
+        Err(_) => {
+            say!("case {id}: seed {seed} (the property draws its own program and inputs)");
+            Vec::new()
+        }
+    };
+    let body = ctx.spec.body;
+    let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut ctx)))
+        .unwrap_or_else(|_| Outcome::fail("panicked (the message is on stderr)".to_string()));
+    let (word, line, code) = describe(&outcome);
+    say!("{line}");
+    if let Some(path) = &args.json {
+        let verdict = match &outcome {
+            Outcome::Fail(f) | Outcome::XFail(f) | Outcome::Rejected(f) => f.verdict.clone(),
+            Outcome::Pass | Outcome::XPass | Outcome::Skip(_) => None,
+        };
+        let json = serde_json::json!({
+            "case": id.to_string(),
+            "backend": id.backend.name(),
+            "reference": args.oracle.reference,
+            "seed": args.generated.seed,
+            "case_seed": seed,
+            "outcome": word,
+            "summary": line,
+            "verdict": verdict,
+            "input_digests": digests,
+        });
+        let text = serde_json::to_string_pretty(&json).map_err(|e| err(format!("json: {e}")))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| CliError::input(format!("{}: cannot write: {e}", path.display())))?;
+    }
+    Ok(code)
 }
 
 #[cfg(test)]

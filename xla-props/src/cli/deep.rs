@@ -26,13 +26,12 @@ pub(crate) fn deep_compare(
     reference: &str,
 ) -> Result<DeepSummary, CliError> {
     let tested_backend =
-        super::isolate::backend_by_name(backend).map_err(|e| CliError::input(e.to_string()))?;
+        crate::backend::create(backend).map_err(|e| CliError::input(e.to_string()))?;
     let oracle = if reference == "reference" {
         Oracle::Exact
     } else {
         Oracle::Backend(
-            super::isolate::backend_by_name(reference)
-                .map_err(|e| CliError::input(e.to_string()))?,
+            crate::backend::create(reference).map_err(|e| CliError::input(e.to_string()))?,
         )
     };
     let values = oracle.all_values(module, args).map_err(|e| {

@@ -230,7 +230,15 @@ pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, CliError> {
     let mut module = load_module(&args.module.file)?;
     super::set_output_shardings(&mut module, &args.sharding.output_shardings)?;
     let takes_arguments = !parameter_leaves(&module).is_empty();
-    let text = if args.arg_files.args.is_empty() && takes_arguments {
+    let own = if args.arg_files.args.is_empty() && takes_arguments {
+        args.module.own_arguments()?
+    } else {
+        None
+    };
+    let text = if let Some(literals) = own {
+        eprintln!("note: no --arg given: running on the reproducer's own inputs");
+        eval_with(&module, &file, &args.tested.backend, &literals, &args.outs)?
+    } else if args.arg_files.args.is_empty() && takes_arguments {
         let (literals, note) = generated_arguments(&module, &file, args.generated.seed)?;
         eprintln!("{note}");
         eval_with(&module, &file, &args.tested.backend, &literals, &args.outs)?

@@ -2,9 +2,9 @@
 
 use super::args::{BackendArgs, ModuleArgs, OutDirArgs, ReferenceArgs, SeedArgs};
 use super::CliError;
-use crate::backend::{Backend, BackendError};
+use crate::backend::Backend;
 use crate::filetest::write_isolation_results;
-use crate::isolate::{isolate, IsolateError, Isolation, Options, Oracle};
+use crate::isolate::{isolate, isolate_on, IsolateError, Isolation, Options, Oracle};
 
 /// Arguments of `xla-props isolate`.
 #[derive(clap::Args, Debug)]
@@ -33,29 +33,17 @@ pub struct IsolateArgs {
     pub no_bisect_passes: bool,
 }
 
-/// A backend by name: the registry's, and with the `testing` feature also
-/// the `buggy:BUG@COMPUTATION` wrappers.
-pub(crate) fn backend_by_name(name: &str) -> Result<Box<dyn Backend>, BackendError> {
-    #[cfg(feature = "testing")]
-    {
-        crate::isolate::testing::create(name)
-    }
-    #[cfg(not(feature = "testing"))]
-    {
-        crate::backend::create(name)
-    }
-}
-
 pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
     let file = args.module.name();
     let module = args.module.load()?;
     let backend =
-        backend_by_name(&args.tested.backend).map_err(|e| CliError::input(e.to_string()))?;
+        crate::backend::create(&args.tested.backend).map_err(|e| CliError::input(e.to_string()))?;
     let oracle = if args.oracle.reference == "reference" {
         Oracle::Exact
     } else {
         Oracle::Backend(
-            backend_by_name(&args.oracle.reference).map_err(|e| CliError::input(e.to_string()))?,
+            crate::backend::create(&args.oracle.reference)
+                .map_err(|e| CliError::input(e.to_string()))?,
         )
     };
     let options = Options {
@@ -63,7 +51,13 @@ pub(crate) fn run_isolate(args: &IsolateArgs) -> Result<u8, CliError> {
         progress: !args.quiet,
         ..Options::default()
     };
-    let outcome = isolate(&module, backend.as_ref(), &oracle, &options).map_err(|e| match e {
+    // a reproducer replays on its own inputs
+    let own = args.module.own_arguments()?;
+    let outcome = match &own {
+        Some(a) => isolate_on(&module, a, backend.as_ref(), &oracle, &options),
+        None => isolate(&module, backend.as_ref(), &oracle, &options),
+    };
+    let outcome = outcome.map_err(|e| match e {
         IsolateError::Unsupported(why) => CliError::input(format!("{file}: {why}")),
         other => CliError::input(format!("{file}: {other}")),
     })?;
@@ -189,18 +183,24 @@ fn culprit_pass(
     args: &IsolateArgs,
     file: &str,
 ) -> Result<(), CliError> {
-    let inputs = crate::inputs::generate_inputs(
-        module,
-        Options::default().distribution,
-        args.generated.seed,
-    )
-    .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?;
+    let inputs = match args.module.own_arguments()? {
+        Some(own) => own,
+        None => {
+            crate::inputs::generate_inputs(
+                module,
+                Options::default().distribution,
+                args.generated.seed,
+            )
+            .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?
+            .args
+        }
+    };
     let options = crate::isolate::PassBisectOptions {
         strict_rounding: false,
         max_probes: crate::isolate::MAX_PROBES,
         dump_dir: args.output.out.join("passes-dump"),
     };
-    let b = crate::isolate::bisect_passes(module, &inputs.args, backend, &options)
+    let b = crate::isolate::bisect_passes(module, &inputs, backend, &options)
         .map_err(|e| CliError::input(format!("{file}: bisecting passes: {e}")))?;
     let cannot = |e: std::io::Error| {
         CliError::input(format!(

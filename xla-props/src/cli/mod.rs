@@ -20,8 +20,8 @@ mod merge;
 mod triage;
 
 pub use args::{
-    ArgFilesArgs, BackendArgs, JudgingArgs, ModuleArgs, OutDirArgs, OutputShardingArgs,
-    ReferenceArgs, SeedArgs,
+    ArgFilesArgs, BackendArgs, CaseBackendArgs, JudgingArgs, ModuleArgs, ModuleOrCaseArgs,
+    OutDirArgs, OutputShardingArgs, ReferenceArgs, SeedArgs,
 };
 pub use backends::backends_listing;
 pub use bisect::BisectArgs;

@@ -44,7 +44,7 @@ fn say(line: std::fmt::Arguments<'_>) {
 /// Runs the command: exit 0 when no group was found (nothing fails, or
 /// nothing could be analysed), 1 when groups were found, 2 on bad input.
 pub(crate) fn run(args: &TriageArgs) -> Result<u8, CliError> {
-    let backend = super::isolate::backend_by_name(&args.tested.backend)
+    let backend = crate::backend::create(&args.tested.backend)
         .map_err(|e| CliError::input(format!("xla-props triage: {e}")))?;
     let (failures, not_triaged) = collect(&args.inputs, backend.name())
         .map_err(|e| CliError::input(format!("xla-props triage: {e}")))?;

@@ -16,10 +16,10 @@ use crate::check::{
 use crate::filetest::{Inputs, JudgeMode, Reproducer};
 use crate::hlo::rewrite::with_root;
 use crate::hlo::{verify, Computation, InstrId, Instruction, Module, Opcode};
-use crate::inputs::{generate_inputs, Distribution};
+use crate::inputs::{generate_inputs, Distribution, SplitMix};
 use crate::isolate::{dead_code_eliminated, judge_module, Case, Minimizer, Oracle, Tested};
 use crate::literal::Literal;
-use crate::programs::{random_program, Rng};
+use crate::programs::random_program;
 
 /// What the fuzzer is asked to do.
 #[derive(Clone, Debug)]
@@ -177,7 +177,7 @@ pub const INPUT_MIX: &[(Distribution, u32)] = &[
 /// The distribution program `seed` draws its inputs from (see [`INPUT_MIX`]).
 pub fn program_distribution(seed: u64) -> Distribution {
     let total: u32 = INPUT_MIX.iter().map(|(_, w)| w).sum();
-    let mut r = (Rng(seed ^ 0x5eed_d157).next() % u64::from(total)) as u32;
+    let mut r = (SplitMix::new(seed ^ 0x5eed_d157).next_u64() % u64::from(total)) as u32;
     for &(d, w) in INPUT_MIX {
         if r < w {
             return d;

@@ -1,12 +1,12 @@
-//! Value distributions, edge-value tables and default sampling ranges.
+//! The one value distribution (the suite's cases and `compare` alike) and
+//! the default sampling ranges. The edge values are in `edges.rs`.
 
 use std::fmt;
 use std::str::FromStr;
 
-use rand::{Rng, RngExt};
-
 use super::interval::Interval;
-use crate::check::{next_down, next_up};
+use super::rng::SplitMix;
+use crate::check::next_down;
 use crate::hlo::ElementType;
 use crate::literal::round_to_type;
 
@@ -23,8 +23,15 @@ use crate::literal::round_to_type;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Distribution {
-    /// Uniform in each parameter's legal interval.
+    /// Uniform in each parameter's legal interval (a suite case: in its
+    /// operands' safe ranges).
     Uniform,
+    /// Every element an edge value (see `edges.rs`): the suite's `special`
+    /// cases. Index-like operands stay uniform.
+    Special,
+    /// Each element an edge value or uniform, half the time each: the
+    /// suite's `mixed` cases.
+    Mixed,
     /// Uniform over the exponent (magnitudes from the smallest normal up),
     /// with either sign where legal.
     LogUniform,
@@ -50,6 +57,8 @@ impl Distribution {
     /// Every distribution.
     pub const ALL: &'static [Distribution] = &[
         Distribution::Uniform,
+        Distribution::Special,
+        Distribution::Mixed,
         Distribution::LogUniform,
         Distribution::EdgeValues,
         Distribution::IntegerEdges,
@@ -58,10 +67,36 @@ impl Distribution {
         Distribution::Exhaustive,
     ];
 
-    /// The name used in case names.
+    /// The suite's distributions (its `default`/`all` group; `exhaustive`
+    /// is asked for by name).
+    pub const SUITE: &'static [Distribution] = &[
+        Distribution::Uniform,
+        Distribution::Special,
+        Distribution::Mixed,
+    ];
+
+    /// Parses a distribution name (`None` when unknown).
+    pub fn from_name(s: &str) -> Option<Distribution> {
+        s.parse().ok()
+    }
+
+    /// Whether some elements are drawn from the edge table.
+    pub fn draws_edges(self) -> bool {
+        matches!(
+            self,
+            Distribution::Special
+                | Distribution::Mixed
+                | Distribution::EdgeValues
+                | Distribution::IntegerEdges
+        )
+    }
+
+    /// The name used in case names and on the command line.
     pub fn name(self) -> &'static str {
         match self {
             Distribution::Uniform => "uniform",
+            Distribution::Special => "special",
+            Distribution::Mixed => "mixed",
             Distribution::LogUniform => "log-uniform",
             Distribution::EdgeValues => "edge",
             Distribution::IntegerEdges => "int-edge",
@@ -74,10 +109,7 @@ impl Distribution {
     /// Whether generated inputs must give finite results everywhere (the
     /// edge distributions feed specials on purpose).
     pub fn wants_finite(self) -> bool {
-        !matches!(
-            self,
-            Distribution::EdgeValues | Distribution::IntegerEdges | Distribution::Exhaustive
-        )
+        !(self.draws_edges() || self == Distribution::Exhaustive)
     }
 
     /// Whether the legal domain is enforced by checking and resampling.
@@ -94,7 +126,7 @@ impl fmt::Display for Distribution {
 
 /// The error for an unknown distribution name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown distribution `{0}` (expected one of: uniform, log-uniform, edge, int-edge, duplicates, out-of-range-indices, exhaustive)")]
+#[error("unknown distribution `{0}` (expected one of: uniform, special, mixed, log-uniform, edge, int-edge, duplicates, out-of-range-indices, exhaustive)")]
 pub struct UnknownDistribution(pub String);
 
 impl FromStr for Distribution {
@@ -162,88 +194,6 @@ pub fn default_interval(dtype: ElementType) -> Interval {
     }
 }
 
-/// A float edge value, resolved per type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FloatEdge {
-    /// `+0`.
-    PosZero,
-    /// `-0`.
-    NegZero,
-    /// `+inf` (NaN in types without infinities).
-    PosInf,
-    /// `-inf`.
-    NegInf,
-    /// A quiet NaN.
-    Nan,
-    /// The smallest positive subnormal.
-    MinSubnormal,
-    /// The smallest negative subnormal magnitude, negated.
-    NegMinSubnormal,
-    /// The largest subnormal.
-    MaxSubnormal,
-    /// The smallest normal.
-    MinNormal,
-    /// The largest finite value.
-    Max,
-    /// Its negation.
-    Lowest,
-    /// `1`.
-    One,
-    /// `-1`.
-    MinusOne,
-    /// The value just above 1.
-    AboveOne,
-}
-
-/// The float edge table, each with its reason.
-pub const FLOAT_EDGES: &[(FloatEdge, &str)] = &[
-    (FloatEdge::PosZero, "identity of add; sign of zero results"),
-    (FloatEdge::NegZero, "signed zero handling"),
-    (FloatEdge::PosInf, "overflow propagation"),
-    (FloatEdge::NegInf, "overflow propagation"),
-    (FloatEdge::Nan, "NaN propagation"),
-    (
-        FloatEdge::MinSubnormal,
-        "flush-to-zero and gradual underflow",
-    ),
-    (FloatEdge::NegMinSubnormal, "flush-to-zero keeps the sign"),
-    (FloatEdge::MaxSubnormal, "subnormal/normal boundary"),
-    (FloatEdge::MinNormal, "subnormal/normal boundary"),
-    (FloatEdge::Max, "overflow boundary"),
-    (FloatEdge::Lowest, "overflow boundary"),
-    (FloatEdge::One, "identity of multiply"),
-    (FloatEdge::MinusOne, "sign flips"),
-    (
-        FloatEdge::AboveOne,
-        "one ULP above 1: precision of the type",
-    ),
-];
-
-impl FloatEdge {
-    /// Its value in `dtype`.
-    pub fn value(self, dtype: ElementType) -> f64 {
-        let Some(fmt) = dtype.float_format() else {
-            return 0.0;
-        };
-        match self {
-            FloatEdge::PosZero => 0.0,
-            FloatEdge::NegZero => -0.0,
-            FloatEdge::PosInf => f64::INFINITY,
-            FloatEdge::NegInf => f64::NEG_INFINITY,
-            FloatEdge::Nan => f64::NAN,
-            FloatEdge::MinSubnormal => fmt.min_subnormal(),
-            FloatEdge::NegMinSubnormal => -fmt.min_subnormal(),
-            FloatEdge::MaxSubnormal => fmt.min_normal() - fmt.min_subnormal(),
-            FloatEdge::MinNormal => fmt.min_normal(),
-            FloatEdge::Max => fmt.max,
-            FloatEdge::Lowest => -fmt.max,
-            FloatEdge::One => 1.0,
-            FloatEdge::MinusOne => -1.0,
-            FloatEdge::AboveOne => next_up(1.0, dtype),
-        }
-    }
-}
-
 /// Exact rounding ties of converting into `target`: values of a wider type
 /// exactly halfway between two `target` values (ties to even go down at
 /// `1 + eps/2`, up at `1 + 3eps/2`), and for integer targets the halves.
@@ -265,39 +215,20 @@ pub fn convert_ties(target: ElementType) -> Vec<f64> {
     }
 }
 
-/// Integer edge values of `dtype`: MIN, MIN+1, -1, 0, 1, MAX-1, MAX (those in the type).
-pub fn integer_edges(dtype: ElementType) -> Vec<i128> {
-    let Some((min, max)) = dtype.int_range() else {
-        return Vec::new();
-    };
-    let mut v: Vec<i128> = [min, min + 1, -1, 0, 1, max - 1, max]
-        .into_iter()
-        .filter(|x| (min..=max).contains(x))
-        .collect();
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
 /// Draws one value of `dtype` uniformly from `i` (which must be non-empty and
 /// representable; floats are rounded once and kept inside).
-pub(crate) fn uniform(rng: &mut impl Rng, i: Interval, dtype: ElementType) -> f64 {
+pub(crate) fn uniform(rng: &mut SplitMix, i: Interval, dtype: ElementType) -> f64 {
     if dtype.is_pred() {
         let lo = i.lo.max(0.0) as u8;
         let hi = i.hi.min(1.0) as u8;
-        return rng.random_range(lo..=hi.max(lo)) as f64;
+        return rng.int_in(lo.into(), hi.max(lo).into()) as f64;
     }
     if !dtype.is_float() {
         let lo = i.lo as i128;
         let hi = i.hi as i128;
-        if hi <= lo {
-            return lo as f64;
-        }
-        let span = (hi - lo) as u128 + 1;
-        let r = (rng.random::<u128>() % span) as i128;
-        return (lo + r) as f64;
+        return rng.int_in(lo, hi) as f64;
     }
-    let r: f64 = rng.random();
+    let r = rng.unit();
     let x = i.lo + (i.hi - i.lo) * r;
     let x = if x.is_finite() {
         x
@@ -308,7 +239,7 @@ pub(crate) fn uniform(rng: &mut impl Rng, i: Interval, dtype: ElementType) -> f6
 }
 
 /// Draws one value with a uniformly distributed exponent, inside `i`.
-pub(crate) fn log_uniform(rng: &mut impl Rng, i: Interval, dtype: ElementType) -> f64 {
+pub(crate) fn log_uniform(rng: &mut SplitMix, i: Interval, dtype: ElementType) -> f64 {
     let Some(fmt) = dtype.float_format() else {
         return uniform(rng, i, dtype);
     };
@@ -316,7 +247,7 @@ pub(crate) fn log_uniform(rng: &mut impl Rng, i: Interval, dtype: ElementType) -
     let neg_ok = i.lo < -tiny;
     let pos_ok = i.hi > tiny;
     let negative = match (neg_ok, pos_ok) {
-        (true, true) => rng.random::<bool>(),
+        (true, true) => rng.coin(),
         (true, false) => true,
         (false, true) => false,
         (false, false) => return uniform(rng, i, dtype),
@@ -327,7 +258,7 @@ pub(crate) fn log_uniform(rng: &mut impl Rng, i: Interval, dtype: ElementType) -
         (i.lo.max(tiny), i.hi)
     };
     let (elo, ehi) = (mlo.log2(), mhi.log2());
-    let e = elo + (ehi - elo) * rng.random::<f64>();
+    let e = elo + (ehi - elo) * rng.unit();
     let m = e.exp2();
     let x = if negative { -m } else { m };
     clamp_into(round_to_type(x, dtype), i)

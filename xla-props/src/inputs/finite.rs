@@ -14,9 +14,8 @@
 //! so the result is deterministic per seed. Each parameter narrowed is
 //! reported (a note each, and `GeneratedInputs::narrowed`).
 
-use rand::rngs::ChaCha8Rng;
-
 use super::interval::Interval;
+use super::rng::SplitMix;
 use super::sampler::{shrink, Sampler};
 use super::scale::ParameterRole;
 use crate::hlo::{InstrId, Module, Opcode};
@@ -220,7 +219,7 @@ impl FiniteRepair {
         &mut self,
         module: &Module,
         samplers: &mut [Sampler],
-        rng: &mut ChaCha8Rng,
+        rng: &mut SplitMix,
         args: &mut [Literal],
     ) -> Step {
         let starts = match nonfinite_starts(module, args) {

@@ -1,15 +1,14 @@
 //! Seeded generation of legal arguments for a whole module.
 
-use rand::rngs::ChaCha8Rng;
-use rand::SeedableRng;
-
 use super::analysis::{analyse, parameter_shapes, sample_type, Start};
-use super::distribution::{convert_ties, integer_edges, uniform, Distribution, FLOAT_EDGES};
+use super::distribution::{convert_ties, uniform, Distribution};
+use super::edges::{float_edges, integer_edges, FLOAT_EDGES};
 use super::error::InputError;
 use super::finite::{FiniteRepair, Step};
 use super::graph::Graph;
 use super::interval::Interval;
 use super::point;
+use super::rng::SplitMix;
 use super::sampler::{shrink, Sampler};
 use super::scale::ParameterRole;
 use super::sites::{Demand, Site};
@@ -57,35 +56,57 @@ pub struct GeneratedInputs {
     pub narrowed: Vec<usize>,
 }
 
-/// The edge values a parameter of `dtype` draws half its elements from
-/// under the edge distributions: those `legal` holds (and every special).
+impl GeneratedInputs {
+    /// Inputs given rather than generated (`--arg` files): the arguments,
+    /// with nothing said about how they were drawn.
+    pub fn given(args: Vec<Literal>) -> GeneratedInputs {
+        GeneratedInputs {
+            args,
+            intervals: Vec::new(),
+            rejection_sampling_used: false,
+            resampled_elements: 0,
+            hole_resamples: 0,
+            unguaranteed: Vec::new(),
+            unchecked: Vec::new(),
+            notes: Vec::new(),
+            point_parameters: Vec::new(),
+            unmet: Vec::new(),
+            roles: Vec::new(),
+            narrowed: Vec::new(),
+        }
+    }
+}
+
+/// The edge values a parameter of `dtype` draws from under the edge
+/// distributions: those of the one edge table (see `edges.rs`) that `legal`
+/// holds (and every special), then the convert ties.
 fn edge_values(
     distribution: Distribution,
     dtype: ElementType,
     legal: Interval,
     ties: &[(ElementType, f64)],
 ) -> Vec<f64> {
-    match distribution {
-        Distribution::EdgeValues | Distribution::IntegerEdges if dtype.is_float() => {
-            let mut e: Vec<f64> = FLOAT_EDGES
-                .iter()
-                .map(|(edge, _)| edge.value(dtype))
-                .filter(|v| !v.is_finite() || legal.contains(*v))
-                .collect();
-            e.extend(
-                ties.iter()
-                    .filter(|(t, v)| *t == dtype && legal.contains(*v))
-                    .map(|(_, v)| crate::literal::round_to_type(*v, dtype))
-                    .filter(|v| legal.contains(*v)),
-            );
-            e
-        }
-        Distribution::EdgeValues | Distribution::IntegerEdges => integer_edges(dtype)
+    if !distribution.draws_edges() {
+        return Vec::new();
+    }
+    if dtype.is_float() {
+        let mut e: Vec<f64> = float_edges(dtype, FLOAT_EDGES.len())
+            .into_iter()
+            .filter(|v| !v.is_finite() || legal.contains(*v))
+            .collect();
+        e.extend(
+            ties.iter()
+                .filter(|(t, v)| *t == dtype && legal.contains(*v))
+                .map(|(_, v)| crate::literal::round_to_type(*v, dtype))
+                .filter(|v| legal.contains(*v)),
+        );
+        e
+    } else {
+        integer_edges(dtype)
             .into_iter()
             .map(|v| v as f64)
             .filter(|v| legal.contains(*v))
-            .collect(),
-        _ => Vec::new(),
+            .collect()
     }
 }
 
@@ -121,14 +142,13 @@ pub fn generate_inputs(
     let a = analyse(module, distribution, Start::Default)?;
     // edge values are filtered by the legal domain over the whole type, not
     // by the default sampling range (max and the subnormals lie outside it)
-    let wide = match distribution {
-        Distribution::EdgeValues | Distribution::IntegerEdges => {
-            Some(analyse(module, distribution, Start::Specials)?.params)
-        }
-        _ => None,
+    let wide = if distribution.draws_edges() {
+        Some(analyse(module, distribution, Start::Specials)?.params)
+    } else {
+        None
     };
     let g = &a.graph;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut rng = SplitMix::new(seed);
     let index_params: Vec<usize> = a
         .sites
         .iter()
@@ -267,7 +287,7 @@ fn draw_argument(
     sampler: &mut Sampler,
     shape: &ArrayShape,
     count: usize,
-    rng: &mut ChaCha8Rng,
+    rng: &mut SplitMix,
 ) -> Result<Literal, InputError> {
     if sampler.complex {
         let values: Vec<(f64, f64)> = (0..count).map(|_| sampler.draw_complex(rng)).collect();
@@ -299,7 +319,7 @@ struct PointRepair<'a> {
 fn finite_repair(
     point: &PointRepair<'_>,
     samplers: &mut [Sampler],
-    rng: &mut ChaCha8Rng,
+    rng: &mut SplitMix,
     out: &mut GeneratedInputs,
 ) {
     let mut finite = FiniteRepair::new(samplers.len());
@@ -346,7 +366,7 @@ fn repair(
     enforced: &[&Site],
     deps: &[Vec<usize>],
     samplers: &mut [Sampler],
-    rng: &mut ChaCha8Rng,
+    rng: &mut SplitMix,
     out: &mut GeneratedInputs,
 ) {
     let mut stuck = vec![0usize; samplers.len()];

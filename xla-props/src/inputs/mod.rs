@@ -7,6 +7,7 @@
 mod analysis;
 mod distribution;
 mod domain;
+mod edges;
 mod error;
 mod finite;
 mod generate;
@@ -15,6 +16,7 @@ mod interval;
 mod point;
 mod preimage;
 mod propagate;
+mod rng;
 mod sampler;
 mod scale;
 mod seeded;
@@ -29,13 +31,16 @@ mod tests;
 
 pub use analysis::{legal_intervals, LegalIntervals};
 pub use distribution::{
-    convert_ties, default_interval, integer_edges, DefaultRange, Distribution, FloatEdge,
-    UnknownDistribution, DEFAULT_RANGES, FLOAT_EDGES,
+    convert_ties, default_interval, DefaultRange, Distribution, UnknownDistribution, DEFAULT_RANGES,
 };
 pub use domain::{Constraint, DomainRule, Resolved, DOMAIN_RULES, INDEX_OPERANDS};
+pub use edges::{
+    float_edges, integer_edges, FloatEdge, IntEdge, CASE_FLOAT_EDGES, FLOAT_EDGES, INT_EDGES,
+};
 pub use error::InputError;
 pub use finite::MAX_FINITE_ROUNDS;
 pub use generate::{exhaustive_bits, generate_inputs, GeneratedInputs, MAX_REJECTION_ROUNDS};
 pub use interval::Interval;
+pub use rng::SplitMix;
 pub use scale::ParameterRole;
-pub use seeded::{generate, CaseDistribution, Role, SplitMix};
+pub use seeded::{generate, generate_with_roles, Role};

@@ -8,7 +8,7 @@
 //! them).
 
 use super::graph::{Graph, Node, Reducer};
-use crate::hlo::{ConstantData, ElementType, Instruction, Module, Opcode};
+use crate::hlo::{ArrayShape, ConstantData, ElementType, Instruction, Module, Opcode};
 use crate::literal::{round_to_type, Literal};
 
 /// The most elements one node may have for the point check to evaluate it.
@@ -155,6 +155,27 @@ impl NodeEval<'_> {
         (o.dtype == Some(self.dtype))
             .then(|| self.operand(0).cloned())
             .flatten()
+    }
+
+    /// An element-for-element bitcast-convert (the two types equally wide):
+    /// each operand value's bit pattern read as the result's type, so that an
+    /// integer drawn into a float's NaN or infinity patterns is seen (a
+    /// width-changing one reshapes its elements: not evaluated).
+    fn bitcast_convert(&self) -> Option<Vec<f64>> {
+        let from = self.g.nodes.get(*self.n.operands.first()?)?.dtype?;
+        if from.is_complex() || from.bit_width() != self.dtype.bit_width() {
+            return None;
+        }
+        let x = self.operand(0).filter(|v| v.len() == self.count)?;
+        let count = i64::try_from(self.count).ok()?;
+        let bits = Literal::from_f64s(&ArrayShape::new(from, [count]), x)
+            .ok()?
+            .to_bits_vec();
+        Some(
+            Literal::from_bits(&ArrayShape::new(self.dtype, [count]), &bits)
+                .ok()?
+                .to_f64_vec(),
+        )
     }
 
     fn convert(&self) -> Option<Vec<f64>> {
@@ -372,6 +393,7 @@ fn eval_node(
         Opcode::Reshape | Opcode::Copy => e.same(0).filter(|v| v.len() == e.count).cloned(),
         Opcode::Bitcast => e.bitcast(),
         Opcode::Convert => e.convert(),
+        Opcode::BitcastConvert => e.bitcast_convert(),
         Opcode::Broadcast => e.broadcast(),
         Opcode::Transpose => e.transpose(),
         Opcode::Slice => e.slice(),

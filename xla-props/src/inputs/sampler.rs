@@ -4,11 +4,9 @@
 //! other, each as a float of the component type (`f32` for `c64`, `f64` for
 //! `c128`) from the same interval and distribution.
 
-use rand::rngs::ChaCha8Rng;
-use rand::RngExt;
-
 use super::distribution::{log_uniform, uniform, Distribution};
 use super::interval::Interval;
+use super::rng::SplitMix;
 use crate::hlo::ElementType;
 use crate::literal::Literal;
 
@@ -33,7 +31,7 @@ pub(super) struct Sampler {
 
 impl Sampler {
     /// Draws from `to` from now on (a duplicates pool is redrawn inside it).
-    pub fn narrow(&mut self, to: Interval, rng: &mut ChaCha8Rng) {
+    pub fn narrow(&mut self, to: Interval, rng: &mut SplitMix) {
         self.interval = to;
         if !self.pool.is_empty() {
             let n = self.pool.len();
@@ -44,7 +42,7 @@ impl Sampler {
     /// One complex element: the real part, then the imaginary part, each a
     /// [`Sampler::draw`]. A parameter narrowed to a single value (a reduce's
     /// identity) is that real value: its imaginary part is 0.
-    pub fn draw_complex(&self, rng: &mut ChaCha8Rng) -> (f64, f64) {
+    pub fn draw_complex(&self, rng: &mut SplitMix) -> (f64, f64) {
         let re = self.draw(rng);
         let im = if self.interval.lo == self.interval.hi {
             0.0
@@ -56,7 +54,7 @@ impl Sampler {
 
     /// Redraws element `i` of `lit`, this parameter's argument (both parts
     /// of a complex element).
-    pub fn redraw(&self, lit: &mut Literal, i: usize, rng: &mut ChaCha8Rng) {
+    pub fn redraw(&self, lit: &mut Literal, i: usize, rng: &mut SplitMix) {
         if self.complex {
             let (re, im) = self.draw_complex(rng);
             lit.set_complex(i, re, im);
@@ -65,7 +63,7 @@ impl Sampler {
         }
     }
 
-    pub fn draw(&self, rng: &mut ChaCha8Rng) -> f64 {
+    pub fn draw(&self, rng: &mut SplitMix) -> f64 {
         let i = self.interval;
         match self.distribution {
             Distribution::Uniform => uniform(rng, i, self.dtype),
@@ -74,26 +72,26 @@ impl Sampler {
                 if self.pool.is_empty() {
                     uniform(rng, i, self.dtype)
                 } else {
-                    self.pool[rng.random_range(0..self.pool.len())]
+                    self.pool[rng.below(self.pool.len())]
                 }
             }
-            Distribution::EdgeValues | Distribution::IntegerEdges => {
-                if !self.edges.is_empty() && rng.random::<bool>() {
-                    self.edges[rng.random_range(0..self.edges.len())]
+            Distribution::Special if !self.edges.is_empty() => {
+                self.edges[rng.below(self.edges.len())]
+            }
+            Distribution::Special => uniform(rng, i, self.dtype),
+            Distribution::Mixed | Distribution::EdgeValues | Distribution::IntegerEdges => {
+                if !self.edges.is_empty() && rng.coin() {
+                    self.edges[rng.below(self.edges.len())]
                 } else {
                     uniform(rng, i, self.dtype)
                 }
             }
             Distribution::Exhaustive => uniform(rng, i, self.dtype),
             Distribution::OutOfRangeIndices => {
-                if self.index_param && rng.random::<bool>() {
+                if self.index_param && rng.coin() {
                     let (min, max) = self.dtype.int_range().unwrap_or((i128::MIN, i128::MAX));
-                    let off = rng.random_range(1..=4) as f64;
-                    let v = if rng.random::<bool>() {
-                        i.hi + off
-                    } else {
-                        i.lo - off
-                    };
+                    let off = rng.range(1, 4) as f64;
+                    let v = if rng.coin() { i.hi + off } else { i.lo - off };
                     v.clamp(min as f64, max as f64)
                 } else {
                     uniform(rng, i, self.dtype)

@@ -1,9 +1,13 @@
-//! The suite's single-op cases' inputs: seeded values in a safe range per
-//! operand role (the catalogue in `programs` says each parameter's role),
-//! edge values for the `special` distribution, every bit pattern for
-//! `exhaustive`. Whole graphs get theirs from `generate_inputs` instead
-//! (legal domains propagated back through the graph).
+//! One argument drawn for a declared operand role: seeded values in a safe
+//! range per role (the catalogue in `programs` says each parameter's role),
+//! edge values from the one edge table for `special` and `mixed`, every bit
+//! pattern for `exhaustive`. `generate.rs` draws a whole module's arguments
+//! with it when the roles are known (the suite's cases), and from the legal
+//! domains propagated back through the graph when they are not.
 
+use super::distribution::Distribution;
+use super::edges::{float_edges, integer_edges, CASE_FLOAT_EDGES};
+use super::rng::SplitMix;
 use crate::hlo::{ArrayShape, ElementType};
 use crate::literal::{Literal, LiteralError};
 
@@ -28,116 +32,6 @@ pub enum Role {
     HighBit,
     /// The integer type's minimum or maximum, each half the time; floats as `Data`.
     Extremes,
-}
-
-/// How a single-op case's inputs are drawn (the last segment of its name:
-/// `uniform`, `special`, `mixed`, `exhaustive`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum CaseDistribution {
-    /// Uniform values in a safe range for the op.
-    Uniform,
-    /// Edge values: NaN, ±inf, ±0, min, max, ±1, subnormals, integer extremes.
-    Special,
-    /// Each element independently uniform or special, half the time each.
-    Mixed,
-    /// Every bit pattern of the element type, in order (NaNs included), in a
-    /// float operand of exactly `2^bits` elements: an exhaustive sweep. Not
-    /// part of `default`/`all`; other operands are uniform.
-    Exhaustive,
-}
-
-impl CaseDistribution {
-    /// All distributions.
-    pub const ALL: &'static [CaseDistribution] = &[
-        CaseDistribution::Uniform,
-        CaseDistribution::Special,
-        CaseDistribution::Mixed,
-    ];
-    /// The name used in case names.
-    pub fn name(self) -> &'static str {
-        match self {
-            CaseDistribution::Uniform => "uniform",
-            CaseDistribution::Special => "special",
-            CaseDistribution::Mixed => "mixed",
-            CaseDistribution::Exhaustive => "exhaustive",
-        }
-    }
-    /// Parses a distribution name.
-    pub fn from_name(s: &str) -> Option<CaseDistribution> {
-        Self::ALL
-            .iter()
-            .copied()
-            .chain([CaseDistribution::Exhaustive])
-            .find(|d| d.name() == s)
-    }
-}
-
-/// A small deterministic generator (SplitMix64).
-#[derive(Clone, Debug)]
-pub struct SplitMix(u64);
-
-impl SplitMix {
-    /// Seeds the generator.
-    pub fn new(seed: u64) -> SplitMix {
-        SplitMix(seed)
-    }
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    /// Uniform integer in [lo, hi].
-    pub fn int_in(&mut self, lo: i128, hi: i128) -> i128 {
-        if hi <= lo {
-            return lo;
-        }
-        let span = (hi - lo + 1) as u128;
-        let wide = (u128::from(self.next_u64()) << 64) | u128::from(self.next_u64());
-        lo + (wide % span) as i128
-    }
-}
-
-/// Edge values of float types; each is rounded once into the type
-/// (so `max` of f64 becomes inf in f16, which is itself an edge value).
-fn float_specials(t: ElementType) -> Vec<f64> {
-    let Some(f) = t.float_format() else {
-        return vec![0.0];
-    };
-    let mut v = vec![
-        0.0,
-        -0.0,
-        1.0,
-        -1.0,
-        f.max,
-        -f.max,
-        f.min_normal(),
-        -f.min_normal(),
-        f.min_subnormal(),
-        -f.min_subnormal(),
-        0.5,
-        -2.5,
-        f64::NAN,
-    ];
-    if f.has_inf {
-        v.extend([f64::INFINITY, f64::NEG_INFINITY]);
-    }
-    v
-}
-
-fn int_specials(t: ElementType) -> Vec<i128> {
-    let (lo, hi) = t.int_range().unwrap_or((0, 1));
-    let mut v = vec![lo, hi, 0, 1, lo + 1, hi - 1];
-    if lo < 0 {
-        v.push(-1);
-    }
-    v
 }
 
 fn uniform_float(role: Role, rng: &mut SplitMix) -> f64 {
@@ -183,27 +77,29 @@ fn uniform_int(t: ElementType, role: Role, rng: &mut SplitMix) -> i128 {
     }
 }
 
-/// Generates one argument. Under [`CaseDistribution::Exhaustive`], a float
-/// operand of `2^bits` elements holds every bit pattern in order; any other
-/// operand is uniform.
+/// Generates one argument for an operand of `role`. Under
+/// [`Distribution::Exhaustive`], a float operand of `2^bits` elements holds
+/// every bit pattern in order; any other operand is uniform. `special` draws
+/// every element from the edge table, `mixed`, `edge` and `int-edge` half of
+/// them; the other distributions draw as `uniform` here.
 ///
 /// ```
 /// use xla_props::hlo::{ArrayShape, ElementType};
-/// use xla_props::inputs::{generate, CaseDistribution, Role, SplitMix};
+/// use xla_props::inputs::{generate, Distribution, Role, SplitMix};
 /// let shape = ArrayShape::new(ElementType::F16, vec![4]);
-/// let a = generate(&shape, Role::NonZero, CaseDistribution::Uniform, &mut SplitMix::new(7)).unwrap();
-/// let b = generate(&shape, Role::NonZero, CaseDistribution::Uniform, &mut SplitMix::new(7)).unwrap();
+/// let a = generate(&shape, Role::NonZero, Distribution::Uniform, &mut SplitMix::new(7)).unwrap();
+/// let b = generate(&shape, Role::NonZero, Distribution::Uniform, &mut SplitMix::new(7)).unwrap();
 /// assert_eq!(a, b); // deterministic
 /// assert!(a.to_f64_vec().iter().all(|v| v.abs() >= 0.25));
 /// ```
 pub fn generate(
     shape: &ArrayShape,
     role: Role,
-    dist: CaseDistribution,
+    dist: Distribution,
     rng: &mut SplitMix,
 ) -> Result<Literal, LiteralError> {
     let t = shape.dtype;
-    if dist == CaseDistribution::Exhaustive && t.is_float() {
+    if dist == Distribution::Exhaustive && t.is_float() {
         if let Some(all) = super::exhaustive_bits(t) {
             if shape.element_count() == Some(all.element_count() as u64) {
                 let bits: Vec<u64> = (0..all.element_count()).map(|i| all.get_bits(i)).collect();
@@ -213,14 +109,14 @@ pub fn generate(
     }
     let mut lit = Literal::zeros(shape)?;
     let fspecials = if t.is_float() {
-        float_specials(t)
+        float_edges(t, CASE_FLOAT_EDGES)
     } else {
         Vec::new()
     };
     let ispecials = if t.is_float() {
         Vec::new()
     } else {
-        int_specials(t)
+        integer_edges(t)
     };
     let index_like = matches!(
         role,
@@ -229,9 +125,11 @@ pub fn generate(
     for i in 0..lit.element_count() {
         let special = !index_like
             && match dist {
-                CaseDistribution::Uniform | CaseDistribution::Exhaustive => false,
-                CaseDistribution::Special => true,
-                CaseDistribution::Mixed => rng.next_u64() & 1 == 1,
+                Distribution::Special => true,
+                Distribution::Mixed | Distribution::EdgeValues | Distribution::IntegerEdges => {
+                    rng.coin()
+                }
+                _ => false,
             };
         if t.is_float() {
             let v = if special {
@@ -252,4 +150,41 @@ pub fn generate(
         }
     }
     Ok(lit)
+}
+
+/// The arguments of a module whose parameters' roles are declared (the
+/// suite's catalogue cases): one [`generate`] per parameter, in order, from
+/// one stream seeded with `seed`. Modules without declared roles get theirs
+/// from [`super::generate_inputs`] (legal domains propagated through the
+/// graph), on the same generator and edge table.
+///
+/// ```
+/// use xla_props::hlo::parse_module;
+/// use xla_props::inputs::{generate_with_roles, Distribution, Role};
+/// let module = parse_module(
+///     "HloModule m\nENTRY main {\n  x = f32[8]{0} parameter(0)\n  ROOT n = f32[8]{0} negate(x)\n}\n",
+/// )
+/// .unwrap();
+/// let a = generate_with_roles(&module, &[Role::NonZero], Distribution::Uniform, 3).unwrap();
+/// assert!(a[0].to_f64_vec().iter().all(|v| v.abs() >= 0.25));
+/// assert_eq!(a, generate_with_roles(&module, &[Role::NonZero], Distribution::Uniform, 3).unwrap());
+/// ```
+pub fn generate_with_roles(
+    module: &crate::hlo::Module,
+    roles: &[Role],
+    distribution: Distribution,
+    seed: u64,
+) -> Result<Vec<Literal>, super::InputError> {
+    let mut rng = SplitMix::new(seed);
+    let mut args = Vec::new();
+    for (index, (shape, role)) in module.parameter_shapes().into_iter().zip(roles).enumerate() {
+        let a = shape
+            .as_array()
+            .ok_or_else(|| super::InputError::UnsupportedParameter {
+                index,
+                shape: shape.to_string(),
+            })?;
+        args.push(generate(a, *role, distribution, &mut rng)?);
+    }
+    Ok(args)
 }

@@ -231,6 +231,9 @@ mod tests {
         );
         assert_eq!(tested.runs(), 1);
         let verdict = judge_module(&m, &[], &Oracle::Exact, &tested);
-        assert!(verdict.is_disagreement(), "a panicking backend agreed: {verdict:?}");
+        assert!(
+            verdict.is_disagreement(),
+            "a panicking backend agreed: {verdict:?}"
+        );
     }
 }

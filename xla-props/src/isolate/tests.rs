@@ -1,8 +1,9 @@
 //! Isolation tests: injected miscompilations (one fusion, one bug) found,
 //! named, and minimized.
 
-use super::testing::{deep_transformer, transformer, Bug, Buggy, MASKING_GAIN};
+use super::testing::{deep_transformer, transformer, MASKING_GAIN};
 use super::*;
+use crate::backend::mutant::{Bug, Buggy};
 use crate::backend::{Backend, Interpreter};
 use crate::check::MismatchKind;
 use crate::filetest::{observe, Expectation, HloTest};

@@ -23,7 +23,6 @@ pub use catalogue::{
 pub(crate) use catalogue::{build_configuration, class_operand_dims, op_classes};
 pub use collectives::COLLECTIVE_TEMPLATES;
 pub use fusion::{apply_configuration, outline, FusionGroup, OutlineError};
-pub(crate) use random::Rng;
 pub use random::{program_strategy, random_program, FUZZ_DTYPES};
 pub use sharded::{
     annotate, array_sharding, find_scheme, shape_sharding, ShardingScheme, SHARDED_OP_TEMPLATES,

@@ -18,6 +18,7 @@ use crate::hlo::{
     default_comparison_type, BuildError, Category, CompId, ComparisonDirection, ComparisonType,
     ComputationBuilder, ElementType, InstrId, Module, ModuleBuilder, Opcode, PadDim, Shape,
 };
+use crate::inputs::SplitMix;
 
 mod structured;
 
@@ -60,36 +61,6 @@ const REDUCE_PRECISION: &[(i64, i64)] = &[(5, 10), (8, 7), (5, 2), (4, 3)];
 /// Ops not generated, with the reason (none now: the interpreter's unsigned
 /// and negative-exponent `power` agree with the reference).
 const EXCLUDED: &[(Opcode, &str)] = &[];
-
-/// A small deterministic generator (SplitMix64): programs are reproducible from their seed.
-#[derive(Clone, Debug)]
-pub(crate) struct Rng(pub(crate) u64);
-
-impl Rng {
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1).max(1) as usize) as i64
-    }
-    fn chance(&mut self, num: usize, den: usize) -> bool {
-        self.below(den) < num
-    }
-    pub(crate) fn pick<T: Copy>(&mut self, xs: &[T]) -> Option<T> {
-        (!xs.is_empty()).then(|| xs[self.below(xs.len())])
-    }
-}
 
 /// The elementwise ops of the opcode table (the builder filters them by dtype).
 fn elementwise(category: Category) -> Vec<Opcode> {
@@ -187,7 +158,7 @@ impl Called {
 }
 
 struct Grower<'r> {
-    rng: &'r mut Rng,
+    rng: &'r mut SplitMix,
     dtype: ElementType,
     values: Vec<InstrId>,
     used: Vec<InstrId>,
@@ -539,14 +510,14 @@ impl Grower<'_> {
 }
 
 /// Random dims of `rank`, each 1..=4, small more often.
-fn random_dims(rng: &mut Rng, rank: usize) -> Vec<i64> {
+fn random_dims(rng: &mut SplitMix, rank: usize) -> Vec<i64> {
     (0..rank)
         .map(|_| rng.pick(&[1, 2, 2, 3, 3, 4]).unwrap_or(2))
         .collect()
 }
 
 /// A random factorization of `n` into 1 to 3 dims.
-fn factorize(rng: &mut Rng, n: i64) -> Vec<i64> {
+fn factorize(rng: &mut SplitMix, n: i64) -> Vec<i64> {
     let parts = 1 + rng.below(3);
     let mut out = Vec::new();
     let mut rest = n.max(1);
@@ -569,7 +540,7 @@ fn factorize(rng: &mut Rng, n: i64) -> Vec<i64> {
 /// assert!(m.instruction_count() >= 2);
 /// ```
 pub fn random_program(seed: u64, max_ops: usize) -> Result<Module, BuildError> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix::new(seed);
     let dtype = rng.pick(FUZZ_DTYPES).unwrap_or(ElementType::F32);
     let mut m = ModuleBuilder::new(format!("fuzz_{seed:016x}"));
     let called = Called::new(&mut m, dtype)?;

@@ -15,7 +15,7 @@
 use quickcheck::{Arbitrary, Gen};
 
 use crate::hlo::{ArrayShape, ElementType, Layout};
-use crate::inputs::CaseDistribution;
+use crate::inputs::Distribution;
 use crate::inputs::{generate, Role, SplitMix};
 use crate::literal::Literal;
 
@@ -79,7 +79,7 @@ impl Arbitrary for Literal {
     fn arbitrary(g: &mut Gen) -> Literal {
         let shape = ArrayShape::arbitrary(g);
         let mut rng = SplitMix::new(u64::arbitrary(g));
-        generate(&shape, Role::Data, CaseDistribution::Mixed, &mut rng)
+        generate(&shape, Role::Data, Distribution::Mixed, &mut rng)
             .unwrap_or_else(|_| Literal::scalar(shape.dtype, 0.0))
     }
     fn shrink(&self) -> Box<dyn Iterator<Item = Literal>> {

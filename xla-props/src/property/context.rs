@@ -11,29 +11,17 @@ use super::spec::{CaseContext, Outcome, ReferenceCache, HISTOGRAM_BUCKETS};
 use crate::backend::{reference_error, run_module, Backend, BackendError};
 use crate::check::{Numerics, Policy, Verdict};
 use crate::hlo::Module;
-use crate::inputs::{generate, SplitMix};
+use crate::inputs::{generate_with_roles, Distribution};
 use crate::literal::Literal;
 use crate::programs::BuiltCase;
 
+/// The case's inputs: the one input generator, on the catalogue's roles.
 fn generate_inputs(
     built: &BuiltCase,
     seed: u64,
-    dist: crate::inputs::CaseDistribution,
+    dist: Distribution,
 ) -> Result<Vec<Literal>, String> {
-    let mut rng = SplitMix::new(seed);
-    let mut v = Vec::new();
-    for (shape, role) in built
-        .module
-        .parameter_shapes()
-        .into_iter()
-        .zip(&built.roles)
-    {
-        let a = shape
-            .as_array()
-            .ok_or_else(|| "tuple parameters are not generated".to_string())?;
-        v.push(generate(a, *role, dist, &mut rng).map_err(|e| e.to_string())?);
-    }
-    Ok(v)
+    generate_with_roles(&built.module, &built.roles, dist, seed).map_err(|e| e.to_string())
 }
 
 impl<'a> CaseContext<'a> {

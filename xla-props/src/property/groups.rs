@@ -3,7 +3,7 @@
 //! this is the one place that says which (op, dtype) pairs exist, with reasons.
 
 use crate::hlo::{Category, ElementType, Opcode};
-use crate::inputs::CaseDistribution;
+use crate::inputs::Distribution;
 
 use ElementType as T;
 
@@ -284,13 +284,13 @@ pub const DISTRIBUTION_GROUPS: &[&str] = &[
 ];
 
 /// The distributions of a named group.
-pub fn distribution_group(name: &str) -> Option<&'static [CaseDistribution]> {
+pub fn distribution_group(name: &str) -> Option<&'static [Distribution]> {
     match name {
-        "default" | "all" => Some(CaseDistribution::ALL),
-        "uniform" => Some(&[CaseDistribution::Uniform]),
-        "special" => Some(&[CaseDistribution::Special]),
-        "mixed" => Some(&[CaseDistribution::Mixed]),
-        "exhaustive" => Some(&[CaseDistribution::Exhaustive]),
+        "default" | "all" => Some(Distribution::SUITE),
+        "uniform" => Some(&[Distribution::Uniform]),
+        "special" => Some(&[Distribution::Special]),
+        "mixed" => Some(&[Distribution::Mixed]),
+        "exhaustive" => Some(&[Distribution::Exhaustive]),
         _ => None,
     }
 }

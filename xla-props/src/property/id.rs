@@ -5,7 +5,7 @@
 use std::sync::RwLock;
 
 use crate::hlo::{ElementType, Opcode};
-use crate::inputs::CaseDistribution;
+use crate::inputs::Distribution;
 
 /// A backend's id: an index into a process-wide table of backend names.
 ///
@@ -63,7 +63,7 @@ pub struct CaseKey {
     /// Index into [`super::layouts`] of the shape's rank.
     pub layout: u8,
     /// The input distribution.
-    pub dist: CaseDistribution,
+    pub dist: Distribution,
     /// Index into the section's parameters (0 when there are none).
     pub param: u16,
 }

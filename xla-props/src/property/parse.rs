@@ -10,7 +10,7 @@ use super::space::{CaseSpace, SpaceFilter};
 use super::spec::registry;
 use super::tables::{case_params, layouts, shapes};
 use crate::hlo::{ElementType, Opcode};
-use crate::inputs::CaseDistribution;
+use crate::inputs::Distribution;
 
 /// The unfiltered case space of every property, built once.
 pub(crate) fn full_spaces() -> &'static [Result<CaseSpace, super::space::SpaceError>] {
@@ -105,7 +105,7 @@ impl FromStr for CaseKey {
                 .position(|m| *m == l.as_slice())
                 .ok_or_else(|| err("no such layout in this property"))?,
         };
-        let dist = CaseDistribution::from_name(dist).ok_or_else(|| err("unknown distribution"))?;
+        let dist = Distribution::from_name(dist).ok_or_else(|| err("unknown distribution"))?;
         let param = match (param, names.is_empty()) {
             (None, true) => 0,
             (Some(p), false) => names

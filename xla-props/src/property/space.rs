@@ -11,7 +11,7 @@ use super::id::{BackendId, CaseId, CaseKey};
 use super::spec::{PropertySpec, Selection, Template};
 use super::tables::*;
 use crate::hlo::{ElementType, Opcode};
-use crate::inputs::CaseDistribution;
+use crate::inputs::Distribution;
 use crate::programs::Form;
 
 /// Restricts a case space (from `--op`/`--dtype`); empty lists restrict nothing.
@@ -31,13 +31,13 @@ struct Section {
     /// (shape index, layout index) pairs; for a tied section (attribute
     /// classes) (class index, layout index), one per class.
     shapes: Vec<(u16, u8)>,
-    dists: Vec<CaseDistribution>,
+    dists: Vec<Distribution>,
     params: &'static [&'static str],
     /// The parameter is the class the shape entry names (not a product with it).
     tied: bool,
     /// One distribution per shape entry (operand-form rows), instead of the
     /// product with `dists`; empty otherwise.
-    entry_dists: Vec<CaseDistribution>,
+    entry_dists: Vec<Distribution>,
     /// Index of the first case of this section.
     start: u64,
 }
@@ -139,7 +139,7 @@ impl CaseSpace {
             "distribution",
             spec.distributions,
             |g| distribution_group(g).map(<[_]>::to_vec),
-            CaseDistribution::from_name,
+            Distribution::from_name,
         )?;
         if !SHAPE_SETS.contains(&spec.shapes) {
             return Err(SpaceError::Unknown {

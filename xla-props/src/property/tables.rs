@@ -504,8 +504,8 @@ pub(super) fn form_entries(
     op: Opcode,
     dtype: ElementType,
     sel: LayoutSelection,
-    dists: &[crate::inputs::CaseDistribution],
-) -> Vec<(u16, u8, crate::inputs::CaseDistribution)> {
+    dists: &[crate::inputs::Distribution],
+) -> Vec<(u16, u8, crate::inputs::Distribution)> {
     let rows = form_rows(op, dtype);
     let rank = crate::programs::forms_operand_dims(op).len();
     let range = layout_indices(rank, sel);

@@ -9,7 +9,7 @@ use super::*;
 use crate::backend::{Backend, BackendError, Executable, Unavailable};
 use crate::check::Numerics;
 use crate::hlo::{ArrayShape, ElementType, Module, Opcode};
-use crate::inputs::{generate, CaseDistribution, Role, SplitMix};
+use crate::inputs::{generate, Distribution, Role, SplitMix};
 use crate::literal::Literal;
 
 fn builtin_spaces() -> Vec<CaseSpace> {
@@ -358,23 +358,17 @@ fn the_reference_runs_once_per_case_for_all_backends() {
 fn inputs_respect_roles_and_distributions() {
     let mut rng = SplitMix::new(3);
     let s = ArrayShape::new(ElementType::S8, vec![64]);
-    let shifts = generate(&s, Role::ShiftAmount, CaseDistribution::Special, &mut rng).unwrap();
+    let shifts = generate(&s, Role::ShiftAmount, Distribution::Special, &mut rng).unwrap();
     assert!(shifts.to_i128_vec().iter().all(|&v| (0..8).contains(&v)));
-    let idx = generate(&s, Role::Index(-2, 5), CaseDistribution::Mixed, &mut rng).unwrap();
+    let idx = generate(&s, Role::Index(-2, 5), Distribution::Mixed, &mut rng).unwrap();
     assert!(idx.to_i128_vec().iter().all(|&v| (-2..=5).contains(&v)));
     let f = ArrayShape::new(ElementType::F32, vec![256]);
-    let special = generate(&f, Role::Data, CaseDistribution::Special, &mut rng)
+    let special = generate(&f, Role::Data, Distribution::Special, &mut rng)
         .unwrap()
         .to_f64_vec();
     assert!(special.iter().any(|v| v.is_nan()));
     assert!(special.iter().any(|v| v.is_infinite()));
-    let logs = generate(
-        &f,
-        Role::Range(0.05, 8.0),
-        CaseDistribution::Uniform,
-        &mut rng,
-    )
-    .unwrap();
+    let logs = generate(&f, Role::Range(0.05, 8.0), Distribution::Uniform, &mut rng).unwrap();
     assert!(logs.to_f64_vec().iter().all(|&v| (0.05..=8.0).contains(&v)));
 }
 
@@ -400,7 +394,7 @@ fn exhaustive_cases_cover_every_unary_float_op_and_bit_pattern() {
     let mut rng = SplitMix::new(0);
     for key in space.iter() {
         assert!(narrow.contains(&key.dtype) && float_unary.contains(&key.op));
-        assert_eq!(key.dist, CaseDistribution::Exhaustive);
+        assert_eq!(key.dist, Distribution::Exhaustive);
         let n = 1usize << key.dtype.bit_width();
         let x = generate(&key.shape(), Role::Data, key.dist, &mut rng).unwrap();
         let bits: Vec<u64> = (0..x.element_count()).map(|i| x.get_bits(i)).collect();
@@ -423,7 +417,7 @@ fn exhaustive_cases_cover_every_unary_float_op_and_bit_pattern() {
     // the default distributions never include the exhaustive one
     assert!(!distribution_group("default")
         .unwrap()
-        .contains(&CaseDistribution::Exhaustive));
+        .contains(&Distribution::Exhaustive));
 }
 
 /// A backend whose log returns 0 (not NaN) outside the legal domain: the

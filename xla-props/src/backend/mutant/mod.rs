@@ -1,5 +1,9 @@
-//! `mutant`: a backend wrapper injecting one known miscompilation (or one
-//! legal deviation), to measure what the suite catches and what it wrongly flags.
+//! `mutant`: the one home of bug injection. A backend wrapper injecting one
+//! known miscompilation (or one legal deviation), to measure what the suite
+//! catches and what it wrongly flags (`mutant:NAME[@BASE]`), and the
+//! fusion-only miscompilations `isolate` is measured against
+//! (`buggy:BUG@COMPUTATION`, `fusion_bugs.rs`). `backend::create` makes both
+//! from their names.
 //!
 //! A mutation is applied on the module before the base compiles it (an HLO
 //! rewrite), or by computing the targeted instructions with a wrong kernel
@@ -11,10 +15,12 @@ mod config_bugs;
 mod ctx;
 mod exec;
 mod form_bugs;
+mod fusion_bugs;
 mod kernels;
 mod mutation;
 mod rewrite;
 
 pub use backend::Mutant;
+pub use fusion_bugs::{Bug, Buggy};
 pub use mutation::{Mutation, MutationCategory, UnknownMutation};
 pub use rewrite::widen_fused_arithmetic;

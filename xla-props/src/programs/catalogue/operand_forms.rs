@@ -16,7 +16,7 @@ use super::{arr, build_single, chain::fuse_entry, scalar, Builder, BuiltCase, Fo
 use crate::hlo::{
     ArrayShape, Attrs, ConstantData, ElementType, InstrId, Layout, Opcode, Shape, SliceDim,
 };
-use crate::inputs::{generate, CaseDistribution, Role, SplitMix};
+use crate::inputs::{generate, Distribution, Role, SplitMix};
 use crate::literal::Literal;
 
 /// The forms an operand slot takes, in covering-array order (`param` first).
@@ -157,7 +157,7 @@ pub struct FormsSite<'a> {
     /// The op form's parameter of the base case (a direction, a target, ...).
     pub base_param: Option<&'a str>,
     /// The distribution constants are drawn from.
-    pub dist: CaseDistribution,
+    pub dist: Distribution,
     /// The seed of the constants (the case's, so the name is the module).
     pub seed: u64,
 }
@@ -167,7 +167,7 @@ pub struct FormsSite<'a> {
 ///
 /// ```
 /// use xla_props::hlo::{ElementType, Layout, Opcode};
-/// use xla_props::inputs::CaseDistribution;
+/// use xla_props::inputs::Distribution;
 /// use xla_props::programs::{build_operand_forms, FormsSite, OpCase};
 /// let case = OpCase {
 ///     name: &"atan2 of a broadcast constant",
@@ -177,7 +177,7 @@ pub struct FormsSite<'a> {
 ///     layout: &Layout::row_major(2),
 ///     param: Some("param+bcast-const"),
 /// };
-/// let site = FormsSite { base_param: None, dist: CaseDistribution::Uniform, seed: 7 };
+/// let site = FormsSite { base_param: None, dist: Distribution::Uniform, seed: 7 };
 /// let built = build_operand_forms(&case, &site).unwrap();
 /// assert_eq!(built.module.parameter_shapes().len(), 1);
 /// let text = built.module.to_string();
@@ -267,7 +267,7 @@ pub fn build_operand_forms(c: &OpCase<'_>, site: &FormsSite<'_>) -> Res<BuiltCas
 struct Maker<'b> {
     b: &'b mut Builder,
     rng: &'b mut SplitMix,
-    dist: CaseDistribution,
+    dist: Distribution,
     role: Role,
 }
 
