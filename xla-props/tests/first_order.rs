@@ -5,7 +5,7 @@
 
 use xla_props::backend::{Backend, Interpreter};
 use xla_props::hlo::{parse_module, ArrayShape, ElementType, Module};
-use xla_props::inputs::{generate_inputs, Distribution};
+use xla_props::inputs::{generate_inputs, Distribution, SplitMix};
 use xla_props::literal::Literal;
 use xla_props::programs::random_program;
 use xla_props::reference::{evaluate, first_order_bounds, Allowances, Bounds};
@@ -462,14 +462,6 @@ fn a_masked_loop_widens_only_the_element_whose_flag_may_fall() {
     assert_eq!((b.lo.get_f64(1), b.hi.get_f64(1)), (19683.0, 19683.0));
 }
 
-/// A small deterministic generator for the tests' own data.
-fn xorshift(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
-}
-
 const SCATTER_ADD: &str = "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
     ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[2] parameter(0)\n  i = s32[12,1] parameter(1)\n  \
     u = f32[12] parameter(2)\n  ROOT s = f32[2] scatter(x, i, u), update_window_dims={}, \
@@ -487,9 +479,9 @@ fn every_order_of_a_colliding_scatter_add_lies_inside_its_bound() {
     };
     let (mut outside, mut orders) = (Vec::new(), 0usize);
     for seed in 1..400u64 {
-        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let value = |s: &mut u64| {
-            let r = xorshift(s);
+        let mut s = SplitMix::new(seed);
+        let value = |s: &mut SplitMix| {
+            let r = s.next_u64();
             let mag =
                 2f64.powi((r % 21) as i32 - 10) * (1.0 + (r >> 11) as f64 / (1u64 << 53) as f64);
             let v = if r & (1 << 10) == 0 { mag } else { -mag };
@@ -497,7 +489,7 @@ fn every_order_of_a_colliding_scatter_add_lies_inside_its_bound() {
         };
         let x: Vec<f64> = (0..2).map(|_| value(&mut s)).collect();
         let rows: Vec<(f64, f64)> = (0..12)
-            .map(|_| ((xorshift(&mut s) % 2) as f64, value(&mut s)))
+            .map(|_| ((s.next_u64() % 2) as f64, value(&mut s)))
             .collect();
         let args = |rows: &[(f64, f64)]| {
             let idx: Vec<f64> = rows.iter().map(|r| r.0).collect();
@@ -517,7 +509,7 @@ fn every_order_of_a_colliding_scatter_add_lies_inside_its_bound() {
         for _ in 0..4 {
             let mut shuffled = rows.clone();
             for k in (1..shuffled.len()).rev() {
-                shuffled.swap(k, (xorshift(&mut s) % (k as u64 + 1)) as usize);
+                shuffled.swap(k, (s.next_u64() % (k as u64 + 1)) as usize);
             }
             permuted.push(shuffled);
         }

@@ -487,6 +487,9 @@ impl<'a> Witness<'a> {
     /// and a move by every order's own error from that one order's value
     /// could reach past what any order gives.
     fn centre(&self, comp: CompId, ins: &Instruction, ops: &[&Value], l: &mut Literal) {
+        if ins.opcode != Opcode::Scatter {
+            return;
+        }
         let arrays: Option<Vec<&Literal>> = ops.iter().map(|o| array(o)).collect();
         let Some(arrays) = arrays else { return };
         let Some(c) = self.with_radii(comp, |cx| cx.scatter_centre(ins, &arrays)) else {
