@@ -250,17 +250,11 @@ const IREE_TRIAGED: &[(&str, &str)] = &[
 /// (`docs/findings.md`, "The shared corpus on iree-cpu": open): reported
 /// as open on every run; one that agrees fails the test (the list cannot go
 /// stale), a new disagreement fails it too.
-const IREE_OPEN: &[(&str, &str)] = &[
-    (
-        "090_parallel_task_assignment",
-        "open: iree-cpu folds the add into the dot's accumulator ((c + a0 b0) + a1 b1), \
+const IREE_OPEN: &[(&str, &str)] = &[(
+    "090_parallel_task_assignment",
+    "open: iree-cpu folds the add into the dot's accumulator ((c + a0 b0) + a1 b1), \
          outside the reassociation bound by 2 ulp; legal or not is undecided",
-    ),
-    (
-        "127_gemm_fusion",
-        "open: f16 gemm fusion outputs far from the reference where the bound is unbounded",
-    ),
-];
+)];
 
 /// The same corpus through IREE (`iree-cpu`, the pinned tools of
 /// `scripts/fetch-iree.sh`), judged with iree-cpu's `Numerics` and known
