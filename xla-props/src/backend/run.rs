@@ -68,18 +68,29 @@ pub fn run_reference(module: &Module, args: &[Literal]) -> Produced {
         Ok(Ok(v)) => Produced::Ok(v),
         Ok(Err(e @ EvalError::Unsupported { .. })) => Produced::Unsupported(e.to_string()),
         Ok(Err(e)) => Produced::Failed(e.to_string()),
-        Err(_) => Produced::Failed("the reference panicked".to_string()),
+        Err(p) => Produced::Panicked(panic_text(p.as_ref())),
     }
 }
 
 impl From<Result<Vec<Literal>, BackendError>> for Produced {
-    /// A backend's result as one side: `Unsupported` stays a skip, any
-    /// other error is a failure, described.
+    /// A backend's result as one side: an unsupported op or an unavailable
+    /// backend is a skip (`BackendError::is_skip`), a compile or execution
+    /// error keeps the backend's message for known rejections, a panic is
+    /// a panic, any other error a failure, described.
     fn from(r: Result<Vec<Literal>, BackendError>) -> Produced {
         match r {
             Ok(v) => Produced::Ok(v),
-            Err(e @ BackendError::Unsupported { .. }) => Produced::Unsupported(e.to_string()),
-            Err(e) => Produced::Failed(e.to_string()),
+            Err(e) if e.is_skip() => Produced::Unsupported(e.to_string()),
+            Err(BackendError::Panicked { message, .. }) => Produced::Panicked(message),
+            Err(e) => match &e {
+                BackendError::Compile(message) | BackendError::Execute(message) => {
+                    Produced::Errored {
+                        message: message.clone(),
+                        error: e.to_string(),
+                    }
+                }
+                _ => Produced::Failed(e.to_string()),
+            },
         }
     }
 }

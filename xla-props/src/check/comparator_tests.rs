@@ -567,3 +567,121 @@ fn a_mismatch_shows_the_bounded_enclosure_beside_an_unbounded_one() {
     let b = mismatch(&v).outputs[0].worst[0].bound.clone().unwrap();
     assert!(!b.bounded && b.to_string().contains("unbounded"), "{b}");
 }
+
+#[test]
+fn one_classifier_decides_a_failed_side_for_suite_and_user_programs_alike() {
+    use crate::check::{BugModel, KnownBug};
+    const REJECTS: KnownBug = KnownBug {
+        id: "test/rejects-negate",
+        summary: "rejects every negate",
+        documented: "nowhere",
+        model: BugModel::Rejects {
+            modules: |_| true,
+            error: "negate is not lowered",
+        },
+    };
+    let m = crate::hlo::parse_module(
+        "HloModule m\nENTRY e {\n  x = f32[1] parameter(0)\n  ROOT y = f32[1] negate(x)\n}\n",
+    )
+    .unwrap();
+    let one =
+        vec![Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![1]), &[1.0]).unwrap()];
+    let n = Numerics::exact();
+    let eval = |m: &crate::hlo::Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+    let bugs = [REJECTS];
+    let user = Judge::new(&n, &bugs, Policy::Reference);
+    let suite = user.clone().reference_failure_skips(true);
+    let ok = Produced::Ok(one.clone());
+    let failed_ref = Produced::Failed("bad".into());
+    // a failing reference: a finding for a user's program, a skip in the suite
+    assert!(matches!(
+        user.judge(&m, &one, &failed_ref, &ok, &eval),
+        Verdict::OnlyOneFailed {
+            failed: Side::Reference,
+            ..
+        }
+    ));
+    assert!(matches!(
+        suite.judge(&m, &one, &failed_ref, &ok, &eval),
+        Verdict::Skipped { .. }
+    ));
+    assert!(matches!(
+        suite.reference_alone(&failed_ref),
+        Some(Verdict::Skipped { .. })
+    ));
+    assert!(user.reference_alone(&failed_ref).is_none());
+    // a panic fails on either side, under either rule, whatever the other did
+    let panicked = Produced::Panicked("index out of bounds".into());
+    for judge in [&user, &suite] {
+        let v = judge.judge(&m, &one, &panicked, &ok, &eval);
+        assert!(
+            matches!(&v, Verdict::OnlyOneFailed { failed: Side::Reference, error } if error.contains("panicked: index")),
+            "{v}"
+        );
+        // the backend's panic outweighs the reference's failure, unless that
+        // failure already made the case a skip
+        let v = judge.judge(&m, &one, &failed_ref, &panicked, &eval);
+        if judge.reference_alone(&failed_ref).is_none() {
+            assert!(
+                matches!(
+                    v,
+                    Verdict::OnlyOneFailed {
+                        failed: Side::Backend,
+                        ..
+                    }
+                ),
+                "{v}"
+            );
+        }
+        let v = judge.judge(&m, &one, &ok, &panicked, &eval);
+        assert!(
+            matches!(
+                v,
+                Verdict::OnlyOneFailed {
+                    failed: Side::Backend,
+                    ..
+                }
+            ),
+            "{v}"
+        );
+    }
+    // a compile error a known bug declares is its rejection; another error,
+    // or the same text outside a compile or run error, is a finding
+    let declared = Produced::Errored {
+        message: "negate is not lowered".into(),
+        error: "compile error: negate is not lowered".into(),
+    };
+    assert!(matches!(
+        suite.judge(&m, &one, &ok, &declared, &eval),
+        Verdict::KnownRejection { .. }
+    ));
+    assert!(matches!(
+        suite.backend_alone(&m, &declared),
+        Some(Verdict::KnownRejection { .. })
+    ));
+    let other = Produced::Errored {
+        message: "out of memory".into(),
+        error: "execution error: out of memory".into(),
+    };
+    assert!(matches!(
+        user.judge(&m, &one, &ok, &other, &eval),
+        Verdict::OnlyOneFailed {
+            failed: Side::Backend,
+            ..
+        }
+    ));
+    let not_compile = Produced::Failed("bad arguments: negate is not lowered".into());
+    assert!(matches!(
+        user.judge(&m, &one, &ok, &not_compile, &eval),
+        Verdict::OnlyOneFailed {
+            failed: Side::Backend,
+            ..
+        }
+    ));
+    assert!(user.backend_alone(&m, &ok).is_none());
+    let unsupported = Produced::Unsupported("no f8".into());
+    assert!(matches!(
+        user.backend_alone(&m, &unsupported),
+        Some(Verdict::Skipped { .. })
+    ));
+}

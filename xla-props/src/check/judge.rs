@@ -54,6 +54,7 @@ pub struct Judge<'a> {
     policy: Policy,
     known_bugs: &'a [KnownBug],
     strict_rounding: bool,
+    reference_failure_skips: bool,
     float_spec: ErrorSpec,
     extra: Vec<(LegalReason, Vec<Literal>)>,
 }
@@ -69,6 +70,7 @@ impl<'a> Judge<'a> {
             policy,
             known_bugs,
             strict_rounding: false,
+            reference_failure_skips: false,
             float_spec: ErrorSpec::exact(),
             extra: Vec::new(),
         }
@@ -78,6 +80,16 @@ impl<'a> Judge<'a> {
     /// contraction, and float outputs judged exactly.
     pub fn strict_rounding(mut self, strict: bool) -> Self {
         self.strict_rounding = strict;
+        self
+    }
+
+    /// A reference that fails (other than by a panic) makes the comparison
+    /// a skip, whatever the backend did: for the suite's own cases, whose
+    /// inputs are generated legal, so a reference that cannot evaluate one
+    /// is a gap of the reference, not a finding about the backend. Without
+    /// it (a user's program) the reference failing alone is a finding.
+    pub fn reference_failure_skips(mut self, skips: bool) -> Self {
+        self.reference_failure_skips = skips;
         self
     }
 
@@ -135,10 +147,52 @@ impl<'a> Judge<'a> {
         actual: &Produced,
         reference: &EvalFn<'_>,
     ) -> Verdict {
+        if let Some(v) = self.reference_alone(expected) {
+            return v;
+        }
+        if let Produced::Ok(_) = expected {
+            if let Some(v) = self.backend_alone(module, actual) {
+                return v;
+            }
+        }
         match both_outputs(expected, actual) {
             Ok((e, a)) => self.outputs(module, inputs, e, a, reference),
             Err(failure) => failure,
         }
+    }
+
+    /// The verdict that the reference's side decides alone, before the
+    /// backend runs (`judge` asks it first): a reference that cannot run the
+    /// program is a skip, one that panicked a failure, one that failed a skip
+    /// under `reference_failure_skips`. None when the backend's side counts.
+    pub fn reference_alone(&self, expected: &Produced) -> Option<Verdict> {
+        match expected {
+            Produced::Unsupported(_) | Produced::Panicked(_) => {
+                both_outputs(expected, &Produced::Ok(Vec::new())).err()
+            }
+            Produced::Failed(e) | Produced::Errored { error: e, .. }
+                if self.reference_failure_skips =>
+            {
+                Some(Verdict::Skipped {
+                    reason: format!("the reference failed: {e}"),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The verdict that the backend's side decides alone once the reference
+    /// ran (`judge` asks it next): a backend that cannot run the program is
+    /// a skip, a compile or execution error that a known bug declares for
+    /// `module` a known rejection, any other failure or a panic a finding.
+    /// None when the backend produced outputs.
+    pub fn backend_alone(&self, module: &Module, actual: &Produced) -> Option<Verdict> {
+        if let Produced::Errored { message, error } = actual {
+            if let Some(v) = known_rejection(self.known_bugs, module, message, error.clone()) {
+                return Some(v);
+            }
+        }
+        both_outputs(&Produced::Ok(Vec::new()), actual).err()
     }
 
     /// Judges `actual` against the exact reference's outputs for `module` on

@@ -18,9 +18,23 @@ use crate::literal::Literal;
 pub enum Produced {
     /// The outputs, tuples flattened.
     Ok(Vec<Literal>),
-    /// A failure (an error or a panic), described.
+    /// A failure, described: the reference's error, or a backend's error
+    /// other than a compile or execution error.
     Failed(String),
-    /// The side cannot run this program (an op or dtype it lacks).
+    /// A backend's compile or execution error: its whole text (`error`)
+    /// and the backend's own `message` in it, which a known bug's
+    /// `BugModel::Rejects` matches (`Verdict::KnownRejection`).
+    Errored {
+        /// The backend's own message.
+        message: String,
+        /// The whole error, as reported.
+        error: String,
+    },
+    /// The side panicked (a broken binding or evaluator, never a legal
+    /// outcome): a failure whatever the other side did.
+    Panicked(String),
+    /// The side cannot run this program (an op or dtype it lacks, or the
+    /// backend cannot run here at all).
     Unsupported(String),
 }
 
@@ -30,6 +44,15 @@ impl Produced {
         match self {
             Produced::Ok(v) => Some(v),
             _ => None,
+        }
+    }
+
+    /// The failure's text, when it failed (an error or a panic).
+    pub fn failure(&self) -> Option<String> {
+        match self {
+            Produced::Failed(e) | Produced::Errored { error: e, .. } => Some(e.clone()),
+            Produced::Panicked(p) => Some(format!("panicked: {p}")),
+            Produced::Ok(_) | Produced::Unsupported(_) => None,
         }
     }
 
@@ -43,33 +66,42 @@ impl Produced {
 }
 
 /// Both sides' outputs, or the verdict on two outcomes of which at least
-/// one is not outputs.
+/// one is not outputs: a side that cannot run the program is a skip, a
+/// panic fails whatever the other side did, both failing alike is an
+/// agreement.
 pub(super) fn both_outputs<'p>(
     expected: &'p Produced,
     actual: &'p Produced,
 ) -> Result<(&'p [Literal], &'p [Literal]), Verdict> {
-    Err(match (expected, actual) {
-        (Produced::Unsupported(why), _) => Verdict::Skipped {
-            reason: format!("the reference does not support this: {why}"),
-        },
-        (_, Produced::Unsupported(why)) => Verdict::Skipped {
-            reason: format!("the backend does not support this: {why}"),
-        },
-        (Produced::Failed(e), Produced::Failed(a)) if e == a => {
-            Verdict::BothFailedAlike { error: e.clone() }
-        }
-        (Produced::Failed(e), Produced::Failed(a)) => Verdict::BothFailedDifferently {
-            expected_error: e.clone(),
-            actual_error: a.clone(),
-        },
-        (Produced::Failed(e), Produced::Ok(_)) => Verdict::OnlyOneFailed {
-            failed: Side::Reference,
-            error: e.clone(),
-        },
-        (Produced::Ok(_), Produced::Failed(a)) => Verdict::OnlyOneFailed {
-            failed: Side::Backend,
-            error: a.clone(),
-        },
+    let (e, a) = match (expected, actual) {
         (Produced::Ok(e), Produced::Ok(a)) => return Ok((e, a)),
+        (Produced::Unsupported(why), _) => {
+            return Err(Verdict::Skipped {
+                reason: format!("the reference does not support this: {why}"),
+            })
+        }
+        (_, Produced::Unsupported(why)) => {
+            return Err(Verdict::Skipped {
+                reason: format!("the backend does not support this: {why}"),
+            })
+        }
+        (Produced::Panicked(_), _) => (expected.failure(), None),
+        (_, Produced::Panicked(_)) => (None, actual.failure()),
+        _ => (expected.failure(), actual.failure()),
+    };
+    Err(match (e, a) {
+        (Some(e), Some(a)) if e == a => Verdict::BothFailedAlike { error: e },
+        (Some(e), Some(a)) => Verdict::BothFailedDifferently {
+            expected_error: e,
+            actual_error: a,
+        },
+        (Some(e), None) => Verdict::OnlyOneFailed {
+            failed: Side::Reference,
+            error: e,
+        },
+        (None, a) => Verdict::OnlyOneFailed {
+            failed: Side::Backend,
+            error: a.unwrap_or_default(),
+        },
     })
 }

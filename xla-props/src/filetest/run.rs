@@ -5,8 +5,8 @@ use std::sync::Mutex;
 
 use super::expect::{short_version, Expectation};
 use super::format::{HloTest, JudgeMode};
-use crate::backend::{Backend, BackendError};
-use crate::check::{known_rejection, Judge, Policy, Produced, Verdict};
+use crate::backend::Backend;
+use crate::check::{Judge, Policy, Produced, Verdict};
 use crate::isolate::{Oracle, Tested};
 
 /// The environment variable that makes failing expectations rewrite themselves.
@@ -47,22 +47,13 @@ pub fn observe(test: &HloTest, backend: &dyn Backend) -> Result<Observation, Str
     // the one judge; `tolerance=exact` forbids every tolerance and elided rounding
     let strict = matches!(test.tolerance, JudgeMode::Exact);
     let expected = Oracle::Exact.run(module, &args);
-    let actual = tested.run(module, &args);
-    let rejection = match (&expected, &actual) {
-        (
-            Produced::Ok(_),
-            Err(e @ (BackendError::Compile(message) | BackendError::Execute(message))),
-        ) => known_rejection(backend.known_bugs(), module, message, e.to_string()),
-        _ => None,
+    let actual = Produced::from(tested.run(module, &args));
+    let eval = |m: &crate::hlo::Module, a: &[crate::literal::Literal]| {
+        crate::reference::evaluate(m, a).ok()
     };
-    let verdict = rejection.unwrap_or_else(|| {
-        let eval = |m: &crate::hlo::Module, a: &[crate::literal::Literal]| {
-            crate::reference::evaluate(m, a).ok()
-        };
-        Judge::new(&tested.numerics(), backend.known_bugs(), Policy::Reference)
-            .strict_rounding(strict)
-            .judge(module, &args, &expected, &Produced::from(actual), &eval)
-    });
+    let verdict = Judge::new(&tested.numerics(), backend.known_bugs(), Policy::Reference)
+        .strict_rounding(strict)
+        .judge(module, &args, &expected, &actual, &eval);
     Ok(Observation {
         outcome: Expectation::observed(&verdict),
         detail: verdict.to_string(),
@@ -201,7 +192,7 @@ pub fn bless(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Interpreter;
+    use crate::backend::{BackendError, Interpreter};
     use crate::check::MismatchKind;
 
     const NEG: &str =

@@ -8,8 +8,8 @@ use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 use super::build::build_case;
 use super::id::CaseId;
 use super::spec::{CaseContext, Outcome, ReferenceCache, HISTOGRAM_BUCKETS};
-use crate::backend::{reference_error, run_module, Backend, BackendError};
-use crate::check::{Numerics, Policy, Verdict};
+use crate::backend::{reference_error, run_module, Backend};
+use crate::check::{Judge, Numerics, Policy, Produced, Verdict};
 use crate::hlo::Module;
 use crate::inputs::{generate_with_roles, Distribution};
 use crate::literal::Literal;
@@ -196,32 +196,37 @@ impl<'a> CaseContext<'a> {
         } else {
             self.shared.reference.get_or_init(compute).clone()
         };
-        r.map_err(|e| match e {
-            // a panic fails the case, as it would have inside the body
-            BackendError::Panicked { message, .. } => Outcome::fail(format!("panicked: {message}")),
-            e => Outcome::Skip(format!("reference: {e}")),
+        r.map_err(|e| {
+            // the one judge decides what a failing reference makes of the case
+            let expected = Produced::from(Err::<Vec<Literal>, _>(e));
+            let judge =
+                Judge::new(self.numerics(), &[], Policy::Reference).reference_failure_skips(true);
+            side_outcome(
+                "backend vs reference",
+                judge.reference_alone(&expected),
+                &expected,
+            )
         })
     }
 
-    /// Runs a module on a backend; an unsupported or unavailable backend becomes a skip,
-    /// any other error a failure.
+    /// Runs a module on a backend; what a failed run makes of the case is the
+    /// one judge's (`Judge::backend_alone`): an unsupported op or an
+    /// unavailable backend a skip, a declared rejection an expected failure,
+    /// any other error or a panic a failure.
     pub fn run_on(
         &self,
         backend: &dyn Backend,
         module: &Module,
         inputs: &[Literal],
     ) -> Result<Vec<Literal>, Outcome> {
-        run_module(backend, module, inputs).map_err(|e| {
-            if let BackendError::Panicked { message, .. } = &e {
-                // a panic fails the case, as it would have inside the body
-                Outcome::fail(format!("panicked: {message}"))
-            } else if e.is_skip() {
-                Outcome::Skip(format!("{}: {e}", backend.name()))
-            } else {
-                known_rejection(backend, module, &e)
-                    .unwrap_or_else(|| Outcome::fail(format!("{}: {e}", backend.name())))
+        match Produced::from(run_module(backend, module, inputs)) {
+            Produced::Ok(outputs) => Ok(outputs),
+            actual => {
+                let judge = Judge::new(self.numerics(), backend.known_bugs(), Policy::Reference);
+                let verdict = judge.backend_alone(module, &actual);
+                Err(side_outcome(backend.name(), verdict, &actual))
             }
-        })
+        }
     }
 
     /// Compares two runs of the backend under test (layouts, fusions) with the
@@ -272,12 +277,16 @@ impl<'a> CaseContext<'a> {
         let direct = self.direct_reference;
         let v = match module {
             Some(module) => {
-                let j = self.spec.tolerance.judge(
-                    &numerics,
-                    self.spec.strict_rounding,
-                    policy,
-                    self.backend.known_bugs(),
-                );
+                let j = self
+                    .spec
+                    .tolerance
+                    .judge(
+                        &numerics,
+                        self.spec.strict_rounding,
+                        policy,
+                        self.backend.known_bugs(),
+                    )
+                    .reference_failure_skips(true);
                 let eval = |m: &Module, args: &[Literal]| {
                     if direct {
                         crate::reference::evaluate(m, args).ok()
@@ -373,9 +382,13 @@ impl<'a> CaseContext<'a> {
         })
     }
 
-    /// The common body: run the case's module on the backend and judge it
-    /// against the reference with the full tolerance model
-    /// ([`CaseContext::check_against_reference`]).
+    /// The common body: the one judge's pair classifier (`Judge::judge`) in
+    /// its three steps, each taken only when the one before leaves the case
+    /// open, so that the backend does not run when the reference decides
+    /// alone and the reference's outputs are not copied: the reference's
+    /// side ([`CaseContext::reference_result`]), the backend's side
+    /// ([`CaseContext::run_on`]), then the outputs with the full tolerance
+    /// model ([`CaseContext::check_against_reference`]).
     pub fn compare_with_reference(&mut self) -> Outcome {
         let expected = match self.reference_result() {
             Ok(r) => r,
@@ -438,18 +451,12 @@ fn max_ulp_of(v: &Verdict) -> Option<u64> {
     }
 }
 
-/// A compile error (or a run's error, such as a crash) that the backend's
-/// known bugs say it gives for this module (`BugModel::Rejects`): a failure
-/// carrying `Verdict::KnownRejection`, which the runner reports as an
-/// expected failure naming the bugs. `None` for any other error.
-fn known_rejection(backend: &dyn Backend, module: &Module, e: &BackendError) -> Option<Outcome> {
-    let (BackendError::Compile(message) | BackendError::Execute(message)) = e else {
-        return None;
-    };
-    let verdict =
-        crate::check::known_rejection(backend.known_bugs(), module, message, e.to_string())?;
-    Some(Outcome::Fail(Box::new(super::spec::Failure {
-        summary: format!("{}: {e}", backend.name()),
-        verdict: Some(verdict),
-    })))
+/// The outcome of a case that one side's failure decides: the judge's
+/// verdict on that side alone (`Judge::reference_alone`/`backend_alone`),
+/// which every failed side has; a failure naming the side's error if not.
+fn side_outcome(what: &str, verdict: Option<Verdict>, side: &Produced) -> Outcome {
+    match verdict {
+        Some(v) => Outcome::from_verdict(what, v),
+        None => Outcome::fail(format!("{what}: {}", side.failure().unwrap_or_default())),
+    }
 }
