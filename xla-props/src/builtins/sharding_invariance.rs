@@ -48,6 +48,7 @@ pub fn sharding_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
             &Produced::Ok(expected),
             &Produced::Ok(actual),
             ctx.numerics(),
+            ctx.backend.known_bugs(),
             false,
         );
         if verdict.is_agreement() {

@@ -99,6 +99,7 @@ pub fn template_vs_reference(ctx: &mut CaseContext<'_>) -> Outcome {
             &Produced::Ok(expected),
             &Produced::Ok(actual),
             ctx.numerics(),
+            ctx.backend.known_bugs(),
             false,
         );
         Ok(outcome_of("backend vs reference", &verdict))
@@ -148,7 +149,7 @@ pub fn template_fusion_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
         }
         for (i, (ni, _, ri)) in results.iter().enumerate() {
             for (nj, mj, rj) in &results[i + 1..] {
-                let v = judge_runs(mj, &args, ri, rj, ctx.numerics(), false);
+                let v = judge_runs(mj, &args, ri, rj, ctx.numerics(), &[], false);
                 if !v.is_agreement() {
                     return Ok(outcome_of(&format!("{ni} vs {nj}"), &v));
                 }

@@ -3,23 +3,26 @@
 //! (`check::Judge`): the same judgement `xla-props compare` makes.
 
 use crate::backend::{run_module, run_reference, Backend};
-use crate::check::{Judge, Numerics, Policy, Produced, Verdict};
+use crate::check::{Judge, KnownBug, Numerics, Policy, Produced, Verdict};
 use crate::hlo::Module;
 use crate::literal::Literal;
 
 /// Judges `actual` (from a backend with `numerics`) against `expected` for
 /// `module` run on `args`: the one judge (`check::Judge`) against the
-/// reference, `strict_rounding` forbidding elided roundings.
+/// reference, a mismatch the backend's `known_bugs` explain a known bug
+/// (none for the fuzzer, which looks for bugs known or not),
+/// `strict_rounding` forbidding elided roundings.
 pub fn judge_runs(
     module: &Module,
     args: &[Literal],
     expected: &Produced,
     actual: &Produced,
     numerics: &Numerics,
+    known_bugs: &[KnownBug],
     strict_rounding: bool,
 ) -> Verdict {
     let eval = |m: &Module, a: &[Literal]| run_reference(m, a).into_outputs();
-    Judge::new(numerics, &[], Policy::Reference)
+    Judge::new(numerics, known_bugs, Policy::Reference)
         .strict_rounding(strict_rounding)
         .judge(module, args, expected, actual, &eval)
 }
@@ -66,6 +69,7 @@ pub fn differential(
         &expected,
         &actual,
         &backend.numerics(),
+        &[],
         strict_rounding,
     );
     Differential {
