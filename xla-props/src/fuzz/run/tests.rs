@@ -67,6 +67,14 @@ fn options(dir: &Path, time: Duration) -> FuzzOptions {
     }
 }
 
+/// A reproducer's text without its `//` lines: the module.
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[test]
 fn interpreter_has_no_false_alarm() {
     let dir = tempfile::tempdir().unwrap();
@@ -117,11 +125,7 @@ fn finds(backend: &dyn Backend, culprits: &[Opcode]) -> FuzzReport {
     // the reproducer fails the same way under the fuzzer's judgement on the
     // buggy backend, and not on the interpreter
     let test = crate::filetest::HloTest::parse(&text, None).unwrap();
-    let body: String = text
-        .lines()
-        .filter(|l| !l.starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let body = without_comments(&text);
     let m = crate::hlo::parse_module(&body).unwrap();
     let args = test.arguments().unwrap();
     assert_eq!(
@@ -262,11 +266,7 @@ fn explain_a_reproducer() {
     let backend = crate::backend::create(&std::env::var("XLA_PROPS_BACKEND").unwrap()).unwrap();
     let text = std::fs::read_to_string(path).unwrap();
     let test = crate::filetest::HloTest::parse(&text, None).unwrap();
-    let body: String = text
-        .lines()
-        .filter(|l| !l.starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let body = without_comments(&text);
     let (m, args) = match std::env::var("XLA_PROPS_SEED") {
         Ok(seed) => {
             let seed = u64::from_str_radix(seed.trim_start_matches("0x"), 16).unwrap();
