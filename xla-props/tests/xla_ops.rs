@@ -1,7 +1,9 @@
 //! One module per lowered op family, run on xla-cpu and checked against
 //! hand-worked values. Skips without the plugin unless `CI` is set.
 
-use xla_props::backend::xla::{XlaBackend, XlaPlugin};
+mod common;
+
+use xla_props::backend::xla::XlaBackend;
 use xla_props::hlo::{
     ArrayShape, Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData,
     ConvDims, ElementType, InstrId, Instruction, Module, Opcode, PadDim, ScatterDims, Shape,
@@ -10,11 +12,6 @@ use xla_props::hlo::{
 use xla_props::literal::Literal;
 
 use ElementType::{Pred, F16, F32, S32, U32};
-
-fn backend() -> Option<XlaBackend> {
-    let b = XlaBackend::new(XlaPlugin::Cpu);
-    xla_props::skip::backend_available("xla-cpu", b.availability()).then_some(b)
-}
 
 fn arr(t: ElementType, dims: &[i64]) -> Shape {
     Shape::array(t, dims.to_vec())
@@ -133,7 +130,7 @@ fn window(sizes: &[i64], strides: &[i64]) -> Vec<WindowDim> {
 
 #[test]
 fn compare_select_clamp() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = single(
         Opcode::Compare,
         &[arr(F32, &[3]), arr(F32, &[3])],
@@ -194,7 +191,7 @@ fn compare_select_clamp() {
 
 #[test]
 fn conversions() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = single(
         Opcode::Convert,
         &[arr(F32, &[3])],
@@ -240,7 +237,7 @@ fn conversions() {
 
 #[test]
 fn shape_ops() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = single(
         Opcode::Broadcast,
         &[arr(F32, &[2])],
@@ -369,7 +366,7 @@ fn shape_ops() {
 
 #[test]
 fn dynamic_slices() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = single(
         Opcode::DynamicSlice,
         &[arr(F32, &[4]), Shape::scalar(S32)],
@@ -403,7 +400,7 @@ fn dynamic_slices() {
 
 #[test]
 fn scatter_add() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = single(
         Opcode::Scatter,
         &[arr(F32, &[4]), arr(S32, &[2, 1]), arr(F32, &[2])],
@@ -435,7 +432,7 @@ fn scatter_add() {
 
 #[test]
 fn windows_map_and_convolution() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = single(
         Opcode::ReduceWindow,
         &[arr(F32, &[4]), Shape::scalar(F32)],
@@ -527,7 +524,7 @@ fn windows_map_and_convolution() {
 
 #[test]
 fn control_flow_calls_and_fusions() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let negate = comp(
         "neg",
         vec![
@@ -605,7 +602,7 @@ fn control_flow_calls_and_fusions() {
 
 #[test]
 fn constants_reach_xla_bit_exactly() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let values = [-0.0, 5.960464477539063e-08, f64::INFINITY, 65504.0, -1.5];
     let c = instr(
         "c",
@@ -629,7 +626,7 @@ fn constants_reach_xla_bit_exactly() {
 
 #[test]
 fn erf_and_tuple_results() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let mut instrs = vec![param(0, arr(F32, &[2]))];
     instrs.push(instr(
         "e",
