@@ -23,6 +23,9 @@ pub mod stablehlo;
 mod verifier;
 
 pub use attr_classes::{class_families, class_family, ClassFamily, ATTRIBUTE_CLASSES};
+/// For other modules' tests.
+#[cfg(test)]
+pub(crate) use builder::tests::row_gather;
 pub use builder::{BuildError, ComputationBuilder, ModuleBuilder};
 pub use custom_calls::expand_known_custom_calls;
 pub use dot_algorithm::{DotAlgorithm, OperandPrecision};

@@ -1,7 +1,7 @@
 //! Isolation tests: injected miscompilations (one fusion, one bug) found,
 //! named, and minimized.
 
-use super::testing::{deep_transformer, transformer, MASKING_GAIN};
+use super::testing::{deep_transformer, transformer, Transformer, MASKING_GAIN};
 use super::*;
 use crate::backend::mutant::{Bug, Buggy};
 use crate::backend::{Backend, Interpreter};
@@ -136,6 +136,33 @@ fn without_a_probe_moving_the_root_finds_the_same_instruction() {
     assert!(tested.runs() <= 3, "the scan took {} runs", tested.runs());
 }
 
+/// `bug` in the fusion of `role` in `layer` of `t`, isolated with `seed`:
+/// the report names that fusion, its computation and the first corrupted
+/// instruction, is local, and its reproducer (at most 10 instructions) fails
+/// on the buggy backend and passes on the correct one. Returns the report.
+fn names_the_bug(t: &Transformer, bug: Bug, (layer, role): (usize, &str), seed: u64) -> Report {
+    let (comp, fusion) = t.fusion(layer, role).unwrap();
+    let buggy = Buggy::new(bug, comp);
+    let corrupted = buggy.corrupted(&t.module);
+    let mut iso = isolated(&t.module, &buggy, seed);
+    let r = &iso.report;
+    let what = format!(
+        "{bug:?} in {comp}, seed {seed}: {}",
+        serde_json::to_string(r).unwrap_or_default()
+    );
+    assert_eq!(r.culprit.fusion.as_deref(), Some(fusion), "{what}");
+    assert_eq!(r.culprit.computation, comp, "{what}");
+    assert_eq!(r.culprit.instruction, corrupted[0], "{what}");
+    assert!(r.local, "{what}");
+    assert!(
+        r.reproducer_instructions <= 10,
+        "{what}: {}",
+        r.reproducer_instructions
+    );
+    check_reproducer(&mut iso, &buggy);
+    iso.report
+}
+
 #[test]
 fn transformer_bugs_are_named_by_fusion_and_instruction() {
     let t = transformer(600).unwrap();
@@ -148,25 +175,8 @@ fn transformer_bugs_are_named_by_fusion_and_instruction() {
     ];
     for (bug, layer, role, opcode) in cases {
         let layer = layer % t.layers;
-        let (comp, fusion) = t.fusion(layer, role).unwrap();
-        let buggy = Buggy::new(bug, comp);
-        let mut iso = isolated(&t.module, &buggy, layer as u64);
-        let r = &iso.report;
-        assert_eq!(r.culprit.fusion.as_deref(), Some(fusion), "{bug:?}");
-        assert_eq!(r.culprit.computation, comp);
+        let r = names_the_bug(&t, bug, (layer, role), layer as u64);
         assert_eq!(r.culprit.opcode, opcode, "{bug:?}");
-        assert_eq!(
-            r.culprit.instruction,
-            buggy.corrupted(&t.module)[0],
-            "{bug:?}"
-        );
-        assert!(r.local);
-        assert!(
-            r.reproducer_instructions <= 10,
-            "{bug:?}: {}",
-            r.reproducer_instructions
-        );
-        check_reproducer(&mut iso, &buggy);
     }
 }
 
@@ -239,25 +249,7 @@ fn large_transformers_are_isolated_every_time() {
     for (k, (bug, role)) in cases.into_iter().enumerate() {
         for seed in [0u64, 11] {
             let layer = (3 * k + 12 + seed as usize) % t.layers;
-            let (comp, fusion) = t.fusion(layer, role).unwrap();
-            let buggy = Buggy::new(bug, comp);
-            let corrupted = buggy.corrupted(&t.module);
-            let mut iso = isolated(&t.module, &buggy, seed);
-            let r = &iso.report;
-            let what = format!(
-                "{bug:?} in {comp}, seed {seed}: {}",
-                serde_json::to_string(r).unwrap_or_default()
-            );
-            assert_eq!(r.culprit.fusion.as_deref(), Some(fusion), "{what}");
-            assert_eq!(r.culprit.computation, comp, "{what}");
-            assert_eq!(r.culprit.instruction, corrupted[0], "{what}");
-            assert!(r.local, "{what}");
-            assert!(
-                r.reproducer_instructions <= 10,
-                "{what}: {}",
-                r.reproducer_instructions
-            );
-            check_reproducer(&mut iso, &buggy);
+            names_the_bug(&t, bug, (layer, role), seed);
         }
     }
 }

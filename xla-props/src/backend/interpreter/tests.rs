@@ -2,10 +2,11 @@
 
 use super::*;
 use crate::backend::{Backend, BackendError};
+use crate::hlo::row_gather;
 use crate::hlo::{
     ArrayShape, Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData,
-    ConvDims, DotDims, ElementType, FusionKind, GatherDims, InstrId, Instruction, Layout, Module,
-    Opcode, PadDim, ScatterDims, Shape, SliceDim, WindowDim,
+    ConvDims, DotDims, ElementType, FusionKind, InstrId, Instruction, Layout, Module, Opcode,
+    PadDim, ScatterDims, Shape, SliceDim, WindowDim,
 };
 use crate::literal::{Literal, Value};
 use ElementType::*;
@@ -901,14 +902,7 @@ fn gather_clamps_start_indices() {
     // rows of a [3,2] operand at indices [2, 5, -1] -> rows 2, 2 (clamped), 0 (clamped)
     let x = lit(F32, &[3, 2], &[0.0, 1.0, 10.0, 11.0, 20.0, 21.0]);
     let idx = ilit(S32, &[3, 1], &[2, 5, -1]);
-    let g = GatherDims {
-        offset_dims: vec![1],
-        collapsed_slice_dims: vec![0],
-        start_index_map: vec![0],
-        index_vector_dim: 1,
-        slice_sizes: vec![1, 2],
-        ..GatherDims::default()
-    };
+    let g = row_gather(2);
     let r = run1(
         Opcode::Gather,
         &[x, idx],
@@ -1909,14 +1903,7 @@ fn oversized_results_are_refused_not_allocated() {
     let e = run(&m, &[lit(F32, &[], &[1.0])]).unwrap_err();
     assert!(e.to_string().contains("budget"), "{e}");
     // a gather whose result batch dims disagree with the indices
-    let g = GatherDims {
-        offset_dims: vec![1],
-        collapsed_slice_dims: vec![0],
-        start_index_map: vec![0],
-        index_vector_dim: 1,
-        slice_sizes: vec![1, 2],
-        ..GatherDims::default()
-    };
+    let g = row_gather(2);
     let m = single(
         Opcode::Gather,
         &[sh(F32, &[3, 2]), sh(S32, &[2, 1])],

@@ -15,6 +15,19 @@ fn root_shape(m: &Module) -> Shape {
     m.result_shape().without_layouts()
 }
 
+/// A gather of whole rows of `width` elements from a rank-2 operand, one
+/// row per index of `s32[n, 1]` indices (also used by other modules' tests).
+pub(crate) fn row_gather(width: i64) -> GatherDims {
+    GatherDims {
+        offset_dims: vec![1],
+        collapsed_slice_dims: vec![0],
+        start_index_map: vec![0],
+        index_vector_dim: 1,
+        slice_sizes: vec![1, width],
+        ..GatherDims::default()
+    }
+}
+
 fn window(size: i64, stride: i64) -> WindowDim {
     WindowDim {
         stride,
@@ -112,19 +125,7 @@ fn indexing_ops_module() -> Module {
     mb.build("main", |b| {
         let x = b.parameter(a(F32, &[5, 4]))?;
         let idx = b.parameter(a(S32, &[3, 1]))?;
-        let g = b.gather(
-            x,
-            idx,
-            GatherDims {
-                offset_dims: vec![1],
-                collapsed_slice_dims: vec![0],
-                start_index_map: vec![0],
-                index_vector_dim: 1,
-                slice_sizes: vec![1, 4],
-                ..GatherDims::default()
-            },
-            false,
-        )?;
+        let g = b.gather(x, idx, row_gather(4), false)?;
         assert_eq!(b.shape(g), Some(&a(F32, &[3, 4])));
         b.scatter(
             &[x],
