@@ -49,6 +49,8 @@ pub use parser::{
 };
 pub use printer::{attrs_text, print_module};
 pub use shape::{ArrayShape, Layout, Shape};
+#[cfg(test)]
+pub(crate) use shape_inference::tests::with;
 pub use shape_inference::{
     check_constant, default_comparison_type, infer, infer_shape, signature, ShapeError,
     ShapeErrorKind, Signature,

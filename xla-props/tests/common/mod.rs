@@ -204,3 +204,10 @@ pub fn random_programs_with_inputs(
         Some((seed, m, inputs.args))
     })
 }
+
+/// Default HLO attributes changed by `f`.
+pub fn with(f: impl FnOnce(&mut xla_props::hlo::Attrs)) -> xla_props::hlo::Attrs {
+    let mut attrs = xla_props::hlo::Attrs::default();
+    f(&mut attrs);
+    attrs
+}

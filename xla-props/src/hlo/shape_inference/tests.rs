@@ -29,7 +29,8 @@ fn err(op: Opcode, ops: &[&Shape], attrs: &Attrs, declared: Option<&Shape>) -> S
     }
 }
 
-fn with(f: impl FnOnce(&mut Attrs)) -> Attrs {
+/// Default attributes changed by `f` (also for other modules' tests).
+pub(crate) fn with(f: impl FnOnce(&mut Attrs)) -> Attrs {
     let mut at = Attrs::default();
     f(&mut at);
     at
