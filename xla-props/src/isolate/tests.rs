@@ -3,6 +3,7 @@
 
 use super::testing::{deep_transformer, transformer, Transformer, MASKING_GAIN};
 use super::*;
+use crate::backend::interpreter::tests::Rewritten;
 use crate::backend::mutant::{Bug, Buggy};
 use crate::backend::{Backend, Interpreter};
 use crate::check::MismatchKind;
@@ -286,27 +287,12 @@ fn the_correct_interpreter_agrees_on_a_large_transformer() {
 /// The interpreter, except that the entry instruction `target` comes out
 /// larger by a factor `1 + 2^-22` (two ulp): within an approximate
 /// function's budget, so the instruction itself passes.
-struct Nudged {
-    inner: Interpreter,
-    target: String,
-}
-
-impl Backend for Nudged {
-    fn name(&self) -> &str {
-        "nudged"
-    }
-    fn numerics(&self) -> crate::check::Numerics {
-        self.inner.numerics()
-    }
-    fn compile(
-        &self,
-        module: &Module,
-    ) -> Result<Box<dyn crate::backend::Executable>, crate::backend::BackendError> {
+fn nudged(target: String) -> Rewritten<impl Fn(&mut Module) + Send + Sync> {
+    Rewritten::new("nudged", move |m: &mut Module| {
         use crate::hlo::{ConstantData, Instruction};
-        let mut m = module.clone();
         let entry = m.entry.index();
         let comp = &mut m.computations[entry];
-        if let Some(k) = comp.find(&self.target) {
+        if let Some(k) = comp.find(&target) {
             let ins = comp.instr(k).clone();
             let mut inner = ins.clone();
             inner.name = format!("{}.inner", ins.name);
@@ -332,8 +318,7 @@ impl Backend for Nudged {
             x.operands = vec![i, b];
             x.attrs = Default::default();
         }
-        self.inner.compile(&m)
-    }
+    })
 }
 
 #[test]
@@ -355,10 +340,7 @@ fn a_cancellation_of_legal_errors_is_legal_by_the_bound() {
         .unwrap();
     let entry = m.entry_computation();
     let e1 = entry.instructions[1].name.clone();
-    let backend = Nudged {
-        inner: Interpreter::default(),
-        target: e1,
-    };
+    let backend = nudged(e1);
     let options = Options {
         seed: 5,
         ..Options::default()

@@ -97,6 +97,41 @@ pub(super) fn run(m: &Module, args: &[Literal]) -> Result<Vec<Literal>, BackendE
 }
 
 /// One op on parameters of the given shapes.
+/// The interpreter on the module as `rewrite` leaves it: a test-only
+/// miscompilation (for other modules' tests too).
+pub(crate) struct Rewritten<F> {
+    name: &'static str,
+    rewrite: F,
+    inner: Interpreter,
+}
+
+impl<F: Fn(&mut Module) + Send + Sync> Rewritten<F> {
+    pub(crate) fn new(name: &'static str, rewrite: F) -> Self {
+        Rewritten {
+            name,
+            rewrite,
+            inner: Interpreter::default(),
+        }
+    }
+}
+
+impl<F: Fn(&mut Module) + Send + Sync> Backend for Rewritten<F> {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn numerics(&self) -> crate::check::Numerics {
+        self.inner.numerics()
+    }
+    fn compile(
+        &self,
+        module: &Module,
+    ) -> Result<Box<dyn crate::backend::Executable>, BackendError> {
+        let mut m = module.clone();
+        (self.rewrite)(&mut m);
+        self.inner.compile(&m)
+    }
+}
+
 fn single(op: Opcode, params: &[Shape], out: Shape, attrs: Attrs) -> Module {
     let mut b = B::default();
     let ps: Vec<InstrId> = params
