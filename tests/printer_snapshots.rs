@@ -23,44 +23,26 @@ fn canonical(file: &str) -> Option<String> {
     Some(print_module(&module))
 }
 
-#[test]
-fn printer_constants() {
-    if let Some(text) = canonical("010_constants.hlo") {
-        insta::assert_snapshot!("printer_constants", text);
-    }
+/// One test a snapshot: `name: "corpus file"` snapshots the canonical
+/// printing of that file under the test's name.
+macro_rules! printer_snapshots {
+    ($($name:ident: $file:literal,)*) => {
+        $(
+            #[test]
+            fn $name() {
+                if let Some(text) = canonical($file) {
+                    insta::assert_snapshot!(stringify!($name), text);
+                }
+            }
+        )*
+    };
 }
 
-#[test]
-fn printer_convolution() {
-    if let Some(text) = canonical("012_convolution.hlo") {
-        insta::assert_snapshot!("printer_convolution", text);
-    }
-}
-
-#[test]
-fn printer_gather() {
-    if let Some(text) = canonical("018_gather_operation_batchdynamicslice.hlo") {
-        insta::assert_snapshot!("printer_gather", text);
-    }
-}
-
-#[test]
-fn printer_fusion() {
-    if let Some(text) = canonical("025_numerics_jit_step.hlo") {
-        insta::assert_snapshot!("printer_fusion", text);
-    }
-}
-
-#[test]
-fn printer_old_style_operands() {
-    if let Some(text) = canonical("050_auto_sharding.hlo") {
-        insta::assert_snapshot!("printer_old_style_operands", text);
-    }
-}
-
-#[test]
-fn printer_nested_operands() {
-    if let Some(text) = canonical("072_reshape_mover.hlo") {
-        insta::assert_snapshot!("printer_nested_operands", text);
-    }
+printer_snapshots! {
+    printer_constants: "010_constants.hlo",
+    printer_convolution: "012_convolution.hlo",
+    printer_gather: "018_gather_operation_batchdynamicslice.hlo",
+    printer_fusion: "025_numerics_jit_step.hlo",
+    printer_old_style_operands: "050_auto_sharding.hlo",
+    printer_nested_operands: "072_reshape_mover.hlo",
 }

@@ -65,39 +65,21 @@ fn list_names_parse_back_and_count_the_space() {
 #[test]
 fn op_dtype_backend_filters_select_exactly_what_they_name() {
     let all = ids(&list(&[], &[]));
+    let only = |keep: fn(&CaseId) -> bool| all.iter().copied().filter(keep).collect::<Vec<_>>();
     let sub = ids(&list(&["--op", "subtract"], &[]));
-    assert_eq!(
-        sub,
-        all.iter()
-            .copied()
-            .filter(|i| i.key.op == Opcode::Subtract)
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(sub, only(|i: &CaseId| i.key.op == Opcode::Subtract));
     assert!(!sub.is_empty());
     let s8 = ids(&list(&["--dtype=s8"], &[]));
-    assert_eq!(
-        s8,
-        all.iter()
-            .copied()
-            .filter(|i| i.key.dtype == ElementType::S8)
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(s8, only(|i: &CaseId| i.key.dtype == ElementType::S8));
     let buggy = ids(&list(&["--backend", "buggy"], &[]));
-    assert_eq!(
-        buggy,
-        all.iter()
-            .copied()
-            .filter(|i| i.backend.name() == "buggy")
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(buggy, only(|i: &CaseId| i.backend.name() == "buggy"));
     let both = ids(&list(&["--op", "add,negate", "--dtype", "f32"], &[]));
     assert_eq!(
         both,
-        all.iter()
-            .copied()
-            .filter(|i| matches!(i.key.op, Opcode::Add | Opcode::Negate)
-                && i.key.dtype == ElementType::F32)
-            .collect::<Vec<_>>()
+        only(
+            |i: &CaseId| matches!(i.key.op, Opcode::Add | Opcode::Negate)
+                && i.key.dtype == ElementType::F32
+        )
     );
     // environment twins select the same
     assert_eq!(ids(&list(&[], &[("XLA_PROPS_OPS", "subtract")])), sub);
@@ -113,32 +95,16 @@ fn op_dtype_backend_filters_select_exactly_what_they_name() {
 #[test]
 fn libtest_filters_still_work() {
     let all = list(&[], &[]);
+    let names =
+        |keep: fn(&str) -> bool| all.iter().filter(|n| keep(n)).cloned().collect::<Vec<_>>();
     let substr = list(&["negate::s8"], &[]);
-    assert_eq!(
-        substr,
-        all.iter()
-            .filter(|n| n.contains("negate::s8"))
-            .cloned()
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(substr, names(|n| n.contains("negate::s8")));
     let skipped = list(&["--skip", "::buggy"], &[]);
-    assert_eq!(
-        skipped,
-        all.iter()
-            .filter(|n| !n.contains("::buggy"))
-            .cloned()
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(skipped, names(|n| !n.contains("::buggy")));
     let exact = list(&["--exact", &all[7]], &[]);
     assert_eq!(exact, vec![all[7].clone()]);
     let bazel = list(&[], &[("TESTBRIDGE_TEST_ONLY", "abs::f32")]);
-    assert_eq!(
-        bazel,
-        all.iter()
-            .filter(|n| n.contains("abs::f32"))
-            .cloned()
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(bazel, names(|n| n.contains("abs::f32")));
 }
 
 #[test]

@@ -3,17 +3,15 @@
 //! its report say so, and the reproducer is the smallest departing region),
 //! and a departure the units' measured errors explain is amplified (legal).
 
-use std::process::Command;
+mod common;
 
+use common::cli::{exits, read_json, run_on, write};
 use xla_props::backend::{Backend, Interpreter};
 use xla_props::hlo::parse_module;
 use xla_props::inputs::{generate_inputs, Distribution};
 use xla_props::isolate::{certify, Basis, Certificate, Oracle, Tested};
+use xla_props::literal::Literal;
 use xla_props::reference::evaluate;
-
-fn xla_props() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_xla-props"))
-}
 
 /// A normalization, then the quantization residual: before optimization
 /// there is no fusion, and each instruction alone agrees under a backend
@@ -23,21 +21,9 @@ const RESIDUAL: &str = include_str!("data/residual.hlo");
 #[test]
 fn an_elided_round_trip_across_instructions_is_a_composition_mismatch() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("residual.hlo");
-    std::fs::write(&file, RESIDUAL).unwrap();
-    let out = xla_props()
-        .args([
-            "compare",
-            file.to_str().unwrap(),
-            "--backend",
-            "mutant:elide-convert-pair",
-            "--seed",
-            "3",
-        ])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let file = write(dir.path(), "residual.hlo", RESIDUAL);
+    let elide = "mutant:elide-convert-pair";
+    let stdout = exits(&run_on("compare", &file, elide, &["--seed", "3"]), 1);
     assert!(
         stdout.contains("composition: every one of 10 units agrees"),
         "{stdout}"
@@ -45,24 +31,9 @@ fn an_elided_round_trip_across_instructions_is_a_composition_mismatch() {
     assert!(!stdout.contains("amplified"), "{stdout}");
 
     let iso = dir.path().join("iso");
-    let out = xla_props()
-        .args([
-            "isolate",
-            file.to_str().unwrap(),
-            "--backend",
-            "mutant:elide-convert-pair",
-            "--seed",
-            "3",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&iso)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(iso.join("report.json")).unwrap()).unwrap();
+    let extra = ["--seed", "3", "--quiet", "--out", iso.to_str().unwrap()];
+    exits(&run_on("isolate", &file, elide, &extra), 1);
+    let report = read_json(&iso.join("report.json"));
     assert_eq!(report["mismatch"], "composition");
     assert_eq!(report["certificate"]["kind"], "composition");
     // the smallest region that departs whole: the residual and what feeds it,
@@ -82,27 +53,10 @@ fn an_elided_round_trip_across_instructions_is_a_composition_mismatch() {
 #[test]
 fn an_agreeing_module_leaves_a_report_too() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("residual.hlo");
-    std::fs::write(&file, RESIDUAL).unwrap();
+    let file = write(dir.path(), "residual.hlo", RESIDUAL);
     let iso = dir.path().join("iso");
-    let out = xla_props()
-        .args([
-            "isolate",
-            file.to_str().unwrap(),
-            "--backend",
-            "interpreter",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&iso)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let extra = ["--quiet", "--out", iso.to_str().unwrap()];
+    exits(&run_on("isolate", &file, "interpreter", &extra), 0);
     let md = std::fs::read_to_string(iso.join("report.md")).unwrap();
     assert!(md.contains("nothing to isolate"), "{md}");
 }
@@ -128,15 +82,10 @@ ENTRY e {
     let actual = interp.compile(&m).unwrap().execute(&args).unwrap();
     let expected = evaluate(&m, &args).unwrap();
     let reference = Oracle::Exact.all_values(&m, &args).unwrap();
-    let c = certify(
-        &m,
-        &args,
-        &expected,
-        &actual,
-        &reference,
-        &Tested::new(&interp),
-    )
-    .unwrap();
+    let tested = Tested::new(&interp);
+    let certificate_of =
+        |actual: &[Literal]| certify(&m, &args, &expected, actual, &reference, &tested).unwrap();
+    let c = certificate_of(&actual);
     // the backend's own run: every unit legal on the operands it got there
     assert!(matches!(c, Certificate::Amplified(_)), "{c}");
     assert_eq!(c.explanation().units, 4);
@@ -150,15 +99,7 @@ ENTRY e {
     let mut moved = actual.clone();
     let v = moved[0].get_f64(5);
     moved[0].set_f64(5, v * 1.5 + 1.0);
-    let c = certify(
-        &m,
-        &args,
-        &expected,
-        &moved,
-        &reference,
-        &Tested::new(&interp),
-    )
-    .unwrap();
+    let c = certificate_of(&moved);
     assert!(matches!(c, Certificate::Composition(_)), "{c}");
     assert_eq!((c.explanation().beyond, c.explanation().element), (1, 5));
 }

@@ -1,10 +1,8 @@
 //! `xla-props backends` and `xla-props eval` through the built binary.
 
-use std::process::Command;
+mod common;
 
-fn xla_props() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_xla-props"))
-}
+use common::cli::{fails_with, xla_props};
 
 #[test]
 fn backends_lists_availability() {
@@ -72,41 +70,35 @@ fn backends_verbose_names_each_plugins_xla_revision() {
 }
 
 #[test]
-fn backends_says_why_xla_cpu_is_unavailable() {
-    let out = xla_props()
-        .arg("backends")
-        .env("XLA_PJRT_PLUGIN", "/nonexistent/plugin.so")
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    let xla = text
-        .lines()
-        .find(|l| l.starts_with("xla-cpu "))
-        .expect("an xla-cpu line");
-    assert!(
-        xla.contains("unavailable: XLA_PJRT_PLUGIN=/nonexistent/plugin.so is not a file"),
-        "{text}"
-    );
-}
-
-#[test]
-fn backends_says_why_iree_cpu_is_unavailable() {
-    let out = xla_props()
-        .arg("backends")
-        .env("IREE_TOOLS_DIR", "/nonexistent/iree")
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    let iree = text
-        .lines()
-        .find(|l| l.starts_with("iree-cpu "))
-        .expect("an iree-cpu line");
-    assert!(
-        iree.contains("unavailable: IREE_TOOLS_DIR=/nonexistent/iree lacks iree-compile"),
-        "{text}"
-    );
+fn backends_says_why_a_plugin_is_unavailable() {
+    // (variable, its value, the backend's line, why it is unavailable)
+    for (var, value, line, why) in [
+        (
+            "XLA_PJRT_PLUGIN",
+            "/nonexistent/plugin.so",
+            "xla-cpu ",
+            "unavailable: XLA_PJRT_PLUGIN=/nonexistent/plugin.so is not a file",
+        ),
+        (
+            "IREE_TOOLS_DIR",
+            "/nonexistent/iree",
+            "iree-cpu ",
+            "unavailable: IREE_TOOLS_DIR=/nonexistent/iree lacks iree-compile",
+        ),
+    ] {
+        let out = xla_props()
+            .arg("backends")
+            .env(var, value)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        let found = text
+            .lines()
+            .find(|l| l.starts_with(line))
+            .unwrap_or_else(|| panic!("a {line}line in {text}"));
+        assert!(found.contains(why), "{text}");
+    }
 }
 
 #[test]
@@ -115,12 +107,10 @@ fn eval_with_an_unknown_backend_exits_2_and_lists_backends() {
         .args(["eval", "no-such-file.hlo", "--backend", "warp-drive"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("unknown backend `warp-drive`"), "{err}");
-    assert!(
-        err.contains("interpreter") && err.contains("xla-cpu"),
-        "{err}"
+    fails_with(
+        &out,
+        2,
+        &["unknown backend `warp-drive`", "interpreter", "xla-cpu"],
     );
     assert!(out.stdout.is_empty());
 }
@@ -132,7 +122,5 @@ fn eval_with_an_unavailable_backend_exits_2_and_says_why() {
         .env("XLA_PJRT_PLUGIN", "/nonexistent/plugin.so")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("backend `xla-cpu` is unavailable"), "{err}");
+    fails_with(&out, 2, &["backend `xla-cpu` is unavailable"]);
 }

@@ -1,24 +1,32 @@
 //! `xla-props compare` through the built binary.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+use std::path::Path;
+
+use common::cli::{read_json, run, write};
+
+/// `compare FILE --backend interpreter --json OUT EXTRA...` in `dir`, which
+/// must exit 0: its stdout, stderr and the JSON it wrote.
+fn compare_json(dir: &Path, file: &Path, extra: &[&str]) -> (String, String, serde_json::Value) {
+    let json = dir.join("out.json");
+    let mut args = on_interpreter(file, &["--json", json.to_str().unwrap()]);
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    (stdout, stderr, read_json(&json))
 }
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+/// `compare FILE --backend interpreter EXTRA...`.
+fn on_interpreter<'a>(file: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "compare",
+        file.to_str().unwrap(),
+        "--backend",
+        "interpreter",
+    ];
+    args.extend_from_slice(extra);
+    args
 }
 
 const SQRT_DIFF: &str = "HloModule sqrt_diff
@@ -47,21 +55,8 @@ ENTRY main {
 fn agreement_exits_zero_and_writes_json() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), "sqrt.hlo", SQRT_DIFF);
-    let json = dir.path().join("out.json");
-    let (code, stdout, stderr) = run(&[
-        "compare",
-        f.to_str().unwrap(),
-        "--backend",
-        "interpreter",
-        "--seed",
-        "3",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (stdout, _, v) = compare_json(dir.path(), &f, &["--seed", "3"]);
     assert!(stdout.contains("agree: 64 elements"), "{stdout}");
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["verdict"]["verdict"], "agree");
     assert_eq!(v["inputs"]["rejection_sampling_used"], false);
     assert_eq!(v["reference_nonfinite_outputs"], 0);
@@ -75,19 +70,8 @@ fn agreement_exits_zero_and_writes_json() {
 fn rejection_sampling_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), "sq.hlo", LOG_SQUARE_MINUS_ONE);
-    let json = dir.path().join("out.json");
-    let (code, stdout, stderr) = run(&[
-        "compare",
-        f.to_str().unwrap(),
-        "--backend",
-        "interpreter",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (stdout, _, v) = compare_json(dir.path(), &f, &[]);
     assert!(stdout.contains("rejection sampling used"), "{stdout}");
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["inputs"]["rejection_sampling_used"], true);
     assert_eq!(v["reference_nonfinite_outputs"], 0);
 }
@@ -96,30 +80,28 @@ fn rejection_sampling_is_reported() {
 fn errors_exit_two_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), "sqrt.hlo", SQRT_DIFF);
-    let (code, _, stderr) = run(&["compare", f.to_str().unwrap(), "--backend", "nope"]);
-    assert_eq!(code, 2);
-    assert!(stderr.contains("unknown backend `nope`"), "{stderr}");
-    let (code, _, stderr) = run(&["compare", "/nonexistent/x.hlo", "--backend", "interpreter"]);
-    assert_eq!(code, 2);
-    assert!(stderr.contains("cannot read"), "{stderr}");
     let bad = write(
         dir.path(),
         "bad.hlo",
         "HloModule m\n\nENTRY main {\n  ROOT x = f32[ parameter(0)\n}\n",
     );
-    let (code, _, stderr) = run(&["compare", bad.to_str().unwrap(), "--backend", "interpreter"]);
-    assert_eq!(code, 2);
-    assert!(stderr.contains("bad.hlo:"), "{stderr}");
-    let (code, _, stderr) = run(&[
-        "compare",
-        f.to_str().unwrap(),
-        "--backend",
-        "interpreter",
-        "--distribution",
-        "gaussian",
-    ]);
-    assert_eq!(code, 2);
-    assert!(stderr.contains("unknown distribution"), "{stderr}");
+    let (f, bad) = (f.to_str().unwrap(), bad.to_str().unwrap());
+    for (args, needle) in [
+        (vec![f, "--backend", "nope"], "unknown backend `nope`"),
+        (
+            vec!["/nonexistent/x.hlo", "--backend", "interpreter"],
+            "cannot read",
+        ),
+        (vec![bad, "--backend", "interpreter"], "bad.hlo:"),
+        (
+            vec![f, "--backend", "interpreter", "--distribution", "gaussian"],
+            "unknown distribution",
+        ),
+    ] {
+        let (code, _, stderr) = run(["compare"].iter().chain(&args));
+        assert_eq!(code, 2);
+        assert!(stderr.contains(needle), "{stderr}");
+    }
 }
 
 /// `--arg` reads the inputs: the values given are the ones compared (a
@@ -134,20 +116,7 @@ fn arg_files_are_the_inputs() {
     std::fs::write(&x, bytes(1.0)).unwrap();
     std::fs::write(&y, bytes(5.0)).unwrap();
     let digests = |extra: &[&str]| {
-        let json = dir.path().join("out.json");
-        let mut args = vec![
-            "compare",
-            f.to_str().unwrap(),
-            "--backend",
-            "interpreter",
-            "--json",
-            json.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        let (code, stdout, stderr) = run(&args);
-        assert_eq!(code, 0, "{stdout}{stderr}");
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let (stdout, stderr, v) = compare_json(dir.path(), &f, extra);
         (v["input_digests"].clone(), stderr + &stdout)
     };
     let (given, text) = digests(&["--arg", x.to_str().unwrap(), "--arg", y.to_str().unwrap()]);
@@ -158,13 +127,6 @@ fn arg_files_are_the_inputs() {
     assert_eq!(given.as_array().map(Vec::len), Some(2));
     assert_ne!(given, generated);
     // one file for two parameters is a located error
-    let (code, _, stderr) = run(&[
-        "compare",
-        f.to_str().unwrap(),
-        "--backend",
-        "interpreter",
-        "--arg",
-        x.to_str().unwrap(),
-    ]);
+    let (code, _, stderr) = run(on_interpreter(&f, &["--arg", x.to_str().unwrap()]));
     assert_eq!(code, 2, "{stderr}");
 }

@@ -5,9 +5,11 @@
 //! uses), and its outcome is the one the suite's harness reports for the
 //! same case.
 
-use std::process::Command;
+mod common;
+
 use std::sync::Arc;
 
+use common::cli::{fails_with, read_json, xla_props};
 use xla_props::backend::create;
 use xla_props::hlo::{ElementType, Opcode};
 use xla_props::inputs::Distribution;
@@ -90,14 +92,13 @@ fn compare_case_replays_the_suites_inputs_and_verdict() {
         for case in cases {
             let name = case.to_string();
             let json = dir.path().join("c.json");
-            let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
+            let out = xla_props()
                 .args(["compare", "--case", &name, "--json"])
                 .arg(&json)
                 .output()
                 .unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
-            let v: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            let v = read_json(&json);
             let got: Vec<String> = v["input_digests"]
                 .as_array()
                 .unwrap()
@@ -126,7 +127,7 @@ fn compare_case_replays_the_suites_inputs_and_verdict() {
 
 #[test]
 fn compare_case_rejects_a_bad_name_with_a_located_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
+    let out = xla_props()
         .args([
             "compare",
             "--case",
@@ -134,8 +135,6 @@ fn compare_case_rejects_a_bad_name_with_a_located_error() {
         ])
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("--case vs_reference::nope"), "{stderr}");
+    let stderr = fails_with(&out, 2, &["--case vs_reference::nope"]);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }

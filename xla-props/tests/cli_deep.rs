@@ -2,12 +2,11 @@
 //! output masks a miscompiled fusion: the bug is still reported, with its
 //! fusion and instruction, while the whole-module verdict stays "agree".
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn xla_props() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_xla-props"))
-}
+use std::path::Path;
+
+use common::cli::{read_json, text, write, xla_props};
 
 /// `(p + 1000) + 2^-30 * (x - f32(f16(x)))`: the feedback term is below half
 /// an ULP of the sum, so eliding the round trip inside fusion `f` (which
@@ -35,52 +34,36 @@ ENTRY main {
 }
 ";
 
-fn write(dir: &Path) -> std::path::PathBuf {
-    let p = dir.join("masked.hlo");
-    std::fs::write(&p, MASKED).unwrap();
-    p
-}
-
-fn text(out: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+/// `SUBCOMMAND DIR/masked.hlo ARGS...` (writing [`MASKED`] there), which
+/// must exit with `code`: its stdout and stderr together.
+fn run(dir: &Path, subcommand: &str, args: &[&str], code: i32) -> String {
+    let hlo = write(dir, "masked.hlo", MASKED);
+    let out = xla_props()
+        .arg(subcommand)
+        .arg(&hlo)
+        .args(args)
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(code), "{t}");
+    t
 }
 
 #[test]
 fn compare_deep_reports_the_masked_fusion_and_exits_1() {
     let dir = tempfile::tempdir().unwrap();
-    let hlo = write(dir.path());
     let backend = ["--backend", "mutant:elide-convert-pair"];
     // without --deep the output agrees: exit 0
-    let plain = xla_props()
-        .arg("compare")
-        .arg(&hlo)
-        .args(backend)
-        .output()
-        .unwrap();
-    assert_eq!(plain.status.code(), Some(0), "{}", text(&plain));
+    run(dir.path(), "compare", &backend, 0);
     let json = dir.path().join("deep.json");
-    let out = xla_props()
-        .arg("compare")
-        .arg(&hlo)
-        .args(backend)
-        .arg("--deep")
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let deep = [&backend[..], &["--deep", "--json", json.to_str().unwrap()]].concat();
+    let t = run(dir.path(), "compare", &deep, 1);
     assert!(t.contains("agree"), "{t}");
     assert!(
         t.contains("local disagreement: fusion `f` (computation `feedback`): `back` (convert) of h (convert)"),
         "{t}"
     );
-    let j: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let j = read_json(&json);
     assert_eq!(j["output_agrees"], true, "{j}");
     let local = j["local_disagreements"].as_array().unwrap();
     assert_eq!(local.len(), 1, "{j}");
@@ -93,20 +76,21 @@ fn compare_deep_reports_the_masked_fusion_and_exits_1() {
 #[test]
 fn compare_deep_on_a_correct_backend_exits_0() {
     let dir = tempfile::tempdir().unwrap();
-    let hlo = write(dir.path());
     let json = dir.path().join("deep.json");
-    let out = xla_props()
-        .arg("compare")
-        .arg(&hlo)
-        .args(["--backend", "interpreter", "--deep", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{t}");
+    let t = run(
+        dir.path(),
+        "compare",
+        &[
+            "--backend",
+            "interpreter",
+            "--deep",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        0,
+    );
     assert!(t.contains("top-level instructions compared"), "{t}");
-    let j: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let j = read_json(&json);
     assert_eq!(j["output_agrees"], true);
     assert_eq!(j["local_disagreements"], serde_json::json!([]));
 }
@@ -114,25 +98,21 @@ fn compare_deep_on_a_correct_backend_exits_0() {
 #[test]
 fn isolate_names_the_masked_fusion_and_writes_a_reproducer() {
     let dir = tempfile::tempdir().unwrap();
-    let hlo = write(dir.path());
     let out_dir = dir.path().join("out");
-    let out = xla_props()
-        .arg("isolate")
-        .arg(&hlo)
-        .args(["--backend", "mutant:elide-convert-pair", "--quiet", "--out"])
-        .arg(&out_dir)
-        .output()
-        .unwrap();
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+    let args = [
+        "--backend",
+        "mutant:elide-convert-pair",
+        "--quiet",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ];
+    let t = run(dir.path(), "isolate", &args, 1);
     assert!(t.contains("masked downstream"), "{t}");
     assert!(
         t.contains("first diverging instruction `back` (convert)"),
         "{t}"
     );
-    let j: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
-            .unwrap();
+    let j = read_json(&out_dir.join("report.json"));
     assert_eq!(j["output_agrees"], true);
     assert_eq!(j["culprit"]["fusion"], "f");
     assert_eq!(j["culprit"]["instruction"], "back");
@@ -146,15 +126,8 @@ fn isolate_names_the_masked_fusion_and_writes_a_reproducer() {
 #[test]
 fn compare_deep_with_an_unknown_backend_exits_2() {
     let dir = tempfile::tempdir().unwrap();
-    let hlo = write(dir.path());
-    let out = xla_props()
-        .arg("compare")
-        .arg(&hlo)
-        .args(["--backend", "tpu-magic", "--deep"])
-        .output()
-        .unwrap();
-    let t = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{t}");
+    let unknown = ["--backend", "tpu-magic", "--deep"];
+    let t = run(dir.path(), "compare", &unknown, 2);
     assert!(t.contains("unknown backend `tpu-magic`"), "{t}");
     assert!(!t.contains("panicked"), "{t}");
 }

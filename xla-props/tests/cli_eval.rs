@@ -1,27 +1,50 @@
 //! `xla-props eval` through the built binary, on HLO text.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::cli::{exits, fails_with, text, write, xla_props};
 use xla_props::hlo::{ArrayShape, ElementType};
 use xla_props::literal::Literal;
-
-fn xla_props() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_xla-props"))
-}
 
 const ADD: &str = "HloModule add\n\nENTRY main {\n  x = f32[3] parameter(0)\n  y = f32[3] parameter(1)\n  ROOT s = f32[3] add(x, y)\n}\n";
 
 /// A fusion whose f16 intermediate must be rounded: (a + b) - a.
 const FUSED: &str = "HloModule fused\n\nfused_computation {\n  a = f16[2] parameter(0)\n  b = f16[2] parameter(1)\n  c = f16[2] add(a, b)\n  ROOT d = f16[2] subtract(c, a)\n}\n\nENTRY main {\n  x = f16[2] parameter(0)\n  y = f16[2] parameter(1)\n  ROOT f = f16[2] fusion(x, y), kind=kLoop, calls=fused_computation\n}\n";
 
+/// `sqrt(x - y)`: legal only where x >= y.
+const SQRT_DIFF: &str =
+    "HloModule m\n\nENTRY main {\n  x = f32[64] parameter(0)\n  y = f32[64] parameter(1)\n  \
+         d = f32[64] subtract(x, y)\n  ROOT r = f32[64] sqrt(d)\n}\n";
+
+/// An unknown opcode on line 4.
+const FROBNICATE: &str = "HloModule m\n\nENTRY main {\n  ROOT x = f32[2] frobnicate()\n}\n";
+
 fn f32s(v: &[f64]) -> Literal {
     Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![v.len() as i64]), v).unwrap()
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+/// `eval HLO --backend interpreter --arg ARG... EXTRA...`, run.
+fn eval(hlo: &Path, args: &[&Path], extra: &[&str]) -> Output {
+    let mut c = xla_props();
+    c.arg("eval").arg(hlo).args(["--backend", "interpreter"]);
+    for p in args {
+        c.arg("--arg").arg(p);
+    }
+    c.args(extra).output().unwrap()
+}
+
+/// Writes `lit` to `dir/name` as a `.npy` file or raw little-endian bytes,
+/// by the name's extension; returns the path.
+fn arg_file(dir: &Path, name: &str, lit: Literal) -> PathBuf {
     let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
+    if name.ends_with(".npy") {
+        lit.write_npy_file(&p).unwrap();
+    } else {
+        std::fs::write(&p, lit.to_le_bytes()).unwrap();
+    }
     p
 }
 
@@ -29,25 +52,9 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
 fn eval_summarizes_outputs() {
     let dir = tempfile::tempdir().unwrap();
     let hlo = write(dir.path(), "add.hlo", ADD);
-    let a = dir.path().join("a.bin");
-    std::fs::write(&a, f32s(&[1.0, 2.0, 3.0]).to_le_bytes()).unwrap();
-    let b = dir.path().join("b.npy");
-    f32s(&[10.0, 20.0, 30.0]).write_npy_file(&b).unwrap();
-    let out = xla_props()
-        .arg("eval")
-        .arg(&hlo)
-        .args(["--backend", "interpreter", "--arg"])
-        .arg(&a)
-        .arg("--arg")
-        .arg(&b)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let a = arg_file(dir.path(), "a.bin", f32s(&[1.0, 2.0, 3.0]));
+    let b = arg_file(dir.path(), "b.npy", f32s(&[10.0, 20.0, 30.0]));
+    let text = exits(&eval(&hlo, &[&a, &b], &[]), 0);
     assert!(text.contains("output 0: f32[3]"), "{text}");
     assert!(text.contains("values: [11, 22, 33]"), "{text}");
 }
@@ -57,28 +64,15 @@ fn eval_writes_outputs_by_extension() {
     let dir = tempfile::tempdir().unwrap();
     let hlo = write(dir.path(), "fused.hlo", FUSED);
     let h = |v: &[f64]| Literal::from_f64s(&ArrayShape::new(ElementType::F16, vec![2]), v).unwrap();
-    let x = dir.path().join("x.npy");
-    h(&[1.0, 1.0]).write_npy_file(&x).unwrap();
-    let y = dir.path().join("y.bin");
-    std::fs::write(&y, h(&[2f64.powi(-11), 3.0 * 2f64.powi(-11)]).to_le_bytes()).unwrap();
+    let x = arg_file(dir.path(), "x.npy", h(&[1.0, 1.0]));
+    let y = arg_file(
+        dir.path(),
+        "y.bin",
+        h(&[2f64.powi(-11), 3.0 * 2f64.powi(-11)]),
+    );
     for name in ["o.npy", "o.bin"] {
         let o = dir.path().join(name);
-        let out = xla_props()
-            .arg("eval")
-            .arg(&hlo)
-            .args(["--backend", "interpreter", "--arg"])
-            .arg(&x)
-            .arg("--arg")
-            .arg(&y)
-            .arg("--out")
-            .arg(&o)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        exits(&eval(&hlo, &[&x, &y], &["--out", o.to_str().unwrap()]), 0);
         let back = Literal::read_arg_file(&o, &ArrayShape::new(ElementType::F16, vec![2])).unwrap();
         // f16 rounds after every op inside the fusion: 1 + 2^-11 ties to 1
         assert_eq!(back.to_f64_vec(), vec![0.0, 2f64.powi(-9)], "{name}");
@@ -89,20 +83,8 @@ fn eval_writes_outputs_by_extension() {
 fn eval_without_arg_runs_on_generated_legal_inputs_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     // sqrt(x - y): legal only where x >= y, which the generator must respect
-    let hlo = write(
-        dir.path(),
-        "sqrt.hlo",
-        "HloModule m\n\nENTRY main {\n  x = f32[64] parameter(0)\n  y = f32[64] parameter(1)\n  \
-         d = f32[64] subtract(x, y)\n  ROOT r = f32[64] sqrt(d)\n}\n",
-    );
-    let run = |seed: &str| {
-        xla_props()
-            .arg("eval")
-            .arg(&hlo)
-            .args(["--backend", "interpreter", "--seed", seed])
-            .output()
-            .unwrap()
-    };
+    let hlo = write(dir.path(), "sqrt.hlo", SQRT_DIFF);
+    let run = |seed: &str| eval(&hlo, &[], &["--seed", seed]);
     let out = run("3");
     let (text, err) = (
         String::from_utf8_lossy(&out.stdout),
@@ -127,49 +109,27 @@ fn eval_without_arg_runs_on_generated_legal_inputs_and_says_so() {
 fn eval_argument_errors_exit_2_and_name_the_parameter() {
     let dir = tempfile::tempdir().unwrap();
     let hlo = write(dir.path(), "add.hlo", ADD);
-    let a = dir.path().join("a.bin");
-    std::fs::write(&a, f32s(&[1.0, 2.0, 3.0]).to_le_bytes()).unwrap();
+    let a = arg_file(dir.path(), "a.bin", f32s(&[1.0, 2.0, 3.0]));
     let short = dir.path().join("short.bin");
     std::fs::write(&short, [0u8; 6]).unwrap();
-    let run = |args: &[&Path]| {
-        let mut c = xla_props();
-        c.arg("eval").arg(&hlo).args(["--backend", "interpreter"]);
-        for p in args {
-            c.arg("--arg").arg(p);
-        }
-        c.output().unwrap()
-    };
-    let out = run(&[&a]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("takes 2 arguments"), "{err}");
-    let out = run(&[&a, &short]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("parameter 1 (`y`)") && err.contains("12"),
-        "{err}"
+    fails_with(&eval(&hlo, &[&a], &[]), 2, &["takes 2 arguments"]);
+    fails_with(
+        &eval(&hlo, &[&a, &short], &[]),
+        2,
+        &["parameter 1 (`y`)", "12"],
     );
 }
 
 #[test]
 fn eval_of_a_malformed_module_exits_2_with_a_location() {
     let dir = tempfile::tempdir().unwrap();
-    let hlo = write(
-        dir.path(),
-        "bad.hlo",
-        "HloModule m\n\nENTRY main {\n  ROOT x = f32[2] frobnicate()\n}\n",
-    );
-    let out = xla_props()
-        .arg("eval")
-        .arg(&hlo)
-        .args(["--backend", "interpreter"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.hlo:4:"), "{err}");
+    let hlo = write(dir.path(), "bad.hlo", FROBNICATE);
+    fails_with(&eval(&hlo, &[], &[]), 2, &["bad.hlo:4:"]);
 }
+
+/// A replay: the reproducer, the subcommand, more arguments, whether it
+/// exits 0, and what it says.
+type Replay<'a> = (&'a Path, &'a str, &'a [&'a str], bool, &'a [&'a str]);
 
 /// A reproducer with pinned inputs (`inputs=inline`) replays on them with no
 /// `--arg`, whatever the generator draws (eval, compare and bisect-passes
@@ -179,64 +139,61 @@ fn a_reproducer_runs_on_its_own_inputs() {
     let dir = tempfile::tempdir().unwrap();
     let body =
         "HloModule m\n\nENTRY main {\n  x = f32[3] parameter(0)\n  ROOT n = f32[3] negate(x)\n}\n";
-    let inline = write(
-        dir.path(),
-        "inline.hlotest",
-        &format!("// run: backends=interpreter inputs=inline\n// expect: agree\n// arg: f32[3] 1.5 -2 7\n{body}"),
-    );
-    let run = |args: &[&str], file: &Path| {
+    let [inline, seeded, bad] = [
+        (
+            "inline",
+            "inline\n// expect: agree\n// arg: f32[3] 1.5 -2 7",
+        ),
+        ("seeded", "seed:0\n// expect: agree"),
+        ("bad", "inline\n// expect: agree\n// arg: f32[3] 1 2"),
+    ]
+    .map(|(name, header)| {
+        let text = format!("// run: backends=interpreter inputs={header}\n{body}");
+        write(dir.path(), &format!("{name}.hlotest"), &text)
+    });
+    let a = arg_file(dir.path(), "a.npy", f32s(&[4.0, 5.0, 6.0]));
+    let cases: [Replay; 5] = [
+        (
+            &inline,
+            "eval",
+            &[],
+            true,
+            &["values: [-1.5, 2, -7]", "the reproducer's own inputs"],
+        ),
+        (
+            &inline,
+            "compare",
+            &[],
+            true,
+            &["inputs: 1 arguments the reproducer brings"],
+        ),
+        (
+            &inline,
+            "eval",
+            &["--arg", a.to_str().unwrap()],
+            true,
+            &["values: [-4, -5, -6]"],
+        ),
+        (&seeded, "eval", &[], true, &["generated legal inputs"]),
+        // a malformed reproducer is a located error, not a silent draw
+        (&bad, "eval", &[], false, &["bad.hlotest"]),
+    ];
+    for (file, subcommand, more, succeeds, says) in cases {
         let out = xla_props()
-            .arg(args[0])
+            .arg(subcommand)
             .arg(file)
-            .args(&args[1..])
+            .args(["--backend", "interpreter"])
+            .args(more)
             .output()
             .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.code(), text)
-    };
-    let (code, text) = run(&["eval", "--backend", "interpreter"], &inline);
-    assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("values: [-1.5, 2, -7]"), "{text}");
-    assert!(text.contains("the reproducer's own inputs"), "{text}");
-    let (code, text) = run(&["compare", "--backend", "interpreter"], &inline);
-    assert_eq!(code, Some(0), "{text}");
-    assert!(
-        text.contains("inputs: 1 arguments the reproducer brings"),
-        "{text}"
-    );
-    let a = dir.path().join("a.npy");
-    f32s(&[4.0, 5.0, 6.0]).write_npy_file(&a).unwrap();
-    let (code, text) = run(
-        &[
-            "eval",
-            "--backend",
-            "interpreter",
-            "--arg",
-            a.to_str().unwrap(),
-        ],
-        &inline,
-    );
-    assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("values: [-4, -5, -6]"), "{text}");
-    let seeded = write(
-        dir.path(),
-        "seeded.hlotest",
-        &format!("// run: backends=interpreter inputs=seed:0\n// expect: agree\n{body}"),
-    );
-    let (code, text) = run(&["eval", "--backend", "interpreter"], &seeded);
-    assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("generated legal inputs"), "{text}");
-    // a malformed reproducer is a located error, not a silent draw
-    let bad = write(
-        dir.path(),
-        "bad.hlotest",
-        &format!("// run: backends=interpreter inputs=inline\n// expect: agree\n// arg: f32[3] 1 2\n{body}"),
-    );
-    let (code, text) = run(&["eval", "--backend", "interpreter"], &bad);
-    assert_ne!(code, Some(0), "{text}");
-    assert!(text.contains("bad.hlotest"), "{text}");
+        let text = text(&out);
+        if succeeds {
+            assert_eq!(out.status.code(), Some(0), "{text}");
+        } else {
+            assert_ne!(out.status.code(), Some(0), "{text}");
+        }
+        for needle in says {
+            assert!(text.contains(needle), "{text}");
+        }
+    }
 }

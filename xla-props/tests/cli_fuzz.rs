@@ -1,32 +1,24 @@
 //! `xla-props fuzz` through the built binary.
 
-use std::process::Command;
+mod common;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+use std::path::Path;
+
+use common::cli::{closed_stdout_is_not_a_panic, run, xla_props};
+
+/// `fuzz --backend BACKEND --time SECONDS EXTRA... --out OUT`.
+fn fuzz(backend: &str, seconds: &str, extra: &[&str], out: &Path) -> (i32, String, String) {
+    let mut args = vec!["fuzz", "--backend", backend, "--time", seconds];
+    args.extend_from_slice(extra);
+    args.extend(["--out", out.to_str().unwrap()]);
+    run(args)
 }
 
 #[test]
 fn unknown_backend_is_exit_2_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let (code, _, err) = run(&[
-        "fuzz",
-        "--backend",
-        "tpu-magic",
-        "--time",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, _, err) = fuzz("tpu-magic", "1", &[], &out);
     assert_eq!(code, 2);
     assert!(err.contains("unknown backend `tpu-magic`"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -36,17 +28,7 @@ fn unknown_backend_is_exit_2_with_one_line() {
 fn a_short_run_on_the_interpreter_finds_nothing_and_reports_progress() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "fuzz",
-        "--backend",
-        "interpreter",
-        "--time",
-        "2",
-        "--seed",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, stdout, stderr) = fuzz("interpreter", "2", &["--seed", "3"], &out);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let last = stdout.lines().last().unwrap_or("");
     assert!(last.starts_with("fuzz: "), "{stdout}");
@@ -63,20 +45,19 @@ fn a_short_run_on_the_interpreter_finds_nothing_and_reports_progress() {
 fn finds(mutation: &str, programs: u32) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "fuzz",
-        "--backend",
+    let programs = programs.to_string();
+    let (code, stdout, stderr) = fuzz(
         &format!("mutant:{mutation}"),
-        "--time",
         "600",
-        "--programs",
-        &programs.to_string(),
-        "--seed",
-        "1",
-        "--stop-at-first-failure",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+        &[
+            "--programs",
+            &programs,
+            "--seed",
+            "1",
+            "--stop-at-first-failure",
+        ],
+        &out,
+    );
     assert_eq!(code, 1, "{mutation} not found: {stdout}{stderr}");
     assert!(stdout.contains("first failure: program "), "{stdout}");
     let files: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
@@ -118,21 +99,14 @@ fn finds_representative_mutations_of_the_catalogue() {
 
 #[test]
 fn a_closed_stdout_is_not_a_panic() {
-    use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xla-props"))
-        .args(["fuzz", "--backend", "mutant:bf16-convert-truncates"])
-        .args(["--time", "600", "--programs", "50", "--seed", "1", "--out"])
-        .arg(dir.path().join("out"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    closed_stdout_is_not_a_panic(
+        xla_props()
+            .args(["fuzz", "--backend", "mutant:bf16-convert-truncates"])
+            .args(["--time", "600", "--programs", "50", "--seed", "1", "--out"])
+            .arg(dir.path().join("out")),
+        1,
+    );
 }
 
 #[test]
@@ -140,17 +114,7 @@ fn a_bad_shard_is_exit_2_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     for shard in ["0/2", "3/2", "two"] {
-        let (code, _, err) = run(&[
-            "fuzz",
-            "--backend",
-            "interpreter",
-            "--time",
-            "1",
-            "--shard",
-            shard,
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let (code, _, err) = fuzz("interpreter", "1", &["--shard", shard], &out);
         assert_eq!(code, 2, "{shard}: {err}");
         assert!(err.contains(&format!("invalid shard `{shard}`")), "{err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -161,21 +125,8 @@ fn a_bad_shard_is_exit_2_with_one_line() {
 fn a_sharded_campaign_says_which_programs_it_grows() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "fuzz",
-        "--backend",
-        "interpreter",
-        "--time",
-        "30",
-        "--programs",
-        "5",
-        "--seed",
-        "3",
-        "--shard",
-        "2/4",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let extra = ["--programs", "5", "--seed", "3", "--shard", "2/4"];
+    let (code, stdout, stderr) = fuzz("interpreter", "30", &extra, &out);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
         stderr.contains("fuzz shard 2/4: programs 1, 5, ... of seed 3's run"),

@@ -1,10 +1,25 @@
 //! `xla-props isolate` through the built binary: exit codes and files.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
-fn xla_props() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_xla-props"))
+use common::cli::{closed_stdout_is_not_a_panic, exits, fails_with, read_json, write, xla_props};
+
+/// An infeed, which no backend here runs.
+const INFEED: &str = "HloModule m\nENTRY main {\n  t = token[] after-all()\n  i = (f32[2], token[]) infeed(t)\n  ROOT r = f32[2] get-tuple-element(i), index=0\n}\n";
+
+/// `isolate HLO --backend BACKEND --quiet EXTRA... --out OUT`, not run yet.
+fn isolate(hlo: &Path, backend: &str, extra: &[&str], out: &Path) -> Command {
+    let mut cmd = xla_props();
+    cmd.arg("isolate")
+        .arg(hlo)
+        .args(["--backend", backend, "--quiet"])
+        .args(extra)
+        .arg("--out")
+        .arg(out);
+    cmd
 }
 
 /// `p + (x - f32(f16(x)))`, the quantization residual in its own fusion.
@@ -26,37 +41,15 @@ ENTRY main {
 }
 ";
 
-fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
 #[test]
 fn an_agreeing_module_exits_0_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let hlo = write(dir.path(), "quant.hlo", QUANT);
-    let out = xla_props()
-        .arg("isolate")
-        .arg(&hlo)
-        .args([
-            "--backend",
-            "interpreter",
-            "--quiet",
-            "--seed",
-            "3",
-            "--out",
-        ])
-        .arg(dir.path().join("out"))
+    let out_dir = dir.path().join("out");
+    let out = isolate(&hlo, "interpreter", &["--seed", "3"], &out_dir)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = exits(&out, 0);
     assert!(stdout.contains("agrees with `reference`"), "{stdout}");
     assert!(stdout.contains("nothing to isolate"), "{stdout}");
     // an isolation always leaves its report, also with nothing to isolate
@@ -69,59 +62,34 @@ fn an_agreeing_module_exits_0_and_says_so() {
 fn a_malformed_file_exits_2_with_its_location() {
     let dir = tempfile::tempdir().unwrap();
     let hlo = write(dir.path(), "bad.hlo", "HloModule m\nENTRY main {\n  x = f32[3] parameter(0)\n  ROOT y = f32[3] frobnicate(x)\n}\n");
-    let out = xla_props()
-        .arg("isolate")
-        .arg(&hlo)
-        .args(["--backend", "interpreter", "--quiet", "--out"])
-        .arg(dir.path().join("out"))
+    let out = isolate(&hlo, "interpreter", &[], &dir.path().join("out"))
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("bad.hlo:4:"), "{stderr}");
-    assert!(stderr.contains("frobnicate"), "{stderr}");
+    fails_with(&out, 2, &["bad.hlo:4:", "frobnicate"]);
 }
 
 #[test]
 fn an_unknown_backend_exits_2_listing_the_known_ones() {
     let dir = tempfile::tempdir().unwrap();
     let hlo = write(dir.path(), "quant.hlo", QUANT);
-    for flag in ["--backend", "--reference"] {
-        let mut cmd = xla_props();
-        cmd.arg("isolate")
-            .arg(&hlo)
-            .arg("--quiet")
-            .arg("--out")
-            .arg(dir.path());
-        if flag == "--reference" {
-            cmd.args(["--backend", "interpreter"]);
-        }
-        let out = cmd.args([flag, "tpu-magic"]).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("unknown backend `tpu-magic`"), "{stderr}");
-        assert!(stderr.contains("interpreter"), "{stderr}");
+    // an unknown `--backend`, and an unknown `--reference` beside a known one
+    for (backend, extra) in [
+        ("tpu-magic", &[][..]),
+        ("interpreter", &["--reference", "tpu-magic"][..]),
+    ] {
+        let out = isolate(&hlo, backend, extra, dir.path()).output().unwrap();
+        fails_with(&out, 2, &["unknown backend `tpu-magic`", "interpreter"]);
     }
 }
 
 #[test]
 fn an_unsupported_op_exits_2() {
     let dir = tempfile::tempdir().unwrap();
-    let hlo = write(
-        dir.path(),
-        "feed.hlo",
-        "HloModule m\nENTRY main {\n  t = token[] after-all()\n  i = (f32[2], token[]) infeed(t)\n  ROOT r = f32[2] get-tuple-element(i), index=0\n}\n",
-    );
-    let out = xla_props()
-        .arg("isolate")
-        .arg(&hlo)
-        .args(["--backend", "interpreter", "--quiet", "--out"])
-        .arg(dir.path().join("out"))
+    let hlo = write(dir.path(), "feed.hlo", INFEED);
+    let out = isolate(&hlo, "interpreter", &[], &dir.path().join("out"))
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("infeed"), "{stderr}");
+    let stderr = fails_with(&out, 2, &["infeed"]);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
@@ -131,33 +99,14 @@ fn a_disagreement_exits_1_and_writes_the_reproducer_and_reports() {
     let dir = tempfile::tempdir().unwrap();
     let hlo = write(dir.path(), "quant.hlo", QUANT);
     let out_dir = dir.path().join("out");
-    let out = xla_props()
-        .arg("isolate")
-        .arg(&hlo)
-        .args([
-            "--backend",
-            "buggy:elide-round-trip@residual",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&out_dir)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let backend = "buggy:elide-round-trip@residual";
+    let stdout = exits(&isolate(&hlo, backend, &[], &out_dir).output().unwrap(), 1);
     assert!(stdout.contains("culprit: fusion `f` (computation `residual`), first diverging instruction `back` (convert)"), "{stdout}");
     assert!(
         stdout.contains("vanishes when the fusion is split: true"),
         "{stdout}"
     );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
-            .unwrap();
+    let json = read_json(&out_dir.join("report.json"));
     assert_eq!(json["culprit"]["fusion"], "f");
     assert_eq!(json["culprit"]["instruction"], "back");
     assert_eq!(json["local"], true);
@@ -173,21 +122,11 @@ fn a_disagreement_exits_1_and_writes_the_reproducer_and_reports() {
 
 #[test]
 fn a_closed_stdout_is_not_a_panic() {
-    use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
     let hlo = write(dir.path(), "quant.hlo", QUANT);
-    let mut child = xla_props()
-        .arg("isolate")
-        .arg(&hlo)
-        .args(["--backend", "mutant:elide-convert-pair", "--quiet", "--out"])
-        .arg(dir.path().join("out"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    let out = dir.path().join("out");
+    closed_stdout_is_not_a_panic(
+        &mut isolate(&hlo, "mutant:elide-convert-pair", &[], &out),
+        1,
+    );
 }

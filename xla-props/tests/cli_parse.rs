@@ -40,150 +40,112 @@ fn prints_canonical_text() {
     assert!(out.stderr.is_empty());
 }
 
+/// `parse DIR/NAME` on `bytes` written there (None: no such file), which
+/// must exit 2 and print nothing: the path as the message shows it, and the
+/// message.
+fn rejected(name: &str, bytes: Option<&[u8]>) -> (String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = match bytes {
+        Some(bytes) => write(&dir, name, bytes),
+        None => dir.path().join(name),
+    };
+    let out = parse_file(&path);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    (path.display().to_string(), stderr(&out))
+}
+
 #[test]
 fn unknown_opcode_exits_2_with_location_and_caret() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write(
-        &dir,
+    let (path, err) = rejected(
         "bad.hlo",
-        b"HloModule m\nENTRY e {\n  ROOT x = f32[] frob()\n}\n",
+        Some(b"HloModule m\nENTRY e {\n  ROOT x = f32[] frob()\n}\n"),
     );
-    let out = parse_file(&path);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty());
     let want = format!(
-        "{}:3:18: unknown opcode `frob`\n  ROOT x = f32[] frob()\n                 ^\n",
-        path.display()
+        "{path}:3:18: unknown opcode `frob`\n  ROOT x = f32[] frob()\n                 ^\n"
     );
-    assert_eq!(stderr(&out), want);
+    assert_eq!(err, want);
 }
 
 #[test]
 fn undefined_operand_points_at_the_operand() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write(
-        &dir,
+    let (path, err) = rejected(
         "undef.hlo",
-        b"HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] add(p, q)\n}\n",
+        Some(
+            b"HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] add(p, q)\n}\n",
+        ),
     );
-    let out = parse_file(&path);
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
     let first = err.lines().next().unwrap();
     assert_eq!(
         first,
-        format!(
-            "{}:5:25: instruction `a` uses undefined operand `q`",
-            path.display()
-        )
+        format!("{path}:5:25: instruction `a` uses undefined operand `q`")
     );
 }
 
 #[test]
 fn invalid_utf8_exits_2_at_the_first_bad_byte() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write(
-        &dir,
+    let (path, err) = rejected(
         "bin.hlo",
-        b"HloModule m\nENTRY e {\n  ab\xc3\x28 = \n}\n",
+        Some(b"HloModule m\nENTRY e {\n  ab\xc3\x28 = \n}\n"),
     );
-    let out = parse_file(&path);
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
     assert!(
-        err.starts_with(&format!(
-            "{}:3:5: invalid utf-8 byte 0xc3\n",
-            path.display()
-        )),
+        err.starts_with(&format!("{path}:3:5: invalid utf-8 byte 0xc3\n")),
         "{err}"
     );
 }
 
 #[test]
 fn empty_file_exits_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write(&dir, "empty.hlo", b"");
-    let out = parse_file(&path);
-    assert_eq!(out.status.code(), Some(2));
+    let (path, err) = rejected("empty.hlo", Some(b""));
     assert!(
-        stderr(&out).starts_with(&format!(
-            "{}:1:1: expected `HloModule`, found end of file",
-            path.display()
+        err.starts_with(&format!(
+            "{path}:1:1: expected `HloModule`, found end of file"
         )),
-        "{}",
-        stderr(&out)
+        "{err}"
     );
 }
 
 #[test]
 fn deep_nesting_exits_2_without_crashing() {
-    let dir = tempfile::tempdir().unwrap();
     let src = format!(
         "HloModule m\nENTRY e {{\n  ROOT t = {}\n}}\n",
         "(".repeat(1_000_000)
     );
-    let path = write(&dir, "deep.hlo", src.as_bytes());
-    let out = parse_file(&path);
-    assert_eq!(out.status.code(), Some(2));
+    let (path, err) = rejected("deep.hlo", Some(src.as_bytes()));
     assert!(
-        stderr(&out).starts_with(&format!(
-            "{}:3:212: nesting deeper than 200 levels",
-            path.display()
-        )),
-        "{}",
-        stderr(&out)
+        err.starts_with(&format!("{path}:3:212: nesting deeper than 200 levels")),
+        "{err}"
     );
 }
 
 #[test]
 fn unreadable_file_exits_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("missing.hlo");
-    let out = parse_file(&path);
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert!(
-        err.starts_with(&format!("{}: cannot read: ", path.display())),
-        "{err}"
-    );
+    let (path, err) = rejected("missing.hlo", None);
+    assert!(err.starts_with(&format!("{path}: cannot read: ")), "{err}");
 }
 
 #[test]
 fn shape_mismatch_exits_2_naming_the_instruction() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write(
-        &dir,
+    let (path, err) = rejected(
         "bad_shape.hlo",
-        b"HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT wrong = f32[3] negate(p)\n}\n",
+        Some(b"HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT wrong = f32[3] negate(p)\n}\n"),
     );
-    let out = parse_file(&path);
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
     // FILE:LINE:COL of the instruction's definition: line 4, `wrong` at column 8
-    assert!(
-        err.starts_with(&format!("{}:4:8: ", path.display())),
-        "{err}"
-    );
+    assert!(err.starts_with(&format!("{path}:4:8: ")), "{err}");
     assert!(err.contains("'wrong'"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
 #[test]
 fn a_verifier_error_in_a_called_computation_is_located_there() {
-    let dir = tempfile::tempdir().unwrap();
     // `x` is defined in both computations; the bad one is the callee's
-    let path = write(
-        &dir,
+    let (path, err) = rejected(
         "bad_callee.hlo",
-        b"HloModule m\n\nf {\n  x = f32[2] parameter(0)\n  ROOT %y = f32[2] add(x, x, x)\n}\n\n\
+        Some(
+            b"HloModule m\n\nf {\n  x = f32[2] parameter(0)\n  ROOT %y = f32[2] add(x, x, x)\n}\n\n\
           ENTRY e {\n  x.0 = f32[2] parameter(0)\n  ROOT c = f32[2] call(x.0), to_apply=f\n}\n",
+        ),
     );
-    let out = parse_file(&path);
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert!(
-        err.starts_with(&format!("{}:5:8: ", path.display())),
-        "{err}"
-    );
+    assert!(err.starts_with(&format!("{path}:5:8: ")), "{err}");
     assert!(err.contains("'y'"), "{err}");
 }

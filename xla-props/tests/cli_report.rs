@@ -78,39 +78,36 @@ fn bad_json_is_exit_2() {
     assert!(err.contains("bad.json: not a results file"), "{err}");
 }
 
+/// `--compare` and `--isolation` files that are not what they should be.
 #[test]
-fn bad_compare_file_is_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = Path::new(DATA).join("results.json");
-    let old = dir.path().join("old.json");
-    std::fs::write(&old, "[]").unwrap();
-    let page = dir.path().join("r.html");
-    let err = one_line_error(&report(&[
-        results.as_os_str(),
-        "-o".as_ref(),
-        page.as_os_str(),
-        "--compare".as_ref(),
-        old.as_os_str(),
-    ]));
-    assert!(err.contains("old.json: not a results file"), "{err}");
-}
-
-#[test]
-fn bad_isolation_report_is_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let results = Path::new(DATA).join("results.json");
-    let iso = dir.path().join("report.json");
-    std::fs::write(&iso, "{\"culprit\": 7}").unwrap();
-    let page = dir.path().join("r.html");
-    let err = one_line_error(&report(&[
-        results.as_os_str(),
-        "-o".as_ref(),
-        page.as_os_str(),
-        "--isolation".as_ref(),
-        iso.as_os_str(),
-    ]));
-    assert!(
-        err.contains("report.json: not an isolation report"),
-        "{err}"
-    );
+fn bad_side_files_are_exit_2() {
+    // (flag, file name, its contents, what the error says)
+    for (flag, name, contents, says) in [
+        (
+            "--compare",
+            "old.json",
+            "[]",
+            "old.json: not a results file",
+        ),
+        (
+            "--isolation",
+            "report.json",
+            "{\"culprit\": 7}",
+            "report.json: not an isolation report",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let results = Path::new(DATA).join("results.json");
+        let side = dir.path().join(name);
+        std::fs::write(&side, contents).unwrap();
+        let page = dir.path().join("r.html");
+        let err = one_line_error(&report(&[
+            results.as_os_str(),
+            "-o".as_ref(),
+            page.as_os_str(),
+            flag.as_ref(),
+            side.as_os_str(),
+        ]));
+        assert!(err.contains(says), "{err}");
+    }
 }

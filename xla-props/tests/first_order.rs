@@ -3,11 +3,12 @@
 //! inside it (random well-typed programs on the interpreter), loops and
 //! deep chains keep it finite, and an elided rounding stays outside it.
 
+mod common;
+
 use xla_props::backend::{Backend, Interpreter};
 use xla_props::hlo::{parse_module, ArrayShape, ElementType, Module};
 use xla_props::inputs::{generate_inputs, Distribution, SplitMix};
 use xla_props::literal::Literal;
-use xla_props::programs::random_program;
 use xla_props::reference::{evaluate, first_order_bounds, Allowances, Bounds};
 
 fn run(b: &dyn Backend, m: &Module, args: &[Literal]) -> Option<Vec<Literal>> {
@@ -37,19 +38,11 @@ fn interpreter_results_lie_inside_the_first_order_bound_of_random_programs() {
     let allow = interp.numerics().allowances(false);
     let (mut checked, mut bounded, mut programs) = (0usize, 0usize, 0usize);
     let mut violations = Vec::new();
-    for seed in 0..300u64 {
-        let Ok(m) = random_program(seed, 10) else {
+    for (seed, m, args) in common::random_programs_with_inputs(0..300) {
+        let (Ok(expected), Some(actual)) = (evaluate(&m, &args), run(&interp, &m, &args)) else {
             continue;
         };
-        let Ok(inputs) = generate_inputs(&m, Distribution::Uniform, seed) else {
-            continue;
-        };
-        let (Ok(expected), Some(actual)) =
-            (evaluate(&m, &inputs.args), run(&interp, &m, &inputs.args))
-        else {
-            continue;
-        };
-        let Ok(bounds) = first_order_bounds(&m, &inputs.args, &allow) else {
+        let Ok(bounds) = first_order_bounds(&m, &args, &allow) else {
             continue;
         };
         programs += 1;
@@ -71,12 +64,7 @@ fn interpreter_results_lie_inside_the_first_order_bound_of_random_programs() {
         }
     }
     assert!(programs > 150, "only {programs} programs ran");
-    assert!(
-        violations.is_empty(),
-        "{} elements outside the bound:\n{}",
-        violations.len(),
-        violations.join("\n")
-    );
+    common::assert_none(&violations, "elements outside the bound");
     // tight enough to say something almost everywhere
     assert!(
         bounded * 10 >= checked * 9,

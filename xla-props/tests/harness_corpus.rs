@@ -9,6 +9,8 @@
 //! modules and backend rejections are for triage (the counts are in
 //! `tests/data/harnesses/README.md`).
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -156,12 +158,7 @@ fn every_harness_dump_parses_or_is_a_known_parse_gap() {
     for g in &gaps {
         eprintln!("known parse gap: {g}");
     }
-    assert!(
-        unexpected.is_empty(),
-        "{} dumps:\n{}",
-        unexpected.len(),
-        unexpected.join("\n")
-    );
+    common::assert_none(&unexpected, "dumps");
     for (k, _) in KNOWN_PARSE_GAPS {
         assert!(
             Path::new(DATA).join(k).is_file(),
@@ -255,10 +252,5 @@ fn compare_runs_on_every_harness_module_without_crashing() {
     for s in &summary {
         println!("{s}");
     }
-    assert!(
-        crashes.is_empty(),
-        "{} crashes of xla-props:\n{}",
-        crashes.len(),
-        crashes.join("\n")
-    );
+    common::assert_none(&crashes, "crashes of xla-props");
 }

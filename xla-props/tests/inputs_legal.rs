@@ -2,7 +2,7 @@
 //! exact reference (no non-finite output from finite legal inputs), for every
 //! distribution that wants finite results, over several seeds.
 
-use xla_props::hlo::parse_module;
+use xla_props::hlo::{parse_module, Module};
 use xla_props::inputs::{generate_inputs, Distribution};
 
 const FINITE: &[Distribution] = &[
@@ -36,6 +36,15 @@ const CASES: &[(&str, &str)] = &[
     ("erf-style branches: 1/|x| and log|x| only where |x| >= 1", "HloModule m\nENTRY e {\n  x = f32[1024] parameter(0)\n  ax = f32[1024] abs(x)\n  ob = f32[1024] broadcast(f32[] constant(1)), dimensions={}\n  small = pred[1024] compare(ax, ob), direction=LT\n  xx = f32[1024] multiply(x, x)\n  poly = f32[1024] multiply(xx, x)\n  nxx = f32[1024] negate(xx)\n  ex = f32[1024] exponential(nxx)\n  q = f32[1024] divide(ob, ax)\n  q2 = f32[1024] multiply(q, q)\n  q4 = f32[1024] multiply(q2, q2)\n  q8 = f32[1024] multiply(q4, q4)\n  q16 = f32[1024] multiply(q8, q8)\n  q32 = f32[1024] multiply(q16, q16)\n  t = f32[1024] multiply(ex, q32)\n  lg = f32[1024] log(ax)\n  t2 = f32[1024] add(t, lg)\n  ROOT r = f32[1024] select(small, poly, t2)\n}\n"),
     ("product chain below overflow", "HloModule m\nENTRY e {\n  a = f16[256] parameter(0)\n  b = f16[256] parameter(1)\n  c = f16[256] parameter(2)\n  d = f16[256] parameter(3)\n  p = f16[256] multiply(a, b)\n  q = f16[256] multiply(p, c)\n  ROOT r = f16[256] multiply(q, d)\n}\n"),
 ];
+
+/// The module of the case whose name starts with `name`.
+fn case(name: &str) -> Module {
+    let (_, text) = CASES
+        .iter()
+        .find(|c| c.0.starts_with(name))
+        .unwrap_or_else(|| panic!("no case {name}"));
+    parse_module(text).unwrap()
+}
 
 #[test]
 fn reference_outputs_are_finite_on_generated_inputs() {
@@ -93,14 +102,7 @@ fn index_and_shift_and_convert_classes() {
 
 #[test]
 fn normalized_indices_are_in_range_and_both_signs_occur() {
-    let m = parse_module(
-        CASES
-            .iter()
-            .find(|c| c.0.starts_with("index normalization before"))
-            .unwrap()
-            .1,
-    )
-    .unwrap();
+    let m = case("index normalization before");
     let mut negative = false;
     for seed in 0..16 {
         let g = generate_inputs(&m, Distribution::Uniform, seed).unwrap();
@@ -117,14 +119,7 @@ fn normalized_indices_are_in_range_and_both_signs_occur() {
 
 #[test]
 fn erf_style_branches_keep_both_sides_of_the_predicate() {
-    let m = parse_module(
-        CASES
-            .iter()
-            .find(|c| c.0.starts_with("erf-style"))
-            .unwrap()
-            .1,
-    )
-    .unwrap();
+    let m = case("erf-style");
     let g = generate_inputs(&m, Distribution::Uniform, 3).unwrap();
     let xs = g.args[0].to_f64_vec();
     assert!(xs.iter().any(|x| x.abs() < 1.0) && xs.iter().any(|x| x.abs() >= 1.0));

@@ -30,6 +30,11 @@ fn unary(op: &str, t: &str, n: usize) -> Module {
     ))
 }
 
+/// `m` compiled and run on `b`.
+fn run(b: &dyn Backend, m: &Module, args: &[Literal]) -> Vec<Literal> {
+    b.compile(m).unwrap().execute(args).unwrap()
+}
+
 fn bits(t: ElementType, bits: &[u64]) -> Literal {
     Literal::from_bits(&ArrayShape::new(t, vec![bits.len() as i64]), bits).unwrap()
 }
@@ -44,12 +49,8 @@ fn integer_and_float_ops_agree_with_the_interpreter_exactly() {
     let a = bits(ElementType::S32, &[1, 2, 3, 0xffff_fffe, 7]);
     let c = bits(ElementType::S32, &[5, 0x7fff_ffff, 9, 3, 0]);
     let args = [a, c];
-    let got = b.compile(&m).unwrap().execute(&args).unwrap();
-    let want = Interpreter::default()
-        .compile(&m)
-        .unwrap()
-        .execute(&args)
-        .unwrap();
+    let got = run(&b, &m, &args);
+    let want = run(&Interpreter::default(), &m, &args);
     assert_eq!(got.len(), 2);
     assert_eq!(got, want);
 }
@@ -85,6 +86,27 @@ fn batched_results_are_the_direct_results() {
     assert_eq!(out[1][0].as_ref().unwrap()[0].to_f64_vec(), vec![2.0, 3.0]);
 }
 
+/// Runs f32 negate, the two `culprits` and f32 sqrt as one batch: negate
+/// and sqrt of [4, 9] come back, and the culprits are left to run directly
+/// (and report their error).
+fn batch_around(b: &IreeBackend, culprits: [(&Module, &[Literal]); 2]) {
+    let neg = unary("negate", "f32", 2);
+    let sq = unary("sqrt", "f32", 2);
+    let x = [bits(ElementType::F32, &[0x4080_0000, 0x4110_0000])];
+    let requests =
+        [(&neg, &x[..]), culprits[0], culprits[1], (&sq, &x)].map(|(module, args)| BatchRequest {
+            module,
+            args: vec![args],
+        });
+    let out = b.execute_many(&requests, &|_| {});
+    assert_eq!(
+        out[0][0].as_ref().unwrap()[0].to_f64_vec(),
+        vec![-4.0, -9.0]
+    );
+    assert_eq!(out[3][0].as_ref().unwrap()[0].to_f64_vec(), vec![2.0, 3.0]);
+    assert!(out[1][0].is_none() && out[2][0].is_none());
+}
+
 #[test]
 fn a_batch_drops_the_module_its_compile_error_points_at() {
     let Some(b) = backend_or_skip() else { return };
@@ -97,29 +119,9 @@ fn a_batch_drops_the_module_its_compile_error_points_at() {
          window={size=2 stride=2}, to_apply=add\n}\n",
     );
     let skipped = unary("sqrt", "f8e4m3fn", 2);
-    let neg = unary("negate", "f32", 2);
-    let sq = unary("sqrt", "f32", 2);
-    let x2 = [bits(ElementType::F32, &[0x4080_0000, 0x4110_0000])];
     let x3 = [bits(ElementType::F32, &[0x3f80_0000, 0, 0x4000_0000])];
     let f8 = [bits(ElementType::F8E4M3Fn, &[0x38, 0x40])];
-    let requests = [
-        (&neg, &x2[..]),
-        (&rejected, &x3),
-        (&skipped, &f8),
-        (&sq, &x2),
-    ]
-    .map(|(module, args)| BatchRequest {
-        module,
-        args: vec![args],
-    });
-    let out = b.execute_many(&requests, &|_| {});
-    assert_eq!(
-        out[0][0].as_ref().unwrap()[0].to_f64_vec(),
-        vec![-4.0, -9.0]
-    );
-    assert_eq!(out[3][0].as_ref().unwrap()[0].to_f64_vec(), vec![2.0, 3.0]);
-    // the two culprits are left to run directly (and report their error)
-    assert!(out[1][0].is_none() && out[2][0].is_none());
+    batch_around(&b, [(&rejected, &x3), (&skipped, &f8)]);
     // one compile per culprit and one that succeeds; halving would take 7
     assert_eq!(b.compile_counts(), (3, 2));
 }
@@ -576,13 +578,9 @@ fn the_in_process_compiler_agrees_with_iree_compile() {
         &[0x4040_0000, 0x3f00_0000, 0xc000_0000, 0x3f80_0000],
     );
     let args = [a, c];
-    let got = lib.compile(&m).unwrap().execute(&args).unwrap();
-    let by_process = process.compile(&m).unwrap().execute(&args).unwrap();
-    let want = Interpreter::default()
-        .compile(&m)
-        .unwrap()
-        .execute(&args)
-        .unwrap();
+    let got = run(&lib, &m, &args);
+    let by_process = run(&process, &m, &args);
+    let want = run(&Interpreter::default(), &m, &args);
     assert_eq!(got, by_process);
     assert_eq!(got, want);
     assert_eq!(lib.compile_workers_started(), 1);
@@ -632,27 +630,11 @@ fn a_compiler_fault_fails_only_that_compile() {
 #[test]
 fn a_missing_symbol_is_learned_once_per_op() {
     let Some(b) = backend_or_skip() else { return };
-    let neg = unary("negate", "f32", 2);
     let tanh2 = unary("tanh", "f64", 2);
     let tanh3 = unary("tanh", "f64", 3);
-    let sq = unary("sqrt", "f32", 2);
-    let x = [bits(ElementType::F32, &[0x4080_0000, 0x4110_0000])];
     let d2 = [bits(ElementType::F64, &[0, 0x3ff0_0000_0000_0000])];
     let d3 = [bits(ElementType::F64, &[0, 0, 0])];
-    let requests =
-        [(&neg, &x[..]), (&tanh2, &d2), (&tanh3, &d3), (&sq, &x)].map(|(module, args)| {
-            BatchRequest {
-                module,
-                args: vec![args],
-            }
-        });
-    let out = b.execute_many(&requests, &|_| {});
-    assert_eq!(
-        out[0][0].as_ref().unwrap()[0].to_f64_vec(),
-        vec![-4.0, -9.0]
-    );
-    assert_eq!(out[3][0].as_ref().unwrap()[0].to_f64_vec(), vec![2.0, 3.0]);
-    assert!(out[1][0].is_none() && out[2][0].is_none());
+    batch_around(&b, [(&tanh2, &d2), (&tanh3, &d3)]);
     // all four (fails), [neg, tanh2] (fails), [neg], [tanh2] (fails), [sqrt]
     // with tanh3 left out; without learning [tanh3, sqrt] and [tanh3] fail too
     assert_eq!(b.compile_counts(), (5, 3));

@@ -7,9 +7,11 @@
 //! The iree-cpu tests need the pinned tools (`scripts/fetch-iree.sh`):
 //! without them they skip, unless `CI` is set (then missing tools fail).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
+use std::path::{Path, PathBuf};
+
+use common::cli::{run_on, text, write};
 use xla_props::backend::iree::IreeBackend;
 
 fn iree_or_skip() -> bool {
@@ -17,20 +19,16 @@ fn iree_or_skip() -> bool {
 }
 
 fn compare(file: &Path, backend: &str, seed: u64) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
-        .args(["compare", &file.display().to_string(), "--backend", backend])
-        .args(["--seed", &seed.to_string()])
-        .output()
-        .expect("binary runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code().unwrap_or(-1), text)
+    let out = run_on("compare", file, backend, &["--seed", &seed.to_string()]);
+    (out.status.code().unwrap_or(-1), text(&out))
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+/// `compare FILE --backend BACKEND --seed SEED` exits 0 (it agrees); `what`
+/// names the case in a failure. Returns what it printed.
+fn agrees(file: &Path, backend: &str, seed: u64, what: &str) -> String {
+    let (code, out) = compare(file, backend, seed);
+    assert_eq!(code, 0, "{what}:\n{out}");
+    out
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -110,8 +108,7 @@ fn scatters_xla_leaves_agree_on_iree_cpu() {
     for (k, (what, text)) in scatters().iter().enumerate() {
         let f = write(&dir, &format!("s{k}.hlo"), text);
         for seed in [0, 1] {
-            let (code, out) = compare(&f, "iree-cpu", seed);
-            assert_eq!(code, 0, "{what}, seed {seed}:\n{out}");
+            let out = agrees(&f, "iree-cpu", seed, &format!("{what}, seed {seed}"));
             assert!(out.contains("agree:"), "{what}: {out}");
         }
     }
@@ -168,8 +165,7 @@ fn window_reversals_agree_once_canonicalized() {
              ROOT c = {o} convolution(x, k), window={{{window}}}, dim_labels={labels}{groups}\n}}\n"
         );
         let f = write(&dir, &format!("c{k}.hlo"), &text);
-        let (code, out) = compare(&f, "iree-cpu", 0);
-        assert_eq!(code, 0, "{window}{groups}:\n{out}");
+        agrees(&f, "iree-cpu", 0, &format!("{window}{groups}"));
     }
 }
 
@@ -228,8 +224,7 @@ fn dots_with_an_algorithm_agree_on_the_interpreter() {
         "dot_f32_f32_f32",
     ] {
         let f = write(&dir, &format!("{alg}.hlo"), &dot(alg, "f32", "f32"));
-        let (code, out) = compare(&f, "interpreter", 0);
-        assert_eq!(code, 0, "{alg}:\n{out}");
+        agrees(&f, "interpreter", 0, alg);
     }
 }
 
@@ -248,8 +243,7 @@ fn dots_with_an_algorithm_agree_on_iree_cpu() {
     ] {
         let f = write(&dir, &format!("{alg}-{t}.hlo"), &dot(alg, t, out));
         for seed in [0, 3] {
-            let (code, text) = compare(&f, "iree-cpu", seed);
-            assert_eq!(code, 0, "{alg} {t}, seed {seed}:\n{text}");
+            agrees(&f, "iree-cpu", seed, &format!("{alg} {t}, seed {seed}"));
         }
     }
     // several components per operand: a skip naming the algorithm

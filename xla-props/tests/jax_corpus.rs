@@ -12,6 +12,8 @@
 //! is removed once it is fixed (most are expected to go when the inputs,
 //! topk and bitcast work lands).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -166,12 +168,7 @@ fn every_jax_dump_parses() {
             ));
         }
     }
-    assert!(
-        bad.is_empty(),
-        "{} dumps do not parse:\n{}",
-        bad.len(),
-        bad.join("\n")
-    );
+    common::assert_none(&bad, "dumps do not parse");
 }
 
 /// Runs `compare --deep` on every module; returns the failures.

@@ -185,28 +185,27 @@ fn every_model_agrees_on_the_interpreter() {
     check(&modules(&|_| true), "interpreter");
 }
 
-#[test]
-#[ignore = "the whole corpus: run in release by .ci/run"]
-fn every_model_agrees_or_is_triaged_on_xla_cpu() {
-    if available("xla-cpu") {
+/// Every `stride()`-th model of the corpus on `backend`, where it is available.
+fn every_stride_th_model_agrees_or_is_triaged_on(backend: &str) {
+    if available(backend) {
         let all = modules(&|_| true);
         check(
             &all.into_iter().step_by(stride()).collect::<Vec<_>>(),
-            "xla-cpu",
+            backend,
         );
     }
 }
 
 #[test]
 #[ignore = "the whole corpus: run in release by .ci/run"]
+fn every_model_agrees_or_is_triaged_on_xla_cpu() {
+    every_stride_th_model_agrees_or_is_triaged_on("xla-cpu");
+}
+
+#[test]
+#[ignore = "the whole corpus: run in release by .ci/run"]
 fn every_model_agrees_or_is_triaged_on_iree_cpu() {
-    if available("iree-cpu") {
-        let all = modules(&|_| true);
-        check(
-            &all.into_iter().step_by(stride()).collect::<Vec<_>>(),
-            "iree-cpu",
-        );
-    }
+    every_stride_th_model_agrees_or_is_triaged_on("iree-cpu");
 }
 
 /// An optimized CNN train step (convolutions and group norms) whose

@@ -16,6 +16,8 @@
 //! failure, `XLA_PROPS_MODEL_FILTER` keeps the modules whose file name holds
 //! it and `XLA_PROPS_MUTATION` names one mutation).
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -221,10 +223,5 @@ fn every_mutation_that_touches_a_model_is_detected_and_isolated() {
         mutations().len()
     );
     assert!(touched > 0, "no mutation changes any module");
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    common::assert_none(&failures, "failures");
 }

@@ -1,8 +1,9 @@
 //! The mutant backend: names, the registry, `xla-props eval --backend mutant:...`,
 //! and what a few mutations do to concrete programs.
 
-use std::process::Command;
+mod common;
 
+use common::cli::{exits, fails_with, run_on, write};
 use xla_props::backend::mutant::{widen_fused_arithmetic, Mutant, Mutation};
 use xla_props::backend::{create, Backend, BackendError, Interpreter};
 use xla_props::hlo::{parse_module, ArrayShape, ElementType};
@@ -14,6 +15,12 @@ fn run(b: &dyn Backend, text: &str, args: &[Literal]) -> Vec<Literal> {
         .execute(args)
         .unwrap()
 }
+
+/// A constant 1, for the command line.
+const ONE: &str = "HloModule m\nENTRY main {\n  ROOT c = f32[] constant(1)\n}\n";
+
+/// An s8 add, which overflows on the command line's inputs.
+const ADD_S8: &str = "HloModule m\nENTRY main {\n  x = s8[64] parameter(0)\n  y = s8[64] parameter(1)\n  ROOT r = s8[64] add(x, y)\n}\n";
 
 fn lit(t: ElementType, v: &[f64]) -> Literal {
     Literal::from_f64s(&ArrayShape::new(t, vec![v.len() as i64]), v).unwrap()
@@ -49,34 +56,10 @@ fn registry_makes_mutants_by_name() {
 #[test]
 fn eval_with_an_unknown_mutation_exits_2_and_lists_the_catalogue() {
     let dir = tempfile::tempdir().unwrap();
-    let hlo = dir.path().join("m.hlo");
-    std::fs::write(
-        &hlo,
-        "HloModule m\nENTRY main {\n  ROOT c = f32[] constant(1)\n}\n",
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
-        .arg("eval")
-        .arg(&hlo)
-        .args(["--backend", "mutant:nope"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("mutant:nope"), "{err}");
-    assert!(err.contains("mutant:scatter-drops-duplicates"), "{err}");
-    let ok = Command::new(env!("CARGO_BIN_EXE_xla-props"))
-        .arg("eval")
-        .arg(&hlo)
-        .args(["--backend", "mutant:round-afz-as-even"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        ok.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&ok.stderr)
-    );
+    let hlo = write(dir.path(), "m.hlo", ONE);
+    let out = run_on("eval", &hlo, "mutant:nope", &[]);
+    fails_with(&out, 2, &["mutant:nope", "mutant:scatter-drops-duplicates"]);
+    exits(&run_on("eval", &hlo, "mutant:round-afz-as-even", &[]), 0);
 }
 
 #[test]
@@ -177,22 +160,8 @@ fn ftz_flushes_subnormals_at_the_boundary() {
 #[test]
 fn compare_flags_a_mutant_and_passes_its_base() {
     let dir = tempfile::tempdir().unwrap();
-    let hlo = dir.path().join("sat.hlo");
-    std::fs::write(
-        &hlo,
-        "HloModule m\nENTRY main {\n  x = s8[64] parameter(0)\n  y = s8[64] parameter(1)\n  ROOT r = s8[64] add(x, y)\n}\n",
-    )
-    .unwrap();
-    let code = |backend: &str| {
-        Command::new(env!("CARGO_BIN_EXE_xla-props"))
-            .arg("compare")
-            .arg(&hlo)
-            .args(["--backend", backend])
-            .output()
-            .unwrap()
-            .status
-            .code()
-    };
+    let hlo = write(dir.path(), "sat.hlo", ADD_S8);
+    let code = |backend: &str| run_on("compare", &hlo, backend, &[]).status.code();
     assert_eq!(code("interpreter"), Some(0));
     assert_eq!(code("mutant:int-add-saturates"), Some(1));
     assert_eq!(code("mutant:int-add-saturates@interpreter"), Some(1));

@@ -6,35 +6,30 @@
 //! `cargo test -p xla-props --release --test numerics_sweep -- --ignored --nocapture`
 //! prints the maximum ULP error per op and dtype (docs/numerics.md).
 
+mod common;
+
 use xla_props::backend::{Backend, Interpreter};
 use xla_props::check::{ulp_stats, Judge, Policy, UlpStats, Verdict};
 use xla_props::hlo::{ElementType, Module, ModuleBuilder, Opcode, Shape};
 use xla_props::inputs::exhaustive_bits;
 use xla_props::literal::Literal;
 
-/// Unary ops whose operand and result are the same float type.
-const UNARY_FLOAT_OPS: &[Opcode] = &[
-    Opcode::Abs,
-    Opcode::Negate,
-    Opcode::Sign,
-    Opcode::Ceil,
-    Opcode::Floor,
-    Opcode::RoundNearestAfz,
-    Opcode::RoundNearestEven,
-    Opcode::Exponential,
-    Opcode::ExponentialMinusOne,
-    Opcode::Log,
-    Opcode::LogPlusOne,
-    Opcode::Logistic,
-    Opcode::Sine,
-    Opcode::Cosine,
-    Opcode::Tan,
-    Opcode::Tanh,
-    Opcode::Sqrt,
-    Opcode::Rsqrt,
-    Opcode::Cbrt,
-    Opcode::Erf,
-];
+/// Unary ops whose operand and result are the same float type: the exact
+/// ones, then the f16 oracle's.
+fn unary_float_ops() -> Vec<Opcode> {
+    use Opcode::*;
+    let exact = [
+        Abs,
+        Negate,
+        Sign,
+        Ceil,
+        Floor,
+        RoundNearestAfz,
+        RoundNearestEven,
+    ];
+    let oracle = common::F16_ORACLE_OPS.iter().map(|op| op.parse().unwrap());
+    exact.into_iter().chain(oracle).collect()
+}
 
 const SWEPT: &[ElementType] = &[
     ElementType::F16,
@@ -79,7 +74,7 @@ fn sweep(op: Opcode, dtype: ElementType) -> Sweep {
 
 fn assert_within_declared_budgets(dtypes: &[ElementType]) {
     for &dtype in dtypes {
-        for &op in UNARY_FLOAT_OPS {
+        for op in unary_float_ops() {
             let s = sweep(op, dtype);
             assert!(
                 matches!(s.verdict, Verdict::Agree(_)),
@@ -113,7 +108,7 @@ fn measure_max_ulp() {
             .join(" | ")
     );
     println!("| --- |{}", " --- |".repeat(SWEPT.len()));
-    for &op in UNARY_FLOAT_OPS {
+    for op in unary_float_ops() {
         let cells: Vec<String> = SWEPT
             .iter()
             .map(|&t| {

@@ -127,8 +127,16 @@ fn backend(numerics: Numerics, outputs: Vec<Literal>) -> Fixed {
     }
 }
 
-fn agrees_for(m: &Module, args: &[Literal], b: &Fixed, reason: LegalReason) {
-    let v = everywhere(m, args, b);
+/// A backend with `numerics` that returns `outputs` agrees on `m`
+/// everywhere, accepted for `reason`.
+fn agrees_for(
+    m: &Module,
+    args: &[Literal],
+    numerics: Numerics,
+    outputs: Vec<Literal>,
+    reason: LegalReason,
+) {
+    let v = everywhere(m, args, &backend(numerics, outputs));
     assert!(v.is_agreement(), "{reason:?}: {v}");
     assert!(reasons(&v).contains(&reason), "{reason:?}: {v}");
 }
@@ -181,7 +189,8 @@ fn each_legal_difference_is_accepted_with_its_reason_everywhere() {
     agrees_for(
         &m,
         &args,
-        &backend(n, vec![f32s(&[0.0])]),
+        n,
+        vec![f32s(&[0.0])],
         LegalReason::FlushedSubnormalOutput,
     );
 
@@ -194,12 +203,7 @@ fn each_legal_difference_is_accepted_with_its_reason_everywhere() {
     let b = out[0].get_bits(0) + 100;
     out[0].set_bits(0, b);
     let n = Numerics::exact().with_approximation(Opcode::Sqrt, T::F32, ErrorBudget::ulp(128));
-    agrees_for(
-        &m,
-        &args,
-        &backend(n, out),
-        LegalReason::ApproximateFunction,
-    );
+    agrees_for(&m, &args, n, out, LegalReason::ApproximateFunction);
 
     // reassociation: (1e8 + 1) - 1e8 + 1 summed left to right in f32
     let m = module("HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add\n}\n");
@@ -207,36 +211,26 @@ fn each_legal_difference_is_accepted_with_its_reason_everywhere() {
     let seq = ((1e8f32 + 1.0) - 1e8) + 1.0;
     let out = vec![Literal::scalar(T::F32, f64::from(seq))];
     let n = Numerics::exact().with_reassociation();
-    agrees_for(&m, &args, &backend(n, out), LegalReason::Reassociation);
+    agrees_for(&m, &args, n, out, LegalReason::Reassociation);
 
     // unstable sort: tied keys carry their values in another order
     let m = module("HloModule m\ncmp {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n  ROOT lt = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  k = s32[3] parameter(0)\n  v = s32[3] parameter(1)\n  ROOT s = (s32[3], s32[3]) sort(k, v), dimensions={0}, is_stable=false, to_apply=cmp\n}\n");
     let args = [typed(T::S32, &[2, 1, 1]), typed(T::S32, &[7, 8, 9])];
     let out = vec![typed(T::S32, &[1, 1, 2]), typed(T::S32, &[9, 8, 7])];
-    agrees_for(
-        &m,
-        &args,
-        &backend(Numerics::exact(), out),
-        LegalReason::UnstableSort,
-    );
+    agrees_for(&m, &args, Numerics::exact(), out, LegalReason::UnstableSort);
 
     // flushed inputs: a subnormal argument read as zero
     let m = module("HloModule m\nENTRY e {\n  x = f32[1] parameter(0)\n  one = f32[1] constant({1})\n  ROOT y = f32[1] multiply(x, one)\n}\n");
     let args = [f32s(&[1e-40])];
     let n = Numerics::exact().with_ftz(T::F32, true, false);
-    agrees_for(
-        &m,
-        &args,
-        &backend(n, vec![f32s(&[0.0])]),
-        LegalReason::FlushedInputs,
-    );
+    agrees_for(&m, &args, n, vec![f32s(&[0.0])], LegalReason::FlushedInputs);
 
     // excess precision in fusions: the f16 round trip of a residual elided
     let m = module("HloModule m\nfused {\n  x = f32[1] parameter(0)\n  h = f16[1] convert(x)\n  b = f32[1] convert(h)\n  ROOT r = f32[1] subtract(x, b)\n}\nENTRY e {\n  p = f32[1] parameter(0)\n  ROOT f = f32[1] fusion(p), kind=kLoop, calls=fused\n}\n");
     let args = [f32s(&[1.0 + 2f64.powi(-12)])];
     let out = eval(&excess_precision_variant(&m).unwrap(), &args);
     let n = Numerics::exact().with_excess_precision();
-    agrees_for(&m, &args, &backend(n, out), LegalReason::ExcessPrecision);
+    agrees_for(&m, &args, n, out, LegalReason::ExcessPrecision);
 
     // excess precision anywhere: bf16 arithmetic kept in f32
     let m = module("HloModule m\nENTRY e {\n  x = bf16[2] parameter(0)\n  y = bf16[2] multiply(x, x)\n  ROOT z = bf16[2] subtract(y, x)\n}\n");
@@ -247,12 +241,7 @@ fn each_legal_difference_is_accepted_with_its_reason_everywhere() {
         ..Numerics::exact()
     };
     if out != eval(&m, &args) {
-        agrees_for(
-            &m,
-            &args,
-            &backend(n, out),
-            LegalReason::ExcessPrecisionAnywhere,
-        );
+        agrees_for(&m, &args, n, out, LegalReason::ExcessPrecisionAnywhere);
     }
 
     // fma: a * b + c with one rounding
@@ -265,7 +254,7 @@ fn each_legal_difference_is_accepted_with_its_reason_everywhere() {
         contracts_multiply_add: true,
         ..Numerics::exact()
     };
-    agrees_for(&m, &args, &backend(n, out), LegalReason::Fma);
+    agrees_for(&m, &args, n, out, LegalReason::Fma);
 
     // fast min/max: a NaN second operand dropped
     let m = module("HloModule m\nENTRY e {\n  a = f32[1] parameter(0)\n  b = f32[1] parameter(1)\n  ROOT r = f32[1] minimum(a, b)\n}\n");
@@ -275,7 +264,7 @@ fn each_legal_difference_is_accepted_with_its_reason_everywhere() {
         ..Numerics::exact()
     };
     let out = eval(&op_semantics_variant(&m, &n).unwrap(), &args);
-    agrees_for(&m, &args, &backend(n, out), LegalReason::FastMinMax);
+    agrees_for(&m, &args, n, out, LegalReason::FastMinMax);
 
     // reduce-precision on the operand's own bits: an f16 subnormal kept
     let m = module("HloModule m\nENTRY e {\n  x = f16[1] parameter(0)\n  ROOT r = f16[1] reduce-precision(x), exponent_bits=5, mantissa_bits=10\n}\n");
@@ -286,12 +275,7 @@ fn each_legal_difference_is_accepted_with_its_reason_everywhere() {
     };
     let out = eval(&op_semantics_variant(&m, &n).unwrap(), &args);
     if out != eval(&m, &args) {
-        agrees_for(
-            &m,
-            &args,
-            &backend(n, out),
-            LegalReason::ReducePrecisionInOwnType,
-        );
+        agrees_for(&m, &args, n, out, LegalReason::ReducePrecisionInOwnType);
     }
 
     // convolution padding multiplied: an infinite weight times a padded zero
@@ -313,7 +297,7 @@ fn each_legal_difference_is_accepted_with_its_reason_everywhere() {
     };
     let out = eval(&op_semantics_variant(&m, &n).unwrap(), &args);
     assert_ne!(out, eval(&m, &args), "padding times inf differs");
-    agrees_for(&m, &args, &backend(n, out), LegalReason::ConvolutionPadding);
+    agrees_for(&m, &args, n, out, LegalReason::ConvolutionPadding);
 }
 
 /// GELU with tanh at x = -4.3: `1 + tanh` cancels, so a tanh within its
@@ -340,12 +324,7 @@ fn a_cancellation_after_an_approximate_function_is_legal_by_the_bound() {
     let ulps = (f64::from(g) - expected).abs() / (expected.abs() * f64::from(f32::EPSILON));
     assert!(ulps > 1000.0, "the cancellation amplifies: {ulps} ulp");
     let n = Numerics::exact().with_approximation(Opcode::Tanh, T::F32, ErrorBudget::ulp(2));
-    agrees_for(
-        &m,
-        &args,
-        &backend(n.clone(), out),
-        LegalReason::PropagatedBound,
-    );
+    agrees_for(&m, &args, n.clone(), out, LegalReason::PropagatedBound);
     // four ULP of tanh are outside a two-ULP budget
     let t4 = f32::from_bits(t_exact.to_bits() - 5);
     let g4 = (0.5f32 * x) * (1.0 + t4);

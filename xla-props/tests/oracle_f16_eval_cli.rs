@@ -4,9 +4,9 @@
 //! `.bin` it writes must reproduce every word of `../shared/oracle/f16/<op>.bin`
 //! (NaN by class).
 
-use std::process::Command;
-
 mod common;
+
+use common::cli::run_on;
 
 #[test]
 fn eval_on_the_reference_reproduces_every_oracle_word() {
@@ -28,18 +28,15 @@ fn eval_on_the_reference_reproduces_every_oracle_word() {
         )
         .unwrap();
         let out = tmp.path().join(format!("{op}.out.bin"));
-        let run = Command::new(env!("CARGO_BIN_EXE_xla-props"))
-            .args(["eval", module.to_str().unwrap(), "--backend", "reference"])
-            .args(["--arg", input.to_str().unwrap()])
-            .args(["--out", out.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert_eq!(
-            run.status.code(),
-            Some(0),
-            "{op}: {}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        let extra = [
+            "--arg",
+            input.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        let run = run_on("eval", &module, "reference", &extra);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(0), "{op}: {stderr}");
         let got = common::f16_words(&std::fs::read(&out).unwrap());
         let want = common::f16_words(&std::fs::read(dir.join(format!("{op}.bin"))).unwrap());
         assert_eq!(got.len(), 65536, "{op}: output length");

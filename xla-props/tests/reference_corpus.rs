@@ -3,6 +3,8 @@
 //! with the reason; any other failure, or a listed file that starts to pass
 //! or fails for another reason, fails the test.
 
+mod common;
+
 use xla_props::hlo::{parse_module, ArrayShape, ElementType, Shape};
 use xla_props::literal::Literal;
 use xla_props::reference::Evaluator;
@@ -134,11 +136,7 @@ fn reference_evaluates_the_corpus() {
     }
     let total = files.len() - skipped;
     eprintln!("reference evaluated {passed} of {total} corpus files ({skipped} skipped)");
-    assert!(
-        problems.is_empty(),
-        "unexpected corpus results:\n{}",
-        problems.join("\n")
-    );
+    common::assert_none(&problems, "unexpected corpus results");
     assert!(
         passed * 10 >= total * 9,
         "only {passed} of {total} corpus files evaluate"
@@ -261,11 +259,7 @@ fn interpreter_agrees_with_the_reference_on_the_corpus() {
         }
     }
     eprintln!("interpreter agreed with the reference on {agreed} of {compared} corpus files");
-    assert!(
-        problems.is_empty(),
-        "disagreements:\n{}",
-        problems.join("\n")
-    );
+    common::assert_none(&problems, "disagreements");
     assert!(
         compared >= 100,
         "only {compared} corpus files were compared"

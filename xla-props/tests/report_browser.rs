@@ -10,10 +10,14 @@
 //! Without chromium the tests skip with a message, unless `CI` is set, where
 //! they fail. `XLA_PROPS_CHROMIUM` names another browser binary.
 
+mod common;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use common::cli::{exits, xla_props};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/report");
 /// Distinct (backend, op, dtype) combinations in tests/data/report/results.json.
@@ -200,51 +204,85 @@ fn assert_reasons_on_the_page(dom: &str) -> Vec<String> {
     reasons
 }
 
-fn render(dir: &Path) -> PathBuf {
-    let page = dir.join("report.html");
-    let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
+/// `xla-props report ARGS...`, which must exit 0.
+fn report(args: &[&Path]) {
+    let out = xla_props()
         .arg("report")
-        .arg(Path::new(DATA).join("results.json"))
-        .arg("-o")
-        .arg(&page)
-        .arg("--compare")
-        .arg(Path::new(DATA).join("old.json"))
-        .arg("--isolation")
-        .arg(Path::new(DATA).join("isolate-report.json"))
+        .args(args)
         .output()
         .expect("run xla-props report");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exits(&out, 0);
+}
+
+fn render(dir: &Path) -> PathBuf {
+    let page = dir.join("report.html");
+    let data = Path::new(DATA);
+    report(&[
+        &data.join("results.json"),
+        "-o".as_ref(),
+        &page,
+        "--compare".as_ref(),
+        &data.join("old.json"),
+        "--isolation".as_ref(),
+        &data.join("isolate-report.json"),
+    ]);
     page
 }
 
-#[test]
-fn report_renders_in_headless_chromium() {
-    let Some(browser) = chromium_or_skip() else {
-        return;
-    };
+/// Chromium (None: the test skips), and the report rendered in a fresh
+/// directory: the directory and the page.
+fn browser_and_page() -> Option<(PathBuf, tempfile::TempDir, PathBuf)> {
+    let browser = chromium_or_skip()?;
     let dir = tempfile::tempdir().unwrap();
     let page = render(dir.path());
-    let profile = dir.path().join("profile");
+    Some((browser, dir, page))
+}
 
+/// The page's DOM as chromium renders it, which must be clean: the page's
+/// recorder ran, and saw no script error, blocked fetch or console.error.
+fn clean_dom(browser: &Path, profile: &Path, page: &Path) -> String {
     let out = chromium(
-        &browser,
-        &profile,
+        browser,
+        profile,
         &["--dump-dom".into(), "--virtual-time-budget=3000".into()],
-        &page,
+        page,
     );
     let dom = String::from_utf8(out.stdout).expect("utf-8 dom");
-    // the recorder ran, and saw no script error, blocked fetch or console.error
     assert!(
         dom.contains("<body data-rendered=\"yes\">"),
         "the page's script did not run"
     );
     assert_eq!(recorded_errors(&dom), "", "errors recorded in the page");
     assert_eq!(console_lines(&out.stderr), Vec::<String>::new());
+    dom
+}
+
+/// Takes a screenshot of the page to `shot`, which must be a png of more
+/// than a blank page (a blank page compresses to a few KB).
+fn screenshot(browser: &Path, profile: &Path, page: &Path, shot: &Path) {
+    chromium(
+        browser,
+        profile,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,1600".into(),
+        ],
+        page,
+    );
+    let png = std::fs::read(shot).expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a png");
+    assert!(png.len() > 20_000, "screenshot is {} bytes", png.len());
+}
+
+#[test]
+fn report_renders_in_headless_chromium() {
+    let Some((browser, dir, page)) = browser_and_page() else {
+        return;
+    };
+    let profile = dir.path().join("profile");
+
+    // the recorder ran, and saw no script error, blocked fetch or console.error
+    let dom = clean_dom(&browser, &profile, &page);
     // the heatmap: one cell per (backend, op, dtype) with cases
     assert_eq!(dom.matches("<td class=\"cell ").count(), HEATMAP_CELLS);
     assert_eq!(dom.matches("<table class=\"heatmap\"").count(), 2);
@@ -268,19 +306,7 @@ fn report_renders_in_headless_chromium() {
     );
 
     let shot = dir.path().join("report.png");
-    chromium(
-        &browser,
-        &profile,
-        &[
-            format!("--screenshot={}", shot.display()),
-            "--window-size=1200,1600".into(),
-        ],
-        &page,
-    );
-    let png = std::fs::read(&shot).expect("a screenshot");
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a png");
-    // a blank page compresses to a few KB; the report is far more
-    assert!(png.len() > 20_000, "screenshot is {} bytes", png.len());
+    screenshot(&browser, &profile, &page, &shot);
     let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser.png");
     if std::fs::copy(&shot, &keep).is_ok() {
         eprintln!("screenshot: {}", keep.display());
@@ -291,11 +317,9 @@ fn report_renders_in_headless_chromium() {
 /// a network fetch trips both the in-page recorder and chromium's console log.
 #[test]
 fn console_problems_are_detected() {
-    let Some(browser) = chromium_or_skip() else {
+    let Some((browser, dir, page)) = browser_and_page() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let page = render(dir.path());
     let html = std::fs::read_to_string(&page).unwrap().replace(
         "</body>",
         "<img src=\"https://example.invalid/x.png\"><script>console.error(\"boom\"); notAFunction();</script></body>",
@@ -328,25 +352,9 @@ fn a_real_run_with_a_mutant_renders_with_metadata_and_histograms() {
     };
     let dir = tempfile::tempdir().unwrap();
     let run = |backends: &str, json: &Path| {
-        // libtest's lines go to a log, not among this test's own
-        let log = json.with_extension("log");
-        let args = [
-            "report-browser",
-            "-q",
-            "--logfile",
-            log.to_str().unwrap(),
-            "--op",
-            "exponential,add",
-            "--dtype",
-            "f32,f16",
-            "--backend",
-            backends,
-            "--seed",
-            "3",
-            "--json",
-            json.to_str().unwrap(),
-        ];
-        let report = xla_props::Harness::from_iter(args.map(String::from), |_| None)
+        let (ops, dtypes, seed) = ("exponential,add", "f32,f16", ["--seed", "3"]);
+        let args = common::suite_args("report-browser", ops, dtypes, backends, &seed, json);
+        let report = xla_props::Harness::from_iter(args, |_| None)
             .with_builtins()
             .backend(xla_props::backend::Interpreter::default())
             .failures_dir(dir.path().join("failures"))
@@ -403,33 +411,10 @@ fn a_real_run_with_a_mutant_renders_with_metadata_and_histograms() {
     );
 
     let page = dir.path().join("real.html");
-    let out = Command::new(env!("CARGO_BIN_EXE_xla-props"))
-        .arg("report")
-        .arg(&new)
-        .arg("--compare")
-        .arg(&old)
-        .arg("-o")
-        .arg(&page)
-        .output()
-        .expect("run xla-props report");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    report(&[&new, "--compare".as_ref(), &old, "-o".as_ref(), &page]);
 
     let profile = dir.path().join("profile");
-    let out = chromium(
-        &browser,
-        &profile,
-        &["--dump-dom".into(), "--virtual-time-budget=3000".into()],
-        &page,
-    );
-    let dom = String::from_utf8(out.stdout).expect("utf-8 dom");
-    assert!(dom.contains("<body data-rendered=\"yes\">"));
-    assert_eq!(recorded_errors(&dom), "", "errors recorded in the page");
-    assert_eq!(console_lines(&out.stderr), Vec::<String>::new());
+    let dom = clean_dom(&browser, &profile, &page);
     // one heatmap cell per (backend, op, dtype) of the results, one table per backend
     assert_eq!(dom.matches("<td class=\"cell ").count(), cells.len());
     assert_eq!(dom.matches("<table class=\"heatmap\"").count(), 2);
@@ -475,17 +460,5 @@ fn a_real_run_with_a_mutant_renders_with_metadata_and_histograms() {
         "no declared tolerance on the page: {captions:#?}"
     );
 
-    let shot = dir.path().join("real.png");
-    chromium(
-        &browser,
-        &profile,
-        &[
-            format!("--screenshot={}", shot.display()),
-            "--window-size=1200,1600".into(),
-        ],
-        &page,
-    );
-    let png = std::fs::read(&shot).expect("a screenshot");
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a png");
-    assert!(png.len() > 20_000, "screenshot is {} bytes", png.len());
+    screenshot(&browser, &profile, &page, &dir.path().join("real.png"));
 }

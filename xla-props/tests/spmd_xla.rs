@@ -12,13 +12,15 @@
 //! 8) is skipped with that reason; any other skip, a failure or a
 //! disagreement fails the test, with its details.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use xla_props::backend::xla::{XlaBackend, XlaPlugin};
+use common::Stopped;
+use xla_props::backend::xla::XlaBackend;
 use xla_props::backend::Backend;
 use xla_props::check::Produced;
 use xla_props::hlo::load_module_file;
-use xla_props::inputs::{generate_inputs, Distribution};
 
 const SPMD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/spmd");
 
@@ -36,27 +38,22 @@ fn compare(backend: &dyn Backend, path: &Path) -> Outcome {
         Ok(m) => m,
         Err(e) => return Outcome::Disagree(format!("does not load: {e}")),
     };
-    let inputs = match generate_inputs(&module, Distribution::Uniform, 0) {
-        Ok(i) => i,
-        Err(e) => return Outcome::Disagree(format!("no legal inputs: {e}")),
-    };
-    let expected = match xla_props::reference::evaluate(&module, &inputs.args) {
-        Ok(v) => v,
-        Err(e) => return Outcome::Disagree(format!("the reference failed: {e}")),
-    };
-    let actual = match backend
-        .compile(&module)
-        .and_then(|exe| exe.execute(&inputs.args))
-    {
-        Ok(v) => v,
-        Err(e) if e.is_unsupported() => return Outcome::NotRun(e.to_string()),
-        Err(e) => return Outcome::Disagree(format!("{} failed: {e}", backend.name())),
+    let runs = match common::against_reference(backend, &module) {
+        Ok(runs) => runs,
+        Err(Stopped::Inputs(e)) => return Outcome::Disagree(format!("no legal inputs: {e}")),
+        Err(Stopped::Reference(e)) => {
+            return Outcome::Disagree(format!("the reference failed: {e}"))
+        }
+        Err(Stopped::Backend(e)) if e.is_unsupported() => return Outcome::NotRun(e.to_string()),
+        Err(Stopped::Backend(e)) => {
+            return Outcome::Disagree(format!("{} failed: {e}", backend.name()))
+        }
     };
     let verdict = xla_props::cli::judge_compare(
         &module,
-        &inputs.args,
-        &Produced::Ok(expected.clone()),
-        &Produced::Ok(actual.clone()),
+        &runs.args,
+        &Produced::Ok(runs.expected),
+        &Produced::Ok(runs.actual),
         &backend.numerics(),
         backend.known_bugs(),
         true,
@@ -78,12 +75,6 @@ fn manifest_devices(manifest: &str, file: &str) -> Option<usize> {
         .and_then(|f| f.get(1)?.parse().ok())
 }
 
-/// The backend, or `None` (the test skips) without the plugin outside CI.
-fn xla_cpu() -> Option<XlaBackend> {
-    let backend = XlaBackend::new(XlaPlugin::Cpu);
-    xla_props::skip::backend_available("xla-cpu", backend.availability()).then_some(backend)
-}
-
 /// Judges the corpus files whose names contain `which`; fails on a
 /// disagreement, a failure, or a skip other than too few devices (or a
 /// partial-manual shard_map), with the details. Returns (agree, skipped, devices the backend has).
@@ -101,29 +92,9 @@ fn judge(backend: &XlaBackend, which: &str) -> (usize, usize, usize) {
         .collect();
     files.sort();
     let have = backend.devices();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut outcomes: Vec<(usize, Outcome)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(path) = files.get(i) else { break done };
-                        done.push((i, compare(backend, path)));
-                    }
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("an spmd worker thread panicked"))
-            .collect()
-    });
-    outcomes.sort_by_key(|(i, _)| *i);
+    let outcomes = common::on_every_core(&files, |path| compare(backend, path));
     let (mut agree, mut skipped, mut bad) = (0, Vec::new(), Vec::new());
-    for (i, outcome) in outcomes {
+    for (i, outcome) in outcomes.into_iter().enumerate() {
         let name = files[i].file_name().unwrap().to_string_lossy().to_string();
         let needs = manifest_devices(&manifest, &name)
             .unwrap_or_else(|| panic!("{name} is not in MANIFEST.tsv"));
@@ -149,25 +120,32 @@ fn judge(backend: &XlaBackend, which: &str) -> (usize, usize, usize) {
     for s in &skipped {
         eprintln!("  skipped: {s}");
     }
-    assert!(
-        bad.is_empty(),
-        "{} spmd modules ({which}) do not agree with the reference on xla-cpu:\n{}",
-        bad.len(),
-        bad.join("\n")
+    common::assert_none(
+        &bad,
+        &format!("spmd modules ({which}) do not agree with the reference on xla-cpu"),
     );
     (agree, skipped.len(), have)
+}
+
+/// Judges the files whose names contain `which` on xla-cpu (skipping
+/// without it): at least `least` of them agree or are skipped for too few
+/// devices, and none is skipped with all 8.
+fn all_agree(which: &str, least: usize) {
+    let Some(backend) = common::xla_cpu() else {
+        return;
+    };
+    let (agree, skipped, have) = judge(&backend, which);
+    assert!(agree + skipped >= least, "only {} modules", agree + skipped);
+    if have >= 8 {
+        assert_eq!(skipped, 0);
+    }
 }
 
 /// Every partitioned module (`*.partitioned*.hlo`: 63 files on 4 or 8
 /// devices) runs on xla-cpu's host devices and agrees.
 #[test]
 fn partitioned_modules_agree_on_xla_cpu() {
-    let Some(backend) = xla_cpu() else { return };
-    let (agree, skipped, have) = judge(&backend, ".partitioned");
-    assert!(agree + skipped >= 60, "only {} modules", agree + skipped);
-    if have >= 8 {
-        assert_eq!(skipped, 0);
-    }
+    all_agree(".partitioned", 60);
 }
 
 /// Every annotated module (`*.annotated.hlo`: 55 files) is partitioned by
@@ -176,12 +154,7 @@ fn partitioned_modules_agree_on_xla_cpu() {
 /// against their one-device meaning on the reference.
 #[test]
 fn annotated_modules_agree_on_xla_cpu() {
-    let Some(backend) = xla_cpu() else { return };
-    let (agree, skipped, have) = judge(&backend, ".annotated");
-    assert!(agree + skipped >= 55, "only {} modules", agree + skipped);
-    if have >= 8 {
-        assert_eq!(skipped, 0);
-    }
+    all_agree(".annotated", 55);
 }
 
 /// Every Shardy-form module (`*.sdy.hlo`: 55 files, JAX's default form) is
@@ -190,10 +163,5 @@ fn annotated_modules_agree_on_xla_cpu() {
 /// only skip besides too few devices, and `judge` fails on any other.
 #[test]
 fn sdy_modules_agree_on_xla_cpu() {
-    let Some(backend) = xla_cpu() else { return };
-    let (agree, skipped, have) = judge(&backend, ".sdy.");
-    assert!(agree + skipped >= 55, "only {} modules", agree + skipped);
-    if have >= 8 {
-        assert_eq!(skipped, 0);
-    }
+    all_agree(".sdy.", 55);
 }

@@ -3,8 +3,11 @@
 //! five groups, one per mutation, each with its culprit op and a small
 //! representative reproducer.
 
+mod common;
+
 use std::path::Path;
 
+use common::cli::{exits, fails_with, read_json, xla_props};
 use xla_props::backend::create;
 use xla_props::filetest::TrialResult;
 use xla_props::triage::{collect, triage, Triage, TriageOptions};
@@ -21,22 +24,8 @@ const BUGS: [(&str, &str); 5] = [
 /// Runs the suite's `ops` in `dtypes` on `backend`; returns the results file.
 fn run_suite(dir: &Path, backend: &str, ops: &str, dtypes: &str) -> std::path::PathBuf {
     let json = dir.join("run.json");
-    let log = dir.join("log.txt");
-    let args = [
-        "suite",
-        "-q",
-        "--logfile",
-        log.to_str().unwrap(),
-        "--op",
-        ops,
-        "--dtype",
-        dtypes,
-        "--backend",
-        backend,
-        "--json",
-        json.to_str().unwrap(),
-    ];
-    xla_props::Harness::from_iter(args.map(String::from), |_| None)
+    let args = common::suite_args("suite", ops, dtypes, backend, &[], &json);
+    xla_props::Harness::from_iter(args, |_| None)
         .with_builtins()
         .failures_dir(dir.join("failures"))
         .run_to_report()
@@ -191,31 +180,19 @@ fn the_command_groups_reproducers_and_leaves_agreeing_ones_out() {
         std::fs::write(inputs.join(name), text).unwrap();
     }
     let out = dir.path().join("out");
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_xla-props"))
-        .args([
-            "triage",
-            "--quiet",
-            "--backend",
-            "mutant:int-add-saturates",
-            "--out",
-        ])
+    let run = xla_props()
+        .args(["triage", "--quiet", "--backend", "mutant:int-add-saturates"])
+        .arg("--out")
         .arg(&out)
         .arg(&inputs)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert_eq!(
-        run.status.code(),
-        Some(1),
-        "{stdout}{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let stdout = exits(&run, 1);
     assert!(
         stdout.starts_with("3 failures: 2 in 1 group(s), 1 in none"),
         "{stdout}"
     );
-    let t: Triage =
-        serde_json::from_str(&std::fs::read_to_string(out.join("triage.json")).unwrap()).unwrap();
+    let t: Triage = serde_json::from_value(read_json(&out.join("triage.json"))).unwrap();
     assert_eq!(t.groups[0].cause.opcode, "add");
     assert_eq!(t.groups[0].cause.dtype, "integer");
     assert!(
@@ -227,16 +204,11 @@ fn the_command_groups_reproducers_and_leaves_agreeing_ones_out() {
 
     // bad input: a clear, located error and exit 2
     let missing = dir.path().join("nope.hlotest");
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_xla-props"))
+    let run = xla_props()
         .args(["triage", "--backend", "interpreter", "--out"])
         .arg(&out)
         .arg(&missing)
         .output()
         .unwrap();
-    assert_eq!(run.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        stderr.contains("nope.hlotest: no such file or directory"),
-        "{stderr}"
-    );
+    fails_with(&run, 2, &["nope.hlotest: no such file or directory"]);
 }

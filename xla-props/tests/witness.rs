@@ -5,11 +5,12 @@
 //! move, and it reaches the legal outputs of JAX's f64 incomplete gamma,
 //! whose continued fraction the first-order bound cannot follow.
 
+mod common;
+
 use std::collections::HashMap;
 use xla_props::hlo::{parse_module, ArrayShape, ElementType, Module, Opcode};
 use xla_props::inputs::{generate_inputs, Distribution};
 use xla_props::literal::Literal;
-use xla_props::programs::random_program;
 use xla_props::reference::{evaluate, first_order_bounds, witness_bounds, Allowances, Bounds};
 
 /// Numerics with room to move: approximate functions of a few ulp, sums in
@@ -49,16 +50,10 @@ fn witness_runs_stay_inside_the_first_order_bound_of_random_programs() {
     let allow = loose();
     let (mut programs, mut checked, mut moved) = (0usize, 0usize, 0usize);
     let mut violations = Vec::new();
-    for seed in 0..2600u64 {
-        let Ok(m) = random_program(seed, 10) else {
-            continue;
-        };
-        let Ok(inputs) = generate_inputs(&m, Distribution::Uniform, seed) else {
-            continue;
-        };
+    for (seed, m, args) in common::random_programs_with_inputs(0..2600) {
         let (Ok(bounds), Ok(hulls)) = (
-            first_order_bounds(&m, &inputs.args, &allow),
-            witness_bounds(&m, &inputs.args, &allow),
+            first_order_bounds(&m, &args, &allow),
+            witness_bounds(&m, &args, &allow),
         ) else {
             continue;
         };

@@ -4,6 +4,8 @@
 //! it they skip with a message, unless `CI` is set: CI fetches the plugin
 //! first, so there a missing plugin is a failure.
 
+mod common;
+
 use std::time::Duration;
 
 use xla_props::backend::xla::{XlaBackend, XlaError, XlaPlugin};
@@ -12,6 +14,8 @@ use xla_props::hlo::{
     ElementType, GatherDims, InstrId, Instruction, Module, Opcode, Shape,
 };
 use xla_props::literal::Literal;
+
+use common::with;
 
 use ElementType::{F16, F32, S32};
 
@@ -39,14 +43,30 @@ impl Comp {
         self.instrs.len() as u32 - 1
     }
     fn param(&mut self, n: i64, shape: Shape) -> u32 {
-        let attrs = Attrs {
-            parameter_number: Some(n),
-            ..Attrs::default()
-        };
+        let attrs = with(|t| t.parameter_number = Some(n));
         self.push(Opcode::Parameter, shape, &[], attrs)
     }
     fn op(&mut self, op: Opcode, shape: Shape, operands: &[u32]) -> u32 {
         self.push(op, shape, operands, Attrs::default())
+    }
+    /// `a < b`, a pred scalar.
+    fn less_than(&mut self, a: u32, b: u32) -> u32 {
+        let attrs = with(|t| t.direction = Some(ComparisonDirection::Lt));
+        self.push(
+            Opcode::Compare,
+            Shape::scalar(ElementType::Pred),
+            &[a, b],
+            attrs,
+        )
+    }
+    /// A while loop on `init` of `state`, its condition computation 0 and
+    /// its body computation 1.
+    fn while_loop(&mut self, state: Shape, init: u32) -> u32 {
+        let attrs = with(|t| {
+            t.condition = Some(CompId(0));
+            t.body = Some(CompId(1));
+        });
+        self.push(Opcode::While, state, &[init], attrs)
     }
     fn finish(self, name: &str, root: u32) -> Computation {
         Computation {
@@ -56,6 +76,17 @@ impl Comp {
             other: vec![],
         }
     }
+}
+
+/// The isolated xla-cpu, or None (the test skips) without its plugin.
+fn cpu() -> Option<XlaBackend> {
+    backend_or_skip(XlaPlugin::Cpu)
+}
+
+/// The module of `computations` (the entry last) compiled on `b` and run.
+fn run(b: &XlaBackend, computations: Vec<Computation>, args: &[Literal]) -> Vec<Literal> {
+    let exe = b.compile_module(&module(computations)).unwrap();
+    exe.run(args).unwrap()
 }
 
 fn module(computations: Vec<Computation>) -> Module {
@@ -89,10 +120,7 @@ fn scalar_binary(
     let (shape, attrs) = match direction {
         Some(d) => (
             Shape::scalar(ElementType::Pred),
-            Attrs {
-                direction: Some(d),
-                ..Attrs::default()
-            },
+            with(|t| t.direction = Some(d)),
         ),
         None => (Shape::scalar(t), Attrs::default()),
     };
@@ -110,9 +138,7 @@ fn binary_module(op: Opcode, t: ElementType, dims: &[i64]) -> Module {
 
 #[test]
 fn add_f32() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let exe = b
         .compile_module(&binary_module(Opcode::Add, F32, &[2]))
         .unwrap();
@@ -146,18 +172,15 @@ fn add_f32_on_the_older_plugin() {
 
 #[test]
 fn exp_f16() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let mut c = Comp::default();
     let p = c.param(0, arr(F16, &[4]));
     let r = c.op(Opcode::Exponential, arr(F16, &[4]), &[p]);
-    let exe = b
-        .compile_module(&module(vec![c.finish("main", r)]))
-        .unwrap();
-    let out = exe
-        .run(&[lit(F16, &[4], &[0.0, 1.0, f64::NEG_INFINITY, 12.0])])
-        .unwrap();
+    let out = run(
+        &b,
+        vec![c.finish("main", r)],
+        &[lit(F16, &[4], &[0.0, 1.0, f64::NEG_INFINITY, 12.0])],
+    );
     let got = out[0].to_f64_vec();
     assert_eq!(got[0], 1.0);
     // e rounds to 2.71875 in f16 (ulp 2^-9 in [2, 4)); allow one ulp of approximation.
@@ -172,38 +195,32 @@ fn exp_f16() {
 
 #[test]
 fn dot_f32() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let mut c = Comp::default();
     let x = c.param(0, arr(F32, &[2, 2]));
     let y = c.param(1, arr(F32, &[2, 2]));
-    let attrs = Attrs {
-        dot_dims: Some(DotDims {
+    let attrs = with(|t| {
+        t.dot_dims = Some(DotDims {
             lhs_contracting: vec![1],
             rhs_contracting: vec![0],
             ..DotDims::default()
-        }),
-        ..Attrs::default()
-    };
+        })
+    });
     let r = c.push(Opcode::Dot, arr(F32, &[2, 2]), &[x, y], attrs);
-    let exe = b
-        .compile_module(&module(vec![c.finish("main", r)]))
-        .unwrap();
-    let out = exe
-        .run(&[
+    let out = run(
+        &b,
+        vec![c.finish("main", r)],
+        &[
             lit(F32, &[2, 2], &[1.0, 2.0, 3.0, 4.0]),
             lit(F32, &[2, 2], &[5.0, 6.0, 7.0, 8.0]),
-        ])
-        .unwrap();
+        ],
+    );
     assert_eq!(out[0].to_f64_vec(), vec![19.0, 22.0, 43.0, 50.0]);
 }
 
 #[test]
 fn reduce_sum_rows() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let add = scalar_binary("add", F32, Opcode::Add, None);
     let mut c = Comp::default();
     let x = c.param(0, arr(F32, &[2, 3]));
@@ -211,99 +228,78 @@ fn reduce_sum_rows() {
         Opcode::Constant,
         Shape::scalar(F32),
         &[],
-        Attrs {
-            constant: Some(ConstantData::Float(vec![0.0])),
-            ..Attrs::default()
-        },
+        with(|t| t.constant = Some(ConstantData::Float(vec![0.0]))),
     );
-    let attrs = Attrs {
-        dimensions: Some(vec![1]),
-        to_apply: Some(CompId(0)),
-        ..Attrs::default()
-    };
+    let attrs = with(|t| {
+        t.dimensions = Some(vec![1]);
+        t.to_apply = Some(CompId(0));
+    });
     let r = c.push(Opcode::Reduce, arr(F32, &[2]), &[x, zero], attrs);
-    let exe = b
-        .compile_module(&module(vec![add, c.finish("main", r)]))
-        .unwrap();
-    let out = exe
-        .run(&[lit(F32, &[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])])
-        .unwrap();
+    let out = run(
+        &b,
+        vec![add, c.finish("main", r)],
+        &[lit(F32, &[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])],
+    );
     assert_eq!(out[0].to_f64_vec(), vec![6.0, 15.0]);
 }
 
 #[test]
 fn gather_picks_rows() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let mut c = Comp::default();
     let x = c.param(0, arr(F32, &[4]));
     let idx = c.param(1, arr(S32, &[2, 1]));
-    let attrs = Attrs {
-        gather_dims: Some(GatherDims {
+    let attrs = with(|t| {
+        t.gather_dims = Some(GatherDims {
             offset_dims: vec![],
             collapsed_slice_dims: vec![0],
             start_index_map: vec![0],
             index_vector_dim: 1,
             slice_sizes: vec![1],
             ..GatherDims::default()
-        }),
-        ..Attrs::default()
-    };
+        })
+    });
     let r = c.push(Opcode::Gather, arr(F32, &[2]), &[x, idx], attrs);
-    let exe = b
-        .compile_module(&module(vec![c.finish("main", r)]))
-        .unwrap();
-    let out = exe
-        .run(&[
+    let out = run(
+        &b,
+        vec![c.finish("main", r)],
+        &[
             lit(F32, &[4], &[10.0, 20.0, 30.0, 40.0]),
             lit(S32, &[2, 1], &[2.0, 0.0]),
-        ])
-        .unwrap();
+        ],
+    );
     assert_eq!(out[0].to_f64_vec(), vec![30.0, 10.0]);
 }
 
 #[test]
 fn sort_two_operands_by_key() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     // comparator over (key_lhs, key_rhs, val_lhs, val_rhs): key_lhs < key_rhs
     let mut k = Comp::default();
     let a = k.param(0, Shape::scalar(F32));
     let bb = k.param(1, Shape::scalar(F32));
     k.param(2, Shape::scalar(S32));
     k.param(3, Shape::scalar(S32));
-    let lt = k.push(
-        Opcode::Compare,
-        Shape::scalar(ElementType::Pred),
-        &[a, bb],
-        Attrs {
-            direction: Some(ComparisonDirection::Lt),
-            ..Attrs::default()
-        },
-    );
+    let lt = k.less_than(a, bb);
     let cmp = k.finish("cmp", lt);
     let mut c = Comp::default();
     let keys = c.param(0, arr(F32, &[4]));
     let vals = c.param(1, arr(S32, &[4]));
-    let attrs = Attrs {
-        dimensions: Some(vec![0]),
-        is_stable: true,
-        to_apply: Some(CompId(0)),
-        ..Attrs::default()
-    };
+    let attrs = with(|t| {
+        t.dimensions = Some(vec![0]);
+        t.is_stable = true;
+        t.to_apply = Some(CompId(0));
+    });
     let shape = Shape::Tuple(vec![arr(F32, &[4]), arr(S32, &[4])]);
     let r = c.push(Opcode::Sort, shape, &[keys, vals], attrs);
-    let exe = b
-        .compile_module(&module(vec![cmp, c.finish("main", r)]))
-        .unwrap();
-    let out = exe
-        .run(&[
+    let out = run(
+        &b,
+        vec![cmp, c.finish("main", r)],
+        &[
             lit(F32, &[4], &[3.0, -1.0, 2.0, -1.0]),
             lit(S32, &[4], &[0.0, 1.0, 2.0, 3.0]),
-        ])
-        .unwrap();
+        ],
+    );
     assert_eq!(out.len(), 2, "tuple results come back flattened");
     assert_eq!(out[0].to_f64_vec(), vec![-1.0, -1.0, 2.0, 3.0]);
     assert_eq!(
@@ -315,19 +311,14 @@ fn sort_two_operands_by_key() {
 
 #[test]
 fn while_loop_doubles_five_times() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let state = Shape::Tuple(vec![Shape::scalar(S32), Shape::scalar(F32)]);
     let konst = |c: &mut Comp, t: ElementType, v: ConstantData| {
         c.push(
             Opcode::Constant,
             Shape::scalar(t),
             &[],
-            Attrs {
-                constant: Some(v),
-                ..Attrs::default()
-            },
+            with(|t| t.constant = Some(v)),
         )
     };
     let gte = |c: &mut Comp, t: ElementType, of: u32, i: i64| {
@@ -335,10 +326,7 @@ fn while_loop_doubles_five_times() {
             Opcode::GetTupleElement,
             Shape::scalar(t),
             &[of],
-            Attrs {
-                index: Some(i),
-                ..Attrs::default()
-            },
+            with(|t| t.index = Some(i)),
         )
     };
     // cond: i < 5
@@ -346,15 +334,7 @@ fn while_loop_doubles_five_times() {
     let s = cond.param(0, state.clone());
     let i = gte(&mut cond, S32, s, 0);
     let five = konst(&mut cond, S32, ConstantData::Int(vec![5]));
-    let lt = cond.push(
-        Opcode::Compare,
-        Shape::scalar(ElementType::Pred),
-        &[i, five],
-        Attrs {
-            direction: Some(ComparisonDirection::Lt),
-            ..Attrs::default()
-        },
-    );
+    let lt = cond.less_than(i, five);
     let cond = cond.finish("cond", lt);
     // body: (i + 1, acc * 2)
     let mut body = Comp::default();
@@ -372,31 +352,19 @@ fn while_loop_doubles_five_times() {
     let i0 = c.param(0, Shape::scalar(S32));
     let a0 = c.param(1, Shape::scalar(F32));
     let init = c.op(Opcode::Tuple, state.clone(), &[i0, a0]);
-    let w = c.push(
-        Opcode::While,
-        state,
-        &[init],
-        Attrs {
-            condition: Some(CompId(0)),
-            body: Some(CompId(1)),
-            ..Attrs::default()
-        },
+    let w = c.while_loop(state, init);
+    let out = run(
+        &b,
+        vec![cond, body, c.finish("main", w)],
+        &[Literal::scalar(S32, 0.0), Literal::scalar(F32, 1.5)],
     );
-    let exe = b
-        .compile_module(&module(vec![cond, body, c.finish("main", w)]))
-        .unwrap();
-    let out = exe
-        .run(&[Literal::scalar(S32, 0.0), Literal::scalar(F32, 1.5)])
-        .unwrap();
     assert_eq!(out[0].get_i128(0), 5);
     assert_eq!(out[1].get_f64(0), 48.0);
 }
 
 #[test]
 fn compile_cache_hits_on_the_same_module() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let m = binary_module(Opcode::Multiply, F32, &[5]);
     let before = b.cache_stats();
     b.compile_module(&m).unwrap();
@@ -409,9 +377,7 @@ fn compile_cache_hits_on_the_same_module() {
 
 #[test]
 fn wrong_arguments_are_a_typed_error() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let exe = b
         .compile_module(&binary_module(Opcode::Add, F32, &[2]))
         .unwrap();
@@ -426,9 +392,7 @@ fn wrong_arguments_are_a_typed_error() {
 
 #[test]
 fn an_abort_in_the_worker_fails_one_call_and_the_next_succeeds() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let exe = b
         .compile_module(&binary_module(Opcode::Add, F32, &[2]))
         .unwrap();
@@ -451,9 +415,7 @@ fn an_abort_in_the_worker_fails_one_call_and_the_next_succeeds() {
 
 #[test]
 fn a_hang_past_the_timeout_fails_one_call_and_the_next_succeeds() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let b = b.with_timeout(Duration::from_secs(2));
     let err = b.debug_sleep(60_000).unwrap_err();
     assert!(matches!(err, XlaError::Timeout { .. }), "{err:?}");
@@ -481,9 +443,7 @@ fn a_missing_plugin_is_unavailable_not_a_failure() {
 
 #[test]
 fn an_xla_compile_error_is_typed_and_keeps_the_plugin_message() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let lowered = xla_props::backend::xla::lower::Lowered {
         mlir: "module { func.func @main( }".into(),
         params: vec![],
@@ -510,11 +470,10 @@ fn both_xla_versions_agree_on_a_sort() {
     let cmp = scalar_binary("lt", F32, Opcode::Compare, Some(ComparisonDirection::Lt));
     let mut c = Comp::default();
     let x = c.param(0, arr(F32, &[5]));
-    let attrs = Attrs {
-        dimensions: Some(vec![0]),
-        to_apply: Some(CompId(0)),
-        ..Attrs::default()
-    };
+    let attrs = with(|t| {
+        t.dimensions = Some(vec![0]);
+        t.to_apply = Some(CompId(0));
+    });
     let r = c.push(Opcode::Sort, arr(F32, &[5]), &[x], attrs);
     let m = module(vec![cmp, c.finish("main", r)]);
     let input = [lit(F32, &[5], &[3.0, -0.5, 9.0, 0.0, -7.25])];
@@ -539,9 +498,7 @@ fn xla_gpu_without_a_gpu_says_why() {
 
 #[test]
 fn concurrent_executions_share_the_worker_pool() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let exe = b
         .compile_module(&binary_module(Opcode::Multiply, F32, &[3]))
         .unwrap();
@@ -585,9 +542,7 @@ fn backends_made_with_new_share_one_pool_and_cache() {
 
 #[test]
 fn a_batch_of_cases_runs_as_one_module_and_splits_back() {
-    let Some(b) = backend_or_skip(XlaPlugin::Cpu) else {
-        return;
-    };
+    let Some(b) = cpu() else { return };
     let add = binary_module(Opcode::Add, F32, &[2]);
     let mul = binary_module(Opcode::Multiply, F16, &[3]);
     let a1 = [lit(F32, &[2], &[1.0, 2.0]), lit(F32, &[2], &[3.0, 4.0])];

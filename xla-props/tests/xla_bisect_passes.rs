@@ -1,16 +1,14 @@
 //! `bisect-passes` on xla-cpu: the disagreements of docs/findings.md whose
 //! cause is an HLO pass are named, and those in a kernel are said to be none.
 
+mod common;
+
 use std::path::PathBuf;
-use xla_props::backend::xla::{XlaBackend, XlaPlugin};
+
+use common::cli::{exits, fails_with, run_on};
 use xla_props::hlo::{parse_module, ArrayShape, ElementType};
 use xla_props::isolate::{bisect_passes, PassBisectOptions, PassVerdict, ProbeResult};
 use xla_props::literal::Literal;
-
-fn backend() -> Option<XlaBackend> {
-    let b = XlaBackend::new(XlaPlugin::Cpu);
-    xla_props::skip::backend_available("xla-cpu", b.availability()).then_some(b)
-}
 
 fn options(name: &str) -> PassBisectOptions {
     PassBisectOptions {
@@ -34,7 +32,7 @@ ENTRY main {
 
 #[test]
 fn algsimp_turns_a_divide_by_a_broadcast_into_a_multiply_by_the_reciprocal() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = parse_module(DIVIDE_BY_BROADCAST).unwrap();
     let s = Literal::from_f64s(
         &ArrayShape::new(ElementType::F32, vec![]),
@@ -61,7 +59,7 @@ fn algsimp_turns_a_divide_by_a_broadcast_into_a_multiply_by_the_reciprocal() {
 
 #[test]
 fn cbrt_of_a_subnormal_is_no_pass_but_the_kernel() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = parse_module(
         "HloModule cbrt_subnormal\nENTRY main {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] cbrt(x)\n}\n",
     )
@@ -87,42 +85,21 @@ fn repo(path: &str) -> PathBuf {
 
 #[test]
 fn the_command_names_the_pass_and_isolate_reports_it() {
-    if backend().is_none() {
+    if common::xla_cpu().is_none() {
         return;
     }
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bisect_cli");
     let file = repo("docs/repro/divide-by-broadcast/reproducer.hlotest");
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_xla-props"))
-        .args([
-            "bisect-passes",
-            file.to_str().unwrap(),
-            "--backend",
-            "xla-cpu",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert_eq!(run.status.code(), Some(0), "{stdout}");
+    let extra = ["--out", out.to_str().unwrap()];
+    let stdout = exits(&run_on("bisect-passes", &file, "xla-cpu", &extra), 0);
     assert!(stdout.contains("culprit pass: `algsimp`"), "{stdout}");
     assert!(stdout.contains("probe 1: disabled none"), "{stdout}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("+  ROOT %multiply"), "{md}");
 
     let iso = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bisect_isolate");
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_xla-props"))
-        .args([
-            "isolate",
-            file.to_str().unwrap(),
-            "--backend",
-            "xla-cpu",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&iso)
-        .output()
-        .unwrap();
+    let extra = ["--quiet", "--out", iso.to_str().unwrap()];
+    let run = run_on("isolate", &file, "xla-cpu", &extra);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         stdout.contains("passes: culprit pass: `algsimp`"),
@@ -134,19 +111,9 @@ fn the_command_names_the_pass_and_isolate_reports_it() {
 #[test]
 fn a_backend_without_passes_is_refused_with_a_message() {
     let file = repo("docs/repro/divide-by-broadcast/reproducer.hlotest");
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_xla-props"))
-        .args([
-            "bisect-passes",
-            file.to_str().unwrap(),
-            "--backend",
-            "interpreter",
-        ])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("cannot disable its compiler's passes"),
-        "{stderr}"
+    fails_with(
+        &run_on("bisect-passes", &file, "interpreter", &[]),
+        2,
+        &["cannot disable its compiler's passes"],
     );
 }

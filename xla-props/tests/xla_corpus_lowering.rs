@@ -1,10 +1,11 @@
 //! Every module of the shared corpus either lowers to StableHLO or is
 //! reported `Unsupported`; with the plugin, every lowered module compiles.
 
+mod common;
+
 use std::path::Path;
 
 use xla_props::backend::xla::lower::{lower_module, LowerError};
-use xla_props::backend::xla::{XlaBackend, XlaPlugin};
 use xla_props::hlo::load_module_file;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/xla-hlo");
@@ -42,10 +43,9 @@ fn corpus_modules_lower_or_are_unsupported() {
 #[test]
 fn lowered_corpus_modules_compile_on_xla_cpu() {
     let Some(files) = corpus_files() else { return };
-    let b = XlaBackend::new(XlaPlugin::Cpu);
-    if !xla_props::skip::backend_available("xla-cpu", b.availability()) {
+    let Some(b) = common::xla_cpu() else {
         return;
-    }
+    };
     let mut failures = Vec::new();
     let mut compiled = 0;
     for f in &files {

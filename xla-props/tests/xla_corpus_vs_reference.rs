@@ -15,12 +15,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use xla_props::backend::xla::{XlaBackend, XlaPlugin};
+use common::Stopped;
 use xla_props::backend::{Backend, Interpreter};
 use xla_props::check::judge_against_reference;
 use xla_props::check::Verdict;
 use xla_props::hlo::load_module_file;
-use xla_props::inputs::{generate_inputs, Distribution};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/xla-hlo");
 
@@ -71,21 +70,14 @@ fn run_one(backend: &dyn Backend, path: &Path) -> Outcome {
     if only_large() && !large {
         return Outcome::NotRun("small: judged by the debug run".into());
     }
-    let inputs = match generate_inputs(&module, Distribution::Uniform, 0) {
-        Ok(i) => i,
-        Err(e) => return Outcome::NotRun(format!("no legal inputs: {e}")),
-    };
-    let expected = match xla_props::reference::evaluate(&module, &inputs.args) {
-        Ok(v) => v,
-        Err(e) => return Outcome::NotRun(format!("reference: {e}")),
-    };
-    let actual = match backend
-        .compile(&module)
-        .and_then(|exe| exe.execute(&inputs.args))
-    {
-        Ok(v) => v,
-        Err(e) if e.is_unsupported() => return Outcome::NotRun(format!("{}: {e}", backend.name())),
-        Err(e) => {
+    let runs = match common::against_reference(backend, &module) {
+        Ok(runs) => runs,
+        Err(Stopped::Inputs(e)) => return Outcome::NotRun(format!("no legal inputs: {e}")),
+        Err(Stopped::Reference(e)) => return Outcome::NotRun(format!("reference: {e}")),
+        Err(Stopped::Backend(e)) if e.is_unsupported() => {
+            return Outcome::NotRun(format!("{}: {e}", backend.name()))
+        }
+        Err(Stopped::Backend(e)) => {
             // a compile error a known bug declares (a valid module the
             // backend rejects) is that bug, any other error a disagreement
             let text = e.to_string();
@@ -101,9 +93,9 @@ fn run_one(backend: &dyn Backend, path: &Path) -> Outcome {
     };
     let verdict = judge_against_reference(
         &module,
-        &inputs.args,
-        &expected,
-        &actual,
+        &runs.args,
+        &runs.expected,
+        &runs.actual,
         &backend.numerics(),
         backend.known_bugs(),
         false,
@@ -124,10 +116,9 @@ fn run_one(backend: &dyn Backend, path: &Path) -> Outcome {
 #[test]
 fn corpus_on_xla_cpu_agrees_with_the_reference_or_is_triaged() {
     let Some(files) = corpus_files() else { return };
-    let backend = XlaBackend::new(XlaPlugin::Cpu);
-    if !xla_props::skip::backend_available("xla-cpu", backend.availability()) {
+    let Some(backend) = common::xla_cpu() else {
         return;
-    }
+    };
     let agree = judge_corpus(&backend, &files, TRIAGED);
     // the corpus is real: most of it must actually be judged (of the large
     // modules alone, about a tenth of it, most too)
@@ -140,30 +131,16 @@ fn corpus_on_xla_cpu_agrees_with_the_reference_or_is_triaged() {
 /// as many threads as the machine has cores (the backend is `Sync`; xla-cpu
 /// runs each module in its worker), and the slowest ones are printed.
 fn judge_corpus(backend: &dyn Backend, files: &[PathBuf], triaged_list: &[(&str, &str)]) -> usize {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut outcomes: Vec<(usize, Outcome, std::time::Duration)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(path) = files.get(i) else { break done };
-                        let start = std::time::Instant::now();
-                        let outcome = run_one(backend, path);
-                        done.push((i, outcome, start.elapsed()));
-                    }
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("a corpus worker thread panicked"))
-            .collect()
+    let outcomes = common::on_every_core(files, |path| {
+        let start = std::time::Instant::now();
+        let outcome = run_one(backend, path);
+        (outcome, start.elapsed())
     });
-    outcomes.sort_by_key(|(i, _, _)| *i);
-    let mut slowest: Vec<_> = outcomes.iter().map(|(i, _, t)| (*t, *i)).collect();
+    let mut slowest: Vec<_> = outcomes
+        .iter()
+        .enumerate()
+        .map(|(i, (_, t))| (*t, i))
+        .collect();
     slowest.sort_by(|a, b| b.cmp(a));
     for (t, i) in slowest.iter().take(5) {
         eprintln!(
@@ -174,7 +151,7 @@ fn judge_corpus(backend: &dyn Backend, files: &[PathBuf], triaged_list: &[(&str,
     }
     let (mut agree, mut triaged, mut not_run) = (0, Vec::new(), Vec::new());
     let mut untriaged = Vec::new();
-    for (i, outcome, _) in outcomes {
+    for (i, (outcome, _)) in outcomes.into_iter().enumerate() {
         let name = files[i].file_name().unwrap().to_string_lossy().to_string();
         let triage = triaged_list.iter().find(|(p, _)| name.starts_with(p));
         match (outcome, triage) {
@@ -210,13 +187,11 @@ fn judge_corpus(backend: &dyn Backend, files: &[PathBuf], triaged_list: &[(&str,
     for n in &not_run {
         eprintln!("  not run: {n}");
     }
-    assert!(
-        untriaged.is_empty(),
-        "{} corpus modules disagree with the reference on {} without a triage:\n{}",
-        untriaged.len(),
-        backend.name(),
-        untriaged.join("\n")
+    let what = format!(
+        "corpus modules disagree with the reference on {} without a triage",
+        backend.name()
     );
+    common::assert_none(&untriaged, &what);
     agree
 }
 

@@ -4,7 +4,7 @@
 //! result exactly, so the finding stays true (and a plugin upgrade that
 //! fixes it shows up here); and every declared model against the plugin.
 
-use xla_props::backend::xla::{XlaBackend, XlaPlugin};
+use xla_props::backend::xla::{XlaBackend, XlaExecutable, XlaPlugin};
 use xla_props::hlo::{parse_module, ArrayShape, ElementType};
 use xla_props::literal::Literal;
 
@@ -13,20 +13,24 @@ fn backend(plugin: XlaPlugin) -> Option<XlaBackend> {
     xla_props::skip::backend_available(plugin.backend_name(), b.availability()).then_some(b)
 }
 
+/// The module `text` compiled on xla-cpu, or None (the test skips) without
+/// the plugin.
+fn on_xla_cpu(text: &str) -> Option<XlaExecutable> {
+    let b = backend(XlaPlugin::Cpu)?;
+    Some(b.compile_module(&parse_module(text).unwrap()).unwrap())
+}
+
 fn lit(t: ElementType, dims: &[i64], values: &[f64]) -> Literal {
     Literal::from_f64s(&ArrayShape::new(t, dims.to_vec()), values).unwrap()
 }
 
 #[test]
 fn f32_log_of_the_smallest_subnormal_in_f32_7_on_xla_cpu_0_115() {
-    let Some(b) = backend(XlaPlugin::Cpu) else {
+    let log =
+        "HloModule m\n\nENTRY main {\n  x = f32[7] parameter(0)\n  ROOT y = f32[7] log(x)\n}\n";
+    let Some(exe) = on_xla_cpu(log) else {
         return;
     };
-    let m = parse_module(
-        "HloModule m\n\nENTRY main {\n  x = f32[7] parameter(0)\n  ROOT y = f32[7] log(x)\n}\n",
-    )
-    .unwrap();
-    let exe = b.compile_module(&m).unwrap();
     let run = |bits: &[u64]| {
         let x = Literal::from_bits(&ArrayShape::new(ElementType::F32, vec![7]), bits).unwrap();
         exe.run(&[x]).unwrap()[0].to_bits_vec()
@@ -44,16 +48,13 @@ fn f32_log_of_the_smallest_subnormal_in_f32_7_on_xla_cpu_0_115() {
 
 #[test]
 fn wrapping_integer_power_uses_the_low_6_bits_of_the_exponent_on_xla_cpu_0_115() {
-    let Some(b) = backend(XlaPlugin::Cpu) else {
+    let power = "HloModule m\n\nENTRY main {\n  x = u16[3] parameter(0)\n  y = u16[3] parameter(1)\n  ROOT p = u16[3] power(x, y)\n}\n";
+    let Some(exe) = on_xla_cpu(power) else {
         return;
     };
-    let m = parse_module(
-        "HloModule m\n\nENTRY main {\n  x = u16[3] parameter(0)\n  y = u16[3] parameter(1)\n  ROOT p = u16[3] power(x, y)\n}\n",
-    )
-    .unwrap();
     let x = lit(ElementType::U16, &[3], &[5669.0, 48305.0, 3.0]);
     let y = lit(ElementType::U16, &[3], &[5266.0, 46723.0, 10.0]);
-    let p = b.compile_module(&m).unwrap().run(&[x, y]).unwrap();
+    let p = exe.run(&[x, y]).unwrap();
     let wrap = |base: u64, e: u64| (0..e).fold(1u64, |acc, _| acc * base % 65536);
     // small exponents are right
     assert_eq!(p[0].to_bits_vec()[2], wrap(3, 10));

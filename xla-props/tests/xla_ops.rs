@@ -1,7 +1,9 @@
 //! One module per lowered op family, run on xla-cpu and checked against
 //! hand-worked values. Skips without the plugin unless `CI` is set.
 
-use xla_props::backend::xla::{XlaBackend, XlaPlugin};
+mod common;
+
+use xla_props::backend::xla::XlaBackend;
 use xla_props::hlo::{
     ArrayShape, Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData,
     ConvDims, ElementType, InstrId, Instruction, Module, Opcode, PadDim, ScatterDims, Shape,
@@ -9,12 +11,9 @@ use xla_props::hlo::{
 };
 use xla_props::literal::Literal;
 
-use ElementType::{Pred, F16, F32, S32, U32};
+use common::with;
 
-fn backend() -> Option<XlaBackend> {
-    let b = XlaBackend::new(XlaPlugin::Cpu);
-    xla_props::skip::backend_available("xla-cpu", b.availability()).then_some(b)
-}
+use ElementType::{Pred, F16, F32, S32, U32};
 
 fn arr(t: ElementType, dims: &[i64]) -> Shape {
     Shape::array(t, dims.to_vec())
@@ -41,10 +40,7 @@ fn param(n: i64, shape: Shape) -> Instruction {
         Opcode::Parameter,
         shape,
         &[],
-        Attrs {
-            parameter_number: Some(n),
-            ..Attrs::default()
-        },
+        with(|t| t.parameter_number = Some(n)),
     )
 }
 
@@ -105,10 +101,7 @@ fn compare_fn(name: &str, t: ElementType, d: ComparisonDirection) -> Computation
                 Opcode::Compare,
                 Shape::scalar(Pred),
                 &[0, 1],
-                Attrs {
-                    direction: Some(d),
-                    ..Attrs::default()
-                },
+                with(|t| t.direction = Some(d)),
             ),
         ],
     )
@@ -118,6 +111,27 @@ fn run(b: &XlaBackend, m: &Module, args: &[Literal]) -> Vec<Literal> {
     let exe = b.compile_module(m).unwrap_or_else(|e| panic!("{e}"));
     exe.run(args)
         .unwrap_or_else(|e| panic!("{e}\n{}", exe.mlir()))
+}
+
+/// The first output of `m` run on `b`, as f64 values.
+fn values(b: &XlaBackend, m: &Module, args: &[Literal]) -> Vec<f64> {
+    run(b, m, args)[0].to_f64_vec()
+}
+
+fn pad_dim(low: i64, high: i64, interior: i64) -> PadDim {
+    PadDim {
+        low,
+        high,
+        interior,
+    }
+}
+
+fn slice_dim(start: i64, limit: i64, stride: i64) -> SliceDim {
+    SliceDim {
+        start,
+        limit,
+        stride,
+    }
 }
 
 fn window(sizes: &[i64], strides: &[i64]) -> Vec<WindowDim> {
@@ -133,16 +147,15 @@ fn window(sizes: &[i64], strides: &[i64]) -> Vec<WindowDim> {
 
 #[test]
 fn compare_select_clamp() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = single(
         Opcode::Compare,
         &[arr(F32, &[3]), arr(F32, &[3])],
         arr(Pred, &[3]),
-        Attrs {
-            direction: Some(ComparisonDirection::Lt),
-            comparison_type: Some(ComparisonType::TotalOrder),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.direction = Some(ComparisonDirection::Lt);
+            t.comparison_type = Some(ComparisonType::TotalOrder);
+        }),
         vec![],
     );
     let out = run(
@@ -162,16 +175,18 @@ fn compare_select_clamp() {
         Attrs::default(),
         vec![],
     );
-    let out = run(
-        &b,
-        &m,
-        &[
-            lit(Pred, &[2], &[1.0, 0.0]),
-            lit(F32, &[2], &[1.0, 2.0]),
-            lit(F32, &[2], &[3.0, 4.0]),
-        ],
+    assert_eq!(
+        values(
+            &b,
+            &m,
+            &[
+                lit(Pred, &[2], &[1.0, 0.0]),
+                lit(F32, &[2], &[1.0, 2.0]),
+                lit(F32, &[2], &[3.0, 4.0]),
+            ]
+        ),
+        vec![1.0, 4.0]
     );
-    assert_eq!(out[0].to_f64_vec(), vec![1.0, 4.0]);
 
     let m = single(
         Opcode::Clamp,
@@ -180,21 +195,23 @@ fn compare_select_clamp() {
         Attrs::default(),
         vec![],
     );
-    let out = run(
-        &b,
-        &m,
-        &[
-            Literal::scalar(F32, 0.0),
-            lit(F32, &[3], &[-5.0, 0.5, 7.0]),
-            Literal::scalar(F32, 1.0),
-        ],
+    assert_eq!(
+        values(
+            &b,
+            &m,
+            &[
+                Literal::scalar(F32, 0.0),
+                lit(F32, &[3], &[-5.0, 0.5, 7.0]),
+                Literal::scalar(F32, 1.0),
+            ]
+        ),
+        vec![0.0, 0.5, 1.0]
     );
-    assert_eq!(out[0].to_f64_vec(), vec![0.0, 0.5, 1.0]);
 }
 
 #[test]
 fn conversions() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = single(
         Opcode::Convert,
         &[arr(F32, &[3])],
@@ -223,11 +240,10 @@ fn conversions() {
         Opcode::ReducePrecision,
         &[arr(F32, &[1])],
         arr(F32, &[1]),
-        Attrs {
-            exponent_bits: Some(5),
-            mantissa_bits: Some(10),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.exponent_bits = Some(5);
+            t.mantissa_bits = Some(10);
+        }),
         vec![],
     );
     let out = run(&b, &m, &[lit(F32, &[1], &[0.1])]);
@@ -240,33 +256,31 @@ fn conversions() {
 
 #[test]
 fn shape_ops() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = single(
         Opcode::Broadcast,
         &[arr(F32, &[2])],
         arr(F32, &[2, 3]),
-        Attrs {
-            dimensions: Some(vec![0]),
-            ..Attrs::default()
-        },
+        with(|t| t.dimensions = Some(vec![0])),
         vec![],
     );
-    let out = run(&b, &m, &[lit(F32, &[2], &[1.0, 2.0])]);
-    assert_eq!(out[0].to_f64_vec(), vec![1.0, 1.0, 1.0, 2.0, 2.0, 2.0]);
+    assert_eq!(
+        values(&b, &m, &[lit(F32, &[2], &[1.0, 2.0])]),
+        vec![1.0, 1.0, 1.0, 2.0, 2.0, 2.0]
+    );
 
     let m = single(
         Opcode::Transpose,
         &[arr(F32, &[2, 3])],
         arr(F32, &[3, 2]),
-        Attrs {
-            dimensions: Some(vec![1, 0]),
-            ..Attrs::default()
-        },
+        with(|t| t.dimensions = Some(vec![1, 0])),
         vec![],
     );
     let x = lit(F32, &[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
-    let out = run(&b, &m, std::slice::from_ref(&x));
-    assert_eq!(out[0].to_f64_vec(), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    assert_eq!(
+        values(&b, &m, std::slice::from_ref(&x)),
+        vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
+    );
 
     let m = single(
         Opcode::Reshape,
@@ -275,92 +289,66 @@ fn shape_ops() {
         Attrs::default(),
         vec![],
     );
-    let out = run(&b, &m, std::slice::from_ref(&x));
-    assert_eq!(out[0].to_f64_vec(), x.to_f64_vec());
+    assert_eq!(values(&b, &m, std::slice::from_ref(&x)), x.to_f64_vec());
 
     let m = single(
         Opcode::Slice,
         &[arr(F32, &[2, 3])],
         arr(F32, &[1, 2]),
-        Attrs {
-            slice: Some(vec![
-                SliceDim {
-                    start: 1,
-                    limit: 2,
-                    stride: 1,
-                },
-                SliceDim {
-                    start: 0,
-                    limit: 3,
-                    stride: 2,
-                },
-            ]),
-            ..Attrs::default()
-        },
+        with(|t| t.slice = Some(vec![slice_dim(1, 2, 1), slice_dim(0, 3, 2)])),
         vec![],
     );
-    let out = run(&b, &m, std::slice::from_ref(&x));
-    assert_eq!(out[0].to_f64_vec(), vec![4.0, 6.0]);
+    assert_eq!(values(&b, &m, std::slice::from_ref(&x)), vec![4.0, 6.0]);
 
     let m = single(
         Opcode::Concatenate,
         &[arr(F32, &[2]), arr(F32, &[1])],
         arr(F32, &[3]),
-        Attrs {
-            dimensions: Some(vec![0]),
-            ..Attrs::default()
-        },
+        with(|t| t.dimensions = Some(vec![0])),
         vec![],
     );
-    let out = run(
-        &b,
-        &m,
-        &[lit(F32, &[2], &[1.0, 2.0]), lit(F32, &[1], &[3.0])],
+    assert_eq!(
+        values(
+            &b,
+            &m,
+            &[lit(F32, &[2], &[1.0, 2.0]), lit(F32, &[1], &[3.0])]
+        ),
+        vec![1.0, 2.0, 3.0]
     );
-    assert_eq!(out[0].to_f64_vec(), vec![1.0, 2.0, 3.0]);
 
     let m = single(
         Opcode::Pad,
         &[arr(F32, &[2]), Shape::scalar(F32)],
         arr(F32, &[5]),
-        Attrs {
-            padding: Some(vec![PadDim {
-                low: 1,
-                high: 1,
-                interior: 1,
-            }]),
-            ..Attrs::default()
-        },
+        with(|t| t.padding = Some(vec![pad_dim(1, 1, 1)])),
         vec![],
     );
-    let out = run(
-        &b,
-        &m,
-        &[lit(F32, &[2], &[1.0, 2.0]), Literal::scalar(F32, 9.0)],
+    assert_eq!(
+        values(
+            &b,
+            &m,
+            &[lit(F32, &[2], &[1.0, 2.0]), Literal::scalar(F32, 9.0)]
+        ),
+        vec![9.0, 1.0, 9.0, 2.0, 9.0]
     );
-    assert_eq!(out[0].to_f64_vec(), vec![9.0, 1.0, 9.0, 2.0, 9.0]);
 
     let m = single(
         Opcode::Reverse,
         &[arr(F32, &[3])],
         arr(F32, &[3]),
-        Attrs {
-            dimensions: Some(vec![0]),
-            ..Attrs::default()
-        },
+        with(|t| t.dimensions = Some(vec![0])),
         vec![],
     );
-    let out = run(&b, &m, &[lit(F32, &[3], &[1.0, 2.0, 3.0])]);
-    assert_eq!(out[0].to_f64_vec(), vec![3.0, 2.0, 1.0]);
+    assert_eq!(
+        values(&b, &m, &[lit(F32, &[3], &[1.0, 2.0, 3.0])]),
+        vec![3.0, 2.0, 1.0]
+    );
 
     let m = single(
         Opcode::Iota,
         &[],
         arr(S32, &[2, 3]),
-        Attrs {
-            iota_dimension: Some(1),
-            ..Attrs::default()
-        },
+        with(|t| t.iota_dimension = Some(1)),
         vec![],
     );
     let out = run(&b, &m, &[]);
@@ -369,22 +357,24 @@ fn shape_ops() {
 
 #[test]
 fn dynamic_slices() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = single(
         Opcode::DynamicSlice,
         &[arr(F32, &[4]), Shape::scalar(S32)],
         arr(F32, &[2]),
-        Attrs {
-            dynamic_slice_sizes: Some(vec![2]),
-            ..Attrs::default()
-        },
+        with(|t| t.dynamic_slice_sizes = Some(vec![2])),
         vec![],
     );
     let x = lit(F32, &[4], &[1.0, 2.0, 3.0, 4.0]);
-    let out = run(&b, &m, &[x.clone(), Literal::scalar(S32, 1.0)]);
-    assert_eq!(out[0].to_f64_vec(), vec![2.0, 3.0]);
-    let out = run(&b, &m, &[x.clone(), Literal::scalar(S32, 7.0)]);
-    assert_eq!(out[0].to_f64_vec(), vec![3.0, 4.0], "start index clamps");
+    assert_eq!(
+        values(&b, &m, &[x.clone(), Literal::scalar(S32, 1.0)]),
+        vec![2.0, 3.0]
+    );
+    assert_eq!(
+        values(&b, &m, &[x.clone(), Literal::scalar(S32, 7.0)]),
+        vec![3.0, 4.0],
+        "start index clamps"
+    );
 
     let m = single(
         Opcode::DynamicUpdateSlice,
@@ -393,141 +383,148 @@ fn dynamic_slices() {
         Attrs::default(),
         vec![],
     );
-    let out = run(
-        &b,
-        &m,
-        &[x, lit(F32, &[2], &[8.0, 9.0]), Literal::scalar(S32, 2.0)],
+    assert_eq!(
+        values(
+            &b,
+            &m,
+            &[x, lit(F32, &[2], &[8.0, 9.0]), Literal::scalar(S32, 2.0)]
+        ),
+        vec![1.0, 2.0, 8.0, 9.0]
     );
-    assert_eq!(out[0].to_f64_vec(), vec![1.0, 2.0, 8.0, 9.0]);
 }
 
 #[test]
 fn scatter_add() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = single(
         Opcode::Scatter,
         &[arr(F32, &[4]), arr(S32, &[2, 1]), arr(F32, &[2])],
         arr(F32, &[4]),
-        Attrs {
-            scatter_dims: Some(ScatterDims {
+        with(|t| {
+            t.scatter_dims = Some(ScatterDims {
                 update_window_dims: vec![],
                 inserted_window_dims: vec![0],
                 scatter_dims_to_operand_dims: vec![0],
                 index_vector_dim: 1,
                 ..ScatterDims::default()
-            }),
-            to_apply: Some(CompId(0)),
-            ..Attrs::default()
-        },
+            });
+            t.to_apply = Some(CompId(0));
+        }),
         vec![scalar_fn("add", F32, Opcode::Add)],
     );
-    let out = run(
-        &b,
-        &m,
-        &[
-            lit(F32, &[4], &[1.0, 1.0, 1.0, 1.0]),
-            lit(S32, &[2, 1], &[3.0, 3.0]),
-            lit(F32, &[2], &[10.0, 5.0]),
-        ],
+    assert_eq!(
+        values(
+            &b,
+            &m,
+            &[
+                lit(F32, &[4], &[1.0, 1.0, 1.0, 1.0]),
+                lit(S32, &[2, 1], &[3.0, 3.0]),
+                lit(F32, &[2], &[10.0, 5.0]),
+            ]
+        ),
+        vec![1.0, 1.0, 1.0, 16.0]
     );
-    assert_eq!(out[0].to_f64_vec(), vec![1.0, 1.0, 1.0, 16.0]);
 }
 
 #[test]
 fn windows_map_and_convolution() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let m = single(
         Opcode::ReduceWindow,
         &[arr(F32, &[4]), Shape::scalar(F32)],
         arr(F32, &[3]),
-        Attrs {
-            window: Some(window(&[2], &[1])),
-            to_apply: Some(CompId(0)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.window = Some(window(&[2], &[1]));
+            t.to_apply = Some(CompId(0));
+        }),
         vec![scalar_fn("add", F32, Opcode::Add)],
     );
-    let out = run(
-        &b,
-        &m,
-        &[
-            lit(F32, &[4], &[1.0, 2.0, 3.0, 4.0]),
-            Literal::scalar(F32, 0.0),
-        ],
+    assert_eq!(
+        values(
+            &b,
+            &m,
+            &[
+                lit(F32, &[4], &[1.0, 2.0, 3.0, 4.0]),
+                Literal::scalar(F32, 0.0),
+            ]
+        ),
+        vec![3.0, 5.0, 7.0]
     );
-    assert_eq!(out[0].to_f64_vec(), vec![3.0, 5.0, 7.0]);
 
     // max-pool gradient: the source value goes to the max of each window.
     let m = single(
         Opcode::SelectAndScatter,
         &[arr(F32, &[4]), arr(F32, &[2]), Shape::scalar(F32)],
         arr(F32, &[4]),
-        Attrs {
-            window: Some(window(&[2], &[2])),
-            select: Some(CompId(0)),
-            scatter: Some(CompId(1)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.window = Some(window(&[2], &[2]));
+            t.select = Some(CompId(0));
+            t.scatter = Some(CompId(1));
+        }),
         vec![
             compare_fn("ge", F32, ComparisonDirection::Ge),
             scalar_fn("add", F32, Opcode::Add),
         ],
     );
-    let out = run(
-        &b,
-        &m,
-        &[
-            lit(F32, &[4], &[1.0, 5.0, 7.0, 2.0]),
-            lit(F32, &[2], &[10.0, 20.0]),
-            Literal::scalar(F32, 0.0),
-        ],
+    assert_eq!(
+        values(
+            &b,
+            &m,
+            &[
+                lit(F32, &[4], &[1.0, 5.0, 7.0, 2.0]),
+                lit(F32, &[2], &[10.0, 20.0]),
+                Literal::scalar(F32, 0.0),
+            ]
+        ),
+        vec![0.0, 10.0, 20.0, 0.0]
     );
-    assert_eq!(out[0].to_f64_vec(), vec![0.0, 10.0, 20.0, 0.0]);
 
     let m = single(
         Opcode::Map,
         &[arr(F32, &[2]), arr(F32, &[2])],
         arr(F32, &[2]),
-        Attrs {
-            dimensions: Some(vec![0]),
-            to_apply: Some(CompId(0)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.dimensions = Some(vec![0]);
+            t.to_apply = Some(CompId(0));
+        }),
         vec![scalar_fn("mul", F32, Opcode::Multiply)],
     );
-    let out = run(
-        &b,
-        &m,
-        &[lit(F32, &[2], &[2.0, 3.0]), lit(F32, &[2], &[4.0, 5.0])],
+    assert_eq!(
+        values(
+            &b,
+            &m,
+            &[lit(F32, &[2], &[2.0, 3.0]), lit(F32, &[2], &[4.0, 5.0])]
+        ),
+        vec![8.0, 15.0]
     );
-    assert_eq!(out[0].to_f64_vec(), vec![8.0, 15.0]);
 
     // 1-D convolution, b0f_0io->b0f: [1,4,1] input, [2,1,1] kernel (1, 10).
     let m = single(
         Opcode::Convolution,
         &[arr(F32, &[1, 4, 1]), arr(F32, &[2, 1, 1])],
         arr(F32, &[1, 3, 1]),
-        Attrs {
-            window: Some(window(&[2], &[1])),
-            conv_dims: Some(ConvDims::feature_last(1)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.window = Some(window(&[2], &[1]));
+            t.conv_dims = Some(ConvDims::feature_last(1));
+        }),
         vec![],
     );
-    let out = run(
-        &b,
-        &m,
-        &[
-            lit(F32, &[1, 4, 1], &[1.0, 2.0, 3.0, 4.0]),
-            lit(F32, &[2, 1, 1], &[1.0, 10.0]),
-        ],
+    assert_eq!(
+        values(
+            &b,
+            &m,
+            &[
+                lit(F32, &[1, 4, 1], &[1.0, 2.0, 3.0, 4.0]),
+                lit(F32, &[2, 1, 1], &[1.0, 10.0]),
+            ]
+        ),
+        vec![21.0, 32.0, 43.0]
     );
-    assert_eq!(out[0].to_f64_vec(), vec![21.0, 32.0, 43.0]);
 }
 
 #[test]
 fn control_flow_calls_and_fusions() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let negate = comp(
         "neg",
         vec![
@@ -547,16 +544,17 @@ fn control_flow_calls_and_fusions() {
         Opcode::Conditional,
         &[Shape::scalar(Pred), arr(F32, &[2]), arr(F32, &[2])],
         arr(F32, &[2]),
-        Attrs {
-            branch_computations: vec![CompId(0), CompId(1)],
-            pred_branches: true,
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.branch_computations = vec![CompId(0), CompId(1)];
+            t.pred_branches = true;
+        }),
         vec![negate.clone(), double.clone()],
     );
     let x = lit(F32, &[2], &[1.0, 2.0]);
-    let out = run(&b, &m, &[Literal::scalar(Pred, 1.0), x.clone(), x.clone()]);
-    assert_eq!(out[0].to_f64_vec(), vec![-1.0, -2.0]);
+    assert_eq!(
+        values(&b, &m, &[Literal::scalar(Pred, 1.0), x.clone(), x.clone()]),
+        vec![-1.0, -2.0]
+    );
     let out = run(&b, &m, &[Literal::scalar(Pred, 0.0), x.clone(), x.clone()]);
     assert_eq!(out[0].to_f64_vec(), vec![2.0, 4.0]);
 
@@ -565,57 +563,47 @@ fn control_flow_calls_and_fusions() {
         Opcode::Conditional,
         &[Shape::scalar(S32), arr(F32, &[2]), arr(F32, &[2])],
         arr(F32, &[2]),
-        Attrs {
-            branch_computations: vec![CompId(0), CompId(1)],
-            ..Attrs::default()
-        },
+        with(|t| t.branch_computations = vec![CompId(0), CompId(1)]),
         vec![negate.clone(), double.clone()],
     );
-    let out = run(&b, &m, &[Literal::scalar(S32, 0.0), x.clone(), x.clone()]);
-    assert_eq!(out[0].to_f64_vec(), vec![-1.0, -2.0]);
-    let out = run(&b, &m, &[Literal::scalar(S32, 5.0), x.clone(), x.clone()]);
-    assert_eq!(out[0].to_f64_vec(), vec![2.0, 4.0]);
+    assert_eq!(
+        values(&b, &m, &[Literal::scalar(S32, 0.0), x.clone(), x.clone()]),
+        vec![-1.0, -2.0]
+    );
+    assert_eq!(
+        values(&b, &m, &[Literal::scalar(S32, 5.0), x.clone(), x.clone()]),
+        vec![2.0, 4.0]
+    );
 
     let m = single(
         Opcode::Call,
         &[arr(F32, &[2])],
         arr(F32, &[2]),
-        Attrs {
-            to_apply: Some(CompId(0)),
-            ..Attrs::default()
-        },
+        with(|t| t.to_apply = Some(CompId(0))),
         vec![negate],
     );
-    let out = run(&b, &m, std::slice::from_ref(&x));
-    assert_eq!(out[0].to_f64_vec(), vec![-1.0, -2.0]);
+    assert_eq!(values(&b, &m, std::slice::from_ref(&x)), vec![-1.0, -2.0]);
 
     let m = single(
         Opcode::Fusion,
         &[arr(F32, &[2])],
         arr(F32, &[2]),
-        Attrs {
-            calls: vec![CompId(0)],
-            ..Attrs::default()
-        },
+        with(|t| t.calls = vec![CompId(0)]),
         vec![double],
     );
-    let out = run(&b, &m, &[x]);
-    assert_eq!(out[0].to_f64_vec(), vec![2.0, 4.0]);
+    assert_eq!(values(&b, &m, &[x]), vec![2.0, 4.0]);
 }
 
 #[test]
 fn constants_reach_xla_bit_exactly() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let values = [-0.0, 5.960464477539063e-08, f64::INFINITY, 65504.0, -1.5];
     let c = instr(
         "c",
         Opcode::Constant,
         arr(F16, &[5]),
         &[],
-        Attrs {
-            constant: Some(ConstantData::Float(values.to_vec())),
-            ..Attrs::default()
-        },
+        with(|t| t.constant = Some(ConstantData::Float(values.to_vec()))),
     );
     let m = Module {
         name: "m".into(),
@@ -629,7 +617,7 @@ fn constants_reach_xla_bit_exactly() {
 
 #[test]
 fn erf_and_tuple_results() {
-    let Some(b) = backend() else { return };
+    let Some(b) = common::xla_cpu() else { return };
     let mut instrs = vec![param(0, arr(F32, &[2]))];
     instrs.push(instr(
         "e",

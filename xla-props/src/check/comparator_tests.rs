@@ -13,7 +13,13 @@ fn bits(dtype: ElementType, bits: &[u64]) -> Literal {
     Literal::from_bits(&ArrayShape::new(dtype, vec![bits.len() as i64]), bits).unwrap()
 }
 
-fn run(e: &Literal, a: &Literal, spec: ErrorSpec, n: &Numerics, ctx: &CompareContext) -> Verdict {
+fn run_with(
+    e: &Literal,
+    a: &Literal,
+    spec: ErrorSpec,
+    n: &Numerics,
+    ctx: &CompareContext,
+) -> Verdict {
     compare_n(
         std::slice::from_ref(e),
         std::slice::from_ref(a),
@@ -21,6 +27,16 @@ fn run(e: &Literal, a: &Literal, spec: ErrorSpec, n: &Numerics, ctx: &CompareCon
         n,
         ctx,
     )
+}
+
+/// Under the exact spec.
+fn run(e: &Literal, a: &Literal, n: &Numerics, ctx: &CompareContext) -> Verdict {
+    run_with(e, a, ErrorSpec::exact(), n, ctx)
+}
+
+/// Under the exact spec, exact numerics, and no context.
+fn exact(e: &Literal, a: &Literal) -> Verdict {
+    run(e, a, &Numerics::exact(), &CompareContext::new())
 }
 
 fn agree(v: &Verdict) -> &Agreement {
@@ -40,13 +56,7 @@ fn mismatch(v: &Verdict) -> &MismatchReport {
 #[test]
 fn exact_agreement_counts_every_element() {
     let x = lit(ElementType::F16, &[1.0, -0.0, f64::NAN, f64::INFINITY]);
-    let v = run(
-        &x,
-        &x,
-        ErrorSpec::exact(),
-        &Numerics::exact(),
-        &CompareContext::new(),
-    );
+    let v = exact(&x, &x);
     let a = agree(&v);
     assert_eq!((a.elements, a.exact), (4, 4));
     assert!(a.legal.is_empty());
@@ -56,20 +66,14 @@ fn exact_agreement_counts_every_element() {
 fn signed_zero_strict_is_reported() {
     let e = lit(ElementType::F32, &[0.0, 1.0]);
     let a = lit(ElementType::F32, &[-0.0, 1.0]);
-    let v = run(
-        &e,
-        &a,
-        ErrorSpec::exact(),
-        &Numerics::exact(),
-        &CompareContext::new(),
-    );
+    let v = exact(&e, &a);
     let r = mismatch(&v);
     assert_eq!(r.count, 1);
     let o = &r.outputs[0];
     assert_eq!(o.first_index.flat, 0);
     assert_eq!(o.worst[0].failure, ElementFailure::SignedZero);
     assert_eq!(o.worst[0].actual.bits, "0x80000000");
-    let lenient = run(
+    let lenient = run_with(
         &e,
         &a,
         ErrorSpec::exact().lenient_signed_zeros(),
@@ -84,7 +88,7 @@ fn nan_by_class_and_inf_exact() {
     // f16: 0x7e00 quiet NaN, 0xfd00 a negative NaN with another payload
     let e = bits(ElementType::F16, &[0x7e00, 0x7c00, 0x3c00]);
     let a = bits(ElementType::F16, &[0xfd00, 0x7bff, 0x7e00]);
-    let v = run(
+    let v = run_with(
         &e,
         &a,
         ErrorSpec::exact().with_ulp(4),
@@ -104,37 +108,19 @@ fn ftz_output_legal_only_when_declared() {
     // f16 smallest subnormal 2^-24 flushed to +0; and -2^-24 flushed to -0
     let e = lit(ElementType::F16, &[2f64.powi(-24), -2f64.powi(-24), 1.0]);
     let a = lit(ElementType::F16, &[0.0, -0.0, 1.0]);
-    let none = run(
-        &e,
-        &a,
-        ErrorSpec::exact(),
-        &Numerics::exact(),
-        &CompareContext::new(),
-    );
+    let none = exact(&e, &a);
     assert_eq!(mismatch(&none).count, 2);
     let ftz = Numerics::exact().with_ftz(ElementType::F16, true, true);
-    let v = run(&e, &a, ErrorSpec::exact(), &ftz, &CompareContext::new());
+    let v = run(&e, &a, &ftz, &CompareContext::new());
     let ag = agree(&v);
     assert_eq!(ag.legal.get(&LegalReason::FlushedSubnormalOutput), Some(&2));
     // flushing a subnormal to the opposite-signed zero is not a flush
     let wrong_sign = lit(ElementType::F16, &[-0.0, -0.0, 1.0]);
-    let v = run(
-        &e,
-        &wrong_sign,
-        ErrorSpec::exact(),
-        &ftz,
-        &CompareContext::new(),
-    );
+    let v = run(&e, &wrong_sign, &ftz, &CompareContext::new());
     assert_eq!(mismatch(&v).count, 1);
     // f32 flushing declared does not cover f16
     let f32_only = Numerics::exact().with_ftz(ElementType::F32, true, true);
-    let v = run(
-        &e,
-        &a,
-        ErrorSpec::exact(),
-        &f32_only,
-        &CompareContext::new(),
-    );
+    let v = run(&e, &a, &f32_only, &CompareContext::new());
     assert_eq!(mismatch(&v).count, 2);
 }
 
@@ -180,16 +166,13 @@ fn approximate_budget() {
         ElementType::F32,
         ErrorBudget::ulp(2),
     );
-    assert_eq!(
-        mismatch(&run(&e, &a, ErrorSpec::exact(), &n2, &ctx)).count,
-        1
-    );
+    assert_eq!(mismatch(&run(&e, &a, &n2, &ctx)).count, 1);
     let n3 = Numerics::exact().with_approximation(
         Opcode::Exponential,
         ElementType::F32,
         ErrorBudget::ulp(3),
     );
-    let v = run(&e, &a, ErrorSpec::exact(), &n3, &ctx);
+    let v = run(&e, &a, &n3, &ctx);
     assert_eq!(
         agree(&v).legal.get(&LegalReason::ApproximateFunction),
         Some(&1)
@@ -197,16 +180,10 @@ fn approximate_budget() {
     assert_eq!(agree(&v).max_ulp, 3);
     // the budget belongs to exp: a program without exp gets none of it
     let no_exp = CompareContext::new().with_approximate_ops([Opcode::Add]);
-    assert_eq!(
-        mismatch(&run(&e, &a, ErrorSpec::exact(), &n3, &no_exp)).count,
-        1
-    );
+    assert_eq!(mismatch(&run(&e, &a, &n3, &no_exp)).count, 1);
     // a relative error of 1e-3 in exp is far outside a few ULP
     let far = lit(ElementType::F32, &[1.001]);
-    assert_eq!(
-        mismatch(&run(&e, &far, ErrorSpec::exact(), &n3, &ctx)).count,
-        1
-    );
+    assert_eq!(mismatch(&run(&e, &far, &n3, &ctx)).count, 1);
 }
 
 #[test]
@@ -221,21 +198,15 @@ fn reassociation_bound() {
     let a = lit(ElementType::F32, &[0.0]);
     let ctx = CompareContext::new().with_magnitude_sums(0, sums);
     // without the declaration: mismatch
-    assert_eq!(
-        mismatch(&run(&e, &a, ErrorSpec::exact(), &Numerics::exact(), &ctx)).count,
-        1
-    );
+    assert_eq!(mismatch(&run(&e, &a, &Numerics::exact(), &ctx)).count, 1);
     let re = Numerics::exact().with_reassociation();
-    let v = run(&e, &a, ErrorSpec::exact(), &re, &ctx);
+    let v = run(&e, &a, &re, &ctx);
     assert_eq!(agree(&v).legal.get(&LegalReason::Reassociation), Some(&1));
     // bound = 4 * 2^-23 * (2e8 + 2) ~= 95.4: an error of 100 is not legal
     let far = lit(ElementType::F32, &[102.0]);
-    assert_eq!(
-        mismatch(&run(&e, &far, ErrorSpec::exact(), &re, &ctx)).count,
-        1
-    );
+    assert_eq!(mismatch(&run(&e, &far, &re, &ctx)).count, 1);
     let near = lit(ElementType::F32, &[96.0]);
-    agree(&run(&e, &near, ErrorSpec::exact(), &re, &ctx));
+    agree(&run(&e, &near, &re, &ctx));
 }
 
 #[test]
@@ -250,10 +221,7 @@ fn dropped_last_element_is_caught() {
     let a = lit(ElementType::F32, &[dropped]);
     let ctx = CompareContext::new().with_magnitude_sums(0, sums);
     let re = Numerics::exact().with_reassociation();
-    assert_eq!(
-        mismatch(&run(&e, &a, ErrorSpec::exact(), &re, &ctx)).count,
-        1
-    );
+    assert_eq!(mismatch(&run(&e, &a, &re, &ctx)).count, 1);
 }
 
 #[test]
@@ -297,7 +265,7 @@ fn report_worst_histogram_and_fingerprints() {
         worst: 2,
         ..CompareContext::new()
     };
-    let v = run(
+    let v = run_with(
         &e,
         &a,
         ErrorSpec::exact().with_ulp(1),
@@ -354,13 +322,7 @@ fn equal_fingerprints_are_not_printed() {
     // the same values in another order: the summary cannot tell them apart
     let e = lit(ElementType::F32, &[1.0, 2.0]);
     let a = lit(ElementType::F32, &[2.0, 1.0]);
-    let v = run(
-        &e,
-        &a,
-        ErrorSpec::exact(),
-        &Numerics::exact(),
-        &CompareContext::new(),
-    );
+    let v = exact(&e, &a);
     let r = mismatch(&v);
     assert_eq!(
         r.outputs[0].expected_fingerprint,
@@ -375,13 +337,7 @@ fn equal_fingerprints_are_not_printed() {
 fn shape_mismatch_and_failures() {
     let a = lit(ElementType::F32, &[1.0]);
     let b = lit(ElementType::F32, &[1.0, 2.0]);
-    let v = run(
-        &a,
-        &b,
-        ErrorSpec::exact(),
-        &Numerics::exact(),
-        &CompareContext::new(),
-    );
+    let v = exact(&a, &b);
     assert!(matches!(v, Verdict::ShapeMismatch { .. }));
     let one = vec![a.clone()];
     let m = crate::hlo::parse_module(
@@ -391,29 +347,19 @@ fn shape_mismatch_and_failures() {
     let n = Numerics::exact();
     let judge = Judge::new(&n, &[], Policy::Reference);
     let eval = |m: &crate::hlo::Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
-    let both = judge.judge(
-        &m,
-        &one,
-        &Produced::Failed("division by zero".into()),
-        &Produced::Failed("division by zero".into()),
-        &eval,
+    let judged =
+        |expected: Produced, actual: Produced| judge.judge(&m, &one, &expected, &actual, &eval);
+    let both = judged(
+        Produced::Failed("division by zero".into()),
+        Produced::Failed("division by zero".into()),
     );
     assert!(matches!(both, Verdict::BothFailedAlike { .. }));
-    let skipped = judge.judge(
-        &m,
-        &one,
-        &Produced::Ok(one.clone()),
-        &Produced::Unsupported("no f8 support".into()),
-        &eval,
+    let skipped = judged(
+        Produced::Ok(one.clone()),
+        Produced::Unsupported("no f8 support".into()),
     );
     assert!(matches!(skipped, Verdict::Skipped { .. }));
-    let only = judge.judge(
-        &m,
-        &one,
-        &Produced::Failed("bad".into()),
-        &Produced::Ok(one.clone()),
-        &eval,
-    );
+    let only = judged(Produced::Failed("bad".into()), Produced::Ok(one.clone()));
     assert!(only.is_disagreement());
 }
 
@@ -476,20 +422,14 @@ fn overflow_only_nan_is_excused_but_a_nan_term_is_not() {
     let re = Numerics::exact().with_reassociation();
     // NaN from overflow only: any order's result is legal
     let ctx = CompareContext::new().with_magnitude_sums(0, sums(vec![true]));
-    let v = run(&e, &a, ErrorSpec::exact(), &re, &ctx);
+    let v = run(&e, &a, &re, &ctx);
     assert_eq!(agree(&v).legal.get(&LegalReason::Reassociation), Some(&1));
     // a NaN term (or opposite infinite inputs): NaN in every order
     let ctx = CompareContext::new().with_magnitude_sums(0, sums(Vec::new()));
-    assert_eq!(
-        mismatch(&run(&e, &a, ErrorSpec::exact(), &re, &ctx)).count,
-        1
-    );
+    assert_eq!(mismatch(&run(&e, &a, &re, &ctx)).count, 1);
     // nor without the reassociation declaration
     let ctx = CompareContext::new().with_magnitude_sums(0, sums(vec![true]));
-    assert_eq!(
-        mismatch(&run(&e, &a, ErrorSpec::exact(), &Numerics::exact(), &ctx)).count,
-        1
-    );
+    assert_eq!(mismatch(&run(&e, &a, &Numerics::exact(), &ctx)).count, 1);
 }
 
 #[test]
@@ -513,7 +453,7 @@ fn zero_sum_sign_against_an_alternative_only_for_reassociated_sums() {
         .with_inputs(&[], false)
         .with_magnitude_sums(0, sums.clone())
         .with_alternative(LegalReason::FlushedInputs, &alt);
-    agree(&run(&e, &a, ErrorSpec::exact(), &n, &ctx));
+    agree(&run(&e, &a, &n, &ctx));
     // a product's zero keeps its sign
     let product = MagnitudeSums {
         product: true,
@@ -522,10 +462,7 @@ fn zero_sum_sign_against_an_alternative_only_for_reassociated_sums() {
     let ctx = CompareContext::new()
         .with_magnitude_sums(0, product)
         .with_alternative(LegalReason::FlushedInputs, &alt);
-    assert_eq!(
-        mismatch(&run(&e, &a, ErrorSpec::exact(), &n, &ctx)).count,
-        1
-    );
+    assert_eq!(mismatch(&run(&e, &a, &n, &ctx)).count, 1);
 }
 
 /// A mismatching element shows what the enclosures together legalize: an
@@ -552,7 +489,7 @@ fn a_mismatch_shows_the_bounded_enclosure_beside_an_unbounded_one() {
         enclosures: vec![vec![unbounded.clone(), bounded]],
         ..Default::default()
     };
-    let v = run(&e, &a, ErrorSpec::exact(), &Numerics::exact(), &ctx);
+    let v = run(&e, &a, &Numerics::exact(), &ctx);
     let el = &mismatch(&v).outputs[0].worst[0];
     let b = el.bound.as_ref().expect("a bound");
     assert!(b.bounded);
@@ -563,7 +500,7 @@ fn a_mismatch_shows_the_bounded_enclosure_beside_an_unbounded_one() {
     assert!(!b.to_string().contains("unbounded"), "{b}");
     // with only the unbounded one, it says so
     ctx.enclosures = vec![vec![unbounded]];
-    let v = run(&e, &a, ErrorSpec::exact(), &Numerics::exact(), &ctx);
+    let v = run(&e, &a, &Numerics::exact(), &ctx);
     let b = mismatch(&v).outputs[0].worst[0].bound.clone().unwrap();
     assert!(!b.bounded && b.to_string().contains("unbounded"), "{b}");
 }

@@ -365,4 +365,4 @@ impl ComputationBuilder<'_> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -23,6 +23,9 @@ pub mod stablehlo;
 mod verifier;
 
 pub use attr_classes::{class_families, class_family, ClassFamily, ATTRIBUTE_CLASSES};
+/// For other modules' tests.
+#[cfg(test)]
+pub(crate) use builder::tests::row_gather;
 pub use builder::{BuildError, ComputationBuilder, ModuleBuilder};
 pub use custom_calls::expand_known_custom_calls;
 pub use dot_algorithm::{DotAlgorithm, OperandPrecision};
@@ -46,6 +49,8 @@ pub use parser::{
 };
 pub use printer::{attrs_text, print_module};
 pub use shape::{ArrayShape, Layout, Shape};
+#[cfg(test)]
+pub(crate) use shape_inference::tests::with;
 pub use shape_inference::{
     check_constant, default_comparison_type, infer, infer_shape, signature, ShapeError,
     ShapeErrorKind, Signature,

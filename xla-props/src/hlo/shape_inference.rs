@@ -500,4 +500,4 @@ mod reductions;
 mod shapes;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

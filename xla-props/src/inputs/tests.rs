@@ -4,9 +4,10 @@
 use super::graph::Graph;
 use super::point;
 use super::*;
+use crate::hlo::row_gather;
 use crate::hlo::{
-    CompId, Computation, ConstantData, DotDims, ElementType, GatherDims, InstrId, Instruction,
-    Module, Opcode, Shape,
+    CompId, Computation, ConstantData, DotDims, ElementType, InstrId, Instruction, Module, Opcode,
+    Shape,
 };
 
 /// A tiny computation builder for tests.
@@ -69,6 +70,25 @@ fn module(comps: Vec<Computation>) -> Module {
         computations: comps,
         entry,
     }
+}
+
+/// Parameter `k`'s interval is `want`, and every value drawn for it lies in it.
+fn assert_drawn_within(g: &GeneratedInputs, k: usize, want: Interval) {
+    assert_eq!(g.intervals[k], want);
+    for (i, v) in g.args[k].to_f64_vec().into_iter().enumerate() {
+        assert!(
+            want.lo <= v && v <= want.hi,
+            "parameter {k} element {i}: {v}"
+        );
+    }
+}
+
+/// `op` of one `from[n]` parameter, giving `to[n]`.
+fn conversion(op: Opcode, from: ElementType, to: ElementType, n: i64) -> Module {
+    let mut b = B::default();
+    let x = b.param(vec_shape(from, n));
+    let r = b.push(op, vec_shape(to, n), &[x]);
+    module(vec![b.comp("main", r)])
 }
 
 fn vec_shape(t: ElementType, n: i64) -> Shape {
@@ -208,21 +228,12 @@ fn exp_and_expm1_below_overflow() {
 
 #[test]
 fn float_to_int_convert_within_range() {
-    let mut b = B::default();
-    let x = b.param(vec_shape(ElementType::F32, 256));
-    let r = b.push(Opcode::Convert, vec_shape(ElementType::S8, 256), &[x]);
-    let m = module(vec![b.comp("main", r)]);
+    let m = conversion(Opcode::Convert, ElementType::F32, ElementType::S8, 256);
     let g = generate_inputs(&m, Distribution::Uniform, 1).unwrap();
     assert_eq!(g.intervals[0], Interval::new(-64.0, 64.0));
-    let mut b = B::default();
-    let x = b.param(vec_shape(ElementType::F32, 256));
-    let r = b.push(Opcode::Convert, vec_shape(ElementType::U4, 256), &[x]);
-    let m = module(vec![b.comp("main", r)]);
+    let m = conversion(Opcode::Convert, ElementType::F32, ElementType::U4, 256);
     let g = generate_inputs(&m, Distribution::Uniform, 1).unwrap();
-    assert_eq!(g.intervals[0], Interval::new(0.0, 15.0));
-    for i in 0..256 {
-        assert!((0.0..=15.0).contains(&g.args[0].get_f64(i)));
-    }
+    assert_drawn_within(&g, 0, Interval::new(0.0, 15.0));
 }
 
 #[test]
@@ -234,10 +245,7 @@ fn integers_bitcast_to_floats_draw_no_nan_or_infinity_patterns() {
         (ElementType::U16, ElementType::F16),
         (ElementType::S32, ElementType::F32),
     ] {
-        let mut b = B::default();
-        let x = b.param(vec_shape(from, 256));
-        let r = b.push(Opcode::BitcastConvert, vec_shape(to, 256), &[x]);
-        let m = module(vec![b.comp("main", r)]);
+        let m = conversion(Opcode::BitcastConvert, from, to, 256);
         for seed in 0..8 {
             let g = generate_inputs(&m, Distribution::Uniform, seed).unwrap();
             assert!(g.unchecked.is_empty(), "{:?}", g.unchecked);
@@ -317,20 +325,10 @@ fn gather_indices_in_range() {
         Shape::array(ElementType::F32, vec![5, 3]),
         &[x, idx],
     );
-    b.instrs[r.index()].attrs.gather_dims = Some(GatherDims {
-        offset_dims: vec![1],
-        collapsed_slice_dims: vec![0],
-        start_index_map: vec![0],
-        index_vector_dim: 1,
-        slice_sizes: vec![1, 3],
-        ..Default::default()
-    });
+    b.instrs[r.index()].attrs.gather_dims = Some(row_gather(3));
     let m = module(vec![b.comp("main", r)]);
     let g = generate_inputs(&m, Distribution::Uniform, 4).unwrap();
-    assert_eq!(g.intervals[1], Interval::new(0.0, 5.0));
-    for i in 0..5 {
-        assert!((0..=5).contains(&g.args[1].get_i128(i)));
-    }
+    assert_drawn_within(&g, 1, Interval::new(0.0, 5.0));
 }
 
 #[test]
@@ -538,10 +536,7 @@ fn edge_and_integer_edge_distributions() {
 #[test]
 fn convert_ties_are_edge_values() {
     // f32 -> f16: 1 + 2^-11 is a tie (rounds to even, 1.0)
-    let mut b = B::default();
-    let x = b.param(vec_shape(ElementType::F32, 512));
-    let r = b.push(Opcode::Convert, vec_shape(ElementType::F16, 512), &[x]);
-    let m = module(vec![b.comp("main", r)]);
+    let m = conversion(Opcode::Convert, ElementType::F32, ElementType::F16, 512);
     let g = generate_inputs(&m, Distribution::EdgeValues, 3).unwrap();
     let v = g.args[0].to_f64_vec();
     assert!(v.contains(&(1.0 + 2f64.powi(-11))));

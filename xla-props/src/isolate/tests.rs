@@ -1,8 +1,9 @@
 //! Isolation tests: injected miscompilations (one fusion, one bug) found,
 //! named, and minimized.
 
-use super::testing::{deep_transformer, transformer, MASKING_GAIN};
+use super::testing::{deep_transformer, transformer, Transformer, MASKING_GAIN};
 use super::*;
+use crate::backend::interpreter::tests::Rewritten;
 use crate::backend::mutant::{Bug, Buggy};
 use crate::backend::{Backend, Interpreter};
 use crate::check::MismatchKind;
@@ -136,6 +137,33 @@ fn without_a_probe_moving_the_root_finds_the_same_instruction() {
     assert!(tested.runs() <= 3, "the scan took {} runs", tested.runs());
 }
 
+/// `bug` in the fusion of `role` in `layer` of `t`, isolated with `seed`:
+/// the report names that fusion, its computation and the first corrupted
+/// instruction, is local, and its reproducer (at most 10 instructions) fails
+/// on the buggy backend and passes on the correct one. Returns the report.
+fn names_the_bug(t: &Transformer, bug: Bug, (layer, role): (usize, &str), seed: u64) -> Report {
+    let (comp, fusion) = t.fusion(layer, role).unwrap();
+    let buggy = Buggy::new(bug, comp);
+    let corrupted = buggy.corrupted(&t.module);
+    let mut iso = isolated(&t.module, &buggy, seed);
+    let r = &iso.report;
+    let what = format!(
+        "{bug:?} in {comp}, seed {seed}: {}",
+        serde_json::to_string(r).unwrap_or_default()
+    );
+    assert_eq!(r.culprit.fusion.as_deref(), Some(fusion), "{what}");
+    assert_eq!(r.culprit.computation, comp, "{what}");
+    assert_eq!(r.culprit.instruction, corrupted[0], "{what}");
+    assert!(r.local, "{what}");
+    assert!(
+        r.reproducer_instructions <= 10,
+        "{what}: {}",
+        r.reproducer_instructions
+    );
+    check_reproducer(&mut iso, &buggy);
+    iso.report
+}
+
 #[test]
 fn transformer_bugs_are_named_by_fusion_and_instruction() {
     let t = transformer(600).unwrap();
@@ -148,25 +176,8 @@ fn transformer_bugs_are_named_by_fusion_and_instruction() {
     ];
     for (bug, layer, role, opcode) in cases {
         let layer = layer % t.layers;
-        let (comp, fusion) = t.fusion(layer, role).unwrap();
-        let buggy = Buggy::new(bug, comp);
-        let mut iso = isolated(&t.module, &buggy, layer as u64);
-        let r = &iso.report;
-        assert_eq!(r.culprit.fusion.as_deref(), Some(fusion), "{bug:?}");
-        assert_eq!(r.culprit.computation, comp);
+        let r = names_the_bug(&t, bug, (layer, role), layer as u64);
         assert_eq!(r.culprit.opcode, opcode, "{bug:?}");
-        assert_eq!(
-            r.culprit.instruction,
-            buggy.corrupted(&t.module)[0],
-            "{bug:?}"
-        );
-        assert!(r.local);
-        assert!(
-            r.reproducer_instructions <= 10,
-            "{bug:?}: {}",
-            r.reproducer_instructions
-        );
-        check_reproducer(&mut iso, &buggy);
     }
 }
 
@@ -239,25 +250,7 @@ fn large_transformers_are_isolated_every_time() {
     for (k, (bug, role)) in cases.into_iter().enumerate() {
         for seed in [0u64, 11] {
             let layer = (3 * k + 12 + seed as usize) % t.layers;
-            let (comp, fusion) = t.fusion(layer, role).unwrap();
-            let buggy = Buggy::new(bug, comp);
-            let corrupted = buggy.corrupted(&t.module);
-            let mut iso = isolated(&t.module, &buggy, seed);
-            let r = &iso.report;
-            let what = format!(
-                "{bug:?} in {comp}, seed {seed}: {}",
-                serde_json::to_string(r).unwrap_or_default()
-            );
-            assert_eq!(r.culprit.fusion.as_deref(), Some(fusion), "{what}");
-            assert_eq!(r.culprit.computation, comp, "{what}");
-            assert_eq!(r.culprit.instruction, corrupted[0], "{what}");
-            assert!(r.local, "{what}");
-            assert!(
-                r.reproducer_instructions <= 10,
-                "{what}: {}",
-                r.reproducer_instructions
-            );
-            check_reproducer(&mut iso, &buggy);
+            names_the_bug(&t, bug, (layer, role), seed);
         }
     }
 }
@@ -294,27 +287,12 @@ fn the_correct_interpreter_agrees_on_a_large_transformer() {
 /// The interpreter, except that the entry instruction `target` comes out
 /// larger by a factor `1 + 2^-22` (two ulp): within an approximate
 /// function's budget, so the instruction itself passes.
-struct Nudged {
-    inner: Interpreter,
-    target: String,
-}
-
-impl Backend for Nudged {
-    fn name(&self) -> &str {
-        "nudged"
-    }
-    fn numerics(&self) -> crate::check::Numerics {
-        self.inner.numerics()
-    }
-    fn compile(
-        &self,
-        module: &Module,
-    ) -> Result<Box<dyn crate::backend::Executable>, crate::backend::BackendError> {
+fn nudged(target: String) -> Rewritten<impl Fn(&mut Module) + Send + Sync> {
+    Rewritten::new("nudged", move |m: &mut Module| {
         use crate::hlo::{ConstantData, Instruction};
-        let mut m = module.clone();
         let entry = m.entry.index();
         let comp = &mut m.computations[entry];
-        if let Some(k) = comp.find(&self.target) {
+        if let Some(k) = comp.find(&target) {
             let ins = comp.instr(k).clone();
             let mut inner = ins.clone();
             inner.name = format!("{}.inner", ins.name);
@@ -340,8 +318,7 @@ impl Backend for Nudged {
             x.operands = vec![i, b];
             x.attrs = Default::default();
         }
-        self.inner.compile(&m)
-    }
+    })
 }
 
 #[test]
@@ -363,10 +340,7 @@ fn a_cancellation_of_legal_errors_is_legal_by_the_bound() {
         .unwrap();
     let entry = m.entry_computation();
     let e1 = entry.instructions[1].name.clone();
-    let backend = Nudged {
-        inner: Interpreter::default(),
-        target: e1,
-    };
+    let backend = nudged(e1);
     let options = Options {
         seed: 5,
         ..Options::default()

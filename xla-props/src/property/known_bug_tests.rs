@@ -2,23 +2,13 @@
 //! `Verdict::KnownBug`; a different wrong value still fails.
 
 use super::spec::Tolerance;
+use crate::backend::xla::known_bugs::tests::module;
 use crate::backend::xla::known_bugs::{
     F32_LOG_SUBNORMAL, INT_POWER_LOW_6_BITS, XLA_CPU_KNOWN_BUGS,
 };
 use crate::check::{KnownBug, Numerics, Verdict};
 use crate::hlo::{parse_module, ArrayShape, ElementType, Module};
 use crate::literal::Literal;
-
-fn module(op: &str, t: &str, binary: bool) -> Module {
-    let text = if binary {
-        format!("HloModule m\n\nENTRY main {{\n  x = {t} parameter(0)\n  y = {t} parameter(1)\n  ROOT r = {t} {op}(x, y)\n}}\n")
-    } else {
-        format!(
-            "HloModule m\n\nENTRY main {{\n  x = {t} parameter(0)\n  ROOT r = {t} {op}(x)\n}}\n"
-        )
-    };
-    parse_module(&text).unwrap()
-}
 
 fn judge(
     m: &Module,

@@ -91,6 +91,18 @@ fn run1(
     evaluate(&m, &args.iter().map(|l| (*l).clone()).collect::<Vec<_>>())
 }
 
+/// The dot of two vectors (contracting their one dimension) into `out`.
+fn inner_product(out: Shape, x: &Literal, y: &Literal) -> Vec<Literal> {
+    run1(O::Dot, out, &[x, y], |t| {
+        t.dot_dims = Some(DotDims {
+            lhs_contracting: vec![0],
+            rhs_contracting: vec![0],
+            ..DotDims::default()
+        })
+    })
+    .unwrap()
+}
+
 fn ints(op: O, out: Shape, args: &[&Literal]) -> Vec<i128> {
     run1(op, out, args, |_| {}).unwrap()[0].to_i128_vec()
 }
@@ -1018,36 +1030,15 @@ fn map_applies_the_computation() {
 #[test]
 fn dot_is_exact_for_integers_and_rounds_floats_once() {
     let a = ilit(T::S8, &[2], &[127, 127]);
-    let r = run1(O::Dot, sh(T::S32, &[]), &[&a, &a], |t| {
-        t.dot_dims = Some(DotDims {
-            lhs_contracting: vec![0],
-            rhs_contracting: vec![0],
-            ..DotDims::default()
-        })
-    })
-    .unwrap();
+    let r = inner_product(sh(T::S32, &[]), &a, &a);
     assert_eq!(r[0].to_i128_vec(), vec![32258]);
-    let w = run1(O::Dot, sh(T::S8, &[]), &[&a, &a], |t| {
-        t.dot_dims = Some(DotDims {
-            lhs_contracting: vec![0],
-            rhs_contracting: vec![0],
-            ..DotDims::default()
-        })
-    })
-    .unwrap();
+    let w = inner_product(sh(T::S8, &[]), &a, &a);
     assert_eq!(w[0].to_i128_vec(), vec![2]); // 32258 mod 256 = 2
                                              // f16: 2048*1 + 1*1 + 2^-13*1 = 2049 + 2^-13, just above the tie: 2050.
                                              // f32 accumulation gives 2049 (2049 + 2^-13 ties to even in f32), then 2048.
     let x = lit(T::F16, &[3], &[2048.0, 1.0, 2f64.powi(-13)]);
     let y = lit(T::F16, &[3], &[1.0, 1.0, 1.0]);
-    let d = run1(O::Dot, sh(T::F16, &[]), &[&x, &y], |t| {
-        t.dot_dims = Some(DotDims {
-            lhs_contracting: vec![0],
-            rhs_contracting: vec![0],
-            ..DotDims::default()
-        })
-    })
-    .unwrap();
+    let d = inner_product(sh(T::F16, &[]), &x, &y);
     assert_eq!(d[0].to_f64_vec(), vec![2050.0]);
 }
 

@@ -100,6 +100,14 @@ fn bucket_labels_match_the_comparator() {
     assert_eq!(labels, ["0", "2", "3-4", "9-16", ">2^31", "nan/inf/sign"]);
 }
 
+/// A comparison's ULP changes as (cell, old, new).
+fn ulp_changes(c: &Comparison) -> Vec<(CellKey, u64, u64)> {
+    c.ulp_changes
+        .iter()
+        .map(|u| (u.key.clone(), u.old, u.new))
+        .collect()
+}
+
 #[test]
 fn compare_finds_new_failures_fixes_and_ulp_changes() {
     let old = RunResults::parse(OLD, "old.json").unwrap();
@@ -124,13 +132,8 @@ fn compare_finds_new_failures_fixes_and_ulp_changes() {
             filtered_out: 0
         }
     );
-    let changes: Vec<(CellKey, u64, u64)> = c
-        .ulp_changes
-        .iter()
-        .map(|u| (u.key.clone(), u.old, u.new))
-        .collect();
     assert_eq!(
-        changes,
+        ulp_changes(&c),
         [
             (key("interpreter", "add", "f32"), 9, 0),
             (key("interpreter", "exponential", "f32"), 2, 1),
@@ -358,6 +361,25 @@ const RUNNER_FORM: &str = r#"{"passed": 3, "failed": 2, "skipped": 1,
      "verdict": "backend vs reference: mismatch", "message": "expected failure: known", "duration_us": 10}
   ]}"#;
 
+/// The page of [`RUNNER_FORM`] with the default options.
+fn runner_form_page() -> String {
+    render_html(
+        &RunResults::parse(RUNNER_FORM, "r.json").unwrap(),
+        None,
+        &[],
+        &ReportOptions::default(),
+    )
+    .unwrap()
+}
+
+/// What follows the first `start` in `html`, up to the next `end`.
+fn part_of<'a>(html: &'a str, start: &str, end: &str) -> &'a str {
+    let (_, after) = html
+        .split_once(start)
+        .unwrap_or_else(|| panic!("no {start} in the page"));
+    &after[..after.find(end).unwrap()]
+}
+
 #[test]
 fn the_runners_current_form_is_read_whole() {
     let r = RunResults::parse(RUNNER_FORM, "r.json").unwrap();
@@ -415,18 +437,8 @@ fn ulp_histograms_aggregate_per_backend_over_any_property() {
     let add = &m.ulp[&("add".to_string(), "f32".to_string())];
     assert!(add.is_exact());
     // the page draws exponential f16 with both backends and names its sources
-    let html = render_html(
-        &RunResults::parse(RUNNER_FORM, "r.json").unwrap(),
-        None,
-        &[],
-        &ReportOptions::default(),
-    )
-    .unwrap();
-    let fig = html
-        .split("id=\"ulp-exponential-f16\"")
-        .nth(1)
-        .expect("a histogram of exponential f16");
-    let fig = &fig[..fig.find("</figure>").unwrap()];
+    let html = runner_form_page();
+    let fig = part_of(&html, "id=\"ulp-exponential-f16\"", "</figure>");
     // each nonzero maximum with what accepted it, or that it failed
     assert!(
         fig.contains(
@@ -477,13 +489,8 @@ fn compare_works_on_the_runners_current_form() {
         BTreeSet::from(["vs_reference::add::f32::f32[7]{0}::uniform::interpreter".to_string()])
     );
     assert_eq!(c.still_failing, 1);
-    let changes: Vec<(CellKey, u64, u64)> = c
-        .ulp_changes
-        .iter()
-        .map(|u| (u.key.clone(), u.old, u.new))
-        .collect();
     assert_eq!(
-        changes,
+        ulp_changes(&c),
         [
             (key("interpreter", "add", "f32"), 0, 3),
             (key("mutant:exp-low-precision", "exponential", "f16"), 9, 4),
@@ -527,19 +534,9 @@ fn legal_differences_are_counted_per_reason_and_backend() {
 
 #[test]
 fn a_skipped_cell_says_why_under_its_table() {
-    let html = render_html(
-        &RunResults::parse(RUNNER_FORM, "r.json").unwrap(),
-        None,
-        &[],
-        &ReportOptions::default(),
-    )
-    .unwrap();
+    let html = runner_form_page();
     // the mutant's add f32 cell: all skipped (an expected failure)
-    let cell = html
-        .split("<td class=\"cell skip\"")
-        .nth(1)
-        .expect("an all-skipped cell");
-    let cell = &cell[..cell.find("</td>").unwrap()];
+    let cell = part_of(&html, "<td class=\"cell skip\"", "</td>");
     assert!(
         cell.contains("skipped (1): expected failure: known"),
         "{cell}"

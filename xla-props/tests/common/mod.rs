@@ -1,7 +1,9 @@
 //! What several integration tests share (each uses part of it).
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+pub mod cli;
+
+use std::path::{Path, PathBuf};
 
 /// The 13 unary ops of the f16 oracle, `../shared/oracle/f16/<op>.bin`:
 /// the correctly rounded result for each of the 65536 f16 bit patterns.
@@ -78,4 +80,134 @@ pub fn two_at_a_time<T: Sync>(
         }
     });
     failures.into_inner().unwrap()
+}
+
+/// A harness command line for the built-in suite: `PROGRAM -q --logfile LOG
+/// --op OPS --dtype DTYPES --backend BACKEND EXTRA... --json JSON`, libtest's
+/// lines going to a log beside the JSON, not among the test's own.
+pub fn suite_args(
+    program: &str,
+    ops: &str,
+    dtypes: &str,
+    backend: &str,
+    extra: &[&str],
+    json: &Path,
+) -> Vec<String> {
+    let log = json.with_extension("log");
+    let mut args = vec![program, "-q", "--logfile", log.to_str().unwrap()];
+    args.extend(["--op", ops, "--dtype", dtypes, "--backend", backend]);
+    args.extend_from_slice(extra);
+    args.extend(["--json", json.to_str().unwrap()]);
+    args.into_iter().map(String::from).collect()
+}
+
+/// Fails, listing them one a line, if there are any `problems`: "N WHAT:".
+pub fn assert_none(problems: &[String], what: &str) {
+    assert!(
+        problems.is_empty(),
+        "{} {what}:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// xla-cpu, or None (the test skips, or fails under CI) without its plugin.
+pub fn xla_cpu() -> Option<xla_props::backend::xla::XlaBackend> {
+    use xla_props::backend::xla::{XlaBackend, XlaPlugin};
+    let backend = XlaBackend::new(XlaPlugin::Cpu);
+    xla_props::skip::backend_available("xla-cpu", backend.availability()).then_some(backend)
+}
+
+/// Where running a module against the reference stopped.
+pub enum Stopped {
+    /// No legal inputs.
+    Inputs(String),
+    /// The reference failed.
+    Reference(String),
+    /// The backend failed to compile or run it.
+    Backend(xla_props::backend::BackendError),
+}
+
+/// A module run on the reference and on a backend with the same inputs.
+pub struct BothRuns {
+    pub args: Vec<xla_props::literal::Literal>,
+    pub expected: Vec<xla_props::literal::Literal>,
+    pub actual: Vec<xla_props::literal::Literal>,
+}
+
+/// Runs `module` on the reference and on `backend`, with the generator's
+/// legal uniform inputs of seed 0 (what `xla-props compare` does first).
+pub fn against_reference(
+    backend: &dyn xla_props::backend::Backend,
+    module: &xla_props::hlo::Module,
+) -> Result<BothRuns, Stopped> {
+    use xla_props::inputs::{generate_inputs, Distribution};
+    let args = generate_inputs(module, Distribution::Uniform, 0)
+        .map_err(|e| Stopped::Inputs(e.to_string()))?
+        .args;
+    let expected = xla_props::reference::evaluate(module, &args)
+        .map_err(|e| Stopped::Reference(e.to_string()))?;
+    let actual = backend
+        .compile(module)
+        .and_then(|exe| exe.execute(&args))
+        .map_err(Stopped::Backend)?;
+    Ok(BothRuns {
+        args,
+        expected,
+        actual,
+    })
+}
+
+/// `f` of every item, on as many threads as the machine has cores (each
+/// taking the next item in turn), in the items' order.
+pub fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break done };
+                        done.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a worker thread panicked"))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The random programs (10 instructions) of `seeds` that build and have
+/// legal uniform inputs of their seed: (seed, program, arguments).
+pub fn random_programs_with_inputs(
+    seeds: std::ops::Range<u64>,
+) -> impl Iterator<
+    Item = (
+        u64,
+        xla_props::hlo::Module,
+        Vec<xla_props::literal::Literal>,
+    ),
+> {
+    use xla_props::inputs::{generate_inputs, Distribution};
+    seeds.filter_map(|seed| {
+        let m = xla_props::programs::random_program(seed, 10).ok()?;
+        let inputs = generate_inputs(&m, Distribution::Uniform, seed).ok()?;
+        Some((seed, m, inputs.args))
+    })
+}
+
+/// Default HLO attributes changed by `f`.
+pub fn with(f: impl FnOnce(&mut xla_props::hlo::Attrs)) -> xla_props::hlo::Attrs {
+    let mut attrs = xla_props::hlo::Attrs::default();
+    f(&mut attrs);
+    attrs
 }

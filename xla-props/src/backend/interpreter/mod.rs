@@ -33,7 +33,7 @@ mod reduce;
 mod rng;
 mod shape_ops;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use backend::{Interpreter, DEFAULT_WHILE_LIMIT};
 pub use numerics::interpreter_numerics;

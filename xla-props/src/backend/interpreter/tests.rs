@@ -2,10 +2,11 @@
 
 use super::*;
 use crate::backend::{Backend, BackendError};
+use crate::hlo::{row_gather, with};
 use crate::hlo::{
     ArrayShape, Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData,
-    ConvDims, DotDims, ElementType, FusionKind, GatherDims, InstrId, Instruction, Layout, Module,
-    Opcode, PadDim, ScatterDims, Shape, SliceDim, WindowDim,
+    ConvDims, DotDims, ElementType, FusionKind, InstrId, Instruction, Layout, Module, Opcode,
+    PadDim, ScatterDims, Shape, SliceDim, WindowDim,
 };
 use crate::literal::{Literal, Value};
 use ElementType::*;
@@ -42,10 +43,7 @@ impl B {
         self.push(i)
     }
     pub(super) fn constant_i(&mut self, s: Shape, v: &[i128]) -> InstrId {
-        let a = Attrs {
-            constant: Some(ConstantData::Int(v.to_vec())),
-            ..Attrs::default()
-        };
+        let a = with(|t| t.constant = Some(ConstantData::Int(v.to_vec())));
         self.op_with(Opcode::Constant, s, &[], a)
     }
     fn push(&mut self, i: Instruction) -> InstrId {
@@ -99,6 +97,41 @@ pub(super) fn run(m: &Module, args: &[Literal]) -> Result<Vec<Literal>, BackendE
 }
 
 /// One op on parameters of the given shapes.
+/// The interpreter on the module as `rewrite` leaves it: a test-only
+/// miscompilation (for other modules' tests too).
+pub(crate) struct Rewritten<F> {
+    name: &'static str,
+    rewrite: F,
+    inner: Interpreter,
+}
+
+impl<F: Fn(&mut Module) + Send + Sync> Rewritten<F> {
+    pub(crate) fn new(name: &'static str, rewrite: F) -> Self {
+        Rewritten {
+            name,
+            rewrite,
+            inner: Interpreter::default(),
+        }
+    }
+}
+
+impl<F: Fn(&mut Module) + Send + Sync> Backend for Rewritten<F> {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn numerics(&self) -> crate::check::Numerics {
+        self.inner.numerics()
+    }
+    fn compile(
+        &self,
+        module: &Module,
+    ) -> Result<Box<dyn crate::backend::Executable>, BackendError> {
+        let mut m = module.clone();
+        (self.rewrite)(&mut m);
+        self.inner.compile(&m)
+    }
+}
+
 fn single(op: Opcode, params: &[Shape], out: Shape, attrs: Attrs) -> Module {
     let mut b = B::default();
     let ps: Vec<InstrId> = params
@@ -629,11 +662,10 @@ fn bitcast_convert_and_reduce_precision() {
         Attrs::default(),
     );
     assert_eq!(back.to_f64_vec(), vec![1.0]);
-    let a = Attrs {
-        exponent_bits: Some(5),
-        mantissa_bits: Some(10),
-        ..Attrs::default()
-    };
+    let a = with(|t| {
+        t.exponent_bits = Some(5);
+        t.mantissa_bits = Some(10);
+    });
     let r = run1(
         Opcode::ReducePrecision,
         &[lit(
@@ -670,11 +702,10 @@ fn reduce_precision_of_f16_goes_through_f32() {
         &[-(2f64.powi(-24)), -2.33984375, f64::NEG_INFINITY],
     );
     let rp = |e: i64, m: i64| {
-        let a = Attrs {
-            exponent_bits: Some(e),
-            mantissa_bits: Some(m),
-            ..Attrs::default()
-        };
+        let a = with(|t| {
+            t.exponent_bits = Some(e);
+            t.mantissa_bits = Some(m);
+        });
         run1(
             Opcode::ReducePrecision,
             std::slice::from_ref(&x),
@@ -708,11 +739,10 @@ fn f16_rounds_after_every_op_in_a_fusion() {
         Opcode::Fusion,
         s.clone(),
         &[pa, pb],
-        Attrs {
-            calls: vec![CompId(0)],
-            fusion_kind: Some(FusionKind::Loop),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.calls = vec![CompId(0)];
+            t.fusion_kind = Some(FusionKind::Loop);
+        }),
     );
     let m = module(vec![fused, e.build("main", fusion)]);
     let x = lit(F16, &[2], &[1.0, 1.0]);
@@ -743,10 +773,7 @@ fn shape_ops() {
         Opcode::Transpose,
         std::slice::from_ref(&x),
         sh(F32, &[3, 2]),
-        Attrs {
-            dimensions: Some(vec![1, 0]),
-            ..Attrs::default()
-        },
+        with(|t| t.dimensions = Some(vec![1, 0])),
     );
     assert_eq!(t.to_f64_vec(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
     let r = run1(
@@ -760,18 +787,15 @@ fn shape_ops() {
         Opcode::Reverse,
         std::slice::from_ref(&x),
         sh(F32, &[2, 3]),
-        Attrs {
-            dimensions: Some(vec![1]),
-            ..Attrs::default()
-        },
+        with(|t| t.dimensions = Some(vec![1])),
     );
     assert_eq!(rev.to_f64_vec(), vec![2.0, 1.0, 0.0, 5.0, 4.0, 3.0]);
     let sl = run1(
         Opcode::Slice,
         std::slice::from_ref(&x),
         sh(F32, &[2, 2]),
-        Attrs {
-            slice: Some(vec![
+        with(|t| {
+            t.slice = Some(vec![
                 SliceDim {
                     start: 0,
                     limit: 2,
@@ -782,29 +806,22 @@ fn shape_ops() {
                     limit: 3,
                     stride: 2,
                 },
-            ]),
-            ..Attrs::default()
-        },
+            ])
+        }),
     );
     assert_eq!(sl.to_f64_vec(), vec![0.0, 2.0, 3.0, 5.0]);
     let bc = run1(
         Opcode::Broadcast,
         &[lit(F32, &[2], &[7.0, 8.0])],
         sh(F32, &[2, 3]),
-        Attrs {
-            dimensions: Some(vec![0]),
-            ..Attrs::default()
-        },
+        with(|t| t.dimensions = Some(vec![0])),
     );
     assert_eq!(bc.to_f64_vec(), vec![7.0, 7.0, 7.0, 8.0, 8.0, 8.0]);
     let cat = run1(
         Opcode::Concatenate,
         &[x.clone(), lit(F32, &[2, 1], &[9.0, 10.0])],
         sh(F32, &[2, 4]),
-        Attrs {
-            dimensions: Some(vec![1]),
-            ..Attrs::default()
-        },
+        with(|t| t.dimensions = Some(vec![1])),
     );
     assert_eq!(
         cat.to_f64_vec(),
@@ -815,24 +832,20 @@ fn shape_ops() {
         Opcode::Pad,
         &[lit(F32, &[3], &[1.0, 2.0, 3.0]), lit(F32, &[], &[-1.0])],
         sh(F32, &[5]),
-        Attrs {
-            padding: Some(vec![PadDim {
+        with(|t| {
+            t.padding = Some(vec![PadDim {
                 low: 1,
                 high: -1,
                 interior: 1,
-            }]),
-            ..Attrs::default()
-        },
+            }])
+        }),
     );
     assert_eq!(pd.to_f64_vec(), vec![-1.0, 1.0, -1.0, 2.0, -1.0]);
     let io = run1(
         Opcode::Iota,
         &[],
         sh(S32, &[2, 3]),
-        Attrs {
-            iota_dimension: Some(1),
-            ..Attrs::default()
-        },
+        with(|t| t.iota_dimension = Some(1)),
     );
     assert_eq!(io.to_i128_vec(), vec![0, 1, 2, 0, 1, 2]);
 }
@@ -872,10 +885,7 @@ fn dynamic_slices_clamp() {
         Opcode::DynamicSlice,
         sh(F32, &[3]),
         &[p, i],
-        Attrs {
-            dynamic_slice_sizes: Some(vec![3]),
-            ..Attrs::default()
-        },
+        with(|t| t.dynamic_slice_sizes = Some(vec![3])),
     );
     let m = module(vec![b.build("main", ds)]);
     for (start, want) in [
@@ -901,22 +911,12 @@ fn gather_clamps_start_indices() {
     // rows of a [3,2] operand at indices [2, 5, -1] -> rows 2, 2 (clamped), 0 (clamped)
     let x = lit(F32, &[3, 2], &[0.0, 1.0, 10.0, 11.0, 20.0, 21.0]);
     let idx = ilit(S32, &[3, 1], &[2, 5, -1]);
-    let g = GatherDims {
-        offset_dims: vec![1],
-        collapsed_slice_dims: vec![0],
-        start_index_map: vec![0],
-        index_vector_dim: 1,
-        slice_sizes: vec![1, 2],
-        ..GatherDims::default()
-    };
+    let g = row_gather(2);
     let r = run1(
         Opcode::Gather,
         &[x, idx],
         sh(F32, &[3, 2]),
-        Attrs {
-            gather_dims: Some(g),
-            ..Attrs::default()
-        },
+        with(|t| t.gather_dims = Some(g)),
     );
     assert_eq!(r.to_f64_vec(), vec![20.0, 21.0, 20.0, 21.0, 0.0, 1.0]);
 }
@@ -937,11 +937,10 @@ fn scatter_module(to_apply: Computation) -> Module {
         Opcode::Scatter,
         sh(F32, &[5]),
         &[o, i, u],
-        Attrs {
-            scatter_dims: Some(sd),
-            to_apply: Some(CompId(0)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.scatter_dims = Some(sd);
+            t.to_apply = Some(CompId(0));
+        }),
     );
     module(vec![to_apply, b.build("main", s)])
 }
@@ -983,11 +982,10 @@ fn reduce_module(
         Opcode::Reduce,
         sh(dt, out),
         &[x, z],
-        Attrs {
-            dimensions: Some(dims),
-            to_apply: Some(CompId(0)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.dimensions = Some(dims);
+            t.to_apply = Some(CompId(0));
+        }),
     );
     module(vec![reducer, b.build("main", r)])
 }
@@ -1057,11 +1055,10 @@ fn reduce_window_with_padding() {
         Opcode::ReduceWindow,
         sh(F32, &[5]),
         &[x, z],
-        Attrs {
-            window: Some(vec![w]),
-            to_apply: Some(CompId(0)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.window = Some(vec![w]);
+            t.to_apply = Some(CompId(0));
+        }),
     );
     let m = module(vec![
         binary_comp("add", Opcode::Add, F32),
@@ -1084,11 +1081,10 @@ fn reduce_window_with_padding() {
         Opcode::ReduceWindow,
         sh(F32, &[2]),
         &[x, z],
-        Attrs {
-            window: Some(vec![w]),
-            to_apply: Some(CompId(0)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.window = Some(vec![w]);
+            t.to_apply = Some(CompId(0));
+        }),
     );
     let m = module(vec![
         binary_comp("max", Opcode::Maximum, F32),
@@ -1119,12 +1115,11 @@ fn select_and_scatter_picks_the_window_max() {
         Opcode::SelectAndScatter,
         sh(F32, &[4]),
         &[x, s, z],
-        Attrs {
-            window: Some(vec![w]),
-            select: Some(CompId(0)),
-            scatter: Some(CompId(1)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.window = Some(vec![w]);
+            t.select = Some(CompId(0));
+            t.scatter = Some(CompId(1));
+        }),
     );
     let mut ge = B::default();
     let a = ge.param(0, sh(F32, &[]));
@@ -1161,12 +1156,11 @@ fn sort_module(comparator: Computation, n: i64) -> Module {
         Opcode::Sort,
         Shape::Tuple(vec![sh(F32, &[n]), sh(S32, &[n])]),
         &[k, v],
-        Attrs {
-            dimensions: Some(vec![0]),
-            is_stable: true,
-            to_apply: Some(CompId(0)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.dimensions = Some(vec![0]);
+            t.is_stable = true;
+            t.to_apply = Some(CompId(0));
+        }),
     );
     module(vec![comparator, b.build("main", s)])
 }
@@ -1231,10 +1225,7 @@ fn dot_general_and_f32_accumulation() {
         Opcode::Dot,
         &[a, b],
         sh(F32, &[2, 2]),
-        Attrs {
-            dot_dims: Some(dd.clone()),
-            ..Attrs::default()
-        },
+        with(|t| t.dot_dims = Some(dd.clone())),
     );
     assert_eq!(r.to_f64_vec(), vec![58.0, 64.0, 139.0, 154.0]);
     // batch dot: [2,1,2] x [2,2,1]
@@ -1251,10 +1242,7 @@ fn dot_general_and_f32_accumulation() {
             lit(F32, &[2, 2, 1], &[5.0, 6.0, 7.0, 8.0]),
         ],
         sh(F32, &[2, 1, 1]),
-        Attrs {
-            dot_dims: Some(bd),
-            ..Attrs::default()
-        },
+        with(|t| t.dot_dims = Some(bd)),
     );
     assert_eq!(r.to_f64_vec(), vec![17.0, 53.0]);
     // f16 operands accumulate in f32: 1 + 2^-11 + 2^-11 = 1 + 2^-10 exactly
@@ -1265,20 +1253,14 @@ fn dot_general_and_f32_accumulation() {
             lit(F16, &[3, 1], &[1.0, 1.0, 1.0]),
         ],
         sh(F16, &[1, 1]),
-        Attrs {
-            dot_dims: Some(dd.clone()),
-            ..Attrs::default()
-        },
+        with(|t| t.dot_dims = Some(dd.clone())),
     );
     assert_eq!(h.to_f64_vec(), vec![1.0 + 2f64.powi(-10)]);
     let i = run1(
         Opcode::Dot,
         &[ilit(S8, &[1, 2], &[100, 100]), ilit(S8, &[2, 1], &[2, 2])],
         sh(S32, &[1, 1]),
-        Attrs {
-            dot_dims: Some(dd),
-            ..Attrs::default()
-        },
+        with(|t| t.dot_dims = Some(dd)),
     );
     assert_eq!(i.to_i128_vec(), vec![400]);
 }
@@ -1293,22 +1275,20 @@ fn convolution_with_padding_and_feature_groups() {
         pad_high: 1,
         ..WindowDim::new(2)
     };
-    let a = Attrs {
-        conv_dims: Some(ConvDims::feature_last(1)),
-        window: Some(vec![w]),
-        ..Attrs::default()
-    };
+    let a = with(|t| {
+        t.conv_dims = Some(ConvDims::feature_last(1));
+        t.window = Some(vec![w]);
+    });
     let r = run1(Opcode::Convolution, &[x, k], sh(F32, &[1, 5, 1]), a);
     assert_eq!(r.to_f64_vec(), vec![10.0, 21.0, 32.0, 43.0, 4.0]);
     // two feature groups: input features [a, b], kernel i=1, o=2; out0 uses a, out1 uses b
     let x = lit(F32, &[1, 2, 2], &[1.0, 100.0, 2.0, 200.0]);
     let k = lit(F32, &[1, 1, 2], &[3.0, 5.0]);
-    let a = Attrs {
-        conv_dims: Some(ConvDims::feature_last(1)),
-        window: Some(vec![WindowDim::new(1)]),
-        feature_group_count: Some(2),
-        ..Attrs::default()
-    };
+    let a = with(|t| {
+        t.conv_dims = Some(ConvDims::feature_last(1));
+        t.window = Some(vec![WindowDim::new(1)]);
+        t.feature_group_count = Some(2);
+    });
     let r = run1(Opcode::Convolution, &[x, k], sh(F32, &[1, 2, 2]), a);
     assert_eq!(r.to_f64_vec(), vec![3.0, 500.0, 6.0, 1000.0]);
 }
@@ -1345,11 +1325,10 @@ fn counting_loop(limit_cond: bool) -> Module {
         Opcode::While,
         sh(S32, &[]),
         &[x],
-        Attrs {
-            condition: Some(CompId(0)),
-            body: Some(CompId(1)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.condition = Some(CompId(0));
+            t.body = Some(CompId(1));
+        }),
     );
     module(vec![cond, body, e.build("main", w)])
 }
@@ -1383,10 +1362,7 @@ fn conditional_picks_branches_and_clamps_the_index() {
         Opcode::Conditional,
         sh(F32, &[]),
         &[i, x, x],
-        Attrs {
-            branch_computations: vec![CompId(0), CompId(1)],
-            ..Attrs::default()
-        },
+        with(|t| t.branch_computations = vec![CompId(0), CompId(1)]),
     );
     let m = module(vec![
         branch("neg", Opcode::Negate),
@@ -1412,11 +1388,10 @@ fn map_runs_the_computation_per_element() {
         Opcode::Map,
         sh(F32, &[3]),
         &[x, y],
-        Attrs {
-            dimensions: Some(vec![0]),
-            to_apply: Some(CompId(0)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.dimensions = Some(vec![0]);
+            t.to_apply = Some(CompId(0));
+        }),
     );
     let m = module(vec![
         binary_comp("mul", Opcode::Multiply, F32),
@@ -1525,24 +1500,20 @@ fn unsupported_and_malformed_modules_are_errors_not_panics() {
         Opcode::Transpose,
         &[sh(F32, &[2, 2])],
         sh(F32, &[2, 2]),
-        Attrs {
-            dimensions: Some(vec![0, 0]),
-            ..Attrs::default()
-        },
+        with(|t| t.dimensions = Some(vec![0, 0])),
     );
     assert!(run(&m, &[lit(F32, &[2, 2], &[1.0; 4])]).is_err());
     let m = single(
         Opcode::Slice,
         &[sh(F32, &[2])],
         sh(F32, &[2]),
-        Attrs {
-            slice: Some(vec![SliceDim {
+        with(|t| {
+            t.slice = Some(vec![SliceDim {
                 start: 0,
                 limit: 9,
                 stride: 1,
-            }]),
-            ..Attrs::default()
-        },
+            }])
+        }),
     );
     assert!(run(&m, &[lit(F32, &[2], &[1.0; 2])]).is_err());
     // a computation that calls itself
@@ -1552,10 +1523,7 @@ fn unsupported_and_malformed_modules_are_errors_not_panics() {
         Opcode::Call,
         sh(F32, &[]),
         &[p],
-        Attrs {
-            to_apply: Some(CompId(0)),
-            ..Attrs::default()
-        },
+        with(|t| t.to_apply = Some(CompId(0))),
     );
     let m = module(vec![b.build("main", c)]);
     assert!(matches!(
@@ -1827,11 +1795,10 @@ fn conditional_with_a_pred_selector() {
         Opcode::Conditional,
         sh(F32, &[]),
         &[i, x, x],
-        Attrs {
-            branch_computations: vec![CompId(0), CompId(1)],
-            pred_branches: true,
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.branch_computations = vec![CompId(0), CompId(1)];
+            t.pred_branches = true;
+        }),
     );
     let m = module(vec![
         branch("neg", Opcode::Negate),
@@ -1887,10 +1854,7 @@ fn perf_smoke() {
         Opcode::Dot,
         &[sh(F32, &[256, 256]), sh(F32, &[256, 256])],
         sh(F32, &[256, 256]),
-        Attrs {
-            dot_dims: Some(dd),
-            ..Attrs::default()
-        },
+        with(|t| t.dot_dims = Some(dd)),
     );
     time("f32[256,256] dot", &m, &[a.clone(), a]);
 }
@@ -1901,30 +1865,17 @@ fn oversized_results_are_refused_not_allocated() {
         Opcode::Broadcast,
         &[sh(F32, &[])],
         sh(F32, &[1 << 20, 1 << 20]),
-        Attrs {
-            dimensions: Some(vec![]),
-            ..Attrs::default()
-        },
+        with(|t| t.dimensions = Some(vec![])),
     );
     let e = run(&m, &[lit(F32, &[], &[1.0])]).unwrap_err();
     assert!(e.to_string().contains("budget"), "{e}");
     // a gather whose result batch dims disagree with the indices
-    let g = GatherDims {
-        offset_dims: vec![1],
-        collapsed_slice_dims: vec![0],
-        start_index_map: vec![0],
-        index_vector_dim: 1,
-        slice_sizes: vec![1, 2],
-        ..GatherDims::default()
-    };
+    let g = row_gather(2);
     let m = single(
         Opcode::Gather,
         &[sh(F32, &[3, 2]), sh(S32, &[2, 1])],
         sh(F32, &[5, 2]),
-        Attrs {
-            gather_dims: Some(g),
-            ..Attrs::default()
-        },
+        with(|t| t.gather_dims = Some(g)),
     );
     assert!(run(
         &m,
@@ -1979,10 +1930,7 @@ fn while_with_tuple_state_and_get_tuple_element() {
             Opcode::GetTupleElement,
             sh(S32, &[]),
             &[t],
-            Attrs {
-                index: Some(k),
-                ..Attrs::default()
-            },
+            with(|t| t.index = Some(k)),
         )
     };
     let mut c = B::default();
@@ -2013,11 +1961,10 @@ fn while_with_tuple_state_and_get_tuple_element() {
         Opcode::While,
         st,
         &[init],
-        Attrs {
-            condition: Some(CompId(0)),
-            body: Some(CompId(1)),
-            ..Attrs::default()
-        },
+        with(|t| {
+            t.condition = Some(CompId(0));
+            t.body = Some(CompId(1));
+        }),
     );
     let m = module(vec![cond, body, e.build("main", w)]);
     let out = run(&m, &[ilit(S32, &[], &[0]), ilit(S32, &[], &[100])]).unwrap();
@@ -2045,10 +1992,7 @@ fn integer_to_f32_rounds_once_and_u64_indices_stay_out_of_range() {
         Opcode::DynamicSlice,
         sh(F32, &[2]),
         &[p, i],
-        Attrs {
-            dynamic_slice_sizes: Some(vec![2]),
-            ..Attrs::default()
-        },
+        with(|t| t.dynamic_slice_sizes = Some(vec![2])),
     );
     let m = module(vec![b.build("main", ds)]);
     let r = run(

@@ -511,4 +511,4 @@ fn atan2_subnormals(m: &Module) -> Option<Module> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

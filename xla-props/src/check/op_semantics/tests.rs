@@ -12,6 +12,11 @@ fn lit(t: ElementType, bits: &[u64]) -> Literal {
     Literal::from_bits(&ArrayShape::new(t, vec![bits.len() as i64]), bits).unwrap()
 }
 
+/// The one output of `m` on the one argument `x`.
+fn eval1(m: &Module, x: &Literal) -> Literal {
+    evaluate(m, std::slice::from_ref(x)).unwrap().pop().unwrap()
+}
+
 fn bits(l: &Literal) -> Vec<u64> {
     (0..l.element_count()).map(|i| l.get_bits(i)).collect()
 }
@@ -173,10 +178,7 @@ fn reducers_fold_as_accumulator_then_element() {
     .unwrap();
     let v = op_semantics_variant(&m, &fast_min_max()).unwrap();
     let x = lit(ElementType::F32, &[0x3f80_0000, NAN, 0x4000_0000]);
-    let alt = evaluate(&v, std::slice::from_ref(&x))
-        .unwrap()
-        .pop()
-        .unwrap();
+    let alt = eval1(&v, &x);
     assert_eq!(alt.get_bits(0), 0x4000_0000); // max(max(max(-inf, 1), NaN), 2) = 2
     let exact = evaluate(&m, &[x]).unwrap().pop().unwrap();
     assert!(exact.get_f64(0).is_nan());
@@ -208,23 +210,14 @@ fn reduce_precision_on_f16_bits_keeps_subnormals_and_rounds_their_bits() {
     // e5m10 is the identity on f16 bits (the reference flushes subnormals)
     let m = reduce_precision_module("f16", 5, 10);
     let v = op_semantics_variant(&m, &n).unwrap();
-    let alt = evaluate(&v, std::slice::from_ref(&x))
-        .unwrap()
-        .pop()
-        .unwrap();
+    let alt = eval1(&v, &x);
     assert_eq!(bits(&alt), bits(&x));
-    let reference = evaluate(&m, std::slice::from_ref(&x))
-        .unwrap()
-        .pop()
-        .unwrap();
+    let reference = eval1(&m, &x);
     assert_eq!(reference.get_bits(0), 0);
     // e8m7: -2^-24 rounds away on its own mantissa bits to -0
     let m = reduce_precision_module("f16", 8, 7);
     let v = op_semantics_variant(&m, &n).unwrap();
-    let alt = evaluate(&v, std::slice::from_ref(&x))
-        .unwrap()
-        .pop()
-        .unwrap();
+    let alt = eval1(&v, &x);
     assert_eq!(alt.get_bits(1), 0x8000);
     assert_eq!(alt.get_bits(3), 0x3c00); // 1 + 2^-10 rounds to 1
     assert!(alt.get_f64(4).is_nan());
@@ -248,14 +241,8 @@ fn reduce_precision_on_own_bits_agrees_with_the_reference_on_normal_f16() {
         ))
         .unwrap();
         let v = op_semantics_variant(&module, &own_type(ElementType::F16)).unwrap();
-        let alt = evaluate(&v, std::slice::from_ref(&x))
-            .unwrap()
-            .pop()
-            .unwrap();
-        let reference = evaluate(&module, std::slice::from_ref(&x))
-            .unwrap()
-            .pop()
-            .unwrap();
+        let alt = eval1(&v, &x);
+        let reference = eval1(&module, &x);
         for (i, input) in normal.iter().enumerate() {
             let (a, r) = (alt.get_bits(i), reference.get_bits(i));
             let both_nan = alt.get_f64(i).is_nan() && reference.get_f64(i).is_nan();

@@ -1,45 +1,23 @@
 use super::*;
-use crate::backend::{BackendError, Executable, Interpreter};
+use crate::backend::interpreter::tests::Rewritten;
+use crate::backend::Interpreter;
 
 /// A test-only miscompilation: rewrites every instruction of one opcode into another.
-struct Rewrite {
-    inner: Interpreter,
-    from: Opcode,
-    to: Opcode,
-}
-
-impl Backend for Rewrite {
-    fn name(&self) -> &str {
-        "rewrite"
-    }
-    fn numerics(&self) -> crate::check::Numerics {
-        self.inner.numerics()
-    }
-    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
-        let mut m = module.clone();
+fn rewrite(from: Opcode, to: Opcode) -> Rewritten<impl Fn(&mut Module) + Send + Sync> {
+    Rewritten::new("rewrite", move |m: &mut Module| {
         for c in &mut m.computations {
             for i in &mut c.instructions {
-                if i.opcode == self.from {
-                    i.opcode = self.to;
+                if i.opcode == from {
+                    i.opcode = to;
                 }
             }
         }
-        self.inner.compile(&m)
-    }
+    })
 }
 
 /// A test-only miscompilation: `convert(convert(x, narrow), wide)` becomes `x`.
-struct ElideRoundTrip(Interpreter);
-
-impl Backend for ElideRoundTrip {
-    fn name(&self) -> &str {
-        "elide-round-trip"
-    }
-    fn numerics(&self) -> crate::check::Numerics {
-        self.0.numerics()
-    }
-    fn compile(&self, module: &Module) -> Result<Box<dyn Executable>, BackendError> {
-        let mut m = module.clone();
+fn elide_round_trip() -> Rewritten<impl Fn(&mut Module) + Send + Sync> {
+    Rewritten::new("elide-round-trip", |m: &mut Module| {
         for c in &mut m.computations {
             for k in 0..c.instructions.len() {
                 let ins = &c.instructions[k];
@@ -56,8 +34,7 @@ impl Backend for ElideRoundTrip {
                 }
             }
         }
-        self.0.compile(&m)
-    }
+    })
 }
 
 fn options(dir: &Path, time: Duration) -> FuzzOptions {
@@ -65,6 +42,14 @@ fn options(dir: &Path, time: Duration) -> FuzzOptions {
         seed: 1,
         ..FuzzOptions::new(time, dir)
     }
+}
+
+/// A reproducer's text without its `//` lines: the module.
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -117,11 +102,7 @@ fn finds(backend: &dyn Backend, culprits: &[Opcode]) -> FuzzReport {
     // the reproducer fails the same way under the fuzzer's judgement on the
     // buggy backend, and not on the interpreter
     let test = crate::filetest::HloTest::parse(&text, None).unwrap();
-    let body: String = text
-        .lines()
-        .filter(|l| !l.starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let body = without_comments(&text);
     let m = crate::hlo::parse_module(&body).unwrap();
     let args = test.arguments().unwrap();
     assert_eq!(
@@ -179,25 +160,14 @@ fn finds_each_rewrite_of_a_small_catalogue() {
         (Opcode::Floor, Opcode::Ceil, &[Opcode::Floor]),
     ];
     for &(from, to, culprits) in catalogue {
-        finds(
-            &Rewrite {
-                inner: Interpreter::default(),
-                from,
-                to,
-            },
-            culprits,
-        );
+        finds(&rewrite(from, to), culprits);
     }
 }
 
 #[test]
 fn finds_an_injected_maximum_bug() {
     let r = finds(
-        &Rewrite {
-            inner: Interpreter::default(),
-            from: Opcode::Maximum,
-            to: Opcode::Minimum,
-        },
+        &rewrite(Opcode::Maximum, Opcode::Minimum),
         &[
             Opcode::Maximum,
             Opcode::Reduce,
@@ -210,16 +180,12 @@ fn finds_an_injected_maximum_bug() {
 
 #[test]
 fn finds_an_elided_round_trip() {
-    finds(&ElideRoundTrip(Interpreter::default()), &[Opcode::Convert]);
+    finds(&elide_round_trip(), &[Opcode::Convert]);
 }
 
 #[test]
 fn minimizing_shrinks_to_the_culprit() {
-    let buggy = Rewrite {
-        inner: Interpreter::default(),
-        from: Opcode::Tanh,
-        to: Opcode::Sine,
-    };
+    let buggy = rewrite(Opcode::Tanh, Opcode::Sine);
     let m = crate::hlo::ModuleBuilder::new("m")
         .build("main", |b| {
             let x = b.parameter(crate::hlo::Shape::array(
@@ -262,11 +228,7 @@ fn explain_a_reproducer() {
     let backend = crate::backend::create(&std::env::var("XLA_PROPS_BACKEND").unwrap()).unwrap();
     let text = std::fs::read_to_string(path).unwrap();
     let test = crate::filetest::HloTest::parse(&text, None).unwrap();
-    let body: String = text
-        .lines()
-        .filter(|l| !l.starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let body = without_comments(&text);
     let (m, args) = match std::env::var("XLA_PROPS_SEED") {
         Ok(seed) => {
             let seed = u64::from_str_radix(seed.trim_start_matches("0x"), 16).unwrap();
@@ -366,11 +328,7 @@ fn the_parts_of_a_sharded_campaign_grow_disjoint_programs_that_make_up_the_run()
 #[test]
 fn the_parts_of_a_sharded_campaign_share_one_findings_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let backend = Rewrite {
-        inner: Interpreter::default(),
-        from: Opcode::Maximum,
-        to: Opcode::Minimum,
-    };
+    let backend = rewrite(Opcode::Maximum, Opcode::Minimum);
     let mut written = Vec::new();
     for part in 0..2 {
         let r = fuzz(

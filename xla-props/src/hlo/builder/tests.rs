@@ -15,6 +15,19 @@ fn root_shape(m: &Module) -> Shape {
     m.result_shape().without_layouts()
 }
 
+/// A gather of whole rows of `width` elements from a rank-2 operand, one
+/// row per index of `s32[n, 1]` indices (also used by other modules' tests).
+pub(crate) fn row_gather(width: i64) -> GatherDims {
+    GatherDims {
+        offset_dims: vec![1],
+        collapsed_slice_dims: vec![0],
+        start_index_map: vec![0],
+        index_vector_dim: 1,
+        slice_sizes: vec![1, width],
+        ..GatherDims::default()
+    }
+}
+
 fn window(size: i64, stride: i64) -> WindowDim {
     WindowDim {
         stride,
@@ -43,16 +56,6 @@ fn elementwise_and_conversions_module() -> Module {
             b.tuple(&[n, halves])
         })
         .unwrap()
-}
-
-#[test]
-fn elementwise_and_conversions() {
-    let m = elementwise_and_conversions_module();
-    assert_eq!(
-        root_shape(&m),
-        Shape::Tuple(vec![a(ElementType::U16, &[2, 3]), a(F16, &[2, 3, 2])])
-    );
-    verify(&m).unwrap();
 }
 
 #[test]
@@ -116,31 +119,13 @@ fn shape_ops_module() -> Module {
         .unwrap()
 }
 
-#[test]
-fn shape_ops() {
-    let m = shape_ops_module();
-    assert_eq!(root_shape(&m), a(S32, &[44]));
-}
-
 fn indexing_ops_module() -> Module {
     let mut mb = ModuleBuilder::new("indexing");
     let add = mb.scalar_reducer(Opcode::Add, F32).unwrap();
     mb.build("main", |b| {
         let x = b.parameter(a(F32, &[5, 4]))?;
         let idx = b.parameter(a(S32, &[3, 1]))?;
-        let g = b.gather(
-            x,
-            idx,
-            GatherDims {
-                offset_dims: vec![1],
-                collapsed_slice_dims: vec![0],
-                start_index_map: vec![0],
-                index_vector_dim: 1,
-                slice_sizes: vec![1, 4],
-                ..GatherDims::default()
-            },
-            false,
-        )?;
+        let g = b.gather(x, idx, row_gather(4), false)?;
         assert_eq!(b.shape(g), Some(&a(F32, &[3, 4])));
         b.scatter(
             &[x],
@@ -157,12 +142,6 @@ fn indexing_ops_module() -> Module {
         )
     })
     .unwrap()
-}
-
-#[test]
-fn indexing_ops() {
-    let m = indexing_ops_module();
-    assert_eq!(root_shape(&m), a(F32, &[5, 4]));
 }
 
 fn reductions_module() -> Module {
@@ -246,15 +225,6 @@ fn contractions_module() -> Module {
         .unwrap()
 }
 
-#[test]
-fn contractions() {
-    let m = contractions_module();
-    assert_eq!(
-        root_shape(&m),
-        Shape::Tuple(vec![a(S32, &[5, 2, 4]), a(F32, &[1, 16, 8, 8])])
-    );
-}
-
 fn control_flow_module() -> Module {
     let mut mb = ModuleBuilder::new("control");
     let fused = mb
@@ -301,13 +271,6 @@ fn control_flow_module() -> Module {
         b.conditional(p, &[neg, neg], &[v, v])
     })
     .unwrap()
-}
-
-#[test]
-fn control_flow() {
-    let m = control_flow_module();
-    assert_eq!(root_shape(&m), a(F32, &[3]));
-    assert_eq!(m.parameter_shapes().len(), 2);
 }
 
 #[test]
@@ -378,19 +341,24 @@ fn invalid_programs_are_errors() {
     assert!(e.to_string().contains("reducer 'add_s32'"), "{e}");
 }
 
-/// Every module above, mutated one declared shape at a time, must be rejected:
-/// a wrong first dimension or element type anywhere is caught, except where
-/// the declared shape is authoritative (listed below with the reason).
-#[test]
-fn verifier_catches_every_single_shape_mutation() {
-    let modules = [
+/// Every module built above.
+fn every_module() -> [Module; 6] {
+    [
         elementwise_and_conversions_module(),
         shape_ops_module(),
         indexing_ops_module(),
         reductions_module(),
         contractions_module(),
         control_flow_module(),
-    ];
+    ]
+}
+
+/// Every module above, mutated one declared shape at a time, must be rejected:
+/// a wrong first dimension or element type anywhere is caught, except where
+/// the declared shape is authoritative (listed below with the reason).
+#[test]
+fn verifier_catches_every_single_shape_mutation() {
+    let modules = every_module();
     let mut checked = 0;
     for m in &modules {
         verify(m).unwrap();
@@ -452,15 +420,31 @@ fn first_leaf(s: &mut Shape) -> Option<&mut crate::hlo::ArrayShape> {
 
 /// Built modules print as HLO text that parses back to the same module, which verifies.
 #[test]
-fn built_modules_round_trip_through_text() {
-    for m in [
-        elementwise_and_conversions_module(),
-        shape_ops_module(),
-        indexing_ops_module(),
-        reductions_module(),
-        contractions_module(),
-        control_flow_module(),
+fn built_modules_have_their_root_shapes() {
+    for (name, m, want) in [
+        (
+            "elementwise_and_conversions",
+            elementwise_and_conversions_module(),
+            Shape::Tuple(vec![a(ElementType::U16, &[2, 3]), a(F16, &[2, 3, 2])]),
+        ),
+        ("shape_ops", shape_ops_module(), a(S32, &[44])),
+        ("indexing_ops", indexing_ops_module(), a(F32, &[5, 4])),
+        (
+            "contractions",
+            contractions_module(),
+            Shape::Tuple(vec![a(S32, &[5, 2, 4]), a(F32, &[1, 16, 8, 8])]),
+        ),
+        ("control_flow", control_flow_module(), a(F32, &[3])),
     ] {
+        assert_eq!(root_shape(&m), want, "{name}");
+    }
+    verify(&elementwise_and_conversions_module()).unwrap();
+    assert_eq!(control_flow_module().parameter_shapes().len(), 2);
+}
+
+#[test]
+fn built_modules_round_trip_through_text() {
+    for m in every_module() {
         let text = crate::hlo::print_module(&m);
         let back = crate::hlo::parse_module(&text)
             .unwrap_or_else(|e| panic!("printed module does not parse: {e}\n{text}"));

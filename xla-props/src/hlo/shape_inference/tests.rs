@@ -29,7 +29,8 @@ fn err(op: Opcode, ops: &[&Shape], attrs: &Attrs, declared: Option<&Shape>) -> S
     }
 }
 
-fn with(f: impl FnOnce(&mut Attrs)) -> Attrs {
+/// Default attributes changed by `f` (also for other modules' tests).
+pub(crate) fn with(f: impl FnOnce(&mut Attrs)) -> Attrs {
     let mut at = Attrs::default();
     f(&mut at);
     at
@@ -837,7 +838,11 @@ fn reduce_shapes() {
     );
 }
 
-fn win(specs: &[(i64, i64, i64, i64, i64, i64)]) -> Vec<WindowDim> {
+/// A window dimension as (size, stride, padding low, padding high, base
+/// dilation, window dilation).
+type WinSpec = (i64, i64, i64, i64, i64, i64);
+
+fn win(specs: &[WinSpec]) -> Vec<WindowDim> {
     specs
         .iter()
         .map(
@@ -865,54 +870,29 @@ fn rw_attrs(w: Vec<WindowDim>) -> Attrs {
 fn reduce_window_shapes() {
     let x = a(F32, &[4, 6]);
     let z = sc(F32);
+    // windows as (size, stride, pad low, pad high, base dilation, window dilation)
+    let shape = |w: &[WinSpec]| okc(Opcode::ReduceWindow, &[&x, &z], &rw_attrs(win(w)));
+    let fails = |w: &[WinSpec]| errc(Opcode::ReduceWindow, &[&x, &z], &rw_attrs(win(w)));
     // (4 - 2) / 2 + 1 = 2; (6 - 3) / 3 + 1 = 2
     assert_eq!(
-        okc(
-            Opcode::ReduceWindow,
-            &[&x, &z],
-            &rw_attrs(win(&[(2, 2, 0, 0, 1, 1), (3, 3, 0, 0, 1, 1)]))
-        ),
+        shape(&[(2, 2, 0, 0, 1, 1), (3, 3, 0, 0, 1, 1)]),
         a(F32, &[2, 2])
     );
     // padded 4 + 2 = 6, window 3, stride 1: 4; base dilation 2: 6 + 1 = 7 - 2 + 1 = 6... dim 1: (6-1)*2+1 = 11, window 2: 10
     assert_eq!(
-        okc(
-            Opcode::ReduceWindow,
-            &[&x, &z],
-            &rw_attrs(win(&[(3, 1, 1, 1, 1, 1), (2, 1, 0, 0, 2, 1)]))
-        ),
+        shape(&[(3, 1, 1, 1, 1, 1), (2, 1, 0, 0, 2, 1)]),
         a(F32, &[4, 10])
     );
     // window dilation 2 makes a size-2 window span 3: 4 - 3 + 1 = 2; a window bigger than the base gives 0
     assert_eq!(
-        okc(
-            Opcode::ReduceWindow,
-            &[&x, &z],
-            &rw_attrs(win(&[(2, 1, 0, 0, 1, 2), (7, 1, 0, 0, 1, 1)]))
-        ),
+        shape(&[(2, 1, 0, 0, 1, 2), (7, 1, 0, 0, 1, 1)]),
         a(F32, &[2, 0])
     );
-    errc(
-        Opcode::ReduceWindow,
-        &[&x, &z],
-        &rw_attrs(win(&[(0, 1, 0, 0, 1, 1), (1, 1, 0, 0, 1, 1)])),
-    );
-    errc(
-        Opcode::ReduceWindow,
-        &[&x, &z],
-        &rw_attrs(win(&[(1, 0, 0, 0, 1, 1), (1, 1, 0, 0, 1, 1)])),
-    );
-    errc(
-        Opcode::ReduceWindow,
-        &[&x, &z],
-        &rw_attrs(win(&[(1, 1, 0, 0, 1, 1)])),
-    );
+    fails(&[(0, 1, 0, 0, 1, 1), (1, 1, 0, 0, 1, 1)]);
+    fails(&[(1, 0, 0, 0, 1, 1), (1, 1, 0, 0, 1, 1)]);
+    fails(&[(1, 1, 0, 0, 1, 1)]);
     // negative padding below zero size
-    errc(
-        Opcode::ReduceWindow,
-        &[&x, &z],
-        &rw_attrs(win(&[(1, 1, -3, -3, 1, 1), (1, 1, 0, 0, 1, 1)])),
-    );
+    fails(&[(1, 1, -3, -3, 1, 1), (1, 1, 0, 0, 1, 1)]);
 }
 
 #[test]
@@ -1072,6 +1052,19 @@ fn dot_shapes() {
     );
 }
 
+/// The convolution of `x` by `k` over `window` with (feature, batch) group
+/// counts `groups`, which must infer.
+fn conv(x: &Shape, k: &Shape, window: &[WindowDim], groups: (i64, i64)) -> Shape {
+    let attrs = conv_attrs(window.to_vec(), groups.0, groups.1);
+    ok(Opcode::Convolution, &[x, k], &attrs, None)
+}
+
+/// Like [`conv`], for a convolution that must fail.
+fn conv_err(x: &Shape, k: &Shape, window: &[WindowDim], groups: (i64, i64)) -> ShapeError {
+    let attrs = conv_attrs(window.to_vec(), groups.0, groups.1);
+    err(Opcode::Convolution, &[x, k], &attrs, None)
+}
+
 fn conv_attrs(window: Vec<WindowDim>, fgc: i64, bgc: i64) -> Attrs {
     // b01f_01io->b01f
     with(|at| {
@@ -1089,74 +1082,25 @@ fn convolution_shapes() {
     let same = win(&[(3, 1, 1, 1, 1, 1), (3, 1, 1, 1, 1, 1)]);
     let valid = win(&[(3, 1, 0, 0, 1, 1), (3, 1, 0, 0, 1, 1)]);
     let strided = win(&[(3, 2, 0, 0, 1, 1), (3, 2, 0, 0, 1, 1)]);
-    assert_eq!(
-        ok(
-            Opcode::Convolution,
-            &[&x, &k],
-            &conv_attrs(same, 1, 1),
-            None
-        ),
-        a(F32, &[1, 8, 8, 16])
-    );
-    assert_eq!(
-        ok(
-            Opcode::Convolution,
-            &[&x, &k],
-            &conv_attrs(valid.clone(), 1, 1),
-            None
-        ),
-        a(F32, &[1, 6, 6, 16])
-    );
+    assert_eq!(conv(&x, &k, &same, (1, 1)), a(F32, &[1, 8, 8, 16]));
+    assert_eq!(conv(&x, &k, &valid, (1, 1)), a(F32, &[1, 6, 6, 16]));
     // (8 - 3) / 2 + 1 = 3
-    assert_eq!(
-        ok(
-            Opcode::Convolution,
-            &[&x, &k],
-            &conv_attrs(strided, 1, 1),
-            None
-        ),
-        a(F32, &[1, 3, 3, 16])
-    );
+    assert_eq!(conv(&x, &k, &strided, (1, 1)), a(F32, &[1, 3, 3, 16]));
     // grouped: 4 input features = 2 per group x 2 groups; 6 output features
     let xg = a(F32, &[1, 8, 8, 4]);
     assert_eq!(
-        ok(
-            Opcode::Convolution,
-            &[&xg, &a(F32, &[3, 3, 2, 6])],
-            &conv_attrs(valid.clone(), 2, 1),
-            None
-        ),
+        conv(&xg, &a(F32, &[3, 3, 2, 6]), &valid, (2, 1)),
         a(F32, &[1, 6, 6, 6])
     );
-    err(
-        Opcode::Convolution,
-        &[&xg, &a(F32, &[3, 3, 3, 6])],
-        &conv_attrs(valid.clone(), 2, 1),
-        None,
-    );
+    conv_err(&xg, &a(F32, &[3, 3, 3, 6]), &valid, (2, 1));
     // batch groups: batch 4 / 2
     let xb = a(F32, &[4, 8, 8, 3]);
     assert_eq!(
-        ok(
-            Opcode::Convolution,
-            &[&xb, &a(F32, &[3, 3, 3, 6])],
-            &conv_attrs(valid.clone(), 1, 2),
-            None
-        ),
+        conv(&xb, &a(F32, &[3, 3, 3, 6]), &valid, (1, 2)),
         a(F32, &[2, 6, 6, 6])
     );
-    err(
-        Opcode::Convolution,
-        &[&xb, &a(F32, &[3, 3, 3, 5])],
-        &conv_attrs(valid.clone(), 1, 2),
-        None,
-    );
-    err(
-        Opcode::Convolution,
-        &[&xb, &k],
-        &conv_attrs(valid.clone(), 2, 2),
-        None,
-    );
+    conv_err(&xb, &a(F32, &[3, 3, 3, 5]), &valid, (1, 2));
+    conv_err(&xb, &k, &valid, (2, 2));
     // window size must be the kernel's
     err(
         Opcode::Convolution,
@@ -1164,12 +1108,7 @@ fn convolution_shapes() {
         &conv_attrs(win(&[(2, 1, 0, 0, 1, 1), (3, 1, 0, 0, 1, 1)]), 1, 1),
         None,
     );
-    err(
-        Opcode::Convolution,
-        &[&x, &a(F32, &[3, 3, 2, 16])],
-        &conv_attrs(valid.clone(), 1, 1),
-        None,
-    );
+    conv_err(&x, &a(F32, &[3, 3, 2, 16]), &valid, (1, 1));
     assert_eq!(
         ok(
             Opcode::Convolution,

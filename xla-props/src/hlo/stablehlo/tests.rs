@@ -35,6 +35,14 @@ fn the(m: &Module, op: Opcode) -> &crate::hlo::Instruction {
 
 /// HLO -> StableHLO (faithful form) -> HLO gives the same module, and the
 /// HLO text prints back as itself.
+/// `hlo`, in the printer's canonical form, parses, prints back to itself,
+/// and [`round_trips`]; the MLIR text.
+fn canonical_round_trips(hlo: &str) -> String {
+    let m = parse_module(hlo).unwrap();
+    assert_eq!(m.to_string(), hlo);
+    round_trips(&m)
+}
+
 fn round_trips(m: &Module) -> String {
     let text = print_module(m).unwrap_or_else(|e| panic!("{e}\n{m}"));
     let back = read(&text);
@@ -142,9 +150,7 @@ fn every_attribute_value_round_trips_through_the_faithful_form() {
              ROOT f.1 = {output}{{2,1,0}} fft(x), fft_type={}, fft_length={{4,6}}, metadata={{op_name=\"f\"}}\n}}\n",
             t.name()
         );
-        let m = parse_module(&hlo).unwrap();
-        assert_eq!(m.to_string(), hlo);
-        let text = round_trips(&m);
+        let text = canonical_round_trips(&hlo);
         assert!(
             text.contains(&format!(
                 "fft_type = #stablehlo<fft_type {}>, fft_length = array<i64: 4, 6>",
@@ -206,9 +212,7 @@ fn every_attribute_value_round_trips_through_the_faithful_form() {
              ROOT o = u32[7]{{0}} get-tuple-element(g), index=1\n}}\n",
             r.name()
         );
-        let m = parse_module(&hlo).unwrap();
-        assert_eq!(m.to_string(), hlo);
-        let text = round_trips(&m);
+        let text = canonical_round_trips(&hlo);
         assert!(
             text.contains(&format!(
                 "{{rng_algorithm = #stablehlo<rng_algorithm {mlir}>"

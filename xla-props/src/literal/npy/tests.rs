@@ -1,4 +1,5 @@
 use super::*;
+use crate::literal::conversion_tests::SPECIALS;
 use crate::literal::Fingerprint;
 
 fn shape(t: ElementType, dims: &[i64]) -> ArrayShape {
@@ -108,15 +109,7 @@ fn float_specials_survive_npy() {
     for &t in ElementType::FLOATS {
         let s = shape(t, &[7]);
         let min_sub = t.float_format().unwrap().min_subnormal();
-        let vals = [
-            f64::NAN,
-            -f64::NAN,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            -0.0,
-            min_sub,
-            -min_sub,
-        ];
+        let vals = [&SPECIALS[..], &[min_sub, -min_sub]].concat();
         let lit = Literal::from_f64s(&s, &vals).unwrap();
         let back = Literal::read_npy(&lit.to_npy_bytes()[..], None).unwrap();
         assert_eq!(back.to_bits_vec(), lit.to_bits_vec(), "{t}");

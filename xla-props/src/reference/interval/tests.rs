@@ -6,6 +6,13 @@ fn f32s(v: &[f64]) -> Literal {
     Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![v.len() as i64]), v).unwrap()
 }
 
+/// Exact numerics but for one approximate function's budget.
+fn one_budget(op: Opcode, t: ElementType, budget: (u64, f64)) -> Allowances {
+    let mut allow = Allowances::default();
+    allow.budgets.insert((op, t), budget);
+    allow
+}
+
 #[test]
 fn exact_ops_on_exact_inputs_enclose_the_rounded_result_only() {
     let m = parse_module("HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  t = f32[3] tanh(x)\n  ROOT s = f32[3] multiply(t, x)\n}\n").unwrap();
@@ -21,10 +28,7 @@ fn a_budget_carries_through_a_cancellation() {
     // 1 + tanh(x) at x = -4.3 cancels: 2 ULP of tanh are many ULP of the sum
     let m = parse_module("HloModule m\nENTRY e {\n  x = f32[1] parameter(0)\n  t = f32[1] tanh(x)\n  one = f32[1] constant({1})\n  ROOT s = f32[1] add(one, t)\n}\n").unwrap();
     let x = f32s(&[-4.3]);
-    let mut allow = Allowances::default();
-    allow
-        .budgets
-        .insert((Opcode::Tanh, ElementType::F32), (2, 0.0));
+    let allow = one_budget(Opcode::Tanh, ElementType::F32, (2, 0.0));
     let b = enclose(&m, std::slice::from_ref(&x), &allow).unwrap();
     let point = crate::reference::evaluate(&m, &[x]).unwrap()[0].get_f64(0);
     let (lo, hi) = (b[0].lo.get_f64(0), b[0].hi.get_f64(0));
@@ -41,10 +45,7 @@ fn a_budget_carries_through_a_cancellation() {
 #[test]
 fn uncertain_predicates_take_both_branches() {
     let m = parse_module("HloModule m\nENTRY e {\n  x = f32[1] parameter(0)\n  e = f32[1] exponential(x)\n  one = f32[1] constant({1})\n  c = pred[1] compare(e, one), direction=LT\n  a = f32[1] constant({10})\n  b = f32[1] constant({20})\n  ROOT s = f32[1] select(c, a, b)\n}\n").unwrap();
-    let mut allow = Allowances::default();
-    allow
-        .budgets
-        .insert((Opcode::Exponential, ElementType::F32), (1, 0.0));
+    let allow = one_budget(Opcode::Exponential, ElementType::F32, (1, 0.0));
     // exp(0) = 1 exactly; within 1 ULP it may be below 1
     let b = enclose(&m, &[f32s(&[0.0])], &allow).unwrap();
     assert_eq!((b[0].lo.get_f64(0), b[0].hi.get_f64(0)), (10.0, 20.0));
@@ -56,10 +57,7 @@ fn uncertain_predicates_take_both_branches() {
 #[test]
 fn a_divisor_range_holding_zero_is_unbounded() {
     let m = parse_module("HloModule m\nENTRY e {\n  x = f32[1] parameter(0)\n  s = f32[1] sine(x)\n  one = f32[1] constant({1})\n  ROOT d = f32[1] divide(one, s)\n}\n").unwrap();
-    let mut allow = Allowances::default();
-    allow
-        .budgets
-        .insert((Opcode::Sine, ElementType::F32), (0, 1e-6));
+    let allow = one_budget(Opcode::Sine, ElementType::F32, (0, 1e-6));
     let b = enclose(&m, &[f32s(&[1e-7])], &allow).unwrap();
     assert!(b[0].lo.get_f64(0).is_infinite() && b[0].hi.get_f64(0).is_infinite());
     assert!(b[0].nan[0]);
@@ -71,10 +69,7 @@ fn an_unbounded_range_times_an_exact_zero_is_zero_or_nan_not_only_nan() {
     // value inside times zero is zero: a NaN-only enclosure would exclude
     // the reference's own value (and make a later compare certain)
     let m = parse_module("HloModule m\nENTRY e {\n  x = f32[1] parameter(0)\n  s = f32[1] sine(x)\n  one = f32[1] constant({1})\n  d = f32[1] divide(one, s)\n  zero = f32[1] constant({0})\n  ROOT p = f32[1] multiply(d, zero)\n}\n").unwrap();
-    let mut allow = Allowances::default();
-    allow
-        .budgets
-        .insert((Opcode::Sine, ElementType::F32), (0, 1e-6));
+    let allow = one_budget(Opcode::Sine, ElementType::F32, (0, 1e-6));
     let x = f32s(&[1e-7]);
     let b = enclose(&m, std::slice::from_ref(&x), &allow).unwrap();
     let point = crate::reference::evaluate(&m, &[x]).unwrap()[0].get_bits(0);
@@ -150,10 +145,7 @@ fn data_movement_moves_ranges() {
         &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
     )
     .unwrap();
-    let mut allow = Allowances::default();
-    allow
-        .budgets
-        .insert((Opcode::Exponential, ElementType::F32), (1, 0.0));
+    let allow = one_budget(Opcode::Exponential, ElementType::F32, (1, 0.0));
     let b = enclose(&m, std::slice::from_ref(&x), &allow).unwrap();
     let point = crate::reference::evaluate(&m, &[x]).unwrap();
     for i in 0..6 {
@@ -205,10 +197,7 @@ mod integer_tests {
     fn integer_negate_and_abs_of_an_uncertain_range_are_unbounded_not_wrapped() {
         // an s8 index from an uncertain float: negate and abs would wrap at -128
         let m = parse_module("HloModule m\nENTRY e {\n  x = f32[1] parameter(0)\n  e = f32[1] exponential(x)\n  i = s8[1] convert(e)\n  n = s8[1] negate(i)\n  a = s8[1] abs(i)\n  ROOT t = (s8[1], s8[1]) tuple(n, a)\n}\n").unwrap();
-        let mut allow = Allowances::default();
-        allow
-            .budgets
-            .insert((Opcode::Exponential, ElementType::F32), (1, 0.0));
+        let allow = one_budget(Opcode::Exponential, ElementType::F32, (1, 0.0));
         let x = Literal::from_f64s(&ArrayShape::new(ElementType::F32, vec![1]), &[0.0]).unwrap();
         let b = enclose(&m, &[x], &allow).unwrap();
         // exp(0) = 1 within one ULP: the convert is 0 or 1, not certain

@@ -215,55 +215,22 @@ fn error_of(text: &str) -> String {
 
 #[test]
 fn a_bad_file_gets_a_located_error() {
-    let syntax = "[backend.a]\nplugin = \"p.so\"\nnumerics = {\n";
-    assert!(
-        error_of(syntax).starts_with("cfg.toml:3: "),
-        "{}",
-        error_of(syntax)
-    );
-
-    let typo = "[backend.a]\nplugin = \"p.so\"\n\n[backend.a.numerics]\nflush_input = [\"f32\"]\n";
-    let e = error_of(typo);
-    assert!(
-        e.starts_with("cfg.toml:5: ") && e.contains("flush_input"),
-        "{e}"
-    );
-
-    let dtype = "[backend.a]\nplugin = \"p.so\"\nnumerics = { flush_inputs = [\"f33\"] }\n";
-    let e = error_of(dtype);
-    assert!(e.starts_with("cfg.toml:3: ") && e.contains("f33"), "{e}");
-
-    let kind = "[backend.a]\nplugin = \"p.so\"\n\n[[backend.a.known_bugs]]\nid = \"x\"\nsummary = \"s\"\ndocumented = \"d\"\nmodel = [{ kind = \"teleport\" }]\n";
-    let e = error_of(kind);
-    assert!(
-        e.starts_with("cfg.toml:8: ") && e.contains("teleport"),
-        "{e}"
-    );
-
-    let bits = "[backend.a]\nplugin = \"p.so\"\n\n[[backend.a.known_bugs]]\nid = \"x\"\nsummary = \"s\"\ndocumented = \"d\"\nmodel = [{ kind = \"integer-power-low-bits\", bits = 0 }]\n";
-    let e = error_of(bits);
-    assert!(
-        e.starts_with("cfg.toml:4: ") && e.contains("bits must be 1 to 63"),
-        "{e}"
-    );
-
-    let arity = "[backend.a]\nplugin = \"p.so\"\n[[backend.a.known_bugs]]\nid = \"x\"\nsummary = \"s\"\ndocumented = \"d\"\nmodel = [{ kind = \"subnormal-operand-is\", op = \"cbrt\", dtypes = [\"f32\"], operand = 1, inputs = \"positive\", value = 0.0 }]\n";
-    let e = error_of(arity);
-    assert!(
-        e.starts_with("cfg.toml:3: ") && e.contains("no operand 1"),
-        "{e}"
-    );
-
-    let both = "\n[backend.a]\nplugin = \"p.so\"\npython_package = \"jax_plugins.x\"\n";
-    let e = error_of(both);
-    assert!(
-        e.starts_with("cfg.toml:2: ") && e.contains("not both"),
-        "{e}"
-    );
-
+    // (file, where the error points, what it says)
+    let cases = [
+        ("[backend.a]\nplugin = \"p.so\"\nnumerics = {\n", "cfg.toml:3: ", ""),
+        ("[backend.a]\nplugin = \"p.so\"\n\n[backend.a.numerics]\nflush_input = [\"f32\"]\n", "cfg.toml:5: ", "flush_input"),
+        ("[backend.a]\nplugin = \"p.so\"\nnumerics = { flush_inputs = [\"f33\"] }\n", "cfg.toml:3: ", "f33"),
+        ("[backend.a]\nplugin = \"p.so\"\n\n[[backend.a.known_bugs]]\nid = \"x\"\nsummary = \"s\"\ndocumented = \"d\"\nmodel = [{ kind = \"teleport\" }]\n", "cfg.toml:8: ", "teleport"),
+        ("[backend.a]\nplugin = \"p.so\"\n\n[[backend.a.known_bugs]]\nid = \"x\"\nsummary = \"s\"\ndocumented = \"d\"\nmodel = [{ kind = \"integer-power-low-bits\", bits = 0 }]\n", "cfg.toml:4: ", "bits must be 1 to 63"),
+        ("[backend.a]\nplugin = \"p.so\"\n[[backend.a.known_bugs]]\nid = \"x\"\nsummary = \"s\"\ndocumented = \"d\"\nmodel = [{ kind = \"subnormal-operand-is\", op = \"cbrt\", dtypes = [\"f32\"], operand = 1, inputs = \"positive\", value = 0.0 }]\n", "cfg.toml:3: ", "no operand 1"),
+        ("\n[backend.a]\nplugin = \"p.so\"\npython_package = \"jax_plugins.x\"\n", "cfg.toml:2: ", "not both"),
+    ];
+    for (text, at, says) in cases {
+        let e = error_of(text);
+        assert!(e.starts_with(at) && e.contains(says), "{e}");
+    }
     let none = "[backend.a]\nnumerics = {}\n";
     assert!(error_of(none).contains("missing `plugin`"));
-
     let builtin_name = "[backend.interpreter]\nplugin = \"p.so\"\n";
     assert!(error_of(builtin_name).contains("is built in"));
 }
