@@ -19,17 +19,12 @@
 # and access to the Python package index (only for the first run).
 set -euo pipefail
 
-JAX_VERSION="0.10.2"
-JAXLIB_VERSION="0.10.2"
+# the pins (jax, jaxlib) and the shared venv: scripts/jax-venv.sh
+source "$(dirname "${BASH_SOURCE[0]}")/jax-venv.sh"
 
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-venv="${JAX_VENV:-$repo_root/.cache/jax-venv}"
 out="$repo_root/tests/data/spmd"
 
-if ! "$venv/bin/python" -c "import jax, jaxlib; assert jax.__version__ == '$JAX_VERSION' and jaxlib.__version__ == '$JAXLIB_VERSION'" 2>/dev/null; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet "jax==$JAX_VERSION" "jaxlib==$JAXLIB_VERSION"
-fi
+ensure_jax_venv
 
 rm -f "$out"/*.hlo "$out"/MANIFEST.tsv
 # CPU only, 8 host devices, deterministic dumps
