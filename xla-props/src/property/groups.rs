@@ -131,22 +131,12 @@ pub fn accepted_dtypes(op: Opcode) -> DtypeRule {
         | O::Floor
         | O::RoundNearestAfz
         | O::RoundNearestEven
-        | O::Exponential
-        | O::ExponentialMinusOne
-        | O::Log
-        | O::LogPlusOne
-        | O::Logistic
-        | O::Sine
-        | O::Cosine
-        | O::Tan
-        | O::Tanh
         | O::Sqrt
         | O::Rsqrt
-        | O::Cbrt
-        | O::Erf
         | O::IsFinite
         | O::Atan2
         | O::ReducePrecision => FLOATS,
+        op if op.is_transcendental() => FLOATS,
         O::Add | O::Subtract | O::Multiply | O::Divide | O::Remainder | O::Power | O::Clamp => {
             NUMERIC
         }

@@ -62,23 +62,11 @@ pub(crate) fn applies(ins: &Instruction, ops: &[&Value]) -> bool {
 /// Ops that are the real op on each plane (other operands, e.g. predicates
 /// and indices, are given to both planes unchanged).
 fn by_planes(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::Add
-            | Opcode::Subtract
-            | Opcode::Negate
-            | Opcode::Broadcast
-            | Opcode::Reshape
-            | Opcode::Transpose
-            | Opcode::Slice
-            | Opcode::Concatenate
-            | Opcode::Pad
-            | Opcode::Reverse
-            | Opcode::DynamicSlice
-            | Opcode::DynamicUpdateSlice
-            | Opcode::Gather
-            | Opcode::Select
-    )
+    op.moves_data()
+        || matches!(
+            op,
+            Opcode::Add | Opcode::Subtract | Opcode::Negate | Opcode::Select
+        )
 }
 
 /// Evaluates an instruction with complex operands or result.

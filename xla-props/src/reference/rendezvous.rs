@@ -9,6 +9,8 @@ use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
+use super::collective::DeviceContext;
+
 /// An exchange's identity: the instruction, how many times this device ran
 /// it before, and the group (its first device's flattened id).
 type Key = (String, u64, usize);
@@ -161,6 +163,80 @@ pub fn first_cause<T, E: std::fmt::Display>(results: Vec<Result<T, E>>) -> Resul
         Some(e) => Err(e),
         None => Ok(outs),
     }
+}
+
+/// Why a device's (or process's) thread gave no result.
+#[derive(Debug)]
+pub enum ThreadLost {
+    /// The thread panicked.
+    Panicked,
+    /// The thread could not be started.
+    NotStarted(std::io::Error),
+}
+
+impl ThreadLost {
+    /// The message: `panicked` for a panic, else why a `who` thread (a
+    /// device, a process) could not be started.
+    pub fn message(&self, who: &str, panicked: &str) -> String {
+        match self {
+            ThreadLost::Panicked => panicked.to_string(),
+            ThreadLost::NotStarted(e) => format!("cannot start a {who} thread: {e}"),
+        }
+    }
+}
+
+/// Runs `run(d, item)` for every item on its own scoped thread named
+/// `{name}-{d}` (with a 64 MiB stack, as deep programs need) and returns the
+/// threads' results in item order. `not_started(d, error)` is told at once
+/// when a thread cannot be started (so that the others need not wait for it).
+pub fn on_threads<I: Send, T: Send>(
+    items: impl IntoIterator<Item = I>,
+    name: &str,
+    run: impl Fn(usize, I) -> T + Sync,
+    not_started: impl Fn(usize, &std::io::Error),
+) -> Vec<Result<T, ThreadLost>> {
+    let run = &run;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .into_iter()
+            .enumerate()
+            .map(|(d, item)| {
+                let h = std::thread::Builder::new()
+                    .name(format!("{name}-{d}"))
+                    .stack_size(64 << 20)
+                    .spawn_scoped(s, move || run(d, item));
+                if let Err(e) = &h {
+                    not_started(d, e);
+                }
+                h
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().map_err(|_| ThreadLost::Panicked),
+                Err(e) => Err(ThreadLost::NotStarted(e)),
+            })
+            .collect()
+    })
+}
+
+/// [`on_threads`] for the devices of a multi-device run: device `d` runs
+/// `run(&per_device[d], contexts[d])`, and a device that fails leaves its
+/// rendezvous (`device {d}: {error}`) so that the others stop waiting for it.
+pub fn on_device_threads<'a, A: Sync, T: Send, E: std::fmt::Display + Send>(
+    per_device: &'a [A],
+    contexts: Vec<DeviceContext>,
+    name: &str,
+    run: impl Fn(&'a A, DeviceContext) -> Result<T, E> + Sync,
+) -> Vec<Result<Result<T, E>, ThreadLost>> {
+    let each = |d: usize, (args, ctx): (&'a A, DeviceContext)| {
+        let rendezvous = std::sync::Arc::clone(&ctx.rendezvous);
+        let r = run(args, ctx);
+        rendezvous.leave(r.as_ref().err().map(|e| format!("device {d}: {e}")));
+        r
+    };
+    on_threads(per_device.iter().zip(contexts), name, each, |_, _| {})
 }
 
 #[cfg(test)]
