@@ -332,33 +332,21 @@ fn bitcast(x: &Literal, o: &ArrayShape) -> Result<Literal, OpError> {
         |e: ndarray::ShapeError| OpError::Invalid(format!("bitcast-convert to {o}: {e}"));
     let data = match o.dtype {
         crate::hlo::ElementType::C64 => ArrayData::C64(
-            ndarray::ArrayD::from_shape_vec(
-                ndarray::IxDyn(&dims),
-                words
-                    .iter()
-                    .map(|&w| {
-                        num_complex::Complex::new(
-                            f32::from_bits(w as u32),
-                            f32::from_bits((w >> 32) as u32),
-                        )
-                    })
-                    .collect(),
-            )
+            from_words(&dims, &words, |w| {
+                num_complex::Complex::new(
+                    f32::from_bits(w as u32),
+                    f32::from_bits((w >> 32) as u32),
+                )
+            })
             .map_err(shape_err)?,
         ),
         crate::hlo::ElementType::C128 => ArrayData::C128(
-            ndarray::ArrayD::from_shape_vec(
-                ndarray::IxDyn(&dims),
-                words
-                    .iter()
-                    .map(|&w| {
-                        num_complex::Complex::new(
-                            f64::from_bits(w as u64),
-                            f64::from_bits((w >> 64) as u64),
-                        )
-                    })
-                    .collect(),
-            )
+            from_words(&dims, &words, |w| {
+                num_complex::Complex::new(
+                    f64::from_bits(w as u64),
+                    f64::from_bits((w >> 64) as u64),
+                )
+            })
             .map_err(shape_err)?,
         ),
         t => {
@@ -369,6 +357,18 @@ fn bitcast(x: &Literal, o: &ArrayShape) -> Result<Literal, OpError> {
         }
     };
     Ok(Literal::new(data).with_layout(o.layout.clone()))
+}
+
+/// The array of `dims` whose elements are `element(w)` of the words in order.
+fn from_words<T>(
+    dims: &[usize],
+    words: &[u128],
+    element: impl Fn(u128) -> T,
+) -> Result<ndarray::ArrayD<T>, ndarray::ShapeError> {
+    ndarray::ArrayD::from_shape_vec(
+        ndarray::IxDyn(dims),
+        words.iter().map(|&w| element(w)).collect(),
+    )
 }
 
 /// iota of a complex type: the real iota, and a zero imaginary part.
