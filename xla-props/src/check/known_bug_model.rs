@@ -607,9 +607,7 @@ pub fn replace_with_model_of(module: &Module, template: &ModelTemplate<'_>) -> O
             m.computations.push(comp);
             let id = CompId(m.computations.len() as u32 - 1);
             let call = &mut m.computations[ci].instructions[k];
-            call.opcode = Opcode::Call;
-            call.operands = operands;
-            call.attrs = Default::default();
+            call.become_op(Opcode::Call, operands);
             call.attrs.to_apply = Some(id);
             any = true;
         }
