@@ -43,7 +43,7 @@ pub(crate) mod complex_math;
 pub(crate) mod contraction;
 mod control;
 mod conversion;
-mod data;
+pub(crate) mod data;
 mod devices;
 mod elementwise;
 mod error;
