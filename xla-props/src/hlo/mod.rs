@@ -45,6 +45,7 @@ pub use parser::{
     MAX_SPLAT_ELEMENTS,
 };
 pub use printer::{attrs_text, print_module};
+pub(crate) use shape::write_separated;
 pub use shape::{ArrayShape, Layout, Shape};
 pub use shape_inference::{
     check_constant, default_comparison_type, infer, infer_shape, signature, ShapeError,

@@ -106,12 +106,7 @@ pub struct Signature {
 impl fmt::Display for Signature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("(")?;
-        for (i, p) in self.params.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{p}")?;
-        }
+        super::shape::write_separated(f, &self.params, ", ")?;
         write!(f, ") -> {}", self.result)
     }
 }
