@@ -2,7 +2,7 @@
 
 use super::collective::{self, DeviceContext, PartitionerCall};
 use super::error::out;
-use super::rendezvous::on_device_threads;
+use super::spmd::on_device_threads;
 use super::{
     complex, contraction, control, conversion, elementwise, indexing, linalg, parallel, reduction,
     rng, shape_ops, sort, spmd, topk, Calls, EvalError, OpError,

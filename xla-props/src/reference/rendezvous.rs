@@ -9,8 +9,6 @@ use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::collective::DeviceContext;
-
 /// An exchange's identity: the instruction, how many times this device ran
 /// it before, and the group (its first device's flattened id).
 type Key = (String, u64, usize);
@@ -219,24 +217,6 @@ pub fn on_threads<I: Send, T: Send>(
             })
             .collect()
     })
-}
-
-/// [`on_threads`] for the devices of a multi-device run: device `d` runs
-/// `run(&per_device[d], contexts[d])`, and a device that fails leaves its
-/// rendezvous (`device {d}: {error}`) so that the others stop waiting for it.
-pub fn on_device_threads<'a, A: Sync, T: Send, E: std::fmt::Display + Send>(
-    per_device: &'a [A],
-    contexts: Vec<DeviceContext>,
-    name: &str,
-    run: impl Fn(&'a A, DeviceContext) -> Result<T, E> + Sync,
-) -> Vec<Result<Result<T, E>, ThreadLost>> {
-    let each = |d: usize, (args, ctx): (&'a A, DeviceContext)| {
-        let rendezvous = std::sync::Arc::clone(&ctx.rendezvous);
-        let r = run(args, ctx);
-        rendezvous.leave(r.as_ref().err().map(|e| format!("device {d}: {e}")));
-        r
-    };
-    on_threads(per_device.iter().zip(contexts), name, each, |_, _| {})
 }
 
 #[cfg(test)]

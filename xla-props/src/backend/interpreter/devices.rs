@@ -16,7 +16,8 @@ use crate::literal::Literal;
 use crate::literal::Value;
 use crate::reference::collective;
 use crate::reference::collective::DeviceContext;
-use crate::reference::rendezvous::{first_cause, on_device_threads};
+use crate::reference::rendezvous::first_cause;
+use crate::reference::spmd::on_device_threads;
 use crate::reference::spmd::DeviceProgram;
 
 /// A compiled multi-device program: global arguments in, global outputs out.

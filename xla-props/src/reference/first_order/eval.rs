@@ -3,7 +3,7 @@
 
 use super::super::control::branch_index;
 use super::super::interval::{widen_abs, Allowances, Bounds};
-use super::super::rendezvous::on_device_threads;
+use super::super::spmd::on_device_threads;
 use super::super::walk::{callee, entry_values, operand_values, refuse_complex, take_argument};
 use super::super::{EvalError, OpError, Run};
 use super::dual::{f64_instruction, f64_literal, param_dual, Dual};
