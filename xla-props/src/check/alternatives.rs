@@ -161,10 +161,8 @@ pub fn excess_precision_variant(module: &Module) -> Option<Module> {
             let wide_id = comp.push(wide);
             // the original instruction becomes the rounding back to its declared type
             let back = &mut comp.instructions[k];
-            back.opcode = Opcode::Convert;
-            back.operands = vec![wide_id];
+            back.become_op(Opcode::Convert, vec![wide_id]);
             back.shape = Shape::Array(original);
-            back.attrs = Default::default();
         }
     }
     Some(m)

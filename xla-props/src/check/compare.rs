@@ -149,10 +149,7 @@ impl<'a> CompareContext<'a> {
     }
     /// Sets the magnitude sums of output `output`.
     pub fn with_magnitude_sums(mut self, output: usize, sums: MagnitudeSums) -> Self {
-        if self.magnitude_sums.len() <= output {
-            self.magnitude_sums.resize(output + 1, None);
-        }
-        self.magnitude_sums[output] = Some(sums);
+        set_output(&mut self.magnitude_sums, output, sums);
         self
     }
     /// Sets the ops whose approximation budgets apply.
@@ -162,10 +159,7 @@ impl<'a> CompareContext<'a> {
     }
     /// Sets the spec of output `output`, overriding the common one.
     pub fn with_output_spec(mut self, output: usize, spec: ErrorSpec) -> Self {
-        if self.output_specs.len() <= output {
-            self.output_specs.resize(output + 1, None);
-        }
-        self.output_specs[output] = Some(spec);
+        set_output(&mut self.output_specs, output, spec);
         self
     }
     /// The context for plane `k` of complex output `out` (of `n` elements):
@@ -373,6 +367,14 @@ impl ElementJudge<'_, '_> {
         let sign = 1u64 << (fmt.bit_width() - 1);
         !self.spec.strict_signed_zeros || (e & sign) == (a & sign)
     }
+}
+
+/// Sets entry `output` of a per-output list (`None` for the outputs not set).
+fn set_output<T: Clone>(per_output: &mut Vec<Option<T>>, output: usize, value: T) {
+    if per_output.len() <= output {
+        per_output.resize(output + 1, None);
+    }
+    per_output[output] = Some(value);
 }
 
 fn abs_error(e: u64, a: u64, dtype: ElementType) -> Option<f64> {

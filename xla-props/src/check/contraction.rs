@@ -120,10 +120,7 @@ pub fn fma_contraction_variant(module: &Module) -> Option<Module> {
                 operands,
             ));
             // the original instruction becomes the single rounding
-            let back = &mut comp.instructions[k];
-            back.opcode = Opcode::Convert;
-            back.operands = vec![s];
-            back.attrs = Default::default();
+            comp.instructions[k].become_op(Opcode::Convert, vec![s]);
             any = true;
         }
     }
@@ -270,10 +267,7 @@ pub fn unrounded_products_variant(module: &Module) -> Option<Module> {
             inner.operands[0] = scaled;
             let inner = comp.push(inner);
             let up = scale(comp, inner, &out, 512, "r");
-            let target = &mut comp.instructions[k];
-            target.opcode = Opcode::Copy;
-            target.operands = vec![up];
-            target.attrs = Default::default();
+            comp.instructions[k].become_op(Opcode::Copy, vec![up]);
             any = true;
         }
     }

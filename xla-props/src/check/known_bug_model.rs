@@ -360,7 +360,7 @@ fn float_op_problem(op: Opcode, dtypes: &[ElementType], operand: usize) -> Optio
 }
 
 /// The same dims with another dtype.
-fn with_dtype(a: &ArrayShape, t: ElementType) -> String {
+pub(crate) fn with_dtype(a: &ArrayShape, t: ElementType) -> String {
     type_text(&ArrayShape::new(t, a.dims.clone()))
 }
 
@@ -516,7 +516,9 @@ fn signed_of(t: ElementType) -> Option<ElementType> {
     })
 }
 
-fn int_power_low_bits(a: &ArrayShape, bits: u32) -> Option<String> {
+/// `power(x, y)` on integers with the exponent's low `bits` bits when it is
+/// non-negative (read as signed), the signed type's power when negative.
+pub(crate) fn int_power_low_bits(a: &ArrayShape, bits: u32) -> Option<String> {
     let t = type_text(a);
     let ss = signed_of(a.dtype)?;
     let s = with_dtype(a, ss);
@@ -605,9 +607,7 @@ pub fn replace_with_model_of(module: &Module, template: &ModelTemplate<'_>) -> O
             m.computations.push(comp);
             let id = CompId(m.computations.len() as u32 - 1);
             let call = &mut m.computations[ci].instructions[k];
-            call.opcode = Opcode::Call;
-            call.operands = operands;
-            call.attrs = Default::default();
+            call.become_op(Opcode::Call, operands);
             call.attrs.to_apply = Some(id);
             any = true;
         }

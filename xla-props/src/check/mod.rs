@@ -49,6 +49,7 @@ pub use known_bug_model::{
     apply_model_specs, replace_with_model, replace_with_model_of, type_text, DivisionRewrite,
     ModelSpec, ModelTemplate, SubnormalSign,
 };
+pub(crate) use known_bug_model::{int_power_low_bits, with_dtype};
 pub use known_bugs::{
     any_value_spec_masks, operand_is_one_outputs, output_masks, AnyValueMasks, BugModel, KnownBug,
     KnownBugNote,

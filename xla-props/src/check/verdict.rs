@@ -277,12 +277,7 @@ impl ElementIndex {
 impl fmt::Display for ElementIndex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("[")?;
-        for (i, d) in self.multi.iter().enumerate() {
-            if i > 0 {
-                f.write_str(",")?;
-            }
-            write!(f, "{d}")?;
-        }
+        crate::hlo::write_separated(f, &self.multi, ",")?;
         write!(f, "] (flat {})", self.flat)
     }
 }

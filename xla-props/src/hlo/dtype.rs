@@ -233,26 +233,25 @@ pub enum TypeKind {
 pub struct UnknownElementType(pub String);
 
 impl ElementType {
-    /// The real (non-complex) types this tool evaluates.
-    pub const REAL: &'static [ElementType] = &[
-        ElementType::Pred,
-        ElementType::S4,
-        ElementType::S8,
-        ElementType::S16,
-        ElementType::S32,
-        ElementType::S64,
-        ElementType::U4,
-        ElementType::U8,
-        ElementType::U16,
-        ElementType::U32,
-        ElementType::U64,
-        ElementType::F16,
-        ElementType::Bf16,
-        ElementType::F32,
-        ElementType::F64,
-        ElementType::F8E4M3Fn,
-        ElementType::F8E5M2,
-    ];
+    /// `a` followed by `b`: a type list built from others at compile time
+    /// (`N`, their total length, is checked).
+    pub const fn concat<const N: usize>(a: &[ElementType], b: &[ElementType]) -> [ElementType; N] {
+        assert!(a.len() + b.len() == N);
+        let mut out = [ElementType::Pred; N];
+        let mut i = 0;
+        while i < N {
+            out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
+            i += 1;
+        }
+        out
+    }
+
+    /// The real (non-complex) types this tool evaluates: pred, the
+    /// integers, the floats.
+    pub const REAL: &'static [ElementType] = &Self::concat::<17>(
+        &[ElementType::Pred],
+        &Self::concat::<16>(Self::INTEGERS, Self::FLOATS),
+    );
     /// Floating-point types.
     pub const FLOATS: &'static [ElementType] = &[
         ElementType::F16,
@@ -262,19 +261,15 @@ impl ElementType {
         ElementType::F8E4M3Fn,
         ElementType::F8E5M2,
     ];
+    /// Signed integer types.
+    pub const SIGNED_INTS: &'static [ElementType] =
+        &[Self::S4, Self::S8, Self::S16, Self::S32, Self::S64];
+    /// Unsigned integer types.
+    pub const UNSIGNED_INTS: &'static [ElementType] =
+        &[Self::U4, Self::U8, Self::U16, Self::U32, Self::U64];
     /// Integer types (signed and unsigned, not pred).
-    pub const INTEGERS: &'static [ElementType] = &[
-        ElementType::S4,
-        ElementType::S8,
-        ElementType::S16,
-        ElementType::S32,
-        ElementType::S64,
-        ElementType::U4,
-        ElementType::U8,
-        ElementType::U16,
-        ElementType::U32,
-        ElementType::U64,
-    ];
+    pub const INTEGERS: &'static [ElementType] =
+        &Self::concat::<10>(Self::SIGNED_INTS, Self::UNSIGNED_INTS);
 
     /// True for binary floating-point types.
     pub const fn is_float(self) -> bool {

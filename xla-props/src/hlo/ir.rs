@@ -594,6 +594,14 @@ impl Instruction {
             attrs: Attrs::default(),
         }
     }
+    /// Makes this instruction `opcode` of `operands`, with no attributes
+    /// (a rewrite's new last step under the old name).
+    pub fn become_op(&mut self, opcode: Opcode, operands: Vec<InstrId>) {
+        self.opcode = opcode;
+        self.operands = operands;
+        self.attrs = Attrs::default();
+    }
+
     /// The `to_apply` computation, or why there is none.
     pub fn to_apply(&self) -> Result<CompId, String> {
         self.attrs

@@ -48,6 +48,7 @@ pub use parser::{
     MAX_SPLAT_ELEMENTS,
 };
 pub use printer::{attrs_text, print_module};
+pub(crate) use shape::write_separated;
 pub use shape::{ArrayShape, Layout, Shape};
 #[cfg(test)]
 pub(crate) use shape_inference::tests::with;

@@ -283,6 +283,58 @@ impl Opcode {
                 | Opcode::ReducePrecision
         )
     }
+    /// True for the unary transcendental functions (computed with libm-style
+    /// approximations; no standard requires them correctly rounded).
+    pub fn is_transcendental(self) -> bool {
+        matches!(
+            self,
+            Opcode::Exponential
+                | Opcode::ExponentialMinusOne
+                | Opcode::Log
+                | Opcode::LogPlusOne
+                | Opcode::Logistic
+                | Opcode::Sine
+                | Opcode::Cosine
+                | Opcode::Tan
+                | Opcode::Tanh
+                | Opcode::Cbrt
+                | Opcode::Erf
+        )
+    }
+    /// True for the unary ops whose real function is non-decreasing on its
+    /// whole domain, so that the image of an interval is spanned by the
+    /// images of its ends: the transcendentals but the periodic ones, sqrt,
+    /// the roundings, sign and reduce-precision.
+    pub fn is_nondecreasing_unary(self) -> bool {
+        let periodic = matches!(self, Opcode::Sine | Opcode::Cosine | Opcode::Tan);
+        (self.is_transcendental() && !periodic)
+            || matches!(
+                self,
+                Opcode::Sqrt
+                    | Opcode::Floor
+                    | Opcode::Ceil
+                    | Opcode::RoundNearestAfz
+                    | Opcode::RoundNearestEven
+                    | Opcode::Sign
+                    | Opcode::ReducePrecision
+            )
+    }
+    /// True for the ops whose every result element is one of their operands'
+    /// elements, read at a place fixed by the attributes alone: the shape ops,
+    /// copy and bitcast.
+    pub fn copies_elements(self) -> bool {
+        self.category() == Category::ShapeOp || matches!(self, Opcode::Copy | Opcode::Bitcast)
+    }
+    /// True for the data-movement ops: the shape ops and the indexing ops
+    /// that only read (dynamic-slice, gather) or overwrite
+    /// (dynamic-update-slice) elements; no arithmetic on any element.
+    pub fn moves_data(self) -> bool {
+        self.category() == Category::ShapeOp
+            || matches!(
+                self,
+                Opcode::DynamicSlice | Opcode::DynamicUpdateSlice | Opcode::Gather
+            )
+    }
 }
 
 impl fmt::Display for Opcode {

@@ -174,12 +174,7 @@ impl Shape {
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("{")?;
-        for (i, d) in self.minor_to_major.iter().enumerate() {
-            if i > 0 {
-                f.write_str(",")?;
-            }
-            write!(f, "{d}")?;
-        }
+        write_separated(f, &self.minor_to_major, ",")?;
         if let Some(extra) = &self.extra {
             write!(f, ":{extra}")?;
         }
@@ -187,15 +182,26 @@ impl fmt::Display for Layout {
     }
 }
 
+/// Writes `items` separated by `sep` (the lists of the text forms: dims,
+/// layouts, indices, parameters).
+pub(crate) fn write_separated<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    items: impl IntoIterator<Item = T>,
+    sep: &str,
+) -> fmt::Result {
+    for (i, x) in items.into_iter().enumerate() {
+        if i > 0 {
+            f.write_str(sep)?;
+        }
+        write!(f, "{x}")?;
+    }
+    Ok(())
+}
+
 impl fmt::Display for ArrayShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}[", self.dtype)?;
-        for (i, d) in self.dims.iter().enumerate() {
-            if i > 0 {
-                f.write_str(",")?;
-            }
-            write!(f, "{d}")?;
-        }
+        write_separated(f, &self.dims, ",")?;
         f.write_str("]")?;
         if let Some(l) = &self.layout {
             write!(f, "{l}")?;

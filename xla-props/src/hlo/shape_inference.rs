@@ -106,12 +106,7 @@ pub struct Signature {
 impl fmt::Display for Signature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("(")?;
-        for (i, p) in self.params.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{p}")?;
-        }
+        super::shape::write_separated(f, &self.params, ", ")?;
         write!(f, ") -> {}", self.result)
     }
 }
@@ -327,6 +322,37 @@ impl<'a> Infer<'a> {
         let d = self.declared()?;
         d.as_array()
             .ok_or_else(|| operand_err(self.op, format!("result must be an array, declared {d}")))
+    }
+
+    /// Operand 0 and the one dimension of it that `dimensions` names (sort,
+    /// concatenate).
+    fn first_and_its_dimension(&self) -> Result<(&'a ArrayShape, usize)> {
+        let dims = req(self.op, &self.attrs.dimensions, "dimensions")?;
+        let first = self.arr(0)?;
+        if dims.len() != 1 {
+            return Err(attr_err(
+                self.op,
+                format!("dimensions {} must name one dimension", dims_text(dims)),
+            ));
+        }
+        Ok((first, self.dim_index("dimension", dims[0], first.rank())?))
+    }
+
+    /// Every operand, each an array with operand 0's dims.
+    fn arrays_like_first(&self) -> Result<Vec<&'a ArrayShape>> {
+        let first = self.arr(0)?;
+        (0..self.operands.len())
+            .map(|k| {
+                let a = self.arr(k)?;
+                if a.dims != first.dims {
+                    return Err(operand_err(
+                        self.op,
+                        format!("operand {k} {a} and operand 0 {first} differ in dims"),
+                    ));
+                }
+                Ok(a)
+            })
+            .collect()
     }
 
     fn dim_index(&self, what: &str, d: i64, rank: usize) -> Result<usize> {

@@ -46,12 +46,7 @@ pub enum Sharding {
 impl Sharding {
     /// Parses a `sharding=` value.
     pub fn parse(text: &str) -> Result<Sharding, String> {
-        let t = text.trim();
-        let inner = t
-            .strip_prefix('{')
-            .and_then(|s| s.strip_suffix('}'))
-            .ok_or_else(|| format!("sharding `{t}` is not in braces"))?
-            .trim();
+        let (t, inner) = braced(text)?;
         if inner.starts_with('{') || inner.is_empty() {
             return split_top(inner)?
                 .into_iter()
@@ -94,6 +89,16 @@ impl Sharding {
     /// The tile size of each array dimension for an array of `dims`
     /// (the ceiling of the dimension over its tile count).
     pub fn tile_dims(&self, dims: &[usize]) -> Result<Vec<usize>, String> {
+        self.per_dimension(dims, |d, t| d.div_ceil(t.max(1)))
+    }
+
+    /// `f(size, tile count)` for each array dimension of `dims` (the sizes
+    /// themselves where the sharding does not tile).
+    fn per_dimension(
+        &self,
+        dims: &[usize],
+        f: impl Fn(usize, usize) -> usize,
+    ) -> Result<Vec<usize>, String> {
         match self {
             Sharding::Tiled {
                 tiles, subgroups, ..
@@ -106,11 +111,7 @@ impl Sharding {
                         dims.len()
                     ));
                 }
-                Ok(dims
-                    .iter()
-                    .zip(data)
-                    .map(|(&d, &t)| d.div_ceil(t.max(1)))
-                    .collect())
+                Ok(dims.iter().zip(data).map(|(&d, &t)| f(d, t)).collect())
             }
             Sharding::Tuple(_) => Err("a tuple sharding on an array".into()),
             _ => Ok(dims.to_vec()),
@@ -150,23 +151,7 @@ impl Sharding {
 
     /// The global dims of an array whose tiles are `local` (an even split).
     pub fn global_dims(&self, local: &[usize]) -> Result<Vec<usize>, String> {
-        match self {
-            Sharding::Tiled {
-                tiles, subgroups, ..
-            } => {
-                let data = &tiles[..tiles.len() - subgroups];
-                if data.len() != local.len() {
-                    return Err(format!(
-                        "a sharding of {} dimensions on an array of {}",
-                        data.len(),
-                        local.len()
-                    ));
-                }
-                Ok(local.iter().zip(data).map(|(&l, &t)| l * t).collect())
-            }
-            Sharding::Tuple(_) => Err("a tuple sharding on an array".into()),
-            _ => Ok(local.to_vec()),
-        }
+        self.per_dimension(local, |l, t| l * t)
     }
 
     /// The element shardings of a tuple sharding laid over `leaves` arrays
@@ -201,17 +186,23 @@ pub fn annotated_devices(module: &super::Module) -> Option<usize> {
     (span > 1).then_some(span)
 }
 
-/// The `sharding=` text of each of `leaves` arrays: a tuple sharding's
-/// element texts (`{{replicated}, {devices=[4,1]<=[4]}}` gives
-/// `{replicated}` and `{devices=[4,1]<=[4]}`), or an array sharding's own
-/// text for every leaf; XLA's text form, as written.
-pub fn leaf_texts(text: &str, leaves: usize) -> Result<Vec<String>, String> {
+/// A sharding's text trimmed, and what its braces enclose (trimmed).
+fn braced(text: &str) -> Result<(&str, &str), String> {
     let t = text.trim();
     let inner = t
         .strip_prefix('{')
         .and_then(|s| s.strip_suffix('}'))
         .ok_or_else(|| format!("sharding `{t}` is not in braces"))?
         .trim();
+    Ok((t, inner))
+}
+
+/// The `sharding=` text of each of `leaves` arrays: a tuple sharding's
+/// element texts (`{{replicated}, {devices=[4,1]<=[4]}}` gives
+/// `{replicated}` and `{devices=[4,1]<=[4]}`), or an array sharding's own
+/// text for every leaf; XLA's text form, as written.
+pub fn leaf_texts(text: &str, leaves: usize) -> Result<Vec<String>, String> {
+    let (t, inner) = braced(text)?;
     if !(inner.starts_with('{') || inner.is_empty()) {
         return Ok(vec![t.to_string(); leaves]);
     }

@@ -308,6 +308,22 @@ pub(crate) fn live_nodes(g: &Graph, fwd: &[Interval], decided: &[(NodeId, bool)]
     live
 }
 
+/// Ops whose every result element is an element of their first operand,
+/// moved or rounded: the result's range is the operand's, forward and back.
+fn keeps_values(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Broadcast
+            | Opcode::Reshape
+            | Opcode::Copy
+            | Opcode::Transpose
+            | Opcode::Slice
+            | Opcode::Reverse
+            | Opcode::Convert
+            | Opcode::ReducePrecision
+    )
+}
+
 /// Integer ops whose values intervals do not follow: bitwise ops, shifts,
 /// division, and reductions (which may wrap anywhere along the way). The
 /// linear ops (add, subtract, multiply, negate, abs) are followed as long as

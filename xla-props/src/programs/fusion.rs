@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::hlo::rewrite::remap_called;
 use crate::hlo::{
     verify, Attrs, CompId, Computation, FusionKind, InstrId, Instruction, Module, Opcode, Shape,
 };
@@ -48,22 +49,10 @@ fn shift_comp_ids(module: &mut Module, at: u32) {
     remap_comp(&mut module.entry, at);
     for c in &mut module.computations {
         for i in &mut c.instructions {
-            let a = &mut i.attrs;
-            for id in a.calls.iter_mut().chain(a.branch_computations.iter_mut()) {
-                remap_comp(id, at);
-            }
-            for id in [
-                &mut a.to_apply,
-                &mut a.condition,
-                &mut a.body,
-                &mut a.select,
-                &mut a.scatter,
-            ]
-            .into_iter()
-            .flatten()
-            {
-                remap_comp(id, at);
-            }
+            remap_called(&mut i.attrs, &|mut id| {
+                remap_comp(&mut id, at);
+                id
+            });
         }
     }
 }

@@ -7,28 +7,12 @@ use crate::inputs::Distribution;
 
 use ElementType as T;
 
-const SIGNED: &[ElementType] = &[T::S4, T::S8, T::S16, T::S32, T::S64];
-const UNSIGNED: &[ElementType] = &[T::U4, T::U8, T::U16, T::U32, T::U64];
+const SIGNED: &[ElementType] = ElementType::SIGNED_INTS;
+const UNSIGNED: &[ElementType] = ElementType::UNSIGNED_INTS;
 
 /// Integers and floats: every real type but pred.
-const NUMERIC_TYPES: &[ElementType] = &[
-    T::S4,
-    T::S8,
-    T::S16,
-    T::S32,
-    T::S64,
-    T::U4,
-    T::U8,
-    T::U16,
-    T::U32,
-    T::U64,
-    T::F16,
-    T::Bf16,
-    T::F32,
-    T::F64,
-    T::F8E4M3Fn,
-    T::F8E5M2,
-];
+const NUMERIC_TYPES: &[ElementType] =
+    &ElementType::concat::<16>(ElementType::INTEGERS, ElementType::FLOATS);
 
 /// A rule saying which dtypes an op accepts, and why.
 #[derive(Clone, Copy, Debug)]
@@ -48,19 +32,7 @@ const NUMERIC: DtypeRule = DtypeRule {
     reason: "arithmetic is defined on integers and floats, not on pred",
 };
 const SIGNED_NUMERIC: DtypeRule = DtypeRule {
-    dtypes: &[
-        T::S4,
-        T::S8,
-        T::S16,
-        T::S32,
-        T::S64,
-        T::F16,
-        T::Bf16,
-        T::F32,
-        T::F64,
-        T::F8E4M3Fn,
-        T::F8E5M2,
-    ],
+    dtypes: &ElementType::concat::<11>(SIGNED, ElementType::FLOATS),
     reason: "sign-dependent ops are defined on signed integers and floats",
 };
 const FLOATS: DtypeRule = DtypeRule {
@@ -68,19 +40,7 @@ const FLOATS: DtypeRule = DtypeRule {
     reason: "rounding and transcendental functions are defined on floats only",
 };
 const BITWISE: DtypeRule = DtypeRule {
-    dtypes: &[
-        T::Pred,
-        T::S4,
-        T::S8,
-        T::S16,
-        T::S32,
-        T::S64,
-        T::U4,
-        T::U8,
-        T::U16,
-        T::U32,
-        T::U64,
-    ],
+    dtypes: &ElementType::concat::<11>(&[T::Pred], ElementType::INTEGERS),
     reason: "bitwise logic is defined on pred and integers",
 };
 const INTEGERS: DtypeRule = DtypeRule {
@@ -131,22 +91,12 @@ pub fn accepted_dtypes(op: Opcode) -> DtypeRule {
         | O::Floor
         | O::RoundNearestAfz
         | O::RoundNearestEven
-        | O::Exponential
-        | O::ExponentialMinusOne
-        | O::Log
-        | O::LogPlusOne
-        | O::Logistic
-        | O::Sine
-        | O::Cosine
-        | O::Tan
-        | O::Tanh
         | O::Sqrt
         | O::Rsqrt
-        | O::Cbrt
-        | O::Erf
         | O::IsFinite
         | O::Atan2
         | O::ReducePrecision => FLOATS,
+        op if op.is_transcendental() => FLOATS,
         O::Add | O::Subtract | O::Multiply | O::Divide | O::Remainder | O::Power | O::Clamp => {
             NUMERIC
         }
@@ -327,50 +277,38 @@ pub mod validate {
         false
     }
 
-    /// Panics (at compile time) with `msg` unless `name` is an opcode name.
-    pub const fn op(name: &str, msg: &str) {
-        let mut i = 0;
-        while i < Opcode::ALL.len() {
-            if eq(Opcode::ALL[i].name(), name) {
-                return;
+    /// Whether some value of `$all` (a slice of values with a const
+    /// `name()`) is called `$name`.
+    macro_rules! named {
+        ($all:expr, $name:expr) => {{
+            let mut i = 0;
+            let mut found = false;
+            while i < $all.len() && !found {
+                found = eq($all[i].name(), $name);
+                i += 1;
             }
-            i += 1;
-        }
-        panic!("{}", msg);
+            found
+        }};
     }
-    /// Panics with `msg` unless `name` is an op group.
-    pub const fn op_group(name: &str, msg: &str) {
-        if !any(super::OP_GROUPS, name) {
-            panic!("{}", msg);
-        }
-    }
-    /// Panics with `msg` unless `name` is a real element type name.
-    pub const fn dtype(name: &str, msg: &str) {
-        let mut i = 0;
-        while i < crate::hlo::ElementType::REAL.len() {
-            if eq(crate::hlo::ElementType::REAL[i].name(), name) {
-                return;
+
+    /// One check per line: `check(name): what => whether name is one`.
+    macro_rules! checks {
+        ($($check:ident($name:ident): $what:literal => $found:expr;)*) => {$(
+            #[doc = concat!("Panics (at compile time) with `msg` unless `name` is ", $what, ".")]
+            pub const fn $check($name: &str, msg: &str) {
+                if !$found {
+                    panic!("{}", msg);
+                }
             }
-            i += 1;
-        }
-        panic!("{}", msg);
+        )*};
     }
-    /// Panics with `msg` unless `name` is a dtype group.
-    pub const fn dtype_group(name: &str, msg: &str) {
-        if !any(super::DTYPE_GROUPS, name) {
-            panic!("{}", msg);
-        }
-    }
-    /// Panics with `msg` unless `name` is a distribution or distribution group.
-    pub const fn distribution(name: &str, msg: &str) {
-        if !any(super::DISTRIBUTION_GROUPS, name) {
-            panic!("{}", msg);
-        }
-    }
-    /// Panics with `msg` unless `name` is a shape set.
-    pub const fn shapes(name: &str, msg: &str) {
-        if !any(super::SHAPE_SETS, name) {
-            panic!("{}", msg);
-        }
+
+    checks! {
+        op(name): "an opcode name" => named!(Opcode::ALL, name);
+        op_group(name): "an op group" => any(super::OP_GROUPS, name);
+        dtype(name): "a real element type name" => named!(crate::hlo::ElementType::REAL, name);
+        dtype_group(name): "a dtype group" => any(super::DTYPE_GROUPS, name);
+        distribution(name): "a distribution or distribution group" => any(super::DISTRIBUTION_GROUPS, name);
+        shapes(name): "a shape set" => any(super::SHAPE_SETS, name);
     }
 }

@@ -62,23 +62,11 @@ pub(crate) fn applies(ins: &Instruction, ops: &[&Value]) -> bool {
 /// Ops that are the real op on each plane (other operands, e.g. predicates
 /// and indices, are given to both planes unchanged).
 fn by_planes(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::Add
-            | Opcode::Subtract
-            | Opcode::Negate
-            | Opcode::Broadcast
-            | Opcode::Reshape
-            | Opcode::Transpose
-            | Opcode::Slice
-            | Opcode::Concatenate
-            | Opcode::Pad
-            | Opcode::Reverse
-            | Opcode::DynamicSlice
-            | Opcode::DynamicUpdateSlice
-            | Opcode::Gather
-            | Opcode::Select
-    )
+    op.moves_data()
+        || matches!(
+            op,
+            Opcode::Add | Opcode::Subtract | Opcode::Negate | Opcode::Select
+        )
 }
 
 /// Evaluates an instruction with complex operands or result.
@@ -322,6 +310,16 @@ fn complex_bits(x: &Literal) -> Result<Vec<u128>, OpError> {
     }
 }
 
+/// A c64 element from its bits (as [`complex_bits`] lays them out).
+fn c64_of_bits(w: u128) -> num_complex::Complex<f32> {
+    num_complex::Complex::new(f32::from_bits(w as u32), f32::from_bits((w >> 32) as u32))
+}
+
+/// A c128 element from its bits (as [`complex_bits`] lays them out).
+fn c128_of_bits(w: u128) -> num_complex::Complex<f64> {
+    num_complex::Complex::new(f64::from_bits(w as u64), f64::from_bits((w >> 64) as u64))
+}
+
 /// bitcast-convert between complex types: the bits of each element (see
 /// [`complex_bits`]) reinterpreted; between c128 and c64 an element is two
 /// of the other (a minor dimension of 2 on the c64 side), the first one in
@@ -343,36 +341,12 @@ fn bitcast(x: &Literal, o: &ArrayShape) -> Result<Literal, OpError> {
     let shape_err =
         |e: ndarray::ShapeError| OpError::Invalid(format!("bitcast-convert to {o}: {e}"));
     let data = match o.dtype {
-        crate::hlo::ElementType::C64 => ArrayData::C64(
-            ndarray::ArrayD::from_shape_vec(
-                ndarray::IxDyn(&dims),
-                words
-                    .iter()
-                    .map(|&w| {
-                        num_complex::Complex::new(
-                            f32::from_bits(w as u32),
-                            f32::from_bits((w >> 32) as u32),
-                        )
-                    })
-                    .collect(),
-            )
-            .map_err(shape_err)?,
-        ),
-        crate::hlo::ElementType::C128 => ArrayData::C128(
-            ndarray::ArrayD::from_shape_vec(
-                ndarray::IxDyn(&dims),
-                words
-                    .iter()
-                    .map(|&w| {
-                        num_complex::Complex::new(
-                            f64::from_bits(w as u64),
-                            f64::from_bits((w >> 64) as u64),
-                        )
-                    })
-                    .collect(),
-            )
-            .map_err(shape_err)?,
-        ),
+        crate::hlo::ElementType::C64 => {
+            ArrayData::C64(from_words(&dims, &words, c64_of_bits).map_err(shape_err)?)
+        }
+        crate::hlo::ElementType::C128 => {
+            ArrayData::C128(from_words(&dims, &words, c128_of_bits).map_err(shape_err)?)
+        }
         t => {
             return unsupported(format!(
                 "bitcast-convert of {} to {t}: complex and real types do not mix",
@@ -381,6 +355,18 @@ fn bitcast(x: &Literal, o: &ArrayShape) -> Result<Literal, OpError> {
         }
     };
     Ok(Literal::new(data).with_layout(o.layout.clone()))
+}
+
+/// The array of `dims` whose elements are `element(w)` of the words in order.
+fn from_words<T>(
+    dims: &[usize],
+    words: &[u128],
+    element: impl Fn(u128) -> T,
+) -> Result<ndarray::ArrayD<T>, ndarray::ShapeError> {
+    ndarray::ArrayD::from_shape_vec(
+        ndarray::IxDyn(dims),
+        words.iter().map(|&w| element(w)).collect(),
+    )
 }
 
 /// iota of a complex type: the real iota, and a zero imaginary part.

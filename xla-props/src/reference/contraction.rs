@@ -105,7 +105,7 @@ pub(crate) fn dot(
 }
 
 /// The TF32 format: f32's exponent, 10 mantissa bits.
-const TF32: FloatFormat = FloatFormat {
+pub(crate) const TF32: FloatFormat = FloatFormat {
     exponent_bits: 8,
     mantissa_bits: 10,
     has_inf: true,
@@ -113,6 +113,22 @@ const TF32: FloatFormat = FloatFormat {
     bias: 127,
     max: 3.4011621342146535e38,
 };
+
+/// A dot's result dimensions: the batch dimensions, then the lhs's free
+/// ones, then the rhs's free ones (`ld`, `rd`: the operands' dimensions).
+pub(crate) fn dot_result_dims(
+    lb: &[usize],
+    lf: &[usize],
+    rf: &[usize],
+    ld: &[usize],
+    rd: &[usize],
+) -> Vec<usize> {
+    lb.iter()
+        .map(|&d| ld[d])
+        .chain(lf.iter().map(|&d| ld[d]))
+        .chain(rf.iter().map(|&d| rd[d]))
+        .collect()
+}
 
 /// `x` rounded (to nearest even) as `precision` says.
 pub(crate) fn round_as(x: f64, precision: OperandPrecision, own: ElementType) -> f64 {
@@ -242,12 +258,7 @@ fn dot_pairs(
     }
     let lf: Vec<usize> = (0..ld.len()).filter(|&d| !lu[d]).collect();
     let rf: Vec<usize> = (0..rd.len()).filter(|&d| !ru[d]).collect();
-    let want: Vec<usize> = lb
-        .iter()
-        .map(|&d| ld[d])
-        .chain(lf.iter().map(|&d| ld[d]))
-        .chain(rf.iter().map(|&d| rd[d]))
-        .collect();
+    let want = dot_result_dims(&lb, &lf, &rf, &ld, &rd);
     if dims_of(o)? != want {
         return Err(bad(format!(
             "dot of {} and {} does not give {o}",

@@ -2,6 +2,7 @@
 
 use super::collective::{self, DeviceContext, PartitionerCall};
 use super::error::out;
+use super::spmd::on_device_threads;
 use super::{
     complex, contraction, control, conversion, elementwise, indexing, linalg, parallel, reduction,
     rng, shape_ops, sort, spmd, topk, Calls, EvalError, OpError,
@@ -242,41 +243,22 @@ pub fn evaluate_devices(
         )));
     }
     let contexts = program.device_contexts();
-    let results: Vec<Result<Vec<Literal>, EvalError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = per_device
-            .iter()
-            .zip(contexts)
-            .enumerate()
-            .map(|(d, (args, ctx))| {
-                std::thread::Builder::new()
-                    .name(format!("device-{d}"))
-                    .stack_size(64 << 20)
-                    .spawn_scoped(s, move || {
-                        let rendezvous = std::sync::Arc::clone(&ctx.rendezvous);
-                        let r = Evaluator::new()
-                            .with_fuel_limit(fuel)
-                            .evaluate_on_device(module, args, ctx);
-                        rendezvous.leave(r.as_ref().err().map(|e| format!("device {d}: {e}")));
-                        r
-                    })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| match h {
-                Ok(h) => h.join().unwrap_or_else(|_| {
-                    Err(EvalError::Invalid {
-                        instruction: module.name.clone(),
-                        message: "a device's evaluation panicked".into(),
-                    })
-                }),
-                Err(e) => Err(EvalError::Invalid {
+    let run = |args: &Vec<Literal>, ctx| {
+        Evaluator::new()
+            .with_fuel_limit(fuel)
+            .evaluate_on_device(module, args, ctx)
+    };
+    let results = on_device_threads(per_device, contexts, "device", run)
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|lost| {
+                Err(EvalError::Invalid {
                     instruction: module.name.clone(),
-                    message: format!("cannot start a device thread: {e}"),
-                }),
+                    message: lost.message("device", "a device's evaluation panicked"),
+                })
             })
-            .collect()
-    });
+        })
+        .collect();
     super::rendezvous::first_cause(results)
 }
 

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use super::collective::DeviceContext;
-use super::rendezvous::Rendezvous;
+use super::rendezvous::{on_threads, Rendezvous};
 use super::{EvalError, OpError};
 pub use crate::hlo::collective::RUN_PARALLEL;
 use crate::hlo::collective::{verbatim, DeviceGrid, GroupOrder, MAX_DEVICES};
@@ -175,49 +175,44 @@ fn run_processes(
     queue: &Arc<Mutex<VecDeque<Literal>>>,
 ) -> Vec<Result<Value, EvalError>> {
     let no_shardings = Arc::new(std::collections::HashMap::new());
-    std::thread::scope(|s| {
-        let handles: Vec<_> = args
-            .into_iter()
-            .enumerate()
-            .map(|(d, args)| {
-                let ctx = DeviceContext::new(
-                    plan.grid.device(d),
-                    plan.grid,
-                    Arc::clone(rendezvous),
-                    Arc::clone(&no_shardings),
-                )
-                .with_order(GroupOrder::StableHlo)
-                .with_infeed(Arc::clone(queue));
-                let program = plan.programs[d];
-                let meeting = Arc::clone(rendezvous);
-                let h = std::thread::Builder::new()
-                    .name(format!("process-{d}"))
-                    .stack_size(64 << 20)
-                    .spawn_scoped(s, move || {
-                        let r = process(program, args, ctx);
-                        meeting.leave(r.as_ref().err().map(|e| format!("process {d}: {e}")));
-                        r
-                    });
-                if let Err(e) = &h {
-                    rendezvous.leave(Some(format!("process {d} did not start: {e}")));
-                }
-                h
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| match h {
-                Ok(h) => h.join().unwrap_or_else(|_| {
-                    Err(EvalError::Invalid {
-                        instruction: module.name.clone(),
-                        message: "a process's evaluation panicked".into(),
-                    })
-                }),
-                Err(e) => Err(EvalError::Invalid {
+    let items: Vec<_> = args
+        .into_iter()
+        .enumerate()
+        .map(|(d, args)| {
+            let ctx = DeviceContext::new(
+                plan.grid.device(d),
+                plan.grid,
+                Arc::clone(rendezvous),
+                Arc::clone(&no_shardings),
+            )
+            .with_order(GroupOrder::StableHlo)
+            .with_infeed(Arc::clone(queue));
+            (plan.programs[d], args, ctx, Arc::clone(rendezvous))
+        })
+        .collect();
+    let run = |d: usize,
+               (program, args, ctx, meeting): (
+        CompId,
+        Vec<Value>,
+        DeviceContext,
+        Arc<Rendezvous<Value>>,
+    )| {
+        let r = process(program, args, ctx);
+        meeting.leave(r.as_ref().err().map(|e| format!("process {d}: {e}")));
+        r
+    };
+    let not_started = |d: usize, e: &std::io::Error| {
+        rendezvous.leave(Some(format!("process {d} did not start: {e}")));
+    };
+    on_threads(items, "process", run, not_started)
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|lost| {
+                Err(EvalError::Invalid {
                     instruction: module.name.clone(),
-                    message: format!("cannot start a process thread: {e}"),
-                }),
+                    message: lost.message("process", "a process's evaluation panicked"),
+                })
             })
-            .collect()
-    })
+        })
+        .collect()
 }

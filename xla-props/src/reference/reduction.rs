@@ -94,7 +94,8 @@ impl Combiner {
     }
 }
 
-fn commutative(op: Opcode) -> bool {
+/// Whether a reducer whose root is `op` may take its operands in either order.
+pub(crate) fn commutative(op: Opcode) -> bool {
     matches!(
         op,
         Opcode::Add

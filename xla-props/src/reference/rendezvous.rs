@@ -163,6 +163,62 @@ pub fn first_cause<T, E: std::fmt::Display>(results: Vec<Result<T, E>>) -> Resul
     }
 }
 
+/// Why a device's (or process's) thread gave no result.
+#[derive(Debug)]
+pub enum ThreadLost {
+    /// The thread panicked.
+    Panicked,
+    /// The thread could not be started.
+    NotStarted(std::io::Error),
+}
+
+impl ThreadLost {
+    /// The message: `panicked` for a panic, else why a `who` thread (a
+    /// device, a process) could not be started.
+    pub fn message(&self, who: &str, panicked: &str) -> String {
+        match self {
+            ThreadLost::Panicked => panicked.to_string(),
+            ThreadLost::NotStarted(e) => format!("cannot start a {who} thread: {e}"),
+        }
+    }
+}
+
+/// Runs `run(d, item)` for every item on its own scoped thread named
+/// `{name}-{d}` (with a 64 MiB stack, as deep programs need) and returns the
+/// threads' results in item order. `not_started(d, error)` is told at once
+/// when a thread cannot be started (so that the others need not wait for it).
+pub fn on_threads<I: Send, T: Send>(
+    items: impl IntoIterator<Item = I>,
+    name: &str,
+    run: impl Fn(usize, I) -> T + Sync,
+    not_started: impl Fn(usize, &std::io::Error),
+) -> Vec<Result<T, ThreadLost>> {
+    let run = &run;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .into_iter()
+            .enumerate()
+            .map(|(d, item)| {
+                let h = std::thread::Builder::new()
+                    .name(format!("{name}-{d}"))
+                    .stack_size(64 << 20)
+                    .spawn_scoped(s, move || run(d, item));
+                if let Err(e) = &h {
+                    not_started(d, e);
+                }
+                h
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().map_err(|_| ThreadLost::Panicked),
+                Err(e) => Err(ThreadLost::NotStarted(e)),
+            })
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

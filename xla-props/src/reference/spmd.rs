@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::collective::{self, is_multi_device, partitioner_call, DeviceContext, PartitionerCall};
-use super::rendezvous::Rendezvous;
+use super::rendezvous::{on_threads, Rendezvous, ThreadLost};
 use crate::hlo::collective::{verbatim, DeviceGrid};
 use crate::hlo::sdy;
 use crate::hlo::sharding::Sharding;
@@ -336,4 +336,22 @@ fn entry_leaves(module: &Module) -> Result<Vec<ArrayShape>, String> {
         }
     }
     Ok(out)
+}
+
+/// [`on_threads`] for the devices of a multi-device run: device `d` runs
+/// `run(&per_device[d], contexts[d])`, and a device that fails leaves its
+/// rendezvous (`device {d}: {error}`) so that the others stop waiting for it.
+pub fn on_device_threads<'a, A: Sync, T: Send, E: std::fmt::Display + Send>(
+    per_device: &'a [A],
+    contexts: Vec<DeviceContext>,
+    name: &str,
+    run: impl Fn(&'a A, DeviceContext) -> Result<T, E> + Sync,
+) -> Vec<Result<Result<T, E>, ThreadLost>> {
+    let each = |d: usize, (args, ctx): (&'a A, DeviceContext)| {
+        let rendezvous = std::sync::Arc::clone(&ctx.rendezvous);
+        let r = run(args, ctx);
+        rendezvous.leave(r.as_ref().err().map(|e| format!("device {d}: {e}")));
+        r
+    };
+    on_threads(per_device.iter().zip(contexts), name, each, |_, _| {})
 }

@@ -60,6 +60,23 @@ pub struct RunReport {
     pub reference_runs: u64,
 }
 
+impl RunReport {
+    /// The report of a run that ran no case (a listing, a composition).
+    fn nothing_run() -> RunReport {
+        RunReport {
+            conclusion: libtest_mimic::Conclusion {
+                num_filtered_out: 0,
+                num_passed: 0,
+                num_failed: 0,
+                num_ignored: 0,
+                num_measured: 0,
+            },
+            totals: Counts::default(),
+            reference_runs: 0,
+        }
+    }
+}
+
 /// Why the harness could not start.
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("{0}")]
@@ -350,17 +367,7 @@ fn print_summary(spaces: &[CaseSpace], ids: &[BackendId]) -> RunReport {
         "{}",
         crate::property::coverage_text(&crate::property::class_coverage(spaces))
     );
-    RunReport {
-        conclusion: libtest_mimic::Conclusion {
-            num_filtered_out: 0,
-            num_passed: 0,
-            num_failed: 0,
-            num_ignored: 0,
-            num_measured: 0,
-        },
-        totals: Counts::default(),
-        reference_runs: 0,
-    }
+    RunReport::nothing_run()
 }
 
 /// Why a harness without built-ins has nothing to run.
@@ -523,17 +530,7 @@ fn list_cases(
     out.flush()
         .map_err(|e| HarnessError(format!("failed to write the list: {e}")))?;
     let _ = listed;
-    Ok(RunReport {
-        conclusion: libtest_mimic::Conclusion {
-            num_filtered_out: 0,
-            num_passed: 0,
-            num_failed: 0,
-            num_ignored: 0,
-            num_measured: 0,
-        },
-        totals: Counts::default(),
-        reference_runs: 0,
-    })
+    Ok(RunReport::nothing_run())
 }
 
 /// The run's reporters, in the order they hear each event: the terminal's

@@ -12,10 +12,11 @@ use super::math::Compute;
 use super::shape_ops::transpose;
 use crate::backend::BackendError;
 use crate::hlo::{
-    bits_to_f64, round_to_bits, ArrayShape, Attrs, DotAlgorithm, DotDims, ElementType, FloatFormat,
+    bits_to_f64, round_to_bits, ArrayShape, Attrs, DotAlgorithm, DotDims, ElementType,
     OperandPrecision,
 };
 use crate::literal::{ArrayData, Literal};
+use crate::reference::contraction::{dot_result_dims, TF32};
 
 /// An accumulation type.
 trait Acc: Copy + Default + Add<Output = Self> + Mul<Output = Self> + Send + Sync + 'static {
@@ -208,12 +209,7 @@ pub(crate) fn dot(
     let m: usize = lf.iter().map(|&d| ld[d]).product();
     let k: usize = lc.iter().map(|&d| ld[d]).product();
     let n: usize = rf.iter().map(|&d| rd[d]).product();
-    let out_dims: Vec<usize> = lb
-        .iter()
-        .map(|&d| ld[d])
-        .chain(lf.iter().map(|&d| ld[d]))
-        .chain(rf.iter().map(|&d| rd[d]))
-        .collect();
+    let out_dims = dot_result_dims(&lb, &lf, &rf, ld, rd);
     if udims(&out.dims, "dot")? != out_dims {
         return err(format!(
             "dot: result dims {out_dims:?} differ from the declared {}",
@@ -256,16 +252,6 @@ pub(crate) fn dot(
         ),
     }
 }
-
-/// The TF32 format (f32's exponent, 10 mantissa bits).
-const TF32: FloatFormat = FloatFormat {
-    exponent_bits: 8,
-    mantissa_bits: 10,
-    has_inf: true,
-    specials: crate::hlo::Specials::Ieee,
-    bias: 127,
-    max: 3.4011621342146535e38,
-};
 
 /// `l`'s component `k` under `alg` (0: the value rounded to the algorithm's
 /// precision, 1: the remainder rounded, ...), kept in `l`'s own type.

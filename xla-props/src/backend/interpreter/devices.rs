@@ -6,8 +6,6 @@
 //! a left fold in group order, rounding to the element type after every
 //! step, as a simple CPU runtime reduces.
 
-use std::sync::Arc;
-
 use super::elem::{Res, ValRef};
 use super::elementwise;
 use super::engine::{Compiled, Reducer};
@@ -18,6 +16,8 @@ use crate::literal::Literal;
 use crate::literal::Value;
 use crate::reference::collective;
 use crate::reference::collective::DeviceContext;
+use crate::reference::rendezvous::first_cause;
+use crate::reference::spmd::on_device_threads;
 use crate::reference::spmd::DeviceProgram;
 
 /// A compiled multi-device program: global arguments in, global outputs out.
@@ -50,38 +50,22 @@ impl Executable for MultiDevice {
             .cut(&self.module, args)
             .map_err(BackendError::BadArguments)?;
         let contexts = self.program.device_contexts();
-        let results: Vec<Result<Vec<Literal>, BackendError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = per_device
-                .iter()
-                .zip(contexts)
-                .enumerate()
-                .map(|(d, (args, ctx))| {
-                    std::thread::Builder::new()
-                        .name(format!("interpreter-device-{d}"))
-                        .stack_size(64 << 20)
-                        .spawn_scoped(s, move || {
-                            let rendezvous = Arc::clone(&ctx.rendezvous);
-                            let r = Compiled::new(&self.module, self.while_limit)
-                                .map(|c| c.on_device(ctx))
-                                .and_then(|c| c.execute(args));
-                            rendezvous.leave(r.as_ref().err().map(|e| format!("device {d}: {e}")));
-                            r
-                        })
+        let run = |args: &Vec<Literal>, ctx| {
+            Compiled::new(&self.module, self.while_limit)
+                .map(|c| c.on_device(ctx))
+                .and_then(|c| c.execute(args))
+        };
+        let results = on_device_threads(&per_device, contexts, "interpreter-device", run)
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|lost| {
+                    Err(BackendError::Execute(
+                        lost.message("device", "a device's run panicked"),
+                    ))
                 })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| match h {
-                    Ok(h) => h.join().unwrap_or_else(|_| {
-                        Err(BackendError::Execute("a device's run panicked".into()))
-                    }),
-                    Err(e) => Err(BackendError::Execute(format!(
-                        "cannot start a device thread: {e}"
-                    ))),
-                })
-                .collect()
-        });
-        let outs = crate::reference::rendezvous::first_cause(results)?;
+            })
+            .collect();
+        let outs = first_cause(results)?;
         self.program.assemble(outs).map_err(BackendError::Execute)
     }
 }

@@ -127,16 +127,7 @@ impl Compiled {
             _ if op.category() == Category::ElementwiseBinary => {
                 array(ew::binary(op, x.arr(0)?, x.arr(1)?)?)
             }
-            Opcode::Broadcast
-            | Opcode::Reshape
-            | Opcode::Transpose
-            | Opcode::Slice
-            | Opcode::Concatenate
-            | Opcode::Pad
-            | Opcode::Reverse
-            | Opcode::DynamicSlice
-            | Opcode::DynamicUpdateSlice
-            | Opcode::Gather => self.shape_op(x),
+            _ if op.moves_data() => self.shape_op(x),
             _ => Err(BackendError::unsupported(format!("opcode `{op}`"))),
         }
     }

@@ -402,26 +402,8 @@ impl<'a> ValRef<'a> {
     }
 }
 
-/// Row-major strides of `dims`.
-pub(crate) fn strides(dims: &[usize]) -> Vec<usize> {
-    let mut s = vec![1usize; dims.len()];
-    for k in (0..dims.len().saturating_sub(1)).rev() {
-        s[k] = s[k + 1] * dims[k + 1];
-    }
-    s
-}
-
-/// Advances a row-major multi-index; returns false after the last one.
-pub(crate) fn next_index(idx: &mut [usize], dims: &[usize]) -> bool {
-    for k in (0..dims.len()).rev() {
-        idx[k] += 1;
-        if idx[k] < dims[k] {
-            return true;
-        }
-        idx[k] = 0;
-    }
-    false
-}
+/// Row-major strides and multi-index stepping: the reference's.
+pub(crate) use crate::reference::data::{next_index, strides};
 
 /// Converts i64 dims to usize, rejecting negative ones.
 pub(crate) fn udims(dims: &[i64], what: &str) -> Res<Vec<usize>> {

@@ -117,16 +117,7 @@ pub(super) fn classify_reducer(comp: &crate::hlo::Computation) -> Reducer {
     if comp.root == params[1] {
         return Reducer::TakeSecond;
     }
-    let commutative = matches!(
-        root.opcode,
-        Opcode::Add
-            | Opcode::Multiply
-            | Opcode::Maximum
-            | Opcode::Minimum
-            | Opcode::And
-            | Opcode::Or
-            | Opcode::Xor
-    );
+    let commutative = crate::reference::reduction::commutative(root.opcode);
     let scalar = |id: InstrId| {
         comp.instr(id)
             .shape

@@ -103,22 +103,26 @@ pub(crate) fn reshape(x: &Literal, out_dims: &[usize]) -> Res<Literal> {
     dispatch!(x.data(), _a: T => make(x.dtype(), out_dims, slice_of::<T>(x, "reshape")?.to_vec()))
 }
 
+/// Whether `p` names each dimension of `0..rank` exactly once.
+fn is_permutation(p: &[i64], rank: usize) -> bool {
+    let mut seen = vec![false; rank];
+    let each_once = p
+        .iter()
+        .all(|&d| match usize::try_from(d).ok().filter(|&d| d < rank) {
+            Some(d) if !seen[d] => {
+                seen[d] = true;
+                true
+            }
+            _ => false,
+        });
+    each_once && p.len() == rank
+}
+
 /// `transpose`: output dim k is operand dim `perm[k]`.
 pub(crate) fn transpose(x: &Literal, perm: &[i64]) -> Res<Literal> {
     let in_dims = x.dims();
     let rank = in_dims.len();
-    let mut seen = vec![false; rank];
-    for &p in perm {
-        match usize::try_from(p).ok().filter(|&p| p < rank) {
-            Some(p) if !seen[p] => seen[p] = true,
-            _ => {
-                return err(format!(
-                    "transpose: dimensions={perm:?} is not a permutation of rank {rank}"
-                ))
-            }
-        }
-    }
-    if perm.len() != rank {
+    if !is_permutation(perm, rank) {
         return err(format!(
             "transpose: dimensions={perm:?} is not a permutation of rank {rank}"
         ));
@@ -268,18 +272,7 @@ pub(crate) fn pad(x: &Literal, value: &Literal, cfg: &[PadDim]) -> Res<Literal> 
 fn physical_positions(dims: &[usize], layout: &Layout) -> Res<Vec<usize>> {
     let rank = dims.len();
     let m2m = &layout.minor_to_major;
-    let mut seen = vec![false; rank];
-    for &d in m2m {
-        match usize::try_from(d).ok().filter(|&d| d < rank) {
-            Some(d) if !seen[d] => seen[d] = true,
-            _ => {
-                return err(format!(
-                    "layout {layout} is not a permutation of rank {rank}"
-                ))
-            }
-        }
-    }
-    if m2m.len() != rank {
+    if !is_permutation(m2m, rank) {
         return err(format!(
             "layout {layout} is not a permutation of rank {rank}"
         ));

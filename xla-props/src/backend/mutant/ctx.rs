@@ -35,6 +35,11 @@ pub(crate) struct Ctx<'s> {
 }
 
 impl Ctx<'_> {
+    /// The instruction's first `dimensions` entry (0 without one).
+    pub(crate) fn first_dimension(&self) -> usize {
+        let dims = self.instr.attrs.dimensions.as_ref();
+        dims.and_then(|v| v.first()).copied().unwrap_or(0) as usize
+    }
     pub(crate) fn base(&self) -> Res<Value> {
         self.base_on(self.instr, self.operands.to_vec())
     }

@@ -169,14 +169,7 @@ fn indexing(mutation: Mutation, c: &Ctx<'_>) -> Res<Value> {
         M::ConcatOffsetWrong => {
             let mut out = c.base_array()?;
             let d = dims(&out);
-            let k = c
-                .instr
-                .attrs
-                .dimensions
-                .as_ref()
-                .and_then(|v| v.first())
-                .copied()
-                .unwrap_or(0) as usize;
+            let k = c.first_dimension();
             let (a, b) = (c.op(0)?, c.op(1)?);
             let off = a.dims().get(k).copied().unwrap_or(0);
             let bd = dims(b);
@@ -390,14 +383,7 @@ fn sort_reversing_ties(c: &Ctx<'_>) -> Res<Value> {
         return Ok(v);
     };
     let d = dims(&keys);
-    let k = c
-        .instr
-        .attrs
-        .dimensions
-        .as_ref()
-        .and_then(|v| v.first())
-        .copied()
-        .unwrap_or(0) as usize;
+    let k = c.first_dimension();
     if k >= d.len() {
         return Ok(v);
     }

@@ -6,6 +6,7 @@
 //! instance), so a case that fails batched must be confirmed unbatched
 //! before it is reported.
 
+use crate::hlo::rewrite::remap_called;
 use crate::hlo::{CompId, Computation, InstrId, Instruction, Module, Opcode, Shape};
 
 /// A batch of modules merged into one, and how to split its outputs back.
@@ -69,23 +70,7 @@ pub fn batch_modules(modules: &[&Module]) -> Batch {
             let mut c = c.clone();
             c.name = format!("b{k}.{}", c.name);
             for i in &mut c.instructions {
-                let a = &mut i.attrs;
-                a.calls.iter_mut().for_each(|c| *c = remap(*c, offset));
-                a.branch_computations
-                    .iter_mut()
-                    .for_each(|c| *c = remap(*c, offset));
-                for c in [
-                    &mut a.to_apply,
-                    &mut a.condition,
-                    &mut a.body,
-                    &mut a.select,
-                    &mut a.scatter,
-                ]
-                .into_iter()
-                .flatten()
-                {
-                    *c = remap(*c, offset);
-                }
+                remap_called(&mut i.attrs, &|c| remap(c, offset));
             }
             computations.push(c);
         }

@@ -5,7 +5,9 @@
 //! as wide as the measured bug: the versions, dtypes and input classes the
 //! findings show.
 
-use crate::check::{replace_with_model, type_text, BugModel, KnownBug};
+use crate::check::{
+    int_power_low_bits, replace_with_model, type_text, with_dtype, BugModel, KnownBug,
+};
 use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
 
 /// The smallest positive normal f32, 2^-126 (exact in f32 and f64).
@@ -324,22 +326,6 @@ fn array_of(i: &Instruction, op: Opcode, dtypes: &[ElementType]) -> Option<Array
     (i.opcode == op && dtypes.contains(&a.dtype)).then(|| a.clone())
 }
 
-/// The signed integer type of the same width.
-fn signed_of(t: ElementType) -> Option<ElementType> {
-    Some(match t.bit_width() {
-        8 => ElementType::S8,
-        16 => ElementType::S16,
-        32 => ElementType::S32,
-        64 => ElementType::S64,
-        _ => return None,
-    })
-}
-
-/// The same dims with another dtype.
-fn with_dtype(a: &ArrayShape, t: ElementType) -> String {
-    type_text(&ArrayShape::new(t, a.dims.clone()))
-}
-
 /// `power(x, y)` on integers as XLA CPU computes it (its EmitIntegerPow):
 /// a non-negative exponent (read as signed) gives `x^(y & 63)` wrapped; a
 /// negative one gives what the reference gives for a negative exponent of
@@ -357,20 +343,7 @@ pub(crate) fn int_power_low_6_bits(m: &Module) -> Option<Module> {
     ];
     replace_with_model(m, &|i| {
         let a = array_of(i, Opcode::Power, &INTS)?;
-        let t = type_text(&a);
-        let s = with_dtype(&a, signed_of(a.dtype)?);
-        let p = with_dtype(&a, ElementType::Pred);
-        let (ts, ss) = (a.dtype, signed_of(a.dtype)?);
-        Some(format!(
-            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  y = {t} parameter(1)\n  \
-             c = {ts}[] constant(63)\n  cb = {t} broadcast(c), dimensions={{}}\n  \
-             low = {t} and(y, cb)\n  pos = {t} power(x, low)\n  \
-             xs = {s} bitcast-convert(x)\n  ys = {s} bitcast-convert(y)\n  \
-             negs = {s} power(xs, ys)\n  neg = {t} bitcast-convert(negs)\n  \
-             z = {ss}[] constant(0)\n  zb = {s} broadcast(z), dimensions={{}}\n  \
-             isneg = {p} compare(ys, zb), direction=LT\n  \
-             ROOT r = {t} select(isneg, neg, pos)\n}}\n"
-        ))
+        int_power_low_bits(&a, 6)
     })
 }
 

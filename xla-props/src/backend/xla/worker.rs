@@ -94,19 +94,14 @@ fn serve(plugin_path: &Path) -> io::Result<()> {
     while let Some(frame) = read_frame(&mut input)? {
         let response = match Request::decode(&frame) {
             Err(e) => Response::Error(e.to_string()),
-            Ok(Request::Compile { mlir }) => match client.compile(&mlir, "mlir", COMPILE_OPTIONS) {
-                Ok(exe) => {
-                    let id = next_id;
-                    next_id += 1;
-                    let num_outputs = exe.num_outputs() as u64;
-                    executables.insert(id, exe);
-                    Response::Compiled {
-                        exe_id: id,
-                        num_outputs,
-                    }
-                }
-                Err(e) => Response::Error(e.to_string()),
-            },
+            Ok(Request::Compile { mlir }) => {
+                let exe = client.compile(&mlir, "mlir", COMPILE_OPTIONS);
+                keep(
+                    &mut executables,
+                    &mut next_id,
+                    exe.map_err(|e| e.to_string()),
+                )
+            }
             Ok(Request::Execute { exe_id, args }) => match executables.get(&exe_id) {
                 None => Response::Error(format!("no executable with id {exe_id}")),
                 Some(exe) => match exe.execute(&args) {
@@ -118,19 +113,10 @@ fn serve(plugin_path: &Path) -> io::Result<()> {
                 mlir,
                 replicas,
                 partitions,
-            }) => match compile_devices(client, &mlir, replicas, partitions) {
-                Ok(exe) => {
-                    let id = next_id;
-                    next_id += 1;
-                    let num_outputs = exe.num_outputs() as u64;
-                    executables.insert(id, exe);
-                    Response::Compiled {
-                        exe_id: id,
-                        num_outputs,
-                    }
-                }
-                Err(e) => Response::Error(e),
-            },
+            }) => {
+                let exe = compile_devices(client, &mlir, replicas, partitions);
+                keep(&mut executables, &mut next_id, exe)
+            }
             Ok(Request::ExecuteDevices { exe_id, args }) => match executables.get(&exe_id) {
                 None => Response::Error(format!("no executable with id {exe_id}")),
                 Some(exe) => match exe.execute_on_devices(&args) {
@@ -161,6 +147,28 @@ fn serve(plugin_path: &Path) -> io::Result<()> {
         send(&mut out, response)?;
     }
     Ok(())
+}
+
+/// Keeps a compiled executable under the next id (the response names it),
+/// or answers why it did not compile.
+fn keep(
+    executables: &mut HashMap<u64, LoadedExecutable<'static>>,
+    next_id: &mut u64,
+    compiled: Result<LoadedExecutable<'static>, String>,
+) -> Response {
+    match compiled {
+        Ok(exe) => {
+            let id = *next_id;
+            *next_id += 1;
+            let num_outputs = exe.num_outputs() as u64;
+            executables.insert(id, exe);
+            Response::Compiled {
+                exe_id: id,
+                num_outputs,
+            }
+        }
+        Err(e) => Response::Error(e),
+    }
 }
 
 /// Compiles a program for `replicas` × `partitions` devices (an already

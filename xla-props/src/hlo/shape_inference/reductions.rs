@@ -179,25 +179,10 @@ impl<'a> Infer<'a> {
     pub(super) fn sort(&self) -> Result<Shape> {
         let op = self.op;
         let to_apply = *req(op, &self.attrs.to_apply, "to_apply")?;
-        let dims = req(op, &self.attrs.dimensions, "dimensions")?;
-        let first = self.arr(0)?;
-        if dims.len() != 1 {
-            return Err(attr_err(
-                op,
-                format!("dimensions {} must name one dimension", dims_text(dims)),
-            ));
-        }
-        self.dim_index("dimension", dims[0], first.rank())?;
+        self.first_and_its_dimension()?;
         let mut shapes = Vec::new();
         let mut want = Vec::new();
-        for k in 0..self.operands.len() {
-            let a = self.arr(k)?;
-            if a.dims != first.dims {
-                return Err(operand_err(
-                    op,
-                    format!("operand {k} {a} and operand 0 {first} differ in dims"),
-                ));
-            }
+        for a in self.arrays_like_first()? {
             shapes.push(Shape::array(a.dtype, a.dims.clone()));
             want.push(Shape::scalar(a.dtype));
             want.push(Shape::scalar(a.dtype));
@@ -221,17 +206,11 @@ impl<'a> Infer<'a> {
         let op = self.op;
         let to_apply = *req(op, &self.attrs.to_apply, "to_apply")?;
         let first = self.arr(0)?;
-        let mut want = Vec::new();
-        for k in 0..self.operands.len() {
-            let a = self.arr(k)?;
-            if a.dims != first.dims {
-                return Err(operand_err(
-                    op,
-                    format!("operand {k} {a} and operand 0 {first} differ in dims"),
-                ));
-            }
-            want.push(Shape::scalar(a.dtype));
-        }
+        let want: Vec<Shape> = self
+            .arrays_like_first()?
+            .iter()
+            .map(|a| Shape::scalar(a.dtype))
+            .collect();
         if let Some(dims) = &self.attrs.dimensions {
             if !dims.iter().copied().eq(0..first.rank() as i64) {
                 return Err(attr_err(

@@ -120,15 +120,7 @@ impl<'a> Infer<'a> {
 
     pub(super) fn concatenate(&self) -> Result<Shape> {
         let op = self.op;
-        let dims = req(op, &self.attrs.dimensions, "dimensions")?;
-        let first = self.arr(0)?;
-        if dims.len() != 1 {
-            return Err(attr_err(
-                op,
-                format!("dimensions {} must name one dimension", dims_text(dims)),
-            ));
-        }
-        let d = self.dim_index("dimension", dims[0], first.rank())?;
+        let (first, d) = self.first_and_its_dimension()?;
         let mut total: i128 = 0;
         for k in 0..self.operands.len() {
             let a = self.arr(k)?;

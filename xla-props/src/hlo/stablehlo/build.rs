@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::syntax::{Quant, Type};
 use crate::hlo::dtype::ElementType;
-use crate::hlo::ir::{Attrs, InstrId, Instruction};
+use crate::hlo::ir::{Attrs, InstrId, Instruction, SliceDim};
 use crate::hlo::opcode::Opcode;
 use crate::hlo::shape::Shape;
 
@@ -55,6 +55,40 @@ impl Builder {
             Shape::Array(a) => Ok((a.dims.clone(), a.dtype)),
             s => err(pos, format!("expected a tensor operand, found {s}")),
         }
+    }
+
+    /// `x` restricted to index `k` of its dimension `d`, that dimension
+    /// removed: a slice, then a reshape.
+    pub fn take_index(&mut self, x: InstrId, d: usize, k: i64, pos: usize) -> R<InstrId> {
+        let (dims, t) = self.array(x, pos)?;
+        let slice = dims
+            .iter()
+            .enumerate()
+            .map(|(j, &n)| SliceDim {
+                start: if j == d { k } else { 0 },
+                limit: if j == d { k + 1 } else { n },
+                stride: 1,
+            })
+            .collect();
+        let mut one = dims.clone();
+        one[d] = 1;
+        let s = self.push(
+            Opcode::Slice,
+            Shape::array(t, one),
+            vec![x],
+            Attrs {
+                slice: Some(slice),
+                ..Attrs::default()
+            },
+        );
+        let mut less = dims;
+        less.remove(d);
+        Ok(self.push(
+            Opcode::Reshape,
+            Shape::array(t, less),
+            vec![s],
+            Attrs::default(),
+        ))
     }
 
     pub fn push(

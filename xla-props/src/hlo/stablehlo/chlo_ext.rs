@@ -204,34 +204,6 @@ fn element(b: &mut Builder, v: InstrId, k: i64, t: ElementType) -> InstrId {
     push(b, Opcode::Reshape, t, &[], vec![s])
 }
 
-/// `x` restricted to index `k` of dimension `d` (that dimension removed).
-fn take(b: &mut Builder, x: InstrId, d: usize, k: i64, pos: usize) -> R<InstrId> {
-    let (dims, t) = b.array(x, pos)?;
-    let slice = dims
-        .iter()
-        .enumerate()
-        .map(|(j, &n)| SliceDim {
-            start: if j == d { k } else { 0 },
-            limit: if j == d { k + 1 } else { n },
-            stride: 1,
-        })
-        .collect();
-    let mut one = dims.clone();
-    one[d] = 1;
-    let s = b.push(
-        Opcode::Slice,
-        Shape::array(t, one),
-        vec![x],
-        Attrs {
-            slice: Some(slice),
-            ..Attrs::default()
-        },
-    );
-    let mut less = dims;
-    less.remove(d);
-    Ok(push(b, Opcode::Reshape, t, &less, vec![s]))
-}
-
 /// Where each group starts and ends along the ragged dimension (scalars of
 /// the group sizes' type): running sums of the sizes.
 fn group_bounds(b: &mut Builder, sizes: InstrId, pos: usize) -> R<Vec<(InstrId, InstrId)>> {
@@ -342,7 +314,7 @@ pub(super) fn ragged_dot(op: &Op, b: &mut Builder, ops: &[InstrId]) -> R<Vec<Ins
                     rhs_contracting: less(&dd.rhs_contracting),
                     ..dd.clone()
                 };
-                (take(b, rhs, gu, k as i64, pos)?, dd_k)
+                (b.take_index(rhs, gu, k as i64, pos)?, dd_k)
             }
             _ => return err(pos, "ragged_dot: at most one rhs group dimension"),
         };

@@ -1,6 +1,6 @@
 //! Step 1, forward: each node's interval from its operands' (outer bounds).
 
-use super::{constant_hull, wraps, Propagation};
+use super::{constant_hull, keeps_values, wraps, Propagation};
 use crate::hlo::Opcode;
 use crate::inputs::graph::{Node, Reducer};
 use crate::inputs::interval::Interval;
@@ -55,17 +55,8 @@ impl Propagation<'_> {
                     .unwrap_or(1);
                 Interval::new(0.0, (size - 1).max(0) as f64)
             }
-            Opcode::Broadcast
-            | Opcode::Reshape
-            | Opcode::Copy
-            | Opcode::Transpose
-            | Opcode::Slice
-            | Opcode::Reverse
-            | Opcode::DynamicSlice
-            | Opcode::Gather
-            | Opcode::Sort
-            | Opcode::ReducePrecision
-            | Opcode::Convert => op(0),
+            o if keeps_values(o) => op(0),
+            Opcode::DynamicSlice | Opcode::Gather | Opcode::Sort => op(0),
             Opcode::Bitcast
                 if n.operands.first().and_then(|&o| self.g.nodes[o].dtype) == Some(dtype) =>
             {

@@ -3,7 +3,7 @@
 //! point left is legal (`x - y >= 0` from `x >= c` and `y <= c`, `a*b + c > 0`
 //! from `a*b >= t` and `c > -t`, ...).
 
-use super::{wraps, Propagation};
+use super::{keeps_values, wraps, Propagation};
 use crate::hlo::ElementType;
 use crate::hlo::Opcode;
 use crate::inputs::graph::{NodeId, Reducer};
@@ -32,18 +32,7 @@ impl Propagation<'_> {
         let y = node.operands.get(1).copied();
         match (node.opcode, x, y) {
             (Opcode::Parameter, _, _) => self.ensure_parameter(n, req),
-            (
-                Opcode::Broadcast
-                | Opcode::Reshape
-                | Opcode::Copy
-                | Opcode::Transpose
-                | Opcode::Slice
-                | Opcode::Reverse
-                | Opcode::Convert
-                | Opcode::ReducePrecision,
-                Some(x),
-                _,
-            ) => self.ensure(x, req, depth + 1),
+            (o, Some(x), _) if keeps_values(o) => self.ensure(x, req, depth + 1),
             (Opcode::Concatenate, _, _) => {
                 let ops = node.operands.clone();
                 ops.into_iter().all(|o| self.ensure(o, req, depth + 1))

@@ -3,6 +3,8 @@
 
 use super::super::control::branch_index;
 use super::super::interval::{widen_abs, Allowances, Bounds};
+use super::super::spmd::on_device_threads;
+use super::super::walk::{callee, entry_values, operand_values, refuse_complex, take_argument};
 use super::super::{EvalError, OpError, Run};
 use super::dual::{f64_instruction, f64_literal, param_dual, Dual};
 use crate::hlo::{CompId, ComparisonDirection, Instruction, Module, Opcode};
@@ -74,17 +76,7 @@ impl FirstOrder {
         let expanded = crate::hlo::expand_known_custom_calls(module);
         let module = expanded.as_ref().unwrap_or(module);
         // complex values have no radii (a radius per element is real)
-        if module
-            .computations
-            .iter()
-            .flat_map(|c| &c.instructions)
-            .any(|i| i.shape.leaves().iter().any(|a| a.dtype.is_complex()))
-        {
-            return Err(EvalError::Unsupported {
-                opcode: crate::hlo::Opcode::Complex,
-                reason: "no first-order bounds of complex values".into(),
-            });
-        }
+        refuse_complex(module, "first-order bounds")?;
         // a module on many devices: each device bounded on its own thread
         // (measured local errors are not carried across devices)
         let program = crate::reference::spmd::DeviceProgram::multi(module).map_err(|e| {
@@ -97,35 +89,8 @@ impl FirstOrder {
             return on_devices(&program, module, args, allowances);
         }
         let aux = aux_module();
-        let entry = module.entry_computation();
-        let params = entry.parameters();
-        let mut next = args.iter();
-        let mut values = Vec::new();
-        for &p in &params {
-            let shape = &entry.instr(p).shape;
-            values.push(param_dual(shape, &mut next).ok_or_else(|| {
-                EvalError::BadArguments(format!(
-                    "{} arguments do not fit the entry parameters",
-                    args.len()
-                ))
-            })?);
-        }
-        let mut cx = Radii {
-            run: Run::new(module),
-            aux: &aux,
-            module,
-            allow: allowances,
-            depth: 0,
-            fused: 0,
-            local,
-        };
-        let root = cx.computation(module.entry, values)?;
-        let mut out = FirstOrder {
-            values: Vec::new(),
-            radii: Vec::new(),
-        };
-        root.flatten_into(&mut out.values, &mut out.radii);
-        Ok(out)
+        let values = entry_values(module, args, param_dual)?;
+        Radii::entry(Run::new(module), &aux, module, allowances, local, values)
     }
 }
 
@@ -139,38 +104,19 @@ fn on_devices(
     let per_device = program.cut(module, args).map_err(EvalError::BadArguments)?;
     let contexts = program.device_contexts();
     let aux = aux_module();
-    let results: Vec<Result<FirstOrder, EvalError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = per_device
-            .iter()
-            .zip(contexts)
-            .enumerate()
-            .map(|(d, (args, ctx))| {
-                let aux = &aux;
-                std::thread::Builder::new()
-                    .name(format!("first-order-device-{d}"))
-                    .stack_size(64 << 20)
-                    .spawn_scoped(s, move || {
-                        let rendezvous = std::sync::Arc::clone(&ctx.rendezvous);
-                        let r =
-                            one_device(module, aux, args, allowances, Run::on_device(module, ctx));
-                        rendezvous.leave(r.as_ref().err().map(|e| format!("device {d}: {e}")));
-                        r
-                    })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| match h {
-                Ok(h) => h
-                    .join()
-                    .unwrap_or_else(|_| Err(invalid(module, "a device panicked"))),
-                Err(e) => Err(invalid(
+    let run = |args: &Vec<Literal>, ctx| {
+        one_device(module, &aux, args, allowances, Run::on_device(module, ctx))
+    };
+    let results = on_device_threads(&per_device, contexts, "first-order-device", run)
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|lost| {
+                Err(invalid(
                     module,
-                    &format!("cannot start a device thread: {e}"),
-                )),
+                    &lost.message("device", "a device panicked"),
+                ))
             })
-            .collect()
-    });
+        });
     let mut values = Vec::new();
     let mut radii = Vec::new();
     for r in results {
@@ -216,22 +162,7 @@ fn one_device(
             EvalError::BadArguments("the arguments do not fit the entry parameters".into())
         })?);
     }
-    let mut cx = Radii {
-        run,
-        aux,
-        module,
-        allow: allowances,
-        depth: 0,
-        fused: 0,
-        local: &|_, _| None,
-    };
-    let root = cx.computation(module.entry, values)?;
-    let mut out = FirstOrder {
-        values: Vec::new(),
-        radii: Vec::new(),
-    };
-    root.flatten_into(&mut out.values, &mut out.radii);
-    Ok(out)
+    Radii::entry(run, aux, module, allowances, &|_, _| None, values)
 }
 
 /// The f64 reducers the radii are summed with (a module of its own, so the
@@ -301,7 +232,35 @@ pub(super) struct Radii<'a, 'r> {
     pub(super) local: &'a dyn Fn(&str, &Literal) -> Option<Vec<f64>>,
 }
 
-impl Radii<'_, '_> {
+impl<'a, 'r> Radii<'a, 'r> {
+    /// The bounds of `module`'s entry on `values` (its parameters, with
+    /// their radii), outside any call or fusion.
+    fn entry(
+        run: Run<'a, 'r>,
+        aux: &'a Module,
+        module: &'a Module,
+        allow: &'a Allowances,
+        local: &'a dyn Fn(&str, &Literal) -> Option<Vec<f64>>,
+        values: Vec<Dual>,
+    ) -> Result<FirstOrder, EvalError> {
+        let mut cx = Radii {
+            run,
+            aux,
+            module,
+            allow,
+            depth: 0,
+            fused: 0,
+            local,
+        };
+        let root = cx.computation(module.entry, values)?;
+        let mut out = FirstOrder {
+            values: Vec::new(),
+            radii: Vec::new(),
+        };
+        root.flatten_into(&mut out.values, &mut out.radii);
+        Ok(out)
+    }
+
     pub(super) fn computation(&mut self, id: CompId, args: Vec<Dual>) -> Result<Dual, EvalError> {
         if self.depth >= 64 {
             return Err(EvalError::Invalid {
@@ -326,26 +285,14 @@ impl Radii<'_, '_> {
         self.depth += 1;
         for id in order {
             let ins = comp.instr(id);
+            let at = |message| EvalError::Invalid {
+                instruction: ins.name.clone(),
+                message,
+            };
             let v = if ins.opcode == Opcode::Parameter {
-                let n = ins.attrs.parameter_number.unwrap_or(-1);
-                usize::try_from(n)
-                    .ok()
-                    .and_then(|k| args.get_mut(k))
-                    .and_then(Option::take)
-                    .ok_or_else(|| EvalError::Invalid {
-                        instruction: ins.name.clone(),
-                        message: format!("parameter {n} has no argument"),
-                    })?
+                take_argument(ins, &mut args).map_err(at)?
             } else {
-                let ops: Vec<&Dual> = ins
-                    .operands
-                    .iter()
-                    .map(|o| values.get(o.index()).and_then(Option::as_ref))
-                    .collect::<Option<_>>()
-                    .ok_or_else(|| EvalError::Invalid {
-                        instruction: ins.name.clone(),
-                        message: "an operand has no value".into(),
-                    })?;
+                let ops = operand_values(ins, &values).map_err(at)?;
                 let top = self.depth == 1;
                 let d = self.instruction(ins, &ops, top)?;
                 self.steady_compare(comp, ins, &values, d)
@@ -541,16 +488,9 @@ impl Radii<'_, '_> {
     }
 
     fn call(&mut self, ins: &Instruction, ops: &[&Dual]) -> Result<Dual, EvalError> {
-        let fusion = ins.opcode == Opcode::Fusion;
-        let comp = if fusion {
-            ins.attrs.calls.first().copied()
-        } else {
-            ins.attrs
-                .to_apply
-                .or_else(|| ins.attrs.calls.first().copied())
-        };
-        let comp = comp.ok_or_else(|| OpError::Invalid("no called computation".into()).at(ins))?;
-        let fusion = usize::from(fusion);
+        let comp =
+            callee(ins).ok_or_else(|| OpError::Invalid("no called computation".into()).at(ins))?;
+        let fusion = usize::from(ins.opcode == Opcode::Fusion);
         self.fused += fusion;
         let v = self.computation(comp, ops.iter().map(|o| (*o).clone()).collect());
         self.fused -= fusion;

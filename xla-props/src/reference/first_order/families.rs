@@ -43,15 +43,7 @@ impl Radii<'_, '_> {
         use Opcode as O;
         let unbounded = vec![f64::INFINITY; v.element_count()];
         let r = match ins.opcode {
-            O::Broadcast
-            | O::Reshape
-            | O::Transpose
-            | O::Slice
-            | O::Reverse
-            | O::Concatenate
-            | O::Pad
-            | O::Bitcast
-            | O::Copy => self.moved(ins, a, usize::MAX),
+            op if op.copies_elements() => self.moved(ins, a, usize::MAX),
             O::DynamicSlice | O::Gather => self.moved(ins, a, 1),
             O::DynamicUpdateSlice => self.moved(ins, a, 2),
             O::Reduce | O::ReduceWindow if a.len() == 2 => self.reduction(ins, a, v),

@@ -54,19 +54,8 @@ enum Own {
 fn own_error(op: Opcode) -> Own {
     use Opcode as O;
     match op {
-        O::Exponential
-        | O::ExponentialMinusOne
-        | O::Log
-        | O::LogPlusOne
-        | O::Logistic
-        | O::Sine
-        | O::Cosine
-        | O::Tan
-        | O::Tanh
-        | O::Cbrt
-        | O::Erf
-        | O::Power
-        | O::Atan2 => Own::Transcendental,
+        O::Power | O::Atan2 => Own::Transcendental,
+        op if op.is_transcendental() => Own::Transcendental,
         O::Add
         | O::Subtract
         | O::Multiply
@@ -362,25 +351,10 @@ impl Radii<'_, '_> {
                     q => q.ceil() + 1.0,
                 })
             }
-            O::Exponential
-            | O::ExponentialMinusOne
-            | O::Log
-            | O::LogPlusOne
-            | O::Logistic
-            | O::Tanh
-            | O::Sqrt
-            | O::Rsqrt
-            | O::Cbrt
-            | O::Erf
-            | O::Floor
-            | O::Ceil
-            | O::RoundNearestAfz
-            | O::RoundNearestEven
-            | O::Sign
-            | O::Convert
-            | O::ReducePrecision
-            | O::Tan
-                if a.len() == 1 =>
+            // rsqrt is monotone on each side of 0, tan on each branch
+            op if a.len() == 1
+                && (op.is_nondecreasing_unary()
+                    || matches!(op, O::Rsqrt | O::Convert | O::Tan)) =>
             {
                 self.monotone(ins, a, v)?
             }

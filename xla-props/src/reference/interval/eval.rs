@@ -1,6 +1,7 @@
 //! The interval evaluation: the run over a module's computations, and the
 //! elementwise rules (corners of the operand box, poles, trigonometry).
 
+use super::super::walk::{callee, entry_values, operand_values, refuse_complex, take_argument};
 use super::super::{OpError, Run};
 use super::bounds::*;
 use crate::hlo::{
@@ -32,30 +33,9 @@ pub fn enclose(
     let expanded = crate::hlo::expand_known_custom_calls(module);
     let module = expanded.as_ref().unwrap_or(module);
     // complex values have no enclosures (an interval per element is real)
-    let complex = module
-        .computations
-        .iter()
-        .flat_map(|c| &c.instructions)
-        .any(|i| i.shape.leaves().iter().any(|a| a.dtype.is_complex()));
-    if complex {
-        return Err(crate::reference::EvalError::Unsupported {
-            opcode: crate::hlo::Opcode::Complex,
-            reason: "no enclosures of complex values".into(),
-        });
-    }
+    refuse_complex(module, "enclosures")?;
     let entry = module.entry_computation();
-    let params = entry.parameters();
-    let mut next = args.iter();
-    let mut values = Vec::new();
-    for &p in &params {
-        let shape = &entry.instr(p).shape;
-        values.push(param_enclosure(shape, &mut next).ok_or_else(|| {
-            crate::reference::EvalError::BadArguments(format!(
-                "{} arguments do not fit the entry parameters",
-                args.len()
-            ))
-        })?);
-    }
+    let values = entry_values(module, args, param_enclosure)?;
     let mut cx = Interval {
         run: Run::new(module),
         module,
@@ -171,19 +151,9 @@ impl Interval<'_, '_> {
             let ins = comp.instr(id);
             self.feeds_add = feeds_add[id.index()];
             let v = if ins.opcode == Opcode::Parameter {
-                let n = ins.attrs.parameter_number.unwrap_or(-1);
-                usize::try_from(n)
-                    .ok()
-                    .and_then(|k| args.get_mut(k))
-                    .and_then(Option::take)
-                    .ok_or_else(|| OpError::Invalid(format!("parameter {n} has no argument")))?
+                take_argument(ins, &mut args).map_err(OpError::Invalid)?
             } else {
-                let ops: Vec<&Enclosure> = ins
-                    .operands
-                    .iter()
-                    .map(|o| values.get(o.index()).and_then(Option::as_ref))
-                    .collect::<Option<_>>()
-                    .ok_or_else(|| OpError::Invalid("an operand has no value".into()))?;
+                let ops = operand_values(ins, &values).map_err(OpError::Invalid)?;
                 self.instruction(ins, &ops)?
             };
             if self.debug {
@@ -302,16 +272,8 @@ impl Interval<'_, '_> {
             O::Constant | O::Iota => self.exact(ins, ops),
             O::Tuple => Ok(Enclosure::Tuple(ops.iter().map(|o| (*o).clone()).collect())),
             O::GetTupleElement => get_tuple_element(ins, ops),
-            O::Copy
-            | O::Broadcast
-            | O::Reshape
-            | O::Transpose
-            | O::Slice
-            | O::Reverse
-            | O::Concatenate
-            | O::Pad
-            | O::Bitcast
-                if arrays().is_some_and(|a| a.iter().all(|b| Some(b.lo.dtype()) == out_dtype)) =>
+            op if op.copies_elements()
+                && arrays().is_some_and(|a| a.iter().all(|b| Some(b.lo.dtype()) == out_dtype)) =>
             {
                 self.moved_indexed(ins, ops, usize::MAX)
             }
@@ -360,24 +322,7 @@ impl Interval<'_, '_> {
                     .is_some_and(strictly_positive);
                 self.corners(ins, ops, Rule::corners_unless(!positive))
             }
-            O::Ceil
-            | O::Floor
-            | O::RoundNearestAfz
-            | O::RoundNearestEven
-            | O::Exponential
-            | O::ExponentialMinusOne
-            | O::Log
-            | O::LogPlusOne
-            | O::Logistic
-            | O::Tanh
-            | O::Sqrt
-            | O::Cbrt
-            | O::Erf
-            | O::Sign
-            | O::Negate
-            | O::ReducePrecision
-                if float_out =>
-            {
+            op if float_out && (op.is_nondecreasing_unary() || op == O::Negate) => {
                 self.corners(ins, ops, Rule::Corners)
             }
             // integer sign is monotone; integer negate and abs wrap at the minimum
@@ -411,16 +356,8 @@ impl Interval<'_, '_> {
         ins: &Instruction,
         ops: &[&Enclosure],
     ) -> Result<Enclosure, OpError> {
-        let fusion = ins.opcode == Opcode::Fusion;
-        let comp = if fusion {
-            ins.attrs.calls.first().copied()
-        } else {
-            ins.attrs
-                .to_apply
-                .or_else(|| ins.attrs.calls.first().copied())
-        };
-        let comp = comp.ok_or_else(|| OpError::Invalid("no called computation".into()))?;
-        let fusion = usize::from(fusion);
+        let comp = callee(ins).ok_or_else(|| OpError::Invalid("no called computation".into()))?;
+        let fusion = usize::from(ins.opcode == Opcode::Fusion);
         self.fused += fusion;
         let v = self.computation(comp, ops.iter().map(|o| (*o).clone()).collect());
         self.fused -= fusion;

@@ -9,7 +9,7 @@
 
 use super::attrs::{attr_ints, bool_attr, int_attr};
 use super::converter::Converter;
-use crate::hlo::ir::{Attrs, InstrId, SliceDim};
+use crate::hlo::ir::{Attrs, InstrId};
 use crate::hlo::opcode::Opcode;
 use crate::hlo::shape::Shape;
 use crate::hlo::stablehlo::build::{err, shape_of, Builder, R};
@@ -139,39 +139,9 @@ impl Converter<'_> {
 
 /// Slice `t` of `x` along dimension `d`, with that dimension removed.
 fn take_slice(b: &mut Builder, x: InstrId, d: usize, t: i64, pos: usize) -> R<InstrId> {
-    let (dims, e) = b.array(x, pos)?;
+    let (dims, _) = b.array(x, pos)?;
     if d >= dims.len() || t >= dims[d] {
         return err(pos, "chlo.scan: inputs differ in the scan dimension");
     }
-    let slice: Vec<SliceDim> = dims
-        .iter()
-        .enumerate()
-        .map(|(k, &n)| {
-            let (start, limit) = if k == d { (t, t + 1) } else { (0, n) };
-            SliceDim {
-                start,
-                limit,
-                stride: 1,
-            }
-        })
-        .collect();
-    let mut one = dims.clone();
-    one[d] = 1;
-    let s = b.push(
-        Opcode::Slice,
-        Shape::array(e, one),
-        vec![x],
-        Attrs {
-            slice: Some(slice),
-            ..Attrs::default()
-        },
-    );
-    let mut less = dims;
-    less.remove(d);
-    Ok(b.push(
-        Opcode::Reshape,
-        Shape::array(e, less),
-        vec![s],
-        Attrs::default(),
-    ))
+    b.take_index(x, d, t, pos)
 }

@@ -463,24 +463,6 @@ impl<'m> Lowerer<'m> {
                 self.current = Some((s.to_string(), tensor_type(a)?));
             }
         }
-        let r = self.dispatch(c, instr, operands, params, out, indent);
-        self.current = saved;
-        r
-    }
-
-    fn dispatch(
-        &mut self,
-        c: &Computation,
-        instr: &Instruction,
-        operands: &[&[Val]],
-        params: &[Vec<Val>],
-        out: &mut String,
-        indent: usize,
-    ) -> Result<Vec<Val>, LowerError> {
-        let op = instr.opcode;
-        if !op.arity().accepts(operands.len()) {
-            return invalid(format!("{} operands", operands.len()));
-        }
         let mut site = Site {
             c,
             instr,
@@ -489,8 +471,18 @@ impl<'m> Lowerer<'m> {
             out,
             indent,
         };
+        let r = self.dispatch(&mut site);
+        self.current = saved;
+        r
+    }
+
+    fn dispatch(&mut self, site: &mut Site) -> Result<Vec<Val>, LowerError> {
+        let op = site.instr.opcode;
+        if !op.arity().accepts(site.operands.len()) {
+            return invalid(format!("{} operands", site.operands.len()));
+        }
         if let Some(name) = elementwise_name(op) {
-            return self.emit(&mut site, name, &[], &[]);
+            return self.emit(site, name, &[], &[]);
         }
         // each family lowers its own opcodes and passes on the others
         let families: [fn(&mut Self, &mut Site) -> Lowering; 9] = [
@@ -505,7 +497,7 @@ impl<'m> Lowerer<'m> {
             Self::control_instruction,
         ];
         for family in families {
-            if let Some(vals) = family(self, &mut site)? {
+            if let Some(vals) = family(self, site)? {
                 return Ok(vals);
             }
         }

@@ -59,6 +59,7 @@ pub(super) fn elementwise_name(op: Opcode) -> Option<&'static str> {
 /// True when the lowering handles `op` (for some operands and attributes).
 pub fn lowers(op: Opcode) -> bool {
     elementwise_name(op).is_some()
+        || op.moves_data()
         || matches!(
             op,
             Opcode::Parameter
@@ -70,15 +71,6 @@ pub fn lowers(op: Opcode) -> bool {
                 | Opcode::Bitcast
                 | Opcode::Compare
                 | Opcode::ReducePrecision
-                | Opcode::Broadcast
-                | Opcode::Transpose
-                | Opcode::Slice
-                | Opcode::Concatenate
-                | Opcode::Pad
-                | Opcode::Reverse
-                | Opcode::DynamicSlice
-                | Opcode::DynamicUpdateSlice
-                | Opcode::Gather
                 | Opcode::Scatter
                 | Opcode::Reduce
                 | Opcode::ReduceWindow
