@@ -277,38 +277,50 @@ pub mod validate {
         false
     }
 
-    /// Whether some value of `$all` (a slice of values with a const
-    /// `name()`) is called `$name`.
-    macro_rules! named {
-        ($all:expr, $name:expr) => {{
-            let mut i = 0;
-            let mut found = false;
-            while i < $all.len() && !found {
-                found = eq($all[i].name(), $name);
-                i += 1;
+    /// Panics (at compile time) with `msg` unless `name` is an opcode name.
+    pub const fn op(name: &str, msg: &str) {
+        let mut i = 0;
+        while i < Opcode::ALL.len() {
+            if eq(Opcode::ALL[i].name(), name) {
+                return;
             }
-            found
-        }};
+            i += 1;
+        }
+        panic!("{}", msg);
     }
-
-    /// One check per line: `check(name): what => whether name is one`.
-    macro_rules! checks {
-        ($($check:ident($name:ident): $what:literal => $found:expr;)*) => {$(
-            #[doc = concat!("Panics (at compile time) with `msg` unless `name` is ", $what, ".")]
-            pub const fn $check($name: &str, msg: &str) {
-                if !$found {
-                    panic!("{}", msg);
-                }
+    /// Panics with `msg` unless `name` is an op group.
+    pub const fn op_group(name: &str, msg: &str) {
+        if !any(super::OP_GROUPS, name) {
+            panic!("{}", msg);
+        }
+    }
+    /// Panics with `msg` unless `name` is a real element type name.
+    pub const fn dtype(name: &str, msg: &str) {
+        let mut i = 0;
+        while i < crate::hlo::ElementType::REAL.len() {
+            if eq(crate::hlo::ElementType::REAL[i].name(), name) {
+                return;
             }
-        )*};
+            i += 1;
+        }
+        panic!("{}", msg);
     }
-
-    checks! {
-        op(name): "an opcode name" => named!(Opcode::ALL, name);
-        op_group(name): "an op group" => any(super::OP_GROUPS, name);
-        dtype(name): "a real element type name" => named!(crate::hlo::ElementType::REAL, name);
-        dtype_group(name): "a dtype group" => any(super::DTYPE_GROUPS, name);
-        distribution(name): "a distribution or distribution group" => any(super::DISTRIBUTION_GROUPS, name);
-        shapes(name): "a shape set" => any(super::SHAPE_SETS, name);
+    /// Panics with `msg` unless `name` is a dtype group.
+    pub const fn dtype_group(name: &str, msg: &str) {
+        if !any(super::DTYPE_GROUPS, name) {
+            panic!("{}", msg);
+        }
+    }
+    /// Panics with `msg` unless `name` is a distribution or distribution group.
+    pub const fn distribution(name: &str, msg: &str) {
+        if !any(super::DISTRIBUTION_GROUPS, name) {
+            panic!("{}", msg);
+        }
+    }
+    /// Panics with `msg` unless `name` is a shape set.
+    pub const fn shapes(name: &str, msg: &str) {
+        if !any(super::SHAPE_SETS, name) {
+            panic!("{}", msg);
+        }
     }
 }
