@@ -82,15 +82,15 @@ impl From<Result<Vec<Literal>, BackendError>> for Produced {
             Ok(v) => Produced::Ok(v),
             Err(e) if e.is_skip() => Produced::Unsupported(e.to_string()),
             Err(BackendError::Panicked { message, .. }) => Produced::Panicked(message),
-            Err(e) => match &e {
-                BackendError::Compile(message) | BackendError::Execute(message) => {
-                    Produced::Errored {
-                        message: message.clone(),
-                        error: e.to_string(),
+            Err(e) => {
+                let error = e.to_string();
+                match e {
+                    BackendError::Compile(message) | BackendError::Execute(message) => {
+                        Produced::Errored { message, error }
                     }
+                    _ => Produced::Failed(error),
                 }
-                _ => Produced::Failed(e.to_string()),
-            },
+            }
         }
     }
 }

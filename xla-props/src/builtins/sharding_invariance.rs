@@ -2,8 +2,7 @@
 //! means on one device; a backend that partitions it over several devices
 //! must agree with the one-device reference.
 
-use crate::check::Produced;
-use crate::fuzz::judge_runs;
+use super::template_properties::against_reference;
 use crate::inputs::{generate_inputs, Distribution};
 use crate::programs::{annotate, split_sharded_case};
 use crate::property::{CaseContext, Outcome};
@@ -42,31 +41,13 @@ pub fn sharding_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
             .map_err(|e| Outcome::fail(format!("failed to generate inputs: {e}")))?;
         let expected = ctx.run_on(ctx.reference, &plain, &args)?;
         let actual = ctx.run_on(ctx.backend, &module, &args)?;
-        let verdict = judge_runs(
-            &plain,
-            &args,
-            &Produced::Ok(expected),
-            &Produced::Ok(actual),
-            ctx.numerics(),
-            ctx.backend.known_bugs(),
-            false,
+        let what = format!(
+            "sharded over {} devices ({}) vs one-device reference",
+            scheme.devices, scheme.about
         );
-        if verdict.is_agreement() {
-            Ok(Outcome::Pass)
-        } else if verdict.is_disagreement() {
-            let text = verdict.to_string();
-            Ok(Outcome::fail(format!(
-                "sharded over {} devices ({}) vs one-device reference: {}",
-                scheme.devices,
-                scheme.about,
-                text.lines().next().unwrap_or("")
-            )))
-        } else {
-            Ok(Outcome::from_verdict(
-                "sharded vs one-device reference",
-                verdict,
-            ))
-        }
+        Ok(against_reference(
+            ctx, &what, &plain, &args, expected, actual,
+        ))
     };
     run().unwrap_or_else(|o| o)
 }

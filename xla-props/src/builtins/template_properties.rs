@@ -60,6 +60,45 @@ impl ProgramCase {
     }
 }
 
+/// Judges the backend's `actual` outputs of `module` on `args` against the
+/// reference's `expected`, with the backend's numerics and known bugs: a
+/// pass, an expected failure naming a known bug, or a failure saying `what`
+/// was compared.
+pub(crate) fn against_reference(
+    ctx: &CaseContext<'_>,
+    what: &str,
+    module: &Module,
+    args: &[Literal],
+    expected: Vec<Literal>,
+    actual: Vec<Literal>,
+) -> Outcome {
+    let verdict = judge_runs(
+        module,
+        args,
+        &Produced::Ok(expected),
+        &Produced::Ok(actual),
+        ctx.numerics(),
+        ctx.backend.known_bugs(),
+        false,
+    );
+    outcome_of(what, &verdict)
+}
+
+/// The case's program in its own configuration and its inputs (recorded
+/// for reports), run on the reference and on the backend:
+/// `(module, args, expected, actual)`.
+type BothRuns = (Module, Vec<Literal>, Vec<Literal>, Vec<Literal>);
+
+fn both_runs(ctx: &mut CaseContext<'_>) -> Result<BothRuns, Outcome> {
+    let pc = program_case(ctx)?;
+    let module = pc.build(pc.configuration_name())?;
+    let args = pc.inputs(ctx)?;
+    ctx.record_program(&module, &args);
+    let expected = ctx.run_on(ctx.reference, &module, &args)?;
+    let actual = ctx.run_on(ctx.backend, &module, &args)?;
+    Ok((module, args, expected, actual))
+}
+
 fn outcome_of(what: &str, verdict: &Verdict) -> Outcome {
     if verdict.is_agreement() {
         Outcome::Pass
@@ -86,25 +125,17 @@ fn outcome_of(what: &str, verdict: &Verdict) -> Outcome {
     tolerance = exact
 )]
 pub fn template_vs_reference(ctx: &mut CaseContext<'_>) -> Outcome {
-    let mut run = || -> Result<Outcome, Outcome> {
-        let pc = program_case(ctx)?;
-        let module = pc.build(pc.configuration_name())?;
-        let args = pc.inputs(ctx)?;
-        ctx.record_program(&module, &args);
-        let expected = ctx.run_on(ctx.reference, &module, &args)?;
-        let actual = ctx.run_on(ctx.backend, &module, &args)?;
-        let verdict = judge_runs(
+    match both_runs(ctx) {
+        Ok((module, args, expected, actual)) => against_reference(
+            ctx,
+            "backend vs reference",
             &module,
             &args,
-            &Produced::Ok(expected),
-            &Produced::Ok(actual),
-            ctx.numerics(),
-            ctx.backend.known_bugs(),
-            false,
-        );
-        Ok(outcome_of("backend vs reference", &verdict))
-    };
-    run().unwrap_or_else(|o| o)
+            expected,
+            actual,
+        ),
+        Err(o) => o,
+    }
 }
 
 /// Every collective on every replica-group shape of its templates
@@ -173,16 +204,10 @@ pub fn template_fusion_invariance(ctx: &mut CaseContext<'_>) -> Outcome {
     strict_rounding
 )]
 pub fn quantization_residual(ctx: &mut CaseContext<'_>) -> Outcome {
-    let mut run = || -> Result<Outcome, Outcome> {
-        let pc = program_case(ctx)?;
-        let module = pc.build(pc.configuration_name())?;
-        let args = pc.inputs(ctx)?;
-        ctx.record_program(&module, &args);
-        let expected = ctx.run_on(ctx.reference, &module, &args)?;
-        let actual = ctx.run_on(ctx.backend, &module, &args)?;
-        Ok(check_residuals(&args[0], &expected, &actual))
-    };
-    run().unwrap_or_else(|o| o)
+    match both_runs(ctx) {
+        Ok((_, args, expected, actual)) => check_residuals(&args[0], &expected, &actual),
+        Err(o) => o,
+    }
 }
 
 /// The residual check on outputs `(dequantized, residual)` of the quantize template.
