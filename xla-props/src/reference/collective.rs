@@ -592,21 +592,9 @@ pub fn block(x: &Literal, at: &[(usize, usize)]) -> Result<Literal, String> {
     let mut out =
         Literal::zeros(&ArrayShape::new(x.dtype(), out_dims)).map_err(|e| e.to_string())?;
     let sizes: Vec<usize> = at.iter().map(|&(_, s)| s).collect();
-    let total: usize = sizes.iter().product();
-    let mut idx = vec![0usize; dims.len()];
-    for flat in 0..total {
-        let mut src = 0usize;
-        let mut inside = true;
-        for k in 0..dims.len() {
-            let g = at[k].0 + idx[k];
-            inside &= g < dims[k];
-            src = src * dims[k] + g.min(dims[k].saturating_sub(1));
-        }
-        if inside {
-            out.set_bits(flat, x.get_bits(src));
-        }
-        bump(&mut idx, &sizes);
-    }
+    for_each_inside(dims, at, &sizes, |flat, src| {
+        out.set_bits(flat, x.get_bits(src))
+    });
     Ok(out)
 }
 
@@ -618,22 +606,36 @@ pub fn place(full: &mut Literal, tile: &Literal, at: &[(usize, usize)]) -> Resul
     if at.len() != dims.len() || tdims.len() != dims.len() {
         return Err("a tile of another rank".into());
     }
-    let total: usize = tdims.iter().product();
+    for_each_inside(&dims, at, &tdims, |flat, dst| {
+        full.set_bits(dst, tile.get_bits(flat))
+    });
+    Ok(())
+}
+
+/// For each element of a block of `sizes` at the starts of `at` in an array
+/// of `dims` (row-major in the block) that lies inside the array: `f(flat
+/// index in the block, flat index in the array)`.
+fn for_each_inside(
+    dims: &[usize],
+    at: &[(usize, usize)],
+    sizes: &[usize],
+    mut f: impl FnMut(usize, usize),
+) {
+    let total: usize = sizes.iter().product();
     let mut idx = vec![0usize; dims.len()];
     for flat in 0..total {
-        let mut dst = 0usize;
+        let mut whole = 0usize;
         let mut inside = true;
         for k in 0..dims.len() {
             let g = at[k].0 + idx[k];
             inside &= g < dims[k];
-            dst = dst * dims[k] + g.min(dims[k].saturating_sub(1));
+            whole = whole * dims[k] + g.min(dims[k].saturating_sub(1));
         }
         if inside {
-            full.set_bits(dst, tile.get_bits(flat));
+            f(flat, whole);
         }
-        bump(&mut idx, &tdims);
+        bump(&mut idx, sizes);
     }
-    Ok(())
 }
 
 /// c128 elements do not fit the 64-bit element moves used here.

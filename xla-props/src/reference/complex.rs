@@ -20,6 +20,7 @@
 //! `Unsupported` (128-bit elements do not fit those paths). fft is a
 //! direct transform with exact sums (`fft.rs`).
 
+use super::complex_boxed::with_array_shapes;
 use super::complex_math::{self, C};
 use super::error::out;
 use super::reduction::{reduce_window_with, reduce_with, Combiner};
@@ -175,20 +176,7 @@ fn part(x: &Literal, o: &ArrayShape, real: bool) -> Result<Literal, OpError> {
 
 /// The instruction with every complex type in its shape replaced by the component type.
 fn plane_instruction(ins: &Instruction) -> Instruction {
-    let mut p = ins.clone();
-    p.shape = match &ins.shape {
-        Shape::Array(a) => Shape::Array(plane_shape(a)),
-        Shape::Tuple(t) => Shape::Tuple(
-            t.iter()
-                .map(|s| match s {
-                    Shape::Array(a) => Shape::Array(plane_shape(a)),
-                    s => s.clone(),
-                })
-                .collect(),
-        ),
-        s => s.clone(),
-    };
-    p
+    with_array_shapes(ins, plane_shape)
 }
 
 /// The real op on each plane; `comb` overrides a reduction's combiner.

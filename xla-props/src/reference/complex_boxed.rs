@@ -83,19 +83,7 @@ pub(crate) fn dispatch(
         .map(|l| box_literal(l, &table))
         .collect::<Result<Vec<_>, _>>()?;
     let refs: Vec<&Literal> = boxed.iter().collect();
-    let mut p = ins.clone();
-    p.shape = match &ins.shape {
-        Shape::Array(a) => Shape::Array(boxed_shape(a)),
-        Shape::Tuple(t) => Shape::Tuple(
-            t.iter()
-                .map(|s| match s {
-                    Shape::Array(a) => Shape::Array(boxed_shape(a)),
-                    s => s.clone(),
-                })
-                .collect(),
-        ),
-        s => s.clone(),
-    };
+    let p = with_array_shapes(ins, boxed_shape);
     let f = ScalarFn::Boxed(comp, table.clone());
     let v = match ins.opcode {
         Opcode::Reduce => reduce_with(run, &p, &refs, Some(Combiner::Computation(f)))?,
@@ -118,6 +106,28 @@ pub(crate) fn dispatch(
             .map(Value::Tuple),
         (v, s) => Err(bad(format!("{} gave {} for {s}", ins.opcode, v.shape()))),
     }
+}
+
+/// The instruction with each array of its shape (the shape itself, or a
+/// tuple's elements) replaced by `f` of it.
+pub(super) fn with_array_shapes(
+    ins: &Instruction,
+    f: impl Fn(&ArrayShape) -> ArrayShape,
+) -> Instruction {
+    let mut p = ins.clone();
+    p.shape = match &ins.shape {
+        Shape::Array(a) => Shape::Array(f(a)),
+        Shape::Tuple(t) => Shape::Tuple(
+            t.iter()
+                .map(|s| match s {
+                    Shape::Array(a) => Shape::Array(f(a)),
+                    s => s.clone(),
+                })
+                .collect(),
+        ),
+        s => s.clone(),
+    };
+    p
 }
 
 #[cfg(test)]

@@ -448,37 +448,29 @@ impl ConvGeometry {
             .ok_or_else(|| bad("convolution without dim_labels"))?;
         let (ld, rd, od) = (l.dims().to_vec(), r.dims().to_vec(), dims_of(o)?);
         let ns = cd.input_spatial.len();
-        let mut used = (
-            vec![false; ld.len()],
-            vec![false; rd.len()],
-            vec![false; od.len()],
-        );
-        let lin = check_dims(
-            &[
-                [cd.input_batch, cd.input_feature].as_slice(),
-                &cd.input_spatial,
-            ]
-            .concat(),
+        // one operand's labels (its two non-spatial dims, then its spatial
+        // ones), each in range and used once
+        let labels = |first: i64, second: i64, spatial: &[i64], rank: usize| {
+            let all = [[first, second].as_slice(), spatial].concat();
+            check_dims(&all, rank, &mut vec![false; rank])
+        };
+        let lin = labels(
+            cd.input_batch,
+            cd.input_feature,
+            &cd.input_spatial,
             ld.len(),
-            &mut used.0,
         )?;
-        let rin = check_dims(
-            &[
-                [cd.kernel_input_feature, cd.kernel_output_feature].as_slice(),
-                &cd.kernel_spatial,
-            ]
-            .concat(),
+        let rin = labels(
+            cd.kernel_input_feature,
+            cd.kernel_output_feature,
+            &cd.kernel_spatial,
             rd.len(),
-            &mut used.1,
         )?;
-        let oin = check_dims(
-            &[
-                [cd.output_batch, cd.output_feature].as_slice(),
-                &cd.output_spatial,
-            ]
-            .concat(),
+        let oin = labels(
+            cd.output_batch,
+            cd.output_feature,
+            &cd.output_spatial,
             od.len(),
-            &mut used.2,
         )?;
         if cd.kernel_spatial.len() != ns
             || cd.output_spatial.len() != ns

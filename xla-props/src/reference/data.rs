@@ -321,6 +321,23 @@ pub(crate) fn dims_of(shape: &ArrayShape) -> Result<Vec<usize>, OpError> {
         .collect()
 }
 
+/// Each of `v` as an index below `bound`; the first that is not gives
+/// `out_of_range(it)`.
+pub(crate) fn indices_below(
+    v: &[i64],
+    bound: usize,
+    out_of_range: impl Fn(i64) -> OpError,
+) -> Result<Vec<usize>, OpError> {
+    v.iter()
+        .map(|&d| {
+            usize::try_from(d)
+                .ok()
+                .filter(|&d| d < bound)
+                .ok_or_else(|| out_of_range(d))
+        })
+        .collect()
+}
+
 /// Row-major strides.
 pub(crate) fn strides(dims: &[usize]) -> Vec<usize> {
     let mut s = vec![1; dims.len()];

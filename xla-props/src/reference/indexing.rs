@@ -3,7 +3,7 @@
 //! Out-of-range starts are clamped into range (dynamic slices, gather);
 //! scatter drops every update whose whole window would not fit.
 
-use super::data::{bits, dims_of, from_bits, i128s, next_index, strides, take};
+use super::data::{bits, dims_of, from_bits, i128s, indices_below, next_index, strides, take};
 use super::error::{bad, out, to_apply};
 use super::reduction::Combiner;
 use super::scalar::ScalarFn;
@@ -92,14 +92,7 @@ pub(crate) fn dynamic_update_slice(
 
 /// Checks a list of dims against a bound.
 fn dims_below(v: &[i64], bound: usize, what: &str) -> Result<Vec<usize>, OpError> {
-    v.iter()
-        .map(|&d| {
-            usize::try_from(d)
-                .ok()
-                .filter(|&d| d < bound)
-                .ok_or_else(|| bad(format!("{what} {d} out of range")))
-        })
-        .collect()
+    indices_below(v, bound, |d| bad(format!("{what} {d} out of range")))
 }
 
 /// The shared index arithmetic of gather and scatter.

@@ -4,7 +4,9 @@
 //! Results are built in logical order; layouts are metadata, except for
 //! `bitcast`, which reinterprets the physical order.
 
-use super::data::{bits, dims_of, from_bits, from_bools, from_f64s, from_i128s, strides, take};
+use super::data::{
+    bits, dims_of, from_bits, from_bools, from_f64s, from_i128s, indices_below, strides, take,
+};
 use super::error::bad;
 use super::OpError;
 use crate::hlo::{ArrayShape, ConstantData, Instruction, PadDim, Shape, SliceDim};
@@ -13,14 +15,9 @@ use crate::literal::{Literal, Value};
 /// A dims attribute as usizes below `bound`.
 fn dim_list(dims: Option<&[i64]>, bound: usize, what: &str) -> Result<Vec<usize>, OpError> {
     let dims = dims.ok_or_else(|| bad(format!("missing {what}")))?;
-    dims.iter()
-        .map(|&d| {
-            usize::try_from(d)
-                .ok()
-                .filter(|&d| d < bound)
-                .ok_or_else(|| bad(format!("{what} {d} out of range for rank {bound}")))
-        })
-        .collect()
+    indices_below(dims, bound, |d| {
+        bad(format!("{what} {d} out of range for rank {bound}"))
+    })
 }
 
 /// constant: the literal (or tuple) of the instruction's shape.
@@ -154,15 +151,7 @@ pub(crate) fn broadcast(
             x.shape()
         )));
     }
-    let st = strides(&xd);
-    take(x, out, 0, |idx| {
-        Some(
-            map.iter()
-                .enumerate()
-                .map(|(i, &o)| if xd[i] == 1 { 0 } else { idx[o] * st[i] })
-                .sum(),
-        )
-    })
+    take_strided(x, out, |i, idx| if xd[i] == 1 { 0 } else { idx[map[i]] })
 }
 
 /// reshape: the same row-major element sequence.
@@ -226,14 +215,21 @@ pub(crate) fn slice(
             )));
         }
     }
-    let st = strides(&xd);
+    take_strided(x, out, |d, idx| {
+        spec[d].start as usize + idx[d] * spec[d].stride as usize
+    })
+}
+
+/// The elements of `x` at, per index `idx` of `out`, the operand index
+/// whose dimension `d` is `at(d, idx)`.
+fn take_strided(
+    x: &Literal,
+    out: &ArrayShape,
+    at: impl Fn(usize, &[usize]) -> usize,
+) -> Result<Literal, OpError> {
+    let st = strides(x.dims());
     take(x, out, 0, |idx| {
-        Some(
-            spec.iter()
-                .enumerate()
-                .map(|(d, s)| (s.start as usize + idx[d] * s.stride as usize) * st[d])
-                .sum(),
-        )
+        Some((0..st.len()).map(|d| at(d, idx) * st[d]).sum())
     })
 }
 

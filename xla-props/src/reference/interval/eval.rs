@@ -241,6 +241,26 @@ impl Interval<'_, '_> {
         self.run.step_op(ins, &refs)
     }
 
+    /// The kernel on `pick(j, operand j's bounds)` for each operand; None
+    /// unless it gives an array of `n` elements.
+    fn kernel_on(
+        &mut self,
+        ins: &Instruction,
+        arrays: &[&Bounds],
+        n: usize,
+        pick: impl Fn(usize, &Bounds) -> Literal,
+    ) -> Option<Literal> {
+        let vals: Vec<Value> = arrays
+            .iter()
+            .enumerate()
+            .map(|(j, b)| Value::Array(pick(j, b)))
+            .collect();
+        match self.kernel(ins, &vals) {
+            Ok(Value::Array(l)) if l.element_count() == n => Some(l),
+            _ => None,
+        }
+    }
+
     /// The point value when every operand is exact.
     pub(super) fn exact(
         &mut self,
@@ -435,20 +455,15 @@ impl Interval<'_, '_> {
         let mut some_nan = vec![false; n];
         // every corner: bit j of c picks operand j's upper end
         for c in 0..(1usize << k) {
-            let vals: Vec<Value> = arrays
-                .iter()
-                .enumerate()
-                .map(|(j, b)| {
-                    Value::Array(if c >> j & 1 == 1 {
-                        b.hi.clone()
-                    } else {
-                        b.lo.clone()
-                    })
-                })
-                .collect();
-            let v = match self.kernel(ins, &vals) {
-                Ok(Value::Array(l)) if l.element_count() == n => l,
-                _ => return self.exact(ins, ops),
+            let corner = |j: usize, b: &Bounds| {
+                if c >> j & 1 == 1 {
+                    b.hi.clone()
+                } else {
+                    b.lo.clone()
+                }
+            };
+            let Some(v) = self.kernel_on(ins, &arrays, n, corner) else {
+                return self.exact(ins, ops);
             };
             for (i, r) in ranges.iter_mut().enumerate() {
                 match key(&v, i) {
@@ -486,20 +501,15 @@ impl Interval<'_, '_> {
                     with_nan.set_bits(i, nan_bits);
                 }
             }
-            let vals: Vec<Value> = arrays
-                .iter()
-                .enumerate()
-                .map(|(m, x)| {
-                    Value::Array(if m == j {
-                        with_nan.clone()
-                    } else {
-                        x.lo.clone()
-                    })
-                })
-                .collect();
-            let v = match self.kernel(ins, &vals) {
-                Ok(Value::Array(l)) if l.element_count() == n => l,
-                _ => return self.exact(ins, ops),
+            let nan_at_j = |m: usize, x: &Bounds| {
+                if m == j {
+                    with_nan.clone()
+                } else {
+                    x.lo.clone()
+                }
+            };
+            let Some(v) = self.kernel_on(ins, &arrays, n, nan_at_j) else {
+                return self.exact(ins, ops);
             };
             for i in 0..n {
                 if !b.nan.get(i).copied().unwrap_or(false) && b.len() == n {
