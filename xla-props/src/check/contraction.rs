@@ -137,24 +137,33 @@ mod tests {
         crate::reference::evaluate(m, args).unwrap()
     }
 
+    /// Two f32 arguments of `a.len()` elements.
+    fn f32_pair(a: &[f64], b: &[f64]) -> [Literal; 2] {
+        let s = ArrayShape::new(ElementType::F32, vec![a.len() as i64]);
+        [a, b].map(|v| Literal::from_f64s(&s, v).unwrap())
+    }
+
+    /// a*a - p with a = 1 + 2^-12, p = round(a*a): the separately rounded
+    /// result is 0, the fused one is the product's rounding error 2^-24;
+    /// the multiply and the subtract in one computation, and the multiply
+    /// feeding a fusion that subtracts (contracted with its add too)
     #[test]
     fn the_variant_rounds_a_multiply_add_once() {
-        // a*a - p with a = 1 + 2^-12, p = round(a*a): the separately rounded
-        // result is 0, the fused one is the product's rounding error 2^-24
-        let text =
+        let plain =
             "HloModule m\nENTRY e {\n  a = f32[1] parameter(0)\n  p = f32[1] parameter(1)\n  \
                     m = f32[1] multiply(a, a)\n  ROOT s = f32[1] subtract(m, p)\n}\n";
-        let m = parse_module(text).unwrap();
+        let fused = "HloModule m\nf {\n  p0 = f32[1] parameter(0)\n  p1 = f32[1] parameter(1)\n  \
+                    ROOT s = f32[1] subtract(p0, p1)\n}\nENTRY e {\n  a = f32[1] parameter(0)\n  \
+                    p = f32[1] parameter(1)\n  m = f32[1] multiply(a, a)\n  \
+                    ROOT r = f32[1] fusion(m, p), kind=kLoop, calls=f\n}\n";
         let a = 1.0 + 2f64.powi(-12);
-        let rounded = (a * a) as f32 as f64;
-        let s = ArrayShape::new(ElementType::F32, vec![1]);
-        let args = [
-            Literal::from_f64s(&s, &[a]).unwrap(),
-            Literal::from_f64s(&s, &[rounded]).unwrap(),
-        ];
-        assert_eq!(eval(&m, &args)[0].get_f64(0), 0.0);
-        let v = fma_contraction_variant(&m).unwrap();
-        assert_eq!(eval(&v, &args)[0].get_f64(0), 2f64.powi(-24));
+        let args = f32_pair(&[a], &[(a * a) as f32 as f64]);
+        for text in [plain, fused] {
+            let m = parse_module(text).unwrap();
+            assert_eq!(eval(&m, &args)[0].get_f64(0), 0.0, "{text}");
+            let v = fma_contraction_variant(&m).unwrap();
+            assert_eq!(eval(&v, &args)[0].get_f64(0), 2f64.powi(-24), "{text}");
+        }
     }
 
     #[test]
@@ -162,35 +171,12 @@ mod tests {
         let text =
             "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  c = f32[2] parameter(1)\n  \
                     m = f32[2] multiply(a, a)\n  ROOT s = f32[2] subtract(c, m)\n}\n";
-        let m = parse_module(text).unwrap();
-        let v = fma_contraction_variant(&m).unwrap();
-        let s = ArrayShape::new(ElementType::F32, vec![2]);
-        let args = [
-            Literal::from_f64s(&s, &[3.0, -1.5]).unwrap(),
-            Literal::from_f64s(&s, &[1.0, 2.0]).unwrap(),
-        ];
+        let v = fma_contraction_variant(&parse_module(text).unwrap()).unwrap();
+        let args = f32_pair(&[3.0, -1.5], &[1.0, 2.0]);
         // exact values agree with the plain module
         assert_eq!(eval(&v, &args)[0].to_f64_vec(), vec![-8.0, -0.25]);
         let f64_text = text.replace("f32", "f64");
         assert!(fma_contraction_variant(&parse_module(&f64_text).unwrap()).is_none());
-    }
-
-    #[test]
-    fn a_multiply_feeding_a_fusion_is_contracted_with_its_add() {
-        let text = "HloModule m\nf {\n  p0 = f32[1] parameter(0)\n  p1 = f32[1] parameter(1)\n  \
-                    ROOT s = f32[1] subtract(p0, p1)\n}\nENTRY e {\n  a = f32[1] parameter(0)\n  \
-                    p = f32[1] parameter(1)\n  m = f32[1] multiply(a, a)\n  \
-                    ROOT r = f32[1] fusion(m, p), kind=kLoop, calls=f\n}\n";
-        let m = parse_module(text).unwrap();
-        let a = 1.0 + 2f64.powi(-12);
-        let s = ArrayShape::new(ElementType::F32, vec![1]);
-        let args = [
-            Literal::from_f64s(&s, &[a]).unwrap(),
-            Literal::from_f64s(&s, &[(a * a) as f32 as f64]).unwrap(),
-        ];
-        assert_eq!(eval(&m, &args)[0].get_f64(0), 0.0);
-        let v = fma_contraction_variant(&m).unwrap();
-        assert_eq!(eval(&v, &args)[0].get_f64(0), 2f64.powi(-24));
     }
 }
 

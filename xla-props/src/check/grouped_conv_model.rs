@@ -11,7 +11,8 @@
 //! reference computes each group on its own inputs and weights only.
 
 use crate::hlo::{
-    ArrayShape, Attrs, ConstantData, ElementType, InstrId, Instruction, Module, Opcode, Shape,
+    ArrayShape, Attrs, ConstantData, ConvDims, ElementType, InstrId, Instruction, Module, Opcode,
+    Shape,
 };
 
 fn push(
@@ -26,6 +27,52 @@ fn push(
     i.attrs = attrs;
     instrs.push(i);
     InstrId(instrs.len() as u32 - 1)
+}
+
+/// A constant of `shape` holding `data`.
+fn constant(
+    instrs: &mut Vec<Instruction>,
+    name: String,
+    shape: Shape,
+    data: ConstantData,
+) -> InstrId {
+    let attrs = Attrs {
+        constant: Some(data),
+        ..Attrs::default()
+    };
+    push(instrs, name, Opcode::Constant, shape, vec![], attrs)
+}
+
+/// `x` broadcast to `shape`, its dimensions becoming `dims` of the result.
+fn broadcast(
+    instrs: &mut Vec<Instruction>,
+    name: String,
+    shape: Shape,
+    x: InstrId,
+    dims: Vec<i64>,
+) -> InstrId {
+    let attrs = Attrs {
+        dimensions: Some(dims),
+        ..Attrs::default()
+    };
+    push(instrs, name, Opcode::Broadcast, shape, vec![x], attrs)
+}
+
+/// The pred `x` or-reduced (`or_comp`) over `dims` from `init`.
+fn any_over(
+    instrs: &mut Vec<Instruction>,
+    name: String,
+    shape: Shape,
+    (x, init): (InstrId, InstrId),
+    dims: Vec<i64>,
+    or_comp: crate::hlo::CompId,
+) -> InstrId {
+    let attrs = Attrs {
+        dimensions: Some(dims),
+        to_apply: Some(or_comp),
+        ..Attrs::default()
+    };
+    push(instrs, name, Opcode::Reduce, shape, vec![x, init], attrs)
 }
 
 /// `kernel` repeated `groups` times along its input-feature dim and zeroed
@@ -71,46 +118,29 @@ fn dense_kernel(
         mask.push(idx[kif] / cin_g == idx[kof] / (cout / groups));
     }
     let pred = Shape::Array(ArrayShape::new(ElementType::Pred, dims.clone()));
-    let attrs = Attrs {
-        constant: Some(ConstantData::Pred(mask)),
-        ..Attrs::default()
-    };
-    let m = push(
+    let m = constant(
         instrs,
         format!("{name}.dense.mask"),
-        Opcode::Constant,
         pred,
-        vec![],
-        attrs,
+        ConstantData::Pred(mask),
     );
     let zero_data = if k.dtype.is_float() {
         ConstantData::Float(vec![0.0])
     } else {
         ConstantData::Int(vec![0])
     };
-    let attrs = Attrs {
-        constant: Some(zero_data),
-        ..Attrs::default()
-    };
-    let z = push(
+    let z = constant(
         instrs,
         format!("{name}.dense.zero"),
-        Opcode::Constant,
         Shape::Array(ArrayShape::new(k.dtype, vec![])),
-        vec![],
-        attrs,
+        zero_data,
     );
-    let attrs = Attrs {
-        dimensions: Some(vec![]),
-        ..Attrs::default()
-    };
-    let zb = push(
+    let zb = broadcast(
         instrs,
         format!("{name}.dense.zeros"),
-        Opcode::Broadcast,
         Shape::Array(wide.clone()),
-        vec![z],
-        attrs,
+        z,
+        vec![],
     );
     Some(push(
         instrs,
@@ -158,17 +188,12 @@ fn other_groups_weight_not_finite(
         vec![per_o],
         Attrs::default(),
     );
-    let b = Attrs {
-        dimensions: Some(vec![1, 2]),
-        ..Attrs::default()
-    };
-    let wide = push(
+    let wide = broadcast(
         instrs,
         format!("{name}.w.per_group"),
-        Opcode::Broadcast,
         arr(pred, vec![groups, groups, p]),
-        vec![split],
-        b,
+        split,
+        vec![1, 2],
     );
     let mut off = Vec::with_capacity((groups * groups * p) as usize);
     for j in 0..groups {
@@ -176,17 +201,11 @@ fn other_groups_weight_not_finite(
             off.resize(off.len() + p as usize, j != g);
         }
     }
-    let c = Attrs {
-        constant: Some(ConstantData::Pred(off)),
-        ..Attrs::default()
-    };
-    let off = push(
+    let off = constant(
         instrs,
         format!("{name}.w.other_group"),
-        Opcode::Constant,
         arr(pred, vec![groups, groups, p]),
-        vec![],
-        c,
+        ConstantData::Pred(off),
     );
     let both = push(
         instrs,
@@ -196,18 +215,13 @@ fn other_groups_weight_not_finite(
         vec![wide, off],
         Attrs::default(),
     );
-    let red = Attrs {
-        dimensions: Some(vec![1]),
-        to_apply: Some(or_comp),
-        ..Attrs::default()
-    };
-    let any = push(
+    let any = any_over(
         instrs,
         format!("{name}.w.any_other"),
-        Opcode::Reduce,
         arr(pred, vec![groups, p]),
-        vec![both, no],
-        red,
+        (both, no),
+        vec![1],
+        or_comp,
     );
     Some(push(
         instrs,
@@ -255,31 +269,20 @@ fn non_finite_per_feature(
         vec![diff, diff],
         ne,
     );
-    let f = Attrs {
-        constant: Some(ConstantData::Pred(vec![false])),
-        ..Attrs::default()
-    };
-    let no = push(
+    let no = constant(
         instrs,
         format!("{name}.w.false"),
-        Opcode::Constant,
         arr(pred, vec![]),
-        vec![],
-        f,
+        ConstantData::Pred(vec![false]),
     );
     let others: Vec<i64> = (0..kd.len() as i64).filter(|&i| i != kof as i64).collect();
-    let red = Attrs {
-        dimensions: Some(others),
-        to_apply: Some(or_comp),
-        ..Attrs::default()
-    };
-    let per_o = push(
+    let per_o = any_over(
         instrs,
         format!("{name}.w.any"),
-        Opcode::Reduce,
         arr(pred, vec![cout]),
-        vec![bad, no],
-        red,
+        (bad, no),
+        others,
+        or_comp,
     );
     (per_o, no)
 }
@@ -301,41 +304,25 @@ fn nan_at_features(instrs: &mut Vec<Instruction>, k: usize, per_feature: InstrId
         c.operands.clone(),
         c.attrs.clone(),
     );
-    let b = Attrs {
-        dimensions: Some(vec![d.output_feature]),
-        ..Attrs::default()
-    };
-    let mask = push(
+    let mask = broadcast(
         instrs,
         format!("{name}.w.mask"),
-        Opcode::Broadcast,
         arr(ElementType::Pred, out.dims.clone()),
-        vec![per_feature],
-        b,
+        per_feature,
+        vec![d.output_feature],
     );
-    let nan = Attrs {
-        constant: Some(ConstantData::Float(vec![f64::NAN])),
-        ..Attrs::default()
-    };
-    let n = push(
+    let n = constant(
         instrs,
         format!("{name}.nan"),
-        Opcode::Constant,
         arr(out.dtype, vec![]),
-        vec![],
-        nan,
+        ConstantData::Float(vec![f64::NAN]),
     );
-    let nb = Attrs {
-        dimensions: Some(vec![]),
-        ..Attrs::default()
-    };
-    let nans = push(
+    let nans = broadcast(
         instrs,
         format!("{name}.nans"),
-        Opcode::Broadcast,
         arr(out.dtype, out.dims.clone()),
-        vec![n],
-        nb,
+        n,
+        vec![],
     );
     instrs[k] = Instruction::new(
         name,
@@ -381,6 +368,38 @@ fn same_float_type(instrs: &[Instruction], c: &Instruction) -> Option<ElementTyp
 /// NaN`). None when `m` has none.
 pub fn dense_depthwise_convolutions(m: &Module, dtypes: &[ElementType]) -> Option<Module> {
     let mut m = m.clone();
+    let any = rewrite_convolutions(&mut m, dtypes, |instrs, k, c, d| {
+        let fgc = c.attrs.feature_group_count.unwrap_or(1);
+        let (kif, kof) = (
+            d.kernel_input_feature as usize,
+            d.kernel_output_feature as usize,
+        );
+        let one_input_feature = instrs
+            .get(c.operands[1].index())
+            .and_then(|w| w.shape.as_array())
+            .is_some_and(|w| w.dims.get(kif) == Some(&1));
+        if fgc < 2 || !one_input_feature {
+            return false;
+        }
+        let Some(w) = dense_kernel(instrs, &c.name, c.operands[1], kif, kof, fgc) else {
+            return false;
+        };
+        let conv = &mut instrs[k];
+        conv.operands[1] = w;
+        conv.attrs.feature_group_count = Some(1);
+        true
+    });
+    any.then_some(m)
+}
+
+/// Calls `rewrite(instructions, k, convolution k, its dims)` for every
+/// convolution of `m` whose operands and result share a float type among
+/// `dtypes`; true when a call rewrote one (returned true).
+fn rewrite_convolutions(
+    m: &mut Module,
+    dtypes: &[ElementType],
+    mut rewrite: impl FnMut(&mut Vec<Instruction>, usize, &Instruction, &ConvDims) -> bool,
+) -> bool {
     let mut any = false;
     for comp in &mut m.computations {
         for k in 0..comp.instructions.len() {
@@ -389,37 +408,12 @@ pub fn dense_depthwise_convolutions(m: &Module, dtypes: &[ElementType]) -> Optio
             else {
                 continue;
             };
-            let fgc = c.attrs.feature_group_count.unwrap_or(1);
-            let (kif, kof) = (
-                d.kernel_input_feature as usize,
-                d.kernel_output_feature as usize,
-            );
-            let one_input_feature = comp
-                .instructions
-                .get(c.operands[1].index())
-                .and_then(|w| w.shape.as_array())
-                .is_some_and(|w| w.dims.get(kif) == Some(&1));
-            let typed =
-                same_float_type(&comp.instructions, &c).is_some_and(|t| dtypes.contains(&t));
-            if fgc < 2 || !one_input_feature || !typed {
-                continue;
+            if same_float_type(&comp.instructions, &c).is_some_and(|t| dtypes.contains(&t)) {
+                any |= rewrite(&mut comp.instructions, k, &c, &d);
             }
-            let w = dense_kernel(
-                &mut comp.instructions,
-                &c.name,
-                c.operands[1],
-                kif,
-                kof,
-                fgc,
-            );
-            let Some(w) = w else { continue };
-            let conv = &mut comp.instructions[k];
-            conv.operands[1] = w;
-            conv.attrs.feature_group_count = Some(1);
-            any = true;
         }
     }
-    any.then_some(m)
+    any
 }
 
 /// Every batch-grouped convolution of `m` with more than one output feature
@@ -430,39 +424,25 @@ pub fn dense_depthwise_convolutions(m: &Module, dtypes: &[ElementType]) -> Optio
 pub fn batch_group_dilation_holes(m: &Module, dtypes: &[ElementType]) -> Option<Module> {
     let mut m = m.clone();
     let or_comp = crate::hlo::CompId(m.computations.len() as u32);
-    let mut any = false;
-    for comp in &mut m.computations {
-        for k in 0..comp.instructions.len() {
-            let c = comp.instructions[k].clone();
-            let (Some(d), true) = (c.attrs.conv_dims.clone(), c.opcode == Opcode::Convolution)
-            else {
-                continue;
-            };
-            let bgc = c.attrs.batch_group_count.unwrap_or(1);
-            let kof = d.kernel_output_feature as usize;
-            let cout = comp
-                .instructions
-                .get(c.operands[1].index())
-                .and_then(|w| w.shape.as_array())
-                .and_then(|w| w.dims.get(kof).copied())
-                .unwrap_or(0);
-            let typed =
-                same_float_type(&comp.instructions, &c).is_some_and(|t| dtypes.contains(&t));
-            // one output feature per group: XLA CPU selects per group instead (no leak)
-            if bgc < 2 || cout <= bgc || !typed {
-                continue;
-            }
-            let instrs = &mut comp.instructions;
-            let Some(leaks) =
-                other_groups_weight_not_finite(instrs, &c.name, c.operands[1], kof, bgc, or_comp)
-            else {
-                continue;
-            };
-            if nan_at_features(instrs, k, leaks).is_some() {
-                any = true;
-            }
+    let any = rewrite_convolutions(&mut m, dtypes, |instrs, k, c, d| {
+        let bgc = c.attrs.batch_group_count.unwrap_or(1);
+        let kof = d.kernel_output_feature as usize;
+        let cout = instrs
+            .get(c.operands[1].index())
+            .and_then(|w| w.shape.as_array())
+            .and_then(|w| w.dims.get(kof).copied())
+            .unwrap_or(0);
+        // one output feature per group: XLA CPU selects per group instead (no leak)
+        if bgc < 2 || cout <= bgc {
+            return false;
         }
-    }
+        let Some(leaks) =
+            other_groups_weight_not_finite(instrs, &c.name, c.operands[1], kof, bgc, or_comp)
+        else {
+            return false;
+        };
+        nan_at_features(instrs, k, leaks).is_some()
+    });
     if any {
         m.computations.push(or_computation());
     }

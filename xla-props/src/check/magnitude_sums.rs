@@ -131,6 +131,63 @@ pub fn magnitude_sums_for_reduce(input: &Literal, init: f64, dims: &[i64]) -> Ma
     }
 }
 
+/// A dot's dimensions by role: each operand's batch (`lb`, `rb`),
+/// contracting (`lc`, `rc`) and free (`lf`, `rf`) dimensions. Its output is
+/// ordered batch dims, then lhs free dims, then rhs free dims.
+pub(crate) struct DotRoles {
+    lb: Vec<usize>,
+    pub(crate) lc: Vec<usize>,
+    rb: Vec<usize>,
+    rc: Vec<usize>,
+    lf: Vec<usize>,
+    rf: Vec<usize>,
+}
+
+impl DotRoles {
+    /// The roles from `[lb, lc, rb, rc]` of operands of ranks `l_rank` and
+    /// `r_rank`: every other dimension is free.
+    pub(crate) fn new([lb, lc, rb, rc]: [Vec<usize>; 4], l_rank: usize, r_rank: usize) -> Self {
+        let free = |rank: usize, b: &[usize], c: &[usize]| -> Vec<usize> {
+            (0..rank)
+                .filter(|d| !b.contains(d) && !c.contains(d))
+                .collect()
+        };
+        let (lf, rf) = (free(l_rank, &lb, &lc), free(r_rank, &rb, &rc));
+        DotRoles {
+            lb,
+            lc,
+            rb,
+            rc,
+            lf,
+            rf,
+        }
+    }
+
+    /// Sets the lhs index `li` and the rhs index `ri` at output index `oi`
+    /// (their contracting dimensions left as they are).
+    pub(crate) fn set_output(&self, oi: &[usize], li: &mut [usize], ri: &mut [usize]) {
+        for (k, (&l, &r)) in self.lb.iter().zip(&self.rb).enumerate() {
+            li[l] = oi[k];
+            ri[r] = oi[k];
+        }
+        for (k, &l) in self.lf.iter().enumerate() {
+            li[l] = oi[self.lb.len() + k];
+        }
+        for (k, &r) in self.rf.iter().enumerate() {
+            ri[r] = oi[self.lb.len() + self.lf.len() + k];
+        }
+    }
+
+    /// Sets the contracting dimensions of `li` and `ri` at index `ci` of the
+    /// contracted terms.
+    pub(crate) fn set_term(&self, ci: &[usize], li: &mut [usize], ri: &mut [usize]) {
+        for (k, (&l, &r)) in self.lc.iter().zip(&self.rc).enumerate() {
+            li[l] = ci[k];
+            ri[r] = ci[k];
+        }
+    }
+}
+
 /// The magnitude sums of `dot(lhs, rhs)`: per output element, `sum |a_k * b_k|`
 /// over the contracted terms. The output is ordered batch dims, then lhs free
 /// dims, then rhs free dims (XLA's dot output order).
@@ -169,12 +226,6 @@ pub fn magnitude_sums_for_dot(
     if lb.len() != rb.len() || lc.len() != rc.len() {
         return Err("dot dimension numbers do not pair up".into());
     }
-    let lf: Vec<usize> = (0..ld.len())
-        .filter(|d| !lb.contains(d) && !lc.contains(d))
-        .collect();
-    let rf: Vec<usize> = (0..rd.len())
-        .filter(|d| !rb.contains(d) && !rc.contains(d))
-        .collect();
     let bsizes: Vec<usize> = lb.iter().map(|&d| ld[d]).collect();
     let csizes: Vec<usize> = lc.iter().map(|&d| ld[d]).collect();
     if rb.iter().map(|&d| rd[d]).ne(bsizes.iter().copied())
@@ -182,8 +233,9 @@ pub fn magnitude_sums_for_dot(
     {
         return Err("dot operand dimensions do not match".into());
     }
-    let lfs: Vec<usize> = lf.iter().map(|&d| ld[d]).collect();
-    let rfs: Vec<usize> = rf.iter().map(|&d| rd[d]).collect();
+    let roles = DotRoles::new([lb, lc, rb, rc], ld.len(), rd.len());
+    let lfs: Vec<usize> = roles.lf.iter().map(|&d| ld[d]).collect();
+    let rfs: Vec<usize> = roles.rf.iter().map(|&d| rd[d]).collect();
     let mut out_dims = bsizes.clone();
     out_dims.extend(&lfs);
     out_dims.extend(&rfs);
@@ -198,22 +250,10 @@ pub fn magnitude_sums_for_dot(
     let mut ridx = vec![0; rd.len()];
     for (o, (sum, finite_sum)) in sums.iter_mut().zip(&mut finite_sums).enumerate() {
         let oi = ElementIndex::new(o, &out_dims).multi;
-        for (k, (&l, &r)) in lb.iter().zip(&rb).enumerate() {
-            lidx[l] = oi[k];
-            ridx[r] = oi[k];
-        }
-        for (k, &l) in lf.iter().enumerate() {
-            lidx[l] = oi[lb.len() + k];
-        }
-        for (k, &r) in rf.iter().enumerate() {
-            ridx[r] = oi[lb.len() + lf.len() + k];
-        }
+        roles.set_output(&oi, &mut lidx, &mut ridx);
         for t in 0..terms {
             let ti = ElementIndex::new(t, &csizes).multi;
-            for (k, (&l, &r)) in lc.iter().zip(&rc).enumerate() {
-                lidx[l] = ti[k];
-                ridx[r] = ti[k];
-            }
+            roles.set_term(&ti, &mut lidx, &mut ridx);
             let p = (lhs.get_f64(flat(ld, &lidx)) * rhs.get_f64(flat(rd, &ridx))).abs();
             *sum += p;
             if p.is_finite() {

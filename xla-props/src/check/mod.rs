@@ -55,6 +55,7 @@ pub use known_bugs::{
     KnownBugNote,
 };
 pub use legal::legal_differences;
+pub(crate) use magnitude_sums::DotRoles;
 pub use magnitude_sums::{magnitude_sums_for_dot, magnitude_sums_for_reduce};
 pub use numerics::{Approximation, ErrorBudget, Numerics};
 pub use op_semantics::{op_semantics_variant, op_semantics_variant_ordered, ConstantOrder};

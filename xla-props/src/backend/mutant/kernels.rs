@@ -3,6 +3,7 @@
 use super::ctx::{array, dims, literal, ravel, round_to, scalar_like, unravel, Ctx, Res};
 use super::mutation::Mutation;
 use crate::backend::error::BackendError;
+use crate::check::DotRoles;
 use crate::hlo::{ArrayShape, Computation, ElementType, InstrId, Instruction, Opcode, Shape};
 use crate::literal::{Literal, Value};
 
@@ -538,41 +539,27 @@ fn dot_bf16(c: &Ctx<'_>) -> Res<Literal> {
     let dd = c.instr.attrs.dot_dims.clone().unwrap_or_default();
     let (ld, rd, od) = (dims(lhs), dims(rhs), dims(&out));
     let u = |v: &[i64]| v.iter().map(|&d| d as usize).collect::<Vec<_>>();
-    let (lb, lc, rb, rc) = (
-        u(&dd.lhs_batch),
-        u(&dd.lhs_contracting),
-        u(&dd.rhs_batch),
-        u(&dd.rhs_contracting),
+    let roles = DotRoles::new(
+        [
+            u(&dd.lhs_batch),
+            u(&dd.lhs_contracting),
+            u(&dd.rhs_batch),
+            u(&dd.rhs_contracting),
+        ],
+        ld.len(),
+        rd.len(),
     );
-    let lf: Vec<usize> = (0..ld.len())
-        .filter(|k| !lb.contains(k) && !lc.contains(k))
-        .collect();
-    let rf: Vec<usize> = (0..rd.len())
-        .filter(|k| !rb.contains(k) && !rc.contains(k))
-        .collect();
-    let cdims: Vec<usize> = lc.iter().map(|&k| ld[k]).collect();
+    let cdims: Vec<usize> = roles.lc.iter().map(|&k| ld[k]).collect();
     let ccount: usize = cdims.iter().product();
     for o in 0..out.element_count() {
         let oi = unravel(o, &od);
         let mut li = vec![0; ld.len()];
         let mut ri = vec![0; rd.len()];
-        for (n, (&l, &r)) in lb.iter().zip(&rb).enumerate() {
-            li[l] = oi[n];
-            ri[r] = oi[n];
-        }
-        for (n, &l) in lf.iter().enumerate() {
-            li[l] = oi[lb.len() + n];
-        }
-        for (n, &r) in rf.iter().enumerate() {
-            ri[r] = oi[lb.len() + lf.len() + n];
-        }
+        roles.set_output(&oi, &mut li, &mut ri);
         let mut acc = 0.0;
         for j in 0..ccount {
             let ci = unravel(j, &cdims);
-            for (n, (&l, &r)) in lc.iter().zip(&rc).enumerate() {
-                li[l] = ci[n];
-                ri[r] = ci[n];
-            }
+            roles.set_term(&ci, &mut li, &mut ri);
             let p = lhs.get_f64(ravel(&li, &ld)) * rhs.get_f64(ravel(&ri, &rd));
             acc = round_to(ElementType::Bf16, acc + p);
         }
