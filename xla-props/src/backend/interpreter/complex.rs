@@ -11,7 +11,7 @@
 
 use num_complex::Complex;
 
-use super::elem::{err, make, Res};
+use super::elem::{err, make, same_shape, Res};
 use crate::backend::BackendError;
 use crate::hlo::{ArrayShape, ComparisonDirection, ElementType, Opcode};
 use crate::literal::{complex_type, component_type, Literal};
@@ -166,13 +166,7 @@ pub(crate) fn unary(op: Opcode, x: &Literal, out: ElementType) -> Res<Literal> {
 /// An elementwise op of two complex operands of one type.
 pub(crate) fn binary(op: Opcode, x: &Literal, y: &Literal) -> Res<Literal> {
     let dt = x.dtype();
-    if y.dtype() != dt || x.dims() != y.dims() {
-        return err(format!(
-            "{op}: operand shapes differ: {} vs {}",
-            x.shape(),
-            y.shape()
-        ));
-    }
+    same_shape(&op.to_string(), x, y)?;
     let f: fn(C, C) -> C = match op {
         Opcode::Add => |a, b| a + b,
         Opcode::Subtract => |a, b| a - b,
@@ -189,13 +183,7 @@ pub(crate) fn binary(op: Opcode, x: &Literal, y: &Literal) -> Res<Literal> {
 /// `complex(re, im)`: two real operands of one type make a complex value.
 pub(crate) fn make_complex(re: &Literal, im: &Literal) -> Res<Literal> {
     let dt = re.dtype();
-    if im.dtype() != dt || re.dims() != im.dims() {
-        return err(format!(
-            "complex: operand shapes differ: {} vs {}",
-            re.shape(),
-            im.shape()
-        ));
-    }
+    same_shape("complex", re, im)?;
     // f32 and f64 parts are exact in f64: one path for both
     let Some(ct) = complex_type(dt) else {
         return Err(BackendError::unsupported(format!("complex of {dt} parts")));

@@ -73,6 +73,18 @@ pub(crate) fn slice_of<'a, T: Elem>(lit: &'a Literal, what: &str) -> Res<&'a [T]
         })
 }
 
+/// An error naming `op` unless `a` and `b` have one type and dims.
+pub(crate) fn same_shape(op: &str, a: &Literal, b: &Literal) -> Res<()> {
+    if a.dims() != b.dims() || a.dtype() != b.dtype() {
+        return err(format!(
+            "{op}: operand shapes differ: {} vs {}",
+            a.shape(),
+            b.shape()
+        ));
+    }
+    Ok(())
+}
+
 /// Builds a literal of `dtype` and `dims` from row-major values.
 pub(crate) fn make<T: Elem>(dtype: ElementType, dims: &[usize], v: Vec<T>) -> Res<Literal> {
     let a = ArrayD::from_shape_vec(IxDyn(dims), v)

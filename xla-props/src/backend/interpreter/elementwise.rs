@@ -2,8 +2,8 @@
 //! tight typed loop. Narrow floats compute in f32 and round after each op.
 
 use super::elem::{
-    dispatch, dispatch_float, dispatch_int, err, make, slice_of, with_float_type, with_int_type,
-    FloatElem, IntElem, Res,
+    dispatch, dispatch_float, dispatch_int, err, make, same_shape, slice_of, with_float_type,
+    with_int_type, FloatElem, IntElem, Res,
 };
 use super::math::Compute;
 use crate::backend::BackendError;
@@ -313,17 +313,6 @@ pub(crate) fn unary(op: Opcode, x: &Literal, out: ElementType) -> Res<Literal> {
     }, _ => dispatch_int!(x.data(), _a: T => {
         make(dt, &dims, int_unary::<T>(op, slice_of::<T>(x, op.name())?, dt.bit_width(), dt.is_signed_int())?)
     }, _ => Err(BackendError::unsupported(format!("{op} on {dt}")))))
-}
-
-fn same_shape(op: &str, a: &Literal, b: &Literal) -> Res<()> {
-    if a.dims() != b.dims() || a.dtype() != b.dtype() {
-        return err(format!(
-            "{op}: operand shapes differ: {} vs {}",
-            a.shape(),
-            b.shape()
-        ));
-    }
-    Ok(())
 }
 
 /// An elementwise op of two operands of one type.

@@ -215,6 +215,31 @@ fn filled(dtype: ElementType, dims: &[usize], init: &Literal) -> Res<Literal> {
     Literal::from_bits(&shape, &vec![b; n]).map_err(|e| BackendError::Execute(e.to_string()))
 }
 
+/// Per group, in order: its elements of `s`, each read through `up`,
+/// folded with `f` from `init`.
+fn fold_groups<S: Copy, A: Copy>(
+    groups: &dyn Groups,
+    buf: &mut Vec<usize>,
+    s: &[S],
+    init: A,
+    up: impl Fn(S) -> A,
+    f: impl Fn(A, A) -> A,
+) -> Vec<A> {
+    (0..groups.count())
+        .map(|g| {
+            groups.fill(g, buf);
+            buf.iter().fold(init, |acc, &k| f(acc, up(s[k])))
+        })
+        .collect()
+}
+
+/// The computation an instruction applies, or an error naming `op`.
+fn to_apply(ins: &Instruction, op: &str) -> Res<CompId> {
+    ins.attrs
+        .to_apply
+        .ok_or_else(|| BackendError::Execute(format!("{op}: missing to_apply")))
+}
+
 impl Compiled {
     /// Folds each group of input elements with `to_apply`, starting from `inits`.
     fn fold(
@@ -242,41 +267,21 @@ impl Compiled {
                 float_fn::<<T as FloatElem>::C>(op).map(|f| -> Res<Literal> {
                     let s = slice_of::<T>(x, "reduce")?;
                     let i0 = slice_of::<T>(init, "reduce")?[0].up();
-                    let mut out: Vec<T> = Vec::with_capacity(n);
-                    for g in 0..n {
-                        groups.fill(g, &mut buf);
-                        let mut acc = i0;
-                        for &k in &buf {
-                            acc = f(acc, s[k].up());
-                        }
-                        out.push(T::down(acc));
-                    }
-                    make(dt, out_dims, out)
+                    let acc = fold_groups(groups, &mut buf, s, i0, T::up, f);
+                    make(dt, out_dims, acc.into_iter().map(T::down).collect())
                 })
             }, _ => dispatch_int!(x.data(), _a: T => {
                 int_fn(op, dt.is_unsigned_int()).map(|f| -> Res<Literal> {
                     let s = slice_of::<T>(x, "reduce")?;
                     let i0 = slice_of::<T>(init, "reduce")?[0].to_i64();
-                    let mut out: Vec<T> = Vec::with_capacity(n);
-                    for g in 0..n {
-                        groups.fill(g, &mut buf);
-                        let mut acc = i0;
-                        for &k in &buf {
-                            acc = f(acc, s[k].to_i64());
-                        }
-                        out.push(T::from_i64(acc));
-                    }
-                    make(dt, out_dims, out)
+                    let acc = fold_groups(groups, &mut buf, s, i0, T::to_i64, f);
+                    make(dt, out_dims, acc.into_iter().map(T::from_i64).collect())
                 })
             }, _ => match x.data() {
                 ArrayData::Pred(_) => pred_fn(op).map(|f| -> Res<Literal> {
                     let s = slice_of::<bool>(x, "reduce")?;
                     let i0 = slice_of::<bool>(init, "reduce")?[0];
-                    let mut out = Vec::with_capacity(n);
-                    for g in 0..n {
-                        groups.fill(g, &mut buf);
-                        out.push(buf.iter().fold(i0, |acc, &k| f(acc, s[k])));
-                    }
+                    let out = fold_groups(groups, &mut buf, s, i0, |b| b, f);
                     make(dt, out_dims, out)
                 }),
                 _ => None,
@@ -344,10 +349,7 @@ impl Compiled {
 
     pub(super) fn reduce(&self, ins: &Instruction, ops: &[ValRef<'_>]) -> Res<Value> {
         let (xs, inits) = self.split_inputs(ops, "reduce")?;
-        let to_apply = ins
-            .attrs
-            .to_apply
-            .ok_or_else(|| BackendError::Execute("reduce: missing to_apply".into()))?;
+        let to_apply = to_apply(ins, "reduce")?;
         let dims = ins.attrs.dimensions.clone().unwrap_or_default();
         let in_dims = xs[0].dims().to_vec();
         let rank = in_dims.len();
@@ -383,10 +385,7 @@ impl Compiled {
 
     pub(super) fn reduce_window(&self, ins: &Instruction, ops: &[ValRef<'_>]) -> Res<Value> {
         let (xs, inits) = self.split_inputs(ops, "reduce-window")?;
-        let to_apply = ins
-            .attrs
-            .to_apply
-            .ok_or_else(|| BackendError::Execute("reduce-window: missing to_apply".into()))?;
+        let to_apply = to_apply(ins, "reduce-window")?;
         let window = ins
             .attrs
             .window
@@ -458,10 +457,7 @@ impl Compiled {
             .iter()
             .map(|r| r.array(name))
             .collect::<Res<_>>()?;
-        let to_apply = ins
-            .attrs
-            .to_apply
-            .ok_or_else(|| BackendError::Execute("scatter: missing to_apply".into()))?;
+        let to_apply = to_apply(ins, "scatter")?;
         let sd =
             ins.attrs.scatter_dims.as_ref().ok_or_else(|| {
                 BackendError::Execute("scatter: missing dimension numbers".into())
@@ -523,10 +519,7 @@ impl Compiled {
         let Some(d) = usize::try_from(d).ok().filter(|&d| d < dims.len().max(1)) else {
             return err(format!("sort: dimension {d} out of range"));
         };
-        let cmp = ins
-            .attrs
-            .to_apply
-            .ok_or_else(|| BackendError::Execute("sort: missing to_apply".into()))?;
+        let cmp = to_apply(ins, "sort")?;
         let n = first.element_count();
         let len = if dims.is_empty() { 1 } else { dims[d] };
         let st = strides(&dims);
@@ -576,10 +569,7 @@ impl Compiled {
 
     pub(super) fn map(&self, ins: &Instruction, ops: &[ValRef<'_>]) -> Res<Value> {
         let xs: Vec<&Literal> = ops.iter().map(|r| r.array("map")).collect::<Res<_>>()?;
-        let to_apply = ins
-            .attrs
-            .to_apply
-            .ok_or_else(|| BackendError::Execute("map: missing to_apply".into()))?;
+        let to_apply = to_apply(ins, "map")?;
         let out = ins
             .shape
             .as_array()

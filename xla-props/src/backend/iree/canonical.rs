@@ -405,6 +405,15 @@ mod tests {
 
     const ADD: &str = "add {\n  p = f32[] parameter(0)\n  q = f32[] parameter(1)\n  ROOT sum = f32[] add(p, q)\n}\n";
 
+    /// A scatter of four rows of f32[5,3] at the indices of shape `indices`.
+    fn rows_scatter(indices: &str, index_vector_dim: i64) -> String {
+        format!(
+            "HloModule m\n{ADD}\nENTRY e {{\n  o = f32[5,3] parameter(0)\n  i = s32[{indices}] parameter(1)\n  \
+             u = f32[4,3] parameter(2)\n  ROOT s = f32[5,3] scatter(o, i, u), to_apply=add, \
+             update_window_dims={{1}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim={index_vector_dim}\n}}\n"
+        )
+    }
+
     #[test]
     fn unit_windows_over_addressed_dims_become_inserted_dims() {
         let c = same_meaning(&format!(
@@ -419,33 +428,20 @@ mod tests {
 
     #[test]
     fn the_index_vector_becomes_the_last_dimension() {
-        let c = same_meaning(&format!(
-            "HloModule m\n{ADD}\nENTRY e {{\n  o = f32[5,3] parameter(0)\n  i = s32[1,4] parameter(1)\n  \
-             u = f32[4,3] parameter(2)\n  ROOT s = f32[5,3] scatter(o, i, u), to_apply=add, \
-             update_window_dims={{1}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=0\n}}\n"
-        ));
+        let c = same_meaning(&rows_scatter("1,4", 0));
         let r = root(&c);
         assert_eq!(r.attrs.scatter_dims.as_ref().unwrap().index_vector_dim, 1);
         let e = c.entry_computation();
         assert_eq!(e.instr(r.operands[1]).opcode, Opcode::Transpose);
         // an implicit index vector: a reshape adds it
-        let c = same_meaning(&format!(
-            "HloModule m\n{ADD}\nENTRY e {{\n  o = f32[5,3] parameter(0)\n  i = s32[4] parameter(1)\n  \
-             u = f32[4,3] parameter(2)\n  ROOT s = f32[5,3] scatter(o, i, u), to_apply=add, \
-             update_window_dims={{1}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1\n}}\n"
-        ));
+        let c = same_meaning(&rows_scatter("4", 1));
         let e = c.entry_computation();
         assert_eq!(e.instr(root(&c).operands[1]).shape.to_string(), "s32[4,1]");
     }
 
     #[test]
     fn a_scatter_in_iree_form_is_left_alone() {
-        let m = parse_module(&format!(
-            "HloModule m\n{ADD}\nENTRY e {{\n  o = f32[5,3] parameter(0)\n  i = s32[4,1] parameter(1)\n  \
-             u = f32[4,3] parameter(2)\n  ROOT s = f32[5,3] scatter(o, i, u), to_apply=add, \
-             update_window_dims={{1}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1\n}}\n"
-        ))
-        .unwrap();
+        let m = parse_module(&rows_scatter("4,1", 1)).unwrap();
         assert!(matches!(canonicalize(&m), Ok(Cow::Borrowed(_))));
     }
 

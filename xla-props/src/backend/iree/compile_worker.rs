@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,7 +23,9 @@ use std::time::Duration;
 
 use super::embed::Compiler;
 use super::error::IreeError;
-use crate::backend::xla::protocol::{frame_reader, read_frame, stderr_tail, write_frame};
+use crate::backend::xla::protocol::{
+    exit_code, frame_reader, protocol_stdout, read_frame, stderr_tail, write_frame,
+};
 
 /// The argument that selects the compile worker in a binary.
 pub const COMPILE_WORKER_ARG: &str = "__iree-compile-worker";
@@ -54,27 +56,8 @@ pub fn main_if_compile_worker(args: &[String]) -> Option<i32> {
             return Some(2);
         }
     };
-    Some(match serve(Path::new(&lib), Path::new(&linker)) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("iree compile worker: {e}");
-            1
-        }
-    })
-}
-
-/// Moves the protocol off fd 1 (pointing fd 1 at stderr), so nothing the
-/// compiler prints can corrupt the frames.
-fn protocol_stdout() -> io::Result<File> {
-    // SAFETY: dup/dup2 of the process's own standard descriptors; the new
-    // descriptor is owned by the returned File only.
-    unsafe {
-        let fd = libc::dup(1);
-        if fd < 0 || libc::dup2(2, 1) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(File::from_raw_fd(fd))
-    }
+    let served = serve(Path::new(&lib), Path::new(&linker));
+    Some(exit_code("iree compile worker", served))
 }
 
 fn reply(out: &mut impl Write, tag: u8, payload: &[u8]) -> io::Result<()> {

@@ -384,6 +384,18 @@ ENTRY %main (p: f32[8,3], q: f32[5]) -> (f32[8,3], f32[5]) {
 }
 "#;
 
+    /// `SHARD_MAP`'s global arguments: an f32[rows, 3] counting up from
+    /// `first`, and f32[5] zeros.
+    fn shard_map_args(rows: i32, first: i32) -> (Literal, Literal) {
+        let x = Literal::from_f64s(
+            &ArrayShape::new(crate::hlo::ElementType::F32, vec![rows as i64, 3]),
+            &(first..first + 3 * rows).map(f64::from).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let y = Literal::zeros(&ArrayShape::new(crate::hlo::ElementType::F32, vec![5])).unwrap();
+        (x, y)
+    }
+
     #[test]
     fn an_annotated_module_is_cut_into_its_tiles() {
         let m = crate::hlo::parse_module(SHARD_MAP).unwrap();
@@ -395,12 +407,7 @@ ENTRY %main (p: f32[8,3], q: f32[5]) -> (f32[8,3], f32[5]) {
         assert_eq!(results[1].dims, vec![5]);
         assert_eq!(v.program.kind, ProgramKind::Partitioned);
         // the global arguments cut per device: device 2 holds rows 4 and 5
-        let x = Literal::from_f64s(
-            &ArrayShape::new(crate::hlo::ElementType::F32, vec![8, 3]),
-            &(0..24).map(f64::from).collect::<Vec<_>>(),
-        )
-        .unwrap();
-        let y = Literal::zeros(&ArrayShape::new(crate::hlo::ElementType::F32, vec![5])).unwrap();
+        let (x, y) = shard_map_args(8, 0);
         let cut = v.program.cut(&v.module, &[x.clone(), y]).unwrap();
         assert_eq!(cut.len(), 4);
         assert_eq!(
@@ -421,12 +428,7 @@ ENTRY %main (p: f32[8,3], q: f32[5]) -> (f32[8,3], f32[5]) {
         let (params, _) = v.shapes.unwrap();
         // ceil(7 / 4) = 2 rows each; device 3 holds row 6 and a zero row
         assert_eq!(params[0].dims, vec![2, 3]);
-        let x = Literal::from_f64s(
-            &ArrayShape::new(crate::hlo::ElementType::F32, vec![7, 3]),
-            &(1..22).map(f64::from).collect::<Vec<_>>(),
-        )
-        .unwrap();
-        let y = Literal::zeros(&ArrayShape::new(crate::hlo::ElementType::F32, vec![5])).unwrap();
+        let (x, y) = shard_map_args(7, 1);
         let cut = v.program.cut(&v.module, &[x.clone(), y]).unwrap();
         assert_eq!(
             cut[3][0].to_f64_vec(),

@@ -449,6 +449,33 @@ mod proptests {
     }
 }
 
+/// A worker's side of the protocol: fd 1, taken for the frames, with fd 1
+/// pointed at stderr, so nothing a library prints can corrupt the frames.
+pub fn protocol_stdout() -> io::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: dup/dup2 of the process's own standard descriptors; the new
+    // descriptor is owned by the returned File only.
+    unsafe {
+        let fd = libc::dup(1);
+        if fd < 0 || libc::dup2(2, 1) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(std::fs::File::from_raw_fd(fd))
+    }
+}
+
+/// A worker process's exit code: 0 when it `served` to the end, else 1,
+/// its error printed after `who`.
+pub fn exit_code(who: &str, served: io::Result<()>) -> i32 {
+    match served {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{who}: {e}");
+            1
+        }
+    }
+}
+
 /// The frames a worker process writes to `stdout`, read on a thread of their
 /// own, so that a caller can wait for the next one with a timeout; the last
 /// item is the end of the stream (`Ok(None)`) or its error.

@@ -8,11 +8,10 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter};
-use std::os::fd::FromRawFd;
 use std::path::Path;
 
 use super::pjrt::{self, Client, LoadedExecutable, Plugin, COMPILE_OPTIONS};
-use super::protocol::{read_frame, write_frame, Request, Response};
+use super::protocol::{exit_code, protocol_stdout, read_frame, write_frame, Request, Response};
 
 /// The environment variable that carries the PJRT client create options to
 /// the worker, as a JSON object (a declared backend's `create_options`).
@@ -35,29 +34,7 @@ pub fn main_if_worker(args: &[String]) -> Option<i32> {
             return Some(2);
         }
     };
-    Some(match serve(Path::new(&plugin)) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("xla worker: {e}");
-            1
-        }
-    })
-}
-
-/// Takes fd 1 for the protocol and redirects fd 1 to stderr.
-fn protocol_stdout() -> io::Result<File> {
-    // SAFETY: dup/dup2 on the process's own standard descriptors; the new
-    // descriptor is owned by the returned File and nothing else.
-    unsafe {
-        let fd = libc::dup(1);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if libc::dup2(2, 1) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(File::from_raw_fd(fd))
-    }
+    Some(exit_code("xla worker", serve(Path::new(&plugin))))
 }
 
 fn serve(plugin_path: &Path) -> io::Result<()> {
