@@ -9,6 +9,8 @@
 //! `NO_TRANSPOSE`, `ADJOINT` conjugates complex elements; f8 types are
 //! unsupported.
 
+use std::ops::{Div, Mul, Sub};
+
 use half::{bf16, f16};
 use num_complex::Complex;
 
@@ -18,11 +20,13 @@ use crate::hlo::{ArrayShape, Attrs, ElementType, TransposeA};
 use crate::literal::Literal;
 
 /// The arithmetic of one element type: accumulate in `Self`, store rounded.
-trait Solver: Copy {
+trait Solver: Copy + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> {
     const ZERO: Self;
     const ONE: Self;
-    fn sub_mul(self, t: Self, x: Self) -> Self;
-    fn div(self, d: Self) -> Self;
+    /// `self - t * x`, each operation rounded in `Self`.
+    fn sub_mul(self, t: Self, x: Self) -> Self {
+        self - t * x
+    }
     /// Rounded to the stored type (and back to the accumulator).
     fn store(self, t: ElementType) -> Self;
     /// The complex conjugate (a real value itself).
@@ -32,12 +36,6 @@ trait Solver: Copy {
 impl Solver for f32 {
     const ZERO: f32 = 0.0;
     const ONE: f32 = 1.0;
-    fn sub_mul(self, t: f32, x: f32) -> f32 {
-        self - t * x
-    }
-    fn div(self, d: f32) -> f32 {
-        self / d
-    }
     fn store(self, t: ElementType) -> f32 {
         match t {
             ElementType::F16 => f16::from_f32(self).to_f32(),
@@ -53,12 +51,6 @@ impl Solver for f32 {
 impl Solver for f64 {
     const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
-    fn sub_mul(self, t: f64, x: f64) -> f64 {
-        self - t * x
-    }
-    fn div(self, d: f64) -> f64 {
-        self / d
-    }
     fn store(self, _: ElementType) -> f64 {
         self
     }
@@ -72,12 +64,6 @@ macro_rules! complex_solver {
         impl Solver for Complex<$t> {
             const ZERO: Self = Complex::new(0.0, 0.0);
             const ONE: Self = Complex::new(1.0, 0.0);
-            fn sub_mul(self, t: Self, x: Self) -> Self {
-                self - t * x
-            }
-            fn div(self, d: Self) -> Self {
-                self / d
-            }
             fn store(self, _: ElementType) -> Self {
                 self
             }
@@ -134,7 +120,7 @@ fn solve<S: Solver>(
                 let j = if forward { d } else { m - 1 - d };
                 acc = acc.sub_mul(coef(i, j), sol[j]);
             }
-            sol[i] = acc.div(coef(i, i)).store(ty);
+            sol[i] = (acc / coef(i, i)).store(ty);
         }
         for (i, v) in sol.iter().enumerate() {
             x[at(i)] = *v;
@@ -335,23 +321,20 @@ mod tests {
     fn narrow_types_round_each_solved_element() {
         // f16: x0 = 1/3 rounded to f16 before x1 = (1 - x0) / 3 uses it
         let attrs = "left_side=true, lower=true, transpose_a=NO_TRANSPOSE";
-        let (ours, _) = solve(
-            "f16",
-            attrs,
-            &[3.0, 0.0, 1.0, 3.0],
-            &[1.0, 1.0],
-            ("2,2", "2,1"),
-        );
+        let solve_in = |ty| {
+            solve(
+                ty,
+                attrs,
+                &[3.0, 0.0, 1.0, 3.0],
+                &[1.0, 1.0],
+                ("2,2", "2,1"),
+            )
+        };
+        let (ours, _) = solve_in("f16");
         let x0 = half::f16::from_f64(1.0 / 3.0).to_f32();
         let x1 = half::f16::from_f32((1.0 - x0) / 3.0).to_f64();
         assert_eq!(ours, [x0 as f64, x1]);
-        let (ours, reference) = solve(
-            "f32",
-            attrs,
-            &[3.0, 0.0, 1.0, 3.0],
-            &[1.0, 1.0],
-            ("2,2", "2,1"),
-        );
+        let (ours, reference) = solve_in("f32");
         assert_eq!(ours[0], reference[0]);
         assert!((ours[1] - reference[1]).abs() <= 2.0 * f32::EPSILON as f64);
     }
