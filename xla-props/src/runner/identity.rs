@@ -219,6 +219,19 @@ pub(crate) fn selection_of(
     }
 }
 
+/// A small built-in selection for tests: `vs_reference` of negate on f32,
+/// on the interpreter and the reference.
+#[cfg(test)]
+pub(crate) fn negate_f32() -> CaseSelection {
+    CaseSelection {
+        properties: vec!["vs_reference".into()],
+        ops: vec!["negate".into()],
+        dtypes: vec!["f32".into()],
+        backends: vec!["interpreter".into(), "reference".into()],
+        ..CaseSelection::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,13 +249,7 @@ mod tests {
 
     #[test]
     fn a_selection_lists_its_cases_again_and_the_shards_partition_them() {
-        let selection = CaseSelection {
-            properties: vec!["vs_reference".into()],
-            ops: vec!["negate".into()],
-            dtypes: vec!["f32".into()],
-            backends: vec!["interpreter".into(), "reference".into()],
-            ..CaseSelection::default()
-        };
+        let selection = negate_f32();
         let names = selection.expected_names().expect("a built-in property");
         assert!(names.len() > 4, "{names:?}");
         assert!(names
