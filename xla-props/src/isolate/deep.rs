@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::inside::{look_inside, InsideMethod};
+use super::inside::{look_inside, Fused, InsideMethod};
 use super::localize::{candidates, scan_local, LocalFinding};
 use super::sides::{Oracle, Tested};
 use crate::check::MismatchKind;
@@ -137,7 +137,15 @@ fn fusion_location(
     if look {
         let x = extract_instruction(module, finding.located.id);
         let root = x.module.entry_computation().root;
-        if let Some(found) = look_inside(&x.module, root, &finding.located.args, oracle, tested) {
+        if let Some(found) = look_inside(
+            Fused {
+                module: &x.module,
+                fusion: root,
+                args: &finding.located.args,
+            },
+            oracle,
+            tested,
+        ) {
             return (
                 fused_location(fused, &top.name, found.id),
                 Some(found.method),

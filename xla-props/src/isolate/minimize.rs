@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::inside::by_probe;
+use super::inside::{by_probe, Fused};
 use super::sides::{judge_module, Oracle, Tested};
 use crate::check::FailureSignature;
 use crate::hlo::rewrite::dead_code_eliminated;
@@ -118,7 +118,15 @@ impl Minimizer<'_, '_> {
                     return false;
                 };
                 let comp = case.module.comp(callee);
-                match by_probe(&case.module, fid, &case.args, self.oracle, self.tested) {
+                match by_probe(
+                    Fused {
+                        module: &case.module,
+                        fusion: fid,
+                        args: &case.args,
+                    },
+                    self.oracle,
+                    self.tested,
+                ) {
                     Some(id) => comp.instr(id).opcode == self.signature.opcode,
                     None => comp
                         .instructions

@@ -78,17 +78,28 @@ impl CaseSpaceHash {
     }
 }
 
+/// libtest's name filter: FILTER (a substring, or the whole name with
+/// `--exact`) and `--skip`: true when they keep `name`.
+pub(crate) fn libtest_keeps(
+    filter: Option<&str>,
+    skip: &[String],
+    exact: bool,
+    name: &str,
+) -> bool {
+    let matches = |pattern: &str| {
+        if exact {
+            name == pattern
+        } else {
+            name.contains(pattern)
+        }
+    };
+    filter.is_none_or(matches) && !skip.iter().any(|p| matches(p))
+}
+
 impl CaseSelection {
     /// True when libtest's name filter and `--skip` keep `name`.
     fn by_libtest(&self, name: &str) -> bool {
-        let matches = |pattern: &str| {
-            if self.exact {
-                name == pattern
-            } else {
-                name.contains(pattern)
-            }
-        };
-        self.filter.as_deref().is_none_or(matches) && !self.skip.iter().any(|p| matches(p))
+        libtest_keeps(self.filter.as_deref(), &self.skip, self.exact, name)
     }
 
     /// Calls `f` with every case name the unsharded run selects from
