@@ -392,23 +392,11 @@ fn a_real_run_with_a_mutant_renders_with_metadata_and_histograms() {
         .find(|c| c["outcome"] == "failed")
         .expect("a failure");
     assert!(failed["rerun"].is_string() && failed["verdict"].is_string());
-    let slug = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect()
-    };
-    let anchor = format!(
-        "fail-{}-{}-{}",
-        slug(&part(failed, usize::MAX)),
-        slug(&part(failed, 1)),
-        slug(&part(failed, 2))
-    );
+    let anchor = xla_props::report::cell_anchor(&(
+        part(failed, usize::MAX),
+        part(failed, 1),
+        part(failed, 2),
+    ));
 
     let page = dir.path().join("real.html");
     report(&[&new, "--compare".as_ref(), &old, "-o".as_ref(), &page]);

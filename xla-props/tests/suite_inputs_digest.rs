@@ -17,15 +17,7 @@ const PER_PROPERTY: u64 = 200;
 
 fn hash_literal(h: &mut Fnv, lit: &Literal) {
     h.write(format!("{:?}", lit.shape()).as_bytes());
-    for i in 0..lit.element_count() {
-        if lit.shape().dtype.is_complex() {
-            let (re, im) = lit.get_complex(i);
-            h.write(&re.to_bits().to_le_bytes());
-            h.write(&im.to_bits().to_le_bytes());
-        } else {
-            h.write(&lit.get_bits(i).to_le_bytes());
-        }
-    }
+    h.write_elements(lit);
 }
 
 /// The digest of every sampled case of one property, and how many cases

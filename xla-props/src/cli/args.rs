@@ -129,6 +129,24 @@ pub struct ArgFilesArgs {
     pub args: Vec<PathBuf>,
 }
 
+/// A module run on the backend under test, on argument files or generated
+/// inputs (`eval`, `bisect-passes`): the file, `--backend`, `--arg`, `--seed`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ModuleRunArgs {
+    /// The module.
+    #[command(flatten)]
+    pub module: ModuleArgs,
+    /// The backend under test.
+    #[command(flatten)]
+    pub tested: BackendArgs,
+    /// Argument files instead of generated inputs.
+    #[command(flatten)]
+    pub arg_files: ArgFilesArgs,
+    /// The seed of generated inputs.
+    #[command(flatten)]
+    pub generated: SeedArgs,
+}
+
 /// How generated inputs are drawn, and how strictly the result is judged.
 #[derive(clap::Args, Debug, Clone)]
 pub struct JudgingArgs {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::args::{ArgFilesArgs, BackendArgs, JudgingArgs, ModuleArgs, SeedArgs};
+use super::args::{JudgingArgs, ModuleRunArgs};
 use super::CliError;
 use crate::hlo::Module;
 use crate::inputs::generate_inputs;
@@ -13,18 +13,9 @@ use crate::literal::Literal;
 /// Arguments of `xla-props bisect-passes`.
 #[derive(clap::Args, Debug)]
 pub struct BisectArgs {
-    /// The module.
+    /// The module, the backend and the inputs.
     #[command(flatten)]
-    pub module: ModuleArgs,
-    /// The backend under test.
-    #[command(flatten)]
-    pub tested: BackendArgs,
-    /// Argument files instead of generated inputs.
-    #[command(flatten)]
-    pub arg_files: ArgFilesArgs,
-    /// The seed of generated inputs.
-    #[command(flatten)]
-    pub generated: SeedArgs,
+    pub run: ModuleRunArgs,
     /// How inputs are drawn and the result judged.
     #[command(flatten)]
     pub judging: JudgingArgs,
@@ -38,28 +29,30 @@ pub struct BisectArgs {
 }
 
 fn inputs(module: &Module, args: &BisectArgs, file: &str) -> Result<Vec<Literal>, CliError> {
-    if !args.arg_files.args.is_empty() {
-        return super::read_arguments(module, &args.arg_files.args);
+    if !args.run.arg_files.args.is_empty() {
+        return super::read_arguments(module, &args.run.arg_files.args);
     }
-    if let Some(own) = args.module.own_arguments()? {
+    if let Some(own) = args.run.module.own_arguments()? {
         return Ok(own);
     }
     let distribution = args.judging.distribution("bisect-passes")?;
-    Ok(generate_inputs(module, distribution, args.generated.seed)
-        .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?
-        .args)
+    Ok(
+        generate_inputs(module, distribution, args.run.generated.seed)
+            .map_err(|e| CliError::input(format!("{file}: failed to generate inputs: {e}")))?
+            .args,
+    )
 }
 
 /// Runs the command: exit 0 when passes are named, 1 when the disagreement
 /// is not a pass's (or no conclusion), 2 on an error or when it agrees.
 pub(crate) fn run(args: &BisectArgs) -> Result<u8, CliError> {
-    let file = args.module.name();
-    let module = args.module.load()?;
-    let backend =
-        crate::backend::create(&args.tested.backend).map_err(|e| CliError::input(e.to_string()))?;
+    let file = args.run.module.name();
+    let module = args.run.module.load()?;
+    let backend = crate::backend::create(&args.run.tested.backend)
+        .map_err(|e| CliError::input(e.to_string()))?;
     let literals = inputs(&module, args, &file)?;
     let out = args.out.clone().unwrap_or_else(|| {
-        let stem = args.module.file.file_stem().unwrap_or_default();
+        let stem = args.run.module.file.file_stem().unwrap_or_default();
         Path::new("target/xla-props/bisect-passes").join(stem)
     });
     let options = PassBisectOptions {

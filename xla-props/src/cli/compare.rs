@@ -275,15 +275,7 @@ fn print_inputs(
 pub(crate) fn input_digest(lit: &Literal) -> String {
     let mut h = crate::property::Fnv::new();
     h.write(lit.shape().to_string().as_bytes());
-    for i in 0..lit.element_count() {
-        if lit.shape().dtype.is_complex() {
-            let (re, im) = lit.get_complex(i);
-            h.write(&re.to_bits().to_le_bytes());
-            h.write(&im.to_bits().to_le_bytes());
-        } else {
-            h.write(&lit.get_bits(i).to_le_bytes());
-        }
-    }
+    h.write_elements(lit);
     format!("{:016x}", h.finish())
 }
 

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::args::{ArgFilesArgs, BackendArgs, ModuleArgs, OutputShardingArgs, SeedArgs};
+use super::args::{ModuleRunArgs, OutputShardingArgs};
 use super::CliError;
 use crate::backend::{create, BackendError};
 use crate::hlo::{ArrayShape, ElementType, Module};
@@ -12,18 +12,9 @@ use crate::literal::Literal;
 /// Arguments of `xla-props eval`.
 #[derive(clap::Args, Debug)]
 pub struct EvalArgs {
-    /// The module.
+    /// The module, the backend and the inputs.
     #[command(flatten)]
-    pub module: ModuleArgs,
-    /// The backend under test.
-    #[command(flatten)]
-    pub tested: BackendArgs,
-    /// Argument files instead of generated inputs.
-    #[command(flatten)]
-    pub arg_files: ArgFilesArgs,
-    /// The seed of generated inputs.
-    #[command(flatten)]
-    pub generated: SeedArgs,
+    pub run: ModuleRunArgs,
     /// An output file per result (tuples flattened): `.npy` by extension,
     /// otherwise raw little-endian bytes. Without it, outputs are summarized.
     #[arg(long = "out", value_name = "PATH")]
@@ -224,32 +215,32 @@ fn load_module(path: &Path) -> Result<Module, CliError> {
 }
 
 pub(super) fn run_eval(args: &EvalArgs) -> Result<u8, CliError> {
-    let file = args.module.name();
+    let run = &args.run;
+    let file = run.module.name();
+    let backend = &run.tested.backend;
     // an unknown backend is reported before anything else is read
-    create(&args.tested.backend).map_err(|e| backend_error(&file, e))?;
-    let mut module = load_module(&args.module.file)?;
+    create(backend).map_err(|e| backend_error(&file, e))?;
+    let mut module = load_module(&run.module.file)?;
     super::set_output_shardings(&mut module, &args.sharding.output_shardings)?;
     let takes_arguments = !parameter_leaves(&module).is_empty();
-    let own = if args.arg_files.args.is_empty() && takes_arguments {
-        args.module.own_arguments()?
+    // without `--arg`: the reproducer's own inputs, else generated ones
+    let inputs = if run.arg_files.args.is_empty() && takes_arguments {
+        match run.module.own_arguments()? {
+            Some(own) => Some((
+                own,
+                "note: no --arg given: running on the reproducer's own inputs".to_string(),
+            )),
+            None => Some(generated_arguments(&module, &file, run.generated.seed)?),
+        }
     } else {
         None
     };
-    let text = if let Some(literals) = own {
-        eprintln!("note: no --arg given: running on the reproducer's own inputs");
-        eval_with(&module, &file, &args.tested.backend, &literals, &args.outs)?
-    } else if args.arg_files.args.is_empty() && takes_arguments {
-        let (literals, note) = generated_arguments(&module, &file, args.generated.seed)?;
-        eprintln!("{note}");
-        eval_with(&module, &file, &args.tested.backend, &literals, &args.outs)?
-    } else {
-        eval_module(
-            &module,
-            &file,
-            &args.tested.backend,
-            &args.arg_files.args,
-            &args.outs,
-        )?
+    let text = match inputs {
+        Some((literals, note)) => {
+            eprintln!("{note}");
+            eval_with(&module, &file, backend, &literals, &args.outs)?
+        }
+        None => eval_module(&module, &file, backend, &run.arg_files.args, &args.outs)?,
     };
     print!("{text}");
     Ok(0)

@@ -21,7 +21,7 @@ mod triage;
 
 pub use args::{
     ArgFilesArgs, BackendArgs, CaseBackendArgs, JudgingArgs, ModuleArgs, ModuleOrCaseArgs,
-    OutDirArgs, OutputShardingArgs, ReferenceArgs, SeedArgs,
+    ModuleRunArgs, OutDirArgs, OutputShardingArgs, ReferenceArgs, SeedArgs,
 };
 pub use backends::backends_listing;
 pub use bisect::BisectArgs;

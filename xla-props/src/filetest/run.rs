@@ -198,14 +198,19 @@ mod tests {
     const NEG: &str =
         "HloModule m\nENTRY main { p = f32[4] parameter(0) ROOT n = f32[4] negate(p) }\n";
 
-    #[test]
-    fn a_wrong_expectation_fails_and_bless_rewrites_it() {
+    /// `NEG` under `directives`, written as `neg.hlotest` in a fresh
+    /// directory (which lives as long as the returned guard).
+    fn neg_file(directives: &str) -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("neg.hlotest");
-        let text = format!(
-            "// run: backends=interpreter inputs=seed:1\n// expect: mismatch values\n{NEG}"
-        );
-        std::fs::write(&path, &text).unwrap();
+        std::fs::write(&path, format!("{directives}{NEG}")).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn a_wrong_expectation_fails_and_bless_rewrites_it() {
+        let (_dir, path) =
+            neg_file("// run: backends=interpreter inputs=seed:1\n// expect: mismatch values\n");
         let t = HloTest::load(&path).unwrap();
         match run_file_on(&t, &Interpreter::default()) {
             TrialResult::Fail(m) => assert!(m.contains("expected `mismatch values`"), "{m}"),
@@ -219,10 +224,7 @@ mod tests {
 
     #[test]
     fn bless_adds_a_per_backend_line_when_others_share_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("neg.hlotest");
-        let text = format!("// run: backends=interpreter,xla-cpu\n// expect: agree\n{NEG}");
-        std::fs::write(&path, &text).unwrap();
+        let (_dir, path) = neg_file("// run: backends=interpreter,xla-cpu\n// expect: agree\n");
         bless(
             &path,
             "interpreter",
@@ -258,13 +260,10 @@ mod tests {
 
     #[test]
     fn a_pinned_expectation_applies_to_its_version_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("neg.hlotest");
-        let text = format!(
+        let (_dir, path) = neg_file(
             "// run: backends=interpreter,toy inputs=seed:1\n// expect: agree\n\
-             // expect@toy[1.2]: mismatch values\n{NEG}"
+             // expect@toy[1.2]: mismatch values\n",
         );
-        std::fs::write(&path, &text).unwrap();
         let t = HloTest::load(&path).unwrap();
         // 1.2's expectation does not hold (the toy agrees)
         match run_file_on(&t, &Versioned("toy", "1.2")) {
@@ -327,10 +326,9 @@ mod tests {
 
     #[test]
     fn a_rejection_is_judged_by_its_message_and_blessed_as_an_excerpt() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("neg.hlotest");
-        let text = format!("// run: backends=rejecting inputs=seed:1\n// expect: rejected \"binding count\"\n{NEG}");
-        std::fs::write(&path, &text).unwrap();
+        let (_dir, path) = neg_file(
+            "// run: backends=rejecting inputs=seed:1\n// expect: rejected \"binding count\"\n",
+        );
         let t = HloTest::load(&path).unwrap();
         assert_eq!(run_file_on(&t, &Rejecting), TrialResult::Pass);
         let obs = observe(&t, &Rejecting).unwrap();
@@ -352,52 +350,42 @@ mod tests {
 
     #[test]
     fn malformed_directives_name_the_line() {
-        let e = HloTest::parse(
-            &format!("// run: backends=interpreter flavor=x\n// expect: agree\n{NEG}"),
-            None,
-        )
-        .unwrap_err();
-        assert_eq!(e.to_string(), "<text>:1: unknown run option `flavor`");
-        let e = HloTest::parse(
-            &format!("// run: backends=interpreter\n// expect: maybe\n{NEG}"),
-            None,
-        )
-        .unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("<text>:2: unknown expectation `maybe`"),
-            "{e}"
-        );
-        let e = HloTest::parse(
-            "// run: backends=interpreter\n// expect: agree\nHloModule m\nENTRY main { p = f32[4] parameter(0) ROOT n = f32[4] negat(p) }\n",
-            None,
-        )
-        .unwrap_err();
-        assert!(e.to_string().starts_with("<text>:4: column "), "{e}");
-        let e = HloTest::parse(
-            &format!("// run: backends=interpreter\n// expect: agree\n// expect@a[1: agree\n{NEG}"),
-            None,
-        )
-        .unwrap_err();
-        assert!(
-            e.to_string().starts_with("<text>:3: bad version pin"),
-            "{e}"
-        );
-        let e = HloTest::parse(
-            &format!("// run: backends=interpreter inputs=inline distribution=edge\n// expect: agree\n{NEG}"),
-            None,
-        )
-        .unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("`distribution=` needs generated inputs"),
-            "{e}"
-        );
-        let e = HloTest::parse(NEG, None).unwrap_err();
-        assert!(
-            e.to_string().contains("missing `// run: backends=...`"),
-            "{e}"
-        );
+        let is = |e: &str, want: &str| e == want;
+        let starts = |e: &str, want: &str| e.starts_with(want);
+        let contains = |e: &str, want: &str| e.contains(want);
+        type Says = fn(&str, &str) -> bool;
+        let cases: [(String, Says, &str); 6] = [
+            (
+                format!("// run: backends=interpreter flavor=x\n// expect: agree\n{NEG}"),
+                is,
+                "<text>:1: unknown run option `flavor`",
+            ),
+            (
+                format!("// run: backends=interpreter\n// expect: maybe\n{NEG}"),
+                starts,
+                "<text>:2: unknown expectation `maybe`",
+            ),
+            (
+                "// run: backends=interpreter\n// expect: agree\nHloModule m\nENTRY main { p = f32[4] parameter(0) ROOT n = f32[4] negat(p) }\n".to_string(),
+                starts,
+                "<text>:4: column ",
+            ),
+            (
+                format!("// run: backends=interpreter\n// expect: agree\n// expect@a[1: agree\n{NEG}"),
+                starts,
+                "<text>:3: bad version pin",
+            ),
+            (
+                format!("// run: backends=interpreter inputs=inline distribution=edge\n// expect: agree\n{NEG}"),
+                contains,
+                "`distribution=` needs generated inputs",
+            ),
+            (NEG.to_string(), contains, "missing `// run: backends=...`"),
+        ];
+        for (text, says, want) in cases {
+            let e = HloTest::parse(&text, None).unwrap_err().to_string();
+            assert!(says(&e, want), "{e}, expected {want:?}");
+        }
     }
 
     #[test]

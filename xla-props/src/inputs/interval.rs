@@ -170,13 +170,7 @@ impl Interval {
         if self.is_empty() || o.is_empty() {
             return Interval::EMPTY;
         }
-        let (a, b, c, d) = (
-            mul0(self.lo, o.lo),
-            mul0(self.lo, o.hi),
-            mul0(self.hi, o.lo),
-            mul0(self.hi, o.hi),
-        );
-        Interval::new(min4(a, b, c, d), max4(a, b, c, d))
+        self.corners(o, mul0)
     }
     /// `x * x` (tighter than `mul` with itself: never negative).
     pub fn square(self) -> Interval {
@@ -203,11 +197,16 @@ impl Interval {
         // the type inside the exact quotient's range stays inside), not a
         // product with a rounded reciprocal, which put pi/pi at 1 - 2^-53
         // and shut out the operand's own bound 1 (complex64 atan)
+        self.corners(o, div0)
+    }
+    /// The hull of `f` at the four corners of `self` by `o` (for an `f`
+    /// monotone in each argument over the two).
+    fn corners(self, o: Interval, f: fn(f64, f64) -> f64) -> Interval {
         let (a, b, c, d) = (
-            div0(self.lo, o.lo),
-            div0(self.lo, o.hi),
-            div0(self.hi, o.lo),
-            div0(self.hi, o.hi),
+            f(self.lo, o.lo),
+            f(self.lo, o.hi),
+            f(self.hi, o.lo),
+            f(self.hi, o.hi),
         );
         Interval::new(min4(a, b, c, d), max4(a, b, c, d))
     }

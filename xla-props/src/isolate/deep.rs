@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::inside::{look_inside, InsideMethod};
+use super::inside::{look_inside, Fused, InsideMethod};
 use super::localize::{candidates, scan_local, LocalFinding};
 use super::sides::{Oracle, Tested};
 use crate::check::MismatchKind;
@@ -137,7 +137,15 @@ fn fusion_location(
     if look {
         let x = extract_instruction(module, finding.located.id);
         let root = x.module.entry_computation().root;
-        if let Some(found) = look_inside(&x.module, root, &finding.located.args, oracle, tested) {
+        if let Some(found) = look_inside(
+            Fused {
+                module: &x.module,
+                fusion: root,
+                args: &finding.located.args,
+            },
+            oracle,
+            tested,
+        ) {
             return (
                 fused_location(fused, &top.name, found.id),
                 Some(found.method),
@@ -164,32 +172,26 @@ pub struct CulpritLocation {
 
 /// Instruction `id` of fused computation `fused` of fusion `fusion`, as a location.
 pub(crate) fn fused_location(fused: &Computation, fusion: &str, id: InstrId) -> CulpritLocation {
-    let ins = fused.instr(id);
-    CulpritLocation {
-        computation: fused.name.clone(),
-        fusion: Some(fusion.to_string()),
-        instruction: ins.name.clone(),
-        opcode: ins.opcode.name().to_string(),
-        operands: ins
-            .operands
-            .iter()
-            .map(|&o| format!("{} ({})", fused.instr(o).name, fused.instr(o).opcode))
-            .collect(),
-    }
+    location(fused, Some(fusion), id)
 }
 
 /// Instruction `id` of the entry computation `entry`, as a location.
 pub(crate) fn plain_location(entry: &Computation, id: InstrId) -> CulpritLocation {
-    let ins = entry.instr(id);
+    location(entry, None, id)
+}
+
+/// Instruction `id` of `comp` (the fused computation of `fusion`, if any), as a location.
+fn location(comp: &Computation, fusion: Option<&str>, id: InstrId) -> CulpritLocation {
+    let ins = comp.instr(id);
     CulpritLocation {
-        computation: entry.name.clone(),
-        fusion: None,
+        computation: comp.name.clone(),
+        fusion: fusion.map(str::to_string),
         instruction: ins.name.clone(),
         opcode: ins.opcode.name().to_string(),
         operands: ins
             .operands
             .iter()
-            .map(|&o| format!("{} ({})", entry.instr(o).name, entry.instr(o).opcode))
+            .map(|&o| format!("{} ({})", comp.instr(o).name, comp.instr(o).opcode))
             .collect(),
     }
 }

@@ -21,6 +21,17 @@ pub enum InsideMethod {
     MovedRoot,
 }
 
+/// A fusion of a module, run on the module's arguments: what is looked inside.
+#[derive(Clone, Copy, Debug)]
+pub struct Fused<'a> {
+    /// The module (the extracted culprit).
+    pub module: &'a Module,
+    /// The fusion, an instruction of its entry computation.
+    pub fusion: InstrId,
+    /// The module's arguments.
+    pub args: &'a [Literal],
+}
+
 /// The first internal instruction of a fusion that diverges.
 #[derive(Clone, Debug)]
 pub struct Inside {
@@ -48,38 +59,27 @@ fn internal_order(module: &Module, fusion: InstrId) -> Option<(crate::hlo::CompI
     Some((callee, order))
 }
 
-/// Finds the first diverging instruction inside the fusion `fusion` (an
-/// entry instruction of `module`, the extracted culprit) run on `args`.
-pub fn look_inside(
-    module: &Module,
-    fusion: InstrId,
-    args: &[Literal],
-    oracle: &Oracle,
-    tested: &Tested<'_>,
-) -> Option<Inside> {
-    if let Some(id) = by_probe(module, fusion, args, oracle, tested) {
+/// Finds the first diverging instruction inside the fusion `at` (an entry
+/// instruction of the extracted culprit) run on its arguments.
+pub fn look_inside(at: Fused<'_>, oracle: &Oracle, tested: &Tested<'_>) -> Option<Inside> {
+    if let Some(id) = by_probe(at, oracle, tested) {
         return Some(Inside {
             id,
             method: InsideMethod::Probe,
         });
     }
-    by_moved_root(module, fusion, args, oracle, tested).map(|id| Inside {
+    by_moved_root(at, oracle, tested).map(|id| Inside {
         id,
         method: InsideMethod::MovedRoot,
     })
 }
 
 /// The first probed intermediate that diverges from the reference's.
-pub fn by_probe(
-    module: &Module,
-    fusion: InstrId,
-    args: &[Literal],
-    oracle: &Oracle,
-    tested: &Tested<'_>,
-) -> Option<InstrId> {
+pub fn by_probe(at: Fused<'_>, oracle: &Oracle, tested: &Tested<'_>) -> Option<InstrId> {
+    let (module, fusion, args) = (at.module, at.fusion, at.args);
     let name = module.entry_computation().instr(fusion).name.clone();
     let expected = oracle.fused_values(module, args, &name)?;
-    let probed = probe_values(module, fusion, args, tested)?;
+    let probed = probe_values(at, tested)?;
     let (callee, order) = internal_order(module, fusion)?;
     let comp = module.comp(callee);
     let numerics = tested.numerics();
@@ -98,12 +98,8 @@ pub fn by_probe(
 }
 
 /// The backend's probed intermediates of the fusion, by instruction name.
-pub(crate) fn probe_values(
-    module: &Module,
-    fusion: InstrId,
-    args: &[Literal],
-    tested: &Tested<'_>,
-) -> Option<HashMap<String, Value>> {
+pub(crate) fn probe_values(at: Fused<'_>, tested: &Tested<'_>) -> Option<HashMap<String, Value>> {
+    let (module, fusion, args) = (at.module, at.fusion, at.args);
     let entry = module.entry_computation();
     let ins = entry.instr(fusion);
     // the fusion's operand values: entry parameters (the extracted culprit)
@@ -135,13 +131,8 @@ pub(crate) fn probe_values(
 /// that does not depend on the culprit agrees even after the culprit, so
 /// "disagrees at position k" is not monotone in k. Fused computations are
 /// small, and the scan stops at the first disagreement.
-pub fn by_moved_root(
-    module: &Module,
-    fusion: InstrId,
-    args: &[Literal],
-    oracle: &Oracle,
-    tested: &Tested<'_>,
-) -> Option<InstrId> {
+pub fn by_moved_root(at: Fused<'_>, oracle: &Oracle, tested: &Tested<'_>) -> Option<InstrId> {
+    let (module, fusion, args) = (at.module, at.fusion, at.args);
     let (_, order) = internal_order(module, fusion)?;
     order.into_iter().find(|&id| {
         move_fusion_root(module, fusion, id)
@@ -152,13 +143,8 @@ pub fn by_moved_root(
 
 /// True when the fusion at `fusion`, split into its instructions (every
 /// intermediate materialized in its declared type), agrees with the reference.
-pub fn vanishes_when_split(
-    module: &Module,
-    fusion: InstrId,
-    args: &[Literal],
-    oracle: &Oracle,
-    tested: &Tested<'_>,
-) -> bool {
+pub fn vanishes_when_split(at: Fused<'_>, oracle: &Oracle, tested: &Tested<'_>) -> bool {
+    let (module, fusion, args) = (at.module, at.fusion, at.args);
     inline_fusion(module, fusion)
         .map(|split| judge_module(&split, args, oracle, tested).is_agreement())
         .unwrap_or(false)

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::inside::by_probe;
+use super::inside::{by_probe, Fused};
 use super::sides::{judge_module, Oracle, Tested};
 use crate::check::FailureSignature;
 use crate::hlo::rewrite::dead_code_eliminated;
@@ -57,6 +57,14 @@ impl Case {
             .sum();
         let args: usize = self.args.iter().map(Literal::element_count).sum();
         (self.module.instruction_count(), consts + args)
+    }
+
+    /// Another module on the same arguments.
+    fn with_module(&self, module: Module) -> Case {
+        Case {
+            module,
+            args: self.args.clone(),
+        }
     }
 }
 
@@ -110,7 +118,15 @@ impl Minimizer<'_, '_> {
                     return false;
                 };
                 let comp = case.module.comp(callee);
-                match by_probe(&case.module, fid, &case.args, self.oracle, self.tested) {
+                match by_probe(
+                    Fused {
+                        module: &case.module,
+                        fusion: fid,
+                        args: &case.args,
+                    },
+                    self.oracle,
+                    self.tested,
+                ) {
                     Some(id) => comp.instr(id).opcode == self.signature.opcode,
                     None => comp
                         .instructions
@@ -215,11 +231,21 @@ fn move_root_variants(case: &Case, fid: InstrId, callee: CompId) -> Vec<Case> {
         .iter()
         .filter(|o| seen.insert(**o) && comp.instr(**o).opcode != Opcode::Parameter)
         .filter_map(|&o| crate::hlo::rewrite::move_fusion_root(&case.module, fid, o))
-        .map(|module| Case {
-            module,
-            args: case.args.clone(),
-        })
+        .map(|module| case.with_module(module))
         .collect()
+}
+
+/// The instructions of `comp` other than its root and those of opcode
+/// `skip`, with their ids.
+fn others(
+    comp: &crate::hlo::Computation,
+    skip: Opcode,
+) -> impl Iterator<Item = (InstrId, &crate::hlo::Instruction)> {
+    comp.instructions
+        .iter()
+        .enumerate()
+        .map(|(k, ins)| (InstrId(k as u32), ins))
+        .filter(move |&(id, ins)| ins.opcode != skip && id != comp.root)
 }
 
 fn replace_uses(comp: &mut crate::hlo::Computation, from: InstrId, to: InstrId) {
@@ -238,11 +264,7 @@ fn replace_uses(comp: &mut crate::hlo::Computation, from: InstrId, to: InstrId) 
 fn remove_variants(case: &Case, callee: CompId) -> Vec<Case> {
     let comp = case.module.comp(callee);
     let mut out = Vec::new();
-    for (k, ins) in comp.instructions.iter().enumerate() {
-        let id = InstrId(k as u32);
-        if ins.opcode == Opcode::Parameter || id == comp.root {
-            continue;
-        }
+    for (id, ins) in others(comp, Opcode::Parameter) {
         let mut seen = BTreeSet::new();
         for &o in &ins.operands {
             if !seen.insert(o) || !comp.instr(o).shape.compatible(&ins.shape) {
@@ -250,10 +272,7 @@ fn remove_variants(case: &Case, callee: CompId) -> Vec<Case> {
             }
             let mut m = case.module.clone();
             replace_uses(&mut m.computations[callee.index()], id, o);
-            out.push(Case {
-                module: m,
-                args: case.args.clone(),
-            });
+            out.push(case.with_module(m));
         }
     }
     out
@@ -338,11 +357,7 @@ fn constant_data(value: &Literal) -> Option<ConstantData> {
 fn to_constant_variants(case: &Case, callee: CompId, values: &HashMap<String, Value>) -> Vec<Case> {
     let comp = case.module.comp(callee);
     let mut out = Vec::new();
-    for (k, ins) in comp.instructions.iter().enumerate() {
-        let id = InstrId(k as u32);
-        if ins.opcode == Opcode::Constant || id == comp.root {
-            continue;
-        }
+    for (id, ins) in others(comp, Opcode::Constant) {
         let Some(Value::Array(value)) = values.get(&ins.name) else {
             continue;
         };
@@ -354,7 +369,7 @@ fn to_constant_variants(case: &Case, callee: CompId, values: &HashMap<String, Va
         };
         let mut m = case.module.clone();
         let c = &mut m.computations[callee.index()];
-        let x = &mut c.instructions[k];
+        let x = &mut c.instructions[id.index()];
         x.opcode = Opcode::Constant;
         x.name = format!("{}.constant", ins.name);
         x.operands.clear();
@@ -365,30 +380,16 @@ fn to_constant_variants(case: &Case, callee: CompId, values: &HashMap<String, Va
         if ins.opcode == Opcode::Parameter {
             // the numbering must stay dense: shift the later parameters down
             let gone = ins.attrs.parameter_number.unwrap_or(0);
-            for p in &mut c.instructions {
-                if p.opcode == Opcode::Parameter {
-                    if let Some(n) = p.attrs.parameter_number.as_mut() {
-                        if *n > gone {
-                            *n -= 1;
-                        }
-                    }
-                }
-            }
+            renumber_after(c, gone);
             let entry_id = m.entry.index();
             for e in &mut m.computations[entry_id].instructions {
                 if e.opcode == Opcode::Fusion && e.attrs.calls.first() == Some(&callee) {
-                    if let Ok(g) = usize::try_from(gone) {
-                        if g < e.operands.len() {
-                            e.operands.remove(g);
-                        }
-                    }
+                    // a negative number removes nothing
+                    let _ = remove_at(&mut e.operands, &[gone]);
                 }
             }
         }
-        out.push(Case {
-            module: m,
-            args: case.args.clone(),
-        });
+        out.push(case.with_module(m));
     }
     out
 }
@@ -567,36 +568,26 @@ pub fn tidy(case: &Case) -> Option<Case> {
         .filter_map(|(k, i)| Some((k, *i.attrs.calls.first()?)))
         .collect();
     for (k, callee) in fusions {
-        let comp = &m.computations[callee.index()];
-        let used = used_set(comp);
-        let mut unused: Vec<i64> = comp
-            .instructions
-            .iter()
-            .enumerate()
-            .filter(|(j, i)| i.opcode == Opcode::Parameter && !used[*j])
-            .filter_map(|(_, i)| i.attrs.parameter_number)
-            .collect();
-        unused.sort_unstable_by(|a, b| b.cmp(a));
-        for gone in unused {
-            let comp = &mut m.computations[callee.index()];
-            let live: Vec<bool> = comp
-                .instructions
-                .iter()
-                .map(|i| !(i.opcode == Opcode::Parameter && i.attrs.parameter_number == Some(gone)))
-                .collect();
-            crate::hlo::rewrite::compact(comp, &live);
-            renumber_after(comp, gone);
-            let ops = &mut m.computations[entry_id].instructions[k].operands;
-            let g = usize::try_from(gone).ok()?;
-            if g < ops.len() {
-                ops.remove(g);
-            }
-        }
+        let gone = drop_unused_parameters(&mut m.computations[callee.index()]);
+        remove_at(
+            &mut m.computations[entry_id].instructions[k].operands,
+            &gone,
+        )?;
     }
     // unused entry parameters
-    let entry = &m.computations[entry_id];
-    let used = used_set(entry);
-    let mut unused: Vec<i64> = entry
+    let gone = drop_unused_parameters(&mut m.computations[entry_id]);
+    remove_at(&mut args, &gone)?;
+    Some(Case {
+        module: dead_code_eliminated(&m),
+        args,
+    })
+}
+
+/// Drops the parameters of `comp` that nothing uses, the highest number
+/// first, keeping the numbers dense; the numbers dropped, in that order.
+fn drop_unused_parameters(comp: &mut crate::hlo::Computation) -> Vec<i64> {
+    let used = used_set(comp);
+    let mut unused: Vec<i64> = comp
         .instructions
         .iter()
         .enumerate()
@@ -604,24 +595,28 @@ pub fn tidy(case: &Case) -> Option<Case> {
         .filter_map(|(_, i)| i.attrs.parameter_number)
         .collect();
     unused.sort_unstable_by(|a, b| b.cmp(a));
-    for gone in unused {
-        let entry = &mut m.computations[entry_id];
-        let live: Vec<bool> = entry
+    for &gone in &unused {
+        let live: Vec<bool> = comp
             .instructions
             .iter()
             .map(|i| !(i.opcode == Opcode::Parameter && i.attrs.parameter_number == Some(gone)))
             .collect();
-        crate::hlo::rewrite::compact(entry, &live);
-        renumber_after(entry, gone);
-        let g = usize::try_from(gone).ok()?;
-        if g < args.len() {
-            args.remove(g);
+        crate::hlo::rewrite::compact(comp, &live);
+        renumber_after(comp, gone);
+    }
+    unused
+}
+
+/// Removes the items at the positions `gone` (the highest first) from
+/// `items`, where it has them; None for a negative position.
+fn remove_at<T>(items: &mut Vec<T>, gone: &[i64]) -> Option<()> {
+    for &g in gone {
+        let g = usize::try_from(g).ok()?;
+        if g < items.len() {
+            items.remove(g);
         }
     }
-    Some(Case {
-        module: dead_code_eliminated(&m),
-        args,
-    })
+    Some(())
 }
 
 fn used_set(comp: &crate::hlo::Computation) -> Vec<bool> {

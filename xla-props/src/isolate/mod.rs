@@ -33,7 +33,9 @@ pub use certificate::{
     certify, explain_departure, grow_departing_region, Basis, Certificate, Departure, Explanation,
 };
 pub use deep::{deep_check, CulpritLocation, DeepCheck, LocalDisagreement, MAX_LOOKED_INSIDE};
-pub use inside::{by_moved_root, by_probe, look_inside, vanishes_when_split, Inside, InsideMethod};
+pub use inside::{
+    by_moved_root, by_probe, look_inside, vanishes_when_split, Fused, Inside, InsideMethod,
+};
 pub use localize::{candidates, is_candidate, localize, LocalizeError, Located, BATCH_SIZE};
 pub use minimize::{
     tidy, Case, Minimized, Minimizer, Step, MAX_ATTEMPTS, MAX_CONSTANT_ELEMENTS, PASSES,

@@ -73,7 +73,15 @@ pub(crate) fn every_unit_legal_in_own_run(
         })
         .collect();
     let numerics = tested.numerics();
-    let (values, hidden) = first_own_values(module, args, actual, reference, tested, &exposable);
+    let judged = Judged {
+        module,
+        args,
+        actual,
+        reference,
+        tested,
+        debug,
+    };
+    let (values, hidden) = judged.first_own_values(&exposable);
     let values = values?;
     // each instruction's place in topological order, for ordering regions
     let mut rank = vec![0; entry.instructions.len()];
@@ -155,103 +163,104 @@ pub(crate) fn every_unit_legal_in_own_run(
     Some(own)
 }
 
-/// The first run whose outputs are the judged run's: every value
-/// exposed, then the tries with fewer (see [`hidden_values`]), whose
-/// hidden values are then exposed back (see [`expose_back`]). With how
-/// many values stay hidden.
-fn first_own_values(
-    module: &Module,
-    args: &[Literal],
-    actual: &[Literal],
-    reference: &[Option<Value>],
-    tested: &Tested<'_>,
-    exposable: &[InstrId],
-) -> (Option<Vec<Option<Value>>>, usize) {
-    let debug = std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some();
-    let numerics = tested.numerics();
-    let mut values = own_values(module, args, actual, reference, tested, exposable, debug);
-    let mut hidden = 0;
-    // second and third tries: fewer values exposed, each left unexposed
-    // judged inside the regions of its readers (larger regions, looser)
-    let narrow_may_widen =
-        numerics.excess_precision_anywhere || numerics.excess_precision_in_fusions;
-    let tries: &[(bool, bool)] = if narrow_may_widen {
-        &[(false, false), (true, false), (true, true)]
-    } else {
-        &[(false, false), (true, false)]
-    };
-    for &(reads, narrow) in tries {
-        if values.is_some() {
-            break;
-        }
-        let hide = hidden_values(module, reads, narrow, &numerics);
-        let fewer: Vec<InstrId> = exposable
-            .iter()
-            .copied()
-            .filter(|i| !hide[i.index()])
-            .collect();
-        if fewer.len() < exposable.len() {
-            hidden = exposable.len() - fewer.len();
-            values = own_values(module, args, actual, reference, tested, &fewer, debug);
-            if let Some(v) = values.as_mut() {
-                let run = |exposed: &[InstrId]| {
-                    own_values(module, args, actual, reference, tested, exposed, debug)
-                };
-                hidden = expose_back(exposable, &hide, v, run, debug);
-            }
-        }
-    }
-    (values, hidden)
+/// The judged run whose own values are sought: the module, its arguments,
+/// the backend's outputs on them (`actual`), the reference's values of
+/// every entry instruction and the backend; `debug` prints why a run is
+/// not the judged one.
+#[derive(Clone, Copy)]
+struct Judged<'a, 't> {
+    module: &'a Module,
+    args: &'a [Literal],
+    actual: &'a [Literal],
+    reference: &'a [Option<Value>],
+    tested: &'a Tested<'t>,
+    debug: bool,
 }
 
-/// The backend's values of every entry instruction when `exposed` are
-/// made outputs (parameters and constants are the reference's; a value
-/// not exposed is None), or None when that run fails or its outputs are
-/// not the judged run's, bit for bit.
-fn own_values(
-    module: &Module,
-    args: &[Literal],
-    actual: &[Literal],
-    reference: &[Option<Value>],
-    tested: &Tested<'_>,
-    exposed: &[InstrId],
-    debug: bool,
-) -> Option<Vec<Option<Value>>> {
-    let entry = module.entry_computation();
-    let leaves = match tested.run(&expose_values(module, exposed), args) {
-        Ok(l) => l,
-        Err(e) => {
-            if debug {
-                eprintln!("certificate debug: the exposed run failed: {e}");
+impl Judged<'_, '_> {
+    /// The first run whose outputs are the judged run's: every value
+    /// exposed, then the tries with fewer (see [`hidden_values`]), whose
+    /// hidden values are then exposed back (see [`expose_back`]). With how
+    /// many values stay hidden.
+    fn first_own_values(&self, exposable: &[InstrId]) -> (Option<Vec<Option<Value>>>, usize) {
+        let numerics = self.tested.numerics();
+        let mut values = self.own_values(exposable);
+        let mut hidden = 0;
+        // second and third tries: fewer values exposed, each left unexposed
+        // judged inside the regions of its readers (larger regions, looser)
+        let narrow_may_widen =
+            numerics.excess_precision_anywhere || numerics.excess_precision_in_fusions;
+        let tries: &[(bool, bool)] = if narrow_may_widen {
+            &[(false, false), (true, false), (true, true)]
+        } else {
+            &[(false, false), (true, false)]
+        };
+        for &(reads, narrow) in tries {
+            if values.is_some() {
+                break;
+            }
+            let hide = hidden_values(self.module, reads, narrow, &numerics);
+            let fewer: Vec<InstrId> = exposable
+                .iter()
+                .copied()
+                .filter(|i| !hide[i.index()])
+                .collect();
+            if fewer.len() < exposable.len() {
+                hidden = exposable.len() - fewer.len();
+                values = self.own_values(&fewer);
+                if let Some(v) = values.as_mut() {
+                    let run = |exposed: &[InstrId]| self.own_values(exposed);
+                    hidden = expose_back(exposable, &hide, v, run, self.debug);
+                }
+            }
+        }
+        (values, hidden)
+    }
+
+    /// The backend's values of every entry instruction when `exposed` are
+    /// made outputs (parameters and constants are the reference's; a value
+    /// not exposed is None), or None when that run fails or its outputs are
+    /// not the judged run's, bit for bit.
+    fn own_values(&self, exposed: &[InstrId]) -> Option<Vec<Option<Value>>> {
+        let entry = self.module.entry_computation();
+        let leaves = match self
+            .tested
+            .run(&expose_values(self.module, exposed), self.args)
+        {
+            Ok(l) => l,
+            Err(e) => {
+                if self.debug {
+                    eprintln!("certificate debug: the exposed run failed: {e}");
+                }
+                return None;
+            }
+        };
+        let mut values: Vec<Option<Value>> = entry
+            .instructions
+            .iter()
+            .zip(self.reference)
+            .map(|(ins, v)| match ins.opcode {
+                Opcode::Parameter | Opcode::Constant => v.clone(),
+                _ => None,
+            })
+            .collect();
+        let mut it = leaves.into_iter();
+        for &i in exposed {
+            *values.get_mut(i.index())? = Some(rebuild(&entry.instr(i).shape, &mut it));
+        }
+        // the exposed run must be the judged run
+        let outputs = values.get(entry.root.index())?.as_ref()?.flatten();
+        if !same_bits(&outputs, self.actual) {
+            if self.debug {
+                eprintln!(
+                    "certificate debug: the run with {} values exposed computes other outputs than the judged run",
+                    exposed.len()
+                );
             }
             return None;
         }
-    };
-    let mut values: Vec<Option<Value>> = entry
-        .instructions
-        .iter()
-        .zip(reference)
-        .map(|(ins, v)| match ins.opcode {
-            Opcode::Parameter | Opcode::Constant => v.clone(),
-            _ => None,
-        })
-        .collect();
-    let mut it = leaves.into_iter();
-    for &i in exposed {
-        *values.get_mut(i.index())? = Some(rebuild(&entry.instr(i).shape, &mut it));
+        Some(values)
     }
-    // the exposed run must be the judged run
-    let outputs = values.get(entry.root.index())?.as_ref()?.flatten();
-    if !same_bits(&outputs, actual) {
-        if debug {
-            eprintln!(
-                "certificate debug: the run with {} values exposed computes other outputs than the judged run",
-                exposed.len()
-            );
-        }
-        return None;
-    }
-    Some(values)
 }
 
 /// Most runs spent exposing hidden values back (see [`expose_back`]).

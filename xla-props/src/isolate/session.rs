@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::certificate::{certify, grow_departing_region, Certificate};
 use super::deep::{deep_check, fused_location, plain_location, CulpritLocation, LocalDisagreement};
-use super::inside::{look_inside, vanishes_when_split, InsideMethod};
+use super::inside::{look_inside, vanishes_when_split, Fused, InsideMethod};
 use super::localize::{follow_errors, LocalizeError};
 use super::minimize::{Case, Minimizer, Step};
 use super::sides::{judge_module, Oracle, Tested};
@@ -412,8 +412,13 @@ fn look_at_fusion(
     let entry = module.entry_computation();
     let top = entry.instr(id);
     let croot = cmod.entry_computation().root;
-    let found = look_inside(cmod, croot, cargs, oracle, tested);
-    let vanishes = vanishes_when_split(cmod, croot, cargs, oracle, tested);
+    let at = Fused {
+        module: cmod,
+        fusion: croot,
+        args: cargs,
+    };
+    let found = look_inside(at, oracle, tested);
+    let vanishes = vanishes_when_split(at, oracle, tested);
     // the extracted module keeps the fused computation and its names
     let fused = cmod
         .entry_computation()

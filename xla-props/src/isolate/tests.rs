@@ -131,7 +131,12 @@ fn without_a_probe_moving_the_root_finds_the_same_instruction() {
         .args;
     let tested = Tested::new(&buggy);
     let root = x.module.entry_computation().root;
-    let id = by_moved_root(&x.module, root, &args, &Oracle::Exact, &tested).unwrap();
+    let at = Fused {
+        module: &x.module,
+        fusion: root,
+        args: &args,
+    };
+    let id = by_moved_root(at, &Oracle::Exact, &tested).unwrap();
     let fused = x.module.comp(crate::hlo::CompId(0));
     assert_eq!(fused.instr(id).name, "convert.3");
     assert!(tested.runs() <= 3, "the scan took {} runs", tested.runs());

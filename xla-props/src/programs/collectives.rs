@@ -9,8 +9,8 @@
 //! `g8t` (`[4,2]<=[2,4]T(1,0)`: four groups of two on eight devices),
 //! `ring4` and `partial4` (collective-permute pairs).
 
-use super::templates::{ProgramTemplate, StagedModule, UNFUSED};
-use crate::hlo::{parse_module, BuildError, ElementType};
+use super::templates::{unfused_templates, StagedModule};
+use crate::hlo::{BuildError, ElementType};
 
 const TYPES: &[ElementType] = &[
     ElementType::F32,
@@ -36,14 +36,7 @@ fn groups(name: &str) -> (usize, &'static str, i64) {
 }
 
 fn module(text: String) -> Result<StagedModule, BuildError> {
-    let module = parse_module(&text).map_err(|e| BuildError::Invalid {
-        computation: "collective template".into(),
-        message: format!("{e}\n{text}"),
-    })?;
-    Ok(StagedModule {
-        module,
-        stages: Vec::new(),
-    })
+    StagedModule::parsed("collective template".into(), text)
 }
 
 fn reducers(t: &str) -> String {
@@ -91,21 +84,9 @@ fn build(
     ))
 }
 
-macro_rules! collective_templates {
-    ($($name:literal),* $(,)?) => {
-        /// Every collective template.
-        pub const COLLECTIVE_TEMPLATES: &[ProgramTemplate] = &[
-            $(ProgramTemplate {
-                name: $name,
-                dtypes: TYPES,
-                configurations: &[UNFUSED],
-                build: |t, d| build($name, t, d),
-            },)*
-        ];
-    };
-}
-
-collective_templates!(
+unfused_templates!(
+    /// Every collective template.
+    COLLECTIVE_TEMPLATES, TYPES, build:
     "all_reduce_sum_g4",
     "all_reduce_sum_g2x2",
     "all_reduce_sum_g2x2t",

@@ -167,6 +167,14 @@ struct Grower<'r> {
     called: Called,
 }
 
+/// The value a step grows from: its id, element type and dimensions.
+#[derive(Clone, Copy)]
+struct GrowFrom<'d> {
+    x: InstrId,
+    t: ElementType,
+    dims: &'d [i64],
+}
+
 fn dims_of(b: &ComputationBuilder<'_>, x: InstrId) -> Vec<i64> {
     b.shape(x)
         .and_then(Shape::as_array)
@@ -267,24 +275,20 @@ impl Grower<'_> {
         })?;
         let dims = dims_of(b, x);
         let t = dtype_of(b, x).unwrap_or(self.dtype);
+        let from = GrowFrom { x, t, dims: &dims };
         match step {
-            Step::Elementwise => self.elementwise(b, x, t, &dims),
-            Step::Conversion => self.conversion(b, x, t, &dims),
-            Step::Selection => self.selection(b, x, t, &dims),
-            Step::Shape => self.shape_op(b, x, t, &dims),
-            Step::Indexing => self.indexing(b, x, t, &dims),
+            Step::Elementwise => self.elementwise(b, from),
+            Step::Conversion => self.conversion(b, from),
+            Step::Selection => self.selection(b, from),
+            Step::Shape => self.shape_op(b, from),
+            Step::Indexing => self.indexing(b, from),
             Step::Reduction => self.reduction(b),
             Step::Contraction => self.contraction(b),
         }
     }
 
-    fn elementwise(
-        &mut self,
-        b: &mut ComputationBuilder<'_>,
-        x: InstrId,
-        t: ElementType,
-        dims: &[i64],
-    ) -> Res {
+    fn elementwise(&mut self, b: &mut ComputationBuilder<'_>, from: GrowFrom<'_>) -> Res {
+        let GrowFrom { x, t, dims } = from;
         match self.rng.below(5) {
             0 | 1 => {
                 let op = self.rng.pick(&self.unary).unwrap_or(Opcode::Negate);
@@ -311,13 +315,8 @@ impl Grower<'_> {
         }
     }
 
-    fn conversion(
-        &mut self,
-        b: &mut ComputationBuilder<'_>,
-        x: InstrId,
-        t: ElementType,
-        _dims: &[i64],
-    ) -> Res {
+    fn conversion(&mut self, b: &mut ComputationBuilder<'_>, from: GrowFrom<'_>) -> Res {
+        let GrowFrom { x, t, .. } = from;
         match self.rng.below(6) {
             // narrow -> wide -> narrow round trips, the quantization residual's shape
             0 | 1 => {
@@ -368,13 +367,8 @@ impl Grower<'_> {
         }
     }
 
-    fn selection(
-        &mut self,
-        b: &mut ComputationBuilder<'_>,
-        x: InstrId,
-        t: ElementType,
-        dims: &[i64],
-    ) -> Res {
+    fn selection(&mut self, b: &mut ComputationBuilder<'_>, from: GrowFrom<'_>) -> Res {
+        let GrowFrom { x, t, dims } = from;
         let dir = self
             .rng
             .pick(&ComparisonDirection::ALL)
@@ -408,13 +402,8 @@ impl Grower<'_> {
         }
     }
 
-    fn shape_op(
-        &mut self,
-        b: &mut ComputationBuilder<'_>,
-        x: InstrId,
-        t: ElementType,
-        dims: &[i64],
-    ) -> Res {
+    fn shape_op(&mut self, b: &mut ComputationBuilder<'_>, from: GrowFrom<'_>) -> Res {
+        let GrowFrom { x, t, dims } = from;
         let rank = dims.len();
         match self.rng.below(8) {
             0 if rank >= 2 => {

@@ -13,8 +13,8 @@
 //!
 //! Case parameters: `<template>.<scheme>`, e.g. `softmax.mesh2x2`.
 
-use super::templates::{ProgramTemplate, StagedModule, UNFUSED};
-use crate::hlo::{parse_module, BuildError, ElementType, Module, Shape};
+use super::templates::{unfused_templates, StagedModule};
+use crate::hlo::{BuildError, ElementType, Module, Shape};
 
 /// A way to shard every array of a program over some devices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,17 +147,6 @@ pub fn annotate(module: &Module, scheme: &ShardingScheme) -> Module {
 
 const OP_TYPES: &[ElementType] = &[ElementType::F32, ElementType::Bf16];
 
-fn op_module(name: &str, text: String) -> Result<StagedModule, BuildError> {
-    let module = parse_module(&text).map_err(|e| BuildError::Invalid {
-        computation: format!("sharded op template {name}"),
-        message: format!("{e}\n{text}"),
-    })?;
-    Ok(StagedModule {
-        module,
-        stages: Vec::new(),
-    })
-}
-
 /// The single-op program `name` on `[rows, cols]` operands.
 fn op(
     name: &'static str,
@@ -230,27 +219,15 @@ fn op(
         .enumerate()
         .map(|(i, s)| format!("  p{i} = {s} parameter({i})\n"))
         .collect();
-    op_module(
-        name,
+    StagedModule::parsed(
+        format!("sharded op template {name}"),
         format!("HloModule {name}\n{callees}ENTRY e {{\n{params}  {body}\n}}\n"),
     )
 }
 
-macro_rules! op_templates {
-    ($($name:literal),* $(,)?) => {
-        /// Single-op templates for `sharding_invariance`.
-        pub const SHARDED_OP_TEMPLATES: &[ProgramTemplate] = &[
-            $(ProgramTemplate {
-                name: $name,
-                dtypes: OP_TYPES,
-                configurations: &[UNFUSED],
-                build: |t, d| op($name, t, d),
-            },)*
-        ];
-    };
-}
-
-op_templates!(
+unfused_templates!(
+    /// Single-op templates for `sharding_invariance`.
+    SHARDED_OP_TEMPLATES, OP_TYPES, op:
     "op-add",
     "op-exp",
     "op-dot",
@@ -271,6 +248,7 @@ op_templates!(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hlo::parse_module;
     use crate::hlo::sharding::Sharding;
     use crate::reference::spmd::DeviceProgram;
 

@@ -30,6 +30,23 @@ pub(crate) const UNFUSED: Configuration = Configuration {
     groups: &[],
 };
 
+/// A table `$table` of templates that are only ever unfused, one per name,
+/// each on `$dtypes` and built by `$build(name, dtype, dims)`.
+macro_rules! unfused_templates {
+    ($(#[$doc:meta])* $table:ident, $dtypes:ident, $build:ident: $($name:literal),* $(,)?) => {
+        $(#[$doc])*
+        pub const $table: &[$crate::programs::templates::ProgramTemplate] = &[
+            $($crate::programs::templates::ProgramTemplate {
+                name: $name,
+                dtypes: $dtypes,
+                configurations: &[$crate::programs::templates::UNFUSED],
+                build: |t, d| $build($name, t, d),
+            },)*
+        ];
+    };
+}
+pub(crate) use unfused_templates;
+
 const fn all_in_one(kind: FusionKind) -> Configuration {
     Configuration {
         name: "all-in-one",
@@ -48,6 +65,21 @@ pub struct StagedModule {
     pub module: Module,
     /// Stage name and the names of its instructions, in stage order.
     pub stages: Vec<(&'static str, Vec<String>)>,
+}
+
+impl StagedModule {
+    /// The module `text` parses to, without stages; a parse error is
+    /// `computation`'s, with the text.
+    pub(crate) fn parsed(computation: String, text: String) -> Result<StagedModule, BuildError> {
+        let module = crate::hlo::parse_module(&text).map_err(|e| BuildError::Invalid {
+            computation,
+            message: format!("{e}\n{text}"),
+        })?;
+        Ok(StagedModule {
+            module,
+            stages: Vec::new(),
+        })
+    }
 }
 
 type Dims = [i64; 2];

@@ -102,6 +102,19 @@ impl Fnv {
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
     }
+    /// Feeds a literal's elements' bits, in order (both parts of a complex
+    /// element); its shape is the caller's to feed, as it writes it.
+    pub fn write_elements(&mut self, lit: &crate::literal::Literal) {
+        for i in 0..lit.element_count() {
+            if lit.shape().dtype.is_complex() {
+                let (re, im) = lit.get_complex(i);
+                self.write(&re.to_bits().to_le_bytes());
+                self.write(&im.to_bits().to_le_bytes());
+            } else {
+                self.write(&lit.get_bits(i).to_le_bytes());
+            }
+        }
+    }
     /// The hash.
     pub fn finish(&self) -> u64 {
         self.0

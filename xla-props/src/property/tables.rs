@@ -62,7 +62,8 @@ const CONV_SHAPES: &[Dims] = &[
     &[2, 6, 2, 2],
 ];
 const SMALL_SHAPES: &[Dims] = &[&[], &[1], &[0], &[7], &[3, 5], &[2, 3, 2]];
-const SMALL_RANKED_SHAPES: &[Dims] = &[&[1], &[0], &[7], &[3, 5], &[2, 3, 2]];
+/// The small shapes but the scalar.
+const SMALL_RANKED_SHAPES: &[Dims] = SMALL_SHAPES.split_at(1).1;
 /// Every bit pattern of a 16-bit or an 8-bit float type.
 const EXHAUSTIVE_SHAPES: &[Dims] = &[&[65536], &[256]];
 
@@ -87,10 +88,13 @@ pub fn shapes(form: Form, set: &str) -> &'static [Dims] {
         // operand-form cases the op's (`forms_operand_dims`)
         return &[];
     }
-    let small = set == "small";
-    match form {
-        Form::Structure => &[],
-        Form::Program => crate::programs::TEMPLATE_SHAPES,
+    // each form's full table, and its table in the small set
+    let (full, small): (&'static [Dims], &'static [Dims]) = match form {
+        Form::Structure => (&[], &[]),
+        Form::Program => (
+            crate::programs::TEMPLATE_SHAPES,
+            crate::programs::TEMPLATE_SHAPES,
+        ),
         Form::Elementwise
         | Form::Compare
         | Form::Convert
@@ -98,13 +102,7 @@ pub fn shapes(form: Form, set: &str) -> &'static [Dims] {
         | Form::ReducePrecision
         | Form::Copy
         | Form::Broadcast
-        | Form::Reshape => {
-            if small {
-                SMALL_SHAPES
-            } else {
-                ELEMENTWISE_SHAPES
-            }
-        }
+        | Form::Reshape => (ELEMENTWISE_SHAPES, SMALL_SHAPES),
         Form::Iota
         | Form::Transpose
         | Form::Slice
@@ -113,18 +111,17 @@ pub fn shapes(form: Form, set: &str) -> &'static [Dims] {
         | Form::Reverse
         | Form::Reduce
         | Form::ReduceWindow
-        | Form::Sort => {
-            if small {
-                SMALL_RANKED_SHAPES
-            } else {
-                RANKED_SHAPES
-            }
-        }
+        | Form::Sort => (RANKED_SHAPES, SMALL_RANKED_SHAPES),
         Form::DynamicSlice | Form::DynamicUpdateSlice | Form::Gather | Form::Scatter => {
-            &INDEXING_SHAPES[..if small { 3 } else { INDEXING_SHAPES.len() }]
+            (INDEXING_SHAPES, &INDEXING_SHAPES[..3])
         }
-        Form::Dot => &DOT_SHAPES[..if small { 3 } else { DOT_SHAPES.len() }],
-        Form::Convolution => &CONV_SHAPES[..if small { 2 } else { CONV_SHAPES.len() }],
+        Form::Dot => (DOT_SHAPES, &DOT_SHAPES[..3]),
+        Form::Convolution => (CONV_SHAPES, &CONV_SHAPES[..2]),
+    };
+    if set == "small" {
+        small
+    } else {
+        full
     }
 }
 

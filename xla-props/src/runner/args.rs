@@ -146,25 +146,24 @@ fn list(s: &str) -> impl Iterator<Item = &str> {
     s.split(',').map(str::trim).filter(|x| !x.is_empty())
 }
 
+/// The names of a comma list, each parsed; an unknown one is named as a
+/// `what` of `flag`.
+fn parsed<T: std::str::FromStr>(value: &str, what: &str, flag: &str) -> Result<Vec<T>, ArgError> {
+    list(value)
+        .map(|name| {
+            name.parse::<T>()
+                .map_err(|_| ArgError(format!("unknown {what} `{name}` in {flag}")))
+        })
+        .collect()
+}
+
 impl RunnerArgs {
     fn apply(&mut self, flag: &str, value: &str) -> Result<(), ArgError> {
         match flag {
-            "--op" => {
-                for name in list(value) {
-                    let op = name
-                        .parse::<Opcode>()
-                        .map_err(|_| ArgError(format!("unknown op `{name}` in --op")))?;
-                    self.ops.push(op);
-                }
-            }
-            "--dtype" => {
-                for name in list(value) {
-                    let t = name
-                        .parse::<ElementType>()
-                        .map_err(|_| ArgError(format!("unknown dtype `{name}` in --dtype")))?;
-                    self.dtypes.push(t);
-                }
-            }
+            "--op" => self.ops.extend(parsed::<Opcode>(value, "op", flag)?),
+            "--dtype" => self
+                .dtypes
+                .extend(parsed::<ElementType>(value, "dtype", flag)?),
             "--backend" => self.backends.extend(list(value).map(str::to_string)),
             "--shard" => self.shard = Some(Shard::parse(value)?),
             "--seed" => {
@@ -209,7 +208,8 @@ impl RunnerArgs {
         ];
         let mut from_flags = RunnerArgs::default();
         let mut rest = Vec::new();
-        let mut given: Vec<&'static str> = Vec::new();
+        // the value flags given, with their values, in order
+        let mut given: Vec<(&'static str, String)> = Vec::new();
         let mut it = args.into_iter();
         if let Some(prog) = it.next() {
             rest.push(prog);
@@ -231,13 +231,14 @@ impl RunnerArgs {
                         .ok_or_else(|| ArgError(format!("{known} needs a value")))?,
                 };
                 from_flags.apply(known, &value)?;
-                given.push(known);
+                given.push((known, value));
             } else {
                 rest.push(arg);
             }
         }
+        let is_given = |flag: &str| given.iter().any(|(g, _)| *g == flag);
         for (var, flag) in env_twins {
-            if given.contains(&flag) {
+            if is_given(flag) {
                 continue;
             }
             if let Some(v) = env(var).filter(|v| !v.is_empty()) {
@@ -245,32 +246,15 @@ impl RunnerArgs {
                     .map_err(|e| ArgError(format!("{var}: {}", e.0)))?;
             }
         }
-        if !given.contains(&"--shard") {
+        if !is_given("--shard") {
             ours.shard = Shard::from_env(&env)?;
         }
         ours.shard_status_file = env("TEST_SHARD_STATUS_FILE").map(PathBuf::from);
         ours.test_only = env("TESTBRIDGE_TEST_ONLY").filter(|s| !s.is_empty());
-        // flags override the environment
-        if given.contains(&"--op") {
-            ours.ops = from_flags.ops;
-        }
-        if given.contains(&"--dtype") {
-            ours.dtypes = from_flags.dtypes;
-        }
-        if given.contains(&"--backend") {
-            ours.backends = from_flags.backends;
-        }
-        if given.contains(&"--shard") {
-            ours.shard = from_flags.shard;
-        }
-        if given.contains(&"--seed") {
-            ours.seed = from_flags.seed;
-        }
-        if given.contains(&"--junit") {
-            ours.junit = from_flags.junit;
-        }
-        if given.contains(&"--json") {
-            ours.json = from_flags.json;
+        // flags override the environment (whose twins of given flags were
+        // left unread): applied over it, in order, as checked above
+        for (flag, value) in &given {
+            ours.apply(flag, value)?;
         }
         ours.summary = from_flags.summary;
         Ok((ours, rest))

@@ -489,14 +489,7 @@ impl Selection<'_> {
 
 /// libtest's name filter: FILTER (substring, or whole name with `--exact`) and `--skip`.
 fn selected_by_libtest(args: &Arguments, name: &str) -> bool {
-    let matches = |pattern: &str| {
-        if args.exact {
-            name == pattern
-        } else {
-            name.contains(pattern)
-        }
-    };
-    args.filter.as_deref().is_none_or(matches) && !args.skip.iter().any(|p| matches(p))
+    super::identity::libtest_keeps(args.filter.as_deref(), &args.skip, args.exact, name)
 }
 
 fn list_cases(

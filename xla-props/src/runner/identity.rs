@@ -78,17 +78,28 @@ impl CaseSpaceHash {
     }
 }
 
+/// libtest's name filter: FILTER (a substring, or the whole name with
+/// `--exact`) and `--skip`: true when they keep `name`.
+pub(crate) fn libtest_keeps(
+    filter: Option<&str>,
+    skip: &[String],
+    exact: bool,
+    name: &str,
+) -> bool {
+    let matches = |pattern: &str| {
+        if exact {
+            name == pattern
+        } else {
+            name.contains(pattern)
+        }
+    };
+    filter.is_none_or(matches) && !skip.iter().any(|p| matches(p))
+}
+
 impl CaseSelection {
     /// True when libtest's name filter and `--skip` keep `name`.
     fn by_libtest(&self, name: &str) -> bool {
-        let matches = |pattern: &str| {
-            if self.exact {
-                name == pattern
-            } else {
-                name.contains(pattern)
-            }
-        };
-        self.filter.as_deref().is_none_or(matches) && !self.skip.iter().any(|p| matches(p))
+        libtest_keeps(self.filter.as_deref(), &self.skip, self.exact, name)
     }
 
     /// Calls `f` with every case name the unsharded run selects from
@@ -219,6 +230,19 @@ pub(crate) fn selection_of(
     }
 }
 
+/// A small built-in selection for tests: `vs_reference` of negate on f32,
+/// on the interpreter and the reference.
+#[cfg(test)]
+pub(crate) fn negate_f32() -> CaseSelection {
+    CaseSelection {
+        properties: vec!["vs_reference".into()],
+        ops: vec!["negate".into()],
+        dtypes: vec!["f32".into()],
+        backends: vec!["interpreter".into(), "reference".into()],
+        ..CaseSelection::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,13 +260,7 @@ mod tests {
 
     #[test]
     fn a_selection_lists_its_cases_again_and_the_shards_partition_them() {
-        let selection = CaseSelection {
-            properties: vec!["vs_reference".into()],
-            ops: vec!["negate".into()],
-            dtypes: vec!["f32".into()],
-            backends: vec!["interpreter".into(), "reference".into()],
-            ..CaseSelection::default()
-        };
+        let selection = negate_f32();
         let names = selection.expected_names().expect("a built-in property");
         assert!(names.len() > 4, "{names:?}");
         assert!(names

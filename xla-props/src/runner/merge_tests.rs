@@ -1,6 +1,6 @@
 use super::*;
 use crate::runner::args::Shard;
-use crate::runner::identity::CaseSelection;
+use crate::runner::identity::negate_f32;
 use serde_json::json;
 
 /// Merges documents written as JSON, read as the runner's `--json` files
@@ -18,13 +18,7 @@ fn merge(docs: Vec<(String, Value)>, options: MergeOptions) -> Result<Value, Mer
 
 /// The cases of a small built-in selection, and its identity.
 fn space() -> (Vec<String>, CaseSpaceId) {
-    let selection = CaseSelection {
-        properties: vec!["vs_reference".into()],
-        ops: vec!["negate".into()],
-        dtypes: vec!["f32".into()],
-        backends: vec!["interpreter".into(), "reference".into()],
-        ..CaseSelection::default()
-    };
+    let selection = negate_f32();
     let names: Vec<String> = selection.expected_names().unwrap().into_iter().collect();
     let hash = CaseSpaceHash::of(names.iter().map(String::as_str));
     let id = CaseSpaceId {

@@ -80,10 +80,7 @@ fn quant_feedback(m: &mut ModuleBuilder, name: &str, gain: f64) -> Result<CompId
 /// ```
 pub fn deep_transformer(layers: usize, gain: f64) -> Result<DeepTransformer, BuildError> {
     let mut m = ModuleBuilder::new(format!("deep_transformer_{layers}"));
-    let r = Reducers {
-        add: m.scalar_reducer(Opcode::Add, F32)?,
-        max: m.scalar_reducer(Opcode::Maximum, F32)?,
-    };
+    let r = Reducers::new(&mut m)?;
     let mut blocks = Vec::new();
     for l in 0..layers {
         blocks.push((

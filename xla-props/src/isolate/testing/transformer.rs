@@ -61,6 +61,16 @@ pub(super) struct Reducers {
     pub(super) max: CompId,
 }
 
+impl Reducers {
+    /// The f32 add and max reducers, added to `m`.
+    pub(super) fn new(m: &mut ModuleBuilder) -> Result<Reducers, BuildError> {
+        Ok(Reducers {
+            add: m.scalar_reducer(Opcode::Add, F32)?,
+            max: m.scalar_reducer(Opcode::Maximum, F32)?,
+        })
+    }
+}
+
 pub(super) fn layernorm(
     m: &mut ModuleBuilder,
     r: &Reducers,
@@ -224,10 +234,7 @@ pub fn transformer(min_instructions: usize) -> Result<Transformer, BuildError> {
 
 fn build(layers: usize) -> Result<Transformer, BuildError> {
     let mut m = ModuleBuilder::new(format!("transformer_{layers}"));
-    let r = Reducers {
-        add: m.scalar_reducer(Opcode::Add, F32)?,
-        max: m.scalar_reducer(Opcode::Maximum, F32)?,
-    };
+    let r = Reducers::new(&mut m)?;
     let mut comps = Vec::new();
     for l in 0..layers {
         let c = [

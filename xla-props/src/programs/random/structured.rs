@@ -3,19 +3,14 @@
 //! sort) and contractions (dot, convolution), each built around an
 //! existing value with fresh operands of the shapes it needs.
 
-use super::{dims_of, dtype_of, random_dims, Grower, Res};
+use super::{dims_of, dtype_of, random_dims, GrowFrom, Grower, Res};
 use crate::hlo::{
-    ComputationBuilder, ConvDims, DotDims, ElementType, GatherDims, InstrId, ScatterDims, WindowDim,
+    ComputationBuilder, ConvDims, DotDims, ElementType, GatherDims, ScatterDims, WindowDim,
 };
 
 impl Grower<'_> {
-    pub(super) fn indexing(
-        &mut self,
-        b: &mut ComputationBuilder<'_>,
-        x: InstrId,
-        t: ElementType,
-        dims: &[i64],
-    ) -> Res {
+    pub(super) fn indexing(&mut self, b: &mut ComputationBuilder<'_>, from: GrowFrom<'_>) -> Res {
+        let GrowFrom { x, t, dims } = from;
         let (x, dims) = if dims.is_empty() {
             let f = self.fresh(b, 2)?;
             (f, dims_of(b, f))
