@@ -6,7 +6,6 @@ use crate::check::output_masks;
 use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
 use crate::literal::Literal;
 
-/// The array type of an instruction whose opcode is `op` and dtype one of `dtypes`.
 /// A `reduce-window` as measured rejected (docs/repro/iree-reduce-window-stride):
 /// some dimension has a stride above 1, one output, and a window of size 2
 /// or more (dilated) shorter than its (dilated, padded) input: f32[3] or
@@ -122,12 +121,46 @@ pub(super) fn gather_out_of_range_rows(m: &Module, inputs: &[Literal]) -> Option
 pub(super) fn sine_family_outputs(m: &Module, inputs: &[Literal]) -> Option<Vec<Vec<bool>>> {
     use ElementType::{Bf16, F16, F32};
     output_masks(m, |o, n| {
+        let o = computed_by(m, o);
         let hit = SINE_FAMILY
             .iter()
             .any(|&op| array_of(o, op, &[F16, Bf16, F32]).is_some());
         vec![hit; n]
     })
     .or_else(|| sine_family_near_zero_through_product(m, inputs))
+}
+
+/// The instruction whose values an output is, every element of them and
+/// nothing else: a fusion's output is its fused root's, and an exact sign
+/// or data-movement op (`negate`, `abs`, `copy`, `reshape`, `transpose`)
+/// of one operand gives each of its elements unrounded, up to sign and
+/// place. So `negate(sine(x))`, or a fusion whose root is `sine`, is a
+/// sine as an output: its wrong elements are the sine's (found by the
+/// `operand_forms` fused cases and the `chains_vs_reference` `then-negate`
+/// and `then-abs` followers, docs/findings.md). Anything that rounds or
+/// combines operands stops the walk.
+fn computed_by<'m>(m: &'m Module, output: &'m Instruction) -> &'m Instruction {
+    let (mut comp, mut i) = (m.entry_computation(), output);
+    // bounded, for a malformed module whose fusions call themselves
+    for _ in 0..64 {
+        match i.opcode {
+            Opcode::Fusion => {
+                let Some(&c) = i.attrs.calls.first() else {
+                    break;
+                };
+                comp = m.comp(c);
+                i = comp.instr(comp.root);
+            }
+            Opcode::Negate | Opcode::Abs | Opcode::Copy | Opcode::Reshape | Opcode::Transpose => {
+                let Some(&o) = i.operands.first() else {
+                    break;
+                };
+                i = comp.instr(o);
+            }
+            _ => break,
+        }
+    }
+    i
 }
 
 const SINE_FAMILY: [Opcode; 3] = [Opcode::Sine, Opcode::Cosine, Opcode::Tan];

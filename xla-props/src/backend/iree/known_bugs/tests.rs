@@ -742,3 +742,58 @@ fn a_cosine_seen_through_a_product_is_excused_only_near_its_zeros() {
         Some(vec![vec![true; 3]])
     );
 }
+
+#[test]
+fn a_sine_seen_through_a_fusion_or_a_sign_op_is_an_output_sine() {
+    let BugModel::AnyValue(mask) = SINE_RANGE.model else {
+        panic!("an any-value model");
+    };
+    let args = |t: ElementType| {
+        let s = ArrayShape::new(t, vec![3]);
+        [
+            Literal::from_f64s(&s, &[3.38, 0.3, -2.9]).unwrap(),
+            Literal::from_f64s(&s, &[2.0, 3.0, -4.0]).unwrap(),
+        ]
+    };
+    let module = |t: &str, body: &str| {
+        parse_module(&format!(
+            "HloModule m\nfused {{\n  a = {t}[3] parameter(0)\n  s = {t}[3] sine(a)\n  \
+             ROOT n = {t}[3] negate(s)\n}}\n\
+             ENTRY e {{\n  x = {t}[3] parameter(0)\n  y = {t}[3] parameter(1)\n  {body}\n}}\n"
+        ))
+        .unwrap()
+    };
+    let every = Some(vec![vec![true; 3]]);
+    for body in [
+        "ROOT f = f32[3] fusion(x), kind=kLoop, calls=fused",
+        "s = f32[3] sine(x)\n  ROOT r = f32[3] negate(s)",
+        "c = f32[3] cosine(x)\n  a = f32[3] abs(c)\n  ROOT r = f32[3] copy(a)",
+        "t = f32[3] tan(x)\n  ROOT r = f32[3] reshape(t)",
+    ] {
+        assert_eq!(
+            mask(&module("f32", body), &args(ElementType::F32)),
+            every,
+            "{body}"
+        );
+    }
+    // a follower that rounds or combines is not a sine as an output (far
+    // from the sine's zeros nothing is excused), nor is an f64 sine
+    for body in [
+        "s = f32[3] sine(x)\n  ROOT r = f32[3] add(s, y)",
+        "s = f32[3] sine(x)\n  a = f32[3] add(s, y)\n  ROOT r = f32[3] negate(a)",
+        "s = f32[3] sine(x)\n  ROOT r = f32[3] exponential(s)",
+    ] {
+        assert_eq!(
+            mask(&module("f32", body), &args(ElementType::F32)),
+            None,
+            "{body}"
+        );
+    }
+    assert_eq!(
+        mask(
+            &module("f64", "ROOT f = f64[3] fusion(x), kind=kLoop, calls=fused"),
+            &args(ElementType::F64)
+        ),
+        None
+    );
+}
