@@ -356,34 +356,33 @@ fn narrow(
     bits: u64,
     index: usize,
 ) -> Result<u64, LiteralError> {
-    match (file, target) {
-        (ElementType::S8, ElementType::S4) => {
-            let v = bits as u8 as i8;
-            if (-8..=7).contains(&v) {
-                Ok(bits & 0x0f)
-            } else {
-                Err(LiteralError::BadElement(format!(
-                    "value {v} at element {index} is not an s4 value"
-                )))
-            }
+    use ElementType as E;
+    let (signed, width) = match (file, target) {
+        (E::S8, E::S4) => (true, 4),
+        (E::U8, E::U4) => (false, 4),
+        (E::S8, E::S2) => (true, 2),
+        (E::U8, E::U2) => (false, 2),
+        _ => return Ok(bits),
+    };
+    let mask = (1u64 << width) - 1;
+    let bad = |v: &dyn std::fmt::Display| {
+        Err(LiteralError::BadElement(format!(
+            "value {v} at element {index} is not {} {target} value",
+            if signed { "an" } else { "a" }
+        )))
+    };
+    if signed {
+        let v = bits as u8 as i8;
+        let half = 1i8 << (width - 1);
+        if (-half..half).contains(&v) {
+            Ok(bits & mask)
+        } else {
+            bad(&v)
         }
-        (ElementType::U8, ElementType::U4) if bits > 15 => Err(LiteralError::BadElement(format!(
-            "value {bits} at element {index} is not a u4 value"
-        ))),
-        (ElementType::S8, ElementType::S2) => {
-            let v = bits as u8 as i8;
-            if (-2..=1).contains(&v) {
-                Ok(bits & 0x03)
-            } else {
-                Err(LiteralError::BadElement(format!(
-                    "value {v} at element {index} is not an s2 value"
-                )))
-            }
-        }
-        (ElementType::U8, ElementType::U2) if bits > 3 => Err(LiteralError::BadElement(format!(
-            "value {bits} at element {index} is not a u2 value"
-        ))),
-        _ => Ok(bits),
+    } else if bits > mask {
+        bad(&bits)
+    } else {
+        Ok(bits)
     }
 }
 

@@ -247,31 +247,30 @@ impl Literal {
     /// Builds from f64 values in row-major order: floats round once to nearest
     /// even; integers truncate toward zero and wrap; pred is `v != 0`.
     pub fn from_f64s(shape: &ArrayShape, values: &[f64]) -> Result<Literal, LiteralError> {
-        let mut l = Literal::zeros(shape)?;
-        l.check_len(values.len())?;
-        for (i, &v) in values.iter().enumerate() {
-            l.set_f64(i, v);
-        }
-        Ok(l)
+        Literal::from_each(shape, values, Literal::set_f64)
     }
 
     /// Builds from integer values in row-major order (wrapping to the type's width;
     /// floats get the nearest value).
     pub fn from_i128s(shape: &ArrayShape, values: &[i128]) -> Result<Literal, LiteralError> {
-        let mut l = Literal::zeros(shape)?;
-        l.check_len(values.len())?;
-        for (i, &v) in values.iter().enumerate() {
-            l.set_i128(i, v);
-        }
-        Ok(l)
+        Literal::from_each(shape, values, Literal::set_i128)
     }
 
     /// Builds from raw bit patterns (low `bit_width` bits of each word).
     pub fn from_bits(shape: &ArrayShape, bits: &[u64]) -> Result<Literal, LiteralError> {
+        Literal::from_each(shape, bits, Literal::set_bits)
+    }
+
+    /// Zeros of `shape`, then `set` of each value in row-major order.
+    fn from_each<T: Copy>(
+        shape: &ArrayShape,
+        values: &[T],
+        set: fn(&mut Literal, usize, T),
+    ) -> Result<Literal, LiteralError> {
         let mut l = Literal::zeros(shape)?;
-        l.check_len(bits.len())?;
-        for (i, &b) in bits.iter().enumerate() {
-            l.set_bits(i, b);
+        l.check_len(values.len())?;
+        for (i, &v) in values.iter().enumerate() {
+            set(&mut l, i, v);
         }
         Ok(l)
     }
