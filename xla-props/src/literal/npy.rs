@@ -276,15 +276,8 @@ impl Literal {
             t => match ML_DTYPES_NAMES.iter().find(|(_, e)| *e == t) {
                 Some((name, _)) => format!("[('{name}', '|V{}')]", t.byte_size()),
                 None => {
-                    let kind = if t.is_float() {
-                        'f'
-                    } else if t.is_signed_int() {
-                        'i'
-                    } else {
-                        'u'
-                    };
                     let order = if t.byte_size() == 1 { '|' } else { '<' };
-                    format!("'{order}{kind}{}'", t.byte_size())
+                    format!("'{order}{}{}'", header::npy_kind(t), t.byte_size())
                 }
             },
         };
@@ -311,17 +304,24 @@ impl Literal {
         let pad = (64 - (prefix + dict.len() + 1) % 64) % 64;
         dict.push_str(&" ".repeat(pad));
         dict.push('\n');
-        let mut out = Vec::with_capacity(prefix + dict.len());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&[version, 0]);
-        if version == 1 {
-            out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-        } else {
-            out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
-        }
-        out.extend_from_slice(dict.as_bytes());
-        out
+        framed_header(version, &dict)
     }
+}
+
+/// The magic, format version `major` (1: a 2-byte header length, else 4),
+/// the little-endian length of `dict` and `dict`.
+fn framed_header(major: u8, dict: &str) -> Vec<u8> {
+    let len_bytes = if major == 1 { 2 } else { 4 };
+    let mut out = Vec::with_capacity(MAGIC.len() + 2 + len_bytes + dict.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[major, 0]);
+    if major == 1 {
+        out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+    }
+    out.extend_from_slice(dict.as_bytes());
+    out
 }
 
 fn with_path(e: LiteralError, path: &Path) -> LiteralError {

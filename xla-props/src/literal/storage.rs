@@ -508,23 +508,16 @@ impl Literal {
 
     /// Sets element `i` from an integer, wrapping to the type's width (floats get the nearest value).
     pub fn set_i128(&mut self, i: usize, v: i128) {
-        match &mut self.data {
-            ArrayData::Pred(a) => *flat_mut(a, i) = v != 0,
-            ArrayData::S2(a) => *flat_mut(a, i) = ((v as i8) << 6) >> 6,
-            ArrayData::S4(a) => *flat_mut(a, i) = ((v as i8) << 4) >> 4,
-            ArrayData::S8(a) => *flat_mut(a, i) = v as i8,
-            ArrayData::S16(a) => *flat_mut(a, i) = v as i16,
-            ArrayData::S32(a) => *flat_mut(a, i) = v as i32,
-            ArrayData::S64(a) => *flat_mut(a, i) = v as i64,
-            ArrayData::U2(a) => *flat_mut(a, i) = (v as u8) & 0x3,
-            ArrayData::U4(a) => *flat_mut(a, i) = (v as u8) & 0xf,
-            ArrayData::U8(a) => *flat_mut(a, i) = v as u8,
-            ArrayData::U16(a) => *flat_mut(a, i) = v as u16,
-            ArrayData::U32(a) => *flat_mut(a, i) = v as u32,
-            ArrayData::U64(a) => *flat_mut(a, i) = v as u64,
+        let t = self.dtype();
+        if t.is_pred() {
+            self.set_bits(i, u64::from(v != 0))
+        } else if t.is_integer() {
+            // two's complement: the low `bit_width` bits are the wrapped value
+            self.set_bits(i, v as u64)
+        } else {
             // i128 -> f64 rounds to nearest (once); then once more into the narrow type only
             // when the integer needs more than 53 bits, which no narrow float can hold anyway.
-            _ => self.set_f64(i, v as f64),
+            self.set_f64(i, v as f64)
         }
     }
 
