@@ -116,28 +116,30 @@ fn selection(e: &Expr, what: &str) -> syn::Result<(bool, Vec<(String, Span)>)> {
     }
 }
 
+/// The `Selection` that `e` (a list of `what`s or one group's name) writes,
+/// pushing the compile-time check of each name (`what` for a list's items,
+/// `group_check` for a group; a list's items written as `map` gives them).
 fn selection_tokens(
-    is_list: bool,
-    names: &[(String, Span)],
+    e: &Expr,
+    (what, group_check): (&str, &str),
     map: impl Fn(&str) -> String,
-    item_check: &str,
-    group_check: &str,
     checks: &mut Vec<TokenStream2>,
-) -> TokenStream2 {
-    let check_name = if is_list { item_check } else { group_check };
+) -> syn::Result<TokenStream2> {
+    let (is_list, names) = selection(e, what)?;
+    let check_name = if is_list { what } else { group_check };
     let mut lits = Vec::new();
-    for (n, span) in names {
+    for (n, span) in &names {
         let value = if is_list { map(n) } else { n.clone() };
         let lit = syn::LitStr::new(&value, *span);
         checks.push(check_call(check_name, &lit, *span));
         lits.push(lit);
     }
-    if is_list {
+    Ok(if is_list {
         quote! { ::xla_props::property::Selection::List(&[#(#lits),*]) }
     } else {
         let lit = &lits[0];
         quote! { ::xla_props::property::Selection::Group(#lit) }
-    }
+    })
 }
 
 fn int_of(e: &Expr) -> Option<u64> {
@@ -371,37 +373,16 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
         let v = &nv.value;
         match key.as_str() {
             "ops" => {
-                let (list, names) = selection(v, "op")?;
-                ops = Some(selection_tokens(
-                    list,
-                    &names,
-                    op_name,
-                    "op",
-                    "op_group",
-                    &mut checks,
-                ));
+                let names = ("op", "op_group");
+                ops = Some(selection_tokens(v, names, op_name, &mut checks)?)
             }
             "dtypes" => {
-                let (list, names) = selection(v, "dtype")?;
-                dtypes = selection_tokens(
-                    list,
-                    &names,
-                    |s| s.to_string(),
-                    "dtype",
-                    "dtype_group",
-                    &mut checks,
-                );
+                let names = ("dtype", "dtype_group");
+                dtypes = selection_tokens(v, names, str::to_string, &mut checks)?
             }
             "distributions" => {
-                let (list, names) = selection(v, "distribution")?;
-                dists = selection_tokens(
-                    list,
-                    &names,
-                    |s| s.to_string(),
-                    "distribution",
-                    "distribution",
-                    &mut checks,
-                );
+                let names = ("distribution", "distribution");
+                dists = selection_tokens(v, names, str::to_string, &mut checks)?
             }
             "shapes" => {
                 let (name, span) = name_of(v, "shape set")?;

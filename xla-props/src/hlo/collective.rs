@@ -319,40 +319,51 @@ fn nested_lists(inner: &str) -> Result<Vec<Vec<usize>>, String> {
     let mut out = Vec::new();
     let mut rest = inner.trim();
     while !rest.is_empty() {
-        let body = rest
-            .strip_prefix('{')
-            .ok_or_else(|| format!("expected `{{` at `{rest}`"))?;
-        let end = body
-            .find('}')
-            .ok_or_else(|| format!("unclosed group at `{rest}`"))?;
-        out.push(numbers(&body[..end])?);
-        rest = body[end + 1..].trim_start();
+        let (group, after) = delimited_numbers(rest, ('{', '}'), "group")?;
+        out.push(group);
+        rest = after.trim_start();
         rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
     }
     Ok(out)
 }
 
-/// Comma-separated non-negative integers (empty text: none).
+/// Comma-separated device ids.
 fn numbers(s: &str) -> Result<Vec<usize>, String> {
+    usize_list(s, "a device id")
+}
+
+/// Comma-separated non-negative integers (empty text: none); one that is
+/// not is "not {what}".
+pub(super) fn usize_list(s: &str, what: &str) -> Result<Vec<usize>, String> {
     s.split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .map(|p| {
             p.parse::<usize>()
-                .map_err(|_| format!("`{p}` is not a device id"))
+                .map_err(|_| format!("`{p}` is not {what}"))
         })
         .collect()
 }
 
 /// `[a,b,...]rest` -> the numbers and the rest.
 fn bracket_list(s: &str) -> Result<(Vec<usize>, &str), String> {
+    delimited_numbers(s, ('[', ']'), "`[`")
+}
+
+/// `{a,b,...}rest` (between `open` and `close`) -> the numbers and the
+/// rest; a missing `close` is an "unclosed {unclosed}".
+fn delimited_numbers<'s>(
+    s: &'s str,
+    (open, close): (char, char),
+    unclosed: &str,
+) -> Result<(Vec<usize>, &'s str), String> {
     let body = s
-        .strip_prefix('[')
-        .ok_or_else(|| format!("expected `[` at `{s}`"))?;
+        .strip_prefix(open)
+        .ok_or_else(|| format!("expected `{open}` at `{s}`"))?;
     let end = body
-        .find(']')
-        .ok_or_else(|| format!("unclosed `[` at `{s}`"))?;
-    Ok((numbers(&body[..end])?, &body[end + 1..]))
+        .find(close)
+        .ok_or_else(|| format!("unclosed {unclosed} at `{s}`"))?;
+    Ok((numbers(&body[..end])?, &body[end + close.len_utf8()..]))
 }
 
 /// `'a'=2,'b'=4] {'b'}` (after `mesh[`), optionally with
@@ -533,29 +544,23 @@ pub fn participants_in(
         ));
     }
     let mut out: Vec<Vec<Device>> = Vec::new();
+    // the groups of one kind of id, once for each id of the other kind
+    let mut per_other = |others: usize, device: fn(usize, usize) -> Device| {
+        for other in 0..others {
+            for g in &groups {
+                out.push(g.iter().map(|&id| device(id, other)).collect());
+            }
+        }
+    };
     match mode {
-        GroupMode::CrossReplica => {
-            for partition in 0..grid.partitions {
-                for g in &groups {
-                    out.push(
-                        g.iter()
-                            .map(|&replica| Device { replica, partition })
-                            .collect(),
-                    );
-                }
-            }
-        }
-        GroupMode::CrossPartition => {
-            for replica in 0..grid.replicas {
-                for g in &groups {
-                    out.push(
-                        g.iter()
-                            .map(|&partition| Device { replica, partition })
-                            .collect(),
-                    );
-                }
-            }
-        }
+        GroupMode::CrossReplica => per_other(grid.partitions, |replica, partition| Device {
+            replica,
+            partition,
+        }),
+        GroupMode::CrossPartition => per_other(grid.replicas, |partition, replica| Device {
+            replica,
+            partition,
+        }),
         GroupMode::CrossReplicaAndPartition => {
             for g in &groups {
                 out.push(match order {

@@ -215,42 +215,45 @@ fn write_array_attrs(f: &mut fmt::Formatter<'_>, a: &Attrs) -> fmt::Result {
     Ok(())
 }
 
+/// `, key={...}` for each of `always`, then for each of `optional` that is
+/// not empty.
+fn write_int_lists(
+    f: &mut fmt::Formatter<'_>,
+    always: &[(&str, &Vec<i64>)],
+    optional: &[(&str, &Vec<i64>)],
+) -> fmt::Result {
+    let optional = optional.iter().filter(|(_, v)| !v.is_empty());
+    for (key, v) in always.iter().chain(optional) {
+        write!(f, ", {key}={}", ints(v))?;
+    }
+    Ok(())
+}
+
 /// Dot, gather and scatter dimensions, sort/compare/precision flags and the fusion kind.
 fn write_dims_attrs(f: &mut fmt::Formatter<'_>, a: &Attrs) -> fmt::Result {
     if let Some(d) = &a.dot_dims {
-        for (key, v) in [
+        let optional = [
             ("lhs_batch_dims", &d.lhs_batch),
             ("lhs_contracting_dims", &d.lhs_contracting),
             ("rhs_batch_dims", &d.rhs_batch),
             ("rhs_contracting_dims", &d.rhs_contracting),
-        ] {
-            if !v.is_empty() {
-                write!(f, ", {key}={}", ints(v))?;
-            }
-        }
+        ];
+        write_int_lists(f, &[], &optional)?;
     }
     if let Some(g) = &a.gather_dims {
-        write!(
-            f,
-            ", offset_dims={}, collapsed_slice_dims={}, start_index_map={}",
-            ints(&g.offset_dims),
-            ints(&g.collapsed_slice_dims),
-            ints(&g.start_index_map)
-        )?;
-        if !g.operand_batching_dims.is_empty() {
-            write!(
-                f,
-                ", operand_batching_dims={}",
-                ints(&g.operand_batching_dims)
-            )?;
-        }
-        if !g.start_indices_batching_dims.is_empty() {
-            write!(
-                f,
-                ", start_indices_batching_dims={}",
-                ints(&g.start_indices_batching_dims)
-            )?;
-        }
+        let always = [
+            ("offset_dims", &g.offset_dims),
+            ("collapsed_slice_dims", &g.collapsed_slice_dims),
+            ("start_index_map", &g.start_index_map),
+        ];
+        let optional = [
+            ("operand_batching_dims", &g.operand_batching_dims),
+            (
+                "start_indices_batching_dims",
+                &g.start_indices_batching_dims,
+            ),
+        ];
+        write_int_lists(f, &always, &optional)?;
         write!(
             f,
             ", index_vector_dim={}, slice_sizes={}",
@@ -259,23 +262,22 @@ fn write_dims_attrs(f: &mut fmt::Formatter<'_>, a: &Attrs) -> fmt::Result {
         )?;
     }
     if let Some(s) = &a.scatter_dims {
-        write!(
-            f,
-            ", update_window_dims={}, inserted_window_dims={}, scatter_dims_to_operand_dims={}",
-            ints(&s.update_window_dims),
-            ints(&s.inserted_window_dims),
-            ints(&s.scatter_dims_to_operand_dims)
-        )?;
-        if !s.input_batching_dims.is_empty() {
-            write!(f, ", input_batching_dims={}", ints(&s.input_batching_dims))?;
-        }
-        if !s.scatter_indices_batching_dims.is_empty() {
-            write!(
-                f,
-                ", scatter_indices_batching_dims={}",
-                ints(&s.scatter_indices_batching_dims)
-            )?;
-        }
+        let always = [
+            ("update_window_dims", &s.update_window_dims),
+            ("inserted_window_dims", &s.inserted_window_dims),
+            (
+                "scatter_dims_to_operand_dims",
+                &s.scatter_dims_to_operand_dims,
+            ),
+        ];
+        let optional = [
+            ("input_batching_dims", &s.input_batching_dims),
+            (
+                "scatter_indices_batching_dims",
+                &s.scatter_indices_batching_dims,
+            ),
+        ];
+        write_int_lists(f, &always, &optional)?;
         write!(f, ", index_vector_dim={}", s.index_vector_dim)?;
     }
     if let Some(v) = &a.dimensions {

@@ -90,6 +90,17 @@ fn missing(op: Opcode, attr: &str) -> ShapeError {
     )
 }
 
+/// `list` (the attribute `name`) has one entry per dimension of the operand `a`.
+fn check_per_dimension<T>(op: Opcode, name: &str, list: &[T], a: &ArrayShape) -> Result<()> {
+    if list.len() != a.rank() {
+        return Err(attr_err(
+            op,
+            format!("{name} has {} dimensions, operand {a}", list.len()),
+        ));
+    }
+    Ok(())
+}
+
 fn req<'a, T>(op: Opcode, v: &'a Option<T>, attr: &str) -> Result<&'a T> {
     v.as_ref().ok_or_else(|| missing(op, attr))
 }
@@ -364,6 +375,19 @@ impl<'a> Infer<'a> {
         } else {
             Ok(d as usize)
         }
+    }
+
+    /// The attribute `v` (written `name`): required, one entry per dimension
+    /// of the operand `a`.
+    fn per_dimension<'v, T>(
+        &self,
+        v: &'v Option<Vec<T>>,
+        name: &str,
+        a: &ArrayShape,
+    ) -> Result<&'v [T]> {
+        let list = req(self.op, v, name)?;
+        check_per_dimension(self.op, name, list, a)?;
+        Ok(list)
     }
 
     /// Checks each index is in `0..rank` and distinct (and ascending when `sorted`).

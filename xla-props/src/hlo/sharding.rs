@@ -292,14 +292,7 @@ fn parse_tiled(rest: &str) -> Result<Sharding, String> {
 }
 
 fn nums(s: &str) -> Result<Vec<usize>, String> {
-    s.split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            p.parse::<usize>()
-                .map_err(|_| format!("`{p}` is not a count"))
-        })
-        .collect()
+    super::collective::usize_list(s, "a count")
 }
 
 /// Splits `{a}, {b {c}}` at top-level commas into `{a}` and `{b {c}}`.

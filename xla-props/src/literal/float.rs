@@ -68,30 +68,28 @@ mod tests {
         t.float_format().unwrap()
     }
 
-    #[test]
-    fn f16_all_bits_round_trip() {
-        let f = fmt(ElementType::F16);
+    /// Every non-NaN 16-bit pattern of `t` reads as `half`'s value and
+    /// rounds back to itself.
+    fn all_16_bit_patterns_round_trip(t: ElementType, half_value: fn(u16) -> f64) {
+        let f = fmt(t);
         for b in 0..=u16::MAX as u64 {
             let v = bits_to_f64(b, &f);
             if v.is_nan() {
                 continue;
             }
             assert_eq!(round_to_bits(v, &f), b, "bits {b:#x}");
-            assert_eq!(v, half::f16::from_bits(b as u16).to_f64());
+            assert_eq!(v, half_value(b as u16));
         }
     }
 
     #[test]
+    fn f16_all_bits_round_trip() {
+        all_16_bit_patterns_round_trip(ElementType::F16, |b| half::f16::from_bits(b).to_f64());
+    }
+
+    #[test]
     fn bf16_all_bits_round_trip() {
-        let f = fmt(ElementType::Bf16);
-        for b in 0..=u16::MAX as u64 {
-            let v = bits_to_f64(b, &f);
-            if v.is_nan() {
-                continue;
-            }
-            assert_eq!(round_to_bits(v, &f), b, "bits {b:#x}");
-            assert_eq!(v, half::bf16::from_bits(b as u16).to_f64());
-        }
+        all_16_bit_patterns_round_trip(ElementType::Bf16, |b| half::bf16::from_bits(b).to_f64());
     }
 
     #[test]

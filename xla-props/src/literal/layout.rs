@@ -325,21 +325,14 @@ mod tests {
         let back = Literal::from_physical_bits(&shape, &l, &phys).unwrap();
         assert_eq!(back, lit);
         assert!(Literal::from_physical_bits(&shape, &l, &phys[..11]).is_err());
-        assert!(lit
-            .bitcast(&ArrayShape::new(ElementType::F16, vec![13]))
-            .is_err());
+        let bitcast = |t, n| lit.bitcast(&ArrayShape::new(t, vec![n]));
+        assert!(bitcast(ElementType::F16, 13).is_err());
         // another element type of the same width reinterprets the bits
-        let as_bf16 = lit
-            .bitcast(&ArrayShape::new(ElementType::Bf16, vec![12]))
-            .unwrap();
+        let as_bf16 = bitcast(ElementType::Bf16, 12).unwrap();
         assert_eq!(as_bf16.get_bits(1), lit.get_bits(1));
-        assert!(lit
-            .bitcast(&ArrayShape::new(ElementType::F32, vec![12]))
-            .is_err());
+        assert!(bitcast(ElementType::F32, 12).is_err());
         // row-major to row-major bitcast is a reshape
-        let flat = lit
-            .bitcast(&ArrayShape::new(ElementType::F16, vec![12]))
-            .unwrap();
+        let flat = bitcast(ElementType::F16, 12).unwrap();
         assert_eq!(flat.to_bits_vec(), bits);
     }
 }

@@ -276,15 +276,8 @@ impl Literal {
             t => match ML_DTYPES_NAMES.iter().find(|(_, e)| *e == t) {
                 Some((name, _)) => format!("[('{name}', '|V{}')]", t.byte_size()),
                 None => {
-                    let kind = if t.is_float() {
-                        'f'
-                    } else if t.is_signed_int() {
-                        'i'
-                    } else {
-                        'u'
-                    };
                     let order = if t.byte_size() == 1 { '|' } else { '<' };
-                    format!("'{order}{kind}{}'", t.byte_size())
+                    format!("'{order}{}{}'", header::npy_kind(t), t.byte_size())
                 }
             },
         };
@@ -311,17 +304,24 @@ impl Literal {
         let pad = (64 - (prefix + dict.len() + 1) % 64) % 64;
         dict.push_str(&" ".repeat(pad));
         dict.push('\n');
-        let mut out = Vec::with_capacity(prefix + dict.len());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&[version, 0]);
-        if version == 1 {
-            out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-        } else {
-            out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
-        }
-        out.extend_from_slice(dict.as_bytes());
-        out
+        framed_header(version, &dict)
     }
+}
+
+/// The magic, format version `major` (1: a 2-byte header length, else 4),
+/// the little-endian length of `dict` and `dict`.
+fn framed_header(major: u8, dict: &str) -> Vec<u8> {
+    let len_bytes = if major == 1 { 2 } else { 4 };
+    let mut out = Vec::with_capacity(MAGIC.len() + 2 + len_bytes + dict.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[major, 0]);
+    if major == 1 {
+        out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+    }
+    out.extend_from_slice(dict.as_bytes());
+    out
 }
 
 fn with_path(e: LiteralError, path: &Path) -> LiteralError {
@@ -356,34 +356,33 @@ fn narrow(
     bits: u64,
     index: usize,
 ) -> Result<u64, LiteralError> {
-    match (file, target) {
-        (ElementType::S8, ElementType::S4) => {
-            let v = bits as u8 as i8;
-            if (-8..=7).contains(&v) {
-                Ok(bits & 0x0f)
-            } else {
-                Err(LiteralError::BadElement(format!(
-                    "value {v} at element {index} is not an s4 value"
-                )))
-            }
+    use ElementType as E;
+    let (signed, width) = match (file, target) {
+        (E::S8, E::S4) => (true, 4),
+        (E::U8, E::U4) => (false, 4),
+        (E::S8, E::S2) => (true, 2),
+        (E::U8, E::U2) => (false, 2),
+        _ => return Ok(bits),
+    };
+    let mask = (1u64 << width) - 1;
+    let bad = |v: &dyn std::fmt::Display| {
+        Err(LiteralError::BadElement(format!(
+            "value {v} at element {index} is not {} {target} value",
+            if signed { "an" } else { "a" }
+        )))
+    };
+    if signed {
+        let v = bits as u8 as i8;
+        let half = 1i8 << (width - 1);
+        if (-half..half).contains(&v) {
+            Ok(bits & mask)
+        } else {
+            bad(&v)
         }
-        (ElementType::U8, ElementType::U4) if bits > 15 => Err(LiteralError::BadElement(format!(
-            "value {bits} at element {index} is not a u4 value"
-        ))),
-        (ElementType::S8, ElementType::S2) => {
-            let v = bits as u8 as i8;
-            if (-2..=1).contains(&v) {
-                Ok(bits & 0x03)
-            } else {
-                Err(LiteralError::BadElement(format!(
-                    "value {v} at element {index} is not an s2 value"
-                )))
-            }
-        }
-        (ElementType::U8, ElementType::U2) if bits > 3 => Err(LiteralError::BadElement(format!(
-            "value {bits} at element {index} is not a u2 value"
-        ))),
-        _ => Ok(bits),
+    } else if bits > mask {
+        bad(&bits)
+    } else {
+        Ok(bits)
     }
 }
 

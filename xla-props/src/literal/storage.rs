@@ -247,31 +247,30 @@ impl Literal {
     /// Builds from f64 values in row-major order: floats round once to nearest
     /// even; integers truncate toward zero and wrap; pred is `v != 0`.
     pub fn from_f64s(shape: &ArrayShape, values: &[f64]) -> Result<Literal, LiteralError> {
-        let mut l = Literal::zeros(shape)?;
-        l.check_len(values.len())?;
-        for (i, &v) in values.iter().enumerate() {
-            l.set_f64(i, v);
-        }
-        Ok(l)
+        Literal::from_each(shape, values, Literal::set_f64)
     }
 
     /// Builds from integer values in row-major order (wrapping to the type's width;
     /// floats get the nearest value).
     pub fn from_i128s(shape: &ArrayShape, values: &[i128]) -> Result<Literal, LiteralError> {
-        let mut l = Literal::zeros(shape)?;
-        l.check_len(values.len())?;
-        for (i, &v) in values.iter().enumerate() {
-            l.set_i128(i, v);
-        }
-        Ok(l)
+        Literal::from_each(shape, values, Literal::set_i128)
     }
 
     /// Builds from raw bit patterns (low `bit_width` bits of each word).
     pub fn from_bits(shape: &ArrayShape, bits: &[u64]) -> Result<Literal, LiteralError> {
+        Literal::from_each(shape, bits, Literal::set_bits)
+    }
+
+    /// Zeros of `shape`, then `set` of each value in row-major order.
+    fn from_each<T: Copy>(
+        shape: &ArrayShape,
+        values: &[T],
+        set: fn(&mut Literal, usize, T),
+    ) -> Result<Literal, LiteralError> {
         let mut l = Literal::zeros(shape)?;
-        l.check_len(bits.len())?;
-        for (i, &b) in bits.iter().enumerate() {
-            l.set_bits(i, b);
+        l.check_len(values.len())?;
+        for (i, &v) in values.iter().enumerate() {
+            set(&mut l, i, v);
         }
         Ok(l)
     }
@@ -509,23 +508,16 @@ impl Literal {
 
     /// Sets element `i` from an integer, wrapping to the type's width (floats get the nearest value).
     pub fn set_i128(&mut self, i: usize, v: i128) {
-        match &mut self.data {
-            ArrayData::Pred(a) => *flat_mut(a, i) = v != 0,
-            ArrayData::S2(a) => *flat_mut(a, i) = ((v as i8) << 6) >> 6,
-            ArrayData::S4(a) => *flat_mut(a, i) = ((v as i8) << 4) >> 4,
-            ArrayData::S8(a) => *flat_mut(a, i) = v as i8,
-            ArrayData::S16(a) => *flat_mut(a, i) = v as i16,
-            ArrayData::S32(a) => *flat_mut(a, i) = v as i32,
-            ArrayData::S64(a) => *flat_mut(a, i) = v as i64,
-            ArrayData::U2(a) => *flat_mut(a, i) = (v as u8) & 0x3,
-            ArrayData::U4(a) => *flat_mut(a, i) = (v as u8) & 0xf,
-            ArrayData::U8(a) => *flat_mut(a, i) = v as u8,
-            ArrayData::U16(a) => *flat_mut(a, i) = v as u16,
-            ArrayData::U32(a) => *flat_mut(a, i) = v as u32,
-            ArrayData::U64(a) => *flat_mut(a, i) = v as u64,
+        let t = self.dtype();
+        if t.is_pred() {
+            self.set_bits(i, u64::from(v != 0))
+        } else if t.is_integer() {
+            // two's complement: the low `bit_width` bits are the wrapped value
+            self.set_bits(i, v as u64)
+        } else {
             // i128 -> f64 rounds to nearest (once); then once more into the narrow type only
             // when the integer needs more than 53 bits, which no narrow float can hold anyway.
-            _ => self.set_f64(i, v as f64),
+            self.set_f64(i, v as f64)
         }
     }
 

@@ -56,16 +56,11 @@ impl Value {
     }
     /// Consumes the value and returns its leaf arrays (tuples flattened, tokens dropped).
     pub fn into_flat(self) -> Vec<Literal> {
-        let mut out = Vec::new();
-        fn walk(v: Value, out: &mut Vec<Literal>) {
-            match v {
-                Value::Array(l) => out.push(l),
-                Value::Tuple(t) => t.into_iter().for_each(|e| walk(e, out)),
-                Value::Token => {}
-            }
+        match self {
+            Value::Array(l) => vec![l],
+            Value::Tuple(t) => t.into_iter().flat_map(Value::into_flat).collect(),
+            Value::Token => Vec::new(),
         }
-        walk(self, &mut out);
-        out
     }
     /// The shape of this value.
     pub fn shape(&self) -> Shape {

@@ -36,33 +36,10 @@ impl<'a> Parser<'a> {
             "dim_labels" => a.conv_dims = Some(self.dim_labels()?),
             "feature_group_count" => a.feature_group_count = Some(self.i64_lit("a count")?),
             "batch_group_count" => a.batch_group_count = Some(self.i64_lit("a count")?),
-            "lhs_batch_dims" => dot(a).lhs_batch = self.int_list()?,
-            "lhs_contracting_dims" => dot(a).lhs_contracting = self.int_list()?,
-            "rhs_batch_dims" => dot(a).rhs_batch = self.int_list()?,
-            "rhs_contracting_dims" => dot(a).rhs_contracting = self.int_list()?,
             "operand_precision" => {
-                self.expect(b'{')?;
-                let mut v = Vec::new();
-                if !self.eat(b'}')? {
-                    loop {
-                        v.push(self.ident("a precision")?.0.to_string());
-                        if self.eat(b',')? {
-                            continue;
-                        }
-                        self.expect(b'}')?;
-                        break;
-                    }
-                }
+                let v = self.braced_list(|p| Ok(p.ident("a precision")?.0.to_string()))?;
                 a.precision = Some(v);
             }
-            "offset_dims" => gather(a).offset_dims = self.int_list()?,
-            "collapsed_slice_dims" => gather(a).collapsed_slice_dims = self.int_list()?,
-            "start_index_map" => gather(a).start_index_map = self.int_list()?,
-            "operand_batching_dims" => gather(a).operand_batching_dims = self.int_list()?,
-            "start_indices_batching_dims" => {
-                gather(a).start_indices_batching_dims = self.int_list()?
-            }
-            "slice_sizes" => gather(a).slice_sizes = self.int_list()?,
             "index_vector_dim" => {
                 let v = self.i64_lit("a dimension")?;
                 if op == Opcode::Scatter {
@@ -71,16 +48,10 @@ impl<'a> Parser<'a> {
                     gather(a).index_vector_dim = v;
                 }
             }
-            "update_window_dims" => scatter(a).update_window_dims = self.int_list()?,
-            "inserted_window_dims" => scatter(a).inserted_window_dims = self.int_list()?,
-            "scatter_dims_to_operand_dims" => {
-                scatter(a).scatter_dims_to_operand_dims = self.int_list()?
-            }
-            "input_batching_dims" => scatter(a).input_batching_dims = self.int_list()?,
-            "scatter_indices_batching_dims" => {
-                scatter(a).scatter_indices_batching_dims = self.int_list()?
-            }
-            _ => return self.flag_or_computation_attr(op, attr, at, a, refs),
+            _ => match dims_list(a, attr) {
+                Some(list) => *list = self.int_list()?,
+                None => return self.flag_or_computation_attr(op, attr, at, a, refs),
+            },
         }
         Ok(())
     }
@@ -100,43 +71,33 @@ impl<'a> Parser<'a> {
             "unique_indices" => a.unique_indices = self.bool_value()?,
             "is_stable" => a.is_stable = self.bool_value()?,
             "direction" => {
-                let (w, at) = self.ident("a comparison direction")?;
-                a.direction = Some(match ComparisonDirection::from_name(w) {
-                    Some(d) => d,
-                    None => return fail(at, format!("unknown comparison direction `{w}`")),
-                });
+                let what = ("a comparison direction", "comparison direction", "");
+                a.direction = Some(self.named(what, ComparisonDirection::from_name)?.0);
             }
             "type" => {
-                let (w, at) = self.ident("a comparison type")?;
-                let t = match ComparisonType::from_name(w) {
-                    Some(d) => d,
-                    None => return fail(at, format!("unknown comparison type `{w}`")),
-                };
+                let what = ("a comparison type", "comparison type", "");
+                let (t, at) = self.named(what, ComparisonType::from_name)?;
                 set_comparison_type(a, t, at)?;
             }
             // `order=TOTAL` (what jnp.sort's comparators carry): NaN and -0
             // ordered by the total order, the meaning of `type=TOTALORDER`;
             // `PARTIAL` is the IEEE order of `type=FLOAT`
             "order" => {
-                let (w, at) = self.ident("a comparison order")?;
-                let t = match w {
-                    "TOTAL" => ComparisonType::TotalOrder,
-                    "PARTIAL" => ComparisonType::Float,
-                    _ => {
-                        return fail(
-                            at,
-                            format!("unknown comparison order `{w}` (TOTAL or PARTIAL)"),
-                        )
-                    }
-                };
+                let what = (
+                    "a comparison order",
+                    "comparison order",
+                    " (TOTAL or PARTIAL)",
+                );
+                let (t, at) = self.named(what, |w| match w {
+                    "TOTAL" => Some(ComparisonType::TotalOrder),
+                    "PARTIAL" => Some(ComparisonType::Float),
+                    _ => None,
+                })?;
                 set_comparison_type(a, t, at)?;
             }
             "kind" => {
-                let (w, at) = self.ident("a fusion kind")?;
-                a.fusion_kind = Some(match FusionKind::from_name(w) {
-                    Some(d) => d,
-                    None => return fail(at, format!("unknown fusion kind `{w}`")),
-                });
+                let what = ("a fusion kind", "fusion kind", "");
+                a.fusion_kind = Some(self.named(what, FusionKind::from_name)?.0);
             }
             "exponent_bits" => a.exponent_bits = Some(self.i64_lit("a bit count")?),
             "mantissa_bits" => a.mantissa_bits = Some(self.i64_lit("a bit count")?),
@@ -172,52 +133,41 @@ impl<'a> Parser<'a> {
     fn library_op_attr(&mut self, op: Opcode, attr: &str, at: usize, a: &mut Attrs) -> PResult<()> {
         match attr {
             "fft_type" => {
-                let (w, at) = self.ident("an fft type")?;
-                a.fft_type = Some(match FftType::from_name(w) {
-                    Some(t) => t,
-                    None => {
-                        return fail(
-                            at,
-                            format!("unknown fft type `{w}` (FFT, IFFT, RFFT or IRFFT)"),
-                        )
-                    }
-                });
+                let what = ("an fft type", "fft type", " (FFT, IFFT, RFFT or IRFFT)");
+                a.fft_type = Some(self.named(what, FftType::from_name)?.0);
             }
             "fft_length" => a.fft_length = Some(self.int_list()?),
             "left_side" => triangular(a).left_side = self.bool_value()?,
             "lower" => triangular(a).lower = self.bool_value()?,
             "unit_diagonal" => triangular(a).unit_diagonal = self.bool_value()?,
             "transpose_a" => {
-                let (w, at) = self.ident("a transpose")?;
-                triangular(a).transpose_a = Some(match TransposeA::from_name(w) {
-                    Some(t) => t,
-                    None => {
-                        return fail(
-                            at,
-                            format!(
-                                "unknown transpose_a `{w}` (NO_TRANSPOSE, TRANSPOSE or ADJOINT)"
-                            ),
-                        )
-                    }
-                });
+                let choices = " (NO_TRANSPOSE, TRANSPOSE or ADJOINT)";
+                let what = ("a transpose", "transpose_a", choices);
+                triangular(a).transpose_a = Some(self.named(what, TransposeA::from_name)?.0);
             }
             "algorithm" if op == Opcode::RngBitGenerator => {
-                let (w, at) = self.ident("an rng algorithm")?;
-                a.rng_algorithm = Some(match RngAlgorithm::from_name(w) {
-                    Some(r) => r,
-                    None => {
-                        return fail(
-                            at,
-                            format!(
-                                "unknown rng algorithm `{w}` (rng_default, rng_three_fry or rng_philox)"
-                            ),
-                        )
-                    }
-                });
+                let choices = " (rng_default, rng_three_fry or rng_philox)";
+                let what = ("an rng algorithm", "rng algorithm", choices);
+                a.rng_algorithm = Some(self.named(what, RngAlgorithm::from_name)?.0);
             }
             _ => return fail(at, format!("attribute `{attr}` is not handled")),
         }
         Ok(())
+    }
+
+    /// An identifier that `from_name` reads, and where it starts. `what`:
+    /// how a parse error names the value expected, how an unknown one is
+    /// named (`unknown {kind} `w`{choices}`), and the choices, if listed.
+    fn named<T>(
+        &mut self,
+        (what, kind, choices): (&str, &str, &str),
+        from_name: impl Fn(&str) -> Option<T>,
+    ) -> PResult<(T, usize)> {
+        let (w, at) = self.ident(what)?;
+        match from_name(w) {
+            Some(t) => Ok((t, at)),
+            None => fail(at, format!("unknown {kind} `{w}`{choices}")),
+        }
     }
 
     /// `{[a:b], [a:b:s]}`.
@@ -244,23 +194,34 @@ impl<'a> Parser<'a> {
     /// `lo_hi[_interior]` groups separated by `x`, directly adjacent.
     pub(super) fn padding_attr(&mut self) -> PResult<Vec<PadDim>> {
         self.skip_ws()?;
-        let mut out = Vec::new();
-        loop {
-            let mut parts = vec![self.signed_adjacent()?];
-            while self.peek() == Some(b'_') {
-                self.pos += 1;
-                parts.push(self.signed_adjacent()?);
-            }
+        self.x_groups(|p, parts| {
             let (low, high, interior) = match parts[..] {
                 [l, h] => (l, h, 0),
                 [l, h, i] => (l, h, i),
-                _ => return fail(self.pos, "expected `low_high` or `low_high_interior`"),
+                _ => return fail(p.pos, "expected `low_high` or `low_high_interior`"),
             };
-            out.push(PadDim {
+            Ok(PadDim {
                 low,
                 high,
                 interior,
-            });
+            })
+        })
+    }
+
+    /// Groups of `_`-joined signed integers separated by `x`, all directly
+    /// adjacent (`0_1x1_1`); `each` takes a group just read.
+    fn x_groups<T>(
+        &mut self,
+        mut each: impl FnMut(&mut Self, Vec<i64>) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
+        let mut out = Vec::new();
+        loop {
+            let mut group = vec![self.signed_adjacent()?];
+            while self.peek() == Some(b'_') {
+                self.pos += 1;
+                group.push(self.signed_adjacent()?);
+            }
+            out.push(each(self, group)?);
             if self.peek() == Some(b'x') {
                 self.pos += 1;
                 continue;
@@ -301,20 +262,7 @@ impl<'a> Parser<'a> {
             }
             self.expect(b'=')?;
             self.skip_ws()?;
-            let mut values = Vec::new();
-            loop {
-                let mut group = vec![self.signed_adjacent()?];
-                while self.peek() == Some(b'_') {
-                    self.pos += 1;
-                    group.push(self.signed_adjacent()?);
-                }
-                values.push(group);
-                if self.peek() == Some(b'x') {
-                    self.pos += 1;
-                    continue;
-                }
-                break;
-            }
+            let values = self.x_groups(|_, group| Ok(group))?;
             fields.push((key, at, values));
         }
         let Some(rank) = fields.first().map(|f| f.2.len()) else {
@@ -405,6 +353,29 @@ impl<'a> Parser<'a> {
     }
 
     // ------------------------------------------------------------- constants
+}
+
+/// The dot, gather or scatter dimension list that `attr` sets (its
+/// dimension numbers made on first use), or `None` for another attribute.
+fn dims_list<'x>(a: &'x mut Attrs, attr: &str) -> Option<&'x mut Vec<i64>> {
+    Some(match attr {
+        "lhs_batch_dims" => &mut dot(a).lhs_batch,
+        "lhs_contracting_dims" => &mut dot(a).lhs_contracting,
+        "rhs_batch_dims" => &mut dot(a).rhs_batch,
+        "rhs_contracting_dims" => &mut dot(a).rhs_contracting,
+        "offset_dims" => &mut gather(a).offset_dims,
+        "collapsed_slice_dims" => &mut gather(a).collapsed_slice_dims,
+        "start_index_map" => &mut gather(a).start_index_map,
+        "operand_batching_dims" => &mut gather(a).operand_batching_dims,
+        "start_indices_batching_dims" => &mut gather(a).start_indices_batching_dims,
+        "slice_sizes" => &mut gather(a).slice_sizes,
+        "update_window_dims" => &mut scatter(a).update_window_dims,
+        "inserted_window_dims" => &mut scatter(a).inserted_window_dims,
+        "scatter_dims_to_operand_dims" => &mut scatter(a).scatter_dims_to_operand_dims,
+        "input_batching_dims" => &mut scatter(a).input_batching_dims,
+        "scatter_indices_batching_dims" => &mut scatter(a).scatter_indices_batching_dims,
+        _ => return None,
+    })
 }
 
 pub(super) fn dot(a: &mut Attrs) -> &mut crate::hlo::ir::DotDims {

@@ -166,33 +166,41 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// True when the identifier at the cursor (after whitespace) is `kw`.
-    pub(super) fn at_keyword(&mut self, kw: &str) -> PResult<bool> {
+    /// True, `kw` read, when the identifier at the cursor (after whitespace)
+    /// is `kw`.
+    pub(super) fn eat_keyword(&mut self, kw: &str) -> PResult<bool> {
         self.skip_ws()?;
         let rest = &self.b[self.pos..];
-        Ok(rest.starts_with(kw.as_bytes())
-            && !matches!(rest.get(kw.len()), Some(&c) if is_ident_byte(c)))
+        let at = rest.starts_with(kw.as_bytes())
+            && !matches!(rest.get(kw.len()), Some(&c) if is_ident_byte(c));
+        if at {
+            self.pos += kw.len();
+        }
+        Ok(at)
     }
 
     /// An unsigned decimal integer that fits in u64.
     pub(super) fn u64_lit(&mut self, what: &str) -> PResult<u64> {
         self.skip_ws()?;
         let start = self.pos;
-        let mut v: u64 = 0;
-        while let Some(c @ b'0'..=b'9') = self.peek() {
-            v = match v
-                .checked_mul(10)
-                .and_then(|v| v.checked_add(u64::from(c - b'0')))
-            {
-                Some(v) => v,
-                None => return fail(start, format!("{what} is too large")),
-            };
-            self.pos += 1;
-        }
+        let Some(v) = self.decimal().and_then(|v| u64::try_from(v).ok()) else {
+            return fail(start, format!("{what} is too large"));
+        };
         if self.pos == start {
             return fail(start, format!("expected {what}, found {}", self.found()));
         }
         Ok(v)
+    }
+
+    /// The decimal digits at the cursor as a number (0 when there are none),
+    /// or `None` when they overflow `u128`.
+    pub(super) fn decimal(&mut self) -> Option<u128> {
+        let mut v: u128 = 0;
+        while let Some(c @ b'0'..=b'9') = self.peek() {
+            v = v.checked_mul(10)?.checked_add(u128::from(c - b'0'))?;
+            self.pos += 1;
+        }
+        Some(v)
     }
 
     /// A signed decimal integer that fits in i64.
@@ -331,11 +339,21 @@ impl<'a> Parser<'a> {
     /// `{item, item, ...}` (possibly empty), each item read by `item`.
     pub(super) fn braced_list<T>(
         &mut self,
-        mut item: impl FnMut(&mut Self) -> PResult<T>,
+        item: impl FnMut(&mut Self) -> PResult<T>,
     ) -> PResult<Vec<T>> {
         self.expect(b'{')?;
+        self.list_until(b'}', item)
+    }
+
+    /// `item, item, ...` (possibly empty) up to and including `close`, its
+    /// opening bracket already read; each item read by `item`.
+    pub(super) fn list_until<T>(
+        &mut self,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
         let mut out = Vec::new();
-        if self.eat(b'}')? {
+        if self.eat(close)? {
             return Ok(out);
         }
         loop {
@@ -343,7 +361,7 @@ impl<'a> Parser<'a> {
             if self.eat(b',')? {
                 continue;
             }
-            self.expect(b'}')?;
+            self.expect(close)?;
             return Ok(out);
         }
     }

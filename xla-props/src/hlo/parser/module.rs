@@ -18,13 +18,12 @@ pub(super) const STACK_FRAME_TABLES: &[&str] =
 impl<'a> Parser<'a> {
     pub(super) fn module(&mut self) -> PResult<Module> {
         self.skip_ws()?;
-        if !self.at_keyword("HloModule")? {
+        if !self.eat_keyword("HloModule")? {
             return fail(
                 self.pos,
                 format!("expected `HloModule`, found {}", self.found()),
             );
         }
-        self.pos += "HloModule".len();
         let name = self.name("a module name")?.name;
         // XLA's lexer reads `HloModule name:` as the name (xla/tests/sample_text_test.cc)
         if self.peek() == Some(b':') {
@@ -40,11 +39,8 @@ impl<'a> Parser<'a> {
             if self.peek().is_none() {
                 break;
             }
-            let is_entry = self.at_keyword("ENTRY")?;
             let entry_pos = self.pos;
-            if is_entry {
-                self.pos += "ENTRY".len();
-            }
+            let is_entry = self.eat_keyword("ENTRY")?;
             let comp = self.computation()?;
             // inline computations it called come first
             comps.append(&mut self.inline);
@@ -107,18 +103,11 @@ impl<'a> Parser<'a> {
         if self.peek() == Some(b'(') {
             // signature: (p: shape, ...) -> shape; the parameters say the same
             self.pos += 1;
-            if !self.eat(b')')? {
-                loop {
-                    self.name("a parameter name")?;
-                    self.expect(b':')?;
-                    self.shape()?;
-                    if self.eat(b',')? {
-                        continue;
-                    }
-                    self.expect(b')')?;
-                    break;
-                }
-            }
+            self.list_until(b')', |p| {
+                p.name("a parameter name")?;
+                p.expect(b':')?;
+                p.shape()
+            })?;
             self.skip_ws()?;
             if !self.b[self.pos..].starts_with(b"->") {
                 return fail(self.pos, format!("expected `->`, found {}", self.found()));
@@ -151,10 +140,7 @@ impl<'a> Parser<'a> {
                 }
                 _ => {}
             }
-            let is_root = self.at_keyword("ROOT")?;
-            if is_root {
-                self.pos += "ROOT".len();
-            }
+            let is_root = self.eat_keyword("ROOT")?;
             let instr = self.instruction()?;
             instrs.append(&mut self.nested);
             if is_root {
@@ -228,18 +214,7 @@ impl<'a> Parser<'a> {
                 attrs.constant = Some(self.constant(shape)?);
                 self.expect(b')')?;
             }
-            _ => {
-                if !self.eat(b')')? {
-                    loop {
-                        operands.push(self.operand()?);
-                        if self.eat(b',')? {
-                            continue;
-                        }
-                        self.expect(b')')?;
-                        break;
-                    }
-                }
-            }
+            _ => operands = self.list_until(b')', Self::operand)?,
         }
         let mut comp_refs = Vec::new();
         let mut seen: HashSet<&'a str> = HashSet::new();

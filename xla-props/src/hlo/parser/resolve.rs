@@ -64,19 +64,9 @@ pub(super) fn resolve(
     comps: Vec<PendingComp>,
     entry: usize,
 ) -> PResult<Module> {
-    let mut comp_ids: HashMap<&str, CompId> = HashMap::with_capacity(comps.len());
-    for (k, c) in comps.iter().enumerate() {
-        let id = CompId(u32::try_from(k).map_err(|_| Failure {
-            pos: c.name.pos,
-            msg: "too many computations".into(),
-        })?);
-        if comp_ids.insert(c.name.name.as_str(), id).is_some() {
-            return fail(
-                c.name.pos,
-                format!("duplicate computation name `{}`", c.name.name),
-            );
-        }
-    }
+    let comp_ids = ids_by_name(comps.iter().map(|c| &c.name), CompId, "computations", |n| {
+        format!("duplicate computation name `{n}`")
+    })?;
     let lookup_comp = |instr: &str, r: &NameRef| -> PResult<CompId> {
         comp_ids
             .get(r.name.as_str())
@@ -202,24 +192,41 @@ fn explicit_defaults(instructions: &mut [Instruction]) {
     }
 }
 
-/// Each instruction's operands as ids (instruction names must be unique in `c`).
-pub(super) fn resolve_operands(c: &PendingComp) -> PResult<Vec<Vec<InstrId>>> {
-    let mut ids: HashMap<&str, InstrId> = HashMap::with_capacity(c.instrs.len());
-    for (k, i) in c.instrs.iter().enumerate() {
-        let id = InstrId(u32::try_from(k).map_err(|_| Failure {
-            pos: i.name.pos,
-            msg: "too many instructions".into(),
-        })?);
-        if ids.insert(i.name.name.as_str(), id).is_some() {
-            return fail(
-                i.name.pos,
-                format!(
-                    "duplicate instruction name `{}` in computation `{}`",
-                    i.name.name, c.name.name
-                ),
-            );
+/// The id of each of `names` (made by `id` from its index), by name; a
+/// name given twice is an error (`duplicate` its message), as is an index
+/// past `u32` ("too many {what}").
+fn ids_by_name<'n, Id>(
+    names: impl ExactSizeIterator<Item = &'n NameRef>,
+    id: fn(u32) -> Id,
+    what: &str,
+    duplicate: impl Fn(&str) -> String,
+) -> PResult<HashMap<&'n str, Id>> {
+    let mut ids = HashMap::with_capacity(names.len());
+    for (k, n) in names.enumerate() {
+        let k = u32::try_from(k).map_err(|_| Failure {
+            pos: n.pos,
+            msg: format!("too many {what}"),
+        })?;
+        if ids.insert(n.name.as_str(), id(k)).is_some() {
+            return fail(n.pos, duplicate(&n.name));
         }
     }
+    Ok(ids)
+}
+
+/// Each instruction's operands as ids (instruction names must be unique in `c`).
+pub(super) fn resolve_operands(c: &PendingComp) -> PResult<Vec<Vec<InstrId>>> {
+    let ids = ids_by_name(
+        c.instrs.iter().map(|i| &i.name),
+        InstrId,
+        "instructions",
+        |n| {
+            format!(
+                "duplicate instruction name `{n}` in computation `{}`",
+                c.name.name
+            )
+        },
+    )?;
     let mut operand_ids: Vec<Vec<InstrId>> = Vec::with_capacity(c.instrs.len());
     for i in &c.instrs {
         let mut operands = Vec::with_capacity(i.operands.len());

@@ -13,17 +13,7 @@ impl Parser<'_> {
         if self.peek() == Some(b'(') {
             self.nest(start)?;
             self.pos += 1;
-            let mut elems = Vec::new();
-            if !self.eat(b')')? {
-                loop {
-                    elems.push(self.shape()?);
-                    if self.eat(b',')? {
-                        continue;
-                    }
-                    self.expect(b')')?;
-                    break;
-                }
-            }
+            let elems = self.list_until(b')', Self::shape)?;
             self.unnest();
             return Ok(Shape::Tuple(elems));
         }
@@ -38,26 +28,15 @@ impl Parser<'_> {
             Err(_) => return fail(at, format!("unknown element type `{ty}`")),
         };
         self.expect(b'[')?;
-        let mut dims = Vec::new();
-        if !self.eat(b']')? {
-            loop {
-                self.skip_ws()?;
-                if matches!(self.peek(), Some(b'<' | b'?')) {
-                    return fail(self.pos, "dynamic dimensions are not supported");
-                }
-                let at = self.pos;
-                let d = self.u64_lit("a dimension size")?;
-                match i64::try_from(d) {
-                    Ok(d) => dims.push(d),
-                    Err(_) => return fail(at, "dimension size is too large"),
-                }
-                if self.eat(b',')? {
-                    continue;
-                }
-                self.expect(b']')?;
-                break;
+        let dims = self.list_until(b']', |p| {
+            p.skip_ws()?;
+            if matches!(p.peek(), Some(b'<' | b'?')) {
+                return fail(p.pos, "dynamic dimensions are not supported");
             }
-        }
+            let at = p.pos;
+            let d = p.u64_lit("a dimension size")?;
+            i64::try_from(d).or_else(|_| fail(at, "dimension size is too large"))
+        })?;
         // a layout must follow `]` directly: `f32[2] {1, 2}` in a tuple
         // constant is a shape and a literal
         let layout = if self.peek() == Some(b'{') {
@@ -207,34 +186,27 @@ impl Parser<'_> {
         self.skip_ws()?;
         let open = self.pos;
         self.nest(open)?;
-        self.expect(b'{')?;
         let want = a.dims[level];
         let mut count: i64 = 0;
         let last = level + 1 == a.dims.len();
-        if !self.eat(b'}')? {
-            loop {
-                if count == want {
-                    self.skip_ws()?;
-                    return fail(
-                        self.pos,
-                        format!(
-                            "too many elements in dimension {level} of the constant (expected {want})"
-                        ),
-                    );
-                }
-                if last {
-                    self.element(a.dtype, sink)?;
-                } else {
-                    self.nested(a, level + 1, sink)?;
-                }
-                count += 1;
-                if self.eat(b',')? {
-                    continue;
-                }
-                self.expect(b'}')?;
-                break;
+        self.braced_list(|p| {
+            if count == want {
+                p.skip_ws()?;
+                return fail(
+                    p.pos,
+                    format!(
+                        "too many elements in dimension {level} of the constant (expected {want})"
+                    ),
+                );
             }
-        }
+            if last {
+                p.element(a.dtype, sink)?;
+            } else {
+                p.nested(a, level + 1, sink)?;
+            }
+            count += 1;
+            Ok(())
+        })?;
         if count != want {
             return fail(
                 open,
@@ -269,17 +241,9 @@ impl Parser<'_> {
                     self.pos += 1;
                 }
                 let digits_at = self.pos;
-                let mut x: i128 = 0;
-                while let Some(c @ b'0'..=b'9') = self.peek() {
-                    x = match x
-                        .checked_mul(10)
-                        .and_then(|x| x.checked_add(i128::from(c - b'0')))
-                    {
-                        Some(x) => x,
-                        None => return fail(at, format!("integer is out of range for {dtype}")),
-                    };
-                    self.pos += 1;
-                }
+                let Some(x) = self.decimal().and_then(|x| i128::try_from(x).ok()) else {
+                    return fail(at, format!("integer is out of range for {dtype}"));
+                };
                 if self.pos == digits_at || self.peek().is_some_and(is_ident_byte) {
                     return fail(at, format!("expected an integer of type {dtype}"));
                 }

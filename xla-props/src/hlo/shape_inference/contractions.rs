@@ -34,18 +34,8 @@ impl<'a> Infer<'a> {
                 "lhs and rhs must have as many batch and contracting dimensions",
             ));
         }
-        let lhs_all: Vec<i64> = d
-            .lhs_batch
-            .iter()
-            .chain(&d.lhs_contracting)
-            .copied()
-            .collect();
-        let rhs_all: Vec<i64> = d
-            .rhs_batch
-            .iter()
-            .chain(&d.rhs_contracting)
-            .copied()
-            .collect();
+        let lhs_all = [d.lhs_batch.as_slice(), &d.lhs_contracting].concat();
+        let rhs_all = [d.rhs_batch.as_slice(), &d.rhs_contracting].concat();
         let l = self.dim_set(
             "lhs batch and contracting dimensions",
             &lhs_all,

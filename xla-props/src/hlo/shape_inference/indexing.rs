@@ -82,66 +82,32 @@ impl<'a> Infer<'a> {
             ));
         }
         let (orank, irank) = (a.rank(), ind.rank());
-        let ivd = g.index_vector_dim;
-        if ivd < 0 || ivd as u64 > irank as u64 {
-            return Err(attr_err(
-                op,
-                format!("index_vector_dim {ivd} out of range for indices {ind}"),
-            ));
-        }
-        let ivd = ivd as usize;
-        let mut expanded = ind.dims.clone();
-        if ivd == irank {
-            expanded.push(1);
-        }
-        let index_len = expanded[ivd];
-        let batch: Vec<i64> = expanded
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != ivd)
-            .map(|(_, &d)| d)
-            .collect();
+        let (ivd, index_len, batch) = index_vector(op, ind, g.index_vector_dim)?;
         let out_rank = g.offset_dims.len() + batch.len();
         self.dim_set("offset_dims", &g.offset_dims, out_rank, true)?;
-        let collapsed =
-            self.dim_set("collapsed_slice_dims", &g.collapsed_slice_dims, orank, true)?;
-        let obatch = self.dim_set(
-            "operand_batching_dims",
-            &g.operand_batching_dims,
-            orank,
-            true,
+        let dims = self.index_dims(
+            GATHER_BATCHING,
+            (orank, irank),
+            [
+                &g.collapsed_slice_dims,
+                &g.operand_batching_dims,
+                &g.start_indices_batching_dims,
+                &g.start_index_map,
+            ],
         )?;
-        let sbatch = self.dim_set(
-            "start_indices_batching_dims",
-            &g.start_indices_batching_dims,
-            irank,
-            false,
-        )?;
-        let sim = self.dim_set("start_index_map", &g.start_index_map, orank, false)?;
-        if sim.len() as i64 != index_len {
+        if dims.map.len() as i64 != index_len {
             return Err(attr_err(
                 op,
                 format!("start_index_map {} must have {index_len} entries (the index vector size of {ind})", dims_text(&g.start_index_map)),
             ));
         }
-        if sbatch.contains(&ivd) {
-            return Err(attr_err(
-                op,
-                "start_indices_batching_dims contains index_vector_dim",
-            ));
-        }
-        if obatch.len() != sbatch.len() {
-            return Err(attr_err(
-                op,
-                "operand_batching_dims and start_indices_batching_dims differ in length",
-            ));
-        }
-        if collapsed.iter().any(|d| obatch.contains(d)) || sim.iter().any(|d| obatch.contains(d)) {
-            return Err(attr_err(
-                op,
-                "operand_batching_dims overlap collapsed_slice_dims or start_index_map",
-            ));
-        }
+        dims.check_batching(op, ivd)?;
+        let IndexDims {
+            windowless: collapsed,
+            obatch,
+            sbatch,
+            ..
+        } = dims;
         if g.offset_dims.len() + collapsed.len() + obatch.len() != orank {
             return Err(attr_err(
                 op,
@@ -165,11 +131,7 @@ impl<'a> Infer<'a> {
                 return Err(attr_err(op, format!("collapsed or batching dimension {k} must have slice size at most 1, got {s}")));
             }
         }
-        for (&o, &s) in obatch.iter().zip(&sbatch) {
-            if a.dims[o] != ind.dims[s] {
-                return Err(operand_err(op, format!("operand batching dimension {o} and indices batching dimension {s} differ in size")));
-            }
-        }
+        check_batch_sizes(op, "operand", (a, ind), &obatch, &sbatch)?;
         let offsets: Vec<i64> = (0..orank)
             .filter(|k| !collapsed.contains(k) && !obatch.contains(k))
             .map(|k| g.slice_sizes[k])
@@ -217,49 +179,28 @@ impl<'a> Infer<'a> {
             ));
         }
         let (orank, irank, urank) = (a.rank(), ind.rank(), u0.rank());
-        let ivd = sd.index_vector_dim;
-        if ivd < 0 || ivd as u64 > irank as u64 {
-            return Err(attr_err(
-                op,
-                format!("index_vector_dim {ivd} out of range for indices {ind}"),
-            ));
-        }
-        let ivd = ivd as usize;
-        let mut expanded = ind.dims.clone();
-        if ivd == irank {
-            expanded.push(1);
-        }
-        let index_len = expanded[ivd];
-        let scatter_dims: Vec<i64> = expanded
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != ivd)
-            .map(|(_, &d)| d)
-            .collect();
+        let (ivd, index_len, scatter_dims) = index_vector(op, ind, sd.index_vector_dim)?;
         let uwd = self.dim_set("update_window_dims", &sd.update_window_dims, urank, true)?;
-        let inserted = self.dim_set(
-            "inserted_window_dims",
-            &sd.inserted_window_dims,
-            orank,
-            true,
+        let dims = self.index_dims(
+            SCATTER_BATCHING,
+            (orank, irank),
+            [
+                &sd.inserted_window_dims,
+                &sd.input_batching_dims,
+                &sd.scatter_indices_batching_dims,
+                &sd.scatter_dims_to_operand_dims,
+            ],
         )?;
-        let ibatch = self.dim_set("input_batching_dims", &sd.input_batching_dims, orank, true)?;
-        let sbatch = self.dim_set(
-            "scatter_indices_batching_dims",
-            &sd.scatter_indices_batching_dims,
-            irank,
-            false,
-        )?;
-        let map = self.dim_set(
-            "scatter_dims_to_operand_dims",
-            &sd.scatter_dims_to_operand_dims,
-            orank,
-            false,
-        )?;
-        if map.len() as i64 != index_len {
+        if dims.map.len() as i64 != index_len {
             return Err(attr_err(op, format!("scatter_dims_to_operand_dims must have {index_len} entries (the index vector size of {ind})")));
         }
-        check_scatter_batching(op, ivd, &inserted, &map, &ibatch, &sbatch)?;
+        dims.check_batching(op, ivd)?;
+        let IndexDims {
+            windowless: inserted,
+            obatch: ibatch,
+            sbatch,
+            ..
+        } = dims;
         if uwd.len() + inserted.len() + ibatch.len() != orank {
             return Err(attr_err(op, format!("update_window_dims, inserted_window_dims and input_batching_dims must cover the {orank} input dimensions")));
         }
@@ -273,11 +214,7 @@ impl<'a> Infer<'a> {
             ));
         }
         check_update_dims(op, (a, ind, u0), &uwd, &inserted, &ibatch, &scatter_dims)?;
-        for (&o, &s) in ibatch.iter().zip(&sbatch) {
-            if a.dims[o] != ind.dims[s] {
-                return Err(operand_err(op, format!("input batching dimension {o} and indices batching dimension {s} differ in size")));
-            }
-        }
+        check_batch_sizes(op, "input", (a, ind), &ibatch, &sbatch)?;
         let dtypes: Vec<ElementType> = (0..n)
             .map(|k| self.arr(k).map(|x| x.dtype))
             .collect::<Result<_>>()?;
@@ -289,6 +226,24 @@ impl<'a> Infer<'a> {
         ))
     }
 
+    /// Gather's or scatter's dimension sets other than the window's: the
+    /// operand dims without a window, the operand's and the indices'
+    /// batching dims and the index-to-operand map, in that order.
+    fn index_dims(
+        &self,
+        names: BatchingNames,
+        (orank, irank): (usize, usize),
+        [windowless, obatch, sbatch, map]: [&[i64]; 4],
+    ) -> Result<IndexDims> {
+        Ok(IndexDims {
+            windowless: self.dim_set(names.windowless, windowless, orank, true)?,
+            obatch: self.dim_set(names.operand, obatch, orank, true)?,
+            sbatch: self.dim_set(names.indices, sbatch, irank, false)?,
+            map: self.dim_set(names.map, map, orank, false)?,
+            names,
+        })
+    }
+
     pub(super) fn maybe_tuple(&self, mut shapes: Vec<Shape>) -> Shape {
         if shapes.len() == 1 {
             shapes.pop().unwrap_or(Shape::Tuple(Vec::new()))
@@ -298,33 +253,112 @@ impl<'a> Infer<'a> {
     }
 }
 
-/// Scatter's batching dimensions: disjoint from the index vector, the
-/// inserted window dims and the scattered-to dims, one per input batching dim.
-fn check_scatter_batching(
+/// `index_vector_dim` checked against the indices `ind`: the index vector's
+/// dimension, its length (1 when the dimension is implicit, one past the
+/// last) and the extents of the other (batch or scatter) dimensions.
+fn index_vector(op: Opcode, ind: &ArrayShape, ivd: i64) -> Result<(usize, i64, Vec<i64>)> {
+    let irank = ind.rank();
+    if ivd < 0 || ivd as u64 > irank as u64 {
+        return Err(attr_err(
+            op,
+            format!("index_vector_dim {ivd} out of range for indices {ind}"),
+        ));
+    }
+    let ivd = ivd as usize;
+    let mut expanded = ind.dims.clone();
+    if ivd == irank {
+        expanded.push(1);
+    }
+    let index_len = expanded[ivd];
+    let rest = expanded
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != ivd)
+        .map(|(_, &d)| d)
+        .collect();
+    Ok((ivd, index_len, rest))
+}
+
+/// The attribute names [`check_batching`] speaks of: the operand's and the
+/// indices' batching dims, the operand dims the index does not cover, and
+/// the index-to-operand map.
+#[derive(Clone, Copy)]
+struct BatchingNames {
+    operand: &'static str,
+    indices: &'static str,
+    windowless: &'static str,
+    map: &'static str,
+}
+
+const GATHER_BATCHING: BatchingNames = BatchingNames {
+    operand: "operand_batching_dims",
+    indices: "start_indices_batching_dims",
+    windowless: "collapsed_slice_dims",
+    map: "start_index_map",
+};
+
+const SCATTER_BATCHING: BatchingNames = BatchingNames {
+    operand: "input_batching_dims",
+    indices: "scatter_indices_batching_dims",
+    windowless: "inserted_window_dims",
+    map: "scatter_dims_to_operand_dims",
+};
+
+/// The dimension sets [`Infer::index_dims`] checked, as operand (or
+/// indices) dimension indices, with the names they go by.
+struct IndexDims {
+    names: BatchingNames,
+    windowless: Vec<usize>,
+    obatch: Vec<usize>,
+    sbatch: Vec<usize>,
+    map: Vec<usize>,
+}
+
+impl IndexDims {
+    /// The batching dimensions: disjoint from the index vector, the
+    /// collapsed (inserted) window dims and the mapped-to dims, one indices
+    /// batching dim per operand batching dim.
+    fn check_batching(&self, op: Opcode, ivd: usize) -> Result<()> {
+        let BatchingNames {
+            operand,
+            indices,
+            windowless,
+            map,
+        } = self.names;
+        let (obatch, sbatch) = (&self.obatch, &self.sbatch);
+        if sbatch.contains(&ivd) {
+            return Err(attr_err(op, format!("{indices} contains index_vector_dim")));
+        }
+        if obatch.len() != sbatch.len() {
+            return Err(attr_err(
+                op,
+                format!("{operand} and {indices} differ in length"),
+            ));
+        }
+        let overlaps = |ds: &[usize]| ds.iter().any(|d| obatch.contains(d));
+        if overlaps(&self.windowless) || overlaps(&self.map) {
+            return Err(attr_err(
+                op,
+                format!("{operand} overlap {windowless} or {map}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Each operand batching dimension of the same size as its indices batching
+/// dimension (`side`: what the operand is called, "operand" or "input").
+fn check_batch_sizes(
     op: Opcode,
-    ivd: usize,
-    inserted: &[usize],
-    map: &[usize],
-    ibatch: &[usize],
+    side: &str,
+    (a, ind): (&ArrayShape, &ArrayShape),
+    obatch: &[usize],
     sbatch: &[usize],
 ) -> Result<()> {
-    if sbatch.contains(&ivd) {
-        return Err(attr_err(
-            op,
-            "scatter_indices_batching_dims contains index_vector_dim",
-        ));
-    }
-    if ibatch.len() != sbatch.len() {
-        return Err(attr_err(
-            op,
-            "input_batching_dims and scatter_indices_batching_dims differ in length",
-        ));
-    }
-    if inserted.iter().any(|d| ibatch.contains(d)) || map.iter().any(|d| ibatch.contains(d)) {
-        return Err(attr_err(
-            op,
-            "input_batching_dims overlap inserted_window_dims or scatter_dims_to_operand_dims",
-        ));
+    for (&o, &s) in obatch.iter().zip(sbatch) {
+        if a.dims[o] != ind.dims[s] {
+            return Err(operand_err(op, format!("{side} batching dimension {o} and indices batching dimension {s} differ in size")));
+        }
     }
     Ok(())
 }

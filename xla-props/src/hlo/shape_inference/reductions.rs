@@ -99,12 +99,7 @@ impl<'a> Infer<'a> {
     }
 
     pub(super) fn windowed(&self, a: &ArrayShape, window: &[WindowDim]) -> Result<Vec<i64>> {
-        if window.len() != a.rank() {
-            return Err(attr_err(
-                self.op,
-                format!("window has {} dimensions, operand {a}", window.len()),
-            ));
-        }
+        check_per_dimension(self.op, "window", window, a)?;
         a.dims
             .iter()
             .zip(window)

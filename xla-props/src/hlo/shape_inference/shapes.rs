@@ -93,13 +93,7 @@ impl<'a> Infer<'a> {
     pub(super) fn slice(&self) -> Result<Shape> {
         let op = self.op;
         let a = self.arr(0)?;
-        let s = req(op, &self.attrs.slice, "slice")?;
-        if s.len() != a.rank() {
-            return Err(attr_err(
-                op,
-                format!("slice has {} dimensions, operand {a}", s.len()),
-            ));
-        }
+        let s = self.per_dimension(&self.attrs.slice, "slice", a)?;
         let mut dims = Vec::with_capacity(s.len());
         for (k, sd) in s.iter().enumerate() {
             if sd.start < 0 || sd.start > sd.limit || sd.limit > a.dims[k] || sd.stride < 1 {
@@ -153,13 +147,7 @@ impl<'a> Infer<'a> {
                 format!("padding value {v} must be a {}[] scalar", a.dtype),
             ));
         }
-        let p: &Vec<PadDim> = req(op, &self.attrs.padding, "padding")?;
-        if p.len() != a.rank() {
-            return Err(attr_err(
-                op,
-                format!("padding has {} dimensions, operand {a}", p.len()),
-            ));
-        }
+        let p: &[PadDim] = self.per_dimension(&self.attrs.padding, "padding", a)?;
         let mut dims = Vec::with_capacity(p.len());
         for (k, pd) in p.iter().enumerate() {
             if pd.interior < 0 {

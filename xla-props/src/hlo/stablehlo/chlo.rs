@@ -15,7 +15,7 @@ use crate::hlo::shape::Shape;
 
 mod special;
 
-use special::{digamma, erf_inv, erfc, large_log, lgamma};
+use special::{digamma, erf_inv, erfc, lgamma, log1p_or_large_log};
 
 /// How a `chlo` op is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,6 +137,15 @@ impl E<'_> {
     fn or(&mut self, p: InstrId, q: InstrId) -> InstrId {
         let s = Shape::array(ElementType::Pred, self.dims.clone());
         self.b.push(Opcode::Or, s, vec![p, q], Attrs::default())
+    }
+    /// `(f(x) combine f(-x)) / 2`: sinh and cosh.
+    fn half_of_both_signs(&mut self, f: Opcode, x: InstrId, combine: Opcode) -> InstrId {
+        let nx = self.un(Opcode::Negate, x);
+        let a = self.un(f, x);
+        let b = self.un(f, nx);
+        let s = self.bin(combine, a, b);
+        let h = self.c(0.5);
+        self.mul(s, h)
     }
     /// `x` converted to type `t` (no-op when it is already).
     fn conv(&mut self, x: InstrId, t: ElementType) -> InstrId {
@@ -265,23 +274,9 @@ fn real_function(
     use Opcode as O;
     let r = match kind {
         "square" => e.mul(x, x),
-        "sinh" => {
-            // (expm1(x) - expm1(-x)) / 2: no cancellation for small x
-            let nx = e.un(O::Negate, x);
-            let a = e.un(O::ExponentialMinusOne, x);
-            let b2 = e.un(O::ExponentialMinusOne, nx);
-            let d = e.sub(a, b2);
-            let h = e.c(0.5);
-            e.mul(d, h)
-        }
-        "cosh" => {
-            let nx = e.un(O::Negate, x);
-            let a = e.un(O::Exponential, x);
-            let b2 = e.un(O::Exponential, nx);
-            let s = e.add(a, b2);
-            let h = e.c(0.5);
-            e.mul(s, h)
-        }
+        // (expm1(x) - expm1(-x)) / 2: no cancellation for small x
+        "sinh" => e.half_of_both_signs(O::ExponentialMinusOne, x, O::Subtract),
+        "cosh" => e.half_of_both_signs(O::Exponential, x, O::Add),
         "atan" => {
             let one = e.c(1.0);
             e.bin(O::Atan2, x, one)
@@ -304,11 +299,7 @@ fn real_function(
             let den = e.add(one, r);
             let q = e.div(sq, den);
             let arg = e.add(ax, q);
-            let small = e.un(O::LogPlusOne, arg);
-            let big = large_log(&mut e, ax);
-            let lim = e.c(1e150);
-            let is_big = e.cmp(D::Gt, ax, lim);
-            let m = e.sel(is_big, big, small);
+            let m = log1p_or_large_log(&mut e, arg, ax);
             let sg = e.un(O::Sign, x);
             let v = e.mul(sg, m);
             // keep -0 and NaN as they are
@@ -324,11 +315,7 @@ fn real_function(
             let p = e.mul(xm, xp);
             let r = e.un(O::Sqrt, p);
             let arg = e.add(xm, r);
-            let small = e.un(O::LogPlusOne, arg);
-            let big = large_log(&mut e, x);
-            let lim = e.c(1e150);
-            let is_big = e.cmp(D::Gt, x, lim);
-            e.sel(is_big, big, small)
+            log1p_or_large_log(&mut e, arg, x)
         }
         "atanh" => {
             // log1p(2x / (1 - x)) / 2
@@ -423,7 +410,7 @@ fn next_after(
     let zero = e.c(0.0);
     let x_pos = e.cmp(D::Gt, x, zero);
     let y_gt = e.cmp(D::Gt, y, x);
-    let away = e.cmp_pred_eq(y_gt, x_pos);
+    let away = e.cmp(ComparisonDirection::Eq, y_gt, x_pos);
     let moved = e.b.push(
         Opcode::Select,
         ishape.clone(),
@@ -452,20 +439,6 @@ fn next_after(
     let any_nan = e.or(xn, yn);
     let nan = e.add(x, y);
     Ok(e.sel(any_nan, nan, r))
-}
-
-impl E<'_> {
-    fn cmp_pred_eq(&mut self, p: InstrId, q: InstrId) -> InstrId {
-        self.b.push(
-            Opcode::Compare,
-            Shape::array(ElementType::Pred, self.dims.clone()),
-            vec![p, q],
-            Attrs {
-                direction: Some(ComparisonDirection::Eq),
-                ..Attrs::default()
-            },
-        )
-    }
 }
 
 /// top_k as a stable descending sort of (x, iota) along the last dimension, then a slice.

@@ -118,6 +118,23 @@ fn parse_descr(d: &Py) -> Result<(Descr, bool), LiteralError> {
     }
 }
 
+/// The element types `.npy` files hold natively (`b1`, `i1` to `i8`, `u1`
+/// to `u8`, `f2` to `f8`); others are written as ml_dtypes' records.
+pub(super) const NATIVE: [ElementType; 12] = {
+    use ElementType::*;
+    [Pred, S8, S16, S32, S64, U8, U16, U32, U64, F16, F32, F64]
+};
+
+/// The numpy kind letter of a [`NATIVE`] type: `b`, `i`, `u` or `f`.
+pub(super) fn npy_kind(t: ElementType) -> char {
+    match t {
+        ElementType::Pred => 'b',
+        t if t.is_float() => 'f',
+        t if t.is_signed_int() => 'i',
+        _ => 'u',
+    }
+}
+
 fn parse_typestr(s: &str) -> Result<(Descr, bool), LiteralError> {
     let unsupported = || header_err(format!("unsupported descr '{s}'"));
     if s == "?" {
@@ -130,22 +147,14 @@ fn parse_typestr(s: &str) -> Result<(Descr, bool), LiteralError> {
     let mut chars = rest.chars();
     let kind = chars.next().ok_or_else(unsupported)?;
     let size: usize = chars.as_str().parse().map_err(|_| unsupported())?;
-    let t = match (kind, size) {
-        ('b', 1) => ElementType::Pred,
-        ('i', 1) => ElementType::S8,
-        ('i', 2) => ElementType::S16,
-        ('i', 4) => ElementType::S32,
-        ('i', 8) => ElementType::S64,
-        ('u', 1) => ElementType::U8,
-        ('u', 2) => ElementType::U16,
-        ('u', 4) => ElementType::U32,
-        ('u', 8) => ElementType::U64,
-        ('f', 2) => ElementType::F16,
-        ('f', 4) => ElementType::F32,
-        ('f', 8) => ElementType::F64,
+    let native = NATIVE
+        .iter()
+        .find(|&&t| npy_kind(t) == kind && t.byte_size() == size);
+    let t = match (native, kind, size) {
+        (Some(&t), _, _) => t,
         // ml_dtypes' float8_e5m2 reports itself as 'f1'
-        ('f', 1) => return Ok((Descr::Float8, false)),
-        ('V', 1 | 2 | 4 | 8) => return Ok((Descr::Opaque(size), false)),
+        (None, 'f', 1) => return Ok((Descr::Float8, false)),
+        (None, 'V', 1 | 2 | 4 | 8) => return Ok((Descr::Opaque(size), false)),
         _ => return Err(unsupported()),
     };
     let big = match order {

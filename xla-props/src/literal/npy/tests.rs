@@ -6,16 +6,9 @@ fn shape(t: ElementType, dims: &[i64]) -> ArrayShape {
     ArrayShape::new(t, dims.to_vec())
 }
 
-/// A `.npy` file built by hand: magic, version, little-endian header length, dict, data.
+/// A `.npy` file of `dict` (as given, unpadded) and `data`.
 fn npy(major: u8, dict: &str, data: &[u8]) -> Vec<u8> {
-    let mut out = MAGIC.to_vec();
-    out.extend_from_slice(&[major, 0]);
-    if major == 1 {
-        out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    } else {
-        out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
-    }
-    out.extend_from_slice(dict.as_bytes());
+    let mut out = framed_header(major, dict);
     out.extend_from_slice(data);
     out
 }

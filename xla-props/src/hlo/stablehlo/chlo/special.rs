@@ -78,11 +78,16 @@ pub(super) fn erfc(e: &mut E, x: InstrId) -> InstrId {
     e.sel(ge, big, small)
 }
 
-/// log(2|x|) = log(|x|) + ln 2, for |x| where x^2 overflows.
-pub(super) fn large_log(e: &mut E, ax: InstrId) -> InstrId {
+/// log1p(`arg`), or log(2|x|) = log(|x|) + ln 2 when `ax` (|x|) passes
+/// 1e150, where x^2 overflows (asinh and acosh).
+pub(super) fn log1p_or_large_log(e: &mut E, arg: InstrId, ax: InstrId) -> InstrId {
+    let small = e.un(Opcode::LogPlusOne, arg);
     let l = e.un(Opcode::Log, ax);
     let ln2 = e.c(std::f64::consts::LN_2);
-    e.add(l, ln2)
+    let big = e.add(l, ln2);
+    let lim = e.c(1e150);
+    let is_big = e.cmp(ComparisonDirection::Gt, ax, lim);
+    e.sel(is_big, big, small)
 }
 
 fn poly(e: &mut E, w: InstrId, coeffs: &[f64]) -> InstrId {
@@ -166,15 +171,25 @@ fn lanczos(e: &mut E, y: InstrId) -> (InstrId, InstrId, InstrId) {
     (a, da, t)
 }
 
+/// The reflection both [`lgamma`] and [`digamma`] take below 0.5: the
+/// constant 0.5, whether `x` is reflected (`x < 0.5`), `y` (`1 - x` if so,
+/// else `x`) and the Lanczos sums of `y`.
+fn reflected_lanczos(
+    e: &mut E,
+    x: InstrId,
+) -> (InstrId, InstrId, InstrId, (InstrId, InstrId, InstrId)) {
+    let half = e.c(0.5);
+    let one = e.c(1.0);
+    let reflect = e.cmp(ComparisonDirection::Lt, x, half);
+    let omx = e.sub(one, x);
+    let y = e.sel(reflect, omx, x);
+    (half, reflect, y, lanczos(e, y))
+}
+
 pub(super) fn lgamma(e: &mut E, x: InstrId) -> InstrId {
     use ComparisonDirection as D;
     use Opcode as O;
-    let half = e.c(0.5);
-    let one = e.c(1.0);
-    let reflect = e.cmp(D::Lt, x, half);
-    let omx = e.sub(one, x);
-    let y = e.sel(reflect, omx, x);
-    let (a, _, t) = lanczos(e, y);
+    let (half, reflect, y, (a, _, t)) = reflected_lanczos(e, x);
     // 0.5 ln(2 pi) + (z + 0.5) ln t - t + ln a, with z + 0.5 = y - 0.5
     let c = e.c(0.5 * (2.0 * std::f64::consts::PI).ln());
     let yh = e.sub(y, half);
@@ -209,12 +224,7 @@ pub(super) fn lgamma(e: &mut E, x: InstrId) -> InstrId {
 pub(super) fn digamma(e: &mut E, x: InstrId) -> InstrId {
     use ComparisonDirection as D;
     use Opcode as O;
-    let half = e.c(0.5);
-    let one = e.c(1.0);
-    let reflect = e.cmp(D::Lt, x, half);
-    let omx = e.sub(one, x);
-    let y = e.sel(reflect, omx, x);
-    let (a, da, t) = lanczos(e, y);
+    let (_, reflect, _, (a, da, t)) = reflected_lanczos(e, x);
     let lt = e.un(O::Log, t);
     let g = e.c(LANCZOS_G);
     let gt = e.div(g, t);
