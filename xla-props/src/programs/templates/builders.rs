@@ -271,39 +271,33 @@ pub(super) fn rmsnorm(dtype: ElementType, d: Dims) -> Result<StagedModule, Build
 }
 
 pub(super) fn gelu_tanh(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
-    staged(
-        ModuleBuilder::new("gelu_tanh"),
-        &[arr(dtype, &d)],
-        |b, st, p| {
-            let x = p[0];
-            let x2 = b.binary(Opcode::Multiply, x, x)?;
-            let x3 = b.binary(Opcode::Multiply, x2, x)?;
-            let k = splat(b, dtype, 0.044715, &d)?;
-            let kx3 = b.binary(Opcode::Multiply, k, x3)?;
-            let s = b.binary(Opcode::Add, x, kx3)?;
-            let c = splat(b, dtype, (2.0 / std::f64::consts::PI).sqrt(), &d)?;
-            let inner = b.binary(Opcode::Multiply, c, s)?;
-            st.mark(b, "inner");
-            let t = b.unary(Opcode::Tanh, inner)?;
-            st.mark(b, "tanh");
-            gelu_out(b, st, x, t, dtype, d)
-        },
-    )
+    let m = ModuleBuilder::new("gelu_tanh");
+    staged(m, &[arr(dtype, &d)], |b, st, p| {
+        let x = p[0];
+        let x2 = b.binary(Opcode::Multiply, x, x)?;
+        let x3 = b.binary(Opcode::Multiply, x2, x)?;
+        let k = splat(b, dtype, 0.044715, &d)?;
+        let kx3 = b.binary(Opcode::Multiply, k, x3)?;
+        let s = b.binary(Opcode::Add, x, kx3)?;
+        let c = splat(b, dtype, (2.0 / std::f64::consts::PI).sqrt(), &d)?;
+        let inner = b.binary(Opcode::Multiply, c, s)?;
+        st.mark(b, "inner");
+        let t = b.unary(Opcode::Tanh, inner)?;
+        st.mark(b, "tanh");
+        gelu_out(b, st, x, t, dtype, d)
+    })
 }
 
 pub(super) fn gelu_erf(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
-    staged(
-        ModuleBuilder::new("gelu_erf"),
-        &[arr(dtype, &d)],
-        |b, st, p| {
-            let x = p[0];
-            let c = splat(b, dtype, std::f64::consts::FRAC_1_SQRT_2, &d)?;
-            let xs = b.binary(Opcode::Multiply, x, c)?;
-            let e = b.unary(Opcode::Erf, xs)?;
-            st.mark(b, "erf");
-            gelu_out(b, st, x, e, dtype, d)
-        },
-    )
+    let m = ModuleBuilder::new("gelu_erf");
+    staged(m, &[arr(dtype, &d)], |b, st, p| {
+        let x = p[0];
+        let c = splat(b, dtype, std::f64::consts::FRAC_1_SQRT_2, &d)?;
+        let xs = b.binary(Opcode::Multiply, x, c)?;
+        let e = b.unary(Opcode::Erf, xs)?;
+        st.mark(b, "erf");
+        gelu_out(b, st, x, e, dtype, d)
+    })
 }
 
 fn matmul(
@@ -362,35 +356,29 @@ pub(super) fn matmul_bias_relu(dtype: ElementType, d: Dims) -> Result<StagedModu
         arr(dtype, &[d[1], d[1]]),
         arr(dtype, &[d[1]]),
     ];
-    staged(
-        ModuleBuilder::new("matmul_bias_relu"),
-        &params,
-        |b, st, p| {
-            let (x, w, bias) = (p[0], p[1], p[2]);
-            let y = matmul(b, x, w, 1, 0, dtype)?;
-            st.mark(b, "dot");
-            bias_relu(b, st, y, bias, (&d, 1), dtype, "act")
-        },
-    )
+    let m = ModuleBuilder::new("matmul_bias_relu");
+    staged(m, &params, |b, st, p| {
+        let (x, w, bias) = (p[0], p[1], p[2]);
+        let y = matmul(b, x, w, 1, 0, dtype)?;
+        st.mark(b, "dot");
+        bias_relu(b, st, y, bias, (&d, 1), dtype, "act")
+    })
 }
 
 /// `dtype` is the narrow type; the data is f32.
 pub(super) fn quantize(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
-    staged(
-        ModuleBuilder::new("quantize"),
-        &[arr(F32, &d)],
-        |b, st, p| {
-            let x = p[0];
-            let q = b.convert(x, dtype)?;
-            st.mark(b, "quantize");
-            let dq = b.convert(q, F32)?;
-            st.mark(b, "dequantize");
-            let r = b.binary(Opcode::Subtract, x, dq)?;
-            let out = b.tuple(&[dq, r])?;
-            st.mark(b, "residual");
-            Ok(out)
-        },
-    )
+    let m = ModuleBuilder::new("quantize");
+    staged(m, &[arr(F32, &d)], |b, st, p| {
+        let x = p[0];
+        let q = b.convert(x, dtype)?;
+        st.mark(b, "quantize");
+        let dq = b.convert(q, F32)?;
+        st.mark(b, "dequantize");
+        let r = b.binary(Opcode::Subtract, x, dq)?;
+        let out = b.tuple(&[dq, r])?;
+        st.mark(b, "residual");
+        Ok(out)
+    })
 }
 
 pub(super) fn embedding_segment_sum(
@@ -479,22 +467,19 @@ pub(super) fn mean_variance(dtype: ElementType, d: Dims) -> Result<StagedModule,
 
 pub(super) fn residual_chain(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
     let x = arr(dtype, &d);
-    staged(
-        ModuleBuilder::new("residual_chain"),
-        &[x.clone(), x],
-        |b, st, p| {
-            let (x, y) = (p[0], p[1]);
-            let h1 = b.binary(Opcode::Add, x, y)?;
-            st.mark(b, "add1");
-            let t = b.unary(Opcode::Tanh, h1)?;
-            let h2 = b.binary(Opcode::Add, h1, t)?;
-            st.mark(b, "add2");
-            let p = b.binary(Opcode::Multiply, h2, y)?;
-            let h3 = b.binary(Opcode::Add, h2, p)?;
-            st.mark(b, "add3");
-            Ok(h3)
-        },
-    )
+    let m = ModuleBuilder::new("residual_chain");
+    staged(m, &[x.clone(), x], |b, st, p| {
+        let (x, y) = (p[0], p[1]);
+        let h1 = b.binary(Opcode::Add, x, y)?;
+        st.mark(b, "add1");
+        let t = b.unary(Opcode::Tanh, h1)?;
+        let h2 = b.binary(Opcode::Add, h1, t)?;
+        st.mark(b, "add2");
+        let p = b.binary(Opcode::Multiply, h2, y)?;
+        let h3 = b.binary(Opcode::Add, h2, p)?;
+        st.mark(b, "add3");
+        Ok(h3)
+    })
 }
 
 pub(super) fn conv_bias_relu(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
@@ -504,7 +489,8 @@ pub(super) fn conv_bias_relu(dtype: ElementType, d: Dims) -> Result<StagedModule
         arr(dtype, &[3, 3, fin, fout]),
         arr(dtype, &[fout]),
     ];
-    staged(ModuleBuilder::new("conv_bias_relu"), &params, |b, st, p| {
+    let m = ModuleBuilder::new("conv_bias_relu");
+    staged(m, &params, |b, st, p| {
         let (x, k, bias) = (p[0], p[1], p[2]);
         let same = WindowDim {
             pad_low: 1,
