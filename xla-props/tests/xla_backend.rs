@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use xla_props::backend::xla::{XlaBackend, XlaError, XlaPlugin};
+use xla_props::backend::xla::{XlaBackend, XlaError, XlaExecutable, XlaPlugin};
 use xla_props::hlo::{
     ArrayShape, Attrs, CompId, ComparisonDirection, Computation, ConstantData, DotDims,
     ElementType, GatherDims, InstrId, Instruction, Module, Opcode, Shape,
@@ -136,12 +136,15 @@ fn binary_module(op: Opcode, t: ElementType, dims: &[i64]) -> Module {
     module(vec![c.finish("main", r)])
 }
 
+/// `binary_module(op, t, dims)` compiled on `b`.
+fn compile_binary(b: &XlaBackend, op: Opcode, t: ElementType, dims: &[i64]) -> XlaExecutable {
+    b.compile_module(&binary_module(op, t, dims)).unwrap()
+}
+
 #[test]
 fn add_f32() {
     let Some(b) = cpu() else { return };
-    let exe = b
-        .compile_module(&binary_module(Opcode::Add, F32, &[2]))
-        .unwrap();
+    let exe = compile_binary(&b, Opcode::Add, F32, &[2]);
     let out = exe
         .run(&[lit(F32, &[2], &[1.5, 2.0]), lit(F32, &[2], &[0.25, -4.0])])
         .unwrap();
@@ -153,9 +156,7 @@ fn add_f32_on_the_older_plugin() {
     let Some(b) = backend_or_skip(XlaPlugin::Cpu081) else {
         return;
     };
-    let exe = b
-        .compile_module(&binary_module(Opcode::Add, F32, &[3]))
-        .unwrap();
+    let exe = compile_binary(&b, Opcode::Add, F32, &[3]);
     let out = exe
         .run(&[
             lit(F32, &[3], &[1.0, -0.0, 1e30]),
@@ -378,9 +379,7 @@ fn compile_cache_hits_on_the_same_module() {
 #[test]
 fn wrong_arguments_are_a_typed_error() {
     let Some(b) = cpu() else { return };
-    let exe = b
-        .compile_module(&binary_module(Opcode::Add, F32, &[2]))
-        .unwrap();
+    let exe = compile_binary(&b, Opcode::Add, F32, &[2]);
     let err = exe.run(&[
         lit(F32, &[3], &[1.0, 2.0, 3.0]),
         lit(F32, &[2], &[1.0, 2.0]),
@@ -393,9 +392,7 @@ fn wrong_arguments_are_a_typed_error() {
 #[test]
 fn an_abort_in_the_worker_fails_one_call_and_the_next_succeeds() {
     let Some(b) = cpu() else { return };
-    let exe = b
-        .compile_module(&binary_module(Opcode::Add, F32, &[2]))
-        .unwrap();
+    let exe = compile_binary(&b, Opcode::Add, F32, &[2]);
     let err = b.debug_compile_without_options(exe.mlir()).unwrap_err();
     eprintln!("the expected crash: {err}");
     match &err {
@@ -419,9 +416,7 @@ fn a_hang_past_the_timeout_fails_one_call_and_the_next_succeeds() {
     let b = b.with_timeout(Duration::from_secs(2));
     let err = b.debug_sleep(60_000).unwrap_err();
     assert!(matches!(err, XlaError::Timeout { .. }), "{err:?}");
-    let exe = b
-        .compile_module(&binary_module(Opcode::Subtract, F32, &[1]))
-        .unwrap();
+    let exe = compile_binary(&b, Opcode::Subtract, F32, &[1]);
     let out = exe
         .run(&[lit(F32, &[1], &[1.0]), lit(F32, &[1], &[3.0])])
         .unwrap();
@@ -499,9 +494,7 @@ fn xla_gpu_without_a_gpu_says_why() {
 #[test]
 fn concurrent_executions_share_the_worker_pool() {
     let Some(b) = cpu() else { return };
-    let exe = b
-        .compile_module(&binary_module(Opcode::Multiply, F32, &[3]))
-        .unwrap();
+    let exe = compile_binary(&b, Opcode::Multiply, F32, &[3]);
     std::thread::scope(|s| {
         for k in 0..4 {
             let exe = &exe;

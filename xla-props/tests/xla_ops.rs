@@ -118,6 +118,12 @@ fn values(b: &XlaBackend, m: &Module, args: &[Literal]) -> Vec<f64> {
     run(b, m, args)[0].to_f64_vec()
 }
 
+/// The first output of `m` run on `b` is `expected`.
+#[track_caller]
+fn assert_values(b: &XlaBackend, m: &Module, args: &[Literal], expected: &[f64]) {
+    assert_eq!(values(b, m, args), expected.to_vec());
+}
+
 fn pad_dim(low: i64, high: i64, interior: i64) -> PadDim {
     PadDim {
         low,
@@ -175,17 +181,15 @@ fn compare_select_clamp() {
         Attrs::default(),
         vec![],
     );
-    assert_eq!(
-        values(
-            &b,
-            &m,
-            &[
-                lit(Pred, &[2], &[1.0, 0.0]),
-                lit(F32, &[2], &[1.0, 2.0]),
-                lit(F32, &[2], &[3.0, 4.0]),
-            ]
-        ),
-        vec![1.0, 4.0]
+    assert_values(
+        &b,
+        &m,
+        &[
+            lit(Pred, &[2], &[1.0, 0.0]),
+            lit(F32, &[2], &[1.0, 2.0]),
+            lit(F32, &[2], &[3.0, 4.0]),
+        ],
+        &[1.0, 4.0],
     );
 
     let m = single(
@@ -195,17 +199,15 @@ fn compare_select_clamp() {
         Attrs::default(),
         vec![],
     );
-    assert_eq!(
-        values(
-            &b,
-            &m,
-            &[
-                Literal::scalar(F32, 0.0),
-                lit(F32, &[3], &[-5.0, 0.5, 7.0]),
-                Literal::scalar(F32, 1.0),
-            ]
-        ),
-        vec![0.0, 0.5, 1.0]
+    assert_values(
+        &b,
+        &m,
+        &[
+            Literal::scalar(F32, 0.0),
+            lit(F32, &[3], &[-5.0, 0.5, 7.0]),
+            Literal::scalar(F32, 1.0),
+        ],
+        &[0.0, 0.5, 1.0],
     );
 }
 
@@ -307,13 +309,11 @@ fn shape_ops() {
         with(|t| t.dimensions = Some(vec![0])),
         vec![],
     );
-    assert_eq!(
-        values(
-            &b,
-            &m,
-            &[lit(F32, &[2], &[1.0, 2.0]), lit(F32, &[1], &[3.0])]
-        ),
-        vec![1.0, 2.0, 3.0]
+    assert_values(
+        &b,
+        &m,
+        &[lit(F32, &[2], &[1.0, 2.0]), lit(F32, &[1], &[3.0])],
+        &[1.0, 2.0, 3.0],
     );
 
     let m = single(
@@ -323,13 +323,11 @@ fn shape_ops() {
         with(|t| t.padding = Some(vec![pad_dim(1, 1, 1)])),
         vec![],
     );
-    assert_eq!(
-        values(
-            &b,
-            &m,
-            &[lit(F32, &[2], &[1.0, 2.0]), Literal::scalar(F32, 9.0)]
-        ),
-        vec![9.0, 1.0, 9.0, 2.0, 9.0]
+    assert_values(
+        &b,
+        &m,
+        &[lit(F32, &[2], &[1.0, 2.0]), Literal::scalar(F32, 9.0)],
+        &[9.0, 1.0, 9.0, 2.0, 9.0],
     );
 
     let m = single(
@@ -383,13 +381,11 @@ fn dynamic_slices() {
         Attrs::default(),
         vec![],
     );
-    assert_eq!(
-        values(
-            &b,
-            &m,
-            &[x, lit(F32, &[2], &[8.0, 9.0]), Literal::scalar(S32, 2.0)]
-        ),
-        vec![1.0, 2.0, 8.0, 9.0]
+    assert_values(
+        &b,
+        &m,
+        &[x, lit(F32, &[2], &[8.0, 9.0]), Literal::scalar(S32, 2.0)],
+        &[1.0, 2.0, 8.0, 9.0],
     );
 }
 
@@ -412,17 +408,15 @@ fn scatter_add() {
         }),
         vec![scalar_fn("add", F32, Opcode::Add)],
     );
-    assert_eq!(
-        values(
-            &b,
-            &m,
-            &[
-                lit(F32, &[4], &[1.0, 1.0, 1.0, 1.0]),
-                lit(S32, &[2, 1], &[3.0, 3.0]),
-                lit(F32, &[2], &[10.0, 5.0]),
-            ]
-        ),
-        vec![1.0, 1.0, 1.0, 16.0]
+    assert_values(
+        &b,
+        &m,
+        &[
+            lit(F32, &[4], &[1.0, 1.0, 1.0, 1.0]),
+            lit(S32, &[2, 1], &[3.0, 3.0]),
+            lit(F32, &[2], &[10.0, 5.0]),
+        ],
+        &[1.0, 1.0, 1.0, 16.0],
     );
 }
 
@@ -439,16 +433,14 @@ fn windows_map_and_convolution() {
         }),
         vec![scalar_fn("add", F32, Opcode::Add)],
     );
-    assert_eq!(
-        values(
-            &b,
-            &m,
-            &[
-                lit(F32, &[4], &[1.0, 2.0, 3.0, 4.0]),
-                Literal::scalar(F32, 0.0),
-            ]
-        ),
-        vec![3.0, 5.0, 7.0]
+    assert_values(
+        &b,
+        &m,
+        &[
+            lit(F32, &[4], &[1.0, 2.0, 3.0, 4.0]),
+            Literal::scalar(F32, 0.0),
+        ],
+        &[3.0, 5.0, 7.0],
     );
 
     // max-pool gradient: the source value goes to the max of each window.
@@ -466,17 +458,15 @@ fn windows_map_and_convolution() {
             scalar_fn("add", F32, Opcode::Add),
         ],
     );
-    assert_eq!(
-        values(
-            &b,
-            &m,
-            &[
-                lit(F32, &[4], &[1.0, 5.0, 7.0, 2.0]),
-                lit(F32, &[2], &[10.0, 20.0]),
-                Literal::scalar(F32, 0.0),
-            ]
-        ),
-        vec![0.0, 10.0, 20.0, 0.0]
+    assert_values(
+        &b,
+        &m,
+        &[
+            lit(F32, &[4], &[1.0, 5.0, 7.0, 2.0]),
+            lit(F32, &[2], &[10.0, 20.0]),
+            Literal::scalar(F32, 0.0),
+        ],
+        &[0.0, 10.0, 20.0, 0.0],
     );
 
     let m = single(
@@ -489,13 +479,11 @@ fn windows_map_and_convolution() {
         }),
         vec![scalar_fn("mul", F32, Opcode::Multiply)],
     );
-    assert_eq!(
-        values(
-            &b,
-            &m,
-            &[lit(F32, &[2], &[2.0, 3.0]), lit(F32, &[2], &[4.0, 5.0])]
-        ),
-        vec![8.0, 15.0]
+    assert_values(
+        &b,
+        &m,
+        &[lit(F32, &[2], &[2.0, 3.0]), lit(F32, &[2], &[4.0, 5.0])],
+        &[8.0, 15.0],
     );
 
     // 1-D convolution, b0f_0io->b0f: [1,4,1] input, [2,1,1] kernel (1, 10).
@@ -509,16 +497,14 @@ fn windows_map_and_convolution() {
         }),
         vec![],
     );
-    assert_eq!(
-        values(
-            &b,
-            &m,
-            &[
-                lit(F32, &[1, 4, 1], &[1.0, 2.0, 3.0, 4.0]),
-                lit(F32, &[2, 1, 1], &[1.0, 10.0]),
-            ]
-        ),
-        vec![21.0, 32.0, 43.0]
+    assert_values(
+        &b,
+        &m,
+        &[
+            lit(F32, &[1, 4, 1], &[1.0, 2.0, 3.0, 4.0]),
+            lit(F32, &[2, 1, 1], &[1.0, 10.0]),
+        ],
+        &[21.0, 32.0, 43.0],
     );
 }
 

@@ -4,8 +4,8 @@
 
 use super::{topk_k, Dims, StagedModule};
 use crate::hlo::{
-    BuildError, ComparisonDirection, ComputationBuilder, ConvDims, DotDims, ElementType,
-    GatherDims, InstrId, Module, ModuleBuilder, Opcode, ScatterDims, WindowDim,
+    BuildError, CompId, ComparisonDirection, ComputationBuilder, ConvDims, DotDims, ElementType,
+    GatherDims, InstrId, Module, ModuleBuilder, Opcode, ScatterDims, Shape, WindowDim,
 };
 
 use ElementType::{F32, S32};
@@ -49,8 +49,8 @@ fn acc(dtype: ElementType) -> ElementType {
     }
 }
 
-fn arr(dtype: ElementType, dims: &[i64]) -> crate::hlo::Shape {
-    crate::hlo::Shape::array(dtype, dims.to_vec())
+fn arr(dtype: ElementType, dims: &[i64]) -> Shape {
+    Shape::array(dtype, dims.to_vec())
 }
 
 /// A constant broadcast to `dims`.
@@ -83,7 +83,7 @@ fn row_reduce(
     dtype: ElementType,
     d: Dims,
     op: Opcode,
-    reducer: crate::hlo::CompId,
+    reducer: CompId,
 ) -> Result<InstrId, BuildError> {
     let a = acc(dtype);
     let xa = to(b, x, a)?;
@@ -97,63 +97,150 @@ fn row_reduce(
     b.broadcast(r, &d, &[0])
 }
 
-pub(super) fn softmax(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
-    let mut m = ModuleBuilder::new("softmax");
-    let max = m.scalar_reducer(Opcode::Maximum, acc(dtype))?;
-    let add = m.scalar_reducer(Opcode::Add, acc(dtype))?;
+/// Builds `m`'s entry `main`: its parameters of `params` (in order, the stage
+/// `params`), then `body` on them, recording the stages `body` marks.
+fn staged<F>(m: ModuleBuilder, params: &[Shape], body: F) -> Result<StagedModule, BuildError>
+where
+    F: FnOnce(&mut ComputationBuilder<'_>, &mut Stages, &[InstrId]) -> Result<InstrId, BuildError>,
+{
     let mut st = Stages::new();
     let module = m.build("main", |b| {
-        let x = b.parameter(arr(dtype, &d))?;
+        let ids = params
+            .iter()
+            .map(|shape| b.parameter(shape.clone()))
+            .collect::<Result<Vec<_>, _>>()?;
         st.mark(b, "params");
-        let y = softmax_rows(b, &mut st, x, dtype, d, max, add)?;
-        Ok(y)
+        body(b, &mut st, &ids)
     })?;
     Ok(st.finish(module))
 }
 
-fn softmax_rows(
+/// The row means of `x` (`[r, c]`) broadcast back to `[r, c]`, and the splat `1/c`.
+fn row_mean(
     b: &mut ComputationBuilder<'_>,
-    st: &mut Stages,
     x: InstrId,
     dtype: ElementType,
     d: Dims,
-    max: crate::hlo::CompId,
-    add: crate::hlo::CompId,
+    add: CompId,
+) -> Result<(InstrId, InstrId), BuildError> {
+    let s = row_reduce(b, x, dtype, d, Opcode::Add, add)?;
+    let n = splat(b, dtype, 1.0 / d[1] as f64, &d)?;
+    let mean = b.binary(Opcode::Multiply, s, n)?;
+    Ok((mean, n))
+}
+
+/// The row mean of `xc * xc` (`xc` centred, `n` the splat `1/c`).
+fn row_variance(
+    b: &mut ComputationBuilder<'_>,
+    xc: InstrId,
+    n: InstrId,
+    dtype: ElementType,
+    d: Dims,
+    add: CompId,
 ) -> Result<InstrId, BuildError> {
+    let sq = b.binary(Opcode::Multiply, xc, xc)?;
+    let ss = row_reduce(b, sq, dtype, d, Opcode::Add, add)?;
+    b.binary(Opcode::Multiply, ss, n)
+}
+
+/// `rsqrt(v + 1e-3)`.
+fn rsqrt_eps(
+    b: &mut ComputationBuilder<'_>,
+    v: InstrId,
+    dtype: ElementType,
+    d: Dims,
+) -> Result<InstrId, BuildError> {
+    let eps = splat(b, dtype, 1e-3, &d)?;
+    let ve = b.binary(Opcode::Add, v, eps)?;
+    b.unary(Opcode::Rsqrt, ve)
+}
+
+/// GELU's last stage `out`: `0.5 * x * (1 + t)`.
+fn gelu_out(
+    b: &mut ComputationBuilder<'_>,
+    st: &mut Stages,
+    x: InstrId,
+    t: InstrId,
+    dtype: ElementType,
+    d: Dims,
+) -> Result<InstrId, BuildError> {
+    let one = splat(b, dtype, 1.0, &d)?;
+    let half = splat(b, dtype, 0.5, &d)?;
+    let p = b.binary(Opcode::Add, one, t)?;
+    let hx = b.binary(Opcode::Multiply, half, x)?;
+    let out = b.binary(Opcode::Multiply, hx, p)?;
+    st.mark(b, "out");
+    Ok(out)
+}
+
+/// The stages `bias` (`bias` broadcast along `feature` of `dims`, added to `y`)
+/// and `act` (ReLU).
+fn bias_relu(
+    b: &mut ComputationBuilder<'_>,
+    st: &mut Stages,
+    y: InstrId,
+    bias: InstrId,
+    (dims, feature): (&[i64], i64),
+    dtype: ElementType,
+    act: &'static str,
+) -> Result<InstrId, BuildError> {
+    let bb = b.broadcast(bias, dims, &[feature])?;
+    let yb = b.binary(Opcode::Add, y, bb)?;
+    st.mark(b, "bias");
+    let zero = splat(b, dtype, 0.0, dims)?;
+    let out = b.binary(Opcode::Maximum, yb, zero)?;
+    st.mark(b, act);
+    Ok(out)
+}
+
+pub(super) fn softmax(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
+    let mut m = ModuleBuilder::new("softmax");
+    let max = m.scalar_reducer(Opcode::Maximum, acc(dtype))?;
+    let add = m.scalar_reducer(Opcode::Add, acc(dtype))?;
+    staged(m, &[arr(dtype, &d)], |b, st, p| {
+        softmax_rows(b, Some(st), p[0], dtype, d, (max, add))
+    })
+}
+
+/// Softmax over rows; with `st`, each step its own stage, else one stage (inside attention).
+fn softmax_rows(
+    b: &mut ComputationBuilder<'_>,
+    mut st: Option<&mut Stages>,
+    x: InstrId,
+    dtype: ElementType,
+    d: Dims,
+    (max, add): (CompId, CompId),
+) -> Result<InstrId, BuildError> {
+    let mut mark = |b: &ComputationBuilder<'_>, stage| {
+        if let Some(st) = st.as_deref_mut() {
+            st.mark(b, stage);
+        }
+    };
     let mx = row_reduce(b, x, dtype, d, Opcode::Maximum, max)?;
-    st.mark(b, "max");
+    mark(b, "max");
     let sh = b.binary(Opcode::Subtract, x, mx)?;
     let e = b.unary(Opcode::Exponential, sh)?;
-    st.mark(b, "exp");
+    mark(b, "exp");
     let s = row_reduce(b, e, dtype, d, Opcode::Add, add)?;
-    st.mark(b, "sum");
+    mark(b, "sum");
     let y = b.binary(Opcode::Divide, e, s)?;
-    st.mark(b, "div");
+    mark(b, "div");
     Ok(y)
 }
 
 pub(super) fn layernorm(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
     let mut m = ModuleBuilder::new("layernorm");
     let add = m.scalar_reducer(Opcode::Add, acc(dtype))?;
-    let mut st = Stages::new();
-    let module = m.build("main", |b| {
-        let x = b.parameter(arr(dtype, &d))?;
-        let gamma = b.parameter(arr(dtype, &[d[1]]))?;
-        let beta = b.parameter(arr(dtype, &[d[1]]))?;
-        st.mark(b, "params");
-        let s = row_reduce(b, x, dtype, d, Opcode::Add, add)?;
-        let n = splat(b, dtype, 1.0 / d[1] as f64, &d)?;
-        let mean = b.binary(Opcode::Multiply, s, n)?;
+    let row = arr(dtype, &[d[1]]);
+    staged(m, &[arr(dtype, &d), row.clone(), row], |b, st, p| {
+        let (x, gamma, beta) = (p[0], p[1], p[2]);
+        let (mean, n) = row_mean(b, x, dtype, d, add)?;
         st.mark(b, "mean");
         let xc = b.binary(Opcode::Subtract, x, mean)?;
         st.mark(b, "center");
-        let sq = b.binary(Opcode::Multiply, xc, xc)?;
-        let ss = row_reduce(b, sq, dtype, d, Opcode::Add, add)?;
-        let var = b.binary(Opcode::Multiply, ss, n)?;
+        let var = row_variance(b, xc, n, dtype, d, add)?;
         st.mark(b, "var");
-        let eps = splat(b, dtype, 1e-3, &d)?;
-        let ve = b.binary(Opcode::Add, var, eps)?;
-        let rstd = b.unary(Opcode::Rsqrt, ve)?;
+        let rstd = rsqrt_eps(b, var, dtype, d)?;
         let y = b.binary(Opcode::Multiply, xc, rstd)?;
         let g = b.broadcast(gamma, &d, &[1])?;
         let be = b.broadcast(beta, &d, &[1])?;
@@ -161,40 +248,32 @@ pub(super) fn layernorm(dtype: ElementType, d: Dims) -> Result<StagedModule, Bui
         let out = b.binary(Opcode::Add, yg, be)?;
         st.mark(b, "scale");
         Ok(out)
-    })?;
-    Ok(st.finish(module))
+    })
 }
 
 pub(super) fn rmsnorm(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
     let mut m = ModuleBuilder::new("rmsnorm");
     let add = m.scalar_reducer(Opcode::Add, acc(dtype))?;
-    let mut st = Stages::new();
-    let module = m.build("main", |b| {
-        let x = b.parameter(arr(dtype, &d))?;
-        let gamma = b.parameter(arr(dtype, &[d[1]]))?;
-        st.mark(b, "params");
+    staged(m, &[arr(dtype, &d), arr(dtype, &[d[1]])], |b, st, p| {
+        let (x, gamma) = (p[0], p[1]);
         let sq = b.binary(Opcode::Multiply, x, x)?;
         let ss = row_reduce(b, sq, dtype, d, Opcode::Add, add)?;
         st.mark(b, "sumsq");
         let n = splat(b, dtype, 1.0 / d[1] as f64, &d)?;
         let ms = b.binary(Opcode::Multiply, ss, n)?;
-        let eps = splat(b, dtype, 1e-3, &d)?;
-        let me = b.binary(Opcode::Add, ms, eps)?;
-        let r = b.unary(Opcode::Rsqrt, me)?;
+        let r = rsqrt_eps(b, ms, dtype, d)?;
         let y = b.binary(Opcode::Multiply, x, r)?;
         let g = b.broadcast(gamma, &d, &[1])?;
         let out = b.binary(Opcode::Multiply, y, g)?;
         st.mark(b, "scale");
         Ok(out)
-    })?;
-    Ok(st.finish(module))
+    })
 }
 
 pub(super) fn gelu_tanh(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
-    let mut st = Stages::new();
-    let module = ModuleBuilder::new("gelu_tanh").build("main", |b| {
-        let x = b.parameter(arr(dtype, &d))?;
-        st.mark(b, "params");
+    let m = ModuleBuilder::new("gelu_tanh");
+    staged(m, &[arr(dtype, &d)], |b, st, p| {
+        let x = p[0];
         let x2 = b.binary(Opcode::Multiply, x, x)?;
         let x3 = b.binary(Opcode::Multiply, x2, x)?;
         let k = splat(b, dtype, 0.044715, &d)?;
@@ -205,35 +284,20 @@ pub(super) fn gelu_tanh(dtype: ElementType, d: Dims) -> Result<StagedModule, Bui
         st.mark(b, "inner");
         let t = b.unary(Opcode::Tanh, inner)?;
         st.mark(b, "tanh");
-        let one = splat(b, dtype, 1.0, &d)?;
-        let half = splat(b, dtype, 0.5, &d)?;
-        let p = b.binary(Opcode::Add, one, t)?;
-        let hx = b.binary(Opcode::Multiply, half, x)?;
-        let out = b.binary(Opcode::Multiply, hx, p)?;
-        st.mark(b, "out");
-        Ok(out)
-    })?;
-    Ok(st.finish(module))
+        gelu_out(b, st, x, t, dtype, d)
+    })
 }
 
 pub(super) fn gelu_erf(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
-    let mut st = Stages::new();
-    let module = ModuleBuilder::new("gelu_erf").build("main", |b| {
-        let x = b.parameter(arr(dtype, &d))?;
-        st.mark(b, "params");
+    let m = ModuleBuilder::new("gelu_erf");
+    staged(m, &[arr(dtype, &d)], |b, st, p| {
+        let x = p[0];
         let c = splat(b, dtype, std::f64::consts::FRAC_1_SQRT_2, &d)?;
         let xs = b.binary(Opcode::Multiply, x, c)?;
         let e = b.unary(Opcode::Erf, xs)?;
         st.mark(b, "erf");
-        let one = splat(b, dtype, 1.0, &d)?;
-        let half = splat(b, dtype, 0.5, &d)?;
-        let p = b.binary(Opcode::Add, one, e)?;
-        let hx = b.binary(Opcode::Multiply, half, x)?;
-        let out = b.binary(Opcode::Multiply, hx, p)?;
-        st.mark(b, "out");
-        Ok(out)
-    })?;
-    Ok(st.finish(module))
+        gelu_out(b, st, x, e, dtype, d)
+    })
 }
 
 fn matmul(
@@ -259,12 +323,9 @@ pub(super) fn attention(dtype: ElementType, d: Dims) -> Result<StagedModule, Bui
     let mut m = ModuleBuilder::new("attention");
     let max = m.scalar_reducer(Opcode::Maximum, acc(dtype))?;
     let add = m.scalar_reducer(Opcode::Add, acc(dtype))?;
-    let mut st = Stages::new();
-    let module = m.build("main", |b| {
-        let q = b.parameter(arr(dtype, &d))?;
-        let k = b.parameter(arr(dtype, &d))?;
-        let v = b.parameter(arr(dtype, &d))?;
-        st.mark(b, "params");
+    let x = arr(dtype, &d);
+    staged(m, &[x.clone(), x.clone(), x], |b, st, p| {
+        let (q, k, v) = (p[0], p[1], p[2]);
         let s = matmul(b, q, k, 1, 1, dtype)?;
         st.mark(b, "scores");
         let sd = [d[0], d[0]];
@@ -281,57 +342,34 @@ pub(super) fn attention(dtype: ElementType, d: Dims) -> Result<StagedModule, Bui
         let neg = splat(b, dtype, -1e4, &sd)?;
         let masked = b.select(causal, scaled, neg)?;
         st.mark(b, "mask");
-        let p = softmax_rows_stage(b, masked, dtype, sd, max, add)?;
+        let p = softmax_rows(b, None, masked, dtype, sd, (max, add))?;
         st.mark(b, "softmax");
         let out = matmul(b, p, v, 1, 0, dtype)?;
         st.mark(b, "out");
         Ok(out)
-    })?;
-    Ok(st.finish(module))
-}
-
-/// Softmax over rows as one stage (inside attention).
-fn softmax_rows_stage(
-    b: &mut ComputationBuilder<'_>,
-    x: InstrId,
-    dtype: ElementType,
-    d: Dims,
-    max: crate::hlo::CompId,
-    add: crate::hlo::CompId,
-) -> Result<InstrId, BuildError> {
-    let mx = row_reduce(b, x, dtype, d, Opcode::Maximum, max)?;
-    let sh = b.binary(Opcode::Subtract, x, mx)?;
-    let e = b.unary(Opcode::Exponential, sh)?;
-    let s = row_reduce(b, e, dtype, d, Opcode::Add, add)?;
-    b.binary(Opcode::Divide, e, s)
+    })
 }
 
 pub(super) fn matmul_bias_relu(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
-    let mut st = Stages::new();
-    let module = ModuleBuilder::new("matmul_bias_relu").build("main", |b| {
-        let x = b.parameter(arr(dtype, &d))?;
-        let w = b.parameter(arr(dtype, &[d[1], d[1]]))?;
-        let bias = b.parameter(arr(dtype, &[d[1]]))?;
-        st.mark(b, "params");
+    let params = [
+        arr(dtype, &d),
+        arr(dtype, &[d[1], d[1]]),
+        arr(dtype, &[d[1]]),
+    ];
+    let m = ModuleBuilder::new("matmul_bias_relu");
+    staged(m, &params, |b, st, p| {
+        let (x, w, bias) = (p[0], p[1], p[2]);
         let y = matmul(b, x, w, 1, 0, dtype)?;
         st.mark(b, "dot");
-        let bb = b.broadcast(bias, &d, &[1])?;
-        let yb = b.binary(Opcode::Add, y, bb)?;
-        st.mark(b, "bias");
-        let zero = splat(b, dtype, 0.0, &d)?;
-        let out = b.binary(Opcode::Maximum, yb, zero)?;
-        st.mark(b, "act");
-        Ok(out)
-    })?;
-    Ok(st.finish(module))
+        bias_relu(b, st, y, bias, (&d, 1), dtype, "act")
+    })
 }
 
 /// `dtype` is the narrow type; the data is f32.
 pub(super) fn quantize(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
-    let mut st = Stages::new();
-    let module = ModuleBuilder::new("quantize").build("main", |b| {
-        let x = b.parameter(arr(F32, &d))?;
-        st.mark(b, "params");
+    let m = ModuleBuilder::new("quantize");
+    staged(m, &[arr(F32, &d)], |b, st, p| {
+        let x = p[0];
         let q = b.convert(x, dtype)?;
         st.mark(b, "quantize");
         let dq = b.convert(q, F32)?;
@@ -340,8 +378,7 @@ pub(super) fn quantize(dtype: ElementType, d: Dims) -> Result<StagedModule, Buil
         let out = b.tuple(&[dq, r])?;
         st.mark(b, "residual");
         Ok(out)
-    })?;
-    Ok(st.finish(module))
+    })
 }
 
 pub(super) fn embedding_segment_sum(
@@ -352,12 +389,9 @@ pub(super) fn embedding_segment_sum(
     let (vocab, n) = (2 * segments, 2 * segments);
     let mut m = ModuleBuilder::new("embedding_segment_sum");
     let add = m.scalar_reducer(Opcode::Add, acc(dtype))?;
-    let mut st = Stages::new();
-    let module = m.build("main", |b| {
-        let table = b.parameter(arr(dtype, &[vocab, c]))?;
-        let ids = b.parameter(arr(S32, &[n]))?;
-        let seg = b.parameter(arr(S32, &[n]))?;
-        st.mark(b, "params");
+    let params = [arr(dtype, &[vocab, c]), arr(S32, &[n]), arr(S32, &[n])];
+    staged(m, &params, |b, st, p| {
+        let (table, ids, seg) = (p[0], p[1], p[2]);
         let rows = b.gather(
             table,
             ids,
@@ -395,20 +429,16 @@ pub(super) fn embedding_segment_sum(
         let out = to(b, sums, dtype)?;
         st.mark(b, "scatter");
         Ok(out)
-    })?;
-    Ok(st.finish(module))
+    })
 }
 
 pub(super) fn topk(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
     let k = topk_k(d[1]);
     let mut m = ModuleBuilder::new("topk");
     let cmp = m.comparator(ComparisonDirection::Gt, &[dtype, S32])?;
-    let mut st = Stages::new();
-    let module = m.build("main", |b| {
-        let x = b.parameter(arr(dtype, &d))?;
-        st.mark(b, "params");
+    staged(m, &[arr(dtype, &d)], |b, st, p| {
         let idx = b.iota(S32, &d, 1)?;
-        let sorted = b.sort(&[x, idx], 1, true, cmp)?;
+        let sorted = b.sort(&[p[0], idx], 1, true, cmp)?;
         let vals = b.get_tuple_element(sorted, 0)?;
         let ids = b.get_tuple_element(sorted, 1)?;
         st.mark(b, "sort");
@@ -417,38 +447,29 @@ pub(super) fn topk(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildErr
         let out = b.tuple(&[tv, ti])?;
         st.mark(b, "slice");
         Ok(out)
-    })?;
-    Ok(st.finish(module))
+    })
 }
 
 pub(super) fn mean_variance(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
     let mut m = ModuleBuilder::new("mean_variance");
     let add = m.scalar_reducer(Opcode::Add, acc(dtype))?;
-    let mut st = Stages::new();
-    let module = m.build("main", |b| {
-        let x = b.parameter(arr(dtype, &d))?;
-        st.mark(b, "params");
-        let s = row_reduce(b, x, dtype, d, Opcode::Add, add)?;
-        let n = splat(b, dtype, 1.0 / d[1] as f64, &d)?;
-        let mean = b.binary(Opcode::Multiply, s, n)?;
+    staged(m, &[arr(dtype, &d)], |b, st, p| {
+        let x = p[0];
+        let (mean, n) = row_mean(b, x, dtype, d, add)?;
         st.mark(b, "mean");
         let xc = b.binary(Opcode::Subtract, x, mean)?;
-        let sq = b.binary(Opcode::Multiply, xc, xc)?;
-        let ss = row_reduce(b, sq, dtype, d, Opcode::Add, add)?;
-        let var = b.binary(Opcode::Multiply, ss, n)?;
+        let var = row_variance(b, xc, n, dtype, d, add)?;
         let out = b.tuple(&[mean, var])?;
         st.mark(b, "var");
         Ok(out)
-    })?;
-    Ok(st.finish(module))
+    })
 }
 
 pub(super) fn residual_chain(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
-    let mut st = Stages::new();
-    let module = ModuleBuilder::new("residual_chain").build("main", |b| {
-        let x = b.parameter(arr(dtype, &d))?;
-        let y = b.parameter(arr(dtype, &d))?;
-        st.mark(b, "params");
+    let x = arr(dtype, &d);
+    let m = ModuleBuilder::new("residual_chain");
+    staged(m, &[x.clone(), x], |b, st, p| {
+        let (x, y) = (p[0], p[1]);
         let h1 = b.binary(Opcode::Add, x, y)?;
         st.mark(b, "add1");
         let t = b.unary(Opcode::Tanh, h1)?;
@@ -458,18 +479,19 @@ pub(super) fn residual_chain(dtype: ElementType, d: Dims) -> Result<StagedModule
         let h3 = b.binary(Opcode::Add, h2, p)?;
         st.mark(b, "add3");
         Ok(h3)
-    })?;
-    Ok(st.finish(module))
+    })
 }
 
 pub(super) fn conv_bias_relu(dtype: ElementType, d: Dims) -> Result<StagedModule, BuildError> {
     let (h, w, fin, fout) = (d[0] + 2, d[1], 2, 3);
-    let mut st = Stages::new();
-    let module = ModuleBuilder::new("conv_bias_relu").build("main", |b| {
-        let x = b.parameter(arr(dtype, &[1, h, w, fin]))?;
-        let k = b.parameter(arr(dtype, &[3, 3, fin, fout]))?;
-        let bias = b.parameter(arr(dtype, &[fout]))?;
-        st.mark(b, "params");
+    let params = [
+        arr(dtype, &[1, h, w, fin]),
+        arr(dtype, &[3, 3, fin, fout]),
+        arr(dtype, &[fout]),
+    ];
+    let m = ModuleBuilder::new("conv_bias_relu");
+    staged(m, &params, |b, st, p| {
+        let (x, k, bias) = (p[0], p[1], p[2]);
         let same = WindowDim {
             pad_low: 1,
             pad_high: 1,
@@ -486,14 +508,6 @@ pub(super) fn conv_bias_relu(dtype: ElementType, d: Dims) -> Result<StagedModule
         )?;
         let y = to(b, y, dtype)?;
         st.mark(b, "conv");
-        let od = [1, h, w, fout];
-        let bb = b.broadcast(bias, &od, &[3])?;
-        let yb = b.binary(Opcode::Add, y, bb)?;
-        st.mark(b, "bias");
-        let zero = splat(b, dtype, 0.0, &od)?;
-        let out = b.binary(Opcode::Maximum, yb, zero)?;
-        st.mark(b, "relu");
-        Ok(out)
-    })?;
-    Ok(st.finish(module))
+        bias_relu(b, st, y, bias, (&[1, h, w, fout], 3), dtype, "relu")
+    })
 }
