@@ -59,6 +59,16 @@ pub const POWER_EXP_LOG: KnownBug = KnownBug {
     model: BugModel::Rust(power_exp_log),
 };
 
+/// Float `power` of a negative constant base is 0.
+pub const POWER_OF_NEGATIVE_CONSTANT_BASE: KnownBug = KnownBug {
+    id: "iree-cpu/power-of-negative-constant-base-is-zero",
+    summary: "float power whose base is a constant or a broadcast of one is 0 wherever the \
+              base is negative, for every exponent (pow(-2, 2) = 0, pow(-0.5, 0) = 0; with the \
+              base as a parameter it is exp(y * log(x)), NaN): a silent wrong value",
+    documented: "docs/findings.md, \"IREE bug: `power` of a negative constant base is 0\"",
+    model: BugModel::Rust(power_of_negative_constant_base),
+};
+
 /// `atan2` NaN where `y / x` is NaN.
 pub const ATAN2_ZERO_INF: KnownBug = KnownBug {
     id: "iree-cpu/atan2-zeros-infinities-nan",
@@ -316,8 +326,9 @@ pub const SORT_OF_SLICE_REJECTED: KnownBug = KnownBug {
     id: "iree-cpu/sort-of-slice-rejected",
     summary: "iree-compile rejects a valid sort one of whose operands is a slice of rank 2 or \
               more (f32[4,3] = slice of f32[6,5], sorted along either dimension; key-value sorts \
-              and rank 3 too; a rank-1 slice compiles), or an f8e5m2 constant (f8e5m2[3,5]; \
-              an f32 one compiles): 'linalg.generic' op write affecting \
+              and rank 3 too; a rank-1 slice compiles), or an f8e5m2, f8e4m3fn or pred \
+              constant ([3,5]; f16, bf16, f32, f64 and integer ones compile): \
+              'linalg.generic' op write affecting \
               operations on global resources are restricted to workgroup distributed contexts)",
     documented: "docs/findings.md, \"IREE bug: a sort of a slice is rejected\"",
     model: BugModel::Rejects {
@@ -358,6 +369,7 @@ pub const IREE_CPU_KNOWN_BUGS: &[KnownBug] = &[
     FLOOR_BF16_SUBNORMAL,
     INT_POWER_LOW_6_BITS,
     POWER_EXP_LOG,
+    POWER_OF_NEGATIVE_CONSTANT_BASE,
     ATAN2_ZERO_INF,
     F64_EXPM1,
     F64_LOG1P,

@@ -541,3 +541,36 @@ pub(super) fn pred_dot_xor(m: &Module) -> Option<Module> {
         Some(crate::hlo::print_module(&model.ok()?))
     })
 }
+
+/// `power(c, y)` whose base `c` is a constant, or a broadcast of one, as
+/// IREE computes it: 0 at every element where the base is negative,
+/// whatever the exponent (`pow(-2, 2)` = 0, `pow(-0.5, 0)` = 0, `pow(-1,
+/// 0.5)` = 0 where a base given as a parameter gives NaN, as measured);
+/// elsewhere `power` itself.
+pub(super) fn power_of_negative_constant_base(m: &Module) -> Option<Module> {
+    replace_with_model_of(m, &|c, i| {
+        let a = array_of(i, Opcode::Power, &FLOATS)?;
+        let base = c.instructions.get(i.operands.first()?.index())?;
+        let constant = match base.opcode {
+            Opcode::Constant => true,
+            Opcode::Broadcast => c
+                .instructions
+                .get(base.operands.first()?.index())
+                .is_some_and(|o| o.opcode == Opcode::Constant),
+            _ => false,
+        };
+        if !constant {
+            return None;
+        }
+        let t = type_text(&a);
+        let ts = type_text(&ArrayShape::new(a.dtype, vec![]));
+        let p = with_dtype(&a, ElementType::Pred);
+        let text = format!(
+            "HloModule model\n\nENTRY model {{\n  x = {t} parameter(0)\n  y = {t} parameter(1)\n  \
+             z = f64[] constant(0)\n  zt = {ts} convert(z)\n  zb = {t} broadcast(zt), dimensions={{}}\n  \
+             neg = {p} compare(x, zb), direction=LT\n  r0 = {t} power(x, y)\n  \
+             ROOT r = {t} select(neg, zb, r0)\n}}\n"
+        );
+        Some((text, i.operands.clone()))
+    })
+}
