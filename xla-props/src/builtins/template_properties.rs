@@ -91,6 +91,10 @@ type BothRuns = (Module, Vec<Literal>, Vec<Literal>, Vec<Literal>);
 
 fn both_runs(ctx: &mut CaseContext<'_>) -> Result<BothRuns, Outcome> {
     let pc = program_case(ctx)?;
+    both_runs_of(ctx, &pc)
+}
+
+fn both_runs_of(ctx: &mut CaseContext<'_>, pc: &ProgramCase) -> Result<BothRuns, Outcome> {
     let module = pc.build(pc.configuration_name())?;
     let args = pc.inputs(ctx)?;
     ctx.record_program(&module, &args);
@@ -260,11 +264,7 @@ pub(crate) fn check_residuals(x: &Literal, expected: &[Literal], actual: &[Liter
 pub fn topk_recall(ctx: &mut CaseContext<'_>) -> Outcome {
     let mut run = || -> Result<Outcome, Outcome> {
         let pc = program_case(ctx)?;
-        let module = pc.build(pc.configuration_name())?;
-        let args = pc.inputs(ctx)?;
-        ctx.record_program(&module, &args);
-        let expected = ctx.run_on(ctx.reference, &module, &args)?;
-        let actual = ctx.run_on(ctx.backend, &module, &args)?;
+        let (_, args, expected, actual) = both_runs_of(ctx, &pc)?;
         let (rows, cols) = (pc.dims[0] as usize, pc.dims[1] as usize);
         Ok(check_topk(&args[0], rows, cols, &expected, &actual))
     };

@@ -14,11 +14,11 @@ use crate::hlo::{
 
 mod rewrites;
 
-pub(crate) use rewrites::is_all;
 use rewrites::{
     add_zero_is_identity, constant_integer_convolution_saturates, divide_as_reciprocal,
     division_rewrite, unsigned_power_in_forms,
 };
+pub(crate) use rewrites::{is_all, is_folded_constant};
 
 /// Which subnormal inputs a model applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -49,7 +49,7 @@ pub use known_bug_model::{
     apply_model_specs, replace_with_model, replace_with_model_of, type_text, DivisionRewrite,
     ModelSpec, ModelTemplate, SubnormalSign,
 };
-pub(crate) use known_bug_model::{int_power_low_bits, with_dtype};
+pub(crate) use known_bug_model::{int_power_low_bits, is_folded_constant, with_dtype};
 pub use known_bugs::{
     any_value_spec_masks, operand_is_one_outputs, output_masks, AnyValueMasks, BugModel, KnownBug,
     KnownBugNote,

@@ -142,7 +142,7 @@ pub(super) fn add_zero_is_identity(m: &Module, dtypes: &[ElementType]) -> Option
 
 /// Whether `id` is computed from constants alone: a constant or an iota,
 /// or a broadcast or reshape of one.
-fn is_folded_constant(c: &Computation, id: InstrId) -> bool {
+pub(crate) fn is_folded_constant(c: &Computation, id: InstrId) -> bool {
     c.instructions
         .get(id.index())
         .is_some_and(|i| match i.opcode {

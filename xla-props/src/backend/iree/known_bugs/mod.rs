@@ -62,7 +62,7 @@ pub const POWER_EXP_LOG: KnownBug = KnownBug {
 /// Float `power` of a negative constant base is 0.
 pub const POWER_OF_NEGATIVE_CONSTANT_BASE: KnownBug = KnownBug {
     id: "iree-cpu/power-of-negative-constant-base-is-zero",
-    summary: "float power whose base is a constant or a broadcast of one is 0 wherever the \
+    summary: "float power whose base is computed from constants alone is 0 wherever the \
               base is negative, for every exponent (pow(-2, 2) = 0, pow(-0.5, 0) = 0; with the \
               base as a parameter it is exp(y * log(x)), NaN): a silent wrong value",
     documented: "docs/findings.md, \"IREE bug: `power` of a negative constant base is 0\"",

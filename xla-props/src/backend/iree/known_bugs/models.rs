@@ -3,7 +3,7 @@
 //! computes, as measured.
 
 use super::{F8_BINARY, FLOATS};
-use crate::check::{replace_with_model, replace_with_model_of, type_text};
+use crate::check::{is_folded_constant, replace_with_model, replace_with_model_of, type_text};
 use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
 
 /// `power(x, y)` as IREE computes it: `exp(y * log(x))` evaluated in the
@@ -542,7 +542,8 @@ pub(super) fn pred_dot_xor(m: &Module) -> Option<Module> {
     })
 }
 
-/// `power(c, y)` whose base `c` is a constant, or a broadcast of one, as
+/// `power(c, y)` whose base `c` is computed from constants alone (a
+/// constant, or a broadcast or reshape of one), as
 /// IREE computes it: 0 at every element where the base is negative,
 /// whatever the exponent (`pow(-2, 2)` = 0, `pow(-0.5, 0)` = 0, `pow(-1,
 /// 0.5)` = 0 where a base given as a parameter gives NaN, as measured);
@@ -550,16 +551,7 @@ pub(super) fn pred_dot_xor(m: &Module) -> Option<Module> {
 pub(super) fn power_of_negative_constant_base(m: &Module) -> Option<Module> {
     replace_with_model_of(m, &|c, i| {
         let a = array_of(i, Opcode::Power, &FLOATS)?;
-        let base = c.instructions.get(i.operands.first()?.index())?;
-        let constant = match base.opcode {
-            Opcode::Constant => true,
-            Opcode::Broadcast => c
-                .instructions
-                .get(base.operands.first()?.index())
-                .is_some_and(|o| o.opcode == Opcode::Constant),
-            _ => false,
-        };
-        if !constant {
+        if !is_folded_constant(c, *i.operands.first()?) {
             return None;
         }
         let t = type_text(&a);

@@ -365,13 +365,6 @@ pub(super) fn has_scatter_into_slice(m: &Module) -> bool {
     })
 }
 
-/// A sort one of whose operands (in the same computation) is a slice of
-/// rank 2 or more (measured: f32[4,3] of f32[6,5] along either dimension,
-/// prefix, strided and whole-row slices, s32-f32 key-value sorts and rank
-/// 3 rejected; rank-1 slices, plain and strided, and a sort of a negate
-/// compile; docs/repro/iree-sort-of-slice). Also an f8e5m2 constant
-/// operand (measured: `f8e5m2[3,5]` fused or not rejected with the same
-/// message; an f32 constant compiles).
 /// The constants whose sort iree-compile rejects, as measured on the
 /// `operand_forms` sort cases with a constant operand, fused or not (the
 /// whole iree-cpu run of 2026-12-05): f8e5m2, f8e4m3fn and pred are
@@ -382,6 +375,13 @@ const SORTED_CONSTANT_REJECTED: [ElementType; 3] = [
     ElementType::Pred,
 ];
 
+/// A sort one of whose operands (in the same computation) is a slice of
+/// rank 2 or more (measured: f32[4,3] of f32[6,5] along either dimension,
+/// prefix, strided and whole-row slices, s32-f32 key-value sorts and rank
+/// 3 rejected; rank-1 slices, plain and strided, and a sort of a negate
+/// compile; docs/repro/iree-sort-of-slice). Also a constant operand of
+/// one of [`SORTED_CONSTANT_REJECTED`]'s types (rejected with the same
+/// message, fused or not).
 pub(super) fn has_sort_of_slice(m: &Module) -> bool {
     m.computations.iter().any(|c| {
         c.instructions.iter().any(|i| {
