@@ -349,16 +349,16 @@ impl Judge<'_> {
         inputs: &[Literal],
         lap: &dyn Fn(&str),
     ) -> Verdict {
-        let mut models: Vec<(KnownBugNote, Model)> = Vec::new();
+        let mut models: Vec<(Vec<KnownBugNote>, Model)> = Vec::new();
         let mut modules: Vec<Module> = Vec::new();
         for ev in evidence {
             match ev {
-                Evidence::KnownBug(note, outs, m) => {
-                    models.push((note, Model::Outputs(outs, Vec::new())));
+                Evidence::KnownBug(notes, outs, m) => {
+                    models.push((notes, Model::Outputs(outs, Vec::new())));
                     modules.push(m);
                 }
                 Evidence::KnownBugAnyValue(note, masks) => {
-                    models.push((note, Model::AnyValue(masks)))
+                    models.push((vec![note], Model::AnyValue(masks)))
                 }
                 _ => {}
             }
@@ -670,7 +670,7 @@ fn explained_by_known_bugs(
     ctx: &CompareContext<'_>,
     expected: &[Literal],
     actual: &[Literal],
-    models: &[(KnownBugNote, Model)],
+    models: &[(Vec<KnownBugNote>, Model)],
 ) -> Verdict {
     let Verdict::Mismatch(report) = v else {
         return v;
@@ -678,7 +678,7 @@ fn explained_by_known_bugs(
     if models.is_empty() {
         return Verdict::Mismatch(report);
     }
-    let explains = |ms: &[&(KnownBugNote, Model)]| {
+    let explains = |ms: &[&(Vec<KnownBugNote>, Model)]| {
         let mut c = ctx.clone();
         for (_, model) in ms {
             c = match model {
@@ -700,14 +700,24 @@ fn explained_by_known_bugs(
             _ => None,
         }
     };
+    let named = |ms: &[&(Vec<KnownBugNote>, Model)]| {
+        let mut bugs: Vec<KnownBugNote> = Vec::new();
+        for n in ms.iter().flat_map(|m| &m.0) {
+            if !bugs.contains(n) {
+                bugs.push(n.clone());
+            }
+        }
+        bugs
+    };
     let found = models
         .iter()
-        .find_map(|m| explains(&[m]).map(|a| (vec![m.0.clone()], a)))
+        .find_map(|m| explains(&[m]).map(|a| (named(&[m]), a)))
         .or_else(|| {
+            let all: Vec<_> = models.iter().collect();
             (models.len() > 1)
-                .then(|| explains(&models.iter().collect::<Vec<_>>()))
+                .then(|| explains(&all))
                 .flatten()
-                .map(|a| (models.iter().map(|m| m.0.clone()).collect(), a))
+                .map(|a| (named(&all), a))
         });
     match found {
         Some((bugs, agreement)) => {

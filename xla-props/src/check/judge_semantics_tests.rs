@@ -163,4 +163,138 @@ mod accumulation_tests {
         };
         assert!(!judged(&conv, &inputs, &reductions_only, out(iree)).is_agreement());
     }
+
+    /// The `operand_forms` convolution on iree-cpu (`f16`, `slice+transpose`
+    /// fused): a product that is an f16 subnormal is flushed to zero, which
+    /// the reassociation bound's flush floor covers when the contraction
+    /// reads its operands through data movement inside a fusion, as it does
+    /// when they are parameters.
+    #[test]
+    fn flushed_products_of_a_fused_contraction_over_moved_operands() {
+        let fused = |ops: &str, lhs: &str, rhs: &str| {
+            parse_module(&format!(
+                "HloModule m\nf {{\n  p0 = f16[1,1,4] parameter(0)\n  p1 = f16[2,1,1] parameter(1)\n  \
+                 {ops}\n  ROOT c = f16[1,1,1] convolution({lhs}, {rhs}), window={{size=1}}, \
+                 dim_labels=b0f_0io->b0f\n}}\nENTRY e {{\n  a = f16[1,1,4] parameter(0)\n  \
+                 w = f16[2,1,1] parameter(1)\n  ROOT r = f16[1,1,1] fusion(a, w), kind=kLoop, calls=f\n}}\n"
+            ))
+            .unwrap()
+        };
+        let moved = fused(
+            "s = f16[1,1,2] slice(p0), slice={[0:1], [0:1], [1:3]}\n  \
+             t = f16[1,2,1] transpose(p1), dimensions={1,0,2}\n  r = f16[1,2,1] reshape(t)",
+            "s",
+            "r",
+        );
+        let f16s = |dims: Vec<i64>, v: &[f64]| {
+            Literal::from_f64s(&ArrayShape::new(ElementType::F16, dims), v).unwrap()
+        };
+        // -2.5 * 2^-14 + 2^-14 * 0.5: the second product (2^-15) is an f16
+        // subnormal, flushed; the sum is -1.2207e-4, iree-cpu -1.5259e-4
+        let inputs = [
+            f16s(vec![1, 1, 4], &[7.0, -2.5, 6.103515625e-05, 7.0]),
+            f16s(vec![2, 1, 1], &[6.103515625e-05, 0.5]),
+        ];
+        let exact = crate::reference::evaluate(&moved, &inputs).unwrap();
+        assert_eq!(exact[0].get_f64(0), -1.220703125e-4);
+        let iree = Numerics {
+            contractions_accumulate_in_declared_type: true,
+            ..Numerics::exact().with_reassociation()
+        }
+        .with_ftz(ElementType::F16, true, true);
+        let out = |v: f64| f16s(vec![1, 1, 1], &[v]);
+        assert!(judged(&moved, &inputs, &iree, out(-1.52587890625e-4)).is_agreement());
+        // a value beyond the flush floor is still a mismatch
+        assert!(!judged(&moved, &inputs, &iree, out(-4.8828125e-4)).is_agreement());
+    }
+}
+
+#[cfg(test)]
+mod composed_known_bugs_tests {
+    use super::*;
+    use crate::check::{replace_with_model, BugModel, Judge, KnownBug, Policy, Verdict};
+    use crate::hlo::{parse_module, ArrayShape, Module, Opcode};
+
+    fn unary_model(m: &Module, op: Opcode, to: &str) -> Option<Module> {
+        replace_with_model(m, &|i| {
+            (i.opcode == op).then(|| {
+                format!(
+                    "HloModule model\n\nENTRY model {{\n  x = f32[3] parameter(0)\n  \
+                     ROOT r = f32[3] {to}(x)\n}}\n"
+                )
+            })
+        })
+    }
+    fn negate_is_abs(m: &Module) -> Option<Module> {
+        unary_model(m, Opcode::Negate, "abs")
+    }
+    fn exp_is_log(m: &Module) -> Option<Module> {
+        unary_model(m, Opcode::Exponential, "log")
+    }
+    const NEGATE_IS_ABS: KnownBug = KnownBug {
+        id: "test/negate-is-abs",
+        summary: "negate computes abs",
+        documented: "here",
+        model: BugModel::Rust(negate_is_abs),
+    };
+    const EXP_IS_LOG: KnownBug = KnownBug {
+        id: "test/exp-is-log",
+        summary: "exponential computes log",
+        documented: "here",
+        model: BugModel::Rust(exp_is_log),
+    };
+
+    /// Two bugs acting in one program: `exp(-x)` computed as `log(|x|)` is
+    /// what neither model computes alone; their composition names both.
+    #[test]
+    fn bugs_acting_together_are_explained_by_their_composed_models() {
+        let m = parse_module(
+            "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  n = f32[3] negate(x)\n  \
+             ROOT r = f32[3] exponential(n)\n}\n",
+        )
+        .unwrap();
+        let both = parse_module(
+            "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  n = f32[3] abs(x)\n  \
+             ROOT r = f32[3] log(n)\n}\n",
+        )
+        .unwrap();
+        let x = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F32, vec![3]),
+            &[-2.0, 0.5, 3.0],
+        )
+        .unwrap();
+        let actual = crate::reference::evaluate(&both, std::slice::from_ref(&x))
+            .unwrap()
+            .remove(0);
+        let numerics = Numerics::exact();
+        let judge = |bugs: &[KnownBug], actual: Literal| {
+            Judge::new(&numerics, bugs, Policy::Reference)
+                .with_float_spec(crate::check::ErrorSpec::exact())
+                .against_reference(&m, std::slice::from_ref(&x), &[actual])
+        };
+        match judge(&[NEGATE_IS_ABS, EXP_IS_LOG], actual.clone()) {
+            Verdict::KnownBug { bugs, .. } => {
+                let ids: Vec<&str> = bugs.iter().map(|b| b.id.as_str()).collect();
+                assert_eq!(ids, [NEGATE_IS_ABS.id, EXP_IS_LOG.id]);
+            }
+            v => panic!("expected the two bugs together, got {v:?}"),
+        }
+        // either bug alone does not explain it
+        for alone in [NEGATE_IS_ABS, EXP_IS_LOG] {
+            assert!(matches!(
+                judge(&[alone], actual.clone()),
+                Verdict::Mismatch(_)
+            ));
+        }
+        // nor does the composition explain another wrong value
+        let wrong = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F32, vec![3]),
+            &[1.0, 1.0, 1.0],
+        )
+        .unwrap();
+        assert!(matches!(
+            judge(&[NEGATE_IS_ABS, EXP_IS_LOG], wrong),
+            Verdict::Mismatch(_)
+        ));
+    }
 }

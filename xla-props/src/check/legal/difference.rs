@@ -54,8 +54,10 @@ pub(crate) enum Evidence<'n> {
     UnstableSort,
     /// A known bug's model: what the buggy backend computes, and the model
     /// module (whose enclosure under the backend's numerics counts too,
-    /// where the exact outputs do not explain the mismatch).
-    KnownBug(KnownBugNote, Vec<Literal>, Module),
+    /// where the exact outputs do not explain the mismatch). Several notes:
+    /// the models of these bugs applied one after the other to one module
+    /// (bugs that act together in one program).
+    KnownBug(Vec<KnownBugNote>, Vec<Literal>, Module),
     /// A known bug whose wrong values are not deterministic: per output,
     /// the elements it may make any value.
     KnownBugAnyValue(KnownBugNote, Vec<Vec<bool>>),

@@ -3,7 +3,8 @@
 
 use super::{Case, Evidence, LegalDifference, Setting};
 use crate::check::policy::Policy;
-use crate::check::LegalReason;
+use crate::check::{KnownBugNote, LegalReason};
+use crate::hlo::Module;
 
 pub(crate) struct KnownBugs;
 
@@ -19,21 +20,48 @@ impl LegalDifference for KnownBugs {
     fn admissible(&self, s: &Setting<'_>) -> bool {
         !s.known_bugs.is_empty() && matches!(s.policy, Policy::Reference | Policy::Itself)
     }
+    /// Each bug's model alone, and, where two or more rewrite the module,
+    /// all of them applied one after the other to one module: in a deep
+    /// program (JAX's `igamma`: a divide by a broadcast constant in its
+    /// `lgamma`, and divides of divides) the bugs act together, and no one
+    /// model's module computes what the backend does.
     fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
-        c.known_bugs
+        let bugs: Vec<_> = c
+            .known_bugs
             .iter()
             .filter(|b| c.policy == Policy::Reference || b.model.is_any_value())
-            .filter_map(|b| {
-                if b.model.is_any_value() {
-                    return Some(Evidence::KnownBugAnyValue(
-                        b.note(),
-                        b.model.any_value_masks(c.module, c.inputs)?,
-                    ));
+            .collect();
+        let mut out: Vec<Evidence<'n>> = Vec::new();
+        let mut composed: Option<(Vec<KnownBugNote>, Module)> = None;
+        for b in bugs {
+            if b.model.is_any_value() {
+                if let Some(masks) = b.model.any_value_masks(c.module, c.inputs) {
+                    out.push(Evidence::KnownBugAnyValue(b.note(), masks));
                 }
-                let m = b.model.apply(c.module)?;
-                let outs = c.eval(&m, c.inputs)?;
-                Some(Evidence::KnownBug(b.note(), outs, m))
-            })
-            .collect()
+                continue;
+            }
+            let Some(m) = b.model.apply(c.module) else {
+                continue;
+            };
+            composed = match composed {
+                None => Some((vec![b.note()], m.clone())),
+                Some((mut notes, prev)) => match b.model.apply(&prev) {
+                    Some(next) => {
+                        notes.push(b.note());
+                        Some((notes, next))
+                    }
+                    None => Some((notes, prev)),
+                },
+            };
+            if let Some(outs) = c.eval(&m, c.inputs) {
+                out.push(Evidence::KnownBug(vec![b.note()], outs, m));
+            }
+        }
+        if let Some((notes, m)) = composed.filter(|(n, _)| n.len() > 1) {
+            if let Some(outs) = c.eval(&m, c.inputs) {
+                out.push(Evidence::KnownBug(notes, outs, m));
+            }
+        }
+        out
     }
 }

@@ -7,16 +7,15 @@ use crate::hlo::{CompId, Computation, ConstantData, InstrId, Instruction, Module
 /// to it (the entry first): the entry's root, or the root of what a root
 /// call or fusion runs (JAX wraps `cumsum` in a call, XLA a reduce in a
 /// fusion), when every call on the way takes only parameters and constants
-/// and the reduction itself only reads parameters and constants: then its
-/// terms' magnitudes are those of the (mapped) inputs and constants.
+/// and the reduction itself only reads parameters and constants, or data
+/// movement of them (a slice, transpose, reshape, broadcast, copy or
+/// reverse: the operand forms): then its terms' magnitudes are those of the
+/// (mapped) inputs and constants, which data movement only moves.
 pub(super) fn root_instr(module: &Module) -> Option<(Vec<CompId>, &Computation, &Instruction)> {
     let mut path = vec![module.entry];
     let mut comp = module.entry_computation();
     let mut root = comp.instr(comp.root);
-    let leaf = |c: &Computation, ops: &[InstrId]| {
-        ops.iter()
-            .all(|&o| matches!(c.instr(o).opcode, Opcode::Parameter | Opcode::Constant))
-    };
+    let leaf = |c: &Computation, ops: &[InstrId]| ops.iter().all(|&o| moves_a_leaf(c, o, 0));
     for _depth in 0..8 {
         let callee = match root.opcode {
             Opcode::Fusion => root.attrs.calls.first().copied()?,
@@ -32,6 +31,27 @@ pub(super) fn root_instr(module: &Module) -> Option<(Vec<CompId>, &Computation, 
         path.push(callee);
     }
     None
+}
+
+/// True when `id` (in `c`) is a parameter or a constant, or data movement
+/// of them: its values are those of a leaf, moved, so a leaf mapped
+/// elementwise (`|x|`, a sign) maps them.
+fn moves_a_leaf(c: &Computation, id: InstrId, depth: usize) -> bool {
+    let i = c.instr(id);
+    match i.opcode {
+        Opcode::Parameter | Opcode::Constant => true,
+        Opcode::Slice
+        | Opcode::Transpose
+        | Opcode::Reshape
+        | Opcode::Broadcast
+        | Opcode::Copy
+        | Opcode::Reverse
+            if depth < 8 =>
+        {
+            i.operands.iter().all(|&o| moves_a_leaf(c, o, depth + 1))
+        }
+        _ => false,
+    }
 }
 
 /// `module` with the float constants of its entry computation mapped

@@ -213,15 +213,16 @@ pub const GATHER_OUT_OF_RANGE_START: KnownBug = KnownBug {
 
 /// f16, bf16 and f32 `sine`, `cosine` and `tan` are inaccurate everywhere
 /// and wrong (±inf, NaN, 0) beyond 2^13: no model (the values are IREE's
-/// range reduction's), so any value at every element of such an op.
+/// range reduction's), so any value at every element of such an op and of
+/// what is computed from it element by element.
 pub const SINE_RANGE: KnownBug = KnownBug {
     id: "iree-cpu/sine-cosine-tan-inaccurate",
     summary: "f32 sine, cosine and tan are inaccurate (sin(-0.00148) off by 1,593 ulp, \
               sin(8192) by 1,378 ulp) and wrong beyond 2^13 (sin(2.35e17) = 0, ±inf, NaN); \
               f16 and bf16, computed in f32, inherit it (sin(bf16 1.6e11) = -inf): any value \
-              at the elements of a sine, cosine or tan that is an output, on f16, bf16, f32, \
-              and of a root multiply or divide by one where it is within 1/4 of zero \
-              (cos(1.496) off by 14 ulp: y / cos(x) is off as much)",
+              at the elements of an output computed element by element from a sine, cosine or \
+              tan of f16, bf16 or f32: the op itself, or its followers (negate, multiply, \
+              divide, add, ...: y / cos(1.496) off by 14 ulp, sin(3.49) / 0.28 by 3)",
     documented: "docs/findings.md, \"IREE bug: f32 `sine`, `cosine` and `tan` are inaccurate, \
                  and wrong beyond 2^13\"",
     model: BugModel::AnyValue(sine_family_outputs),

@@ -10,34 +10,64 @@ use crate::hlo::{ArrayShape, ElementType, Instruction, Module, Opcode};
 /// op's own type, each step rounded to it (f8: `pow(3, 3)` = 32, f16:
 /// `pow(0.5, 2)` = 0.2499, as measured).
 pub(super) fn power_exp_log(m: &Module) -> Option<Module> {
-    replace_with_model(m, &|i| {
+    replace_with_model_of(m, &|c, i| {
         let a = array_of(i, Opcode::Power, &FLOATS)?;
         let t = type_text(&a);
         // subnormal operands are flushed to the zero of their sign first
         // (bf16, f32, f64: pow(2^-149, -0) is NaN, as exp(-0 * log(0))); not
         // f16, computed in f32 where its subnormals are normal: pow(-2^-24,
-        // 1) is NaN (a negative base), pow(2^-24, -0) is 1 (measured)
+        // 1) is NaN (a negative base), pow(2^-24, -0) is 1 (measured). An
+        // exponent that is a broadcast scalar constant is not flushed:
+        // pow(x, broadcast(2^-149)) is 0 for a flushed base x (exp(2^-149 *
+        // -inf)), in or out of a fusion, where a constant array or a
+        // parameter exponent of 2^-149 gives NaN (measured on f32,
+        // docs/findings.md)
         let flush = a.dtype != ElementType::F16
             && crate::backend::iree::numerics::IREE_CPU_FLUSHED.contains(&a.dtype);
-        let flush = if flush {
-            let ts = type_text(&ArrayShape::new(a.dtype, vec![]));
-            let p = with_dtype(&a, ElementType::Pred);
-            let mn = a.dtype.float_format()?.min_normal();
+        let flush_y = flush && !i.operands.get(1).is_some_and(|&y| is_splat_constant(c, y));
+        let mn = a.dtype.float_format()?.min_normal();
+        let ts = type_text(&ArrayShape::new(a.dtype, vec![]));
+        let p = with_dtype(&a, ElementType::Pred);
+        let flushed = |v: &str, on: bool| {
+            if on {
+                format!(
+                    "a{v} = {t} abs({v}0)\n  s{v} = {p} compare(a{v}, mnb), direction=LT\n  \
+                     z{v} = {t} multiply({v}0, zb)\n  {v} = {t} select(s{v}, z{v}, {v}0)\n  "
+                )
+            } else {
+                format!("{v} = {t} copy({v}0)\n  ")
+            }
+        };
+        let constants = if flush {
             format!(
                 "mn = f64[] constant({mn:e})\n  mnt = {ts} convert(mn)\n  mnb = {t} broadcast(mnt), dimensions={{}}\n  \
-                 z = f64[] constant(0)\n  zt = {ts} convert(z)\n  zb = {t} broadcast(zt), dimensions={{}}\n  \
-                 ax = {t} abs(x0)\n  sx = {p} compare(ax, mnb), direction=LT\n  zx = {t} multiply(x0, zb)\n  \
-                 x = {t} select(sx, zx, x0)\n  ay = {t} abs(y0)\n  sy = {p} compare(ay, mnb), direction=LT\n  \
-                 zy = {t} multiply(y0, zb)\n  y = {t} select(sy, zy, y0)\n  "
+                 z = f64[] constant(0)\n  zt = {ts} convert(z)\n  zb = {t} broadcast(zt), dimensions={{}}\n  "
             )
         } else {
-            format!("x = {t} copy(x0)\n  y = {t} copy(y0)\n  ")
+            String::new()
         };
-        Some(format!(
+        let text = format!(
             "HloModule model\n\nENTRY model {{\n  x0 = {t} parameter(0)\n  y0 = {t} parameter(1)\n  \
-             {flush}l = {t} log(x)\n  e = {t} multiply(y, l)\n  ROOT r = {t} exponential(e)\n}}\n"
-        ))
+             {constants}{}{}l = {t} log(x)\n  e = {t} multiply(y, l)\n  ROOT r = {t} exponential(e)\n}}\n",
+            flushed("x", flush),
+            flushed("y", flush_y)
+        );
+        Some((text, i.operands.clone()))
     })
+}
+
+/// True when `id` (in `c`) is a broadcast (or a reshape) of a scalar
+/// constant: one value splatted over the array.
+fn is_splat_constant(c: &crate::hlo::Computation, id: crate::hlo::InstrId) -> bool {
+    c.instructions
+        .get(id.index())
+        .is_some_and(|i| match i.opcode {
+            Opcode::Constant => i.shape.as_array().is_some_and(|a| a.dims.is_empty()),
+            Opcode::Broadcast | Opcode::Reshape => {
+                i.operands.first().is_some_and(|&o| is_splat_constant(c, o))
+            }
+            _ => false,
+        })
 }
 
 /// `atan2(y, x)` as IREE computes it: in f32 (f64 for f64) with f32
