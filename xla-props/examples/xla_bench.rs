@@ -6,12 +6,12 @@
 //! ./target/release/examples/xla_bench [cases]
 //! ```
 
+mod common;
+
 use std::time::Instant;
 
 use xla_props::backend::xla::{XlaBackend, XlaPlugin};
-use xla_props::hlo::{
-    ArrayShape, CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
-};
+use xla_props::hlo::{ArrayShape, ElementType, InstrId, Instruction, Module, Opcode, Shape};
 use xla_props::literal::Literal;
 
 const OPS: &[Opcode] = &[
@@ -27,22 +27,9 @@ const OPS: &[Opcode] = &[
 
 fn binary(op: Opcode, t: ElementType, n: i64) -> Module {
     let s = Shape::array(t, vec![n]);
-    let mut a = Instruction::new("a", Opcode::Parameter, s.clone(), vec![]);
-    a.attrs.parameter_number = Some(0);
-    let mut b = Instruction::new("b", Opcode::Parameter, s.clone(), vec![]);
-    b.attrs.parameter_number = Some(1);
-    let r = Instruction::new("r", op, s, vec![InstrId(0), InstrId(1)]);
-    Module {
-        name: "m".into(),
-        attrs: vec![],
-        computations: vec![Computation {
-            name: "main".into(),
-            instructions: vec![a, b, r],
-            root: InstrId(2),
-            other: vec![],
-        }],
-        entry: CompId(0),
-    }
+    let mut instrs = common::parameters(&s, 2);
+    instrs.push(Instruction::new("r", op, s, vec![InstrId(0), InstrId(1)]));
+    common::one_computation("m", instrs)
 }
 
 fn main() -> std::process::ExitCode {
@@ -157,12 +144,7 @@ fn main() -> std::process::ExitCode {
 /// single-op modules), returned as one tuple.
 fn batch(k: usize) -> Module {
     let s = Shape::array(ElementType::F32, vec![k as i64 + 1000]);
-    let mut instrs = Vec::new();
-    for i in 0..2 * k {
-        let mut p = Instruction::new(format!("p{i}"), Opcode::Parameter, s.clone(), vec![]);
-        p.attrs.parameter_number = Some(i as i64);
-        instrs.push(p);
-    }
+    let mut instrs = common::parameters(&s, 2 * k);
     let mut roots = Vec::new();
     for i in 0..k {
         let op = OPS[i % OPS.len()];
@@ -173,15 +155,5 @@ fn batch(k: usize) -> Module {
     }
     let shape = Shape::Tuple(vec![s; k]);
     instrs.push(Instruction::new("t", Opcode::Tuple, shape, roots));
-    Module {
-        name: "batch".into(),
-        attrs: vec![],
-        computations: vec![Computation {
-            name: "main".into(),
-            root: InstrId(instrs.len() as u32 - 1),
-            instructions: instrs,
-            other: vec![],
-        }],
-        entry: CompId(0),
-    }
+    common::one_computation("batch", instrs)
 }

@@ -20,10 +20,10 @@
 //! subnormal, flushed by xla-cpu); a subnormal component returned as 0 is a
 //! flushed output (legal), not an error.
 
-use xla_props::backend::{create, Backend};
-use xla_props::hlo::{
-    ArrayShape, CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
-};
+mod common;
+
+use xla_props::backend::Backend;
+use xla_props::hlo::{ArrayShape, ElementType, InstrId, Instruction, Module, Opcode, Shape};
 use xla_props::literal::{component_type, Literal};
 
 const UNARY: &[Opcode] = &[
@@ -46,13 +46,7 @@ const BINARY: &[Opcode] = &[Opcode::Multiply, Opcode::Divide, Opcode::Power];
 
 fn module(op: Opcode, t: ElementType, arity: usize, n: i64) -> Module {
     let s = Shape::array(t, vec![n]);
-    let mut instructions: Vec<Instruction> = (0..arity)
-        .map(|k| {
-            let mut p = Instruction::new(format!("p{k}"), Opcode::Parameter, s.clone(), vec![]);
-            p.attrs.parameter_number = Some(k as i64);
-            p
-        })
-        .collect();
+    let mut instructions = common::parameters(&s, arity);
     let ops = (0..arity as u32).map(InstrId).collect();
     // `abs` of a complex number is real: |z| in the component type
     let out = match (op, component_type(t)) {
@@ -60,17 +54,7 @@ fn module(op: Opcode, t: ElementType, arity: usize, n: i64) -> Module {
         _ => s,
     };
     instructions.push(Instruction::new("r", op, out, ops));
-    Module {
-        name: "m".into(),
-        attrs: vec![],
-        computations: vec![Computation {
-            name: "main".into(),
-            instructions,
-            root: InstrId(arity as u32),
-            other: vec![],
-        }],
-        entry: CompId(0),
-    }
+    common::one_computation("m", instructions)
 }
 
 /// xorshift64: reproducible without a dependency.
@@ -211,13 +195,7 @@ fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let name = args.first().map(String::as_str).unwrap_or("xla-cpu");
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(100_000);
-    let b = match create(name) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("xla_complex_numerics: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
+    let b = common::backend_or_exit("xla_complex_numerics", name);
     let b = b.as_ref();
     println!("backend: {name}, {n} points per set\n");
     println!("| op | type | harness max | wide max | edge max | class differences + tiny results (h/w/e) | worst (x, y -> backend, reference) |");

@@ -10,10 +10,12 @@
 //! ./target/release/examples/xla_corpus ../shared/corpus/xla-hlo [xla-cpu|xla-cpu-0.81] [REFERENCE]
 //! ```
 
+mod common;
+
 use std::path::PathBuf;
 
 use xla_props::backend::xla::{XlaBackend, XlaError, XlaPlugin};
-use xla_props::backend::{create, Backend};
+use xla_props::backend::Backend;
 use xla_props::hlo::{load_module_file, ArrayShape, ElementType, Module, Shape};
 use xla_props::literal::Literal;
 
@@ -98,11 +100,7 @@ fn diff(a: &Literal, b: &Literal) -> Result<(i128, f64, usize, usize), String> {
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let dir = PathBuf::from(
-        args.first()
-            .map(String::as_str)
-            .unwrap_or("../shared/corpus/xla-hlo"),
-    );
+    let dir = common::first_path(&args, "../shared/corpus/xla-hlo");
     let plugin = match args.get(1).map(String::as_str) {
         Some("xla-cpu-0.81") => XlaPlugin::Cpu081,
         _ => XlaPlugin::Cpu,
@@ -115,13 +113,7 @@ fn main() -> std::process::ExitCode {
     // Default: the exact reference evaluator; or any registered backend by name.
     let reference: Option<Box<dyn Backend>> = match args.get(2).map(String::as_str) {
         None | Some("reference") => None,
-        Some(name) => match create(name) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                eprintln!("xla_corpus: {e}");
-                return std::process::ExitCode::from(2);
-            }
-        },
+        Some(name) => Some(common::backend_or_exit("xla_corpus", name)),
     };
     let reference = reference.as_deref();
     eprintln!(

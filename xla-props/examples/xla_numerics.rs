@@ -19,9 +19,9 @@
 //! `XLA_NUMERICS_TYPES=f64` (a comma list of f16, bf16, f32, f64) measures
 //! only those types; the default is f16, bf16 and f32.
 
-use std::path::PathBuf;
+mod common;
 
-use xla_props::backend::{create, Backend};
+use xla_props::backend::Backend;
 use xla_props::hlo::{ArrayShape, ElementType, Module, ModuleBuilder, Opcode, Shape};
 use xla_props::literal::{round_to_type, Literal};
 
@@ -158,19 +158,9 @@ fn f64_reference(op: Opcode, x: f64) -> Option<f64> {
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let oracle = PathBuf::from(
-        args.first()
-            .map(String::as_str)
-            .unwrap_or("../shared/oracle/f16"),
-    );
+    let oracle = common::first_path(&args, "../shared/oracle/f16");
     let name = args.get(1).map(String::as_str).unwrap_or("xla-cpu");
-    let b = match create(name) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("xla_numerics: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
+    let b = common::backend_or_exit("xla_numerics", name);
     let b = b.as_ref();
     println!(
         "backend: {name} ({})\n",

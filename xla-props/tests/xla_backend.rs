@@ -32,13 +32,9 @@ struct Comp {
 
 impl Comp {
     fn push(&mut self, op: Opcode, shape: Shape, operands: &[u32], attrs: Attrs) -> u32 {
-        let mut i = Instruction::new(
-            format!("i{}", self.instrs.len()),
-            op,
-            shape,
-            operands.iter().map(|&k| InstrId(k)).collect(),
-        );
-        i.attrs = attrs;
+        let name = format!("i{}", self.instrs.len());
+        let operands = operands.iter().map(|&k| InstrId(k)).collect();
+        let i = Instruction::with_attrs(name, op, shape, operands, attrs);
         self.instrs.push(i);
         self.instrs.len() as u32 - 1
     }
@@ -69,12 +65,7 @@ impl Comp {
         self.push(Opcode::While, state, &[init], attrs)
     }
     fn finish(self, name: &str, root: u32) -> Computation {
-        Computation {
-            name: name.into(),
-            instructions: self.instrs,
-            root: InstrId(root),
-            other: vec![],
-        }
+        Computation::new(name, self.instrs, InstrId(root))
     }
 }
 

@@ -24,14 +24,8 @@ fn lit(t: ElementType, dims: &[i64], values: &[f64]) -> Literal {
 }
 
 fn instr(name: &str, op: Opcode, shape: Shape, operands: &[u32], attrs: Attrs) -> Instruction {
-    let mut i = Instruction::new(
-        name,
-        op,
-        shape,
-        operands.iter().map(|&k| InstrId(k)).collect(),
-    );
-    i.attrs = attrs;
-    i
+    let operands = operands.iter().map(|&k| InstrId(k)).collect();
+    Instruction::with_attrs(name, op, shape, operands, attrs)
 }
 
 fn param(n: i64, shape: Shape) -> Instruction {
@@ -46,12 +40,7 @@ fn param(n: i64, shape: Shape) -> Instruction {
 
 fn comp(name: &str, instructions: Vec<Instruction>) -> Computation {
     let root = InstrId(instructions.len() as u32 - 1);
-    Computation {
-        name: name.into(),
-        instructions,
-        root,
-        other: vec![],
-    }
+    Computation::new(name, instructions, root)
 }
 
 /// `main(p0..pn) = op(p0..pn)`; `callees` get CompIds 0.., main comes last.

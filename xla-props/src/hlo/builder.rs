@@ -133,12 +133,7 @@ impl ModuleBuilder {
         };
         let root = f(&mut b)?;
         b.check(root)?;
-        Ok(Computation {
-            name: b.name,
-            instructions: b.instructions,
-            root,
-            other: Vec::new(),
-        })
+        Ok(Computation::new(b.name, b.instructions, root))
     }
 
     /// Adds a (non-entry) computation built by `f`, whose return value is the root.

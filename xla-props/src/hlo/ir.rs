@@ -586,12 +586,22 @@ impl Instruction {
         shape: Shape,
         operands: Vec<InstrId>,
     ) -> Self {
+        Instruction::with_attrs(name, opcode, shape, operands, Attrs::default())
+    }
+    /// An instruction with attributes `attrs`.
+    pub fn with_attrs(
+        name: impl Into<String>,
+        opcode: Opcode,
+        shape: Shape,
+        operands: Vec<InstrId>,
+        attrs: Attrs,
+    ) -> Self {
         Instruction {
             name: name.into(),
             opcode,
             shape,
             operands,
-            attrs: Attrs::default(),
+            attrs,
         }
     }
     /// Makes this instruction `opcode` of `operands`, with no attributes
@@ -637,6 +647,16 @@ pub struct Computation {
 }
 
 impl Computation {
+    /// A computation of `instructions` with root `root` and no other
+    /// attributes.
+    pub fn new(name: impl Into<String>, instructions: Vec<Instruction>, root: InstrId) -> Self {
+        Computation {
+            name: name.into(),
+            instructions,
+            root,
+            other: Vec::new(),
+        }
+    }
     /// The instruction with this id.
     pub fn instr(&self, id: InstrId) -> &Instruction {
         &self.instructions[id.index()]

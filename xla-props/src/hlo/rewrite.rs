@@ -203,12 +203,7 @@ impl EntryBuilder {
         InstrId(self.instructions.len() as u32 - 1)
     }
     pub(crate) fn finish(self, name: &str, root: InstrId) -> Computation {
-        Computation {
-            name: name.to_string(),
-            instructions: self.instructions,
-            root,
-            other: Vec::new(),
-        }
+        Computation::new(name, self.instructions, root)
     }
 }
 
@@ -528,12 +523,18 @@ pub(crate) fn drop_unused_computations(module: &Module) -> Module {
 
 /// Instruction names become module names: keep letters, digits, `_` and `.`.
 pub(crate) fn sanitize(name: &str) -> String {
-    name.chars()
+    replace_other_chars(name, "_.", '_')
+}
+
+/// `s` with every character but ASCII letters, digits and those in `keep`
+/// replaced by `with` (names made safe for files, ids and modules).
+pub(crate) fn replace_other_chars(s: &str, keep: &str, with: char) -> String {
+    s.chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+            if c.is_ascii_alphanumeric() || keep.contains(c) {
                 c
             } else {
-                '_'
+                with
             }
         })
         .collect()

@@ -53,12 +53,7 @@ impl B {
         self.push(op, s, &[x, y])
     }
     fn comp(self, name: &str, root: InstrId) -> Computation {
-        Computation {
-            name: name.into(),
-            instructions: self.instrs,
-            root,
-            other: vec![],
-        }
+        Computation::new(name, self.instrs, root)
     }
 }
 

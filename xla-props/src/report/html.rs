@@ -42,15 +42,7 @@ pub struct ReportOptions {
 
 /// An id fragment made of `[A-Za-z0-9_-]` only.
 fn slug(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
+    crate::hlo::rewrite::replace_other_chars(s, "_-", '-')
 }
 
 /// The in-page anchor of a cell's failures.

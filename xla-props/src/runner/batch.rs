@@ -562,6 +562,13 @@ mod tests {
         (report, serde_json::from_str(&text).unwrap(), log)
     }
 
+    /// A batching backend, `set` on the default one.
+    fn batching(set: impl FnOnce(&mut Batching)) -> Arc<Batching> {
+        let mut b = Batching::default();
+        set(&mut b);
+        Arc::new(b)
+    }
+
     fn messages(json: &serde_json::Value) -> Vec<String> {
         let cases = json
             .as_array()
@@ -590,10 +597,7 @@ mod tests {
 
     #[test]
     fn a_failure_on_batched_results_is_rerun_unbatched_before_it_is_reported() {
-        let b = Arc::new(Batching {
-            wrong: true,
-            ..Batching::default()
-        });
+        let b = batching(|b| b.wrong = true);
         let (report, json, _) = run(b.clone(), &[]);
         assert_eq!(
             report.totals.failed, 0,
@@ -612,10 +616,7 @@ mod tests {
 
     #[test]
     fn libtests_time_includes_the_batched_pre_pass() {
-        let b = Arc::new(Batching {
-            delay: std::time::Duration::from_millis(1500),
-            ..Batching::default()
-        });
+        let b = batching(|b| b.delay = std::time::Duration::from_millis(1500));
         let (report, _, log) = run(b.clone(), &[]);
         assert_eq!(report.totals.failed, 0);
         assert_eq!(b.many_calls.load(Ordering::Relaxed), 1);
@@ -633,10 +634,7 @@ mod tests {
 
     #[test]
     fn unanswered_requests_run_directly_and_batching_can_be_turned_off() {
-        let refused = Arc::new(Batching {
-            refuse: true,
-            ..Batching::default()
-        });
+        let refused = batching(|b| b.refuse = true);
         let (report, _, _) = run(refused.clone(), &[]);
         assert_eq!(report.totals.failed, 0);
         assert!(report.totals.passed > 50);

@@ -32,15 +32,7 @@ pub fn failures_dir() -> PathBuf {
 
 /// A file-system-safe directory name for a case name.
 pub fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    crate::hlo::rewrite::replace_other_chars(name, "-_.", '_')
 }
 
 /// What a reproducer says of its case.

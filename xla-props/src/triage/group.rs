@@ -136,15 +136,6 @@ pub(crate) fn dir_name(id: &str, cause: &RootCause) -> String {
         Some(b) => format!("known-{b}"),
         None => format!("{}-{}", cause.opcode, cause.dtype.replace("->", "-to-")),
     };
-    let safe: String = what
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe = crate::hlo::rewrite::replace_other_chars(&what, "-", '_');
     format!("{id}-{safe}")
 }

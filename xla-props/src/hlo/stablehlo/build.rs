@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::syntax::{Quant, Type};
 use crate::hlo::dtype::ElementType;
-use crate::hlo::ir::{Attrs, InstrId, Instruction, SliceDim};
+use crate::hlo::ir::{Attrs, Computation, InstrId, Instruction, SliceDim};
 use crate::hlo::opcode::Opcode;
 use crate::hlo::shape::Shape;
 
@@ -99,13 +99,8 @@ impl Builder {
         attrs: Attrs,
     ) -> InstrId {
         let id = InstrId(self.instrs.len() as u32);
-        let mut i = Instruction::new(
-            format!("{}.{}", opcode.name().replace('-', "_"), id.0),
-            opcode,
-            shape,
-            operands,
-        );
-        i.attrs = attrs;
+        let name = format!("{}.{}", opcode.name().replace('-', "_"), id.0);
+        let i = Instruction::with_attrs(name, opcode, shape, operands, attrs);
         self.instrs.push(i);
         id
     }
@@ -147,6 +142,29 @@ impl Builder {
 
     pub(super) fn bind(&mut self, name: &str, ids: Vec<InstrId>) {
         self.scope.insert(name.to_string(), ids);
+    }
+
+    /// The computation `name` of the instructions built, with root `root`.
+    pub fn finish(self, name: impl Into<String>, root: InstrId) -> Computation {
+        Computation::new(name, self.instrs, root)
+    }
+
+    /// Records that `id` holds a value of type `t`: a quantized type's
+    /// values are its storage integers.
+    pub(super) fn note_type(&mut self, id: InstrId, t: &Type) {
+        if let Type::Quant(_, q) = t {
+            self.quant.insert(id, (**q).clone());
+        }
+    }
+
+    /// A parameter for each `(name, type)` argument of a function or
+    /// region, bound to its name.
+    pub(super) fn bind_params(&mut self, args: &[(String, Type)]) {
+        for (name, t) in args {
+            let p = self.param(shape_of(t));
+            self.note_type(p, t);
+            self.bind(name, vec![p]);
+        }
     }
 }
 

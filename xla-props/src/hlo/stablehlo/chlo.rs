@@ -511,12 +511,7 @@ fn top_k(
             ..Attrs::default()
         },
     );
-    let cmp = new_comp(Computation {
-        name: "top_k_gt".into(),
-        instructions: c.instrs,
-        root,
-        other: vec![],
-    })?;
+    let cmp = new_comp(c.finish("top_k_gt", root))?;
     let shapes = vec![
         Shape::array(t, dims.clone()),
         Shape::array(it, dims.clone()),

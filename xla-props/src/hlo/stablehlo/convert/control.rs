@@ -8,7 +8,7 @@ use super::check::{CheckKind, PendingCheck};
 use super::converter::{Converter, OpSite};
 use super::helpers::elementwise;
 use crate::hlo::ir::{
-    Attrs, CompId, Computation, FftType, FusionKind, InstrId, TransposeA, TriangularSolveOptions,
+    Attrs, CompId, FftType, FusionKind, InstrId, TransposeA, TriangularSolveOptions,
 };
 use crate::hlo::opcode::Opcode;
 use crate::hlo::shape::Shape;
@@ -19,13 +19,13 @@ use crate::hlo::stablehlo::syntax::{Attr, Op, Type};
 impl Converter<'_> {
     /// Control flow, tuples, calls, custom calls and the remaining ops; an unknown name is an error.
     pub(super) fn control_op(&mut self, site: &OpSite, b: &mut Builder) -> R<Vec<InstrId>> {
-        let (op, outers, checked, short) = (site.op, site.outers, site.checked, site.short);
+        let (op, outers, short) = (site.op, site.outers, site.short);
         let mut a = Attrs::default();
         let pos = op.pos;
         let name = op.name.as_str();
         match short {
-            "while" => self.while_op(op, b, outers),
-            "if" | "case" => self.cond_op(op, short, b, outers),
+            "while" => self.while_op(site, b),
+            "if" | "case" => self.cond_op(site, b),
             "optimization_barrier" => self.operands(op, b, outers),
             "tuple" => {
                 let ops = self.operands(op, b, outers)?;
@@ -50,16 +50,14 @@ impl Converter<'_> {
                     _ => return err(pos, "custom_call needs a target"),
                 };
                 if let Some(kind) = target.strip_prefix("check.") {
-                    return self.check_op(op, kind, b, outers, checked);
+                    return self.check_op(site, kind, b);
                 }
                 let ops = self.operands(op, b, outers)?;
                 a.custom_call_target = Some(target);
                 self.results(op, b, Opcode::CustomCall, ops, a)
             }
             // parse-only ops with attributes, kept as HLO text spells them
-            "fft" | "triangular_solve" | "rng_bit_generator" => {
-                self.library_op(op, short, b, outers)
-            }
+            "fft" | "triangular_solve" | "rng_bit_generator" => self.library_op(site, b),
             "real" | "imag" | "complex" | "cholesky" | "after_all" | "replica_id"
             | "partition_id" => {
                 let ops = self.operands(op, b, outers)?;
@@ -137,13 +135,8 @@ impl Converter<'_> {
 
     /// The parse-only ops with attributes (fft, triangular_solve,
     /// rng_bit_generator), kept as HLO text spells them.
-    fn library_op(
-        &mut self,
-        op: &Op,
-        short: &str,
-        b: &mut Builder,
-        outers: &[&Builder],
-    ) -> R<Vec<InstrId>> {
+    fn library_op(&mut self, site: &OpSite, b: &mut Builder) -> R<Vec<InstrId>> {
+        let (op, outers, short) = (site.op, site.outers, site.short);
         let mut a = Attrs::default();
         let pos = op.pos;
         match short {
@@ -249,24 +242,16 @@ impl Converter<'_> {
         let x = inner.param(s.clone());
         let y = inner.param(s.clone());
         let root = inner.push(code, s, vec![x, y], Attrs::default());
-        self.new_comp(Computation {
-            name: format!(
-                "{}_{}",
-                w.trim_start_matches("stablehlo."),
-                self.comps.len()
-            ),
-            instructions: inner.instrs,
-            root,
-            other: vec![],
-        })
+        let name = format!(
+            "{}_{}",
+            w.trim_start_matches("stablehlo."),
+            self.comps.len()
+        );
+        self.new_comp(inner.finish(name, root))
     }
 
-    pub(super) fn while_op(
-        &mut self,
-        op: &Op,
-        b: &mut Builder,
-        outers: &[&Builder],
-    ) -> R<Vec<InstrId>> {
+    pub(super) fn while_op(&mut self, site: &OpSite, b: &mut Builder) -> R<Vec<InstrId>> {
+        let (op, outers) = (site.op, site.outers);
         let init = self.operands(op, b, outers)?;
         if op.regions.len() != 2 {
             return err(op.pos, "while needs a cond and a body region");
@@ -313,13 +298,8 @@ impl Converter<'_> {
         Ok((0..init.len()).map(|k| b.gte(w, k)).collect())
     }
 
-    pub(super) fn cond_op(
-        &mut self,
-        op: &Op,
-        short: &str,
-        b: &mut Builder,
-        outers: &[&Builder],
-    ) -> R<Vec<InstrId>> {
+    pub(super) fn cond_op(&mut self, site: &OpSite, b: &mut Builder) -> R<Vec<InstrId>> {
+        let (op, outers, short) = (site.op, site.outers, site.short);
         let sel = self.operands(op, b, outers)?;
         let [sel] = sel[..] else {
             return err(op.pos, format!("{short} takes one operand"));
@@ -372,12 +352,11 @@ impl Converter<'_> {
 
     pub(super) fn check_op(
         &mut self,
-        op: &Op,
+        site: &OpSite,
         kind: &str,
         b: &mut Builder,
-        outers: &[&Builder],
-        checked: bool,
     ) -> R<Vec<InstrId>> {
+        let (op, outers, checked) = (site.op, site.outers, site.checked);
         let pos = op.pos;
         let (ck, is_const) = match kind {
             "expect_eq" => (CheckKind::Eq, false),

@@ -15,7 +15,7 @@ use crate::hlo::opcode::Opcode;
 use crate::hlo::shape::Shape;
 use crate::hlo::stablehlo::build::{emit, err, shape_of, Builder, R};
 use crate::hlo::stablehlo::chlo;
-use crate::hlo::stablehlo::syntax::{Func, ModuleDef, Op, Region, Type, ValueRef};
+use crate::hlo::stablehlo::syntax::{Func, ModuleDef, Op, Region, ValueRef};
 
 /// The conversion of one module.
 pub(crate) struct Converter<'a> {
@@ -45,6 +45,19 @@ pub(super) struct OpSite<'a> {
 /// What an op family's conversion gives: the results, or `None` for an
 /// operation that is not the family's.
 pub(super) type Converted = R<Option<Vec<InstrId>>>;
+
+impl<'a> OpSite<'a> {
+    /// `op` in the scopes `outers`.
+    pub(super) fn new(op: &'a Op, outers: &'a [&'a Builder], checked: bool) -> OpSite<'a> {
+        let name = op.name.as_str();
+        OpSite {
+            op,
+            short: name.strip_prefix("stablehlo.").unwrap_or(name),
+            outers,
+            checked,
+        }
+    }
+}
 
 impl<'a> Converter<'a> {
     pub fn new(def: &'a ModuleDef, check_entry: Option<usize>) -> R<Converter<'a>> {
@@ -91,13 +104,7 @@ impl<'a> Converter<'a> {
 
     pub(super) fn func(&mut self, f: &Func, checked: bool) -> R<Computation> {
         let mut b = Builder::new();
-        for (name, t) in &f.args {
-            let p = b.param(shape_of(t));
-            if let Type::Quant(_, q) = t {
-                b.quant.insert(p, (**q).clone());
-            }
-            b.bind(name, vec![p]);
-        }
+        b.bind_params(&f.args);
         let results = self.body(&f.body, &mut b, &[], checked)?;
         if results.len() != f.results.len() {
             return err(
@@ -186,12 +193,10 @@ impl<'a> Converter<'a> {
                 continue;
             }
             let before = b.instrs.len();
-            let ids = self.op(op, b, outers, checked)?;
+            let ids = self.op(&OpSite::new(op, outers, checked), b)?;
             if ids.len() == op.result_types.len() {
                 for (&id, t) in ids.iter().zip(&op.result_types) {
-                    if let Type::Quant(_, q) = t {
-                        b.quant.insert(id, (**q).clone());
-                    }
+                    b.note_type(id, t);
                 }
             }
             if let Some(id) = named_result(b, &ids, before) {
@@ -279,16 +284,11 @@ impl<'a> Converter<'a> {
         Ok(emit(b, opcode, shapes, operands, attrs))
     }
 
-    pub(super) fn op(
-        &mut self,
-        op: &Op,
-        b: &mut Builder,
-        outers: &[&Builder],
-        checked: bool,
-    ) -> R<Vec<InstrId>> {
+    pub(super) fn op(&mut self, site: &OpSite, b: &mut Builder) -> R<Vec<InstrId>> {
+        let (op, outers) = (site.op, site.outers);
         let name = op.name.as_str();
         if Self::is_quantized(op, b) {
-            return self.quant_op(op, b, outers, checked);
+            return self.quant_op(site, b);
         }
         if let Some(code) = elementwise(name) {
             let ops = self.operands(op, b, outers)?;
@@ -300,22 +300,15 @@ impl<'a> Converter<'a> {
             return self.results(op, b, code, ops, Attrs::default());
         }
         if name == "chlo.scan" {
-            return self.scan(op, b, outers);
+            return self.scan(site, b);
         }
         if let Some(kind) = name.strip_prefix("chlo.") {
             let ops = self.operands(op, b, outers)?;
             return chlo::decompose(kind, op, b, ops, &mut |c| self.new_comp(c));
         }
         if let Some(kind) = name.strip_prefix("check.") {
-            return self.check_op(op, kind, b, outers, checked);
+            return self.check_op(site, kind, b);
         }
-        let short = name.strip_prefix("stablehlo.").unwrap_or(name);
-        let site = OpSite {
-            op,
-            short,
-            outers,
-            checked,
-        };
         // each family converts its own operations and passes on the others
         let families: [fn(&mut Self, &OpSite, &mut Builder) -> Converted; 6] = [
             Self::data_op,
@@ -326,11 +319,11 @@ impl<'a> Converter<'a> {
             Self::dynamic_op,
         ];
         for family in families {
-            if let Some(ids) = family(self, &site, b)? {
+            if let Some(ids) = family(self, site, b)? {
                 return Ok(ids);
             }
         }
-        self.control_op(&site, b)
+        self.control_op(site, b)
     }
 }
 

@@ -112,7 +112,7 @@ impl Converter<'_> {
                 s.attrs.push(("padding".into(), Attr::Array(pads)));
             }
         }
-        self.op(&s, b, outers, site.checked).map(Some)
+        self.op(&OpSite::new(&s, outers, site.checked), b).map(Some)
     }
 
     /// `get_dimension_size`: the (static) size of one dimension, as a constant.
@@ -148,6 +148,6 @@ impl Converter<'_> {
         let mut call = op.clone();
         call.name = "func.call".into();
         call.attrs = vec![("callee".into(), Attr::Symbol(f.clone()))];
-        self.op(&call, b, site.outers, site.checked)
+        self.op(&OpSite::new(&call, site.outers, site.checked), b)
     }
 }

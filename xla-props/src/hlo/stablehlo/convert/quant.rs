@@ -13,7 +13,7 @@
 //!   `dequantize_op_quantize`, i.e. quantized operands are dequantized, the op
 //!   is read on the expressed type, and quantized results are quantized.
 
-use super::converter::Converter;
+use super::converter::{Converter, OpSite};
 use crate::hlo::dtype::ElementType;
 use crate::hlo::ir::{Attrs, ConstantData, InstrId};
 use crate::hlo::opcode::Opcode;
@@ -137,17 +137,11 @@ impl Converter<'_> {
     }
 
     /// An op with quantized operands or results (see the module comment).
-    pub(super) fn quant_op(
-        &mut self,
-        op: &Op,
-        b: &mut Builder,
-        outers: &[&Builder],
-        checked: bool,
-    ) -> R<Vec<InstrId>> {
+    pub(super) fn quant_op(&mut self, site: &OpSite, b: &mut Builder) -> R<Vec<InstrId>> {
+        let (op, short) = (site.op, site.short);
         let pos = op.pos;
-        let ops = self.operands(op, b, outers)?;
+        let ops = self.operands(op, b, site.outers)?;
         let qs: Vec<Option<Quant>> = ops.iter().map(|i| b.quant.get(i).cloned()).collect();
-        let short = op.name.strip_prefix("stablehlo.").unwrap_or(&op.name);
         let one = |what: &str| -> R<InstrId> {
             match ops[..] {
                 [x] if op.result_types.len() == 1 => Ok(x),
@@ -217,7 +211,7 @@ impl Converter<'_> {
                 *t = Type::Tensor(d.clone(), q.expressed);
             }
         }
-        let res = self.op(&s, b, outers, checked);
+        let res = self.op(&OpSite::new(&s, site.outers, site.checked), b);
         for n in &temps {
             b.scope.remove(n);
         }

@@ -6,10 +6,10 @@ use std::collections::HashSet;
 use super::attrs::attr_ints;
 use super::converter::Converter;
 use super::helpers::{free_vars, outer_is_constant};
-use crate::hlo::ir::{Attrs, CompId, Computation, InstrId};
+use crate::hlo::ir::{Attrs, CompId, InstrId};
 use crate::hlo::opcode::Opcode;
 use crate::hlo::shape::Shape;
-use crate::hlo::stablehlo::build::{err, shape_of, Builder, R};
+use crate::hlo::stablehlo::build::{err, Builder, R};
 use crate::hlo::stablehlo::syntax::{Attr, Op, Region, Type};
 
 impl Converter<'_> {
@@ -30,13 +30,7 @@ impl Converter<'_> {
             return Ok(callee);
         }
         let mut inner = Builder::new();
-        for (arg, t) in &region.args {
-            let p = inner.param(shape_of(t));
-            if let Type::Quant(_, q) = t {
-                inner.quant.insert(p, (**q).clone());
-            }
-            inner.bind(arg, vec![p]);
-        }
+        inner.bind_params(&region.args);
         let mut os: Vec<&Builder> = outers.to_vec();
         os.push(b);
         let results = self.body(region, &mut inner, &os, false)?;
@@ -328,12 +322,8 @@ impl Converter<'_> {
         } else {
             inner.tuple(results)
         };
-        self.new_comp(Computation {
-            name: format!("{name}_{}", self.comps.len()),
-            instructions: inner.instrs,
-            root,
-            other: vec![],
-        })
+        let name = format!("{name}_{}", self.comps.len());
+        self.new_comp(inner.finish(name, root))
     }
 
     /// Values a region uses but does not define (not constants: those are copied),

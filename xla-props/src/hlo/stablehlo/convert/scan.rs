@@ -8,7 +8,7 @@
 //! carries.
 
 use super::attrs::{attr_ints, bool_attr, int_attr};
-use super::converter::Converter;
+use super::converter::{Converter, OpSite};
 use crate::hlo::ir::{Attrs, InstrId};
 use crate::hlo::opcode::Opcode;
 use crate::hlo::shape::Shape;
@@ -35,12 +35,8 @@ fn input_count(op: &Op) -> R<usize> {
 }
 
 impl Converter<'_> {
-    pub(super) fn scan(
-        &mut self,
-        op: &Op,
-        b: &mut Builder,
-        outers: &[&Builder],
-    ) -> R<Vec<InstrId>> {
+    pub(super) fn scan(&mut self, site: &OpSite, b: &mut Builder) -> R<Vec<InstrId>> {
+        let (op, outers) = (site.op, site.outers);
         let pos = op.pos;
         let n_in = input_count(op)?;
         let ops = self.operands(op, b, outers)?;
