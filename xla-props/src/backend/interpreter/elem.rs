@@ -189,11 +189,11 @@ pub(crate) trait FloatElem: Elem {
     const BITS: u32;
 }
 
-/// A [`FloatElem`] impl: the storage type, its compute type, its width, and
-/// (with `self` and the compute value named) how it widens, rounds and
-/// gives its bits.
+/// The [`FloatElem`] impls, one row each: the storage type, its compute
+/// type, its width, and (with `self` and the compute value named) how it
+/// widens, rounds and gives its bits.
 macro_rules! float_elem {
-    ($t:ty, $c:ty, $bits:literal, |$s:ident| $up:expr, |$v:ident| $down:expr, $to_bits:expr) => {
+    ($($t:ty: $c:ty, $bits:literal, |$s:ident| $up:expr, |$v:ident| $down:expr, $to_bits:expr;)+) => {$(
         impl FloatElem for $t {
             type C = $c;
             fn up($s) -> $c {
@@ -207,43 +207,17 @@ macro_rules! float_elem {
             }
             const BITS: u32 = $bits;
         }
-    };
+    )+};
 }
 
-float_elem!(f32, f32, 32, |self| self, |c| c, self.to_bits() as u64);
-float_elem!(f64, f64, 64, |self| self, |c| c, self.to_bits());
-float_elem!(
-    f16,
-    f32,
-    16,
-    |self| self.to_f32(),
-    |c| f16::from_f32(c),
-    self.to_bits() as u64
-);
-float_elem!(
-    bf16,
-    f32,
-    16,
-    |self| self.to_f32(),
-    |c| bf16::from_f32(c),
-    self.to_bits() as u64
-);
-float_elem!(
-    F8E4M3Fn,
-    f32,
-    8,
-    |self| self.to_f64() as f32,
-    |c| F8E4M3Fn::from_f64(c as f64),
-    self.0 as u64
-);
-float_elem!(
-    F8E5M2,
-    f32,
-    8,
-    |self| self.to_f64() as f32,
-    |c| F8E5M2::from_f64(c as f64),
-    self.0 as u64
-);
+float_elem! {
+    f32: f32, 32, |self| self, |c| c, self.to_bits() as u64;
+    f64: f64, 64, |self| self, |c| c, self.to_bits();
+    f16: f32, 16, |self| self.to_f32(), |c| f16::from_f32(c), self.to_bits() as u64;
+    bf16: f32, 16, |self| self.to_f32(), |c| bf16::from_f32(c), self.to_bits() as u64;
+    F8E4M3Fn: f32, 8, |self| self.to_f64() as f32, |c| F8E4M3Fn::from_f64(c as f64), self.0 as u64;
+    F8E5M2: f32, 8, |self| self.to_f64() as f32, |c| F8E5M2::from_f64(c as f64), self.0 as u64;
+}
 
 /// Applies a body to float storage, binding the element type; other types run `$other`.
 macro_rules! dispatch_float {
