@@ -4,7 +4,7 @@
 use super::testing::{deep_transformer, transformer, Transformer, MASKING_GAIN};
 use super::*;
 use crate::backend::interpreter::tests::Rewritten;
-use crate::backend::mutant::{Bug, Buggy};
+use crate::backend::mutant::{scale_by_constant, Bug, Buggy};
 use crate::backend::{Backend, Interpreter};
 use crate::check::MismatchKind;
 use crate::filetest::{observe, Expectation, HloTest};
@@ -294,33 +294,12 @@ fn the_correct_interpreter_agrees_on_a_large_transformer() {
 /// function's budget, so the instruction itself passes.
 fn nudged(target: String) -> Rewritten<impl Fn(&mut Module) + Send + Sync> {
     Rewritten::new("nudged", move |m: &mut Module| {
-        use crate::hlo::{ConstantData, Instruction};
         let entry = m.entry.index();
         let comp = &mut m.computations[entry];
         if let Some(k) = comp.find(&target) {
-            let ins = comp.instr(k).clone();
-            let mut inner = ins.clone();
-            inner.name = format!("{}.inner", ins.name);
-            let i = comp.push(inner);
-            let mut f = Instruction::new(
-                format!("{}.factor", ins.name),
-                Opcode::Constant,
-                Shape::scalar(F32),
-                vec![],
-            );
-            f.attrs.constant = Some(ConstantData::Float(vec![1.0 + 2f64.powi(-22)]));
-            let f = comp.push(f);
-            let mut b = Instruction::new(
-                format!("{}.broadcast", ins.name),
-                Opcode::Broadcast,
-                ins.shape.clone(),
-                vec![f],
-            );
-            b.attrs.dimensions = Some(vec![]);
-            let b = comp.push(b);
+            scale_by_constant(comp, k.index(), F32, 1.0 + 2f64.powi(-22), &target);
             let x = &mut comp.instructions[k.index()];
             x.opcode = Opcode::Multiply;
-            x.operands = vec![i, b];
             x.attrs = Default::default();
         }
     })

@@ -3,6 +3,7 @@
 use super::collective::{self, DeviceContext, PartitionerCall};
 use super::error::out;
 use super::spmd::on_device_threads;
+use super::walk::from_leaves;
 use super::{
     complex, contraction, control, conversion, elementwise, indexing, linalg, parallel, reduction,
     rng, shape_ops, sort, spmd, topk, Calls, EvalError, OpError,
@@ -129,13 +130,8 @@ impl<'h> Evaluator<'h> {
         args: &[Literal],
         ctx: DeviceContext,
     ) -> Result<Vec<Literal>, EvalError> {
-        let mut values = self.run_entry(module, args, Some(ctx))?;
-        let root = module.entry_computation().root.index();
-        values
-            .get_mut(root)
-            .and_then(Option::take)
-            .map(Value::into_flat)
-            .ok_or_else(|| invalid_module(module, "entry root has no value"))
+        let values = self.run_entry(module, args, Some(ctx))?;
+        Ok(root_value(module, values)?.into_flat())
     }
 
     /// Evaluates the entry computation; returns its root value.
@@ -144,12 +140,8 @@ impl<'h> Evaluator<'h> {
         module: &Module,
         args: &[Literal],
     ) -> Result<Value, EvalError> {
-        let mut values = self.evaluate_all(module, args)?;
-        let root = module.entry_computation().root.index();
-        values
-            .get_mut(root)
-            .and_then(Option::take)
-            .ok_or_else(|| invalid_module(module, "entry root has no value"))
+        let values = self.evaluate_all(module, args)?;
+        root_value(module, values)
     }
 
     /// Evaluates the entry computation and returns the value of EVERY
@@ -270,26 +262,16 @@ fn argument_value<'l>(
     k: usize,
     name: &str,
 ) -> Result<Value, EvalError> {
-    match shape {
-        Shape::Array(want) => {
-            let arg = next.next().ok_or_else(|| {
-                EvalError::BadArguments(format!("parameter {k} (`{name}`) has no argument"))
-            })?;
-            if !arg.shape().compatible(want) {
-                return Err(EvalError::BadArguments(format!(
-                    "parameter {k} (`{name}`) expects {want} but the argument is {}",
-                    arg.shape()
-                )));
-            }
-            Ok(Value::Array(arg.clone()))
+    let missing = || EvalError::BadArguments(format!("parameter {k} (`{name}`) has no argument"));
+    from_leaves(shape, next, &missing, &mut |want, arg| {
+        if !arg.shape().compatible(want) {
+            return Err(EvalError::BadArguments(format!(
+                "parameter {k} (`{name}`) expects {want} but the argument is {}",
+                arg.shape()
+            )));
         }
-        Shape::Tuple(items) => items
-            .iter()
-            .map(|s| argument_value(s, next, k, name))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Value::Tuple),
-        Shape::Token => Ok(Value::Token),
-    }
+        Ok(Value::Array(arg.clone()))
+    })
 }
 
 /// Evaluates `module` on `args` (one literal per entry parameter array, see
@@ -320,6 +302,15 @@ pub fn evaluate(module: &Module, args: &[Literal]) -> Result<Vec<Literal>, EvalE
 /// Evaluates `module` on `args` with default options; returns the root value.
 pub fn evaluate_values(module: &Module, args: &[Literal]) -> Result<Value, EvalError> {
     Evaluator::new().evaluate_values(module, args)
+}
+
+/// The entry root's value out of the values of every entry instruction.
+fn root_value(module: &Module, mut values: Vec<Option<Value>>) -> Result<Value, EvalError> {
+    let root = module.entry_computation().root.index();
+    values
+        .get_mut(root)
+        .and_then(Option::take)
+        .ok_or_else(|| invalid_module(module, "entry root has no value"))
 }
 
 fn invalid_module(module: &Module, message: &str) -> EvalError {

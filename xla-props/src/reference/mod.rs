@@ -76,6 +76,7 @@ pub use first_order::{first_order_bounds, witness_bounds, FirstOrder};
 pub use interval::{enclose, Allowances, Bounds, Enclosure};
 pub(crate) use sort::merge_sort;
 pub use supported::{evaluates, evaluates_instruction};
+pub(crate) use walk::from_leaves;
 
 #[cfg(test)]
 mod tests;

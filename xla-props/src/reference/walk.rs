@@ -4,8 +4,8 @@
 //! a real-valued walk refuses.
 
 use super::EvalError;
-use crate::hlo::{CompId, Instruction, Module, Opcode, Shape};
-use crate::literal::Literal;
+use crate::hlo::{ArrayShape, CompId, Instruction, Module, Opcode, Shape};
+use crate::literal::{Literal, Value};
 
 /// The argument of parameter instruction `ins`, taken from `args` (each is
 /// moved into its single parameter), or why there is none.
@@ -59,6 +59,44 @@ pub(super) fn refuse_complex(module: &Module, what: &str) -> Result<(), EvalErro
         });
     }
     Ok(())
+}
+
+/// A value a walk builds leaf by leaf: arrays from literals, and the
+/// tuples and tokens around them.
+pub(crate) trait Leaves: Sized {
+    /// A tuple of `items`.
+    fn tuple(items: Vec<Self>) -> Self;
+    /// A token.
+    fn token() -> Self;
+}
+
+impl Leaves for Value {
+    fn tuple(items: Vec<Value>) -> Value {
+        Value::Tuple(items)
+    }
+    fn token() -> Value {
+        Value::Token
+    }
+}
+
+/// A value of `shape` from the next literals of `next`, one per array leaf
+/// in order: `leaf` makes each array leaf's from its shape and literal,
+/// `missing` the error when the literals have run out.
+pub(crate) fn from_leaves<'l, V: Leaves, E>(
+    shape: &Shape,
+    next: &mut impl Iterator<Item = &'l Literal>,
+    missing: &impl Fn() -> E,
+    leaf: &mut impl FnMut(&ArrayShape, &'l Literal) -> Result<V, E>,
+) -> Result<V, E> {
+    match shape {
+        Shape::Array(a) => leaf(a, next.next().ok_or_else(missing)?),
+        Shape::Tuple(items) => items
+            .iter()
+            .map(|s| from_leaves(s, next, missing, leaf))
+            .collect::<Result<Vec<_>, _>>()
+            .map(V::tuple),
+        Shape::Token => Ok(V::token()),
+    }
 }
 
 /// The values of `module`'s entry parameters, each built by `param` from

@@ -2,7 +2,7 @@
 //! each calling the op family's kernel with the instruction's operands and
 //! attributes ([`Operands`]).
 
-use super::elem::{err, udims, Res, ValRef};
+use super::elem::{err, nth, udims, Res, ValRef};
 use super::engine::Compiled;
 use super::{contraction, elem, indexing};
 use crate::backend::error::BackendError;
@@ -266,13 +266,9 @@ fn get_tuple_element(ins: &Instruction, ops: &[ValRef<'_>]) -> Res<Value> {
     match ops.first() {
         Some(ValRef::Tuple(t)) => {
             let i = ins.attrs.index.unwrap_or(-1);
-            usize::try_from(i)
-                .ok()
-                .and_then(|i| t.get(i))
-                .cloned()
-                .ok_or_else(|| {
-                    BackendError::Execute(format!("get-tuple-element: index {i} out of range"))
-                })
+            nth(t, i).cloned().ok_or_else(|| {
+                BackendError::Execute(format!("get-tuple-element: index {i} out of range"))
+            })
         }
         _ => err("get-tuple-element: operand is not a tuple"),
     }

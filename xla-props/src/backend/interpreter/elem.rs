@@ -105,79 +105,62 @@ fn normalize_narrow_ints(data: &mut ArrayData) {
     }
 }
 
+/// The storage types of the integer variants of [`ArrayData`] and
+/// [`ElementType`], as `[variants] type,` rows appended to `$($args)*` for
+/// the macro `$then` (`typed_match`, or `float_rows` to append those too).
+macro_rules! int_rows {
+    ($then:ident; $($args:tt)*) => {
+        $crate::backend::interpreter::elem::$then!($($args)*
+            [S4 S8] i8, [S16] i16, [S32] i32, [S64] i64,
+            [U4 U8] u8, [U16] u16, [U32] u32, [U64] u64,)
+    };
+}
+pub(crate) use int_rows;
+
+/// The storage types of the float variants, as [`int_rows`] gives the integers'.
+macro_rules! float_rows {
+    ($then:ident; $($args:tt)*) => {
+        $crate::backend::interpreter::elem::$then!($($args)*
+            [F16] half::f16, [Bf16] half::bf16, [F32] f32, [F64] f64,
+            [F8E4M3Fn] $crate::literal::F8E4M3Fn, [F8E5M2] $crate::literal::F8E5M2,)
+    };
+}
+pub(crate) use float_rows;
+
+/// A match with one arm per `[variants] type` row, binding the row's type
+/// as `$t` for `$body`, and the arm `$op => $other` for the rest: on an
+/// [`ArrayData`] (`on_data`, binding the array as `$a`) or on an
+/// [`ElementType`] (`on_type`).
+macro_rules! typed_match {
+    (on_data $data:expr, $a:ident : $t:ident => $body:expr, $op:pat => $other:expr;
+     $([$($v:ident)+] $ty:ty,)+) => {
+        match $data {
+            $($(ArrayData::$v($a))|+ => {
+                type $t = $ty;
+                $body
+            })+
+            $op => $other,
+        }
+    };
+    (on_type $dt:expr, $t:ident => $body:expr, $op:pat => $other:expr;
+     $([$($v:ident)+] $ty:ty,)+) => {
+        match $dt {
+            $($(ElementType::$v)|+ => {
+                type $t = $ty;
+                $body
+            })+
+            $op => $other,
+        }
+    };
+}
+pub(crate) use typed_match;
+
 /// Applies a generic body to the typed storage of an `ArrayData`, binding the
 /// element type as `$t` and the array as `$a`.
 macro_rules! dispatch {
     ($data:expr, $a:ident : $t:ident => $body:expr) => {
-        match $data {
-            ArrayData::Pred($a) => {
-                type $t = bool;
-                $body
-            }
-            ArrayData::S4($a) | ArrayData::S8($a) => {
-                type $t = i8;
-                $body
-            }
-            ArrayData::S16($a) => {
-                type $t = i16;
-                $body
-            }
-            ArrayData::S32($a) => {
-                type $t = i32;
-                $body
-            }
-            ArrayData::S64($a) => {
-                type $t = i64;
-                $body
-            }
-            ArrayData::U4($a) | ArrayData::U8($a) => {
-                type $t = u8;
-                $body
-            }
-            ArrayData::U16($a) => {
-                type $t = u16;
-                $body
-            }
-            ArrayData::U32($a) => {
-                type $t = u32;
-                $body
-            }
-            ArrayData::U64($a) => {
-                type $t = u64;
-                $body
-            }
-            ArrayData::F16($a) => {
-                type $t = half::f16;
-                $body
-            }
-            ArrayData::Bf16($a) => {
-                type $t = half::bf16;
-                $body
-            }
-            ArrayData::F32($a) => {
-                type $t = f32;
-                $body
-            }
-            ArrayData::F64($a) => {
-                type $t = f64;
-                $body
-            }
-            ArrayData::F8E4M3Fn($a) => {
-                type $t = $crate::literal::F8E4M3Fn;
-                $body
-            }
-            ArrayData::F8E5M2($a) => {
-                type $t = $crate::literal::F8E5M2;
-                $body
-            }
-            ArrayData::C64($a) => {
-                type $t = num_complex::Complex<f32>;
-                $body
-            }
-            ArrayData::C128($a) => {
-                type $t = num_complex::Complex<f64>;
-                $body
-            }
+        $crate::backend::interpreter::elem::int_rows!(float_rows; typed_match;
+            on_data $data, $a : $t => $body,
             // refused when the module is compiled (`ElementType::is_extended`)
             d @ (ArrayData::S2(_) | ArrayData::U2(_) | ArrayData::Minifloat(..)) => {
                 return Err($crate::backend::BackendError::Unsupported {
@@ -186,8 +169,8 @@ macro_rules! dispatch {
                         $crate::literal::Literal::new(d.clone()).dtype()
                     ),
                 })
-            }
-        }
+            };
+            [Pred] bool, [C64] num_complex::Complex<f32>, [C128] num_complex::Complex<f64>,)
     };
 }
 pub(crate) use dispatch;
@@ -206,115 +189,41 @@ pub(crate) trait FloatElem: Elem {
     const BITS: u32;
 }
 
-impl FloatElem for f32 {
-    type C = f32;
-    fn up(self) -> f32 {
-        self
-    }
-    fn down(c: f32) -> f32 {
-        c
-    }
-    fn bits(self) -> u64 {
-        self.to_bits() as u64
-    }
-    const BITS: u32 = 32;
+/// The [`FloatElem`] impls, one row each: the storage type, its compute
+/// type, its width, and (with `self` and the compute value named) how it
+/// widens, rounds and gives its bits.
+macro_rules! float_elem {
+    ($($t:ty: $c:ty, $bits:literal, |$s:ident| $up:expr, |$v:ident| $down:expr, $to_bits:expr;)+) => {$(
+        impl FloatElem for $t {
+            type C = $c;
+            fn up($s) -> $c {
+                $up
+            }
+            fn down($v: $c) -> $t {
+                $down
+            }
+            fn bits($s) -> u64 {
+                $to_bits
+            }
+            const BITS: u32 = $bits;
+        }
+    )+};
 }
-impl FloatElem for f64 {
-    type C = f64;
-    fn up(self) -> f64 {
-        self
-    }
-    fn down(c: f64) -> f64 {
-        c
-    }
-    fn bits(self) -> u64 {
-        self.to_bits()
-    }
-    const BITS: u32 = 64;
-}
-impl FloatElem for f16 {
-    type C = f32;
-    fn up(self) -> f32 {
-        self.to_f32()
-    }
-    fn down(c: f32) -> f16 {
-        f16::from_f32(c)
-    }
-    fn bits(self) -> u64 {
-        self.to_bits() as u64
-    }
-    const BITS: u32 = 16;
-}
-impl FloatElem for bf16 {
-    type C = f32;
-    fn up(self) -> f32 {
-        self.to_f32()
-    }
-    fn down(c: f32) -> bf16 {
-        bf16::from_f32(c)
-    }
-    fn bits(self) -> u64 {
-        self.to_bits() as u64
-    }
-    const BITS: u32 = 16;
-}
-impl FloatElem for F8E4M3Fn {
-    type C = f32;
-    fn up(self) -> f32 {
-        self.to_f64() as f32
-    }
-    fn down(c: f32) -> F8E4M3Fn {
-        F8E4M3Fn::from_f64(c as f64)
-    }
-    fn bits(self) -> u64 {
-        self.0 as u64
-    }
-    const BITS: u32 = 8;
-}
-impl FloatElem for F8E5M2 {
-    type C = f32;
-    fn up(self) -> f32 {
-        self.to_f64() as f32
-    }
-    fn down(c: f32) -> F8E5M2 {
-        F8E5M2::from_f64(c as f64)
-    }
-    fn bits(self) -> u64 {
-        self.0 as u64
-    }
-    const BITS: u32 = 8;
+
+float_elem! {
+    f32: f32, 32, |self| self, |c| c, self.to_bits() as u64;
+    f64: f64, 64, |self| self, |c| c, self.to_bits();
+    f16: f32, 16, |self| self.to_f32(), |c| f16::from_f32(c), self.to_bits() as u64;
+    bf16: f32, 16, |self| self.to_f32(), |c| bf16::from_f32(c), self.to_bits() as u64;
+    F8E4M3Fn: f32, 8, |self| self.to_f64() as f32, |c| F8E4M3Fn::from_f64(c as f64), self.0 as u64;
+    F8E5M2: f32, 8, |self| self.to_f64() as f32, |c| F8E5M2::from_f64(c as f64), self.0 as u64;
 }
 
 /// Applies a body to float storage, binding the element type; other types run `$other`.
 macro_rules! dispatch_float {
     ($data:expr, $a:ident : $t:ident => $body:expr, _ => $other:expr) => {
-        match $data {
-            ArrayData::F16($a) => {
-                type $t = half::f16;
-                $body
-            }
-            ArrayData::Bf16($a) => {
-                type $t = half::bf16;
-                $body
-            }
-            ArrayData::F32($a) => {
-                type $t = f32;
-                $body
-            }
-            ArrayData::F64($a) => {
-                type $t = f64;
-                $body
-            }
-            ArrayData::F8E4M3Fn($a) => {
-                type $t = $crate::literal::F8E4M3Fn;
-                $body
-            }
-            ArrayData::F8E5M2($a) => {
-                type $t = $crate::literal::F8E5M2;
-                $body
-            }
-            _ => $other,
-        }
+        $crate::backend::interpreter::elem::float_rows!(typed_match;
+            on_data $data, $a : $t => $body, _ => $other;)
     };
 }
 pub(crate) use dispatch_float;
@@ -340,41 +249,8 @@ int_elem!(i8, i16, i32, i64, u8, u16, u32, u64);
 /// Applies a body to integer storage, binding the element type; other types run `$other`.
 macro_rules! dispatch_int {
     ($data:expr, $a:ident : $t:ident => $body:expr, _ => $other:expr) => {
-        match $data {
-            ArrayData::S4($a) | ArrayData::S8($a) => {
-                type $t = i8;
-                $body
-            }
-            ArrayData::S16($a) => {
-                type $t = i16;
-                $body
-            }
-            ArrayData::S32($a) => {
-                type $t = i32;
-                $body
-            }
-            ArrayData::S64($a) => {
-                type $t = i64;
-                $body
-            }
-            ArrayData::U4($a) | ArrayData::U8($a) => {
-                type $t = u8;
-                $body
-            }
-            ArrayData::U16($a) => {
-                type $t = u16;
-                $body
-            }
-            ArrayData::U32($a) => {
-                type $t = u32;
-                $body
-            }
-            ArrayData::U64($a) => {
-                type $t = u64;
-                $body
-            }
-            _ => $other,
-        }
+        $crate::backend::interpreter::elem::int_rows!(typed_match;
+            on_data $data, $a : $t => $body, _ => $other;)
     };
 }
 pub(crate) use dispatch_int;
@@ -427,6 +303,12 @@ pub(crate) fn udims(dims: &[i64], what: &str) -> Res<Vec<usize>> {
         .collect()
 }
 
+/// The element of `items` at an HLO index attribute (a tuple index, a
+/// parameter number); None when it is negative or past the end.
+pub(crate) fn nth<T>(items: &[T], i: i64) -> Option<&T> {
+    usize::try_from(i).ok().and_then(|i| items.get(i))
+}
+
 /// Reads every element of an integer (or pred) literal as i64.
 pub(crate) fn int_values(lit: &Literal, what: &str) -> Res<Vec<i64>> {
     if let ArrayData::U64(a) = lit.data() {
@@ -457,33 +339,8 @@ pub(crate) fn scalar_int(lit: &Literal, what: &str) -> Res<i64> {
 /// Binds `$t` to the storage type of a float `ElementType`; other types run `$other`.
 macro_rules! with_float_type {
     ($dt:expr, $t:ident => $body:expr, _ => $other:expr) => {
-        match $dt {
-            ElementType::F16 => {
-                type $t = half::f16;
-                $body
-            }
-            ElementType::Bf16 => {
-                type $t = half::bf16;
-                $body
-            }
-            ElementType::F32 => {
-                type $t = f32;
-                $body
-            }
-            ElementType::F64 => {
-                type $t = f64;
-                $body
-            }
-            ElementType::F8E4M3Fn => {
-                type $t = $crate::literal::F8E4M3Fn;
-                $body
-            }
-            ElementType::F8E5M2 => {
-                type $t = $crate::literal::F8E5M2;
-                $body
-            }
-            _ => $other,
-        }
+        $crate::backend::interpreter::elem::float_rows!(typed_match;
+            on_type $dt, $t => $body, _ => $other;)
     };
 }
 pub(crate) use with_float_type;
@@ -491,41 +348,8 @@ pub(crate) use with_float_type;
 /// Binds `$t` to the storage type of an integer `ElementType`; other types run `$other`.
 macro_rules! with_int_type {
     ($dt:expr, $t:ident => $body:expr, _ => $other:expr) => {
-        match $dt {
-            ElementType::S4 | ElementType::S8 => {
-                type $t = i8;
-                $body
-            }
-            ElementType::S16 => {
-                type $t = i16;
-                $body
-            }
-            ElementType::S32 => {
-                type $t = i32;
-                $body
-            }
-            ElementType::S64 => {
-                type $t = i64;
-                $body
-            }
-            ElementType::U4 | ElementType::U8 => {
-                type $t = u8;
-                $body
-            }
-            ElementType::U16 => {
-                type $t = u16;
-                $body
-            }
-            ElementType::U32 => {
-                type $t = u32;
-                $body
-            }
-            ElementType::U64 => {
-                type $t = u64;
-                $body
-            }
-            _ => $other,
-        }
+        $crate::backend::interpreter::elem::int_rows!(typed_match;
+            on_type $dt, $t => $body, _ => $other;)
     };
 }
 pub(crate) use with_int_type;

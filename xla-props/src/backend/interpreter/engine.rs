@@ -15,6 +15,7 @@ use crate::hlo::{
 };
 use crate::literal::{Literal, Value};
 use crate::reference::collective::{self, DeviceContext};
+use crate::reference::from_leaves;
 
 /// How a called computation combines two scalars, when it is that simple.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -543,24 +544,12 @@ pub(super) fn build_param(
     k: usize,
     p: &Instruction,
 ) -> Result<Value, BackendError> {
-    match shape {
-        Shape::Array(a) => {
-            let arg = args.next().ok_or_else(|| {
-                BackendError::BadArguments(format!(
-                    "parameter {k} (`{}`): missing argument",
-                    p.name
-                ))
-            })?;
-            check_argument(k, p, a, arg)?;
-            Ok(Value::Array(arg.clone()))
-        }
-        Shape::Tuple(t) => Ok(Value::Tuple(
-            t.iter()
-                .map(|s| build_param(s, args, k, p))
-                .collect::<Result<_, _>>()?,
-        )),
-        Shape::Token => Ok(Value::Token),
-    }
+    let missing =
+        || BackendError::BadArguments(format!("parameter {k} (`{}`): missing argument", p.name));
+    from_leaves(shape, args, &missing, &mut |a, arg| {
+        check_argument(k, p, a, arg)?;
+        Ok(Value::Array(arg.clone()))
+    })
 }
 
 impl Executable for Compiled {

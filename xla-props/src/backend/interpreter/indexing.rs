@@ -81,6 +81,93 @@ impl StartIndices {
     }
 }
 
+/// The dimension numbers gather and scatter share, in gather's terms
+/// (scatter's in brackets).
+struct Roles {
+    /// Result [update] dims that index within the slice [window].
+    offset: Vec<usize>,
+    /// Operand dims of size one the slice leaves out [inserted window dims].
+    collapsed: Vec<usize>,
+    /// Operand batching dims [input batching dims].
+    op_batching: Vec<usize>,
+    /// Their partners among the indices' dims.
+    idx_batching: Vec<usize>,
+    /// The operand dim each element of an index vector starts
+    /// [scatter dims to operand dims].
+    start_map: Vec<usize>,
+}
+
+impl Roles {
+    /// The operand dims the slice spans and the result dims that run over
+    /// the indices' batch, checked against the result's `dims` and the
+    /// indices; errors name `op`, the `result` it makes and, where the
+    /// batch does not match, say `batch_mismatch`.
+    fn spans(
+        &self,
+        rank: usize,
+        dims: &[usize],
+        si: &StartIndices,
+        indices: &Literal,
+        (op, result, batch_mismatch): (&str, &str, &str),
+    ) -> Res<(Vec<usize>, Vec<usize>)> {
+        let operand: Vec<usize> = (0..rank)
+            .filter(|d| !self.collapsed.contains(d) && !self.op_batching.contains(d))
+            .collect();
+        let batch: Vec<usize> = (0..dims.len())
+            .filter(|d| !self.offset.contains(d))
+            .collect();
+        if operand.len() != self.offset.len()
+            || batch.len() != si.batch_dims.len()
+            || self.start_map.len() != si.vector_len(indices.dims())
+            || self.op_batching.len() != self.idx_batching.len()
+        {
+            return err(format!("{op}: dimension numbers are inconsistent with the operand, indices and {result} shapes"));
+        }
+        if batch
+            .iter()
+            .zip(&si.batch_dims)
+            .any(|(&d, &n)| dims[d] != n)
+            || self.idx_batching.contains(&si.ivd)
+        {
+            return err(format!("{op}: {batch_mismatch}"));
+        }
+        Ok((operand, batch))
+    }
+
+    /// Calls `f` with every position of the result's `dims`, in row-major
+    /// order, and where its slice starts in the operand of rank `rank`: its
+    /// index vector along `start_map`, its batch coordinates (those of the
+    /// `batch` dims) along the batching dims, 0 elsewhere.
+    fn each_start(
+        &self,
+        si: &StartIndices,
+        batch: &[usize],
+        rank: usize,
+        dims: &[usize],
+        mut f: impl FnMut(&[usize], &[i64]) -> Res<()>,
+    ) -> Res<()> {
+        let n: usize = dims.iter().product();
+        let mut at = vec![0usize; dims.len()];
+        let mut gvec = vec![0usize; batch.len()];
+        let mut start = vec![0i64; rank];
+        for _ in 0..n {
+            for (j, &d) in batch.iter().enumerate() {
+                gvec[j] = at[d];
+            }
+            start.iter_mut().for_each(|s| *s = 0);
+            for (k, &d) in self.start_map.iter().enumerate() {
+                start[d] = si.get(&gvec, k);
+            }
+            for (&od, &idd) in self.op_batching.iter().zip(&self.idx_batching) {
+                start[od] = gvec[si.batch_pos(idd)] as i64;
+            }
+            f(&at, &start)?;
+            next_index(&mut at, dims);
+        }
+        Ok(())
+    }
+}
+
 /// Source flat index of every output element of a gather.
 pub(crate) fn gather_indices(
     x: &Literal,
@@ -92,19 +179,21 @@ pub(crate) fn gather_indices(
     let rank = op_dims.len();
     let si = StartIndices::new(indices, g.index_vector_dim, "gather")?;
     let out_rank = out_dims.len();
-    let offset_dims = to_usizes(&g.offset_dims, out_rank, "gather offset_dims")?;
-    let collapsed = to_usizes(&g.collapsed_slice_dims, rank, "gather collapsed_slice_dims")?;
-    let op_batching = to_usizes(
-        &g.operand_batching_dims,
-        rank,
-        "gather operand_batching_dims",
-    )?;
-    let idx_batching = to_usizes(
-        &g.start_indices_batching_dims,
-        si.rank,
-        "gather start_indices_batching_dims",
-    )?;
-    let start_map = to_usizes(&g.start_index_map, rank, "gather start_index_map")?;
+    let roles = Roles {
+        offset: to_usizes(&g.offset_dims, out_rank, "gather offset_dims")?,
+        collapsed: to_usizes(&g.collapsed_slice_dims, rank, "gather collapsed_slice_dims")?,
+        op_batching: to_usizes(
+            &g.operand_batching_dims,
+            rank,
+            "gather operand_batching_dims",
+        )?,
+        idx_batching: to_usizes(
+            &g.start_indices_batching_dims,
+            si.rank,
+            "gather start_indices_batching_dims",
+        )?,
+        start_map: to_usizes(&g.start_index_map, rank, "gather start_index_map")?,
+    };
     let sizes: Vec<usize> = g
         .slice_sizes
         .iter()
@@ -122,49 +211,27 @@ pub(crate) fn gather_indices(
             },
             Ok,
         )?;
-    let offset_operand: Vec<usize> = (0..rank)
-        .filter(|d| !collapsed.contains(d) && !op_batching.contains(d))
-        .collect();
-    let batch_out: Vec<usize> = (0..out_rank).filter(|d| !offset_dims.contains(d)).collect();
-    if offset_operand.len() != offset_dims.len()
-        || batch_out.len() != si.batch_dims.len()
-        || start_map.len() != si.vector_len(indices.dims())
-        || op_batching.len() != idx_batching.len()
-    {
-        return err("gather: dimension numbers are inconsistent with the operand, indices and result shapes");
-    }
-    if batch_out
-        .iter()
-        .zip(&si.batch_dims)
-        .any(|(&d, &n)| out_dims[d] != n)
-        || idx_batching.contains(&si.ivd)
-    {
-        return err("gather: result batch dimensions do not match the start indices");
-    }
+    let (offset_operand, batch_out) = roles.spans(
+        rank,
+        out_dims,
+        &si,
+        indices,
+        (
+            "gather",
+            "result",
+            "result batch dimensions do not match the start indices",
+        ),
+    )?;
     let op_strides = strides(&op_dims);
-    let n: usize = out_dims.iter().product();
-    let mut out = Vec::with_capacity(n);
-    let mut o = vec![0usize; out_rank];
-    let mut gvec = vec![0usize; batch_out.len()];
-    let mut start = vec![0i64; rank];
-    for _ in 0..n {
-        for (j, &d) in batch_out.iter().enumerate() {
-            gvec[j] = o[d];
-        }
-        start.iter_mut().for_each(|s| *s = 0);
-        for (k, &d) in start_map.iter().enumerate() {
-            start[d] = si.get(&gvec, k);
-        }
-        for (&od, &idd) in op_batching.iter().zip(&idx_batching) {
-            start[od] = gvec[si.batch_pos(idd)] as i64;
-        }
+    let mut out = Vec::with_capacity(out_dims.iter().product());
+    roles.each_start(&si, &batch_out, rank, out_dims, |o, start| {
         let mut flat = 0usize;
         for d in 0..rank {
             let s = start[d].clamp(0, (op_dims[d] - sizes[d]) as i64) as usize;
             flat += s * op_strides[d];
         }
         for (j, &od) in offset_operand.iter().enumerate() {
-            let off = o[offset_dims[j]];
+            let off = o[roles.offset[j]];
             if off >= sizes[od] {
                 return err("gather: result shape exceeds the slice sizes");
             }
@@ -174,8 +241,8 @@ pub(crate) fn gather_indices(
             return err("gather: index out of range");
         }
         out.push(flat);
-        next_index(&mut o, out_dims);
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -190,64 +257,46 @@ pub(crate) fn scatter_pairs(
     let rank = op_dims.len();
     let si = StartIndices::new(indices, s.index_vector_dim, "scatter")?;
     let up_rank = up_dims.len();
-    let window_dims = to_usizes(&s.update_window_dims, up_rank, "scatter update_window_dims")?;
-    let inserted = to_usizes(
-        &s.inserted_window_dims,
+    let roles = Roles {
+        offset: to_usizes(&s.update_window_dims, up_rank, "scatter update_window_dims")?,
+        collapsed: to_usizes(
+            &s.inserted_window_dims,
+            rank,
+            "scatter inserted_window_dims",
+        )?,
+        op_batching: to_usizes(&s.input_batching_dims, rank, "scatter input_batching_dims")?,
+        idx_batching: to_usizes(
+            &s.scatter_indices_batching_dims,
+            si.rank,
+            "scatter scatter_indices_batching_dims",
+        )?,
+        start_map: to_usizes(
+            &s.scatter_dims_to_operand_dims,
+            rank,
+            "scatter scatter_dims_to_operand_dims",
+        )?,
+    };
+    let (window_operand, scatter_up) = roles.spans(
         rank,
-        "scatter inserted_window_dims",
+        up_dims,
+        &si,
+        indices,
+        (
+            "scatter",
+            "updates",
+            "update scatter dimensions do not match the indices",
+        ),
     )?;
-    let in_batching = to_usizes(&s.input_batching_dims, rank, "scatter input_batching_dims")?;
-    let idx_batching = to_usizes(
-        &s.scatter_indices_batching_dims,
-        si.rank,
-        "scatter scatter_indices_batching_dims",
-    )?;
-    let to_operand = to_usizes(
-        &s.scatter_dims_to_operand_dims,
-        rank,
-        "scatter scatter_dims_to_operand_dims",
-    )?;
-    let window_operand: Vec<usize> = (0..rank)
-        .filter(|d| !inserted.contains(d) && !in_batching.contains(d))
-        .collect();
-    let scatter_up: Vec<usize> = (0..up_rank).filter(|d| !window_dims.contains(d)).collect();
-    if window_operand.len() != window_dims.len()
-        || scatter_up.len() != si.batch_dims.len()
-        || to_operand.len() != si.vector_len(indices.dims())
-        || in_batching.len() != idx_batching.len()
-    {
-        return err("scatter: dimension numbers are inconsistent with the operand, indices and updates shapes");
-    }
-    if scatter_up
-        .iter()
-        .zip(&si.batch_dims)
-        .any(|(&d, &n)| up_dims[d] != n)
-        || idx_batching.contains(&si.ivd)
-    {
-        return err("scatter: update scatter dimensions do not match the indices");
-    }
+    let window_dims = &roles.offset;
     // window size per operand dim
     let mut wsize = vec![1usize; rank];
     for (j, &od) in window_operand.iter().enumerate() {
         wsize[od] = up_dims[window_dims[j]];
     }
     let op_strides = strides(op_dims);
-    let n: usize = up_dims.iter().product();
-    let mut pairs = Vec::with_capacity(n);
-    let mut u = vec![0usize; up_rank];
-    let mut gvec = vec![0usize; scatter_up.len()];
-    let mut start = vec![0i64; rank];
-    for flat_u in 0..n {
-        for (j, &d) in scatter_up.iter().enumerate() {
-            gvec[j] = u[d];
-        }
-        start.iter_mut().for_each(|s| *s = 0);
-        for (k, &d) in to_operand.iter().enumerate() {
-            start[d] = si.get(&gvec, k);
-        }
-        for (&od, &idd) in in_batching.iter().zip(&idx_batching) {
-            start[od] = gvec[si.batch_pos(idd)] as i64;
-        }
+    let mut pairs = Vec::with_capacity(up_dims.iter().product());
+    let mut flat_u = 0usize;
+    roles.each_start(&si, &scatter_up, rank, up_dims, |u, start| {
         let in_bounds = (0..rank)
             .all(|d| start[d] >= 0 && start[d] as u64 + wsize[d] as u64 <= op_dims[d] as u64);
         if in_bounds {
@@ -260,7 +309,8 @@ pub(crate) fn scatter_pairs(
             }
             pairs.push((flat, flat_u));
         }
-        next_index(&mut u, up_dims);
-    }
+        flat_u += 1;
+        Ok(())
+    })?;
     Ok(pairs)
 }

@@ -254,8 +254,30 @@ pub(super) fn triangular_solve(
 #[cfg(test)]
 mod tests {
     use crate::backend::{Backend, Interpreter};
-    use crate::hlo::{parse_module, ArrayShape, ElementType};
+    use crate::hlo::{parse_module, ArrayShape, ElementType, Module};
     use crate::literal::Literal;
+
+    /// `x = triangular-solve(a, b)` of `ty` with `attrs`, `a` and `b` (and
+    /// `x`) of dims `dims.0` and `dims.1`.
+    fn solve_module(ty: &str, attrs: &str, dims: (&str, &str)) -> Module {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  a = {ty}[{}] parameter(0)\n  b = {ty}[{}] parameter(1)\n  \
+             ROOT x = {ty}[{}] triangular-solve(a, b), {attrs}\n}}\n",
+            dims.0, dims.1, dims.1
+        );
+        parse_module(&text).unwrap()
+    }
+
+    /// The interpreter's output of `m` on `args`, and the reference's.
+    fn ours_and_reference(m: &Module, args: &[Literal]) -> (Literal, Literal) {
+        let ours = Interpreter::default()
+            .compile(m)
+            .unwrap()
+            .execute(args)
+            .unwrap();
+        let reference = crate::reference::evaluate(m, args).unwrap();
+        (ours[0].clone(), reference[0].clone())
+    }
 
     fn solve(
         ty: &str,
@@ -264,25 +286,14 @@ mod tests {
         b: &[f64],
         dims: (&str, &str),
     ) -> (Vec<f64>, Vec<f64>) {
-        let text = format!(
-            "HloModule m\nENTRY e {{\n  a = {ty}[{}] parameter(0)\n  b = {ty}[{}] parameter(1)\n  \
-             ROOT x = {ty}[{}] triangular-solve(a, b), {attrs}\n}}\n",
-            dims.0, dims.1, dims.1
-        );
-        let m = parse_module(&text).unwrap();
+        let m = solve_module(ty, attrs, dims);
         let t: ElementType = ty.parse().unwrap();
         let lit = |d: &str, v: &[f64]| {
             let dims: Vec<i64> = d.split(',').map(|x| x.parse().unwrap()).collect();
             Literal::from_f64s(&ArrayShape::new(t, dims), v).unwrap()
         };
-        let args = [lit(dims.0, a), lit(dims.1, b)];
-        let ours = Interpreter::default()
-            .compile(&m)
-            .unwrap()
-            .execute(&args)
-            .unwrap();
-        let reference = crate::reference::evaluate(&m, &args).unwrap();
-        (ours[0].to_f64_vec(), reference[0].to_f64_vec())
+        let (ours, reference) = ours_and_reference(&m, &[lit(dims.0, a), lit(dims.1, b)]);
+        (ours.to_f64_vec(), reference.to_f64_vec())
     }
 
     #[test]
@@ -343,10 +354,8 @@ mod tests {
     fn complex_adjoint_conjugates_the_named_triangle() {
         // a = [[1+i, 9], [2i, 2]] lower: adjoint = [[1-i, -2i], [0, 2]];
         // x1 = 4/2 = 2; x0 = (3 + 2i*2) / (1-i) = (3+4i)(1+i)/2 = (-1+7i)/2
-        let m = parse_module(
-            "HloModule m\nENTRY e {\n  a = c128[2,2] parameter(0)\n  b = c128[2,1] parameter(1)\n  ROOT x = c128[2,1] triangular-solve(a, b), left_side=true, lower=true, transpose_a=ADJOINT\n}\n",
-        )
-        .unwrap();
+        let attrs = "left_side=true, lower=true, transpose_a=ADJOINT";
+        let m = solve_module("c128", attrs, ("2,2", "2,1"));
         let a = Literal::from_complex(
             &ArrayShape::new(ElementType::C128, vec![2, 2]),
             &[(1.0, 1.0), (9.0, 0.0), (0.0, 2.0), (2.0, 0.0)],
@@ -357,14 +366,8 @@ mod tests {
             &[(3.0, 0.0), (4.0, 0.0)],
         )
         .unwrap();
-        let args = [a, b];
-        let ours = Interpreter::default()
-            .compile(&m)
-            .unwrap()
-            .execute(&args)
-            .unwrap();
-        assert_eq!(ours[0].to_complex_vec(), vec![(-0.5, 3.5), (2.0, 0.0)]);
-        let reference = crate::reference::evaluate(&m, &args).unwrap();
-        assert_eq!(reference[0].to_complex_vec(), ours[0].to_complex_vec());
+        let (ours, reference) = ours_and_reference(&m, &[a, b]);
+        assert_eq!(ours.to_complex_vec(), vec![(-0.5, 3.5), (2.0, 0.0)]);
+        assert_eq!(reference.to_complex_vec(), ours.to_complex_vec());
     }
 }

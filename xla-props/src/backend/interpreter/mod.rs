@@ -36,4 +36,5 @@ mod shape_ops;
 pub(crate) mod tests;
 
 pub use backend::{Interpreter, DEFAULT_WHILE_LIMIT};
+pub(crate) use elem::nth;
 pub use numerics::interpreter_numerics;

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::backend::{Backend, BackendError};
+use crate::hlo::rewrite::EntryBuilder;
 use crate::hlo::{row_gather, with};
 use crate::hlo::{
     ArrayShape, Attrs, CompId, ComparisonDirection, ComparisonType, Computation, ConstantData,
@@ -14,7 +15,7 @@ use ElementType::*;
 /// Builds one computation instruction by instruction.
 #[derive(Default)]
 pub(super) struct B {
-    ins: Vec<Instruction>,
+    ins: EntryBuilder,
 }
 
 pub(super) fn sh(dt: ElementType, dims: &[i64]) -> Shape {
@@ -37,7 +38,7 @@ impl B {
         ops: &[InstrId],
         attrs: Attrs,
     ) -> InstrId {
-        let name = format!("{}.{}", op.name(), self.ins.len());
+        let name = format!("{}.{}", op.name(), self.ins.instructions.len());
         let mut i = Instruction::new(name, op, s, ops.to_vec());
         i.attrs = attrs;
         self.push(i)
@@ -47,16 +48,10 @@ impl B {
         self.op_with(Opcode::Constant, s, &[], a)
     }
     fn push(&mut self, i: Instruction) -> InstrId {
-        self.ins.push(i);
-        InstrId(self.ins.len() as u32 - 1)
+        self.ins.push(i)
     }
     pub(super) fn build(self, name: &str, root: InstrId) -> Computation {
-        Computation {
-            name: name.into(),
-            instructions: self.ins,
-            root,
-            other: vec![],
-        }
+        self.ins.finish(name, root)
     }
 }
 

@@ -10,21 +10,20 @@
 //! kills that worker only: its compile fails as `iree-compile crashed` or
 //! timed out, and the next compile starts a fresh worker.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use super::embed::Compiler;
 use super::error::IreeError;
 use crate::backend::xla::protocol::{
-    exit_code, frame_reader, protocol_stdout, read_frame, stderr_tail, write_frame,
+    exit_code, protocol_stdout, read_frame, write_frame, WorkerPipes,
 };
 
 /// The argument that selects the compile worker in a binary.
@@ -133,9 +132,7 @@ fn restore_stderr(saved: i32) -> io::Result<()> {
 /// A running compile worker.
 struct Worker {
     child: Child,
-    stdin: ChildStdin,
-    frames: Receiver<io::Result<Option<Vec<u8>>>>,
-    stderr: Arc<Mutex<VecDeque<u8>>>,
+    pipes: WorkerPipes,
 }
 
 /// Spawns `cmd`, retrying for up to a second while the program is "text
@@ -173,23 +170,12 @@ impl Worker {
                 program.display()
             ))
         })?;
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            let _ = child.kill();
-            let _ = child.wait();
+        let Some(pipes) = WorkerPipes::take(&mut child, STDERR_TAIL) else {
             return Err(IreeError::Io(
                 "compile worker pipes were not created".into(),
             ));
         };
-        let frames = frame_reader(stdout);
-        let tail = stderr_tail(stderr, STDERR_TAIL);
-        let mut worker = Worker {
-            child,
-            stdin,
-            frames,
-            stderr: tail,
-        };
+        let mut worker = Worker { child, pipes };
         let started = worker.receive(STARTUP).map_err(|e| {
             unavailable(format!(
                 "the iree compile worker {} did not start: {e}",
@@ -212,7 +198,7 @@ impl Worker {
         mlir: &str,
         timeout: Duration,
     ) -> Result<Result<Vec<u8>, String>, IreeError> {
-        if write_frame(&mut self.stdin, mlir.as_bytes()).is_err() {
+        if write_frame(&mut self.pipes.stdin, mlir.as_bytes()).is_err() {
             return Err(self.crashed());
         }
         match self.receive(timeout)? {
@@ -225,7 +211,7 @@ impl Worker {
     }
 
     fn receive(&mut self, timeout: Duration) -> Result<(u8, Vec<u8>), IreeError> {
-        match self.frames.recv_timeout(timeout) {
+        match self.pipes.frames.recv_timeout(timeout) {
             Ok(Ok(Some(mut frame))) if !frame.is_empty() => {
                 let tag = frame.remove(0);
                 Ok((tag, frame))
@@ -249,11 +235,7 @@ impl Worker {
         };
         // let the stderr reader drain what the dying process wrote
         std::thread::sleep(Duration::from_millis(50));
-        let bytes: Vec<u8> = self
-            .stderr
-            .lock()
-            .map(|t| t.iter().copied().collect())
-            .unwrap_or_default();
+        let bytes = self.pipes.stderr_bytes();
         IreeError::Crashed {
             tool: "iree-compile",
             status,

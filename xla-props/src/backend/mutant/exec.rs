@@ -10,6 +10,7 @@ use super::kernels;
 use super::mutation::Mutation;
 use crate::backend::api::Backend;
 use crate::backend::error::BackendError;
+use crate::backend::interpreter::nth;
 use crate::hlo::{CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape};
 use crate::literal::{Literal, Value};
 
@@ -172,13 +173,9 @@ impl<'a> Stepper<'a> {
             let v = match instr.opcode {
                 Opcode::Parameter => {
                     let n = instr.attrs.parameter_number.unwrap_or(0);
-                    usize::try_from(n)
-                        .ok()
-                        .and_then(|n| args.get(n))
-                        .cloned()
-                        .ok_or_else(|| {
-                            BackendError::BadArguments(format!("no argument for parameter {n}"))
-                        })?
+                    nth(&args, n).cloned().ok_or_else(|| {
+                        BackendError::BadArguments(format!("no argument for parameter {n}"))
+                    })?
                 }
                 Opcode::Tuple => Value::Tuple(operands),
                 Opcode::GetTupleElement => {
@@ -186,7 +183,7 @@ impl<'a> Stepper<'a> {
                     operands
                         .first()
                         .and_then(Value::as_tuple)
-                        .and_then(|t| t.get(usize::try_from(k).ok()?))
+                        .and_then(|t| nth(t, k))
                         .cloned()
                         .ok_or_else(|| {
                             BackendError::Compile(format!("`{}`: bad tuple index", instr.name))

@@ -8,7 +8,7 @@
 
 use crate::backend::{Backend, BackendError, Executable, Interpreter};
 use crate::check::Numerics;
-use crate::hlo::{Attrs, ConstantData, InstrId, Instruction, Module, Opcode, Shape};
+use crate::hlo::{Attrs, ConstantData, ElementType, InstrId, Instruction, Module, Opcode, Shape};
 
 /// One injected miscompilation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,31 +177,47 @@ fn wrong_constant(comp: &mut crate::hlo::Computation) {
         let Some(a) = ins.shape.as_array() else {
             continue;
         };
-        let scalar = Shape::scalar(a.dtype);
-        let mut factor = Instruction::new(
-            format!("{}.bug.factor", ins.name),
-            Opcode::Constant,
-            scalar,
-            vec![],
-        );
-        factor.attrs.constant = Some(ConstantData::Float(vec![1.0 + 2f64.powi(-5)]));
-        let f = comp.push(factor);
-        let mut bcast = Instruction::new(
-            format!("{}.bug.broadcast", ins.name),
-            Opcode::Broadcast,
-            ins.shape.clone(),
-            vec![f],
-        );
-        bcast.attrs = Attrs {
-            dimensions: Some(vec![]),
-            ..Attrs::default()
-        };
-        let b = comp.push(bcast);
-        let mut inner = ins.clone();
-        inner.name = format!("{}.bug.inner", ins.name);
-        let i = comp.push(inner);
-        comp.instructions[k].operands = vec![i, b];
+        let stem = format!("{}.bug", ins.name);
+        scale_by_constant(comp, k, a.dtype, 1.0 + 2f64.powi(-5), &stem);
     }
+}
+
+/// Makes instruction `k` of `comp` multiply a copy of itself by `factor`
+/// (a `dtype` scalar, broadcast): appends `{stem}.factor`,
+/// `{stem}.broadcast` and `{stem}.inner` (the copy), and makes `(inner,
+/// broadcast)` the operands of `k`, whose opcode the caller makes a
+/// multiply where it is not one.
+pub(crate) fn scale_by_constant(
+    comp: &mut crate::hlo::Computation,
+    k: usize,
+    dtype: ElementType,
+    factor: f64,
+    stem: &str,
+) {
+    let ins = comp.instructions[k].clone();
+    let mut constant = Instruction::new(
+        format!("{stem}.factor"),
+        Opcode::Constant,
+        Shape::scalar(dtype),
+        vec![],
+    );
+    constant.attrs.constant = Some(ConstantData::Float(vec![factor]));
+    let f = comp.push(constant);
+    let mut bcast = Instruction::new(
+        format!("{stem}.broadcast"),
+        Opcode::Broadcast,
+        ins.shape.clone(),
+        vec![f],
+    );
+    bcast.attrs = Attrs {
+        dimensions: Some(vec![]),
+        ..Attrs::default()
+    };
+    let b = comp.push(bcast);
+    let mut inner = ins;
+    inner.name = format!("{stem}.inner");
+    let i = comp.push(inner);
+    comp.instructions[k].operands = vec![i, b];
 }
 
 fn slice_off_by_one(comp: &mut crate::hlo::Computation) {

@@ -21,6 +21,8 @@ mod mutation;
 mod rewrite;
 
 pub use backend::Mutant;
+#[cfg(test)]
+pub(crate) use fusion_bugs::scale_by_constant;
 pub use fusion_bugs::{Bug, Buggy};
 pub use mutation::{Mutation, MutationCategory, UnknownMutation};
 pub use rewrite::widen_fused_arithmetic;

@@ -1,16 +1,14 @@
 //! The parent side of the worker: spawn, talk frames with a timeout, notice
 //! crashes, and keep the tail of the worker's stderr for the error report.
 
-use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
 use super::error::XlaError;
-use super::protocol::{frame_reader, stderr_tail, write_frame, Request, Response};
+use super::protocol::{write_frame, Request, Response, WorkerPipes};
 use super::worker::WORKER_ARG;
 
 /// Bytes of worker stderr kept for error messages.
@@ -19,9 +17,7 @@ const STDERR_TAIL: usize = 4096;
 /// A running worker process.
 pub(crate) struct Worker {
     child: Child,
-    stdin: ChildStdin,
-    frames: Receiver<std::io::Result<Option<Vec<u8>>>>,
-    stderr: Arc<Mutex<VecDeque<u8>>>,
+    pipes: WorkerPipes,
     /// What the worker said about its plugin when it started.
     pub description: String,
 }
@@ -49,22 +45,12 @@ impl Worker {
                     program.display()
                 ))
             })?;
-        let (stdin, stdout, stderr) =
-            match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
-                (Some(i), Some(o), Some(e)) => (i, o, e),
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(XlaError::Protocol("worker pipes were not created".into()));
-                }
-            };
-        let frames = frame_reader(stdout);
-        let tail = stderr_tail(stderr, STDERR_TAIL);
+        let Some(pipes) = WorkerPipes::take(&mut child, STDERR_TAIL) else {
+            return Err(XlaError::Protocol("worker pipes were not created".into()));
+        };
         let mut worker = Worker {
             child,
-            stdin,
-            frames,
-            stderr: tail,
+            pipes,
             description: String::new(),
         };
         match worker.receive("starting", startup)? {
@@ -88,8 +74,8 @@ impl Worker {
         timeout: Duration,
     ) -> Result<Response, XlaError> {
         let payload = request.encode();
-        if write_frame(&mut self.stdin, &payload)
-            .and_then(|_| self.stdin.flush())
+        if write_frame(&mut self.pipes.stdin, &payload)
+            .and_then(|_| self.pipes.stdin.flush())
             .is_err()
         {
             return Err(self.crashed(during));
@@ -98,7 +84,7 @@ impl Worker {
     }
 
     fn receive(&mut self, during: &'static str, timeout: Duration) -> Result<Response, XlaError> {
-        match self.frames.recv_timeout(timeout) {
+        match self.pipes.frames.recv_timeout(timeout) {
             Ok(Ok(Some(frame))) => Response::decode(&frame)
                 .map_err(|e| XlaError::Protocol(format!("bad reply while {during}: {e}"))),
             Ok(Ok(None)) | Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
@@ -132,10 +118,7 @@ impl Worker {
     /// What the worker last wrote to stderr: the fatal-log line (`F... Check
     /// failed: ...`) when there is one, else the last few lines.
     pub fn stderr_tail(&self) -> String {
-        let bytes: Vec<u8> = match self.stderr.lock() {
-            Ok(t) => t.iter().copied().collect(),
-            Err(_) => Vec::new(),
-        };
+        let bytes = self.pipes.stderr_bytes();
         summarize_stderr(&String::from_utf8_lossy(&bytes))
     }
 }

@@ -521,3 +521,44 @@ pub fn stderr_tail(
     });
     tail
 }
+
+/// A worker process's three pipes, each served as the parent uses it: its
+/// stdin, the frames of its stdout ([`frame_reader`]) and the tail of its
+/// stderr ([`stderr_tail`]).
+pub struct WorkerPipes {
+    /// Where requests are written.
+    pub stdin: std::process::ChildStdin,
+    /// The replies, read on a thread of their own.
+    pub frames: std::sync::mpsc::Receiver<io::Result<Option<Vec<u8>>>>,
+    /// The last bytes the worker wrote to stderr.
+    stderr: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<u8>>>,
+}
+
+impl WorkerPipes {
+    /// Takes the pipes of `child`, spawned with all three piped, keeping
+    /// `cap` bytes of its stderr; None, with the child killed and reaped,
+    /// when one of them was not created.
+    pub fn take(child: &mut std::process::Child, cap: usize) -> Option<WorkerPipes> {
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        };
+        Some(WorkerPipes {
+            stdin,
+            frames: frame_reader(stdout),
+            stderr: stderr_tail(stderr, cap),
+        })
+    }
+
+    /// What the worker has written to stderr lately (empty when the reader
+    /// thread panicked).
+    pub fn stderr_bytes(&self) -> Vec<u8> {
+        self.stderr
+            .lock()
+            .map(|t| t.iter().copied().collect())
+            .unwrap_or_default()
+    }
+}

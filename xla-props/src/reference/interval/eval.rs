@@ -1,7 +1,9 @@
 //! The interval evaluation: the run over a module's computations, and the
 //! elementwise rules (corners of the operand box, poles, trigonometry).
 
-use super::super::walk::{callee, entry_values, operand_values, refuse_complex, take_argument};
+use super::super::walk::{
+    callee, entry_values, from_leaves, operand_values, refuse_complex, take_argument, Leaves,
+};
 use super::super::{OpError, Run};
 use super::bounds::*;
 use crate::hlo::{
@@ -55,14 +57,18 @@ pub(super) fn param_enclosure<'l>(
     shape: &Shape,
     next: &mut impl Iterator<Item = &'l Literal>,
 ) -> Option<Enclosure> {
-    match shape {
-        Shape::Array(_) => next.next().map(|l| Enclosure::Array(Bounds::point(l))),
-        Shape::Tuple(t) => t
-            .iter()
-            .map(|s| param_enclosure(s, next))
-            .collect::<Option<Vec<_>>>()
-            .map(Enclosure::Tuple),
-        Shape::Token => Some(Enclosure::Token),
+    from_leaves(shape, next, &|| (), &mut |_, l| {
+        Ok(Enclosure::Array(Bounds::point(l)))
+    })
+    .ok()
+}
+
+impl Leaves for Enclosure {
+    fn tuple(items: Vec<Enclosure>) -> Enclosure {
+        Enclosure::Tuple(items)
+    }
+    fn token() -> Enclosure {
+        Enclosure::Token
     }
 }
 

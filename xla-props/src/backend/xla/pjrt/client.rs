@@ -271,13 +271,7 @@ impl<'p> Client<'p> {
             client: args.client,
             device: ptr::null_mut(),
         };
-        let mut devs = ClientAddressableDevicesArgs::new();
-        devs.client = client.client;
-        plugin.call(
-            FN_CLIENT_ADDRESSABLE_DEVICES,
-            "PJRT_Client_AddressableDevices",
-            &mut devs,
-        )?;
+        let devs = client.addressable_devices_args()?;
         if devs.num_devices == 0 || devs.devices.is_null() {
             return Err(PjrtError::Data(
                 "the plugin has no addressable device".into(),
@@ -286,6 +280,21 @@ impl<'p> Client<'p> {
         // SAFETY: the plugin returned `num_devices` >= 1 device pointers owned by the client.
         client.device = unsafe { *devs.devices };
         Ok(client)
+    }
+
+    /// `PJRT_Client_AddressableDevices`: `num_devices` device pointers at
+    /// `devices`, owned by the client.
+    pub(super) fn addressable_devices_args(
+        &self,
+    ) -> Result<ClientAddressableDevicesArgs, PjrtError> {
+        let mut devs = ClientAddressableDevicesArgs::new();
+        devs.client = self.client;
+        self.plugin.call(
+            FN_CLIENT_ADDRESSABLE_DEVICES,
+            "PJRT_Client_AddressableDevices",
+            &mut devs,
+        )?;
+        Ok(devs)
     }
 
     /// The platform version string (e.g. the XLA CPU build).

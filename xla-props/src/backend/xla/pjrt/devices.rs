@@ -13,9 +13,9 @@ use std::ffi::{c_int, c_void};
 use std::ptr;
 
 use super::api::{
-    ClientAddressableDevicesArgs, ExecuteOptions, LoadedExecutableExecuteArgs,
-    FN_CLIENT_ADDRESSABLE_DEVICES, FN_DEVICE_DESCRIPTION_ID, FN_DEVICE_GET_DESCRIPTION,
-    FN_LOADED_EXECUTABLE_ADDRESSABLE_DEVICES, FN_LOADED_EXECUTABLE_EXECUTE,
+    ExecuteOptions, LoadedExecutableExecuteArgs, FN_DEVICE_DESCRIPTION_ID,
+    FN_DEVICE_GET_DESCRIPTION, FN_LOADED_EXECUTABLE_ADDRESSABLE_DEVICES,
+    FN_LOADED_EXECUTABLE_EXECUTE,
 };
 use super::client::Buffer;
 use super::{Client, HostArray, LoadedExecutable, PjrtError};
@@ -110,14 +110,7 @@ impl Client<'_> {
     /// How many devices this client can address (the CPU plugin: its
     /// `cpu_device_count` create option).
     pub fn addressable_device_count(&self) -> Result<usize, PjrtError> {
-        let mut devs = ClientAddressableDevicesArgs::new();
-        devs.client = self.client;
-        self.plugin.call(
-            FN_CLIENT_ADDRESSABLE_DEVICES,
-            "PJRT_Client_AddressableDevices",
-            &mut devs,
-        )?;
-        Ok(devs.num_devices)
+        Ok(self.addressable_devices_args()?.num_devices)
     }
 }
 

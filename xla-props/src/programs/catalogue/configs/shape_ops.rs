@@ -16,9 +16,18 @@ fn rank_dims(rank: usize) -> Vec<i64> {
     }
 }
 
-fn slice_spec(class: &str) -> (Vec<i64>, Vec<(i64, i64, i64)>) {
+/// (operand dims, slice) of a slice class; each dim `(start, limit, stride)`.
+fn slice_spec(class: &str) -> (Vec<i64>, Vec<SliceDim>) {
     let two = vec![5, 7];
-    let s = |v: &[(i64, i64, i64)]| v.to_vec();
+    let s = |v: &[(i64, i64, i64)]| -> Vec<SliceDim> {
+        v.iter()
+            .map(|&(start, limit, stride)| SliceDim {
+                start,
+                limit,
+                stride,
+            })
+            .collect()
+    };
     match class {
         "unit-stride" => (two, s(&[(1, 4, 1), (2, 6, 1)])),
         "stride2-minor" => (two, s(&[(0, 5, 1), (0, 7, 2)])),
@@ -33,8 +42,16 @@ fn slice_spec(class: &str) -> (Vec<i64>, Vec<(i64, i64, i64)>) {
     }
 }
 
-fn pad_spec(class: &str) -> (Vec<i64>, Vec<(i64, i64, i64)>) {
-    let s = |v: &[(i64, i64, i64)]| (vec![3, 4], v.to_vec());
+/// (operand dims, padding) of a pad class; each dim `(low, high, interior)`.
+fn pad_spec(class: &str) -> (Vec<i64>, Vec<PadDim>) {
+    let s = |v: &[(i64, i64, i64)]| -> (Vec<i64>, Vec<PadDim>) {
+        let pads = v.iter().map(|&(low, high, interior)| PadDim {
+            low,
+            high,
+            interior,
+        });
+        (vec![3, 4], pads.collect())
+    };
     match class {
         "low-high" => s(&[(1, 2, 0), (2, 1, 0)]),
         "negative-low" => s(&[(-1, 0, 0), (-2, 1, 0)]),
@@ -114,29 +131,13 @@ pub(super) fn build(c: &mut Cfg, op: Opcode, class: &str, dims: &[i64]) -> Res<I
         }
         Opcode::Slice => {
             let x = c.main(dims, Role::Data);
-            let sl: Vec<SliceDim> = slice_spec(class)
-                .1
-                .into_iter()
-                .map(|(start, limit, stride)| SliceDim {
-                    start,
-                    limit,
-                    stride,
-                })
-                .collect();
+            let sl = slice_spec(class).1;
             c.op(op, vec![x], with(&|a| a.slice = Some(sl.clone())))
         }
         Opcode::Pad => {
             let x = c.main(dims, Role::Data);
             let v = c.param(c.t, &[], Role::Data);
-            let pads: Vec<PadDim> = pad_spec(class)
-                .1
-                .into_iter()
-                .map(|(low, high, interior)| PadDim {
-                    low,
-                    high,
-                    interior,
-                })
-                .collect();
+            let pads = pad_spec(class).1;
             c.op(op, vec![x, v], with(&|a| a.padding = Some(pads.clone())))
         }
         Opcode::Concatenate => {
