@@ -15,6 +15,7 @@ mod grouped_conv_model;
 mod judge;
 mod kind;
 mod known_bug_model;
+mod known_bug_verdict;
 mod known_bugs;
 mod legal;
 mod magnitude_sums;
