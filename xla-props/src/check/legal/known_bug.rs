@@ -22,9 +22,9 @@ impl LegalDifference for KnownBugs {
     }
     /// Each bug's model alone, and, where two or more rewrite the module,
     /// all of them applied one after the other to one module: in a deep
-    /// program (JAX's `igamma`: a divide by a broadcast constant in its
-    /// `lgamma`, and divides of divides) the bugs act together, and no one
-    /// model's module computes what the backend does.
+    /// program two bugs may act on one output (a divide by a broadcast
+    /// constant feeding a divide of a divide), and then no one model's
+    /// module computes what the backend does.
     fn evidence<'n>(&self, c: &Case<'n, '_>) -> Vec<Evidence<'n>> {
         let bugs: Vec<_> = c
             .known_bugs
