@@ -694,6 +694,15 @@ fn a_sort_of_a_slice_of_rank_2_and_a_crashing_gather_are_declared_rejections() {
     assert!(!crashes(&sliced, crash));
 }
 
+/// The sine family's masks' arguments: `x` as given, `y = [2, 3, -4]`.
+fn x_and_y(t: ElementType, x: [f64; 3]) -> [Literal; 2] {
+    let s = ArrayShape::new(t, vec![3]);
+    [
+        Literal::from_f64s(&s, &x).unwrap(),
+        Literal::from_f64s(&s, &[2.0, 3.0, -4.0]).unwrap(),
+    ]
+}
+
 #[test]
 fn a_cosine_seen_through_a_follower_is_excused_at_its_elements() {
     let BugModel::AnyValue(mask) = SINE_RANGE.model else {
@@ -706,14 +715,8 @@ fn a_cosine_seen_through_a_follower_is_excused_at_its_elements() {
         ))
         .unwrap()
     };
-    let args = |t: ElementType| {
-        let s = ArrayShape::new(t, vec![3]);
-        // near a zero of the cosine (1.496) and far from every zero (0.3, 3)
-        [
-            Literal::from_f64s(&s, &[1.496, 0.3, 3.0]).unwrap(),
-            Literal::from_f64s(&s, &[2.0, 3.0, -4.0]).unwrap(),
-        ]
-    };
+    // near a zero of the cosine (1.496) and far from every zero (0.3, 3)
+    let args = |t: ElementType| x_and_y(t, [1.496, 0.3, 3.0]);
     let every = Some(vec![vec![true; 3]]);
     for root in [
         "divide(y, c)",
@@ -745,13 +748,7 @@ fn a_sine_seen_through_a_fusion_or_a_sign_op_is_an_output_sine() {
     let BugModel::AnyValue(mask) = SINE_RANGE.model else {
         panic!("an any-value model");
     };
-    let args = |t: ElementType| {
-        let s = ArrayShape::new(t, vec![3]);
-        [
-            Literal::from_f64s(&s, &[3.38, 0.3, -2.9]).unwrap(),
-            Literal::from_f64s(&s, &[2.0, 3.0, -4.0]).unwrap(),
-        ]
-    };
+    let args = |t: ElementType| x_and_y(t, [3.38, 0.3, -2.9]);
     let module = |t: &str, body: &str| {
         parse_module(&format!(
             "HloModule m\nfused {{\n  a = {t}[3] parameter(0)\n  s = {t}[3] sine(a)\n  \
