@@ -122,6 +122,50 @@ fn what_multiplies_a_normalized_value_is_a_norm_scale() {
     assert_eq!(g.intervals[1], Interval::new(0.5, 1.5));
 }
 
+/// Haiku's RMSNorm: `(x * scale) * rsqrt(mean(x^2) + eps)`, the scale
+/// meeting the normalizer only after multiplying `x`.
+const RMS_NORM: &str = "HloModule m\nADD\nENTRY e {\n  x = f32[4,8] parameter(0)\n  scale = f32[8] parameter(1)\n  \
+    z = f32[] constant(0)\n  eight = f32[] constant(8)\n  n = f32[4] broadcast(eight), dimensions={}\n  \
+    sb = f32[4,8] broadcast(scale), dimensions={1}\n  xs = f32[4,8] multiply(x, sb)\n  \
+    x2 = f32[4,8] multiply(x, x)\n  s = f32[4] reduce(x2, z), dimensions={1}, to_apply=add\n  ms = f32[4] divide(s, n)\n  \
+    e5 = f32[] constant(1e-5)\n  eps = f32[4] broadcast(e5), dimensions={}\n  me = f32[4] add(ms, eps)\n  r = f32[4] rsqrt(me)\n  \
+    rb = f32[4,8] broadcast(r), dimensions={0}\n  ROOT y = f32[4,8] multiply(xs, rb)\n}\n";
+
+#[test]
+fn a_scale_that_meets_the_normalizer_after_another_factor_is_a_norm_scale() {
+    let text = RMS_NORM.replace("ADD\n", ADD);
+    let r = roles(&text);
+    assert_eq!(r[1], ParameterRole::NormScale, "{r:?}");
+    // x is normalized by a value computed from itself: data, not a scale
+    assert_eq!(r[0], ParameterRole::Data, "{r:?}");
+    let g = generate_inputs(&module(&text), Distribution::Uniform, 2).unwrap();
+    assert_eq!(g.intervals[1], Interval::new(0.5, 1.5));
+}
+
+#[test]
+fn embeddings_class_tokens_and_running_means_take_activations_place() {
+    // tokens looked up in `emb` plus a position embedding `pos`; a class
+    // token `cls` joined with a dense layer's output; a running mean `mu`
+    // subtracted from it; and `out`, a table whose rows are only moved
+    let text = "HloModule m\nENTRY e {\n  emb = f32[10,4] parameter(0)\n  ids = s32[3,1] parameter(1)\n  \
+                pos = f32[3,4] parameter(2)\n  x = f32[3,4] parameter(3)\n  w = f32[4,4] parameter(4)\n  \
+                cls = f32[1,4] parameter(5)\n  mu = f32[4] parameter(6)\n  out = f32[10,4] parameter(7)\n  \
+                g = f32[3,4] gather(emb, ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}\n  \
+                e = f32[3,4] add(g, pos)\n  d = f32[3,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  \
+                mb = f32[3,4] broadcast(mu), dimensions={1}\n  c = f32[3,4] subtract(d, mb)\n  \
+                j = f32[4,4] concatenate(cls, d), dimensions={0}\n  \
+                moved = f32[3,4] gather(out, ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}\n  \
+                ROOT t = (f32[3,4], f32[3,4], f32[4,4], f32[3,4]) tuple(e, c, j, moved)\n}\n";
+    let r = roles(text);
+    for k in [0, 2, 5, 6] {
+        assert_eq!(r[k], ParameterRole::Activation, "parameter {k}: {r:?}");
+    }
+    assert_eq!(r[3], ParameterRole::Input, "{r:?}");
+    assert_eq!(r[7], ParameterRole::Data, "{r:?}");
+    let g = generate_inputs(&module(text), Distribution::Uniform, 2).unwrap();
+    assert_eq!(g.intervals[0], Interval::new(-1.0, 1.0));
+}
+
 /// Adam's update of one parameter (optax's form): moments, bias
 /// corrections from the step count, and the learning rate.
 const ADAM: &str = "HloModule m\nENTRY e {\n  p = f32[16] parameter(0)\n  g = f32[16] parameter(1)\n  \
@@ -313,6 +357,7 @@ fn every_role_has_a_rule_and_a_sensible_range() {
         ParameterRole::Label { classes: 3 },
         ParameterRole::Index { extent: 5 },
         ParameterRole::Input,
+        ParameterRole::Activation,
         ParameterRole::Data,
     ];
     for r in all {

@@ -36,7 +36,9 @@ pub enum ParameterRole {
     },
     /// Rule: a float parameter that reaches an operand of a multiply whose
     /// other operand is a normalized value (an rsqrt, a divide by a sqrt, or
-    /// a product of one) that does not depend on the parameter itself. Range: `[0.5, 1.5]` (ones at initialization,
+    /// a product of one) that does not depend on the parameter itself, also
+    /// after products with other such values (RMSNorm's
+    /// `(x * scale) * rsqrt(mean(x^2) + eps)`). Range: `[0.5, 1.5]` (ones at initialization,
     /// perturbed so that the scale still carries a signal).
     NormScale,
     /// Rule: a float parameter that reaches the operand of a sqrt, an rsqrt
@@ -57,7 +59,8 @@ pub enum ParameterRole {
     /// Rule: a float parameter that reaches an operand of an add whose other
     /// operand is the result of a dot or a convolution, or a normalized value
     /// (a norm's shift), that does not depend on the parameter itself (a
-    /// residual `x + f(x)` is no bias). Range: `[-0.25, 0.25]` (zeros at initialization in
+    /// residual `x + f(x)` is no bias), also after being concatenated with
+    /// other biases (an LSTM's gates). Range: `[-0.25, 0.25]` (zeros at initialization in
     /// most libraries; small, non-zero values keep its signal).
     Bias,
     /// Rule: a float scalar that, through products, quotients (as the
@@ -94,6 +97,15 @@ pub enum ParameterRole {
     /// pre-activations stay of order one, where the default range would
     /// saturate every gate and overflow `exp`).
     Input,
+    /// Rule: a float parameter that is none of the above and takes the
+    /// place of a layer's activations: a table whose rows a gather looks up
+    /// for arithmetic (a token embedding), or a value added to, subtracted
+    /// from or joined (concatenated) with a lookup, a dot's or a
+    /// convolution's result or a normalized value (a position embedding, a
+    /// class token, a batch norm's running mean). Range: `[-1, 1]`
+    /// (embeddings and running means are of order one; the default range
+    /// makes every later layer overflow or saturate).
+    Activation,
     /// No rule holds: the default sampling range of the type.
     Data,
 }
@@ -112,6 +124,7 @@ impl ParameterRole {
             ParameterRole::Label { .. } => "label",
             ParameterRole::Index { .. } => "index",
             ParameterRole::Input => "input",
+            ParameterRole::Activation => "activation",
             ParameterRole::Data => "data",
         }
     }
@@ -123,7 +136,7 @@ impl ParameterRole {
                 "reaches the right operand of a dot or a convolution's kernel"
             }
             ParameterRole::NormScale => {
-                "multiplies a normalized value (after an rsqrt or a divide by a sqrt)"
+                "multiplies a normalized value (after an rsqrt or a divide by a sqrt), directly or after other factors"
             }
             ParameterRole::Moment => "reaches a sqrt, an rsqrt or a fractional power through sums, products and quotients",
             ParameterRole::Average => "multiplied by a decay in [0.5, 1), the product added to something",
@@ -137,6 +150,7 @@ impl ParameterRole {
                 "reaches an index operand (gather, scatter, dynamic slice)"
             }
             ParameterRole::Input => "reaches an operand of a dot or a convolution's input",
+            ParameterRole::Activation => "looked up by a gather, or added to, subtracted from or joined with a layer's activations",
             ParameterRole::Data => "no rule holds",
         }
     }
@@ -159,7 +173,7 @@ impl ParameterRole {
             ParameterRole::Index { extent } => {
                 Some(Interval::new(-extent as f64, (extent - 1) as f64))
             }
-            ParameterRole::Input => Some(Interval::new(-1.0, 1.0)),
+            ParameterRole::Input | ParameterRole::Activation => Some(Interval::new(-1.0, 1.0)),
             ParameterRole::Data => None,
         }
     }
@@ -399,6 +413,71 @@ fn sign_preserving<'a>(flow: &'a Flow<'_>, p: usize) -> impl Fn(&Node, usize) ->
     }
 }
 
+/// A layer's activations: a gather's lookup, a dot's or a convolution's
+/// result, a normalized value, or sums and concatenations of them.
+fn activation(g: &Graph, n: NodeId, depth: usize) -> bool {
+    if normalized(g, n, 8) {
+        return true;
+    }
+    origin(g, n).is_some_and(|node| match node.opcode {
+        Opcode::Gather | Opcode::Dot | Opcode::Convolution => true,
+        Opcode::Add | Opcode::Subtract | Opcode::Concatenate if depth > 0 => {
+            node.operands.iter().any(|&o| activation(g, o, depth - 1))
+        }
+        // a lookup that fills what falls out of range (`jnp.take`)
+        Opcode::Select if depth > 0 => node
+            .operands
+            .iter()
+            .skip(1)
+            .any(|&o| activation(g, o, depth - 1)),
+        _ => false,
+    })
+}
+
+/// The [`ParameterRole::Activation`] rule for parameter `number`, whose
+/// pass-through uses are `direct`.
+fn takes_activations_place(flow: &Flow<'_>, number: usize, direct: &Uses) -> bool {
+    let g = flow.g;
+    let independent = |o: NodeId| !flow.deps[o].contains(&number);
+    // a table whose looked-up rows are computed with, not only moved
+    let looked_up = direct.iter().any(|&(u, k)| {
+        g.nodes[u].opcode == Opcode::Gather
+            && k == 0
+            && flow.reach(u, moves_values).iter().any(|&(v, _)| {
+                matches!(
+                    g.nodes[v].opcode,
+                    Opcode::Add
+                        | Opcode::Subtract
+                        | Opcode::Multiply
+                        | Opcode::Dot
+                        | Opcode::Convolution
+                        | Opcode::Reduce
+                )
+            })
+    });
+    let beside = direct.iter().any(|&(u, k)| {
+        let op = g.nodes[u].opcode;
+        let others = |o: &&NodeId| independent(**o) && activation(g, **o, 4);
+        match op {
+            Opcode::Add | Opcode::Subtract => flow.other((u, k)).is_some_and(|o| others(&&o)),
+            Opcode::Concatenate => g.nodes[u].operands.iter().any(|o| others(&o)),
+            _ => false,
+        }
+    });
+    looked_up || beside
+}
+
+/// What carries parameter `p` as a factor: pass-through ops and products
+/// with values that do not depend on `p`.
+fn scaled_by_others<'a>(flow: &'a Flow<'_>, p: usize) -> impl Fn(&Node, usize) -> bool + 'a {
+    move |n, k| {
+        pass_through(n, k)
+            || (n.opcode == Opcode::Multiply
+                && n.operands.len() == 2
+                && !flow.deps[n.operands[1 - k.min(1)]].contains(&p))
+    }
+}
+
 /// What an update passes through between a learning rate and the parameter
 /// it changes.
 fn scaling(n: &Node, k: usize) -> bool {
@@ -536,17 +615,19 @@ fn float_role(module: &Module, flow: &Flow<'_>, number: usize, fan: Option<f64>)
         return ParameterRole::Weight { fan_in };
     }
     let direct = flow.reach(p, pass_through);
-    // the other operand of a binary op it reaches, when that operand does
-    // not depend on it (`x * rsqrt(sum(x * x))` normalizes x, it does not
-    // scale it; `x + dot(x, w)` is a residual, not a bias)
-    let binary = |op: Opcode| {
-        direct
-            .iter()
-            .filter(move |&&(u, _)| g.nodes[u].opcode == op)
-            .filter_map(|&use_| flow.other(use_))
-            .filter(move |&o| !flow.deps[o].contains(&number))
-    };
-    if binary(Opcode::Multiply).any(|o| normalized(g, o, 8)) {
+    // the other operand of a binary op it reaches counts when it does not
+    // depend on the parameter (`x * rsqrt(sum(x * x))` normalizes x, it
+    // does not scale it; `x + dot(x, w)` is a residual, not a bias); a
+    // scale may meet the normalizer after other factors: haiku's and
+    // flax's RMSNorm compute `(x * scale) * rsqrt(mean(x^2) + eps)`
+    let factors = flow.reach(p, scaled_by_others(flow, number));
+    let scales_a_normalized = factors.iter().any(|&use_| {
+        g.nodes[use_.0].opcode == Opcode::Multiply
+            && flow
+                .other(use_)
+                .is_some_and(|o| !flow.deps[o].contains(&number) && normalized(g, o, 8))
+    });
+    if scales_a_normalized {
         return ParameterRole::NormScale;
     }
     let to_sqrt = flow
@@ -581,7 +662,18 @@ fn float_role(module: &Module, flow: &Flow<'_>, number: usize, fan: Option<f64>)
         })
     }
     let contraction = |o: NodeId| summed_contraction(g, o, 2) || normalized(g, o, 8);
-    if binary(Opcode::Add).any(contraction) {
+    // also joined with other biases first (an LSTM's four gates' biases
+    // concatenated and added to one dot)
+    let joined = flow.reach(p, |n, k| {
+        pass_through(n, k) || n.opcode == Opcode::Concatenate
+    });
+    let biased = joined.iter().any(|&use_| {
+        g.nodes[use_.0].opcode == Opcode::Add
+            && flow
+                .other(use_)
+                .is_some_and(|o| !flow.deps[o].contains(&number) && contraction(o))
+    });
+    if biased {
         return ParameterRole::Bias;
     }
     let contracted = flow
@@ -594,6 +686,9 @@ fn float_role(module: &Module, flow: &Flow<'_>, number: usize, fan: Option<f64>)
         });
     if contracted {
         return ParameterRole::Input;
+    }
+    if takes_activations_place(flow, number, &direct) {
+        return ParameterRole::Activation;
     }
     if node.element_count() == 1 {
         let updates = flow.reach(p, scaling).into_iter().any(|use_| {
