@@ -146,24 +146,40 @@ fn a_scale_that_meets_the_normalizer_after_another_factor_is_a_norm_scale() {
 fn embeddings_class_tokens_and_running_means_take_activations_place() {
     // tokens looked up in `emb` plus a position embedding `pos`; a class
     // token `cls` joined with a dense layer's output; a running mean `mu`
-    // subtracted from it; and `out`, a table whose rows are only moved
+    // subtracted from it; a VAE's noise `eps` in `d + exp(x) * eps`; and
+    // `out`, a table whose rows are only moved
     let text = "HloModule m\nENTRY e {\n  emb = f32[10,4] parameter(0)\n  ids = s32[3,1] parameter(1)\n  \
                 pos = f32[3,4] parameter(2)\n  x = f32[3,4] parameter(3)\n  w = f32[4,4] parameter(4)\n  \
                 cls = f32[1,4] parameter(5)\n  mu = f32[4] parameter(6)\n  out = f32[10,4] parameter(7)\n  \
+                eps = f32[3,4] parameter(8)\n  sig = f32[3,4] exponential(x)\n  ns = f32[3,4] multiply(sig, eps)\n  \
+                z = f32[3,4] add(d, ns)\n  \
                 g = f32[3,4] gather(emb, ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}\n  \
                 e = f32[3,4] add(g, pos)\n  d = f32[3,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  \
                 mb = f32[3,4] broadcast(mu), dimensions={1}\n  c = f32[3,4] subtract(d, mb)\n  \
                 j = f32[4,4] concatenate(cls, d), dimensions={0}\n  \
                 moved = f32[3,4] gather(out, ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}\n  \
-                ROOT t = (f32[3,4], f32[3,4], f32[4,4], f32[3,4]) tuple(e, c, j, moved)\n}\n";
+                ROOT t = (f32[3,4], f32[3,4], f32[4,4], f32[3,4], f32[3,4]) tuple(e, c, j, moved, z)\n}\n";
     let r = roles(text);
-    for k in [0, 2, 5, 6] {
+    for k in [0, 2, 5, 6, 8] {
         assert_eq!(r[k], ParameterRole::Activation, "parameter {k}: {r:?}");
     }
     assert_eq!(r[3], ParameterRole::Input, "{r:?}");
     assert_eq!(r[7], ParameterRole::Data, "{r:?}");
     let g = generate_inputs(&module(text), Distribution::Uniform, 2).unwrap();
     assert_eq!(g.intervals[0], Interval::new(-1.0, 1.0));
+}
+
+#[test]
+fn biases_concatenated_before_their_add_are_biases() {
+    // an LSTM cell's gate biases joined into one vector added to one dot
+    let text = "HloModule m\nENTRY e {\n  x = f32[2,4] parameter(0)\n  w = f32[4,8] parameter(1)\n  \
+                bi = f32[4] parameter(2)\n  bf = f32[4] parameter(3)\n  \
+                d = f32[2,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  \
+                b = f32[8] concatenate(bi, bf), dimensions={0}\n  bb = f32[2,8] broadcast(b), dimensions={1}\n  \
+                ROOT y = f32[2,8] add(d, bb)\n}\n";
+    let r = roles(text);
+    assert_eq!(r[2], ParameterRole::Bias, "{r:?}");
+    assert_eq!(r[3], ParameterRole::Bias, "{r:?}");
 }
 
 /// Adam's update of one parameter (optax's form): moments, bias

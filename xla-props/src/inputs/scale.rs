@@ -101,8 +101,9 @@ pub enum ParameterRole {
     /// place of a layer's activations: a table whose rows a gather looks up
     /// for arithmetic (a token embedding), or a value added to, subtracted
     /// from or joined (concatenated) with a lookup, a dot's or a
-    /// convolution's result or a normalized value (a position embedding, a
-    /// class token, a batch norm's running mean). Range: `[-1, 1]`
+    /// convolution's result or a normalized value, directly or after
+    /// products with other values (a position embedding, a class token, a
+    /// batch norm's running mean, a VAE's noise in `mu + sigma * eps`). Range: `[-1, 1]`
     /// (embeddings and running means are of order one; the default range
     /// makes every later layer overflow or saturate).
     Activation,
@@ -435,12 +436,14 @@ fn activation(g: &Graph, n: NodeId, depth: usize) -> bool {
 }
 
 /// The [`ParameterRole::Activation`] rule for parameter `number`, whose
-/// pass-through uses are `direct`.
-fn takes_activations_place(flow: &Flow<'_>, number: usize, direct: &Uses) -> bool {
+/// uses as a factor (through pass-through ops and products with values
+/// that do not depend on it) are `factors`: a VAE's noise `eps` in
+/// `mu + sigma * eps` is added to a layer's output after a product.
+fn takes_activations_place(flow: &Flow<'_>, number: usize, factors: &Uses) -> bool {
     let g = flow.g;
     let independent = |o: NodeId| !flow.deps[o].contains(&number);
     // a table whose looked-up rows are computed with, not only moved
-    let looked_up = direct.iter().any(|&(u, k)| {
+    let looked_up = factors.iter().any(|&(u, k)| {
         g.nodes[u].opcode == Opcode::Gather
             && k == 0
             && flow.reach(u, moves_values).iter().any(|&(v, _)| {
@@ -455,7 +458,7 @@ fn takes_activations_place(flow: &Flow<'_>, number: usize, direct: &Uses) -> boo
                 )
             })
     });
-    let beside = direct.iter().any(|&(u, k)| {
+    let beside = factors.iter().any(|&(u, k)| {
         let op = g.nodes[u].opcode;
         let others = |o: &&NodeId| independent(**o) && activation(g, **o, 4);
         match op {
@@ -687,7 +690,7 @@ fn float_role(module: &Module, flow: &Flow<'_>, number: usize, fan: Option<f64>)
     if contracted {
         return ParameterRole::Input;
     }
-    if takes_activations_place(flow, number, &direct) {
+    if takes_activations_place(flow, number, &factors) {
         return ParameterRole::Activation;
     }
     if node.element_count() == 1 {

@@ -127,6 +127,11 @@ impl std::fmt::Display for Certificate {
                 "amplified: {local}, and their errors carried through the graph bound the output's deviation (largest: output {} element {}: observed {:.3e} <= predicted {:.3e})",
                 e.output, e.element, e.observed, e.predicted
             ),
+            Certificate::Composition(_) if !e.predicted.is_finite() => write!(
+                f,
+                "composition: {local}, but {} output elements depart beyond what their errors explain (worst: output {} element {}: observed {:.3e}, where the errors carried through the graph are unbounded: predicted inf, which explains nothing)",
+                e.beyond, e.output, e.element, e.observed
+            ),
             Certificate::Composition(_) => write!(
                 f,
                 "composition: {local}, but {} output elements depart beyond what their errors explain (worst: output {} element {}: observed {:.3e} > predicted {:.3e})",
