@@ -182,6 +182,19 @@ fn biases_concatenated_before_their_add_are_biases() {
     assert_eq!(r[3], ParameterRole::Bias, "{r:?}");
 }
 
+#[test]
+fn a_scale_rescaled_by_a_constant_keeps_the_default_range() {
+    // `(scale / 64)` drawn in the default range is a scale in [-1, 1]: the
+    // role's range would describe the product, not the parameter
+    let text = RMS_NORM.replace("ADD\n", ADD).replace(
+        "sb = f32[4,8] broadcast(scale), dimensions={1}",
+        "c = f32[] constant(0.015625)\n  cb = f32[8] broadcast(c), dimensions={}\n  \
+         sc = f32[8] multiply(scale, cb)\n  sb = f32[4,8] broadcast(sc), dimensions={1}",
+    );
+    let r = roles(&text);
+    assert_eq!(r[1], ParameterRole::Data, "{r:?}");
+}
+
 /// Adam's update of one parameter (optax's form): moments, bias
 /// corrections from the step count, and the learning rate.
 const ADAM: &str = "HloModule m\nENTRY e {\n  p = f32[16] parameter(0)\n  g = f32[16] parameter(1)\n  \

@@ -471,13 +471,18 @@ fn takes_activations_place(flow: &Flow<'_>, number: usize, factors: &Uses) -> bo
 }
 
 /// What carries parameter `p` as a factor: pass-through ops and products
-/// with values that do not depend on `p`.
+/// with computed values that do not depend on `p`. A product with a
+/// constant is not followed: `p * c` rescales `p`, and a role's range
+/// describes the factor itself, not `p` in another unit (a program that
+/// draws `p` in the default range and scales it down keeps doing so).
 fn scaled_by_others<'a>(flow: &'a Flow<'_>, p: usize) -> impl Fn(&Node, usize) -> bool + 'a {
     move |n, k| {
         pass_through(n, k)
             || (n.opcode == Opcode::Multiply
                 && n.operands.len() == 2
-                && !flow.deps[n.operands[1 - k.min(1)]].contains(&p))
+                && !flow.deps[n.operands[1 - k.min(1)]].contains(&p)
+                && origin(flow.g, n.operands[1 - k.min(1)])
+                    .is_some_and(|o| o.opcode != Opcode::Constant))
     }
 }
 
