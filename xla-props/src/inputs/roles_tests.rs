@@ -110,16 +110,25 @@ const LAYER_NORM: &str = "HloModule m\nADD\nENTRY e {\n  x = f32[4,8] parameter(
     sb = f32[4,8] broadcast(scale), dimensions={1}\n  scaled = f32[4,8] multiply(normed, sb)\n  \
     hb = f32[4,8] broadcast(shift), dimensions={1}\n  ROOT y = f32[4,8] add(scaled, hb)\n}\n";
 
-#[test]
-fn what_multiplies_a_normalized_value_is_a_norm_scale() {
-    let text = LAYER_NORM.replace("ADD\n", ADD);
+/// The roles of a norm `text` (with `ADD` for the reducer) whose
+/// parameter 0 is the data it normalizes and parameter 1 its scale: those
+/// two are checked, and the scale's drawn range.
+fn norm_roles(text: &str) -> Vec<ParameterRole> {
+    let text = text.replace("ADD\n", ADD);
     let r = roles(&text);
     assert_eq!(r[1], ParameterRole::NormScale, "{r:?}");
-    assert_eq!(r[0], ParameterRole::Data);
-    // the shift is added to a normalized value
-    assert_eq!(r[2], ParameterRole::Bias);
+    // x is normalized by a value computed from itself: data, not a scale
+    assert_eq!(r[0], ParameterRole::Data, "{r:?}");
     let g = generate_inputs(&module(&text), Distribution::Uniform, 2).unwrap();
     assert_eq!(g.intervals[1], Interval::new(0.5, 1.5));
+    r
+}
+
+#[test]
+fn what_multiplies_a_normalized_value_is_a_norm_scale() {
+    let r = norm_roles(LAYER_NORM);
+    // the shift is added to a normalized value
+    assert_eq!(r[2], ParameterRole::Bias);
 }
 
 /// Haiku's RMSNorm: `(x * scale) * rsqrt(mean(x^2) + eps)`, the scale
@@ -133,13 +142,7 @@ const RMS_NORM: &str = "HloModule m\nADD\nENTRY e {\n  x = f32[4,8] parameter(0)
 
 #[test]
 fn a_scale_that_meets_the_normalizer_after_another_factor_is_a_norm_scale() {
-    let text = RMS_NORM.replace("ADD\n", ADD);
-    let r = roles(&text);
-    assert_eq!(r[1], ParameterRole::NormScale, "{r:?}");
-    // x is normalized by a value computed from itself: data, not a scale
-    assert_eq!(r[0], ParameterRole::Data, "{r:?}");
-    let g = generate_inputs(&module(&text), Distribution::Uniform, 2).unwrap();
-    assert_eq!(g.intervals[1], Interval::new(0.5, 1.5));
+    norm_roles(RMS_NORM);
 }
 
 #[test]

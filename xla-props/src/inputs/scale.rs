@@ -360,6 +360,13 @@ impl<'g> Flow<'g> {
         let ops = &self.g.nodes[u].operands;
         (ops.len() == 2).then(|| ops[1 - k.min(1)])
     }
+
+    /// The other operand of a binary use, when it does not depend on entry
+    /// parameter `p` (`x * rsqrt(sum(x * x))` normalizes x, it does not
+    /// scale it; `x + dot(x, w)` is a residual, not a bias).
+    fn other_without(&self, use_: (NodeId, usize), p: usize) -> Option<NodeId> {
+        self.other(use_).filter(|&o| !self.deps[o].contains(&p))
+    }
 }
 
 fn pass_through(n: &Node, _k: usize) -> bool {
@@ -441,7 +448,6 @@ fn activation(g: &Graph, n: NodeId, depth: usize) -> bool {
 /// `mu + sigma * eps` is added to a layer's output after a product.
 fn takes_activations_place(flow: &Flow<'_>, number: usize, factors: &Uses) -> bool {
     let g = flow.g;
-    let independent = |o: NodeId| !flow.deps[o].contains(&number);
     // a table whose looked-up rows are computed with, not only moved
     let looked_up = factors.iter().any(|&(u, k)| {
         g.nodes[u].opcode == Opcode::Gather
@@ -458,14 +464,15 @@ fn takes_activations_place(flow: &Flow<'_>, number: usize, factors: &Uses) -> bo
                 )
             })
     });
-    let beside = factors.iter().any(|&(u, k)| {
-        let op = g.nodes[u].opcode;
-        let others = |o: &&NodeId| independent(**o) && activation(g, **o, 4);
-        match op {
-            Opcode::Add | Opcode::Subtract => flow.other((u, k)).is_some_and(|o| others(&&o)),
-            Opcode::Concatenate => g.nodes[u].operands.iter().any(|o| others(&o)),
-            _ => false,
-        }
+    let beside = factors.iter().any(|&(u, k)| match g.nodes[u].opcode {
+        Opcode::Add | Opcode::Subtract => flow
+            .other_without((u, k), number)
+            .is_some_and(|o| activation(g, o, 4)),
+        Opcode::Concatenate => g.nodes[u]
+            .operands
+            .iter()
+            .any(|&o| !flow.deps[o].contains(&number) && activation(g, o, 4)),
+        _ => false,
     });
     looked_up || beside
 }
@@ -477,12 +484,14 @@ fn takes_activations_place(flow: &Flow<'_>, number: usize, factors: &Uses) -> bo
 /// draws `p` in the default range and scales it down keeps doing so).
 fn scaled_by_others<'a>(flow: &'a Flow<'_>, p: usize) -> impl Fn(&Node, usize) -> bool + 'a {
     move |n, k| {
+        let computed = |o: NodeId| {
+            !flow.deps[o].contains(&p)
+                && origin(flow.g, o).is_some_and(|o| o.opcode != Opcode::Constant)
+        };
         pass_through(n, k)
             || (n.opcode == Opcode::Multiply
                 && n.operands.len() == 2
-                && !flow.deps[n.operands[1 - k.min(1)]].contains(&p)
-                && origin(flow.g, n.operands[1 - k.min(1)])
-                    .is_some_and(|o| o.opcode != Opcode::Constant))
+                && computed(n.operands[1 - k.min(1)]))
     }
 }
 
@@ -623,17 +632,14 @@ fn float_role(module: &Module, flow: &Flow<'_>, number: usize, fan: Option<f64>)
         return ParameterRole::Weight { fan_in };
     }
     let direct = flow.reach(p, pass_through);
-    // the other operand of a binary op it reaches counts when it does not
-    // depend on the parameter (`x * rsqrt(sum(x * x))` normalizes x, it
-    // does not scale it; `x + dot(x, w)` is a residual, not a bias); a
-    // scale may meet the normalizer after other factors: haiku's and
+    // a scale may meet the normalizer after other factors: haiku's and
     // flax's RMSNorm compute `(x * scale) * rsqrt(mean(x^2) + eps)`
     let factors = flow.reach(p, scaled_by_others(flow, number));
     let scales_a_normalized = factors.iter().any(|&use_| {
         g.nodes[use_.0].opcode == Opcode::Multiply
             && flow
-                .other(use_)
-                .is_some_and(|o| !flow.deps[o].contains(&number) && normalized(g, o, 8))
+                .other_without(use_, number)
+                .is_some_and(|o| normalized(g, o, 8))
     });
     if scales_a_normalized {
         return ParameterRole::NormScale;
@@ -677,9 +683,7 @@ fn float_role(module: &Module, flow: &Flow<'_>, number: usize, fan: Option<f64>)
     });
     let biased = joined.iter().any(|&use_| {
         g.nodes[use_.0].opcode == Opcode::Add
-            && flow
-                .other(use_)
-                .is_some_and(|o| !flow.deps[o].contains(&number) && contraction(o))
+            && flow.other_without(use_, number).is_some_and(contraction)
     });
     if biased {
         return ParameterRole::Bias;
