@@ -577,3 +577,33 @@ fn a_conversion_to_integer_of_a_moved_value_may_step_past_the_integer() {
         );
     }
 }
+
+#[test]
+fn a_masked_element_far_below_the_maximum_does_not_move_it() {
+    // a causal mask: logits at about 1, a masked one at -1e30 whose radius
+    // (its budget at that magnitude, ~1e23) is far wider than the gap it
+    // would have to cross; the maximum moves with the live logits only.
+    // The masked element alone still moves its own (all-masked) row
+    let m = parse_module(
+        "HloModule m\nmax {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+         ROOT m = f32[] maximum(a, b)\n}\nENTRY e {\n  x = f32[2,3] parameter(0)\n  \
+         p = f32[2,3] exponential(x)\n  s = f32[2,3] constant({{1, 1, -1e30}, {-1e30, -1e30, -1e30}})\n  \
+         l = f32[2,3] multiply(p, s)\n  c = f32[] constant(-inf)\n  \
+         ROOT r = f32[2] reduce(l, c), dimensions={1}, to_apply=max\n}\n",
+    )
+    .unwrap();
+    let x = f32s(vec![2, 3], &[0.1, 0.2, 0.0, 0.0, 0.0, 0.0]);
+    let b = first_order_bounds(&m, &[x], &exp_budget()).unwrap();
+    let (lo, hi) = (b[0].lo.get_f64(0), b[0].hi.get_f64(0));
+    let max = 0.2f64.exp();
+    assert!(lo <= max && max <= hi, "[{lo}, {hi}] misses {max}");
+    // within a few ulp of the live maximum (its exp budget, the product's
+    // rounding, either side), never the masked element's 1e23
+    assert!(
+        hi - lo <= 16.0 * f64::from(f32::EPSILON) * max,
+        "[{lo}, {hi}]"
+    );
+    // the all-masked row moves by its own radius, about 1e30 * 2^-22
+    let (lo1, hi1) = (b[0].lo.get_f64(1), b[0].hi.get_f64(1));
+    assert!(hi1 - lo1 > 1e22 && lo1 <= -1e30 && -1e30 <= hi1);
+}

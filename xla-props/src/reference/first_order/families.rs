@@ -279,11 +279,16 @@ impl Radii<'_, '_> {
         if exact {
             return Ok(vec![0.0; n]);
         }
-        let mut r = self.f64_op(
-            ins,
-            &[lit(x, &|i| rx[i])?, lit(init, &|_| ri0)?],
-            Some(AuxReducer::Max),
-        )?;
+        let mut r = match combine {
+            Combiner::Max | Combiner::Min => {
+                self.extremum_interval(ins, a, v, combine == Combiner::Min)?
+            }
+            _ => self.f64_op(
+                ins,
+                &[lit(x, &|i| rx[i])?, lit(init, &|_| ri0)?],
+                Some(AuxReducer::Max),
+            )?,
+        };
         if let Combiner::Logical(absorbing) = combine {
             // an element certain to be the absorbing value (a certain
             // true under `or`) decides its group whatever the others do
@@ -314,6 +319,66 @@ impl Radii<'_, '_> {
                 }
             })
             .collect())
+    }
+
+    /// A max (min) reduction's exact image of its terms' intervals: the
+    /// extremum lies in `[max(x - r), max(x + r)]` (for min, of the
+    /// negated terms), so an element far below the others (a masked logit
+    /// at -1e30, whatever its radius) cannot move it; the radius is that
+    /// interval's distance from the reference's extremum.
+    fn extremum_interval(
+        &mut self,
+        ins: &Instruction,
+        a: &[(&Literal, Vec<f64>)],
+        v: &Literal,
+        min: bool,
+    ) -> Result<Literal, OpError> {
+        let ((x, rx), (init, ri)) = ((a[0].0, &a[0].1), (a[1].0, &a[1].1));
+        let ri0 = ri.first().copied().unwrap_or(0.0);
+        let sign = if min { -1.0 } else { 1.0 };
+        // one end of an element's interval, negated for min; an unbounded
+        // radius at an infinite value spans everything
+        let end = |value: f64, radius: f64, up: bool| -> f64 {
+            let e = if up {
+                sign * value + radius
+            } else {
+                sign * value - radius
+            };
+            match (e.is_nan(), up) {
+                (false, _) => e,
+                (true, true) => f64::INFINITY,
+                (true, false) => f64::NEG_INFINITY,
+            }
+        };
+        let mut bound = |up: bool| -> Result<Literal, OpError> {
+            let xs: Vec<f64> = (0..x.element_count())
+                .map(|i| end(x.get_f64(i), rx[i], up))
+                .collect();
+            let is: Vec<f64> = (0..init.element_count())
+                .map(|_| end(init.get_f64(0), ri0, up))
+                .collect();
+            self.f64_op(
+                ins,
+                &[f64_literal(x, &xs)?, f64_literal(init, &is)?],
+                Some(AuxReducer::Max),
+            )
+        };
+        let (lo, hi) = (bound(false)?, bound(true)?);
+        let radii: Vec<f64> = (0..v.element_count())
+            .map(|i| {
+                let (m, l, h) = (sign * v.get_f64(i), lo.get_f64(i), hi.get_f64(i));
+                if l == m && h == m {
+                    return 0.0;
+                }
+                let d = (h - m).max(m - l);
+                if d.is_nan() {
+                    f64::INFINITY
+                } else {
+                    d
+                }
+            })
+            .collect();
+        f64_literal(v, &radii)
     }
 
     /// dot and convolution: `op(|a|, rb) + op(ra, |b|) + op(ra, rb)`
