@@ -83,8 +83,9 @@ ENTRY e {
     let expected = evaluate(&m, &args).unwrap();
     let reference = Oracle::Exact.all_values(&m, &args).unwrap();
     let tested = Tested::new(&interp);
-    let certificate_of =
-        |actual: &[Literal]| certify(&m, &args, &expected, actual, &reference, &tested).unwrap();
+    let certificate_of = |actual: &[Literal]| {
+        certify(&m, &args, &expected, actual, &reference, &tested, None).unwrap()
+    };
     let c = certificate_of(&actual);
     // the backend's own run: every unit legal on the operands it got there
     assert!(matches!(c, Certificate::Amplified(_)), "{c}");
@@ -102,4 +103,15 @@ ENTRY e {
     let c = certificate_of(&moved);
     assert!(matches!(c, Certificate::Composition(_)), "{c}");
     assert_eq!((c.explanation().beyond, c.explanation().element), (1, 5));
+    // the judge's verdict decides what is the certificate's to explain:
+    // it rejects the moved element, and only that one
+    let numerics = interp.numerics();
+    let judged = xla_props::isolate::judge_outputs(&m, &args, &expected, &moved, &numerics);
+    assert!(judged.rejects(0, 5) && !judged.rejects(0, 4), "{judged}");
+    let with = |v| certify(&m, &args, &expected, &moved, &reference, &tested, Some(v)).unwrap();
+    assert_eq!(with(&judged).explanation().beyond, 1);
+    // an element the judge accepted (here: a verdict that accepts all) is
+    // legal already, and no composition is certified from it
+    let accepted = xla_props::check::Verdict::Agree(Default::default());
+    assert!(matches!(with(&accepted), Certificate::Amplified(_)));
 }

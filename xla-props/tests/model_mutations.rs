@@ -123,7 +123,7 @@ fn check_one(file: &PathBuf, m: Mutation) -> Result<bool, String> {
     let tested = Tested::new(&mutant);
     let amplified = verdict.is_disagreement()
         && matches!(
-            explain_departure(&module, &args, &expected, &actual, &tested),
+            explain_departure(&module, &args, &expected, &actual, &tested, Some(&verdict)),
             Some(Departure::Certified(c)) if c.is_amplified()
         );
     // what `compare --deep` reports: the whole module's verdict, and every

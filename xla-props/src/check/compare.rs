@@ -458,6 +458,7 @@ pub(super) fn compare_plane(
     let mut mismatches: Vec<(ElementFailure, Option<u128>, usize)> = Vec::new();
     let mut count = 0u64;
     let mut first = None;
+    let mut rejected = Vec::new();
     let keep = ctx.worst.max(1);
     for i in 0..n {
         let (e, a) = (expected.get_bits(i), actual.get_bits(i));
@@ -488,6 +489,7 @@ pub(super) fn compare_plane(
                 agreement.elements -= 1;
                 count += 1;
                 first.get_or_insert(i);
+                rejected.push(i);
                 mismatches.push((f, ulp, i));
                 if mismatches.len() >= keep * 8 {
                     sort_worst(&mut mismatches);
@@ -536,6 +538,7 @@ pub(super) fn compare_plane(
         histogram,
         expected_fingerprint: expected.fingerprint(),
         actual_fingerprint: actual.fingerprint(),
+        rejected,
     })
 }
 

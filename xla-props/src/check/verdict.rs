@@ -76,6 +76,21 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Whether the judge rejected element `element` (flat) of output
+    /// `output`: false for every element of a verdict that is no value
+    /// mismatch.
+    pub fn rejects(&self, output: usize, element: usize) -> bool {
+        let report = match self {
+            Verdict::Mismatch(r) => r,
+            Verdict::KnownBug { mismatch, .. } => mismatch,
+            _ => return false,
+        };
+        report
+            .outputs
+            .iter()
+            .find(|o| o.output == output)
+            .is_some_and(|o| o.rejected.binary_search(&element).is_ok())
+    }
     /// True for [`Verdict::Agree`] and both-failed-alike.
     pub fn is_agreement(&self) -> bool {
         matches!(self, Verdict::Agree(_) | Verdict::BothFailedAlike { .. })
@@ -401,6 +416,11 @@ pub struct OutputMismatch {
     /// Fingerprint of the backend's output.
     #[serde(serialize_with = "serialize_fingerprint")]
     pub actual_fingerprint: Fingerprint,
+    /// Every mismatching element (flat, row-major), in order: what the
+    /// certificate of local agreement has to explain (the elements the
+    /// judge accepted are legal already).
+    #[serde(skip)]
+    pub rejected: Vec<usize>,
 }
 
 /// What a mismatch verdict carries.

@@ -341,7 +341,14 @@ fn compare_module(
         {
             let b = backend::create(tested)
                 .map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
-            explain_departure(module, &inputs.args, e, a, &Tested::new(b.as_ref()))
+            explain_departure(
+                module,
+                &inputs.args,
+                e,
+                a,
+                &Tested::new(b.as_ref()),
+                Some(&verdict),
+            )
         }
         _ => None,
     };

@@ -269,8 +269,10 @@ fn spread(
 
 /// The certificate for a module whose output disagrees although no unit
 /// does: `expected` and `actual` are the whole module's outputs on `args`,
-/// `reference` every entry instruction's reference value. None when the
-/// first-order bound cannot be evaluated.
+/// `reference` every entry instruction's reference value, `judged` the
+/// judge's verdict on them (only the elements it rejects are the
+/// certificate's to explain; None: every element that differs). None when
+/// the first-order bound cannot be evaluated.
 pub fn certify(
     module: &Module,
     args: &[Literal],
@@ -278,6 +280,7 @@ pub fn certify(
     actual: &[Literal],
     reference: &[Option<Value>],
     tested: &Tested<'_>,
+    judged: Option<&crate::check::Verdict>,
 ) -> Option<Certificate> {
     if let Some(own) =
         super::own_run::every_unit_legal_in_own_run(module, args, actual, reference, tested)
@@ -324,7 +327,10 @@ pub fn certify(
         let n = x.element_count().min(y.element_count());
         for (i, &ri) in r.iter().enumerate().take(n) {
             let (p, q) = (x.get_f64(i), y.get_f64(i));
-            if x.get_bits(i) == y.get_bits(i) || (p.is_nan() && q.is_nan()) {
+            if x.get_bits(i) == y.get_bits(i)
+                || (p.is_nan() && q.is_nan())
+                || judged.is_some_and(|v| !v.rejects(k, i))
+            {
                 continue;
             }
             let observed = (p - q).abs();
@@ -493,15 +499,16 @@ pub enum Departure {
     Certified(Certificate),
 }
 
-/// Explains a disagreeing output (see [`Departure`]); None when the
-/// reference cannot evaluate every instruction or the bound cannot be
-/// carried.
+/// Explains a disagreeing output (see [`Departure`]; `judged`: the judge's
+/// verdict on it, see [`certify`]); None when the reference cannot evaluate
+/// every instruction or the bound cannot be carried.
 pub fn explain_departure(
     module: &Module,
     args: &[Literal],
     expected: &[Literal],
     actual: &[Literal],
     tested: &Tested<'_>,
+    judged: Option<&crate::check::Verdict>,
 ) -> Option<Departure> {
     let oracle = super::sides::Oracle::Exact;
     let reference = oracle.all_values(module, args).ok()?;
@@ -509,7 +516,7 @@ pub fn explain_departure(
     if let Some(first) = deep.local_disagreements.into_iter().next() {
         return Some(Departure::Unit(first));
     }
-    certify(module, args, expected, actual, &reference, tested).map(Departure::Certified)
+    certify(module, args, expected, actual, &reference, tested, judged).map(Departure::Certified)
 }
 
 /// Diagnostic (`XLA_PROPS_DEBUG_CERTIFICATE`): runs the module with every

@@ -365,7 +365,16 @@ fn certified(
 ) -> Option<Certified> {
     let expected = oracle.run(module, args).into_outputs()?;
     let actual = tested.run(module, args).ok()?;
-    let certificate = certify(module, args, &expected, &actual, reference, tested)?;
+    let judged = super::sides::judge_outputs(module, args, &expected, &actual, &tested.numerics());
+    let certificate = certify(
+        module,
+        args,
+        &expected,
+        &actual,
+        reference,
+        tested,
+        Some(&judged),
+    )?;
     if certificate.is_amplified() {
         return Some(Certified::Amplified(certificate));
     }
