@@ -366,3 +366,47 @@ fn every_declared_model_reproduces_the_plugin() {
         }
     }
 }
+
+/// `xla-cpu/bf16-dot-sums-in-bf16`: the attention dot of the causal LMs'
+/// train steps (rhs batch dimensions {0,2}, lhs contracting its dimension
+/// 2), run inside a larger module: the deep check names it, and judged
+/// alone with xla-cpu's known bugs it is that bug (the line `compare`
+/// prints under its culprit).
+#[test]
+fn a_bf16_dot_culprit_is_named_as_its_known_bug_on_xla_cpu_0_115() {
+    use xla_props::backend::Backend;
+    use xla_props::isolate::{deep_check, known_bugs_of_unit, Oracle, Tested};
+    let Some(b) = backend(XlaPlugin::Cpu) else {
+        return;
+    };
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  a = bf16[2,2,8,8] parameter(0)\n  b = bf16[2,8,2,8] parameter(1)\n  \
+         d = bf16[2,2,8,8] dot(a, b), lhs_batch_dims={0,1}, lhs_contracting_dims={2}, \
+         rhs_batch_dims={0,2}, rhs_contracting_dims={3}\n  ROOT t = bf16[2,2,8,8] tanh(d)\n}\n",
+    )
+    .unwrap();
+    // alternating signs: cancellation that a sum in bf16 cannot keep
+    let v = |n: usize, s: f64| -> Vec<f64> {
+        (0..n)
+            .map(|i| (1.0 + (i % 7) as f64 / 8.0) * if (i / 3) % 2 == 0 { s } else { -s })
+            .collect()
+    };
+    let args = [
+        lit(ElementType::Bf16, &[2, 2, 8, 8], &v(256, 0.75)),
+        lit(ElementType::Bf16, &[2, 8, 2, 8], &v(256, 0.5)),
+    ];
+    let tested = Tested::new(&b);
+    let values = Oracle::Exact.all_values(&m, &args).unwrap();
+    let deep = deep_check(&m, &values, &Oracle::Exact, &tested, &mut |_| {});
+    let culprit = deep.local_disagreements.first().expect("the dot disagrees");
+    assert_eq!(culprit.top_level, "d");
+    let notes = known_bugs_of_unit(&m, &args, culprit, &tested, b.known_bugs());
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.id == "xla-cpu/bf16-dot-sums-in-bf16"),
+        "{notes:?}"
+    );
+    // without the bug declared, nothing explains it
+    assert!(known_bugs_of_unit(&m, &args, culprit, &tested, &[]).is_empty());
+}

@@ -16,7 +16,7 @@ mod rewrites;
 
 use rewrites::{
     add_zero_is_identity, constant_integer_convolution_saturates, divide_as_reciprocal,
-    division_rewrite, unsigned_power_in_forms,
+    division_rewrite, dot_sums_in_declared_type, unsigned_power_in_forms,
 };
 pub(crate) use rewrites::{is_all, is_folded_constant};
 
@@ -153,6 +153,16 @@ pub enum ModelSpec {
         /// The types it applies to (operands and result alike).
         dtypes: Vec<ElementType>,
     },
+    /// A dot at one of `dtypes` (operands and result) with batch
+    /// dimensions and one contracting dimension each side, whose lhs
+    /// contracting dimension is not the lhs's last and whose rhs batch
+    /// dimensions are not its leading ones in order: every product rounded
+    /// to the type and summed in it from 0, in contraction order
+    /// (`xla-cpu/bf16-dot-sums-in-bf16`).
+    DotSumsInDeclaredType {
+        /// The types it applies to.
+        dtypes: Vec<ElementType>,
+    },
     /// A batch-grouped convolution with more than one output feature per
     /// group at one of `dtypes`: NaN at every position of an output feature
     /// whose counterpart in another group has an infinite or NaN weight
@@ -216,6 +226,7 @@ impl ModelSpec {
                 .or_else(|| dtypes.is_empty().then(|| "dtypes is empty".to_string())),
             ModelSpec::ReducePrecisionKeepsNan { dtypes }
             | ModelSpec::DenseGroupedConvolution { dtypes }
+            | ModelSpec::DotSumsInDeclaredType { dtypes }
             | ModelSpec::DivideAsReciprocal { dtypes, .. }
             | ModelSpec::DivisionRewrite { dtypes, .. }
             | ModelSpec::AddZeroIsIdentity { dtypes }
@@ -261,6 +272,7 @@ impl ModelSpec {
             .flatten(),
             // IR rewrites, applied by `apply_model_specs`; any value: masks
             ModelSpec::DenseGroupedConvolution { .. }
+            | ModelSpec::DotSumsInDeclaredType { .. }
             | ModelSpec::BatchGroupDilationHoles { .. }
             | ModelSpec::DivideAsReciprocal { .. }
             | ModelSpec::DivisionRewrite { .. }
@@ -291,6 +303,7 @@ pub fn apply_model_specs(specs: &[ModelSpec], m: &Module) -> Option<Module> {
                 broadcast_parameters,
             } => divide_as_reciprocal(base, dtypes, *broadcast_parameters),
             ModelSpec::AddZeroIsIdentity { dtypes } => add_zero_is_identity(base, dtypes),
+            ModelSpec::DotSumsInDeclaredType { dtypes } => dot_sums_in_declared_type(base, dtypes),
             ModelSpec::DivisionRewrite { rewrite, dtypes } => {
                 division_rewrite(base, *rewrite, dtypes)
             }

@@ -16,7 +16,7 @@ use crate::backend::{self, run_module, run_reference};
 use crate::check::{Judge, KnownBug, MismatchKind, Numerics, Policy, Produced, Side, Verdict};
 use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
-use crate::isolate::{explain_departure, Departure, Tested};
+use crate::isolate::{explain_departure, known_bugs_of_unit, Departure, Tested};
 use crate::literal::Literal;
 use crate::property::{BackendId, CaseContext, CaseId, Failure, Outcome, ReferenceCache};
 
@@ -157,7 +157,16 @@ pub fn run(args: &CompareArgs) -> Result<u8, CliError> {
     say!("{}", report.verdict);
     if let Some(d) = &report.departure {
         match d {
-            Departure::Unit(l) => say!("culprit: {}", super::isolate::describe(l)),
+            Departure::Unit(l) => {
+                say!("culprit: {}", super::isolate::describe(l));
+                for b in &report.culprit_known_bugs {
+                    say!(
+                        "  the culprit alone is known bug {} ({})",
+                        b.id,
+                        b.documented
+                    );
+                }
+            }
             Departure::Certified(c) => say!("{c}"),
         }
     }
@@ -309,6 +318,8 @@ struct CompareReport {
     /// Why a disagreeing output departs (a unit, or the certificate of the
     /// units' agreement): only for value mismatches against the reference.
     departure: Option<Departure>,
+    /// The backend's known bugs that explain the culprit unit, judged alone.
+    culprit_known_bugs: Vec<crate::check::KnownBugNote>,
 }
 
 fn compare_module(
@@ -335,23 +346,26 @@ fn compare_module(
         args.oracle.reference == "reference",
         args.judging.strict_rounding,
     );
-    let departure = match (expected.outputs(), actual.outputs(), verdict.kind()) {
-        (Some(e), Some(a), Some(MismatchKind::Values | MismatchKind::NonFinite))
-            if args.oracle.reference == "reference" && tested != "reference" =>
-        {
-            let b = backend::create(tested)
-                .map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
-            explain_departure(
-                module,
-                &inputs.args,
-                e,
-                a,
-                &Tested::new(b.as_ref()),
-                Some(&verdict),
-            )
-        }
-        _ => None,
-    };
+    let (departure, culprit_known_bugs) =
+        match (expected.outputs(), actual.outputs(), verdict.kind()) {
+            (Some(e), Some(a), Some(MismatchKind::Values | MismatchKind::NonFinite))
+                if args.oracle.reference == "reference" && tested != "reference" =>
+            {
+                let b = backend::create(tested)
+                    .map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
+                let t = Tested::new(b.as_ref());
+                let d = explain_departure(module, &inputs.args, e, a, &t, Some(&verdict));
+                // whether the culprit is a documented bug of the backend
+                let notes = match &d {
+                    Some(Departure::Unit(l)) => {
+                        known_bugs_of_unit(module, &inputs.args, l, &t, &known_bugs)
+                    }
+                    _ => Vec::new(),
+                };
+                (d, notes)
+            }
+            _ => (None, Vec::new()),
+        };
     let verdict = match &departure {
         Some(Departure::Certified(c)) if c.is_amplified() => verdict.amplified(),
         _ => verdict,
@@ -360,6 +374,7 @@ fn compare_module(
         verdict,
         reference_nonfinite_outputs,
         departure,
+        culprit_known_bugs,
     })
 }
 

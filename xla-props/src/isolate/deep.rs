@@ -195,3 +195,46 @@ fn location(comp: &Computation, fusion: Option<&str>, id: InstrId) -> CulpritLoc
             .collect(),
     }
 }
+
+/// The known bugs of the backend that explain `unit`'s disagreement: the
+/// unit run alone on the reference's values of its operands (`args` the
+/// module's arguments) and judged with `known_bugs` (the whole module's
+/// judge, with known bugs left out, names the culprit; this says whether
+/// it is a documented one). Empty when none does, or the unit cannot be
+/// run again.
+pub fn known_bugs_of_unit(
+    module: &Module,
+    args: &[crate::literal::Literal],
+    unit: &LocalDisagreement,
+    tested: &Tested<'_>,
+    known_bugs: &[crate::check::KnownBug],
+) -> Vec<crate::check::KnownBugNote> {
+    let entry = module.entry_computation();
+    let Some(id) = entry
+        .instructions
+        .iter()
+        .position(|i| i.name == unit.top_level)
+    else {
+        return Vec::new();
+    };
+    let Ok(values) = Oracle::Exact.all_values(module, args) else {
+        return Vec::new();
+    };
+    let x = extract_instruction(module, InstrId(id as u32));
+    let Some(unit_args) = super::localize::operand_args(&values, &x.operands) else {
+        return Vec::new();
+    };
+    let eval = |m: &Module, a: &[crate::literal::Literal]| crate::reference::evaluate(m, a).ok();
+    let (Some(expected), Ok(actual)) = (
+        eval(&x.module, &unit_args),
+        tested.run(&x.module, &unit_args),
+    ) else {
+        return Vec::new();
+    };
+    let numerics = tested.numerics();
+    let judge = crate::check::Judge::new(&numerics, known_bugs, crate::check::Policy::Reference);
+    match judge.outputs(&x.module, &unit_args, &expected, &actual, &eval) {
+        crate::check::Verdict::KnownBug { bugs, .. } => bugs,
+        _ => Vec::new(),
+    }
+}

@@ -32,7 +32,10 @@ pub use crate::hlo::rewrite::{
 pub use certificate::{
     certify, explain_departure, grow_departing_region, Basis, Certificate, Departure, Explanation,
 };
-pub use deep::{deep_check, CulpritLocation, DeepCheck, LocalDisagreement, MAX_LOOKED_INSIDE};
+pub use deep::{
+    deep_check, known_bugs_of_unit, CulpritLocation, DeepCheck, LocalDisagreement,
+    MAX_LOOKED_INSIDE,
+};
 pub use inside::{
     by_moved_root, by_probe, look_inside, vanishes_when_split, Fused, Inside, InsideMethod,
 };

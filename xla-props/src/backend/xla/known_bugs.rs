@@ -276,6 +276,29 @@ fn batch_group_dilation_holes(m: &Module) -> Option<Module> {
     crate::check::batch_group_dilation_holes(m, &measured)
 }
 
+/// A bf16 dot whose lhs contracts a dimension that is not its last and
+/// whose rhs batch dimensions are not its leading ones rounds every product
+/// to bf16 and sums them in bf16, in contraction order (0.115 only).
+pub const BF16_DOT_SUMS_IN_BF16: KnownBug = KnownBug {
+    id: "xla-cpu/bf16-dot-sums-in-bf16",
+    summary: "a bf16 dot (bf16 operands and result, one contracting dimension each side, \
+              batch dimensions) whose lhs contracting dimension is not the lhs's last and \
+              whose rhs batch dimensions are not its leading ones in order rounds each product \
+              to bf16 and accumulates them in bf16 from 0, in contraction order: an attention \
+              `bf16[2,2,8,8] dot`, rhs_batch_dims={0,2}, gives that bit for bit (256 of 256) \
+              where 158 differ from the correctly rounded sum; f16, leading rhs batch \
+              dimensions, a last lhs contracting dimension and no batch dimensions sum right",
+    documented: "docs/findings.md, \"Finding, xla-cpu: a bf16 dot summed in bf16\"",
+    model: BugModel::Rust(bf16_dot_sums_in_bf16),
+};
+
+fn bf16_dot_sums_in_bf16(m: &Module) -> Option<Module> {
+    let spec = crate::check::ModelSpec::DotSumsInDeclaredType {
+        dtypes: vec![ElementType::Bf16],
+    };
+    crate::check::apply_model_specs(&[spec], m)
+}
+
 /// The known bugs of `xla-cpu` (PJRT C API 0.115).
 pub const XLA_CPU_KNOWN_BUGS: &[KnownBug] = &[
     INT_POWER_LOW_6_BITS,
@@ -292,6 +315,7 @@ pub const XLA_CPU_KNOWN_BUGS: &[KnownBug] = &[
     ADD_ZERO_IS_IDENTITY,
     CONSTANT_INTEGER_CONVOLUTION_SATURATES,
     DIVISION_REWRITES,
+    BF16_DOT_SUMS_IN_BF16,
 ];
 
 fn reduce_precision_nan_without_mantissa(m: &Module) -> Option<Module> {

@@ -220,3 +220,90 @@ fn unsigned_power_low_bits(a: &ArrayShape, bits: u32) -> String {
         a.dtype
     )
 }
+
+/// Every dot `ModelSpec::DotSumsInDeclaredType` takes, replaced by a call
+/// of its model: one single-term dot per contracting index (the product
+/// rounded once to the type) and an add in the type per term, in order,
+/// from 0.
+pub(super) fn dot_sums_in_declared_type(m: &Module, dtypes: &[ElementType]) -> Option<Module> {
+    replace_with_model_of(m, &|c, i| {
+        let out = i.shape.as_array().filter(|a| dtypes.contains(&a.dtype))?;
+        let d = i
+            .attrs
+            .dot_dims
+            .as_ref()
+            .filter(|_| i.opcode == Opcode::Dot)?;
+        if crate::hlo::DotAlgorithm::of(&i.attrs).ok()?.is_some() {
+            return None;
+        }
+        let shape = |k: usize| {
+            let o = c.instructions.get(i.operands.get(k)?.index())?;
+            o.shape.as_array().filter(|a| a.dtype == out.dtype)
+        };
+        let (a, b) = (shape(0)?, shape(1)?);
+        let ([lc], [rc]) = (d.lhs_contracting.as_slice(), d.rhs_contracting.as_slice()) else {
+            return None;
+        };
+        let (lc, rc) = (usize::try_from(*lc).ok()?, usize::try_from(*rc).ok()?);
+        let leading: Vec<i64> = (0..d.rhs_batch.len() as i64).collect();
+        let taken = !d.lhs_batch.is_empty() && d.rhs_batch != leading && lc + 1 != a.dims.len();
+        if !taken || a.dims.get(lc)? != b.dims.get(rc)? {
+            return None;
+        }
+        Some((summed_in_order(a, b, out, d, (lc, rc)), i.operands.clone()))
+    })
+}
+
+/// The model computation of one dot of [`dot_sums_in_declared_type`]: `a`
+/// and `b` its operands' types, `out` its result's, `d` its dimension
+/// numbers, `(lc, rc)` the contracting dimensions.
+fn summed_in_order(
+    a: &ArrayShape,
+    b: &ArrayShape,
+    out: &ArrayShape,
+    d: &crate::hlo::DotDims,
+    (lc, rc): (usize, usize),
+) -> String {
+    let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let dims = format!(
+        "lhs_batch_dims={{{}}}, lhs_contracting_dims={{{lc}}}, rhs_batch_dims={{{}}}, rhs_contracting_dims={{{rc}}}",
+        list(&d.lhs_batch),
+        list(&d.rhs_batch)
+    );
+    // operand `s` at contracting index `k` of its dimension `at`
+    let term = |s: &ArrayShape, at: usize, k: i64| {
+        let mut t = s.clone();
+        t.dims[at] = 1;
+        let bounds: Vec<String> = s
+            .dims
+            .iter()
+            .enumerate()
+            .map(|(j, &n)| {
+                if j == at {
+                    format!("[{k}:{}]", k + 1)
+                } else {
+                    format!("[0:{n}]")
+                }
+            })
+            .collect();
+        (type_text(&t), bounds.join(", "))
+    };
+    let o = type_text(out);
+    let mut t = format!(
+        "HloModule m\nENTRY m {{\n  a = {} parameter(0)\n  b = {} parameter(1)\n  \
+         z = {}[] constant(0)\n  s0 = {o} broadcast(z), dimensions={{}}\n",
+        type_text(a),
+        type_text(b),
+        out.dtype
+    );
+    for k in 0..a.dims[lc] {
+        let ((ta, sa), (tb, sb)) = (term(a, lc, k), term(b, rc, k));
+        t += &format!(
+            "  a{k} = {ta} slice(a), slice={{{sa}}}\n  b{k} = {tb} slice(b), slice={{{sb}}}\n  \
+             p{k} = {o} dot(a{k}, b{k}), {dims}\n  s{} = {o} add(s{k}, p{k})\n",
+            k + 1
+        );
+    }
+    t += &format!("  ROOT r = {o} copy(s{})\n}}\n", a.dims[lc]);
+    t
+}

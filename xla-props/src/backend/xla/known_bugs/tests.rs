@@ -257,7 +257,7 @@ fn atan2_model_is_nan_only_when_both_operands_are_subnormal() {
 #[test]
 fn versions_declare_what_was_measured() {
     let ids = |b: &[KnownBug]| b.iter().map(|b| b.id).collect::<Vec<_>>();
-    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 14);
+    assert_eq!(XLA_CPU_KNOWN_BUGS.len(), 15);
     // the division rewrites were measured on both builds
     assert!(ids(XLA_CPU_KNOWN_BUGS).contains(&DIVISION_REWRITES.id));
     assert!(ids(XLA_CPU_0_81_KNOWN_BUGS).contains(&DIVISION_REWRITES.id));
@@ -471,4 +471,48 @@ fn division_rewrite_models_compute_the_rewritten_formulas() {
     leaves_alone(&DIVISION_REWRITES, &module("divide", "f32[3]", true));
     let by_exp = chain("q = f32[2] exponential(b)", "divide(a, q)");
     assert!(DIVISION_REWRITES.model.apply(&by_exp).is_none());
+}
+
+#[test]
+fn bf16_dot_model_rounds_each_product_and_each_partial_sum_to_bf16() {
+    // lhs [1,1,3,1] contracting its dimension 2 (not its last), rhs
+    // [1,1,1,3] with batch dimensions {0,2} (not leading): the dot the
+    // bug takes. x . y = 1 + 2^-8 + 2^-8, in bf16 from 0 in order: 1, then
+    // 1 + 2^-8 rounds (a tie) to 1, and again: 1; the exact sum rounds to
+    // 1 + 2^-7.
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  x = bf16[1,1,3,1] parameter(0)\n  y = bf16[1,1,1,3] parameter(1)\n  \
+         ROOT d = bf16[1,1,1,1] dot(x, y), lhs_batch_dims={0,1}, lhs_contracting_dims={2}, \
+         rhs_batch_dims={0,2}, rhs_contracting_dims={3}\n}\n",
+    )
+    .unwrap();
+    let t = |dims: Vec<i64>, v: &[f64]| {
+        Literal::from_f64s(&ArrayShape::new(ElementType::Bf16, dims), v).unwrap()
+    };
+    let e = 2f64.powi(-8);
+    let args = [
+        t(vec![1, 1, 3, 1], &[1.0, e, e]),
+        t(vec![1, 1, 1, 3], &[1.0, 1.0, 1.0]),
+    ];
+    let exact = crate::reference::evaluate(&m, &args).unwrap()[0].get_f64(0);
+    assert_eq!(exact, 1.0 + 2f64.powi(-7));
+    let v = BF16_DOT_SUMS_IN_BF16
+        .model
+        .apply(&m)
+        .expect("the model applies");
+    assert_eq!(
+        crate::reference::evaluate(&v, &args).unwrap()[0].get_f64(0),
+        1.0
+    );
+    // the dots XLA sums right: leading rhs batch dimensions, a last lhs
+    // contracting dimension, f16, no batch dimensions
+    for text in [
+        "x = bf16[1,1,3,1] parameter(0)\n  y = bf16[1,1,1,3] parameter(1)\n  ROOT d = bf16[1,1,1,1] dot(x, y), lhs_batch_dims={0,1}, lhs_contracting_dims={2}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}",
+        "x = bf16[1,1,1,3] parameter(0)\n  y = bf16[1,1,1,3] parameter(1)\n  ROOT d = bf16[1,1,1,1] dot(x, y), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}",
+        "x = f16[1,1,3,1] parameter(0)\n  y = f16[1,1,1,3] parameter(1)\n  ROOT d = f16[1,1,1,1] dot(x, y), lhs_batch_dims={0,1}, lhs_contracting_dims={2}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}",
+        "x = bf16[3,2] parameter(0)\n  y = bf16[3,2] parameter(1)\n  ROOT d = bf16[2,2] dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}",
+    ] {
+        let m = parse_module(&format!("HloModule m\nENTRY e {{\n  {text}\n}}\n")).unwrap();
+        leaves_alone(&BF16_DOT_SUMS_IN_BF16, &m);
+    }
 }
