@@ -417,19 +417,10 @@ fn compare_output(
     compare_plane(out, expected, actual, spec, ctx, agreement, None)
 }
 
-/// One real output, or one plane of a complex output (`normwise`: `check::complex`).
-pub(super) fn compare_plane(
-    out: usize,
-    expected: &Literal,
-    actual: &Literal,
-    spec: &ErrorSpec,
-    ctx: &CompareContext<'_>,
-    agreement: &mut Agreement,
-    normwise: Option<&super::complex::Normwise>,
-) -> Option<OutputMismatch> {
-    let dtype = expected.dtype();
-    let approx = ctx
-        .approximate_ops
+/// The summed budgets `(ulp, abs)` of the approximate functions the case
+/// applies whose result type is `dtype`, or None.
+fn approximation_budget(ctx: &CompareContext<'_>, dtype: ElementType) -> Option<(u64, f64)> {
+    ctx.approximate_ops
         .iter()
         .filter_map(|&op| {
             ctx.rules
@@ -444,7 +435,21 @@ pub(super) fn compare_plane(
                 .map(|a| a.budget)
         })
         .map(|b| (b.ulp, b.abs))
-        .reduce(|(u1, a1), (u2, a2)| (u1 + u2, a1.max(a2)));
+        .reduce(|(u1, a1), (u2, a2)| (u1 + u2, a1.max(a2)))
+}
+
+/// One real output, or one plane of a complex output (`normwise`: `check::complex`).
+pub(super) fn compare_plane(
+    out: usize,
+    expected: &Literal,
+    actual: &Literal,
+    spec: &ErrorSpec,
+    ctx: &CompareContext<'_>,
+    agreement: &mut Agreement,
+    normwise: Option<&super::complex::Normwise>,
+) -> Option<OutputMismatch> {
+    let dtype = expected.dtype();
+    let approx = approximation_budget(ctx, dtype);
     let judge = ElementJudge {
         out,
         dtype,
