@@ -400,7 +400,7 @@ fn a_bf16_dot_culprit_is_named_as_its_known_bug_on_xla_cpu_0_115() {
     let deep = deep_check(&m, &values, &Oracle::Exact, &tested, &mut |_| {});
     let culprit = deep.local_disagreements.first().expect("the dot disagrees");
     assert_eq!(culprit.top_level, "d");
-    let notes = known_bugs_of_unit(&m, &args, culprit, &tested, b.known_bugs());
+    let notes = known_bugs_of_unit(&m, &values, culprit, &tested, b.known_bugs());
     assert!(
         notes
             .iter()
@@ -408,5 +408,5 @@ fn a_bf16_dot_culprit_is_named_as_its_known_bug_on_xla_cpu_0_115() {
         "{notes:?}"
     );
     // without the bug declared, nothing explains it
-    assert!(known_bugs_of_unit(&m, &args, culprit, &tested, &[]).is_empty());
+    assert!(known_bugs_of_unit(&m, &values, culprit, &tested, &[]).is_empty());
 }

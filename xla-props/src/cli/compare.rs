@@ -16,7 +16,7 @@ use crate::backend::{self, run_module, run_reference};
 use crate::check::{Judge, KnownBug, MismatchKind, Numerics, Policy, Produced, Side, Verdict};
 use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
-use crate::isolate::{explain_departure, known_bugs_of_unit, Departure, Tested};
+use crate::isolate::{explain_departure_on, known_bugs_of_unit, Departure, Oracle, Tested};
 use crate::literal::Literal;
 use crate::property::{BackendId, CaseContext, CaseId, Failure, Outcome, ReferenceCache};
 
@@ -354,11 +354,14 @@ fn compare_module(
                 let b = backend::create(tested)
                     .map_err(|e| CliError::input(format!("xla-props compare: {e}")))?;
                 let t = Tested::new(b.as_ref());
-                let d = explain_departure(module, &inputs.args, e, a, &t, Some(&verdict));
+                let values = Oracle::Exact.all_values(module, &inputs.args).ok();
+                let d = values.as_deref().and_then(|v| {
+                    explain_departure_on(module, &inputs.args, e, a, v, &t, Some(&verdict))
+                });
                 // whether the culprit is a documented bug of the backend
-                let notes = match &d {
-                    Some(Departure::Unit(l)) => {
-                        known_bugs_of_unit(module, &inputs.args, l, &t, &known_bugs)
+                let notes = match (&d, values.as_deref()) {
+                    (Some(Departure::Unit(l)), Some(v)) => {
+                        known_bugs_of_unit(module, v, l, &t, &known_bugs)
                     }
                     _ => Vec::new(),
                 };

@@ -510,13 +510,27 @@ pub fn explain_departure(
     tested: &Tested<'_>,
     judged: Option<&crate::check::Verdict>,
 ) -> Option<Departure> {
+    let reference = super::sides::Oracle::Exact.all_values(module, args).ok()?;
+    explain_departure_on(module, args, expected, actual, &reference, tested, judged)
+}
+
+/// [`explain_departure`] on `reference`, every entry instruction's exact
+/// value (`Oracle::Exact.all_values`), for a caller that reads them too.
+pub fn explain_departure_on(
+    module: &Module,
+    args: &[Literal],
+    expected: &[Literal],
+    actual: &[Literal],
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+    judged: Option<&crate::check::Verdict>,
+) -> Option<Departure> {
     let oracle = super::sides::Oracle::Exact;
-    let reference = oracle.all_values(module, args).ok()?;
-    let deep = super::deep::deep_check(module, &reference, &oracle, tested, &mut |_| {});
+    let deep = super::deep::deep_check(module, reference, &oracle, tested, &mut |_| {});
     if let Some(first) = deep.local_disagreements.into_iter().next() {
         return Some(Departure::Unit(first));
     }
-    certify(module, args, expected, actual, &reference, tested, judged).map(Departure::Certified)
+    certify(module, args, expected, actual, reference, tested, judged).map(Departure::Certified)
 }
 
 /// Diagnostic (`XLA_PROPS_DEBUG_CERTIFICATE`): runs the module with every

@@ -197,14 +197,14 @@ fn location(comp: &Computation, fusion: Option<&str>, id: InstrId) -> CulpritLoc
 }
 
 /// The known bugs of the backend that explain `unit`'s disagreement: the
-/// unit run alone on the reference's values of its operands (`args` the
-/// module's arguments) and judged with `known_bugs` (the whole module's
-/// judge, with known bugs left out, names the culprit; this says whether
-/// it is a documented one). Empty when none does, or the unit cannot be
-/// run again.
+/// unit run alone on the reference's values of its operands (`values`,
+/// every entry instruction's exact value, as for [`deep_check`]) and judged
+/// with `known_bugs` (the whole module's judge, with known bugs left out,
+/// names the culprit; this says whether it is a documented one). Empty
+/// when none does, or the unit cannot be run again.
 pub fn known_bugs_of_unit(
     module: &Module,
-    args: &[crate::literal::Literal],
+    values: &[Option<Value>],
     unit: &LocalDisagreement,
     tested: &Tested<'_>,
     known_bugs: &[crate::check::KnownBug],
@@ -217,11 +217,8 @@ pub fn known_bugs_of_unit(
     else {
         return Vec::new();
     };
-    let Ok(values) = Oracle::Exact.all_values(module, args) else {
-        return Vec::new();
-    };
     let x = extract_instruction(module, InstrId(id as u32));
-    let Some(unit_args) = super::localize::operand_args(&values, &x.operands) else {
+    let Some(unit_args) = super::localize::operand_args(values, &x.operands) else {
         return Vec::new();
     };
     let eval = |m: &Module, a: &[crate::literal::Literal]| crate::reference::evaluate(m, a).ok();

@@ -30,7 +30,8 @@ pub use crate::hlo::rewrite::{
     find_instruction, inline_fusion, move_fusion_root, Batch, Extracted,
 };
 pub use certificate::{
-    certify, explain_departure, grow_departing_region, Basis, Certificate, Departure, Explanation,
+    certify, explain_departure, explain_departure_on, grow_departing_region, Basis, Certificate,
+    Departure, Explanation,
 };
 pub use deep::{
     deep_check, known_bugs_of_unit, CulpritLocation, DeepCheck, LocalDisagreement,
