@@ -8,6 +8,7 @@
 mod common;
 
 use std::collections::HashMap;
+use xla_props::check::{excess_witness_bounds, Aim, Judge, LegalReason, Numerics, Policy, Verdict};
 use xla_props::hlo::{parse_module, ArrayShape, ElementType, Module, Opcode};
 use xla_props::inputs::{generate_inputs, Distribution};
 use xla_props::literal::Literal;
@@ -178,4 +179,153 @@ fn the_witness_reaches_where_the_bound_cannot_in_jax_igamma_f64() {
         "no element where the bound is unbounded has a witnessed range \
          ({finite} finite, {unbounded} of them unbounded, {moved} moved)"
     );
+}
+
+/// Every output element of a random program aimed at, both ways, to the
+/// end of the type's range.
+fn every_aim(out: &[Literal]) -> Vec<Aim> {
+    out.iter()
+        .enumerate()
+        .filter(|(_, l)| l.dtype().is_float())
+        .flat_map(|(k, l)| {
+            (0..l.element_count().min(8)).flat_map(move |i| {
+                [true, false].map(|up| Aim {
+                    output: k,
+                    element: i,
+                    up,
+                    target: if up { f64::INFINITY } else { f64::NEG_INFINITY },
+                })
+            })
+        })
+        .collect()
+}
+
+/// The excess-precision witness (`check::excess_witness_bounds`): each of
+/// its runs keeps some narrow values in f32, which a backend allowed excess
+/// precision anywhere may do, so its hull stays inside the first-order
+/// bound of those numerics (which widens each narrow result by a step).
+#[test]
+fn excess_witness_runs_stay_inside_the_first_order_bound_of_random_programs() {
+    let allow = Allowances {
+        excess_anywhere: true,
+        ..Allowances::default()
+    };
+    let (mut programs, mut checked, mut moved) = (0usize, 0usize, 0usize);
+    let mut violations = Vec::new();
+    for (seed, m, args) in common::random_programs_with_inputs(0..2600) {
+        let Ok(reference) = evaluate(&m, &args) else {
+            continue;
+        };
+        let aims = every_aim(&reference);
+        let (Ok(bounds), Ok(Some(w))) = (
+            first_order_bounds(&m, &args, &allow),
+            excess_witness_bounds(&m, &args, &reference, &aims),
+        ) else {
+            continue;
+        };
+        programs += 1;
+        for (k, (b, h)) in bounds.iter().zip(&w.bounds).enumerate() {
+            assert_eq!(b.len(), h.len(), "seed {seed}: output {k} sizes");
+            for i in 0..b.len() {
+                let (lo, hi) = (h.lo.get_f64(i), h.hi.get_f64(i));
+                if !b.is_bounded(i) || !lo.is_finite() || !hi.is_finite() {
+                    continue;
+                }
+                checked += 1;
+                moved += usize::from(widened(h, i));
+                if !b.contains(i, h.lo.get_bits(i)) || !b.contains(i, h.hi.get_bits(i)) {
+                    violations.push(format!(
+                        "seed {seed} output {k}[{i}]: witnessed [{lo:e}, {hi:e}] bound [{:e}, {:e}]",
+                        b.lo.get_f64(i),
+                        b.hi.get_f64(i)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(programs >= 300, "only {programs} narrow programs ran");
+    eprintln!("{programs} programs, {checked} elements, {moved} moved");
+    assert!(
+        moved * 20 >= checked,
+        "the witness moved only {moved} of {checked} elements: the test checks little"
+    );
+    assert!(
+        violations.is_empty(),
+        "{} of {checked} witnessed elements outside the first-order bound:\n{}",
+        violations.len(),
+        violations[..violations.len().min(20)].join("\n")
+    );
+}
+
+/// `1 / (x*x - y*w)` in bf16 with the products close: the difference
+/// cancels, so whether `y*w` is rounded to bf16 or kept in f32 moves the
+/// quotient by far more than the first-order bound can carry (its divisor's
+/// interval covers zero). A backend that keeps only `y*w` in f32 is legal
+/// under excess precision anywhere: the excess witness reaches it, and the
+/// judge accepts it as witnessed. The same values are a mismatch for a
+/// backend that must round as written, and a value no run reaches is a
+/// mismatch under excess precision too.
+#[test]
+fn the_excess_witness_reaches_a_product_kept_in_f32_where_the_bound_cannot() {
+    let m = parse_module(
+        "HloModule m\nENTRY e {\n  x = bf16[4] parameter(0)\n  y = bf16[4] parameter(1)\n  \
+         w = bf16[4] parameter(2)\n  one = bf16[] constant(1)\n  \
+         ones = bf16[4] broadcast(one), dimensions={}\n  p = bf16[4] multiply(x, x)\n  \
+         q = bf16[4] multiply(y, w)\n  d = bf16[4] subtract(p, q)\n  \
+         ROOT r = bf16[4] divide(ones, d)\n}\n",
+    )
+    .unwrap();
+    // the backend's run: `q` kept in f32, everything else rounded
+    let kept = parse_module(
+        "HloModule m\nENTRY e {\n  x = bf16[4] parameter(0)\n  y = bf16[4] parameter(1)\n  \
+         w = bf16[4] parameter(2)\n  x32 = f32[4] convert(x)\n  y32 = f32[4] convert(y)\n  \
+         w32 = f32[4] convert(w)\n  p32 = f32[4] multiply(x32, x32)\n  \
+         p16 = bf16[4] convert(p32)\n  p = f32[4] convert(p16)\n  \
+         q = f32[4] multiply(y32, w32)\n  d32 = f32[4] subtract(p, q)\n  \
+         d16 = bf16[4] convert(d32)\n  d = f32[4] convert(d16)\n  one = f32[] constant(1)\n  \
+         ones = f32[4] broadcast(one), dimensions={}\n  r32 = f32[4] divide(ones, d)\n  \
+         ROOT r = bf16[4] convert(r32)\n}\n",
+    )
+    .unwrap();
+    let shape = ArrayShape::new(ElementType::Bf16, vec![4]);
+    let x = Literal::from_f64s(&shape, &[1.0625; 4]).unwrap();
+    let y = Literal::from_f64s(&shape, &[1.0078125, 1.0078125, 1.0234375, 1.0390625]).unwrap();
+    let w = Literal::from_f64s(&shape, &[1.109375, 1.125, 1.09375, 1.078125]).unwrap();
+    let args = [x, y, w];
+    let expected = evaluate(&m, &args).unwrap();
+    let actual = evaluate(&kept, &args).unwrap();
+    let differ = (0..4)
+        .filter(|&i| expected[0].get_bits(i) != actual[0].get_bits(i))
+        .count();
+    assert_eq!(differ, 4, "the kept product changes too little to test");
+    let allow = Allowances {
+        excess_anywhere: true,
+        ..Allowances::default()
+    };
+    let bound = first_order_bounds(&m, &args, &allow).unwrap();
+    assert!(
+        (0..4).all(|i| !bound[0].is_bounded(i)),
+        "the first-order bound is finite: the test needs the witness no more"
+    );
+
+    let mut excess = Numerics::exact();
+    excess.excess_precision_anywhere = true;
+    let v = Judge::new(&excess, &[], Policy::Reference).against_reference(&m, &args, &actual);
+    let Verdict::Agree(a) = &v else {
+        panic!("a product kept in f32 is legal under excess precision: {v:?}")
+    };
+    assert!(a.legal.contains_key(&LegalReason::Witnessed), "{a:?}");
+
+    let exact = Numerics::exact();
+    let v = Judge::new(&exact, &[], Policy::Reference).against_reference(&m, &args, &actual);
+    assert!(v.is_disagreement(), "rounding as written: {v:?}");
+
+    // twice the kept run's departure is reached by no run
+    let mut far = actual[0].clone();
+    for i in 0..4 {
+        let (e, a) = (expected[0].get_f64(i), actual[0].get_f64(i));
+        far.set_f64(i, e + 4.0 * (a - e));
+    }
+    let v = Judge::new(&excess, &[], Policy::Reference).against_reference(&m, &args, &[far]);
+    assert!(v.is_disagreement(), "beyond every legal run: {v:?}");
 }

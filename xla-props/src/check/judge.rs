@@ -20,6 +20,7 @@
 
 use super::compare::{compare, CompareContext, Rules};
 use super::error_spec::ErrorSpec;
+use super::excess_witness::{excess_witness_bounds, Aim};
 use super::known_bug_verdict::{explained_by_known_bugs, Model};
 use super::known_bugs::{KnownBug, KnownBugNote};
 use super::legal::{Case, Evidence, LegalDifference, Setting, REGISTRY};
@@ -28,7 +29,7 @@ use super::policy::{EvalFn, Policy};
 use super::produced::{both_outputs, Produced};
 use super::tolerances::default_error_spec_for_module;
 use super::unstable_sort::canonical_unstable_sort;
-use super::verdict::{LegalReason, Verdict};
+use super::verdict::{LegalReason, MismatchReport, Verdict};
 use crate::hlo::{ElementType, Module, Opcode};
 use crate::literal::Literal;
 use crate::reference::{enclose, first_order_bounds, witness_bounds, Allowances, Bounds};
@@ -428,7 +429,55 @@ impl Judge<'_> {
                 }
             }
         }
+        if let (Some(Verdict::Mismatch(m)), Some(module)) = (&last, modules.first()) {
+            if let Some(b) = self.excess_witness(module, inputs, expected, actual, m) {
+                for (k, b) in b.into_iter().enumerate() {
+                    full.witnessed[k].push(b);
+                }
+                lap("phase 3 excess witness");
+                return with_ties(compare(expected, actual, &exact, full), unstable_ties);
+            }
+        }
         last.unwrap_or_else(|| with_ties(compare(expected, actual, &exact, full), unstable_ties))
+    }
+
+    /// Where the numerics let narrow values stay in f32 anywhere: the
+    /// excess-precision witness (`check::excess_witness_bounds`) of
+    /// `module`, whose own outputs are `expected`, aimed at every element
+    /// `m` still rejects, towards the backend's value.
+    fn excess_witness(
+        &self,
+        module: &Module,
+        inputs: &[Literal],
+        expected: &[Literal],
+        actual: &[Literal],
+        m: &MismatchReport,
+    ) -> Option<Vec<Bounds>> {
+        if !allowances(self.numerics, self.strict_rounding).excess_anywhere
+            || self.policy == Policy::Itself
+        {
+            return None;
+        }
+        let aims: Vec<Aim> = m
+            .outputs
+            .iter()
+            .flat_map(|o| o.rejected.iter().map(move |&i| (o.output, i)))
+            .filter_map(|(k, i)| {
+                let (e, a) = (expected.get(k)?, actual.get(k)?);
+                if i >= e.element_count() || i >= a.element_count() {
+                    return None;
+                }
+                let (x, y) = (e.get_f64(i), a.get_f64(i));
+                (x.is_finite() && y.is_finite() && x != y).then_some(Aim {
+                    output: k,
+                    element: i,
+                    up: y > x,
+                    target: y,
+                })
+            })
+            .collect();
+        let w = excess_witness_bounds(module, inputs, expected, &aims).ok()??;
+        (w.bounds.len() == expected.len()).then_some(w.bounds)
     }
 }
 

@@ -50,4 +50,5 @@ mod selection;
 mod witness;
 
 pub use eval::{first_order_bounds, FirstOrder};
+pub(crate) use witness::widen_hull;
 pub use witness::witness_bounds;

@@ -550,34 +550,33 @@ fn step_toward(y: f64, up: bool, t: ElementType) -> Option<f64> {
 
 /// Per output, the reference's values widened to every run's value.
 fn hull(base: &[Literal], runs: &[Vec<Literal>]) -> Vec<Bounds> {
-    base.iter()
-        .enumerate()
-        .map(|(k, b)| {
-            let mut out = Bounds::point(b);
-            if !b.dtype().is_float() {
-                return out;
+    let mut out: Vec<Bounds> = base.iter().map(Bounds::point).collect();
+    for run in runs {
+        widen_hull(&mut out, run);
+    }
+    out
+}
+
+/// Each output's bounds widened to a run's finite values (float outputs of
+/// the same type and size only).
+pub(crate) fn widen_hull(out: &mut [Bounds], run: &[Literal]) {
+    for (b, w) in out.iter_mut().zip(run) {
+        let t = b.lo.dtype();
+        let n = b.lo.element_count();
+        if !t.is_float() || w.dtype() != t || w.element_count() != n {
+            continue;
+        }
+        for i in 0..n {
+            let x = w.get_f64(i);
+            if !x.is_finite() || !b.lo.get_f64(i).is_finite() || !b.hi.get_f64(i).is_finite() {
+                continue;
             }
-            for run in runs {
-                let Some(w) = run
-                    .get(k)
-                    .filter(|w| w.dtype() == b.dtype() && w.element_count() == b.element_count())
-                else {
-                    continue;
-                };
-                for i in 0..b.element_count() {
-                    let (x, e) = (w.get_f64(i), b.get_f64(i));
-                    if !x.is_finite() || !e.is_finite() {
-                        continue;
-                    }
-                    if x < out.lo.get_f64(i) {
-                        out.lo.set_bits(i, w.get_bits(i));
-                    }
-                    if x > out.hi.get_f64(i) {
-                        out.hi.set_bits(i, w.get_bits(i));
-                    }
-                }
+            if x < b.lo.get_f64(i) {
+                b.lo.set_bits(i, w.get_bits(i));
             }
-            out
-        })
-        .collect()
+            if x > b.hi.get_f64(i) {
+                b.hi.set_bits(i, w.get_bits(i));
+            }
+        }
+    }
 }

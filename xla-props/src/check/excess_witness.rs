@@ -1,0 +1,517 @@
+//! Witness runs of excess precision: the module computed in f32 (as
+//! `whole_module_excess_precision_variant` does) with each narrow float
+//! result either rounded to its declared type, as written, or kept in f32,
+//! as a compiler that may keep narrow values in excess precision
+//! (`excess_precision_anywhere`) may do at any instruction it likes. Every
+//! run is a run the declared numerics allow, so the values it gives are
+//! legal; the hull of them is reached, never claimed.
+//!
+//! Which instructions keep the excess: one probe run per rounding narrow
+//! instruction (kept in f32 while every other rounds) reads the sign of its
+//! effect on every output element; a run aimed at one output element in
+//! one direction keeps in f32 exactly the instructions whose probe moved
+//! that element that way. That is a first-order guess (the effects are not
+//! additive where roundings interact), so an aimed run can fall short of
+//! the extreme a legal run reaches, never past what one reaches.
+
+use super::excess::whole_module_excess_precision_variant;
+use crate::hlo::{ElementType, Instruction, Module, Opcode, Shape};
+use crate::literal::{round_to_type, Literal, Value};
+use crate::reference::{widen_hull, Bounds, EvalError, Evaluator};
+use std::collections::{HashMap, HashSet};
+
+/// One output element to push, and which way.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aim {
+    /// The output (tuples flattened).
+    pub output: usize,
+    /// Its flat element.
+    pub element: usize,
+    /// Up (towards +inf) or down.
+    pub up: bool,
+    /// The value to reach (the backend's): runs stop refining an aim once
+    /// the hull holds it.
+    pub target: f64,
+}
+
+/// What the runs reached: per output, the hull of the reference's values
+/// and every run's.
+pub struct ExcessWitness {
+    /// Per output (tuples flattened).
+    pub bounds: Vec<Bounds>,
+    /// Rounding narrow instructions probed one at a time.
+    pub probed: usize,
+    /// Runs in all.
+    pub runs: usize,
+}
+
+/// Ops that do not round: their result is one of their operands' values,
+/// or a constant, or made of its operands' parts.
+fn rounds(op: Opcode) -> bool {
+    !(op.moves_data()
+        || matches!(
+            op,
+            Opcode::Parameter
+                | Opcode::Constant
+                | Opcode::Iota
+                | Opcode::GetTupleElement
+                | Opcode::Tuple
+                | Opcode::Fusion
+                | Opcode::Call
+                | Opcode::While
+                | Opcode::Conditional
+                | Opcode::Copy
+                | Opcode::Bitcast
+                | Opcode::Select
+                | Opcode::Negate
+                | Opcode::Abs
+                | Opcode::Maximum
+                | Opcode::Minimum
+                | Opcode::Clamp
+                | Opcode::Sort
+                | Opcode::Compare
+        ))
+}
+
+/// The declared narrow type of `ins`'s array result, if it rounds.
+fn narrow_rounding(ins: &Instruction) -> Option<ElementType> {
+    match &ins.shape {
+        Shape::Array(a) if a.dtype.is_float() && a.dtype.bit_width() < 32 && rounds(ins.opcode) => {
+            Some(a.dtype)
+        }
+        _ => None,
+    }
+}
+
+/// A run's work past which no excess witness is tried: elements rounded
+/// (or kept) per run, times the runs.
+const MAX_WORK: u64 = 400_000_000;
+
+/// At most this many probe runs; instructions past them follow the
+/// all-f32 run's direction.
+const MAX_PROBES: usize = 2048;
+
+/// At most this many aimed runs: aims that want the same instructions kept
+/// share one, and past this many, neighbouring aims of one output and
+/// direction share one by majority.
+const MAX_AIMED: usize = 512;
+
+/// The widened module, and per instruction address its probe index and
+/// declared narrow type.
+struct Widened {
+    module: Module,
+    narrow: HashMap<usize, (usize, ElementType)>,
+    count: usize,
+}
+
+impl Widened {
+    fn of(module: &Module) -> Option<Widened> {
+        let wide = whole_module_excess_precision_variant(module)?;
+        // reducers, comparators and combiners stay in f32: the instruction
+        // that applies them rounds (or keeps) its result
+        let applied: HashSet<usize> = module
+            .computations
+            .iter()
+            .flat_map(|c| &c.instructions)
+            .filter(|i| i.opcode != Opcode::Call)
+            .flat_map(|i| [i.attrs.to_apply, i.attrs.scatter, i.attrs.select])
+            .flatten()
+            .map(|c| c.index())
+            .collect();
+        let mut narrow = HashMap::new();
+        let mut count = 0;
+        for (c, comp) in module.computations.iter().enumerate() {
+            if applied.contains(&c) {
+                continue;
+            }
+            for (k, ins) in comp.instructions.iter().enumerate() {
+                let Some(t) = narrow_rounding(ins) else {
+                    continue;
+                };
+                let Some(w) = wide.computations.get(c).and_then(|w| w.instructions.get(k)) else {
+                    continue;
+                };
+                narrow.insert(w as *const Instruction as usize, (count, t));
+                count += 1;
+            }
+        }
+        Some(Widened {
+            module: wide,
+            narrow,
+            count,
+        })
+    }
+
+    /// One run: element `e` of the `n` of instruction `i` (probe index)
+    /// keeps its f32 value where `keep(i, e, n)`, else it is rounded to its
+    /// declared type; with the elements it rounded or kept.
+    fn run(
+        &self,
+        args: &[Literal],
+        keep: &dyn Fn(usize, usize, usize) -> bool,
+    ) -> Result<(Vec<Literal>, u64), EvalError> {
+        let mut work = 0u64;
+        let mut hook = |_c: crate::hlo::CompId, ins: &Instruction, _: &[&Value], v: &mut Value| {
+            let Some(&(i, t)) = self.narrow.get(&(ins as *const Instruction as usize)) else {
+                return;
+            };
+            let Value::Array(l) = v else { return };
+            let n = l.element_count();
+            work += n as u64;
+            for e in 0..n {
+                let kept = keep(i, e, n);
+                let x = l.get_f64(e);
+                let y = round_to_type(x, t);
+                // a value its type cannot hold (overflow, or NaN in a
+                // finite-only f8) is not kept past it: the first-order
+                // bound gives no excess there
+                if !kept || (x.is_finite() && !y.is_finite()) {
+                    l.set_f64(e, y);
+                }
+            }
+        };
+        let out = Evaluator::new()
+            .on_result(&mut hook)
+            .evaluate(&self.module, args);
+        out.map(|o| (o, work))
+    }
+}
+
+/// The element an aim names in `out`, NaN where there is none.
+fn at(out: &[Literal], a: &Aim) -> f64 {
+    out.get(a.output)
+        .filter(|l| a.element < l.element_count())
+        .map_or(f64::NAN, |l| l.get_f64(a.element))
+}
+
+/// The change from `base` to `out` at each aim (0 where either is not
+/// finite).
+fn changes(base: &[Literal], out: &[Literal], aims: &[Aim]) -> Vec<f32> {
+    aims.iter()
+        .map(|a| {
+            let d = at(out, a) - at(base, a);
+            if d.is_finite() {
+                d as f32
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+/// The excess-precision witness of `module` on `args` (the reference's
+/// outputs `reference`), aimed at `aims`. `None` when nothing narrow
+/// rounds, the module has no f32 variant, or the runs would cost more than
+/// the work limit.
+pub fn excess_witness_bounds(
+    module: &Module,
+    args: &[Literal],
+    reference: &[Literal],
+    aims: &[Aim],
+) -> Result<Option<ExcessWitness>, EvalError> {
+    let started = std::time::Instant::now();
+    let Some(w) = Widened::of(module) else {
+        return Ok(None);
+    };
+    if w.count == 0 || aims.is_empty() {
+        return Ok(None);
+    }
+    let (base, work) = w.run(args, &|_, _, _| false)?;
+    let probed = w.count.min(MAX_PROBES);
+    let runs_needed = probed as u64 + 1 + aims.len().min(MAX_AIMED) as u64;
+    if work.saturating_mul(runs_needed) > MAX_WORK {
+        return Ok(None);
+    }
+    let mut hull = Hull::new(reference, &base);
+    let (all, _) = w.run(args, &|_, _, _| true)?;
+    hull.add(&all);
+    let whole = changes(&base, &all, aims);
+    // per probe, its effect on each aim's element
+    let mut effect: Vec<Vec<f32>> = Vec::with_capacity(probed);
+    for p in 0..probed {
+        let (out, _) = w.run(args, &|i, _, _| i == p)?;
+        hull.add(&out);
+        effect.push(changes(&base, &out, aims));
+    }
+    let towards = |j: usize, i: usize| -> f32 {
+        let e = effect.get(i).map_or(whole[j], |e| e[j]);
+        if aims[j].up {
+            e
+        } else {
+            -e
+        }
+    };
+    // per aim, the instructions it wants kept in f32
+    let wants: Vec<Vec<bool>> = (0..aims.len())
+        .map(|j| (0..w.count).map(|i| towards(j, i) > 0.0).collect())
+        .collect();
+    for keep in grouped(aims, &wants) {
+        let (out, _) = w.run(args, &|i, _, _| keep.get(i).copied().unwrap_or(false))?;
+        hull.add(&out);
+    }
+    // the aims still short: passes of single flips from their wish
+    let after_aimed = aims.iter().filter(|a| !hull.reaches(a)).count();
+    let mut budget = (MAX_WORK / work.max(1)).saturating_sub(hull.runs as u64);
+    let mut best: Vec<Option<Refine>> = (0..aims.len()).map(|_| None).collect();
+    for (j, a) in aims.iter().enumerate() {
+        if hull.reaches(a) || budget == 0 {
+            continue;
+        }
+        let effects: Vec<f32> = (0..probed).map(|i| towards(j, i).abs()).collect();
+        // from its wish, then from every value kept, then from none; the
+        // furthest choice found is kept for the element passes
+        for start in [wants[j].clone(), vec![true; w.count], vec![false; w.count]] {
+            if hull.reaches(a) || budget == 0 {
+                break;
+            }
+            let mut r = Refine::new(&w, args, a, start, &effects)?;
+            r.instructions(&mut hull, &mut budget)?;
+            if best[j].as_ref().is_none_or(|b| further(a, r.best, b.best)) {
+                best[j] = Some(r);
+            }
+        }
+    }
+    // then blocks of elements, for the aims still short
+    for (a, r) in aims.iter().zip(best) {
+        if let Some(mut r) = r {
+            if !hull.reaches(a) && budget > 0 {
+                r.elements(&mut hull, &mut budget)?;
+            }
+        }
+    }
+    if std::env::var_os("XLA_PROPS_DEBUG_FIRST_ORDER").is_some() {
+        let short = aims.iter().filter(|a| !hull.reaches(a)).count();
+        for a in aims.iter().filter(|a| !hull.reaches(a)).take(8) {
+            let b = &hull.bounds[a.output];
+            eprintln!(
+                "  not reached: output {} [{}] reference {} target {} hull [{}, {}]",
+                a.output,
+                a.element,
+                at(reference, a),
+                a.target,
+                b.lo.get_f64(a.element),
+                b.hi.get_f64(a.element)
+            );
+        }
+        eprintln!(
+            "excess witness: {} narrow, {probed} probed, {} aims ({after_aimed} not reached by the aimed runs, {short} in the end), {} runs, work {work} per run, budget left {budget}, {:?}",
+            w.count,
+            aims.len(),
+            hull.runs,
+            started.elapsed()
+        );
+    }
+    Ok(Some(ExcessWitness {
+        probed,
+        runs: hull.runs,
+        bounds: hull.bounds,
+    }))
+}
+
+/// At most this many passes of single flips per aim.
+const PASSES: usize = 4;
+
+/// Per-element choices: after the instruction passes, the instructions of
+/// largest effect get their elements flipped a block at a time (a backend
+/// may keep some elements of a result and round others: a vector loop and
+/// its scalar remainder), so many instructions, in so many blocks.
+const BLOCK_PASSES: [(usize, usize); 2] = [(8, 16), (2, 128)];
+
+/// One run's choices: per instruction kept or rounded, and per instruction
+/// the blocks of its elements that do the opposite.
+struct Choice {
+    keep: Vec<bool>,
+    flipped: HashMap<usize, (usize, Vec<bool>)>,
+}
+
+impl Choice {
+    fn kept(&self, i: usize, e: usize, n: usize) -> bool {
+        let k = self.keep.get(i).copied().unwrap_or(false);
+        match self.flipped.get(&i) {
+            Some((blocks, f)) if n > 0 => k != f[e * blocks / n],
+            _ => k,
+        }
+    }
+
+    fn run(&self, w: &Widened, args: &[Literal]) -> Result<Vec<Literal>, EvalError> {
+        w.run(args, &|i, e, n| self.kept(i, e, n)).map(|(o, _)| o)
+    }
+}
+
+/// Whether `v` is further than `best` in the aim's direction.
+fn further(a: &Aim, v: f64, best: f64) -> bool {
+    v.is_finite() && (!best.is_finite() || (v > best) == a.up && v != best)
+}
+
+/// One aim pushed further from a run's choices, flip by flip: a flip is
+/// kept where it moves the aim's element its way, until the hull holds the
+/// aim's target, a pass gains nothing, or the budget of runs is spent.
+/// Every run is legal, so each goes into the hull.
+struct Refine<'w> {
+    w: &'w Widened,
+    args: &'w [Literal],
+    aim: Aim,
+    choice: Choice,
+    /// The aim's element in the choice's run.
+    best: f64,
+    /// Probe indices, largest effect on the aim first.
+    by_effect: Vec<usize>,
+}
+
+impl<'w> Refine<'w> {
+    fn new(
+        w: &'w Widened,
+        args: &'w [Literal],
+        aim: &Aim,
+        keep: Vec<bool>,
+        effects: &[f32],
+    ) -> Result<Self, EvalError> {
+        let choice = Choice {
+            keep,
+            flipped: HashMap::new(),
+        };
+        let best = at(&choice.run(w, args)?, aim);
+        let mut by_effect: Vec<usize> = (0..effects.len()).collect();
+        by_effect.sort_by(|&p, &q| effects[q].total_cmp(&effects[p]));
+        Ok(Refine {
+            w,
+            args,
+            aim: *aim,
+            choice,
+            best,
+            by_effect,
+        })
+    }
+
+    /// One flip tried: kept where it gains; `None` when the aim is reached
+    /// or the budget spent.
+    fn try_flip(
+        &mut self,
+        flip: &dyn Fn(&mut Choice),
+        hull: &mut Hull,
+        budget: &mut u64,
+    ) -> Result<Option<bool>, EvalError> {
+        if hull.reaches(&self.aim) || *budget == 0 {
+            return Ok(None);
+        }
+        *budget -= 1;
+        flip(&mut self.choice);
+        let out = self.choice.run(self.w, self.args)?;
+        hull.add(&out);
+        let v = at(&out, &self.aim);
+        if further(&self.aim, v, self.best) {
+            self.best = v;
+            Ok(Some(true))
+        } else {
+            flip(&mut self.choice);
+            Ok(Some(false))
+        }
+    }
+
+    /// Passes over the instructions, each flipped whole (every other pass
+    /// the probes of largest effect first).
+    fn instructions(&mut self, hull: &mut Hull, budget: &mut u64) -> Result<(), EvalError> {
+        for pass in 0..PASSES {
+            let order: Vec<usize> = if pass % 2 == 0 {
+                (0..self.by_effect.len()).collect()
+            } else {
+                self.by_effect.clone()
+            };
+            let mut gained = false;
+            for i in order {
+                match self.try_flip(&|c: &mut Choice| c.keep[i] = !c.keep[i], hull, budget)? {
+                    None => return Ok(()),
+                    Some(g) => gained |= g,
+                }
+            }
+            if !gained {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Blocks of the elements of the instructions of largest effect,
+    /// flipped the same way, coarse blocks first.
+    fn elements(&mut self, hull: &mut Hull, budget: &mut u64) -> Result<(), EvalError> {
+        for (top, blocks) in BLOCK_PASSES {
+            for i in self.by_effect.clone().into_iter().take(top) {
+                // a coarser mask kept so far, refined (its blocks nest)
+                let mask = match self.choice.flipped.get(&i) {
+                    Some((coarse, f)) => (0..blocks).map(|b| f[b * coarse / blocks]).collect(),
+                    None => vec![false; blocks],
+                };
+                self.choice.flipped.insert(i, (blocks, mask));
+                for b in 0..blocks {
+                    let flip = |c: &mut Choice| {
+                        if let Some((_, f)) = c.flipped.get_mut(&i) {
+                            f[b] = !f[b];
+                        }
+                    };
+                    if self.try_flip(&flip, hull, budget)?.is_none() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The hull of the reference's outputs and of the runs so far.
+struct Hull {
+    bounds: Vec<Bounds>,
+    runs: usize,
+}
+
+impl Hull {
+    fn new(reference: &[Literal], base: &[Literal]) -> Hull {
+        let mut h = Hull {
+            bounds: reference.iter().map(Bounds::point).collect(),
+            runs: 0,
+        };
+        h.add(base);
+        h
+    }
+
+    fn add(&mut self, run: &[Literal]) {
+        widen_hull(&mut self.bounds, run);
+        self.runs += 1;
+    }
+
+    /// Whether the hull holds the aim's target.
+    fn reaches(&self, a: &Aim) -> bool {
+        self.bounds.get(a.output).is_some_and(|b| {
+            a.element < b.lo.element_count()
+                && b.lo.get_f64(a.element) <= a.target
+                && a.target <= b.hi.get_f64(a.element)
+        })
+    }
+}
+
+/// The aimed runs' choices: one per distinct wish; past `MAX_AIMED`,
+/// consecutive aims (by output, direction and element) share one, each
+/// instruction kept where most of them want it kept.
+fn grouped(aims: &[Aim], wants: &[Vec<bool>]) -> Vec<Vec<bool>> {
+    let mut order: Vec<usize> = (0..aims.len()).collect();
+    order.sort_by_key(|&j| (aims[j].output, aims[j].up, aims[j].element));
+    let mut distinct: Vec<Vec<bool>> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for j in order {
+        if seen.insert(wants[j].clone()) {
+            distinct.push(wants[j].clone());
+        }
+    }
+    if distinct.len() <= MAX_AIMED {
+        return distinct;
+    }
+    let per = distinct.len().div_ceil(MAX_AIMED);
+    distinct
+        .chunks(per)
+        .map(|chunk| {
+            (0..chunk[0].len())
+                .map(|i| 2 * chunk.iter().filter(|c| c[i]).count() > chunk.len())
+                .collect()
+        })
+        .collect()
+}
