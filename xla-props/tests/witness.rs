@@ -181,14 +181,15 @@ fn the_witness_reaches_where_the_bound_cannot_in_jax_igamma_f64() {
     );
 }
 
-/// Every output element of a random program aimed at, both ways, to the
-/// end of the type's range.
+/// The first two elements of each float output of a random program aimed
+/// at, both ways, to the end of the type's range (so every search runs to
+/// its end: passes of flips, then blocks of elements).
 fn every_aim(out: &[Literal]) -> Vec<Aim> {
     out.iter()
         .enumerate()
         .filter(|(_, l)| l.dtype().is_float())
         .flat_map(|(k, l)| {
-            (0..l.element_count().min(8)).flat_map(move |i| {
+            (0..l.element_count().min(2)).flat_map(move |i| {
                 [true, false].map(|up| Aim {
                     output: k,
                     element: i,
@@ -212,7 +213,10 @@ fn excess_witness_runs_stay_inside_the_first_order_bound_of_random_programs() {
     };
     let (mut programs, mut checked, mut moved) = (0usize, 0usize, 0usize);
     let mut violations = Vec::new();
-    for (seed, m, args) in common::random_programs_with_inputs(0..2600) {
+    // seed 1687 (an f8e4m3fn NaN kept past its type) found a way out once
+    let seeds = common::random_programs_with_inputs(0..1300)
+        .chain(common::random_programs_with_inputs(1687..1688));
+    for (seed, m, args) in seeds {
         let Ok(reference) = evaluate(&m, &args) else {
             continue;
         };

@@ -102,6 +102,8 @@ struct Widened {
     module: Module,
     narrow: HashMap<usize, (usize, ElementType)>,
     count: usize,
+    /// Per probe index, the elements of the instruction's result.
+    sizes: Vec<usize>,
 }
 
 impl Widened {
@@ -119,6 +121,7 @@ impl Widened {
             .map(|c| c.index())
             .collect();
         let mut narrow = HashMap::new();
+        let mut sizes = Vec::new();
         let mut count = 0;
         for (c, comp) in module.computations.iter().enumerate() {
             if applied.contains(&c) {
@@ -132,6 +135,10 @@ impl Widened {
                     continue;
                 };
                 narrow.insert(w as *const Instruction as usize, (count, t));
+                sizes.push(match &ins.shape {
+                    Shape::Array(a) => a.element_count().map_or(0, |n| n as usize),
+                    _ => 0,
+                });
                 count += 1;
             }
         }
@@ -139,6 +146,7 @@ impl Widened {
             module: wide,
             narrow,
             count,
+            sizes,
         })
     }
 
@@ -213,7 +221,9 @@ pub fn excess_witness_bounds(
     let Some(w) = Widened::of(module) else {
         return Ok(None);
     };
-    if w.count == 0 || aims.is_empty() {
+    // with one choice, keeping it is the whole-module variant, which the
+    // judge has tried already
+    if w.count < 2 || aims.is_empty() {
         return Ok(None);
     }
     let (base, work) = w.run(args, &|_, _, _| false)?;
@@ -253,7 +263,12 @@ pub fn excess_witness_bounds(
     let after_aimed = aims.iter().filter(|a| !hull.reaches(a)).count();
     let mut budget = (MAX_WORK / work.max(1)).saturating_sub(hull.runs as u64);
     let mut best: Vec<Option<Refine>> = (0..aims.len()).map(|_| None).collect();
-    for (j, a) in aims.iter().enumerate() {
+    let short: Vec<usize> = (0..aims.len())
+        .filter(|&j| !hull.reaches(&aims[j]))
+        .take(MAX_REFINED)
+        .collect();
+    for j in short {
+        let a = &aims[j];
         if hull.reaches(a) || budget == 0 {
             continue;
         }
@@ -307,6 +322,10 @@ pub fn excess_witness_bounds(
         bounds: hull.bounds,
     }))
 }
+
+/// At most this many of the aims the aimed runs leave short get flips of
+/// their own (the first, in the order given).
+const MAX_REFINED: usize = 64;
 
 /// At most this many passes of single flips per aim.
 const PASSES: usize = 4;
@@ -436,6 +455,11 @@ impl<'w> Refine<'w> {
     fn elements(&mut self, hull: &mut Hull, budget: &mut u64) -> Result<(), EvalError> {
         for (top, blocks) in BLOCK_PASSES {
             for i in self.by_effect.clone().into_iter().take(top) {
+                // no finer blocks than elements; one element is the whole
+                let blocks = blocks.min(self.w.sizes.get(i).copied().unwrap_or(0));
+                if blocks < 2 {
+                    continue;
+                }
                 // a coarser mask kept so far, refined (its blocks nest)
                 let mask = match self.choice.flipped.get(&i) {
                     Some((coarse, f)) => (0..blocks).map(|b| f[b * coarse / blocks]).collect(),
