@@ -49,8 +49,8 @@ fn widened(b: &Bounds, i: usize) -> bool {
 #[test]
 fn witness_runs_stay_inside_the_first_order_bound_of_random_programs() {
     let allow = loose();
-    let (mut programs, mut checked, mut moved) = (0usize, 0usize, 0usize);
-    let mut violations = Vec::new();
+    let mut programs = 0usize;
+    let mut tally = Tally::default();
     for (seed, m, args) in common::random_programs_with_inputs(0..2600) {
         let (Ok(bounds), Ok(hulls)) = (
             first_order_bounds(&m, &args, &allow),
@@ -59,17 +59,34 @@ fn witness_runs_stay_inside_the_first_order_bound_of_random_programs() {
             continue;
         };
         programs += 1;
-        for (k, (b, h)) in bounds.iter().zip(&hulls).enumerate() {
+        tally.add(seed, &bounds, &hulls);
+    }
+    assert!(programs >= 1300, "only {programs} programs ran");
+    tally.check();
+}
+
+/// Witnessed hulls against first-order bounds, over many programs.
+#[derive(Default)]
+struct Tally {
+    checked: usize,
+    moved: usize,
+    violations: Vec<String>,
+}
+
+impl Tally {
+    /// Every bounded element of `bounds` whose witnessed hull is finite.
+    fn add(&mut self, seed: u64, bounds: &[Bounds], hulls: &[Bounds]) {
+        for (k, (b, h)) in bounds.iter().zip(hulls).enumerate() {
             assert_eq!(b.len(), h.len(), "seed {seed}: output {k} sizes");
             for i in 0..b.len() {
                 let (lo, hi) = (h.lo.get_f64(i), h.hi.get_f64(i));
                 if !b.is_bounded(i) || !lo.is_finite() || !hi.is_finite() {
                     continue;
                 }
-                checked += 1;
-                moved += usize::from(widened(h, i));
+                self.checked += 1;
+                self.moved += usize::from(widened(h, i));
                 if !b.contains(i, h.lo.get_bits(i)) || !b.contains(i, h.hi.get_bits(i)) {
-                    violations.push(format!(
+                    self.violations.push(format!(
                         "seed {seed} output {k}[{i}]: witnessed [{lo:e}, {hi:e}] bound [{:e}, {:e}]",
                         b.lo.get_f64(i),
                         b.hi.get_f64(i)
@@ -78,17 +95,21 @@ fn witness_runs_stay_inside_the_first_order_bound_of_random_programs() {
             }
         }
     }
-    assert!(programs >= 1300, "only {programs} programs ran");
-    assert!(
-        moved * 20 >= checked,
-        "the witness moved only {moved} of {checked} elements: the test checks little"
-    );
-    assert!(
-        violations.is_empty(),
-        "{} of {checked} witnessed elements outside the first-order bound:\n{}",
-        violations.len(),
-        violations[..violations.len().min(20)].join("\n")
-    );
+
+    /// The witness moved at least one element in 20, and never past a bound.
+    fn check(&self) {
+        let (checked, moved) = (self.checked, self.moved);
+        assert!(
+            moved * 20 >= checked,
+            "the witness moved only {moved} of {checked} elements: the test checks little"
+        );
+        assert!(
+            self.violations.is_empty(),
+            "{} of {checked} witnessed elements outside the first-order bound:\n{}",
+            self.violations.len(),
+            self.violations[..self.violations.len().min(20)].join("\n")
+        );
+    }
 }
 
 #[test]
@@ -211,8 +232,8 @@ fn excess_witness_runs_stay_inside_the_first_order_bound_of_random_programs() {
         excess_anywhere: true,
         ..Allowances::default()
     };
-    let (mut programs, mut checked, mut moved) = (0usize, 0usize, 0usize);
-    let mut violations = Vec::new();
+    let mut programs = 0usize;
+    let mut tally = Tally::default();
     // seed 1687 (an f8e4m3fn NaN kept past its type) found a way out once
     let seeds = common::random_programs_with_inputs(0..1300)
         .chain(common::random_programs_with_inputs(1687..1688));
@@ -228,37 +249,10 @@ fn excess_witness_runs_stay_inside_the_first_order_bound_of_random_programs() {
             continue;
         };
         programs += 1;
-        for (k, (b, h)) in bounds.iter().zip(&w.bounds).enumerate() {
-            assert_eq!(b.len(), h.len(), "seed {seed}: output {k} sizes");
-            for i in 0..b.len() {
-                let (lo, hi) = (h.lo.get_f64(i), h.hi.get_f64(i));
-                if !b.is_bounded(i) || !lo.is_finite() || !hi.is_finite() {
-                    continue;
-                }
-                checked += 1;
-                moved += usize::from(widened(h, i));
-                if !b.contains(i, h.lo.get_bits(i)) || !b.contains(i, h.hi.get_bits(i)) {
-                    violations.push(format!(
-                        "seed {seed} output {k}[{i}]: witnessed [{lo:e}, {hi:e}] bound [{:e}, {:e}]",
-                        b.lo.get_f64(i),
-                        b.hi.get_f64(i)
-                    ));
-                }
-            }
-        }
+        tally.add(seed, &bounds, &w.bounds);
     }
     assert!(programs >= 300, "only {programs} narrow programs ran");
-    eprintln!("{programs} programs, {checked} elements, {moved} moved");
-    assert!(
-        moved * 20 >= checked,
-        "the witness moved only {moved} of {checked} elements: the test checks little"
-    );
-    assert!(
-        violations.is_empty(),
-        "{} of {checked} witnessed elements outside the first-order bound:\n{}",
-        violations.len(),
-        violations[..violations.len().min(20)].join("\n")
-    );
+    tally.check();
 }
 
 /// `1 / (x*x - y*w)` in bf16 with the products close: the difference
