@@ -294,7 +294,7 @@ pub fn excess_witness_bounds(
             }
         }
     }
-    if std::env::var_os("XLA_PROPS_DEBUG_FIRST_ORDER").is_some() {
+    if crate::reference::debug_enabled() {
         let short = aims.iter().filter(|a| !hull.reaches(a)).count();
         for a in aims.iter().filter(|a| !hull.reaches(a)).take(8) {
             let b = &hull.bounds[a.output];

@@ -605,7 +605,7 @@ pub(crate) fn bounds_of(v: &Literal, r: &[f64]) -> Bounds {
 
 /// `XLA_PROPS_DEBUG_FIRST_ORDER` is set: every instruction's widest radius
 /// is printed (a diagnostic for where a bound grows).
-pub(super) fn debug_enabled() -> bool {
+pub(crate) fn debug_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("XLA_PROPS_DEBUG_FIRST_ORDER").is_some())
 }

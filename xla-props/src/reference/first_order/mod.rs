@@ -49,6 +49,7 @@ mod rules;
 mod selection;
 mod witness;
 
+pub(crate) use eval::debug_enabled;
 pub use eval::{first_order_bounds, FirstOrder};
 pub(crate) use witness::widen_hull;
 pub use witness::witness_bounds;
