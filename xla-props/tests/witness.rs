@@ -327,3 +327,101 @@ fn the_excess_witness_reaches_a_product_kept_in_f32_where_the_bound_cannot() {
     let v = Judge::new(&excess, &[], Policy::Reference).against_reference(&m, &args, &[far]);
     assert!(v.is_disagreement(), "beyond every legal run: {v:?}");
 }
+
+/// Two sums of bf16 products: the largest (smallest) sum a legal run
+/// reaches keeps each product in f32 exactly where its rounding would lower
+/// (raise) it, element by element, which neither every product kept nor
+/// every one rounded gives. The excess witness's reverse pass chooses each
+/// element its way and reaches both.
+#[test]
+fn the_excess_witness_chooses_element_by_element_where_a_sum_needs_it() {
+    let sums = |term: &str| {
+        format!(
+            "HloModule m\nadd {{\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  \
+             ROOT s = f32[] add(x, y)\n}}\nENTRY e {{\n  a = bf16[4096] parameter(0)\n  \
+             b = bf16[4096] parameter(1)\n  c = bf16[4096] parameter(2)\n  \
+             d = bf16[4096] parameter(3)\n  zero = f32[] constant(0)\n{term}\n  \
+             s1 = f32[] reduce(f1, zero), dimensions={{0}}, to_apply=add\n  \
+             s2 = f32[] reduce(f2, zero), dimensions={{0}}, to_apply=add\n  \
+             ROOT r = (f32[], f32[]) tuple(s1, s2)\n}}\n"
+        )
+    };
+    let m = parse_module(&sums(
+        "  p1 = bf16[4096] multiply(a, b)\n  p2 = bf16[4096] multiply(c, d)\n  \
+         f1 = f32[4096] convert(p1)\n  f2 = f32[4096] convert(p2)",
+    ))
+    .unwrap();
+    // per element the larger (smaller) of the product and its rounding
+    let extreme = parse_module(&sums(
+        "  a32 = f32[4096] convert(a)\n  b32 = f32[4096] convert(b)\n  \
+         c32 = f32[4096] convert(c)\n  d32 = f32[4096] convert(d)\n  \
+         q1 = f32[4096] multiply(a32, b32)\n  q2 = f32[4096] multiply(c32, d32)\n  \
+         r1 = bf16[4096] convert(q1)\n  r2 = bf16[4096] convert(q2)\n  \
+         g1 = f32[4096] convert(r1)\n  g2 = f32[4096] convert(r2)\n  \
+         f1 = f32[4096] maximum(q1, g1)\n  f2 = f32[4096] minimum(q2, g2)",
+    ))
+    .unwrap();
+    let every = |kept: bool| {
+        let t = if kept { "f32" } else { "bf16" };
+        parse_module(&sums(&format!(
+            "  a32 = f32[4096] convert(a)\n  b32 = f32[4096] convert(b)\n  \
+             c32 = f32[4096] convert(c)\n  d32 = f32[4096] convert(d)\n  \
+             q1 = f32[4096] multiply(a32, b32)\n  q2 = f32[4096] multiply(c32, d32)\n  \
+             r1 = {t}[4096] convert(q1)\n  r2 = {t}[4096] convert(q2)\n  \
+             f1 = f32[4096] convert(r1)\n  f2 = f32[4096] convert(r2)"
+        )))
+        .unwrap()
+    };
+    let shape = ArrayShape::new(ElementType::Bf16, vec![4096]);
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut draw = || {
+        let v: Vec<f64> = (0..4096)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                1.0 + (state >> 40) as f64 / (1u64 << 24) as f64
+            })
+            .collect();
+        Literal::from_f64s(&shape, &v).unwrap()
+    };
+    let args: Vec<Literal> = (0..4).map(|_| draw()).collect();
+    let reference = evaluate(&m, &args).unwrap();
+    let target = evaluate(&extreme, &args).unwrap();
+    let (t1, t2) = (target[0].get_f64(0), target[1].get_f64(0));
+    for kept in [true, false] {
+        let whole = evaluate(&every(kept), &args).unwrap();
+        assert!(
+            whole[0].get_f64(0) < t1 && whole[1].get_f64(0) > t2,
+            "every product {} reaches the extremes: the test needs no element choice",
+            if kept { "kept" } else { "rounded" }
+        );
+    }
+    let aims = [
+        Aim {
+            output: 0,
+            element: 0,
+            up: true,
+            target: t1,
+        },
+        Aim {
+            output: 1,
+            element: 0,
+            up: false,
+            target: t2,
+        },
+    ];
+    let w = excess_witness_bounds(&m, &args, &reference, &aims)
+        .unwrap()
+        .expect("two rounding narrow instructions get a witness");
+    assert!(
+        w.bounds[0].hi.get_f64(0) >= t1,
+        "the largest sum {t1} is not reached: {}",
+        w.bounds[0].hi.get_f64(0)
+    );
+    assert!(
+        w.bounds[1].lo.get_f64(0) <= t2,
+        "the smallest sum {t2} is not reached: {}",
+        w.bounds[1].lo.get_f64(0)
+    );
+}

@@ -15,6 +15,7 @@
 //! the extreme a legal run reaches, never past what one reaches.
 
 use super::excess::whole_module_excess_precision_variant;
+use super::excess_adjoint::{inlined, Sensitivity};
 use crate::hlo::{ElementType, Instruction, Module, Opcode, Shape};
 use crate::literal::{round_to_type, Literal, Value};
 use crate::reference::{widen_hull, Bounds, EvalError, Evaluator};
@@ -85,7 +86,7 @@ fn narrow_rounding(ins: &Instruction) -> Option<ElementType> {
 
 /// A run's work past which no excess witness is tried: elements rounded
 /// (or kept) per run, times the runs.
-const MAX_WORK: u64 = 400_000_000;
+const MAX_WORK: u64 = 600_000_000;
 
 /// At most this many probe runs; instructions past them follow the
 /// all-f32 run's direction.
@@ -108,6 +109,17 @@ struct Widened {
 
 impl Widened {
     fn of(module: &Module) -> Option<Widened> {
+        // a run here is one device's; a multi-device program has none
+        if !matches!(
+            crate::reference::spmd::DeviceProgram::multi(module),
+            Ok(None)
+        ) {
+            return None;
+        }
+        // calls and fusions inlined: every value is an entry value, which
+        // the reverse pass reads
+        let flat = inlined(module);
+        let module = flat.as_ref().unwrap_or(module);
         let wide = whole_module_excess_precision_variant(module)?;
         // reducers, comparators and combiners stay in f32: the instruction
         // that applies them rounds (or keeps) its result
@@ -158,14 +170,36 @@ impl Widened {
         args: &[Literal],
         keep: &dyn Fn(usize, usize, usize) -> bool,
     ) -> Result<(Vec<Literal>, u64), EvalError> {
+        let (values, _, work) = self.run_all(args, keep, false)?;
+        let root = self.module.entry_computation().root.index();
+        let out = values
+            .get(root)
+            .and_then(Option::as_ref)
+            .map(Value::flatten)
+            .unwrap_or_default();
+        Ok((out, work))
+    }
+
+    /// A run's every entry value, and (where `deltas`) per entry rounding
+    /// instruction (probe index) each element's `x - round(x)`.
+    #[allow(clippy::type_complexity)]
+    fn run_all(
+        &self,
+        args: &[Literal],
+        keep: &dyn Fn(usize, usize, usize) -> bool,
+        deltas: bool,
+    ) -> Result<(Vec<Option<Value>>, HashMap<usize, Vec<f64>>, u64), EvalError> {
         let mut work = 0u64;
-        let mut hook = |_c: crate::hlo::CompId, ins: &Instruction, _: &[&Value], v: &mut Value| {
+        let mut moves: HashMap<usize, Vec<f64>> = HashMap::new();
+        let entry = self.module.entry;
+        let mut hook = |c: crate::hlo::CompId, ins: &Instruction, _: &[&Value], v: &mut Value| {
             let Some(&(i, t)) = self.narrow.get(&(ins as *const Instruction as usize)) else {
                 return;
             };
             let Value::Array(l) = v else { return };
             let n = l.element_count();
             work += n as u64;
+            let mut d = (deltas && c == entry).then(|| Vec::with_capacity(n));
             for e in 0..n {
                 let kept = keep(i, e, n);
                 let x = l.get_f64(e);
@@ -173,15 +207,22 @@ impl Widened {
                 // a value its type cannot hold (overflow, or NaN in a
                 // finite-only f8) is not kept past it: the first-order
                 // bound gives no excess there
-                if !kept || (x.is_finite() && !y.is_finite()) {
+                let fixed = x.is_finite() && !y.is_finite();
+                if let Some(d) = d.as_mut() {
+                    d.push(if fixed { 0.0 } else { x - y });
+                }
+                if !kept || fixed {
                     l.set_f64(e, y);
                 }
             }
+            if let Some(d) = d {
+                moves.insert(i, d);
+            }
         };
-        let out = Evaluator::new()
+        let values = Evaluator::new()
             .on_result(&mut hook)
-            .evaluate(&self.module, args);
-        out.map(|o| (o, work))
+            .evaluate_all(&self.module, args)?;
+        Ok((values, moves, work))
     }
 }
 
@@ -259,9 +300,25 @@ pub fn excess_witness_bounds(
         let (out, _) = w.run(args, &|i, _, _| keep.get(i).copied().unwrap_or(false))?;
         hull.add(&out);
     }
-    // the aims still short: passes of single flips from their wish
     let after_aimed = aims.iter().filter(|a| !hull.reaches(a)).count();
     let mut budget = (MAX_WORK / work.max(1)).saturating_sub(hull.runs as u64);
+    // the aims still short: runs chosen element by element from each
+    // one's reverse pass, from its wish
+    let sensitivity = Sensitivity::new(&w.module).filter(|_| after_aimed > 0);
+    if let Some(mut s) = sensitivity {
+        let (values, deltas, _) = w.run_all(args, &|_, _, _| false, true)?;
+        let from = (values, deltas);
+        for a in aims {
+            if budget < ADJOINT_COST {
+                break;
+            }
+            if !hull.reaches(a) {
+                by_adjoint(&w, args, a, &from, &mut s, &mut hull, &mut budget)?;
+            }
+        }
+    }
+    let after_adjoint = aims.iter().filter(|a| !hull.reaches(a)).count();
+    // then passes of single flips from their wish
     let mut best: Vec<Option<Refine>> = (0..aims.len()).map(|_| None).collect();
     let short: Vec<usize> = (0..aims.len())
         .filter(|&j| !hull.reaches(&aims[j]))
@@ -309,7 +366,7 @@ pub fn excess_witness_bounds(
             );
         }
         eprintln!(
-            "excess witness: {} narrow, {probed} probed, {} aims ({after_aimed} not reached by the aimed runs, {short} in the end), {} runs, work {work} per run, budget left {budget}, {:?}",
+            "excess witness: {} narrow, {probed} probed, {} aims ({after_aimed} not reached by the aimed runs, {after_adjoint} by the reverse passes, {short} in the end), {} runs, work {work} per run, budget left {budget}, {:?}",
             w.count,
             aims.len(),
             hull.runs,
@@ -321,6 +378,85 @@ pub fn excess_witness_bounds(
         runs: hull.runs,
         bounds: hull.bounds,
     }))
+}
+
+/// A reverse-pass step's cost in runs: the pass (about two runs' work: a
+/// contraction's two operand adjoints), and its run.
+const ADJOINT_COST: u64 = 3;
+
+/// At most this many reverse-pass steps per aim.
+const ADJOINT_STEPS: usize = 3;
+
+/// A run's entry values, and its rounding instructions' moves.
+type Taped = (Vec<Option<Value>>, HashMap<usize, Vec<f64>>);
+
+/// One aim pushed by reverse passes: from the run `from` (every value
+/// rounded), each step takes the aim's element's sensitivity to every
+/// value of the last run, keeps in f32 exactly the elements whose excess
+/// moves the aim its way, and runs that; until the hull holds the target, a
+/// step gains nothing, or the budget is spent.
+fn by_adjoint(
+    w: &Widened,
+    args: &[Literal],
+    a: &Aim,
+    from: &Taped,
+    s: &mut Sensitivity<'_>,
+    hull: &mut Hull,
+    budget: &mut u64,
+) -> Result<(), EvalError> {
+    let entry = w.module.entry_computation();
+    let outputs = |values: &[Option<Value>]| {
+        values
+            .get(entry.root.index())
+            .and_then(Option::as_ref)
+            .map(Value::flatten)
+            .unwrap_or_default()
+    };
+    let mut best = at(&outputs(&from.0), a);
+    let mut choice = Choice::of(Vec::new());
+    let mut last: Option<Taped> = None;
+    let sign = if a.up { 1.0 } else { -1.0 };
+    for _ in 0..ADJOINT_STEPS {
+        if hull.reaches(a) || *budget < ADJOINT_COST {
+            break;
+        }
+        *budget -= ADJOINT_COST;
+        let (values, deltas) = last.as_ref().unwrap_or(from);
+        let adj = s.backward(values, a.output, a.element);
+        let mut next = Choice::of(Vec::new());
+        for (k, g) in adj.iter().enumerate() {
+            let (Some(g), Some(ins)) = (g, entry.instructions.get(k)) else {
+                continue;
+            };
+            let Some(&(i, _)) = w.narrow.get(&(ins as *const Instruction as usize)) else {
+                continue;
+            };
+            let Some(d) = deltas.get(&i) else { continue };
+            let n = d.len();
+            let mask = (0..n)
+                .map(|e| {
+                    let gain = sign * g.get(e).copied().unwrap_or(0.0) * d[e];
+                    if gain == 0.0 {
+                        choice.kept(i, e, n)
+                    } else {
+                        gain > 0.0
+                    }
+                })
+                .collect();
+            next.elements.insert(i, mask);
+        }
+        let (values, deltas, _) = w.run_all(args, &|i, e, n| next.kept(i, e, n), true)?;
+        let out = outputs(&values);
+        hull.add(&out);
+        let v = at(&out, a);
+        if !further(a, v, best) {
+            break;
+        }
+        best = v;
+        choice = next;
+        last = Some((values, deltas));
+    }
+    Ok(())
 }
 
 /// At most this many of the aims the aimed runs leave short get flips of
@@ -341,10 +477,23 @@ const BLOCK_PASSES: [(usize, usize); 2] = [(8, 16), (2, 128)];
 struct Choice {
     keep: Vec<bool>,
     flipped: HashMap<usize, (usize, Vec<bool>)>,
+    /// Per instruction, each element's own choice (the reverse pass's).
+    elements: HashMap<usize, Vec<bool>>,
 }
 
 impl Choice {
+    fn of(keep: Vec<bool>) -> Choice {
+        Choice {
+            keep,
+            flipped: HashMap::new(),
+            elements: HashMap::new(),
+        }
+    }
+
     fn kept(&self, i: usize, e: usize, n: usize) -> bool {
+        if let Some(&k) = self.elements.get(&i).and_then(|m| m.get(e)) {
+            return k;
+        }
         let k = self.keep.get(i).copied().unwrap_or(false);
         match self.flipped.get(&i) {
             Some((blocks, f)) if n > 0 => k != f[e * blocks / n],
@@ -385,10 +534,7 @@ impl<'w> Refine<'w> {
         keep: Vec<bool>,
         effects: &[f32],
     ) -> Result<Self, EvalError> {
-        let choice = Choice {
-            keep,
-            flipped: HashMap::new(),
-        };
+        let choice = Choice::of(keep);
         let best = at(&choice.run(w, args)?, aim);
         let mut by_effect: Vec<usize> = (0..effects.len()).collect();
         by_effect.sort_by(|&p, &q| effects[q].total_cmp(&effects[p]));

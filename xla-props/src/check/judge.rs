@@ -366,13 +366,23 @@ impl Judge<'_> {
             }
         }
         let v = explained_by_known_bugs(v, ctx, expected, actual, &models);
-        if !matches!(v, Verdict::Mismatch(_)) || modules.is_empty() {
+        let Verdict::Mismatch(report) = &v else {
             return v;
-        }
-        let mut bounds = modules.iter().map(|m| self.enclosures_of(m, inputs));
+        };
+        let mut modules = modules.iter();
         for (_, model) in models.iter_mut() {
-            if let Model::Outputs(_, b) = model {
-                *b = bounds.next().unwrap_or_default();
+            let Model::Outputs(outs, b) = model else {
+                continue;
+            };
+            if let Some(m) = modules.next() {
+                *b = self.enclosures_of(m, inputs);
+                // and the runs of the model that keep narrow values in f32,
+                // aimed at what is still rejected
+                let w = self.excess_witness(m, inputs, outs, actual, report);
+                for (k, x) in w.into_iter().flatten().enumerate() {
+                    b.resize_with(b.len().max(k + 1), Vec::new);
+                    b[k].push(x);
+                }
             }
         }
         lap("phase 4 model enclosures");

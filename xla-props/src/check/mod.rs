@@ -10,6 +10,7 @@ mod complex;
 mod contraction;
 mod error_spec;
 mod excess;
+mod excess_adjoint;
 mod excess_witness;
 mod flushed_readings;
 mod grouped_conv_model;

@@ -1,0 +1,710 @@
+//! Where to keep excess precision, element by element: the sensitivity of
+//! one output element to every value of a run (reverse mode, at the run's
+//! own values), for the excess-precision witness.
+//!
+//! Keeping element `e` of a rounding narrow instruction in f32 instead of
+//! rounding it moves the value by `d = x - round(x)`, and an output element
+//! by about `adj[e] * d`, where `adj` is that output element's derivative
+//! with respect to the value (its adjoint). A run aimed at the output
+//! element keeps exactly the elements whose move goes its way. That is a
+//! first-order guess, used only to choose runs: every run is still a legal
+//! run and only what runs reach goes into the hull. An op with no rule here
+//! passes no sensitivity back (the choice upstream of it stays as it was).
+
+use crate::hlo::rewrite::dead_code_eliminated;
+use crate::hlo::{
+    ArrayShape, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
+};
+use crate::literal::{Literal, Value};
+use crate::reference::Run;
+use std::collections::HashMap;
+
+/// `module` with every call and fusion of the entry computation inlined
+/// (at any depth), so every value of a run is an entry value; `None` when
+/// there is nothing to inline or a computation cannot be ordered.
+pub(super) fn inlined(module: &Module) -> Option<Module> {
+    let entry = module.entry_computation();
+    if !entry
+        .instructions
+        .iter()
+        .any(|i| matches!(i.opcode, Opcode::Call | Opcode::Fusion))
+    {
+        return None;
+    }
+    let mut out = Vec::new();
+    let root = inline_into(module, module.entry.index(), None, &mut out, 0)?;
+    let mut m = module.clone();
+    m.computations[module.entry.index()] = Computation {
+        name: entry.name.clone(),
+        instructions: out,
+        root,
+        other: entry.other.clone(),
+    };
+    Some(dead_code_eliminated(&m))
+}
+
+/// Calls nested deeper than this are not inlined.
+const MAX_INLINE_DEPTH: usize = 32;
+
+fn inline_into(
+    module: &Module,
+    comp: usize,
+    args: Option<&[InstrId]>,
+    out: &mut Vec<Instruction>,
+    depth: usize,
+) -> Option<InstrId> {
+    let c = module.computations.get(comp)?;
+    let mut map: Vec<Option<InstrId>> = vec![None; c.instructions.len()];
+    for id in c.post_order()? {
+        let ins = c.instr(id);
+        if let (Opcode::Parameter, Some(args)) = (ins.opcode, args) {
+            let k = usize::try_from(ins.attrs.parameter_number?).ok()?;
+            map[id.index()] = Some(*args.get(k)?);
+            continue;
+        }
+        let ops = ins
+            .operands
+            .iter()
+            .map(|o| map.get(o.index()).copied().flatten())
+            .collect::<Option<Vec<_>>>()?;
+        let callee = match ins.opcode {
+            Opcode::Call => ins
+                .attrs
+                .to_apply
+                .or_else(|| ins.attrs.calls.first().copied()),
+            Opcode::Fusion if ins.attrs.calls.len() == 1 => ins.attrs.calls.first().copied(),
+            _ => None,
+        };
+        if let (Some(callee), true) = (callee, depth < MAX_INLINE_DEPTH) {
+            let root = inline_into(module, callee.index(), Some(&ops), out, depth + 1)?;
+            map[id.index()] = Some(root);
+            continue;
+        }
+        let mut copy = ins.clone();
+        copy.operands = ops;
+        if depth > 0 {
+            copy.name = format!("{}.inlined.{}", ins.name, out.len());
+        }
+        out.push(copy);
+        map[id.index()] = Some(InstrId(out.len() as u32 - 1));
+    }
+    map.get(c.root.index()).copied().flatten()
+}
+
+/// An adjoint: per array element, or per tuple part.
+#[derive(Clone, Debug)]
+enum Adj {
+    Arr(Vec<f64>),
+    Tup(Vec<Option<Adj>>),
+}
+
+fn add_into(slot: &mut Option<Adj>, g: Adj) {
+    match slot {
+        None => *slot = Some(g),
+        Some(Adj::Arr(a)) => {
+            if let Adj::Arr(b) = g {
+                if a.len() == b.len() {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                }
+            }
+        }
+        Some(Adj::Tup(a)) => {
+            if let Adj::Tup(b) = g {
+                for (x, y) in a.iter_mut().zip(b) {
+                    if let Some(y) = y {
+                        add_into(x, y);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The one-hot adjoint of leaf `*leaf` (tuples flattened) of `shape`.
+fn seed(shape: &Shape, leaf: &mut usize, element: usize) -> Option<Adj> {
+    match shape {
+        Shape::Array(a) => {
+            let here = *leaf == 0;
+            *leaf = leaf.wrapping_sub(1);
+            let n = a.element_count().map_or(0, |n| n as usize);
+            (here && element < n).then(|| {
+                let mut g = vec![0.0; n];
+                g[element] = 1.0;
+                Adj::Arr(g)
+            })
+        }
+        Shape::Tuple(t) => Some(Adj::Tup(t.iter().map(|s| seed(s, leaf, element)).collect())),
+        Shape::Token => None,
+    }
+}
+
+/// Which element of which data operand each result element of a
+/// data-movement op reads: `offsets[k] + i` for element `i` of data
+/// operand `k`, negative for none (padding).
+struct Sources {
+    data: Vec<usize>,
+    offsets: Vec<usize>,
+    of: Vec<i64>,
+}
+
+/// The reverse pass over one (inlined, widened) module.
+pub(super) struct Sensitivity<'m> {
+    module: &'m Module,
+    order: Vec<InstrId>,
+    sources: HashMap<usize, Option<Sources>>,
+}
+
+impl<'m> Sensitivity<'m> {
+    pub(super) fn new(module: &'m Module) -> Option<Self> {
+        Some(Sensitivity {
+            module,
+            order: module.entry_computation().post_order()?,
+            sources: HashMap::new(),
+        })
+    }
+
+    /// Per entry instruction, the derivative of element `element` of output
+    /// `output` (tuples flattened) with respect to each element of its array
+    /// value, at `values` (a run's entry values); `None` where nothing
+    /// passes back.
+    pub(super) fn backward(
+        &mut self,
+        values: &[Option<Value>],
+        output: usize,
+        element: usize,
+    ) -> Vec<Option<Vec<f64>>> {
+        let comp = self.module.entry_computation();
+        let n = comp.instructions.len();
+        let mut adj: Vec<Option<Adj>> = vec![None; n];
+        let mut leaf = output;
+        adj[comp.root.index()] = seed(&comp.instr(comp.root).shape, &mut leaf, element);
+        let mut arrays: Vec<Option<Vec<f64>>> = vec![None; n];
+        for &id in self.order.clone().iter().rev() {
+            let Some(g) = adj[id.index()].take() else {
+                continue;
+            };
+            let ins = comp.instr(id);
+            for (k, a) in self.rule(id, ins, &g, values) {
+                if let Some(&o) = ins.operands.get(k) {
+                    add_into(&mut adj[o.index()], a);
+                }
+            }
+            if let Adj::Arr(g) = g {
+                arrays[id.index()] = Some(g);
+            }
+        }
+        arrays
+    }
+
+    /// The operands' adjoints from the result's.
+    fn rule(
+        &mut self,
+        id: InstrId,
+        ins: &Instruction,
+        g: &Adj,
+        values: &[Option<Value>],
+    ) -> Vec<(usize, Adj)> {
+        let g = match (ins.opcode, g) {
+            (Opcode::Tuple, Adj::Tup(parts)) => {
+                return parts
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, p)| p.clone().map(|p| (k, p)))
+                    .collect();
+            }
+            (Opcode::GetTupleElement, g) => {
+                let Some(Shape::Tuple(parts)) = ins
+                    .operands
+                    .first()
+                    .map(|o| &self.module.entry_computation().instr(*o).shape)
+                else {
+                    return Vec::new();
+                };
+                let index = ins.attrs.index.unwrap_or(-1);
+                let tup = (0..parts.len())
+                    .map(|k| (k as i64 == index).then(|| g.clone()))
+                    .collect();
+                return vec![(0, Adj::Tup(tup))];
+            }
+            (_, Adj::Arr(g)) => g,
+            _ => return Vec::new(),
+        };
+        let operand = |k: usize| -> Option<&Literal> {
+            ins.operands
+                .get(k)
+                .and_then(|o| values.get(o.index()))
+                .and_then(Option::as_ref)
+                .and_then(Value::as_array)
+        };
+        let result = values
+            .get(id.index())
+            .and_then(Option::as_ref)
+            .and_then(Value::as_array);
+        let mut out = match self.arithmetic(ins, g, &operand, result) {
+            Some(out) => out,
+            None => self.moved(id, ins, g, values).unwrap_or_default(),
+        };
+        for (_, a) in &mut out {
+            if let Adj::Arr(v) = a {
+                v.iter_mut()
+                    .filter(|x| !x.is_finite())
+                    .for_each(|x| *x = 0.0);
+            }
+        }
+        out
+    }
+
+    /// Elementwise ops, contractions and reductions; `None` for the rest.
+    fn arithmetic<'v>(
+        &self,
+        ins: &Instruction,
+        g: &[f64],
+        operand: &dyn Fn(usize) -> Option<&'v Literal>,
+        result: Option<&'v Literal>,
+    ) -> Option<Vec<(usize, Adj)>> {
+        use Opcode as O;
+        let vals = |k: usize| operand(k).map(Literal::to_f64_vec).unwrap_or_default();
+        let y = result.map(Literal::to_f64_vec).unwrap_or_default();
+        let same = |v: &[f64]| v.len() == g.len();
+        let map = |v: &[f64], f: &dyn Fn(usize, f64) -> f64| -> Adj {
+            Adj::Arr(g.iter().enumerate().map(|(e, &d)| d * f(e, v[e])).collect())
+        };
+        let unary = |f: &dyn Fn(f64, f64) -> f64| -> Vec<(usize, Adj)> {
+            let x = vals(0);
+            if !same(&x) || !same(&y) {
+                return Vec::new();
+            }
+            vec![(0, map(&x, &|e, x| f(x, y[e])))]
+        };
+        let (a, b) = (vals(0), vals(1));
+        let binary = same(&a) && same(&b);
+        Some(match ins.opcode {
+            O::Add if binary => vec![(0, Adj::Arr(g.to_vec())), (1, Adj::Arr(g.to_vec()))],
+            O::Subtract if binary => vec![
+                (0, Adj::Arr(g.to_vec())),
+                (1, Adj::Arr(g.iter().map(|d| -d).collect())),
+            ],
+            O::Multiply if binary => vec![(0, map(&b, &|_, b| b)), (1, map(&a, &|_, a| a))],
+            O::Divide if binary && same(&y) => vec![
+                (0, map(&b, &|_, b| 1.0 / b)),
+                (1, map(&b, &|e, b| -y[e] / b)),
+            ],
+            O::Maximum | O::Minimum if binary && same(&y) => vec![
+                (0, map(&a, &|e, a| f64::from(u8::from(a == y[e])))),
+                (1, map(&a, &|e, a| f64::from(u8::from(a != y[e])))),
+            ],
+            O::Power if binary && same(&y) => vec![
+                (0, map(&a, &|e, a| b[e] * y[e] / a)),
+                (
+                    1,
+                    map(&a, &|e, a| if a > 0.0 { y[e] * a.ln() } else { 0.0 }),
+                ),
+            ],
+            O::Select => {
+                let p = vals(0);
+                let (t, f) = (vals(1), vals(2));
+                if !same(&t) || !same(&f) || p.is_empty() {
+                    return Some(Vec::new());
+                }
+                let pick = |e: usize| p[if p.len() == 1 { 0 } else { e.min(p.len() - 1) }] != 0.0;
+                vec![
+                    (1, map(&t, &|e, _| f64::from(u8::from(pick(e))))),
+                    (2, map(&f, &|e, _| f64::from(u8::from(!pick(e))))),
+                ]
+            }
+            O::Clamp => {
+                let x = vals(1);
+                if !same(&x) || !same(&y) {
+                    return Some(Vec::new());
+                }
+                vec![(1, map(&x, &|e, x| f64::from(u8::from(x == y[e]))))]
+            }
+            O::Convert => {
+                let float = operand(0).is_some_and(|l| l.dtype().is_float());
+                if !float {
+                    return Some(Vec::new());
+                }
+                unary(&|_, _| 1.0)
+            }
+            O::Negate => unary(&|_, _| -1.0),
+            O::Abs => unary(&|x, _| x.signum()),
+            O::Exponential => unary(&|_, y| y),
+            O::ExponentialMinusOne => unary(&|_, y| y + 1.0),
+            O::Log => unary(&|x, _| 1.0 / x),
+            O::LogPlusOne => unary(&|x, _| 1.0 / (1.0 + x)),
+            O::Sqrt => unary(&|_, y| 0.5 / y),
+            O::Rsqrt => unary(&|x, y| -0.5 * y / x),
+            O::Cbrt => unary(&|x, y| y / (3.0 * x)),
+            O::Tanh => unary(&|_, y| 1.0 - y * y),
+            O::Logistic => unary(&|_, y| y * (1.0 - y)),
+            O::Sine => unary(&|x, _| x.cos()),
+            O::Cosine => unary(&|x, _| -x.sin()),
+            O::Tan => unary(&|_, y| 1.0 + y * y),
+            O::Erf => unary(&|x, _| std::f64::consts::FRAC_2_SQRT_PI * (-x * x).exp()),
+            O::Dot => {
+                let (a, b) = (operand(0)?, operand(1)?);
+                let (da, db) = dot_adjoints(ins, a, b, g)?;
+                vec![(0, Adj::Arr(da)), (1, Adj::Arr(db))]
+            }
+            O::Reduce if ins.operands.len() == 2 => {
+                let x = operand(0)?;
+                vec![(0, Adj::Arr(self.reduce_adjoint(ins, x, g)?))]
+            }
+            // a scatter's operand passes through where the updates are
+            // combined into it (the updates get none here)
+            O::Scatter if ins.operands.len() == 3 => vec![(0, Adj::Arr(g.to_vec()))],
+            _ => return None,
+        })
+    }
+
+    /// A reduction's operand adjoint: an add passes the result's adjoint to
+    /// every element it sums, a max or min to its extremum.
+    fn reduce_adjoint(&self, ins: &Instruction, x: &Literal, g: &[f64]) -> Option<Vec<f64>> {
+        let comp = self.module.computations.get(ins.attrs.to_apply?.index())?;
+        let mut root = comp.instr(comp.root);
+        while root.opcode == Opcode::Convert && root.operands.len() == 1 {
+            root = comp.instr(root.operands[0]);
+        }
+        let dims: Vec<usize> = ins
+            .attrs
+            .dimensions
+            .as_ref()?
+            .iter()
+            .map(|&d| d as usize)
+            .collect();
+        let xd = x.dims();
+        let kept: Vec<usize> = (0..xd.len()).filter(|d| !dims.contains(d)).collect();
+        let out_strides = strides(&kept.iter().map(|&d| xd[d]).collect::<Vec<_>>());
+        let mut to_out = vec![0usize; xd.len()];
+        for (t, &d) in kept.iter().enumerate() {
+            to_out[d] = out_strides[t];
+        }
+        let at = offsets(xd, &to_out);
+        let xv = x.to_f64_vec();
+        let mut dx = vec![0.0; xv.len()];
+        match root.opcode {
+            Opcode::Add => {
+                for (i, &o) in at.iter().enumerate() {
+                    dx[i] = g.get(o).copied().unwrap_or(0.0);
+                }
+            }
+            Opcode::Maximum | Opcode::Minimum => {
+                let max = root.opcode == Opcode::Maximum;
+                let mut best: Vec<Option<usize>> = vec![None; g.len()];
+                for (i, &o) in at.iter().enumerate() {
+                    let slot = best.get_mut(o)?;
+                    let better = slot.is_none_or(|b| (xv[i] > xv[b]) == max && xv[i] != xv[b]);
+                    if better {
+                        *slot = Some(i);
+                    }
+                }
+                for (o, b) in best.iter().enumerate() {
+                    if let Some(i) = b {
+                        dx[*i] = g[o];
+                    }
+                }
+            }
+            _ => return None,
+        }
+        Some(dx)
+    }
+
+    /// Data movement: the result's adjoint summed back onto the elements
+    /// each result element reads.
+    fn moved(
+        &mut self,
+        id: InstrId,
+        ins: &Instruction,
+        g: &[f64],
+        values: &[Option<Value>],
+    ) -> Option<Vec<(usize, Adj)>> {
+        if !self.sources.contains_key(&id.index()) {
+            let s = sources(self.module, ins, values);
+            self.sources.insert(id.index(), s);
+        }
+        let s = self.sources.get(&id.index())?.as_ref()?;
+        let mut out: Vec<(usize, Vec<f64>)> = s
+            .data
+            .iter()
+            .enumerate()
+            .map(|(k, &d)| {
+                let n = s.offsets.get(k + 1).copied().unwrap_or(0) - s.offsets[k];
+                (d, vec![0.0; n])
+            })
+            .collect();
+        for (j, &src) in s.of.iter().enumerate() {
+            let (Ok(src), Some(&d)) = (usize::try_from(src), g.get(j)) else {
+                continue;
+            };
+            let k = s.offsets.partition_point(|&o| o <= src).saturating_sub(1);
+            if let Some((_, v)) = out.get_mut(k) {
+                if let Some(x) = v.get_mut(src - s.offsets[k]) {
+                    *x += d;
+                }
+            }
+        }
+        Some(out.into_iter().map(|(k, v)| (k, Adj::Arr(v))).collect())
+    }
+}
+
+/// Which operands of a data-movement op carry data (the others are
+/// indices or a padding value); `None` for any other op.
+fn data_operands(ins: &Instruction) -> Option<Vec<usize>> {
+    use Opcode as O;
+    Some(match ins.opcode {
+        O::Copy
+        | O::Bitcast
+        | O::Reshape
+        | O::Broadcast
+        | O::Transpose
+        | O::Slice
+        | O::Reverse
+        | O::Pad
+        | O::Gather
+        | O::DynamicSlice => vec![0],
+        O::DynamicUpdateSlice => vec![0, 1],
+        O::Concatenate => (0..ins.operands.len()).collect(),
+        _ => return None,
+    })
+}
+
+/// The sources of a data-movement op, found by running it in f64 on the
+/// elements' own numbers (its index operands as the run computed them).
+fn sources(module: &Module, ins: &Instruction, values: &[Option<Value>]) -> Option<Sources> {
+    let data = data_operands(ins)?;
+    let mut offsets = vec![0usize];
+    let mut ops = Vec::with_capacity(ins.operands.len());
+    for (k, o) in ins.operands.iter().enumerate() {
+        let l = values.get(o.index())?.as_ref()?.as_array()?;
+        let numbered = |f: &dyn Fn(usize) -> f64| -> Option<Literal> {
+            let s = ArrayShape {
+                dtype: ElementType::F64,
+                dims: l.dims().iter().map(|&d| d as i64).collect(),
+                layout: l.layout().cloned(),
+            };
+            let v: Vec<f64> = (0..l.element_count()).map(f).collect();
+            Literal::from_f64s(&s, &v).ok()
+        };
+        if data.contains(&k) {
+            let base = *offsets.last()?;
+            ops.push(Value::Array(numbered(&|i| (base + i) as f64)?));
+            offsets.push(base + l.element_count());
+        } else if ins.opcode == Opcode::Pad {
+            ops.push(Value::Array(numbered(&|_| -1.0)?));
+        } else {
+            ops.push(Value::Array(l.clone()));
+        }
+    }
+    let mut f64_ins = ins.clone();
+    let Shape::Array(a) = &ins.shape else {
+        return None;
+    };
+    f64_ins.shape = Shape::Array(ArrayShape {
+        dtype: ElementType::F64,
+        ..a.clone()
+    });
+    let refs: Vec<&Value> = ops.iter().collect();
+    let v = Run::new(module).step_op(&f64_ins, &refs).ok()?;
+    let of = v
+        .as_array()?
+        .to_f64_vec()
+        .into_iter()
+        .map(|x| x as i64)
+        .collect();
+    Some(Sources {
+        data: data
+            .into_iter()
+            .map(|k| k.min(ins.operands.len()))
+            .collect(),
+        offsets,
+        of,
+    })
+}
+
+/// Row-major strides of `dims`.
+fn strides(dims: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; dims.len()];
+    for d in (0..dims.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1] * dims[d + 1];
+    }
+    s
+}
+
+/// For every element of an array of `dims` (row-major), the sum of its
+/// index times `per_dim`.
+fn offsets(dims: &[usize], per_dim: &[usize]) -> Vec<usize> {
+    let n: usize = dims.iter().product();
+    let mut out = Vec::with_capacity(n);
+    let mut idx = vec![0usize; dims.len()];
+    let mut cur = 0usize;
+    for _ in 0..n {
+        out.push(cur);
+        for d in (0..dims.len()).rev() {
+            idx[d] += 1;
+            cur += per_dim[d];
+            if idx[d] < dims[d] {
+                break;
+            }
+            cur -= per_dim[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+/// A dot's operand adjoints: `dA[b,i,k] = sum_j g[b,i,j] B[b,k,j]`, and
+/// the same for `B`, for any batch, contracting and free dimensions.
+fn dot_adjoints(
+    ins: &Instruction,
+    a: &Literal,
+    b: &Literal,
+    g: &[f64],
+) -> Option<(Vec<f64>, Vec<f64>)> {
+    let d = ins.attrs.dot_dims.as_ref()?;
+    let (ad, bd) = (a.dims(), b.dims());
+    let to_usize = |v: &[i64]| -> Vec<usize> { v.iter().map(|&x| x as usize).collect() };
+    let (lb, lc, rb, rc) = (
+        to_usize(&d.lhs_batch),
+        to_usize(&d.lhs_contracting),
+        to_usize(&d.rhs_batch),
+        to_usize(&d.rhs_contracting),
+    );
+    let free = |n: usize, batch: &[usize], con: &[usize]| -> Vec<usize> {
+        (0..n)
+            .filter(|k| !batch.contains(k) && !con.contains(k))
+            .collect()
+    };
+    let (lf, rf) = (free(ad.len(), &lb, &lc), free(bd.len(), &rb, &rc));
+    let (sa, sb) = (strides(ad), strides(bd));
+    // the result's dims: batch, lhs free, rhs free
+    let mut out_dims = Vec::new();
+    let (mut to_a, mut to_b) = (Vec::new(), Vec::new());
+    for (&l, &r) in lb.iter().zip(&rb) {
+        out_dims.push(*ad.get(l)?);
+        to_a.push(sa[l]);
+        to_b.push(sb[r]);
+    }
+    for &l in &lf {
+        out_dims.push(ad[l]);
+        to_a.push(sa[l]);
+        to_b.push(0);
+    }
+    for &r in &rf {
+        out_dims.push(bd[r]);
+        to_a.push(0);
+        to_b.push(sb[r]);
+    }
+    let con_dims: Vec<usize> = lc
+        .iter()
+        .map(|&l| ad.get(l).copied())
+        .collect::<Option<_>>()?;
+    let con_a: Vec<usize> = lc.iter().map(|&l| sa[l]).collect();
+    let con_b: Vec<usize> = rc
+        .iter()
+        .map(|&r| sb.get(r).copied())
+        .collect::<Option<_>>()?;
+    let (oa, ob) = (offsets(&out_dims, &to_a), offsets(&out_dims, &to_b));
+    let (ca, cb) = (offsets(&con_dims, &con_a), offsets(&con_dims, &con_b));
+    if oa.len() != g.len() {
+        return None;
+    }
+    let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());
+    let (mut da, mut db) = (vec![0.0; av.len()], vec![0.0; bv.len()]);
+    for (o, &go) in g.iter().enumerate() {
+        if go == 0.0 {
+            continue;
+        }
+        let (pa, pb) = (oa[o], ob[o]);
+        for (&qa, &qb) in ca.iter().zip(&cb) {
+            let (i, j) = (pa + qa, pb + qb);
+            if i < av.len() && j < bv.len() {
+                da[i] += go * bv[j];
+                db[j] += go * av[i];
+            }
+        }
+    }
+    Some((da, db))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hlo::parse_module;
+    use crate::reference::Evaluator;
+
+    /// The adjoint of output element `e` against central differences of
+    /// every parameter element.
+    fn agrees_with_differences(text: &str, args: &[Literal]) {
+        let m = parse_module(text).unwrap();
+        let m = inlined(&m).unwrap_or(m);
+        let values = Evaluator::new().evaluate_all(&m, args).unwrap();
+        let out = Evaluator::new().evaluate(&m, args).unwrap();
+        let params = m.entry_computation().parameters();
+        let mut s = Sensitivity::new(&m).unwrap();
+        for e in 0..out[0].element_count() {
+            let adj = s.backward(&values, 0, e);
+            for (k, p) in params.iter().enumerate() {
+                let g = adj[p.index()].clone().unwrap_or_default();
+                for i in 0..args[k].element_count() {
+                    let h = 1e-6;
+                    let moved = |d: f64| {
+                        let mut a = args.to_vec();
+                        a[k].set_f64(i, args[k].get_f64(i) + d);
+                        Evaluator::new().evaluate(&m, &a).unwrap()[0].get_f64(e)
+                    };
+                    let fd = (moved(h) - moved(-h)) / (2.0 * h);
+                    let got = g.get(i).copied().unwrap_or(0.0);
+                    assert!(
+                        (fd - got).abs() <= 1e-5 * (1.0 + fd.abs()),
+                        "output [{e}] by parameter {k} [{i}]: adjoint {got}, differences {fd}"
+                    );
+                }
+            }
+        }
+    }
+
+    fn f64s(dims: &[i64], v: &[f64]) -> Literal {
+        Literal::from_f64s(&ArrayShape::new(ElementType::F64, dims.to_vec()), v).unwrap()
+    }
+
+    #[test]
+    fn a_batched_dot_with_a_transposed_operand_agrees_with_differences() {
+        let text = "HloModule m\nENTRY e {\n  a = f64[2,3,2] parameter(0)\n  b = f64[2,2,3] parameter(1)\n  t = f64[2,3,2] transpose(b), dimensions={0,2,1}\n  d = f64[2,3,3] dot(a, t), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}\n  ROOT r = f64[3,2,3] transpose(d), dimensions={1,0,2}\n}\n";
+        let a: Vec<f64> = (0..12).map(|i| 0.3 * i as f64 - 1.0).collect();
+        let b: Vec<f64> = (0..12).map(|i| 0.7 - 0.2 * i as f64).collect();
+        agrees_with_differences(text, &[f64s(&[2, 3, 2], &a), f64s(&[2, 2, 3], &b)]);
+    }
+
+    #[test]
+    fn a_softmax_in_a_fusion_agrees_with_differences() {
+        // softmax then rsqrt/tanh of a concatenation, through a fusion
+        let text = "HloModule m\nmax_f {\n  x = f64[] parameter(0)\n  y = f64[] parameter(1)\n  ROOT m = f64[] maximum(x, y)\n}\nadd_f {\n  x = f64[] parameter(0)\n  y = f64[] parameter(1)\n  ROOT s = f64[] add(x, y)\n}\nfused {\n  p = f64[2,6] parameter(0)\n  ninf = f64[] constant(-inf)\n  mx = f64[2] reduce(p, ninf), dimensions={1}, to_apply=max_f\n  bm = f64[2,6] broadcast(mx), dimensions={0}\n  s = f64[2,6] subtract(p, bm)\n  ex = f64[2,6] exponential(s)\n  z = f64[] constant(0)\n  sm = f64[2] reduce(ex, z), dimensions={1}, to_apply=add_f\n  bs = f64[2,6] broadcast(sm), dimensions={0}\n  ROOT q = f64[2,6] divide(ex, bs)\n}\nENTRY e {\n  x = f64[2,4] parameter(0)\n  w = f64[4] parameter(1)\n  bw = f64[2,4] broadcast(w), dimensions={1}\n  y = f64[2,4] multiply(x, bw)\n  sl = f64[2,2] slice(y), slice={[0:2], [1:3]}\n  c = f64[2,6] concatenate(y, sl), dimensions={1}\n  f = f64[2,6] fusion(c), kind=kLoop, calls=fused\n  ROOT t = f64[2,6] tanh(f)\n}\n";
+        let x: Vec<f64> = (0..8).map(|i| 0.25 * i as f64 - 0.9).collect();
+        agrees_with_differences(
+            text,
+            &[f64s(&[2, 4], &x), f64s(&[4], &[0.5, -1.5, 2.0, 0.75])],
+        );
+    }
+
+    #[test]
+    fn inlining_keeps_the_values_and_leaves_no_call() {
+        let text = "HloModule m\nsq {\n  p = f32[3] parameter(0)\n  ROOT s = f32[3] multiply(p, p)\n}\nENTRY e {\n  x = f32[3] parameter(0)\n  a = f32[3] call(x), to_apply=sq\n  b = f32[3] fusion(a), kind=kLoop, calls=sq\n  ROOT r = (f32[3], f32[3]) tuple(a, b)\n}\n";
+        let m = parse_module(text).unwrap();
+        let flat = inlined(&m).unwrap();
+        assert!(flat
+            .entry_computation()
+            .instructions
+            .iter()
+            .all(|i| !matches!(i.opcode, Opcode::Call | Opcode::Fusion)));
+        let x = Literal::from_f64s(
+            &ArrayShape::new(ElementType::F32, vec![3]),
+            &[1.5, -2.0, 3.0],
+        )
+        .unwrap();
+        let a = Evaluator::new()
+            .evaluate(&m, std::slice::from_ref(&x))
+            .unwrap();
+        let b = Evaluator::new().evaluate(&flat, &[x]).unwrap();
+        assert_eq!(a, b);
+    }
+}
