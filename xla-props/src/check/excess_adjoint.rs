@@ -16,7 +16,7 @@ use crate::hlo::{
     ArrayShape, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
 };
 use crate::literal::{Literal, Value};
-use crate::reference::Run;
+use crate::reference::{scatter_targets, Run};
 use std::collections::HashMap;
 
 /// `module` with every call and fusion of the entry computation inlined
@@ -150,17 +150,37 @@ struct Sources {
 /// The reverse pass over one (inlined, widened) module.
 pub(super) struct Sensitivity<'m> {
     module: &'m Module,
-    order: Vec<InstrId>,
-    sources: HashMap<usize, Option<Sources>>,
+    /// Per computation, its instructions operands first.
+    orders: HashMap<usize, Option<Vec<InstrId>>>,
+    /// Per computation and instruction, a data-movement op's sources.
+    sources: HashMap<(usize, usize), Option<Sources>>,
+    /// Per conditional branch, the module that runs it as its entry.
+    branches: HashMap<usize, Module>,
+    depth: usize,
 }
+
+/// Conditionals nested deeper than this pass nothing back.
+const MAX_BRANCH_DEPTH: usize = 8;
 
 impl<'m> Sensitivity<'m> {
     pub(super) fn new(module: &'m Module) -> Option<Self> {
-        Some(Sensitivity {
+        let mut s = Sensitivity {
             module,
-            order: module.entry_computation().post_order()?,
+            orders: HashMap::new(),
             sources: HashMap::new(),
-        })
+            branches: HashMap::new(),
+            depth: 0,
+        };
+        s.order(module.entry.index())?;
+        Some(s)
+    }
+
+    fn order(&mut self, comp: usize) -> Option<Vec<InstrId>> {
+        let m = self.module;
+        self.orders
+            .entry(comp)
+            .or_insert_with(|| m.computations.get(comp).and_then(Computation::post_order))
+            .clone()
     }
 
     /// Per entry instruction, the derivative of element `element` of output
@@ -174,37 +194,99 @@ impl<'m> Sensitivity<'m> {
         element: usize,
     ) -> Vec<Option<Vec<f64>>> {
         let comp = self.module.entry_computation();
-        let n = comp.instructions.len();
-        let mut adj: Vec<Option<Adj>> = vec![None; n];
         let mut leaf = output;
-        adj[comp.root.index()] = seed(&comp.instr(comp.root).shape, &mut leaf, element);
-        let mut arrays: Vec<Option<Vec<f64>>> = vec![None; n];
-        for &id in self.order.clone().iter().rev() {
+        let Some(g) = seed(&comp.instr(comp.root).shape, &mut leaf, element) else {
+            return vec![None; comp.instructions.len()];
+        };
+        self.backward_in(self.module.entry.index(), values, g)
+            .into_iter()
+            .map(|a| match a {
+                Some(Adj::Arr(v)) => Some(v),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Every instruction's adjoint in computation `comp`, from its root's
+    /// adjoint `g`, at `values` (the computation's values in one run).
+    fn backward_in(&mut self, comp: usize, values: &[Option<Value>], g: Adj) -> Vec<Option<Adj>> {
+        let m = self.module;
+        let (Some(c), Some(order)) = (m.computations.get(comp), self.order(comp)) else {
+            return Vec::new();
+        };
+        let n = c.instructions.len();
+        let mut adj: Vec<Option<Adj>> = vec![None; n];
+        adj[c.root.index()] = Some(g);
+        let mut done: Vec<Option<Adj>> = vec![None; n];
+        for &id in order.iter().rev() {
             let Some(g) = adj[id.index()].take() else {
                 continue;
             };
-            let ins = comp.instr(id);
-            for (k, a) in self.rule(id, ins, &g, values) {
+            let ins = c.instr(id);
+            for (k, a) in self.rule((comp, id), ins, &g, values) {
                 if let Some(&o) = ins.operands.get(k) {
                     add_into(&mut adj[o.index()], a);
                 }
             }
-            if let Adj::Arr(g) = g {
-                arrays[id.index()] = Some(g);
-            }
+            done[id.index()] = Some(g);
         }
-        arrays
+        done
+    }
+
+    /// A conditional's: the reverse pass through the branch the run took,
+    /// run again on its operand (in f32, every value kept).
+    fn through_branch(
+        &mut self,
+        ins: &Instruction,
+        g: &Adj,
+        values: &[Option<Value>],
+    ) -> Option<Vec<(usize, Adj)>> {
+        let value = |k: usize| values.get(ins.operands.get(k)?.index())?.as_ref();
+        let sel = value(0)?.as_array()?;
+        let branches = &ins.attrs.branch_computations;
+        let k = if sel.dtype() == ElementType::Pred {
+            usize::from(sel.get_bits(0) & 1 != 1)
+        } else {
+            let i = sel.get_i128(0);
+            if i < 0 || i >= branches.len() as i128 {
+                branches.len().checked_sub(1)?
+            } else {
+                i as usize
+            }
+        };
+        let comp = branches.get(k)?.index();
+        let arg = value(k + 1)?.flatten();
+        if self.depth >= MAX_BRANCH_DEPTH {
+            return None;
+        }
+        let m = self.module;
+        let branch = self.branches.entry(comp).or_insert_with(|| {
+            let mut b = m.clone();
+            b.entry = crate::hlo::CompId(comp as u32);
+            b
+        });
+        let inner = crate::reference::Evaluator::new()
+            .evaluate_all(branch, &arg)
+            .ok()?;
+        self.depth += 1;
+        let adj = self.backward_in(comp, &inner, g.clone());
+        self.depth -= 1;
+        let param = m.computations.get(comp)?.parameters().first()?.index();
+        Some(vec![(k + 1, adj.into_iter().nth(param)??)])
     }
 
     /// The operands' adjoints from the result's.
     fn rule(
         &mut self,
-        id: InstrId,
+        (comp, id): (usize, InstrId),
         ins: &Instruction,
         g: &Adj,
         values: &[Option<Value>],
     ) -> Vec<(usize, Adj)> {
         let g = match (ins.opcode, g) {
+            (Opcode::Conditional, g) => {
+                return self.through_branch(ins, g, values).unwrap_or_default();
+            }
             (Opcode::Tuple, Adj::Tup(parts)) => {
                 return parts
                     .iter()
@@ -216,7 +298,7 @@ impl<'m> Sensitivity<'m> {
                 let Some(Shape::Tuple(parts)) = ins
                     .operands
                     .first()
-                    .map(|o| &self.module.entry_computation().instr(*o).shape)
+                    .and_then(|o| Some(&self.module.computations.get(comp)?.instr(*o).shape))
                 else {
                     return Vec::new();
                 };
@@ -242,7 +324,7 @@ impl<'m> Sensitivity<'m> {
             .and_then(Value::as_array);
         let mut out = match self.arithmetic(ins, g, &operand, result) {
             Some(out) => out,
-            None => self.moved(id, ins, g, values).unwrap_or_default(),
+            None => self.moved((comp, id), ins, g, values).unwrap_or_default(),
         };
         for (_, a) in &mut out {
             if let Adj::Arr(v) = a {
@@ -350,11 +432,49 @@ impl<'m> Sensitivity<'m> {
                 let x = operand(0)?;
                 vec![(0, Adj::Arr(self.reduce_adjoint(ins, x, g)?))]
             }
-            // a scatter's operand passes through where the updates are
-            // combined into it (the updates get none here)
-            O::Scatter if ins.operands.len() == 3 => vec![(0, Adj::Arr(g.to_vec()))],
+            O::Scatter if ins.operands.len() == 3 => {
+                let (x, idx, u) = (operand(0)?, operand(1)?, operand(2)?);
+                self.scatter_adjoint(ins, x, idx, u, g)?
+            }
             _ => return None,
         })
+    }
+
+    /// A scatter's adjoints: an add combiner passes the result's adjoint
+    /// to the operand and to every update at the element it lands on; an
+    /// assigning one to each update at its element and to the operand
+    /// where no update lands.
+    fn scatter_adjoint(
+        &self,
+        ins: &Instruction,
+        x: &Literal,
+        idx: &Literal,
+        u: &Literal,
+        g: &[f64],
+    ) -> Option<Vec<(usize, Adj)>> {
+        let comp = self.module.computations.get(ins.attrs.to_apply?.index())?;
+        let mut root = comp.instr(comp.root);
+        while root.opcode == Opcode::Convert && root.operands.len() == 1 {
+            root = comp.instr(root.operands[0]);
+        }
+        let assigns = root.opcode == Opcode::Parameter && root.attrs.parameter_number == Some(1);
+        if root.opcode != Opcode::Add && !assigns {
+            return None;
+        }
+        let targets = scatter_targets(ins, x.dims(), idx, u.dims()).ok()?;
+        let mut dx = g.to_vec();
+        let du: Vec<f64> = targets
+            .iter()
+            .map(|t| t.and_then(|t| g.get(t).copied()).unwrap_or(0.0))
+            .collect();
+        if assigns {
+            for t in targets.iter().flatten() {
+                if let Some(d) = dx.get_mut(*t) {
+                    *d = 0.0;
+                }
+            }
+        }
+        Some(vec![(0, Adj::Arr(dx)), (2, Adj::Arr(du))])
     }
 
     /// A reduction's operand adjoint: an add passes the result's adjoint to
@@ -413,16 +533,17 @@ impl<'m> Sensitivity<'m> {
     /// each result element reads.
     fn moved(
         &mut self,
-        id: InstrId,
+        (comp, id): (usize, InstrId),
         ins: &Instruction,
         g: &[f64],
         values: &[Option<Value>],
     ) -> Option<Vec<(usize, Adj)>> {
-        if !self.sources.contains_key(&id.index()) {
+        let key = (comp, id.index());
+        if !self.sources.contains_key(&key) {
             let s = sources(self.module, ins, values);
-            self.sources.insert(id.index(), s);
+            self.sources.insert(key, s);
         }
-        let s = self.sources.get(&id.index())?.as_ref()?;
+        let s = self.sources.get(&key)?.as_ref()?;
         let mut out: Vec<(usize, Vec<f64>)> = s
             .data
             .iter()
@@ -684,6 +805,25 @@ mod tests {
             text,
             &[f64s(&[2, 4], &x), f64s(&[4], &[0.5, -1.5, 2.0, 0.75])],
         );
+    }
+
+    #[test]
+    fn a_scatter_add_with_repeated_indices_agrees_with_differences() {
+        let text = "HloModule m\nadd_f {\n  x = f64[] parameter(0)\n  y = f64[] parameter(1)\n  ROOT s = f64[] add(x, y)\n}\nENTRY e {\n  t = f64[4,3] parameter(0)\n  u = f64[5,3] parameter(1)\n  i = s32[5,1] constant({{0},{2},{0},{3},{2}})\n  s = f64[4,3] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f\n  ROOT r = f64[4,3] multiply(s, s)\n}\n";
+        let t: Vec<f64> = (0..12).map(|i| 0.1 * i as f64 - 0.4).collect();
+        let u: Vec<f64> = (0..15).map(|i| 0.5 - 0.07 * i as f64).collect();
+        agrees_with_differences(text, &[f64s(&[4, 3], &t), f64s(&[5, 3], &u)]);
+    }
+
+    #[test]
+    fn a_conditional_passes_back_through_the_branch_it_took() {
+        // branch 1 (`sq`) by index, branch 0 (`ex`) by a true pred
+        for sel in ["s32[] constant(1)", "pred[] constant(true)"] {
+            let text = format!("HloModule m\nsq {{\n  p = (f64[3], f64[3]) parameter(0)\n  a = f64[3] get-tuple-element(p), index=0\n  b = f64[3] get-tuple-element(p), index=1\n  ROOT s = f64[3] multiply(a, b)\n}}\nex {{\n  p = (f64[3], f64[3]) parameter(0)\n  a = f64[3] get-tuple-element(p), index=0\n  ROOT s = f64[3] exponential(a)\n}}\nENTRY e {{\n  x = f64[3] parameter(0)\n  y = f64[3] parameter(1)\n  c = {sel}\n  t = (f64[3], f64[3]) tuple(x, y)\n  k = f64[3] conditional(c, t, t), branch_computations={{ex, sq}}\n  ROOT r = f64[3] sine(k)\n}}\n");
+            let x = [0.3, -0.8, 1.1];
+            let y = [0.5, 0.25, -0.7];
+            agrees_with_differences(&text, &[f64s(&[3], &x), f64s(&[3], &y)]);
+        }
     }
 
     #[test]

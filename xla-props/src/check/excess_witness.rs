@@ -449,6 +449,13 @@ fn by_adjoint(
         let out = outputs(&values);
         hull.add(&out);
         let v = at(&out, a);
+        if crate::reference::debug_enabled() {
+            let sites = adj
+                .iter()
+                .filter(|g| g.as_ref().is_some_and(|g| g.iter().any(|&x| x != 0.0)))
+                .count();
+            eprintln!("  reverse pass: output {} [{}] from {best} to {v}, target {}, {} masks, {sites} values with a sensitivity", a.output, a.element, a.target, next.elements.len());
+        }
         if !further(a, v, best) {
             break;
         }

@@ -74,6 +74,7 @@ pub(crate) use eval::Run;
 pub use eval::{evaluate, evaluate_global, evaluate_values, Evaluator, FusionValues, DEFAULT_FUEL};
 pub(crate) use first_order::{debug_enabled, widen_hull};
 pub use first_order::{first_order_bounds, witness_bounds, FirstOrder};
+pub(crate) use indexing::scatter_targets;
 pub use interval::{enclose, Allowances, Bounds, Enclosure};
 pub(crate) use sort::merge_sort;
 pub use supported::{evaluates, evaluates_instruction};
