@@ -304,18 +304,8 @@ pub fn excess_witness_bounds(
     let mut budget = (MAX_WORK / work.max(1)).saturating_sub(hull.runs as u64);
     // the aims still short: runs chosen element by element from each
     // one's reverse pass, from its wish
-    let sensitivity = Sensitivity::new(&w.module).filter(|_| after_aimed > 0);
-    if let Some(mut s) = sensitivity {
-        let (values, deltas, _) = w.run_all(args, &|_, _, _| false, true)?;
-        let from = (values, deltas);
-        for a in aims {
-            if budget < ADJOINT_COST {
-                break;
-            }
-            if !hull.reaches(a) {
-                by_adjoint(&w, args, a, &from, &mut s, &mut hull, &mut budget)?;
-            }
-        }
+    if after_aimed > 0 {
+        by_adjoints(&w, args, aims, &mut hull, &mut budget)?;
     }
     let after_adjoint = aims.iter().filter(|a| !hull.reaches(a)).count();
     // then passes of single flips from their wish
@@ -386,6 +376,31 @@ const ADJOINT_COST: u64 = 3;
 
 /// At most this many reverse-pass steps per aim.
 const ADJOINT_STEPS: usize = 3;
+
+/// The aims still short, each pushed by reverse passes from the run with
+/// every value rounded, in order, while the budget lasts.
+fn by_adjoints(
+    w: &Widened,
+    args: &[Literal],
+    aims: &[Aim],
+    hull: &mut Hull,
+    budget: &mut u64,
+) -> Result<(), EvalError> {
+    let Some(mut s) = Sensitivity::new(&w.module) else {
+        return Ok(());
+    };
+    let (values, deltas, _) = w.run_all(args, &|_, _, _| false, true)?;
+    let from = (values, deltas);
+    for a in aims {
+        if *budget < ADJOINT_COST {
+            break;
+        }
+        if !hull.reaches(a) {
+            by_adjoint(w, args, a, &from, &mut s, hull, budget)?;
+        }
+    }
+    Ok(())
+}
 
 /// A run's entry values, and its rounding instructions' moves.
 type Taped = (Vec<Option<Value>>, HashMap<usize, Vec<f64>>);

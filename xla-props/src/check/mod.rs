@@ -34,6 +34,8 @@ mod verdict;
 #[cfg(test)]
 mod comparator_tests;
 #[cfg(test)]
+mod excess_adjoint_tests;
+#[cfg(test)]
 mod judge_semantics_tests;
 
 pub use alternatives::{
