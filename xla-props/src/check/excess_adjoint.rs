@@ -11,12 +11,14 @@
 //! run and only what runs reach goes into the hull. An op with no rule here
 //! passes no sensitivity back (the choice upstream of it stays as it was).
 
+use super::magnitude_sums::DotRoles;
 use crate::hlo::rewrite::dead_code_eliminated;
 use crate::hlo::{
     ArrayShape, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape,
 };
 use crate::literal::{Literal, Value};
-use crate::reference::{scatter_targets, Run};
+use crate::reference::data::{next_index, strides};
+use crate::reference::{branch_index, scatter_targets, Run};
 use std::collections::HashMap;
 
 /// `module` with every call and fusion of the entry computation inlined
@@ -241,24 +243,19 @@ impl<'m> Sensitivity<'m> {
         g: &Adj,
         values: &[Option<Value>],
     ) -> Option<Vec<(usize, Adj)>> {
+        if self.depth >= MAX_BRANCH_DEPTH {
+            return None;
+        }
         let value = |k: usize| values.get(ins.operands.get(k)?.index())?.as_ref();
         let sel = value(0)?.as_array()?;
         let branches = &ins.attrs.branch_computations;
         let k = if sel.dtype() == ElementType::Pred {
-            usize::from(sel.get_bits(0) & 1 != 1)
+            branch_index(true, i128::from(sel.get_bits(0) & 1 == 1), branches.len())
         } else {
-            let i = sel.get_i128(0);
-            if i < 0 || i >= branches.len() as i128 {
-                branches.len().checked_sub(1)?
-            } else {
-                i as usize
-            }
+            branch_index(false, sel.get_i128(0), branches.len())
         };
         let comp = branches.get(k)?.index();
         let arg = value(k + 1)?.flatten();
-        if self.depth >= MAX_BRANCH_DEPTH {
-            return None;
-        }
         let m = self.module;
         let branch = self.branches.entry(comp).or_insert_with(|| {
             let mut b = m.clone();
@@ -452,11 +449,7 @@ impl<'m> Sensitivity<'m> {
         u: &Literal,
         g: &[f64],
     ) -> Option<Vec<(usize, Adj)>> {
-        let comp = self.module.computations.get(ins.attrs.to_apply?.index())?;
-        let mut root = comp.instr(comp.root);
-        while root.opcode == Opcode::Convert && root.operands.len() == 1 {
-            root = comp.instr(root.operands[0]);
-        }
+        let root = applied_op(self.module, ins)?;
         let assigns = root.opcode == Opcode::Parameter && root.attrs.parameter_number == Some(1);
         if root.opcode != Opcode::Add && !assigns {
             return None;
@@ -480,11 +473,7 @@ impl<'m> Sensitivity<'m> {
     /// A reduction's operand adjoint: an add passes the result's adjoint to
     /// every element it sums, a max or min to its extremum.
     fn reduce_adjoint(&self, ins: &Instruction, x: &Literal, g: &[f64]) -> Option<Vec<f64>> {
-        let comp = self.module.computations.get(ins.attrs.to_apply?.index())?;
-        let mut root = comp.instr(comp.root);
-        while root.opcode == Opcode::Convert && root.operands.len() == 1 {
-            root = comp.instr(root.operands[0]);
-        }
+        let root = applied_op(self.module, ins)?;
         let dims: Vec<usize> = ins
             .attrs
             .dimensions
@@ -568,6 +557,17 @@ impl<'m> Sensitivity<'m> {
     }
 }
 
+/// The op a reducer or combiner applies, past the round trips through a
+/// narrower type that XLA puts after it.
+fn applied_op<'m>(module: &'m Module, ins: &Instruction) -> Option<&'m Instruction> {
+    let comp = module.computations.get(ins.attrs.to_apply?.index())?;
+    let mut root = comp.instr(comp.root);
+    while root.opcode == Opcode::Convert && root.operands.len() == 1 {
+        root = comp.instr(root.operands[0]);
+    }
+    Some(root)
+}
+
 /// Which operands of a data-movement op carry data (the others are
 /// indices or a padding value); `None` for any other op.
 fn data_operands(ins: &Instruction) -> Option<Vec<usize>> {
@@ -642,35 +642,26 @@ fn sources(module: &Module, ins: &Instruction, values: &[Option<Value>]) -> Opti
     })
 }
 
-/// Row-major strides of `dims`.
-fn strides(dims: &[usize]) -> Vec<usize> {
-    let mut s = vec![1usize; dims.len()];
-    for d in (0..dims.len().saturating_sub(1)).rev() {
-        s[d] = s[d + 1] * dims[d + 1];
-    }
-    s
-}
-
 /// For every element of an array of `dims` (row-major), the sum of its
 /// index times `per_dim`.
 fn offsets(dims: &[usize], per_dim: &[usize]) -> Vec<usize> {
     let n: usize = dims.iter().product();
-    let mut out = Vec::with_capacity(n);
     let mut idx = vec![0usize; dims.len()];
-    let mut cur = 0usize;
-    for _ in 0..n {
-        out.push(cur);
-        for d in (0..dims.len()).rev() {
-            idx[d] += 1;
-            cur += per_dim[d];
-            if idx[d] < dims[d] {
-                break;
-            }
-            cur -= per_dim[d] * idx[d];
-            idx[d] = 0;
-        }
+    (0..n)
+        .map(|_| {
+            let o = idx.iter().zip(per_dim).map(|(i, s)| i * s).sum();
+            next_index(&mut idx, dims);
+            o
+        })
+        .collect()
+}
+
+/// The dims of an array result.
+fn result_dims(ins: &Instruction) -> Option<Vec<usize>> {
+    match &ins.shape {
+        Shape::Array(a) => Some(a.dims.iter().map(|&d| d as usize).collect()),
+        _ => None,
     }
-    out
 }
 
 /// A dot's operand adjoints: `dA[b,i,k] = sum_j g[b,i,j] B[b,k,j]`, and
@@ -684,49 +675,37 @@ fn dot_adjoints(
     let d = ins.attrs.dot_dims.as_ref()?;
     let (ad, bd) = (a.dims(), b.dims());
     let to_usize = |v: &[i64]| -> Vec<usize> { v.iter().map(|&x| x as usize).collect() };
-    let (lb, lc, rb, rc) = (
-        to_usize(&d.lhs_batch),
-        to_usize(&d.lhs_contracting),
-        to_usize(&d.rhs_batch),
-        to_usize(&d.rhs_contracting),
-    );
-    let free = |n: usize, batch: &[usize], con: &[usize]| -> Vec<usize> {
-        (0..n)
-            .filter(|k| !batch.contains(k) && !con.contains(k))
-            .collect()
-    };
-    let (lf, rf) = (free(ad.len(), &lb, &lc), free(bd.len(), &rb, &rc));
-    let (sa, sb) = (strides(ad), strides(bd));
-    // the result's dims: batch, lhs free, rhs free
-    let mut out_dims = Vec::new();
-    let (mut to_a, mut to_b) = (Vec::new(), Vec::new());
-    for (&l, &r) in lb.iter().zip(&rb) {
-        out_dims.push(*ad.get(l)?);
-        to_a.push(sa[l]);
-        to_b.push(sb[r]);
-    }
-    for &l in &lf {
-        out_dims.push(ad[l]);
-        to_a.push(sa[l]);
-        to_b.push(0);
-    }
-    for &r in &rf {
-        out_dims.push(bd[r]);
-        to_a.push(0);
-        to_b.push(sb[r]);
-    }
+    let lc = to_usize(&d.lhs_contracting);
     let con_dims: Vec<usize> = lc
         .iter()
         .map(|&l| ad.get(l).copied())
         .collect::<Option<_>>()?;
-    let con_a: Vec<usize> = lc.iter().map(|&l| sa[l]).collect();
-    let con_b: Vec<usize> = rc
-        .iter()
-        .map(|&r| sb.get(r).copied())
-        .collect::<Option<_>>()?;
-    let (oa, ob) = (offsets(&out_dims, &to_a), offsets(&out_dims, &to_b));
-    let (ca, cb) = (offsets(&con_dims, &con_a), offsets(&con_dims, &con_b));
-    if oa.len() != g.len() {
+    let roles = DotRoles::new(
+        [
+            to_usize(&d.lhs_batch),
+            lc,
+            to_usize(&d.rhs_batch),
+            to_usize(&d.rhs_contracting),
+        ],
+        ad.len(),
+        bd.len(),
+    );
+    let (sa, sb) = (strides(ad), strides(bd));
+    let flat = |i: &[usize], s: &[usize]| -> usize { i.iter().zip(s).map(|(i, s)| i * s).sum() };
+    // each result element's and each contracted term's place in the operands
+    let places = |dims: &[usize], set: &dyn Fn(&[usize], &mut [usize], &mut [usize])| {
+        let (mut oi, mut places) = (vec![0usize; dims.len()], Vec::new());
+        for _ in 0..dims.iter().product::<usize>() {
+            let (mut li, mut ri) = (vec![0usize; ad.len()], vec![0usize; bd.len()]);
+            set(&oi, &mut li, &mut ri);
+            places.push((flat(&li, &sa), flat(&ri, &sb)));
+            next_index(&mut oi, dims);
+        }
+        places
+    };
+    let out = places(&result_dims(ins)?, &|o, l, r| roles.set_output(o, l, r));
+    let terms = places(&con_dims, &|c, l, r| roles.set_term(c, l, r));
+    if out.len() != g.len() {
         return None;
     }
     let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());
@@ -735,8 +714,8 @@ fn dot_adjoints(
         if go == 0.0 {
             continue;
         }
-        let (pa, pb) = (oa[o], ob[o]);
-        for (&qa, &qb) in ca.iter().zip(&cb) {
+        let (pa, pb) = out[o];
+        for &(qa, qb) in &terms {
             let (i, j) = (pa + qa, pb + qb);
             if i < av.len() && j < bv.len() {
                 da[i] += go * bv[j];

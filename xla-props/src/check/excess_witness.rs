@@ -171,13 +171,17 @@ impl Widened {
         keep: &dyn Fn(usize, usize, usize) -> bool,
     ) -> Result<(Vec<Literal>, u64), EvalError> {
         let (values, _, work) = self.run_all(args, keep, false)?;
+        Ok((self.outputs(&values), work))
+    }
+
+    /// A run's outputs (tuples flattened) from its entry values.
+    fn outputs(&self, values: &[Option<Value>]) -> Vec<Literal> {
         let root = self.module.entry_computation().root.index();
-        let out = values
+        values
             .get(root)
             .and_then(Option::as_ref)
             .map(Value::flatten)
-            .unwrap_or_default();
-        Ok((out, work))
+            .unwrap_or_default()
     }
 
     /// A run's every entry value, and (where `deltas`) per entry rounding
@@ -420,14 +424,7 @@ fn by_adjoint(
     budget: &mut u64,
 ) -> Result<(), EvalError> {
     let entry = w.module.entry_computation();
-    let outputs = |values: &[Option<Value>]| {
-        values
-            .get(entry.root.index())
-            .and_then(Option::as_ref)
-            .map(Value::flatten)
-            .unwrap_or_default()
-    };
-    let mut best = at(&outputs(&from.0), a);
+    let mut best = at(&w.outputs(&from.0), a);
     let mut choice = Choice::of(Vec::new());
     let mut last: Option<Taped> = None;
     let sign = if a.up { 1.0 } else { -1.0 };
@@ -461,7 +458,7 @@ fn by_adjoint(
             next.elements.insert(i, mask);
         }
         let (values, deltas, _) = w.run_all(args, &|i, e, n| next.kept(i, e, n), true)?;
-        let out = outputs(&values);
+        let out = w.outputs(&values);
         hull.add(&out);
         let v = at(&out, a);
         if crate::reference::debug_enabled() {

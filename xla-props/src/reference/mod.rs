@@ -68,6 +68,7 @@ mod topk;
 mod walk;
 
 pub(crate) use calls::Calls;
+pub(crate) use control::branch_index;
 pub use error::EvalError;
 pub(crate) use error::OpError;
 pub(crate) use eval::Run;
