@@ -656,6 +656,9 @@ fn offsets(dims: &[usize], per_dim: &[usize]) -> Vec<usize> {
         .collect()
 }
 
+/// Sets an lhs and an rhs index from a result or term index (`DotRoles`).
+type SetIndex<'r> = dyn Fn(&[usize], &mut [usize], &mut [usize]) + 'r;
+
 /// The dims of an array result.
 fn result_dims(ins: &Instruction) -> Option<Vec<usize>> {
     match &ins.shape {
@@ -693,7 +696,7 @@ fn dot_adjoints(
     let (sa, sb) = (strides(ad), strides(bd));
     let flat = |i: &[usize], s: &[usize]| -> usize { i.iter().zip(s).map(|(i, s)| i * s).sum() };
     // each result element's and each contracted term's place in the operands
-    let places = |dims: &[usize], set: &dyn Fn(&[usize], &mut [usize], &mut [usize])| {
+    let places = |dims: &[usize], set: &SetIndex| {
         let (mut oi, mut places) = (vec![0usize; dims.len()], Vec::new());
         for _ in 0..dims.iter().product::<usize>() {
             let (mut li, mut ri) = (vec![0usize; ad.len()], vec![0usize; bd.len()]);
