@@ -115,3 +115,30 @@ ENTRY e {
     let accepted = xla_props::check::Verdict::Agree(Default::default());
     assert!(matches!(with(&accepted), Certificate::Amplified(_)));
 }
+
+/// JAX's f64 incomplete gamma on xla-cpu: a continued fraction in a `while`
+/// loop carries no finite bound, and judged whole the loop departs. Judged
+/// one iteration at a time on the state xla-cpu computed, every step is
+/// legal and the last state is the loop's result: the output is amplified.
+/// Where the culprit upstream is a known bug (lgamma's divide by a
+/// constant, before XLA's passes), the own run explains the output by that
+/// bug and legal steps: an expected failure naming it, not a bare mismatch.
+#[test]
+fn a_loop_judged_one_iteration_at_a_time_explains_jax_igamma_f64_on_xla_cpu() {
+    if common::xla_cpu().is_none() {
+        return;
+    }
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/harnesses/");
+    let file = |f: &str| std::path::PathBuf::from(format!("{data}{f}"));
+    let igamma = file("igamma_dtypes_lhs_float64_20_20_rhs_float64_20_20.after.hlo");
+    let out = exits(&run_on("compare", &igamma, "xla-cpu", &["--seed", "0"]), 0);
+    assert!(out.contains("amplified: in the backend's own run"), "{out}");
+    assert!(out.contains("judged one iteration at a time"), "{out}");
+
+    let igammac = file("igammac_dtypes_lhs_float64_20_20_rhs_float64_20_20.before.hlo");
+    let out = exits(&run_on("compare", &igammac, "xla-cpu", &["--seed", "2"]), 1);
+    assert!(
+        out.contains("known bug xla-cpu/divide-as-reciprocal:"),
+        "the verdict names the known bug: {out}"
+    );
+}

@@ -13,10 +13,14 @@ use super::args::{
 };
 use super::CliError;
 use crate::backend::{self, run_module, run_reference};
-use crate::check::{Judge, KnownBug, MismatchKind, Numerics, Policy, Produced, Side, Verdict};
+use crate::check::{
+    Judge, KnownBug, KnownBugNote, MismatchKind, Numerics, Policy, Produced, Side, Verdict,
+};
 use crate::hlo::Module;
 use crate::inputs::{generate_inputs, Distribution, GeneratedInputs};
-use crate::isolate::{explain_departure_on, known_bugs_of_unit, Departure, Oracle, Tested};
+use crate::isolate::{
+    explain_departure_on, known_bugs_in_own_run, known_bugs_of_unit, Departure, Oracle, Tested,
+};
 use crate::literal::Literal;
 use crate::property::{BackendId, CaseContext, CaseId, Failure, Outcome, ReferenceCache};
 
@@ -346,6 +350,7 @@ fn compare_module(
         args.oracle.reference == "reference",
         args.judging.strict_rounding,
     );
+    let mut explained_by: Option<Vec<KnownBugNote>> = None;
     let (departure, culprit_known_bugs) =
         match (expected.outputs(), actual.outputs(), verdict.kind()) {
             (Some(e), Some(a), Some(MismatchKind::Values | MismatchKind::NonFinite))
@@ -365,13 +370,21 @@ fn compare_module(
                     }
                     _ => Vec::new(),
                 };
+                // a known bug at the culprit: the whole departure explained
+                // by known bugs and legal steps in the backend's own run
+                if !notes.is_empty() {
+                    explained_by = values.as_deref().and_then(|v| {
+                        known_bugs_in_own_run(module, &inputs.args, a, v, &t, &known_bugs)
+                    });
+                }
                 (d, notes)
             }
             _ => (None, Vec::new()),
         };
-    let verdict = match &departure {
-        Some(Departure::Certified(c)) if c.is_amplified() => verdict.amplified(),
-        _ => verdict,
+    let verdict = match (&departure, explained_by, verdict) {
+        (Some(Departure::Certified(c)), _, v) if c.is_amplified() => v.amplified(),
+        (_, Some(bugs), Verdict::Mismatch(mismatch)) => Verdict::KnownBug { bugs, mismatch },
+        (_, _, v) => v,
     };
     Ok(CompareReport {
         verdict,

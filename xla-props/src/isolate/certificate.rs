@@ -63,6 +63,13 @@ pub struct Explanation {
     /// exposed values alone they depart: a value kept unrounded or
     /// recomputed across the boundary, as the numerics allow).
     pub grown_units: usize,
+    /// Own run only: `while` units judged one iteration at a time (each
+    /// step on the state the backend computed: a loop that departs judged
+    /// whole, such as a continued fraction's recurrence), and their
+    /// iterations in all.
+    pub stepped_loops: usize,
+    /// The iterations of those loops.
+    pub stepped_iterations: usize,
 }
 
 /// What a certificate rests on.
@@ -116,9 +123,17 @@ impl std::fmt::Display for Certificate {
                         e.grown_units
                     )
                 };
+                let stepped = if e.stepped_loops == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        "; {} `while` loops judged one iteration at a time ({} iterations, each on the state the backend computed, the last state the loop's result bit for bit)",
+                        e.stepped_loops, e.stepped_iterations
+                    )
+                };
                 write!(
                     f,
-                    "amplified: in the backend's own run ({exposed}, the same outputs) each of {} units computes what its declared numerics allow from the operands it was given (worst local error {:.0} ulp, at `{}`{grown}): the output is a composition of legal steps (largest deviation: output {} element {}: {:.3e})",
+                    "amplified: in the backend's own run ({exposed}, the same outputs) each of {} units computes what its declared numerics allow from the operands it was given (worst local error {:.0} ulp, at `{}`{grown}{stepped}): the output is a composition of legal steps (largest deviation: output {} element {}: {:.3e})",
                     e.units, e.worst_local_ulp, e.worst_local_unit, e.output, e.element, e.observed
                 )
             }
@@ -283,7 +298,7 @@ pub fn certify(
     judged: Option<&crate::check::Verdict>,
 ) -> Option<Certificate> {
     if let Some(own) =
-        super::own_run::every_unit_legal_in_own_run(module, args, actual, reference, tested)
+        super::own_run::every_unit_legal_in_own_run(module, args, actual, reference, tested, &[])
     {
         return Some(Certificate::Amplified(own_run_explanation(
             own, expected, actual,
@@ -320,6 +335,8 @@ pub fn certify(
         basis: Basis::Carried,
         hidden_values: 0,
         grown_units: 0,
+        stepped_loops: 0,
+        stepped_iterations: 0,
     };
     let mut worst_ratio = -1.0f64;
     for (k, ((x, y), r)) in expected.iter().zip(actual).zip(&fo.radii).enumerate() {
@@ -370,6 +387,36 @@ fn within(observed: f64, radius: f64) -> bool {
     radius.is_finite() && observed <= radius
 }
 
+/// The known bugs that, with the declared numerics, explain a departing
+/// output in the backend's own run: every unit computes there, from the
+/// operands it was given, what its numerics allow or what one of
+/// `known_bugs` models (a loop one iteration at a time, as [`certify`]
+/// judges it). None when some unit is neither, or no known bug is needed.
+/// What the judge's phase 4 does with whole-module models, done unit by
+/// unit where a model's error is amplified past every bound (a divide
+/// rewritten as a multiply by the reciprocal, inside a function that a
+/// recurrence then evaluates).
+pub fn known_bugs_in_own_run(
+    module: &Module,
+    args: &[Literal],
+    actual: &[Literal],
+    reference: &[Option<Value>],
+    tested: &Tested<'_>,
+    known_bugs: &[crate::check::KnownBug],
+) -> Option<Vec<crate::check::KnownBugNote>> {
+    if known_bugs.is_empty() {
+        return None;
+    }
+    let own = super::own_run::every_unit_legal_in_own_run(
+        module, args, actual, reference, tested, known_bugs,
+    );
+    if std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some() {
+        eprintln!("certificate debug: the own run with known bugs: {own:?}");
+    }
+    let own = own?;
+    (!own.known_bugs.is_empty()).then_some(own.known_bugs)
+}
+
 /// The explanation of an own-run certificate: the largest output deviation.
 fn own_run_explanation(
     own: super::own_run::OwnRun,
@@ -388,6 +435,8 @@ fn own_run_explanation(
         basis: Basis::OwnRun,
         hidden_values: own.hidden,
         grown_units: own.grown,
+        stepped_loops: own.stepped_loops,
+        stepped_iterations: own.stepped,
     };
     for (k, (x, y)) in expected.iter().zip(actual).enumerate() {
         for i in 0..x.element_count().min(y.element_count()) {

@@ -15,6 +15,7 @@ mod certificate;
 mod deep;
 pub(crate) mod inside;
 mod localize;
+mod loop_steps;
 mod minimize;
 mod own_run;
 mod passes;
@@ -30,8 +31,8 @@ pub use crate::hlo::rewrite::{
     find_instruction, inline_fusion, move_fusion_root, Batch, Extracted,
 };
 pub use certificate::{
-    certify, explain_departure, explain_departure_on, grow_departing_region, Basis, Certificate,
-    Departure, Explanation,
+    certify, explain_departure, explain_departure_on, grow_departing_region, known_bugs_in_own_run,
+    Basis, Certificate, Departure, Explanation,
 };
 pub use deep::{
     deep_check, known_bugs_of_unit, CulpritLocation, DeepCheck, LocalDisagreement,

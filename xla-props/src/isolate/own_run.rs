@@ -16,9 +16,9 @@
 use std::collections::HashSet;
 
 use super::localize::{candidates, is_candidate, operand_args};
-use super::sides::{judge_outputs, rebuild, same_bits, ulp_of, Tested};
+use super::sides::{judge_outputs, rebuild, same_bits, worst_ulp, Tested};
 use crate::check::MismatchKind;
-use crate::check::Numerics;
+use crate::check::{KnownBug, KnownBugNote, Numerics};
 use crate::hlo::rewrite::{expose_values, extract_region};
 use crate::hlo::{InstrId, Instruction, Module, Opcode};
 use crate::literal::{Literal, Value};
@@ -40,12 +40,23 @@ pub(crate) struct OwnRun {
     /// values alone they depart (the compiler kept a value across them
     /// unrounded or recomputed it, as its numerics allow).
     pub(crate) grown: usize,
+    /// Loop iterations judged one at a time (`loop_steps`): loops that
+    /// depart judged whole but compute, step by step, legal results.
+    pub(crate) stepped: usize,
+    /// The loops judged so.
+    pub(crate) stepped_loops: usize,
+    /// Known bugs whose models compute what a unit did (only when asked
+    /// for: the own run then explains the output by legal steps and these
+    /// bugs, an expected failure, not an agreement).
+    pub(crate) known_bugs: Vec<KnownBugNote>,
 }
 
 /// Every unit legal in the backend's own run (see the module docs), or
 /// None. `reference` holds the reference value of every entry instruction
 /// (parameters and constants are taken from it); `actual` the judged run's
-/// outputs.
+/// outputs. With `known_bugs`, a unit whose departure one of them models
+/// is accepted too and its bug noted in the result (the output is then
+/// explained, not legal).
 ///
 /// When exposing every value changes the outputs, the run is tried up to
 /// three times more with fewer values exposed (see [`hidden_values`]: their
@@ -60,6 +71,7 @@ pub(crate) fn every_unit_legal_in_own_run(
     actual: &[Literal],
     reference: &[Option<Value>],
     tested: &Tested<'_>,
+    known_bugs: &[KnownBug],
 ) -> Option<OwnRun> {
     let debug = std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE").is_some();
     let entry = module.entry_computation();
@@ -99,6 +111,9 @@ pub(crate) fn every_unit_legal_in_own_run(
         worst_unit: String::new(),
         hidden,
         grown: 0,
+        stepped: 0,
+        stepped_loops: 0,
+        known_bugs: Vec::new(),
     };
     for c in candidates(module) {
         // an unexposed value is judged inside its readers' regions
@@ -110,39 +125,17 @@ pub(crate) fn every_unit_legal_in_own_run(
         let ulp = match judge_region(module, &values, &region, c, &got, &numerics) {
             Ok(ulp) => ulp,
             Err(kind) => {
-                // the unit with its producers, recomputed from their own
-                // operands: a value kept unrounded or recomputed across
-                // the boundary. First only the producers whose value the
-                // numerics let stay unrounded (a product contracted into
-                // its add, a narrow float kept in f32), then every one.
-                let computed: Vec<InstrId> = entry
-                    .instr(c)
-                    .operands
-                    .iter()
-                    .copied()
-                    .filter(|&o| {
-                        !matches!(entry.instr(o).opcode, Opcode::Parameter | Opcode::Constant)
-                    })
-                    .collect();
-                let unrounded: Vec<InstrId> = computed
-                    .iter()
-                    .copied()
-                    .filter(|&o| may_stay_unrounded(entry.instr(o), &numerics))
-                    .collect();
-                let mut tries = vec![unrounded.clone()];
-                if computed.len() > unrounded.len() {
-                    tries.push(computed);
-                }
-                let legal = tries.into_iter().filter(|t| !t.is_empty()).find_map(|t| {
-                    let roots: Vec<InstrId> = t.into_iter().chain(std::iter::once(c)).collect();
-                    let grown = region_of(module, &values, &rank, &roots);
-                    judge_region(module, &values, &grown, c, &got, &numerics).ok()
-                });
-                match legal {
-                    Some(ulp) => {
-                        own.grown += 1;
-                        ulp
-                    }
+                let unit = Unit {
+                    module,
+                    values: &values,
+                    rank: &rank,
+                    id: c,
+                    got: &got,
+                    tested,
+                    numerics: &numerics,
+                };
+                match unit.rescued(known_bugs, &mut own) {
+                    Some(ulp) => ulp,
                     None => {
                         if debug {
                             eprintln!(
@@ -161,6 +154,106 @@ pub(crate) fn every_unit_legal_in_own_run(
         }
     }
     Some(own)
+}
+
+/// A unit of the own run that departs judged alone on its exposed
+/// operands, with what [`Unit::rescued`] needs to look again.
+struct Unit<'a, 't> {
+    module: &'a Module,
+    values: &'a [Option<Value>],
+    rank: &'a [usize],
+    id: InstrId,
+    got: &'a [Literal],
+    tested: &'a Tested<'t>,
+    numerics: &'a Numerics,
+}
+
+impl Unit<'_, '_> {
+    /// The unit judged again (its worst error in ULP, counted in `own`):
+    /// with its producers, recomputed from their own operands (a value
+    /// kept unrounded or recomputed across the boundary: first only the
+    /// producers whose value the numerics let stay unrounded, a product
+    /// contracted into its add or a narrow float kept in f32, then every
+    /// one); a `while` one iteration at a time (`loop_steps`); and, with
+    /// `known_bugs`, as one of the backend's known bugs (its model computes
+    /// what the unit did; the bug is noted in `own`). None when all fail.
+    fn rescued(&self, known_bugs: &[KnownBug], own: &mut OwnRun) -> Option<f64> {
+        let entry = self.module.entry_computation();
+        let ins = entry.instr(self.id);
+        let computed: Vec<InstrId> = ins
+            .operands
+            .iter()
+            .copied()
+            .filter(|&o| !matches!(entry.instr(o).opcode, Opcode::Parameter | Opcode::Constant))
+            .collect();
+        let unrounded: Vec<InstrId> = computed
+            .iter()
+            .copied()
+            .filter(|&o| may_stay_unrounded(entry.instr(o), self.numerics))
+            .collect();
+        let mut tries = vec![unrounded.clone()];
+        if computed.len() > unrounded.len() {
+            tries.push(computed);
+        }
+        let grown = tries.into_iter().filter(|t| !t.is_empty()).find_map(|t| {
+            let roots: Vec<InstrId> = t.into_iter().chain(std::iter::once(self.id)).collect();
+            let grown = region_of(self.module, self.values, self.rank, &roots);
+            judge_region(
+                self.module,
+                self.values,
+                &grown,
+                self.id,
+                self.got,
+                self.numerics,
+            )
+            .ok()
+        });
+        if let Some(ulp) = grown {
+            own.grown += 1;
+            return Some(ulp);
+        }
+        let init = ins
+            .operands
+            .first()
+            .and_then(|o| self.values.get(o.index()))
+            .and_then(Option::as_ref);
+        if let Some(s) = init.and_then(|init| {
+            super::loop_steps::while_by_steps(
+                self.module,
+                ins,
+                init,
+                self.got,
+                self.tested,
+                self.numerics,
+            )
+            .ok()
+        }) {
+            own.stepped += s.steps;
+            own.stepped_loops += 1;
+            return Some(s.worst_ulp);
+        }
+        if known_bugs.is_empty() {
+            return None;
+        }
+        let region = region_of(self.module, self.values, self.rank, &[self.id]);
+        let x = extract_region(self.module, &region, self.id);
+        let cargs = operand_args(self.values, &x.operands)?;
+        let eval = |m: &Module, a: &[Literal]| crate::reference::evaluate(m, a).ok();
+        let expected = eval(&x.module, &cargs)?;
+        let judge =
+            crate::check::Judge::new(self.numerics, known_bugs, crate::check::Policy::Reference);
+        match judge.outputs(&x.module, &cargs, &expected, self.got, &eval) {
+            crate::check::Verdict::KnownBug { bugs, .. } => {
+                for b in bugs {
+                    if !own.known_bugs.iter().any(|k| k.id == b.id) {
+                        own.known_bugs.push(b);
+                    }
+                }
+                Some(0.0)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The judged run whose own values are sought: the module, its arguments,
@@ -502,27 +595,6 @@ fn judge_region(
         Some(kind) => Err(kind),
         None => Ok(worst_ulp(&expected, got)),
     }
-}
-
-/// The largest float difference between two flat results, in ULP of the
-/// larger of the two values.
-fn worst_ulp(expected: &[Literal], got: &[Literal]) -> f64 {
-    let mut worst = 0.0f64;
-    for (e, g) in expected.iter().zip(got) {
-        if !e.dtype().is_float() {
-            continue;
-        }
-        for i in 0..e.element_count().min(g.element_count()) {
-            let (p, q) = (e.get_f64(i), g.get_f64(i));
-            if e.get_bits(i) != g.get_bits(i) && p.is_finite() && q.is_finite() {
-                // in ULP of the larger side: a value against an expected
-                // zero counts the steps of its own magnitude, not
-                // multiples of the smallest subnormal
-                worst = worst.max((p - q).abs() / ulp_of(e, p.abs().max(q.abs())));
-            }
-        }
-    }
-    worst
 }
 
 #[cfg(test)]

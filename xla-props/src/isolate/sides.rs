@@ -198,6 +198,27 @@ pub fn judge_module(
         .judge(module, args, &expected, &actual, &eval)
 }
 
+/// The largest float difference between two flat results, in ULP of the
+/// larger of the two values.
+pub(crate) fn worst_ulp(expected: &[Literal], got: &[Literal]) -> f64 {
+    let mut worst = 0.0f64;
+    for (e, g) in expected.iter().zip(got) {
+        if !e.dtype().is_float() {
+            continue;
+        }
+        for i in 0..e.element_count().min(g.element_count()) {
+            let (p, q) = (e.get_f64(i), g.get_f64(i));
+            if e.get_bits(i) != g.get_bits(i) && p.is_finite() && q.is_finite() {
+                // in ULP of the larger side: a value against an expected
+                // zero counts the steps of its own magnitude, not
+                // multiples of the smallest subnormal
+                worst = worst.max((p - q).abs() / ulp_of(e, p.abs().max(q.abs())));
+            }
+        }
+    }
+    worst
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
