@@ -63,67 +63,59 @@ pub(crate) fn while_by_steps(
     tested: &Tested<'_>,
     numerics: &Numerics,
 ) -> Result<Stepped, NotStepped> {
-    let r = steps(module, ins, init, got, tested, numerics);
+    let r = (|| {
+        let (Opcode::While, Some(cond), Some(body)) =
+            (ins.opcode, ins.attrs.condition, ins.attrs.body)
+        else {
+            return Err(NotStepped::NotSteppable);
+        };
+        let pred = Shape::Array(crate::hlo::ArrayShape::new(
+            ElementType::Pred,
+            Vec::<i64>::new(),
+        ));
+        let cond_m =
+            step_module(module, cond, &ins.shape, pred, "cond").ok_or(NotStepped::NotSteppable)?;
+        let body_m = step_module(module, body, &ins.shape, ins.shape.clone(), "body")
+            .ok_or(NotStepped::NotSteppable)?;
+        let compile = |m: &Module| {
+            tested
+                .compile(m)
+                .map_err(|e| NotStepped::Compile(e.to_string()))
+        };
+        let (cond_x, body_x) = (compile(&cond_m)?, compile(&body_m)?);
+        let mut state = init.flatten();
+        let mut out = Stepped {
+            steps: 0,
+            worst_ulp: 0.0,
+        };
+        loop {
+            let iteration = out.steps;
+            let departs = |cond| NotStepped::Departs { iteration, cond };
+            let go = step(tested, cond_x.as_ref(), &cond_m, &state, numerics, &mut out)
+                .ok_or_else(|| departs(true))?;
+            let go = match go.first() {
+                Some(p) if p.element_count() == 1 => p.get_bits(0) != 0,
+                _ => return Err(departs(true)),
+            };
+            if !go {
+                break;
+            }
+            if out.steps == MAX_STEPS {
+                return Err(NotStepped::TooManySteps);
+            }
+            state = step(tested, body_x.as_ref(), &body_m, &state, numerics, &mut out)
+                .ok_or_else(|| departs(false))?;
+            out.steps += 1;
+        }
+        if !same_bits(&state, got) {
+            return Err(NotStepped::LastState { steps: out.steps });
+        }
+        Ok(out)
+    })();
     if let (Err(why), Some(_)) = (&r, std::env::var_os("XLA_PROPS_DEBUG_CERTIFICATE")) {
         eprintln!("certificate debug: `{}` by steps: {why:?}", ins.name);
     }
     r
-}
-
-fn steps(
-    module: &Module,
-    ins: &Instruction,
-    init: &Value,
-    got: &[Literal],
-    tested: &Tested<'_>,
-    numerics: &Numerics,
-) -> Result<Stepped, NotStepped> {
-    let (Opcode::While, Some(cond), Some(body)) = (ins.opcode, ins.attrs.condition, ins.attrs.body)
-    else {
-        return Err(NotStepped::NotSteppable);
-    };
-    let pred = Shape::Array(crate::hlo::ArrayShape::new(
-        ElementType::Pred,
-        Vec::<i64>::new(),
-    ));
-    let cond_m =
-        step_module(module, cond, &ins.shape, pred, "cond").ok_or(NotStepped::NotSteppable)?;
-    let body_m = step_module(module, body, &ins.shape, ins.shape.clone(), "body")
-        .ok_or(NotStepped::NotSteppable)?;
-    let compile = |m: &Module| {
-        tested
-            .compile(m)
-            .map_err(|e| NotStepped::Compile(e.to_string()))
-    };
-    let (cond_x, body_x) = (compile(&cond_m)?, compile(&body_m)?);
-    let mut state = init.flatten();
-    let mut out = Stepped {
-        steps: 0,
-        worst_ulp: 0.0,
-    };
-    loop {
-        let iteration = out.steps;
-        let departs = |cond| NotStepped::Departs { iteration, cond };
-        let go = step(tested, cond_x.as_ref(), &cond_m, &state, numerics, &mut out)
-            .ok_or_else(|| departs(true))?;
-        let go = match go.first() {
-            Some(p) if p.element_count() == 1 => p.get_bits(0) != 0,
-            _ => return Err(departs(true)),
-        };
-        if !go {
-            break;
-        }
-        if out.steps == MAX_STEPS {
-            return Err(NotStepped::TooManySteps);
-        }
-        state = step(tested, body_x.as_ref(), &body_m, &state, numerics, &mut out)
-            .ok_or_else(|| departs(false))?;
-        out.steps += 1;
-    }
-    if !same_bits(&state, got) {
-        return Err(NotStepped::LastState { steps: out.steps });
-    }
-    Ok(out)
 }
 
 /// One run of a step module on the backend from `state`, judged against
